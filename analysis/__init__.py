@@ -1,0 +1,1 @@
+"""Study statistics (pure: NumPy, pandas, SciPy, statsmodels; no Django)."""

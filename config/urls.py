@@ -1,0 +1,26 @@
+from django.contrib import admin
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.shortcuts import redirect
+from django.urls import include, path
+
+
+def health(request: HttpRequest) -> JsonResponse:
+    """Liveness and database reachability, for load balancers and `make serve` checks."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception as exc:  # noqa: BLE001 - any database failure means "not healthy"
+        return JsonResponse({"status": "error", "database": type(exc).__name__}, status=503)
+    return JsonResponse({"status": "ok", "database": connection.vendor})
+
+
+urlpatterns = [
+    path("", lambda request: redirect("researcher:studies")),
+    path("healthz", health, name="health"),
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("researcher/", include("surveys.researcher_urls")),
+    path("api/", include("surveys.api.urls")),
+    path("s/", include("surveys.urls")),
+]

@@ -1,0 +1,1 @@
+"""Fairness metrics (pure: NumPy, pandas, SciPy; no Django)."""

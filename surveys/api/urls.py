@@ -1,0 +1,12 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
+
+from surveys.api import views
+
+urlpatterns = [
+    path("studies/", views.StudyList.as_view(), name="api-studies"),
+    path("studies/<slug:slug>/", views.StudyDetail.as_view(), name="api-study"),
+    path("studies/<slug:slug>/participants/", views.ParticipantList.as_view(), name="api-participants"),
+    path("studies/<slug:slug>/export/<str:table>/", views.ExportTable.as_view(), name="api-export"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+]

@@ -1,0 +1,73 @@
+"""REST API for researchers: studies, participants and the tidy exports."""
+
+import json
+
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from surveys.api.renderers import CSVRenderer
+from surveys.api.serializers import ParticipantRowSerializer, StudyDetailSerializer, StudySerializer
+from surveys.export import TABLES, export_tables, table_to_json
+from surveys.models import Study
+from surveys.selectors import latest_versions, studies_visible_to
+
+
+def _latest_visible(request, slug: str) -> Study:
+    study = studies_visible_to(request.user).filter(slug=slug).order_by("-version").first()
+    if study is None:
+        raise Http404("No such study among yours.")
+    return study
+
+
+def _records(frame) -> list[dict]:
+    return json.loads(table_to_json(frame))
+
+
+class StudyList(generics.ListAPIView):
+    """The latest version of every study you own or that is shared with you."""
+
+    serializer_class = StudySerializer
+
+    def get_queryset(self):
+        return latest_versions(self.request.user)
+
+
+class StudyDetail(APIView):
+    """The latest version of one study, with its file and the list of versions."""
+
+    @extend_schema(responses=StudyDetailSerializer)
+    def get(self, request, slug: str):
+        return Response(StudyDetailSerializer(_latest_visible(request, slug)).data)
+
+
+class ParticipantList(APIView):
+    """One row per participant (pseudonymous ids), as in the participants export."""
+
+    @extend_schema(responses=ParticipantRowSerializer(many=True))
+    def get(self, request, slug: str):
+        _latest_visible(request, slug)
+        return Response(_records(export_tables(slug).participants))
+
+
+class ExportTable(APIView):
+    """A tidy export table as JSON records or CSV (``?format=csv``)."""
+
+    renderer_classes = [JSONRenderer, CSVRenderer]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("table", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(TABLES)),
+            OpenApiParameter("format", OpenApiTypes.STR, OpenApiParameter.QUERY, enum=["json", "csv"]),
+        ],
+        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
+    )
+    def get(self, request, slug: str, table: str):
+        if table not in TABLES:
+            raise Http404(f"Unknown table {table!r}; choose one of {', '.join(TABLES)}.")
+        _latest_visible(request, slug)
+        return Response(_records(getattr(export_tables(slug), table)))

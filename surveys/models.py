@@ -1,0 +1,228 @@
+"""What a study is, who took part and what they answered.
+
+Rules that must never break are database constraints as well as service checks: one answer per
+participant and question, numbers in the range of their measure, one version number per slug.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class Study(models.Model):
+    """One version of a study file. A changed file for a study with answers becomes a new version."""
+
+    slug = models.SlugField(max_length=60)
+    version = models.PositiveIntegerField(default=1)
+    title = models.CharField(max_length=200)
+    spec = models.JSONField(help_text="The validated study file, defaults filled in.")
+    spec_hash = models.CharField(max_length=64)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_studies")
+    collaborators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug", "-version"]
+        constraints = [models.UniqueConstraint(fields=["slug", "version"], name="study_slug_version_unique")]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return f"{self.slug} v{self.version}"
+
+
+class Condition(models.Model):
+    """A between-subjects condition: which effort feature participants see."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="conditions")
+    key = models.CharField(max_length=40)
+    label = models.CharField(max_length=200)
+    feature = models.CharField(max_length=100)
+    unit = models.CharField(max_length=40)
+    desirable = models.BooleanField()
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [models.UniqueConstraint(fields=["study", "key"], name="condition_key_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.study} / {self.key}"
+
+
+class Subject(models.Model):
+    """A decision subject: yearly effort-feature series, demographics and the AI model's output."""
+
+    condition = models.ForeignKey(Condition, on_delete=models.CASCADE, related_name="subjects")
+    key = models.CharField(max_length=40)
+    series = models.JSONField()
+    demographics = models.JSONField(default=dict, blank=True)
+    risk_score = models.FloatField()
+    label = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["condition", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["condition", "key"], name="subject_key_unique"),
+            models.CheckConstraint(condition=Q(risk_score__gte=0, risk_score__lte=1), name="subject_risk_in_unit_interval"),
+            models.CheckConstraint(condition=Q(label__in=[0, 1]), name="subject_label_binary"),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class StimulusSet(models.Model):
+    condition = models.ForeignKey(Condition, on_delete=models.CASCADE, related_name="stimulus_sets")
+    key = models.CharField(max_length=40)
+    reference = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["condition", "position"]
+        constraints = [models.UniqueConstraint(fields=["condition", "key"], name="stimulus_set_key_unique")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Comparison(models.Model):
+    """A comparison subject in a stimulus set, with its designed relation to the reference."""
+
+    stimulus_set = models.ForeignKey(StimulusSet, on_delete=models.CASCADE, related_name="comparisons")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
+    relation = models.CharField(max_length=40)
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["stimulus_set", "position"]
+        constraints = [models.UniqueConstraint(fields=["stimulus_set", "subject"], name="comparison_unique")]
+
+
+class DisagreementPrompt(models.Model):
+    """A yes/no question: "The AI rates this person high (low) risk. Do you agree?"."""
+
+    condition = models.ForeignKey(Condition, on_delete=models.CASCADE, related_name="prompts")
+    key = models.CharField(max_length=40)
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["condition", "position"]
+        constraints = [models.UniqueConstraint(fields=["condition", "key"], name="prompt_key_unique")]
+
+
+class Participant(models.Model):
+    class Status(models.TextChoices):
+        ARRIVED = "arrived", "Arrived (consent pending)"
+        DECLINED = "declined", "Declined consent"
+        ACTIVE = "active", "In progress"
+        COMPLETED = "completed", "Completed"
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
+    condition = models.ForeignKey(Condition, null=True, blank=True, on_delete=models.PROTECT, related_name="participants")
+    external_id = models.CharField(max_length=128, help_text="PROLIFIC_PID or participant_label, as received.")
+    pseudonym = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    prolific_study_id = models.CharField(max_length=128, blank=True)
+    prolific_session_id = models.CharField(max_length=128, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ARRIVED)
+    seed = models.BigIntegerField(help_text="Seed of this participant's randomised order.")
+    plan = models.JSONField(default=list, blank=True, help_text="The ordered pages this participant is shown.")
+    position = models.PositiveIntegerField(default=0, help_text="Index in plan of the first unanswered page.")
+    simulated = models.BooleanField(default=False)
+    arrived_at = models.DateTimeField(default=timezone.now)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "arrived_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "external_id"], name="participant_external_id_unique"),
+            models.CheckConstraint(
+                condition=Q(status__in=["arrived", "declined"]) | Q(condition__isnull=False),
+                name="participant_active_has_condition",
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "condition", "status"])]
+
+    def __str__(self) -> str:
+        return str(self.pseudonym)
+
+
+class PageVisit(models.Model):
+    """When a page was first shown and when it was submitted (time spent = the difference)."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="visits")
+    page = models.CharField(max_length=120)
+    first_shown_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    refusals = models.PositiveIntegerField(default=0, help_text="Submissions refused by validation.")
+
+    class Meta:
+        ordering = ["participant", "first_shown_at"]
+        constraints = [models.UniqueConstraint(fields=["participant", "page"], name="page_visit_unique")]
+
+    @property
+    def seconds(self) -> float | None:
+        if self.submitted_at is None:
+            return None
+        return (self.submitted_at - self.first_shown_at).total_seconds()
+
+
+class Measure(models.TextChoices):
+    TRAJECTORY = "trajectory", "Trajectory distance (Likert)"
+    AGGREGATE = "aggregate", "Aggregate distance (Likert)"
+    OVERALL = "overall", "Overall input-space distance (Likert)"
+    PREDICTION = "prediction", "BTS prediction: percent 'similar'"
+    FACTORS = "factors", "Rationale factors (comma-separated)"
+    FACTOR_TEXT = "factor_text", "Rationale: other factor text"
+    K_ACCEPT = "k_accept", "Accepted the AI's score for K (1/0)"
+    K_SCORE = "k_score", "Risk score fixed for K"
+    FAIR_SCORE = "fair_score", "Fair risk score for a comparison subject"
+    RATIONALE = "rationale", "Rationale for the fair score"
+    AGREE = "agree", "Agrees with the AI's label (1/0)"
+    ATTENTION = "attention", "Attention check passed (1/0)"
+
+
+LIKERT_MEASURES = ("trajectory", "aggregate", "overall")
+
+
+class Answer(models.Model):
+    """One answer to one question. ``number`` holds numeric answers, ``text`` the rest."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="answers")
+    page = models.CharField(max_length=120)
+    question = models.CharField(max_length=160)
+    measure = models.CharField(max_length=16, choices=Measure.choices)
+    set_key = models.CharField(max_length=40, blank=True)
+    subject_key = models.CharField(max_length=40, blank=True)
+    number = models.FloatField(null=True, blank=True)
+    text = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["participant", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "question"], name="one_answer_per_question"),
+            models.CheckConstraint(
+                condition=~Q(measure__in=LIKERT_MEASURES) | Q(number__gte=1, number__lte=11),
+                name="answer_likert_range",
+            ),
+            models.CheckConstraint(
+                condition=~Q(measure="prediction") | Q(number__gte=0, number__lte=100), name="answer_percent_range"
+            ),
+            models.CheckConstraint(
+                condition=~Q(measure__in=["k_score", "fair_score"]) | Q(number__gte=0, number__lte=1),
+                name="answer_score_range",
+            ),
+            models.CheckConstraint(
+                condition=~Q(measure__in=["k_accept", "agree", "attention"]) | Q(number__in=[0, 1]),
+                name="answer_binary",
+            ),
+        ]
+        indexes = [models.Index(fields=["participant", "measure"])]
+
+    def __str__(self) -> str:
+        return self.question

@@ -1,0 +1,10 @@
+from django.urls import path
+
+from surveys import researcher_views as views
+
+app_name = "researcher"
+urlpatterns = [
+    path("", views.study_list, name="studies"),
+    path("studies/<slug:slug>/", views.dashboard, name="dashboard"),
+    path("studies/<slug:slug>/export/<str:table>.<str:fmt>", views.export_download, name="export"),
+]

@@ -1,0 +1,294 @@
+"""Every write that changes a study or a participant's state, one transaction each.
+
+Views, management commands, the API and the simulator call these functions; nothing else saves
+participants or answers.
+"""
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+
+import numpy as np
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from surveys.models import (
+    Answer,
+    Comparison,
+    Condition,
+    DisagreementPrompt,
+    PageVisit,
+    Participant,
+    StimulusSet,
+    Study,
+    Subject,
+)
+from surveys.plan import build_plan
+from surveys.study_file import validate_study
+
+
+class StudyNotFound(LookupError):
+    pass
+
+
+class InvalidParticipantId(ValueError):
+    pass
+
+
+def spec_digest(spec: dict) -> str:
+    """SHA-256 of the canonical JSON (sorted keys), so formatting changes do not count as edits."""
+    return hashlib.sha256(json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class StudyLoadResult:
+    study: Study
+    action: str  # "created", "unchanged", "replaced" (no answers yet) or "new_version"
+
+
+def _create_study_rows(study: Study, spec: dict) -> None:
+    for c_pos, cond in enumerate(spec["conditions"]):
+        condition = Condition.objects.create(
+            study=study,
+            key=cond["key"],
+            label=cond["label"],
+            feature=cond["feature"],
+            unit=cond["unit"],
+            desirable=cond["desirable"],
+            position=c_pos,
+        )
+        subjects = Subject.objects.bulk_create(
+            [
+                Subject(
+                    condition=condition,
+                    key=s["id"],
+                    series=s["series"],
+                    demographics=s.get("demographics", {}),
+                    risk_score=s["risk_score"],
+                    label=s["label"],
+                )
+                for s in cond["subjects"]
+            ]
+        )
+        by_key = {s.key: s for s in subjects}
+        for s_pos, sset in enumerate(cond["stimulus_sets"]):
+            stimulus_set = StimulusSet.objects.create(
+                condition=condition, key=sset["key"], reference=by_key[sset["reference"]], position=s_pos
+            )
+            Comparison.objects.bulk_create(
+                [
+                    Comparison(stimulus_set=stimulus_set, subject=by_key[c["subject"]], relation=c["relation"], position=i)
+                    for i, c in enumerate(sset["comparisons"])
+                ]
+            )
+        DisagreementPrompt.objects.bulk_create(
+            [
+                DisagreementPrompt(condition=condition, key=p["key"], subject=by_key[p["subject"]], position=i)
+                for i, p in enumerate(cond["disagreement_prompts"])
+            ]
+        )
+
+
+@transaction.atomic
+def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
+    """Validate and store a study file.
+
+    The same content again changes nothing. Changed content replaces the latest version while no
+    participant has arrived, and otherwise becomes version n + 1, so that what participants saw is
+    never altered.
+    """
+    spec = validate_study(spec)
+    digest = spec_digest(spec)
+    latest = Study.objects.select_for_update().filter(slug=spec["slug"]).order_by("-version").first()
+    if latest is not None and latest.spec_hash == digest:
+        return StudyLoadResult(latest, "unchanged")
+    if latest is not None and not latest.participants.exists():
+        latest.conditions.all().delete()
+        latest.spec, latest.spec_hash, latest.title = spec, digest, spec["title"]
+        latest.save(update_fields=["spec", "spec_hash", "title"])
+        _create_study_rows(latest, spec)
+        return StudyLoadResult(latest, "replaced")
+    version = 1 if latest is None else latest.version + 1
+    study = Study.objects.create(
+        slug=spec["slug"],
+        version=version,
+        title=spec["title"],
+        spec=spec,
+        spec_hash=digest,
+        owner=owner if owner is not None else (latest.owner if latest else None),
+    )
+    if latest is not None:
+        study.collaborators.set(latest.collaborators.all())
+    _create_study_rows(study, spec)
+    return StudyLoadResult(study, "created" if latest is None else "new_version")
+
+
+def latest_study(slug: str) -> Study:
+    study = Study.objects.filter(slug=slug).order_by("-version").first()
+    if study is None:
+        raise StudyNotFound(f"no study with slug {slug!r}")
+    return study
+
+
+def _check_external_id(external_id: str) -> str:
+    value = (external_id or "").strip()
+    if not value:
+        raise InvalidParticipantId("The link has no participant id (PROLIFIC_PID or participant_label).")
+    if len(value) > 128 or not all(ch.isalnum() or ch in "-_.@" for ch in value):
+        raise InvalidParticipantId("The participant id may only contain letters, digits, '-', '_', '.', '@' (at most 128).")
+    return value
+
+
+def participant_arrive(
+    *,
+    study_slug: str,
+    external_id: str,
+    prolific_study_id: str = "",
+    prolific_session_id: str = "",
+    simulated: bool = False,
+    at: datetime | None = None,
+) -> tuple[Participant, bool]:
+    """Find the participant with this id in any version of the study, or register them in the latest.
+
+    Returns ``(participant, created)``. Two simultaneous first arrivals with the same id create one
+    participant (the unique constraint decides; the loser reads the winner's row).
+    """
+    external_id = _check_external_id(external_id)
+    existing = Participant.objects.filter(study__slug=study_slug, external_id=external_id).first()
+    if existing is not None:
+        return existing, False
+    study = latest_study(study_slug)
+    try:
+        with transaction.atomic():
+            participant = Participant.objects.create(
+                study=study,
+                external_id=external_id,
+                prolific_study_id=prolific_study_id[:128],
+                prolific_session_id=prolific_session_id[:128],
+                seed=secrets.randbits(62),
+                simulated=simulated,
+                arrived_at=at or timezone.now(),
+            )
+    except IntegrityError:
+        return Participant.objects.get(study=study, external_id=external_id), False
+    return participant, True
+
+
+def _least_filled_condition(study: Study, rng: np.random.Generator) -> Condition:
+    counts = list(
+        Condition.objects.filter(study=study).annotate(
+            filled=Count("participants", filter=Q(participants__status__in=["active", "completed"]))
+        )
+    )
+    fewest = min(c.filled for c in counts)
+    candidates = [c for c in counts if c.filled == fewest]
+    return candidates[int(rng.integers(len(candidates)))]
+
+
+def participant_consent(*, participant_id: int, accept: bool, at: datetime | None = None) -> Participant:
+    """Record the consent decision; on acceptance assign the least-filled condition (ties at random).
+
+    The study row is locked for the assignment, so simultaneous arrivals are counted one after the
+    other and the conditions stay balanced. Deciding twice keeps the first decision.
+    """
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().get(pk=participant_id)
+        if participant.status != Participant.Status.ARRIVED:
+            return participant
+        if not accept:
+            participant.status = Participant.Status.DECLINED
+            participant.save(update_fields=["status"])
+            return participant
+        study = Study.objects.select_for_update().get(pk=participant.study_id)
+        rng = np.random.default_rng(participant.seed)
+        condition = _least_filled_condition(study, rng)
+        participant.condition = condition
+        participant.plan = build_plan(study.spec, condition.key, participant.seed)
+        participant.status = Participant.Status.ACTIVE
+        participant.consented_at = at or timezone.now()
+        participant.save(update_fields=["condition", "plan", "status", "consented_at"])
+        return participant
+
+
+def page_shown(*, participant: Participant, page_key: str, at: datetime | None = None) -> None:
+    """Store when a page was first shown (later views keep the first time)."""
+    PageVisit.objects.get_or_create(participant=participant, page=page_key, defaults={"first_shown_at": at or timezone.now()})
+
+
+def page_refused(*, participant: Participant, page_key: str) -> None:
+    """Count a submission that failed validation (nothing else is written)."""
+    PageVisit.objects.filter(participant=participant, page=page_key).update(refusals=F("refusals") + 1)
+
+
+@dataclass(frozen=True)
+class AnswerInput:
+    question: str
+    measure: str
+    set_key: str = ""
+    subject_key: str = ""
+    number: float | None = None
+    text: str = ""
+
+
+class SubmitOutcome(Enum):
+    SAVED = "saved"
+    REPLAYED = "replayed"  # the page was already saved: nothing changes
+    OUT_OF_ORDER = "out_of_order"  # a page the participant has not reached
+    CLOSED = "closed"  # the participant is not active (declined, completed, not yet consented)
+
+
+def page_submit(
+    *, participant_id: int, page_key: str, answers: list[AnswerInput], at: datetime | None = None
+) -> tuple[SubmitOutcome, Participant]:
+    """Save one page's answers and advance the participant, all in one transaction.
+
+    The participant row is locked first; a page that was already saved (double click, back button,
+    a retry, a second tab) is recognised and changes nothing. Completing the last page sets the
+    status to completed in the same transaction, so the completion code is shown only after every
+    answer is committed.
+    """
+    now = at or timezone.now()
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().get(pk=participant_id)
+        keys = [page["key"] for page in participant.plan]
+        if participant.status == Participant.Status.COMPLETED and page_key in keys:
+            return SubmitOutcome.REPLAYED, participant
+        if participant.status != Participant.Status.ACTIVE:
+            return SubmitOutcome.CLOSED, participant
+        if page_key in keys[: participant.position]:
+            return SubmitOutcome.REPLAYED, participant
+        if page_key != keys[participant.position]:
+            return SubmitOutcome.OUT_OF_ORDER, participant
+        Answer.objects.bulk_create(
+            [
+                Answer(
+                    participant=participant,
+                    page=page_key,
+                    question=a.question,
+                    measure=a.measure,
+                    set_key=a.set_key,
+                    subject_key=a.subject_key,
+                    number=a.number,
+                    text=a.text,
+                )
+                for a in answers
+            ]
+        )
+        visit, created = PageVisit.objects.get_or_create(
+            participant=participant, page=page_key, defaults={"first_shown_at": now, "submitted_at": now}
+        )
+        if not created:
+            visit.submitted_at = now
+            visit.save(update_fields=["submitted_at"])
+        participant.position += 1
+        fields = ["position"]
+        if participant.position == len(keys):
+            participant.status = Participant.Status.COMPLETED
+            participant.completed_at = now
+            fields += ["status", "completed_at"]
+        participant.save(update_fields=fields)
+        return SubmitOutcome.SAVED, participant

@@ -1,0 +1,147 @@
+"""The generative model behind ``simulate_participants`` (pure; no Django).
+
+For a pair (K, X), the *true* distances in [0, 1] are
+  trajectory:  t = |tanh((slope_X - slope_K) / trend_scale)|   (least-squares slopes per year)
+  aggregate:   g = min(1, 1.6 * |total_X - total_K| / max(total_K, total_X))
+A participant rates each on the study's Likert scale (points P):
+  d_E = round(1 + (P - 1) * clip(t + N(0, rating_noise)))  and likewise d_S from g,
+  d   = clip(round(a0 + a1 * d_S + a2 * d_E + N(0, overall_noise)), 1, P)        (paper Eq. 5)
+so the regression of d on d_S and d_E recovers a1 and a2 (default 0.32 and 0.61, the paper's SHED
+values rounded). The BTS prediction of the percentage answering 'similar' is the true share
+Phi((similar_max + 0.5 - E[d]) / overall_noise) shifted by +/- ``projection`` points towards the
+participant's own answer (people overestimate their own answer's frequency), plus noise.
+For the output space the participant fixes K's score (accepts the AI's with probability
+``accept_k``, else adds N(0, 0.08)), then gives X the score K +/- D with
+  D = max(0, b0 + b1 * d_S + b2 * d_E + N(0, output_noise))                          (paper Eq. 6)
+in the direction of the AI's own ordering of K and X. A yes/no disagreement with the AI's label is
+drawn with probability ``disagree_base`` plus ``disagree_gap`` times the distance between the AI's
+score and the participant's effort-aware score (AI score shifted against the subject's trend).
+Inattentive participants (share ``inattentive``) answer attention checks at random.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from surveys.demo_study import trend_slope
+
+
+@dataclass(frozen=True)
+class GenerativeModel:
+    a0: float = 0.35
+    a1: float = 0.32
+    a2: float = 0.61
+    b0: float = 0.0
+    b1: float = 0.01
+    b2: float = 0.05
+    rating_noise: float = 0.12
+    overall_noise: float = 0.6
+    output_noise: float = 0.03
+    trend_scale: float = 1.5
+    projection: float = 12.0
+    prediction_noise: float = 10.0
+    accept_k: float = 0.6
+    disagree_base: float = 0.1
+    disagree_gap: float = 1.2
+    effort_shift: float = 0.15
+    inattentive: float = 0.04
+    factor_trajectory: float = 0.78
+    factor_aggregate: float = 0.66
+    factor_other: float = 0.03
+
+
+@dataclass(frozen=True)
+class PairTruth:
+    trajectory: float
+    aggregate: float
+
+
+def pair_truth(k_series, x_series, trend_scale: float) -> PairTruth:
+    """True trajectory and aggregate differences in [0, 1] (see the module docstring)."""
+    t = abs(np.tanh((trend_slope(x_series) - trend_slope(k_series)) / trend_scale))
+    total_k, total_x = float(np.sum(k_series)), float(np.sum(x_series))
+    g = min(1.0, 1.6 * abs(total_x - total_k) / max(total_k, total_x, 1e-9))
+    return PairTruth(float(t), g)
+
+
+class SimulatedParticipant:
+    """Draws one participant's answers; all randomness from the given Generator."""
+
+    def __init__(self, model: GenerativeModel, spec: dict, condition: dict, rng: np.random.Generator):
+        self.m, self.spec, self.cond, self.rng = model, spec, condition, rng
+        self.points = spec["likert"]["points"]
+        self.similar_max = spec["likert"]["similar_max"]
+        self.subjects = {s["id"]: s for s in condition["subjects"]}
+        self.attentive = rng.random() >= model.inattentive
+        self.ratings: dict[tuple[str, str], tuple[int, int]] = {}
+
+    def _likert(self, truth: float) -> int:
+        value = np.clip(truth + self.rng.normal(0, self.m.rating_noise), 0, 1)
+        return int(round(1 + (self.points - 1) * value))
+
+    def likert_page(self, set_key: str, k: str, x: str, measure: str) -> dict:
+        truth = pair_truth(self.subjects[k]["series"], self.subjects[x]["series"], self.m.trend_scale)
+        d_e, d_s = self.ratings.setdefault((set_key, x), (self._likert(truth.trajectory), self._likert(truth.aggregate)))
+        data: dict = {}
+        if measure == "trajectory":
+            data["rating"] = d_e
+        elif measure == "aggregate":
+            data["rating"] = d_s
+        else:
+            mean = self.m.a0 + self.m.a1 * d_s + self.m.a2 * d_e
+            rating = int(np.clip(round(mean + self.rng.normal(0, self.m.overall_noise)), 1, self.points))
+            data["rating"] = rating
+            if self.spec["rationale_factors"]:
+                factors = [
+                    name
+                    for name, p in (("trajectory", self.m.factor_trajectory), ("aggregate", self.m.factor_aggregate),
+                                    ("other", self.m.factor_other))
+                    if self.rng.random() < p
+                ]
+                data["factors"] = factors
+                if "other" in factors:
+                    data["factor_text"] = "How recent the changes were."
+        if measure in self.spec["bts"]["questions"]:
+            mean = self.m.a0 + self.m.a1 * d_s + self.m.a2 * d_e
+            share = 100 * norm.cdf((self.similar_max + 0.5 - mean) / self.m.overall_noise)
+            own_similar = data["rating"] <= self.similar_max
+            guess = share + (self.m.projection if own_similar else -self.m.projection)
+            data["prediction"] = int(np.clip(round(guess + self.rng.normal(0, self.m.prediction_noise)), 0, 100))
+        return data
+
+    def output_page(self, set_key: str, k: str, comparisons: list[str]) -> dict:
+        ai_k = self.subjects[k]["risk_score"]
+        data: dict = {}
+        if self.rng.random() < self.m.accept_k:
+            data["k_decision"], k_score = "accept", ai_k
+        else:
+            k_score = float(np.clip(ai_k + self.rng.normal(0, 0.08), 0, 1))
+            data["k_decision"], data["k_score"] = "correct", f"{100 * k_score:.1f}"
+            k_score = round(100 * k_score, 1) / 100
+        for x in comparisons:
+            d_e, d_s = self.ratings.get((set_key, x), (1, 1))
+            gap = max(0.0, self.m.b0 + self.m.b1 * d_s + self.m.b2 * d_e + self.rng.normal(0, self.m.output_noise))
+            direction = np.sign(self.subjects[x]["risk_score"] - ai_k) or self.rng.choice([-1.0, 1.0])
+            score = float(np.clip(k_score + direction * gap, 0, 1))
+            data[f"score_{x}"] = f"{100 * score:.1f}"
+            data[f"rationale_{x}"] = "Their records differ mostly in the trend over the years."
+        return data
+
+    def disagreement_page(self, prompts: dict[str, str]) -> dict:
+        data = {}
+        for key, subject_id in prompts.items():
+            subject = self.subjects[subject_id]
+            slope = np.tanh(trend_slope(subject["series"]) / self.m.trend_scale)
+            # effort-aware view: a rising desirable feature (or falling undesirable one) lowers risk
+            sign = -1.0 if self.cond["desirable"] else 1.0
+            human = np.clip(subject["risk_score"] + sign * self.m.effort_shift * slope, 0, 1)
+            p = np.clip(self.m.disagree_base + self.m.disagree_gap * abs(human - subject["risk_score"])
+                        + (0.3 if (human >= 0.5) != bool(subject["label"]) else 0.0), 0, 1)
+            data[f"agree_{key}"] = 0 if self.rng.random() < p else 1
+        return data
+
+    def attention_page(self, check: dict) -> dict:
+        if self.attentive:
+            return {"choice": check["correct"]}
+        return {"choice": str(self.rng.choice(check["options"]))}

@@ -1,0 +1,376 @@
+"""Validate a study file (JSON) before anything is stored.
+
+Structure and ranges are checked with a JSON Schema; references between parts (a stimulus set's
+subjects, attention-check answers, series lengths) by the semantic checks below. Every problem is
+reported as ``path: rule`` where the path names the offending field, e.g.
+``conditions[0].subjects[3].risk_score: must be <= 1``. See the README, "Writing a study file".
+"""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+RELATIONS = (
+    "similar_trend_similar_total",
+    "different_trend_similar_total",
+    "similar_trend_different_total",
+    "different_trend_different_total",
+)
+LIKERT_QUESTIONS = ("trajectory", "aggregate", "overall")
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{1,58}[a-z0-9]$"
+KEY_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
+
+_text = {"type": "string", "minLength": 1}
+_key = {"type": "string", "pattern": KEY_PATTERN}
+_bonus = {
+    "type": "object",
+    "required": ["amount", "top_fraction"],
+    "additionalProperties": False,
+    "properties": {
+        "amount": {"type": "number", "exclusiveMinimum": 0},
+        "top_fraction": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "description": _text,
+    },
+}
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["format", "slug", "title", "consent", "instructions", "conditions", "completion"],
+    "properties": {
+        "format": {"const": 1},
+        "slug": {"type": "string", "pattern": SLUG_PATTERN},
+        "title": _text,
+        "description": {"type": "string"},
+        "consent": {
+            "type": "object",
+            "required": ["text"],
+            "additionalProperties": False,
+            "properties": {"text": _text, "decline_message": _text},
+        },
+        "instructions": _text,
+        "likert": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["points", "labels"],
+            "properties": {
+                "points": {"type": "integer", "minimum": 2, "maximum": 11},
+                "labels": {"type": "array", "items": _text},
+                "similar_max": {"type": "integer", "minimum": 1},
+            },
+        },
+        "bts": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "questions": {
+                    "type": "array",
+                    "items": {"enum": list(LIKERT_QUESTIONS)},
+                    "uniqueItems": True,
+                },
+                "prompt": _text,
+            },
+        },
+        "rationale_factors": {"type": "boolean"},
+        "conditions": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["key", "label", "feature", "unit", "desirable", "subjects", "stimulus_sets"],
+                "properties": {
+                    "key": _key,
+                    "label": _text,
+                    "feature": _text,
+                    "unit": _text,
+                    "desirable": {"type": "boolean"},
+                    "aggregate_scale": {"type": "number", "exclusiveMinimum": 0},
+                    "time_labels": {"type": "array", "items": _text},
+                    "context": {"type": "string"},
+                    "risk_label": _text,
+                    "subjects": {
+                        "type": "array",
+                        "minItems": 2,
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["id", "series", "risk_score", "label"],
+                            "properties": {
+                                "id": _key,
+                                "series": {
+                                    "type": "array",
+                                    "minItems": 3,
+                                    "items": {"type": "number", "minimum": 0},
+                                },
+                                "demographics": {
+                                    "type": "object",
+                                    "additionalProperties": {"type": ["string", "number"]},
+                                },
+                                "risk_score": {"type": "number", "minimum": 0, "maximum": 1},
+                                "label": {"enum": [0, 1]},
+                            },
+                        },
+                    },
+                    "stimulus_sets": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["key", "reference", "comparisons"],
+                            "properties": {
+                                "key": _key,
+                                "reference": _key,
+                                "comparisons": {
+                                    "type": "array",
+                                    "minItems": 1,
+                                    "items": {
+                                        "type": "object",
+                                        "additionalProperties": False,
+                                        "required": ["subject", "relation"],
+                                        "properties": {
+                                            "subject": _key,
+                                            "relation": {"enum": list(RELATIONS)},
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    },
+                    "disagreement_prompts": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["key", "subject"],
+                            "properties": {"key": _key, "subject": _key},
+                        },
+                    },
+                },
+            },
+        },
+        "attention_checks": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["items"],
+            "properties": {
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["key", "question", "options", "correct"],
+                        "properties": {
+                            "key": _key,
+                            "question": _text,
+                            "options": {"type": "array", "minItems": 2, "items": _text},
+                            "correct": _text,
+                            "after_pair": {"type": "integer", "minimum": 0},
+                        },
+                    },
+                },
+                "exclude_if_failed": {"type": "integer", "minimum": 1},
+            },
+        },
+        "bonus": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"currency": _text, "honesty": _bonus, "rationale": _bonus},
+        },
+        "completion": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["code"],
+            "properties": {
+                "code": {"type": "string", "pattern": r"^[A-Za-z0-9_-]{1,64}$"},
+                "url": {"type": "string", "pattern": r"^https?://\S+$"},
+            },
+        },
+    },
+}
+
+DEFAULT_LIKERT_LABELS = (
+    "Very similar",
+    "Similar",
+    "Somewhat similar",
+    "Somewhat different",
+    "Different",
+    "Very different",
+)
+DEFAULT_BTS_PROMPT = (
+    "What percentage of other participants do you think chose a 'similar' answer "
+    "(any of the similar options) to this question?"
+)
+
+
+@dataclass(frozen=True)
+class StudyFileProblem:
+    path: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.path or '(top level)'}: {self.rule}"
+
+
+class InvalidStudyFile(ValueError):
+    """The study file breaks one or more rules; ``problems`` lists each with its path."""
+
+    def __init__(self, problems: list[StudyFileProblem]):
+        self.problems = problems
+        super().__init__("invalid study file:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+def _path(parts) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _schema_problems(spec: Any) -> list[StudyFileProblem]:
+    validator = Draft202012Validator(SCHEMA)
+    problems = []
+    for error in sorted(validator.iter_errors(spec), key=lambda e: list(map(str, e.absolute_path))):
+        problems.append(StudyFileProblem(_path(error.absolute_path), _schema_rule(error)))
+    return problems
+
+
+def _schema_rule(error) -> str:
+    if error.validator == "required":
+        return error.message.replace("is a required property", "is required")
+    if error.validator == "additionalProperties":
+        return error.message
+    if error.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        sign = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+        return f"must be {sign[error.validator]} {error.validator_value} (got {error.instance!r})"
+    if error.validator == "pattern":
+        return f"{error.instance!r} does not match the required pattern {error.validator_value}"
+    return error.message
+
+
+def _duplicates(items: list[str]) -> set[str]:
+    seen: set[str] = set()
+    return {x for x in items if x in seen or seen.add(x)}
+
+
+def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
+    problems: list[StudyFileProblem] = []
+
+    def add(path: str, rule: str) -> None:
+        problems.append(StudyFileProblem(path, rule))
+
+    likert = spec.get("likert", {})
+    points = likert.get("points", 6)
+    if "labels" in likert and len(likert["labels"]) != points:
+        add("likert.labels", f"must have exactly {points} labels (one per point), has {len(likert['labels'])}")
+    if likert.get("similar_max", 1) >= points:
+        add("likert.similar_max", f"must be below the number of points ({points})")
+
+    for dup in _duplicates([c["key"] for c in spec["conditions"]]):
+        add("conditions", f"condition key {dup!r} is used twice")
+    pair_counts = []
+    for ci, cond in enumerate(spec["conditions"]):
+        base = f"conditions[{ci}]"
+        ids = [s["id"] for s in cond["subjects"]]
+        for dup in _duplicates(ids):
+            add(f"{base}.subjects", f"subject id {dup!r} is used twice")
+        lengths = {len(s["series"]) for s in cond["subjects"]}
+        if len(lengths) > 1:
+            add(f"{base}.subjects", f"every series must have the same number of time steps, found {sorted(lengths)}")
+        steps = max(lengths)
+        if "time_labels" in cond and len(cond["time_labels"]) != steps:
+            add(f"{base}.time_labels", f"must have one label per time step ({steps}), has {len(cond['time_labels'])}")
+        known = set(ids)
+        for dup in _duplicates([s["key"] for s in cond["stimulus_sets"]]):
+            add(f"{base}.stimulus_sets", f"stimulus set key {dup!r} is used twice")
+        pairs = 0
+        for si, sset in enumerate(cond["stimulus_sets"]):
+            sbase = f"{base}.stimulus_sets[{si}]"
+            if sset["reference"] not in known:
+                add(f"{sbase}.reference", f"subject {sset['reference']!r} is not among this condition's subjects")
+            members = [c["subject"] for c in sset["comparisons"]]
+            for dup in _duplicates(members):
+                add(f"{sbase}.comparisons", f"subject {dup!r} appears twice in one set")
+            for xi, comp in enumerate(sset["comparisons"]):
+                if comp["subject"] not in known:
+                    add(f"{sbase}.comparisons[{xi}].subject", f"subject {comp['subject']!r} is not among this condition's subjects")
+                if comp["subject"] == sset["reference"]:
+                    add(f"{sbase}.comparisons[{xi}].subject", "a comparison subject cannot be the reference subject")
+            pairs += len(sset["comparisons"])
+        pair_counts.append(pairs)
+        prompts = cond.get("disagreement_prompts", [])
+        for dup in _duplicates([p["key"] for p in prompts]):
+            add(f"{base}.disagreement_prompts", f"prompt key {dup!r} is used twice")
+        for pi, prompt in enumerate(prompts):
+            if prompt["subject"] not in known:
+                add(f"{base}.disagreement_prompts[{pi}].subject", f"subject {prompt['subject']!r} is not among this condition's subjects")
+
+    checks = spec.get("attention_checks", {})
+    items = checks.get("items", [])
+    for dup in _duplicates([c["key"] for c in items]):
+        add("attention_checks.items", f"attention check key {dup!r} is used twice")
+    for ai, item in enumerate(items):
+        if item["correct"] not in item["options"]:
+            add(f"attention_checks.items[{ai}].correct", f"{item['correct']!r} is not one of the options")
+        if "after_pair" in item and item["after_pair"] > min(pair_counts):
+            add(f"attention_checks.items[{ai}].after_pair", f"must be <= the number of pairs ({min(pair_counts)})")
+    if "exclude_if_failed" in checks and checks["exclude_if_failed"] > len(items):
+        add("attention_checks.exclude_if_failed", f"cannot exceed the number of checks ({len(items)})")
+    return problems
+
+
+def with_defaults(spec: dict) -> dict:
+    """A copy with the documented defaults filled in (6-point labelled Likert, BTS on 'overall')."""
+    out = json.loads(json.dumps(spec))
+    likert = out.setdefault("likert", {})
+    likert.setdefault("points", 6)
+    if "labels" not in likert:
+        likert["labels"] = list(DEFAULT_LIKERT_LABELS) if likert["points"] == 6 else [str(i + 1) for i in range(likert["points"])]
+    likert.setdefault("similar_max", likert["points"] // 2)
+    bts = out.setdefault("bts", {})
+    bts.setdefault("questions", ["overall"])
+    bts.setdefault("prompt", DEFAULT_BTS_PROMPT)
+    out.setdefault("rationale_factors", True)
+    out["consent"].setdefault("decline_message", "Thank you. You chose not to take part, and no answers were recorded. You may close this page.")
+    checks = out.setdefault("attention_checks", {"items": []})
+    checks.setdefault("exclude_if_failed", max(1, (2 * len(checks["items"]) + 2) // 3) if checks["items"] else 1)
+    bonus = out.setdefault("bonus", {})
+    bonus.setdefault("currency", "GBP")
+    for cond in out["conditions"]:
+        steps = len(cond["subjects"][0]["series"])
+        cond.setdefault("time_labels", [f"Year {i + 1}" for i in range(steps)])
+        cond.setdefault("aggregate_scale", 1.0)
+        cond.setdefault("context", "")
+        cond.setdefault("risk_label", "risk score")
+        cond.setdefault("disagreement_prompts", [])
+        for subject in cond["subjects"]:
+            subject.setdefault("demographics", {})
+    return out
+
+
+def validate_study(spec: Any) -> dict:
+    """Return the study with defaults filled in, or raise :class:`InvalidStudyFile`."""
+    problems = _schema_problems(spec)
+    if problems:
+        raise InvalidStudyFile(problems)
+    problems = _semantic_problems(spec)
+    if problems:
+        raise InvalidStudyFile(problems)
+    return with_defaults(spec)
+
+
+def read_study_file(path: str | Path) -> dict:
+    """Parse and validate a study file; JSON syntax errors are reported with line and column."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidStudyFile([StudyFileProblem("", f"cannot read {path}: {exc}")]) from exc
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidStudyFile([StudyFileProblem("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]) from exc
+    return validate_study(spec)

@@ -1,0 +1,156 @@
+"""The participant's pages. Identity comes from the session, set once by the start link, so a
+participant can only ever see and answer their own pages."""
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from surveys.models import Participant
+from surveys.pages import condition_index, form_answers, page_context, page_form
+from surveys.services import (
+    InvalidParticipantId,
+    StudyNotFound,
+    latest_study,
+    page_refused,
+    page_shown,
+    page_submit,
+    participant_arrive,
+    participant_consent,
+)
+
+Status = Participant.Status
+
+
+def _session_key(slug: str) -> str:
+    return f"participant:{slug}"
+
+
+def _problem(request: HttpRequest, title: str, message: str, status: int) -> HttpResponse:
+    return render(request, "surveys/problem.html", {"title": title, "message": message}, status=status)
+
+
+def _participant(request: HttpRequest, slug: str) -> Participant | None:
+    pk = request.session.get(_session_key(slug))
+    if pk is None:
+        return None
+    return Participant.objects.select_related("study", "condition").filter(pk=pk, study__slug=slug).first()
+
+
+def _where(participant: Participant) -> str:
+    slug = participant.study.slug
+    return {
+        Status.ARRIVED: reverse("surveys:consent", args=[slug]),
+        Status.DECLINED: reverse("surveys:declined", args=[slug]),
+        Status.ACTIVE: reverse("surveys:page", args=[slug]),
+        Status.COMPLETED: reverse("surveys:done", args=[slug]),
+    }[participant.status]
+
+
+@require_http_methods(["GET"])
+def start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Entry link: ``/s/<slug>/?PROLIFIC_PID=..&STUDY_ID=..&SESSION_ID=..`` or ``?participant_label=..``.
+
+    A returning participant (any device) resumes at their first unanswered page.
+    """
+    external_id = request.GET.get("PROLIFIC_PID") or request.GET.get("participant_label", "")
+    try:
+        participant, _ = participant_arrive(
+            study_slug=slug,
+            external_id=external_id,
+            prolific_study_id=request.GET.get("STUDY_ID", ""),
+            prolific_session_id=request.GET.get("SESSION_ID", ""),
+        )
+    except StudyNotFound:
+        return _problem(request, "Study not found", "This link does not lead to a study. Please check the link.", 404)
+    except InvalidParticipantId as exc:
+        return _problem(request, "The link is incomplete", str(exc), 400)
+    request.session.cycle_key()
+    request.session[_session_key(slug)] = participant.pk
+    return redirect(_where(participant))
+
+
+def _require(request: HttpRequest, slug: str, status: str) -> tuple[Participant | None, HttpResponse | None]:
+    participant = _participant(request, slug)
+    if participant is None:
+        try:
+            latest_study(slug)
+        except StudyNotFound:
+            return None, _problem(request, "Study not found", "This link does not lead to a study.", 404)
+        return None, _problem(
+            request,
+            "Please use your study link",
+            "We could not tell who you are. Open the study from the link you were given (for example on Prolific); "
+            "your answers so far are kept and you will continue where you stopped.",
+            403,
+        )
+    if participant.status != status:
+        return participant, redirect(_where(participant))
+    return participant, None
+
+
+@require_http_methods(["GET", "POST"])
+def consent(request: HttpRequest, slug: str) -> HttpResponse:
+    participant, detour = _require(request, slug, Status.ARRIVED)
+    if detour:
+        return detour
+    spec = participant.study.spec
+    if request.method == "POST":
+        decision = request.POST.get("decision")
+        if decision in ("accept", "decline"):
+            participant = participant_consent(participant_id=participant.pk, accept=decision == "accept")
+            return redirect(_where(participant))
+        return render(request, "surveys/consent.html", {"spec": spec, "error": "Choose whether you agree to take part."}, status=422)
+    return render(request, "surveys/consent.html", {"spec": spec})
+
+
+@require_http_methods(["GET", "POST"])
+def page(request: HttpRequest, slug: str) -> HttpResponse:
+    participant, detour = _require(request, slug, Status.ACTIVE)
+    if detour:
+        return detour
+    study = participant.study
+    current = participant.plan[participant.position]
+    index = condition_index(study.spec, study.spec_hash, participant.condition.key)
+    form = None
+    status = 200
+    if request.method == "POST":
+        if request.POST.get("page_key") != current["key"]:
+            # A page already answered (back button, double click, second tab) or not yet reached.
+            return redirect("surveys:page", slug=slug)
+        form = page_form(current, index, data=request.POST)
+        if form.is_valid():
+            _, participant = page_submit(
+                participant_id=participant.pk, page_key=current["key"], answers=form_answers(current, index, form)
+            )
+            return redirect(_where(participant))
+        page_refused(participant=participant, page_key=current["key"])
+        status = 422
+    else:
+        page_shown(participant=participant, page_key=current["key"])
+    ctx = page_context(current, index)
+    total = len(participant.plan)
+    ctx.update(
+        form=form or page_form(current, index),
+        page=current,
+        spec=study.spec,
+        progress=round(100 * participant.position / total),
+        position=participant.position + 1,
+        total=total,
+    )
+    return render(request, ctx.pop("template"), ctx, status=status)
+
+
+def done(request: HttpRequest, slug: str) -> HttpResponse:
+    participant, detour = _require(request, slug, Status.COMPLETED)
+    if detour:
+        return detour
+    return render(request, "surveys/done.html", {"spec": participant.study.spec})
+
+
+def declined(request: HttpRequest, slug: str) -> HttpResponse:
+    participant, detour = _require(request, slug, Status.DECLINED)
+    if detour:
+        return detour
+    return render(request, "surveys/declined.html", {"spec": participant.study.spec})
+

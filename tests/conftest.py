@@ -1,0 +1,37 @@
+import json
+import os
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_FILE = ROOT / "surveys" / "studies" / "effort_demo.json"
+REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
+
+
+@pytest.fixture
+def demo_spec() -> dict:
+    return json.loads(DEMO_FILE.read_text())
+
+
+@pytest.fixture
+def demo_study(db, demo_spec, researcher):
+    from surveys.services import study_load
+
+    return study_load(spec=demo_spec, owner=researcher).study
+
+
+@pytest.fixture
+def researcher(db):
+    return get_user_model().objects.create_user("alice", password="alice-pass-123")
+
+
+@pytest.fixture
+def other_researcher(db):
+    return get_user_model().objects.create_user("bob", password="bob-pass-123")
+
+
+def required(variable: str) -> bool:
+    """True when CI demands the real component named by ``variable`` (then absence is a failure)."""
+    return os.environ.get(variable, "") == "1"

@@ -1,0 +1,48 @@
+"""Shortcuts that take a participant through pages via the services, with valid answers."""
+
+from django.utils.datastructures import MultiValueDict
+
+from surveys.models import Participant
+from surveys.pages import condition_index, form_answers, page_form
+from surveys.services import page_submit, participant_arrive, participant_consent
+
+
+def valid_data(page: dict, index) -> dict:
+    kind = page["kind"]
+    if kind == "likert":
+        data = {"rating": "2"}
+        if page["measure"] in index.spec["bts"]["questions"]:
+            data["prediction"] = "60"
+        return data
+    if kind == "output":
+        data = {"k_decision": "accept"}
+        for x in page["subjects"]:
+            data[f"score_{x}"] = "40"
+            data[f"rationale_{x}"] = "Similar trend and total."
+        return data
+    if kind == "disagreement":
+        return {f"agree_{k}": "1" for k in page["prompts"]}
+    if kind == "attention":
+        return {"choice": index.checks[page["check"]]["correct"]}
+    return {}
+
+
+def answers_for(participant: Participant, page: dict) -> list:
+    study = participant.study
+    index = condition_index(study.spec, study.spec_hash, participant.condition.key)
+    form = page_form(page, index, data=MultiValueDict({k: [v] for k, v in valid_data(page, index).items()}))
+    assert form.is_valid(), form.errors
+    return form_answers(page, index, form)
+
+
+def consented(slug: str, external_id: str) -> Participant:
+    participant, _ = participant_arrive(study_slug=slug, external_id=external_id)
+    return participant_consent(participant_id=participant.pk, accept=True)
+
+
+def answer_pages(participant: Participant, count: int | None = None) -> Participant:
+    participant.refresh_from_db()
+    pages = participant.plan[participant.position:]
+    for page in pages if count is None else pages[:count]:
+        _, participant = page_submit(participant_id=participant.pk, page_key=page["key"], answers=answers_for(participant, page))
+    return participant

@@ -1,0 +1,147 @@
+import copy
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from surveys.models import Answer, PageVisit, Participant, Study
+from surveys.plan import build_plan
+from surveys.services import (
+    InvalidParticipantId,
+    StudyNotFound,
+    SubmitOutcome,
+    page_submit,
+    participant_arrive,
+    participant_consent,
+    study_load,
+)
+from tests.surveys.helpers import answer_pages, answers_for, consented
+
+pytestmark = pytest.mark.django_db
+
+
+def test_loading_the_same_file_again_changes_nothing(demo_spec):
+    first = study_load(spec=demo_spec)
+    again = study_load(spec=copy.deepcopy(demo_spec))
+    assert (first.action, again.action) == ("created", "unchanged")
+    assert Study.objects.count() == 1 and again.study.pk == first.study.pk
+
+
+def test_changed_study_without_participants_is_updated_in_place(demo_spec):
+    study_load(spec=demo_spec)
+    edited = copy.deepcopy(demo_spec)
+    edited["title"] = "New title"
+    result = study_load(spec=edited)
+    assert result.action == "replaced" and result.study.version == 1 and result.study.title == "New title"
+    assert result.study.conditions.count() == 2
+
+
+def test_changed_study_with_answers_becomes_a_new_version(demo_study, demo_spec):
+    participant = consented("effort-demo", "p1")
+    answer_pages(participant, 3)
+    edited = copy.deepcopy(demo_spec)
+    edited["conditions"][0]["subjects"][0]["risk_score"] = 0.5
+    result = study_load(spec=edited)
+    assert result.action == "new_version" and result.study.version == 2
+    old = Study.objects.get(slug="effort-demo", version=1)
+    assert old.spec["conditions"][0]["subjects"][0]["risk_score"] == demo_spec["conditions"][0]["subjects"][0]["risk_score"]
+    participant.refresh_from_db()
+    assert participant.study_id == old.pk  # keeps what they saw
+    newcomer, _ = participant_arrive(study_slug="effort-demo", external_id="p2")
+    assert newcomer.study_id == result.study.pk
+    assert result.study.owner == old.owner
+
+
+def test_plan_order_is_randomised_per_seed_and_complete(demo_spec):
+    spec = study_load(spec=demo_spec).study.spec
+    a, b = build_plan(spec, "arrests", 1), build_plan(spec, "arrests", 2)
+    assert build_plan(spec, "arrests", 1) == a
+    assert [p["key"] for p in a] != [p["key"] for p in b]
+    assert sorted(p["key"] for p in a) == sorted(p["key"] for p in b)
+    likert = [p for p in a if p["kind"] == "likert"]
+    assert len(likert) == 3 * 4 * 3
+    assert sum(p["kind"] == "attention" for p in a) == 3
+    assert sum(p["kind"] == "output" for p in a) == 3
+    assert a[0]["kind"] == "instructions" and a[-1]["kind"] == "disagreement"
+    # each pair's three questions come in the order trajectory, aggregate, overall
+    for i, p in enumerate(a):
+        if p["kind"] == "likert" and p["measure"] == "trajectory":
+            assert [a[i + 1]["measure"], a[i + 2]["measure"]] == ["aggregate", "overall"]
+
+
+def test_arrival_validates_ids_and_study(demo_study):
+    with pytest.raises(InvalidParticipantId):
+        participant_arrive(study_slug="effort-demo", external_id="")
+    with pytest.raises(InvalidParticipantId):
+        participant_arrive(study_slug="effort-demo", external_id="<script>")
+    with pytest.raises(StudyNotFound):
+        participant_arrive(study_slug="nope", external_id="p1")
+
+
+def test_returning_participant_is_the_same_participant(demo_study):
+    first, created = participant_arrive(study_slug="effort-demo", external_id="5f1a", prolific_study_id="S1")
+    again, created_again = participant_arrive(study_slug="effort-demo", external_id="5f1a")
+    assert created and not created_again and first.pk == again.pk
+
+
+def test_assignment_is_balanced(demo_study):
+    for i in range(11):
+        consented("effort-demo", f"p{i}")
+    counts = [Participant.objects.filter(condition__key=k).count() for k in ("arrests", "income")]
+    assert sorted(counts) == [5, 6]
+
+
+def test_declining_ends_without_a_condition(demo_study):
+    participant, _ = participant_arrive(study_slug="effort-demo", external_id="p1")
+    participant = participant_consent(participant_id=participant.pk, accept=False)
+    assert participant.status == "declined" and participant.condition is None
+    # a later "accept" cannot override the decision
+    assert participant_consent(participant_id=participant.pk, accept=True).status == "declined"
+
+
+def test_replayed_page_changes_nothing(demo_study):
+    participant = consented("effort-demo", "p1")
+    participant = answer_pages(participant, 2)
+    page = participant.plan[1]
+    outcome, _ = page_submit(participant_id=participant.pk, page_key=page["key"], answers=answers_for(participant, page))
+    assert outcome is SubmitOutcome.REPLAYED
+    assert Answer.objects.filter(participant=participant, page=page["key"]).count() == 1
+    participant.refresh_from_db()
+    assert participant.position == 2
+
+
+def test_out_of_order_page_is_refused(demo_study):
+    participant = consented("effort-demo", "p1")
+    page = participant.plan[5]
+    outcome, _ = page_submit(participant_id=participant.pk, page_key=page["key"], answers=[])
+    assert outcome is SubmitOutcome.OUT_OF_ORDER
+    assert not Answer.objects.filter(participant=participant).exists()
+
+
+def test_completion_only_after_last_page(demo_study):
+    participant = consented("effort-demo", "p1")
+    n = len(participant.plan)
+    participant = answer_pages(participant, n - 1)
+    assert participant.status == "active" and participant.completed_at is None
+    participant = answer_pages(participant)
+    assert participant.status == "completed" and participant.position == n
+    assert PageVisit.objects.filter(participant=participant, submitted_at__isnull=False).count() == n
+    # a finished participant cannot submit again
+    outcome, _ = page_submit(participant_id=participant.pk, page_key="nonexistent", answers=[])
+    assert outcome is SubmitOutcome.CLOSED
+
+
+@pytest.mark.parametrize(
+    ("measure", "number"),
+    [("overall", 0), ("overall", 12), ("prediction", 101), ("fair_score", 1.5), ("k_score", -0.1), ("agree", 2)],
+)
+def test_database_rejects_out_of_range_answers(demo_study, measure, number):
+    participant = consented("effort-demo", "p1")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Answer.objects.create(participant=participant, page="x", question="x", measure=measure, number=number)
+
+
+def test_database_allows_one_answer_per_question(demo_study):
+    participant = consented("effort-demo", "p1")
+    Answer.objects.create(participant=participant, page="x", question="q", measure="overall", number=3)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Answer.objects.create(participant=participant, page="x", question="q", measure="overall", number=4)

@@ -1,0 +1,41 @@
+"""The real components CI must provide, and production settings."""
+
+import os
+import subprocess
+import sys
+
+from django.db import connection
+
+from tests.conftest import ROOT, required
+
+
+def test_database_is_postgresql_when_ci_requires_it(db):
+    if required("REQUIRE_POSTGRES"):
+        assert connection.vendor == "postgresql", "CI requires PostgreSQL but tests ran on " + connection.vendor
+    else:
+        assert connection.vendor in ("sqlite", "postgresql")
+
+
+def test_check_deploy_is_clean_with_production_settings(tmp_path):
+    env = {
+        **os.environ,
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "x" * 64 + "production-like-secret-for-the-check",
+        "DJANGO_ALLOWED_HOSTS": "fairness.example.org",
+        "SQLITE_PATH": str(tmp_path / "db.sqlite3"),
+    }
+    env.pop("DATABASE_URL", None)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_settings_refuse_to_start_without_a_secret(tmp_path):
+    env = {**os.environ, "DJANGO_DEBUG": "0", "SQLITE_PATH": str(tmp_path / "db.sqlite3")}
+    env.pop("DJANGO_SECRET_KEY", None)
+    result = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY" in result.stderr
