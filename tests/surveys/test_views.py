@@ -1,0 +1,158 @@
+"""The participant's and researcher's pages through Django's test client."""
+
+import pytest
+from django.test import Client
+
+from surveys.models import Answer, Participant
+from tests.surveys.helpers import answer_pages
+
+pytestmark = pytest.mark.django_db
+
+
+def start(client: Client, pid: str = "PID123"):
+    return client.get("/s/effort-demo/", {"PROLIFIC_PID": pid, "STUDY_ID": "ST1", "SESSION_ID": "SE1"})
+
+
+def accept(client: Client):
+    return client.post("/s/effort-demo/consent/", {"decision": "accept"})
+
+
+def test_start_stores_prolific_ids_and_asks_for_consent(client, demo_study):
+    response = start(client)
+    assert response.status_code == 302 and response["Location"] == "/s/effort-demo/consent/"
+    participant = Participant.objects.get()
+    assert (participant.external_id, participant.prolific_study_id, participant.prolific_session_id) == ("PID123", "ST1", "SE1")
+
+
+def test_generic_participant_label_is_accepted(client, demo_study):
+    assert client.get("/s/effort-demo/", {"participant_label": "lab-7"}).status_code == 302
+    assert Participant.objects.get().external_id == "lab-7"
+
+
+def test_link_without_id_gets_a_specific_message(client, demo_study):
+    response = client.get("/s/effort-demo/")
+    assert response.status_code == 400 and b"no participant id" in response.content
+
+
+def test_unknown_study_is_404(client, db):
+    assert client.get("/s/nope/", {"PROLIFIC_PID": "x"}).status_code == 404
+
+
+def test_declining_ends_politely(client, demo_study):
+    start(client)
+    response = client.post("/s/effort-demo/consent/", {"decision": "decline"}, follow=True)
+    assert b"You chose not to take part" in response.content
+    assert client.get("/s/effort-demo/page/").status_code == 302
+
+
+def test_page_without_session_is_refused_with_advice(client, demo_study):
+    response = client.get("/s/effort-demo/page/")
+    assert response.status_code == 403 and b"Open the study from the link" in response.content
+
+
+def test_pair_page_shows_chart_data_and_plotly_from_static(client, demo_study):
+    start(client)
+    accept(client)
+    client.post("/s/effort-demo/page/", {"page_key": "instructions"})
+    participant = Participant.objects.get()
+    response = client.get("/s/effort-demo/page/")
+    page = participant.plan[1]
+    assert page["kind"] in ("likert", "attention")
+    body = response.content.decode()
+    assert "/static/vendor/plotly.min.js" in body and "cdn" not in body.lower()
+    assert 'role="img"' in body and '<progress id="progress"' in body
+    assert "Page 2 of" in body
+
+
+def test_refused_page_keeps_other_inputs_and_names_the_problem(client, demo_study):
+    start(client)
+    accept(client)
+    participant = Participant.objects.get()
+    answer_pages(participant, next(i for i, p in enumerate(participant.plan) if p["kind"] == "output"))
+    participant.refresh_from_db()
+    page = participant.plan[participant.position]
+    data = {"page_key": page["key"], "k_decision": "accept"}
+    for x in page["subjects"]:
+        data[f"score_{x}"] = "45"
+        data[f"rationale_{x}"] = f"Reason for {x} kept"
+    data[f"score_{page['subjects'][0]}"] = "150"
+    response = client.post("/s/effort-demo/page/", data)
+    assert response.status_code == 422
+    body = response.content.decode()
+    assert "A risk score cannot be above 100" in body
+    assert f"Reason for {page['subjects'][1]} kept" in body and 'value="45"' in body
+    assert not Answer.objects.filter(participant=participant, page=page["key"]).exists()
+    data[f"score_{page['subjects'][0]}"] = "55.5"
+    assert client.post("/s/effort-demo/page/", data).status_code == 302
+    saved = Answer.objects.get(participant=participant, question=f"output/{page['set']}/{page['subjects'][0]}/score")
+    assert saved.number == pytest.approx(0.555)
+
+
+def test_double_submit_stores_one_answer(client, demo_study):
+    start(client)
+    accept(client)
+    client.post("/s/effort-demo/page/", {"page_key": "instructions"})
+    participant = Participant.objects.get()
+    page = participant.plan[1]
+    data = {"page_key": page["key"], "rating": "3", "prediction": "50", "choice": "Blue"}
+    if page["kind"] == "attention":
+        data["choice"] = demo_study.spec["attention_checks"]["items"][0]["correct"]
+    first = client.post("/s/effort-demo/page/", data)
+    second = client.post("/s/effort-demo/page/", data)
+    assert first.status_code == second.status_code == 302
+    assert Answer.objects.filter(participant=participant, page=page["key"]).count() == 1
+
+
+def test_resume_from_another_device_and_no_restart_after_completion(client, demo_study):
+    start(client, "resumer")
+    accept(client)
+    participant = Participant.objects.get()
+    answer_pages(participant, 5)
+    other_device = Client()
+    response = start(other_device, "resumer")
+    assert response["Location"] == "/s/effort-demo/page/"
+    assert f"Page 6 of {len(participant.plan)}".encode() in other_device.get("/s/effort-demo/page/").content
+    answer_pages(participant)
+    response = start(other_device, "resumer")
+    assert response["Location"] == "/s/effort-demo/done/"
+    done = other_device.get("/s/effort-demo/done/")
+    assert demo_study.spec["completion"]["code"].encode() in done.content
+
+
+def test_csrf_is_enforced(demo_study):
+    client = Client(enforce_csrf_checks=True)
+    start(client)
+    assert client.post("/s/effort-demo/consent/", {"decision": "accept"}).status_code == 403
+
+
+def test_researcher_pages_need_login_and_ownership(client, demo_study, other_researcher):
+    assert client.get("/researcher/studies/effort-demo/").status_code == 302
+    client.force_login(other_researcher)
+    assert client.get("/researcher/studies/effort-demo/").status_code == 404
+    assert client.get("/researcher/studies/effort-demo/export/pairs.csv").status_code == 404
+    assert b"effort-demo" not in client.get("/researcher/").content
+
+
+def test_owner_sees_dashboard_and_downloads_exports(client, demo_study, researcher):
+    participant = Participant.objects.none()
+    from tests.surveys.helpers import consented
+
+    participant = consented("effort-demo", "d1")
+    answer_pages(participant)
+    client.force_login(researcher)
+    body = client.get("/researcher/studies/effort-demo/").content.decode()
+    assert "Participants by condition and status" in body and "arrivals-figure" in body
+    assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in body
+    csv = client.get("/researcher/studies/effort-demo/export/pairs.csv")
+    assert csv["Content-Type"].startswith("text/csv") and csv.content.count(b"\n") == 13
+
+
+def test_shared_study_is_visible_to_collaborator(client, demo_study, other_researcher):
+    demo_study.collaborators.add(other_researcher)
+    client.force_login(other_researcher)
+    assert client.get("/researcher/studies/effort-demo/").status_code == 200
+
+
+def test_health_endpoint(client, db):
+    response = client.get("/healthz")
+    assert response.status_code == 200 and response.json()["status"] == "ok"
