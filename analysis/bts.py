@@ -1,0 +1,172 @@
+"""Bayesian Truth Serum (Prelec 2004) and robust BTS (Witkowski & Parkes 2012).
+
+For one question with m options, respondent r answers x_r (one option) and predicts the share of
+each option among the others, y_r (a probability vector). With xbar_k the observed share of option k
+and log ybar_k the mean over respondents of log y_rk (the log geometric mean of predictions),
+
+    information_r = sum_k x_rk * log(xbar_k / ybar_k)
+    prediction_r  = sum_k xbar_k * log(y_rk / xbar_k)
+    total_r       = information_r + alpha * prediction_r
+
+Conventions (documented choices):
+* an option nobody chose (xbar_k = 0) contributes 0 to every score (the test vector's convention);
+* predictions of exactly 0 or 1 (0% / 100%) are clipped to [EPS, 1 - EPS] with EPS = 0.001 and
+  each row renormalised, so that log y stays finite; a respondent who predicts 0% for an answer
+  that occurred gets a large but finite penalty;
+* with alpha = 1 the scores sum to zero over respondents (a property tested in the suite).
+
+The study's binarised variant (Appendix E): a Likert answer is "similar" when <= similar_max, and
+the prediction "p% similar" is the vector (p/100, 1 - p/100).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+EPS = 1e-3
+
+
+def _clip_predictions(predictions: np.ndarray) -> np.ndarray:
+    clipped = np.clip(predictions, EPS, 1 - EPS)
+    return clipped / clipped.sum(axis=1, keepdims=True)
+
+
+def bts_scores(answers: Sequence[int], predictions, alpha: float = 1.0) -> pd.DataFrame:
+    """Prelec's BTS for one question: one row per respondent with information, prediction, total.
+
+    answers: chosen option indices 0..m-1; predictions: n x m predicted frequencies (rows sum to 1;
+    percentages are accepted and rescaled).
+    """
+    y = np.asarray(predictions, dtype=float)
+    x_idx = np.asarray(answers, dtype=int)
+    if y.ndim != 2 or y.shape[0] != x_idx.shape[0]:
+        raise ValueError(f"predictions must be n x m with n = {x_idx.shape[0]} answers, got shape {y.shape}")
+    n, m = y.shape
+    if n < 2:
+        raise ValueError("BTS needs at least two respondents")
+    if np.any((x_idx < 0) | (x_idx >= m)):
+        raise ValueError(f"answers must be option indices in 0..{m - 1}")
+    if np.any(y < 0):
+        raise ValueError("predicted frequencies cannot be negative")
+    row_sums = y.sum(axis=1, keepdims=True)
+    if np.all(np.abs(row_sums - 100) < 1e-6):
+        y = y / 100
+    elif not np.allclose(row_sums, 1, atol=1e-6):
+        raise ValueError("each respondent's predicted frequencies must sum to 1 (or to 100%)")
+    y = _clip_predictions(y)
+    x = np.zeros((n, m))
+    x[np.arange(n), x_idx] = 1.0
+    xbar = x.mean(axis=0)
+    log_ybar = np.log(y).mean(axis=0)
+    chosen = xbar > 0
+    log_ratio = np.where(chosen, np.log(np.where(chosen, xbar, 1.0)) - log_ybar, 0.0)
+    information = x @ log_ratio
+    prediction = (np.where(chosen, xbar, 0.0) * np.where(chosen, np.log(y) - np.log(np.where(chosen, xbar, 1.0)), 0.0)).sum(axis=1)
+    return pd.DataFrame({"information": information, "prediction": prediction, "total": information + alpha * prediction})
+
+
+def binarise(likert: Sequence[int], percent_similar: Sequence[float], similar_max: int) -> tuple[np.ndarray, np.ndarray]:
+    """Map Likert answers to options 0 = similar (<= similar_max) / 1 = different and predictions
+    'p% similar' to (p/100, 1 - p/100)."""
+    answers = (np.asarray(likert) > similar_max).astype(int)
+    p = np.asarray(percent_similar, dtype=float) / 100.0
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError("percent predictions must lie in [0, 100]")
+    return answers, np.column_stack([p, 1 - p])
+
+
+def robust_bts_scores(answers: Sequence[int], predictions: Sequence[float]) -> pd.DataFrame:
+    """Robust BTS for binary questions (Witkowski & Parkes 2012), truthful for n >= 3.
+
+    Respondent i reports x_i in {0, 1} and y_i, the predicted share of 1s. With reference j = i+1
+    and peer k = i+2 (mod n; a documented deterministic choice), the shadow prediction is
+    y'_i = y_j + delta if x_i = 1 else y_j - delta, delta = min(y_j, 1 - y_j), and
+    score_i = R(y'_i, x_k) + R(y_i, x_k) with the quadratic rule R(y, 1) = 2y - y^2, R(y, 0) = 1 - y^2.
+    Scores lie in [0, 2].
+    """
+    x = np.asarray(answers, dtype=int)
+    y = np.asarray(predictions, dtype=float)
+    n = x.size
+    if n < 3:
+        raise ValueError("robust BTS needs at least three respondents")
+    if not set(np.unique(x)) <= {0, 1}:
+        raise ValueError("robust BTS answers must be 0 or 1")
+    if np.any((y < 0) | (y > 1)):
+        raise ValueError("robust BTS predictions must lie in [0, 1]")
+    idx = np.arange(n)
+    y_ref = y[(idx + 1) % n]
+    x_peer = x[(idx + 2) % n]
+    delta = np.minimum(y_ref, 1 - y_ref)
+    shadow = np.where(x == 1, y_ref + delta, y_ref - delta)
+
+    def quadratic(p, outcome):
+        return np.where(outcome == 1, 2 * p - p**2, 1 - p**2)
+
+    information = quadratic(shadow, x_peer)
+    prediction = quadratic(y, x_peer)
+    return pd.DataFrame({"information": information, "prediction": prediction, "total": information + prediction})
+
+
+@dataclass(frozen=True)
+class BonusRule:
+    amount: float
+    top_fraction: float = 0.1
+
+
+def participant_bts(
+    pairs: pd.DataFrame, *, similar_max: int, alpha: float = 1.0, question: Sequence[str] = ("condition", "set", "comparison")
+) -> pd.DataFrame:
+    """Binarised BTS per question (each pair's overall-distance question, within a condition),
+    averaged per participant: columns participant_id, n_questions, information, prediction, total.
+
+    Uses the export's ``d_overall`` and ``prediction_similar`` columns; rows missing either are skipped.
+    The mean (not the sum) keeps participants with a missing answer comparable.
+    """
+    usable = pairs.dropna(subset=["d_overall", "prediction_similar"])
+    scored = []
+    for _, group in usable.groupby(list(question), sort=False):
+        if len(group) < 2:
+            continue
+        answers, preds = binarise(group["d_overall"].to_numpy(), group["prediction_similar"].to_numpy(), similar_max)
+        scores = bts_scores(answers, preds, alpha=alpha)
+        scores.insert(0, "participant_id", group["participant_id"].to_numpy())
+        scored.append(scores)
+    if not scored:
+        return pd.DataFrame(columns=["participant_id", "n_questions", "information", "prediction", "total"])
+    per_question = pd.concat(scored, ignore_index=True)
+    out = per_question.groupby("participant_id").agg(
+        n_questions=("total", "size"), information=("information", "mean"),
+        prediction=("prediction", "mean"), total=("total", "mean"),
+    )
+    return out.reset_index().sort_values("total", ascending=False, ignore_index=True)
+
+
+def top_bonus(scores: pd.DataFrame, *, score_column: str, rule: BonusRule, id_column: str = "participant_id") -> pd.DataFrame:
+    """The top ``rule.top_fraction`` (at least one; ties at the cut-off all included) as
+    Prolific's bulk-bonus table: columns participant_id, amount."""
+    if scores.empty:
+        return pd.DataFrame(columns=["participant_id", "amount"])
+    k = max(1, int(np.ceil(rule.top_fraction * len(scores))))
+    cutoff = scores[score_column].nlargest(k).min()
+    winners = scores[scores[score_column] >= cutoff]
+    return pd.DataFrame({"participant_id": winners[id_column].to_numpy(), "amount": rule.amount})
+
+
+def rationale_detail(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Default rationale-bonus measure: mean number of distinct words per rationale, per participant.
+
+    A researcher may rank by any other column (for example hand-coded persuasiveness) instead.
+    """
+    words = pairs["rationale"].fillna("").astype(str).map(lambda text: len(set(text.lower().split())))
+    return (
+        pairs.assign(rationale_words=words)
+        .groupby("participant_id", as_index=False)["rationale_words"].mean()
+        .sort_values("rationale_words", ascending=False, ignore_index=True)
+    )
+
+
+def bulk_bonus_csv(bonus: pd.DataFrame) -> str:
+    """Prolific's bulk bonus format: one 'participant_id,amount' line per participant, no header."""
+    return "".join(f"{pid},{amount:.2f}\n" for pid, amount in zip(bonus["participant_id"], bonus["amount"], strict=True))

@@ -1,0 +1,271 @@
+"""Correlations and comparisons of dependent correlations (written from the original formulas).
+
+Notation: compare r_jk with r_jh, which share variable j (overlapping), or r_jk with r_hm
+(non-overlapping), in one sample of size n. z(r) = atanh(r) is Fisher's transform.
+
+* Hotelling (1940):  t = (r_jk - r_jh) sqrt((n - 3)(1 + r_kh) / (2 |R|)), df = n - 3,
+  |R| = 1 - r_jk^2 - r_jh^2 - r_kh^2 + 2 r_jk r_jh r_kh.
+* Williams (1959):   t = (r_jk - r_jh) sqrt((n - 1)(1 + r_kh) / (2 (n-1)/(n-3) |R| + rbar^2 (1 - r_kh)^3)),
+  rbar = (r_jk + r_jh) / 2, df = n - 3.
+* Dunn & Clark (1969): z = (z_jk - z_jh) sqrt(n - 3) / sqrt(2 - 2 c), with the Pearson-Filon
+  c = [r_kh (1 - r_jk^2 - r_jh^2) - r_jk r_jh (1 - r_jk^2 - r_jh^2 - r_kh^2) / 2] / ((1 - r_jk^2)(1 - r_jh^2)).
+* Steiger (1980) Z1*: as Dunn & Clark with r_jk and r_jh in c replaced by the pooled rbar:
+  c = [r_kh (1 - 2 rbar^2) - rbar^2 (1 - 2 rbar^2 - r_kh^2) / 2] / (1 - rbar^2)^2.
+* Meng, Rosenthal & Rubin (1992): with r2 = (r_jk^2 + r_jh^2) / 2, f = min(1, (1 - r_kh) / (2 (1 - r2))),
+  h = (1 - f r2) / (1 - r2):  Z = (z_jk - z_jh) sqrt((n - 3) / (2 (1 - r_kh) h)).
+* Zou (2007): L = r1 - r2 - sqrt((r1 - l1)^2 + (u2 - r2)^2 - 2 c (r1 - l1)(u2 - r2)),
+  U = r1 - r2 + sqrt((u1 - r1)^2 + (r2 - l2)^2 - 2 c (u1 - r1)(r2 - l2)), with (l, u) each
+  correlation's Fisher interval and c the Pearson-Filon correlation of the two estimates.
+* Non-overlapping, Steiger (1980): Z = (z_jk - z_hm) sqrt(n - 3) / sqrt(2 - 2 c), c from the
+  Pearson-Filon covariance of r_jk and r_hm with both replaced by their mean; Zou (2007) as above.
+
+Spearman correlations (documented choice): the formulas assume Pearson correlations. With
+``spearman=True`` the Fisher-z variance 1/(n - 3) becomes 1.06/(n - 3) (Fieller, Hartley &
+Pearson 1957): every z statistic is divided by sqrt(1.06), Zou's Fisher intervals are widened by
+the same factor, and the t statistics of Hotelling and Williams are divided by sqrt(1.06) as well.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+SPEARMAN_VARIANCE_FACTOR = 1.06
+OVERLAPPING_METHODS = ("hotelling", "williams", "steiger", "meng", "dunn_clark", "zou")
+NONOVERLAPPING_METHODS = ("steiger", "zou")
+
+
+@dataclass(frozen=True)
+class CorrelationResult:
+    statistic: float
+    pvalue: float
+    ci: tuple[float, float]
+    n: int
+    method: str
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    statistic: float
+    pvalue: float
+    method: str
+    df: float | None = None
+    ci: tuple[float, float] | None = None
+    spearman: bool = False
+
+
+def _fisher_ci(r: float, n: int, level: float, factor: float) -> tuple[float, float]:
+    half = stats.norm.ppf(0.5 + level / 2) * np.sqrt(factor / (n - 3))
+    return float(np.tanh(np.arctanh(r) - half)), float(np.tanh(np.arctanh(r) + half))
+
+
+def correlation(x: Sequence[float], y: Sequence[float], *, method: str = "spearman", level: float = 0.95) -> CorrelationResult:
+    """Pearson or Spearman correlation with its p-value (H0: rho = 0) and a Fisher-z interval
+    (variance 1/(n-3), or 1.06/(n-3) for Spearman)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    n = x.size
+    if n < 4:
+        raise ValueError("a correlation with a confidence interval needs at least 4 complete pairs")
+    if method == "spearman":
+        res = stats.spearmanr(x, y)
+        factor = SPEARMAN_VARIANCE_FACTOR
+    elif method == "pearson":
+        res = stats.pearsonr(x, y)
+        factor = 1.0
+    else:
+        raise ValueError("method must be 'spearman' or 'pearson'")
+    r = float(res.statistic)
+    return CorrelationResult(r, float(res.pvalue), _fisher_ci(r, n, level, factor), n, method)
+
+
+def _check_r(*rs: float) -> None:
+    for r in rs:
+        if not -1 < r < 1:
+            raise ValueError(f"correlations must lie strictly between -1 and 1, got {r}")
+
+
+def _two_sided_z(z: float) -> float:
+    return float(2 * stats.norm.sf(abs(z)))
+
+
+def _pearson_filon(r_jk: float, r_jh: float, r_kh: float) -> float:
+    return r_kh * (1 - r_jk**2 - r_jh**2) - 0.5 * r_jk * r_jh * (1 - r_jk**2 - r_jh**2 - r_kh**2)
+
+
+def compare_correlations(
+    r_jk: float, r_jh: float, r_kh: float, n: int, *, method: str, level: float = 0.95, spearman: bool = False
+) -> ComparisonResult:
+    """Test r_jk = r_jh for two correlations sharing variable j (two-sided p-value)."""
+    _check_r(r_jk, r_jh, r_kh)
+    if n < 5:
+        raise ValueError("n must be at least 5")
+    if method not in OVERLAPPING_METHODS:
+        raise ValueError(f"method must be one of {OVERLAPPING_METHODS}")
+    factor = SPEARMAN_VARIANCE_FACTOR if spearman else 1.0
+    shrink = 1 / np.sqrt(factor)
+    z_jk, z_jh = np.arctanh(r_jk), np.arctanh(r_jh)
+    det = 1 - r_jk**2 - r_jh**2 - r_kh**2 + 2 * r_jk * r_jh * r_kh
+    if method == "hotelling":
+        t = (r_jk - r_jh) * np.sqrt((n - 3) * (1 + r_kh) / (2 * det)) * shrink
+        return ComparisonResult(float(t), float(2 * stats.t.sf(abs(t), n - 3)), method, df=n - 3, spearman=spearman)
+    if method == "williams":
+        rbar = (r_jk + r_jh) / 2
+        t = (r_jk - r_jh) * np.sqrt((n - 1) * (1 + r_kh) / (2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r_kh) ** 3))
+        t *= shrink
+        return ComparisonResult(float(t), float(2 * stats.t.sf(abs(t), n - 3)), method, df=n - 3, spearman=spearman)
+    if method == "dunn_clark":
+        c = _pearson_filon(r_jk, r_jh, r_kh) / ((1 - r_jk**2) * (1 - r_jh**2))
+        z = (z_jk - z_jh) * np.sqrt(n - 3) / np.sqrt(2 - 2 * c) * shrink
+        return ComparisonResult(float(z), _two_sided_z(z), method, spearman=spearman)
+    if method == "steiger":
+        rbar = (r_jk + r_jh) / 2
+        c = _pearson_filon(rbar, rbar, r_kh) / (1 - rbar**2) ** 2
+        z = (z_jk - z_jh) * np.sqrt(n - 3) / np.sqrt(2 - 2 * c) * shrink
+        return ComparisonResult(float(z), _two_sided_z(z), method, spearman=spearman)
+    if method == "meng":
+        r2 = (r_jk**2 + r_jh**2) / 2
+        f = min(1.0, (1 - r_kh) / (2 * (1 - r2)))
+        h = (1 - f * r2) / (1 - r2)
+        z = (z_jk - z_jh) * np.sqrt((n - 3) / (2 * (1 - r_kh) * h)) * shrink
+        return ComparisonResult(float(z), _two_sided_z(z), method, spearman=spearman)
+    # zou
+    c = _pearson_filon(r_jk, r_jh, r_kh) / ((1 - r_jk**2) * (1 - r_jh**2))
+    ci = _zou_interval(r_jk, r_jh, c, n, level, factor)
+    z = (z_jk - z_jh) * np.sqrt(n - 3) / np.sqrt(2 - 2 * c) * shrink
+    return ComparisonResult(float(z), _two_sided_z(z), method, ci=ci, spearman=spearman)
+
+
+def _zou_interval(r1: float, r2: float, c: float, n: int, level: float, factor: float) -> tuple[float, float]:
+    l1, u1 = _fisher_ci(r1, n, level, factor)
+    l2, u2 = _fisher_ci(r2, n, level, factor)
+    lower = r1 - r2 - np.sqrt((r1 - l1) ** 2 + (u2 - r2) ** 2 - 2 * c * (r1 - l1) * (u2 - r2))
+    upper = r1 - r2 + np.sqrt((u1 - r1) ** 2 + (r2 - l2) ** 2 - 2 * c * (u1 - r1) * (r2 - l2))
+    return float(lower), float(upper)
+
+
+def _pearson_filon_nonoverlapping(r_jk, r_hm, r_jh, r_jm, r_kh, r_km) -> float:
+    """Covariance term of r_jk and r_hm (Pearson & Filon 1898), times n."""
+    return 0.5 * (
+        (r_jh - r_jk * r_kh) * (r_km - r_kh * r_hm)
+        + (r_jm - r_jh * r_hm) * (r_kh - r_jk * r_jh)
+        + (r_jh - r_jm * r_hm) * (r_km - r_jk * r_jm)
+        + (r_jm - r_jk * r_km) * (r_kh - r_km * r_hm)
+    )
+
+
+def compare_nonoverlapping_correlations(
+    r_jk: float, r_hm: float, r_jh: float, r_jm: float, r_kh: float, r_km: float, n: int,
+    *, method: str, level: float = 0.95, spearman: bool = False,
+) -> ComparisonResult:
+    """Test r_jk = r_hm for two correlations with no variable in common (two-sided p-value)."""
+    _check_r(r_jk, r_hm, r_jh, r_jm, r_kh, r_km)
+    if method not in NONOVERLAPPING_METHODS:
+        raise ValueError(f"method must be one of {NONOVERLAPPING_METHODS}")
+    factor = SPEARMAN_VARIANCE_FACTOR if spearman else 1.0
+    shrink = 1 / np.sqrt(factor)
+    dz = np.arctanh(r_jk) - np.arctanh(r_hm)
+    if method == "steiger":
+        rbar = (r_jk + r_hm) / 2
+        c = _pearson_filon_nonoverlapping(rbar, rbar, r_jh, r_jm, r_kh, r_km) / (1 - rbar**2) ** 2
+        z = dz * np.sqrt(n - 3) / np.sqrt(2 - 2 * c) * shrink
+        return ComparisonResult(float(z), _two_sided_z(z), method, spearman=spearman)
+    c = _pearson_filon_nonoverlapping(r_jk, r_hm, r_jh, r_jm, r_kh, r_km) / ((1 - r_jk**2) * (1 - r_hm**2))
+    z = dz * np.sqrt(n - 3) / np.sqrt(2 - 2 * c) * shrink
+    return ComparisonResult(float(z), _two_sided_z(z), method, ci=_zou_interval(r_jk, r_hm, c, n, level, factor), spearman=spearman)
+
+
+def bonferroni(pvalues: Sequence[float]) -> np.ndarray:
+    """Bonferroni-adjusted p-values: min(1, m p)."""
+    p = np.asarray(pvalues, dtype=float)
+    return np.minimum(1.0, p * p.size)
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values (monotone, capped at 1)."""
+    p = np.asarray(pvalues, dtype=float)
+    m = p.size
+    order = np.argsort(p)
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(1.0, adjusted)
+    return out
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    estimate: float
+    ci: tuple[float, float]
+    n_resamples: int
+    seed: int
+    distribution: np.ndarray
+
+
+def bootstrap_correlation_difference(
+    groups: Sequence, x1: Sequence[float], x2: Sequence[float], y: Sequence[float],
+    *, n_resamples: int = 10_000, seed: int = 0, level: float = 0.95, method: str = "spearman",
+    chunk: int = 500, progress=None,
+) -> BootstrapResult:
+    """Percentile bootstrap CI of r(x1, y) - r(x2, y) resampling *participants* (``groups``), not
+    rows, because each participant rates many pairs. Vectorised: each resample is a vector of
+    per-participant counts turned into row weights, computed in chunks of ``chunk`` resamples.
+    With Spearman, ranks are recomputed within each resample (rows repeated by their weights).
+    """
+    x1, x2, y = (np.asarray(v, dtype=float) for v in (x1, x2, y))
+    keep = ~(np.isnan(x1) | np.isnan(x2) | np.isnan(y))
+    x1, x2, y = x1[keep], x2[keep], y[keep]
+    codes = np.unique(np.asarray(groups)[keep], return_inverse=True)[1]
+    n_groups = codes.max() + 1
+    rng = np.random.default_rng(seed)
+
+    def corr(weights, a, b):
+        return _weighted_corr(weights, a, b, method)
+
+    ones = np.ones((1, codes.size))
+    estimate = float(corr(ones, x1, y)[0] - corr(ones, x2, y)[0])
+    draws = []
+    done = 0
+    while done < n_resamples:
+        size = min(chunk, n_resamples - done)
+        picks = rng.integers(0, n_groups, size=(size, n_groups))
+        counts = np.zeros((size, n_groups))
+        np.add.at(counts, (np.repeat(np.arange(size), n_groups), picks.ravel()), 1)
+        weights = counts[:, codes]
+        draws.append(corr(weights, x1, y) - corr(weights, x2, y))
+        done += size
+        if progress:
+            progress(done)
+    dist = np.concatenate(draws)
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(dist, [alpha, 1 - alpha])
+    return BootstrapResult(estimate, (float(lo), float(hi)), n_resamples, seed, dist)
+
+
+def _weighted_corr(weights: np.ndarray, a: np.ndarray, b: np.ndarray, method: str) -> np.ndarray:
+    """Correlation of a and b in each resample, rows weighted by how often they were drawn."""
+    if method == "spearman":
+        a, b = _weighted_ranks(weights, a), _weighted_ranks(weights, b)
+    else:
+        a = np.broadcast_to(a, weights.shape)
+        b = np.broadcast_to(b, weights.shape)
+    total = weights.sum(axis=1, keepdims=True)
+    ma = (weights * a).sum(axis=1, keepdims=True) / total
+    mb = (weights * b).sum(axis=1, keepdims=True) / total
+    da, db = a - ma, b - mb
+    cov = (weights * da * db).sum(axis=1)
+    return cov / np.sqrt((weights * da * da).sum(axis=1) * (weights * db * db).sum(axis=1))
+
+
+def _weighted_ranks(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Mid-ranks of ``values`` in each resample where row i appears weights[r, i] times.
+
+    For distinct values v (sorted), rank(v) = (count of rows < v) + (count of rows == v + 1) / 2.
+    """
+    levels, inverse = np.unique(values, return_inverse=True)
+    per_level = np.zeros((weights.shape[0], levels.size))
+    np.add.at(per_level.T, inverse, weights.T)
+    below = np.cumsum(per_level, axis=1) - per_level
+    mid = below + (per_level + 1) / 2
+    return mid[:, inverse]
