@@ -1,0 +1,207 @@
+"""The study's statistics from the tidy export (effort-aware fairness paper, Appendix F Tables 2-5)
+and the human-calibrated effort weight.
+
+Steps: drop participants excluded by the attention checks (reported); per condition compute
+Table 2 (Spearman correlations with stars and Bonferroni-adjusted p-values), Table 3 (Hotelling t
+and Steiger Z1* comparing r_traj with r_aggr against the overall input distance d and the output
+distance D), Table 4 (participant-bootstrap 95% CIs of r_traj - r_aggr), Table 5 (Eq. 5-6 per
+condition and Eq. 7-8 across conditions, plain and participant-clustered SEs), the shares of
+rationale factors, and the Calibration alpha = a2 / (a1 + a2) from Eq. 5 per condition (the paper:
+0.6114 / (0.6114 + 0.3182) = 0.6577), with a participant-bootstrap CI.
+
+Sign convention: Table 4 reports r_traj - r_aggr (positive when trajectory correlates more). The
+paper's Table 4 prints negative intervals under that label, i.e. r_aggr - r_traj; only the sign differs.
+Correlation comparisons use n = number of rated pairs, as the paper does, with the Spearman
+adjustment of :mod:`analysis.correlations`.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from analysis.correlations import (
+    bonferroni,
+    bootstrap_correlation_difference,
+    compare_correlations,
+    correlation,
+)
+from analysis.regression import distance_regression, moderation_regression
+
+CORRELATIONS = {
+    "r_aggr_input": ("d_aggr", "d_overall", "Aggregate vs. Overall Input"),
+    "r_traj_input": ("d_traj", "d_overall", "Trajectory vs. Overall Input"),
+    "r_aggr_traj": ("d_aggr", "d_traj", "Aggregate vs. Trajectory"),
+    "r_aggr_output": ("d_aggr", "output_distance", "Aggregate vs. Output"),
+    "r_traj_output": ("d_traj", "output_distance", "Trajectory vs. Output"),
+}
+OUTCOMES = {"input": "d_overall", "output": "output_distance"}
+
+
+def stars(p: float, levels=(0.001, 0.01, 0.05)) -> str:
+    """'***', '**', '*' or '' by the paper's Table 2 thresholds (Table 5 uses 0.01, 0.05, 0.1)."""
+    return "*" * sum(p < level for level in levels)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The human-calibrated effort weight of one condition: alpha = a2 / (a1 + a2)."""
+
+    condition: str
+    alpha: float
+    ci: tuple[float, float]
+    a1: float
+    a2: float
+    n_participants: int
+    n_resamples: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    exclusions: dict
+    table2: pd.DataFrame
+    table3: pd.DataFrame
+    table4: pd.DataFrame
+    table5: pd.DataFrame
+    factor_shares: pd.DataFrame
+    calibrations: list[Calibration]
+    regressions: dict = field(repr=False)
+    seed: int = 0
+
+
+def alpha_from(a1: float, a2: float) -> float:
+    return a2 / (a1 + a2)
+
+
+def bootstrap_alpha(frame: pd.DataFrame, *, n_resamples: int, seed: int, level: float = 0.95, chunk: int = 1000,
+                    progress: Callable[[int], None] | None = None) -> tuple[tuple[float, float], np.ndarray]:
+    """Percentile CI of alpha = a2 / (a1 + a2) from Eq. 5, resampling participants.
+
+    Vectorised: each resample's weighted least squares solves its 3 x 3 normal equations in one batch.
+    """
+    codes = pd.factorize(frame["participant_id"])[0]
+    n_groups = codes.max() + 1
+    x = np.column_stack([np.ones(len(frame)), frame["d_aggr"].to_numpy(float), frame["d_traj"].to_numpy(float)])
+    y = frame["d_overall"].to_numpy(float)
+    rng = np.random.default_rng(seed)
+    alphas, done = [], 0
+    while done < n_resamples:
+        size = min(chunk, n_resamples - done)
+        picks = rng.integers(0, n_groups, size=(size, n_groups))
+        counts = np.zeros((size, n_groups))
+        np.add.at(counts, (np.repeat(np.arange(size), n_groups), picks.ravel()), 1)
+        w = counts[:, codes]
+        xtwx = np.einsum("bn,ni,nj->bij", w, x, x)
+        xtwy = np.einsum("bn,ni,n->bi", w, x, y)
+        beta = np.linalg.solve(xtwx, xtwy[..., None])[..., 0]
+        alphas.append(beta[:, 2] / (beta[:, 1] + beta[:, 2]))
+        done += size
+        if progress:
+            progress(done)
+    dist = np.concatenate(alphas)
+    tail = (1 - level) / 2
+    lo, hi = np.quantile(dist, [tail, 1 - tail])
+    return (float(lo), float(hi)), dist
+
+
+def run_pipeline(
+    pairs: pd.DataFrame,
+    participants: pd.DataFrame | None = None,
+    *,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    moderator_level: str | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> PipelineResult:
+    """Everything the paper reports, per condition, from the pairs export (and the participants
+    table for the exclusion report). ``moderator_level`` is the condition coded C = 1 in Eq. 7-8
+    (default: the undesirable-feature condition, the paper's CLUE)."""
+    excluded_ids = set(pairs.loc[pairs["excluded"] == 1, "participant_id"])
+    total_ids = set(pairs["participant_id"])
+    exclusions = {
+        "participants_with_answers": len(total_ids),
+        "excluded": len(excluded_ids),
+        "included": len(total_ids - excluded_ids),
+    }
+    if participants is not None:
+        exclusions["completed"] = int((participants["status"] == "completed").sum())
+    data = pairs[(pairs["excluded"] != 1)].dropna(subset=["d_traj", "d_aggr", "d_overall", "output_distance"])
+    conditions = list(dict.fromkeys(data["condition"]))
+    if moderator_level is None and "desirable" in data:
+        undesirable = data.loc[data["desirable"] == 0, "condition"]
+        moderator_level = undesirable.iloc[0] if len(undesirable) else conditions[0]
+
+    t2, t3, t4, t5, shares, calibrations, fits = [], [], [], [], [], [], {}
+    for ci_index, cond in enumerate(conditions):
+        frame = data[data["condition"] == cond]
+        n = len(frame)
+        corr = {key: correlation(frame[a], frame[b], method="spearman") for key, (a, b, _) in CORRELATIONS.items()}
+        adjusted = bonferroni([c.pvalue for c in corr.values()])
+        for (key, (_, _, label)), p_adj in zip(CORRELATIONS.items(), adjusted, strict=True):
+            c = corr[key]
+            t2.append({"condition": cond, "coefficient": key, "label": label, "r": c.statistic, "pvalue": c.pvalue,
+                       "pvalue_bonferroni": p_adj, "stars": stars(c.pvalue), "ci_low": c.ci[0], "ci_high": c.ci[1], "n": n})
+        tests = []
+        for space, outcome in OUTCOMES.items():
+            r_traj = corr[f"r_traj_{space}"].statistic
+            r_aggr = corr[f"r_aggr_{space}"].statistic
+            r_kh = corr["r_aggr_traj"].statistic
+            for method, name in (("hotelling", "Hotelling's t-test"), ("steiger", "Steiger's Z-test")):
+                res = compare_correlations(r_traj, r_aggr, r_kh, n, method=method, spearman=True)
+                tests.append({"condition": cond, "test": name, "comparison": f"r_traj,{space} vs. r_aggr,{space}",
+                              "statistic": res.statistic, "pvalue": res.pvalue})
+            boot = bootstrap_correlation_difference(
+                frame["participant_id"], frame["d_traj"], frame["d_aggr"], frame[outcome],
+                n_resamples=n_resamples, seed=seed + 10 * ci_index + (space == "output"),
+                progress=(lambda done, c=cond, s=space: progress(f"bootstrap r {c}/{s}", done, n_resamples)) if progress else None,
+            )
+            t4.append({"condition": cond, "difference": f"r_traj,{space} - r_aggr,{space}", "estimate": boot.estimate,
+                       "ci_low": boot.ci[0], "ci_high": boot.ci[1], "n_resamples": n_resamples, "seed": boot.seed})
+        adjusted = bonferroni([t["pvalue"] for t in tests])
+        for test, p_adj in zip(tests, adjusted, strict=True):
+            t3.append({**test, "pvalue_bonferroni": p_adj, "stars": stars(test["pvalue"])})
+        for space, outcome in OUTCOMES.items():
+            for cluster in (None, "participant_id"):
+                fit = distance_regression(frame, outcome, cluster=cluster)
+                fits[(cond, space, "clustered" if cluster else "ols")] = fit
+                t5.append(_table5_rows(fit, cond, space, "clustered" if cluster else "ols"))
+        shares.append({"condition": cond, "pairs": n, "trajectory": frame["factor_trajectory"].mean(),
+                       "aggregate": frame["factor_aggregate"].mean(), "other": frame["factor_other"].mean()})
+        ols = fits[(cond, "input", "ols")]
+        a1, a2 = float(ols.params["d_aggr"]), float(ols.params["d_traj"])
+        ci, _ = bootstrap_alpha(
+            frame, n_resamples=n_resamples, seed=seed + 100 + ci_index,
+            progress=(lambda done, c=cond: progress(f"bootstrap alpha {c}", done, n_resamples)) if progress else None,
+        )
+        calibrations.append(Calibration(cond, alpha_from(a1, a2), ci, a1, a2, frame["participant_id"].nunique(), n_resamples, seed))
+    if len(conditions) > 1:
+        for space, outcome in OUTCOMES.items():
+            for cluster in (None, "participant_id"):
+                fit = moderation_regression(data, outcome, moderator_level=moderator_level, cluster=cluster)
+                fits[("moderation", space, "clustered" if cluster else "ols")] = fit
+                t5.append(_table5_rows(fit, f"moderation (C = {moderator_level})", space, "clustered" if cluster else "ols"))
+    return PipelineResult(
+        exclusions=exclusions,
+        table2=pd.DataFrame(t2),
+        table3=pd.DataFrame(t3),
+        table4=pd.DataFrame(t4),
+        table5=pd.concat(t5, ignore_index=True) if t5 else pd.DataFrame(),
+        factor_shares=pd.DataFrame(shares),
+        calibrations=calibrations,
+        regressions=fits,
+        seed=seed,
+    )
+
+
+def _table5_rows(fit, model: str, space: str, se: str) -> pd.DataFrame:
+    rows = pd.DataFrame({
+        "model": model, "outcome": "d" if space == "input" else "D", "se": se, "term": fit.params.index,
+        "coef": fit.params.to_numpy(), "std_err": fit.bse.to_numpy(), "pvalue": fit.pvalues.to_numpy(),
+        "stars": [stars(p, (0.01, 0.05, 0.1)) for p in fit.pvalues],
+        "ci_low": fit.conf_int.iloc[:, 0].to_numpy(), "ci_high": fit.conf_int.iloc[:, 1].to_numpy(),
+    })
+    return rows.assign(r_squared=fit.rsquared, r_squared_adj=fit.rsquared_adj, f_statistic=fit.fvalue, n=fit.n,
+                       wald_joint_chi2=fit.wald_joint.chi2, wald_joint_p=fit.wald_joint.pvalue_chi2,
+                       wald_equal_chi2=fit.wald_equal.chi2, wald_equal_p=fit.wald_equal.pvalue_chi2)
