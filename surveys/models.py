@@ -226,3 +226,48 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return self.question
+
+
+class AnalysisRun(models.Model):
+    """One run of the study pipeline (``analyze_study``): where its report is and what it found."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="analysis_runs")
+    seed = models.BigIntegerField()
+    n_resamples = models.PositiveIntegerField()
+    out_dir = models.CharField(max_length=500)
+    results = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class Calibration(models.Model):
+    """A human-calibrated effort weight alpha for one condition, versioned per study, kind and condition."""
+
+    class Kind(models.TextChoices):
+        LIKERT = "likert", "Likert regression (Eq. 5)"
+        DISAGREEMENT = "disagreement", "Yes/no disagreement feedback"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="calibrations")
+    analysis_run = models.ForeignKey(AnalysisRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="calibrations")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    condition = models.CharField(max_length=40)
+    version = models.PositiveIntegerField()
+    alpha = models.FloatField(help_text="Weight of trajectory (effort) distance; 1 - alpha weights the aggregate.")
+    ci_low = models.FloatField()
+    ci_high = models.FloatField()
+    a1 = models.FloatField(null=True, blank=True, help_text="Coefficient of aggregate distance d_S")
+    a2 = models.FloatField(null=True, blank=True, help_text="Coefficient of trajectory distance d_E")
+    n_participants = models.PositiveIntegerField()
+    seed = models.BigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["study", "kind", "condition", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "kind", "condition", "version"], name="calibration_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} {self.kind}/{self.condition} v{self.version}: alpha={self.alpha:.4f}"

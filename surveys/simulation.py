@@ -29,14 +29,14 @@ from surveys.demo_study import trend_slope
 
 @dataclass(frozen=True)
 class GenerativeModel:
-    a0: float = 0.35
+    a0: float = 0.2
     a1: float = 0.32
     a2: float = 0.61
     b0: float = 0.0
     b1: float = 0.01
     b2: float = 0.05
     rating_noise: float = 0.12
-    overall_noise: float = 0.6
+    overall_noise: float = 0.5
     output_noise: float = 0.03
     trend_scale: float = 1.5
     projection: float = 12.0

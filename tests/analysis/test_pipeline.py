@@ -6,7 +6,6 @@ import pytest
 
 from analysis.pipeline import alpha_from, run_pipeline, stars
 from surveys.export import export_tables
-from surveys.models import Participant, Study
 from surveys.services import study_load
 from surveys.simulate import simulate_participants
 from surveys.simulation import GenerativeModel
@@ -23,14 +22,11 @@ def test_stars():
     assert [stars(p) for p in (0.0001, 0.005, 0.03, 0.2)] == ["***", "**", "*", ""]
 
 
-@pytest.fixture(scope="module")
-def study_export(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        study_load(spec=json.loads(DEMO_FILE.read_text()))
-        simulate_participants("effort-demo", n=150, seed=1, model=GenerativeModel(a1=0.32, a2=0.61))
-        yield export_tables("effort-demo")
-        Participant.objects.all().delete()
-        Study.objects.all().delete()
+@pytest.fixture
+def study_export(db):
+    study_load(spec=json.loads(DEMO_FILE.read_text()))
+    simulate_participants("effort-demo", n=150, seed=1, model=GenerativeModel(a1=0.32, a2=0.61))
+    return export_tables("effort-demo")
 
 
 def test_pipeline_intervals_contain_the_generating_weights(study_export):

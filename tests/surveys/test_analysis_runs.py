@@ -1,0 +1,23 @@
+import pytest
+
+from surveys.analysis_runs import analysis_run_create
+from surveys.models import Calibration
+from surveys.simulate import simulate_participants
+
+pytestmark = pytest.mark.django_db
+
+
+def test_analysis_run_writes_report_and_versions_calibrations(demo_study, tmp_path):
+    simulate_participants("effort-demo", n=20, seed=3)
+    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=2, n_resamples=200)
+    assert {p.name for p in (tmp_path / "a").iterdir()} >= {"report.html", "plotly.min.js", "results.json", "table2.csv", "table5.csv"}
+    assert "cdn" not in (tmp_path / "a" / "report.html").read_text().lower()
+    assert sorted(run.calibrations.values_list("condition", flat=True)) == ["arrests", "income"]
+    analysis_run_create(slug="effort-demo", out_dir=tmp_path / "b", seed=3, n_resamples=200)
+    assert sorted(Calibration.objects.filter(condition="arrests").values_list("version", flat=True)) == [1, 2]
+    assert run.results["calibrations"][0]["alpha"] == pytest.approx(run.calibrations.get(condition=run.results["calibrations"][0]["condition"]).alpha)
+
+
+def test_too_few_participants_is_a_clear_error(demo_study, tmp_path):
+    with pytest.raises(ValueError, match="too few participants"):
+        analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=1, n_resamples=10)
