@@ -63,11 +63,17 @@ def bts_scores(answers: Sequence[int], predictions, alpha: float = 1.0) -> pd.Da
     chosen = xbar > 0
     log_ratio = np.where(chosen, np.log(np.where(chosen, xbar, 1.0)) - log_ybar, 0.0)
     information = x @ log_ratio
-    prediction = (np.where(chosen, xbar, 0.0) * np.where(chosen, np.log(y) - np.log(np.where(chosen, xbar, 1.0)), 0.0)).sum(axis=1)
-    return pd.DataFrame({"information": information, "prediction": prediction, "total": information + alpha * prediction})
+    prediction = (
+        np.where(chosen, xbar, 0.0) * np.where(chosen, np.log(y) - np.log(np.where(chosen, xbar, 1.0)), 0.0)
+    ).sum(axis=1)
+    return pd.DataFrame(
+        {"information": information, "prediction": prediction, "total": information + alpha * prediction}
+    )
 
 
-def binarise(likert: Sequence[int], percent_similar: Sequence[float], similar_max: int) -> tuple[np.ndarray, np.ndarray]:
+def binarise(
+    likert: Sequence[int], percent_similar: Sequence[float], similar_max: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Map Likert answers to options 0 = similar (<= similar_max) / 1 = different and predictions
     'p% similar' to (p/100, 1 - p/100)."""
     answers = (np.asarray(likert) > similar_max).astype(int)
@@ -116,7 +122,11 @@ class BonusRule:
 
 
 def participant_bts(
-    pairs: pd.DataFrame, *, similar_max: int, alpha: float = 1.0, question: Sequence[str] = ("condition", "set", "comparison")
+    pairs: pd.DataFrame,
+    *,
+    similar_max: int,
+    alpha: float = 1.0,
+    question: Sequence[str] = ("condition", "set", "comparison"),
 ) -> pd.DataFrame:
     """Binarised BTS per question (each pair's overall-distance question, within a condition),
     averaged per participant: columns participant_id, n_questions, information, prediction, total.
@@ -137,13 +147,17 @@ def participant_bts(
         return pd.DataFrame(columns=["participant_id", "n_questions", "information", "prediction", "total"])
     per_question = pd.concat(scored, ignore_index=True)
     out = per_question.groupby("participant_id").agg(
-        n_questions=("total", "size"), information=("information", "mean"),
-        prediction=("prediction", "mean"), total=("total", "mean"),
+        n_questions=("total", "size"),
+        information=("information", "mean"),
+        prediction=("prediction", "mean"),
+        total=("total", "mean"),
     )
     return out.reset_index().sort_values("total", ascending=False, ignore_index=True)
 
 
-def top_bonus(scores: pd.DataFrame, *, score_column: str, rule: BonusRule, id_column: str = "participant_id") -> pd.DataFrame:
+def top_bonus(
+    scores: pd.DataFrame, *, score_column: str, rule: BonusRule, id_column: str = "participant_id"
+) -> pd.DataFrame:
     """The top ``rule.top_fraction`` (at least one; ties at the cut-off all included) as
     Prolific's bulk-bonus table: columns participant_id, amount."""
     if scores.empty:
@@ -162,11 +176,14 @@ def rationale_detail(pairs: pd.DataFrame) -> pd.DataFrame:
     words = pairs["rationale"].fillna("").astype(str).map(lambda text: len(set(text.lower().split())))
     return (
         pairs.assign(rationale_words=words)
-        .groupby("participant_id", as_index=False)["rationale_words"].mean()
+        .groupby("participant_id", as_index=False)["rationale_words"]
+        .mean()
         .sort_values("rationale_words", ascending=False, ignore_index=True)
     )
 
 
 def bulk_bonus_csv(bonus: pd.DataFrame) -> str:
     """Prolific's bulk bonus format: one 'participant_id,amount' line per participant, no header."""
-    return "".join(f"{pid},{amount:.2f}\n" for pid, amount in zip(bonus["participant_id"], bonus["amount"], strict=True))
+    return "".join(
+        f"{pid},{amount:.2f}\n" for pid, amount in zip(bonus["participant_id"], bonus["amount"], strict=True)
+    )

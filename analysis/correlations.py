@@ -60,7 +60,9 @@ def _fisher_ci(r: float, n: int, level: float, factor: float) -> tuple[float, fl
     return float(np.tanh(np.arctanh(r) - half)), float(np.tanh(np.arctanh(r) + half))
 
 
-def correlation(x: Sequence[float], y: Sequence[float], *, method: str = "spearman", level: float = 0.95) -> CorrelationResult:
+def correlation(
+    x: Sequence[float], y: Sequence[float], *, method: str = "spearman", level: float = 0.95
+) -> CorrelationResult:
     """Pearson or Spearman correlation with its p-value (H0: rho = 0) and a Fisher-z interval
     (variance 1/(n-3), or 1.06/(n-3) for Spearman)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
@@ -157,8 +159,17 @@ def _pearson_filon_nonoverlapping(r_jk, r_hm, r_jh, r_jm, r_kh, r_km) -> float:
 
 
 def compare_nonoverlapping_correlations(
-    r_jk: float, r_hm: float, r_jh: float, r_jm: float, r_kh: float, r_km: float, n: int,
-    *, method: str, level: float = 0.95, spearman: bool = False,
+    r_jk: float,
+    r_hm: float,
+    r_jh: float,
+    r_jm: float,
+    r_kh: float,
+    r_km: float,
+    n: int,
+    *,
+    method: str,
+    level: float = 0.95,
+    spearman: bool = False,
 ) -> ComparisonResult:
     """Test r_jk = r_hm for two correlations with no variable in common (two-sided p-value)."""
     _check_r(r_jk, r_hm, r_jh, r_jm, r_kh, r_km)
@@ -174,7 +185,9 @@ def compare_nonoverlapping_correlations(
         return ComparisonResult(float(z), _two_sided_z(z), method, spearman=spearman)
     c = _pearson_filon_nonoverlapping(r_jk, r_hm, r_jh, r_jm, r_kh, r_km) / ((1 - r_jk**2) * (1 - r_hm**2))
     z = dz * np.sqrt(n - 3) / np.sqrt(2 - 2 * c) * shrink
-    return ComparisonResult(float(z), _two_sided_z(z), method, ci=_zou_interval(r_jk, r_hm, c, n, level, factor), spearman=spearman)
+    return ComparisonResult(
+        float(z), _two_sided_z(z), method, ci=_zou_interval(r_jk, r_hm, c, n, level, factor), spearman=spearman
+    )
 
 
 def bonferroni(pvalues: Sequence[float]) -> np.ndarray:
@@ -204,9 +217,17 @@ class BootstrapResult:
 
 
 def bootstrap_correlation_difference(
-    groups: Sequence, x1: Sequence[float], x2: Sequence[float], y: Sequence[float],
-    *, n_resamples: int = 10_000, seed: int = 0, level: float = 0.95, method: str = "spearman",
-    chunk: int = 500, progress=None,
+    groups: Sequence,
+    x1: Sequence[float],
+    x2: Sequence[float],
+    y: Sequence[float],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    level: float = 0.95,
+    method: str = "spearman",
+    chunk: int = 500,
+    progress=None,
 ) -> BootstrapResult:
     """Percentile bootstrap CI of r(x1, y) - r(x2, y) resampling *participants* (``groups``), not
     rows, because each participant rates many pairs. Vectorised: each resample is a vector of

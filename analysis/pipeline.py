@@ -75,8 +75,15 @@ def alpha_from(a1: float, a2: float) -> float:
     return a2 / (a1 + a2)
 
 
-def bootstrap_alpha(frame: pd.DataFrame, *, n_resamples: int, seed: int, level: float = 0.95, chunk: int = 1000,
-                    progress: Callable[[int], None] | None = None) -> tuple[tuple[float, float], np.ndarray]:
+def bootstrap_alpha(
+    frame: pd.DataFrame,
+    *,
+    n_resamples: int,
+    seed: int,
+    level: float = 0.95,
+    chunk: int = 1000,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[tuple[float, float], np.ndarray]:
     """Percentile CI of alpha = a2 / (a1 + a2) from Eq. 5, resampling participants.
 
     Vectorised: each resample's weighted least squares solves its 3 x 3 normal equations in one batch.
@@ -141,8 +148,20 @@ def run_pipeline(
         adjusted = bonferroni([c.pvalue for c in corr.values()])
         for (key, (_, _, label)), p_adj in zip(CORRELATIONS.items(), adjusted, strict=True):
             c = corr[key]
-            t2.append({"condition": cond, "coefficient": key, "label": label, "r": c.statistic, "pvalue": c.pvalue,
-                       "pvalue_bonferroni": p_adj, "stars": stars(c.pvalue), "ci_low": c.ci[0], "ci_high": c.ci[1], "n": n})
+            t2.append(
+                {
+                    "condition": cond,
+                    "coefficient": key,
+                    "label": label,
+                    "r": c.statistic,
+                    "pvalue": c.pvalue,
+                    "pvalue_bonferroni": p_adj,
+                    "stars": stars(c.pvalue),
+                    "ci_low": c.ci[0],
+                    "ci_high": c.ci[1],
+                    "n": n,
+                }
+            )
         tests = []
         for space, outcome in OUTCOMES.items():
             r_traj = corr[f"r_traj_{space}"].statistic
@@ -150,15 +169,37 @@ def run_pipeline(
             r_kh = corr["r_aggr_traj"].statistic
             for method, name in (("hotelling", "Hotelling's t-test"), ("steiger", "Steiger's Z-test")):
                 res = compare_correlations(r_traj, r_aggr, r_kh, n, method=method, spearman=True)
-                tests.append({"condition": cond, "test": name, "comparison": f"r_traj,{space} vs. r_aggr,{space}",
-                              "statistic": res.statistic, "pvalue": res.pvalue})
+                tests.append(
+                    {
+                        "condition": cond,
+                        "test": name,
+                        "comparison": f"r_traj,{space} vs. r_aggr,{space}",
+                        "statistic": res.statistic,
+                        "pvalue": res.pvalue,
+                    }
+                )
             boot = bootstrap_correlation_difference(
-                frame["participant_id"], frame["d_traj"], frame["d_aggr"], frame[outcome],
-                n_resamples=n_resamples, seed=seed + 10 * ci_index + (space == "output"),
-                progress=(lambda done, c=cond, s=space: progress(f"bootstrap r {c}/{s}", done, n_resamples)) if progress else None,
+                frame["participant_id"],
+                frame["d_traj"],
+                frame["d_aggr"],
+                frame[outcome],
+                n_resamples=n_resamples,
+                seed=seed + 10 * ci_index + (space == "output"),
+                progress=(lambda done, c=cond, s=space: progress(f"bootstrap r {c}/{s}", done, n_resamples))
+                if progress
+                else None,
             )
-            t4.append({"condition": cond, "difference": f"r_traj,{space} - r_aggr,{space}", "estimate": boot.estimate,
-                       "ci_low": boot.ci[0], "ci_high": boot.ci[1], "n_resamples": n_resamples, "seed": boot.seed})
+            t4.append(
+                {
+                    "condition": cond,
+                    "difference": f"r_traj,{space} - r_aggr,{space}",
+                    "estimate": boot.estimate,
+                    "ci_low": boot.ci[0],
+                    "ci_high": boot.ci[1],
+                    "n_resamples": n_resamples,
+                    "seed": boot.seed,
+                }
+            )
         adjusted = bonferroni([t["pvalue"] for t in tests])
         for test, p_adj in zip(tests, adjusted, strict=True):
             t3.append({**test, "pvalue_bonferroni": p_adj, "stars": stars(test["pvalue"])})
@@ -167,21 +208,34 @@ def run_pipeline(
                 fit = distance_regression(frame, outcome, cluster=cluster)
                 fits[(cond, space, "clustered" if cluster else "ols")] = fit
                 t5.append(_table5_rows(fit, cond, space, "clustered" if cluster else "ols"))
-        shares.append({"condition": cond, "pairs": n, "trajectory": frame["factor_trajectory"].mean(),
-                       "aggregate": frame["factor_aggregate"].mean(), "other": frame["factor_other"].mean()})
+        shares.append(
+            {
+                "condition": cond,
+                "pairs": n,
+                "trajectory": frame["factor_trajectory"].mean(),
+                "aggregate": frame["factor_aggregate"].mean(),
+                "other": frame["factor_other"].mean(),
+            }
+        )
         ols = fits[(cond, "input", "ols")]
         a1, a2 = float(ols.params["d_aggr"]), float(ols.params["d_traj"])
         ci, _ = bootstrap_alpha(
-            frame, n_resamples=n_resamples, seed=seed + 100 + ci_index,
+            frame,
+            n_resamples=n_resamples,
+            seed=seed + 100 + ci_index,
             progress=(lambda done, c=cond: progress(f"bootstrap alpha {c}", done, n_resamples)) if progress else None,
         )
-        calibrations.append(Calibration(cond, alpha_from(a1, a2), ci, a1, a2, frame["participant_id"].nunique(), n_resamples, seed))
+        calibrations.append(
+            Calibration(cond, alpha_from(a1, a2), ci, a1, a2, frame["participant_id"].nunique(), n_resamples, seed)
+        )
     if len(conditions) > 1:
         for space, outcome in OUTCOMES.items():
             for cluster in (None, "participant_id"):
                 fit = moderation_regression(data, outcome, moderator_level=moderator_level, cluster=cluster)
                 fits[("moderation", space, "clustered" if cluster else "ols")] = fit
-                t5.append(_table5_rows(fit, f"moderation (C = {moderator_level})", space, "clustered" if cluster else "ols"))
+                t5.append(
+                    _table5_rows(fit, f"moderation (C = {moderator_level})", space, "clustered" if cluster else "ols")
+                )
     return PipelineResult(
         exclusions=exclusions,
         table2=pd.DataFrame(t2),
@@ -196,12 +250,27 @@ def run_pipeline(
 
 
 def _table5_rows(fit, model: str, space: str, se: str) -> pd.DataFrame:
-    rows = pd.DataFrame({
-        "model": model, "outcome": "d" if space == "input" else "D", "se": se, "term": fit.params.index,
-        "coef": fit.params.to_numpy(), "std_err": fit.bse.to_numpy(), "pvalue": fit.pvalues.to_numpy(),
-        "stars": [stars(p, (0.01, 0.05, 0.1)) for p in fit.pvalues],
-        "ci_low": fit.conf_int.iloc[:, 0].to_numpy(), "ci_high": fit.conf_int.iloc[:, 1].to_numpy(),
-    })
-    return rows.assign(r_squared=fit.rsquared, r_squared_adj=fit.rsquared_adj, f_statistic=fit.fvalue, n=fit.n,
-                       wald_joint_chi2=fit.wald_joint.chi2, wald_joint_p=fit.wald_joint.pvalue_chi2,
-                       wald_equal_chi2=fit.wald_equal.chi2, wald_equal_p=fit.wald_equal.pvalue_chi2)
+    rows = pd.DataFrame(
+        {
+            "model": model,
+            "outcome": "d" if space == "input" else "D",
+            "se": se,
+            "term": fit.params.index,
+            "coef": fit.params.to_numpy(),
+            "std_err": fit.bse.to_numpy(),
+            "pvalue": fit.pvalues.to_numpy(),
+            "stars": [stars(p, (0.01, 0.05, 0.1)) for p in fit.pvalues],
+            "ci_low": fit.conf_int.iloc[:, 0].to_numpy(),
+            "ci_high": fit.conf_int.iloc[:, 1].to_numpy(),
+        }
+    )
+    return rows.assign(
+        r_squared=fit.rsquared,
+        r_squared_adj=fit.rsquared_adj,
+        f_statistic=fit.fvalue,
+        n=fit.n,
+        wald_joint_chi2=fit.wald_joint.chi2,
+        wald_joint_p=fit.wald_joint.pvalue_chi2,
+        wald_equal_chi2=fit.wald_equal.chi2,
+        wald_equal_p=fit.wald_equal.pvalue_chi2,
+    )

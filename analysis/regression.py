@@ -48,11 +48,14 @@ def _wald(fit, hypothesis: str) -> WaldResult:
     chi = fit.wald_test(hypothesis, use_f=False, scalar=True)
     f = fit.wald_test(hypothesis, use_f=True, scalar=True)
     q = int(np.asarray(f.df_num))
-    return WaldResult(float(chi.statistic), float(f.statistic), (q, int(np.asarray(f.df_denom))),
-                      float(chi.pvalue), float(f.pvalue))
+    return WaldResult(
+        float(chi.statistic), float(f.statistic), (q, int(np.asarray(f.df_denom))), float(chi.pvalue), float(f.pvalue)
+    )
 
 
-def fit_ols(data: pd.DataFrame, formula: str, *, terms: tuple[str, str], cluster: str | None = None) -> RegressionResult:
+def fit_ols(
+    data: pd.DataFrame, formula: str, *, terms: tuple[str, str], cluster: str | None = None
+) -> RegressionResult:
     """OLS of ``formula``; ``terms`` names the two coefficients tested jointly and for equality.
     With ``cluster`` (a column), standard errors and tests are cluster-robust by that column."""
     columns = [c for c in data.columns if c in formula or c == cluster]
@@ -86,7 +89,9 @@ def distance_regression(pairs: pd.DataFrame, outcome: str, *, cluster: str | Non
     return fit_ols(pairs, f"{outcome} ~ d_aggr + d_traj", terms=("d_aggr", "d_traj"), cluster=cluster)
 
 
-def moderation_regression(pairs: pd.DataFrame, outcome: str, *, moderator_level: str, cluster: str | None = None) -> RegressionResult:
+def moderation_regression(
+    pairs: pd.DataFrame, outcome: str, *, moderator_level: str, cluster: str | None = None
+) -> RegressionResult:
     """Eq. 7-8: indicator C = 1 for condition ``moderator_level`` (the paper's C_CLUE) and its
     interactions with d_S and d_E; the tests concern the two interaction terms."""
     frame = pairs.assign(C=(pairs["condition"] == moderator_level).astype(float))

@@ -17,7 +17,9 @@ def ratings_figure(pairs: pd.DataFrame) -> go.Figure:
     """Violins of the three Likert distances per condition."""
     fig = go.Figure()
     for column, name in (("d_traj", "trajectory d_E"), ("d_aggr", "aggregate d_S"), ("d_overall", "overall d")):
-        fig.add_trace(go.Violin(x=pairs["condition"], y=pairs[column], name=name, box_visible=True, meanline_visible=True))
+        fig.add_trace(
+            go.Violin(x=pairs["condition"], y=pairs[column], name=name, box_visible=True, meanline_visible=True)
+        )
     fig.update_layout(violinmode="group", title="Likert ratings per condition", yaxis_title="Likert (1 = very similar)")
     return fig
 
@@ -25,15 +27,28 @@ def ratings_figure(pairs: pd.DataFrame) -> go.Figure:
 def coefficient_figure(result: PipelineResult) -> go.Figure:
     """Eq. 5-6 coefficients with 95% CIs (participant-clustered SEs) per condition."""
     t5 = result.table5
-    rows = t5[(t5["se"] == "clustered") & t5["term"].isin(["d_aggr", "d_traj"]) & ~t5["model"].str.startswith("moderation")]
+    rows = t5[
+        (t5["se"] == "clustered") & t5["term"].isin(["d_aggr", "d_traj"]) & ~t5["model"].str.startswith("moderation")
+    ]
     fig = go.Figure()
     for (model, outcome), group in rows.groupby(["model", "outcome"]):
-        fig.add_trace(go.Scatter(
-            x=group["coef"], y=[f"{model} · {outcome} · {t}" for t in group["term"]], mode="markers", name=f"{model} ({outcome})",
-            error_x={"type": "data", "symmetric": False, "array": group["ci_high"] - group["coef"],
-                     "arrayminus": group["coef"] - group["ci_low"]},
-        ))
-    fig.update_layout(title="Regression coefficients with 95% CIs (clustered by participant)", xaxis_title="coefficient")
+        fig.add_trace(
+            go.Scatter(
+                x=group["coef"],
+                y=[f"{model} · {outcome} · {t}" for t in group["term"]],
+                mode="markers",
+                name=f"{model} ({outcome})",
+                error_x={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": group["ci_high"] - group["coef"],
+                    "arrayminus": group["coef"] - group["ci_low"],
+                },
+            )
+        )
+    fig.update_layout(
+        title="Regression coefficients with 95% CIs (clustered by participant)", xaxis_title="coefficient"
+    )
     return fig
 
 
@@ -57,19 +72,30 @@ def write_report(result: PipelineResult, pairs: pd.DataFrame, bts: pd.DataFrame,
     pd.DataFrame(calibrations).to_csv(out_dir / "calibrations.csv", index=False)
     (out_dir / "results.json").write_text(json.dumps(results_dict(result), indent=1, default=float))
     figures = [ratings_figure(pairs), coefficient_figure(result), bts_figure(bts)]
-    parts = [f.to_html(full_html=False, include_plotlyjs="directory" if i == 0 else False) for i, f in enumerate(figures)]
+    parts = [
+        f.to_html(full_html=False, include_plotlyjs="directory" if i == 0 else False) for i, f in enumerate(figures)
+    ]
     (out_dir / "plotly.min.js").write_text(get_plotlyjs(), encoding="utf-8")  # local copy, no CDN
-    body = [f"<h1>{html.escape(title)}</h1>", f"<p>Seed {result.seed}. Exclusions: {html.escape(str(result.exclusions))}</p>"]
+    body = [
+        f"<h1>{html.escape(title)}</h1>",
+        f"<p>Seed {result.seed}. Exclusions: {html.escape(str(result.exclusions))}</p>",
+    ]
     body.append("<h2>Calibration (alpha = a2 / (a1 + a2))</h2>" + _frame_html(pd.DataFrame(calibrations)))
-    for name, heading in (("table2", "Table 2: Spearman correlations"), ("table3", "Table 3: Hotelling and Steiger tests"),
-                          ("table4", "Table 4: bootstrap 95% CIs of r_traj - r_aggr"), ("table5", "Table 5: regressions"),
-                          ("factor_shares", "Rationale factors chosen")):
+    for name, heading in (
+        ("table2", "Table 2: Spearman correlations"),
+        ("table3", "Table 3: Hotelling and Steiger tests"),
+        ("table4", "Table 4: bootstrap 95% CIs of r_traj - r_aggr"),
+        ("table5", "Table 5: regressions"),
+        ("factor_shares", "Rationale factors chosen"),
+    ):
         body.append(f"<h2>{heading}</h2>" + _frame_html(getattr(result, name)))
     body.extend(parts)
-    page = ("<!doctype html><html lang='en'><head><meta charset='utf-8'><title>" + html.escape(title) + "</title>"
-            "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:auto;padding:1rem}"
-            "table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #ccc;padding:2px 6px}</style>"
-            "</head><body>" + "\n".join(body) + "</body></html>")
+    page = (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>" + html.escape(title) + "</title>"
+        "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:auto;padding:1rem}"
+        "table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #ccc;padding:2px 6px}</style>"
+        "</head><body>" + "\n".join(body) + "</body></html>"
+    )
     path = out_dir / "report.html"
     path.write_text(page, encoding="utf-8")
     return path

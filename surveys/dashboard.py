@@ -23,8 +23,9 @@ def summarise(participants: pd.DataFrame) -> DashboardSummary:
     completed participants (consent to completion).
     """
     table = (
-        participants.assign(condition=participants["condition"].replace("", "(none)"))
-        .pivot_table(index="condition", columns="status", values="participant_id", aggfunc="count", fill_value=0)
+        participants.assign(condition=participants["condition"].replace("", "(none)")).pivot_table(
+            index="condition", columns="status", values="participant_id", aggfunc="count", fill_value=0
+        )
         if len(participants)
         else pd.DataFrame()
     )
@@ -32,7 +33,9 @@ def summarise(participants: pd.DataFrame) -> DashboardSummary:
     completed = participants[participants["status"] == "completed"]
     figure = go.Figure()
     if len(participants):
-        arrivals = participants.assign(arrived=pd.to_datetime(participants["arrived_at"], utc=True)).sort_values("arrived")
+        arrivals = participants.assign(arrived=pd.to_datetime(participants["arrived_at"], utc=True)).sort_values(
+            "arrived"
+        )
         for condition, group in arrivals.groupby("condition"):
             figure.add_trace(
                 go.Scatter(

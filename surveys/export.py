@@ -129,7 +129,9 @@ def _visits(participant_ids: list[int]) -> pd.DataFrame:
         "participant_id", "page", "first_shown_at", "submitted_at", "refusals"
     )
     frame = pd.DataFrame(list(rows), columns=["pid", "page", "first_shown_at", "submitted_at", "refusals"])
-    frame["seconds"] = (pd.to_datetime(frame["submitted_at"]) - pd.to_datetime(frame["first_shown_at"])).dt.total_seconds()
+    frame["seconds"] = (
+        pd.to_datetime(frame["submitted_at"]) - pd.to_datetime(frame["first_shown_at"])
+    ).dt.total_seconds()
     return frame
 
 
@@ -177,8 +179,9 @@ def export_tables(slug: str) -> ExportTables:
             }
         )
 
-    lookup = dict(zip(zip(answers["pid"], answers["question"]), zip(answers["number"], answers["text"]), strict=True))
-    seconds = dict(zip(zip(visits["pid"], visits["page"]), visits["seconds"], strict=True))
+    answer_keys = zip(answers["pid"], answers["question"], strict=True)
+    lookup = dict(zip(answer_keys, zip(answers["number"], answers["text"], strict=True), strict=True))
+    seconds = dict(zip(zip(visits["pid"], visits["page"], strict=True), visits["seconds"], strict=True))
 
     def value(pid: int, question: str, column: str = "number"):
         found = lookup.get((pid, question))

@@ -85,7 +85,10 @@ class LikertPageForm(forms.Form):
                 widget=forms.CheckboxSelectMultiple,
             )
             self.fields["factor_text"] = forms.CharField(
-                label="If other, please specify", required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2})
+                label="If other, please specify",
+                required=False,
+                max_length=2000,
+                widget=forms.Textarea(attrs={"rows": 2}),
             )
 
     def clean(self):
@@ -98,17 +101,28 @@ class LikertPageForm(forms.Form):
         page, data = self.page, self.cleaned_data
         base = f"pair/{page['set']}/{page['subject']}"
         common = {"set_key": page["set"], "subject_key": page["subject"]}
-        out = [AnswerInput(question=f"{base}/{page['measure']}", measure=page["measure"], number=data["rating"], **common)]
+        out = [
+            AnswerInput(question=f"{base}/{page['measure']}", measure=page["measure"], number=data["rating"], **common)
+        ]
         if "prediction" in self.fields:
             out.append(
                 AnswerInput(
-                    question=f"{base}/{page['measure']}/prediction", measure="prediction", number=data["prediction"], **common
+                    question=f"{base}/{page['measure']}/prediction",
+                    measure="prediction",
+                    number=data["prediction"],
+                    **common,
                 )
             )
         if data.get("factors"):
-            out.append(AnswerInput(question=f"{base}/factors", measure="factors", text=",".join(data["factors"]), **common))
+            out.append(
+                AnswerInput(question=f"{base}/factors", measure="factors", text=",".join(data["factors"]), **common)
+            )
         if data.get("factor_text", "").strip():
-            out.append(AnswerInput(question=f"{base}/factor_text", measure="factor_text", text=data["factor_text"].strip(), **common))
+            out.append(
+                AnswerInput(
+                    question=f"{base}/factor_text", measure="factor_text", text=data["factor_text"].strip(), **common
+                )
+            )
         return out
 
 
@@ -141,7 +155,9 @@ class OutputPageForm(forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("k_decision") == "correct" and data.get("k_score") is None and "k_score" not in self.errors:
-            self.add_error("k_score", f"You chose to correct the score: enter your risk score for {self.reference} (0-100).")
+            self.add_error(
+                "k_score", f"You chose to correct the score: enter your risk score for {self.reference} (0-100)."
+            )
         return data
 
     def answers(self, ai_score: float) -> list[AnswerInput]:
@@ -149,17 +165,39 @@ class OutputPageForm(forms.Form):
         accepted = data["k_decision"] == "accept"
         k_score = ai_score if accepted else float(data["k_score"]) / 100
         out = [
-            AnswerInput(question=f"output/{set_key}/k_accept", measure="k_accept", set_key=set_key,
-                        subject_key=self.reference, number=1 if accepted else 0),
-            AnswerInput(question=f"output/{set_key}/k_score", measure="k_score", set_key=set_key,
-                        subject_key=self.reference, number=k_score),
+            AnswerInput(
+                question=f"output/{set_key}/k_accept",
+                measure="k_accept",
+                set_key=set_key,
+                subject_key=self.reference,
+                number=1 if accepted else 0,
+            ),
+            AnswerInput(
+                question=f"output/{set_key}/k_score",
+                measure="k_score",
+                set_key=set_key,
+                subject_key=self.reference,
+                number=k_score,
+            ),
         ]
         for subject in self.page["subjects"]:
             common = {"set_key": set_key, "subject_key": subject}
-            out.append(AnswerInput(question=f"output/{set_key}/{subject}/score", measure="fair_score",
-                                   number=float(data[f"score_{subject}"]) / 100, **common))
-            out.append(AnswerInput(question=f"output/{set_key}/{subject}/rationale", measure="rationale",
-                                   text=data[f"rationale_{subject}"].strip(), **common))
+            out.append(
+                AnswerInput(
+                    question=f"output/{set_key}/{subject}/score",
+                    measure="fair_score",
+                    number=float(data[f"score_{subject}"]) / 100,
+                    **common,
+                )
+            )
+            out.append(
+                AnswerInput(
+                    question=f"output/{set_key}/{subject}/rationale",
+                    measure="rationale",
+                    text=data[f"rationale_{subject}"].strip(),
+                    **common,
+                )
+            )
         return out
 
 
@@ -179,8 +217,13 @@ class DisagreementPageForm(forms.Form):
 
     def answers(self) -> list[AnswerInput]:
         return [
-            AnswerInput(question=f"disagreement/{key}", measure="agree", subject_key=self.prompts[key]["subject"],
-                        number=self.cleaned_data[f"agree_{key}"], text=key)
+            AnswerInput(
+                question=f"disagreement/{key}",
+                measure="agree",
+                subject_key=self.prompts[key]["subject"],
+                number=self.cleaned_data[f"agree_{key}"],
+                text=key,
+            )
             for key in self.page["prompts"]
         ]
 
@@ -198,5 +241,11 @@ class AttentionPageForm(forms.Form):
 
     def answers(self) -> list[AnswerInput]:
         choice = self.cleaned_data["choice"]
-        return [AnswerInput(question=f"attention/{self.check['key']}", measure="attention",
-                            number=1 if choice == self.check["correct"] else 0, text=choice)]
+        return [
+            AnswerInput(
+                question=f"attention/{self.check['key']}",
+                measure="attention",
+                number=1 if choice == self.check["correct"] else 0,
+                text=choice,
+            )
+        ]

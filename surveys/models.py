@@ -20,7 +20,9 @@ class Study(models.Model):
     title = models.CharField(max_length=200)
     spec = models.JSONField(help_text="The validated study file, defaults filled in.")
     spec_hash = models.CharField(max_length=64)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_studies")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_studies"
+    )
     collaborators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -66,7 +68,9 @@ class Subject(models.Model):
         ordering = ["condition", "key"]
         constraints = [
             models.UniqueConstraint(fields=["condition", "key"], name="subject_key_unique"),
-            models.CheckConstraint(condition=Q(risk_score__gte=0, risk_score__lte=1), name="subject_risk_in_unit_interval"),
+            models.CheckConstraint(
+                condition=Q(risk_score__gte=0, risk_score__lte=1), name="subject_risk_in_unit_interval"
+            ),
             models.CheckConstraint(condition=Q(label__in=[0, 1]), name="subject_label_binary"),
         ]
 
@@ -100,6 +104,9 @@ class Comparison(models.Model):
         ordering = ["stimulus_set", "position"]
         constraints = [models.UniqueConstraint(fields=["stimulus_set", "subject"], name="comparison_unique")]
 
+    def __str__(self) -> str:
+        return f"{self.stimulus_set}: {self.relation}"
+
 
 class DisagreementPrompt(models.Model):
     """A yes/no question: "The AI rates this person high (low) risk. Do you agree?"."""
@@ -113,6 +120,9 @@ class DisagreementPrompt(models.Model):
         ordering = ["condition", "position"]
         constraints = [models.UniqueConstraint(fields=["condition", "key"], name="prompt_key_unique")]
 
+    def __str__(self) -> str:
+        return self.key
+
 
 class Participant(models.Model):
     class Status(models.TextChoices):
@@ -122,7 +132,9 @@ class Participant(models.Model):
         COMPLETED = "completed", "Completed"
 
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
-    condition = models.ForeignKey(Condition, null=True, blank=True, on_delete=models.PROTECT, related_name="participants")
+    condition = models.ForeignKey(
+        Condition, null=True, blank=True, on_delete=models.PROTECT, related_name="participants"
+    )
     external_id = models.CharField(max_length=128, help_text="PROLIFIC_PID or participant_label, as received.")
     pseudonym = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     prolific_study_id = models.CharField(max_length=128, blank=True)
@@ -163,6 +175,9 @@ class PageVisit(models.Model):
     class Meta:
         ordering = ["participant", "first_shown_at"]
         constraints = [models.UniqueConstraint(fields=["participant", "page"], name="page_visit_unique")]
+
+    def __str__(self) -> str:
+        return self.page
 
     @property
     def seconds(self) -> float | None:
@@ -241,6 +256,9 @@ class AnalysisRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self) -> str:
+        return f"{self.study} analysis (seed {self.seed})"
+
 
 class Calibration(models.Model):
     """A human-calibrated effort weight alpha for one condition, versioned per study, kind and condition."""
@@ -250,7 +268,9 @@ class Calibration(models.Model):
         DISAGREEMENT = "disagreement", "Yes/no disagreement feedback"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="calibrations")
-    analysis_run = models.ForeignKey(AnalysisRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="calibrations")
+    analysis_run = models.ForeignKey(
+        AnalysisRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="calibrations"
+    )
     kind = models.CharField(max_length=16, choices=Kind.choices)
     condition = models.CharField(max_length=40)
     version = models.PositiveIntegerField()

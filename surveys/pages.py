@@ -30,7 +30,11 @@ class ConditionIndex:
             "traces": [{"name": s, "y": self.subjects[s]["series"]} for s in subject_ids],
             "ytitle": f"{cond['feature']} ({cond['unit']})",
             "description": "; ".join(
-                f"{s}: " + ", ".join(f"{label} {value:g}" for label, value in zip(cond["time_labels"], self.subjects[s]["series"], strict=True))
+                f"{s}: "
+                + ", ".join(
+                    f"{label} {value:g}"
+                    for label, value in zip(cond["time_labels"], self.subjects[s]["series"], strict=True)
+                )
                 for s in subject_ids
             ),
         }

@@ -1,13 +1,16 @@
 """The researcher's pages: study list, dashboard and export downloads (login required; a
 researcher sees only the studies they own or that are shared with them)."""
 
+from pathlib import Path
+
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
 from surveys.dashboard import summarise
 from surveys.export import TABLES, export_tables, table_to_csv, table_to_json
+from surveys.models import AnalysisRun, Calibration
 from surveys.selectors import can_view, latest_versions, studies_visible_to
 
 
@@ -38,8 +41,11 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "summary": summary,
             "status_table": summary.by_condition_status,
             "tables": TABLES,
+            "latest_run": AnalysisRun.objects.filter(study__in=versions).first(),
+            "calibrations": Calibration.objects.filter(study__in=versions).order_by("kind", "condition", "-version"),
             "start_url": start_url,
-            "prolific_url": start_url + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
+            "prolific_url": start_url
+            + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
         },
     )
 
@@ -53,3 +59,19 @@ def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> Ht
     response = HttpResponse(body, content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/json")
     response["Content-Disposition"] = f'attachment; filename="{slug}-{table}.{fmt}"'
     return response
+
+
+REPORT_FILES = {"report.html": "text/html", "plotly.min.js": "text/javascript", "results.json": "application/json"}
+
+
+@login_required
+def latest_report_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
+    """Files of the latest analysis report (the HTML loads plotly.min.js from beside it)."""
+    versions = _visible_versions(request, slug)
+    run = AnalysisRun.objects.filter(study__slug=slug, study__in=versions).order_by("-created_at").first()
+    if run is None or filename not in REPORT_FILES and not filename.endswith(".csv"):
+        raise Http404("No such report file.")
+    path = Path(run.out_dir) / Path(filename).name
+    if not path.is_file():
+        raise Http404("The report file is missing on disk; run analyze_study again.")
+    return FileResponse(path.open("rb"), content_type=REPORT_FILES.get(filename, "text/csv"))

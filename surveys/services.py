@@ -81,7 +81,9 @@ def _create_study_rows(study: Study, spec: dict) -> None:
             )
             Comparison.objects.bulk_create(
                 [
-                    Comparison(stimulus_set=stimulus_set, subject=by_key[c["subject"]], relation=c["relation"], position=i)
+                    Comparison(
+                        stimulus_set=stimulus_set, subject=by_key[c["subject"]], relation=c["relation"], position=i
+                    )
                     for i, c in enumerate(sset["comparisons"])
                 ]
             )
@@ -139,7 +141,9 @@ def _check_external_id(external_id: str) -> str:
     if not value:
         raise InvalidParticipantId("The link has no participant id (PROLIFIC_PID or participant_label).")
     if len(value) > 128 or not all(ch.isalnum() or ch in "-_.@" for ch in value):
-        raise InvalidParticipantId("The participant id may only contain letters, digits, '-', '_', '.', '@' (at most 128).")
+        raise InvalidParticipantId(
+            "The participant id may only contain letters, digits, '-', '_', '.', '@' (at most 128)."
+        )
     return value
 
 
@@ -216,7 +220,9 @@ def participant_consent(*, participant_id: int, accept: bool, at: datetime | Non
 
 def page_shown(*, participant: Participant, page_key: str, at: datetime | None = None) -> None:
     """Store when a page was first shown (later views keep the first time)."""
-    PageVisit.objects.get_or_create(participant=participant, page=page_key, defaults={"first_shown_at": at or timezone.now()})
+    PageVisit.objects.get_or_create(
+        participant=participant, page=page_key, defaults={"first_shown_at": at or timezone.now()}
+    )
 
 
 def page_refused(*, participant: Participant, page_key: str) -> None:

@@ -53,9 +53,7 @@ def simulate_participants(
     completed = 0
     for i in range(n):
         at = start + timedelta(seconds=float(offsets[i]))
-        participant, created = participant_arrive(
-            study_slug=slug, external_id=f"sim-{seed}-{i}", simulated=True, at=at
-        )
+        participant, created = participant_arrive(study_slug=slug, external_id=f"sim-{seed}-{i}", simulated=True, at=at)
         if not created:
             if progress:
                 progress(i + 1)

@@ -82,7 +82,9 @@ class SimulatedParticipant:
 
     def likert_page(self, set_key: str, k: str, x: str, measure: str) -> dict:
         truth = pair_truth(self.subjects[k]["series"], self.subjects[x]["series"], self.m.trend_scale)
-        d_e, d_s = self.ratings.setdefault((set_key, x), (self._likert(truth.trajectory), self._likert(truth.aggregate)))
+        d_e, d_s = self.ratings.setdefault(
+            (set_key, x), (self._likert(truth.trajectory), self._likert(truth.aggregate))
+        )
         data: dict = {}
         if measure == "trajectory":
             data["rating"] = d_e
@@ -95,8 +97,11 @@ class SimulatedParticipant:
             if self.spec["rationale_factors"]:
                 factors = [
                     name
-                    for name, p in (("trajectory", self.m.factor_trajectory), ("aggregate", self.m.factor_aggregate),
-                                    ("other", self.m.factor_other))
+                    for name, p in (
+                        ("trajectory", self.m.factor_trajectory),
+                        ("aggregate", self.m.factor_aggregate),
+                        ("other", self.m.factor_other),
+                    )
                     if self.rng.random() < p
                 ]
                 data["factors"] = factors
@@ -136,8 +141,13 @@ class SimulatedParticipant:
             # effort-aware view: a rising desirable feature (or falling undesirable one) lowers risk
             sign = -1.0 if self.cond["desirable"] else 1.0
             human = np.clip(subject["risk_score"] + sign * self.m.effort_shift * slope, 0, 1)
-            p = np.clip(self.m.disagree_base + self.m.disagree_gap * abs(human - subject["risk_score"])
-                        + (0.3 if (human >= 0.5) != bool(subject["label"]) else 0.0), 0, 1)
+            p = np.clip(
+                self.m.disagree_base
+                + self.m.disagree_gap * abs(human - subject["risk_score"])
+                + (0.3 if (human >= 0.5) != bool(subject["label"]) else 0.0),
+                0,
+                1,
+            )
             data[f"agree_{key}"] = 0 if self.rng.random() < p else 1
         return data
 

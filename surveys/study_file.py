@@ -297,7 +297,10 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
                 add(f"{sbase}.comparisons", f"subject {dup!r} appears twice in one set")
             for xi, comp in enumerate(sset["comparisons"]):
                 if comp["subject"] not in known:
-                    add(f"{sbase}.comparisons[{xi}].subject", f"subject {comp['subject']!r} is not among this condition's subjects")
+                    add(
+                        f"{sbase}.comparisons[{xi}].subject",
+                        f"subject {comp['subject']!r} is not among this condition's subjects",
+                    )
                 if comp["subject"] == sset["reference"]:
                     add(f"{sbase}.comparisons[{xi}].subject", "a comparison subject cannot be the reference subject")
             pairs += len(sset["comparisons"])
@@ -307,7 +310,10 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
             add(f"{base}.disagreement_prompts", f"prompt key {dup!r} is used twice")
         for pi, prompt in enumerate(prompts):
             if prompt["subject"] not in known:
-                add(f"{base}.disagreement_prompts[{pi}].subject", f"subject {prompt['subject']!r} is not among this condition's subjects")
+                add(
+                    f"{base}.disagreement_prompts[{pi}].subject",
+                    f"subject {prompt['subject']!r} is not among this condition's subjects",
+                )
 
     checks = spec.get("attention_checks", {})
     items = checks.get("items", [])
@@ -329,13 +335,18 @@ def with_defaults(spec: dict) -> dict:
     likert = out.setdefault("likert", {})
     likert.setdefault("points", 6)
     if "labels" not in likert:
-        likert["labels"] = list(DEFAULT_LIKERT_LABELS) if likert["points"] == 6 else [str(i + 1) for i in range(likert["points"])]
+        likert["labels"] = (
+            list(DEFAULT_LIKERT_LABELS) if likert["points"] == 6 else [str(i + 1) for i in range(likert["points"])]
+        )
     likert.setdefault("similar_max", likert["points"] // 2)
     bts = out.setdefault("bts", {})
     bts.setdefault("questions", ["overall"])
     bts.setdefault("prompt", DEFAULT_BTS_PROMPT)
     out.setdefault("rationale_factors", True)
-    out["consent"].setdefault("decline_message", "Thank you. You chose not to take part, and no answers were recorded. You may close this page.")
+    out["consent"].setdefault(
+        "decline_message",
+        "Thank you. You chose not to take part, and no answers were recorded. You may close this page.",
+    )
     checks = out.setdefault("attention_checks", {"items": []})
     checks.setdefault("exclude_if_failed", max(1, (2 * len(checks["items"]) + 2) // 3) if checks["items"] else 1)
     bonus = out.setdefault("bonus", {})
@@ -372,5 +383,7 @@ def read_study_file(path: str | Path) -> dict:
     try:
         spec = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidStudyFile([StudyFileProblem("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]) from exc
+        raise InvalidStudyFile(
+            [StudyFileProblem("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]
+        ) from exc
     return validate_study(spec)

@@ -100,7 +100,12 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
         if decision in ("accept", "decline"):
             participant = participant_consent(participant_id=participant.pk, accept=decision == "accept")
             return redirect(_where(participant))
-        return render(request, "surveys/consent.html", {"spec": spec, "error": "Choose whether you agree to take part."}, status=422)
+        return render(
+            request,
+            "surveys/consent.html",
+            {"spec": spec, "error": "Choose whether you agree to take part."},
+            status=422,
+        )
     return render(request, "surveys/consent.html", {"spec": spec})
 
 
@@ -153,4 +158,3 @@ def declined(request: HttpRequest, slug: str) -> HttpResponse:
     if detour:
         return detour
     return render(request, "surveys/declined.html", {"spec": participant.study.spec})
-

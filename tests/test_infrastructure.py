@@ -27,7 +27,11 @@ def test_check_deploy_is_clean_with_production_settings(tmp_path):
     env.pop("DATABASE_URL", None)
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
@@ -36,6 +40,8 @@ def test_check_deploy_is_clean_with_production_settings(tmp_path):
 def test_production_settings_refuse_to_start_without_a_secret(tmp_path):
     env = {**os.environ, "DJANGO_DEBUG": "0", "SQLITE_PATH": str(tmp_path / "db.sqlite3")}
     env.pop("DJANGO_SECRET_KEY", None)
-    result = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY" in result.stderr

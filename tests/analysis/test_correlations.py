@@ -73,12 +73,14 @@ def test_nonoverlapping_reduces_to_independent_samples_when_uncorrelated():
 def test_nonoverlapping_steiger_matches_simulation():
     """Monte-Carlo check of the null distribution: rejection rate near 5% at alpha = .05."""
     rng = np.random.default_rng(7)
-    cov = np.array([[1, .4, .3, .2], [.4, 1, .2, .3], [.3, .2, 1, .4], [.2, .3, .4, 1]])  # r_jk = r_hm = .4
+    cov = np.array([[1, 0.4, 0.3, 0.2], [0.4, 1, 0.2, 0.3], [0.3, 0.2, 1, 0.4], [0.2, 0.3, 0.4, 1]])  # r_jk = r_hm = .4
     n, rejections, runs = 80, 0, 1500
     for _ in range(runs):
         data = rng.multivariate_normal(np.zeros(4), cov, size=n)
         r = np.corrcoef(data.T)
-        res = compare_nonoverlapping_correlations(r[0, 1], r[2, 3], r[0, 2], r[0, 3], r[1, 2], r[1, 3], n, method="steiger")
+        res = compare_nonoverlapping_correlations(
+            r[0, 1], r[2, 3], r[0, 2], r[0, 3], r[1, 2], r[1, 3], n, method="steiger"
+        )
         rejections += res.pvalue < 0.05
     assert 0.03 < rejections / runs < 0.07
 

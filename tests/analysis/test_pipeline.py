@@ -43,5 +43,11 @@ def test_pipeline_intervals_contain_the_generating_weights(study_export):
     t3 = result.table3
     assert (t3["statistic"] > 0).all() and (t3["pvalue_bonferroni"] < 0.05).all()
     assert (result.table4["ci_low"] > 0).all()
-    assert set(result.table2["coefficient"]) == {"r_aggr_input", "r_traj_input", "r_aggr_traj", "r_aggr_output", "r_traj_output"}
+    assert set(result.table2["coefficient"]) == {
+        "r_aggr_input",
+        "r_traj_input",
+        "r_aggr_traj",
+        "r_aggr_output",
+        "r_traj_output",
+    }
     assert (result.factor_shares["trajectory"] > result.factor_shares["aggregate"]).all()

@@ -41,9 +41,16 @@ def simulated_pairs(seed=0, n_people=150, per=12, a1=0.32, a2=0.61):
     person = rng.normal(0, 0.3, size=n_people)[pid]
     d = 0.35 + a1 * d_aggr + a2 * d_traj + person + rng.normal(0, 0.5, size=pid.size)
     cond = np.where(pid % 2 == 0, "arrests", "income")
-    return pd.DataFrame({"participant_id": pid, "d_traj": d_traj, "d_aggr": d_aggr, "d_overall": d,
-                         "output_distance": 0.01 * d_aggr + 0.05 * d_traj + rng.normal(0, 0.05, size=pid.size),
-                         "condition": cond})
+    return pd.DataFrame(
+        {
+            "participant_id": pid,
+            "d_traj": d_traj,
+            "d_aggr": d_aggr,
+            "d_overall": d,
+            "output_distance": 0.01 * d_aggr + 0.05 * d_traj + rng.normal(0, 0.05, size=pid.size),
+            "condition": cond,
+        }
+    )
 
 
 def test_recovers_weights_and_clustered_se_exceed_plain_with_person_effects():

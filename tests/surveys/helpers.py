@@ -42,7 +42,9 @@ def consented(slug: str, external_id: str) -> Participant:
 
 def answer_pages(participant: Participant, count: int | None = None) -> Participant:
     participant.refresh_from_db()
-    pages = participant.plan[participant.position:]
+    pages = participant.plan[participant.position :]
     for page in pages if count is None else pages[:count]:
-        _, participant = page_submit(participant_id=participant.pk, page_key=page["key"], answers=answers_for(participant, page))
+        _, participant = page_submit(
+            participant_id=participant.pk, page_key=page["key"], answers=answers_for(participant, page)
+        )
     return participant

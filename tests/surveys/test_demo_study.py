@@ -17,7 +17,9 @@ def test_demo_has_two_conditions_three_sets_and_eight_prompts(demo_spec):
     for cond in demo_spec["conditions"]:
         assert len(cond["stimulus_sets"]) == 3
         assert len(cond["disagreement_prompts"]) == 8
-        labels = [next(s for s in cond["subjects"] if s["id"] == p["subject"])["label"] for p in cond["disagreement_prompts"]]
+        labels = [
+            next(s for s in cond["subjects"] if s["id"] == p["subject"])["label"] for p in cond["disagreement_prompts"]
+        ]
         assert sorted(labels) == [0, 0, 0, 0, 1, 1, 1, 1]
 
 

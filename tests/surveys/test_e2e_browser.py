@@ -96,13 +96,18 @@ def test_participant_takes_the_whole_study(browser, live_server, demo_study):
                 reloaded = True
                 page.get_by_label(LABELS[rating - 1], exact=True).check()
                 if measure == "overall":
-                    page.get_by_label("What percentage of other participants").fill(str(typed[(set_key, subject, "prediction")]))
+                    page.get_by_label("What percentage of other participants").fill(
+                        str(typed[(set_key, subject, "prediction")])
+                    )
             submit(page)
         elif key.startswith("output/"):
             set_key = key.split("/")[1]
             page.get_by_label("Correct it with my own score").check()
             page.get_by_label("Your risk score for").fill("42.5")
-            subjects = [n.split("_", 1)[1] for n in page.locator("input[name^=score_]").evaluate_all("els => els.map(e => e.name)")]
+            subjects = [
+                n.split("_", 1)[1]
+                for n in page.locator("input[name^=score_]").evaluate_all("els => els.map(e => e.name)")
+            ]
             for i, subject in enumerate(subjects):
                 score = 10 + 20 * i
                 page.locator(f"input[name=score_{subject}]").fill(str(score))
@@ -113,7 +118,10 @@ def test_participant_takes_the_whole_study(browser, live_server, demo_study):
                 submit(page)
                 assert page_key(page) == key
                 assert page.get_by_text("A risk score cannot be above 100").is_visible()
-                assert page.locator(f"textarea[name=rationale_{subjects[1]}]").input_value() == f"Rationale for {subjects[1]} in {set_key}"
+                assert (
+                    page.locator(f"textarea[name=rationale_{subjects[1]}]").input_value()
+                    == f"Rationale for {subjects[1]} in {set_key}"
+                )
                 page.locator(f"input[name=score_{subjects[0]}]").fill("10")
                 refused = True
             submit(page)

@@ -65,7 +65,7 @@ def test_write_exports_in_both_formats(simulated, tmp_path):
 
 
 def test_formula_injection_is_neutralised():
-    frame = pd.DataFrame({"rationale": ["=HYPERLINK(\"x\")", "+1", "plain", "-cmd", "@sum"], "n": [1, 2, 3, 4, 5]})
+    frame = pd.DataFrame({"rationale": ['=HYPERLINK("x")', "+1", "plain", "-cmd", "@sum"], "n": [1, 2, 3, 4, 5]})
     out = neutralise_formulas(frame)
-    assert out["rationale"].tolist() == ["'=HYPERLINK(\"x\")", "'+1", "plain", "'-cmd", "'@sum"]
+    assert out["rationale"].tolist() == ['\'=HYPERLINK("x")', "'+1", "plain", "'-cmd", "'@sum"]
     assert out["n"].tolist() == [1, 2, 3, 4, 5]

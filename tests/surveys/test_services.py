@@ -43,7 +43,10 @@ def test_changed_study_with_answers_becomes_a_new_version(demo_study, demo_spec)
     result = study_load(spec=edited)
     assert result.action == "new_version" and result.study.version == 2
     old = Study.objects.get(slug="effort-demo", version=1)
-    assert old.spec["conditions"][0]["subjects"][0]["risk_score"] == demo_spec["conditions"][0]["subjects"][0]["risk_score"]
+    assert (
+        old.spec["conditions"][0]["subjects"][0]["risk_score"]
+        == demo_spec["conditions"][0]["subjects"][0]["risk_score"]
+    )
     participant.refresh_from_db()
     assert participant.study_id == old.pk  # keeps what they saw
     newcomer, _ = participant_arrive(study_slug="effort-demo", external_id="p2")
@@ -102,7 +105,9 @@ def test_replayed_page_changes_nothing(demo_study):
     participant = consented("effort-demo", "p1")
     participant = answer_pages(participant, 2)
     page = participant.plan[1]
-    outcome, _ = page_submit(participant_id=participant.pk, page_key=page["key"], answers=answers_for(participant, page))
+    outcome, _ = page_submit(
+        participant_id=participant.pk, page_key=page["key"], answers=answers_for(participant, page)
+    )
     assert outcome is SubmitOutcome.REPLAYED
     assert Answer.objects.filter(participant=participant, page=page["key"]).count() == 1
     participant.refresh_from_db()

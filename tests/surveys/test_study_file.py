@@ -31,24 +31,40 @@ def test_minimal_file_gets_documented_defaults(demo_spec):
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (lambda s: s["conditions"][0]["subjects"][0].__setitem__("risk_score", 1.5),
-         "conditions[0].subjects[0].risk_score: must be <= 1 (got 1.5)"),
-        (lambda s: s["conditions"][1]["subjects"][2].__setitem__("label", 2),
-         "conditions[1].subjects[2].label: 2 is not one of [0, 1]"),
-        (lambda s: s["conditions"][0]["subjects"][0].__setitem__("series", [1, 2]),
-         "conditions[0].subjects[0].series: [1, 2] is too short"),
-        (lambda s: s["conditions"][0]["stimulus_sets"][1].__setitem__("reference", "NOPE"),
-         "conditions[0].stimulus_sets[1].reference: subject 'NOPE' is not among this condition's subjects"),
-        (lambda s: s["attention_checks"]["items"][0].__setitem__("correct", "Purple"),
-         "attention_checks.items[0].correct: 'Purple' is not one of the options"),
+        (
+            lambda s: s["conditions"][0]["subjects"][0].__setitem__("risk_score", 1.5),
+            "conditions[0].subjects[0].risk_score: must be <= 1 (got 1.5)",
+        ),
+        (
+            lambda s: s["conditions"][1]["subjects"][2].__setitem__("label", 2),
+            "conditions[1].subjects[2].label: 2 is not one of [0, 1]",
+        ),
+        (
+            lambda s: s["conditions"][0]["subjects"][0].__setitem__("series", [1, 2]),
+            "conditions[0].subjects[0].series: [1, 2] is too short",
+        ),
+        (
+            lambda s: s["conditions"][0]["stimulus_sets"][1].__setitem__("reference", "NOPE"),
+            "conditions[0].stimulus_sets[1].reference: subject 'NOPE' is not among this condition's subjects",
+        ),
+        (
+            lambda s: s["attention_checks"]["items"][0].__setitem__("correct", "Purple"),
+            "attention_checks.items[0].correct: 'Purple' is not one of the options",
+        ),
         (lambda s: s.__setitem__("slug", "Bad Slug!"), "slug: 'Bad Slug!' does not match"),
         (lambda s: s.pop("completion"), "(top level): 'completion' is required"),
-        (lambda s: s["likert"].__setitem__("labels", ["a", "b"]),
-         "likert.labels: must have exactly 6 labels (one per point), has 2"),
-        (lambda s: s["conditions"][0]["subjects"][1].__setitem__("id", "K1"),
-         "conditions[0].subjects: subject id 'K1' is used twice"),
-        (lambda s: s["conditions"][0]["subjects"][0]["series"].append(3),
-         "conditions[0].subjects: every series must have the same number of time steps"),
+        (
+            lambda s: s["likert"].__setitem__("labels", ["a", "b"]),
+            "likert.labels: must have exactly 6 labels (one per point), has 2",
+        ),
+        (
+            lambda s: s["conditions"][0]["subjects"][1].__setitem__("id", "K1"),
+            "conditions[0].subjects: subject id 'K1' is used twice",
+        ),
+        (
+            lambda s: s["conditions"][0]["subjects"][0]["series"].append(3),
+            "conditions[0].subjects: every series must have the same number of time steps",
+        ),
     ],
 )
 def test_errors_name_the_field_and_the_rule(demo_spec, edit, expected):

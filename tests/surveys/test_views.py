@@ -21,7 +21,11 @@ def test_start_stores_prolific_ids_and_asks_for_consent(client, demo_study):
     response = start(client)
     assert response.status_code == 302 and response["Location"] == "/s/effort-demo/consent/"
     participant = Participant.objects.get()
-    assert (participant.external_id, participant.prolific_study_id, participant.prolific_session_id) == ("PID123", "ST1", "SE1")
+    assert (participant.external_id, participant.prolific_study_id, participant.prolific_session_id) == (
+        "PID123",
+        "ST1",
+        "SE1",
+    )
 
 
 def test_generic_participant_label_is_accepted(client, demo_study):

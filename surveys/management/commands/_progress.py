@@ -18,7 +18,9 @@ class ProgressBar:
         self._last = percent
         filled = int(self.width * done / self.total)
         elapsed = time.monotonic() - self.started
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} {elapsed:5.1f}s")
+        self.stream.write(
+            f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} {elapsed:5.1f}s"
+        )
         if done >= self.total:
             self.stream.write("\n")
         self.stream.flush()

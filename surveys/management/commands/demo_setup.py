@@ -27,12 +27,16 @@ class Command(BaseCommand):
         )
         PASSWORD_FILE.write_text(password)
         PASSWORD_FILE.chmod(0o600)
-        user, _ = get_user_model().objects.get_or_create(username=username, defaults={"is_staff": True, "is_superuser": True})
+        user, _ = get_user_model().objects.get_or_create(
+            username=username, defaults={"is_staff": True, "is_superuser": True}
+        )
         user.set_password(password)
         user.save()
         call_command("load_study", str(DEMO_FILE), owner=username, stdout=self.stdout)
         if not Participant.objects.filter(study__slug="effort-demo", simulated=True).exists():
-            call_command("simulate_participants", "effort-demo", n=participants, seed=1, stdout=self.stdout, stderr=self.stderr)
+            call_command(
+                "simulate_participants", "effort-demo", n=participants, seed=1, stdout=self.stdout, stderr=self.stderr
+            )
         self.stdout.write(
             "\n"
             f"  Participant link : {host}/s/effort-demo/?participant_label=demo-{secrets.token_hex(3)}\n"

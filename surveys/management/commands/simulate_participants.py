@@ -15,7 +15,9 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--a1", type=float, default=GenerativeModel.a1, help="weight of aggregate distance")
         parser.add_argument("--a2", type=float, default=GenerativeModel.a2, help="weight of trajectory distance")
-        parser.add_argument("--noise", type=float, default=GenerativeModel.overall_noise, help="sd of the overall rating")
+        parser.add_argument(
+            "--noise", type=float, default=GenerativeModel.overall_noise, help="sd of the overall rating"
+        )
         parser.add_argument("--hours", type=float, default=6.0, help="arrivals spread over the past HOURS")
 
     def handle(self, *args, slug, n, seed, a1, a2, noise, hours, **options):
