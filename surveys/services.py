@@ -155,11 +155,13 @@ def participant_arrive(
     prolific_session_id: str = "",
     simulated: bool = False,
     at: datetime | None = None,
+    seed: int | None = None,
 ) -> tuple[Participant, bool]:
     """Find the participant with this id in any version of the study, or register them in the latest.
 
     Returns ``(participant, created)``. Two simultaneous first arrivals with the same id create one
-    participant (the unique constraint decides; the loser reads the winner's row).
+    participant (the unique constraint decides; the loser reads the winner's row). ``seed`` (for
+    simulations) fixes the participant's randomisation; by default it is drawn from the OS.
     """
     external_id = _check_external_id(external_id)
     existing = Participant.objects.filter(study__slug=study_slug, external_id=external_id).first()
@@ -173,7 +175,7 @@ def participant_arrive(
                 external_id=external_id,
                 prolific_study_id=prolific_study_id[:128],
                 prolific_session_id=prolific_session_id[:128],
-                seed=secrets.randbits(62),
+                seed=secrets.randbits(62) if seed is None else seed,
                 simulated=simulated,
                 arrived_at=at or timezone.now(),
             )

@@ -53,7 +53,9 @@ def simulate_participants(
     completed = 0
     for i in range(n):
         at = start + timedelta(seconds=float(offsets[i]))
-        participant, created = participant_arrive(study_slug=slug, external_id=f"sim-{seed}-{i}", simulated=True, at=at)
+        participant, created = participant_arrive(
+            study_slug=slug, external_id=f"sim-{seed}-{i}", simulated=True, at=at, seed=int(rng.integers(2**62))
+        )
         if not created:
             if progress:
                 progress(i + 1)

@@ -7,14 +7,14 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from surveys.models import Participant
+from surveys.models import AnalysisRun, Participant
 
 DEMO_FILE = Path(settings.BASE_DIR) / "surveys" / "studies" / "effort_demo.json"
 PASSWORD_FILE = Path(settings.BASE_DIR) / ".demo-password"
 
 
 class Command(BaseCommand):
-    help = "Prepare the demo: researcher account, demo study, 150 simulated participants; print the links."
+    help = "Prepare the demo: researcher account, demo study, simulated participants, an analysis; print links."
 
     def add_arguments(self, parser):
         parser.add_argument("--participants", type=int, default=150)
@@ -37,6 +37,8 @@ class Command(BaseCommand):
             call_command(
                 "simulate_participants", "effort-demo", n=participants, seed=1, stdout=self.stdout, stderr=self.stderr
             )
+        if not AnalysisRun.objects.filter(study__slug="effort-demo").exists():
+            call_command("analyze_study", "effort-demo", seed=1, stdout=self.stdout, stderr=self.stderr)
         self.stdout.write(
             "\n"
             f"  Participant link : {host}/s/effort-demo/?participant_label=demo-{secrets.token_hex(3)}\n"
