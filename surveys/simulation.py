@@ -22,9 +22,11 @@ Inattentive participants (share ``inattentive``) answer attention checks at rand
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy.stats import norm
 
 from surveys.demo_study import trend_slope
+from surveys.plan import build_plan
 
 
 @dataclass(frozen=True)
@@ -155,3 +157,59 @@ class SimulatedParticipant:
         if self.attentive:
             return {"choice": check["correct"]}
         return {"choice": str(self.rng.choice(check["options"]))}
+
+
+def simulate_pairs(spec: dict, n: int, *, seed: int, model: GenerativeModel | None = None) -> pd.DataFrame:
+    """A pairs table like the export's, drawn from the generative model without a database
+    (for planning and benchmarks). Participants alternate between conditions; nobody is excluded."""
+
+    model = model or GenerativeModel()
+    rng = np.random.default_rng(seed)
+    similar_max = spec["likert"]["similar_max"]
+    rows = []
+    for i in range(n):
+        cond = spec["conditions"][i % len(spec["conditions"])]
+        sets = {s["key"]: s for s in cond["stimulus_sets"]}
+        person = SimulatedParticipant(model, spec, cond, rng)
+        plan = build_plan(spec, cond["key"], int(rng.integers(2**62)))
+        answers: dict = {}
+        for page in plan:
+            if page["kind"] == "likert":
+                k = sets[page["set"]]["reference"]
+                answers[(page["set"], page["subject"], page["measure"])] = person.likert_page(
+                    page["set"], k, page["subject"], page["measure"]
+                )
+            elif page["kind"] == "output":
+                out = person.output_page(page["set"], sets[page["set"]]["reference"], page["subjects"])
+                k_score = (
+                    person.subjects[sets[page["set"]]["reference"]]["risk_score"]
+                    if out["k_decision"] == "accept"
+                    else float(out["k_score"]) / 100
+                )
+                for x in page["subjects"]:
+                    overall = answers[(page["set"], x, "overall")]
+                    fair = float(out[f"score_{x}"]) / 100
+                    factors = overall.get("factors", [])
+                    rows.append(
+                        {
+                            "participant_id": f"sim-{i}",
+                            "condition": cond["key"],
+                            "desirable": int(cond["desirable"]),
+                            "set": page["set"],
+                            "comparison": x,
+                            "d_traj": answers[(page["set"], x, "trajectory")]["rating"],
+                            "d_aggr": answers[(page["set"], x, "aggregate")]["rating"],
+                            "d_overall": overall["rating"],
+                            "overall_similar": float(overall["rating"] <= similar_max),
+                            "prediction_similar": overall.get("prediction", np.nan),
+                            "factor_trajectory": int("trajectory" in factors),
+                            "factor_aggregate": int("aggregate" in factors),
+                            "factor_other": int("other" in factors),
+                            "k_score": k_score,
+                            "fair_score": fair,
+                            "output_distance": abs(k_score - fair),
+                            "rationale": out[f"rationale_{x}"],
+                            "excluded": 0,
+                        }
+                    )
+    return pd.DataFrame(rows)

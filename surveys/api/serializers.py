@@ -49,3 +49,21 @@ class ParticipantRowSerializer(serializers.Serializer):
     pages_total = serializers.IntegerField()
     attention_failed = serializers.IntegerField()
     excluded = serializers.IntegerField()
+
+
+class AnalysisRequestSerializer(serializers.Serializer):
+    seed = serializers.IntegerField(default=1, min_value=0, max_value=2**62)
+    n_resamples = serializers.IntegerField(default=2000, min_value=100, max_value=20000)
+
+
+class AnalysisRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    study_version = serializers.IntegerField(source="study.version")
+    seed = serializers.IntegerField()
+    n_resamples = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    report_url = serializers.SerializerMethodField()
+    results = serializers.JSONField()
+
+    def get_report_url(self, run) -> str:
+        return f"/researcher/studies/{run.study.slug}/report/report.html"

@@ -8,5 +8,6 @@ urlpatterns = [
     path("studies/<slug:slug>/", views.StudyDetail.as_view(), name="api-study"),
     path("studies/<slug:slug>/participants/", views.ParticipantList.as_view(), name="api-participants"),
     path("studies/<slug:slug>/export/<str:table>/", views.ExportTable.as_view(), name="api-export"),
+    path("studies/<slug:slug>/analyses/", views.AnalysisRuns.as_view(), name="api-analyses"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]

@@ -1,19 +1,30 @@
 """REST API for researchers: studies, participants and the tidy exports."""
 
 import json
+from pathlib import Path
 
+from django.conf import settings
 from django.http import Http404
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics
+from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from surveys.analysis_runs import analysis_run_create
 from surveys.api.renderers import CSVRenderer
-from surveys.api.serializers import ParticipantRowSerializer, StudyDetailSerializer, StudySerializer
+from surveys.api.serializers import (
+    AnalysisRequestSerializer,
+    AnalysisRunSerializer,
+    ParticipantRowSerializer,
+    StudyDetailSerializer,
+    StudySerializer,
+)
 from surveys.export import TABLES, export_tables, table_to_json
-from surveys.models import Study
+from surveys.models import AnalysisRun, Study
 from surveys.selectors import latest_versions, studies_visible_to
 
 
@@ -71,3 +82,26 @@ class ExportTable(APIView):
             raise Http404(f"Unknown table {table!r}; choose one of {', '.join(TABLES)}.")
         _latest_visible(request, slug)
         return Response(_records(getattr(export_tables(slug), table)))
+
+
+class AnalysisRuns(APIView):
+    """List the study's analysis runs (GET) or run the pipeline now and return its results (POST)."""
+
+    @extend_schema(responses=AnalysisRunSerializer(many=True))
+    def get(self, request, slug: str):
+        study = _latest_visible(request, slug)
+        runs = AnalysisRun.objects.filter(study__slug=study.slug).select_related("study")
+        return Response(AnalysisRunSerializer(runs, many=True).data)
+
+    @extend_schema(request=AnalysisRequestSerializer, responses={201: AnalysisRunSerializer})
+    def post(self, request, slug: str):
+        study = _latest_visible(request, slug)
+        params = AnalysisRequestSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        seed, n_resamples = params.validated_data["seed"], params.validated_data["n_resamples"]
+        out_dir = Path(settings.REPORTS_DIR) / study.slug / f"analysis-{seed}-{timezone.now():%Y%m%d%H%M%S}"
+        try:
+            run = analysis_run_create(slug=study.slug, out_dir=out_dir, seed=seed, n_resamples=n_resamples)
+        except ValueError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response(AnalysisRunSerializer(run).data, status=status.HTTP_201_CREATED)

@@ -60,3 +60,21 @@ def test_schema_lists_every_endpoint(demo_study, researcher):
     for url in ENDPOINTS[:-1]:
         templated = url.replace("effort-demo", "{slug}").replace("/pairs/", "/{table}/")
         assert templated in paths
+
+
+def test_api_starts_an_analysis_and_lists_runs(demo_study, researcher, other_researcher, settings, tmp_path):
+    from surveys.simulate import simulate_participants
+
+    settings.REPORTS_DIR = tmp_path
+    simulate_participants("effort-demo", n=12, seed=9)
+    client = APIClient()
+    client.force_authenticate(other_researcher)
+    assert client.post("/api/studies/effort-demo/analyses/", {"seed": 2}, format="json").status_code == 404
+    client.force_authenticate(researcher)
+    assert client.post("/api/studies/effort-demo/analyses/", {"n_resamples": 5}, format="json").status_code == 400
+    response = client.post("/api/studies/effort-demo/analyses/", {"seed": 2, "n_resamples": 100}, format="json")
+    assert response.status_code == 201
+    body = response.json()
+    assert {c["condition"] for c in body["results"]["calibrations"]} == {"arrests", "income"}
+    assert body["report_url"].endswith("/report/report.html")
+    assert len(client.get("/api/studies/effort-demo/analyses/").json()) == 1
