@@ -230,31 +230,29 @@ def bootstrap_correlation_difference(
     progress=None,
 ) -> BootstrapResult:
     """Percentile bootstrap CI of r(x1, y) - r(x2, y) resampling *participants* (``groups``), not
-    rows, because each participant rates many pairs. Vectorised: each resample is a vector of
-    per-participant counts turned into row weights, computed in chunks of ``chunk`` resamples.
-    With Spearman, ranks are recomputed within each resample (rows repeated by their weights).
+    rows, because each participant rates many pairs.
+
+    Vectorised without a loop over resamples: rows with the same (x, y) values form a cell, a
+    sparse participant x cell count matrix C is built once, and a chunk of resamples (per-participant
+    draw counts K, n_groups draws with replacement) gives cell weights K @ C. Correlations (Spearman: on
+    mid-ranks recomputed within each resample) are weighted correlations over the cells, which
+    equal those of the explicitly resampled rows.
     """
     x1, x2, y = (np.asarray(v, dtype=float) for v in (x1, x2, y))
     keep = ~(np.isnan(x1) | np.isnan(x2) | np.isnan(y))
     x1, x2, y = x1[keep], x2[keep], y[keep]
     codes = np.unique(np.asarray(groups)[keep], return_inverse=True)[1]
-    n_groups = codes.max() + 1
+    n_groups = int(codes.max()) + 1
     rng = np.random.default_rng(seed)
-
-    def corr(weights, a, b):
-        return _weighted_corr(weights, a, b, method)
-
-    ones = np.ones((1, codes.size))
-    estimate = float(corr(ones, x1, y)[0] - corr(ones, x2, y)[0])
+    first, second = _Cells(codes, n_groups, x1, y), _Cells(codes, n_groups, x2, y)
+    ones = np.ones((1, n_groups))
+    estimate = float(first.corr(ones, method)[0] - second.corr(ones, method)[0])
     draws = []
     done = 0
     while done < n_resamples:
         size = min(chunk, n_resamples - done)
-        picks = rng.integers(0, n_groups, size=(size, n_groups))
-        counts = np.zeros((size, n_groups))
-        np.add.at(counts, (np.repeat(np.arange(size), n_groups), picks.ravel()), 1)
-        weights = counts[:, codes]
-        draws.append(corr(weights, x1, y) - corr(weights, x2, y))
+        counts = resample_counts(rng, n_groups, size)
+        draws.append(first.corr(counts, method) - second.corr(counts, method))
         done += size
         if progress:
             progress(done)
@@ -262,6 +260,22 @@ def bootstrap_correlation_difference(
     alpha = (1 - level) / 2
     lo, hi = np.quantile(dist, [alpha, 1 - alpha])
     return BootstrapResult(estimate, (float(lo), float(hi)), n_resamples, seed, dist)
+
+
+class _Cells:
+    """Distinct (a, b) value pairs and how many rows of each participant fall in each."""
+
+    def __init__(self, codes: np.ndarray, n_groups: int, a: np.ndarray, b: np.ndarray):
+        from scipy.sparse import csr_matrix
+
+        values, cell = np.unique(np.column_stack([a, b]), axis=0, return_inverse=True)
+        cell = cell.ravel()
+        self.a, self.b = values[:, 0], values[:, 1]
+        self.counts_t = csr_matrix((np.ones(cell.size), (cell, codes)), shape=(len(values), n_groups))
+
+    def corr(self, participant_counts: np.ndarray, method: str) -> np.ndarray:
+        weights = np.asarray(self.counts_t @ participant_counts.T).T
+        return _weighted_corr(weights, self.a, self.b, method)
 
 
 def _weighted_corr(weights: np.ndarray, a: np.ndarray, b: np.ndarray, method: str) -> np.ndarray:
@@ -282,11 +296,21 @@ def _weighted_corr(weights: np.ndarray, a: np.ndarray, b: np.ndarray, method: st
 def _weighted_ranks(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Mid-ranks of ``values`` in each resample where row i appears weights[r, i] times.
 
-    For distinct values v (sorted), rank(v) = (count of rows < v) + (count of rows == v + 1) / 2.
+    For distinct values v (sorted), rank(v) = (weight of rows < v) + (weight of rows == v + 1) / 2;
+    the per-value weights are one sparse product with the row-to-value indicator matrix.
     """
+    from scipy.sparse import csr_matrix
+
     levels, inverse = np.unique(values, return_inverse=True)
-    per_level = np.zeros((weights.shape[0], levels.size))
-    np.add.at(per_level.T, inverse, weights.T)
+    indicator = csr_matrix((np.ones(values.size), (np.arange(values.size), inverse)), shape=(values.size, levels.size))
+    per_level = np.asarray((indicator.T @ weights.T).T)
     below = np.cumsum(per_level, axis=1) - per_level
     mid = below + (per_level + 1) / 2
     return mid[:, inverse]
+
+
+def resample_counts(rng: np.random.Generator, n_groups: int, size: int) -> np.ndarray:
+    """How often each of n_groups participants is drawn in each of ``size`` bootstrap resamples
+    (n_groups draws with replacement each)."""
+    picks = rng.integers(0, n_groups, size=(size, n_groups)) + n_groups * np.arange(size)[:, None]
+    return np.bincount(picks.ravel(), minlength=size * n_groups).reshape(size, n_groups).astype(float)

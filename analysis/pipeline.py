@@ -26,6 +26,7 @@ from analysis.correlations import (
     bootstrap_correlation_difference,
     compare_correlations,
     correlation,
+    resample_counts,
 )
 from analysis.regression import distance_regression, moderation_regression
 
@@ -86,23 +87,24 @@ def bootstrap_alpha(
 ) -> tuple[tuple[float, float], np.ndarray]:
     """Percentile CI of alpha = a2 / (a1 + a2) from Eq. 5, resampling participants.
 
-    Vectorised: each resample's weighted least squares solves its 3 x 3 normal equations in one batch.
+    Vectorised: the normal equations are sums over rows, so each participant's X'X (3 x 3) and X'y
+    are summed once; a chunk of resamples (per-participant draw counts K) gives every resample's
+    X'WX and X'Wy as K @ (per-participant sums), solved in one batch.
     """
     codes = pd.factorize(frame["participant_id"])[0]
     n_groups = codes.max() + 1
     x = np.column_stack([np.ones(len(frame)), frame["d_aggr"].to_numpy(float), frame["d_traj"].to_numpy(float)])
     y = frame["d_overall"].to_numpy(float)
+    xx = np.zeros((n_groups, 9))
+    np.add.at(xx, codes, np.einsum("ni,nj->nij", x, x).reshape(-1, 9))
+    xy = np.zeros((n_groups, 3))
+    np.add.at(xy, codes, x * y[:, None])
     rng = np.random.default_rng(seed)
     alphas, done = [], 0
     while done < n_resamples:
         size = min(chunk, n_resamples - done)
-        picks = rng.integers(0, n_groups, size=(size, n_groups))
-        counts = np.zeros((size, n_groups))
-        np.add.at(counts, (np.repeat(np.arange(size), n_groups), picks.ravel()), 1)
-        w = counts[:, codes]
-        xtwx = np.einsum("bn,ni,nj->bij", w, x, x)
-        xtwy = np.einsum("bn,ni,n->bi", w, x, y)
-        beta = np.linalg.solve(xtwx, xtwy[..., None])[..., 0]
+        counts = resample_counts(rng, n_groups, size)
+        beta = np.linalg.solve((counts @ xx).reshape(-1, 3, 3), (counts @ xy)[..., None])[..., 0]
         alphas.append(beta[:, 2] / (beta[:, 1] + beta[:, 2]))
         done += size
         if progress:
