@@ -64,7 +64,8 @@ def main() -> None:
         f"{loop_full:.1f} s estimated for {args.resamples}"
     )
     print(
-        f"ratio (loop / pipeline): {loop_full / pipeline_s:.1f}x; goal < 10 s: {'met' if pipeline_s < 10 else 'NOT met'}"
+        f"ratio (loop / pipeline): {loop_full / pipeline_s:.1f}x; "
+        f"goal < 10 s: {'met' if pipeline_s < 10 else 'NOT met'}"
     )
 
 
