@@ -1,0 +1,77 @@
+import itertools
+
+import numpy as np
+import pytest
+
+from fairness.individual import eaif, eaif_details, eaif_sampled, subject_violations, worst_pairs
+
+
+def brute_force(e, s, r, alpha):
+    values = []
+    for i, j in itertools.combinations(range(len(e)), 2):
+        d = np.sqrt(alpha * (e[i] - e[j]) ** 2 + (1 - alpha) * (s[i] - s[j]) ** 2)
+        values.append(1 - max(0.0, abs(r[i] - r[j]) - d))
+    return np.mean(values)
+
+
+@pytest.fixture
+def population():
+    rng = np.random.default_rng(0)
+    return rng.uniform(0, 1, 301), rng.uniform(0, 1, 301), rng.uniform(0, 1, 301)
+
+
+def test_hand_computed_pair():
+    # E = (0, .3), S = (0, .4), r = (.1, .9): d = sqrt(.5*.09 + .5*.16) = .35355, D = .8, F = 1 - .44645
+    assert eaif([0, 0.3], [0, 0.4], [0.1, 0.9], alpha=0.5) == pytest.approx(1 - (0.8 - np.sqrt(0.125)))
+    assert eaif([0, 0.3], [0, 0.4], [0.1, 0.2], alpha=0.5) == 1.0  # constraint satisfied
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 0.6577, 1.0])
+def test_backends_agree_with_brute_force(population, alpha):
+    e, s, r = population
+    expected = brute_force(e, s, r, alpha)
+    assert eaif_details(e, s, r, alpha=alpha, backend="numpy").eaif == pytest.approx(expected, abs=1e-12)
+    assert eaif_details(e, s, r, alpha=alpha, backend="auto").eaif == pytest.approx(expected, abs=1e-9)
+
+
+def test_numpy_blocks_of_any_size_give_the_same_sum(population):
+    from fairness.individual import _numpy_sums
+
+    e, s, r = population
+    assert _numpy_sums(e, s, r, 0.5, block=7) == pytest.approx(_numpy_sums(e, s, r, 0.5, block=1000))
+
+
+def test_violation_share_and_worst_pairs(population):
+    e, s, r = population
+    res = eaif_details(e, s, r, alpha=0.5)
+    worst = worst_pairs(e, s, r, alpha=0.5, k=5)
+    assert 0 < res.violation_share < 1 and len(worst) == 5
+    assert (np.diff(worst["violation"]) <= 0).all()
+    np.testing.assert_allclose(worst["violation"], worst["D"] - worst["d"])
+    # the single worst pair, by brute force
+    best = max(
+        (abs(r[i] - r[j]) - np.sqrt(0.5 * (e[i] - e[j]) ** 2 + 0.5 * (s[i] - s[j]) ** 2), i, j)
+        for i, j in itertools.combinations(range(len(e)), 2)
+    )
+    assert worst["violation"].iloc[0] == pytest.approx(best[0])
+    assert {worst["id_i"].iloc[0], worst["id_j"].iloc[0]} == {best[1], best[2]}
+
+
+def test_subject_violations_average_to_one_minus_eaif(population):
+    """Each pair is counted twice over subjects: mean of per-subject violations = 1 - EaIF."""
+    e, s, r = population
+    assert subject_violations(e, s, r, alpha=0.3).mean() == pytest.approx(1 - eaif(e, s, r, alpha=0.3))
+
+
+def test_sampled_estimate_covers_exact(population):
+    e, s, r = population
+    exact = eaif(e, s, r, alpha=0.5)
+    est = eaif_sampled(e, s, r, alpha=0.5, n_pairs=200_000, seed=1)
+    assert est.ci[0] <= exact <= est.ci[1] and est.ci[1] - est.ci[0] < 0.01
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="equal lengths"):
+        eaif([0, 1], [0, 1, 2], [0, 1], alpha=0.5)
+    with pytest.raises(ValueError, match="alpha"):
+        eaif([0, 1], [0, 1], [0, 1], alpha=1.5)
