@@ -66,8 +66,15 @@ def effort_aware_parity(effort, risk, groups, *, width: float = 0.1, min_size: i
     rows = []
     for low, part in frame.groupby("bin_low"):
         counted = cells[(cells["bin_low"] == low) & (cells["n"] >= min_size)]
-        rows.append({"bin_low": low, "bin_high": round(low + width, 10), "n": len(part), "n_groups": len(counted),
-                     "parity": parity_ratio(part["risk"], part["group"], min_size=min_size)})
+        rows.append(
+            {
+                "bin_low": low,
+                "bin_high": round(low + width, 10),
+                "n": len(part),
+                "n_groups": len(counted),
+                "parity": parity_ratio(part["risk"], part["group"], min_size=min_size),
+            }
+        )
     return GroupParity(
         overall=parity_ratio(r, g, min_size=min_size),
         by_group=by_group,
@@ -78,11 +85,15 @@ def effort_aware_parity(effort, risk, groups, *, width: float = 0.1, min_size: i
     )
 
 
-def parity_table(effort, risks: Mapping[str, Sequence[float]], groups: Mapping[str, Sequence], **kwargs) -> pd.DataFrame:
+def parity_table(
+    effort, risks: Mapping[str, Sequence[float]], groups: Mapping[str, Sequence], **kwargs
+) -> pd.DataFrame:
     """Effort-unaware parity per model (rows) and group column (columns), like Tables 6 and 8."""
     return pd.DataFrame(
-        {col: {model: effort_aware_parity(effort, r, g, **kwargs).overall for model, r in risks.items()}
-         for col, g in groups.items()}
+        {
+            col: {model: effort_aware_parity(effort, r, g, **kwargs).overall for model, r in risks.items()}
+            for col, g in groups.items()
+        }
     )
 
 
@@ -92,7 +103,11 @@ def parity_figure(results: Mapping[str, GroupParity], *, group_name: str) -> go.
     for model, res in results.items():
         bins = res.by_bin.dropna(subset=["parity"])
         fig.add_trace(go.Scatter(x=bins["bin_low"] + res.width / 2, y=bins["parity"], mode="lines+markers", name=model))
-    fig.update_layout(title=f"Effort-aware {group_name} parity (groups with >= {next(iter(results.values())).min_size} "
-                            "members per bin)", xaxis_title="effort (bin centre)", yaxis_title="parity (min / max mean risk)",
-                      yaxis_range=[0, 1.05])
+    fig.update_layout(
+        title=f"Effort-aware {group_name} parity (groups with >= {next(iter(results.values())).min_size} "
+        "members per bin)",
+        xaxis_title="effort (bin centre)",
+        yaxis_title="parity (min / max mean risk)",
+        yaxis_range=[0, 1.05],
+    )
     return fig

@@ -37,7 +37,10 @@ def test_effort_aware_parity_matches_manual_groupby():
 def test_parity_table_shape():
     rng = np.random.default_rng(1)
     e = rng.uniform(0, 1, 200)
-    table = parity_table(e, {"m1": rng.uniform(0, 1, 200), "m2": rng.uniform(0, 1, 200)},
-                         {"sex": rng.choice(["F", "M"], 200), "race": rng.choice(["A", "B"], 200)})
+    table = parity_table(
+        e,
+        {"m1": rng.uniform(0, 1, 200), "m2": rng.uniform(0, 1, 200)},
+        {"sex": rng.choice(["F", "M"], 200), "race": rng.choice(["A", "B"], 200)},
+    )
     assert list(table.index) == ["m1", "m2"] and list(table.columns) == ["sex", "race"]
     assert table.stack().between(0, 1).all()

@@ -1,0 +1,217 @@
+"""Group fairness from yes/no disagreement feedback (Telukunta & Nadendla, disagreement feedback poster).
+
+A critic sees the model's label yhat = k for a subject of group m and says whether they disagree:
+s = 1 if their own label ytilde != yhat. From records (group, yhat, s):
+    SP_{m,k} = P(yhat = k | m),   DR_{m,k} = P(s = 1 | yhat = k, m),   DR_m = P(s = 1 | m).
+Every notion has the general form f = max_k max_{m,m'} (f_{m,k} - f_{m',k}) = max_k (max_m f_{m,k}
+- min_m f_{m,k}) with the critic's label in place of the true label (the poster's Eq. 0). Derivations
+(with a_{m,k} = (1 - DR_{m,k}) SP_{m,k} = P(ytilde = yhat = k | m) and b_{m,k} = DR_{m,k} SP_{m,k} =
+P(yhat = k, ytilde != k | m)):
+
+* Calibration C_{m,k} = P(ytilde = k | yhat = k, m) = 1 - DR_{m,k}; CA = max_k (max_m DR_{m,k} - min_m
+  DR_{m,k}). The poster's Eq. 4 prints min over (m, m'), which gives a non-positive gap: a typo.
+* Accuracy equality AE_m = P(yhat = ytilde | m) = 1 - sum_k DR_{m,k} SP_{m,k}; AE = max_m DR_m - min_m DR_m
+  (Eq. 5, same typo; AE does not depend on k).
+* Equal opportunity EO_{m,k} = P(yhat = k | ytilde = k, m) = a_{m,k} / (a_{m,k} + P(ytilde = k, yhat != k | m)),
+  where P(ytilde = k, yhat = l | m) lies in [0, b_{m,l}]; hence EO_{m,k} in [a / (a + sum_{l != k} b_l), 1].
+* Predictive equality PE_{m,k} = P(yhat = k | ytilde != k, m) = b_{m,k} / (b_{m,k} + sum_{l != k} P(ytilde != k,
+  yhat = l | m)), each term in [a_{m,l}, a_{m,l} + b_{m,l}].
+* Overall misclassification OMR_{m,k} = P(yhat != k | ytilde = k, m) = 1 - EO_{m,k}.
+For binary labels the critic's label is the other label when they disagree, so P(ytilde = k, yhat = l) =
+b_{m,l} and P(ytilde != k, yhat = l) = a_{m,l} exactly: every notion is identified (lower = upper).
+For more labels EO, PE and OMR are bounded: the gap lies in [max(0, max_k (max_m lo - min_m hi)),
+max_k (max_m hi - min_m lo)]. ``poster_estimate`` applies the poster's Eq. 6-8 as printed:
+1/2 [max_k (max_m rho(m,k) - 1) + max_k (1 - min_m rho(m,k))] with its ratios phi, mu, omega (the
+other labels' SP in the denominator, i.e. DR_{m,l} replaced by 1).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+NOTIONS = ("CA", "AE", "EO", "PE", "OMR")
+
+
+@dataclass(frozen=True)
+class NotionValue:
+    value: float  # exact value when identified, else the midpoint of the bounds
+    lower: float
+    upper: float
+    exact: bool
+    poster_estimate: float | None = None
+    ci: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class DisagreementNotions:
+    rates: pd.DataFrame  # group, label, n, SP, DR
+    dr_by_group: pd.Series
+    overall_dr: float
+    notions: dict[str, NotionValue]
+
+    def __getattr__(self, name):
+        if name in NOTIONS:
+            return self.notions[name]
+        raise AttributeError(name)
+
+    def as_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([{"notion": k, **v.__dict__} for k, v in self.notions.items()])
+
+
+def _counts(groups, labels, s, group_levels, label_levels, weights=None) -> np.ndarray:
+    """N[m, k, s]: (weighted) number of records per group, model label and disagreement."""
+    gi = pd.Index(group_levels).get_indexer(groups)
+    ki = pd.Index(label_levels).get_indexer(labels)
+    flat = (gi * len(label_levels) + ki) * 2 + np.asarray(s, dtype=int)
+    counts = np.bincount(flat, weights=weights, minlength=len(group_levels) * len(label_levels) * 2)
+    return counts.reshape(len(group_levels), len(label_levels), 2)
+
+
+def _gap(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of max_k (max_m f - min_m f) given f_{m,k} in [lo, hi]; arrays (..., M, K)."""
+    with np.errstate(all="ignore"):
+        upper = np.nanmax(np.nanmax(hi, axis=-2) - np.nanmin(lo, axis=-2), axis=-1)
+        lower = np.maximum(0.0, np.nanmax(np.nanmax(lo, axis=-2) - np.nanmin(hi, axis=-2), axis=-1))
+    return lower, upper
+
+
+def _poster(rho: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return 0.5 * (np.nanmax(np.nanmax(rho, axis=-2) - 1, axis=-1) + np.nanmax(1 - np.nanmin(rho, axis=-2), axis=-1))
+
+
+def notions_from_counts(counts: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """All notions from N[..., m, k, s] (a leading batch axis is allowed): name -> (lower, upper, poster)."""
+    n0, n1 = counts[..., 0], counts[..., 1]
+    n_mk = n0 + n1
+    n_m = n_mk.sum(axis=-1, keepdims=True)
+    binary = counts.shape[-2] == 2
+    with np.errstate(all="ignore"):
+        sp = n_mk / n_m
+        dr = np.where(n_mk > 0, n1 / n_mk, np.nan)
+        a, b = n0 / n_m, n1 / n_m
+        others_b = b.sum(axis=-1, keepdims=True) - b
+        others_a = a.sum(axis=-1, keepdims=True) - a
+        others_sp = sp.sum(axis=-1, keepdims=True) - sp
+        eo_lo = np.where(n_mk > 0, a / (a + others_b), np.nan)
+        eo_hi = eo_lo if binary else np.where(n_mk > 0, np.where(a > 0, 1.0, 0.0), np.nan)
+        pe_hi = b / (b + others_a)
+        pe_lo = pe_hi if binary else b / (b + others_a + others_b)
+        phi = a / (a + others_sp)
+        mu = b / (b + others_sp)
+        omega = others_sp / (a + others_sp)
+        dr_m = n1.sum(axis=-1) / n_m[..., 0]
+    ca = np.nanmax(np.nanmax(dr, axis=-2) - np.nanmin(dr, axis=-2), axis=-1)
+    ae = np.nanmax(dr_m, axis=-1) - np.nanmin(dr_m, axis=-1)
+    return {
+        "CA": (ca, ca, None),
+        "AE": (ae, ae, None),
+        "EO": (*_gap(eo_lo, eo_hi), _poster(phi)),
+        "PE": (*_gap(pe_lo, pe_hi), _poster(mu)),
+        "OMR": (*_gap(1 - eo_hi, 1 - eo_lo), _poster(omega)),
+    }
+
+
+def disagreement_notions(
+    groups: Sequence,
+    model_labels: Sequence,
+    disagreements: Sequence[int],
+    *,
+    labels: Sequence | None = None,
+    subjects: Sequence | None = None,
+    n_resamples: int = 0,
+    seed: int = 0,
+    level: float = 0.95,
+) -> DisagreementNotions:
+    """Rates and notions from one record per answer (or per subject after :func:`majority`).
+
+    With ``n_resamples`` > 0, percentile bootstrap CIs resample ``subjects`` (each subject's records
+    together; every record is its own subject when none are given), vectorised over resamples.
+    """
+    g = np.asarray(groups)
+    y = np.asarray(model_labels)
+    s = np.asarray(disagreements, dtype=int)
+    if not (g.size == y.size == s.size):
+        raise ValueError("groups, model_labels and disagreements must have equal lengths")
+    if not set(np.unique(s)) <= {0, 1}:
+        raise ValueError("disagreements must be 0 or 1")
+    group_levels = sorted(pd.unique(g).tolist(), key=str)
+    label_levels = sorted(pd.unique(y).tolist()) if labels is None else list(labels)
+    if len(group_levels) < 2:
+        raise ValueError("notions compare groups: need at least two groups")
+    if len(label_levels) < 2:
+        raise ValueError("need at least two possible labels")
+    counts = _counts(g, y, s, group_levels, label_levels)
+    point = notions_from_counts(counts)
+    cis = _bootstrap(g, y, s, group_levels, label_levels, subjects, n_resamples, seed, level) if n_resamples else {}
+    n_mk = counts.sum(axis=-1)
+    rates = pd.DataFrame(
+        [
+            {
+                "group": m,
+                "label": k,
+                "n": int(n_mk[i, j]),
+                "SP": n_mk[i, j] / n_mk[i].sum(),
+                "DR": counts[i, j, 1] / n_mk[i, j] if n_mk[i, j] else np.nan,
+            }
+            for i, m in enumerate(group_levels)
+            for j, k in enumerate(label_levels)
+        ]
+    )
+    dr_m = pd.Series(counts[..., 1].sum(axis=-1) / n_mk.sum(axis=-1), index=group_levels, name="DR")
+    notions = {}
+    for name, (lo, hi, poster) in point.items():
+        lo, hi = float(lo), float(hi)
+        notions[name] = NotionValue(
+            value=(lo + hi) / 2,
+            lower=lo,
+            upper=hi,
+            exact=bool(np.isclose(lo, hi)),
+            poster_estimate=None if poster is None else float(poster),
+            ci=cis.get(name),
+        )
+    return DisagreementNotions(rates, dr_m, float(s.mean()), notions)
+
+
+def _bootstrap(g, y, s, group_levels, label_levels, subjects, n_resamples, seed, level):
+    ids = np.arange(g.size) if subjects is None else pd.factorize(np.asarray(subjects))[0]
+    n_subjects = ids.max() + 1
+    cells = _counts_per_subject(ids, n_subjects, g, y, s, group_levels, label_levels)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, n_subjects, size=(n_resamples, n_subjects)) + n_subjects * np.arange(n_resamples)[:, None]
+    weights = np.bincount(picks.ravel(), minlength=n_resamples * n_subjects).reshape(n_resamples, n_subjects)
+    batch = (weights @ cells).reshape(n_resamples, len(group_levels), len(label_levels), 2)
+    tail = (1 - level) / 2
+    out = {}
+    for name, (lo, hi, _) in notions_from_counts(batch).items():
+        mid = (lo + hi) / 2
+        q = np.nanquantile(mid, [tail, 1 - tail])
+        out[name] = (float(q[0]), float(q[1]))
+    return out
+
+
+def _counts_per_subject(ids, n_subjects, g, y, s, group_levels, label_levels) -> np.ndarray:
+    gi = pd.Index(group_levels).get_indexer(g)
+    ki = pd.Index(label_levels).get_indexer(y)
+    cell = (gi * len(label_levels) + ki) * 2 + s
+    n_cells = len(group_levels) * len(label_levels) * 2
+    out = np.zeros((n_subjects, n_cells))
+    np.add.at(out, (ids, cell), 1)
+    return out
+
+
+def majority(records: pd.DataFrame, *, subject: str = "subject", disagreement: str = "disagreement") -> pd.DataFrame:
+    """One row per subject with the majority disagreement: s = 1 when more than half of the answers
+    disagree; a tie counts as agreement (s = 0), the conservative reading that the model's label stands.
+    Other columns keep the subject's first value."""
+    share = records.groupby(subject)[disagreement].mean()
+    first = records.groupby(subject).first().drop(columns=[disagreement])
+    return first.assign(
+        **{
+            disagreement: (share > 0.5).astype(int),
+            "answers": records.groupby(subject).size(),
+            "disagreement_rate": share,
+        }
+    ).reset_index()
