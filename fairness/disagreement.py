@@ -25,6 +25,7 @@ max_k (max_m hi - min_m lo)]. ``poster_estimate`` applies the poster's Eq. 6-8 a
 other labels' SP in the denominator, i.e. DR_{m,l} replaced by 1).
 """
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -71,14 +72,16 @@ def _counts(groups, labels, s, group_levels, label_levels, weights=None) -> np.n
 
 def _gap(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Bounds of max_k (max_m f - min_m f) given f_{m,k} in [lo, hi]; arrays (..., M, K)."""
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a label no group received gives an all-NaN column
         upper = np.nanmax(np.nanmax(hi, axis=-2) - np.nanmin(lo, axis=-2), axis=-1)
         lower = np.maximum(0.0, np.nanmax(np.nanmax(lo, axis=-2) - np.nanmin(hi, axis=-2), axis=-1))
     return lower, upper
 
 
 def _poster(rho: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         return 0.5 * (np.nanmax(np.nanmax(rho, axis=-2) - 1, axis=-1) + np.nanmax(1 - np.nanmin(rho, axis=-2), axis=-1))
 
 
@@ -103,8 +106,10 @@ def notions_from_counts(counts: np.ndarray) -> dict[str, tuple[np.ndarray, np.nd
         mu = b / (b + others_sp)
         omega = others_sp / (a + others_sp)
         dr_m = n1.sum(axis=-1) / n_m[..., 0]
-    ca = np.nanmax(np.nanmax(dr, axis=-2) - np.nanmin(dr, axis=-2), axis=-1)
-    ae = np.nanmax(dr_m, axis=-1) - np.nanmin(dr_m, axis=-1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ca = np.nanmax(np.nanmax(dr, axis=-2) - np.nanmin(dr, axis=-2), axis=-1)
+        ae = np.nanmax(dr_m, axis=-1) - np.nanmin(dr_m, axis=-1)
     return {
         "CA": (ca, ca, None),
         "AE": (ae, ae, None),

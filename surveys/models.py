@@ -291,3 +291,23 @@ class Calibration(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study.slug} {self.kind}/{self.condition} v{self.version}: alpha={self.alpha:.4f}"
+
+
+class AuditRun(models.Model):
+    """One ``audit_models`` run: the models compared, under which weights, and where the report is."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="audit_runs")
+    condition = models.CharField(max_length=40)
+    subjects_file = models.CharField(max_length=500)
+    likert_calibration = models.ForeignKey(
+        Calibration, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    out_dir = models.CharField(max_length=500)
+    results = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.study} audit ({self.condition})"

@@ -7,5 +7,6 @@ urlpatterns = [
     path("", views.study_list, name="studies"),
     path("studies/<slug:slug>/", views.dashboard, name="dashboard"),
     path("studies/<slug:slug>/report/<str:filename>", views.latest_report_file, name="report"),
+    path("studies/<slug:slug>/audit/<str:filename>", views.latest_audit_file, name="audit"),
     path("studies/<slug:slug>/export/<str:table>.<str:fmt>", views.export_download, name="export"),
 ]

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from surveys.dashboard import summarise
 from surveys.export import TABLES, export_tables, table_to_csv, table_to_json
-from surveys.models import AnalysisRun, Calibration
+from surveys.models import AnalysisRun, AuditRun, Calibration
 from surveys.selectors import can_view, latest_versions, studies_visible_to
 
 
@@ -42,6 +42,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "status_table": summary.by_condition_status,
             "tables": TABLES,
             "latest_run": AnalysisRun.objects.filter(study__in=versions).first(),
+            "latest_audit": AuditRun.objects.filter(study__in=versions).first(),
             "calibrations": Calibration.objects.filter(study__in=versions).order_by("kind", "condition", "-version"),
             "start_url": start_url,
             "prolific_url": start_url
@@ -64,14 +65,24 @@ def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> Ht
 REPORT_FILES = {"report.html": "text/html", "plotly.min.js": "text/javascript", "results.json": "application/json"}
 
 
-@login_required
-def latest_report_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
-    """Files of the latest analysis report (the HTML loads plotly.min.js from beside it)."""
-    versions = _visible_versions(request, slug)
-    run = AnalysisRun.objects.filter(study__slug=slug, study__in=versions).order_by("-created_at").first()
+def _serve_run_file(run, filename: str) -> FileResponse:
     if run is None or filename not in REPORT_FILES and not filename.endswith(".csv"):
         raise Http404("No such report file.")
     path = Path(run.out_dir) / Path(filename).name
     if not path.is_file():
-        raise Http404("The report file is missing on disk; run analyze_study again.")
+        raise Http404("The report file is missing on disk; run the command again.")
     return FileResponse(path.open("rb"), content_type=REPORT_FILES.get(filename, "text/csv"))
+
+
+@login_required
+def latest_report_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
+    """Files of the latest analysis report (the HTML loads plotly.min.js from beside it)."""
+    versions = _visible_versions(request, slug)
+    return _serve_run_file(AnalysisRun.objects.filter(study__in=versions).order_by("-created_at").first(), filename)
+
+
+@login_required
+def latest_audit_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
+    """Files of the latest model-audit report."""
+    versions = _visible_versions(request, slug)
+    return _serve_run_file(AuditRun.objects.filter(study__in=versions).order_by("-created_at").first(), filename)

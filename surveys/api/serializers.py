@@ -67,3 +67,21 @@ class AnalysisRunSerializer(serializers.Serializer):
 
     def get_report_url(self, run) -> str:
         return f"/researcher/studies/{run.study.slug}/report/report.html"
+
+
+class AuditRequestSerializer(serializers.Serializer):
+    subjects = serializers.FileField(help_text="Subjects CSV: id, x_<time>..., score_<model>..., group columns")
+    condition = serializers.CharField(required=False, allow_blank=True)
+    calibration = serializers.IntegerField(required=False)
+    shown_model = serializers.CharField(required=False, allow_blank=True)
+
+
+class AuditRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    condition = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    report_url = serializers.SerializerMethodField()
+    results = serializers.JSONField()
+
+    def get_report_url(self, run) -> str:
+        return f"/researcher/studies/{run.study.slug}/audit/report.html"

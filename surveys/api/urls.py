@@ -9,5 +9,6 @@ urlpatterns = [
     path("studies/<slug:slug>/participants/", views.ParticipantList.as_view(), name="api-participants"),
     path("studies/<slug:slug>/export/<str:table>/", views.ExportTable.as_view(), name="api-export"),
     path("studies/<slug:slug>/analyses/", views.AnalysisRuns.as_view(), name="api-analyses"),
+    path("studies/<slug:slug>/audits/", views.AuditRuns.as_view(), name="api-audits"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]

@@ -10,21 +10,26 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from fairness.model_audit import SubjectsFileError
 from surveys.analysis_runs import analysis_run_create
 from surveys.api.renderers import CSVRenderer
 from surveys.api.serializers import (
     AnalysisRequestSerializer,
     AnalysisRunSerializer,
+    AuditRequestSerializer,
+    AuditRunSerializer,
     ParticipantRowSerializer,
     StudyDetailSerializer,
     StudySerializer,
 )
+from surveys.audit_runs import AuditError, audit_run_create
 from surveys.export import TABLES, export_tables, table_to_json
-from surveys.models import AnalysisRun, Study
+from surveys.models import AnalysisRun, AuditRun, Study
 from surveys.selectors import latest_versions, studies_visible_to
 
 
@@ -105,3 +110,42 @@ class AnalysisRuns(APIView):
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(AnalysisRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class AuditRuns(APIView):
+    """List the study's model audits (GET) or run one on an uploaded subjects CSV (POST, multipart:
+    ``subjects`` file, optional ``condition``, ``calibration``, ``shown_model``)."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(responses=AuditRunSerializer(many=True))
+    def get(self, request, slug: str):
+        study = _latest_visible(request, slug)
+        runs = AuditRun.objects.filter(study__slug=study.slug).select_related("study")
+        return Response(AuditRunSerializer(runs, many=True).data)
+
+    @extend_schema(request=AuditRequestSerializer, responses={201: AuditRunSerializer})
+    def post(self, request, slug: str):
+        study = _latest_visible(request, slug)
+        params = AuditRequestSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        stamp = f"{timezone.now():%Y%m%d%H%M%S%f}"
+        out_dir = Path(settings.REPORTS_DIR) / study.slug / f"audit-{stamp}"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        upload = out_dir / "subjects.csv"
+        with upload.open("wb") as handle:
+            for chunk in data["subjects"].chunks():
+                handle.write(chunk)
+        try:
+            run = audit_run_create(
+                slug=study.slug,
+                subjects_file=upload,
+                out_dir=out_dir,
+                condition=data.get("condition") or None,
+                calibration_id=data.get("calibration"),
+                shown_model=data.get("shown_model") or "study_ai",
+            )
+        except (AuditError, SubjectsFileError) as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response(AuditRunSerializer(run).data, status=status.HTTP_201_CREATED)

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from surveys.models import AnalysisRun, Participant
+from surveys.models import AnalysisRun, AuditRun, Participant
 
 DEMO_FILE = Path(settings.BASE_DIR) / "surveys" / "studies" / "effort_demo.json"
 PASSWORD_FILE = Path(settings.BASE_DIR) / ".demo-password"
@@ -39,6 +39,17 @@ class Command(BaseCommand):
             )
         if not AnalysisRun.objects.filter(study__slug="effort-demo").exists():
             call_command("analyze_study", "effort-demo", seed=1, stdout=self.stdout, stderr=self.stderr)
+        if not AuditRun.objects.filter(study__slug="effort-demo").exists():
+            subjects = Path(settings.REPORTS_DIR) / "demo-subjects-arrests.csv"
+            call_command("generate_demo_audit", condition="arrests", out=str(subjects), stdout=self.stdout)
+            call_command(
+                "audit_models",
+                study="effort-demo",
+                subjects=str(subjects),
+                condition="arrests",
+                stdout=self.stdout,
+                stderr=self.stderr,
+            )
         self.stdout.write(
             "\n"
             f"  Participant link : {host}/s/effort-demo/?participant_label=demo-{secrets.token_hex(3)}\n"

@@ -1,0 +1,107 @@
+"""The effort weight alpha estimated from yes/no disagreement feedback (no Django).
+
+For each subject the crowd judged, its disagreement rate with the shown model's label is a human
+verdict on that subject's outcome. For every alpha on a grid over [0, 1] the subject's EaIF
+violation under the shown model, v_i(alpha) = mean over j of max(0, D_ij - d_ij(alpha)), is computed
+against the whole audit population. The estimate is the alpha whose violations best predict the
+disagreement rates by Spearman rank correlation (criterion); ties on the grid take their median.
+The CI is a percentile bootstrap over participants (each resample recomputes the subjects'
+disagreement rates), vectorised over resamples and grid points.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fairness.individual import subject_violations
+
+
+@dataclass(frozen=True)
+class DisagreementCalibration:
+    alpha: float
+    ci: tuple[float, float]
+    criterion: str
+    correlation: float
+    n_subjects: int
+    n_participants: int
+    grid: np.ndarray
+    correlations: np.ndarray
+    seed: int
+
+
+def _ranks(matrix: np.ndarray) -> np.ndarray:
+    """Average ranks along the last axis."""
+    from scipy.stats import rankdata
+
+    return rankdata(matrix, axis=-1)
+
+
+def _row_spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Spearman correlation of every row of a (A x S) with every row of b (B x S): B x A."""
+    ra, rb = _ranks(a), _ranks(b)
+    ra = ra - ra.mean(axis=1, keepdims=True)
+    rb = rb - rb.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rb @ ra.T) / np.outer(np.sqrt((rb * rb).sum(axis=1)), np.sqrt((ra * ra).sum(axis=1)))
+
+
+def _argbest(correlations: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Median grid point among those with the highest correlation, per row."""
+    corr = np.where(np.isnan(correlations), -np.inf, correlations)
+    best = corr.max(axis=-1, keepdims=True)
+    hits = np.isclose(corr, best)
+    return np.array([np.median(grid[row]) for row in hits])
+
+
+def calibrate_from_disagreement(
+    effort,
+    aggregate,
+    risk,
+    feedback: pd.DataFrame,
+    *,
+    subject_index: dict,
+    grid_step: float = 0.01,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> DisagreementCalibration:
+    """``feedback`` has columns participant, subject, disagreement (s for the shown model);
+    ``subject_index`` maps subject ids to positions in the effort/aggregate/risk arrays."""
+    feedback = feedback[feedback["subject"].isin(subject_index)]
+    subjects = sorted(feedback["subject"].unique(), key=str)
+    if len(subjects) < 3:
+        raise ValueError("need yes/no feedback on at least 3 subjects of the audit population")
+    grid = np.round(np.arange(0, 1 + 1e-9, grid_step), 10)
+    rows = np.array([subject_index[s] for s in subjects])
+    violations = np.vstack([subject_violations(effort, aggregate, risk, alpha=a, subjects=rows) for a in grid])
+    s_idx = pd.Index(subjects).get_indexer(feedback["subject"])
+    p_idx, participants = pd.factorize(feedback["participant"])
+    n_p, n_s = len(participants), len(subjects)
+    disagree = np.zeros((n_p, n_s))
+    answered = np.zeros((n_p, n_s))
+    np.add.at(disagree, (p_idx, s_idx), feedback["disagreement"].to_numpy(float))
+    np.add.at(answered, (p_idx, s_idx), 1.0)
+    rates = disagree.sum(axis=0) / answered.sum(axis=0)
+    point = _row_spearman(violations, rates[None, :])[0]
+    alpha = float(_argbest(point[None, :], grid)[0])
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, n_p, size=(n_resamples, n_p)) + n_p * np.arange(n_resamples)[:, None]
+    weights = np.bincount(picks.ravel(), minlength=n_resamples * n_p).reshape(n_resamples, n_p).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot_rates = (weights @ disagree) / (weights @ answered)
+    boot_rates = np.where(np.isnan(boot_rates), np.nanmean(boot_rates, axis=0), boot_rates)
+    boot_alpha = _argbest(_row_spearman(violations, boot_rates), grid)
+    tail = (1 - level) / 2
+    lo, hi = np.quantile(boot_alpha, [tail, 1 - tail])
+    return DisagreementCalibration(
+        alpha=alpha,
+        ci=(float(lo), float(hi)),
+        criterion="Spearman correlation of per-subject EaIF violation with the subject's disagreement rate",
+        correlation=float(np.nanmax(point)),
+        n_subjects=n_s,
+        n_participants=n_p,
+        grid=grid,
+        correlations=point,
+        seed=seed,
+    )

@@ -1,0 +1,333 @@
+"""Audit AI models with effort-aware and disagreement-derived fairness (no Django).
+
+Subjects file (CSV), one row per decision subject:
+
+* ``id``: unique subject id;
+* ``x_<label>``: the yearly (non-cumulative) effort feature, one column per time step, in time
+  order, at least 3, numbers >= 0;
+* ``score_<model>``: each model's risk score in [0, 1] (one column per model);
+* ``inertia`` (optional) in [0, 1]; otherwise ``race`` is mapped through the paper's poverty table;
+* any other columns (race, sex, age_group, ...) are group columns for parity.
+
+:func:`audit` computes, per model: EaIF with equal weights and with each given alpha (exact up to
+``exact_limit`` subjects, sampled with a CI above), the violation share and worst pairs,
+effort-unaware parity per group column (Tables 6 and 8), EaGF per effort bin (Figure 3), and, when
+yes/no feedback is given, the disagreement-derived notions per model (binary labels: score >= 0.5;
+the critic's label is recovered from the shown model's label and the disagreement, so the same
+feedback scores every model) and the disagreement-based calibration of alpha.
+"""
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+
+from fairness.calibration import DisagreementCalibration, calibrate_from_disagreement
+from fairness.disagreement import disagreement_notions
+from fairness.effort import aggregate as aggregate_of
+from fairness.effort import effort as effort_of
+from fairness.effort import inertia_from_groups
+from fairness.group import GroupParity, effort_aware_parity, parity_figure
+from fairness.individual import eaif_details, eaif_sampled, worst_pairs
+
+
+class SubjectsFileError(ValueError):
+    """The subjects file breaks a rule; the message names the column and rows."""
+
+
+@dataclass(frozen=True)
+class Subjects:
+    frame: pd.DataFrame
+    series_columns: list[str]
+    models: list[str]
+    group_columns: list[str]
+
+
+def read_subjects(source: str | Path | pd.DataFrame) -> Subjects:
+    """Read and check a subjects table (see the module docstring for the format)."""
+    if isinstance(source, pd.DataFrame):
+        frame = source.copy()
+    else:
+        try:
+            frame = pd.read_csv(source)
+        except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise SubjectsFileError(f"cannot read {source}: {exc}") from exc
+    if "id" not in frame.columns:
+        raise SubjectsFileError("missing column 'id'")
+    if frame["id"].duplicated().any():
+        raise SubjectsFileError(f"duplicate ids: {frame.loc[frame['id'].duplicated(), 'id'].head(5).tolist()}")
+    series = [c for c in frame.columns if c.startswith("x_")]
+    models = [c for c in frame.columns if c.startswith("score_")]
+    if len(series) < 3:
+        raise SubjectsFileError(f"need at least 3 effort columns named x_<time>, found {series}")
+    if not models:
+        raise SubjectsFileError("need at least one model column named score_<model>")
+    for column in series + models + (["inertia"] if "inertia" in frame else []):
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = frame.index[values.isna()].tolist()
+        if bad:
+            raise SubjectsFileError(f"column {column!r}: non-numeric or missing values in rows {bad[:5]}")
+        frame[column] = values
+    if (frame[series] < 0).any().any():
+        raise SubjectsFileError("effort columns x_* must be >= 0")
+    for column in models + (["inertia"] if "inertia" in frame else []):
+        outside = frame.index[(frame[column] < 0) | (frame[column] > 1)].tolist()
+        if outside:
+            raise SubjectsFileError(f"column {column!r} must lie in [0, 1]; rows {outside[:5]} do not")
+    if "inertia" not in frame:
+        if "race" not in frame:
+            raise SubjectsFileError("give an 'inertia' column or a 'race' column for the poverty-based inertia")
+        try:
+            frame["inertia"] = inertia_from_groups(frame["race"].astype(str).tolist())
+        except KeyError as exc:
+            raise SubjectsFileError(f"column 'race': {exc.args[0]}") from exc
+    groups = [c for c in frame.columns if c not in {"id", "inertia", *series, *models} and frame[c].nunique() <= 50]
+    return Subjects(frame.reset_index(drop=True), series, [m.removeprefix("score_") for m in models], groups)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    eaif: pd.DataFrame  # model, weights, alpha, eaif, ci_low, ci_high, violation_share, method
+    parity: pd.DataFrame  # model x group column (effort-unaware)
+    eagf: dict[tuple[str, str], GroupParity]
+    worst: dict[str, pd.DataFrame]
+    notions: pd.DataFrame | None
+    disagreement_calibration: DisagreementCalibration | None
+    settings: dict = field(default_factory=dict)
+
+
+def critic_labels(feedback: pd.DataFrame) -> pd.DataFrame:
+    """Recover each answer's critic label from the shown model label and the disagreement."""
+    return feedback.assign(
+        critic_label=np.where(feedback["disagreement"] == 1, 1 - feedback["model_label"], feedback["model_label"])
+    )
+
+
+def audit(
+    subjects: Subjects,
+    *,
+    desirable: bool,
+    scale: float,
+    alphas: Mapping[str, float] | None = None,
+    feedback: pd.DataFrame | None = None,
+    shown_model: str | None = None,
+    width: float = 0.1,
+    min_size: int = 10,
+    exact_limit: int = 50_000,
+    seed: int = 0,
+    n_resamples: int = 1000,
+) -> AuditResult:
+    """Compare the models of ``subjects``. ``alphas`` names extra effort weights (e.g. {"human
+    (likert)": 0.6577}); equal weights (0.5) are always included. ``feedback`` has columns
+    participant, subject, model_label (label shown), disagreement; ``shown_model`` is the model
+    whose scores participants saw (for the disagreement calibration)."""
+    frame = subjects.frame
+    series = frame[subjects.series_columns].to_numpy(float)
+    e = effort_of(series, frame["inertia"].to_numpy(float), desirable=desirable)
+    s = aggregate_of(series, scale=scale)
+    weight_sets = {"equal": 0.5, **(alphas or {})}
+    eaif_rows, worst = [], {}
+    for model in subjects.models:
+        risk = frame[f"score_{model}"].to_numpy(float)
+        for name, alpha in weight_sets.items():
+            if len(frame) <= exact_limit:
+                res = eaif_details(e, s, risk, alpha=alpha)
+                eaif_rows.append(
+                    {
+                        "model": model,
+                        "weights": name,
+                        "alpha": alpha,
+                        "eaif": res.eaif,
+                        "ci_low": res.eaif,
+                        "ci_high": res.eaif,
+                        "violation_share": res.violation_share,
+                        "method": "exact",
+                    }
+                )
+            else:
+                est = eaif_sampled(e, s, risk, alpha=alpha, n_pairs=2_000_000, seed=seed)
+                eaif_rows.append(
+                    {
+                        "model": model,
+                        "weights": name,
+                        "alpha": alpha,
+                        "eaif": est.estimate,
+                        "ci_low": est.ci[0],
+                        "ci_high": est.ci[1],
+                        "violation_share": est.violation_share,
+                        "method": "sampled",
+                    }
+                )
+        worst[model] = worst_pairs(
+            e, s, risk, alpha=weight_sets[list(weight_sets)[-1]], ids=frame["id"].to_numpy(), k=20
+        )
+    eagf = {
+        (model, col): effort_aware_parity(
+            e, frame[f"score_{model}"], frame[col].astype(str), width=width, min_size=min_size
+        )
+        for model in subjects.models
+        for col in subjects.group_columns
+    }
+    parity = pd.DataFrame({col: {m: eagf[(m, col)].overall for m in subjects.models} for col in subjects.group_columns})
+    notions, calibration = None, None
+    if feedback is not None and len(feedback):
+        fb = critic_labels(feedback[feedback["subject"].isin(set(frame["id"]))])
+        info = frame.set_index("id")
+        group_col = "race" if "race" in frame else subjects.group_columns[0]
+        rows = []
+        for model in subjects.models:
+            label = (info.loc[fb["subject"], f"score_{model}"].to_numpy() >= 0.5).astype(int)
+            s_model = (label != fb["critic_label"].to_numpy()).astype(int)
+            groups = info.loc[fb["subject"], group_col].astype(str).to_numpy()
+            try:
+                res = disagreement_notions(
+                    groups,
+                    label,
+                    s_model,
+                    labels=[0, 1],
+                    subjects=fb["subject"].to_numpy(),
+                    n_resamples=n_resamples,
+                    seed=seed,
+                )
+            except ValueError:
+                continue
+            for name, v in res.notions.items():
+                rows.append(
+                    {
+                        "model": model,
+                        "group_column": group_col,
+                        "notion": name,
+                        "value": v.value,
+                        "ci_low": v.ci[0],
+                        "ci_high": v.ci[1],
+                        "exact": v.exact,
+                        "disagreement_rate": res.overall_dr,
+                    }
+                )
+        notions = pd.DataFrame(rows)
+        if shown_model is not None:
+            index = {sid: i for i, sid in enumerate(frame["id"])}
+            try:
+                calibration = calibrate_from_disagreement(
+                    e,
+                    s,
+                    frame[f"score_{shown_model}"].to_numpy(float),
+                    fb,
+                    subject_index=index,
+                    n_resamples=n_resamples,
+                    seed=seed,
+                )
+            except ValueError:
+                calibration = None
+    return AuditResult(
+        pd.DataFrame(eaif_rows),
+        parity,
+        eagf,
+        worst,
+        notions,
+        calibration,
+        {
+            "desirable": desirable,
+            "scale": scale,
+            "width": width,
+            "min_size": min_size,
+            "seed": seed,
+            "n_subjects": len(frame),
+            "weights": weight_sets,
+        },
+    )
+
+
+def _table(frame: pd.DataFrame) -> str:
+    return frame.to_html(
+        index=frame.index.name is not None or not isinstance(frame.index, pd.RangeIndex),
+        border=0,
+        float_format=lambda v: f"{v:.4f}",
+    )
+
+
+def write_audit_report(result: AuditResult, out_dir: Path, *, title: str) -> Path:
+    """report.html (Plotly, local plotly.min.js), results.json and CSV tables."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result.eaif.to_csv(out_dir / "eaif.csv", index=False)
+    result.parity.to_csv(out_dir / "parity.csv")
+    pd.concat([r.by_bin.assign(model=m, group_column=c) for (m, c), r in result.eagf.items()]).to_csv(
+        out_dir / "eagf_bins.csv", index=False
+    )
+    if result.notions is not None:
+        result.notions.to_csv(out_dir / "disagreement_notions.csv", index=False)
+    (out_dir / "plotly.min.js").write_text(get_plotlyjs(), encoding="utf-8")
+    cal = result.disagreement_calibration
+    summary = {
+        "settings": result.settings,
+        "eaif": json.loads(result.eaif.to_json(orient="records")),
+        "parity": json.loads(result.parity.to_json()),
+        "notions": None if result.notions is None else json.loads(result.notions.to_json(orient="records")),
+        "disagreement_calibration": None
+        if cal is None
+        else {
+            "alpha": cal.alpha,
+            "ci": list(cal.ci),
+            "criterion": cal.criterion,
+            "correlation": cal.correlation,
+            "n_subjects": cal.n_subjects,
+            "n_participants": cal.n_participants,
+        },
+    }
+    (out_dir / "results.json").write_text(json.dumps(summary, indent=1, default=str))
+    figures = []
+    pivot = result.eaif.pivot(index="model", columns="weights", values="eaif")
+    bar = go.Figure([go.Bar(x=pivot.index, y=pivot[c], name=f"{c} weights") for c in pivot.columns])
+    bar.update_layout(title="EaIF per model and weights (higher is fairer)", yaxis_title="EaIF", barmode="group")
+    figures.append(bar)
+    columns = sorted({c for _, c in result.eagf})
+    for col in columns:
+        figures.append(parity_figure({m: r for (m, c), r in result.eagf.items() if c == col}, group_name=col))
+    if cal is not None:
+        curve = go.Figure(go.Scatter(x=cal.grid, y=cal.correlations, mode="lines"))
+        curve.update_layout(
+            title="Disagreement calibration: Spearman(violation, disagreement rate) by alpha",
+            xaxis_title="alpha (effort weight)",
+            yaxis_title="rank correlation",
+        )
+        figures.append(curve)
+    parts = [
+        f.to_html(full_html=False, include_plotlyjs="directory" if i == 0 else False) for i, f in enumerate(figures)
+    ]
+    body = [
+        f"<h1>{title}</h1>",
+        f"<p>{result.settings['n_subjects']} subjects; weights {result.settings['weights']}.</p>",
+        "<h2>Effort-aware individual fairness (Tables 1 and 7)</h2>",
+        _table(pivot),
+        "<h2>Traditional (effort-unaware) demographic parity (Tables 6 and 8)</h2>",
+        _table(result.parity),
+    ]
+    if result.notions is not None and len(result.notions):
+        body += [
+            "<h2>Disagreement-derived notions (critic labels from yes/no feedback)</h2>",
+            _table(result.notions.pivot(index="model", columns="notion", values="value")),
+        ]
+    if cal is not None:
+        body.append(
+            f"<h2>Effort weight from disagreement feedback</h2><p>alpha = {cal.alpha:.2f} "
+            f"(95% CI {cal.ci[0]:.2f}-{cal.ci[1]:.2f}); criterion: {cal.criterion}; "
+            f"{cal.n_subjects} subjects, {cal.n_participants} participants.</p>"
+        )
+    for model, pairs in result.worst.items():
+        body += [f"<h3>Worst pairs: {model}</h3>", _table(pairs.head(10))]
+    body += parts
+    html = (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>" + title + "</title><style>"
+        "body{font-family:system-ui,sans-serif;max-width:1100px;margin:auto;padding:1rem}table{border-collapse:"
+        "collapse;font-size:.85rem}td,th{border:1px solid #ccc;padding:2px 6px}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>"
+    )
+    path = out_dir / "report.html"
+    path.write_text(html, encoding="utf-8")
+    return path

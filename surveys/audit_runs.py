@@ -1,0 +1,97 @@
+"""Audit models against a study's human calibration and yes/no feedback, and store the run."""
+
+import json
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Max
+
+from fairness.model_audit import audit, read_subjects, write_audit_report
+from surveys.export import export_tables
+from surveys.models import AuditRun, Calibration
+from surveys.services import latest_study
+
+
+class AuditError(ValueError):
+    pass
+
+
+def audit_run_create(
+    *,
+    slug: str,
+    subjects_file: str | Path,
+    out_dir: Path,
+    condition: str | None = None,
+    calibration_id: int | None = None,
+    shown_model: str | None = "study_ai",
+    seed: int = 1,
+    n_resamples: int = 1000,
+) -> AuditRun:
+    """Read the subjects file, pick the human weights (the given Calibration, else the latest
+    Likert calibration of the condition), score every model, estimate alpha from the study's
+    yes/no feedback when its subjects are in the file, write the report, store the run and the
+    disagreement Calibration."""
+    study = latest_study(slug)
+    likert = None
+    if calibration_id is not None:
+        likert = Calibration.objects.filter(pk=calibration_id, study__slug=slug).first()
+        if likert is None:
+            raise AuditError(f"no calibration {calibration_id} for study {slug!r}")
+        condition = condition or likert.condition
+    conditions = {c["key"]: c for c in study.spec["conditions"]}
+    condition = condition or next(iter(conditions))
+    if condition not in conditions:
+        raise AuditError(f"unknown condition {condition!r}; the study has {sorted(conditions)}")
+    if likert is None:
+        likert = (
+            Calibration.objects.filter(study__slug=slug, kind="likert", condition=condition)
+            .order_by("-created_at")
+            .first()
+        )
+    subjects = read_subjects(subjects_file)
+    alphas = {f"human (likert v{likert.version})": likert.alpha} if likert else {}
+    disagreements = export_tables(slug).disagreements
+    feedback = None
+    if len(disagreements):
+        chosen = disagreements[(disagreements["condition"] == condition) & (disagreements["excluded"] != 1)]
+        feedback = chosen.rename(columns={"participant_id": "participant"})[
+            ["participant", "subject", "model_label", "disagreement"]
+        ]
+    models = set(subjects.models)
+    result = audit(
+        subjects,
+        desirable=conditions[condition]["desirable"],
+        scale=conditions[condition]["aggregate_scale"],
+        alphas=alphas,
+        feedback=feedback,
+        shown_model=shown_model if shown_model in models else None,
+        seed=seed,
+        n_resamples=n_resamples,
+    )
+    write_audit_report(result, out_dir, title=f"{study.title}: model audit ({condition})")
+    with transaction.atomic():
+        run = AuditRun.objects.create(
+            study=study,
+            condition=condition,
+            subjects_file=str(subjects_file),
+            likert_calibration=likert,
+            out_dir=str(out_dir.resolve()),
+            results=json.loads((out_dir / "results.json").read_text()),
+        )
+        cal = result.disagreement_calibration
+        if cal is not None:
+            previous = Calibration.objects.filter(study=study, kind="disagreement", condition=condition).aggregate(
+                v=Max("version")
+            )["v"]
+            Calibration.objects.create(
+                study=study,
+                kind="disagreement",
+                condition=condition,
+                version=(previous or 0) + 1,
+                alpha=cal.alpha,
+                ci_low=cal.ci[0],
+                ci_high=cal.ci[1],
+                n_participants=cal.n_participants,
+                seed=seed,
+            )
+    return run

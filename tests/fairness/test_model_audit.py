@@ -1,0 +1,77 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairness import audit, read_subjects
+from fairness.disagreement import disagreement_notions
+from fairness.model_audit import SubjectsFileError
+
+
+def table(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"id": [f"s{i}" for i in range(n)]})
+    for t in range(4):
+        frame[f"x_{2019 + t}"] = rng.poisson(2, n)
+    frame["race"] = rng.choice(["White", "Black", "Asian"], n)
+    frame["sex"] = rng.choice(["Male", "Female"], n)
+    frame["score_a"] = rng.uniform(0, 1, n).round(3)
+    frame["score_b"] = np.clip(frame["score_a"] + rng.normal(0, 0.1, n), 0, 1).round(3)
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda f: f.drop(columns="id"), "missing column 'id'"),
+        (lambda f: f.drop(columns=["x_2019", "x_2020"]), "at least 3 effort columns"),
+        (lambda f: f.drop(columns=["score_a", "score_b"]), "score_<model>"),
+        (lambda f: f.assign(score_a=f["score_a"] + 2), "'score_a' must lie in [0, 1]"),
+        (lambda f: f.assign(x_2019="many"), "'x_2019': non-numeric"),
+        (lambda f: f.assign(race="Martian"), "no inertia value for group(s) ['Martian']"),
+        (lambda f: pd.concat([f, f.head(1)]), "duplicate ids"),
+    ],
+)
+def test_bad_subject_files_get_specific_errors(edit, message):
+    with pytest.raises(SubjectsFileError) as info:
+        read_subjects(edit(table()))
+    assert message in str(info.value)
+
+
+def test_audit_compares_models_under_both_weight_sets():
+    subjects = read_subjects(table())
+    assert subjects.models == ["a", "b"] and set(subjects.group_columns) == {"race", "sex"}
+    result = audit(subjects, desirable=False, scale=1.0, alphas={"human": 0.66})
+    assert set(result.eaif["weights"]) == {"equal", "human"} and len(result.eaif) == 4
+    assert result.eaif["eaif"].between(0, 1).all()
+    assert list(result.parity.index) == ["a", "b"] and list(result.parity.columns) == ["race", "sex"]
+
+
+def test_feedback_scores_every_model_through_critic_labels():
+    frame = table(200, seed=2)
+    subjects = read_subjects(frame)
+    rng = np.random.default_rng(3)
+    shown = (frame["score_a"] >= 0.5).astype(int)
+    rows = [
+        {
+            "participant": f"p{p}",
+            "subject": frame["id"][i],
+            "model_label": shown[i],
+            "disagreement": int(rng.random() < 0.3),
+        }
+        for p in range(10)
+        for i in range(0, 200, 4)
+    ]
+    feedback = pd.DataFrame(rows)
+    result = audit(subjects, desirable=False, scale=1.0, feedback=feedback, shown_model="a", n_resamples=100)
+    critic = np.where(feedback["disagreement"] == 1, 1 - feedback["model_label"], feedback["model_label"])
+    info = frame.set_index("id")
+    label_b = (info.loc[feedback["subject"], "score_b"].to_numpy() >= 0.5).astype(int)
+    direct = disagreement_notions(
+        info.loc[feedback["subject"], "race"].to_numpy(), label_b, (label_b != critic).astype(int)
+    )
+    got = result.notions[(result.notions["model"] == "b")].set_index("notion")["value"]
+    for name, value in direct.notions.items():
+        assert got[name] == pytest.approx(value.value)
+    a_rows = result.notions[result.notions["model"] == "a"]
+    assert a_rows["disagreement_rate"].iloc[0] == pytest.approx(feedback["disagreement"].mean())
+    assert result.disagreement_calibration is not None and 0 <= result.disagreement_calibration.alpha <= 1

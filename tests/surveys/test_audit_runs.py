@@ -1,0 +1,72 @@
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from surveys.models import AuditRun, Calibration
+from surveys.simulate import simulate_participants
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo_subjects(demo_study, tmp_path, settings):
+    settings.REPORTS_DIR = tmp_path / "reports"
+    simulate_participants("effort-demo", n=16, seed=4)
+    path = tmp_path / "subjects.csv"
+    call_command("generate_demo_audit", condition="arrests", out=str(path))
+    return path
+
+
+def test_audit_command_writes_report_and_disagreement_calibration(demo_subjects, tmp_path, client, researcher):
+    call_command("analyze_study", "effort-demo", out=str(tmp_path / "analysis"), resamples=100)
+    call_command(
+        "audit_models",
+        study="effort-demo",
+        subjects=str(demo_subjects),
+        condition="arrests",
+        out=str(tmp_path / "audit"),
+    )
+    run = AuditRun.objects.get()
+    assert {r["model"] for r in run.results["eaif"]} == {
+        "logistic_regression",
+        "random_forest",
+        "gradient_boosting",
+        "study_ai",
+    }
+    assert {r["weights"] for r in run.results["eaif"]} == {"equal", "human (likert v1)"}
+    assert run.results["notions"] and run.results["disagreement_calibration"] is not None
+    assert Calibration.objects.filter(kind="disagreement", condition="arrests").count() == 1
+    html = (tmp_path / "audit" / "report.html").read_text()
+    assert "Effort-aware individual fairness" in html and "cdn" not in html.lower()
+    client.force_login(researcher)
+    assert (
+        "/researcher/studies/effort-demo/audit/report.html"
+        in client.get("/researcher/studies/effort-demo/").content.decode()
+    )
+    assert client.get("/researcher/studies/effort-demo/audit/report.html").status_code == 200
+
+
+def test_audit_command_errors_are_specific(demo_subjects, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,x_1,x_2\n1,2,3\n")
+    with pytest.raises(Exception, match="at least 3 effort columns"):
+        call_command("audit_models", study="effort-demo", subjects=str(bad), out=str(tmp_path / "o"))
+    with pytest.raises(Exception, match="unknown condition"):
+        call_command(
+            "audit_models", study="effort-demo", subjects=str(demo_subjects), condition="nope", out=str(tmp_path / "o")
+        )
+
+
+def test_audit_api(demo_subjects, researcher, other_researcher):
+    client = APIClient()
+    client.force_authenticate(other_researcher)
+    with demo_subjects.open("rb") as fh:
+        assert client.post("/api/studies/effort-demo/audits/", {"subjects": fh}, format="multipart").status_code == 404
+    client.force_authenticate(researcher)
+    with demo_subjects.open("rb") as fh:
+        response = client.post(
+            "/api/studies/effort-demo/audits/", {"subjects": fh, "condition": "arrests"}, format="multipart"
+        )
+    assert response.status_code == 201, response.content
+    assert response.json()["report_url"].endswith("/audit/report.html")
+    assert len(client.get("/api/studies/effort-demo/audits/").json()) == 1
