@@ -1,0 +1,268 @@
+"""k-NN situation testing (ST), counterfactual situation testing (CST) and counterfactual fairness
+(CF), as defined in Alvarez & Ruggieri, *Counterfactual Situation Testing* (Sections 4.1-4.5).
+
+For each complainant c (every individual with the protected value, whatever their outcome):
+
+* distance (Eq. 3-5): the mean over the features (the protected attribute excluded) of the
+  per-feature distance, |x1 - x2| / (max(X_i) - min(X_i)) over the factual data for continuous
+  features (normalised Manhattan) and the overlap 1[x1 != x2] for categorical ones (Gower);
+* control group k-ctr: the k nearest protected individuals to x_c (c itself excluded);
+* test group k-tst: the k nearest non-protected individuals to x_c (ST) or to the counterfactual
+  x_c^CF (CST), the counterfactual coming from a structural causal model under do(A := non-protected);
+* p_c, p_t: shares of negative outcomes; delta_p = p_c - p_t (Eq. 8-9);
+* one-sided Wald interval [delta_p - w, +inf), w = z_(1-alpha) sqrt((p_c (1-p_c) + p_t (1-p_t)) / k) (Eq. 10)
+  (per-group sizes k_c, k_t in the variance, which differ only when centres are included);
+* negative discrimination: delta_p > tau; significant when tau is outside the interval
+  (delta_p - w > tau). Positive discrimination mirrors it: delta_p < tau and delta_p + w < tau.
+* CST "with centres" (Remark 4.2) counts c in the control group and x_c^CF (with its counterfactual
+  outcome) in the test group, k + 1 each; CF flags c when its factual outcome is negative and its
+  counterfactual outcome positive (positive discrimination: the reverse).
+Ties at equal distance keep the individual with the larger row index. Multiple discrimination
+tests each attribute at alpha / m (Bonferroni); intersectional discrimination uses one combined
+attribute (see :func:`intersectional_attribute`).
+
+``mode``: "paper" (default) is the definition above, the counterfactual measured on the factual
+scale. "reference" reproduces the authors' published counts exactly: continuous features are
+z-scored, the factual and the counterfactual data each with its own mean and SD (population SD),
+the per-feature distance is |z1 - z2| without range normalisation, z_(1-alpha) is rounded to three
+decimals, and delta_p and the interval bound are rounded to three decimals before comparison with tau.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+METHODS = ("ST", "CSTwo", "CSTwi")
+MAX_BLOCK_CELLS = 4_000_000
+
+
+@dataclass(frozen=True)
+class SituationTestingResult:
+    individuals: pd.DataFrame  # one row per complainant and k
+    counts: pd.DataFrame  # one row per k: ST, CSTwo, CSTwi, CF and *_sig, like the authors' tables
+    neighbours: dict = field(repr=False)  # (method, k) -> {"control": ids array, "test": ids array}
+    complainants: np.ndarray = field(repr=False, default=None)
+
+    def groups_of(self, complainant, k: int, method: str = "CSTwo") -> dict:
+        """Row ids of the complainant's control and test neighbours for one k and method."""
+        pos = int(np.flatnonzero(self.complainants == complainant)[0])
+        found = self.neighbours[(method, k)]
+        return {"control": found["control"][pos], "test": found["test"][pos]}
+
+
+class SituationTestingError(ValueError):
+    pass
+
+
+def intersectional_attribute(data: pd.DataFrame, columns: Sequence[str], protected: Sequence) -> pd.Series:
+    """1 where every column has its protected value (e.g. female and non-white), else 0."""
+    mask = np.ones(len(data), dtype=bool)
+    for column, value in zip(columns, protected, strict=True):
+        mask &= data[column].to_numpy() == value
+    return pd.Series(mask.astype(int), index=data.index, name="+".join(columns))
+
+
+def _prepare(data, counterfactuals, features, protected, target, mode):
+    """Continuous features scaled so that |difference| is the per-feature distance, and categories."""
+    missing = [c for c in [protected, target, *features] if c not in data.columns]
+    if missing:
+        raise SituationTestingError(f"missing column(s) {missing}; available: {list(data.columns)}")
+    if counterfactuals is not None:
+        missing = [c for c in [target, *features] if c not in counterfactuals.columns]
+        if missing:
+            raise SituationTestingError(f"counterfactual data lacks column(s) {missing}")
+        if len(counterfactuals) != len(data):
+            raise SituationTestingError("counterfactual data must have one row per row of the data, in the same order")
+    continuous = [c for c in features if pd.api.types.is_numeric_dtype(data[c])]
+    categorical = [c for c in features if c not in continuous]
+    factual = data[continuous].to_numpy(float)
+    cf = None if counterfactuals is None else counterfactuals[continuous].to_numpy(float)
+    if mode == "reference":
+        x = _zscore(factual, factual)
+        x_cf = None if cf is None else _zscore(cf, cf)
+    else:
+        span = np.ptp(factual, axis=0)
+        span = np.where(span > 0, span, 1.0)
+        x = factual / span
+        x_cf = None if cf is None else cf / span
+    cats = data[categorical].astype(str).to_numpy() if categorical else np.empty((len(data), 0), dtype=object)
+    cats_cf = (
+        counterfactuals[categorical].astype(str).to_numpy() if categorical and counterfactuals is not None else cats
+    )
+    return x, x_cf, cats, cats_cf
+
+
+def _zscore(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    sd = reference.std(axis=0)
+    return (values - reference.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+
+def _distances(centers, center_cats, space, space_cats):
+    """Mean per-feature distance of every centre (rows) to every space member (columns)."""
+    total = np.zeros((centers.shape[0], space.shape[0]))
+    for j in range(space.shape[1]):
+        total += np.abs(centers[:, j, None] - space[None, :, j])
+    for j in range(space_cats.shape[1]):
+        total += center_cats[:, j, None] != space_cats[None, :, j]
+    return total / max(space.shape[1] + space_cats.shape[1], 1)
+
+
+def _nearest(dist: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
+    """The k nearest ids per row, nearest first; equal distances: larger id first."""
+    k = min(k, dist.shape[1])
+    by_id = np.argsort(-ids, kind="stable")  # a stable sort on distance then keeps larger ids first
+    d = dist[:, by_id]
+    if k < d.shape[1]:
+        kth = np.partition(d, k - 1, axis=1)[:, k - 1 : k]
+        order = np.argsort(np.where(d <= kth, d, np.inf), axis=1, kind="stable")[:, :k]
+    else:
+        order = np.argsort(d, axis=1, kind="stable")
+    return ids[by_id][order]
+
+
+def _knn(centers, center_cats, space, space_cats, ids, k, extra_center_ids=None):
+    """k nearest ids of each centre, in blocks of rows. With ``extra_center_ids`` the centre itself
+    (distance 0, id = that complainant's id) is a candidate too (CST with centres)."""
+    width = len(ids) + (extra_center_ids is not None)
+    out = np.empty((centers.shape[0], min(k, width)), dtype=ids.dtype)
+    block = max(1, MAX_BLOCK_CELLS // max(width, 1))
+    for start in range(0, centers.shape[0], block):
+        sl = slice(start, start + block)
+        dist = _distances(centers[sl], center_cats[sl], space, space_cats)
+        if extra_center_ids is None:
+            out[sl] = _nearest(dist, ids, k)
+            continue
+        full = np.concatenate([dist, np.zeros((dist.shape[0], 1))], axis=1)
+        for row, c in enumerate(extra_center_ids[sl]):
+            out[start + row] = _nearest(full[row : row + 1], np.append(ids, c), k)[0]
+    return out
+
+
+def situation_testing(
+    data: pd.DataFrame,
+    *,
+    protected: str,
+    target: str,
+    negative_outcome,
+    k: int | Sequence[int] = 15,
+    alpha: float = 0.05,
+    tau: float = 0.0,
+    counterfactuals: pd.DataFrame | None = None,
+    protected_value=1,
+    features: Sequence[str] | None = None,
+    discrimination: str = "negative",
+    mode: str = "paper",
+) -> SituationTestingResult:
+    """ST, CST without and with the complainant, CF for every protected individual and each k.
+
+    ``data`` and ``counterfactuals`` (same rows, same order; the counterfactual of every protected
+    row under do(protected := non-protected), with the model's counterfactual outcome in ``target``)
+    hold the features, ``protected`` and ``target``. Without counterfactuals only ST is computed.
+    """
+    if discrimination not in ("negative", "positive"):
+        raise SituationTestingError("discrimination must be 'negative' or 'positive'")
+    if mode not in ("paper", "reference"):
+        raise SituationTestingError("mode must be 'paper' or 'reference'")
+    ks = sorted({int(v) for v in (k if isinstance(k, Sequence) else [k])})
+    if ks[0] < 1:
+        raise SituationTestingError("k must be at least 1")
+    missing = [c for c in (protected, target) if c not in data.columns]
+    if missing:
+        raise SituationTestingError(f"missing column(s) {missing}; available: {list(data.columns)}")
+    features = list(features) if features is not None else [c for c in data.columns if c not in (protected, target)]
+    data = data.reset_index(drop=True)
+    counterfactuals = None if counterfactuals is None else counterfactuals.reset_index(drop=True)
+    is_protected = (data[protected] == protected_value).to_numpy()
+    if not is_protected.any():
+        raise SituationTestingError(f"no row has {protected} = {protected_value!r}")
+    if is_protected.all():
+        raise SituationTestingError(f"every row has {protected} = {protected_value!r}: no non-protected individuals")
+    x, x_cf, cats, cats_cf = _prepare(data, counterfactuals, features, protected, target, mode)
+    negative = (data[target] == negative_outcome).to_numpy()
+    negative_cf = None if counterfactuals is None else (counterfactuals[target] == negative_outcome).to_numpy()
+    ids = np.arange(len(data))
+    ctr_ids, tst_ids = ids[is_protected], ids[~is_protected]
+    complainants = ctr_ids
+    kmax = ks[-1]
+    centers, center_cats = x[complainants], cats[complainants]
+    control = _knn(centers, center_cats, x[ctr_ids], cats[ctr_ids], ctr_ids, kmax + 1)
+    groups = {"ST": (control, _knn(centers, center_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax))}
+    if x_cf is not None:
+        cf_centers, cf_cats = x_cf[complainants], cats_cf[complainants]
+        groups["CSTwo"] = (control, _knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax))
+        groups["CSTwi"] = (
+            control,
+            _knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1, extra_center_ids=complainants),
+        )
+    z = stats.norm.ppf(1 - alpha)
+    if mode == "reference":
+        z = round(z, 3)
+    rows, neighbours = [], {}
+    for kk in ks:
+        record = {"complainant": complainants, "k": kk}
+        for method, (ctr, tst) in groups.items():
+            if method == "CSTwi":
+                c_ids, t_ids = ctr[:, : kk + 1], tst[:, : kk + 1]
+                c_neg = negative[c_ids]
+                t_neg = negative_cf[t_ids]  # the test space's own rows are unchanged in the counterfactual data
+                p_c, p_t = c_neg.mean(axis=1), t_neg.mean(axis=1)
+                k_c = k_t = np.full(len(complainants), kk + 1)
+            else:
+                first = ctr[:, : kk + 1]
+                keep = first != complainants[:, None]
+                # drop the complainant; if it was not among the k + 1 nearest, k + 1 neighbours remain
+                c_counts = keep.sum(axis=1)
+                p_c = (negative[first] & keep).sum(axis=1) / c_counts
+                t_ids = tst[:, :kk]
+                p_t = negative[t_ids].mean(axis=1)
+                k_c, k_t = c_counts, np.full(len(complainants), kk)
+                c_ids = np.where(keep, first, -1)
+            delta = p_c - p_t
+            w = z * np.sqrt(p_c * (1 - p_c) / k_c + p_t * (1 - p_t) / k_t)
+            flagged, significant = _decide(delta, w, tau, discrimination, mode)
+            record.update(
+                {
+                    f"{method}_p_c": p_c,
+                    f"{method}_p_t": p_t,
+                    f"{method}_delta": delta,
+                    f"{method}_w": w,
+                    f"{method}": flagged,
+                    f"{method}_sig": significant,
+                }
+            )
+            neighbours[(method, kk)] = {
+                "control": [row[row >= 0] for row in c_ids],
+                "test": [row[row != c] for row, c in zip(t_ids, complainants, strict=True)],
+            }
+        if negative_cf is not None:
+            cf_flag = (
+                (negative[complainants] & ~negative_cf[complainants])
+                if discrimination == "negative"
+                else (~negative[complainants] & negative_cf[complainants])
+            )
+            record["CF"] = cf_flag
+            record["CF_sig"] = cf_flag & record["CSTwi_sig"]
+        rows.append(pd.DataFrame(record))
+    individuals = pd.concat(rows, ignore_index=True)
+    count_columns = [c for c in individuals.columns if c in METHODS or c.endswith("_sig") or c == "CF"]
+    counts = individuals.groupby("k")[count_columns].sum().astype(int).reset_index()
+    order = (
+        ["k"]
+        + [c for c in ("ST", "CSTwo", "CSTwi", "CF") if c in counts]
+        + [f"{c}_sig" for c in ("ST", "CSTwo", "CSTwi", "CF") if f"{c}_sig" in counts]
+    )
+    return SituationTestingResult(individuals, counts[order], neighbours, complainants)
+
+
+def _decide(delta, w, tau, discrimination, mode):
+    """(flagged, significant) per complainant: delta_p beyond tau, and tau outside the one-sided CI."""
+    reference = mode == "reference"
+    d = np.round(delta, 3) if reference else delta
+    if discrimination == "negative":
+        lower = np.round(np.maximum(0, delta - w), 3) if reference else delta - w
+        return d > tau, (d > tau) & (lower > tau)
+    upper = np.round(np.minimum(0, delta + w), 3) if reference else delta + w
+    return d < tau, (d < tau) & (upper < tau)

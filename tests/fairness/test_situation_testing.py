@@ -1,0 +1,122 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairness.situation_testing import SituationTestingError, intersectional_attribute, situation_testing
+from tests.conftest import REFERENCE_DATA
+
+CST = REFERENCE_DATA / "counterfactual_situation_testing"
+
+
+@pytest.fixture(scope="module")
+def loan():
+    if not CST.exists():
+        pytest.skip("reference data not present")
+    data = pd.read_csv(CST / "LoanApplication_v2.csv", sep="|")[
+        ["AnnualSalary", "AccountBalance", "Gender", "LoanApproval"]
+    ]
+    return data, pd.read_csv(CST / "cf_LoanApplication_v2.csv", sep="|")
+
+
+@pytest.mark.parametrize(
+    ("discrimination", "published"),
+    [("negative", "res_LoanApplication.csv"), ("positive", "res_LoanApplication_positive.csv")],
+)
+def test_reproduces_the_authors_loan_counts_exactly(loan, discrimination, published):
+    """../shared/test-vectors.md and the authors' results files: counts of ST, CST without/with,
+    CF and their significant versions for k = 15..250, alpha = .05, tau = 0."""
+    data, cf = loan
+    expected = pd.read_csv(CST / published, sep="|", nrows=5)
+    result = situation_testing(
+        data,
+        protected="Gender",
+        target="LoanApproval",
+        negative_outcome=-1,
+        k=[15, 30, 50, 100, 250],
+        counterfactuals=cf,
+        mode="reference",
+        discrimination=discrimination,
+    )
+    got = result.counts.set_index("k")
+    for column in ["ST", "CSTwo", "CSTwi", "CF", "ST_sig", "CSTwo_sig", "CSTwi_sig", "CF_sig"]:
+        assert got[column].tolist() == expected[column].astype(int).tolist(), column
+
+
+def test_published_st_anchor_values(loan):
+    data, cf = loan
+    result = situation_testing(
+        data,
+        protected="Gender",
+        target="LoanApproval",
+        negative_outcome=-1,
+        k=[15, 30, 50, 100, 250],
+        counterfactuals=cf,
+        mode="reference",
+    )
+    assert result.counts["ST"].tolist() == [55, 65, 84, 107, 204]
+    assert result.counts["ST_sig"].tolist() == [44, 57, 65, 85, 148]
+
+
+def brute_force_st(data, protected, target, negative, k):
+    """Direct per-complainant loop over the paper's definitions (Gower distance, ties by larger id)."""
+    x = data.drop(columns=[protected, target]).to_numpy(float)
+    x = x / np.ptp(x, axis=0)
+    prot = data[protected].to_numpy() == 1
+    y = data[target].to_numpy() == negative
+    out = {}
+    for c in np.flatnonzero(prot):
+
+        def nearest(mask, kk, c=c):
+            idx = np.flatnonzero(mask)
+            d = np.abs(x[idx] - x[c]).mean(axis=1)
+            order = sorted(range(len(idx)), key=lambda i: (d[i], -idx[i]))
+            return idx[order[:kk]]
+
+        ctr = [i for i in nearest(prot, k + 1) if i != c][: k + 1]
+        tst = nearest(~prot, k)
+        out[c] = y[ctr].mean() - y[tst].mean()
+    return out
+
+
+def test_vectorised_st_matches_a_direct_loop():
+    rng = np.random.default_rng(0)
+    n = 300
+    data = pd.DataFrame({"a": rng.normal(size=n), "b": rng.integers(0, 5, n).astype(float), "g": rng.integers(0, 2, n)})
+    data["y"] = np.where(data["a"] + 0.5 * data["g"] + rng.normal(0, 1, n) > 0.5, 0, 1)
+    result = situation_testing(data, protected="g", target="y", negative_outcome=0, k=10)
+    expected = brute_force_st(data, "g", "y", 0, 10)
+    got = result.individuals.set_index("complainant")["ST_delta"]
+    for c, value in expected.items():
+        assert got[c] == pytest.approx(value)
+
+
+def test_without_counterfactuals_only_st_and_groups_are_inspectable():
+    rng = np.random.default_rng(1)
+    data = pd.DataFrame({"a": rng.normal(size=200), "g": np.repeat([0, 1], 100), "y": rng.integers(0, 2, 200)})
+    result = situation_testing(data, protected="g", target="y", negative_outcome=0, k=[5, 10])
+    assert list(result.counts.columns) == ["k", "ST", "ST_sig"]
+    groups = result.groups_of(100, 5, "ST")
+    assert len(groups["control"]) == 5 and len(groups["test"]) == 5
+    assert (data.loc[groups["control"], "g"] == 1).all() and (data.loc[groups["test"], "g"] == 0).all()
+    assert 100 not in groups["control"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"protected": "nope"}, "missing column"),
+        ({"protected_value": 7}, "no row has g = 7"),
+        ({"mode": "fast"}, "mode must be"),
+        ({"k": 0}, "k must be at least 1"),
+    ],
+)
+def test_bad_inputs(kwargs, message):
+    data = pd.DataFrame({"a": [1.0, 2, 3, 4], "g": [0, 1, 0, 1], "y": [0, 1, 1, 0]})
+    params = {"protected": "g", "target": "y", "negative_outcome": 0, "k": 1, **kwargs}
+    with pytest.raises(SituationTestingError, match=message):
+        situation_testing(data, **params)
+
+
+def test_intersectional_attribute():
+    frame = pd.DataFrame({"sex": ["Female", "Female", "Male"], "race": ["NonWhite", "White", "NonWhite"]})
+    assert intersectional_attribute(frame, ["sex", "race"], ["Female", "NonWhite"]).tolist() == [1, 0, 0]
