@@ -65,17 +65,15 @@ def brute_force_st(data, protected, target, negative, k):
     y = data[target].to_numpy() == negative
     out = {}
     for c in np.flatnonzero(prot):
-
-        def nearest(mask, kk, c=c):
-            idx = np.flatnonzero(mask)
-            d = np.abs(x[idx] - x[c]).mean(axis=1)
-            order = sorted(range(len(idx)), key=lambda i: (d[i], -idx[i]))
-            return idx[order[:kk]]
-
-        ctr = [i for i in nearest(prot, k + 1) if i != c][: k + 1]
-        tst = nearest(~prot, k)
+        ctr = [i for i in _nearest_loop(x, prot, c, k + 1) if i != c]
+        tst = _nearest_loop(x, ~prot, c, k)
         out[c] = y[ctr].mean() - y[tst].mean()
     return out
+
+
+def _nearest_loop(x, mask, c, k):
+    candidates = [(float(np.abs(x[i] - x[c]).mean()), -int(i)) for i in np.flatnonzero(mask)]
+    return [-neg for _, neg in sorted(candidates)[:k]]
 
 
 def test_vectorised_st_matches_a_direct_loop():
