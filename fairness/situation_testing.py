@@ -111,33 +111,47 @@ def _distances(centers, center_cats, space, space_cats):
 
 
 def _nearest(dist: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
-    """The k nearest ids per row, nearest first; equal distances: larger id first."""
+    """The k nearest ids per row, nearest first; equal distances: larger id first.
+
+    Columns are put in descending-id order once. Per row, every column closer than the k-th
+    distance is kept, and of the columns at exactly the k-th distance the first ones (largest ids)
+    fill the remaining places; the k kept columns are then stably sorted by distance. All steps are
+    vectorised passes (partition, comparisons, a cumulative count), with no full sort of the row.
+    """
     k = min(k, dist.shape[1])
-    by_id = np.argsort(-ids, kind="stable")  # a stable sort on distance then keeps larger ids first
+    by_id = np.argsort(-ids, kind="stable")
     d = dist[:, by_id]
-    if k < d.shape[1]:
-        kth = np.partition(d, k - 1, axis=1)[:, k - 1 : k]
-        order = np.argsort(np.where(d <= kth, d, np.inf), axis=1, kind="stable")[:, :k]
-    else:
-        order = np.argsort(d, axis=1, kind="stable")
+    if k == d.shape[1]:
+        return ids[by_id][np.argsort(d, axis=1, kind="stable")]
+    kth = np.partition(d, k - 1, axis=1)[:, k - 1 : k]
+    closer = d < kth
+    at_kth = d == kth
+    need = k - closer.sum(axis=1, keepdims=True)
+    keep = closer | (at_kth & (np.cumsum(at_kth, axis=1) <= need))
+    pos = np.nonzero(keep)[1].reshape(d.shape[0], k)
+    order = np.take_along_axis(pos, np.argsort(np.take_along_axis(d, pos, axis=1), axis=1, kind="stable"), axis=1)
     return ids[by_id][order]
 
 
-def _knn(centers, center_cats, space, space_cats, ids, k, extra_center_ids=None):
-    """k nearest ids of each centre, in blocks of rows. With ``extra_center_ids`` the centre itself
-    (distance 0, id = that complainant's id) is a candidate too (CST with centres)."""
-    width = len(ids) + (extra_center_ids is not None)
-    out = np.empty((centers.shape[0], min(k, width)), dtype=ids.dtype)
-    block = max(1, MAX_BLOCK_CELLS // max(width, 1))
+def _knn(centers, center_cats, space, space_cats, ids, k):
+    """k nearest ids of each centre, computed in blocks of rows (memory: one block of distances)."""
+    out = np.empty((centers.shape[0], min(k, len(ids))), dtype=ids.dtype)
+    block = max(1, MAX_BLOCK_CELLS // max(len(ids), 1))
     for start in range(0, centers.shape[0], block):
         sl = slice(start, start + block)
-        dist = _distances(centers[sl], center_cats[sl], space, space_cats)
-        if extra_center_ids is None:
-            out[sl] = _nearest(dist, ids, k)
-            continue
-        full = np.concatenate([dist, np.zeros((dist.shape[0], 1))], axis=1)
-        for row, c in enumerate(extra_center_ids[sl]):
-            out[start + row] = _nearest(full[row : row + 1], np.append(ids, c), k)[0]
+        out[sl] = _nearest(_distances(centers[sl], center_cats[sl], space, space_cats), ids, k)
+    return out
+
+
+def _with_centres(nearest_ids, centers, center_cats, x, cats, complainants, k):
+    """Insert each complainant's counterfactual centre (distance 0, id = the complainant's) into its
+    nearest list where the tie rule puts it: after members at distance 0 with a larger id."""
+    top = nearest_ids[:, :k]
+    gap = np.abs(x[top] - centers[:, None, :]).sum(axis=2) + (cats[top] != center_cats[:, None, :]).sum(axis=2)
+    before = ((gap == 0) & (top > complainants[:, None])).sum(axis=1)
+    out = np.empty((len(complainants), k), dtype=top.dtype)
+    for row, (place, c) in enumerate(zip(before, complainants, strict=True)):
+        out[row] = np.concatenate([top[row, :place], [c], top[row, place : k - 1]])
     return out
 
 
@@ -192,11 +206,9 @@ def situation_testing(
     groups = {"ST": (control, _knn(centers, center_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax))}
     if x_cf is not None:
         cf_centers, cf_cats = x_cf[complainants], cats_cf[complainants]
-        groups["CSTwo"] = (control, _knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax))
-        groups["CSTwi"] = (
-            control,
-            _knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1, extra_center_ids=complainants),
-        )
+        test_cf = _knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1)
+        groups["CSTwo"] = (control, test_cf[:, :kmax])
+        groups["CSTwi"] = (control, _with_centres(test_cf, cf_centers, cf_cats, x, cats, complainants, kmax + 1))
     z = stats.norm.ppf(1 - alpha)
     if mode == "reference":
         z = round(z, 3)

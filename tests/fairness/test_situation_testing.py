@@ -118,3 +118,35 @@ def test_bad_inputs(kwargs, message):
 def test_intersectional_attribute():
     frame = pd.DataFrame({"sex": ["Female", "Female", "Male"], "race": ["NonWhite", "White", "NonWhite"]})
     assert intersectional_attribute(frame, ["sex", "race"], ["Female", "NonWhite"]).tolist() == [1, 0, 0]
+
+
+@pytest.mark.parametrize(
+    ("complainant", "p_c", "p_t", "significant", "cf"),
+    [
+        (44, 1.00, 0.00, True, True),
+        (55, 0.81, 0.00, True, True),
+        (150, 1.00, 0.94, False, True),
+        (203, 1.00, 0.87, False, True),
+        (218, 0.56, 0.00, True, True),
+        (5, 0.06, 0.00, False, False),
+        (147, 0.50, 0.00, True, False),
+        (435, 0.38, 0.00, True, False),
+        (1958, 0.13, 0.00, False, False),
+        (2926, 0.75, 0.00, True, False),
+    ],
+)
+def test_paper_tables_4_and_5_individual_cases(loan, complainant, p_c, p_t, significant, cf):
+    """CST paper, Tables 4-5 (loan data, k = 15, CST with centres): p_c, p_t, significance, CF."""
+    data, cf_data = loan
+    result = situation_testing(
+        data,
+        protected="Gender",
+        target="LoanApproval",
+        negative_outcome=-1,
+        k=15,
+        counterfactuals=cf_data,
+        mode="reference",
+    )
+    row = result.individuals.set_index("complainant").loc[complainant]
+    assert (row["CSTwi_p_c"], row["CSTwi_p_t"]) == pytest.approx((p_c, p_t), abs=0.0101)  # printed to 2 decimals
+    assert bool(row["CSTwi_sig"]) is significant and bool(row["CF"]) is cf
