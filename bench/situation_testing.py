@@ -1,7 +1,7 @@
 """Benchmark: ST + CST (without and with centres) + CF on the LSAC law-school data (21,790 rows,
 gender, k = 15, 30, 50, 100, 250), and the scaling with n on random subsamples.
 
-Run: .venv/bin/python bench/situation_testing.py [--data ../shared/reference-data/counterfactual_situation_testing/clean_LawSchool.csv]
+Run: .venv/bin/python bench/situation_testing.py [--data PATH/clean_LawSchool.csv]
 Nearest neighbours come from blocked vectorised distances (one block of rows x search space at a
 time) with argpartition; no Python loop over rows except the O(k) insertion of counterfactual centres.
 """
@@ -55,7 +55,8 @@ def main():
         print(f"n={n:>6}: {complainants} complainants, ST+CST+CF for k=15..250 in {seconds:.2f} s")
     (n1, t1), (n2, t2) = timings[0], timings[-1]
     print(
-        f"scaling exponent (log t / log n): {np.log(t2 / t1) / np.log(n2 / n1):.2f} (2 = quadratic, as all-pairs k-NN is)"
+        f"scaling exponent (log t / log n): {np.log(t2 / t1) / np.log(n2 / n1):.2f} "
+        "(2 = quadratic, as all-pairs k-NN is)"
     )
     print(f"goal < 30 s on the full data: {'met' if t2 < 30 else 'NOT met'}")
     print(result.counts.to_string(index=False))
