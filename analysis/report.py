@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.offline import get_plotlyjs
 
 from analysis.pipeline import PipelineResult
+from fairness.html_report import figures_html, table, write_page
 
 TABLES = ("table2", "table3", "table4", "table5", "factor_shares")
 
@@ -58,10 +58,6 @@ def bts_figure(bts: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def _frame_html(frame: pd.DataFrame) -> str:
-    return frame.to_html(index=False, float_format=lambda v: f"{v:.4f}", border=0, classes="table")
-
-
 def write_report(result: PipelineResult, pairs: pd.DataFrame, bts: pd.DataFrame, out_dir: Path, *, title: str) -> Path:
     """Write report.html (+ plotly.min.js beside it), results.json and one CSV per table."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -72,15 +68,8 @@ def write_report(result: PipelineResult, pairs: pd.DataFrame, bts: pd.DataFrame,
     pd.DataFrame(calibrations).to_csv(out_dir / "calibrations.csv", index=False)
     (out_dir / "results.json").write_text(json.dumps(results_dict(result), indent=1, default=float))
     figures = [ratings_figure(pairs), coefficient_figure(result), bts_figure(bts)]
-    parts = [
-        f.to_html(full_html=False, include_plotlyjs="directory" if i == 0 else False) for i, f in enumerate(figures)
-    ]
-    (out_dir / "plotly.min.js").write_text(get_plotlyjs(), encoding="utf-8")  # local copy, no CDN
-    body = [
-        f"<h1>{html.escape(title)}</h1>",
-        f"<p>Seed {result.seed}. Exclusions: {html.escape(str(result.exclusions))}</p>",
-    ]
-    body.append("<h2>Calibration (alpha = a2 / (a1 + a2))</h2>" + _frame_html(pd.DataFrame(calibrations)))
+    body = [f"<p>Seed {result.seed}. Exclusions: {html.escape(str(result.exclusions))}</p>"]
+    body.append("<h2>Calibration (alpha = a2 / (a1 + a2))</h2>" + table(pd.DataFrame(calibrations)))
     for name, heading in (
         ("table2", "Table 2: Spearman correlations"),
         ("table3", "Table 3: Hotelling and Steiger tests"),
@@ -88,17 +77,9 @@ def write_report(result: PipelineResult, pairs: pd.DataFrame, bts: pd.DataFrame,
         ("table5", "Table 5: regressions"),
         ("factor_shares", "Rationale factors chosen"),
     ):
-        body.append(f"<h2>{heading}</h2>" + _frame_html(getattr(result, name)))
-    body.extend(parts)
-    page = (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>" + html.escape(title) + "</title>"
-        "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:auto;padding:1rem}"
-        "table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #ccc;padding:2px 6px}</style>"
-        "</head><body>" + "\n".join(body) + "</body></html>"
-    )
-    path = out_dir / "report.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+        body.append(f"<h2>{heading}</h2>" + table(getattr(result, name)))
+    body.extend(figures_html(figures))
+    return write_page(out_dir, title, body)
 
 
 def results_dict(result: PipelineResult) -> dict:

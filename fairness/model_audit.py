@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.offline import get_plotlyjs
 
 from fairness.calibration import DisagreementCalibration, calibrate_from_disagreement
 from fairness.disagreement import disagreement_notions
@@ -33,6 +32,7 @@ from fairness.effort import aggregate as aggregate_of
 from fairness.effort import effort as effort_of
 from fairness.effort import inertia_from_groups
 from fairness.group import GroupParity, effort_aware_parity, parity_figure
+from fairness.html_report import figures_html, table, write_page
 from fairness.individual import eaif_details, eaif_sampled, worst_pairs
 
 
@@ -243,14 +243,6 @@ def audit(
     )
 
 
-def _table(frame: pd.DataFrame) -> str:
-    return frame.to_html(
-        index=frame.index.name is not None or not isinstance(frame.index, pd.RangeIndex),
-        border=0,
-        float_format=lambda v: f"{v:.4f}",
-    )
-
-
 def write_audit_report(result: AuditResult, out_dir: Path, *, title: str) -> Path:
     """report.html (Plotly, local plotly.min.js), results.json and CSV tables."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -261,7 +253,6 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str) -> Pat
     )
     if result.notions is not None:
         result.notions.to_csv(out_dir / "disagreement_notions.csv", index=False)
-    (out_dir / "plotly.min.js").write_text(get_plotlyjs(), encoding="utf-8")
     cal = result.disagreement_calibration
     summary = {
         "settings": result.settings,
@@ -296,21 +287,17 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str) -> Pat
             yaxis_title="rank correlation",
         )
         figures.append(curve)
-    parts = [
-        f.to_html(full_html=False, include_plotlyjs="directory" if i == 0 else False) for i, f in enumerate(figures)
-    ]
     body = [
-        f"<h1>{title}</h1>",
         f"<p>{result.settings['n_subjects']} subjects; weights {result.settings['weights']}.</p>",
         "<h2>Effort-aware individual fairness (Tables 1 and 7)</h2>",
-        _table(pivot),
+        table(pivot, index=True),
         "<h2>Traditional (effort-unaware) demographic parity (Tables 6 and 8)</h2>",
-        _table(result.parity),
+        table(result.parity, index=True),
     ]
     if result.notions is not None and len(result.notions):
         body += [
             "<h2>Disagreement-derived notions (critic labels from yes/no feedback)</h2>",
-            _table(result.notions.pivot(index="model", columns="notion", values="value")),
+            table(result.notions.pivot(index="model", columns="notion", values="value"), index=True),
         ]
     if cal is not None:
         body.append(
@@ -319,15 +306,6 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str) -> Pat
             f"{cal.n_subjects} subjects, {cal.n_participants} participants.</p>"
         )
     for model, pairs in result.worst.items():
-        body += [f"<h3>Worst pairs: {model}</h3>", _table(pairs.head(10))]
-    body += parts
-    html = (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>" + title + "</title><style>"
-        "body{font-family:system-ui,sans-serif;max-width:1100px;margin:auto;padding:1rem}table{border-collapse:"
-        "collapse;font-size:.85rem}td,th{border:1px solid #ccc;padding:2px 6px}</style></head><body>"
-        + "\n".join(body)
-        + "</body></html>"
-    )
-    path = out_dir / "report.html"
-    path.write_text(html, encoding="utf-8")
-    return path
+        body += [f"<h3>Worst pairs: {model}</h3>", table(pairs.head(10))]
+    body += figures_html(figures)
+    return write_page(out_dir, title, body)
