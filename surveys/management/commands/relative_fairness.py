@@ -1,0 +1,24 @@
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from surveys.relative_fairness import write_study_dp_report
+from surveys.services import StudyNotFound
+
+
+class Command(BaseCommand):
+    help = "Differential parity of a study: participants' fair scores vs the AI, disagreements, conditions."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--alpha", type=float, default=0.05)
+        parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/differential-parity)")
+
+    def handle(self, *args, slug, alpha, out, **options):
+        out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / slug / "differential-parity"
+        try:
+            path = write_study_dp_report(slug, out_dir, alpha=alpha)
+        except (StudyNotFound, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(self.style.SUCCESS(f"report: {path}"))

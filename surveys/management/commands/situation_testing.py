@@ -1,0 +1,100 @@
+import json
+from pathlib import Path
+
+import pandas as pd
+from django.core.management.base import BaseCommand, CommandError
+
+from fairness.counterfactual import DAGError, fit_linear_scm
+from fairness.relative_reports import write_st_report
+from fairness.situation_testing import SituationTestingError, situation_testing
+
+
+def _value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+class Command(BaseCommand):
+    help = (
+        "Situation testing (ST), counterfactual situation testing (CST) and counterfactual fairness (CF) on a "
+        "CSV; counterfactuals from a file or from a linear SCM on a DAG."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("data", help="CSV of individuals (features, protected attribute, decision)")
+        parser.add_argument("--sep", default=",")
+        parser.add_argument("--protected", required=True)
+        parser.add_argument("--protected-value", required=True, help="value of the protected group (JSON or text)")
+        parser.add_argument("--target", required=True, help="decision column")
+        parser.add_argument("--negative", required=True, help="the negative decision value (JSON or text)")
+        parser.add_argument("--features", nargs="+", help="features for the distance (default: all other columns)")
+        parser.add_argument("--k", nargs="+", type=int, default=[15, 30, 50, 100, 250])
+        parser.add_argument("--alpha", type=float, default=0.05)
+        parser.add_argument("--tau", type=float, default=0.0)
+        parser.add_argument("--positive", action="store_true", help="test positive discrimination")
+        parser.add_argument("--mode", choices=["paper", "reference"], default="paper")
+        parser.add_argument("--counterfactuals", help="CSV of counterfactual rows (same order), with the decision")
+        parser.add_argument("--dag", help='JSON file {"node": ["parent", ...]} to fit a linear SCM')
+        parser.add_argument(
+            "--do",
+            nargs="+",
+            help="interventions col=value for the SCM; the decision column is "
+            "carried over unchanged, so give --counterfactuals when the decision depends on features",
+        )
+        parser.add_argument("--out", required=True)
+
+    def handle(self, *args, **o):
+        try:
+            data = pd.read_csv(o["data"], sep=o["sep"])
+        except (OSError, pd.errors.ParserError) as exc:
+            raise CommandError(f"cannot read {o['data']}: {exc}") from exc
+        cf = None
+        try:
+            if o["counterfactuals"]:
+                cf = pd.read_csv(o["counterfactuals"], sep=o["sep"])
+            elif o["dag"]:
+                dag = json.loads(Path(o["dag"]).read_text())
+                interventions = dict(item.split("=", 1) for item in (o["do"] or []))
+                if not interventions:
+                    raise CommandError(
+                        "--dag needs --do col=value (the non-protected value of the protected attribute)"
+                    )
+                cf = fit_linear_scm(data, dag).counterfactuals(data, {k: _value(v) for k, v in interventions.items()})
+            result = situation_testing(
+                data,
+                protected=o["protected"],
+                protected_value=_value(o["protected_value"]),
+                target=o["target"],
+                negative_outcome=_value(o["negative"]),
+                k=o["k"],
+                alpha=o["alpha"],
+                tau=o["tau"],
+                counterfactuals=cf,
+                features=o["features"],
+                discrimination="positive" if o["positive"] else "negative",
+                mode=o["mode"],
+            )
+        except (SituationTestingError, DAGError, json.JSONDecodeError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        settings = {
+            k: o[k]
+            for k in (
+                "data",
+                "protected",
+                "protected_value",
+                "target",
+                "negative",
+                "k",
+                "alpha",
+                "tau",
+                "mode",
+                "counterfactuals",
+                "dag",
+                "do",
+            )
+        }
+        path = write_st_report(result, data, Path(o["out"]), title="Situation testing", settings=settings)
+        self.stdout.write(result.counts.to_string(index=False))
+        self.stdout.write(self.style.SUCCESS(f"report: {path}"))

@@ -1,0 +1,46 @@
+"""Differential parity on a study's answers: load the export, run the pure tests, write the report."""
+
+from pathlib import Path
+
+from fairness.relative_reports import differences_figure, write_dp_report
+from fairness.study_parity import (
+    conditions_as_decision_sets,
+    disagreement_parity,
+    fair_scores_vs_ai,
+    subject_table,
+)
+from surveys.export import export_tables
+from surveys.services import latest_study
+
+
+def study_differential_parity(slug: str, *, alpha: float = 0.05) -> tuple[dict, list]:
+    """Tables (fair scores vs AI, disagreements, conditions bridged) and figures for a study."""
+    study = latest_study(slug)
+    tables = export_tables(slug)
+    pairs = tables.pairs[tables.pairs["excluded"] != 1]
+    subjects = subject_table(study.spec)
+    scores, items = fair_scores_vs_ai(pairs, subjects, alpha=alpha)
+    result = {
+        "fair_scores_vs_ai": scores,
+        "disagreements": disagreement_parity(tables.disagreements[tables.disagreements["excluded"] != 1], alpha=alpha)
+        if len(tables.disagreements)
+        else scores.iloc[0:0],
+        "conditions_as_decision_sets": conditions_as_decision_sets(pairs, subjects, alpha=alpha)
+        if len(pairs)
+        else scores.iloc[0:0],
+    }
+    figures = (
+        [
+            differences_figure(items, difference="difference", by=col, facet="condition")
+            for col in ("race", "sex")
+            if col in items
+        ]
+        if len(items)
+        else []
+    )
+    return result, figures
+
+
+def write_study_dp_report(slug: str, out_dir: Path, *, alpha: float = 0.05) -> Path:
+    tables, figures = study_differential_parity(slug, alpha=alpha)
+    return write_dp_report(tables, figures, out_dir, title=f"{slug}: differential parity")
