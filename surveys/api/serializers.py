@@ -85,3 +85,19 @@ class AuditRunSerializer(serializers.Serializer):
 
     def get_report_url(self, run) -> str:
         return f"/researcher/studies/{run.study.slug}/audit/report.html"
+
+
+class SituationTestingRequestSerializer(serializers.Serializer):
+    data = serializers.FileField()
+    counterfactuals = serializers.FileField(required=False)
+    sep = serializers.CharField(default=",", max_length=2, trim_whitespace=False)
+    protected = serializers.CharField()
+    protected_value = serializers.CharField(help_text="JSON or text, e.g. 1 or Female")
+    target = serializers.CharField()
+    negative = serializers.CharField(help_text="the negative decision value, JSON or text")
+    features = serializers.ListField(child=serializers.CharField(), required=False)
+    k = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=1000), default=[15])
+    alpha = serializers.FloatField(default=0.05, min_value=1e-6, max_value=0.5)
+    tau = serializers.FloatField(default=0.0, min_value=-1, max_value=1)
+    mode = serializers.ChoiceField(choices=["paper", "reference"], default="paper")
+    positive = serializers.BooleanField(default=False)

@@ -10,5 +10,7 @@ urlpatterns = [
     path("studies/<slug:slug>/export/<str:table>/", views.ExportTable.as_view(), name="api-export"),
     path("studies/<slug:slug>/analyses/", views.AnalysisRuns.as_view(), name="api-analyses"),
     path("studies/<slug:slug>/audits/", views.AuditRuns.as_view(), name="api-audits"),
+    path("studies/<slug:slug>/differential-parity/", views.StudyDifferentialParity.as_view(), name="api-dp"),
+    path("situation-testing/", views.SituationTestingRun.as_view(), name="api-situation-testing"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pandas as pd
 from django.conf import settings
 from django.http import Http404
 from django.utils import timezone
@@ -16,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fairness.model_audit import SubjectsFileError
+from fairness.situation_testing import SituationTestingError, situation_testing
 from surveys.analysis_runs import analysis_run_create
 from surveys.api.renderers import CSVRenderer
 from surveys.api.serializers import (
@@ -24,12 +26,14 @@ from surveys.api.serializers import (
     AuditRequestSerializer,
     AuditRunSerializer,
     ParticipantRowSerializer,
+    SituationTestingRequestSerializer,
     StudyDetailSerializer,
     StudySerializer,
 )
 from surveys.audit_runs import AuditError, audit_run_create
 from surveys.export import TABLES, export_tables, table_to_json
 from surveys.models import AnalysisRun, AuditRun, Study
+from surveys.relative_fairness import study_differential_parity
 from surveys.selectors import latest_versions, studies_visible_to
 
 
@@ -149,3 +153,70 @@ class AuditRuns(APIView):
         except (AuditError, SubjectsFileError) as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(AuditRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class StudyDifferentialParity(APIView):
+    """Differential parity of a study's answers: fair scores vs the AI, disagreements, conditions."""
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, slug: str):
+        study = _latest_visible(request, slug)
+        tables, _ = study_differential_parity(study.slug)
+        return Response({name: _records(frame) for name, frame in tables.items()})
+
+
+class SituationTestingRun(APIView):
+    """Run ST / CST / CF on an uploaded CSV (multipart: ``data``, optional ``counterfactuals``, and the
+    parameters) and return the counts per k and the flagged complainants with their neighbours."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request=SituationTestingRequestSerializer, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request):
+        params = SituationTestingRequestSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        p = params.validated_data
+        try:
+            data = pd.read_csv(p["data"], sep=p["sep"])
+            cf = pd.read_csv(p["counterfactuals"], sep=p["sep"]) if p.get("counterfactuals") else None
+            result = situation_testing(
+                data,
+                protected=p["protected"],
+                protected_value=_typed(p["protected_value"]),
+                target=p["target"],
+                negative_outcome=_typed(p["negative"]),
+                k=p["k"],
+                alpha=p["alpha"],
+                tau=p["tau"],
+                counterfactuals=cf,
+                features=p.get("features") or None,
+                mode=p["mode"],
+                discrimination="positive" if p["positive"] else "negative",
+            )
+        except (SituationTestingError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        k_small = min(p["k"])
+        method = "CSTwo" if cf is not None else "ST"
+        flagged = result.individuals[(result.individuals["k"] == k_small) & result.individuals[method]].head(100)
+        return Response(
+            {
+                "counts": _records(result.counts),
+                "flagged": [
+                    {
+                        "complainant": int(c),
+                        "delta_p": float(d),
+                        **{g: [int(i) for i in ids] for g, ids in result.groups_of(int(c), k_small, method).items()},
+                    }
+                    for c, d in zip(flagged["complainant"], flagged[f"{method}_delta"], strict=True)
+                ],
+                "flagged_k": k_small,
+                "flagged_method": method,
+            }
+        )
+
+
+def _typed(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text

@@ -1,0 +1,144 @@
+import io
+import json
+
+import pandas as pd
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from surveys.simulate import simulate_participants
+from tests.conftest import REFERENCE_DATA
+
+pytestmark = pytest.mark.django_db
+CST = REFERENCE_DATA / "counterfactual_situation_testing"
+
+
+def test_study_differential_parity_command_and_api(demo_study, researcher, other_researcher, tmp_path):
+    simulate_participants("effort-demo", n=20, seed=3)
+    call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp"))
+    results = json.loads((tmp_path / "dp" / "results.json").read_text())
+    assert {"fair_scores_vs_ai", "disagreements", "conditions_as_decision_sets"} <= set(results)
+    rows = results["fair_scores_vs_ai"]
+    assert {r["condition"] for r in rows} == {"arrests", "income"} and {r["attribute"] for r in rows} == {"race", "sex"}
+    assert all(r["verdict"].startswith(("R0 relatively biased", "no evidence")) for r in rows)
+    html = (tmp_path / "dp" / "report.html").read_text()
+    assert "Per-item differences" in html and (tmp_path / "dp" / "plotly.min.js").exists()
+    client = APIClient()
+    client.force_authenticate(other_researcher)
+    assert client.get("/api/studies/effort-demo/differential-parity/").status_code == 404
+    client.force_authenticate(researcher)
+    body = client.get("/api/studies/effort-demo/differential-parity/").json()
+    assert len(body["fair_scores_vs_ai"]) == len(rows)
+
+
+@pytest.fixture
+def loan_files():
+    if not CST.exists():
+        pytest.skip("reference data not present")
+    return CST / "LoanApplication_v2.csv", CST / "cf_LoanApplication_v2.csv"
+
+
+def test_situation_testing_command_report_and_errors(loan_files, tmp_path):
+    data, cf = loan_files
+    out = io.StringIO()
+    call_command(
+        "situation_testing",
+        str(data),
+        sep="|",
+        protected="Gender",
+        protected_value="1",
+        target="LoanApproval",
+        negative="-1",
+        features=["AnnualSalary", "AccountBalance"],
+        counterfactuals=str(cf),
+        mode="reference",
+        k=[15],
+        out=str(tmp_path / "st"),
+        stdout=out,
+    )
+    assert "55" in out.getvalue() and "288" in out.getvalue()
+    html = (tmp_path / "st" / "report.html").read_text()
+    assert "Control group" in html and "Test group" in html and "<details" in html
+    with pytest.raises(CommandError, match="missing column"):
+        call_command(
+            "situation_testing",
+            str(data),
+            sep="|",
+            protected="Sex",
+            protected_value="1",
+            target="LoanApproval",
+            negative="-1",
+            out=str(tmp_path / "x"),
+        )
+    dag = tmp_path / "dag.json"
+    dag.write_text(json.dumps({"a": ["b"], "b": ["a"]}))
+    with pytest.raises(CommandError, match="cycle"):
+        call_command(
+            "situation_testing",
+            str(data),
+            sep="|",
+            protected="Gender",
+            protected_value="1",
+            target="LoanApproval",
+            negative="-1",
+            dag=str(dag),
+            do=["Gender=0"],
+            out=str(tmp_path / "x"),
+        )
+
+
+def test_situation_testing_api(loan_files, researcher):
+    data, cf = loan_files
+    client = APIClient()
+    assert client.post("/api/situation-testing/", {}).status_code in (401, 403)
+    client.force_authenticate(researcher)
+    with data.open("rb") as d, cf.open("rb") as c:
+        response = client.post(
+            "/api/situation-testing/",
+            {
+                "data": d,
+                "counterfactuals": c,
+                "sep": "|",
+                "protected": "Gender",
+                "protected_value": "1",
+                "target": "LoanApproval",
+                "negative": "-1",
+                "features": ["AnnualSalary", "AccountBalance"],
+                "k": [15],
+                "mode": "reference",
+            },
+            format="multipart",
+        )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["counts"][0]["ST"] == 55 and body["counts"][0]["CSTwo"] == 288
+    first = body["flagged"][0]
+    assert len(first["control"]) == 15 and len(first["test"]) == 15
+    with data.open("rb") as d:
+        bad = client.post(
+            "/api/situation-testing/",
+            {
+                "data": d,
+                "sep": "|",
+                "protected": "Gender",
+                "protected_value": "9",
+                "target": "LoanApproval",
+                "negative": "-1",
+            },
+            format="multipart",
+        )
+    assert bad.status_code == 400 and "no row has Gender = 9" in bad.json()["detail"]
+
+
+def test_law_school_command_small(tmp_path):
+    path = CST / "clean_LawSchool.csv"
+    if not path.exists():
+        pytest.skip("reference data not present")
+    sample = tmp_path / "law.csv"
+    pd.read_csv(path, sep="|").sample(n=3000, random_state=1).to_csv(sample, sep="|", index=False)
+    out = io.StringIO()
+    call_command("law_school_experiment", data=str(sample), k=[15, 30], out=str(tmp_path / "law"), stdout=out)
+    text = out.getvalue()
+    assert "gender:" in text and "race:" in text and "intersectional:" in text and "multiple" in text
+    counts = pd.read_csv(tmp_path / "law" / "counts_gender.csv")
+    assert list(counts["k"]) == [15, 30] and (counts["CSTwo"] >= counts["CSTwo_sig"]).all()
