@@ -20,6 +20,14 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Production mode: gunicorn (gthread workers) + WhiteNoise; settings from the environment
+# (DJANGO_DEBUG=0, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, DATABASE_URL; see README).
+serve: $(STAMP)
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py check --deploy --fail-level WARNING
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py migrate --noinput
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py collectstatic --noinput -v0
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(VENV)/bin/gunicorn config.wsgi -c config/gunicorn.conf.py
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 

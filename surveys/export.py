@@ -55,7 +55,7 @@ COLUMNS: dict[str, dict[str, str]] = {
         "study": "Study slug.",
         "study_version": "Version of the study file.",
         "condition": "Assigned condition (blank before consent or after declining).",
-        "status": "arrived, declined, active or completed.",
+        "status": "arrived, declined, active, completed or withdrawn (answers deleted).",
         "simulated": "1 if created by simulate_participants.",
         "arrived_at": "First arrival (UTC, ISO 8601).",
         "consented_at": "Consent time (UTC).",
@@ -191,7 +191,7 @@ def export_tables(slug: str) -> ExportTables:
 
     pair_rows, disagreement_rows = [], []
     for p in participants:
-        if p.condition is None:
+        if p.condition is None or p.status == Participant.Status.WITHDRAWN:
             continue
         study = studies[p.study_id]
         cond_key = p.condition.key

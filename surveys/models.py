@@ -130,6 +130,7 @@ class Participant(models.Model):
         DECLINED = "declined", "Declined consent"
         ACTIVE = "active", "In progress"
         COMPLETED = "completed", "Completed"
+        WITHDRAWN = "withdrawn", "Withdrew (answers deleted)"
 
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
     condition = models.ForeignKey(
@@ -147,6 +148,7 @@ class Participant(models.Model):
     arrived_at = models.DateTimeField(default=timezone.now)
     consented_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "arrived_at"]

@@ -300,3 +300,20 @@ def page_submit(
             fields += ["status", "completed_at"]
         participant.save(update_fields=fields)
         return SubmitOutcome.SAVED, participant
+
+
+def participant_withdraw(*, participant_id: int, at: datetime | None = None) -> Participant:
+    """Withdraw consent: delete every answer and page visit, mark the participant withdrawn and
+    replace the Prolific ids, so nothing identifies them; analyses of the others are unaffected."""
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().get(pk=participant_id)
+        participant.answers.all().delete()
+        participant.visits.all().delete()
+        participant.status = Participant.Status.WITHDRAWN
+        participant.withdrawn_at = at or timezone.now()
+        participant.external_id = f"withdrawn-{participant.pseudonym}"
+        participant.prolific_study_id = participant.prolific_session_id = ""
+        participant.save(
+            update_fields=["status", "withdrawn_at", "external_id", "prolific_study_id", "prolific_session_id"]
+        )
+        return participant

@@ -9,4 +9,6 @@ urlpatterns = [
     path("<slug:slug>/page/", views.page, name="page"),
     path("<slug:slug>/done/", views.done, name="done"),
     path("<slug:slug>/declined/", views.declined, name="declined"),
+    path("<slug:slug>/withdraw/", views.withdraw, name="withdraw"),
+    path("<slug:slug>/withdrawn/", views.withdrawn, name="withdrawn"),
 ]

@@ -17,6 +17,7 @@ from surveys.services import (
     page_submit,
     participant_arrive,
     participant_consent,
+    participant_withdraw,
 )
 
 Status = Participant.Status
@@ -44,6 +45,7 @@ def _where(participant: Participant) -> str:
         Status.DECLINED: reverse("surveys:declined", args=[slug]),
         Status.ACTIVE: reverse("surveys:page", args=[slug]),
         Status.COMPLETED: reverse("surveys:done", args=[slug]),
+        Status.WITHDRAWN: reverse("surveys:withdrawn", args=[slug]),
     }[participant.status]
 
 
@@ -158,3 +160,24 @@ def declined(request: HttpRequest, slug: str) -> HttpResponse:
     if detour:
         return detour
     return render(request, "surveys/declined.html", {"spec": participant.study.spec})
+
+
+@require_http_methods(["GET", "POST"])
+def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
+    """Withdraw from the study at any point: confirm, then every answer is deleted."""
+    participant = _participant(request, slug)
+    if participant is None:
+        return _problem(request, "Please use your study link", "Open the study from your link first.", 403)
+    if participant.status == Status.WITHDRAWN:
+        return redirect(_where(participant))
+    if request.method == "POST" and request.POST.get("confirm") == "withdraw":
+        participant = participant_withdraw(participant_id=participant.pk)
+        return redirect(_where(participant))
+    return render(request, "surveys/withdraw.html", {"spec": participant.study.spec, "back": _where(participant)})
+
+
+def withdrawn(request: HttpRequest, slug: str) -> HttpResponse:
+    participant, detour = _require(request, slug, Status.WITHDRAWN)
+    if detour:
+        return detour
+    return render(request, "surveys/withdrawn.html", {"spec": participant.study.spec})
