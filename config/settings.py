@@ -120,6 +120,9 @@ LOGOUT_REDIRECT_URL = "login"
 REPORTS_DIR = Path(env_str("REPORTS_DIR", str(BASE_DIR / "reports")))
 
 # Security: cookies and HTTPS are strict unless DEBUG (the local demo) is on.
+# Sessions live in signed cookies (HMAC with SECRET_KEY, HttpOnly, Secure in production): a
+# participant's session holds only their participant id, and no request needs a session query.
+SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 SESSION_COOKIE_HTTPONLY = True
 SECURE_COOKIES = env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
 SESSION_COOKIE_SECURE = SECURE_COOKIES

@@ -133,8 +133,9 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect(_where(participant))
         page_refused(participant=participant, page_key=current["key"])
         status = 422
-    else:
+    elif request.session.get("shown") != current["key"]:
         page_shown(participant=participant, page_key=current["key"])
+        request.session["shown"] = current["key"]  # a reload does not write again
     ctx = page_context(current, index)
     total = len(participant.plan)
     ctx.update(
