@@ -16,7 +16,6 @@ import http.client
 import json
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -26,9 +25,11 @@ import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from urllib.parse import urlencode
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from surveys.loadclient import HTTPParticipant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -37,106 +38,32 @@ CHECKS = {c["key"]: c["correct"] for c in SPEC["attention_checks"]["items"]}
 PORT = 8765
 
 
-class Browser:
-    """One participant's connection with cookie handling."""
-
-    def __init__(self):
-        self.conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
-        self.cookies: dict[str, str] = {}
-
-    def request(self, method: str, path: str, body: dict | None = None):
-        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items()), "Host": "127.0.0.1"}
-        data = None
-        if body is not None:
-            data = urlencode(body, doseq=True)
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-            headers["Referer"] = f"http://127.0.0.1:{PORT}{path}"
-        for attempt in range(3):
-            try:
-                self.conn.request(method, path, body=data, headers=headers)
-                response = self.conn.getresponse()
-                payload = response.read()
-                break
-            except (ConnectionError, http.client.HTTPException, OSError):
-                self.conn.close()
-                self.conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
-                if attempt == 2:
-                    raise
-        for header, value in response.getheaders():
-            if header.lower() == "set-cookie":
-                name, _, rest = value.partition("=")
-                self.cookies[name] = rest.split(";", 1)[0]
-        return response.status, response.getheader("Location"), payload.decode("utf-8", "replace")
-
-
-def answers_for(key: str, html: str, rng: random.Random) -> dict:
-    data = {"page_key": key}
-    if key.startswith("pair/"):
-        data["rating"] = str(rng.randint(1, 6))
-        if 'name="prediction"' in html:
-            data["prediction"] = str(rng.randint(0, 100))
-    elif key.startswith("output/"):
-        data["k_decision"] = "accept"
-        for subject in re.findall(r'name="score_([\w-]+)"', html):
-            data[f"score_{subject}"] = str(rng.randint(0, 100))
-            data[f"rationale_{subject}"] = "Similar totals but a different trend."
-    elif key == "disagreement":
-        for name in sorted(set(re.findall(r'name="(agree_[\w-]+)"', html))):
-            data[name] = rng.choice(["0", "1"])
-    elif key.startswith("attention/"):
-        data["choice"] = CHECKS[key.split("/", 1)[1]]
-    return data
-
-
-def kind_of(key: str) -> str:
-    return key.split("/")[0] if "/" in key else key
-
-
 def participant(index: int, start_at: float, think: float, stats: dict, lock: threading.Lock) -> None:
-    rng = random.Random(index)
     delay = start_at - time.monotonic()
     if delay > 0:
         time.sleep(delay)
-    browser = Browser()
+    person = HTTPParticipant(PORT, f"bench-{index}", CHECKS, seed=index)
 
-    def record(kind, seconds, ok):
+    def record(key, status, seconds):
+        kind = "POST " + (key.split("/")[0] if "/" in key else key)
         with lock:
             stats["latency"][kind].append(seconds)
-            stats["events"].append((time.monotonic(), kind))
-            if not ok:
+            stats["events"].append(time.monotonic())
+            if status != 302:
                 stats["errors"][kind] += 1
+        time.sleep(think * person.rng.random())
 
-    t0 = time.monotonic()
-    status, location, _ = browser.request("GET", f"/s/effort-demo/?PROLIFIC_PID=bench-{index}&STUDY_ID=s&SESSION_ID=x")
-    record("start", time.monotonic() - t0, status == 302)
-    status, _, html = browser.request("GET", location or "/s/effort-demo/consent/")
-    token = browser.cookies.get("csrftoken", "")
-    t0 = time.monotonic()
-    status, location, _ = browser.request(
-        "POST", "/s/effort-demo/consent/", {"decision": "accept", "csrfmiddlewaretoken": token}
-    )
-    record("consent", time.monotonic() - t0, status == 302)
-    path = location
-    while path and "/page/" in path:
+    try:
         t0 = time.monotonic()
-        status, _, html = browser.request("GET", path)
-        record("GET page", time.monotonic() - t0, status == 200)
-        match = re.search(r'name="page_key" value="([^"]+)"', html)
-        if status != 200 or not match:
-            with lock:
-                stats["errors"]["page without form"] += 1
-            return
-        key = match.group(1)
-        time.sleep(think * rng.random())
-        body = answers_for(key, html, rng) | {"csrfmiddlewaretoken": browser.cookies.get("csrftoken", "")}
-        t0 = time.monotonic()
-        status, location, _ = browser.request("POST", path, body)
-        record(f"POST {kind_of(key)}", time.monotonic() - t0, status == 302)
-        if status != 302:
-            continue  # refused or failed: the same page is asked again
-        path = location
-    with lock:
-        stats["finished"] += 1
+        person.start()
+        with lock:
+            stats["latency"]["start + consent"].append(time.monotonic() - t0)
+        person.take_pages(on_post=record)
+        with lock:
+            stats["finished"] += 1
+    except Exception as exc:  # noqa: BLE001 - counted and reported
+        with lock:
+            stats["errors"][type(exc).__name__] += 1
 
 
 def server_env(database_url: str | None, sqlite_path: str) -> dict:
@@ -198,29 +125,10 @@ def ceiling(seconds: float = 5.0, threads: int = 16) -> float:
 
 
 def verify(env) -> str:
-    code = """
-import django, collections
-django.setup()
-from surveys.models import Participant, Answer
-expected_per_kind = lambda page: {'instructions': 0, 'likert': 1 + (page['measure'] == 'overall'), 'output': 2 + 2 * len(page.get('subjects', [])),
-                                  'disagreement': len(page.get('prompts', [])), 'attention': 1}[page['kind']]
-people = list(Participant.objects.filter(study__slug='effort-demo').exclude(simulated=True))
-counts = dict(Answer.objects.filter(participant__in=people).values_list('participant').annotate(n=__import__('django.db.models', fromlist=['Count']).Count('id')))
-wrong = sum(1 for p in people if counts.get(p.pk, 0) != sum(expected_per_kind(pg) for pg in p.plan[:p.position]))
-completed = sum(p.status == 'completed' for p in people)
-by_cond = collections.Counter(p.condition.key for p in people if p.condition_id)
-print(f'{len(people)} participants, {completed} completed, answers wrong for {wrong}; conditions {dict(by_cond)}; '
-      f'balanced within one: {max(by_cond.values()) - min(by_cond.values()) <= 1}')
-"""
     out = subprocess.run(
-        [PY, "-c", code],
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"},
-        capture_output=True,
-        text=True,
-        check=True,
+        [PY, "manage.py", "check_integrity", "effort-demo"], cwd=ROOT, env=env, capture_output=True, text=True
     )
-    return out.stdout.strip()
+    return (out.stdout + out.stderr).strip()
 
 
 def main() -> None:
@@ -261,19 +169,18 @@ def main() -> None:
             for i, at in enumerate(starts):
                 pool.submit(participant, i, at, args.think, stats, lock)
         elapsed = time.monotonic() - begin
-        submissions = [t for t, kind in stats["events"] if kind.startswith("POST")]
+        submissions = stats["events"]
         sub_times = np.array(submissions) - begin
         peak = max(np.histogram(sub_times, bins=np.arange(0, elapsed + 10, 10))[0]) / 10 if len(sub_times) else 0
         print(
-            f"finished {stats['finished']}/{args.participants} in {elapsed:.1f} s; {len(submissions)} page submissions: "
-            f"{len(submissions) / elapsed:.1f}/s overall, {peak:.1f}/s in the busiest 10 s"
+            f"finished {stats['finished']}/{args.participants} in {elapsed:.1f} s; "
+            f"{len(submissions)} page submissions: {len(submissions) / elapsed:.1f}/s overall, "
+            f"{peak:.1f}/s in the busiest 10 s"
         )
         print(f"{'page type':<22}{'n':>7}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}")
         for kind, values in sorted(stats["latency"].items()):
             v = np.array(values) * 1000
-            print(
-                f"{kind:<22}{len(v):>7}{np.percentile(v, 50):>9.1f}{np.percentile(v, 95):>9.1f}{np.percentile(v, 99):>9.1f}"
-            )
+            print(f"{kind:<22}{len(v):>7}" + "".join(f"{np.percentile(v, q):>9.1f}" for q in (50, 95, 99)))
         print(f"errors: {dict(stats['errors']) or 'none'}")
         rate = ceiling()
         all_requests = sum(len(v) for v in stats["latency"].values())

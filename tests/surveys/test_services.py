@@ -150,3 +150,15 @@ def test_database_allows_one_answer_per_question(demo_study):
     Answer.objects.create(participant=participant, page="x", question="q", measure="overall", number=3)
     with pytest.raises(IntegrityError), transaction.atomic():
         Answer.objects.create(participant=participant, page="x", question="q", measure="overall", number=4)
+
+
+def test_integrity_check_counts_answers_and_balance(demo_study):
+    from surveys.integrity import check_integrity
+
+    for i in range(3):
+        answer_pages(consented("effort-demo", f"i{i}"), 10 * i)
+    report = check_integrity("effort-demo")
+    assert report.participants == 3 and not report.wrong and report.balanced
+    victim = Participant.objects.get(external_id="i2")
+    Answer.objects.filter(participant=victim).first().delete()
+    assert check_integrity("effort-demo").wrong == [str(victim.pseudonym)]

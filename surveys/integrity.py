@@ -1,0 +1,59 @@
+"""Integrity check after a launch: every participant has exactly the answers their saved pages
+imply (none lost, none duplicated), and the conditions are balanced within one."""
+
+from collections import Counter
+from dataclasses import dataclass
+
+from django.db.models import Count
+
+from surveys.models import Answer, Participant
+
+
+def expected_answers(page: dict) -> tuple[int, int]:
+    """(minimum, maximum) answers a saved page stores; the optional rationale factors add up to 2."""
+    kind = page["kind"]
+    if kind == "likert":
+        required = 1 + (page["measure"] == "overall")  # the overall rating carries the BTS prediction
+        return required, required + (2 if page["measure"] == "overall" else 0)
+    if kind == "output":
+        n = 2 + 2 * len(page["subjects"])
+        return n, n
+    if kind == "disagreement":
+        return len(page["prompts"]), len(page["prompts"])
+    if kind == "attention":
+        return 1, 1
+    return 0, 0
+
+
+@dataclass(frozen=True)
+class IntegrityReport:
+    participants: int
+    completed: int
+    wrong: list[str]
+    by_condition: dict[str, int]
+
+    @property
+    def balanced(self) -> bool:
+        return not self.by_condition or max(self.by_condition.values()) - min(self.by_condition.values()) <= 1
+
+    def __str__(self) -> str:
+        return (
+            f"{self.participants} participants, {self.completed} completed, answers wrong for {len(self.wrong)}; "
+            f"conditions {self.by_condition}; balanced within one: {self.balanced}"
+        )
+
+
+def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityReport:
+    people = Participant.objects.filter(study__slug=slug).select_related("condition")
+    if not include_simulated:
+        people = people.filter(simulated=False)
+    people = list(people)
+    counts = dict(Answer.objects.filter(participant__in=people).values_list("participant").annotate(n=Count("id")))
+    wrong = []
+    for p in people:
+        low = sum(expected_answers(page)[0] for page in p.plan[: p.position])
+        high = sum(expected_answers(page)[1] for page in p.plan[: p.position])
+        if not low <= counts.get(p.pk, 0) <= high:
+            wrong.append(str(p.pseudonym))
+    consented = Counter(p.condition.key for p in people if p.condition_id and p.status in ("active", "completed"))
+    return IntegrityReport(len(people), sum(p.status == "completed" for p in people), wrong, dict(consented))

@@ -1,0 +1,17 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from surveys.integrity import check_integrity
+
+
+class Command(BaseCommand):
+    help = "Check that every participant has exactly the answers of their saved pages and that conditions are balanced."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--real-only", action="store_true", help="ignore simulated participants")
+
+    def handle(self, *args, slug, real_only, **options):
+        report = check_integrity(slug, include_simulated=not real_only)
+        self.stdout.write(str(report))
+        if report.wrong or not report.balanced:
+            raise CommandError("integrity check failed")

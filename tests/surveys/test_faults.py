@@ -1,0 +1,95 @@
+"""Faults during a real run (gunicorn over loopback): a worker killed and the whole server restarted
+in the middle of participants' runs; they resume where they were and nothing is lost."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from surveys.integrity import check_integrity
+from surveys.loadclient import HTTPParticipant
+from surveys.models import Participant
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.django_db(transaction=True)
+GUNICORN = Path(sys.executable).parent / "gunicorn"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_env(port: int) -> dict:
+    env = {
+        **os.environ,
+        "DJANGO_DEBUG": "1",
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "GUNICORN_WORKERS": "2",
+        "GUNICORN_THREADS": "2",
+    }
+    db = connection.settings_dict
+    if connection.vendor == "postgresql":
+        env["DATABASE_URL"] = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    else:
+        env.pop("DATABASE_URL", None)
+        env["SQLITE_PATH"] = str(db["NAME"])
+    return env
+
+
+def start_server(port: int) -> subprocess.Popen:
+    server = subprocess.Popen(
+        [str(GUNICORN), "config.wsgi", "-c", "config/gunicorn.conf.py"],
+        cwd=ROOT,
+        env=server_env(port),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise RuntimeError("gunicorn did not start")
+
+
+def workers_of(server: subprocess.Popen) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(server.pid)], capture_output=True, text=True)
+    return [int(pid) for pid in out.stdout.split()]
+
+
+@pytest.mark.skipif(not GUNICORN.exists(), reason="gunicorn not installed")
+def test_worker_kill_and_server_restart_lose_nothing(demo_study):
+    connection.close()  # the server processes open their own connections
+    port = free_port()
+    checks = {c["key"]: c["correct"] for c in demo_study.spec["attention_checks"]["items"]}
+    people = [HTTPParticipant(port, f"fault-{i}", checks, seed=i) for i in range(4)]
+    server = start_server(port)
+    try:
+        for person in people:
+            person.start()
+            person.take_pages(8)
+        os.kill(workers_of(server)[0], signal.SIGKILL)  # a worker dies mid-run; the master replaces it
+        for person in people:
+            person.take_pages(8)
+        server.send_signal(signal.SIGTERM)  # the whole server goes down ...
+        server.wait(timeout=30)
+        server = start_server(port)  # ... and comes back
+        for person in people:
+            person.take_pages()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    assert Participant.objects.filter(external_id__startswith="fault-", status="completed").count() == 4
+    report = check_integrity("effort-demo")
+    assert report.wrong == [] and report.balanced
