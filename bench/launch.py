@@ -140,7 +140,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8, help="gunicorn threads per worker")
     parser.add_argument("--clients", type=int, default=200, help="concurrent client threads")
     parser.add_argument("--database-url")
+    parser.add_argument("--port", type=int, default=PORT)
     args = parser.parse_args()
+    globals()["PORT"] = args.port
     tmp = tempfile.mkdtemp(prefix="launch-")
     env = server_env(args.database_url, str(Path(tmp) / "bench.sqlite3"))
     env.update(GUNICORN_WORKERS=str(args.workers), GUNICORN_THREADS=str(args.threads))
