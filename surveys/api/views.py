@@ -33,6 +33,7 @@ from surveys.api.serializers import (
 from surveys.audit_runs import AuditError, audit_run_create
 from surveys.export import TABLES, export_tables, table_to_json
 from surveys.models import AnalysisRun, AuditRun, Study
+from surveys.params import typed_value
 from surveys.relative_fairness import study_differential_parity
 from surveys.selectors import latest_versions, studies_visible_to
 
@@ -182,9 +183,9 @@ class SituationTestingRun(APIView):
             result = situation_testing(
                 data,
                 protected=p["protected"],
-                protected_value=_typed(p["protected_value"]),
+                protected_value=typed_value(p["protected_value"]),
                 target=p["target"],
-                negative_outcome=_typed(p["negative"]),
+                negative_outcome=typed_value(p["negative"]),
                 k=p["k"],
                 alpha=p["alpha"],
                 tau=p["tau"],
@@ -213,10 +214,3 @@ class SituationTestingRun(APIView):
                 "flagged_method": method,
             }
         )
-
-
-def _typed(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text

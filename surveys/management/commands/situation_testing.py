@@ -7,13 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from fairness.counterfactual import DAGError, fit_linear_scm
 from fairness.relative_reports import write_st_report
 from fairness.situation_testing import SituationTestingError, situation_testing
-
-
-def _value(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+from surveys.params import typed_value
 
 
 class Command(BaseCommand):
@@ -61,13 +55,15 @@ class Command(BaseCommand):
                     raise CommandError(
                         "--dag needs --do col=value (the non-protected value of the protected attribute)"
                     )
-                cf = fit_linear_scm(data, dag).counterfactuals(data, {k: _value(v) for k, v in interventions.items()})
+                cf = fit_linear_scm(data, dag).counterfactuals(
+                    data, {k: typed_value(v) for k, v in interventions.items()}
+                )
             result = situation_testing(
                 data,
                 protected=o["protected"],
-                protected_value=_value(o["protected_value"]),
+                protected_value=typed_value(o["protected_value"]),
                 target=o["target"],
-                negative_outcome=_value(o["negative"]),
+                negative_outcome=typed_value(o["negative"]),
                 k=o["k"],
                 alpha=o["alpha"],
                 tau=o["tau"],
