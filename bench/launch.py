@@ -166,7 +166,8 @@ def main() -> None:
         stats = {"latency": defaultdict(list), "errors": defaultdict(int), "events": [], "finished": 0}
         lock = threading.Lock()
         begin = time.monotonic() + 1
-        starts = sorted(begin + random.Random(0).uniform(0, args.arrival_seconds) for _ in range(args.participants))
+        arrivals = random.Random(0)
+        starts = sorted(begin + arrivals.uniform(0, args.arrival_seconds) for _ in range(args.participants))
         with ThreadPoolExecutor(max_workers=args.clients) as pool:
             for i, at in enumerate(starts):
                 pool.submit(participant, i, at, args.think, stats, lock)

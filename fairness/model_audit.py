@@ -101,6 +101,33 @@ class AuditResult:
     settings: dict = field(default_factory=dict)
 
 
+def _eaif_row(model, weights, alpha, e, s, risk, exact: bool, seed: int) -> dict:
+    """EaIF of one model under one weight: exact, or sampled with a CI for large populations."""
+    if exact:
+        res = eaif_details(e, s, risk, alpha=alpha)
+        return {
+            "model": model,
+            "weights": weights,
+            "alpha": alpha,
+            "eaif": res.eaif,
+            "ci_low": res.eaif,
+            "ci_high": res.eaif,
+            "violation_share": res.violation_share,
+            "method": "exact",
+        }
+    est = eaif_sampled(e, s, risk, alpha=alpha, n_pairs=2_000_000, seed=seed)
+    return {
+        "model": model,
+        "weights": weights,
+        "alpha": alpha,
+        "eaif": est.estimate,
+        "ci_low": est.ci[0],
+        "ci_high": est.ci[1],
+        "violation_share": est.violation_share,
+        "method": "sampled",
+    }
+
+
 def critic_labels(feedback: pd.DataFrame) -> pd.DataFrame:
     """Recover each answer's critic label from the shown model label and the disagreement."""
     return feedback.assign(
@@ -131,38 +158,12 @@ def audit(
     e = effort_of(series, frame["inertia"].to_numpy(float), desirable=desirable)
     s = aggregate_of(series, scale=scale)
     weight_sets = {"equal": 0.5, **(alphas or {})}
+    exact = len(frame) <= exact_limit
     eaif_rows, worst = [], {}
     for model in subjects.models:
         risk = frame[f"score_{model}"].to_numpy(float)
         for name, alpha in weight_sets.items():
-            if len(frame) <= exact_limit:
-                res = eaif_details(e, s, risk, alpha=alpha)
-                eaif_rows.append(
-                    {
-                        "model": model,
-                        "weights": name,
-                        "alpha": alpha,
-                        "eaif": res.eaif,
-                        "ci_low": res.eaif,
-                        "ci_high": res.eaif,
-                        "violation_share": res.violation_share,
-                        "method": "exact",
-                    }
-                )
-            else:
-                est = eaif_sampled(e, s, risk, alpha=alpha, n_pairs=2_000_000, seed=seed)
-                eaif_rows.append(
-                    {
-                        "model": model,
-                        "weights": name,
-                        "alpha": alpha,
-                        "eaif": est.estimate,
-                        "ci_low": est.ci[0],
-                        "ci_high": est.ci[1],
-                        "violation_share": est.violation_share,
-                        "method": "sampled",
-                    }
-                )
+            eaif_rows.append(_eaif_row(model, name, alpha, e, s, risk, exact, seed))
         worst[model] = worst_pairs(
             e, s, risk, alpha=weight_sets[list(weight_sets)[-1]], ids=frame["id"].to_numpy(), k=20
         )
@@ -224,6 +225,20 @@ def audit(
                 )
             except ValueError:
                 calibration = None
+            if calibration is not None:  # both human weights side by side
+                for model in subjects.models:
+                    eaif_rows.append(
+                        _eaif_row(
+                            model,
+                            "human (disagreement)",
+                            calibration.alpha,
+                            e,
+                            s,
+                            frame[f"score_{model}"].to_numpy(float),
+                            exact,
+                            seed,
+                        )
+                    )
     return AuditResult(
         pd.DataFrame(eaif_rows),
         parity,

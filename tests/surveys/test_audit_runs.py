@@ -33,7 +33,7 @@ def test_audit_command_writes_report_and_disagreement_calibration(demo_subjects,
         "gradient_boosting",
         "study_ai",
     }
-    assert {r["weights"] for r in run.results["eaif"]} == {"equal", "human (likert v1)"}
+    assert {r["weights"] for r in run.results["eaif"]} == {"equal", "human (likert v1)", "human (disagreement)"}
     assert run.results["notions"] and run.results["disagreement_calibration"] is not None
     assert Calibration.objects.filter(kind="disagreement", condition="arrests").count() == 1
     html = (tmp_path / "audit" / "report.html").read_text()
