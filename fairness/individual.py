@@ -5,7 +5,8 @@ For subjects i, j with effort E, aggregate S and model risk r:
     F = 1 - max(0, D - d),   EaIF = mean of F over all n(n-1)/2 pairs.
 alpha weighs effort (trajectory) against the aggregate: 0.5 for equal weights, or a Calibration.
 
-The exact sum runs in memory-bounded blocks: a numba kernel (parallel over rows, each row paired
+The exact sum runs in memory-bounded blocks: a numba kernel (square roots only for violating pairs,
+since D > d iff D^2 > d^2; parallel over rows, each row paired
 with its mirror row so both threads get equal work) when numba is importable, else a pure-NumPy
 blocked loop that gives the same result. Memory is O(n) plus one block.
 """
@@ -75,6 +76,7 @@ if numba is not None:
 
     @numba.njit(fastmath=True, cache=True, inline="always")
     def _row_sums(e, s, r, alpha, beta, i):  # pragma: no cover - compiled
+        # D > d  <=>  D^2 > d^2 (both >= 0): the square root is taken only for violating pairs
         n = e.size
         ei, si, ri = e[i], s[i], r[i]
         total = 0.0
@@ -82,9 +84,10 @@ if numba is not None:
         for j in range(i + 1, n):
             de = ei - e[j]
             ds = si - s[j]
-            excess = abs(ri - r[j]) - np.sqrt(alpha * de * de + beta * ds * ds)
-            if excess > 0.0:
-                total += excess
+            d2 = alpha * de * de + beta * ds * ds
+            big_d = abs(ri - r[j])
+            if big_d * big_d > d2:
+                total += big_d - np.sqrt(d2)
                 violations += 1
         return total, violations
 
