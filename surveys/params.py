@@ -9,3 +9,23 @@ def typed_value(text: str):
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+
+
+def run_situation_testing(data, counterfactuals, params: dict):
+    """situation_testing() from command-line or API parameters (values typed as text)."""
+    from fairness.situation_testing import situation_testing
+
+    return situation_testing(
+        data,
+        protected=params["protected"],
+        protected_value=typed_value(params["protected_value"]),
+        target=params["target"],
+        negative_outcome=typed_value(params["negative"]),
+        k=params["k"],
+        alpha=params["alpha"],
+        tau=params["tau"],
+        counterfactuals=counterfactuals,
+        features=params.get("features") or None,
+        mode=params["mode"],
+        discrimination="positive" if params["positive"] else "negative",
+    )

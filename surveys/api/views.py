@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fairness.model_audit import SubjectsFileError
-from fairness.situation_testing import SituationTestingError, situation_testing
+from fairness.situation_testing import SituationTestingError
 from surveys.analysis_runs import analysis_run_create
 from surveys.api.renderers import CSVRenderer
 from surveys.api.serializers import (
@@ -33,7 +33,7 @@ from surveys.api.serializers import (
 from surveys.audit_runs import AuditError, audit_run_create
 from surveys.export import TABLES, export_tables, table_to_json
 from surveys.models import AnalysisRun, AuditRun, Study
-from surveys.params import typed_value
+from surveys.params import run_situation_testing
 from surveys.relative_fairness import study_differential_parity
 from surveys.selectors import latest_versions, studies_visible_to
 
@@ -180,20 +180,7 @@ class SituationTestingRun(APIView):
         try:
             data = pd.read_csv(p["data"], sep=p["sep"])
             cf = pd.read_csv(p["counterfactuals"], sep=p["sep"]) if p.get("counterfactuals") else None
-            result = situation_testing(
-                data,
-                protected=p["protected"],
-                protected_value=typed_value(p["protected_value"]),
-                target=p["target"],
-                negative_outcome=typed_value(p["negative"]),
-                k=p["k"],
-                alpha=p["alpha"],
-                tau=p["tau"],
-                counterfactuals=cf,
-                features=p.get("features") or None,
-                mode=p["mode"],
-                discrimination="positive" if p["positive"] else "negative",
-            )
+            result = run_situation_testing(data, cf, p)
         except (SituationTestingError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         k_small = min(p["k"])

@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from fairness.counterfactual import DAGError, fit_linear_scm
 from fairness.relative_reports import write_st_report
-from fairness.situation_testing import SituationTestingError, situation_testing
-from surveys.params import typed_value
+from fairness.situation_testing import SituationTestingError
+from surveys.params import run_situation_testing, typed_value
 
 
 class Command(BaseCommand):
@@ -58,20 +58,7 @@ class Command(BaseCommand):
                 cf = fit_linear_scm(data, dag).counterfactuals(
                     data, {k: typed_value(v) for k, v in interventions.items()}
                 )
-            result = situation_testing(
-                data,
-                protected=o["protected"],
-                protected_value=typed_value(o["protected_value"]),
-                target=o["target"],
-                negative_outcome=typed_value(o["negative"]),
-                k=o["k"],
-                alpha=o["alpha"],
-                tau=o["tau"],
-                counterfactuals=cf,
-                features=o["features"],
-                discrimination="positive" if o["positive"] else "negative",
-                mode=o["mode"],
-            )
+            result = run_situation_testing(data, cf, o)
         except (SituationTestingError, DAGError, json.JSONDecodeError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         settings = {
