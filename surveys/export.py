@@ -276,7 +276,7 @@ def export_tables(slug: str) -> ExportTables:
     for column in ("first_shown_at", "submitted_at"):
         pages[column] = pages[column].map(_iso)
     return ExportTables(
-        pairs=pd.DataFrame(pair_rows, columns=[c for c in COLUMNS["pairs"]]),
+        pairs=pd.DataFrame(pair_rows, columns=list(COLUMNS["pairs"])),
         participants=pd.DataFrame(participant_rows, columns=list(COLUMNS["participants"])),
         disagreements=pd.DataFrame(disagreement_rows),
         pages=pages[list(COLUMNS["pages"])],
