@@ -1,4 +1,4 @@
-"""What each page kind shows and which form it uses, read from the study file (no queries)."""
+"""What each page kind shows and which form it uses, read from the study file."""
 
 from dataclasses import dataclass
 
@@ -9,6 +9,7 @@ from surveys.forms import (
     LikertPageForm,
     OutputPageForm,
 )
+from surveys.models import Condition, Study
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,32 @@ class ConditionIndex:
 
 
 _INDEX_CACHE: dict[tuple[str, str], ConditionIndex] = {}
+
+
+@dataclass(frozen=True)
+class StudyFacts:
+    """What the participant pages need of one stored study version."""
+
+    spec: dict
+    condition_keys: dict[int, str]  # Condition.pk -> key
+
+
+_FACTS_CACHE: dict[tuple[int, str], StudyFacts] = {}
+
+
+def study_facts(study_id: int, spec_hash: str) -> StudyFacts:
+    """The study file and condition keys of a study version, read once per process.
+
+    Keyed by the version's SHA-256 digest as well as its id: a version edited in place before
+    anyone arrived has a new digest (and new conditions) and is read again. The hot participant
+    queries therefore never load or decode the study file.
+    """
+    facts = _FACTS_CACHE.get((study_id, spec_hash))
+    if facts is None:
+        spec, stored_hash = Study.objects.values_list("spec", "spec_hash").get(pk=study_id)
+        keys = dict(Condition.objects.filter(study_id=study_id).values_list("pk", "key"))
+        facts = _FACTS_CACHE[(study_id, stored_hash)] = StudyFacts(spec, keys)
+    return facts
 
 
 def condition_index(spec: dict, spec_hash: str, condition_key: str) -> ConditionIndex:

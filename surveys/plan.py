@@ -12,6 +12,9 @@ this code never changes what a participant already saw.
 import numpy as np
 
 PAIR_MEASURES = ("trajectory", "aggregate", "overall")
+# Page fields that record where a page fell in this participant's order; they do not change what
+# the page shows (its key, kind, set, subjects, prompts and check do).
+ORDER_FIELDS = ("set_position", "pair_position")
 
 
 def _attention_slots(checks: list[dict], n_pairs: int) -> dict[int, list[dict]]:

@@ -4,6 +4,7 @@ Views, management commands, the API and the simulator call these functions; noth
 participants or answers.
 """
 
+import copy
 import hashlib
 import json
 import secrets
@@ -221,9 +222,11 @@ def participant_consent(*, participant_id: int, accept: bool, at: datetime | Non
 
 
 def page_shown(*, participant: Participant, page_key: str, at: datetime | None = None) -> None:
-    """Store when a page was first shown (later views keep the first time)."""
-    PageVisit.objects.get_or_create(
-        participant=participant, page=page_key, defaults={"first_shown_at": at or timezone.now()}
+    """Store when a page was first shown (later views keep the first time): one INSERT that the
+    unique (participant, page) constraint turns into a no-op when the row exists."""
+    PageVisit.objects.bulk_create(
+        [PageVisit(participant=participant, page=page_key, first_shown_at=at or timezone.now())],
+        ignore_conflicts=True,
     )
 
 
@@ -249,32 +252,58 @@ class SubmitOutcome(Enum):
     CLOSED = "closed"  # the participant is not active (declined, completed, not yet consented)
 
 
+def _why_not_saved(participant: Participant, page_key: str) -> SubmitOutcome:
+    keys = [page["key"] for page in participant.plan or []]
+    if participant.status == Participant.Status.COMPLETED and page_key in keys:
+        return SubmitOutcome.REPLAYED
+    if participant.status != Participant.Status.ACTIVE:
+        return SubmitOutcome.CLOSED
+    if page_key in keys[: participant.position]:
+        return SubmitOutcome.REPLAYED
+    return SubmitOutcome.OUT_OF_ORDER
+
+
 def page_submit(
-    *, participant_id: int, page_key: str, answers: list[AnswerInput], at: datetime | None = None
+    *,
+    participant: Participant,
+    page_key: str,
+    answers: list[AnswerInput],
+    at: datetime | None = None,
+    show_next: bool = False,
 ) -> tuple[SubmitOutcome, Participant]:
     """Save one page's answers and advance the participant, all in one transaction.
 
-    The participant row is locked first; a page that was already saved (double click, back button,
-    a retry, a second tab) is recognised and changes nothing. Completing the last page sets the
-    status to completed in the same transaction, so the completion code is shown only after every
-    answer is committed.
+    ``participant`` is the row as the caller read it: its plan (fixed at consent) says where the
+    page stands; the database decides the rest. The participant advances by a compare-and-set
+    ``UPDATE .. SET position = p + 1 WHERE status = 'active' AND position = p``, which also locks
+    the row, so of simultaneous submissions of one page (double click, two tabs, a retry) exactly
+    one matches and the others find the page already saved and change nothing. Completing the last
+    page sets the status to completed in the same UPDATE, so the completion code is shown only
+    after every answer is committed. ``show_next`` also records the next page as shown now (the
+    participant's browser is sent there at once), sparing that request a write. Returns the outcome
+    and the participant as it now stands.
     """
     now = at or timezone.now()
+    if not participant.plan:  # read before consent: the plan may exist by now
+        participant = Participant.objects.get(pk=participant.pk)
+    keys = [page["key"] for page in participant.plan or []]
+    place = keys.index(page_key) if page_key in keys else None
     with transaction.atomic():
-        participant = Participant.objects.select_for_update().get(pk=participant_id)
-        keys = [page["key"] for page in participant.plan]
-        if participant.status == Participant.Status.COMPLETED and page_key in keys:
-            return SubmitOutcome.REPLAYED, participant
-        if participant.status != Participant.Status.ACTIVE:
-            return SubmitOutcome.CLOSED, participant
-        if page_key in keys[: participant.position]:
-            return SubmitOutcome.REPLAYED, participant
-        if page_key != keys[participant.position]:
-            return SubmitOutcome.OUT_OF_ORDER, participant
+        changes: dict = {}
+        if place is not None:
+            changes["position"] = place + 1
+            if place + 1 == len(keys):
+                changes.update(status=Participant.Status.COMPLETED, completed_at=now)
+        advanced = place is not None and Participant.objects.filter(
+            pk=participant.pk, status=Participant.Status.ACTIVE, position=place
+        ).update(**changes)
+        if not advanced:
+            current = Participant.objects.get(pk=participant.pk)
+            return _why_not_saved(current, page_key), current
         Answer.objects.bulk_create(
             [
                 Answer(
-                    participant=participant,
+                    participant_id=participant.pk,
                     page=page_key,
                     question=a.question,
                     measure=a.measure,
@@ -286,20 +315,18 @@ def page_submit(
                 for a in answers
             ]
         )
-        visit, created = PageVisit.objects.get_or_create(
-            participant=participant, page=page_key, defaults={"first_shown_at": now, "submitted_at": now}
+        visits = [PageVisit(participant_id=participant.pk, page=page_key, first_shown_at=now, submitted_at=now)]
+        if show_next and place + 1 < len(keys):
+            visits.append(PageVisit(participant_id=participant.pk, page=keys[place + 1], first_shown_at=now))
+        # One statement: the submitted page's visit gets its submission time (its first display
+        # time stays), the next page's visit is created.
+        PageVisit.objects.bulk_create(
+            visits, update_conflicts=True, unique_fields=["participant", "page"], update_fields=["submitted_at"]
         )
-        if not created:
-            visit.submitted_at = now
-            visit.save(update_fields=["submitted_at"])
-        participant.position += 1
-        fields = ["position"]
-        if participant.position == len(keys):
-            participant.status = Participant.Status.COMPLETED
-            participant.completed_at = now
-            fields += ["status", "completed_at"]
-        participant.save(update_fields=fields)
-        return SubmitOutcome.SAVED, participant
+    saved = copy.copy(participant)
+    for field, value in changes.items():
+        setattr(saved, field, value)
+    return SubmitOutcome.SAVED, saved
 
 
 def participant_withdraw(*, participant_id: int, at: datetime | None = None) -> Participant:

@@ -99,7 +99,7 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, model, rng
         page_shown(participant=participant, page_key=page["key"], at=at)
         at = at + timedelta(seconds=float(rng.lognormal(np.log(25), 0.5)))
         outcome, _ = page_submit(
-            participant_id=participant.pk, page_key=page["key"], answers=form_answers(page, index, form), at=at
+            participant=participant, page_key=page["key"], answers=form_answers(page, index, form), at=at
         )
         if outcome is not SubmitOutcome.SAVED:
             raise RuntimeError(f"simulated page {page['key']} was not saved: {outcome}")

@@ -1,16 +1,19 @@
 """The participant's pages. Identity comes from the session, set once by the start link, so a
 participant can only ever see and answer their own pages."""
 
+from django.db.models import F
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from surveys.models import Participant
-from surveys.pages import condition_index, form_answers, page_context, page_form
+from surveys.pages import StudyFacts, condition_index, form_answers, page_form, study_facts
+from surveys.rendering import study_page_response
 from surveys.services import (
     InvalidParticipantId,
     StudyNotFound,
+    SubmitOutcome,
     latest_study,
     page_refused,
     page_shown,
@@ -32,14 +35,22 @@ def _problem(request: HttpRequest, title: str, message: str, status: int) -> Htt
 
 
 def _participant(request: HttpRequest, slug: str) -> Participant | None:
+    """The session's participant in this study, with the version's digest as ``study_hash`` (one
+    query; the study file itself comes from ``_facts``)."""
     pk = request.session.get(_session_key(slug))
     if pk is None:
         return None
-    return Participant.objects.select_related("study", "condition").filter(pk=pk, study__slug=slug).first()
+    try:
+        return Participant.objects.annotate(study_hash=F("study__spec_hash")).get(pk=pk, study__slug=slug)
+    except Participant.DoesNotExist:
+        return None
 
 
-def _where(participant: Participant) -> str:
-    slug = participant.study.slug
+def _facts(participant: Participant) -> StudyFacts:
+    return study_facts(participant.study_id, participant.study_hash)
+
+
+def _where(participant: Participant, slug: str) -> str:
     return {
         Status.ARRIVED: reverse("surveys:consent", args=[slug]),
         Status.DECLINED: reverse("surveys:declined", args=[slug]),
@@ -69,7 +80,7 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
         return _problem(request, "The link is incomplete", str(exc), 400)
     request.session.cycle_key()
     request.session[_session_key(slug)] = participant.pk
-    return redirect(_where(participant))
+    return redirect(_where(participant, slug))
 
 
 def _require(request: HttpRequest, slug: str, status: str) -> tuple[Participant | None, HttpResponse | None]:
@@ -87,7 +98,7 @@ def _require(request: HttpRequest, slug: str, status: str) -> tuple[Participant 
             403,
         )
     if participant.status != status:
-        return participant, redirect(_where(participant))
+        return participant, redirect(_where(participant, slug))
     return participant, None
 
 
@@ -96,12 +107,12 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
     participant, detour = _require(request, slug, Status.ARRIVED)
     if detour:
         return detour
-    spec = participant.study.spec
+    spec = _facts(participant).spec
     if request.method == "POST":
         decision = request.POST.get("decision")
         if decision in ("accept", "decline"):
             participant = participant_consent(participant_id=participant.pk, accept=decision == "accept")
-            return redirect(_where(participant))
+            return redirect(_where(participant, slug))
         return render(
             request,
             "surveys/consent.html",
@@ -116,51 +127,45 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
     participant, detour = _require(request, slug, Status.ACTIVE)
     if detour:
         return detour
-    study = participant.study
+    facts, spec_hash = _facts(participant), participant.study_hash
     current = participant.plan[participant.position]
-    index = condition_index(study.spec, study.spec_hash, participant.condition.key)
-    form = None
-    status = 200
+    index = condition_index(facts.spec, spec_hash, facts.condition_keys[participant.condition_id])
+    place = {"position": participant.position, "total": len(participant.plan)}
     if request.method == "POST":
         if request.POST.get("page_key") != current["key"]:
             # A page already answered (back button, double click, second tab) or not yet reached.
             return redirect("surveys:page", slug=slug)
         form = page_form(current, index, data=request.POST)
         if form.is_valid():
-            _, participant = page_submit(
-                participant_id=participant.pk, page_key=current["key"], answers=form_answers(current, index, form)
+            outcome, participant = page_submit(
+                participant=participant,
+                page_key=current["key"],
+                answers=form_answers(current, index, form),
+                show_next=True,
             )
-            return redirect(_where(participant))
+            if outcome is SubmitOutcome.SAVED and participant.status == Status.ACTIVE:
+                request.session["shown"] = participant.plan[participant.position]["key"]  # recorded by page_submit
+            return redirect(_where(participant, slug))
         page_refused(participant=participant, page_key=current["key"])
-        status = 422
-    elif request.session.get("shown") != current["key"]:
+        return study_page_response(request, current, index, spec_hash, form=form, status=422, **place)
+    if request.session.get("shown") != current["key"]:
         page_shown(participant=participant, page_key=current["key"])
         request.session["shown"] = current["key"]  # a reload does not write again
-    ctx = page_context(current, index)
-    total = len(participant.plan)
-    ctx.update(
-        form=form or page_form(current, index),
-        page=current,
-        spec=study.spec,
-        progress=round(100 * participant.position / total),
-        position=participant.position + 1,
-        total=total,
-    )
-    return render(request, ctx.pop("template"), ctx, status=status)
+    return study_page_response(request, current, index, spec_hash, **place)
 
 
 def done(request: HttpRequest, slug: str) -> HttpResponse:
     participant, detour = _require(request, slug, Status.COMPLETED)
     if detour:
         return detour
-    return render(request, "surveys/done.html", {"spec": participant.study.spec})
+    return render(request, "surveys/done.html", {"spec": _facts(participant).spec})
 
 
 def declined(request: HttpRequest, slug: str) -> HttpResponse:
     participant, detour = _require(request, slug, Status.DECLINED)
     if detour:
         return detour
-    return render(request, "surveys/declined.html", {"spec": participant.study.spec})
+    return render(request, "surveys/declined.html", {"spec": _facts(participant).spec})
 
 
 @require_http_methods(["GET", "POST"])
@@ -170,15 +175,17 @@ def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
     if participant is None:
         return _problem(request, "Please use your study link", "Open the study from your link first.", 403)
     if participant.status == Status.WITHDRAWN:
-        return redirect(_where(participant))
+        return redirect(_where(participant, slug))
     if request.method == "POST" and request.POST.get("confirm") == "withdraw":
         participant = participant_withdraw(participant_id=participant.pk)
-        return redirect(_where(participant))
-    return render(request, "surveys/withdraw.html", {"spec": participant.study.spec, "back": _where(participant)})
+        return redirect(_where(participant, slug))
+    return render(
+        request, "surveys/withdraw.html", {"spec": _facts(participant).spec, "back": _where(participant, slug)}
+    )
 
 
 def withdrawn(request: HttpRequest, slug: str) -> HttpResponse:
     participant, detour = _require(request, slug, Status.WITHDRAWN)
     if detour:
         return detour
-    return render(request, "surveys/withdrawn.html", {"spec": participant.study.spec})
+    return render(request, "surveys/withdrawn.html", {"spec": _facts(participant).spec})

@@ -45,6 +45,6 @@ def answer_pages(participant: Participant, count: int | None = None) -> Particip
     pages = participant.plan[participant.position :]
     for page in pages if count is None else pages[:count]:
         _, participant = page_submit(
-            participant_id=participant.pk, page_key=page["key"], answers=answers_for(participant, page)
+            participant=participant, page_key=page["key"], answers=answers_for(participant, page)
         )
     return participant

@@ -55,7 +55,7 @@ def test_same_page_from_two_tabs_stores_one_answer(demo_study):
     page = participant.plan[1]
     answers = answers_for(participant, page)
     outcomes = run_together(
-        [lambda: page_submit(participant_id=participant.pk, page_key=page["key"], answers=answers)[0]] * 4
+        [lambda: page_submit(participant=participant, page_key=page["key"], answers=answers)[0]] * 4
     )
     assert sorted(o.value for o in outcomes) == sorted([SubmitOutcome.SAVED.value] + [SubmitOutcome.REPLAYED.value] * 3)
     assert Answer.objects.filter(participant=participant, page=page["key"]).count() == len(answers)
