@@ -51,25 +51,29 @@ _INDEX_CACHE: dict[tuple[str, str], ConditionIndex] = {}
 class StudyFacts:
     """What the participant pages need of one stored study version."""
 
+    slug: str
     spec: dict
+    spec_hash: str
     condition_keys: dict[int, str]  # Condition.pk -> key
 
 
-_FACTS_CACHE: dict[tuple[int, str], StudyFacts] = {}
+_FACTS_CACHE: dict[int, StudyFacts] = {}
 
 
-def study_facts(study_id: int, spec_hash: str) -> StudyFacts:
-    """The study file and condition keys of a study version, read once per process.
+def study_facts(study_id: int, condition_id: int | None = None) -> StudyFacts:
+    """Slug, study file and condition keys of a study version.
 
-    Keyed by the version's SHA-256 digest as well as its id: a version edited in place before
-    anyone arrived has a new digest (and new conditions) and is read again. The hot participant
-    queries therefore never load or decode the study file.
+    With ``condition_id`` (a consented participant's pages, the hot path) they are read once per
+    process: a version's slug never changes, and its file can change only by an edit in place
+    before anyone arrived, which also replaces its conditions, so a cached entry that does not
+    know ``condition_id`` is read again. Without it (consent, end pages: once per participant)
+    they are read from the database.
     """
-    facts = _FACTS_CACHE.get((study_id, spec_hash))
-    if facts is None:
-        spec, stored_hash = Study.objects.values_list("spec", "spec_hash").get(pk=study_id)
+    facts = _FACTS_CACHE.get(study_id)
+    if facts is None or condition_id not in facts.condition_keys:
+        slug, spec, spec_hash = Study.objects.values_list("slug", "spec", "spec_hash").get(pk=study_id)
         keys = dict(Condition.objects.filter(study_id=study_id).values_list("pk", "key"))
-        facts = _FACTS_CACHE[(study_id, stored_hash)] = StudyFacts(spec, keys)
+        facts = _FACTS_CACHE[study_id] = StudyFacts(slug, spec, spec_hash, keys)
     return facts
 
 

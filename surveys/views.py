@@ -1,7 +1,6 @@
 """The participant's pages. Identity comes from the session, set once by the start link, so a
 participant can only ever see and answer their own pages."""
 
-from django.db.models import F
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -34,20 +33,16 @@ def _problem(request: HttpRequest, title: str, message: str, status: int) -> Htt
     return render(request, "surveys/problem.html", {"title": title, "message": message}, status=status)
 
 
-def _participant(request: HttpRequest, slug: str) -> Participant | None:
-    """The session's participant in this study, with the version's digest as ``study_hash`` (one
-    query; the study file itself comes from ``_facts``)."""
-    pk = request.session.get(_session_key(slug))
-    if pk is None:
-        return None
+def _participant(request: HttpRequest, slug: str) -> tuple[Participant | None, StudyFacts | None]:
+    """The session's participant in this study and the study's facts (one query on study pages)."""
     try:
-        return Participant.objects.annotate(study_hash=F("study__spec_hash")).get(pk=pk, study__slug=slug)
-    except Participant.DoesNotExist:
-        return None
-
-
-def _facts(participant: Participant) -> StudyFacts:
-    return study_facts(participant.study_id, participant.study_hash)
+        participant = Participant.objects.get(pk=request.session[_session_key(slug)])
+    except (KeyError, Participant.DoesNotExist):
+        return None, None
+    facts = study_facts(participant.study_id, participant.condition_id)
+    if facts.slug != slug:
+        return None, None
+    return participant, facts
 
 
 def _where(participant: Participant, slug: str) -> str:
@@ -83,31 +78,38 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(_where(participant, slug))
 
 
-def _require(request: HttpRequest, slug: str, status: str) -> tuple[Participant | None, HttpResponse | None]:
-    participant = _participant(request, slug)
+def _require(
+    request: HttpRequest, slug: str, status: str
+) -> tuple[Participant | None, StudyFacts | None, HttpResponse | None]:
+    """The participant and study facts, or the response that sends the visitor where they belong."""
+    participant, facts = _participant(request, slug)
     if participant is None:
         try:
             latest_study(slug)
         except StudyNotFound:
-            return None, _problem(request, "Study not found", "This link does not lead to a study.", 404)
-        return None, _problem(
-            request,
-            "Please use your study link",
-            "We could not tell who you are. Open the study from the link you were given (for example on Prolific); "
-            "your answers so far are kept and you will continue where you stopped.",
-            403,
+            return None, None, _problem(request, "Study not found", "This link does not lead to a study.", 404)
+        return (
+            None,
+            None,
+            _problem(
+                request,
+                "Please use your study link",
+                "We could not tell who you are. Open the study from the link you were given (for example on Prolific); "
+                "your answers so far are kept and you will continue where you stopped.",
+                403,
+            ),
         )
     if participant.status != status:
-        return participant, redirect(_where(participant, slug))
-    return participant, None
+        return participant, facts, redirect(_where(participant, slug))
+    return participant, facts, None
 
 
 @require_http_methods(["GET", "POST"])
 def consent(request: HttpRequest, slug: str) -> HttpResponse:
-    participant, detour = _require(request, slug, Status.ARRIVED)
+    participant, facts, detour = _require(request, slug, Status.ARRIVED)
     if detour:
         return detour
-    spec = _facts(participant).spec
+    spec = facts.spec
     if request.method == "POST":
         decision = request.POST.get("decision")
         if decision in ("accept", "decline"):
@@ -124,10 +126,10 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def page(request: HttpRequest, slug: str) -> HttpResponse:
-    participant, detour = _require(request, slug, Status.ACTIVE)
+    participant, facts, detour = _require(request, slug, Status.ACTIVE)
     if detour:
         return detour
-    facts, spec_hash = _facts(participant), participant.study_hash
+    spec_hash = facts.spec_hash
     current = participant.plan[participant.position]
     index = condition_index(facts.spec, spec_hash, facts.condition_keys[participant.condition_id])
     place = {"position": participant.position, "total": len(participant.plan)}
@@ -155,23 +157,23 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def done(request: HttpRequest, slug: str) -> HttpResponse:
-    participant, detour = _require(request, slug, Status.COMPLETED)
+    participant, facts, detour = _require(request, slug, Status.COMPLETED)
     if detour:
         return detour
-    return render(request, "surveys/done.html", {"spec": _facts(participant).spec})
+    return render(request, "surveys/done.html", {"spec": facts.spec})
 
 
 def declined(request: HttpRequest, slug: str) -> HttpResponse:
-    participant, detour = _require(request, slug, Status.DECLINED)
+    participant, facts, detour = _require(request, slug, Status.DECLINED)
     if detour:
         return detour
-    return render(request, "surveys/declined.html", {"spec": _facts(participant).spec})
+    return render(request, "surveys/declined.html", {"spec": facts.spec})
 
 
 @require_http_methods(["GET", "POST"])
 def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
     """Withdraw from the study at any point: confirm, then every answer is deleted."""
-    participant = _participant(request, slug)
+    participant, facts = _participant(request, slug)
     if participant is None:
         return _problem(request, "Please use your study link", "Open the study from your link first.", 403)
     if participant.status == Status.WITHDRAWN:
@@ -179,13 +181,11 @@ def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and request.POST.get("confirm") == "withdraw":
         participant = participant_withdraw(participant_id=participant.pk)
         return redirect(_where(participant, slug))
-    return render(
-        request, "surveys/withdraw.html", {"spec": _facts(participant).spec, "back": _where(participant, slug)}
-    )
+    return render(request, "surveys/withdraw.html", {"spec": facts.spec, "back": _where(participant, slug)})
 
 
 def withdrawn(request: HttpRequest, slug: str) -> HttpResponse:
-    participant, detour = _require(request, slug, Status.WITHDRAWN)
+    participant, facts, detour = _require(request, slug, Status.WITHDRAWN)
     if detour:
         return detour
-    return render(request, "surveys/withdrawn.html", {"spec": _facts(participant).spec})
+    return render(request, "surveys/withdrawn.html", {"spec": facts.spec})
