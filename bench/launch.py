@@ -49,7 +49,7 @@ def participant(index: int, start_at: float, think: float, stats: dict, lock: th
         with lock:
             stats["latency"][kind].append(seconds)
             stats["events"].append(time.monotonic())
-            if status != 302:
+            if status not in (200, 302):
                 stats["errors"][kind] += 1
         time.sleep(think * person.rng.random())
 

@@ -74,19 +74,28 @@ class HTTPParticipant:
         return data
 
     def take_pages(self, count: int | None = None, on_post=None) -> int:
-        """Answer up to ``count`` pages (all when None); returns how many were saved."""
-        saved = 0
+        """Answer up to ``count`` pages (all when None); returns how many were saved.
+
+        A saved page is answered with the next page itself (200) or, after the last page or a
+        replay, with a redirect (302); a refused answer comes back as 422.
+        """
+        saved, html = 0, None
         while self.path and "/page/" in self.path and (count is None or saved < count):
-            status, _, html = self.request("GET", self.path)
+            if html is None:
+                status, _, html = self.request("GET", self.path)
+                if status != 200:
+                    raise RuntimeError(f"{self.external_id}: status {status} at {self.path}")
             match = re.search(r'name="page_key" value="([^"]+)"', html)
-            if status != 200 or not match:
-                raise RuntimeError(f"{self.external_id}: no form at {self.path} (status {status})")
+            if not match:
+                raise RuntimeError(f"{self.external_id}: no form at {self.path}")
             key = match.group(1)
             started = time.monotonic()
-            status, location, _ = self.request("POST", self.path, self.answer(key, html))
+            status, location, payload = self.request("POST", self.path, self.answer(key, html))
             if on_post:
                 on_post(key, status, time.monotonic() - started)
-            if status == 302:
+            if status in (200, 302):
                 saved += 1
+            html = payload if status == 200 else None
+            if status == 302:
                 self.path = location
         return saved

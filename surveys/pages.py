@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from surveys.caching import BoundedCache
 from surveys.forms import (
     AttentionPageForm,
     DisagreementPageForm,
@@ -57,7 +58,7 @@ class StudyFacts:
     condition_keys: dict[int, str]  # Condition.pk -> key
 
 
-_FACTS_CACHE: dict[int, StudyFacts] = {}
+_FACTS_CACHE: BoundedCache[StudyFacts] = BoundedCache(size=1000)
 
 
 def study_facts(study_id: int, condition_id: int | None = None) -> StudyFacts:
@@ -73,7 +74,7 @@ def study_facts(study_id: int, condition_id: int | None = None) -> StudyFacts:
     if facts is None or condition_id not in facts.condition_keys:
         slug, spec, spec_hash = Study.objects.values_list("slug", "spec", "spec_hash").get(pk=study_id)
         keys = dict(Condition.objects.filter(study_id=study_id).values_list("pk", "key"))
-        facts = _FACTS_CACHE[study_id] = StudyFacts(slug, spec, spec_hash, keys)
+        facts = _FACTS_CACHE.put(study_id, StudyFacts(slug, spec, spec_hash, keys))
     return facts
 
 

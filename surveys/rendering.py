@@ -9,22 +9,19 @@ the participant's own input) is always rendered afresh and never cached.
 
 import json
 import secrets
-from collections import OrderedDict
-from threading import Lock
 
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.template.loader import render_to_string
 
+from surveys.caching import BoundedCache
 from surveys.pages import ConditionIndex, page_context, page_form
 from surveys.plan import ORDER_FIELDS
 
 _SLOT = "slot" + secrets.token_hex(8)  # unguessable, so no study text can collide with it
 _CSRF, _POSITION, _TOTAL, _PROGRESS = (f"{_SLOT}{name}" for name in ("csrf", "position", "total", "progress"))
-_CACHE_SIZE = 4096
-_cache: OrderedDict[tuple[str, str, str], str] = OrderedDict()
-_cache_lock = Lock()
+_cache: BoundedCache[str] = BoundedCache(size=4096)
 
 
 def _context(page: dict, index: ConditionIndex, form, position, total, progress) -> tuple[str, dict]:
@@ -38,17 +35,10 @@ def _blank_page(page: dict, index: ConditionIndex, spec_hash: str) -> str:
     """The page with an unbound form and slots for the per-request parts, from the cache."""
     shown = {name: value for name, value in page.items() if name not in ORDER_FIELDS}
     key = (spec_hash, index.condition["key"], json.dumps(shown, sort_keys=True))
-    with _cache_lock:
-        html = _cache.get(key)
-        if html is not None:
-            _cache.move_to_end(key)
-            return html
-    template, ctx = _context(page, index, page_form(page, index), _POSITION, _TOTAL, _PROGRESS)
-    html = render_to_string(template, {**ctx, "csrf_token": _CSRF})
-    with _cache_lock:
-        _cache[key] = html
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+    html = _cache.get(key)
+    if html is None:
+        template, ctx = _context(page, index, page_form(page, index), _POSITION, _TOTAL, _PROGRESS)
+        html = _cache.put(key, render_to_string(template, {**ctx, "csrf_token": _CSRF}))
     return html
 
 

@@ -4,7 +4,6 @@ Views, management commands, the API and the simulator call these functions; noth
 participants or answers.
 """
 
-import copy
 import hashlib
 import json
 import secrets
@@ -17,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from surveys.enrolment import Enrolment
 from surveys.models import (
     Answer,
     Comparison,
@@ -252,42 +252,49 @@ class SubmitOutcome(Enum):
     CLOSED = "closed"  # the participant is not active (declined, completed, not yet consented)
 
 
-def _why_not_saved(participant: Participant, page_key: str) -> SubmitOutcome:
+@dataclass(frozen=True)
+class SubmitResult:
+    outcome: SubmitOutcome
+    status: str  # the participant's status after the submission
+    position: int  # how many pages they have saved
+
+
+def _why_not_saved(participant: Participant, page_key: str) -> SubmitResult:
     keys = [page["key"] for page in participant.plan or []]
-    if participant.status == Participant.Status.COMPLETED and page_key in keys:
-        return SubmitOutcome.REPLAYED
-    if participant.status != Participant.Status.ACTIVE:
-        return SubmitOutcome.CLOSED
-    if page_key in keys[: participant.position]:
-        return SubmitOutcome.REPLAYED
-    return SubmitOutcome.OUT_OF_ORDER
+    status, position = participant.status, participant.position
+    if status == Participant.Status.COMPLETED and page_key in keys:
+        outcome = SubmitOutcome.REPLAYED
+    elif status != Participant.Status.ACTIVE:
+        outcome = SubmitOutcome.CLOSED
+    elif page_key in keys[:position]:
+        outcome = SubmitOutcome.REPLAYED
+    else:
+        outcome = SubmitOutcome.OUT_OF_ORDER
+    return SubmitResult(outcome, status, position)
 
 
 def page_submit(
     *,
-    participant: Participant,
+    enrolment: Enrolment,
     page_key: str,
     answers: list[AnswerInput],
     at: datetime | None = None,
     show_next: bool = False,
-) -> tuple[SubmitOutcome, Participant]:
+) -> SubmitResult:
     """Save one page's answers and advance the participant, all in one transaction.
 
-    ``participant`` is the row as the caller read it: its plan (fixed at consent) says where the
-    page stands; the database decides the rest. The participant advances by a compare-and-set
-    ``UPDATE .. SET position = p + 1 WHERE status = 'active' AND position = p``, which also locks
-    the row, so of simultaneous submissions of one page (double click, two tabs, a retry) exactly
-    one matches and the others find the page already saved and change nothing. Completing the last
-    page sets the status to completed in the same UPDATE, so the completion code is shown only
-    after every answer is committed. ``show_next`` also records the next page as shown now (the
-    participant's browser is sent there at once), sparing that request a write. Returns the outcome
-    and the participant as it now stands.
+    The enrolment's plan (fixed at consent) says where the page stands; the database decides the
+    rest. The participant advances by a compare-and-set ``UPDATE .. SET position = p + 1 WHERE
+    status = 'active' AND position = p``, which also locks the row, so of simultaneous submissions
+    of one page (double click, two tabs, a retry) exactly one matches and the others find the page
+    already saved and change nothing. Completing the last page sets the status to completed in the
+    same UPDATE, so the completion code is shown only after every answer is committed.
+    ``show_next`` also records the next page as shown now (the participant's browser is sent there
+    at once), sparing that request a write.
     """
     now = at or timezone.now()
-    if not participant.plan:  # read before consent: the plan may exist by now
-        participant = Participant.objects.get(pk=participant.pk)
-    keys = [page["key"] for page in participant.plan or []]
-    place = keys.index(page_key) if page_key in keys else None
+    pk, keys = enrolment.participant_id, enrolment.keys
+    place = enrolment.places.get(page_key)
     with transaction.atomic():
         changes: dict = {}
         if place is not None:
@@ -295,15 +302,14 @@ def page_submit(
             if place + 1 == len(keys):
                 changes.update(status=Participant.Status.COMPLETED, completed_at=now)
         advanced = place is not None and Participant.objects.filter(
-            pk=participant.pk, status=Participant.Status.ACTIVE, position=place
+            pk=pk, status=Participant.Status.ACTIVE, position=place
         ).update(**changes)
         if not advanced:
-            current = Participant.objects.get(pk=participant.pk)
-            return _why_not_saved(current, page_key), current
+            return _why_not_saved(Participant.objects.get(pk=pk), page_key)
         Answer.objects.bulk_create(
             [
                 Answer(
-                    participant_id=participant.pk,
+                    participant_id=pk,
                     page=page_key,
                     question=a.question,
                     measure=a.measure,
@@ -315,18 +321,15 @@ def page_submit(
                 for a in answers
             ]
         )
-        visits = [PageVisit(participant_id=participant.pk, page=page_key, first_shown_at=now, submitted_at=now)]
+        visits = [PageVisit(participant_id=pk, page=page_key, first_shown_at=now, submitted_at=now)]
         if show_next and place + 1 < len(keys):
-            visits.append(PageVisit(participant_id=participant.pk, page=keys[place + 1], first_shown_at=now))
+            visits.append(PageVisit(participant_id=pk, page=keys[place + 1], first_shown_at=now))
         # One statement: the submitted page's visit gets its submission time (its first display
         # time stays), the next page's visit is created.
         PageVisit.objects.bulk_create(
             visits, update_conflicts=True, unique_fields=["participant", "page"], update_fields=["submitted_at"]
         )
-    saved = copy.copy(participant)
-    for field, value in changes.items():
-        setattr(saved, field, value)
-    return SubmitOutcome.SAVED, saved
+    return SubmitResult(SubmitOutcome.SAVED, changes.get("status", Participant.Status.ACTIVE), place + 1)
 
 
 def participant_withdraw(*, participant_id: int, at: datetime | None = None) -> Participant:

@@ -8,6 +8,7 @@ import numpy as np
 from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 
+from surveys.enrolment import enrolment_of
 from surveys.models import Participant
 from surveys.pages import condition_index, form_answers, page_form
 from surveys.services import (
@@ -80,6 +81,7 @@ def simulate_participants(
 def _take_study(participant: Participant, spec: dict, spec_hash: str, model, rng, at) -> int:
     index = condition_index(spec, spec_hash, participant.condition.key)
     person = SimulatedParticipant(model, spec, index.condition, rng)
+    enrolment = enrolment_of(participant)
     for page in participant.plan:
         kind = page["kind"]
         if kind == "likert":
@@ -98,9 +100,9 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, model, rng
             raise RuntimeError(f"simulated answer refused on {page['key']}: {form.errors.as_text()}")
         page_shown(participant=participant, page_key=page["key"], at=at)
         at = at + timedelta(seconds=float(rng.lognormal(np.log(25), 0.5)))
-        outcome, _ = page_submit(
-            participant=participant, page_key=page["key"], answers=form_answers(page, index, form), at=at
-        )
+        outcome = page_submit(
+            enrolment=enrolment, page_key=page["key"], answers=form_answers(page, index, form), at=at
+        ).outcome
         if outcome is not SubmitOutcome.SAVED:
             raise RuntimeError(f"simulated page {page['key']} was not saved: {outcome}")
     return 1

@@ -6,6 +6,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from surveys.enrolment import cached_enrolment
 from surveys.models import Participant
 from surveys.pages import StudyFacts, condition_index, form_answers, page_form, study_facts
 from surveys.rendering import study_page_response
@@ -45,14 +46,14 @@ def _participant(request: HttpRequest, slug: str) -> tuple[Participant | None, S
     return participant, facts
 
 
-def _where(participant: Participant, slug: str) -> str:
+def _where(status: str, slug: str) -> str:
     return {
         Status.ARRIVED: reverse("surveys:consent", args=[slug]),
         Status.DECLINED: reverse("surveys:declined", args=[slug]),
         Status.ACTIVE: reverse("surveys:page", args=[slug]),
         Status.COMPLETED: reverse("surveys:done", args=[slug]),
         Status.WITHDRAWN: reverse("surveys:withdrawn", args=[slug]),
-    }[participant.status]
+    }[status]
 
 
 @require_http_methods(["GET"])
@@ -75,7 +76,7 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
         return _problem(request, "The link is incomplete", str(exc), 400)
     request.session.cycle_key()
     request.session[_session_key(slug)] = participant.pk
-    return redirect(_where(participant, slug))
+    return redirect(_where(participant.status, slug))
 
 
 def _require(
@@ -100,7 +101,7 @@ def _require(
             ),
         )
     if participant.status != status:
-        return participant, facts, redirect(_where(participant, slug))
+        return participant, facts, redirect(_where(participant.status, slug))
     return participant, facts, None
 
 
@@ -114,7 +115,7 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
         decision = request.POST.get("decision")
         if decision in ("accept", "decline"):
             participant = participant_consent(participant_id=participant.pk, accept=decision == "accept")
-            return redirect(_where(participant, slug))
+            return redirect(_where(participant.status, slug))
         return render(
             request,
             "surveys/consent.html",
@@ -124,36 +125,66 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "surveys/consent.html", {"spec": spec})
 
 
+def _submit(request: HttpRequest, slug: str) -> HttpResponse | None:
+    """A page's POST without reading the participant row: the plan comes from the cached
+    enrolment and the submission's own UPDATE decides whether the page is still open. None when
+    the session has no consented participant of this study (the caller then redirects)."""
+    pk = request.session.get(_session_key(slug))
+    enrolment = cached_enrolment(pk) if pk is not None else None
+    if enrolment is None:
+        return None
+    facts = study_facts(enrolment.study_id, enrolment.condition_id)
+    place = enrolment.places.get(request.POST.get("page_key", ""))
+    if facts.slug != slug:
+        return None
+    if place is None:
+        return redirect("surveys:page", slug=slug)
+    page = enrolment.plan[place]
+    index = condition_index(facts.spec, facts.spec_hash, facts.condition_keys[enrolment.condition_id])
+    form = page_form(page, index, data=request.POST)
+    if form.is_valid():
+        result = page_submit(
+            enrolment=enrolment, page_key=page["key"], answers=form_answers(page, index, form), show_next=True
+        )
+        if result.outcome is SubmitOutcome.SAVED and result.status == Status.ACTIVE:
+            # The answer to the POST is the next page itself (one round trip, not a redirect and a
+            # GET); page_submit has recorded it as shown. Its address stays /page/, so a reload
+            # (made a GET by page.js) or a resent form shows the current page and saves nothing.
+            following = enrolment.plan[result.position]
+            request.session["shown"] = following["key"]
+            return study_page_response(
+                request, following, index, facts.spec_hash, position=result.position, total=len(enrolment.plan)
+            )
+        return redirect(_where(result.status, slug))
+    participant = Participant.objects.get(pk=pk)
+    if participant.status != Status.ACTIVE or participant.position != place:
+        # A page already answered (back button, double click, second tab) or not yet reached.
+        return redirect("surveys:page", slug=slug)
+    page_refused(participant=participant, page_key=page["key"])
+    return study_page_response(
+        request, page, index, facts.spec_hash, form=form, status=422, position=place, total=len(enrolment.plan)
+    )
+
+
 @require_http_methods(["GET", "POST"])
 def page(request: HttpRequest, slug: str) -> HttpResponse:
+    if request.method == "POST":
+        response = _submit(request, slug)
+        if response is not None:
+            return response
     participant, facts, detour = _require(request, slug, Status.ACTIVE)
     if detour:
         return detour
-    spec_hash = facts.spec_hash
+    if request.method == "POST":  # an active participant whose enrolment could not be read
+        return redirect("surveys:page", slug=slug)
     current = participant.plan[participant.position]
-    index = condition_index(facts.spec, spec_hash, facts.condition_keys[participant.condition_id])
-    place = {"position": participant.position, "total": len(participant.plan)}
-    if request.method == "POST":
-        if request.POST.get("page_key") != current["key"]:
-            # A page already answered (back button, double click, second tab) or not yet reached.
-            return redirect("surveys:page", slug=slug)
-        form = page_form(current, index, data=request.POST)
-        if form.is_valid():
-            outcome, participant = page_submit(
-                participant=participant,
-                page_key=current["key"],
-                answers=form_answers(current, index, form),
-                show_next=True,
-            )
-            if outcome is SubmitOutcome.SAVED and participant.status == Status.ACTIVE:
-                request.session["shown"] = participant.plan[participant.position]["key"]  # recorded by page_submit
-            return redirect(_where(participant, slug))
-        page_refused(participant=participant, page_key=current["key"])
-        return study_page_response(request, current, index, spec_hash, form=form, status=422, **place)
+    index = condition_index(facts.spec, facts.spec_hash, facts.condition_keys[participant.condition_id])
     if request.session.get("shown") != current["key"]:
         page_shown(participant=participant, page_key=current["key"])
         request.session["shown"] = current["key"]  # a reload does not write again
-    return study_page_response(request, current, index, spec_hash, **place)
+    return study_page_response(
+        request, current, index, facts.spec_hash, position=participant.position, total=len(participant.plan)
+    )
 
 
 def done(request: HttpRequest, slug: str) -> HttpResponse:
@@ -177,11 +208,11 @@ def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
     if participant is None:
         return _problem(request, "Please use your study link", "Open the study from your link first.", 403)
     if participant.status == Status.WITHDRAWN:
-        return redirect(_where(participant, slug))
+        return redirect(_where(participant.status, slug))
     if request.method == "POST" and request.POST.get("confirm") == "withdraw":
         participant = participant_withdraw(participant_id=participant.pk)
-        return redirect(_where(participant, slug))
-    return render(request, "surveys/withdraw.html", {"spec": facts.spec, "back": _where(participant, slug)})
+        return redirect(_where(participant.status, slug))
+    return render(request, "surveys/withdraw.html", {"spec": facts.spec, "back": _where(participant.status, slug)})
 
 
 def withdrawn(request: HttpRequest, slug: str) -> HttpResponse:

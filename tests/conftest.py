@@ -10,6 +10,14 @@ DEMO_FILE = ROOT / "surveys" / "studies" / "effort_demo.json"
 REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
 
 
+@pytest.fixture(autouse=True)
+def _fresh_process_caches():
+    """Each test's database is rolled back afterwards, so ids are reused with other content."""
+    from surveys.caching import clear_process_caches
+
+    clear_process_caches()
+
+
 @pytest.fixture
 def demo_spec() -> dict:
     return json.loads(DEMO_FILE.read_text())

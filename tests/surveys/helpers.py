@@ -2,6 +2,7 @@
 
 from django.utils.datastructures import MultiValueDict
 
+from surveys.enrolment import enrolment_of
 from surveys.models import Participant
 from surveys.pages import condition_index, form_answers, page_form
 from surveys.services import page_submit, participant_arrive, participant_consent
@@ -44,7 +45,6 @@ def answer_pages(participant: Participant, count: int | None = None) -> Particip
     participant.refresh_from_db()
     pages = participant.plan[participant.position :]
     for page in pages if count is None else pages[:count]:
-        _, participant = page_submit(
-            participant=participant, page_key=page["key"], answers=answers_for(participant, page)
-        )
+        page_submit(enrolment=enrolment_of(participant), page_key=page["key"], answers=answers_for(participant, page))
+    participant.refresh_from_db()
     return participant

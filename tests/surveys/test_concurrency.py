@@ -5,6 +5,7 @@ import threading
 import pytest
 from django.db import connection
 
+from surveys.enrolment import enrolment_of
 from surveys.models import Answer, Participant
 from surveys.services import SubmitOutcome, page_submit, participant_arrive, participant_consent
 from tests.surveys.helpers import answer_pages, answers_for, consented
@@ -55,7 +56,7 @@ def test_same_page_from_two_tabs_stores_one_answer(demo_study):
     page = participant.plan[1]
     answers = answers_for(participant, page)
     outcomes = run_together(
-        [lambda: page_submit(participant=participant, page_key=page["key"], answers=answers)[0]] * 4
+        [lambda: page_submit(enrolment=enrolment_of(participant), page_key=page["key"], answers=answers).outcome] * 4
     )
     assert sorted(o.value for o in outcomes) == sorted([SubmitOutcome.SAVED.value] + [SubmitOutcome.REPLAYED.value] * 3)
     assert Answer.objects.filter(participant=participant, page=page["key"]).count() == len(answers)

@@ -3,6 +3,7 @@ import copy
 import pytest
 from django.db import IntegrityError, transaction
 
+from surveys.enrolment import enrolment_of
 from surveys.models import Answer, PageVisit, Participant, Study
 from surveys.plan import build_plan
 from surveys.services import (
@@ -105,7 +106,9 @@ def test_replayed_page_changes_nothing(demo_study):
     participant = consented("effort-demo", "p1")
     participant = answer_pages(participant, 2)
     page = participant.plan[1]
-    outcome, _ = page_submit(participant=participant, page_key=page["key"], answers=answers_for(participant, page))
+    outcome = page_submit(
+        enrolment=enrolment_of(participant), page_key=page["key"], answers=answers_for(participant, page)
+    ).outcome
     assert outcome is SubmitOutcome.REPLAYED
     assert Answer.objects.filter(participant=participant, page=page["key"]).count() == 1
     participant.refresh_from_db()
@@ -115,7 +118,7 @@ def test_replayed_page_changes_nothing(demo_study):
 def test_out_of_order_page_is_refused(demo_study):
     participant = consented("effort-demo", "p1")
     page = participant.plan[5]
-    outcome, _ = page_submit(participant=participant, page_key=page["key"], answers=[])
+    outcome = page_submit(enrolment=enrolment_of(participant), page_key=page["key"], answers=[]).outcome
     assert outcome is SubmitOutcome.OUT_OF_ORDER
     assert not Answer.objects.filter(participant=participant).exists()
 
@@ -129,7 +132,7 @@ def test_completion_only_after_last_page(demo_study):
     assert participant.status == "completed" and participant.position == n
     assert PageVisit.objects.filter(participant=participant, submitted_at__isnull=False).count() == n
     # a finished participant cannot submit again
-    outcome, _ = page_submit(participant=participant, page_key="nonexistent", answers=[])
+    outcome = page_submit(enrolment=enrolment_of(participant), page_key="nonexistent", answers=[]).outcome
     assert outcome is SubmitOutcome.CLOSED
 
 

@@ -87,7 +87,9 @@ def test_refused_page_keeps_other_inputs_and_names_the_problem(client, demo_stud
     assert f"Reason for {page['subjects'][1]} kept" in body and 'value="45"' in body
     assert not Answer.objects.filter(participant=participant, page=page["key"]).exists()
     data[f"score_{page['subjects'][0]}"] = "55.5"
-    assert client.post("/s/effort-demo/page/", data).status_code == 302
+    following = client.post("/s/effort-demo/page/", data)
+    assert following.status_code == 200  # the next page itself
+    assert participant.plan[participant.position + 1]["key"].encode() in following.content
     saved = Answer.objects.get(participant=participant, question=f"output/{page['set']}/{page['subjects'][0]}/score")
     assert saved.number == pytest.approx(0.555)
 
@@ -103,7 +105,8 @@ def test_double_submit_stores_one_answer(client, demo_study):
         data["choice"] = demo_study.spec["attention_checks"]["items"][0]["correct"]
     first = client.post("/s/effort-demo/page/", data)
     second = client.post("/s/effort-demo/page/", data)
-    assert first.status_code == second.status_code == 302
+    assert first.status_code == 200 and page["key"].encode() not in first.content  # the next page
+    assert second.status_code == 302 and second["Location"] == "/s/effort-demo/page/"  # a replay
     assert Answer.objects.filter(participant=participant, page=page["key"]).count() == 1
 
 
