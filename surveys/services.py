@@ -29,6 +29,7 @@ from surveys.models import (
     Subject,
 )
 from surveys.plan import build_plan
+from surveys.sql import insert_rows, update_rows
 from surveys.study_file import validate_study
 
 
@@ -273,6 +274,20 @@ def _why_not_saved(participant: Participant, page_key: str) -> SubmitResult:
     return SubmitResult(outcome, status, position)
 
 
+_ANSWER_COLUMNS = (
+    "participant",
+    "page",
+    "question",
+    "measure",
+    "set_key",
+    "subject_key",
+    "number",
+    "text",
+    "created_at",
+)
+_VISIT_COLUMNS = ("participant", "page", "first_shown_at", "submitted_at", "refusals")
+
+
 def page_submit(
     *,
     enrolment: Enrolment,
@@ -290,7 +305,8 @@ def page_submit(
     already saved and change nothing. Completing the last page sets the status to completed in the
     same UPDATE, so the completion code is shown only after every answer is committed.
     ``show_next`` also records the next page as shown now (the participant's browser is sent there
-    at once), sparing that request a write.
+    at once), sparing that request a write. The statements are built by ``surveys.sql`` rather
+    than the ORM: this is the one path that runs once per page for every participant.
     """
     now = at or timezone.now()
     pk, keys = enrolment.participant_id, enrolment.keys
@@ -301,34 +317,22 @@ def page_submit(
             changes["position"] = place + 1
             if place + 1 == len(keys):
                 changes.update(status=Participant.Status.COMPLETED, completed_at=now)
-        advanced = place is not None and Participant.objects.filter(
-            pk=pk, status=Participant.Status.ACTIVE, position=place
-        ).update(**changes)
+        advanced = place is not None and update_rows(
+            Participant, changes, {"id": pk, "status": Participant.Status.ACTIVE, "position": place}
+        )
         if not advanced:
             return _why_not_saved(Participant.objects.get(pk=pk), page_key)
-        Answer.objects.bulk_create(
-            [
-                Answer(
-                    participant_id=pk,
-                    page=page_key,
-                    question=a.question,
-                    measure=a.measure,
-                    set_key=a.set_key,
-                    subject_key=a.subject_key,
-                    number=a.number,
-                    text=a.text,
-                )
-                for a in answers
-            ]
+        insert_rows(
+            Answer,
+            _ANSWER_COLUMNS,
+            [(pk, page_key, a.question, a.measure, a.set_key, a.subject_key, a.number, a.text, now) for a in answers],
         )
-        visits = [PageVisit(participant_id=pk, page=page_key, first_shown_at=now, submitted_at=now)]
+        visits = [(pk, page_key, now, now, 0)]
         if show_next and place + 1 < len(keys):
-            visits.append(PageVisit(participant_id=pk, page=keys[place + 1], first_shown_at=now))
+            visits.append((pk, keys[place + 1], now, None, 0))
         # One statement: the submitted page's visit gets its submission time (its first display
         # time stays), the next page's visit is created.
-        PageVisit.objects.bulk_create(
-            visits, update_conflicts=True, unique_fields=["participant", "page"], update_fields=["submitted_at"]
-        )
+        insert_rows(PageVisit, _VISIT_COLUMNS, visits, on_conflict=("participant", "page"), update=("submitted_at",))
     return SubmitResult(SubmitOutcome.SAVED, changes.get("status", Participant.Status.ACTIVE), place + 1)
 
 

@@ -151,7 +151,6 @@ def _submit(request: HttpRequest, slug: str) -> HttpResponse | None:
             # GET); page_submit has recorded it as shown. Its address stays /page/, so a reload
             # (made a GET by page.js) or a resent form shows the current page and saves nothing.
             following = enrolment.plan[result.position]
-            request.session["shown"] = following["key"]
             return study_page_response(
                 request, following, index, facts.spec_hash, position=result.position, total=len(enrolment.plan)
             )

@@ -1,0 +1,79 @@
+"""Plain parametrised INSERT and UPDATE statements for the page-submission path.
+
+Saving a page is three statements (advance the participant, insert the answers, record the
+visit). Through the ORM each costs about 1 ms of Python on the 2-core benchmark machine, several
+times the statement itself (``bench/launch.py``), so this path builds the SQL directly: table and
+column names come from the models' metadata, values pass through each field's
+``get_db_prep_save`` exactly as the ORM would convert them, and every constraint is still the
+database's. The statements are standard SQL that PostgreSQL and SQLite (>= 3.24) both accept.
+"""
+
+from collections.abc import Sequence
+from functools import cache
+
+from django.db import connection
+from django.db.models import Model
+
+
+def _quoted(model: type[Model], names: Sequence[str]) -> tuple[str, list[str]]:
+    qn = connection.ops.quote_name
+    return qn(model._meta.db_table), [qn(model._meta.get_field(name).column) for name in names]
+
+
+def _prepared(model: type[Model], names: Sequence[str], values: Sequence) -> list:
+    return [
+        model._meta.get_field(name).get_db_prep_save(value, connection)
+        for name, value in zip(names, values, strict=True)
+    ]
+
+
+@cache
+def _insert_sql(model: type[Model], names: tuple[str, ...], n_rows: int, conflict: tuple, update: tuple) -> str:
+    table, columns = _quoted(model, names)
+    row = "(" + ", ".join(["%s"] * len(names)) + ")"
+    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([row] * n_rows)}"
+    if conflict:
+        _, conflict_columns = _quoted(model, conflict)
+        _, update_columns = _quoted(model, update)
+        assignments = ", ".join(f"{c} = excluded.{c}" for c in update_columns)
+        sql += f" ON CONFLICT ({', '.join(conflict_columns)}) DO UPDATE SET {assignments}"
+    return sql
+
+
+def insert_rows(
+    model: type[Model],
+    names: Sequence[str],
+    rows: Sequence[Sequence],
+    *,
+    on_conflict: Sequence[str] = (),
+    update: Sequence[str] = (),
+) -> None:
+    """``INSERT INTO model (names) VALUES rows``; with ``on_conflict`` (the columns of a unique
+    constraint) an existing row gets the new values of the ``update`` columns instead."""
+    if not rows:
+        return
+    sql = _insert_sql(model, tuple(names), len(rows), tuple(on_conflict), tuple(update))
+    params = [value for row in rows for value in _prepared(model, names, row)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+@cache
+def _update_sql(model: type[Model], changed: tuple[str, ...], matched: tuple[str, ...]) -> str:
+    table, set_columns = _quoted(model, changed)
+    _, where_columns = _quoted(model, matched)
+    assignments = ", ".join(f"{c} = %s" for c in set_columns)
+    conditions = " AND ".join(f"{c} = %s" for c in where_columns)
+    return f"UPDATE {table} SET {assignments} WHERE {conditions}"
+
+
+def update_rows(model: type[Model], changes: dict, where: dict) -> int:
+    """``UPDATE model SET changes WHERE`` every ``where`` column equals its value; returns the
+    number of rows changed."""
+    sql = _update_sql(model, tuple(changes), tuple(where))
+    params = _prepared(model, list(changes), list(changes.values())) + _prepared(
+        model, list(where), list(where.values())
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
