@@ -17,7 +17,8 @@ class HTTPParticipant:
         self.path: str | None = None
 
     def request(self, method: str, path: str, body: dict | None = None, retries: int = 20):
-        """One request; a refused or dropped connection (worker killed, server restarting) is retried."""
+        """One request; a refused or dropped connection (an idle keep-alive connection closed by the
+        server, a worker killed, the server restarting) is retried."""
         headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items()), "Host": "127.0.0.1"}
         data = None
         if body is not None:
@@ -39,7 +40,8 @@ class HTTPParticipant:
                 self.conn = None
                 if attempt == retries - 1:
                     raise
-                time.sleep(0.25)
+                if attempt:  # the first retry is immediate, as a browser's: the server closed an idle connection
+                    time.sleep(0.25)
         for header, value in response.getheaders():
             if header.lower() == "set-cookie":
                 name, _, rest = value.partition("=")
