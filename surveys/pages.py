@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass
 
-from surveys.caching import BoundedCache
 from surveys.forms import (
     AttentionPageForm,
     DisagreementPageForm,
@@ -10,7 +9,6 @@ from surveys.forms import (
     LikertPageForm,
     OutputPageForm,
 )
-from surveys.models import Condition, Study
 
 
 @dataclass(frozen=True)
@@ -46,36 +44,6 @@ class ConditionIndex:
 
 
 _INDEX_CACHE: dict[tuple[str, str], ConditionIndex] = {}
-
-
-@dataclass(frozen=True)
-class StudyFacts:
-    """What the participant pages need of one stored study version."""
-
-    slug: str
-    spec: dict
-    spec_hash: str
-    condition_keys: dict[int, str]  # Condition.pk -> key
-
-
-_FACTS_CACHE: BoundedCache[StudyFacts] = BoundedCache(size=1000)
-
-
-def study_facts(study_id: int, condition_id: int | None = None) -> StudyFacts:
-    """Slug, study file and condition keys of a study version.
-
-    With ``condition_id`` (a consented participant's pages, the hot path) they are read once per
-    process: a version's slug never changes, and its file can change only by an edit in place
-    before anyone arrived, which also replaces its conditions, so a cached entry that does not
-    know ``condition_id`` is read again. Without it (consent, end pages: once per participant)
-    they are read from the database.
-    """
-    facts = _FACTS_CACHE.get(study_id)
-    if facts is None or condition_id not in facts.condition_keys:
-        slug, spec, spec_hash = Study.objects.values_list("slug", "spec", "spec_hash").get(pk=study_id)
-        keys = dict(Condition.objects.filter(study_id=study_id).values_list("pk", "key"))
-        facts = _FACTS_CACHE.put(study_id, StudyFacts(slug, spec, spec_hash, keys))
-    return facts
 
 
 def condition_index(spec: dict, spec_hash: str, condition_key: str) -> ConditionIndex:

@@ -13,7 +13,7 @@ from enum import Enum
 
 import numpy as np
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from surveys.enrolment import Enrolment
@@ -29,7 +29,8 @@ from surveys.models import (
     Subject,
 )
 from surveys.plan import build_plan
-from surveys.sql import insert_rows, update_rows
+from surveys.sql import counts_by, insert_rows, update_rows
+from surveys.study_facts import study_facts
 from surveys.study_file import validate_study
 
 
@@ -186,14 +187,10 @@ def participant_arrive(
     return participant, True
 
 
-def _least_filled_condition(study: Study, rng: np.random.Generator) -> Condition:
-    counts = list(
-        Condition.objects.filter(study=study).annotate(
-            filled=Count("participants", filter=Q(participants__status__in=["active", "completed"]))
-        )
-    )
-    fewest = min(c.filled for c in counts)
-    candidates = [c for c in counts if c.filled == fewest]
+def _least_filled_condition(study_id: int, condition_ids: list[int], rng: np.random.Generator) -> int:
+    filled = counts_by(Participant, "condition", {"study": study_id, "status": ("active", "completed")})
+    fewest = min(filled.get(pk, 0) for pk in condition_ids)
+    candidates = sorted(pk for pk in condition_ids if filled.get(pk, 0) == fewest)
     return candidates[int(rng.integers(len(candidates)))]
 
 
@@ -201,7 +198,9 @@ def participant_consent(*, participant_id: int, accept: bool, at: datetime | Non
     """Record the consent decision; on acceptance assign the least-filled condition (ties at random).
 
     The study row is locked for the assignment, so simultaneous arrivals are counted one after the
-    other and the conditions stay balanced. Deciding twice keeps the first decision.
+    other and the conditions stay balanced. The lock is held only for one count and one UPDATE
+    (the study file comes from the per-process cache), so a rush of arrivals queues briefly.
+    Deciding twice keeps the first decision.
     """
     with transaction.atomic():
         participant = Participant.objects.select_for_update().get(pk=participant_id)
@@ -211,15 +210,21 @@ def participant_consent(*, participant_id: int, accept: bool, at: datetime | Non
             participant.status = Participant.Status.DECLINED
             participant.save(update_fields=["status"])
             return participant
-        study = Study.objects.select_for_update().get(pk=participant.study_id)
+        spec_hash = Study.objects.select_for_update().filter(pk=participant.study_id).values_list("spec_hash").get()[0]
+        facts = study_facts(participant.study_id, spec_hash=spec_hash)
         rng = np.random.default_rng(participant.seed)
-        condition = _least_filled_condition(study, rng)
-        participant.condition = condition
-        participant.plan = build_plan(study.spec, condition.key, participant.seed)
-        participant.status = Participant.Status.ACTIVE
-        participant.consented_at = at or timezone.now()
-        participant.save(update_fields=["condition", "plan", "status", "consented_at"])
-        return participant
+        condition_id = _least_filled_condition(participant.study_id, sorted(facts.condition_keys), rng)
+        changes = {
+            "condition": condition_id,
+            "plan": build_plan(facts.spec, facts.condition_keys[condition_id], participant.seed),
+            "status": Participant.Status.ACTIVE,
+            "consented_at": at or timezone.now(),
+        }
+        update_rows(Participant, changes, {"id": participant.pk})
+    participant.condition_id = condition_id
+    for field in ("plan", "status", "consented_at"):
+        setattr(participant, field, changes[field])
+    return participant
 
 
 def page_shown(*, participant: Participant, page_key: str, at: datetime | None = None) -> None:

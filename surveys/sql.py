@@ -77,3 +77,19 @@ def update_rows(model: type[Model], changes: dict, where: dict) -> int:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
+
+
+def counts_by(model: type[Model], group: str, where: dict) -> dict:
+    """``SELECT group, COUNT(*) FROM model WHERE .. GROUP BY group`` as ``{group value: count}``;
+    a tuple in ``where`` means ``IN (..)``, any other value equality."""
+    table, (group_column,) = _quoted(model, [group])
+    _, columns = _quoted(model, list(where))
+    conditions, params = [], []
+    for column, (name, value) in zip(columns, where.items(), strict=True):
+        values = value if isinstance(value, tuple) else (value,)
+        conditions.append(f"{column} IN ({', '.join(['%s'] * len(values))})")
+        params += _prepared(model, [name] * len(values), values)
+    sql = f"SELECT {group_column}, COUNT(*) FROM {table} WHERE {' AND '.join(conditions)} GROUP BY {group_column}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return dict(cursor.fetchall())

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_http_methods
 
 from surveys.enrolment import cached_enrolment
 from surveys.models import Participant
-from surveys.pages import StudyFacts, condition_index, form_answers, page_form, study_facts
+from surveys.pages import condition_index, form_answers, page_form
 from surveys.rendering import study_page_response
 from surveys.services import (
     InvalidParticipantId,
@@ -22,6 +22,7 @@ from surveys.services import (
     participant_consent,
     participant_withdraw,
 )
+from surveys.study_facts import StudyFacts, study_facts
 
 Status = Participant.Status
 
