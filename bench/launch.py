@@ -6,9 +6,10 @@ Run: .venv/bin/python bench/launch.py [--participants 1000] [--arrival-seconds 6
 (the bench database is WIPED first). Without --database-url it uses a fresh SQLite file (the
 embedded default, WAL mode).
 
-Each participant is a thread: arrives at a uniformly random moment of the arrival window, takes
-every page and thinks 0.5-1.5 x --think seconds between pages (compressed: people take 10-30 s).
-With 1,000 participants and 4 s that offers about 250 submissions/s once all have arrived.
+Each participant is an asyncio task (one event loop drives them all): arrives at a uniformly
+random moment of the arrival window, takes every page and thinks 0.5-1.5 x --think seconds
+between pages (compressed: people take 10-30 s). With 1,000 participants and 4 s that offers about
+250 submissions/s once all have arrived.
 Prints submissions/s per 10 s, the rate sustained over the busiest minute and the latency there,
 latency percentiles per page type, errors, the ratio to a minimal Django view (/healthz) on the
 same server, and then checks in the database that every participant has exactly the expected
@@ -16,6 +17,7 @@ answers and that the conditions are balanced within one.
 """
 
 import argparse
+import asyncio
 import http.client
 import json
 import os
@@ -41,33 +43,40 @@ CHECKS = {c["key"]: c["correct"] for c in SPEC["attention_checks"]["items"]}
 PORT = 8765
 
 
-def participant(index: int, start_at: float, think: float, stats: dict, lock: threading.Lock) -> None:
+async def participant(index: int, start_at: float, think: float, stats: dict) -> None:
     """One simulated person: arrives at ``start_at``, answers every page, thinks between pages
     (uniformly 0.5-1.5 x ``think`` seconds: real people take 10-30 s, so this is compressed)."""
-    delay = start_at - time.monotonic()
-    if delay > 0:
-        time.sleep(delay)
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(max(0.0, start_at - loop.time()))
     person = HTTPParticipant(PORT, f"bench-{index}", CHECKS, seed=index)
 
     def record(key, status, seconds):
         kind = "POST " + (key.split("/")[0] if "/" in key else key)
-        with lock:
-            stats["posts"].append((time.monotonic(), kind, seconds))
-            if status not in (200, 302):
-                stats["errors"][kind] += 1
-        time.sleep(think * person.rng.uniform(0.5, 1.5))
+        stats["posts"].append((loop.time(), kind, seconds))
+        if status not in (200, 302):
+            stats["errors"][kind] += 1
 
     try:
-        t0 = time.monotonic()
-        person.start()
-        with lock:
-            stats["starts"].append(time.monotonic() - t0)
-        person.take_pages(on_post=record)
-        with lock:
-            stats["finished"] += 1
+        t0 = loop.time()
+        await person.start()
+        stats["starts"].append(loop.time() - t0)
+        await person.take_pages(on_post=record, think=lambda: think * person.rng.uniform(0.5, 1.5))
+        stats["finished"] += 1
     except Exception as exc:  # noqa: BLE001 - counted and reported
-        with lock:
-            stats["errors"][type(exc).__name__] += 1
+        stats["errors"][type(exc).__name__] += 1
+    finally:
+        await person.close()
+
+
+async def crowd(args) -> tuple[dict, float, float]:
+    """All participants as tasks of one event loop; returns the statistics, start and duration."""
+    loop = asyncio.get_running_loop()
+    stats = {"posts": [], "starts": [], "errors": defaultdict(int), "finished": 0, "participants": args.participants}
+    begin = loop.time() + 2
+    arrivals = random.Random(0)
+    starts = sorted(begin + arrivals.uniform(0, args.arrival_seconds) for _ in range(args.participants))
+    await asyncio.gather(*(participant(i, at, args.think, stats) for i, at in enumerate(starts)))
+    return stats, begin, loop.time() - begin
 
 
 def percentiles(seconds: list[float]) -> str:
@@ -82,7 +91,7 @@ def report(stats: dict, begin: float, elapsed: float, window: int) -> None:
     times = np.array([t for t, _, _ in posts]) - begin
     bins = np.histogram(times, bins=np.arange(0, elapsed + 10, 10))[0]
     print("submissions/s per 10 s: " + " ".join(f"{b / 10:.0f}" for b in bins))
-    width = max(1, window // 10)
+    width = max(1, min(window // 10, len(bins)))
     sums = np.convolve(bins, np.ones(width, dtype=int), mode="valid")
     first = int(np.argmax(sums))
     lo, hi = first * 10, (first + width) * 10
@@ -201,21 +210,8 @@ def main() -> None:
             f"{args.threads} threads; {args.participants} participants arriving over {args.arrival_seconds:.0f} s, "
             f"think time {args.think:g} s +-50% per page"
         )
-        stats = {"posts": [], "starts": [], "errors": defaultdict(int), "finished": 0}
-        stats["participants"] = args.participants
-        lock = threading.Lock()
-        begin = time.monotonic() + 2
-        arrivals = random.Random(0)
-        starts = sorted(begin + arrivals.uniform(0, args.arrival_seconds) for _ in range(args.participants))
-        threading.stack_size(512 * 1024)  # one thread per participant
-        people = [
-            threading.Thread(target=participant, args=(i, at, args.think, stats, lock)) for i, at in enumerate(starts)
-        ]
-        for person in people:
-            person.start()
-        for person in people:
-            person.join()
-        report(stats, begin, time.monotonic() - begin, args.window)
+        stats, begin, elapsed = asyncio.run(crowd(args))
+        report(stats, begin, elapsed, args.window)
         rate = ceiling()
         print(
             f"minimal Django view (/healthz) on the same server: {rate:.0f} requests/s; page submissions at the "

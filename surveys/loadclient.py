@@ -1,10 +1,11 @@
 """A participant that takes a study over HTTP like a browser (cookies, CSRF token, every page);
-used by bench/launch.py and the fault tests. Standard library only."""
+used by bench/launch.py and the fault tests. Standard library only: asyncio streams speaking
+HTTP/1.1 with keep-alive, so one process can drive a thousand participants without a thread each."""
 
-import http.client
+import asyncio
 import random
 import re
-import time
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 
@@ -13,46 +14,78 @@ class HTTPParticipant:
         self.port, self.external_id, self.checks, self.slug = port, external_id, checks, slug
         self.rng = random.Random(seed)
         self.cookies: dict[str, str] = {}
-        self.conn = None
         self.path: str | None = None
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
 
-    def request(self, method: str, path: str, body: dict | None = None, retries: int = 20):
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            try:
+                await self._writer.wait_closed()
+            except OSError:
+                pass
+        self._reader = self._writer = None
+
+    async def _exchange(self, method: str, path: str, data: bytes) -> tuple[int, dict[str, list[str]], bytes]:
+        if self._writer is None:
+            self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.port)
+        head = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(data)}"]
+        if self.cookies:
+            head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
+        if data:
+            head.append("Content-Type: application/x-www-form-urlencoded")
+        self._writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+        await self._writer.drain()
+        status_line = await self._reader.readline()
+        if not status_line:
+            raise ConnectionError("connection closed by the server")
+        status = int(status_line.split()[1])
+        headers: dict[str, list[str]] = {}
+        while (line := await self._reader.readline()) not in (b"\r\n", b"\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            headers.setdefault(name.strip().lower(), []).append(value.strip())
+        if headers.get("transfer-encoding", [""])[0].lower() == "chunked":
+            body = b""
+            while size := int((await self._reader.readline()).split(b";")[0], 16):
+                body += await self._reader.readexactly(size)
+                await self._reader.readline()
+            await self._reader.readline()
+        else:
+            body = await self._reader.readexactly(int(headers.get("content-length", ["0"])[0]))
+        if headers.get("connection", [""])[0].lower() == "close":
+            await self.close()
+        return status, headers, body
+
+    async def request(self, method: str, path: str, body: dict | None = None, retries: int = 20):
         """One request; a refused or dropped connection (an idle keep-alive connection closed by the
-        server, a worker killed, the server restarting) is retried."""
-        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items()), "Host": "127.0.0.1"}
-        data = None
-        if body is not None:
-            data = urlencode(body, doseq=True)
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        server, a worker killed, the server restarting) is retried: the first time at once, as a
+        browser does, then every 0.25 s."""
+        data = urlencode(body, doseq=True).encode() if body is not None else b""
         for attempt in range(retries):
             try:
-                if self.conn is None:
-                    self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-                self.conn.request(method, path, body=data, headers=headers)
-                response = self.conn.getresponse()
-                payload = response.read().decode("utf-8", "replace")
-                if response.status in (502, 503):
-                    raise ConnectionError(f"server answered {response.status}")
+                status, headers, payload = await self._exchange(method, path, data)
+                if status in (502, 503):
+                    raise ConnectionError(f"server answered {status}")
                 break
-            except (ConnectionError, http.client.HTTPException, OSError):
-                if self.conn is not None:
-                    self.conn.close()
-                self.conn = None
+            except (ConnectionError, OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+                await self.close()
                 if attempt == retries - 1:
                     raise
-                if attempt:  # the first retry is immediate, as a browser's: the server closed an idle connection
-                    time.sleep(0.25)
-        for header, value in response.getheaders():
-            if header.lower() == "set-cookie":
-                name, _, rest = value.partition("=")
-                self.cookies[name] = rest.split(";", 1)[0]
-        return response.status, response.getheader("Location"), payload
+                if attempt:
+                    await asyncio.sleep(0.25)
+        for value in headers.get("set-cookie", []):
+            name, _, rest = value.partition("=")
+            self.cookies[name] = rest.split(";", 1)[0]
+        return status, headers.get("location", [None])[0], payload.decode("utf-8", "replace")
 
-    def start(self) -> None:
-        _, location, _ = self.request("GET", f"/s/{self.slug}/?PROLIFIC_PID={self.external_id}&STUDY_ID=s&SESSION_ID=x")
+    async def start(self) -> None:
+        _, location, _ = await self.request(
+            "GET", f"/s/{self.slug}/?PROLIFIC_PID={self.external_id}&STUDY_ID=s&SESSION_ID=x"
+        )
         if location and location.endswith("/consent/"):
-            self.request("GET", location)
-            _, location, _ = self.request(
+            await self.request("GET", location)
+            _, location, _ = await self.request(
                 "POST", location, {"decision": "accept", "csrfmiddlewaretoken": self.cookies.get("csrftoken", "")}
             )
         self.path = location
@@ -75,29 +108,38 @@ class HTTPParticipant:
             data["choice"] = self.checks[key.split("/", 1)[1]]
         return data
 
-    def take_pages(self, count: int | None = None, on_post=None) -> int:
-        """Answer up to ``count`` pages (all when None); returns how many were saved.
+    async def take_pages(
+        self,
+        count: int | None = None,
+        on_post: Callable[[str, int, float], None] | None = None,
+        think: Callable[[], float] | None = None,
+    ) -> int:
+        """Answer up to ``count`` pages (all when None), pausing ``think()`` seconds after each;
+        returns how many were saved.
 
         A saved page is answered with the next page itself (200) or, after the last page or a
         replay, with a redirect (302); a refused answer comes back as 422.
         """
+        loop = asyncio.get_running_loop()
         saved, html = 0, None
         while self.path and "/page/" in self.path and (count is None or saved < count):
             if html is None:
-                status, _, html = self.request("GET", self.path)
+                status, _, html = await self.request("GET", self.path)
                 if status != 200:
                     raise RuntimeError(f"{self.external_id}: status {status} at {self.path}")
             match = re.search(r'name="page_key" value="([^"]+)"', html)
             if not match:
                 raise RuntimeError(f"{self.external_id}: no form at {self.path}")
             key = match.group(1)
-            started = time.monotonic()
-            status, location, payload = self.request("POST", self.path, self.answer(key, html))
+            started = loop.time()
+            status, location, payload = await self.request("POST", self.path, self.answer(key, html))
             if on_post:
-                on_post(key, status, time.monotonic() - started)
+                on_post(key, status, loop.time() - started)
             if status in (200, 302):
                 saved += 1
             html = payload if status == 200 else None
             if status == 302:
                 self.path = location
+            if think:
+                await asyncio.sleep(think())
         return saved

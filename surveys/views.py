@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from surveys.enrolment import cached_enrolment
-from surveys.models import Participant
+from surveys.models import Participant, Study
 from surveys.pages import condition_index, form_answers, page_form
 from surveys.rendering import study_page_response
 from surveys.services import (
@@ -41,7 +41,11 @@ def _participant(request: HttpRequest, slug: str) -> tuple[Participant | None, S
         participant = Participant.objects.get(pk=request.session[_session_key(slug)])
     except (KeyError, Participant.DoesNotExist):
         return None, None
-    facts = study_facts(participant.study_id, participant.condition_id)
+    if participant.condition_id is None:  # before consent: check the cached file by its digest
+        spec_hash = Study.objects.values_list("spec_hash", flat=True).get(pk=participant.study_id)
+        facts = study_facts(participant.study_id, spec_hash=spec_hash)
+    else:
+        facts = study_facts(participant.study_id, participant.condition_id)
     if facts.slug != slug:
         return None, None
     return participant, facts

@@ -1,6 +1,7 @@
 """Faults during a real run (gunicorn over loopback): a worker killed and the whole server restarted
 in the middle of participants' runs; they resume where they were and nothing is lost."""
 
+import asyncio
 import os
 import signal
 import socket
@@ -74,22 +75,28 @@ def test_worker_kill_and_server_restart_lose_nothing(demo_study):
     port = free_port()
     checks = {c["key"]: c["correct"] for c in demo_study.spec["attention_checks"]["items"]}
     people = [HTTPParticipant(port, f"fault-{i}", checks, seed=i) for i in range(4)]
-    server = start_server(port)
-    try:
-        for person in people:
-            person.start()
-            person.take_pages(8)
-        os.kill(workers_of(server)[0], signal.SIGKILL)  # a worker dies mid-run; the master replaces it
-        for person in people:
-            person.take_pages(8)
-        server.send_signal(signal.SIGTERM)  # the whole server goes down ...
-        server.wait(timeout=30)
-        server = start_server(port)  # ... and comes back
-        for person in people:
-            person.take_pages()
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+
+    async def run() -> subprocess.Popen:
+        server = start_server(port)
+        try:
+            for person in people:
+                await person.start()
+                await person.take_pages(8)
+            os.kill(workers_of(server)[0], signal.SIGKILL)  # a worker dies mid-run; the master replaces it
+            for person in people:
+                await person.take_pages(8)
+            server.send_signal(signal.SIGTERM)  # the whole server goes down ...
+            server.wait(timeout=30)
+            server = start_server(port)  # ... and comes back
+            for person in people:
+                await person.take_pages()
+        finally:
+            for person in people:
+                await person.close()
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+
+    asyncio.run(run())
     assert Participant.objects.filter(external_id__startswith="fault-", status="completed").count() == 4
     report = check_integrity("effort-demo")
     assert report.wrong == [] and report.balanced
