@@ -6,7 +6,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from surveys.enrolment import cached_enrolment
+from surveys.enrolment import Enrolment, cached_enrolment
 from surveys.models import Participant, Study
 from surveys.pages import condition_index, form_answers, page_form
 from surveys.rendering import study_page_response
@@ -144,7 +144,16 @@ def _submit(request: HttpRequest, slug: str) -> HttpResponse | None:
         return None
     if place is None:
         return redirect("surveys:page", slug=slug)
-    page = enrolment.plan[place]
+    try:
+        return _save_or_refuse(request, slug, enrolment, facts, enrolment.plan[place])
+    except Participant.DoesNotExist:  # removed by a researcher since the plan was cached
+        return None
+
+
+def _save_or_refuse(
+    request: HttpRequest, slug: str, enrolment: Enrolment, facts: StudyFacts, page: dict
+) -> HttpResponse:
+    place = enrolment.places[page["key"]]
     index = condition_index(facts.spec, facts.spec_hash, facts.condition_keys[enrolment.condition_id])
     form = page_form(page, index, data=request.POST)
     if form.is_valid():
@@ -160,7 +169,7 @@ def _submit(request: HttpRequest, slug: str) -> HttpResponse | None:
                 request, following, index, facts.spec_hash, position=result.position, total=len(enrolment.plan)
             )
         return redirect(_where(result.status, slug))
-    participant = Participant.objects.get(pk=pk)
+    participant = Participant.objects.get(pk=enrolment.participant_id)
     if participant.status != Status.ACTIVE or participant.position != place:
         # A page already answered (back button, double click, second tab) or not yet reached.
         return redirect("surveys:page", slug=slug)

@@ -141,3 +141,16 @@ def test_study_facts_are_read_again_after_an_edit_in_place(demo_spec, demo_study
     assert study_load(spec=edited).action == "replaced"
     newcomer = consented("effort-demo", "newcomer")
     assert study_facts(demo_study.pk, newcomer.condition_id).spec["title"] == "Edited title"
+
+
+def test_a_participant_removed_mid_study_gets_the_link_advice_not_an_error(client, demo_study):
+    client.get("/s/effort-demo/", {"PROLIFIC_PID": "removed"})
+    client.post("/s/effort-demo/consent/", {"decision": "accept"})
+    assert client.post("/s/effort-demo/page/", {"page_key": "instructions"}).status_code == 200  # plan cached
+    participant = Participant.objects.get()
+    page = participant.plan[1]
+    index = condition_index(demo_study.spec, demo_study.spec_hash, participant.condition.key)
+    participant.delete()
+    response = client.post("/s/effort-demo/page/", {"page_key": page["key"], **valid_data(page, index)})
+    assert response.status_code == 403 and b"Open the study from the link" in response.content
+    assert not Answer.objects.exists()
