@@ -46,6 +46,3 @@ class BoundedCache(Generic[V]):
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
-
-    def __len__(self) -> int:
-        return len(self._items)

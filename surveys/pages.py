@@ -1,4 +1,4 @@
-"""What each page kind shows and which form it uses, read from the study file."""
+"""What each page kind shows and which form it uses, read from the study file (no queries)."""
 
 from dataclasses import dataclass
 
