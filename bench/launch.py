@@ -213,9 +213,10 @@ def main() -> None:
         stats, begin, elapsed = asyncio.run(crowd(args))
         report(stats, begin, elapsed, args.window)
         rate = ceiling()
+        peak = max_rate(stats, begin)
         print(
             f"minimal Django view (/healthz) on the same server: {rate:.0f} requests/s; page submissions at the "
-            f"peak ran at {max_rate(stats, begin):.0f}/s = {max_rate(stats, begin) / rate:.2f} of that ceiling"
+            f"peak ran at {peak:.0f}/s = {peak / rate:.2f} of that ceiling"
         )
         print(verify(env))
     finally:

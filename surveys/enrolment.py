@@ -19,10 +19,6 @@ class Enrolment:
     plan: list[dict]
     places: dict[str, int] = field(repr=False)  # page key -> 0-based position in the plan
 
-    @property
-    def keys(self) -> list[str]:
-        return [page["key"] for page in self.plan]
-
 
 def enrolment_of(participant: Participant) -> Enrolment | None:
     """The enrolment of a participant row as read (None before consent)."""

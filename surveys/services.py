@@ -314,13 +314,13 @@ def page_submit(
     than the ORM: this is the one path that runs once per page for every participant.
     """
     now = at or timezone.now()
-    pk, keys = enrolment.participant_id, enrolment.keys
+    pk, plan = enrolment.participant_id, enrolment.plan
     place = enrolment.places.get(page_key)
     with transaction.atomic():
         changes: dict = {}
         if place is not None:
             changes["position"] = place + 1
-            if place + 1 == len(keys):
+            if place + 1 == len(plan):
                 changes.update(status=Participant.Status.COMPLETED, completed_at=now)
         advanced = place is not None and update_rows(
             Participant, changes, {"id": pk, "status": Participant.Status.ACTIVE, "position": place}
@@ -333,8 +333,8 @@ def page_submit(
             [(pk, page_key, a.question, a.measure, a.set_key, a.subject_key, a.number, a.text, now) for a in answers],
         )
         visits = [(pk, page_key, now, now, 0)]
-        if show_next and place + 1 < len(keys):
-            visits.append((pk, keys[place + 1], now, None, 0))
+        if show_next and place + 1 < len(plan):
+            visits.append((pk, plan[place + 1]["key"], now, None, 0))
         # One statement: the submitted page's visit gets its submission time (its first display
         # time stays), the next page's visit is created.
         insert_rows(PageVisit, _VISIT_COLUMNS, visits, on_conflict=("participant", "page"), update=("submitted_at",))
