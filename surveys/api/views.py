@@ -36,6 +36,7 @@ from surveys.models import AnalysisRun, AuditRun, Study
 from surveys.params import run_situation_testing
 from surveys.relative_fairness import study_differential_parity
 from surveys.selectors import latest_versions, studies_visible_to
+from surveys.uploads import read_csv_upload
 
 
 def _latest_visible(request, slug: str) -> Study:
@@ -178,8 +179,10 @@ class SituationTestingRun(APIView):
         params.is_valid(raise_exception=True)
         p = params.validated_data
         try:
-            data = pd.read_csv(p["data"], sep=p["sep"])
-            cf = pd.read_csv(p["counterfactuals"], sep=p["sep"]) if p.get("counterfactuals") else None
+            data = read_csv_upload(p["data"], name="data", sep=p["sep"])
+            cf = p.get("counterfactuals") and read_csv_upload(
+                p["counterfactuals"], name="counterfactuals", sep=p["sep"]
+            )
             result = run_situation_testing(data, cf, p)
         except (SituationTestingError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
             raise ValidationError({"detail": str(exc)}) from exc
