@@ -171,7 +171,7 @@ FILE_UPLOAD_HANDLERS = [
 ]
 REST_FRAMEWORK["EXCEPTION_HANDLER"] = "surveys.api.errors.api_exception_handler"
 REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
-    "surveys.api.errors.BoundedJSONParser",
+    "surveys.api.parsers.BoundedJSONParser",
     "rest_framework.parsers.FormParser",
     "rest_framework.parsers.MultiPartParser",
 ]

@@ -15,18 +15,14 @@ Headers such as ``Retry-After`` and ``WWW-Authenticate`` are kept.
 :func:`api_exception_handler` is DRF's ``EXCEPTION_HANDLER``; :func:`bad_request`,
 :func:`permission_denied`, :func:`page_not_found` and :func:`server_error` are the project's
 ``handler400/403/404/500`` (``config/urls.py``), answering JSON for ``/api/`` paths and Django's
-usual pages elsewhere; :class:`BoundedJSONParser` refuses JSON nested deeper than
-:data:`MAX_JSON_DEPTH`.
+usual pages elsewhere. ``surveys.api.parsers.BoundedJSONParser`` refuses deeply nested JSON.
 """
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
-from rest_framework.parsers import JSONParser
-from rest_framework.views import exception_handler as drf_exception_handler
-
-MAX_JSON_DEPTH = 100
 
 
 def error_payload(status_code: int, code: str, detail: str, fields: dict | None = None) -> dict:
@@ -106,8 +102,14 @@ def _from_api_exception(exc: exceptions.APIException, status_code: int) -> dict:
 
 def api_exception_handler(exc, context):
     """DRF's handler, with the body rewritten into the one format; oversized uploads become 413."""
+    from rest_framework.views import exception_handler as drf_exception_handler  # imports our parser
+
     if isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge(str(exc) or PayloadTooLarge.default_detail)
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound(*exc.args)
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied(*exc.args)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None  # an unexpected error: handler500 answers in the same format
@@ -116,37 +118,6 @@ def api_exception_handler(exc, context):
     else:
         response.data = error_payload(response.status_code, "error", str(response.data.get("detail", "")))
     return response
-
-
-class BoundedJSONParser(JSONParser):
-    """DRF's JSON parser, refusing bodies nested deeper than MAX_JSON_DEPTH with a 400 (not a
-    RecursionError and a 500)."""
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        try:
-            data = super().parse(stream, media_type, parser_context)
-        except RecursionError as exc:
-            raise exceptions.ParseError(
-                f"JSON parse error - nested deeper than the limit of {MAX_JSON_DEPTH} levels"
-            ) from exc
-        if json_depth(data) > MAX_JSON_DEPTH:
-            raise exceptions.ParseError(f"JSON parse error - nested deeper than the limit of {MAX_JSON_DEPTH} levels")
-        return data
-
-
-def json_depth(value) -> int:
-    """Nesting depth of parsed JSON (a scalar is 0, ``[]`` is 1), without recursion."""
-    deepest = 0
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            depth += 1
-            deepest = max(deepest, depth)
-            stack.extend((inner, depth) for inner in item if isinstance(inner, dict | list))
-    return deepest
 
 
 def _is_api(request) -> bool:
