@@ -7,6 +7,7 @@ reported as ``path: rule`` where the path names the offending field, e.g.
 """
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -363,8 +364,81 @@ def with_defaults(spec: dict) -> dict:
     return out
 
 
+MAX_DEPTH = 50
+LONG_TEXT_FIELDS = ("instructions", "consent.text")
+MAX_LONG_TEXT = 50_000
+MAX_TEXT = 5_000
+MAX_LIST_ITEMS = 10_000
+DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
+_CONTROL = {chr(c) for c in range(32)} - {"\t", "\n", "\r"}
+
+
+class _NonFinite:
+    """Stands for NaN / Infinity / -Infinity in the parsed file until its path is known."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _content_problems(spec: Any, duplicates: dict[int, dict[str, int]] | None = None) -> list[StudyFileProblem]:
+    """Rules JSON Schema cannot state, checked without recursion: finite numbers, nesting depth,
+    no control characters in strings or keys, text and list lengths, no duplicate keys."""
+    problems: list[StudyFileProblem] = []
+    stack: list[tuple[Any, tuple]] = [(spec, ())]
+    while stack and len(problems) < 50:
+        value, parts = stack.pop()
+        path = _path(parts)
+        if len(parts) > MAX_DEPTH:
+            problems.append(StudyFileProblem(path, f"nested deeper than the limit of {MAX_DEPTH} levels"))
+            continue
+        if isinstance(value, _NonFinite):
+            problems.append(StudyFileProblem(path, f"{value.text} is not allowed: numbers must be finite"))
+        elif isinstance(value, float) and not math.isfinite(value):
+            problems.append(StudyFileProblem(path, f"{value!r} is not allowed: numbers must be finite"))
+        elif isinstance(value, str):
+            limit = MAX_LONG_TEXT if path in LONG_TEXT_FIELDS else MAX_TEXT
+            if len(value) > limit:
+                problems.append(StudyFileProblem(path, f"text longer than {limit:,} characters ({len(value):,})"))
+            problems.extend(_control_problem(value, path))
+        elif isinstance(value, dict):
+            for key, count in (duplicates or {}).get(id(value), {}).items():
+                problems.append(
+                    StudyFileProblem(
+                        _path((*parts, key)), f"duplicate key (appears {count} times); each key may appear once"
+                    )
+                )
+            for key, inner in value.items():
+                problems.extend(_control_problem(str(key), path, key=True))
+                stack.append((inner, (*parts, key)))
+        elif isinstance(value, list):
+            if len(value) > MAX_LIST_ITEMS:
+                problems.append(StudyFileProblem(path, f"more than {MAX_LIST_ITEMS:,} items ({len(value):,})"))
+                continue
+            stack.extend((inner, (*parts, i)) for i, inner in enumerate(value))
+    return sorted(problems, key=lambda p: p.path)
+
+
+def _control_problem(text: str, path: str, *, key: bool = False) -> list[StudyFileProblem]:
+    for position, char in enumerate(text):
+        if char in _CONTROL:
+            where = f"key {text!r}" if key else "text"
+            return [
+                StudyFileProblem(
+                    path, f"{where} contains the control character U+{ord(char):04X} at position {position}"
+                )
+            ]
+    return []
+
+
 def validate_study(spec: Any) -> dict:
     """Return the study with defaults filled in, or raise :class:`InvalidStudyFile`."""
+    return _validate(spec, None)
+
+
+def _validate(spec: Any, duplicates: dict[int, dict[str, int]] | None) -> dict:
+    problems = _content_problems(spec, duplicates)
+    if problems:
+        raise InvalidStudyFile(problems)
     problems = _schema_problems(spec)
     if problems:
         raise InvalidStudyFile(problems)
@@ -374,16 +448,60 @@ def validate_study(spec: Any) -> dict:
     return with_defaults(spec)
 
 
-def read_study_file(path: str | Path) -> dict:
-    """Parse and validate a study file; JSON syntax errors are reported with line and column."""
+def read_study_file(path: str | Path, *, max_bytes: int | None = None) -> dict:
+    """Parse and validate a study file; JSON syntax errors are reported with line and column.
+
+    Refused as well: a file larger than ``max_bytes`` (default: the ``STUDY_FILE_MAX_BYTES``
+    setting, 5 MB), a key that appears twice in one object (JSON parsers silently keep the last),
+    ``NaN`` / ``Infinity``, nesting deeper than :data:`MAX_DEPTH`, control characters in text.
+    """
+    if max_bytes is None:
+        max_bytes = _setting_max_bytes()
     try:
+        size = Path(path).stat().st_size
+        if size > max_bytes:
+            raise InvalidStudyFile(
+                [StudyFileProblem("", f"file is larger than the limit of {max_bytes:,} bytes ({size:,})")]
+            )
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidStudyFile([StudyFileProblem("", f"cannot read {path}: {exc}")]) from exc
+    spec, duplicates = parse_study_text(text)
+    return _validate(spec, duplicates)
+
+
+def parse_study_text(text: str) -> tuple[Any, dict[int, dict[str, int]]]:
+    """JSON with NaN / Infinity kept as markers and duplicate keys recorded (id of the object ->
+    key -> count), so that :func:`_content_problems` can name their paths; a file too deeply
+    nested for the parser is refused here."""
+    duplicates: dict[int, dict[str, int]] = {}
+    keep: list[dict] = []  # objects with duplicates stay alive, so that their ids are not reused
+
+    def pairs(items: list[tuple[str, Any]]) -> dict:
+        out = dict(items)
+        if len(out) != len(items):
+            counts: dict[str, int] = {}
+            for key, _ in items:
+                counts[key] = counts.get(key, 0) + 1
+            duplicates[id(out)] = {key: n for key, n in counts.items() if n > 1}
+            keep.append(out)
+        return out
+
     try:
-        spec = json.loads(text)
+        spec = json.loads(text, object_pairs_hook=pairs, parse_constant=_NonFinite)
     except json.JSONDecodeError as exc:
         raise InvalidStudyFile(
             [StudyFileProblem("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]
         ) from exc
-    return validate_study(spec)
+    except RecursionError as exc:
+        raise InvalidStudyFile([StudyFileProblem("", f"nested deeper than the limit of {MAX_DEPTH} levels")]) from exc
+    return spec, duplicates
+
+
+def _setting_max_bytes() -> int:
+    try:
+        from django.conf import settings
+
+        return int(getattr(settings, "STUDY_FILE_MAX_BYTES", DEFAULT_MAX_FILE_BYTES))
+    except Exception:  # noqa: BLE001 - used outside Django (a notebook): the documented default
+        return DEFAULT_MAX_FILE_BYTES
