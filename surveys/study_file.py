@@ -8,6 +8,7 @@ reported as ``path: rule`` where the path names the offending field, e.g.
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -370,7 +371,7 @@ MAX_LONG_TEXT = 50_000
 MAX_TEXT = 5_000
 MAX_LIST_ITEMS = 10_000
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
-_CONTROL = {chr(c) for c in range(32)} - {"\t", "\n", "\r"}
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")  # C0 controls except tab, line feed, carriage return
 
 
 class _NonFinite:
@@ -419,15 +420,12 @@ def _content_problems(spec: Any, duplicates: dict[int, dict[str, int]] | None = 
 
 
 def _control_problem(text: str, path: str, *, key: bool = False) -> list[StudyFileProblem]:
-    for position, char in enumerate(text):
-        if char in _CONTROL:
-            where = f"key {text!r}" if key else "text"
-            return [
-                StudyFileProblem(
-                    path, f"{where} contains the control character U+{ord(char):04X} at position {position}"
-                )
-            ]
-    return []
+    found = _CONTROL.search(text)
+    if found is None:
+        return []
+    where = f"key {text!r}" if key else "text"
+    char = f"U+{ord(found.group()):04X}"
+    return [StudyFileProblem(path, f"{where} contains the control character {char} at position {found.start()}")]
 
 
 def validate_study(spec: Any) -> dict:

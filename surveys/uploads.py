@@ -120,8 +120,8 @@ def _check_header(text: str, *, name: str, sep: str, max_columns: int) -> list[s
     return first_line
 
 
-class _ParseTimeout(Exception):
-    pass
+class _ParseTimeout(BaseException):
+    """A BaseException, so that no ``except Exception`` inside pandas turns it into another error."""
 
 
 @contextmanager

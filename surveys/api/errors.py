@@ -19,7 +19,7 @@ usual pages elsewhere. ``surveys.api.parsers.BoundedJSONParser`` refuses deeply 
 """
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import Http404, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
@@ -130,6 +130,8 @@ def bad_request(request, exception, template_name="400.html"):
     if isinstance(exception, RequestDataTooBig):
         message = str(exception) or "The request body is too large."
         return error_response(413, "payload_too_large", message)
+    if isinstance(exception, TooManyFieldsSent | TooManyFilesSent):
+        return error_response(400, "bad_request", str(exception))
     return error_response(400, "bad_request", "Bad request.")
 
 
