@@ -4,6 +4,7 @@ Defaults suit a developer's machine: DEBUG on, SQLite file ``db.sqlite3``. Produ
 ``DJANGO_DEBUG=0``, ``DJANGO_SECRET_KEY``, ``DJANGO_ALLOWED_HOSTS`` and usually ``DATABASE_URL``.
 """
 
+import json
 from pathlib import Path
 
 import dj_database_url
@@ -26,7 +27,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "django_tasks",
+    "django_tasks_db",
     "surveys",
+    "runs",
 ]
 
 MIDDLEWARE = [
@@ -92,6 +96,15 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# Run files (reports, tables, uploads of jobs) go through Django's storage API, addressed by run:
+# a local folder (REPORTS_DIR) by default; STORAGE_BACKEND / STORAGE_OPTIONS (JSON) select any
+# django-storages backend (S3, GCS, Azure) so that every web server and worker sees every run.
+REPORTS_DIR = Path(env_str("REPORTS_DIR", str(BASE_DIR / "reports")))
+STORAGE_DEFAULT = {
+    "BACKEND": env_str("STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"),
+    "OPTIONS": json.loads(env_str("STORAGE_OPTIONS", "{}")) or {"location": str(REPORTS_DIR)},
+}
+
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
@@ -101,7 +114,7 @@ STATICFILES_FINDERS = [
     "config.staticfinders.PlotlyFinder",
 ]
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": STORAGE_DEFAULT,
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -116,8 +129,6 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "researcher:studies"
 LOGOUT_REDIRECT_URL = "login"
 
-# Where reports written by the analysis and audit commands go.
-REPORTS_DIR = Path(env_str("REPORTS_DIR", str(BASE_DIR / "reports")))
 
 # Security: cookies and HTTPS are strict unless DEBUG (the local demo) is on.
 # Sessions live in signed cookies (HMAC with SECRET_KEY, HttpOnly, Secure in production): a
@@ -161,3 +172,9 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "WARNING")},
 }
+
+# Background jobs (analyses, audits, situation testing, differential parity started from the web):
+# django-tasks with its database backend; workers run `manage.py db_worker` (`make demo` and
+# `make serve` start them). A job running longer than JOB_MAX_SECONDS fails with a clear error.
+TASKS = {"default": {"BACKEND": "django_tasks_db.backend.DatabaseBackend"}}
+JOB_MAX_SECONDS = env_int("JOB_MAX_SECONDS", 1800)
