@@ -2,8 +2,10 @@
 write is one transaction, so nothing of the failed request was stored."""
 
 from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+
+from surveys.api.errors import error_response
 
 RETRY_AFTER_SECONDS = "5"
 
@@ -19,8 +21,8 @@ class DatabaseUnavailableMiddleware:
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
         if request.path.startswith("/api/"):
-            response = JsonResponse(
-                {"detail": "The database is briefly unavailable. Retry in a few seconds."}, status=503
+            response = error_response(
+                503, "service_unavailable", "The database is briefly unavailable. Retry in a few seconds."
             )
         else:
             response = HttpResponse(render_to_string("retry.html", request=request), status=503)

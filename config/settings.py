@@ -166,6 +166,27 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["surveys.api.permissions.IsResearcher"],
 }
 
+# Uploads (surveys/uploads.py, config/upload_handlers.py): every uploaded CSV is bounded in size,
+# rows, columns and parse time; a multipart request is stopped once its files exceed
+# UPLOAD_MAX_BYTES (DATA_UPLOAD_MAX_MEMORY_SIZE does not count files). API errors share one JSON
+# format (surveys/api/errors.py). Study files are bounded too (surveys/study_file.py).
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 20 * 1024 * 1024)
+UPLOAD_MAX_ROWS = env_int("UPLOAD_MAX_ROWS", 1_000_000)
+UPLOAD_MAX_COLUMNS = env_int("UPLOAD_MAX_COLUMNS", 1_000)
+UPLOAD_MAX_PARSE_SECONDS = env_int("UPLOAD_MAX_PARSE_SECONDS", 60)
+STUDY_FILE_MAX_BYTES = env_int("STUDY_FILE_MAX_BYTES", 5 * 1024 * 1024)
+FILE_UPLOAD_HANDLERS = [
+    "config.upload_handlers.UploadLimitHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+REST_FRAMEWORK["EXCEPTION_HANDLER"] = "surveys.api.errors.api_exception_handler"
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
+    "surveys.api.parsers.BoundedJSONParser",
+    "rest_framework.parsers.FormParser",
+    "rest_framework.parsers.MultiPartParser",
+]
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -24,3 +24,9 @@ urlpatterns = [
     path("api/", include("surveys.api.urls")),
     path("s/", include("surveys.urls")),
 ]
+
+# Errors outside Django REST framework: JSON in the API's one format under /api/, pages elsewhere.
+handler400 = "surveys.api.errors.bad_request"
+handler403 = "surveys.api.errors.permission_denied"
+handler404 = "surveys.api.errors.page_not_found"
+handler500 = "surveys.api.errors.server_error"

@@ -76,6 +76,9 @@ def _prepare(data, counterfactuals, features, protected, target, mode):
             raise SituationTestingError(f"counterfactual data lacks column(s) {missing}")
         if len(counterfactuals) != len(data):
             raise SituationTestingError("counterfactual data must have one row per row of the data, in the same order")
+    _require_values(data, [*features, target], "")
+    if counterfactuals is not None:
+        _require_values(counterfactuals, [*features, target], "counterfactual data: ")
     continuous = [c for c in features if pd.api.types.is_numeric_dtype(data[c])]
     categorical = [c for c in features if c not in continuous]
     factual = data[continuous].to_numpy(float)
@@ -93,6 +96,22 @@ def _prepare(data, counterfactuals, features, protected, target, mode):
         counterfactuals[categorical].astype(str).to_numpy() if categorical and counterfactuals is not None else cats
     )
     return x, x_cf, cats, cats_cf
+
+
+def _require_values(frame: pd.DataFrame, columns, prefix: str) -> None:
+    """Refuse missing values in features and the decision, and infinite ones in numeric columns:
+    distances and shares of negative outcomes are undefined for them. Rows count from 0."""
+    for column in dict.fromkeys(columns):
+        values = frame[column]
+        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            bad = ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
+        else:
+            bad = values.isna().to_numpy()
+        if bad.any():
+            raise SituationTestingError(
+                f"{prefix}column {column!r} has {int(bad.sum())} missing or infinite values "
+                f"(first at row {int(np.flatnonzero(bad)[0])})"
+            )
 
 
 def _zscore(values: np.ndarray, reference: np.ndarray) -> np.ndarray:

@@ -150,3 +150,24 @@ def test_paper_tables_4_and_5_individual_cases(loan_reference, complainant, p_c,
     row = result.individuals.set_index("complainant").loc[complainant]
     assert (row["CSTwi_p_c"], row["CSTwi_p_t"]) == pytest.approx((p_c, p_t), abs=0.0101)  # printed to 2 decimals
     assert bool(row["CSTwi_sig"]) is significant and bool(row["CF"]) is cf
+
+
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [("f", [np.nan, np.inf, -np.inf]), ("y", [np.nan, np.nan, np.nan]), ("c", [None, None, None])],
+)
+def test_missing_or_infinite_values_are_a_specific_error(column, values):
+    data = pd.DataFrame(
+        {"g": [i % 2 for i in range(30)], "y": [float(i // 2 % 2) for i in range(30)], "f": np.arange(30.0)}
+    )
+    data["c"] = ["a", "b", "c"] * 10
+    for row, value in zip((17, 20, 25), values, strict=True):
+        data.loc[row, column] = value
+    message = f"column {column!r} has 3 missing or infinite values (first at row 17)"
+    with pytest.raises(SituationTestingError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        situation_testing(data, protected="g", target="y", negative_outcome=0, k=3)
+    cf = data.copy()
+    clean = data.fillna({"f": 0.0, "y": 0.0, "c": "a"}).replace([np.inf, -np.inf], 0.0)
+    with pytest.raises(SituationTestingError, match="^counterfactual data: column"):
+        situation_testing(clean, protected="g", target="y", negative_outcome=0, k=3, counterfactuals=cf)
+    situation_testing(clean, protected="g", target="y", negative_outcome=0, k=3, counterfactuals=clean)

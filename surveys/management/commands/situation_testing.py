@@ -1,13 +1,13 @@
 import json
 from pathlib import Path
 
-import pandas as pd
 from django.core.management.base import BaseCommand, CommandError
 
 from fairness.counterfactual import DAGError, fit_linear_scm
 from fairness.relative_reports import write_st_report
 from fairness.situation_testing import SituationTestingError
 from surveys.params import run_situation_testing, typed_value
+from surveys.uploads import UploadError, read_csv_upload
 
 
 class Command(BaseCommand):
@@ -18,7 +18,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("data", help="CSV of individuals (features, protected attribute, decision)")
-        parser.add_argument("--sep", default=",")
+        parser.add_argument("--sep", default=",", help='column separator: one character, e.g. "," ";" "|" or "\\t"')
         parser.add_argument("--protected", required=True)
         parser.add_argument("--protected-value", required=True, help="value of the protected group (JSON or text)")
         parser.add_argument("--target", required=True, help="decision column")
@@ -41,13 +41,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, **o):
         try:
-            data = pd.read_csv(o["data"], sep=o["sep"])
-        except (OSError, pd.errors.ParserError) as exc:
-            raise CommandError(f"cannot read {o['data']}: {exc}") from exc
+            data = read_csv_upload(o["data"], name=o["data"], sep=o["sep"])
+        except UploadError as exc:
+            raise CommandError(str(exc)) from exc
         cf = None
         try:
             if o["counterfactuals"]:
-                cf = pd.read_csv(o["counterfactuals"], sep=o["sep"])
+                cf = read_csv_upload(o["counterfactuals"], name=o["counterfactuals"], sep=o["sep"])
             elif o["dag"]:
                 dag = json.loads(Path(o["dag"]).read_text())
                 interventions = dict(item.split("=", 1) for item in (o["do"] or []))

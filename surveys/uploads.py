@@ -1,0 +1,219 @@
+"""Read an uploaded CSV safely: bounded size, rows, columns and time, a checked header, specific errors.
+
+Everything a researcher uploads (situation-testing data, counterfactuals, audit subjects) goes
+through :func:`read_csv_upload`, which refuses, with an :class:`UploadError` naming the upload:
+
+* a file larger than ``max_bytes`` (checked from the file's size or while reading, never after
+  reading it all), an empty file, text that is not UTF-8;
+* a separator that is not one character (``"\\t"`` typed as backslash-t means a tab): pandas would
+  read a longer one as a regular expression;
+* a header (its first line, read with the :mod:`csv` module before pandas sees anything) with
+  duplicate names (pandas renames duplicates in quadratic time: 100,000 copies of one name kept a
+  worker busy for 80 s), more than ``max_columns`` columns, or empty names;
+* more than ``max_rows`` data rows (pandas stops reading at ``max_rows + 1``).
+
+Time: pandas' C tokenizer cannot be interrupted from Python, so the real bound on parse time is
+the byte, row and column limits above (20 MB parses in about a second). ``max_seconds`` is
+enforced with a SIGALRM timer when the call runs in the process's main thread (management
+commands, a job worker running tasks in its main thread): the Python-level parts of the parse are
+interrupted, the tokenizer's current pass finishes first. In other threads (web requests) the
+limit is the server's own timeout (``GUNICORN_TIMEOUT``) and a background job's time limit.
+
+NaN and infinite values are the caller's business (which columns must be numbers depends on the
+analysis); :func:`require_finite` refuses them in named columns with the first bad cells.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import signal
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from contextlib import contextmanager
+
+import numpy as np
+import pandas as pd
+from django.conf import settings
+
+SEPARATOR_HINT = 'use one character, e.g. sep "," or ";" or "|", or "\\t" for a tab (--sep on the command line)'
+_CHUNK = 1 << 16
+
+
+class UploadError(ValueError):
+    """An upload that cannot be read; the message names the upload and the rule it breaks."""
+
+
+def _separator(sep: str, name: str) -> str:
+    if sep in ("\\t", "\t"):
+        return "\t"
+    if not isinstance(sep, str) or len(sep) != 1 or sep in '\r\n"':
+        raise UploadError(f"{name}: separator {sep!r} is not allowed; {SEPARATOR_HINT}")
+    return sep
+
+
+def _read_bytes(source, *, name: str, max_bytes: int) -> bytes:
+    """The upload's bytes, refusing anything larger than ``max_bytes`` before reading it all."""
+
+    def too_large(size: int | None = None) -> UploadError:
+        got = f" ({size:,} bytes)" if size is not None else ""
+        return UploadError(f"{name}: file is larger than the limit of {max_bytes:,} bytes{got}")
+
+    if isinstance(source, bytes | bytearray | memoryview):
+        if len(source) > max_bytes:
+            raise too_large(len(source))
+        return bytes(source)
+    if isinstance(source, str | os.PathLike):
+        try:
+            size = os.stat(source).st_size
+            if size > max_bytes:
+                raise too_large(size)
+            with open(source, "rb") as handle:
+                return _read_limited(handle, max_bytes, too_large)
+        except OSError as exc:
+            raise UploadError(f"{name}: cannot read {source}: {exc.strerror or exc}") from exc
+    size = getattr(source, "size", None)  # Django's UploadedFile knows its size
+    if isinstance(size, int) and size > max_bytes:
+        raise too_large(size)
+    if hasattr(source, "seek"):
+        try:
+            source.seek(0)
+        except (OSError, ValueError):
+            pass
+    if hasattr(source, "chunks"):
+        out = bytearray()
+        for chunk in source.chunks(_CHUNK):
+            out += chunk
+            if len(out) > max_bytes:
+                raise too_large()
+        return bytes(out)
+    return _read_limited(source, max_bytes, too_large)
+
+
+def _read_limited(handle, max_bytes: int, too_large) -> bytes:
+    data = handle.read(max_bytes + 1)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if len(data) > max_bytes:
+        raise too_large()
+    return data
+
+
+def _check_header(text: str, *, name: str, sep: str, max_columns: int) -> list[str]:
+    first_line = next(csv.reader(io.StringIO(text), delimiter=sep), None)
+    if not first_line or all(not cell.strip() for cell in first_line):
+        raise UploadError(f"{name}: the first line (the header) is empty")
+    duplicates = [(column, n) for column, n in Counter(first_line).items() if n > 1]
+    if duplicates:
+        shown = ", ".join(f"{column!r} ({n} times)" for column, n in duplicates[:5])
+        more = f" and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
+        raise UploadError(f"{name}: duplicate column name(s) in the header: {shown}{more}; every name must be unique")
+    if len(first_line) > max_columns:
+        raise UploadError(f"{name}: {len(first_line):,} columns, more than the limit of {max_columns:,}")
+    empty = [i + 1 for i, cell in enumerate(first_line) if not cell.strip()]
+    if empty:
+        shown = ", ".join(map(str, empty[:5])) + (" ..." if len(empty) > 5 else "")
+        raise UploadError(f"{name}: empty column name(s) in the header at position(s) {shown}; name every column")
+    return first_line
+
+
+class _ParseTimeout(Exception):
+    pass
+
+
+@contextmanager
+def _deadline(seconds: float):
+    """Raise _ParseTimeout after ``seconds`` when running in the main thread and no timer is armed."""
+    usable = (
+        seconds
+        and seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    )
+    if not usable:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _ParseTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def read_csv_upload(
+    source,
+    *,
+    name: str,
+    sep: str = ",",
+    max_bytes: int | None = None,
+    max_rows: int | None = None,
+    max_columns: int | None = None,
+    max_seconds: float | None = None,
+) -> pd.DataFrame:
+    """Read an uploaded CSV (a path, bytes, or a Django UploadedFile / binary file-like) into a DataFrame.
+
+    Limits default to the settings ``UPLOAD_MAX_BYTES``, ``UPLOAD_MAX_ROWS``, ``UPLOAD_MAX_COLUMNS``
+    and ``UPLOAD_MAX_PARSE_SECONDS``. Raises :class:`UploadError` (a ``ValueError``) whose message
+    starts with ``name`` and states the rule; see the module docstring for every check.
+    """
+    max_bytes = settings.UPLOAD_MAX_BYTES if max_bytes is None else max_bytes
+    max_rows = settings.UPLOAD_MAX_ROWS if max_rows is None else max_rows
+    max_columns = settings.UPLOAD_MAX_COLUMNS if max_columns is None else max_columns
+    max_seconds = settings.UPLOAD_MAX_PARSE_SECONDS if max_seconds is None else max_seconds
+    sep = _separator(sep, name)
+    raw = _read_bytes(source, name=name, max_bytes=max_bytes)
+    if not raw.strip():
+        raise UploadError(f"{name}: the file is empty")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UploadError(f"{name}: the file is not UTF-8 text (byte {exc.start}); save it as CSV UTF-8") from exc
+    if "\x00" in text:
+        raise UploadError(f"{name}: the file contains NUL bytes; it is not a text CSV")
+    _check_header(text, name=name, sep=sep, max_columns=max_columns)
+    try:
+        with _deadline(max_seconds):
+            frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=max_rows + 1, engine="c")
+    except _ParseTimeout as exc:
+        raise UploadError(f"{name}: reading the file took longer than {max_seconds:g} s") from exc
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, csv.Error) as exc:
+        raise UploadError(f"{name}: cannot read the CSV: {str(exc).strip()}") from exc
+    if len(frame) > max_rows:
+        raise UploadError(f"{name}: more than the limit of {max_rows:,} data rows")
+    return frame
+
+
+def require_finite(frame: pd.DataFrame, columns: Iterable[str], *, name: str, show: int = 5) -> None:
+    """Refuse missing, non-numeric or infinite values in ``columns`` (which must exist).
+
+    The message names the upload and lists the first bad cells as ``(row, column)``, rows counted
+    from 0 for the first data row, e.g. ``subjects.csv: 3 missing, non-numeric or infinite value(s)
+    in numeric column(s): (row 17, 'x_2'), ...``.
+    """
+    columns = list(columns)
+    absent = [c for c in columns if c not in frame.columns]
+    if absent:
+        raise UploadError(f"{name}: missing column(s) {absent}")
+    bad_cells: list[tuple[int, str]] = []
+    total = 0
+    for column in columns:
+        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        rows = np.flatnonzero(~np.isfinite(values))
+        total += len(rows)
+        bad_cells.extend((int(r), column) for r in rows[:show])
+    if total:
+        bad_cells.sort()
+        shown = ", ".join(f"(row {r}, {c!r})" for r, c in bad_cells[:show])
+        raise UploadError(
+            f"{name}: {total} missing, non-numeric or infinite value(s) in numeric column(s): {shown}"
+            + (" ..." if total > show else "")
+        )
