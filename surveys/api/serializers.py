@@ -2,6 +2,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from surveys.models import Condition, Study
+from surveys.uploads import UploadError, check_separator
 
 
 class ConditionSerializer(serializers.ModelSerializer):
@@ -103,6 +104,14 @@ class SituationTestingRequestSerializer(serializers.Serializer):
     mode = serializers.ChoiceField(choices=["paper", "reference"], default="paper")
     positive = serializers.BooleanField(default=False)
 
+
+    def validate_sep(self, value: str) -> str:
+        """Refused at once (a regular expression such as ``(x`` is no separator), not in the job."""
+        try:
+            check_separator(value, "data")
+        except UploadError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+        return value
 
 class DifferentialParityRequestSerializer(serializers.Serializer):
     alpha = serializers.FloatField(default=0.05, min_value=1e-6, max_value=0.5)
