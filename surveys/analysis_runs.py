@@ -8,9 +8,10 @@ from django.db.models import Max
 
 from analysis.bts import participant_bts
 from analysis.pipeline import run_pipeline
-from analysis.report import results_dict, write_report
+from analysis.report import results_dict
 from surveys.export import export_tables
 from surveys.models import AnalysisRun, Calibration
+from surveys.reports import write_report
 from surveys.services import latest_study
 
 

@@ -6,9 +6,10 @@ from pathlib import Path
 from django.db import transaction
 from django.db.models import Max
 
-from fairness.model_audit import audit, read_subjects, write_audit_report
+from fairness.model_audit import audit, read_subjects
 from surveys.export import export_tables
 from surveys.models import AuditRun, Calibration
+from surveys.reports import write_audit_report
 from surveys.services import latest_study
 
 

@@ -62,7 +62,8 @@ def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> Ht
     return response
 
 
-REPORT_FILES = {"report.html": "text/html", "plotly.min.js": "text/javascript", "results.json": "application/json"}
+# Reports load Plotly from the project's static files (vendor/plotly.min.js), not from their folder.
+REPORT_FILES = {"report.html": "text/html; charset=utf-8", "results.json": "application/json"}
 
 
 def _serve_run_file(run, filename: str) -> FileResponse:
@@ -76,7 +77,7 @@ def _serve_run_file(run, filename: str) -> FileResponse:
 
 @login_required
 def latest_report_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
-    """Files of the latest analysis report (the HTML loads plotly.min.js from beside it)."""
+    """Files of the latest analysis report (report.html, results.json, CSV tables)."""
     versions = _visible_versions(request, slug)
     return _serve_run_file(AnalysisRun.objects.filter(study__in=versions).order_by("-created_at").first(), filename)
 

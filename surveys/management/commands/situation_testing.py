@@ -5,9 +5,9 @@ import pandas as pd
 from django.core.management.base import BaseCommand, CommandError
 
 from fairness.counterfactual import DAGError, fit_linear_scm
-from fairness.relative_reports import write_st_report
 from fairness.situation_testing import SituationTestingError
 from surveys.params import run_situation_testing, typed_value
+from surveys.reports import write_st_report
 
 
 class Command(BaseCommand):
