@@ -199,3 +199,26 @@ LOGGING = {
 # `make serve` start them). A job running longer than JOB_MAX_SECONDS fails with a clear error.
 TASKS = {"default": {"BACKEND": "django_tasks_db.backend.DatabaseBackend"}}
 JOB_MAX_SECONDS = env_int("JOB_MAX_SECONDS", 1800)
+
+# --- Content-Security-Policy (django-csp 4.x) -----------------------------------------------------
+# Every response forbids inline script: pages load scripts from our own static files only and pass
+# data in <script type="application/json"> blocks (json_script). Reports are files served from
+# this origin, so the policy also keeps a script smuggled into one of them from running.
+from csp.constants import NONE, SELF, UNSAFE_INLINE  # noqa: E402
+
+INSTALLED_APPS += ["csp"]
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+        "img-src": [SELF, "data:", "blob:"],  # Plotly's "download as PNG" builds data:/blob: images
+        # Plotly.js sets inline style attributes and injects a <style> element for its charts; styles
+        # cannot run code, scripts stay strictly 'self'.
+        "style-src": [SELF, UNSAFE_INLINE],
+    },
+}

@@ -14,7 +14,8 @@ from surveys.analysis_runs import analysis_run_create
 from surveys.audit_runs import audit_run_create
 from surveys.export import table_to_json
 from surveys.params import run_situation_testing
-from surveys.relative_fairness import study_differential_parity, write_dp_report
+from surveys.relative_fairness import study_differential_parity
+from surveys.reports import write_dp_report
 from surveys.uploads import read_csv_upload
 
 

@@ -7,11 +7,12 @@ from django.db import transaction
 
 from analysis.bts import participant_bts
 from analysis.pipeline import run_pipeline
-from analysis.report import results_dict, write_report
+from analysis.report import results_dict
 from runs.storage import delete_prefix, new_prefix, store_directory
 from surveys.calibrations import calibration_create
 from surveys.export import export_tables
 from surveys.models import AnalysisRun
+from surveys.reports import write_report
 from surveys.services import latest_study
 
 

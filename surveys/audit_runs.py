@@ -5,11 +5,12 @@ from pathlib import Path
 
 from django.db import transaction
 
-from fairness.model_audit import audit, read_subjects, write_audit_report
+from fairness.model_audit import audit, read_subjects
 from runs.storage import delete_prefix, new_prefix, store_directory
 from surveys.calibrations import calibration_create
 from surveys.export import export_tables
 from surveys.models import AuditRun, Calibration
+from surveys.reports import write_audit_report
 from surveys.services import latest_study
 
 

@@ -66,14 +66,12 @@ def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> Ht
     return response
 
 
+# Run files that may be served; reports load Plotly from the project's static files.
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript",
     ".json": "application/json",
     ".csv": "text/csv; charset=utf-8",
     ".md": "text/markdown; charset=utf-8",
-    ".png": "image/png",
-    ".svg": "image/svg+xml",
 }
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,120}$")
 
