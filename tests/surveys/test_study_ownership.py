@@ -61,9 +61,7 @@ def test_command_refuses_with_a_clear_message(study_with_participant, demo_spec,
     path.write_text(json.dumps(_edited(demo_spec)))
     with pytest.raises(CommandError) as error:
         call_command("load_study", str(path), owner="bob")
-    assert str(error.value) == (
-        "study 'effort-demo' belongs to alice; only its owner or staff can load a new version"
-    )
+    assert str(error.value) == ("study 'effort-demo' belongs to alice; only its owner or staff can load a new version")
     assert Study.objects.filter(slug="effort-demo").count() == 1
     call_command("load_study", str(path), owner="alice")
     assert Study.objects.filter(slug="effort-demo").count() == 2
