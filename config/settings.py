@@ -5,6 +5,7 @@ Defaults suit a developer's machine: DEBUG on, SQLite file ``db.sqlite3``. Produ
 """
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -131,9 +132,10 @@ LOGOUT_REDIRECT_URL = "login"
 
 
 # Security: cookies and HTTPS are strict unless DEBUG (the local demo) is on.
-# Sessions live in signed cookies (HMAC with SECRET_KEY, HttpOnly, Secure in production): a
-# participant's session holds only their participant id, and no request needs a session query.
-SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+# Sessions: researchers, admin, API and login use revocable database sessions (accounts app,
+# cookie `sessionid`); participants' pages (/s/) use signed cookies (`participant_session`,
+# config/sessions.py), so no participant request needs a session query. See the accounts block below.
+SESSION_ENGINE = "accounts.session_store"
 SESSION_COOKIE_HTTPONLY = True
 SECURE_COOKIES = env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
 SESSION_COOKIE_SECURE = SECURE_COOKIES
@@ -222,3 +224,39 @@ CONTENT_SECURITY_POLICY = {
         "style-src": [SELF, UNSAFE_INLINE],
     },
 }
+
+# --- Accounts and sessions (accounts/, config/sessions.py, config/cache_control.py) ------------
+# Researchers' sessions are server-side (logout, password change and "log out everywhere" end
+# them); participants keep signed-cookie sessions under their own cookie, limited to /s/.
+INSTALLED_APPS += ["accounts", "axes"]
+MIDDLEWARE[MIDDLEWARE.index("django.contrib.sessions.middleware.SessionMiddleware")] = (
+    "config.sessions.PathSessionMiddleware"
+)
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("whitenoise.middleware.WhiteNoiseMiddleware") + 1, "config.cache_control.NoStoreMiddleware"
+)
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")  # turns a locked-out login into accounts.lockout's page
+SESSION_COOKIE_AGE = env_int("RESEARCHER_SESSION_COOKIE_AGE", 12 * 3600)
+PARTICIPANT_PATH_PREFIX = "/s/"
+PARTICIPANT_SESSION_COOKIE_NAME = "participant_session"
+PARTICIPANT_SESSION_COOKIE_AGE = env_int("PARTICIPANT_SESSION_COOKIE_AGE", 2 * 24 * 3600)
+NO_STORE_PATH_PREFIXES = ["/s/", "/researcher/", "/api/", "/accounts/", "/admin/"]
+# Login throttling (django-axes) on the login page, the admin login and HTTP basic auth on the API.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"] = [
+    "rest_framework.authentication.SessionAuthentication",
+    "accounts.authentication.ThrottledBasicAuthentication",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+_LOGIN_COOLOFF_MINUTES = env_int("LOGIN_COOLOFF_MINUTES", 15)
+AXES_COOLOFF_TIME = timedelta(minutes=_LOGIN_COOLOFF_MINUTES) if _LOGIN_COOLOFF_MINUTES > 0 else None
+# "username+ip_address": one username from one address; "username,ip_address": either one.
+AXES_LOCKOUT_PARAMETERS = [
+    part.split("+") if "+" in part else part for part in env_list("LOGIN_LOCKOUT_PARAMETERS", "username+ip_address")
+]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
