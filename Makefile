@@ -12,10 +12,16 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
+# Background jobs (analyses, audits, ... started from the web) run in `db_worker` processes beside
+# the web server; JOB_WORKERS of them (default 1), stopped with the server.
+JOB_WORKERS ?= 1
+WORKERS = for i in $$(seq $(JOB_WORKERS)); do $(PY) manage.py db_worker --interval 1 --no-startup-delay --no-reload & done; \
+	trap 'kill $$(jobs -p) 2>/dev/null' EXIT INT TERM;
+
 demo: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_setup
-	$(PY) manage.py runserver 127.0.0.1:8000
+	$(WORKERS) $(PY) manage.py runserver 127.0.0.1:8000
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -26,7 +32,7 @@ serve: $(STAMP)
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py check --deploy --fail-level WARNING
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py migrate --noinput
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py collectstatic --noinput -v0
-	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(VENV)/bin/gunicorn config.wsgi -c config/gunicorn.conf.py
+	export DJANGO_DEBUG=$${DJANGO_DEBUG:-0}; $(WORKERS) $(VENV)/bin/gunicorn config.wsgi -c config/gunicorn.conf.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

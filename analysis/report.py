@@ -1,16 +1,22 @@
-"""The analysis report: HTML with Plotly figures, plus JSON and CSV tables (pure; no Django)."""
+"""The analysis report's content: tables (DataFrames), Plotly figures and the JSON results (pure;
+no Django). The HTML is rendered from templates by ``surveys.reports.write_report``."""
 
-import html
 import json
-from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.pipeline import PipelineResult
-from fairness.html_report import figures_html, table, write_page
 
 TABLES = ("table2", "table3", "table4", "table5", "factor_shares")
+HEADINGS = {
+    "calibrations": "Calibration (alpha = a2 / (a1 + a2))",
+    "table2": "Table 2: Spearman correlations",
+    "table3": "Table 3: Hotelling and Steiger tests",
+    "table4": "Table 4: bootstrap 95% CIs of r_traj - r_aggr",
+    "table5": "Table 5: regressions",
+    "factor_shares": "Rationale factors chosen",
+}
 
 
 def ratings_figure(pairs: pd.DataFrame) -> go.Figure:
@@ -53,36 +59,29 @@ def coefficient_figure(result: PipelineResult) -> go.Figure:
 
 
 def bts_figure(bts: pd.DataFrame) -> go.Figure:
+    """Histogram of participants' mean BTS scores."""
     fig = go.Figure(go.Histogram(x=bts["total"], nbinsx=30, name="BTS"))
     fig.update_layout(title="Participants' mean BTS score (binarised overall question)", xaxis_title="BTS score")
     return fig
 
 
-def write_report(result: PipelineResult, pairs: pd.DataFrame, bts: pd.DataFrame, out_dir: Path, *, title: str) -> Path:
-    """Write report.html (+ plotly.min.js beside it), results.json and one CSV per table."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name in TABLES:
-        getattr(result, name).to_csv(out_dir / f"{name}.csv", index=False)
-    bts.to_csv(out_dir / "bts_scores.csv", index=False)
-    calibrations = [c.__dict__ | {"ci": list(c.ci)} for c in result.calibrations]
-    pd.DataFrame(calibrations).to_csv(out_dir / "calibrations.csv", index=False)
-    (out_dir / "results.json").write_text(json.dumps(results_dict(result), indent=1, default=float))
-    figures = [ratings_figure(pairs), coefficient_figure(result), bts_figure(bts)]
-    body = [f"<p>Seed {result.seed}. Exclusions: {html.escape(str(result.exclusions))}</p>"]
-    body.append("<h2>Calibration (alpha = a2 / (a1 + a2))</h2>" + table(pd.DataFrame(calibrations)))
-    for name, heading in (
-        ("table2", "Table 2: Spearman correlations"),
-        ("table3", "Table 3: Hotelling and Steiger tests"),
-        ("table4", "Table 4: bootstrap 95% CIs of r_traj - r_aggr"),
-        ("table5", "Table 5: regressions"),
-        ("factor_shares", "Rationale factors chosen"),
-    ):
-        body.append(f"<h2>{heading}</h2>" + table(getattr(result, name)))
-    body.extend(figures_html(figures))
-    return write_page(out_dir, title, body)
+def calibrations_table(result: PipelineResult) -> pd.DataFrame:
+    """One row per condition: alpha, its CI, a1, a2, participants, resamples, seed."""
+    return pd.DataFrame([c.__dict__ | {"ci": list(c.ci)} for c in result.calibrations])
+
+
+def report_tables(result: PipelineResult) -> dict[str, pd.DataFrame]:
+    """The report's tables by file name (``calibrations`` first, then Tables 2-5 and factors)."""
+    return {"calibrations": calibrations_table(result), **{name: getattr(result, name) for name in TABLES}}
+
+
+def report_figures(result: PipelineResult, pairs: pd.DataFrame, bts: pd.DataFrame) -> list[go.Figure]:
+    """Likert violins, regression coefficients, BTS histogram."""
+    return [ratings_figure(pairs), coefficient_figure(result), bts_figure(bts)]
 
 
 def results_dict(result: PipelineResult) -> dict:
+    """results.json: seed, exclusions, calibrations and every table as records."""
     return {
         "seed": result.seed,
         "exclusions": result.exclusions,

@@ -4,6 +4,8 @@ Defaults suit a developer's machine: DEBUG on, SQLite file ``db.sqlite3``. Produ
 ``DJANGO_DEBUG=0``, ``DJANGO_SECRET_KEY``, ``DJANGO_ALLOWED_HOSTS`` and usually ``DATABASE_URL``.
 """
 
+import json
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -26,7 +28,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "django_tasks",
+    "django_tasks_db",
     "surveys",
+    "runs",
 ]
 
 MIDDLEWARE = [
@@ -92,6 +97,15 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# Run files (reports, tables, uploads of jobs) go through Django's storage API, addressed by run:
+# a local folder (REPORTS_DIR) by default; STORAGE_BACKEND / STORAGE_OPTIONS (JSON) select any
+# django-storages backend (S3, GCS, Azure) so that every web server and worker sees every run.
+REPORTS_DIR = Path(env_str("REPORTS_DIR", str(BASE_DIR / "reports")))
+STORAGE_DEFAULT = {
+    "BACKEND": env_str("STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"),
+    "OPTIONS": json.loads(env_str("STORAGE_OPTIONS", "{}")) or {"location": str(REPORTS_DIR)},
+}
+
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
@@ -101,7 +115,7 @@ STATICFILES_FINDERS = [
     "config.staticfinders.PlotlyFinder",
 ]
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": STORAGE_DEFAULT,
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -116,13 +130,12 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "researcher:studies"
 LOGOUT_REDIRECT_URL = "login"
 
-# Where reports written by the analysis and audit commands go.
-REPORTS_DIR = Path(env_str("REPORTS_DIR", str(BASE_DIR / "reports")))
 
 # Security: cookies and HTTPS are strict unless DEBUG (the local demo) is on.
-# Sessions live in signed cookies (HMAC with SECRET_KEY, HttpOnly, Secure in production): a
-# participant's session holds only their participant id, and no request needs a session query.
-SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+# Sessions: researchers, admin, API and login use revocable database sessions (accounts app,
+# cookie `sessionid`); participants' pages (/s/) use signed cookies (`participant_session`,
+# config/sessions.py), so no participant request needs a session query. See the accounts block below.
+SESSION_ENGINE = "accounts.session_store"
 SESSION_COOKIE_HTTPONLY = True
 SECURE_COOKIES = env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
 SESSION_COOKIE_SECURE = SECURE_COOKIES
@@ -182,3 +195,68 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "WARNING")},
 }
+
+# Background jobs (analyses, audits, situation testing, differential parity started from the web):
+# django-tasks with its database backend; workers run `manage.py db_worker` (`make demo` and
+# `make serve` start them). A job running longer than JOB_MAX_SECONDS fails with a clear error.
+TASKS = {"default": {"BACKEND": "django_tasks_db.backend.DatabaseBackend"}}
+JOB_MAX_SECONDS = env_int("JOB_MAX_SECONDS", 1800)
+
+# --- Content-Security-Policy (django-csp 4.x) -----------------------------------------------------
+# Every response forbids inline script: pages load scripts from our own static files only and pass
+# data in <script type="application/json"> blocks (json_script). Reports are files served from
+# this origin, so the policy also keeps a script smuggled into one of them from running.
+from csp.constants import NONE, SELF, UNSAFE_INLINE  # noqa: E402
+
+INSTALLED_APPS += ["csp"]
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+        "img-src": [SELF, "data:", "blob:"],  # Plotly's "download as PNG" builds data:/blob: images
+        # Plotly.js sets inline style attributes and injects a <style> element for its charts; styles
+        # cannot run code, scripts stay strictly 'self'.
+        "style-src": [SELF, UNSAFE_INLINE],
+    },
+}
+
+# --- Accounts and sessions (accounts/, config/sessions.py, config/cache_control.py) ------------
+# Researchers' sessions are server-side (logout, password change and "log out everywhere" end
+# them); participants keep signed-cookie sessions under their own cookie, limited to /s/.
+INSTALLED_APPS += ["accounts", "axes"]
+MIDDLEWARE[MIDDLEWARE.index("django.contrib.sessions.middleware.SessionMiddleware")] = (
+    "config.sessions.PathSessionMiddleware"
+)
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("whitenoise.middleware.WhiteNoiseMiddleware") + 1, "config.cache_control.NoStoreMiddleware"
+)
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")  # turns a locked-out login into accounts.lockout's page
+SESSION_COOKIE_AGE = env_int("RESEARCHER_SESSION_COOKIE_AGE", 12 * 3600)
+PARTICIPANT_PATH_PREFIX = "/s/"
+PARTICIPANT_SESSION_COOKIE_NAME = "participant_session"
+PARTICIPANT_SESSION_COOKIE_AGE = env_int("PARTICIPANT_SESSION_COOKIE_AGE", 2 * 24 * 3600)
+NO_STORE_PATH_PREFIXES = ["/s/", "/researcher/", "/api/", "/accounts/", "/admin/"]
+# Login throttling (django-axes) on the login page, the admin login and HTTP basic auth on the API.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"] = [
+    "rest_framework.authentication.SessionAuthentication",
+    "accounts.authentication.ThrottledBasicAuthentication",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+_LOGIN_COOLOFF_MINUTES = env_int("LOGIN_COOLOFF_MINUTES", 15)
+AXES_COOLOFF_TIME = timedelta(minutes=_LOGIN_COOLOFF_MINUTES) if _LOGIN_COOLOFF_MINUTES > 0 else None
+# "username+ip_address": one username from one address; "username,ip_address": either one.
+AXES_LOCKOUT_PARAMETERS = [
+    part.split("+") if "+" in part else part for part in env_list("LOGIN_LOCKOUT_PARAMETERS", "username+ip_address")
+]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"

@@ -1,8 +1,9 @@
 """Fairness metrics (pure: NumPy, pandas, SciPy; no Django).
 
 ``fairness.audit(...)`` compares models on a subjects table; see :mod:`fairness.model_audit`.
+Reports are rendered by the Django layer (``surveys.reports``).
 """
 
-from fairness.model_audit import audit, read_subjects, write_audit_report
+from fairness.model_audit import SubjectsFileError, audit, read_subjects
 
-__all__ = ["audit", "read_subjects", "write_audit_report"]
+__all__ = ["SubjectsFileError", "audit", "read_subjects"]

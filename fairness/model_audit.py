@@ -9,6 +9,10 @@ Subjects file (CSV), one row per decision subject:
 * ``inertia`` (optional) in [0, 1]; otherwise ``race`` is mapped through the paper's poverty table;
 * any other columns (race, sex, age_group, ...) are group columns for parity.
 
+Column names are checked against :data:`COLUMN_NAME` (letters, digits, ``_``, ``.``, ``-``; at most
+64 characters; starting with a letter or digit), model names (after ``score_``) against
+:data:`MODEL_NAME`; anything else is refused with a :class:`SubjectsFileError` naming the column.
+
 :func:`audit` computes, per model: EaIF with equal weights and with each given alpha (exact up to
 ``exact_limit`` subjects, sampled with a CI above), the violation share and worst pairs,
 effort-unaware parity per group column (Tables 6 and 8), EaGF per effort bin (Figure 3), and, when
@@ -18,6 +22,7 @@ feedback scores every model) and the disagreement-based calibration of alpha.
 """
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,12 +37,34 @@ from fairness.effort import aggregate as aggregate_of
 from fairness.effort import effort as effort_of
 from fairness.effort import inertia_from_groups
 from fairness.group import GroupParity, effort_aware_parity, parity_figure
-from fairness.html_report import figures_html, table, write_page
 from fairness.individual import eaif_details, eaif_sampled, worst_pairs
 
 
 class SubjectsFileError(ValueError):
     """The subjects file breaks a rule; the message names the column and rows."""
+
+
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+COLUMN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def check_column_names(columns) -> None:
+    """Refuse column names outside :data:`COLUMN_NAME` and model names outside :data:`MODEL_NAME`
+    (names end up in reports, CSV headers and API responses)."""
+    for column in columns:
+        if not isinstance(column, str):
+            raise SubjectsFileError(f"column {column!r}: column names must be text")
+        if column.startswith("score_"):
+            if not MODEL_NAME.fullmatch(column.removeprefix("score_")):
+                raise SubjectsFileError(
+                    f"column {column!r}: a model name after 'score_' must be 1-64 letters, digits, '_', '.' "
+                    "or '-', starting with a letter or digit"
+                )
+        elif not COLUMN_NAME.fullmatch(column):
+            raise SubjectsFileError(
+                f"column {column!r}: column names must be 1-64 letters, digits, '_', '.' or '-', starting with "
+                "a letter or digit"
+            )
 
 
 @dataclass(frozen=True)
@@ -57,6 +84,7 @@ def read_subjects(source: str | Path | pd.DataFrame) -> Subjects:
             frame = pd.read_csv(source)
         except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
             raise SubjectsFileError(f"cannot read {source}: {exc}") from exc
+    check_column_names(frame.columns)
     if "id" not in frame.columns:
         raise SubjectsFileError("missing column 'id'")
     if frame["id"].duplicated().any():
@@ -258,16 +286,23 @@ def audit(
     )
 
 
-def write_audit_report(result: AuditResult, out_dir: Path, *, title: str) -> Path:
-    """report.html (Plotly, local plotly.min.js), results.json and CSV tables."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    result.eaif.to_csv(out_dir / "eaif.csv", index=False)
-    result.parity.to_csv(out_dir / "parity.csv")
-    pd.concat([r.by_bin.assign(model=m, group_column=c) for (m, c), r in result.eagf.items()]).to_csv(
-        out_dir / "eagf_bins.csv", index=False
-    )
+def audit_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
+    """The audit's CSV tables by file name: eaif, parity (one row per model), eagf_bins and, with
+    feedback, disagreement_notions."""
+    tables = {
+        "eaif": result.eaif,
+        "parity": result.parity.rename_axis("model").reset_index(),
+        "eagf_bins": pd.concat([r.by_bin.assign(model=m, group_column=c) for (m, c), r in result.eagf.items()])
+        if result.eagf
+        else pd.DataFrame(),
+    }
     if result.notions is not None:
-        result.notions.to_csv(out_dir / "disagreement_notions.csv", index=False)
+        tables["disagreement_notions"] = result.notions
+    return tables
+
+
+def audit_summary(result: AuditResult) -> dict:
+    """results.json: settings, EaIF rows, parity, notions and the disagreement calibration."""
     cal = result.disagreement_calibration
     summary = {
         "settings": result.settings,
@@ -285,15 +320,31 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str) -> Pat
             "n_participants": cal.n_participants,
         },
     }
-    (out_dir / "results.json").write_text(json.dumps(summary, indent=1, default=str))
-    figures = []
-    pivot = result.eaif.pivot(index="model", columns="weights", values="eaif")
-    bar = go.Figure([go.Bar(x=pivot.index, y=pivot[c], name=f"{c} weights") for c in pivot.columns])
+    return json.loads(json.dumps(summary, default=str))
+
+
+def eaif_pivot(result: AuditResult) -> pd.DataFrame:
+    """EaIF with one row per model and one column per weights (Tables 1 and 7)."""
+    return result.eaif.pivot(index="model", columns="weights", values="eaif")
+
+
+def notions_pivot(result: AuditResult) -> pd.DataFrame | None:
+    """Disagreement-derived notions, one row per model (None without feedback)."""
+    if result.notions is None or not len(result.notions):
+        return None
+    return result.notions.pivot(index="model", columns="notion", values="value")
+
+
+def audit_figures(result: AuditResult) -> list[go.Figure]:
+    """EaIF bars per model and weights, effort-aware parity per group column (Figure 3) and, with
+    feedback, the disagreement-calibration curve."""
+    pivot = eaif_pivot(result)
+    bar = go.Figure([go.Bar(x=list(pivot.index), y=pivot[c], name=f"{c} weights") for c in pivot.columns])
     bar.update_layout(title="EaIF per model and weights (higher is fairer)", yaxis_title="EaIF", barmode="group")
-    figures.append(bar)
-    columns = sorted({c for _, c in result.eagf})
-    for col in columns:
+    figures = [bar]
+    for col in sorted({c for _, c in result.eagf}):
         figures.append(parity_figure({m: r for (m, c), r in result.eagf.items() if c == col}, group_name=col))
+    cal = result.disagreement_calibration
     if cal is not None:
         curve = go.Figure(go.Scatter(x=cal.grid, y=cal.correlations, mode="lines"))
         curve.update_layout(
@@ -302,25 +353,4 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str) -> Pat
             yaxis_title="rank correlation",
         )
         figures.append(curve)
-    body = [
-        f"<p>{result.settings['n_subjects']} subjects; weights {result.settings['weights']}.</p>",
-        "<h2>Effort-aware individual fairness (Tables 1 and 7)</h2>",
-        table(pivot, index=True),
-        "<h2>Traditional (effort-unaware) demographic parity (Tables 6 and 8)</h2>",
-        table(result.parity, index=True),
-    ]
-    if result.notions is not None and len(result.notions):
-        body += [
-            "<h2>Disagreement-derived notions (critic labels from yes/no feedback)</h2>",
-            table(result.notions.pivot(index="model", columns="notion", values="value"), index=True),
-        ]
-    if cal is not None:
-        body.append(
-            f"<h2>Effort weight from disagreement feedback</h2><p>alpha = {cal.alpha:.2f} "
-            f"(95% CI {cal.ci[0]:.2f}-{cal.ci[1]:.2f}); criterion: {cal.criterion}; "
-            f"{cal.n_subjects} subjects, {cal.n_participants} participants.</p>"
-        )
-    for model, pairs in result.worst.items():
-        body += [f"<h3>Worst pairs: {model}</h3>", table(pairs.head(10))]
-    body += figures_html(figures)
-    return write_page(out_dir, title, body)
+    return figures

@@ -4,13 +4,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from django.db import transaction
-from django.db.models import Max
 
 from analysis.bts import participant_bts
 from analysis.pipeline import run_pipeline
-from analysis.report import results_dict, write_report
+from analysis.report import results_dict
+from runs.storage import delete_prefix, new_prefix, store_directory
+from surveys.calibrations import calibration_create
 from surveys.export import export_tables
-from surveys.models import AnalysisRun, Calibration
+from surveys.models import AnalysisRun
+from surveys.reports import write_report
 from surveys.services import latest_study
 
 
@@ -22,8 +24,9 @@ def analysis_run_create(
     n_resamples: int = 2000,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> AnalysisRun:
-    """Export, analyse (excluded participants dropped), write the report, and store the run with
-    one new Calibration version per condition, all in one transaction."""
+    """Export, analyse (excluded participants dropped), write the report into ``out_dir``, store
+    its files (storage folder ``analysis/<uuid>``) and the run with one new Calibration version per
+    condition in one transaction; if storing fails, nothing of the run remains."""
     study = latest_study(slug)
     tables = export_tables(slug)
     completed = tables.pairs.dropna(subset=["d_overall"])
@@ -32,30 +35,28 @@ def analysis_run_create(
     result = run_pipeline(completed, tables.participants, seed=seed, n_resamples=n_resamples, progress=progress)
     bts = participant_bts(completed[completed["excluded"] != 1], similar_max=study.spec["likert"]["similar_max"])
     write_report(result, completed, bts, out_dir, title=f"{study.title}: analysis (seed {seed})")
-    with transaction.atomic():
-        run = AnalysisRun.objects.create(
-            study=study,
-            seed=seed,
-            n_resamples=n_resamples,
-            out_dir=str(out_dir.resolve()),
-            results=results_dict(result),
-        )
-        for cal in result.calibrations:
-            previous = Calibration.objects.filter(study=study, kind="likert", condition=cal.condition).aggregate(
-                v=Max("version")
-            )["v"]
-            Calibration.objects.create(
-                study=study,
-                analysis_run=run,
-                kind="likert",
-                condition=cal.condition,
-                version=(previous or 0) + 1,
-                alpha=cal.alpha,
-                ci_low=cal.ci[0],
-                ci_high=cal.ci[1],
-                a1=cal.a1,
-                a2=cal.a2,
-                n_participants=cal.n_participants,
-                seed=seed,
+    prefix = new_prefix("analysis")
+    store_directory(out_dir, prefix)
+    try:
+        with transaction.atomic():
+            run = AnalysisRun.objects.create(
+                study=study, seed=seed, n_resamples=n_resamples, files_prefix=prefix, results=results_dict(result)
             )
+            for cal in result.calibrations:
+                calibration_create(
+                    study=study,
+                    analysis_run=run,
+                    kind="likert",
+                    condition=cal.condition,
+                    alpha=cal.alpha,
+                    ci_low=cal.ci[0],
+                    ci_high=cal.ci[1],
+                    a1=cal.a1,
+                    a2=cal.a2,
+                    n_participants=cal.n_participants,
+                    seed=seed,
+                )
+    except BaseException:
+        delete_prefix(prefix)
+        raise
     return run

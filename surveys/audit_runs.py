@@ -4,11 +4,13 @@ import json
 from pathlib import Path
 
 from django.db import transaction
-from django.db.models import Max
 
-from fairness.model_audit import audit, read_subjects, write_audit_report
+from fairness.model_audit import audit, read_subjects
+from runs.storage import delete_prefix, new_prefix, store_directory
+from surveys.calibrations import calibration_create
 from surveys.export import export_tables
 from surveys.models import AuditRun, Calibration
+from surveys.reports import write_audit_report
 from surveys.services import latest_study
 
 
@@ -29,8 +31,8 @@ def audit_run_create(
 ) -> AuditRun:
     """Read the subjects file, pick the human weights (the given Calibration, else the latest
     Likert calibration of the condition), score every model, estimate alpha from the study's
-    yes/no feedback when its subjects are in the file, write the report, store the run and the
-    disagreement Calibration."""
+    yes/no feedback when its subjects are in the file, write the report into ``out_dir``, store
+    its files (storage folder ``audit/<uuid>``), the run and the disagreement Calibration."""
     study = latest_study(slug)
     likert = None
     if calibration_id is not None:
@@ -69,29 +71,31 @@ def audit_run_create(
         n_resamples=n_resamples,
     )
     write_audit_report(result, out_dir, title=f"{study.title}: model audit ({condition})")
-    with transaction.atomic():
-        run = AuditRun.objects.create(
-            study=study,
-            condition=condition,
-            subjects_file=str(subjects_file),
-            likert_calibration=likert,
-            out_dir=str(out_dir.resolve()),
-            results=json.loads((out_dir / "results.json").read_text()),
-        )
-        cal = result.disagreement_calibration
-        if cal is not None:
-            previous = Calibration.objects.filter(study=study, kind="disagreement", condition=condition).aggregate(
-                v=Max("version")
-            )["v"]
-            Calibration.objects.create(
+    prefix = new_prefix("audit")
+    store_directory(out_dir, prefix)
+    try:
+        with transaction.atomic():
+            run = AuditRun.objects.create(
                 study=study,
-                kind="disagreement",
                 condition=condition,
-                version=(previous or 0) + 1,
-                alpha=cal.alpha,
-                ci_low=cal.ci[0],
-                ci_high=cal.ci[1],
-                n_participants=cal.n_participants,
-                seed=seed,
+                subjects_file=Path(subjects_file).name,
+                likert_calibration=likert,
+                files_prefix=prefix,
+                results=json.loads((out_dir / "results.json").read_text()),
             )
+            cal = result.disagreement_calibration
+            if cal is not None:
+                calibration_create(
+                    study=study,
+                    kind="disagreement",
+                    condition=condition,
+                    alpha=cal.alpha,
+                    ci_low=cal.ci[0],
+                    ci_high=cal.ci[1],
+                    n_participants=cal.n_participants,
+                    seed=seed,
+                )
+    except BaseException:
+        delete_prefix(prefix)
+        raise
     return run

@@ -286,14 +286,19 @@ def export_tables(slug: str) -> ExportTables:
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
+def _neutralise(value: object) -> object:
+    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES) else value
+
+
 def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
-    """Prefix text cells that a spreadsheet would run as a formula with an apostrophe (CSV only)."""
+    """Prefix text cells and column names that a spreadsheet would run as a formula with an
+    apostrophe (CSV only)."""
     out = frame.copy()
-    for column in out.columns:
-        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]):
-            out[column] = out[column].map(
-                lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_PREFIXES) else v
-            )
+    out.columns = [_neutralise(c) for c in out.columns]
+    for i in range(out.shape[1]):  # by position: two names may coincide
+        column = out.iloc[:, i]
+        if column.dtype == object or pd.api.types.is_string_dtype(column):
+            out.isetitem(i, column.map(_neutralise))
     return out
 
 

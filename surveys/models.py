@@ -251,7 +251,7 @@ class AnalysisRun(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="analysis_runs")
     seed = models.BigIntegerField()
     n_resamples = models.PositiveIntegerField()
-    out_dir = models.CharField(max_length=500)
+    files_prefix = models.CharField(max_length=500, help_text="Storage folder of the report files.")
     results = models.JSONField(default=dict)
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -304,7 +304,7 @@ class AuditRun(models.Model):
     likert_calibration = models.ForeignKey(
         Calibration, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    out_dir = models.CharField(max_length=500)
+    files_prefix = models.CharField(max_length=500, help_text="Storage folder of the report files.")
     results = models.JSONField(default=dict)
     created_at = models.DateTimeField(default=timezone.now)
 

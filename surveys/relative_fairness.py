@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from fairness.relative_reports import differences_figure, write_dp_report
+from fairness.relative_reports import differences_figure
 from fairness.study_parity import (
     conditions_as_decision_sets,
     disagreement_parity,
@@ -10,6 +10,7 @@ from fairness.study_parity import (
     subject_table,
 )
 from surveys.export import export_tables
+from surveys.reports import write_dp_report
 from surveys.services import latest_study
 
 
@@ -42,5 +43,6 @@ def study_differential_parity(slug: str, *, alpha: float = 0.05) -> tuple[dict, 
 
 
 def write_study_dp_report(slug: str, out_dir: Path, *, alpha: float = 0.05) -> Path:
+    """The study's differential-parity report (surveys.reports.write_dp_report)."""
     tables, figures = study_differential_parity(slug, alpha=alpha)
     return write_dp_report(tables, figures, out_dir, title=f"{slug}: differential parity")

@@ -1,13 +1,17 @@
 """The researcher's pages: study list, dashboard and export downloads (login required; a
 researcher sees only the studies they own or that are shared with them)."""
 
+import re
 from pathlib import Path
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import SuspiciousFileOperation
+from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from runs.selectors import jobs_visible_to
 from surveys.dashboard import summarise
 from surveys.export import TABLES, export_tables, table_to_csv, table_to_json
 from surveys.models import AnalysisRun, AuditRun, Calibration
@@ -62,27 +66,58 @@ def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> Ht
     return response
 
 
-REPORT_FILES = {"report.html": "text/html", "plotly.min.js": "text/javascript", "results.json": "application/json"}
+# Run files that may be served; reports load Plotly from the project's static files.
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".json": "application/json",
+    ".csv": "text/csv; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+}
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,120}$")
 
 
-def _serve_run_file(run, filename: str) -> FileResponse:
-    if run is None or filename not in REPORT_FILES and not filename.endswith(".csv"):
+def _serve_stored(prefix: str | None, filename: str) -> FileResponse:
+    """A run's file from the storage API (any web server can serve any run's files)."""
+    suffix = Path(filename).suffix
+    if not prefix or not SAFE_NAME.match(filename) or suffix not in CONTENT_TYPES:
         raise Http404("No such report file.")
-    path = Path(run.out_dir) / Path(filename).name
-    if not path.is_file():
-        raise Http404("The report file is missing on disk; run the command again.")
-    return FileResponse(path.open("rb"), content_type=REPORT_FILES.get(filename, "text/csv"))
+    try:
+        handle = default_storage.open(f"{prefix}/{filename}", "rb")
+    except (FileNotFoundError, SuspiciousFileOperation) as exc:
+        raise Http404("No such report file in this run.") from exc
+    return FileResponse(handle, content_type=CONTENT_TYPES[suffix])
+
+
+def _latest_prefix(model, versions) -> str | None:
+    runs = model.objects.filter(study__in=versions).order_by("-created_at")
+    return runs.values_list("files_prefix", flat=True).first()
 
 
 @login_required
 def latest_report_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
-    """Files of the latest analysis report (the HTML loads plotly.min.js from beside it)."""
-    versions = _visible_versions(request, slug)
-    return _serve_run_file(AnalysisRun.objects.filter(study__in=versions).order_by("-created_at").first(), filename)
+    """Files of the study's latest analysis report."""
+    return _serve_stored(_latest_prefix(AnalysisRun, _visible_versions(request, slug)), filename)
 
 
 @login_required
 def latest_audit_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
-    """Files of the latest model-audit report."""
-    versions = _visible_versions(request, slug)
-    return _serve_run_file(AuditRun.objects.filter(study__in=versions).order_by("-created_at").first(), filename)
+    """Files of the study's latest model-audit report."""
+    return _serve_stored(_latest_prefix(AuditRun, _visible_versions(request, slug)), filename)
+
+
+@login_required
+def analysis_file(request: HttpRequest, run_id: int, filename: str) -> HttpResponse:
+    run = AnalysisRun.objects.filter(pk=run_id, study__in=studies_visible_to(request.user)).first()
+    return _serve_stored(run.files_prefix if run else None, filename)
+
+
+@login_required
+def audit_file(request: HttpRequest, run_id: int, filename: str) -> HttpResponse:
+    run = AuditRun.objects.filter(pk=run_id, study__in=studies_visible_to(request.user)).first()
+    return _serve_stored(run.files_prefix if run else None, filename)
+
+
+@login_required
+def job_file(request: HttpRequest, job_id, filename: str) -> HttpResponse:
+    job = jobs_visible_to(request.user).filter(pk=job_id).first()
+    return _serve_stored(job.files_prefix if job else None, filename)

@@ -42,6 +42,10 @@ class InvalidParticipantId(ValueError):
     pass
 
 
+class StudyOwnedByOther(PermissionError):
+    """A study file's slug belongs to another researcher's study (a new version would hand them its data)."""
+
+
 def spec_digest(spec: dict) -> str:
     """SHA-256 of the canonical JSON (sorted keys), so formatting changes do not count as edits."""
     return hashlib.sha256(json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -105,10 +109,19 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
     The same content again changes nothing. Changed content replaces the latest version while no
     participant has arrived, and otherwise becomes version n + 1, so that what participants saw is
     never altered.
+
+    Only the study's owner or staff may load a file whose slug already exists: anyone else would
+    otherwise own a new version and with it every earlier participant's data. ``owner=None`` (an
+    operator's shell, no researcher named) keeps the existing owner.
     """
     spec = validate_study(spec)
     digest = spec_digest(spec)
     latest = Study.objects.select_for_update().filter(slug=spec["slug"]).order_by("-version").first()
+    if latest is not None and owner is not None and not _may_load_version(owner, latest):
+        holder = latest.owner.get_username() if latest.owner_id else "no researcher"
+        raise StudyOwnedByOther(
+            f"study {latest.slug!r} belongs to {holder}; only its owner or staff can load a new version"
+        )
     if latest is not None and latest.spec_hash == digest:
         return StudyLoadResult(latest, "unchanged")
     if latest is not None and not latest.participants.exists():
@@ -130,6 +143,10 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
         study.collaborators.set(latest.collaborators.all())
     _create_study_rows(study, spec)
     return StudyLoadResult(study, "created" if latest is None else "new_version")
+
+
+def _may_load_version(user, study: Study) -> bool:
+    return bool(user.is_staff or user.is_superuser or study.owner_id == user.pk)
 
 
 def latest_study(slug: str) -> Study:

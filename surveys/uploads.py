@@ -47,7 +47,8 @@ class UploadError(ValueError):
     """An upload that cannot be read; the message names the upload and the rule it breaks."""
 
 
-def _separator(sep: str, name: str) -> str:
+def check_separator(sep: str, name: str) -> str:
+    """The separator as pandas needs it (one character; `\\t` means tab), else UploadError."""
     if sep in ("\\t", "\t"):
         return "\t"
     if not isinstance(sep, str) or len(sep) != 1 or sep in '\r\n"':
@@ -170,7 +171,7 @@ def read_csv_upload(
     max_rows = settings.UPLOAD_MAX_ROWS if max_rows is None else max_rows
     max_columns = settings.UPLOAD_MAX_COLUMNS if max_columns is None else max_columns
     max_seconds = settings.UPLOAD_MAX_PARSE_SECONDS if max_seconds is None else max_seconds
-    sep = _separator(sep, name)
+    sep = check_separator(sep, name)
     raw = _read_bytes(source, name=name, max_bytes=max_bytes)
     if not raw.strip():
         raise UploadError(f"{name}: the file is empty")

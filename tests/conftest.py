@@ -43,3 +43,30 @@ def other_researcher(db):
 def required(variable: str) -> bool:
     """True when CI demands the real component named by ``variable`` (then absence is a failure)."""
     return os.environ.get(variable, "") == "1"
+
+
+@pytest.fixture(autouse=True)
+def _run_storage(settings, tmp_path_factory):
+    """Run files (reports, job uploads) go to a fresh folder per test, never the project's reports/."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path_factory.mktemp("storage"))},
+        },
+    }
+
+
+def run_jobs() -> None:
+    """Run every queued job with the real worker (``db_worker --batch``), then restore the signal
+    handlers the worker installs. Needs a transactional database (the worker commits)."""
+    import signal
+
+    from django.core.management import call_command
+
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT)}
+    try:
+        call_command("db_worker", batch=True, interval=0, startup_delay=False, reload=False, verbosity=0)
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)

@@ -1,6 +1,8 @@
+from django.urls import reverse
 from rest_framework import serializers
 
 from surveys.models import Condition, Study
+from surveys.uploads import UploadError, check_separator
 
 
 class ConditionSerializer(serializers.ModelSerializer):
@@ -66,7 +68,7 @@ class AnalysisRunSerializer(serializers.Serializer):
     results = serializers.JSONField()
 
     def get_report_url(self, run) -> str:
-        return f"/researcher/studies/{run.study.slug}/report/report.html"
+        return reverse("researcher:analysis-file", args=[run.pk, "report.html"])
 
 
 class AuditRequestSerializer(serializers.Serializer):
@@ -84,7 +86,7 @@ class AuditRunSerializer(serializers.Serializer):
     results = serializers.JSONField()
 
     def get_report_url(self, run) -> str:
-        return f"/researcher/studies/{run.study.slug}/audit/report.html"
+        return reverse("researcher:audit-file", args=[run.pk, "report.html"])
 
 
 class SituationTestingRequestSerializer(serializers.Serializer):
@@ -101,3 +103,44 @@ class SituationTestingRequestSerializer(serializers.Serializer):
     tau = serializers.FloatField(default=0.0, min_value=-1, max_value=1)
     mode = serializers.ChoiceField(choices=["paper", "reference"], default="paper")
     positive = serializers.BooleanField(default=False)
+
+
+    def validate_sep(self, value: str) -> str:
+        """Refused at once (a regular expression such as ``(x`` is no separator), not in the job."""
+        try:
+            check_separator(value, "data")
+        except UploadError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+        return value
+
+class DifferentialParityRequestSerializer(serializers.Serializer):
+    alpha = serializers.FloatField(default=0.05, min_value=1e-6, max_value=0.5)
+
+
+class JobSerializer(serializers.Serializer):
+    """A background job: poll ``url`` until ``status`` is ``succeeded`` (see ``result``) or ``failed``
+    (see ``error``)."""
+
+    id = serializers.UUIDField()
+    url = serializers.SerializerMethodField()
+    kind = serializers.CharField()
+    status = serializers.ChoiceField(choices=["queued", "running", "succeeded", "failed"])
+    study = serializers.CharField(source="study.slug", default=None)
+    progress = serializers.FloatField(help_text="0 to 1")
+    progress_message = serializers.CharField()
+    params = serializers.JSONField()
+    result = serializers.JSONField(allow_null=True)
+    error = serializers.CharField()
+    log = serializers.CharField()
+    files = serializers.SerializerMethodField(help_text="URLs of the job's output files")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_url(self, job) -> str:
+        return reverse("api-job", args=[job.pk])
+
+    def get_files(self, job) -> list[str]:
+        from runs.storage import list_files
+
+        return [reverse("researcher:job-file", args=[job.pk, name]) for name in list_files(job.files_prefix)]

@@ -12,5 +12,7 @@ urlpatterns = [
     path("studies/<slug:slug>/audits/", views.AuditRuns.as_view(), name="api-audits"),
     path("studies/<slug:slug>/differential-parity/", views.StudyDifferentialParity.as_view(), name="api-dp"),
     path("situation-testing/", views.SituationTestingRun.as_view(), name="api-situation-testing"),
+    path("jobs/", views.JobList.as_view(), name="api-jobs"),
+    path("jobs/<uuid:job_id>/", views.JobDetail.as_view(), name="api-job"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]

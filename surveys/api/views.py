@@ -1,42 +1,37 @@
 """REST API for researchers: studies, participants and the tidy exports."""
 
 import json
-from pathlib import Path
 
-import pandas as pd
-from django.conf import settings
 from django.http import Http404
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from fairness.model_audit import SubjectsFileError
-from fairness.situation_testing import SituationTestingError
-from surveys.analysis_runs import analysis_run_create
+from runs.models import Job
+from runs.selectors import jobs_visible_to
+from runs.services import job_create
+from runs.storage import RunStorageError
 from surveys.api.renderers import CSVRenderer
 from surveys.api.serializers import (
     AnalysisRequestSerializer,
     AnalysisRunSerializer,
     AuditRequestSerializer,
     AuditRunSerializer,
+    DifferentialParityRequestSerializer,
+    JobSerializer,
     ParticipantRowSerializer,
     SituationTestingRequestSerializer,
     StudyDetailSerializer,
     StudySerializer,
 )
-from surveys.audit_runs import AuditError, audit_run_create
 from surveys.export import TABLES, export_tables, table_to_json
 from surveys.models import AnalysisRun, AuditRun, Study
-from surveys.params import run_situation_testing
-from surveys.relative_fairness import study_differential_parity
 from surveys.selectors import latest_versions, studies_visible_to
-from surveys.uploads import read_csv_upload
 
 
 def _latest_visible(request, slug: str) -> Study:
@@ -48,6 +43,22 @@ def _latest_visible(request, slug: str) -> Study:
 
 def _records(frame) -> list[dict]:
     return json.loads(table_to_json(frame))
+
+
+class StorageUnavailable(APIException):
+    status_code = status.HTTP_507_INSUFFICIENT_STORAGE
+    default_code = "storage_unavailable"
+    default_detail = "The upload could not be stored; nothing was kept. Try again later."
+
+
+def _accepted(**job_fields) -> Response:
+    """Queue a job; answer 202 Accepted with its URL in ``Location`` and the job in the body."""
+    try:
+        job = job_create(user=job_fields.pop("user"), **job_fields)
+    except RunStorageError as exc:
+        raise StorageUnavailable(f"{exc}; nothing was kept. Try again later.") from exc
+    body = JobSerializer(job).data
+    return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
 class StudyList(generics.ListAPIView):
@@ -96,7 +107,8 @@ class ExportTable(APIView):
 
 
 class AnalysisRuns(APIView):
-    """List the study's analysis runs (GET) or run the pipeline now and return its results (POST)."""
+    """List the study's analysis runs (GET) or start one as a background job (POST: 202 and the
+    job's URL in ``Location``; the job's result names the run, its report and calibrations)."""
 
     @extend_schema(responses=AnalysisRunSerializer(many=True))
     def get(self, request, slug: str):
@@ -104,23 +116,17 @@ class AnalysisRuns(APIView):
         runs = AnalysisRun.objects.filter(study__slug=study.slug).select_related("study")
         return Response(AnalysisRunSerializer(runs, many=True).data)
 
-    @extend_schema(request=AnalysisRequestSerializer, responses={201: AnalysisRunSerializer})
+    @extend_schema(request=AnalysisRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):
         study = _latest_visible(request, slug)
         params = AnalysisRequestSerializer(data=request.data)
         params.is_valid(raise_exception=True)
-        seed, n_resamples = params.validated_data["seed"], params.validated_data["n_resamples"]
-        out_dir = Path(settings.REPORTS_DIR) / study.slug / f"analysis-{seed}-{timezone.now():%Y%m%d%H%M%S}"
-        try:
-            run = analysis_run_create(slug=study.slug, out_dir=out_dir, seed=seed, n_resamples=n_resamples)
-        except ValueError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
-        return Response(AnalysisRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        return _accepted(kind=Job.Kind.ANALYSIS, user=request.user, study=study, params=params.validated_data)
 
 
 class AuditRuns(APIView):
-    """List the study's model audits (GET) or run one on an uploaded subjects CSV (POST, multipart:
-    ``subjects`` file, optional ``condition``, ``calibration``, ``shown_model``)."""
+    """List the study's model audits (GET) or start one on an uploaded subjects CSV as a background
+    job (POST, multipart: ``subjects`` file, optional ``condition``, ``calibration``, ``shown_model``)."""
 
     parser_classes = [MultiPartParser, FormParser]
 
@@ -130,77 +136,76 @@ class AuditRuns(APIView):
         runs = AuditRun.objects.filter(study__slug=study.slug).select_related("study")
         return Response(AuditRunSerializer(runs, many=True).data)
 
-    @extend_schema(request=AuditRequestSerializer, responses={201: AuditRunSerializer})
+    @extend_schema(request=AuditRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):
         study = _latest_visible(request, slug)
         params = AuditRequestSerializer(data=request.data)
         params.is_valid(raise_exception=True)
-        data = params.validated_data
-        stamp = f"{timezone.now():%Y%m%d%H%M%S%f}"
-        out_dir = Path(settings.REPORTS_DIR) / study.slug / f"audit-{stamp}"
-        out_dir.mkdir(parents=True, exist_ok=True)
-        upload = out_dir / "subjects.csv"
-        with upload.open("wb") as handle:
-            for chunk in data["subjects"].chunks():
-                handle.write(chunk)
-        try:
-            run = audit_run_create(
-                slug=study.slug,
-                subjects_file=upload,
-                out_dir=out_dir,
-                condition=data.get("condition") or None,
-                calibration_id=data.get("calibration"),
-                shown_model=data.get("shown_model") or "study_ai",
-            )
-        except (AuditError, SubjectsFileError) as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
-        return Response(AuditRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        data = dict(params.validated_data)
+        subjects = data.pop("subjects")
+        return _accepted(
+            kind=Job.Kind.AUDIT, user=request.user, study=study, params=data, uploads={"subjects": subjects}
+        )
 
 
 class StudyDifferentialParity(APIView):
-    """Differential parity of a study's answers: fair scores vs the AI, disagreements, conditions."""
+    """Differential parity of a study's answers (fair scores vs the AI, disagreements, conditions):
+    POST starts a run as a background job; GET returns the tables of the latest finished run."""
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request, slug: str):
         study = _latest_visible(request, slug)
-        tables, _ = study_differential_parity(study.slug)
-        return Response({name: _records(frame) for name, frame in tables.items()})
+        job = (
+            Job.objects.filter(study__slug=study.slug, kind=Job.Kind.DIFFERENTIAL_PARITY, status=Job.Status.SUCCEEDED)
+            .order_by("-finished_at")
+            .first()
+        )
+        if job is None:
+            raise Http404("No differential-parity run of this study yet: POST to this URL to start one.")
+        return Response(job.result["tables"])
+
+    @extend_schema(request=DifferentialParityRequestSerializer, responses={202: JobSerializer})
+    def post(self, request, slug: str):
+        study = _latest_visible(request, slug)
+        params = DifferentialParityRequestSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        return _accepted(
+            kind=Job.Kind.DIFFERENTIAL_PARITY, user=request.user, study=study, params=params.validated_data
+        )
 
 
 class SituationTestingRun(APIView):
-    """Run ST / CST / CF on an uploaded CSV (multipart: ``data``, optional ``counterfactuals``, and the
-    parameters) and return the counts per k and the flagged complainants with their neighbours."""
+    """Start ST / CST / CF on an uploaded CSV as a background job (multipart: ``data``, optional
+    ``counterfactuals``, and the parameters); the job's result has the counts per k and the flagged
+    complainants with their neighbours."""
 
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request=SituationTestingRequestSerializer, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(request=SituationTestingRequestSerializer, responses={202: JobSerializer})
     def post(self, request):
         params = SituationTestingRequestSerializer(data=request.data)
         params.is_valid(raise_exception=True)
-        p = params.validated_data
-        try:
-            data = read_csv_upload(p["data"], name="data", sep=p["sep"])
-            cf = p.get("counterfactuals") and read_csv_upload(
-                p["counterfactuals"], name="counterfactuals", sep=p["sep"]
-            )
-            result = run_situation_testing(data, cf, p)
-        except (SituationTestingError, pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
-        k_small = min(p["k"])
-        method = "CSTwo" if cf is not None else "ST"
-        flagged = result.individuals[(result.individuals["k"] == k_small) & result.individuals[method]].head(100)
-        return Response(
-            {
-                "counts": _records(result.counts),
-                "flagged": [
-                    {
-                        "complainant": int(c),
-                        "delta_p": float(d),
-                        **{g: [int(i) for i in ids] for g, ids in result.groups_of(int(c), k_small, method).items()},
-                    }
-                    for c, d in zip(flagged["complainant"], flagged[f"{method}_delta"], strict=True)
-                ],
-                "flagged_k": k_small,
-                "flagged_method": method,
-            }
-        )
+        p = dict(params.validated_data)
+        uploads = {name: p.pop(name) for name in ("data", "counterfactuals") if p.get(name)}
+        p.pop("counterfactuals", None)
+        return _accepted(kind=Job.Kind.SITUATION_TESTING, user=request.user, params=p, uploads=uploads)
+
+
+class JobList(generics.ListAPIView):
+    """Your background jobs and those of your studies, newest first."""
+
+    serializer_class = JobSerializer
+
+    def get_queryset(self):
+        return jobs_visible_to(self.request.user)
+
+
+class JobDetail(APIView):
+    """One job: status, progress, log, and its result or error."""
+
+    @extend_schema(responses=JobSerializer)
+    def get(self, request, job_id):
+        job = jobs_visible_to(request.user).filter(pk=job_id).first()
+        if job is None:
+            raise Http404("No such job among yours.")
+        return Response(JobSerializer(job).data)

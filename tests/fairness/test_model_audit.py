@@ -75,3 +75,40 @@ def test_feedback_scores_every_model_through_critic_labels():
     a_rows = result.notions[result.notions["model"] == "a"]
     assert a_rows["disagreement_rate"].iloc[0] == pytest.approx(feedback["disagreement"].mean())
     assert result.disagreement_calibration is not None and 0 <= result.disagreement_calibration.alpha <= 1
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        "score_<script>alert(1)</script>",
+        'score_x"onmouseover=alert(1)',
+        "score_",
+        "score_" + "m" * 65,
+        "<img src=x onerror=alert(1)>",
+        "=HYPERLINK(1)",
+        "age group",
+        "x_2019<b>",
+    ],
+)
+def test_unsafe_column_names_are_refused_naming_the_column(column):
+    frame = table(20).assign(**{column: 0.5})
+    with pytest.raises(SubjectsFileError) as info:
+        read_subjects(frame)
+    assert repr(column) in str(info.value) and "letters, digits" in str(info.value)
+
+
+def test_safe_column_names_are_accepted():
+    frame = table(20).rename(columns={"score_a": "score_model.v2-1", "sex": "Sex_2"})
+    subjects = read_subjects(frame)
+    assert subjects.models == ["model.v2-1", "b"] and "Sex_2" in subjects.group_columns
+
+
+def test_audit_module_is_pure():
+    import subprocess
+    import sys
+
+    code = "import fairness, analysis.report, fairness.relative_reports, sys; print('django' in sys.modules)"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        == "False"
+    )

@@ -4,6 +4,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from runs.models import Job
 from surveys.models import Participant
 from surveys.simulate import simulate_participants
 from tests.surveys.helpers import answer_pages
@@ -28,6 +29,7 @@ API = [
 @pytest.fixture
 def clients(demo_study, researcher, other_researcher):
     simulate_participants("effort-demo", n=4, seed=1)
+    Job.objects.create(kind="differential_parity", status="succeeded", study=demo_study, result={"tables": {}})
     admin = get_user_model().objects.create_superuser("root", password="root-pass-123")
     result = {"anonymous": Client()}
     participant = Client()

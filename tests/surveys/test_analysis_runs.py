@@ -12,12 +12,13 @@ def test_analysis_run_writes_report_and_versions_calibrations(demo_study, tmp_pa
     run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=2, n_resamples=200)
     assert {p.name for p in (tmp_path / "a").iterdir()} >= {
         "report.html",
-        "plotly.min.js",
         "results.json",
         "table2.csv",
         "table5.csv",
     }
-    assert "cdn" not in (tmp_path / "a" / "report.html").read_text().lower()
+    html = (tmp_path / "a" / "report.html").read_text()
+    assert "cdn" not in html.lower() and "/static/vendor/plotly.min.js" in html
+    assert not (tmp_path / "a" / "plotly.min.js").exists()
     assert sorted(run.calibrations.values_list("condition", flat=True)) == ["arrests", "income"]
     analysis_run_create(slug="effort-demo", out_dir=tmp_path / "b", seed=3, n_resamples=200)
     assert sorted(Calibration.objects.filter(condition="arrests").values_list("version", flat=True)) == [1, 2]
@@ -38,7 +39,8 @@ def test_dashboard_links_the_latest_report(client, demo_study, researcher, other
     body = client.get("/researcher/studies/effort-demo/").content.decode()
     assert "/researcher/studies/effort-demo/report/report.html" in body and "alpha" in body
     assert client.get("/researcher/studies/effort-demo/report/report.html").status_code == 200
-    assert client.get("/researcher/studies/effort-demo/report/plotly.min.js").status_code == 200
+    assert client.get("/researcher/studies/effort-demo/report/table2.csv").status_code == 200
+    assert client.get("/researcher/studies/effort-demo/report/plotly.min.js").status_code == 404
     assert client.get("/researcher/studies/effort-demo/report/..%2Fsecret").status_code == 404
     client.force_login(other_researcher)
     assert client.get("/researcher/studies/effort-demo/report/report.html").status_code == 404

@@ -62,10 +62,11 @@ def test_schema_lists_every_endpoint(demo_study, researcher):
         assert templated in paths
 
 
-def test_api_starts_an_analysis_and_lists_runs(demo_study, researcher, other_researcher, settings, tmp_path):
+@pytest.mark.django_db(transaction=True)
+def test_api_starts_an_analysis_and_lists_runs(demo_study, researcher, other_researcher):
     from surveys.simulate import simulate_participants
+    from tests.conftest import run_jobs
 
-    settings.REPORTS_DIR = tmp_path
     simulate_participants("effort-demo", n=12, seed=9)
     client = APIClient()
     client.force_authenticate(other_researcher)
@@ -73,8 +74,9 @@ def test_api_starts_an_analysis_and_lists_runs(demo_study, researcher, other_res
     client.force_authenticate(researcher)
     assert client.post("/api/studies/effort-demo/analyses/", {"n_resamples": 5}, format="json").status_code == 400
     response = client.post("/api/studies/effort-demo/analyses/", {"seed": 2, "n_resamples": 100}, format="json")
-    assert response.status_code == 201
-    body = response.json()
-    assert {c["condition"] for c in body["results"]["calibrations"]} == {"arrests", "income"}
-    assert body["report_url"].endswith("/report/report.html")
-    assert len(client.get("/api/studies/effort-demo/analyses/").json()) == 1
+    assert response.status_code == 202
+    run_jobs()
+    result = client.get(response["Location"]).json()["result"]
+    assert {c["condition"] for c in result["calibrations"]} == {"arrests", "income"}
+    runs = client.get("/api/studies/effort-demo/analyses/").json()
+    assert len(runs) == 1 and runs[0]["report_url"] == result["report_url"]

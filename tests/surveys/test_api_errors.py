@@ -9,8 +9,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, RequestFactory
 from rest_framework.test import APIClient
 
+from runs.models import Job
 from surveys.api.errors import bad_request, server_error
 from surveys.api.parsers import json_depth
+from tests.conftest import run_jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -47,14 +49,11 @@ def test_21_megabyte_upload_is_refused_with_json_and_nothing_is_written(api, set
     (tmp_path / "uploads").mkdir()
     settings.REPORTS_DIR = tmp_path / "reports"
     big = b"a,b\n" + b"1,2\n" * (21 * 1024 * 1024 // 4)
-    with (
-        mock.patch("surveys.api.views.run_situation_testing") as run,
-        mock.patch("django.core.files.uploadhandler.TemporaryFileUploadHandler.new_file") as temp_file,
-    ):
+    with mock.patch("django.core.files.uploadhandler.TemporaryFileUploadHandler.new_file") as temp_file:
         response = st_post(api, big)
     body = assert_format(response, 413, "payload_too_large")
     assert "UPLOAD_MAX_BYTES" in body["detail"]
-    run.assert_not_called()
+    assert not Job.objects.exists()
     temp_file.assert_not_called()
     assert list((tmp_path / "uploads").iterdir()) == [] and not (tmp_path / "reports").exists()
 
@@ -65,11 +64,16 @@ def test_regex_separator_is_a_400_suggesting_sep_values(api):
 
 
 @pytest.mark.parametrize("bad", ["nan", "inf", ""])
-def test_situation_testing_nan_or_inf_feature_is_a_specific_400(api, bad):
+@pytest.mark.django_db(transaction=True)
+def test_situation_testing_nan_or_inf_feature_fails_the_job_specifically(api, bad):
     rows = ST_CSV.splitlines()
     rows[18] = f"1,0,{bad}"  # data row 17
-    body = assert_format(st_post(api, "\n".join(rows) + "\n"), 400, "invalid")
-    assert body["detail"] == "column 'f' has 1 missing or infinite values (first at row 17)"
+    response = st_post(api, "\n".join(rows) + "\n")
+    assert response.status_code == 202
+    run_jobs()
+    job = api.get(response["Location"]).json()
+    assert job["status"] == "failed"
+    assert job["error"] == "column 'f' has 1 missing or infinite values (first at row 17)"
 
 
 def test_deeply_nested_json_is_a_400_not_a_recursion_error(api, demo_study):

@@ -57,7 +57,10 @@ def test_audit_command_errors_are_specific(demo_subjects, tmp_path):
         )
 
 
+@pytest.mark.django_db(transaction=True)
 def test_audit_api(demo_subjects, researcher, other_researcher):
+    from tests.conftest import run_jobs
+
     client = APIClient()
     client.force_authenticate(other_researcher)
     with demo_subjects.open("rb") as fh:
@@ -67,6 +70,9 @@ def test_audit_api(demo_subjects, researcher, other_researcher):
         response = client.post(
             "/api/studies/effort-demo/audits/", {"subjects": fh, "condition": "arrests"}, format="multipart"
         )
-    assert response.status_code == 201, response.content
-    assert response.json()["report_url"].endswith("/audit/report.html")
+    assert response.status_code == 202, response.content
+    run_jobs()
+    job = client.get(response["Location"]).json()
+    assert job["status"] == "succeeded", job["error"]
+    assert job["result"]["report_url"].endswith("/report.html")
     assert len(client.get("/api/studies/effort-demo/audits/").json()) == 1

@@ -45,11 +45,11 @@ def server_env(port: int) -> dict:
     return env
 
 
-def start_server(port: int) -> subprocess.Popen:
+def start_server(port: int, env: dict | None = None) -> subprocess.Popen:
     server = subprocess.Popen(
         [str(GUNICORN), "config.wsgi", "-c", "config/gunicorn.conf.py"],
         cwd=ROOT,
-        env=server_env(port),
+        env=env or server_env(port),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

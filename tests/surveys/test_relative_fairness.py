@@ -7,12 +7,13 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from surveys.simulate import simulate_participants
-from tests.conftest import REFERENCE_DATA
+from tests.conftest import REFERENCE_DATA, run_jobs
 
 pytestmark = pytest.mark.django_db
 CST = REFERENCE_DATA / "counterfactual_situation_testing"
 
 
+@pytest.mark.django_db(transaction=True)
 def test_study_differential_parity_command_and_api(demo_study, researcher, other_researcher, tmp_path):
     simulate_participants("effort-demo", n=20, seed=3)
     call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp"))
@@ -22,11 +23,14 @@ def test_study_differential_parity_command_and_api(demo_study, researcher, other
     assert {r["condition"] for r in rows} == {"arrests", "income"} and {r["attribute"] for r in rows} == {"race", "sex"}
     assert all(r["verdict"].startswith(("R0 relatively biased", "no evidence")) for r in rows)
     html = (tmp_path / "dp" / "report.html").read_text()
-    assert "Per-item differences" in html and (tmp_path / "dp" / "plotly.min.js").exists()
+    assert "Per-item differences" in html and "/static/vendor/plotly.min.js" in html
     client = APIClient()
     client.force_authenticate(other_researcher)
     assert client.get("/api/studies/effort-demo/differential-parity/").status_code == 404
     client.force_authenticate(researcher)
+    assert client.get("/api/studies/effort-demo/differential-parity/").status_code == 404  # no run yet
+    assert client.post("/api/studies/effort-demo/differential-parity/", {}, format="json").status_code == 202
+    run_jobs()
     body = client.get("/api/studies/effort-demo/differential-parity/").json()
     assert len(body["fair_scores_vs_ai"]) == len(rows)
 
@@ -87,6 +91,7 @@ def test_situation_testing_command_report_and_errors(loan_files, tmp_path):
         )
 
 
+@pytest.mark.django_db(transaction=True)
 def test_situation_testing_api(loan_files, researcher):
     data, cf = loan_files
     client = APIClient()
@@ -109,8 +114,11 @@ def test_situation_testing_api(loan_files, researcher):
             },
             format="multipart",
         )
-    assert response.status_code == 200, response.content
-    body = response.json()
+    assert response.status_code == 202, response.content
+    run_jobs()
+    job = client.get(response["Location"]).json()
+    assert job["status"] == "succeeded", job["error"]
+    body = job["result"]
     assert body["counts"][0]["ST"] == 55 and body["counts"][0]["CSTwo"] == 288
     first = body["flagged"][0]
     assert len(first["control"]) == 15 and len(first["test"]) == 15
@@ -127,7 +135,10 @@ def test_situation_testing_api(loan_files, researcher):
             },
             format="multipart",
         )
-    assert bad.status_code == 400 and "no row has Gender = 9" in bad.json()["detail"]
+    assert bad.status_code == 202
+    run_jobs()
+    failed = client.get(bad["Location"]).json()
+    assert failed["status"] == "failed" and "no row has Gender = 9" in failed["error"]
 
 
 def test_law_school_command_small(tmp_path):

@@ -1,7 +1,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from surveys.services import study_load
+from surveys.services import StudyOwnedByOther, study_load
 from surveys.study_file import InvalidStudyFile, read_study_file
 
 
@@ -23,6 +23,8 @@ class Command(BaseCommand):
             result = study_load(spec=spec, owner=user)
         except InvalidStudyFile as exc:
             raise CommandError(f"{file}: {exc}") from exc
+        except StudyOwnedByOther as exc:
+            raise CommandError(str(exc)) from exc
         messages = {
             "created": "created",
             "unchanged": "unchanged (same content already loaded)",

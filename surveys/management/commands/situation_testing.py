@@ -4,9 +4,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from fairness.counterfactual import DAGError, fit_linear_scm
-from fairness.relative_reports import write_st_report
 from fairness.situation_testing import SituationTestingError
 from surveys.params import run_situation_testing, typed_value
+from surveys.reports import write_st_report
 from surveys.uploads import UploadError, read_csv_upload
 
 

@@ -1,0 +1,102 @@
+"""Executing a job in a worker: a private working folder, a time limit, progress and log in the
+job row, the output stored through the storage API; a failed job leaves no files behind."""
+
+import logging
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.conf import settings
+
+from runs.models import Job
+from runs.runners import RUNNERS, JobContext
+from runs.services import job_fail, job_log, job_progress, job_start, job_succeed
+from runs.storage import RunStorageError, delete_prefix
+from surveys.services import StudyNotFound
+
+logger = logging.getLogger(__name__)
+
+# Errors that mean "this input or request cannot be run": shown to the researcher as they are.
+EXPECTED_ERRORS = (ValueError, LookupError, RunStorageError)
+
+
+class JobTimeout(Exception):
+    pass
+
+
+@contextmanager
+def time_limit(seconds: float):
+    """Raise JobTimeout after ``seconds`` (SIGALRM; only in a worker's main thread, which is where
+    ``db_worker`` runs tasks). Python code is interrupted at the next bytecode; C loops (a pandas
+    parse) finish first, which the upload limits keep short."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise JobTimeout(f"the job ran longer than its limit of {seconds:g} s (JOB_MAX_SECONDS)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _progress_reporter(job_id, min_interval: float = 0.5) -> Callable[[str, int, int], None]:
+    """A ``progress(label, done, total)`` callback that writes at most every ``min_interval`` s."""
+    last = [0.0]
+
+    def report(label: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= min_interval or done >= total:
+            last[0] = now
+            job_progress(job_id=job_id, fraction=done / max(total, 1), message=f"{label}: {done}/{total}")
+
+    return report
+
+
+def execute_job(job_id: str) -> str:
+    """Run one queued job to the end; return its final status."""
+    if not job_start(job_id=job_id):
+        return Job.objects.values_list("status", flat=True).filter(pk=job_id).first() or "missing"
+    job = Job.objects.select_related("study").get(pk=job_id)
+    job_log(job_id=job.pk, line=f"started {job.get_kind_display().lower()}")
+    outputs: list[str] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"job-{job.pk}-") as workdir, time_limit(settings.JOB_MAX_SECONDS):
+            context = JobContext(
+                job=job,
+                workdir=Path(workdir),
+                progress=_progress_reporter(job.pk),
+                log=lambda line: job_log(job_id=job.pk, line=line),
+                outputs=outputs,
+            )
+            result, files_prefix = RUNNERS[job.kind](context)
+    except (*EXPECTED_ERRORS, JobTimeout, StudyNotFound) as exc:
+        _clean_up(job, outputs)
+        job_log(job_id=job.pk, line=f"failed: {exc}")
+        job_fail(job_id=job.pk, error=str(exc))
+        return Job.Status.FAILED
+    except Exception as exc:
+        logger.exception("job %s failed", job.pk)
+        _clean_up(job, outputs)
+        job_log(job_id=job.pk, line=f"failed: internal error ({type(exc).__name__})")
+        job_fail(job_id=job.pk, error=f"internal error ({type(exc).__name__}: {exc}); the server log has details")
+        return Job.Status.FAILED
+    job_log(job_id=job.pk, line="finished")
+    job_succeed(job_id=job.pk, result=result, files_prefix=files_prefix)
+    return Job.Status.SUCCEEDED
+
+
+def _clean_up(job: Job, outputs: list[str]) -> None:
+    """A failed job keeps no files: its stored outputs and its uploaded inputs are deleted."""
+    for prefix in outputs:
+        delete_prefix(prefix)
+    delete_prefix(f"jobs/{job.pk}/inputs")

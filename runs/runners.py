@@ -1,0 +1,127 @@
+"""What each kind of job does, given its working folder: the same services the management
+commands use, with the uploaded inputs read under the upload limits."""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.urls import reverse
+
+from runs.models import Job
+from runs.storage import copy_to_local, new_prefix, store_directory
+from surveys.analysis_runs import analysis_run_create
+from surveys.audit_runs import audit_run_create
+from surveys.export import table_to_json
+from surveys.params import run_situation_testing
+from surveys.relative_fairness import study_differential_parity
+from surveys.reports import write_dp_report
+from surveys.uploads import read_csv_upload
+
+
+@dataclass
+class JobContext:
+    job: Job
+    workdir: Path
+    progress: Callable[[str, int, int], None]
+    log: Callable[[str], None]
+    outputs: list[str] = field(default_factory=list)  # storage folders to delete if the job fails
+
+
+def _records(frame) -> list[dict]:
+    return json.loads(table_to_json(frame))
+
+
+def _report_dir(context: JobContext) -> Path:
+    out = context.workdir / "report"
+    out.mkdir()
+    return out
+
+
+def run_analysis(context: JobContext) -> tuple[dict, str]:
+    job = context.job
+    run = analysis_run_create(
+        slug=job.study.slug,
+        out_dir=_report_dir(context),
+        seed=job.params["seed"],
+        n_resamples=job.params["n_resamples"],
+        progress=context.progress,
+    )
+    context.log(f"analysis run {run.pk} stored with {run.calibrations.count()} calibrations")
+    return {
+        "analysis_run": run.pk,
+        "report_url": reverse("researcher:analysis-file", args=[run.pk, "report.html"]),
+        "calibrations": list(run.calibrations.values("id", "condition", "version", "alpha", "ci_low", "ci_high")),
+    }, run.files_prefix
+
+
+def run_audit(context: JobContext) -> tuple[dict, str]:
+    job = context.job
+    out = _report_dir(context)
+    subjects = copy_to_local(job.inputs["subjects"], out / "subjects.csv")
+    read_csv_upload(subjects, name="subjects")  # size, header and row limits before the audit reads it
+    context.progress("audit", 1, 4)
+    run = audit_run_create(
+        slug=job.study.slug,
+        subjects_file=subjects,
+        out_dir=out,
+        condition=job.params.get("condition") or None,
+        calibration_id=job.params.get("calibration"),
+        shown_model=job.params.get("shown_model") or "study_ai",
+    )
+    context.log(f"audit run {run.pk} stored")
+    return {
+        "audit_run": run.pk,
+        "report_url": reverse("researcher:audit-file", args=[run.pk, "report.html"]),
+        "results": run.results,
+    }, run.files_prefix
+
+
+def run_situation_testing_job(context: JobContext) -> tuple[dict, str]:
+    job, p = context.job, context.job.params
+    local = {name: copy_to_local(stored, context.workdir / f"{name}.csv") for name, stored in job.inputs.items()}
+    data = read_csv_upload(local["data"], name="data", sep=p["sep"])
+    cf = None
+    if "counterfactuals" in local:
+        cf = read_csv_upload(local["counterfactuals"], name="counterfactuals", sep=p["sep"])
+    context.progress("situation testing", 1, 3)
+    result = run_situation_testing(data, cf, p)
+    k_small = min(p["k"])
+    method = "CSTwo" if cf is not None else "ST"
+    flagged = result.individuals[(result.individuals["k"] == k_small) & result.individuals[method]].head(100)
+    return {
+        "counts": _records(result.counts),
+        "flagged": [
+            {
+                "complainant": int(c),
+                "delta_p": float(d),
+                **{g: [int(i) for i in ids] for g, ids in result.groups_of(int(c), k_small, method).items()},
+            }
+            for c, d in zip(flagged["complainant"], flagged[f"{method}_delta"], strict=True)
+        ],
+        "flagged_k": k_small,
+        "flagged_method": method,
+    }, ""
+
+
+def run_differential_parity(context: JobContext) -> tuple[dict, str]:
+    job = context.job
+    slug = job.study.slug
+    tables, figures = study_differential_parity(slug, alpha=job.params.get("alpha", 0.05))
+    out = _report_dir(context)
+    write_dp_report(tables, figures, out, title=f"{slug}: differential parity")
+    prefix = new_prefix("differential_parity")
+    context.outputs.append(prefix)
+    store_directory(out, prefix)
+    return {
+        "tables": {name: _records(frame) for name, frame in tables.items()},
+        "report_url": reverse("researcher:job-file", args=[job.pk, "report.html"]),
+    }, prefix
+
+
+RUNNERS: dict[str, Callable[[JobContext], tuple[dict, str]]] = {
+    Job.Kind.ANALYSIS: run_analysis,
+    Job.Kind.AUDIT: run_audit,
+    Job.Kind.SITUATION_TESTING: run_situation_testing_job,
+    Job.Kind.DIFFERENTIAL_PARITY: run_differential_parity,
+}

@@ -1,0 +1,16 @@
+"""Reads: which jobs a researcher may see."""
+
+from django.db.models import Q, QuerySet
+
+from runs.models import Job
+from surveys.selectors import studies_visible_to
+
+
+def jobs_visible_to(user) -> QuerySet[Job]:
+    """Jobs the user started, and jobs of studies they may see (all for superusers)."""
+    if not user.is_authenticated or not user.is_active:
+        return Job.objects.none()
+    jobs = Job.objects.select_related("study")
+    if user.is_superuser:
+        return jobs
+    return jobs.filter(Q(created_by=user) | Q(study__in=studies_visible_to(user))).distinct()

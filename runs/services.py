@@ -1,0 +1,67 @@
+"""Writes to jobs: create (store the uploads, enqueue the task in the same transaction), report
+progress, append to the log, finish. Each is one statement or one transaction."""
+
+from django.db import transaction
+from django.db.models import F, Value
+from django.db.models.functions import Concat
+from django.utils import timezone
+
+from runs.models import Job
+from runs.storage import delete_prefix, store_upload
+
+LOG_LIMIT = 100_000  # characters kept of a job's log
+
+
+def job_create(*, kind: str, user, study=None, params: dict | None = None, uploads: dict | None = None) -> Job:
+    """Store the uploaded files under ``jobs/<id>/inputs/`` and queue the job for a worker.
+
+    A failure to store an upload leaves no file and no job behind (RunStorageError)."""
+    from runs.tasks import run_job
+
+    job = Job(kind=kind, created_by=user, study=study, params=params or {})
+    prefix = f"jobs/{job.id}/inputs"
+    try:
+        job.inputs = {field: store_upload(upload, prefix, f"{field}.csv") for field, upload in (uploads or {}).items()}
+        with transaction.atomic():
+            job.save(force_insert=True)
+            job.task_id = str(run_job.enqueue(str(job.id)).id)
+            job.save(update_fields=["task_id"])
+    except BaseException:
+        delete_prefix(prefix)
+        raise
+    return job
+
+
+def job_start(*, job_id) -> bool:
+    """queued -> running (compare-and-set: a job runs once even if two workers see it)."""
+    return bool(
+        Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
+            status=Job.Status.RUNNING, started_at=timezone.now(), progress=0.0
+        )
+    )
+
+
+def job_progress(*, job_id, fraction: float, message: str = "") -> None:
+    Job.objects.filter(pk=job_id).update(progress=min(max(float(fraction), 0.0), 1.0), progress_message=message[:200])
+
+
+def job_log(*, job_id, line: str) -> None:
+    stamp = timezone.now().strftime("%H:%M:%S")
+    Job.objects.filter(pk=job_id).update(log=Concat(F("log"), Value(f"{stamp} {line}\n")))
+
+
+def job_succeed(*, job_id, result: dict, files_prefix: str = "") -> None:
+    Job.objects.filter(pk=job_id).update(
+        status=Job.Status.SUCCEEDED,
+        result=result,
+        files_prefix=files_prefix,
+        progress=1.0,
+        progress_message="done",
+        finished_at=timezone.now(),
+    )
+
+
+def job_fail(*, job_id, error: str) -> None:
+    Job.objects.filter(pk=job_id).update(
+        status=Job.Status.FAILED, error=error[:5000], finished_at=timezone.now(), progress_message="failed"
+    )

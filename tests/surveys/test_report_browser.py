@@ -1,0 +1,51 @@
+"""The audit report in headless Chromium under the site's Content-Security-Policy: no CSP
+violation in the console, every figure drawn, no horizontal scroll at phone width. Set
+``REPORT_SCREENSHOTS=DIR`` to keep desktop and 390 px screenshots."""
+
+import os
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from surveys.audit_runs import audit_run_create
+from surveys.simulate import simulate_participants
+from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tmp_path, settings):  # noqa: F811
+    settings.REPORTS_DIR = tmp_path / "reports"
+    simulate_participants("effort-demo", n=12, seed=5)
+    subjects = tmp_path / "subjects.csv"
+    call_command("generate_demo_audit", condition="arrests", out=str(subjects))
+    audit_run_create(slug="effort-demo", subjects_file=subjects, out_dir=tmp_path / "audit", n_resamples=50)
+    figures = (tmp_path / "audit" / "report.html").read_text().count("data-figure=")
+    assert figures >= 3
+    shots = os.environ.get("REPORT_SCREENSHOTS")
+
+    for width, height in ((1280, 900), (390, 844)):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        messages: list[str] = []
+        page.on("console", lambda m, messages=messages: messages.append(m.text))
+        page.on("pageerror", lambda e, messages=messages: messages.append(str(e)))
+        page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/effort-demo/audit/report.html")
+        page.fill("#id_username", "alice")
+        page.fill("#id_password", "alice-pass-123")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Log in").click()
+        assert page.url.endswith("/audit/report.html")
+        page.locator(".report-chart .main-svg").nth(figures - 1).wait_for(timeout=20000)
+        assert page.locator(".report-chart .main-svg").count() >= figures
+        assert page.get_by_role("navigation", name="Sections of the report").is_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        violations = [m for m in messages if "Content Security Policy" in m or "Refused to" in m]
+        assert violations == [], violations
+        assert not [m for m in messages if "Error" in m], messages
+        if shots:
+            Path(shots).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(shots) / f"audit-report-{width}.png"), full_page=width > 1000)
+            page.locator(".chart-figure").nth(1).screenshot(path=str(Path(shots) / f"audit-figure-{width}.png"))
+        context.close()

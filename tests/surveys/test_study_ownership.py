@@ -1,0 +1,67 @@
+"""Loading a study file whose slug belongs to another researcher's study is refused (owner or staff only)."""
+
+import copy
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from surveys.models import Study
+from surveys.services import StudyOwnedByOther, participant_arrive, study_load
+
+
+def _edited(spec: dict) -> dict:
+    edited = copy.deepcopy(spec)
+    edited["title"] = "Edited title"
+    return edited
+
+
+@pytest.fixture
+def study_with_participant(demo_study):
+    participant_arrive(study_slug=demo_study.slug, external_id="P1")
+    return demo_study
+
+
+def test_another_researcher_cannot_load_a_new_version(study_with_participant, demo_spec, other_researcher):
+    with pytest.raises(StudyOwnedByOther, match="belongs to alice; only its owner or staff can load a new version"):
+        study_load(spec=_edited(demo_spec), owner=other_researcher)
+    assert Study.objects.filter(slug=demo_spec["slug"]).count() == 1
+    assert Study.objects.get(slug=demo_spec["slug"]).owner.username == "alice"
+
+
+def test_another_researcher_cannot_replace_a_study_without_participants(demo_study, demo_spec, other_researcher):
+    with pytest.raises(StudyOwnedByOther):
+        study_load(spec=_edited(demo_spec), owner=other_researcher)
+    assert Study.objects.get(slug=demo_spec["slug"]).title == demo_spec["title"]
+
+
+def test_collaborator_is_not_enough(study_with_participant, demo_spec, other_researcher):
+    study_with_participant.collaborators.add(other_researcher)
+    with pytest.raises(StudyOwnedByOther):
+        study_load(spec=_edited(demo_spec), owner=other_researcher)
+
+
+def test_owner_and_staff_may_load_a_new_version(study_with_participant, demo_spec, researcher):
+    assert study_load(spec=_edited(demo_spec), owner=researcher).action == "new_version"
+    staff = get_user_model().objects.create_user("carol", password="carol-pass-123", is_staff=True)
+    edited = _edited(demo_spec)
+    edited["title"] = "Edited by staff"
+    result = study_load(spec=edited, owner=staff)  # version 2 has no participants yet
+    assert result.action == "replaced" and result.study.version == 2
+
+
+def test_operator_without_owner_keeps_the_owner(study_with_participant, demo_spec):
+    result = study_load(spec=_edited(demo_spec), owner=None)
+    assert result.action == "new_version" and result.study.owner.username == "alice"
+
+
+def test_command_refuses_with_a_clear_message(study_with_participant, demo_spec, other_researcher, tmp_path):
+    path = tmp_path / "study.json"
+    path.write_text(json.dumps(_edited(demo_spec)))
+    with pytest.raises(CommandError) as error:
+        call_command("load_study", str(path), owner="bob")
+    assert str(error.value) == ("study 'effort-demo' belongs to alice; only its owner or staff can load a new version")
+    assert Study.objects.filter(slug="effort-demo").count() == 1
+    call_command("load_study", str(path), owner="alice")
+    assert Study.objects.filter(slug="effort-demo").count() == 2
