@@ -14,11 +14,11 @@ through :func:`read_csv_upload`, which refuses, with an :class:`UploadError` nam
 
 Time: pandas' C tokenizer cannot be interrupted from Python, so the real bound on parse time is
 the byte, row and column limits above (a 20 MB file of 1,000 columns parsed in 0.5 s on the
-2-core development machine). ``max_seconds`` is
-enforced with a SIGALRM timer when the call runs in the process's main thread (management
-commands, a job worker running tasks in its main thread): the Python-level parts of the parse are
-interrupted, the tokenizer's current pass finishes first. In other threads (web requests) the
-limit is the server's own timeout (``GUNICORN_TIMEOUT``) and a background job's time limit.
+2-core development machine). ``max_seconds`` is enforced with a SIGALRM timer when the call runs
+in the process's main thread (management commands; a job worker, whose own job timer is suspended
+and re-armed around the parse): the Python-level parts of the parse are interrupted, the
+tokenizer's current pass finishes first. In other threads (web requests) the limit is the
+server's own timeout (``GUNICORN_TIMEOUT``) and a background job's time limit.
 
 NaN and infinite values are the caller's business (which columns must be numbers depends on the
 analysis); :func:`require_finite` refuses them in named columns with the first bad cells.
@@ -31,6 +31,7 @@ import io
 import os
 import signal
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterable
 from contextlib import contextmanager
@@ -127,21 +128,29 @@ class _ParseTimeout(BaseException):
 
 @contextmanager
 def _deadline(seconds: float):
-    """Raise _ParseTimeout after ``seconds`` when running in the main thread and no timer is armed."""
-    usable = (
+    """Raise _ParseTimeout after ``seconds`` when running in the main thread.
+
+    An outer SIGALRM timer (a job's ``JOB_MAX_SECONDS``) is respected: if it fires first it is left
+    alone; otherwise it is suspended for the parse and re-armed afterwards with its remaining time
+    and its own handler.
+    """
+    if not (
         seconds
         and seconds > 0
         and hasattr(signal, "setitimer")
         and threading.current_thread() is threading.main_thread()
-        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-    )
-    if not usable:
+    ):
         yield
+        return
+    outer_remaining, outer_interval = signal.getitimer(signal.ITIMER_REAL)
+    if outer_remaining and outer_remaining <= seconds:
+        yield  # the outer limit comes first
         return
 
     def expire(signum, frame):
         raise _ParseTimeout
 
+    started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -149,6 +158,9 @@ def _deadline(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer_remaining:
+            left = outer_remaining - (time.monotonic() - started)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), outer_interval)
 
 
 def read_csv_upload(

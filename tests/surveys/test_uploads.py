@@ -140,3 +140,33 @@ def test_situation_testing_command_refuses_a_regex_separator(tmp_path):
             negative="0", out=str(tmp_path / "out"),
         )  # fmt: skip
     assert not (tmp_path / "out").exists()
+
+
+class OuterTimeout(Exception):
+    pass
+
+
+def _slow_read_csv(*args, **kwargs):
+    time.sleep(2)
+    return pd.DataFrame({"a": [1]})
+
+
+def test_parse_time_limit_nests_with_a_job_timer():
+    import signal
+
+    def outer(signum, frame):
+        raise OuterTimeout
+
+    previous = signal.signal(signal.SIGALRM, outer)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)  # a job's limit, longer than the parse limit
+        with mock.patch("surveys.uploads.pd.read_csv", side_effect=_slow_read_csv), pytest.raises(UploadError):
+            read_csv_upload(GOOD, name="data", max_seconds=0.2)
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 25 < remaining <= 30 and signal.getsignal(signal.SIGALRM) is outer  # re-armed, handler back
+        signal.setitimer(signal.ITIMER_REAL, 0.2)  # a job's limit that comes first
+        with mock.patch("surveys.uploads.pd.read_csv", side_effect=_slow_read_csv), pytest.raises(OuterTimeout):
+            read_csv_upload(GOOD, name="data", max_seconds=5)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
