@@ -4,10 +4,11 @@ import json
 
 
 def typed_value(text: str):
-    """JSON when the text is JSON (1, -1.0, true, "x"), else the text itself (Female, NonWhite)."""
+    """JSON when the text is JSON (1, -1.0, true, "x"), else the text itself (Female, NonWhite);
+    text nested too deeply for the JSON parser stays text (it then matches no value)."""
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return text
 
 

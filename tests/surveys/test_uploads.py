@@ -170,3 +170,10 @@ def test_parse_time_limit_nests_with_a_job_timer():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_typed_value_of_deeply_nested_text_stays_text():
+    from surveys.params import typed_value
+
+    deep = "[" * 100_000
+    assert typed_value(deep) == deep and typed_value("1") == 1 and typed_value("Female") == "Female"

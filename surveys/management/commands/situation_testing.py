@@ -59,7 +59,7 @@ class Command(BaseCommand):
                     data, {k: typed_value(v) for k, v in interventions.items()}
                 )
             result = run_situation_testing(data, cf, o)
-        except (SituationTestingError, DAGError, json.JSONDecodeError, ValueError) as exc:
+        except (SituationTestingError, DAGError, json.JSONDecodeError, ValueError, RecursionError) as exc:
             raise CommandError(str(exc)) from exc
         settings = {
             k: o[k]
