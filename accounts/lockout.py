@@ -2,8 +2,10 @@
 admin logins, JSON on the API. Both answer 429 with ``Retry-After`` when a cool-off applies."""
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+
+from surveys.api.errors import error_response
 
 LOCKED_OUT_MESSAGE = "Too many failed logins for this account from your address."
 
@@ -28,7 +30,7 @@ def lockout_message() -> str:
 def lockout_response(request: HttpRequest, original_response=None, credentials=None) -> HttpResponse:
     status = settings.AXES_HTTP_RESPONSE_CODE
     if request.path.startswith("/api/"):
-        response = JsonResponse({"detail": lockout_message()}, status=status)
+        response = error_response(status, "locked_out", lockout_message())  # the API's one error format
     else:
         response = render(request, "accounts/locked_out.html", {"message": lockout_message()}, status=status)
     seconds = cooloff_seconds()

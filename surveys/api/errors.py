@@ -7,7 +7,7 @@ Every error under ``/api/`` is answered as::
 
 ``status`` repeats the HTTP status; ``code`` is DRF's machine-readable code (``invalid``,
 ``parse_error``, ``not_authenticated``, ``permission_denied``, ``not_found``,
-``method_not_allowed``, ``unsupported_media_type``, ``throttled``, ``payload_too_large``,
+``method_not_allowed``, ``unsupported_media_type``, ``throttled``, ``locked_out``, ``payload_too_large``,
 ``server_error``, ``service_unavailable``); ``detail`` is one readable sentence (kept at the top
 level, where clients read it); ``fields`` appears only for validation errors of named inputs.
 Headers such as ``Retry-After`` and ``WWW-Authenticate`` are kept.

@@ -90,6 +90,7 @@ def test_basic_auth_locks_out_with_a_json_message(demo_study, researcher, other_
     assert response.status_code == 429
     assert response["Content-Type"].startswith("application/json")
     assert "Too many failed logins" in response.json()["detail"]
+    assert response.json()["status"] == 429 and response.json()["code"] == "locked_out"  # the API's one format
     assert response["Retry-After"] == "900"
     assert _basic(Client(), "bob", "bob-pass-123").status_code == 200
     _cool_off_passes()
