@@ -191,6 +191,12 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
     path.write_text(table_to_csv(frame), encoding="utf-8")
 
 
+def _heading(name: str) -> str:
+    """``fair_scores_vs_ai`` -> ``Fair scores vs ai``: only the first letter capitalised."""
+    text = name.replace("_", " ")
+    return text[:1].upper() + text[1:]
+
+
 def _table_section(title: str, frame: pd.DataFrame, *, index: bool = False, empty: str = "Nothing to show.") -> Section:
     if frame is None or not len(frame):
         return Section(title=title, empty=empty)
@@ -272,10 +278,7 @@ def write_dp_report(tables: dict[str, pd.DataFrame], figures: list, out_dir: Pat
     for name, frame in tables.items():
         write_csv(frame, out_dir / f"{name}.csv")
     write_json(dp_results(tables), out_dir / "results.json")
-    sections = [
-        _table_section(name.replace("_", " ").capitalize(), frame, empty="Nothing to test.")
-        for name, frame in tables.items()
-    ]
+    sections = [_table_section(_heading(name), frame, empty="Nothing to test.") for name, frame in tables.items()]
     sections += figure_sections(figures)
     return render_report(out_dir, title, sections, intro=[DP_NOTE])
 
@@ -341,7 +344,7 @@ def write_law_school_report(
         write_csv(res.counts, out_dir / f"counts_{name}.csv")
         fig = counts_figure(res)
         fig.update_layout(title=f"{name}: complainants flagged per k")
-        sections.append(_table_section(f"{name.capitalize()}: complainants flagged per k", res.counts))
+        sections.append(_table_section(f"{_heading(name)}: complainants flagged per k", res.counts))
         sections += figure_sections([fig])
         sections.append(
             flagged_section(
@@ -350,7 +353,7 @@ def write_law_school_report(
                 method="CSTwo",
                 data=data,
                 limit=50,
-                title=f"{name.capitalize()}: flagged by CST without centres (k = {k_min})",
+                title=f"{_heading(name)}: flagged by CST without centres (k = {k_min})",
             )
         )
     write_csv(results.multiple, out_dir / "counts_multiple.csv")

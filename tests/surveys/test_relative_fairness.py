@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 
 from surveys.simulate import simulate_participants
 from tests.conftest import REFERENCE_DATA, run_jobs
+from tests.surveys.test_report_security import assert_no_inline_script
 
 pytestmark = pytest.mark.django_db
 CST = REFERENCE_DATA / "counterfactual_situation_testing"
@@ -24,6 +25,7 @@ def test_study_differential_parity_command_and_api(demo_study, researcher, other
     assert all(r["verdict"].startswith(("R0 relatively biased", "no evidence")) for r in rows)
     html = (tmp_path / "dp" / "report.html").read_text()
     assert "Per-item differences" in html and "/static/vendor/plotly.min.js" in html
+    assert_no_inline_script(html)
     client = APIClient()
     client.force_authenticate(other_researcher)
     assert client.get("/api/studies/effort-demo/differential-parity/").status_code == 404
@@ -63,6 +65,7 @@ def test_situation_testing_command_report_and_errors(loan_files, tmp_path):
     assert "55" in out.getvalue() and "288" in out.getvalue()
     html = (tmp_path / "st" / "report.html").read_text()
     assert "Control group" in html and "Test group" in html and "<details" in html
+    assert_no_inline_script(html)
     with pytest.raises(CommandError, match="missing column"):
         call_command(
             "situation_testing",
@@ -153,3 +156,6 @@ def test_law_school_command_small(tmp_path):
     assert "gender:" in text and "race:" in text and "intersectional:" in text and "multiple" in text
     counts = pd.read_csv(tmp_path / "law" / "counts_gender.csv")
     assert list(counts["k"]) == [15, 30] and (counts["CSTwo"] >= counts["CSTwo_sig"]).all()
+    html = (tmp_path / "law" / "report.html").read_text()
+    assert "Multiple discrimination" in html and html.count("data-figure=") == 3
+    assert_no_inline_script(html)
