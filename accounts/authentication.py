@@ -1,6 +1,7 @@
 """HTTP basic auth for the API that answers a locked-out account clearly (429 JSON), not with a
 generic "invalid password" or a server error."""
 
+from drf_spectacular.authentication import BasicScheme
 from rest_framework import exceptions, status
 from rest_framework.authentication import BasicAuthentication
 
@@ -28,3 +29,9 @@ class ThrottledBasicAuthentication(BasicAuthentication):
             ):
                 raise LockedOut() from None
             raise
+
+
+class ThrottledBasicScheme(BasicScheme):
+    """The OpenAPI schema describes it as plain HTTP basic auth."""
+
+    target_class = "accounts.authentication.ThrottledBasicAuthentication"

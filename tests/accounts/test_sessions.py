@@ -116,3 +116,29 @@ def test_participant_cookie_means_nothing_on_researcher_pages(demo_study):
     stranger = Client()
     stranger.cookies["participant_session"] = "not-a-signed-value"
     assert stranger.get("/s/effort-demo/page/").status_code == 403
+
+
+def test_session_and_login_limits_come_from_the_environment():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "RESEARCHER_SESSION_COOKIE_AGE": "3600",
+        "PARTICIPANT_SESSION_COOKIE_AGE": "7200",
+        "LOGIN_FAILURE_LIMIT": "7",
+        "LOGIN_COOLOFF_MINUTES": "0",
+        "LOGIN_LOCKOUT_PARAMETERS": "username,ip_address",
+    }
+    code = (
+        "from django.conf import settings as s;"
+        "print(s.SESSION_COOKIE_AGE, s.PARTICIPANT_SESSION_COOKIE_AGE, s.AXES_FAILURE_LIMIT,"
+        " s.AXES_COOLOFF_TIME, s.AXES_LOCKOUT_PARAMETERS)"
+    )
+    out = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == "3600 7200 7 None ['username', 'ip_address']", out.stderr
