@@ -163,3 +163,25 @@ def test_integrity_check_counts_answers_and_balance(demo_study):
     victim = Participant.objects.get(external_id="i2")
     Answer.objects.filter(participant=victim).first().delete()
     assert check_integrity("effort-demo").wrong == [str(victim.pseudonym)]
+
+
+def test_integrity_check_reports_withdrawn_participants_separately(demo_study):
+    from django.core.management import CommandError, call_command
+
+    from surveys.integrity import check_integrity
+    from surveys.services import participant_withdraw
+
+    for i in range(3):
+        answer_pages(consented("effort-demo", f"w{i}"), 5 + i)
+    leaver = Participant.objects.get(external_id="w1")
+    participant_withdraw(participant_id=leaver.pk)
+    report = check_integrity("effort-demo")
+    assert report.withdrawn == 1 and report.wrong == [] and report.withdrawn_with_data == [] and report.ok
+    assert "1 withdrawn, 0 of them with answers or page visits left" in str(report)
+    call_command("check_integrity", "effort-demo")  # exits 0 after a legitimate withdrawal
+    # Anything of a withdrawn participant left behind is the failure for them.
+    PageVisit.objects.create(participant=leaver, page="instructions", first_shown_at=leaver.arrived_at)
+    report = check_integrity("effort-demo")
+    assert report.withdrawn_with_data == [str(leaver.pseudonym)] and report.wrong == [] and not report.ok
+    with pytest.raises(CommandError):
+        call_command("check_integrity", "effort-demo")
