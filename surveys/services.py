@@ -29,7 +29,7 @@ from surveys.models import (
     Subject,
 )
 from surveys.plan import build_plan
-from surveys.sql import counts_by, insert_rows, update_rows
+from surveys.sql import counts_by, insert_row_if, insert_rows, update_rows
 from surveys.study_facts import study_facts
 from surveys.study_file import validate_study
 
@@ -227,12 +227,24 @@ def participant_consent(*, participant_id: int, accept: bool, at: datetime | Non
     return participant
 
 
-def page_shown(*, participant: Participant, page_key: str, at: datetime | None = None) -> None:
+def page_shown(*, participant: Participant, page_key: str, at: datetime | None = None) -> bool:
     """Store when a page was first shown (later views keep the first time): one INSERT that the
-    unique (participant, page) constraint turns into a no-op when the row exists."""
-    PageVisit.objects.bulk_create(
-        [PageVisit(participant=participant, page=page_key, first_shown_at=at or timezone.now())],
-        ignore_conflicts=True,
+    unique (participant, page) constraint turns into a no-op when the row exists.
+
+    The INSERT also requires, in the same statement, that the participant is still active, so a
+    page view racing a withdrawal cannot leave a visit behind: either the visit is inserted first
+    and the withdrawal (which locks the participant row, then deletes) removes it, or the
+    withdrawal commits first and the INSERT finds no active participant. Returns whether a row was
+    inserted."""
+    return bool(
+        insert_row_if(
+            PageVisit,
+            _VISIT_COLUMNS,
+            (participant.pk, page_key, at or timezone.now(), None, 0),
+            guard=Participant,
+            where={"id": participant.pk, "status": Participant.Status.ACTIVE},
+            conflict=("participant", "page"),
+        )
     )
 
 
