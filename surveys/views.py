@@ -31,6 +31,39 @@ def _session_key(slug: str) -> str:
     return f"participant:{slug}"
 
 
+def _ended_key(slug: str) -> str:
+    return f"ended:{slug}"
+
+
+# After completion or withdrawal the session no longer names the participant; it keeps only a
+# marker (status, study version, condition) so that the completion or withdrawal page can still be
+# shown for this long. The next person on a shared computer cannot reach the pages of the last.
+ENDED_MARKER_SECONDS = 3600
+
+
+def _end_session(request: HttpRequest, slug: str, status: str, study_id: int, condition_id: int | None) -> None:
+    """End the participant's session at completion or withdrawal: their id leaves the session
+    (the whole session is flushed, with a new key, unless it also holds another study's
+    participant) and only the "ended" marker stays, for ENDED_MARKER_SECONDS."""
+    session = request.session
+    for key in (_session_key(slug), "shown"):
+        session.pop(key, None)
+    if not any(key.startswith("participant:") for key in session.keys()):
+        session.flush()
+        session.set_expiry(ENDED_MARKER_SECONDS)
+    session[_ended_key(slug)] = [status, study_id, condition_id]
+
+
+def _ended(request: HttpRequest, slug: str) -> tuple[str, StudyFacts] | None:
+    """The status and study facts of this browser's participant whose session has ended."""
+    marker = request.session.get(_ended_key(slug))
+    if not marker:
+        return None
+    status, study_id, condition_id = marker
+    facts = study_facts(study_id, condition_id)
+    return (status, facts) if facts.slug == slug else None
+
+
 def _problem(request: HttpRequest, title: str, message: str, status: int) -> HttpResponse:
     return render(request, "surveys/problem.html", {"title": title, "message": message}, status=status)
 
@@ -80,7 +113,10 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     except InvalidParticipantId as exc:
         return _problem(request, "The link is incomplete", str(exc), 400)
     request.session.cycle_key()
-    request.session[_session_key(slug)] = participant.pk
+    if participant.status in (Status.COMPLETED, Status.WITHDRAWN):
+        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
+    else:
+        request.session[_session_key(slug)] = participant.pk
     return redirect(_where(participant.status, slug))
 
 
@@ -90,6 +126,12 @@ def _require(
     """The participant and study facts, or the response that sends the visitor where they belong."""
     participant, facts = _participant(request, slug)
     if participant is None:
+        ended = _ended(request, slug)
+        if ended is not None:  # completed or withdrawn in this browser: only that page is left
+            ended_status, ended_facts = ended
+            if ended_status == status:
+                return None, ended_facts, None
+            return None, None, redirect(_where(ended_status, slug))
         try:
             latest_study(slug)
         except StudyNotFound:
@@ -105,6 +147,8 @@ def _require(
                 403,
             ),
         )
+    if participant.status in (Status.COMPLETED, Status.WITHDRAWN):  # e.g. withdrawn by a researcher
+        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
     if participant.status != status:
         return participant, facts, redirect(_where(participant.status, slug))
     return participant, facts, None
@@ -160,6 +204,8 @@ def _save_or_refuse(
         result = page_submit(
             enrolment=enrolment, page_key=page["key"], answers=form_answers(page, index, form), show_next=True
         )
+        if result.status == Status.COMPLETED:  # the last page saved (or resent): the session ends here
+            _end_session(request, slug, result.status, enrolment.study_id, enrolment.condition_id)
         if result.outcome is SubmitOutcome.SAVED and result.status == Status.ACTIVE:
             # The answer to the POST is the next page itself (one round trip, not a redirect and a
             # GET); page_submit has recorded it as shown. Its address stays /page/, so a reload
@@ -219,11 +265,16 @@ def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
     """Withdraw from the study at any point: confirm, then every answer is deleted."""
     participant, facts = _participant(request, slug)
     if participant is None:
+        ended = _ended(request, slug)
+        if ended is not None:
+            return redirect(_where(ended[0], slug))
         return _problem(request, "Please use your study link", "Open the study from your link first.", 403)
     if participant.status == Status.WITHDRAWN:
+        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
         return redirect(_where(participant.status, slug))
     if request.method == "POST" and request.POST.get("confirm") == "withdraw":
         participant = participant_withdraw(participant_id=participant.pk)
+        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
         return redirect(_where(participant.status, slug))
     return render(request, "surveys/withdraw.html", {"spec": facts.spec, "back": _where(participant.status, slug)})
 

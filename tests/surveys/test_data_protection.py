@@ -25,6 +25,9 @@ def test_participant_withdraws_from_the_page_and_answers_are_deleted(client, dem
     assert not Answer.objects.filter(participant=participant).exists()
     assert not PageVisit.objects.filter(participant=participant).exists()
     assert client.get("/s/effort-demo/page/")["Location"] == "/s/effort-demo/withdrawn/"
+    # The session no longer names the participant; only the withdrawn page is left to it.
+    assert "participant:effort-demo" not in client.session and participant.pk not in client.session.values()
+    assert client.get("/s/effort-demo/withdrawn/").status_code == 200
 
 
 def test_withdraw_command_and_analyses_of_the_rest_still_run(demo_study, tmp_path):
