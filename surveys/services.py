@@ -7,14 +7,17 @@ participants or answers.
 import hashlib
 import json
 import secrets
+import unicodedata
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import Enum
 
 import numpy as np
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from surveys.enrolment import Enrolment
 from surveys.models import (
@@ -139,6 +142,16 @@ def latest_study(slug: str) -> Study:
     return study
 
 
+def normalise_external_id(external_id: str) -> str:
+    """The participant id as stored: NFKC-normalised (full-width and other compatibility forms of
+    the same characters are one id) and stripped; control and other invisible format characters
+    are refused. Raises InvalidParticipantId."""
+    value = unicodedata.normalize("NFKC", external_id or "").strip()
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in value):
+        raise InvalidParticipantId("The participant id contains control or invisible characters.")
+    return _check_external_id(value)
+
+
 def _check_external_id(external_id: str) -> str:
     value = (external_id or "").strip()
     if not value:
@@ -159,21 +172,24 @@ def participant_arrive(
     simulated: bool = False,
     at: datetime | None = None,
     seed: int | None = None,
+    resume_code: str = "",
 ) -> tuple[Participant, bool]:
     """Find the participant with this id in any version of the study, or register them in the latest.
 
     Returns ``(participant, created)``. Two simultaneous first arrivals with the same id create one
     participant (the unique constraint decides; the loser reads the winner's row). ``seed`` (for
-    simulations) fixes the participant's randomisation; by default it is drawn from the OS.
+    simulations) fixes the participant's randomisation; by default it is drawn from the OS. A new
+    participant stores only the keyed hash of ``resume_code``. The id is normalised
+    (``normalise_external_id``).
     """
-    external_id = _check_external_id(external_id)
-    existing = Participant.objects.filter(study__slug=study_slug, external_id=external_id).first()
+    external_id = normalise_external_id(external_id)
+    existing = participant_find(study_slug=study_slug, external_id=external_id)
     if existing is not None:
         return existing, False
     study = latest_study(study_slug)
     try:
         with transaction.atomic():
-            participant = Participant.objects.create(
+            participant = Participant(
                 study=study,
                 external_id=external_id,
                 prolific_study_id=prolific_study_id[:128],
@@ -182,9 +198,75 @@ def participant_arrive(
                 simulated=simulated,
                 arrived_at=at or timezone.now(),
             )
+            if resume_code:
+                participant.resume_code_hash = resume_code_digest(participant, resume_code)
+            participant.save(force_insert=True)
     except IntegrityError:
         return Participant.objects.get(study=study, external_id=external_id), False
     return participant, True
+
+
+def participant_find(*, study_slug: str, external_id: str) -> Participant | None:
+    """The participant with this (already normalised) id in any version of the study, or None."""
+    return Participant.objects.filter(study__slug=study_slug, external_id=external_id).first()
+
+
+# Resume codes: what a participant types to continue in a browser that does not hold their
+# session. 8 characters from 32 unambiguous ones (40 bits), shown as XXXX-XXXX; only a keyed hash
+# (HMAC with SECRET_KEY, salted with the participant's pseudonym) is stored.
+_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L
+
+
+def new_resume_code() -> str:
+    code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(8))
+    return f"{code[:4]}-{code[4:]}"
+
+
+def clean_resume_code(typed: str) -> str:
+    """A typed code in its shown form: case, spaces and dashes do not matter."""
+    value = "".join(ch for ch in unicodedata.normalize("NFKC", typed or "").upper() if ch.isalnum())[:64]
+    return f"{value[:4]}-{value[4:]}" if len(value) == 8 else value
+
+
+def resume_code_digest(participant: Participant, code: str) -> str:
+    return salted_hmac("surveys.resume-code", f"{participant.pseudonym}:{clean_resume_code(code)}").hexdigest()
+
+
+def participant_set_resume_code(*, participant_id: int) -> str:
+    """Give the participant a new resume code (the old one stops working); returns the code."""
+    participant = Participant.objects.get(pk=participant_id)
+    code = new_resume_code()
+    update_rows(Participant, {"resume_code_hash": resume_code_digest(participant, code)}, {"id": participant_id})
+    return code
+
+
+class ResumeOutcome(Enum):
+    ACCEPTED = "accepted"
+    WRONG = "wrong"
+    LOCKED = "locked"  # too many wrong codes lately: not even checked
+
+
+def participant_resume(*, participant_id: int, code: str, at: datetime | None = None) -> ResumeOutcome:
+    """Check a typed resume code. After PARTICIPANT_RESUME_MAX_FAILURES wrong codes in a row the
+    participant's code is not checked for PARTICIPANT_RESUME_LOCK_SECONDS after the last one (the
+    count is on the participant's row, so it holds across workers and servers); a right code
+    resets the count."""
+    now = at or timezone.now()
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().get(pk=participant_id)
+        lock = timedelta(seconds=settings.PARTICIPANT_RESUME_LOCK_SECONDS)
+        recent = participant.resume_failed_at is not None and now - participant.resume_failed_at < lock
+        failures = participant.resume_failures if recent else 0
+        if failures >= settings.PARTICIPANT_RESUME_MAX_FAILURES:
+            return ResumeOutcome.LOCKED
+        if participant.resume_code_hash and constant_time_compare(
+            participant.resume_code_hash, resume_code_digest(participant, code)
+        ):
+            if participant.resume_failures:
+                update_rows(Participant, {"resume_failures": 0}, {"id": participant_id})
+            return ResumeOutcome.ACCEPTED
+        update_rows(Participant, {"resume_failures": failures + 1, "resume_failed_at": now}, {"id": participant_id})
+        return ResumeOutcome.WRONG
 
 
 def _least_filled_condition(study_id: int, condition_ids: list[int], rng: np.random.Generator) -> int:

@@ -35,6 +35,7 @@ def server_env(port: int) -> dict:
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": "2",
         "GUNICORN_THREADS": "2",
+        "PARTICIPANT_ARRIVALS_PER_ADDRESS": "0",  # every participant comes from 127.0.0.1
     }
     db = connection.settings_dict
     if connection.vendor == "postgresql":
