@@ -437,7 +437,8 @@ def page_submit(
 
 def participant_withdraw(*, participant_id: int, at: datetime | None = None) -> Participant:
     """Withdraw consent: delete every answer and page visit, mark the participant withdrawn and
-    replace the Prolific ids, so nothing identifies them; analyses of the others are unaffected."""
+    replace the Prolific ids (and forget the resume code), so nothing identifies them; analyses of
+    the others are unaffected."""
     with transaction.atomic():
         participant = Participant.objects.select_for_update().get(pk=participant_id)
         participant.answers.all().delete()
@@ -445,8 +446,18 @@ def participant_withdraw(*, participant_id: int, at: datetime | None = None) -> 
         participant.status = Participant.Status.WITHDRAWN
         participant.withdrawn_at = at or timezone.now()
         participant.external_id = f"withdrawn-{participant.pseudonym}"
-        participant.prolific_study_id = participant.prolific_session_id = ""
+        participant.prolific_study_id = participant.prolific_session_id = participant.resume_code_hash = ""
+        participant.resume_failures, participant.resume_failed_at = 0, None
         participant.save(
-            update_fields=["status", "withdrawn_at", "external_id", "prolific_study_id", "prolific_session_id"]
+            update_fields=[
+                "status",
+                "withdrawn_at",
+                "external_id",
+                "prolific_study_id",
+                "prolific_session_id",
+                "resume_code_hash",
+                "resume_failures",
+                "resume_failed_at",
+            ]
         )
         return participant

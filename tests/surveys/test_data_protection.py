@@ -22,6 +22,7 @@ def test_participant_withdraws_from_the_page_and_answers_are_deleted(client, dem
     assert b"Your answers have been deleted" in response.content
     participant.refresh_from_db()
     assert participant.status == "withdrawn" and participant.external_id.startswith("withdrawn-")
+    assert participant.resume_code_hash == "" and participant.prolific_session_id == ""
     assert not Answer.objects.filter(participant=participant).exists()
     assert not PageVisit.objects.filter(participant=participant).exists()
     assert client.get("/s/effort-demo/page/")["Location"] == "/s/effort-demo/withdrawn/"
