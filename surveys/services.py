@@ -173,6 +173,7 @@ def participant_arrive(
     at: datetime | None = None,
     seed: int | None = None,
     resume_code: str = "",
+    looked_up: bool = False,
 ) -> tuple[Participant, bool]:
     """Find the participant with this id in any version of the study, or register them in the latest.
 
@@ -180,10 +181,11 @@ def participant_arrive(
     participant (the unique constraint decides; the loser reads the winner's row). ``seed`` (for
     simulations) fixes the participant's randomisation; by default it is drawn from the OS. A new
     participant stores only the keyed hash of ``resume_code``. The id is normalised
-    (``normalise_external_id``).
+    (``normalise_external_id``). ``looked_up``: the caller has just found no participant with this
+    id (``participant_find``), so the lookup is not repeated.
     """
     external_id = normalise_external_id(external_id)
-    existing = participant_find(study_slug=study_slug, external_id=external_id)
+    existing = None if looked_up else participant_find(study_slug=study_slug, external_id=external_id)
     if existing is not None:
         return existing, False
     study = latest_study(study_slug)

@@ -176,6 +176,7 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
                 prolific_study_id=params.get("STUDY_ID", ""),
                 prolific_session_id=params.get("SESSION_ID", ""),
                 resume_code=code,
+                looked_up=True,
             )
         except StudyNotFound:
             return _problem(
