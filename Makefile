@@ -31,6 +31,7 @@ test: $(STAMP)
 serve: $(STAMP)
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py check --deploy --fail-level WARNING
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py migrate --noinput
+	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py createcachetable
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py collectstatic --noinput -v0
 	export DJANGO_DEBUG=$${DJANGO_DEBUG:-0}; $(WORKERS) $(VENV)/bin/gunicorn config.wsgi -c config/gunicorn.conf.py
 

@@ -122,6 +122,10 @@ def server_env(database_url: str | None, sqlite_path: str) -> dict:
         "DJANGO_SECURE_COOKIES": "0",
         "DJANGO_HSTS_SECONDS": "0",
         "GUNICORN_BIND": f"127.0.0.1:{PORT}",
+        # Every simulated participant arrives from 127.0.0.1: the per-address limit on new
+        # arrivals (and on wrong resume codes) is switched off for the benchmark.
+        "PARTICIPANT_ARRIVALS_PER_ADDRESS": "0",
+        "PARTICIPANT_RESUME_FAILURES_PER_ADDRESS": "0",
     }
     if database_url:
         env["DATABASE_URL"] = database_url

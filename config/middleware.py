@@ -1,5 +1,10 @@
 """A database outage becomes a clear "please retry" response, never a half-written page: every
-write is one transaction, so nothing of the failed request was stored."""
+write is one transaction, so nothing of the failed request was stored.
+
+A participant's form (a POST under ``/s/``) is not lost with it: the retry page carries the posted
+fields as hidden inputs (autoescaped; the CSRF token is a fresh one, never the posted one) and a
+"Try again" button that sends them again, and does not reload itself (a reload would be a GET and
+drop them)."""
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
@@ -8,6 +13,7 @@ from django.template.loader import render_to_string
 from surveys.api.errors import error_response
 
 RETRY_AFTER_SECONDS = "5"
+PARTICIPANT_PREFIX = "/s/"
 
 
 class DatabaseUnavailableMiddleware:
@@ -25,6 +31,17 @@ class DatabaseUnavailableMiddleware:
                 503, "service_unavailable", "The database is briefly unavailable. Retry in a few seconds."
             )
         else:
-            response = HttpResponse(render_to_string("retry.html", request=request), status=503)
+            context = {}
+            if request.method == "POST" and request.path.startswith(PARTICIPANT_PREFIX):
+                context["action"] = request.get_full_path()
+                context["resend"] = [
+                    (name, value)
+                    for name, values in request.POST.lists()
+                    if name != "csrfmiddlewaretoken"
+                    for value in values
+                ]
+            response = HttpResponse(render_to_string("retry.html", context, request=request), status=503)
+            if context:
+                response["Cache-Control"] = "no-store"  # it holds what the participant typed
         response["Retry-After"] = RETRY_AFTER_SECONDS
         return response

@@ -260,3 +260,21 @@ AXES_LOCKOUT_PARAMETERS = [
 AXES_RESET_ON_SUCCESS = True
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
+# --- Participants: browser binding, resume codes, per-address limits (surveys/throttle.py) ---
+# A returning participant's browser must hold their session, or bring Prolific's SESSION_ID of
+# the attempt, or their resume code. New arrivals and failed resume codes are counted per client
+# address in the cache (CACHE_URL, see config/cache_url.py; the default per-process memory counts
+# per gunicorn worker). 0 switches a limit off (bench/launch.py does, all its participants come
+# from 127.0.0.1).
+from config.cache_url import cache_from_url  # noqa: E402
+
+if "CACHES" not in globals():  # another block may already configure the cache
+    CACHES = {"default": cache_from_url(env_str("CACHE_URL", "locmem://"))}
+PARTICIPANT_ARRIVALS_PER_ADDRESS = env_int("PARTICIPANT_ARRIVALS_PER_ADDRESS", 30)
+PARTICIPANT_RESUME_FAILURES_PER_ADDRESS = env_int("PARTICIPANT_RESUME_FAILURES_PER_ADDRESS", 20)
+PARTICIPANT_LIMIT_WINDOW_SECONDS = env_int("PARTICIPANT_LIMIT_WINDOW_SECONDS", 600)
+PARTICIPANT_RESUME_MAX_FAILURES = env_int("PARTICIPANT_RESUME_MAX_FAILURES", 5)  # per participant ...
+PARTICIPANT_RESUME_LOCK_SECONDS = env_int("PARTICIPANT_RESUME_LOCK_SECONDS", 900)  # ... then locked this long
+# The request header that carries the client's address behind a reverse proxy (e.g.
+# X-Forwarded-For: its last entry, the one the proxy added, is used); empty: REMOTE_ADDR.
+PARTICIPANT_ADDRESS_HEADER = env_str("PARTICIPANT_ADDRESS_HEADER", "")

@@ -59,7 +59,8 @@ class DisagreementPromptAdmin(admin.ModelAdmin):
 class ParticipantAdmin(admin.ModelAdmin):
     list_display = ["pseudonym", "study", "condition", "status", "position", "simulated", "arrived_at", "completed_at"]
     list_filter = ["study__slug", "status", "condition__key", "simulated"]
-    readonly_fields = ["pseudonym", "seed", "plan", "arrived_at"]
+    readonly_fields = ["pseudonym", "seed", "plan", "arrived_at", "resume_failures", "resume_failed_at"]
+    exclude = ["resume_code_hash"]
     search_fields = ["pseudonym"]
 
 

@@ -1,12 +1,13 @@
 """Integrity check after a launch: every participant has exactly the answers their saved pages
-imply (none lost, none duplicated), and the conditions are balanced within one."""
+imply (none lost, none duplicated), every withdrawn participant has no answers and no page visits
+left, and the conditions are balanced within one."""
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Count
 
-from surveys.models import Answer, Participant
+from surveys.models import Answer, PageVisit, Participant
 
 
 def expected_answers(page: dict) -> tuple[int, int]:
@@ -31,6 +32,12 @@ class IntegrityReport:
     completed: int
     wrong: list[str]
     by_condition: dict[str, int]
+    withdrawn: int = 0
+    withdrawn_with_data: list[str] = field(default_factory=list)  # pseudonyms with answers or visits left
+
+    @property
+    def ok(self) -> bool:
+        return not self.wrong and not self.withdrawn_with_data and self.balanced
 
     @property
     def balanced(self) -> bool:
@@ -39,6 +46,7 @@ class IntegrityReport:
     def __str__(self) -> str:
         return (
             f"{self.participants} participants, {self.completed} completed, answers wrong for {len(self.wrong)}; "
+            f"{self.withdrawn} withdrawn, {len(self.withdrawn_with_data)} of them with answers or page visits left; "
             f"conditions {self.by_condition}; balanced within one: {self.balanced}"
         )
 
@@ -49,11 +57,23 @@ def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityRe
         people = people.filter(simulated=False)
     people = list(people)
     counts = dict(Answer.objects.filter(participant__in=people).values_list("participant").annotate(n=Count("id")))
+    withdrawn = [p for p in people if p.status == Participant.Status.WITHDRAWN]
+    visited = set(PageVisit.objects.filter(participant__in=withdrawn).values_list("participant", flat=True))
+    withdrawn_with_data = [str(p.pseudonym) for p in withdrawn if counts.get(p.pk, 0) or p.pk in visited]
     wrong = []
     for p in people:
+        if p.status == Participant.Status.WITHDRAWN:  # checked above: nothing of theirs may remain
+            continue
         low = sum(expected_answers(page)[0] for page in p.plan[: p.position])
         high = sum(expected_answers(page)[1] for page in p.plan[: p.position])
         if not low <= counts.get(p.pk, 0) <= high:
             wrong.append(str(p.pseudonym))
     consented = Counter(p.condition.key for p in people if p.condition_id and p.status in ("active", "completed"))
-    return IntegrityReport(len(people), sum(p.status == "completed" for p in people), wrong, dict(consented))
+    return IntegrityReport(
+        len(people),
+        sum(p.status == "completed" for p in people),
+        wrong,
+        dict(consented),
+        withdrawn=len(withdrawn),
+        withdrawn_with_data=withdrawn_with_data,
+    )

@@ -80,8 +80,10 @@ class HTTPParticipant:
         return status, headers.get("location", [None])[0], payload.decode("utf-8", "replace")
 
     async def start(self) -> None:
+        """Open the study link (Prolific's form, with this attempt's own SESSION_ID, so the same
+        participant could resume from a fresh client too) and consent."""
         _, location, _ = await self.request(
-            "GET", f"/s/{self.slug}/?PROLIFIC_PID={self.external_id}&STUDY_ID=s&SESSION_ID=x"
+            "GET", f"/s/{self.slug}/?PROLIFIC_PID={self.external_id}&STUDY_ID=s&SESSION_ID=session-{self.external_id}"
         )
         if location and location.endswith("/consent/"):
             await self.request("GET", location)

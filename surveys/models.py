@@ -149,6 +149,11 @@ class Participant(models.Model):
     consented_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     withdrawn_at = models.DateTimeField(null=True, blank=True)
+    resume_code_hash = models.CharField(
+        max_length=64, blank=True, help_text="Keyed hash (HMAC) of the resume code shown to the participant."
+    )
+    resume_failures = models.PositiveSmallIntegerField(default=0, help_text="Wrong resume codes in a row.")
+    resume_failed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "arrived_at"]

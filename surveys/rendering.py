@@ -14,20 +14,36 @@ from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils.html import format_html
 
 from surveys.caching import BoundedCache
 from surveys.pages import ConditionIndex, page_context, page_form
 from surveys.plan import ORDER_FIELDS
 
 _SLOT = "slot" + secrets.token_hex(8)  # unguessable, so no study text can collide with it
-_CSRF, _POSITION, _TOTAL, _PROGRESS = (f"{_SLOT}{name}" for name in ("csrf", "position", "total", "progress"))
+_CSRF, _POSITION, _TOTAL, _PROGRESS, _RESUME = (
+    f"{_SLOT}{name}" for name in ("csrf", "position", "total", "progress", "resume")
+)
 _cache: BoundedCache[str] = BoundedCache(size=4096)
 
 
-def _context(page: dict, index: ConditionIndex, form, position, total, progress) -> tuple[str, dict]:
+def resume_html(code: str) -> str:
+    """The line with the participant's resume code (escaped), or nothing without a code."""
+    if not code:
+        return ""
+    return format_html(
+        '<p class="resume-code" id="resume-code">To continue on another device, open your study link there and '
+        "enter this code: <strong>{}</strong></p>",
+        code,
+    )
+
+
+def _context(page: dict, index: ConditionIndex, form, position, total, progress, resume) -> tuple[str, dict]:
     ctx = page_context(page, index)
     template = ctx.pop("template")
-    ctx.update(form=form, page=page, spec=index.spec, position=position, total=total, progress=progress)
+    ctx.update(
+        form=form, page=page, spec=index.spec, position=position, total=total, progress=progress, resume_html=resume
+    )
     return template, ctx
 
 
@@ -37,7 +53,7 @@ def _blank_page(page: dict, index: ConditionIndex, spec_hash: str) -> str:
     key = (spec_hash, index.condition["key"], json.dumps(shown, sort_keys=True))
     html = _cache.get(key)
     if html is None:
-        template, ctx = _context(page, index, page_form(page, index), _POSITION, _TOTAL, _PROGRESS)
+        template, ctx = _context(page, index, page_form(page, index), _POSITION, _TOTAL, _PROGRESS, _RESUME)
         html = _cache.put(key, render_to_string(template, {**ctx, "csrf_token": _CSRF}))
     return html
 
@@ -52,11 +68,13 @@ def study_page_response(
     total: int,
     form=None,
     status: int = 200,
+    resume_code: str = "",
 ) -> HttpResponse:
-    """The page at 0-based ``position`` of ``total``; ``form`` given (with errors) renders afresh."""
+    """The page at 0-based ``position`` of ``total``; ``form`` given (with errors) renders afresh.
+    ``resume_code`` (from the participant's session) is shown near the withdraw link."""
     progress = round(100 * position / total)
     if form is not None:
-        template, ctx = _context(page, index, form, position + 1, total, progress)
+        template, ctx = _context(page, index, form, position + 1, total, progress, resume_html(resume_code))
         return render(request, template, ctx, status=status)
     html = (
         _blank_page(page, index, spec_hash)
@@ -64,5 +82,6 @@ def study_page_response(
         .replace(_POSITION, str(position + 1))
         .replace(_TOTAL, str(total))
         .replace(_PROGRESS, str(progress))
+        .replace(_RESUME, resume_html(resume_code))
     )
     return HttpResponse(html, status=status)

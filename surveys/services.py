@@ -7,14 +7,17 @@ participants or answers.
 import hashlib
 import json
 import secrets
+import unicodedata
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import Enum
 
 import numpy as np
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from surveys.enrolment import Enrolment
 from surveys.models import (
@@ -29,7 +32,7 @@ from surveys.models import (
     Subject,
 )
 from surveys.plan import build_plan
-from surveys.sql import counts_by, insert_rows, update_rows
+from surveys.sql import counts_by, insert_row_if, insert_rows, update_rows
 from surveys.study_facts import study_facts
 from surveys.study_file import validate_study
 
@@ -156,6 +159,16 @@ def latest_study(slug: str) -> Study:
     return study
 
 
+def normalise_external_id(external_id: str) -> str:
+    """The participant id as stored: NFKC-normalised (full-width and other compatibility forms of
+    the same characters are one id) and stripped; control and other invisible format characters
+    are refused. Raises InvalidParticipantId."""
+    value = unicodedata.normalize("NFKC", external_id or "").strip()
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in value):
+        raise InvalidParticipantId("The participant id contains control or invisible characters.")
+    return _check_external_id(value)
+
+
 def _check_external_id(external_id: str) -> str:
     value = (external_id or "").strip()
     if not value:
@@ -176,21 +189,26 @@ def participant_arrive(
     simulated: bool = False,
     at: datetime | None = None,
     seed: int | None = None,
+    resume_code: str = "",
+    looked_up: bool = False,
 ) -> tuple[Participant, bool]:
     """Find the participant with this id in any version of the study, or register them in the latest.
 
     Returns ``(participant, created)``. Two simultaneous first arrivals with the same id create one
     participant (the unique constraint decides; the loser reads the winner's row). ``seed`` (for
-    simulations) fixes the participant's randomisation; by default it is drawn from the OS.
+    simulations) fixes the participant's randomisation; by default it is drawn from the OS. A new
+    participant stores only the keyed hash of ``resume_code``. The id is normalised
+    (``normalise_external_id``). ``looked_up``: the caller has just found no participant with this
+    id (``participant_find``), so the lookup is not repeated.
     """
-    external_id = _check_external_id(external_id)
-    existing = Participant.objects.filter(study__slug=study_slug, external_id=external_id).first()
+    external_id = normalise_external_id(external_id)
+    existing = None if looked_up else participant_find(study_slug=study_slug, external_id=external_id)
     if existing is not None:
         return existing, False
     study = latest_study(study_slug)
     try:
         with transaction.atomic():
-            participant = Participant.objects.create(
+            participant = Participant(
                 study=study,
                 external_id=external_id,
                 prolific_study_id=prolific_study_id[:128],
@@ -199,9 +217,75 @@ def participant_arrive(
                 simulated=simulated,
                 arrived_at=at or timezone.now(),
             )
+            if resume_code:
+                participant.resume_code_hash = resume_code_digest(participant, resume_code)
+            participant.save(force_insert=True)
     except IntegrityError:
         return Participant.objects.get(study=study, external_id=external_id), False
     return participant, True
+
+
+def participant_find(*, study_slug: str, external_id: str) -> Participant | None:
+    """The participant with this (already normalised) id in any version of the study, or None."""
+    return Participant.objects.filter(study__slug=study_slug, external_id=external_id).first()
+
+
+# Resume codes: what a participant types to continue in a browser that does not hold their
+# session. 8 characters from 32 unambiguous ones (40 bits), shown as XXXX-XXXX; only a keyed hash
+# (HMAC with SECRET_KEY, salted with the participant's pseudonym) is stored.
+_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L
+
+
+def new_resume_code() -> str:
+    code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(8))
+    return f"{code[:4]}-{code[4:]}"
+
+
+def clean_resume_code(typed: str) -> str:
+    """A typed code in its shown form: case, spaces and dashes do not matter."""
+    value = "".join(ch for ch in unicodedata.normalize("NFKC", typed or "").upper() if ch.isalnum())[:64]
+    return f"{value[:4]}-{value[4:]}" if len(value) == 8 else value
+
+
+def resume_code_digest(participant: Participant, code: str) -> str:
+    return salted_hmac("surveys.resume-code", f"{participant.pseudonym}:{clean_resume_code(code)}").hexdigest()
+
+
+def participant_set_resume_code(*, participant_id: int) -> str:
+    """Give the participant a new resume code (the old one stops working); returns the code."""
+    participant = Participant.objects.get(pk=participant_id)
+    code = new_resume_code()
+    update_rows(Participant, {"resume_code_hash": resume_code_digest(participant, code)}, {"id": participant_id})
+    return code
+
+
+class ResumeOutcome(Enum):
+    ACCEPTED = "accepted"
+    WRONG = "wrong"
+    LOCKED = "locked"  # too many wrong codes lately: not even checked
+
+
+def participant_resume(*, participant_id: int, code: str, at: datetime | None = None) -> ResumeOutcome:
+    """Check a typed resume code. After PARTICIPANT_RESUME_MAX_FAILURES wrong codes in a row the
+    participant's code is not checked for PARTICIPANT_RESUME_LOCK_SECONDS after the last one (the
+    count is on the participant's row, so it holds across workers and servers); a right code
+    resets the count."""
+    now = at or timezone.now()
+    with transaction.atomic():
+        participant = Participant.objects.select_for_update().get(pk=participant_id)
+        lock = timedelta(seconds=settings.PARTICIPANT_RESUME_LOCK_SECONDS)
+        recent = participant.resume_failed_at is not None and now - participant.resume_failed_at < lock
+        failures = participant.resume_failures if recent else 0
+        if failures >= settings.PARTICIPANT_RESUME_MAX_FAILURES:
+            return ResumeOutcome.LOCKED
+        if participant.resume_code_hash and constant_time_compare(
+            participant.resume_code_hash, resume_code_digest(participant, code)
+        ):
+            if participant.resume_failures:
+                update_rows(Participant, {"resume_failures": 0}, {"id": participant_id})
+            return ResumeOutcome.ACCEPTED
+        update_rows(Participant, {"resume_failures": failures + 1, "resume_failed_at": now}, {"id": participant_id})
+        return ResumeOutcome.WRONG
 
 
 def _least_filled_condition(study_id: int, condition_ids: list[int], rng: np.random.Generator) -> int:
@@ -244,12 +328,24 @@ def participant_consent(*, participant_id: int, accept: bool, at: datetime | Non
     return participant
 
 
-def page_shown(*, participant: Participant, page_key: str, at: datetime | None = None) -> None:
+def page_shown(*, participant: Participant, page_key: str, at: datetime | None = None) -> bool:
     """Store when a page was first shown (later views keep the first time): one INSERT that the
-    unique (participant, page) constraint turns into a no-op when the row exists."""
-    PageVisit.objects.bulk_create(
-        [PageVisit(participant=participant, page=page_key, first_shown_at=at or timezone.now())],
-        ignore_conflicts=True,
+    unique (participant, page) constraint turns into a no-op when the row exists.
+
+    The INSERT also requires, in the same statement, that the participant is still active, so a
+    page view racing a withdrawal cannot leave a visit behind: either the visit is inserted first
+    and the withdrawal (which locks the participant row, then deletes) removes it, or the
+    withdrawal commits first and the INSERT finds no active participant. Returns whether a row was
+    inserted."""
+    return bool(
+        insert_row_if(
+            PageVisit,
+            _VISIT_COLUMNS,
+            (participant.pk, page_key, at or timezone.now(), None, 0),
+            guard=Participant,
+            where={"id": participant.pk, "status": Participant.Status.ACTIVE},
+            conflict=("participant", "page"),
+        )
     )
 
 
@@ -360,7 +456,8 @@ def page_submit(
 
 def participant_withdraw(*, participant_id: int, at: datetime | None = None) -> Participant:
     """Withdraw consent: delete every answer and page visit, mark the participant withdrawn and
-    replace the Prolific ids, so nothing identifies them; analyses of the others are unaffected."""
+    replace the Prolific ids (and forget the resume code), so nothing identifies them; analyses of
+    the others are unaffected."""
     with transaction.atomic():
         participant = Participant.objects.select_for_update().get(pk=participant_id)
         participant.answers.all().delete()
@@ -368,8 +465,18 @@ def participant_withdraw(*, participant_id: int, at: datetime | None = None) -> 
         participant.status = Participant.Status.WITHDRAWN
         participant.withdrawn_at = at or timezone.now()
         participant.external_id = f"withdrawn-{participant.pseudonym}"
-        participant.prolific_study_id = participant.prolific_session_id = ""
+        participant.prolific_study_id = participant.prolific_session_id = participant.resume_code_hash = ""
+        participant.resume_failures, participant.resume_failed_at = 0, None
         participant.save(
-            update_fields=["status", "withdrawn_at", "external_id", "prolific_study_id", "prolific_session_id"]
+            update_fields=[
+                "status",
+                "withdrawn_at",
+                "external_id",
+                "prolific_study_id",
+                "prolific_session_id",
+                "resume_code_hash",
+                "resume_failures",
+                "resume_failed_at",
+            ]
         )
         return participant

@@ -59,6 +59,45 @@ def insert_rows(
 
 
 @cache
+def _insert_guarded_sql(
+    model: type[Model],
+    names: tuple[str, ...],
+    guard: type[Model],
+    matched: tuple[str, ...],
+    conflict: tuple,
+    lock: bool,
+) -> str:
+    table, columns = _quoted(model, names)
+    guard_table, guard_columns = _quoted(guard, matched)
+    _, conflict_columns = _quoted(model, conflict)
+    values = ", ".join(["%s"] * len(names))
+    conditions = " AND ".join(f"{c} = %s" for c in guard_columns)
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) SELECT {values} FROM {guard_table} WHERE {conditions}"
+        + (" FOR SHARE" if lock else "")
+        + f" ON CONFLICT ({', '.join(conflict_columns)}) DO NOTHING"
+    )
+
+
+def insert_row_if(
+    model: type[Model], names: Sequence[str], row: Sequence, *, guard: type[Model], where: dict, conflict: Sequence[str]
+) -> int:
+    """``INSERT INTO model (names) SELECT row FROM guard WHERE ..`` in one statement: the row is
+    inserted only while a ``guard`` row matches ``where``, and not at all when it would break the
+    unique constraint on ``conflict``. On PostgreSQL the guard row is read ``FOR SHARE``, so a
+    transaction that holds it locked (``select_for_update``) and changes it makes this statement
+    wait and then re-check ``where`` on the committed row; SQLite runs writers one at a time.
+    Returns the number of rows inserted (0 or 1)."""
+    sql = _insert_guarded_sql(
+        model, tuple(names), guard, tuple(where), tuple(conflict), connection.vendor == "postgresql"
+    )
+    params = _prepared(model, names, row) + _prepared(guard, list(where), list(where.values()))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
+@cache
 def _update_sql(model: type[Model], changed: tuple[str, ...], matched: tuple[str, ...]) -> str:
     table, set_columns = _quoted(model, changed)
     _, where_columns = _quoted(model, matched)

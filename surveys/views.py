@@ -1,34 +1,81 @@
-"""The participant's pages. Identity comes from the session, set once by the start link, so a
-participant can only ever see and answer their own pages."""
+"""The participant's pages. Identity comes from the session, set by the start link in the browser
+that started (or proved it may resume: Prolific's SESSION_ID of the attempt or the resume code),
+so a participant can only ever see and answer their own pages, and knowing someone's participant
+id is not enough to continue, answer or withdraw for them. The session ends at completion and at
+withdrawal."""
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.crypto import constant_time_compare
 from django.views.decorators.http import require_http_methods
 
+from surveys import throttle
 from surveys.enrolment import Enrolment, cached_enrolment
 from surveys.models import Participant, Study
 from surveys.pages import condition_index, form_answers, page_form
-from surveys.rendering import study_page_response
+from surveys.rendering import resume_html, study_page_response
 from surveys.services import (
     InvalidParticipantId,
+    ResumeOutcome,
     StudyNotFound,
     SubmitOutcome,
+    clean_resume_code,
     latest_study,
+    new_resume_code,
+    normalise_external_id,
     page_refused,
     page_shown,
     page_submit,
     participant_arrive,
     participant_consent,
+    participant_find,
+    participant_resume,
+    participant_set_resume_code,
     participant_withdraw,
 )
 from surveys.study_facts import StudyFacts, study_facts
+from surveys.throttle import client_address
 
 Status = Participant.Status
 
 
 def _session_key(slug: str) -> str:
     return f"participant:{slug}"
+
+
+def _ended_key(slug: str) -> str:
+    return f"ended:{slug}"
+
+
+# After completion or withdrawal the session no longer names the participant; it keeps only a
+# marker (status, study version, condition) so that the completion or withdrawal page can still be
+# shown for this long. The next person on a shared computer cannot reach the pages of the last.
+ENDED_MARKER_SECONDS = 3600
+
+
+def _end_session(request: HttpRequest, slug: str, status: str, study_id: int, condition_id: int | None) -> None:
+    """End the participant's session at completion or withdrawal: their id leaves the session
+    (the whole session is flushed, with a new key, unless it also holds another study's
+    participant) and only the "ended" marker stays, for ENDED_MARKER_SECONDS."""
+    session = request.session
+    for key in (_session_key(slug), _resume_key(slug), "shown"):
+        session.pop(key, None)
+    if not any(key.startswith("participant:") for key in session.keys()):
+        session.flush()
+        session.set_expiry(ENDED_MARKER_SECONDS)
+    session[_ended_key(slug)] = [status, study_id, condition_id]
+
+
+def _ended(request: HttpRequest, slug: str) -> tuple[str, StudyFacts] | None:
+    """The status and study facts of this browser's participant whose session has ended."""
+    marker = request.session.get(_ended_key(slug))
+    if not marker:
+        return None
+    status, study_id, condition_id = marker
+    facts = study_facts(study_id, condition_id)
+    return (status, facts) if facts.slug == slug else None
 
 
 def _problem(request: HttpRequest, title: str, message: str, status: int) -> HttpResponse:
@@ -61,27 +108,120 @@ def _where(status: str, slug: str) -> str:
     }[status]
 
 
-@require_http_methods(["GET"])
+def _resume_key(slug: str) -> str:
+    return f"resume:{slug}"
+
+
+def _bind(request: HttpRequest, slug: str, participant: Participant, code: str = "") -> HttpResponse:
+    """This browser is now the participant's: their id (and resume code, when known) go into a
+    fresh session; a finished participant's session ends at once."""
+    request.session.cycle_key()
+    if participant.status in (Status.COMPLETED, Status.WITHDRAWN):
+        request.session.pop(_resume_key(slug), None)
+        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
+    else:
+        request.session[_session_key(slug)] = participant.pk
+        if code:
+            request.session[_resume_key(slug)] = code
+    return redirect(_where(participant.status, slug))
+
+
+def _too_many(request: HttpRequest, message: str) -> HttpResponse:
+    response = _problem(request, "Please wait a little", message, 429)
+    response["Retry-After"] = str(settings.PARTICIPANT_LIMIT_WINDOW_SECONDS)
+    return response
+
+
+def _resume_form(
+    request: HttpRequest, slug: str, params, external_id: str, *, error: str = "", status: int = 200
+) -> HttpResponse:
+    link = {name: params.get(name, "")[:128] for name in ("STUDY_ID", "SESSION_ID")}
+    response = render(
+        request,
+        "surveys/resume.html",
+        {"slug": slug, "external_id": external_id, "link": link, "error": error},
+        status=status,
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
 def start(request: HttpRequest, slug: str) -> HttpResponse:
     """Entry link: ``/s/<slug>/?PROLIFIC_PID=..&STUDY_ID=..&SESSION_ID=..`` or ``?participant_label=..``.
 
-    A returning participant (any device) resumes at their first unanswered page.
+    A new id registers a participant bound to this browser (its session), who gets a resume code.
+    A known id resumes at the first unanswered page only in a browser that holds that participant's
+    session, or with Prolific's SESSION_ID of the same attempt (as stored at arrival), or with the
+    participant's resume code, asked for by a form (POST here; wrong codes are limited per
+    participant and per address). New arrivals are limited per address.
     """
-    external_id = request.GET.get("PROLIFIC_PID") or request.GET.get("participant_label", "")
+    params = request.POST if request.method == "POST" else request.GET
+    address = client_address(request)
     try:
-        participant, _ = participant_arrive(
-            study_slug=slug,
-            external_id=external_id,
-            prolific_study_id=request.GET.get("STUDY_ID", ""),
-            prolific_session_id=request.GET.get("SESSION_ID", ""),
-        )
-    except StudyNotFound:
-        return _problem(request, "Study not found", "This link does not lead to a study. Please check the link.", 404)
+        external_id = normalise_external_id(params.get("PROLIFIC_PID") or params.get("participant_label", ""))
     except InvalidParticipantId as exc:
         return _problem(request, "The link is incomplete", str(exc), 400)
-    request.session.cycle_key()
-    request.session[_session_key(slug)] = participant.pk
-    return redirect(_where(participant.status, slug))
+    participant = participant_find(study_slug=slug, external_id=external_id)
+    if participant is None:
+        if request.method == "POST":
+            return redirect(_where(Status.ARRIVED, slug))  # nothing to resume; _require explains
+        if not throttle.count("arrival", address, settings.PARTICIPANT_ARRIVALS_PER_ADDRESS):
+            return _too_many(request, "Too many people have started this study from your network just now.")
+        code = new_resume_code()
+        try:
+            participant, created = participant_arrive(
+                study_slug=slug,
+                external_id=external_id,
+                prolific_study_id=params.get("STUDY_ID", ""),
+                prolific_session_id=params.get("SESSION_ID", ""),
+                resume_code=code,
+                looked_up=True,
+            )
+        except StudyNotFound:
+            return _problem(
+                request, "Study not found", "This link does not lead to a study. Please check the link.", 404
+            )
+        if created:
+            return _bind(request, slug, participant, code)
+    # A returning participant.
+    if request.session.get(_session_key(slug)) == participant.pk:
+        code = request.session.get(_resume_key(slug), "")
+        if not code and participant.status in (Status.ARRIVED, Status.ACTIVE, Status.DECLINED):
+            code = participant_set_resume_code(participant_id=participant.pk)  # from before resume codes
+        return _bind(request, slug, participant, code)
+    session_id = params.get("SESSION_ID", "")
+    if (
+        session_id
+        and participant.prolific_session_id
+        and constant_time_compare(session_id[:128], participant.prolific_session_id)
+    ):
+        # Prolific's link of the same attempt: the code stays the one shown in the first browser.
+        return _bind(request, slug, participant)
+    if request.method == "GET":
+        return _resume_form(request, slug, params, external_id)
+    if throttle.exceeded("resume-failure", address, settings.PARTICIPANT_RESUME_FAILURES_PER_ADDRESS):
+        return _too_many(request, "Too many wrong codes were entered from your network. Please try again later.")
+    typed = clean_resume_code(params.get("code", ""))
+    outcome = participant_resume(participant_id=participant.pk, code=typed)
+    if outcome is ResumeOutcome.ACCEPTED:
+        return _bind(request, slug, participant, typed)
+    if outcome is ResumeOutcome.LOCKED:
+        minutes = max(1, settings.PARTICIPANT_RESUME_LOCK_SECONDS // 60)
+        return _resume_form(
+            request,
+            slug,
+            params,
+            external_id,
+            error=f"Too many wrong codes. Please wait {minutes} minutes, or continue in the browser where you started.",
+            status=429,
+        )
+    throttle.count("resume-failure", address, settings.PARTICIPANT_RESUME_FAILURES_PER_ADDRESS)
+    return _resume_form(request, slug, params, external_id, error="This code is not right.", status=422)
+
+
+def _resume_line(request: HttpRequest, slug: str) -> str:
+    return resume_html(request.session.get(_resume_key(slug), ""))
 
 
 def _require(
@@ -90,6 +230,12 @@ def _require(
     """The participant and study facts, or the response that sends the visitor where they belong."""
     participant, facts = _participant(request, slug)
     if participant is None:
+        ended = _ended(request, slug)
+        if ended is not None:  # completed or withdrawn in this browser: only that page is left
+            ended_status, ended_facts = ended
+            if ended_status == status:
+                return None, ended_facts, None
+            return None, None, redirect(_where(ended_status, slug))
         try:
             latest_study(slug)
         except StudyNotFound:
@@ -105,6 +251,8 @@ def _require(
                 403,
             ),
         )
+    if participant.status in (Status.COMPLETED, Status.WITHDRAWN):  # e.g. withdrawn by a researcher
+        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
     if participant.status != status:
         return participant, facts, redirect(_where(participant.status, slug))
     return participant, facts, None
@@ -124,10 +272,14 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
         return render(
             request,
             "surveys/consent.html",
-            {"spec": spec, "error": "Choose whether you agree to take part."},
+            {
+                "spec": spec,
+                "error": "Choose whether you agree to take part.",
+                "resume_html": _resume_line(request, slug),
+            },
             status=422,
         )
-    return render(request, "surveys/consent.html", {"spec": spec})
+    return render(request, "surveys/consent.html", {"spec": spec, "resume_html": _resume_line(request, slug)})
 
 
 def _submit(request: HttpRequest, slug: str) -> HttpResponse | None:
@@ -160,13 +312,21 @@ def _save_or_refuse(
         result = page_submit(
             enrolment=enrolment, page_key=page["key"], answers=form_answers(page, index, form), show_next=True
         )
+        if result.status == Status.COMPLETED:  # the last page saved (or resent): the session ends here
+            _end_session(request, slug, result.status, enrolment.study_id, enrolment.condition_id)
         if result.outcome is SubmitOutcome.SAVED and result.status == Status.ACTIVE:
             # The answer to the POST is the next page itself (one round trip, not a redirect and a
             # GET); page_submit has recorded it as shown. Its address stays /page/, so a reload
             # (made a GET by page.js) or a resent form shows the current page and saves nothing.
             following = enrolment.plan[result.position]
             return study_page_response(
-                request, following, index, facts.spec_hash, position=result.position, total=len(enrolment.plan)
+                request,
+                following,
+                index,
+                facts.spec_hash,
+                position=result.position,
+                total=len(enrolment.plan),
+                resume_code=request.session.get(_resume_key(slug), ""),
             )
         return redirect(_where(result.status, slug))
     participant = Participant.objects.get(pk=enrolment.participant_id)
@@ -175,7 +335,15 @@ def _save_or_refuse(
         return redirect("surveys:page", slug=slug)
     page_refused(participant=participant, page_key=page["key"])
     return study_page_response(
-        request, page, index, facts.spec_hash, form=form, status=422, position=place, total=len(enrolment.plan)
+        request,
+        page,
+        index,
+        facts.spec_hash,
+        form=form,
+        status=422,
+        position=place,
+        total=len(enrolment.plan),
+        resume_code=request.session.get(_resume_key(slug), ""),
     )
 
 
@@ -196,7 +364,13 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
         page_shown(participant=participant, page_key=current["key"])
         request.session["shown"] = current["key"]  # a reload does not write again
     return study_page_response(
-        request, current, index, facts.spec_hash, position=participant.position, total=len(participant.plan)
+        request,
+        current,
+        index,
+        facts.spec_hash,
+        position=participant.position,
+        total=len(participant.plan),
+        resume_code=request.session.get(_resume_key(slug), ""),
     )
 
 
@@ -219,11 +393,16 @@ def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
     """Withdraw from the study at any point: confirm, then every answer is deleted."""
     participant, facts = _participant(request, slug)
     if participant is None:
+        ended = _ended(request, slug)
+        if ended is not None:
+            return redirect(_where(ended[0], slug))
         return _problem(request, "Please use your study link", "Open the study from your link first.", 403)
     if participant.status == Status.WITHDRAWN:
+        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
         return redirect(_where(participant.status, slug))
     if request.method == "POST" and request.POST.get("confirm") == "withdraw":
         participant = participant_withdraw(participant_id=participant.pk)
+        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
         return redirect(_where(participant.status, slug))
     return render(request, "surveys/withdraw.html", {"spec": facts.spec, "back": _where(participant.status, slug)})
 

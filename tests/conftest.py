@@ -13,9 +13,12 @@ REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
 @pytest.fixture(autouse=True)
 def _fresh_process_caches():
     """Each test's database is rolled back afterwards, so ids are reused with other content."""
+    from django.core.cache import cache
+
     from surveys.caching import clear_process_caches
 
     clear_process_caches()
+    cache.clear()  # per-address counters (surveys/throttle.py) start afresh in every test
 
 
 @pytest.fixture

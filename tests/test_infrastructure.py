@@ -45,3 +45,21 @@ def test_production_settings_refuse_to_start_without_a_secret(tmp_path):
     )
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY" in result.stderr
+
+
+def test_cache_url_gives_the_cache_backends():
+    import pytest
+    from django.core.exceptions import ImproperlyConfigured
+
+    from config.cache_url import cache_from_url
+
+    assert cache_from_url("locmem://")["BACKEND"].endswith("LocMemCache")
+    assert cache_from_url("db://fairness_cache") == {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "fairness_cache",
+    }
+    assert cache_from_url("file:///var/tmp/c")["LOCATION"] == "/var/tmp/c"
+    assert cache_from_url("redis://127.0.0.1:6379/1")["LOCATION"] == "redis://127.0.0.1:6379/1"
+    assert cache_from_url("memcached://127.0.0.1:11211")["LOCATION"] == "127.0.0.1:11211"
+    with pytest.raises(ImproperlyConfigured):
+        cache_from_url("ftp://nowhere")

@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ("surveys", "0005_run_files_in_storage"),
+        ("surveys", "0006_run_files_in_storage"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

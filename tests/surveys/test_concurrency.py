@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 
 from surveys.enrolment import enrolment_of
-from surveys.models import Answer, Participant
+from surveys.models import Answer, PageVisit, Participant
 from surveys.services import SubmitOutcome, page_submit, participant_arrive, participant_consent
 from tests.surveys.helpers import answer_pages, answers_for, consented
 
@@ -62,3 +62,67 @@ def test_same_page_from_two_tabs_stores_one_answer(demo_study):
     assert Answer.objects.filter(participant=participant, page=page["key"]).count() == len(answers)
     participant.refresh_from_db()
     assert participant.position == 2
+
+
+def _postgres_only():
+    from tests.conftest import required
+
+    if connection.vendor != "postgresql":
+        if required("REQUIRE_POSTGRES"):
+            pytest.fail("CI requires PostgreSQL")
+        pytest.skip("needs PostgreSQL (row locks): set DATABASE_URL")
+
+
+@pytest.mark.postgres
+def test_page_view_waiting_on_a_withdrawal_leaves_no_visit(demo_study):
+    """Deterministic interleaving: the withdrawal holds the participant's row (answers and visits
+    deleted, not yet committed) while a page view records its page; nothing may remain."""
+    from django.db import transaction
+
+    from surveys.services import page_shown, participant_withdraw
+
+    _postgres_only()
+    participant = answer_pages(consented("effort-demo", "held"), 3)
+    deleted, viewed = threading.Event(), threading.Event()
+
+    def withdraw():
+        with transaction.atomic():
+            participant_withdraw(participant_id=participant.pk)
+            deleted.set()
+            viewed.wait(timeout=1.0)  # the view's INSERT is waiting for this transaction (or done)
+
+    def view():
+        deleted.wait(timeout=10)
+        timer = threading.Timer(0.3, viewed.set)
+        timer.start()
+        return page_shown(participant=participant, page_key=participant.plan[3]["key"])
+
+    run_together([withdraw, view])
+    assert not PageVisit.objects.filter(participant=participant).exists()
+    participant.refresh_from_db()
+    assert participant.status == "withdrawn"
+
+
+@pytest.mark.postgres
+def test_withdrawals_racing_page_views_leave_nothing(demo_study):
+    """30 withdrawals, each racing a page view (GET) and a page submission of the same participant."""
+    from surveys.services import page_shown, participant_withdraw
+
+    _postgres_only()
+    people = [answer_pages(consented("effort-demo", f"race-{i}"), 1) for i in range(30)]
+    for participant in people:
+        page = participant.plan[1]
+        answers = answers_for(participant, page)
+        run_together(
+            [
+                lambda p=participant: participant_withdraw(participant_id=p.pk),
+                lambda p=participant: page_shown(participant=p, page_key=p.plan[2]["key"]),
+                lambda p=participant, a=answers, k=page["key"]: page_submit(
+                    enrolment=enrolment_of(p), page_key=k, answers=a
+                ),
+            ]
+        )
+    ids = [p.pk for p in people]
+    assert Participant.objects.filter(pk__in=ids, status="withdrawn").count() == 30
+    assert not PageVisit.objects.filter(participant__in=ids).exists()
+    assert not Answer.objects.filter(participant__in=ids).exists()

@@ -22,9 +22,13 @@ def test_participant_withdraws_from_the_page_and_answers_are_deleted(client, dem
     assert b"Your answers have been deleted" in response.content
     participant.refresh_from_db()
     assert participant.status == "withdrawn" and participant.external_id.startswith("withdrawn-")
+    assert participant.resume_code_hash == "" and participant.prolific_session_id == ""
     assert not Answer.objects.filter(participant=participant).exists()
     assert not PageVisit.objects.filter(participant=participant).exists()
     assert client.get("/s/effort-demo/page/")["Location"] == "/s/effort-demo/withdrawn/"
+    # The session no longer names the participant; only the withdrawn page is left to it.
+    assert "participant:effort-demo" not in client.session and participant.pk not in client.session.values()
+    assert client.get("/s/effort-demo/withdrawn/").status_code == 200
 
 
 def test_withdraw_command_and_analyses_of_the_rest_still_run(demo_study, tmp_path):
@@ -71,3 +75,64 @@ def test_api_outage_is_json_503(demo_study, researcher, monkeypatch):
     monkeypatch.setattr("surveys.api.views.export_tables", down)
     response = client.get("/api/studies/effort-demo/participants/")
     assert response.status_code == 503 and "briefly unavailable" in response.json()["detail"]
+
+
+def test_outage_on_a_page_post_keeps_what_the_participant_typed(demo_study, monkeypatch):
+    """The 503 page for a participant's POST re-sends the posted fields (escaped, with a fresh CSRF
+    token) with a "Try again" button, and does not reload itself (a reload would drop them)."""
+    import html
+    import re
+
+    from surveys.services import page_submit as real_page_submit
+
+    client = Client(enforce_csrf_checks=True)
+    client.get("/s/effort-demo/", {"PROLIFIC_PID": "typist"})
+    client.get("/s/effort-demo/consent/")
+    token = client.cookies["csrftoken"].value
+    client.post("/s/effort-demo/consent/", {"decision": "accept", "csrfmiddlewaretoken": token})
+    participant = Participant.objects.get()
+    answer_pages(participant, next(i for i, p in enumerate(participant.plan) if p["kind"] == "output"))
+    participant.refresh_from_db()
+    page = participant.plan[participant.position]
+    rationale = '"><script>alert(1)</script> & a long, careful answer ' + "x" * 3900
+    data = {"page_key": page["key"], "k_decision": "accept", "csrfmiddlewaretoken": token}
+    for x in page["subjects"]:
+        data[f"score_{x}"] = "45"
+        data[f"rationale_{x}"] = rationale
+
+    def down(**kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr("surveys.views.page_submit", down)
+    response = client.post("/s/effort-demo/page/", data)
+    body = response.content.decode()
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert 'http-equiv="refresh"' not in body and "Try again" in body
+    assert "<script>alert(1)</script>" not in body and response["Cache-Control"] == "no-store"
+    fields = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', body)
+    resent = {name: html.unescape(value) for name, value in fields}
+    assert [name for name, _ in fields].count("csrfmiddlewaretoken") == 1
+    assert {k: v for k, v in resent.items() if k != "csrfmiddlewaretoken"} == {
+        k: v for k, v in data.items() if k != "csrfmiddlewaretoken"
+    }
+    assert 'action="/s/effort-demo/page/"' in body
+    assert not Answer.objects.filter(participant=participant, page=page["key"]).exists()
+    # The database is back: "Try again" sends the same answers and they are saved.
+    monkeypatch.setattr("surveys.views.page_submit", real_page_submit)
+    again = client.post("/s/effort-demo/page/", resent)
+    assert again.status_code == 200
+    saved = Answer.objects.filter(participant=participant, page=page["key"], measure="rationale")
+    assert saved.count() == len(page["subjects"]) and {a.text for a in saved} == {rationale}
+
+
+def test_outage_on_a_get_still_reloads_itself(client, demo_study, monkeypatch):
+    client.get("/s/effort-demo/", {"PROLIFIC_PID": "reader"})
+    client.post("/s/effort-demo/consent/", {"decision": "accept"})
+
+    def down(**kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr("surveys.views.page_shown", down)
+    response = client.get("/s/effort-demo/page/")
+    assert response.status_code == 503 and b'http-equiv="refresh"' in response.content
+    assert b"Try again" not in response.content

@@ -89,8 +89,8 @@ def test_participant_takes_the_whole_study(browser, live_server, demo_study):
             if counter == 7 and not reloaded:
                 page.reload()  # answers not yet sent are lost, but the page is the same one
                 assert page_key(page) == key
-                other = browser.new_context().new_page()  # another device resumes at the same page
-                other.goto(f"{live_server.url}/s/effort-demo/?PROLIFIC_PID=e2e-person")
+                other = browser.new_context().new_page()  # another device: Prolific's link of the attempt
+                other.goto(f"{live_server.url}/s/effort-demo/?PROLIFIC_PID=e2e-person&STUDY_ID=S&SESSION_ID=X")
                 assert page_key(other) == key
                 other.context.close()
                 reloaded = True

@@ -8,6 +8,7 @@ from django.template.loader import render_to_string
 
 from surveys.models import Answer, Condition, PageVisit, Participant
 from surveys.pages import condition_index, page_context, page_form
+from surveys.rendering import resume_html
 from surveys.sql import counts_by, insert_rows, update_rows
 from surveys.study_facts import study_facts
 from tests.surveys.helpers import answer_pages, consented, valid_data
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.django_db
 TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
 
 
-def fresh_render(page: dict, index, position: int, total: int) -> str:
+def fresh_render(page: dict, index, position: int, total: int, resume: str = "") -> str:
     ctx = page_context(page, index)
     template = ctx.pop("template")
     ctx.update(
@@ -28,6 +29,7 @@ def fresh_render(page: dict, index, position: int, total: int) -> str:
         total=total,
         progress=round(100 * position / total),
         csrf_token="t",
+        resume_html=resume,
     )
     return render_to_string(template, ctx)
 
@@ -35,14 +37,17 @@ def fresh_render(page: dict, index, position: int, total: int) -> str:
 def test_every_cached_page_equals_a_fresh_render(client, demo_study):
     """Two participants (different orders) see, on every page, exactly what the template renders."""
     for pid in ("order-a", "order-b"):
-        participant = consented("effort-demo", pid)
         client.get("/s/effort-demo/", {"PROLIFIC_PID": pid})
+        client.post("/s/effort-demo/consent/", {"decision": "accept"})
+        participant = Participant.objects.get(external_id=pid)
+        resume = resume_html(client.session["resume:effort-demo"])
+        assert resume
         index = condition_index(demo_study.spec, demo_study.spec_hash, participant.condition.key)
         for position, page in enumerate(participant.plan):
             served = client.get("/s/effort-demo/page/")
             assert served.status_code == 200
             body = TOKEN.sub("T", served.content.decode())
-            assert body == TOKEN.sub("T", fresh_render(page, index, position, len(participant.plan)))
+            assert body == TOKEN.sub("T", fresh_render(page, index, position, len(participant.plan), resume))
             answer_pages(participant, 1)
 
 

@@ -163,3 +163,42 @@ def test_integrity_check_counts_answers_and_balance(demo_study):
     victim = Participant.objects.get(external_id="i2")
     Answer.objects.filter(participant=victim).first().delete()
     assert check_integrity("effort-demo").wrong == [str(victim.pseudonym)]
+
+
+def test_integrity_check_reports_withdrawn_participants_separately(demo_study):
+    from django.core.management import CommandError, call_command
+
+    from surveys.integrity import check_integrity
+    from surveys.services import participant_withdraw
+
+    for i in range(3):
+        answer_pages(consented("effort-demo", f"w{i}"), 5 + i)
+    leaver = Participant.objects.get(external_id="w1")
+    participant_withdraw(participant_id=leaver.pk)
+    report = check_integrity("effort-demo")
+    assert report.withdrawn == 1 and report.wrong == [] and report.withdrawn_with_data == [] and report.ok
+    assert "1 withdrawn, 0 of them with answers or page visits left" in str(report)
+    call_command("check_integrity", "effort-demo")  # exits 0 after a legitimate withdrawal
+    # Anything of a withdrawn participant left behind is the failure for them.
+    PageVisit.objects.create(participant=leaver, page="instructions", first_shown_at=leaver.arrived_at)
+    report = check_integrity("effort-demo")
+    assert report.withdrawn_with_data == [str(leaver.pseudonym)] and report.wrong == [] and not report.ok
+    with pytest.raises(CommandError):
+        call_command("check_integrity", "effort-demo")
+
+
+def test_page_view_read_before_a_withdrawal_stores_no_visit(demo_study):
+    """A page GET reads the participant, then a withdrawal commits, then the GET records the page
+    as shown: the visit must not be inserted (it would outlive the withdrawal)."""
+    from surveys.services import page_shown, participant_withdraw
+
+    participant = answer_pages(consented("effort-demo", "racer"), 2)
+    seen_by_the_get = Participant.objects.get(pk=participant.pk)  # still active when read
+    participant_withdraw(participant_id=participant.pk)
+    assert page_shown(participant=seen_by_the_get, page_key=participant.plan[2]["key"]) is False
+    assert not PageVisit.objects.filter(participant=participant).exists()
+    # An active participant's page is still recorded, once.
+    other = consented("effort-demo", "stays")
+    assert page_shown(participant=other, page_key=other.plan[0]["key"]) is True
+    assert page_shown(participant=other, page_key=other.plan[0]["key"]) is False
+    assert PageVisit.objects.filter(participant=other).count() == 1

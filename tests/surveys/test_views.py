@@ -163,3 +163,47 @@ def test_shared_study_is_visible_to_collaborator(client, demo_study, other_resea
 def test_health_endpoint(client, db):
     response = client.get("/healthz")
     assert response.status_code == 200 and response.json()["status"] == "ok"
+
+
+def _post_last_page(client: Client, participant: Participant):
+    from surveys.pages import condition_index
+    from tests.surveys.helpers import valid_data
+
+    answer_pages(participant, len(participant.plan) - 1)
+    page = participant.plan[-1]
+    study = participant.study
+    index = condition_index(study.spec, study.spec_hash, participant.condition.key)
+    return client.post("/s/effort-demo/page/", {"page_key": page["key"], **valid_data(page, index)})
+
+
+def test_session_ends_at_completion_and_the_completion_page_stays_reachable(client, demo_study):
+    start(client, "finisher")
+    accept(client)
+    participant = Participant.objects.get()
+    response = _post_last_page(client, participant)
+    assert response.status_code == 302 and response["Location"] == "/s/effort-demo/done/"
+    participant.refresh_from_db()
+    assert participant.status == "completed"
+    # The browser no longer names the participant (the next person on a shared computer)...
+    assert "participant:effort-demo" not in client.session
+    assert participant.pk not in client.session.values()
+    assert client.session.get_expiry_age() <= 3600
+    # ... but the completion page is still there, and every other page leads to it.
+    done = client.get("/s/effort-demo/done/")
+    assert done.status_code == 200 and demo_study.spec["completion"]["code"].encode() in done.content
+    assert client.get("/s/effort-demo/page/")["Location"] == "/s/effort-demo/done/"
+    assert client.get("/s/effort-demo/withdraw/")["Location"] == "/s/effort-demo/done/"
+    # A new person on the same browser starts as themselves.
+    start(client, "next-person")
+    assert client.session["participant:effort-demo"] == Participant.objects.get(external_id="next-person").pk
+
+
+def test_session_ends_when_a_researcher_withdraws_the_participant(client, demo_study):
+    from surveys.services import participant_withdraw
+
+    start(client, "removed-later")
+    accept(client)
+    participant_withdraw(participant_id=Participant.objects.get().pk)
+    assert client.get("/s/effort-demo/page/")["Location"] == "/s/effort-demo/withdrawn/"
+    assert "participant:effort-demo" not in client.session
+    assert client.get("/s/effort-demo/withdrawn/").status_code == 200

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
 from surveys.models import Participant
-from surveys.services import participant_withdraw
+from surveys.services import InvalidParticipantId, normalise_external_id, participant_withdraw
 
 
 class Command(BaseCommand):
@@ -13,7 +13,10 @@ class Command(BaseCommand):
         parser.add_argument("participant", help="pseudonymous participant_id (UUID) or the Prolific id")
 
     def handle(self, *args, slug, participant, **options):
-        query = Q(external_id=participant)
+        try:
+            query = Q(external_id=normalise_external_id(participant))
+        except InvalidParticipantId:
+            query = Q(external_id=participant)
         if len(participant) == 36:
             query |= Q(pseudonym=participant)
         found = Participant.objects.filter(query, study__slug=slug).first()

@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     """Run reports move from absolute local folders to Django's storage (addressed by run)."""
 
-    dependencies = [("surveys", "0004_withdrawal")]
+    dependencies = [("surveys", "0005_participant_resume")]
 
     operations = [
         migrations.RenameField("analysisrun", "out_dir", "files_prefix"),
