@@ -120,6 +120,9 @@ def _bind(request: HttpRequest, slug: str, participant: Participant, code: str =
         request.session.pop(_resume_key(slug), None)
         _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
     else:
+        # A previous participant's "ended" marker and its short expiry do not carry over.
+        request.session.pop(_ended_key(slug), None)
+        request.session.set_expiry(None)
         request.session[_session_key(slug)] = participant.pk
         if code:
             request.session[_resume_key(slug)] = code

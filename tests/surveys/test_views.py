@@ -196,6 +196,8 @@ def test_session_ends_at_completion_and_the_completion_page_stays_reachable(clie
     # A new person on the same browser starts as themselves.
     start(client, "next-person")
     assert client.session["participant:effort-demo"] == Participant.objects.get(external_id="next-person").pk
+    assert "ended:effort-demo" not in client.session and client.session.get("_session_expiry") is None
+    assert client.get("/s/effort-demo/done/")["Location"] == "/s/effort-demo/consent/"
 
 
 def test_session_ends_when_a_researcher_withdraws_the_participant(client, demo_study):
