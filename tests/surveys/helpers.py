@@ -48,3 +48,14 @@ def answer_pages(participant: Participant, count: int | None = None) -> Particip
         page_submit(enrolment=enrolment_of(participant), page_key=page["key"], answers=answers_for(participant, page))
     participant.refresh_from_db()
     return participant
+
+
+def participant_session(client):
+    """The participant's signed-cookie session (cookie ``participant_session``) as a session store;
+    Django's ``client.session`` shows the researcher session (``sessionid``) instead."""
+    from django.conf import settings
+
+    from config.sessions import ParticipantSessionStore
+
+    cookie = client.cookies.get(settings.PARTICIPANT_SESSION_COOKIE_NAME)
+    return ParticipantSessionStore(session_key=cookie.value if cookie and cookie.value else None)

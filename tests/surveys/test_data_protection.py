@@ -6,7 +6,7 @@ from django.test import Client
 from surveys.export import export_tables
 from surveys.models import Answer, PageVisit, Participant
 from surveys.simulate import simulate_participants
-from tests.surveys.helpers import answer_pages, consented
+from tests.surveys.helpers import answer_pages, consented, participant_session
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +27,10 @@ def test_participant_withdraws_from_the_page_and_answers_are_deleted(client, dem
     assert not PageVisit.objects.filter(participant=participant).exists()
     assert client.get("/s/effort-demo/page/")["Location"] == "/s/effort-demo/withdrawn/"
     # The session no longer names the participant; only the withdrawn page is left to it.
-    assert "participant:effort-demo" not in client.session and participant.pk not in client.session.values()
+    assert (
+        "participant:effort-demo" not in participant_session(client)
+        and participant.pk not in participant_session(client).values()
+    )
     assert client.get("/s/effort-demo/withdrawn/").status_code == 200
 
 

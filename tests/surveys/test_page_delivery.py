@@ -11,7 +11,7 @@ from surveys.pages import condition_index, page_context, page_form
 from surveys.rendering import resume_html
 from surveys.sql import counts_by, insert_rows, update_rows
 from surveys.study_facts import study_facts
-from tests.surveys.helpers import answer_pages, consented, valid_data
+from tests.surveys.helpers import answer_pages, consented, participant_session, valid_data
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +40,7 @@ def test_every_cached_page_equals_a_fresh_render(client, demo_study):
         client.get("/s/effort-demo/", {"PROLIFIC_PID": pid})
         client.post("/s/effort-demo/consent/", {"decision": "accept"})
         participant = Participant.objects.get(external_id=pid)
-        resume = resume_html(client.session["resume:effort-demo"])
+        resume = resume_html(participant_session(client)["resume:effort-demo"])
         assert resume
         index = condition_index(demo_study.spec, demo_study.spec_hash, participant.condition.key)
         for position, page in enumerate(participant.plan):

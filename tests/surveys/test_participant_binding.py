@@ -10,7 +10,7 @@ from django.test import Client
 
 from surveys.models import Answer, Participant
 from surveys.services import clean_resume_code
-from tests.surveys.helpers import answer_pages
+from tests.surveys.helpers import answer_pages, participant_session
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +35,7 @@ def test_known_id_in_another_browser_cannot_continue_answer_or_withdraw(client, 
     stranger = Client()
     response = stranger.get(START, {"PROLIFIC_PID": "victim"})
     assert response.status_code == 200 and b"Resume code" in response.content  # asked for the code
-    assert "participant:effort-demo" not in stranger.session
+    assert "participant:effort-demo" not in participant_session(stranger)
     assert stranger.get("/s/effort-demo/page/").status_code == 403
     assert stranger.post("/s/effort-demo/withdraw/", {"confirm": "withdraw"}).status_code == 403
     # A different Prolific session id of the same person is not the attempt's: still the form.
@@ -84,7 +84,7 @@ def test_wrong_resume_codes_are_limited_per_participant(client, demo_study, sett
     for _ in range(3):
         assert attacker.post(START, {"participant_label": "victim", "code": "AAAA-AAAA"}).status_code == 422
     locked = attacker.post(START, {"participant_label": "victim", "code": code})  # even the right one
-    assert locked.status_code == 429 and "participant:effort-demo" not in attacker.session
+    assert locked.status_code == 429 and "participant:effort-demo" not in participant_session(attacker)
     # The lock ends after PARTICIPANT_RESUME_LOCK_SECONDS; a right code then works and resets the count.
     participant.refresh_from_db()
     Participant.objects.filter(pk=participant.pk).update(
@@ -153,7 +153,7 @@ def test_completed_participant_elsewhere_needs_the_attempt_or_the_code(client, d
     back = Client()
     assert back.get(START, {"PROLIFIC_PID": "victim", "SESSION_ID": "SE1"})["Location"] == "/s/effort-demo/done/"
     assert demo_study.spec["completion"]["code"].encode() in back.get("/s/effort-demo/done/").content
-    assert "participant:effort-demo" not in back.session
+    assert "participant:effort-demo" not in participant_session(back)
     assert stranger.post(START, {"PROLIFIC_PID": "victim", "code": code})["Location"] == "/s/effort-demo/done/"
 
 

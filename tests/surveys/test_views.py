@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from surveys.models import Answer, Participant
-from tests.surveys.helpers import answer_pages
+from tests.surveys.helpers import answer_pages, participant_session
 
 pytestmark = pytest.mark.django_db
 
@@ -185,9 +185,9 @@ def test_session_ends_at_completion_and_the_completion_page_stays_reachable(clie
     participant.refresh_from_db()
     assert participant.status == "completed"
     # The browser no longer names the participant (the next person on a shared computer)...
-    assert "participant:effort-demo" not in client.session
-    assert participant.pk not in client.session.values()
-    assert client.session.get_expiry_age() <= 3600
+    assert "participant:effort-demo" not in participant_session(client)
+    assert participant.pk not in participant_session(client).values()
+    assert participant_session(client).get_expiry_age() <= 3600
     # ... but the completion page is still there, and every other page leads to it.
     done = client.get("/s/effort-demo/done/")
     assert done.status_code == 200 and demo_study.spec["completion"]["code"].encode() in done.content
@@ -195,8 +195,13 @@ def test_session_ends_at_completion_and_the_completion_page_stays_reachable(clie
     assert client.get("/s/effort-demo/withdraw/")["Location"] == "/s/effort-demo/done/"
     # A new person on the same browser starts as themselves.
     start(client, "next-person")
-    assert client.session["participant:effort-demo"] == Participant.objects.get(external_id="next-person").pk
-    assert "ended:effort-demo" not in client.session and client.session.get("_session_expiry") is None
+    assert (
+        participant_session(client)["participant:effort-demo"] == Participant.objects.get(external_id="next-person").pk
+    )
+    assert (
+        "ended:effort-demo" not in participant_session(client)
+        and participant_session(client).get("_session_expiry") is None
+    )
     assert client.get("/s/effort-demo/done/")["Location"] == "/s/effort-demo/consent/"
 
 
@@ -207,5 +212,5 @@ def test_session_ends_when_a_researcher_withdraws_the_participant(client, demo_s
     accept(client)
     participant_withdraw(participant_id=Participant.objects.get().pk)
     assert client.get("/s/effort-demo/page/")["Location"] == "/s/effort-demo/withdrawn/"
-    assert "participant:effort-demo" not in client.session
+    assert "participant:effort-demo" not in participant_session(client)
     assert client.get("/s/effort-demo/withdrawn/").status_code == 200
