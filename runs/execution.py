@@ -2,12 +2,9 @@
 job row, the output stored through the storage API; a failed job leaves no files behind."""
 
 import logging
-import signal
 import tempfile
-import threading
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
@@ -16,6 +13,7 @@ from runs.models import Job
 from runs.runners import RUNNERS, JobContext
 from runs.services import job_fail, job_log, job_progress, job_start, job_succeed
 from runs.storage import RunStorageError, delete_prefix
+from runs.time_limit import time_limit
 from surveys.services import StudyNotFound
 
 logger = logging.getLogger(__name__)
@@ -26,27 +24,6 @@ EXPECTED_ERRORS = (ValueError, LookupError, RunStorageError)
 
 class JobTimeout(Exception):
     pass
-
-
-@contextmanager
-def time_limit(seconds: float):
-    """Raise JobTimeout after ``seconds`` (SIGALRM; only in a worker's main thread, which is where
-    ``db_worker`` runs tasks). Python code is interrupted at the next bytecode; C loops (a pandas
-    parse) finish first, which the upload limits keep short."""
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum, frame):
-        raise JobTimeout(f"the job ran longer than its limit of {seconds:g} s (JOB_MAX_SECONDS)")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _progress_reporter(job_id, min_interval: float = 0.5) -> Callable[[str, int, int], None]:
@@ -70,7 +47,15 @@ def execute_job(job_id: str) -> str:
     job_log(job_id=job.pk, line=f"started {job.get_kind_display().lower()}")
     outputs: list[str] = []
     try:
-        with tempfile.TemporaryDirectory(prefix=f"job-{job.pk}-") as workdir, time_limit(settings.JOB_MAX_SECONDS):
+        with (
+            tempfile.TemporaryDirectory(prefix=f"job-{job.pk}-") as workdir,
+            time_limit(
+                settings.JOB_MAX_SECONDS,
+                lambda: JobTimeout(
+                    f"the job ran longer than its limit of {settings.JOB_MAX_SECONDS:g} s (JOB_MAX_SECONDS)"
+                ),
+            ),
+        ):
             context = JobContext(
                 job=job,
                 workdir=Path(workdir),

@@ -29,16 +29,14 @@ from __future__ import annotations
 import csv
 import io
 import os
-import signal
-import threading
-import time
 from collections import Counter
 from collections.abc import Iterable
-from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
 from django.conf import settings
+
+from runs.time_limit import time_limit
 
 SEPARATOR_HINT = 'use one character, e.g. sep "," or ";" or "|", or "\\t" for a tab (--sep on the command line)'
 _CHUNK = 1 << 16
@@ -126,43 +124,6 @@ class _ParseTimeout(BaseException):
     """A BaseException, so that no ``except Exception`` inside pandas turns it into another error."""
 
 
-@contextmanager
-def _deadline(seconds: float):
-    """Raise _ParseTimeout after ``seconds`` when running in the main thread.
-
-    An outer SIGALRM timer (a job's ``JOB_MAX_SECONDS``) is respected: if it fires first it is left
-    alone; otherwise it is suspended for the parse and re-armed afterwards with its remaining time
-    and its own handler.
-    """
-    if not (
-        seconds
-        and seconds > 0
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-    ):
-        yield
-        return
-    outer_remaining, outer_interval = signal.getitimer(signal.ITIMER_REAL)
-    if outer_remaining and outer_remaining <= seconds:
-        yield  # the outer limit comes first
-        return
-
-    def expire(signum, frame):
-        raise _ParseTimeout
-
-    started = time.monotonic()
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if outer_remaining:
-            left = outer_remaining - (time.monotonic() - started)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), outer_interval)
-
-
 def read_csv_upload(
     source,
     *,
@@ -195,7 +156,7 @@ def read_csv_upload(
         raise UploadError(f"{name}: the file contains NUL bytes; it is not a text CSV")
     _check_header(text, name=name, sep=sep, max_columns=max_columns)
     try:
-        with _deadline(max_seconds):
+        with time_limit(max_seconds, _ParseTimeout):
             frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=max_rows + 1, engine="c")
     except _ParseTimeout as exc:
         raise UploadError(f"{name}: reading the file took longer than {max_seconds:g} s") from exc
