@@ -15,8 +15,9 @@ $(STAMP): requirements.txt
 # Background jobs (analyses, audits, ... started from the web) run in `db_worker` processes beside
 # the web server; JOB_WORKERS of them (default 1), stopped with the server.
 JOB_WORKERS ?= 1
-WORKERS = for i in $$(seq $(JOB_WORKERS)); do $(PY) manage.py db_worker --interval 1 --no-startup-delay --no-reload & done; \
-	trap 'kill $$(jobs -p) 2>/dev/null' EXIT INT TERM;
+WORKERS = pids=""; for i in $$(seq $(JOB_WORKERS)); do \
+	$(PY) manage.py db_worker --interval 1 --no-startup-delay --no-reload & pids="$$pids $$!"; done; \
+	trap 'kill $$pids 2>/dev/null' EXIT INT TERM;
 
 demo: $(STAMP)
 	$(PY) manage.py migrate --noinput
