@@ -7,7 +7,10 @@ difference R_delta = R0 - R1. With mean m_a, variance s2_a and size n_a of R_del
     DPD = (m_1 - m_0) / s_pooled, s_pooled^2 = ((n_1-1) s2_1 + (n_0-1) s2_0) / (n_1 + n_0 - 2)   (Eq. 3)
 The paper reads the test one-tailed in the direction of the statistic: ``pvalue`` = P(T > |DPT|)
 with df degrees of freedom; at level alpha the verdict is "R0 relatively biased towards A = 1"
-(DPT > 0), "towards A = 0" (DPT < 0) or "no evidence". ``effect_label`` uses Table 1 (Cohen's d
+(DPT > 0), "towards A = 0" (DPT < 0) or "no evidence". When R_delta is constant within each group
+(identical decision sets, or R0 = R1 + c) the formulas are 0/0: equal constants give DPT = 0,
+p = 0.5, DPD = 0 ("no evidence"); different constants give DPT = DPD = +-inf, p = 0; df is then
+n_1 + n_0 - 2 (documented choices). ``effect_label`` uses Table 1 (Cohen's d
 descriptors: very small 0.01, small 0.2, medium 0.5, large 0.8, very large 1.2, huge 2.0;
 below 0.01 "negligible").
 
@@ -20,7 +23,7 @@ Decision sets on different items use a regressor f fitted on (X0, R0) as a bridg
 
 Continuous A (pairwise version, a documented choice answering the paper's limitation L1):
 Kendall's tau-b between R_delta and A over all item pairs, with the one-sided p-value in its
-direction; verdict "biased towards higher A" / "lower A".
+direction; verdict "biased towards higher A" / "lower A". A constant R0 - R1 gives tau = 0, p = 0.5.
 """
 
 from dataclasses import dataclass
@@ -85,23 +88,39 @@ def _welch_df(components: list[tuple[float, int]]) -> float:
 def _from_moments(m, v, n, sd2, alpha, method, df=None) -> DifferentialParityResult:
     """m, v (variance of the mean), n, sd2 (variance of R_delta) per group 0/1."""
     se = np.sqrt(v[0] + v[1])
-    t = (m[1] - m[0]) / se if se > 0 else np.nan
-    if df is None:
-        df = _welch_df([(v[0], n[0]), (v[1], n[1])]) if se > 0 else np.nan
+    diff = m[1] - m[0]
     pooled = np.sqrt(((n[1] - 1) * sd2[1] + (n[0] - 1) * sd2[0]) / (n[1] + n[0] - 2))
-    d = (m[1] - m[0]) / pooled if pooled > 0 else np.nan
-    p = float(stats.t.sf(abs(t), df)) if np.isfinite(t) else np.nan
+    if se > 0:
+        t = diff / se
+        if df is None:
+            df = _welch_df([(v[0], n[0]), (v[1], n[1])])
+        p = float(stats.t.sf(abs(t), df))
+    else:
+        # R_delta is constant within each group (e.g. identical decision sets): Welch's df is 0/0, so
+        # df is Student's n_1 + n_0 - 2. Equal constants: no difference at all, t = 0 and p = 0.5 (the
+        # one-sided tail at 0). Different constants: a deterministic gap, t = +-inf and p = 0.
+        df = n[1] + n[0] - 2
+        t = 0.0 if diff == 0 else np.copysign(np.inf, diff)
+        p = 0.5 if diff == 0 else 0.0
+    d = diff / pooled if pooled > 0 else (0.0 if diff == 0 else np.copysign(np.inf, diff))
     return DifferentialParityResult(
         float(t),
         float(df),
         p,
         float(d),
-        effect_label(d) if np.isfinite(d) else "undefined",
+        effect_label(d),
         _verdict(t, p, alpha),
         {0: float(m[0]), 1: float(m[1])},
         {0: int(n[0]), 1: int(n[1])},
         method,
     )
+
+
+def _snap_constant(groups: list[np.ndarray], scale: float) -> tuple[list[np.ndarray], float]:
+    """A group whose differences vary only by rounding (R0 - R1 of floats, e.g. 0.1 + 2 - 0.1) is made
+    exactly constant, so that identical or shifted decision sets give exactly zero variance."""
+    tol = 64 * np.finfo(float).eps * scale
+    return [np.full(len(g), g.mean()) if np.ptp(g) <= tol else g for g in groups], tol
 
 
 def differential_parity(r0, r1, sensitive, *, alpha: float = 0.05) -> DifferentialParityResult:
@@ -115,8 +134,11 @@ def differential_parity(r0, r1, sensitive, *, alpha: float = 0.05) -> Differenti
     groups = [delta[a == g] for g in (0, 1)]
     if min(len(g) for g in groups) < 2:
         raise ValueError("each group needs at least two items")
+    groups, tol = _snap_constant(groups, max(np.abs(r0[keep]).max(), np.abs(r1[keep]).max()))
     m = [g.mean() for g in groups]
-    sd2 = [g.var(ddof=1) for g in groups]
+    if abs(m[1] - m[0]) <= tol:
+        m[1] = m[0]
+    sd2 = [0.0 if np.ptp(g) == 0 else g.var(ddof=1) for g in groups]
     n = [len(g) for g in groups]
     return _from_moments(m, [sd2[i] / n[i] for i in (0, 1)], n, sd2, alpha, "same items")
 
@@ -134,11 +156,13 @@ def differential_parity_continuous(r0, r1, sensitive, *, alpha: float = 0.05) ->
     delta = np.asarray(r0, dtype=float) - np.asarray(r1, dtype=float)
     a = np.asarray(sensitive, dtype=float)
     keep = np.isfinite(delta) & np.isfinite(a)
-    res = stats.kendalltau(delta[keep], a[keep])
-    p = float(res.pvalue / 2)
-    return ContinuousDPResult(
-        float(res.statistic), p, _verdict(res.statistic, p, alpha, ("higher A", "lower A")), int(keep.sum())
-    )
+    scale = max(np.abs(np.asarray(r0, dtype=float)[keep]).max(), np.abs(np.asarray(r1, dtype=float)[keep]).max())
+    if np.ptp(delta[keep]) <= 64 * np.finfo(float).eps * scale:  # R0 - R1 constant: tau is 0/0, no association
+        tau, p = 0.0, 0.5
+    else:
+        res = stats.kendalltau(delta[keep], a[keep])
+        tau, p = float(res.statistic), float(res.pvalue / 2)
+    return ContinuousDPResult(tau, p, _verdict(tau, p, alpha, ("higher A", "lower A")), int(keep.sum()))
 
 
 def default_regressor():

@@ -145,3 +145,18 @@ def test_story_points_models_against_actual(model):
     welch = stats.ttest_ind(delta[frame["is_internal"] == 1], delta[frame["is_internal"] == 0], equal_var=False)
     assert len(frame) == 284
     assert res.statistic == pytest.approx(welch.statistic) and res.pvalue == pytest.approx(welch.pvalue / 2)
+
+
+def test_identical_decision_sets_are_in_parity():
+    """R0 = R1: every difference is 0, so DPT = 0, p = 0.5, DPD = 0 (not NaN from the zero variance)."""
+    r = np.array([0.1, 0.4, 0.4, 0.9, 0.3, 0.7])
+    a = np.array([0, 0, 0, 1, 1, 1])
+    res = differential_parity(r, r.copy(), a)
+    assert (res.statistic, res.pvalue, res.effect_size) == (0.0, 0.5, 0.0)
+    assert res.df == 4 and res.effect_label == "negligible" and res.verdict == "no evidence"
+    shifted = differential_parity(r + 2, r, a)  # R0 = R1 + c: still no relative bias
+    assert (shifted.statistic, shifted.pvalue, shifted.effect_size) == (0.0, 0.5, 0.0)
+    gap = differential_parity(r + a, r, a)  # a constant gap for A = 1 only: deterministic bias
+    assert gap.statistic == np.inf and gap.pvalue == 0.0 and gap.effect_label == "huge"
+    cont = differential_parity_continuous(r + 0.1, r, np.arange(6.0))
+    assert (cont.statistic, cont.pvalue, cont.verdict) == (0.0, 0.5, "no evidence")
