@@ -175,7 +175,13 @@ def bridged_differential_parity(
     x0, r0, a0, x1, r1, a1, *, bridge: str = "biased", regressor=None, alpha: float = 0.05
 ) -> DifferentialParityResult:
     """Differential parity of R0 (on X0) over R1 (on X1) through a regressor fitted on (X0, R0);
-    ``bridge`` is "unbiased" (Algorithm 1) or "biased" (Algorithm 2). The result's ``method`` says which."""
+    ``bridge`` is "unbiased" (Algorithm 1) or "biased" (Algorithm 2). The result's ``method`` says which.
+
+    Applies only to two decision sets for the same task, on the same features in the same units, with
+    X0 and X1 drawn from the same distribution (the paper's problem statement, Section 2.3; Section 1:
+    "this work does not evaluate differential parity between decisions made for different tasks or in
+    different contexts"). Two study conditions on different features (arrests vs income) do not qualify:
+    the regressor would extrapolate across units and the estimate would mix task and group effects."""
     from sklearn.base import clone
 
     model = clone(regressor) if regressor is not None else default_regressor()

@@ -5,17 +5,18 @@
   demographic attribute, each value is tested against the rest (A = 1 for the value).
 * Disagreements: R0 = the label the participant's yes/no answer implies, R1 = the model's label;
   the per-item difference is -1, 0 or +1.
-* Two conditions as two decision sets: they rate different subjects, so the biased bridge (and the
-  unbiased one) link them through a regressor on the subjects' yearly series, total and trend.
+The study's conditions (e.g. arrests and income) are not compared with each other: they are different
+tasks on different feature units, while differential parity, bridged or not, compares two decision
+sets for the same task on data from the same distribution (paper, Section 1 and problem statement of
+Section 2.3). ``fairness.differential_parity.bridged_differential_parity`` remains for same-task
+decision sets on different items.
 Answers from one participant or about one subject are not independent; the tests treat items as
 independent, as the paper does for its per-item differences (documented limitation).
 """
 
-import numpy as np
 import pandas as pd
 
-from fairness.differential_parity import bridged_differential_parity, differential_parity
-from fairness.effort import average_acceleration
+from fairness.differential_parity import differential_parity
 
 
 def subject_table(spec: dict) -> pd.DataFrame:
@@ -97,50 +98,4 @@ def disagreement_parity(
                         renamed, "participant_label", "model_label", attribute, alpha, "participant label - model label"
                     )
                 ]
-    return pd.DataFrame(rows)
-
-
-def conditions_as_decision_sets(
-    pairs: pd.DataFrame, subjects: pd.DataFrame, *, attribute: str = "sex", value="Female", alpha: float = 0.05
-) -> pd.DataFrame:
-    """The first two conditions' fair scores as decision sets on different subjects, bridged both ways."""
-    conds = list(dict.fromkeys(pairs["condition"]))[:2]
-    if len(conds) < 2:
-        return pd.DataFrame()
-    items = pairs.dropna(subset=["fair_score"]).merge(
-        subjects, left_on=["condition", "comparison"], right_on=["condition", "subject"], how="left"
-    )
-    series_cols = sorted(c for c in subjects.columns if c.startswith("x") and c[1:].isdigit())
-
-    def features(part):
-        series = part[series_cols].to_numpy(float)
-        return np.column_stack([series, series.sum(axis=1), average_acceleration(series), part["ai_score"]])
-
-    first, second = (items[items["condition"] == c] for c in conds)
-    rows = []
-    for bridge in ("biased", "unbiased"):
-        res = bridged_differential_parity(
-            features(first),
-            first["fair_score"],
-            (first[attribute] == value).astype(int),
-            features(second),
-            second["fair_score"],
-            (second[attribute] == value).astype(int),
-            bridge=bridge,
-            alpha=alpha,
-        )
-        rows.append(
-            {
-                "R0": conds[0],
-                "R1": conds[1],
-                "attribute": f"{attribute} = {value}",
-                "method": res.method,
-                "DPT": res.statistic,
-                "df": res.df,
-                "pvalue": res.pvalue,
-                "DPD": res.effect_size,
-                "effect": res.effect_label,
-                "verdict": res.verdict,
-            }
-        )
     return pd.DataFrame(rows)

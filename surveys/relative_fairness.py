@@ -3,19 +3,15 @@
 from pathlib import Path
 
 from fairness.relative_reports import differences_figure
-from fairness.study_parity import (
-    conditions_as_decision_sets,
-    disagreement_parity,
-    fair_scores_vs_ai,
-    subject_table,
-)
+from fairness.study_parity import disagreement_parity, fair_scores_vs_ai, subject_table
 from surveys.export import export_tables
 from surveys.reports import write_dp_report
 from surveys.services import latest_study
 
 
 def study_differential_parity(slug: str, *, alpha: float = 0.05) -> tuple[dict, list]:
-    """Tables (fair scores vs AI, disagreements, conditions bridged) and figures for a study."""
+    """Tables (fair scores vs the AI, disagreements, both within each condition) and figures for a study.
+    The conditions are not bridged to each other: they are different tasks (see fairness.study_parity)."""
     study = latest_study(slug)
     tables = export_tables(slug)
     pairs = tables.pairs[tables.pairs["excluded"] != 1]
@@ -25,9 +21,6 @@ def study_differential_parity(slug: str, *, alpha: float = 0.05) -> tuple[dict, 
         "fair_scores_vs_ai": scores,
         "disagreements": disagreement_parity(tables.disagreements[tables.disagreements["excluded"] != 1], alpha=alpha)
         if len(tables.disagreements)
-        else scores.iloc[0:0],
-        "conditions_as_decision_sets": conditions_as_decision_sets(pairs, subjects, alpha=alpha)
-        if len(pairs)
         else scores.iloc[0:0],
     }
     figures = (

@@ -149,7 +149,7 @@ class AuditRuns(APIView):
 
 
 class StudyDifferentialParity(APIView):
-    """Differential parity of a study's answers (fair scores vs the AI, disagreements, conditions):
+    """Differential parity of a study's answers per condition (fair scores vs the AI, disagreements):
     POST starts a run as a background job; GET returns the tables of the latest finished run."""
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})

@@ -8,7 +8,7 @@ from surveys.services import StudyNotFound
 
 
 class Command(BaseCommand):
-    help = "Differential parity of a study: participants' fair scores vs the AI, disagreements, conditions."
+    help = "Differential parity of a study, per condition: participants' fair scores vs the AI, disagreements."
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
