@@ -6,8 +6,20 @@ difference R_delta = R0 - R1. With mean m_a, variance s2_a and size n_a of R_del
     df  = (s2_1/n_1 + s2_0/n_0)^2 / ((s2_1/n_1)^2/(n_1 - 1) + (s2_0/n_0)^2/(n_0 - 1))
     DPD = (m_1 - m_0) / s_pooled, s_pooled^2 = ((n_1-1) s2_1 + (n_0-1) s2_0) / (n_1 + n_0 - 2)   (Eq. 3)
 The paper reads the test one-tailed in the direction of the statistic: ``pvalue`` = P(T > |DPT|)
-with df degrees of freedom; at level alpha the verdict is "R0 relatively biased towards A = 1"
-(DPT > 0), "towards A = 0" (DPT < 0) or "no evidence". When R_delta is constant within each group
+with df degrees of freedom. At level alpha, DPT > 0 means R0 gives group A = 1 higher values than R1
+does, relative to group A = 0 (DPT < 0: lower values). The paper calls this "R0 relatively biased
+towards A = 1" because its ratings are favourable when high; for risk scores a higher value is
+unfavourable, so the same sign means the opposite. Every function therefore takes
+``favourable="higher"|"lower"`` (which values of the outcome are good for the person), ``names``
+(R0, R1 in words, e.g. ("participants", "the AI")), ``groups`` (A = 0, A = 1 in words, e.g.
+("subjects whose race is not Black", "subjects whose race is Black")) and ``outcome`` (e.g.
+"risk scores"), and the verdict says all of it:
+    "Participants gave subjects whose race is Black higher risk scores than the AI did, relative to
+    subjects whose race is not Black. With lower risk scores being favourable: compared with the AI,
+    participants favoured subjects whose race is not Black over subjects whose race is Black."
+or "No evidence at alpha = 0.05 that ...". ``direction`` ("higher"/"lower": R0's outcome for A = 1
+relative to R1's, relative to A = 0) and ``favoured_group`` (the group R0 favours compared with R1)
+are None without evidence. When R_delta is constant within each group
 (identical decision sets, or R0 = R1 + c) the formulas are 0/0: equal constants give DPT = 0,
 p = 0.5, DPD = 0 ("no evidence"); different constants give DPT = DPD = +-inf, p = 0; df is then
 n_1 + n_0 - 2 (documented choices). ``effect_label`` uses Table 1 (Cohen's d
@@ -23,7 +35,8 @@ Decision sets on different items use a regressor f fitted on (X0, R0) as a bridg
 
 Continuous A (pairwise version, a documented choice answering the paper's limitation L1):
 Kendall's tau-b between R_delta and A over all item pairs, with the one-sided p-value in its
-direction; verdict "biased towards higher A" / "lower A". A constant R0 - R1 gives tau = 0, p = 0.5.
+direction; the verdict uses the same words with groups ("items with lower A", "items with higher A")
+by default. A constant R0 - R1 gives tau = 0, p = 0.5.
 """
 
 from dataclasses import dataclass
@@ -58,12 +71,44 @@ class DifferentialParityResult:
     mean_difference: dict  # {0: m_0, 1: m_1}
     n: dict  # {0: n_0, 1: n_1}
     method: str = "same items"
+    direction: str | None = None  # "higher"/"lower": R0 vs R1 for A = 1, relative to A = 0; None: no evidence
+    favoured_group: str | None = None  # the group R0 favours compared with R1; None: no evidence
+    favourable: str = "higher"  # which values of the outcome are good for the person
 
 
-def _verdict(t: float, p: float, alpha: float, towards=("A = 1", "A = 0")) -> str:
-    if not np.isfinite(p) or p > alpha:
-        return "no evidence"
-    return f"R0 relatively biased towards {towards[0] if t > 0 else towards[1]}"
+@dataclass(frozen=True)
+class Wording:
+    """How a verdict names things: R0 and R1, the groups A = 0 and A = 1, the outcome, and which of its
+    values are favourable ("higher" as in the paper's ratings, "lower" for risk scores)."""
+
+    favourable: str = "higher"
+    names: tuple[str, str] = ("R0", "R1")
+    groups: tuple[str, str] = ("A = 0", "A = 1")
+    outcome: str = "values"
+
+    def __post_init__(self):
+        if self.favourable not in ("higher", "lower"):
+            raise ValueError(f'favourable must be "higher" or "lower" (got {self.favourable!r})')
+        if len(self.names) != 2 or len(self.groups) != 2:
+            raise ValueError("names and groups must each have two entries: (R0, R1) and (A = 0, A = 1)")
+
+    def verdict(self, t: float, p: float, alpha: float) -> tuple[str, str | None, str | None]:
+        """(verdict, direction, favoured_group) for statistic t (> 0: R0 - R1 larger for A = 1)."""
+        (r0, r1), (g0, g1) = self.names, self.groups
+        if not np.isfinite(p) or p > alpha or t == 0:
+            text = (
+                f"no evidence at alpha = {alpha:g} that {r0} gave {g1} different {self.outcome} than {r1} did, "
+                f"relative to {g0}"
+            )
+            return text[:1].upper() + text[1:] + ".", None, None
+        direction = "higher" if t > 0 else "lower"
+        favoured, other = (g1, g0) if direction == self.favourable else (g0, g1)
+        text = (
+            f"{r0} gave {g1} {direction} {self.outcome} than {r1} did, relative to {g0}. "
+            f"With {self.favourable} {self.outcome} being favourable: compared with {r1}, {r0} favoured "
+            f"{favoured} over {other}."
+        )
+        return text[:1].upper() + text[1:], direction, favoured
 
 
 def _binary(sensitive) -> np.ndarray:
@@ -85,7 +130,7 @@ def _welch_df(components: list[tuple[float, int]]) -> float:
     return total**2 / sum(v**2 / (n - 1) for v, n in components)
 
 
-def _from_moments(m, v, n, sd2, alpha, method, df=None) -> DifferentialParityResult:
+def _from_moments(m, v, n, sd2, alpha, method, wording: Wording, df=None) -> DifferentialParityResult:
     """m, v (variance of the mean), n, sd2 (variance of R_delta) per group 0/1."""
     se = np.sqrt(v[0] + v[1])
     diff = m[1] - m[0]
@@ -103,16 +148,20 @@ def _from_moments(m, v, n, sd2, alpha, method, df=None) -> DifferentialParityRes
         t = 0.0 if diff == 0 else np.copysign(np.inf, diff)
         p = 0.5 if diff == 0 else 0.0
     d = diff / pooled if pooled > 0 else (0.0 if diff == 0 else np.copysign(np.inf, diff))
+    verdict, direction, favoured = wording.verdict(t, p, alpha)
     return DifferentialParityResult(
         float(t),
         float(df),
         p,
         float(d),
         effect_label(d),
-        _verdict(t, p, alpha),
+        verdict,
         {0: float(m[0]), 1: float(m[1])},
         {0: int(n[0]), 1: int(n[1])},
         method,
+        direction,
+        favoured,
+        wording.favourable,
     )
 
 
@@ -123,8 +172,21 @@ def _snap_constant(groups: list[np.ndarray], scale: float) -> tuple[list[np.ndar
     return [np.full(len(g), g.mean()) if np.ptp(g) <= tol else g for g in groups], tol
 
 
-def differential_parity(r0, r1, sensitive, *, alpha: float = 0.05) -> DifferentialParityResult:
-    """DPT, df, one-sided p-value, DPD and the verdict for two decision sets on the same items."""
+def differential_parity(
+    r0,
+    r1,
+    sensitive,
+    *,
+    alpha: float = 0.05,
+    favourable: str = "higher",
+    names: tuple[str, str] = ("R0", "R1"),
+    groups: tuple[str, str] = ("A = 0", "A = 1"),
+    outcome: str = "values",
+) -> DifferentialParityResult:
+    """DPT, df, one-sided p-value, DPD and the verdict for two decision sets on the same items.
+    ``favourable``: "higher" if a higher value is good for the person (the paper's ratings), "lower"
+    for risk scores; ``names`` = (R0, R1), ``groups`` = (A = 0, A = 1) and ``outcome`` word the verdict."""
+    wording = Wording(favourable, tuple(names), tuple(groups), outcome)
     r0, r1 = np.asarray(r0, dtype=float), np.asarray(r1, dtype=float)
     a = _binary(sensitive)
     if not (r0.size == r1.size == a.size):
@@ -140,7 +202,7 @@ def differential_parity(r0, r1, sensitive, *, alpha: float = 0.05) -> Differenti
         m[1] = m[0]
     sd2 = [0.0 if np.ptp(g) == 0 else g.var(ddof=1) for g in groups]
     n = [len(g) for g in groups]
-    return _from_moments(m, [sd2[i] / n[i] for i in (0, 1)], n, sd2, alpha, "same items")
+    return _from_moments(m, [sd2[i] / n[i] for i in (0, 1)], n, sd2, alpha, "same items", wording)
 
 
 @dataclass(frozen=True)
@@ -149,10 +211,25 @@ class ContinuousDPResult:
     pvalue: float
     verdict: str
     n: int
+    direction: str | None = None  # "higher"/"lower": R0 vs R1 as A increases; None: no evidence
+    favoured_group: str | None = None
+    favourable: str = "higher"
 
 
-def differential_parity_continuous(r0, r1, sensitive, *, alpha: float = 0.05) -> ContinuousDPResult:
-    """Pairwise version for a continuous attribute: Kendall's tau-b between R0 - R1 and A."""
+def differential_parity_continuous(
+    r0,
+    r1,
+    sensitive,
+    *,
+    alpha: float = 0.05,
+    favourable: str = "higher",
+    names: tuple[str, str] = ("R0", "R1"),
+    groups: tuple[str, str] = ("items with lower A", "items with higher A"),
+    outcome: str = "values",
+) -> ContinuousDPResult:
+    """Pairwise version for a continuous attribute: Kendall's tau-b between R0 - R1 and A. The
+    wording arguments are those of ``differential_parity``; ``groups`` name the low and high ends of A."""
+    wording = Wording(favourable, tuple(names), tuple(groups), outcome)
     delta = np.asarray(r0, dtype=float) - np.asarray(r1, dtype=float)
     a = np.asarray(sensitive, dtype=float)
     keep = np.isfinite(delta) & np.isfinite(a)
@@ -162,7 +239,8 @@ def differential_parity_continuous(r0, r1, sensitive, *, alpha: float = 0.05) ->
     else:
         res = stats.kendalltau(delta[keep], a[keep])
         tau, p = float(res.statistic), float(res.pvalue / 2)
-    return ContinuousDPResult(tau, p, _verdict(tau, p, alpha, ("higher A", "lower A")), int(keep.sum()))
+    verdict, direction, favoured = wording.verdict(tau, p, alpha)
+    return ContinuousDPResult(tau, p, verdict, int(keep.sum()), direction, favoured, wording.favourable)
 
 
 def default_regressor():
@@ -172,7 +250,20 @@ def default_regressor():
 
 
 def bridged_differential_parity(
-    x0, r0, a0, x1, r1, a1, *, bridge: str = "biased", regressor=None, alpha: float = 0.05
+    x0,
+    r0,
+    a0,
+    x1,
+    r1,
+    a1,
+    *,
+    bridge: str = "biased",
+    regressor=None,
+    alpha: float = 0.05,
+    favourable: str = "higher",
+    names: tuple[str, str] = ("R0", "R1"),
+    groups: tuple[str, str] = ("A = 0", "A = 1"),
+    outcome: str = "values",
 ) -> DifferentialParityResult:
     """Differential parity of R0 (on X0) over R1 (on X1) through a regressor fitted on (X0, R0);
     ``bridge`` is "unbiased" (Algorithm 1) or "biased" (Algorithm 2). The result's ``method`` says which.
@@ -181,7 +272,10 @@ def bridged_differential_parity(
     X0 and X1 drawn from the same distribution (the paper's problem statement, Section 2.3; Section 1:
     "this work does not evaluate differential parity between decisions made for different tasks or in
     different contexts"). Two study conditions on different features (arrests vs income) do not qualify:
-    the regressor would extrapolate across units and the estimate would mix task and group effects."""
+    the regressor would extrapolate across units and the estimate would mix task and group effects.
+    The wording arguments (``favourable``, ``names``, ``groups``, ``outcome``) are those of
+    ``differential_parity``."""
+    wording = Wording(favourable, tuple(names), tuple(groups), outcome)
     from sklearn.base import clone
 
     model = clone(regressor) if regressor is not None else default_regressor()
@@ -190,7 +284,9 @@ def bridged_differential_parity(
     model.fit(x0, r0)
     f1 = model.predict(x1)
     if bridge == "unbiased":
-        result = differential_parity(f1, r1, a1, alpha=alpha)
+        result = differential_parity(
+            f1, r1, a1, alpha=alpha, favourable=favourable, names=names, groups=groups, outcome=outcome
+        )
         return DifferentialParityResult(**{**result.__dict__, "method": f"unbiased bridge ({type(model).__name__})"})
     if bridge != "biased":
         raise ValueError("bridge must be 'biased' or 'unbiased'")
@@ -206,4 +302,5 @@ def bridged_differential_parity(
         n.append(len(g1))
         sd2.append(g1.var(ddof=1) + g0.var(ddof=1))
         components += [(g1.var(ddof=1) / len(g1), len(g1)), (g0.var(ddof=1) / len(g0), len(g0))]
-    return _from_moments(m, v, n, sd2, alpha, f"biased bridge ({type(model).__name__})", df=_welch_df(components))
+    method = f"biased bridge ({type(model).__name__})"
+    return _from_moments(m, v, n, sd2, alpha, method, wording, df=_welch_df(components))

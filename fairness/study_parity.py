@@ -10,6 +10,9 @@ tasks on different feature units, while differential parity, bridged or not, com
 sets for the same task on data from the same distribution (paper, Section 1 and problem statement of
 Section 2.3). ``fairness.differential_parity.bridged_differential_parity`` remains for same-task
 decision sets on different items.
+Risk scores and labels are unfavourable when high, so both tables default to ``favourable="lower"``;
+the verdicts name R0, R1, the group and the direction in words (``TABLE_DEFINITIONS`` define them for
+the report).
 Answers from one participant or about one subject are not independent; the tests treat items as
 independent, as the paper does for its per-item differences (documented limitation).
 """
@@ -17,6 +20,25 @@ independent, as the paper does for its per-item differences (documented limitati
 import pandas as pd
 
 from fairness.differential_parity import differential_parity
+
+NAMES = ("participants", "the AI")
+TABLE_DEFINITIONS = {
+    "fair_scores_vs_ai": (
+        "R0 = the fair risk score a participant gave a comparison subject; R1 = the AI's risk score for that "
+        "subject; items are the (participant, subject) answers of one condition. A = 1 for the subjects whose "
+        "attribute has the row's value (the group), A = 0 for the other subjects of the condition. DPT > 0: "
+        "participants gave the group higher risk scores than the AI did, relative to the other subjects. "
+        "Lower risk scores are favourable, so DPT > 0 means participants disfavoured the group compared with "
+        "the AI; the verdict says it in words, favoured_group names the group participants favoured."
+    ),
+    "disagreements": (
+        "R0 = the label a participant's yes/no answer implies (1 = high risk, 0 = low risk); R1 = the AI's label "
+        "for that subject; the per-item difference is -1, 0 or +1. A = 1 for the subjects whose attribute has "
+        "the row's value, A = 0 for the other subjects of the condition. DPT > 0: participants labelled the "
+        "group high risk more often than the AI did, relative to the other subjects (unfavourable for the "
+        "group, since a low-risk label is favourable)."
+    ),
+}
 
 
 def subject_table(spec: dict) -> pd.DataFrame:
@@ -37,13 +59,18 @@ def subject_table(spec: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _one_vs_rest(frame: pd.DataFrame, r0: str, r1: str, attribute: str, alpha: float, label: str) -> list[dict]:
+def _one_vs_rest(
+    frame: pd.DataFrame, r0: str, r1: str, attribute: str, alpha: float, label: str, *, favourable: str, outcome: str
+) -> list[dict]:
     out = []
     for value in sorted(frame[attribute].dropna().unique(), key=str):
         a = (frame[attribute] == value).astype(int)
         if min(a.sum(), (1 - a).sum()) < 2:
             continue
-        res = differential_parity(frame[r0], frame[r1], a, alpha=alpha)
+        groups = (f"subjects whose {attribute} is not {value}", f"subjects whose {attribute} is {value}")
+        res = differential_parity(
+            frame[r0], frame[r1], a, alpha=alpha, favourable=favourable, names=NAMES, groups=groups, outcome=outcome
+        )
         out.append(
             {
                 "comparison": label,
@@ -58,16 +85,25 @@ def _one_vs_rest(frame: pd.DataFrame, r0: str, r1: str, attribute: str, alpha: f
                 "pvalue": res.pvalue,
                 "DPD": res.effect_size,
                 "effect": res.effect_label,
-                "verdict": res.verdict.replace("A = 1", f"{attribute} = {value}").replace(
-                    "A = 0", f"{attribute} != {value}"
-                ),
+                "favourable": f"{favourable} {outcome}",
+                "direction": res.direction,
+                "favoured_group": res.favoured_group,
+                "verdict": res.verdict,
             }
         )
     return out
 
 
-def fair_scores_vs_ai(pairs: pd.DataFrame, subjects: pd.DataFrame, *, attributes=("race", "sex"), alpha: float = 0.05):
-    """Per condition and attribute value: participants' fair scores (R0) against the AI's (R1)."""
+def fair_scores_vs_ai(
+    pairs: pd.DataFrame,
+    subjects: pd.DataFrame,
+    *,
+    attributes=("race", "sex"),
+    alpha: float = 0.05,
+    favourable: str = "lower",
+):
+    """Per condition and attribute value: participants' fair scores (R0) against the AI's (R1).
+    ``favourable="lower"``: a lower risk score is good for the subject."""
     items = pairs.dropna(subset=["fair_score"]).merge(
         subjects, left_on=["condition", "comparison"], right_on=["condition", "subject"], how="left"
     )
@@ -77,15 +113,25 @@ def fair_scores_vs_ai(pairs: pd.DataFrame, subjects: pd.DataFrame, *, attributes
             if attribute in part:
                 rows += [
                     {"condition": cond, **r}
-                    for r in _one_vs_rest(part, "fair_score", "ai_score", attribute, alpha, "fair score - AI score")
+                    for r in _one_vs_rest(
+                        part,
+                        "fair_score",
+                        "ai_score",
+                        attribute,
+                        alpha,
+                        "fair score - AI score",
+                        favourable=favourable,
+                        outcome="risk scores",
+                    )
                 ]
     return pd.DataFrame(rows), items.assign(difference=items["fair_score"] - items["ai_score"])
 
 
 def disagreement_parity(
-    disagreements: pd.DataFrame, *, attributes=("race", "sex"), alpha: float = 0.05
+    disagreements: pd.DataFrame, *, attributes=("race", "sex"), alpha: float = 0.05, favourable: str = "lower"
 ) -> pd.DataFrame:
-    """Signed differences participant label - model label, by the subject's demographics."""
+    """Signed differences participant label - model label (1 = high risk), by the subject's demographics.
+    ``favourable="lower"``: a low-risk label is good for the subject."""
     rows = []
     for cond, part in disagreements.groupby("condition"):
         for attribute in attributes:
@@ -95,7 +141,14 @@ def disagreement_parity(
                 rows += [
                     {"condition": cond, **r}
                     for r in _one_vs_rest(
-                        renamed, "participant_label", "model_label", attribute, alpha, "participant label - model label"
+                        renamed,
+                        "participant_label",
+                        "model_label",
+                        attribute,
+                        alpha,
+                        "participant label - model label",
+                        favourable=favourable,
+                        outcome="risk labels",
                     )
                 ]
     return pd.DataFrame(rows)

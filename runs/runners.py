@@ -8,6 +8,7 @@ from pathlib import Path
 
 from django.urls import reverse
 
+from fairness.study_parity import TABLE_DEFINITIONS
 from runs.models import Job
 from runs.storage import copy_to_local, new_prefix, store_directory
 from surveys.analysis_runs import analysis_run_create
@@ -109,7 +110,7 @@ def run_differential_parity(context: JobContext) -> tuple[dict, str]:
     slug = job.study.slug
     tables, figures = study_differential_parity(slug, alpha=job.params.get("alpha", 0.05))
     out = _report_dir(context)
-    write_dp_report(tables, figures, out, title=f"{slug}: differential parity")
+    write_dp_report(tables, figures, out, title=f"{slug}: differential parity", definitions=TABLE_DEFINITIONS)
     prefix = new_prefix("differential_parity")
     context.outputs.append(prefix)
     store_directory(out, prefix)

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from fairness.relative_reports import differences_figure
-from fairness.study_parity import disagreement_parity, fair_scores_vs_ai, subject_table
+from fairness.study_parity import TABLE_DEFINITIONS, disagreement_parity, fair_scores_vs_ai, subject_table
 from surveys.export import export_tables
 from surveys.reports import write_dp_report
 from surveys.services import latest_study
@@ -38,4 +38,6 @@ def study_differential_parity(slug: str, *, alpha: float = 0.05) -> tuple[dict, 
 def write_study_dp_report(slug: str, out_dir: Path, *, alpha: float = 0.05) -> Path:
     """The study's differential-parity report (surveys.reports.write_dp_report)."""
     tables, figures = study_differential_parity(slug, alpha=alpha)
-    return write_dp_report(tables, figures, out_dir, title=f"{slug}: differential parity")
+    return write_dp_report(
+        tables, figures, out_dir, title=f"{slug}: differential parity", definitions=TABLE_DEFINITIONS
+    )

@@ -272,13 +272,28 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str) -> Pat
 # Differential parity and situation testing ---------------------------------------------------------
 
 
-def write_dp_report(tables: dict[str, pd.DataFrame], figures: list, out_dir: Path, *, title: str) -> Path:
-    """Differential parity: report.html, results.json and one CSV per table."""
+def write_dp_report(
+    tables: dict[str, pd.DataFrame],
+    figures: list,
+    out_dir: Path,
+    *,
+    title: str,
+    definitions: dict[str, str] | None = None,
+) -> Path:
+    """Differential parity: report.html, results.json and one CSV per table. ``definitions`` (by table
+    name, e.g. ``fairness.study_parity.TABLE_DEFINITIONS``) say at the top of each section what R0, R1
+    and A are in words."""
+    definitions = definitions or {}
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
         write_csv(frame, out_dir / f"{name}.csv")
     write_json(dp_results(tables), out_dir / "results.json")
-    sections = [_table_section(_heading(name), frame, empty="Nothing to test.") for name, frame in tables.items()]
+    sections = []
+    for name, frame in tables.items():
+        section = _table_section(_heading(name), frame, empty="Nothing to test.")
+        if name in definitions:  # the template shows ``empty`` only for a section without paragraphs
+            section.paragraphs[:0] = [definitions[name]] + ([] if section.tables else [section.empty])
+        sections.append(section)
     sections += figure_sections(figures)
     return render_report(out_dir, title, sections, intro=[DP_NOTE])
 

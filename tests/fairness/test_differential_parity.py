@@ -24,9 +24,10 @@ def test_dpt_is_welchs_t_on_the_differences():
     assert res.statistic == pytest.approx(welch.statistic)
     assert res.df == pytest.approx(welch.df)
     assert res.pvalue == pytest.approx(welch.pvalue)
-    assert res.verdict == "R0 relatively biased towards A = 1"
+    assert res.verdict.startswith("R0 gave A = 1 higher values than R1 did, relative to A = 0.")
+    assert (res.direction, res.favoured_group) == ("higher", "A = 1")
     flipped = differential_parity(r0 - 0.8 * a, r1, a)
-    assert flipped.verdict == "R0 relatively biased towards A = 0" and flipped.pvalue < 0.05
+    assert (flipped.direction, flipped.favoured_group) == ("lower", "A = 0") and flipped.pvalue < 0.05
 
 
 def test_dpd_is_cohens_d_with_pooled_sd_by_hand():
@@ -57,7 +58,8 @@ def test_table1_labels(d, label):
 def test_no_bias_gives_no_evidence():
     rng = np.random.default_rng(1)
     res = differential_parity(rng.normal(size=400), rng.normal(size=400), rng.integers(0, 2, 400))
-    assert res.verdict == "no evidence" and res.effect_label in ("negligible", "very small")
+    assert res.verdict.startswith("No evidence at alpha = 0.05") and res.direction is res.favoured_group is None
+    assert res.effect_label in ("negligible", "very small")
 
 
 def test_bad_inputs_are_specific():
@@ -73,7 +75,14 @@ def test_continuous_attribute_pairwise_version():
     rng = np.random.default_rng(2)
     a = rng.uniform(0, 1, 500)
     res = differential_parity_continuous(rng.normal(size=500) + a, rng.normal(size=500), a)
-    assert res.statistic > 0 and res.verdict == "R0 relatively biased towards higher A"
+    assert res.statistic > 0 and (res.direction, res.favoured_group) == ("higher", "items with higher A")
+    assert res.verdict.startswith(
+        "R0 gave items with higher A higher values than R1 did, relative to items with lower A."
+    )
+    risk = differential_parity_continuous(
+        rng.normal(size=500) + a, rng.normal(size=500), a, favourable="lower", groups=("younger", "older")
+    )
+    assert risk.favoured_group == "younger" and "With lower values being favourable" in risk.verdict
 
 
 def test_bridges_recover_the_same_item_answer():
@@ -92,7 +101,7 @@ def test_bridges_recover_the_same_item_answer():
             features[:half], r0[:half], a[:half], features[half:], r1[half:], a[half:], bridge=bridge
         )
         assert bridge in res.method and "RidgeCV" in res.method
-        assert res.verdict == same.verdict == "R0 relatively biased towards A = 1"
+        assert res.verdict == same.verdict and res.favoured_group == same.favoured_group == "A = 1"
         assert res.mean_difference[1] - res.mean_difference[0] == pytest.approx(0.4, abs=0.08)
 
 
@@ -116,7 +125,7 @@ def test_face_ratings_raters_against_the_average(ratings):
     }
     # with 5,500 items most raters deviate from the crowd average in one direction or the other
     for attr, values in verdicts.items():
-        assert sum(v != "no evidence" for v in values) >= 30, attr
+        assert sum(not v.startswith("No evidence") for v in values) >= 30, attr
     # the average against itself plus noise shows no relative bias
     rng = np.random.default_rng(0)
     assert (
@@ -153,10 +162,73 @@ def test_identical_decision_sets_are_in_parity():
     a = np.array([0, 0, 0, 1, 1, 1])
     res = differential_parity(r, r.copy(), a)
     assert (res.statistic, res.pvalue, res.effect_size) == (0.0, 0.5, 0.0)
-    assert res.df == 4 and res.effect_label == "negligible" and res.verdict == "no evidence"
+    assert res.df == 4 and res.effect_label == "negligible" and res.verdict.startswith("No evidence")
     shifted = differential_parity(r + 2, r, a)  # R0 = R1 + c: still no relative bias
     assert (shifted.statistic, shifted.pvalue, shifted.effect_size) == (0.0, 0.5, 0.0)
     gap = differential_parity(r + a, r, a)  # a constant gap for A = 1 only: deterministic bias
     assert gap.statistic == np.inf and gap.pvalue == 0.0 and gap.effect_label == "huge"
     cont = differential_parity_continuous(r + 0.1, r, np.arange(6.0))
-    assert (cont.statistic, cont.pvalue, cont.verdict) == (0.0, 0.5, "no evidence")
+    assert (cont.statistic, cont.pvalue, cont.direction) == (0.0, 0.5, None)
+
+
+RISK = {"names": ("participants", "the AI"), "outcome": "risk scores"}
+GROUPS = ("subjects whose race is not American Indian", "subjects whose race is American Indian")
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_verdict_names_who_which_group_and_direction(sign):
+    """R0 - R1 larger (sign 1) or smaller (-1) for A = 1; the same data worded for both favourable settings."""
+    rng = np.random.default_rng(5)
+    a = np.repeat([0, 1], 150)
+    r1 = rng.normal(size=300)
+    r0 = r1 + rng.normal(0, 0.5, 300) + sign * 0.6 * a
+    higher = differential_parity(r0, r1, a, favourable="higher", groups=GROUPS, **RISK)
+    lower = differential_parity(r0, r1, a, favourable="lower", groups=GROUPS, **RISK)
+    word = "higher" if sign > 0 else "lower"
+    said = (
+        f"Participants gave subjects whose race is American Indian {word} risk scores than the AI did, "
+        "relative to subjects whose race is not American Indian."
+    )
+    for res in (higher, lower):
+        assert res.verdict.startswith(said) and res.direction == word and res.pvalue < 0.001
+    # the statistics do not depend on the wording; which group is favoured flips with `favourable`
+    assert (higher.statistic, higher.pvalue, higher.effect_size) == (lower.statistic, lower.pvalue, lower.effect_size)
+    assert {higher.favoured_group, lower.favoured_group} == set(GROUPS)
+    assert higher.favoured_group == (GROUPS[1] if sign > 0 else GROUPS[0])
+    assert lower.verdict.endswith(
+        f"With lower risk scores being favourable: compared with the AI, participants favoured "
+        f"{lower.favoured_group} over {higher.favoured_group}."
+    )
+    assert higher.verdict.endswith(
+        f"With higher risk scores being favourable: compared with the AI, participants favoured "
+        f"{higher.favoured_group} over {lower.favoured_group}."
+    )
+    assert (higher.favourable, lower.favourable) == ("higher", "lower")
+
+
+def test_no_evidence_verdict_names_both_sides_and_favourable_is_checked():
+    rng = np.random.default_rng(6)
+    res = differential_parity(
+        rng.normal(size=200), rng.normal(size=200), np.repeat([0, 1], 100), favourable="lower", groups=GROUPS, **RISK
+    )
+    assert res.verdict == (
+        "No evidence at alpha = 0.05 that participants gave subjects whose race is American Indian different "
+        "risk scores than the AI did, relative to subjects whose race is not American Indian."
+    )
+    with pytest.raises(ValueError, match="favourable"):
+        differential_parity([1, 2, 3, 4], [1, 2, 3, 4], [0, 0, 1, 1], favourable="worse")
+
+
+def test_bridged_verdict_uses_the_same_wording():
+    rng = np.random.default_rng(7)
+    n = 2000
+    x = rng.normal(size=(n, 2))
+    a = (rng.random(n) < 0.5).astype(int)
+    r0 = x @ np.array([1.0, 0.5]) + 0.5 * a + rng.normal(0, 0.3, n)
+    r1 = x @ np.array([1.0, 0.5]) + rng.normal(0, 0.3, n)
+    features = np.column_stack([x, a])
+    h = n // 2
+    res = bridged_differential_parity(
+        features[:h], r0[:h], a[:h], features[h:], r1[h:], a[h:], favourable="lower", groups=GROUPS, **RISK
+    )
+    assert res.direction == "higher" and res.favoured_group == GROUPS[0] and res.verdict.startswith("Participants")

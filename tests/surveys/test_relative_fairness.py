@@ -22,8 +22,22 @@ def test_study_differential_parity_command_and_api(demo_study, researcher, other
     assert set(results) == {"fair_scores_vs_ai", "disagreements"}  # no cross-task bridge between conditions
     rows = results["fair_scores_vs_ai"]
     assert {r["condition"] for r in rows} == {"arrests", "income"} and {r["attribute"] for r in rows} == {"race", "sex"}
-    assert all(r["verdict"].startswith(("R0 relatively biased", "no evidence")) for r in rows)
+    for r in rows:  # the verdict names who, which group and the direction in the outcome's words
+        group = f"subjects whose {r['attribute']} is {r['group']}"
+        rest = f"subjects whose {r['attribute']} is not {r['group']}"
+        assert r["favourable"] == "lower risk scores"
+        if r["direction"] is None:
+            assert r["verdict"].startswith("No evidence at alpha = 0.05 that participants gave " + group)
+            assert r["favoured_group"] is None
+        else:
+            assert r["verdict"].startswith(
+                f"Participants gave {group} {r['direction']} risk scores than the AI did, relative to {rest}."
+            )
+            # risk scores: higher than the AI means the group is disfavoured
+            assert r["favoured_group"] == (rest if r["direction"] == "higher" else group)
+            assert (r["DPT"] > 0) == (r["direction"] == "higher")
     html = (tmp_path / "dp" / "report.html").read_text()
+    assert "R0 = the fair risk score a participant gave" in html and "R1 = the AI&#x27;s label" in html
     assert "Per-item differences" in html and "/static/vendor/plotly.min.js" in html
     assert_no_inline_script(html)
     client = APIClient()
