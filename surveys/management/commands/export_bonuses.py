@@ -1,3 +1,4 @@
+import argparse
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -5,6 +6,17 @@ from django.core.management.base import BaseCommand, CommandError
 from analysis.bts import bulk_bonus_csv
 from surveys.bonuses import KINDS, bonus_table
 from surveys.services import StudyNotFound
+
+
+def top_fraction(text: str) -> float:
+    """argparse type: a fraction in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--top-fraction must be a number in (0, 1], got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"--top-fraction must be in (0, 1] (e.g. 0.1 for the top 10%), got {text}")
+    return value
 
 
 class Command(BaseCommand):
@@ -15,7 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--kind", choices=KINDS, default="honesty")
         parser.add_argument("--out", help="file to write (default: print)")
         parser.add_argument("--amount", type=float)
-        parser.add_argument("--top-fraction", type=float)
+        parser.add_argument("--top-fraction", type=top_fraction, help="share of eligible participants paid, in (0, 1]")
 
     def handle(self, *args, slug, kind, out, amount, top_fraction, **options):
         try:
@@ -23,6 +35,9 @@ class Command(BaseCommand):
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         text = bulk_bonus_csv(table)
+        if table.attrs.get("tie_warning"):
+            # stderr, so that the printed list stays a clean CSV
+            self.stderr.write(self.style.WARNING(f"Warning: {table.attrs['tie_warning']}."))
         if out:
             Path(out).write_text(text)
             self.stdout.write(self.style.SUCCESS(f"{len(table)} {kind} bonuses written to {out}"))
