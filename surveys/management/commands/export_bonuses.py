@@ -1,22 +1,12 @@
-import argparse
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.bts import bulk_bonus_csv
 from surveys.bonuses import KINDS, bonus_table
+from surveys.management.argtypes import checked
+from surveys.management.argtypes import top_fraction as fraction_type
 from surveys.services import StudyNotFound
-
-
-def top_fraction(text: str) -> float:
-    """argparse type: a fraction in (0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--top-fraction must be a number in (0, 1], got {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"--top-fraction must be in (0, 1] (e.g. 0.1 for the top 10%), got {text}")
-    return value
 
 
 class Command(BaseCommand):
@@ -27,9 +17,11 @@ class Command(BaseCommand):
         parser.add_argument("--kind", choices=KINDS, default="honesty")
         parser.add_argument("--out", help="file to write (default: print)")
         parser.add_argument("--amount", type=float)
-        parser.add_argument("--top-fraction", type=top_fraction, help="share of eligible participants paid, in (0, 1]")
+        parser.add_argument("--top-fraction", type=fraction_type, help="share of eligible participants paid, in (0, 1]")
 
     def handle(self, *args, slug, kind, out, amount, top_fraction, **options):
+        if top_fraction is not None:
+            top_fraction = checked(top_fraction, fraction_type)
         try:
             table = bonus_table(slug, kind, amount=amount, top_fraction=top_fraction)
         except (StudyNotFound, ValueError) as exc:
