@@ -120,6 +120,18 @@ class BonusRule:
     amount: float
     top_fraction: float = 0.1
 
+    def __post_init__(self):
+        if not 0 < self.top_fraction <= 1:
+            raise ValueError(f"top_fraction must be in (0, 1], got {self.top_fraction}")
+
+    def target(self, n_eligible: int) -> int:
+        """How many participants the fraction asks for: ceil(top_fraction * n), at least one."""
+        return max(1, int(np.ceil(self.top_fraction * n_eligible))) if n_eligible else 0
+
+
+# A bonus list longer than this multiple of its target count (ties at the cut-off) is reported.
+TIE_WARNING_RATIO = 1.5
+
 
 def participant_bts(
     pairs: pd.DataFrame,
@@ -156,29 +168,60 @@ def participant_bts(
 
 
 def top_bonus(
-    scores: pd.DataFrame, *, score_column: str, rule: BonusRule, id_column: str = "participant_id"
+    scores: pd.DataFrame,
+    *,
+    score_column: str,
+    rule: BonusRule,
+    id_column: str = "participant_id",
+    tie_columns: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """The top ``rule.top_fraction`` (at least one; ties at the cut-off all included) as
-    Prolific's bulk-bonus table: columns participant_id, amount."""
+    """The top ``rule.top_fraction`` (at least one) as Prolific's bulk-bonus table: columns
+    participant_id, amount.
+
+    Participants are ranked by ``score_column``, then by each of ``tie_columns`` (descending) to
+    break ties; whoever ties with the last winner on all of them is included too, so the list can be
+    longer than ``rule.target(len(scores))`` (compare with ``TIE_WARNING_RATIO``). Only pass the
+    eligible participants' scores.
+    """
     if scores.empty:
         return pd.DataFrame(columns=["participant_id", "amount"])
-    k = max(1, int(np.ceil(rule.top_fraction * len(scores))))
-    cutoff = scores[score_column].nlargest(k).min()
-    winners = scores[scores[score_column] >= cutoff]
+    keys = [score_column, *tie_columns]
+    ranked = scores.sort_values(keys, ascending=False, kind="stable", ignore_index=True)
+    k = rule.target(len(ranked))
+    last = ranked.loc[k - 1, keys]
+    tied = (ranked[keys] == last).all(axis=1)
+    winners = ranked[(ranked.index < k) | tied]
     return pd.DataFrame({"participant_id": winners[id_column].to_numpy(), "amount": rule.amount})
 
 
-def rationale_detail(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Default rationale-bonus measure: mean number of distinct words per rationale, per participant.
+RATIONALE_TIE_COLUMNS = ("rationale_vocabulary", "rationale_characters")
 
-    A researcher may rank by any other column (for example hand-coded persuasiveness) instead.
+
+def rationale_detail(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Default rationale-bonus measure, per participant: ``rationale_words``, the mean number of
+    distinct words per rationale (the ranking), with two tie-breakers (``RATIONALE_TIE_COLUMNS``):
+    ``rationale_vocabulary``, the number of distinct words over all of the participant's rationales,
+    then ``rationale_characters``, the total length of the rationales (whitespace collapsed).
+
+    Mean distinct words alone ties often (short rationales give the same small integers); the
+    tie-breakers make ties at the cut-off rare. A researcher may rank by any other column (for
+    example hand-coded persuasiveness) instead.
     """
-    words = pairs["rationale"].fillna("").astype(str).map(lambda text: len(set(text.lower().split())))
-    return (
-        pairs.assign(rationale_words=words)
-        .groupby("participant_id", as_index=False)["rationale_words"]
-        .mean()
-        .sort_values("rationale_words", ascending=False, ignore_index=True)
+    texts = pairs["rationale"].fillna("").astype(str)
+    frame = pairs.assign(
+        _words=texts.map(lambda text: text.lower().split()),
+        _chars=texts.map(lambda text: len(" ".join(text.split()))),
+    )
+    grouped = frame.groupby("participant_id")
+    out = pd.DataFrame(
+        {
+            "rationale_words": grouped["_words"].agg(lambda col: np.mean([len(set(w)) for w in col])),
+            "rationale_vocabulary": grouped["_words"].agg(lambda col: len(set().union(*map(set, col)))),
+            "rationale_characters": grouped["_chars"].sum(),
+        }
+    ).reset_index()
+    return out.sort_values(
+        ["rationale_words", *RATIONALE_TIE_COLUMNS], ascending=False, kind="stable", ignore_index=True
     )
 
 

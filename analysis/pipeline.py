@@ -3,16 +3,32 @@ and the human-calibrated effort weight.
 
 Steps: drop participants excluded by the attention checks (reported); per condition compute
 Table 2 (Spearman correlations with stars and Bonferroni-adjusted p-values), Table 3 (Hotelling t
-and Steiger Z1* comparing r_traj with r_aggr against the overall input distance d and the output
-distance D), Table 4 (participant-bootstrap 95% CIs of r_traj - r_aggr), Table 5 (Eq. 5-6 per
-condition and Eq. 7-8 across conditions, plain and participant-clustered SEs), the shares of
-rationale factors, and the Calibration alpha = a2 / (a1 + a2) from Eq. 5 per condition (the paper:
+and "Steiger's Z" comparing r_traj with r_aggr against the overall input distance d and the output
+distance D, in two conventions side by side, see ``table3_from_correlations``), Table 4
+(participant-bootstrap 95% CIs of r_traj - r_aggr), Table 5 (Eq. 5-6 per condition and Eq. 7-8
+across conditions, plain and participant-clustered SEs), the shares of rationale factors, and
+the Calibration alpha = a2 / (a1 + a2) from Eq. 5 per condition (the paper:
 0.6114 / (0.6114 + 0.3182) = 0.6577), with a participant-bootstrap CI.
 
 Sign convention: Table 4 reports r_traj - r_aggr (positive when trajectory correlates more). The
 paper's Table 4 prints negative intervals under that label, i.e. r_aggr - r_traj; only the sign differs.
-Correlation comparisons use n = number of rated pairs, as the paper does, with the Spearman
-adjustment of :mod:`analysis.correlations`.
+Correlation comparisons use n = number of rated pairs, as the paper does.
+
+Table 3 conventions (``TABLE3_CONVENTIONS``):
+
+* ``paper`` reproduces the paper's Table 3: Hotelling's t (1940) and, for the paper's "Steiger's
+  Z-test (Meng, Rosenthal and Rubin 1992)", MRR's Z, both on the Spearman r as if they were Pearson
+  r (no Spearman adjustment). From the paper's own Table 2 (n = 900 CLUE pairs, 888 SHED pairs) this
+  gives 7.9759 / 5.5150 / 6.9075 / 5.3451 (CLUE) and 7.3396 / 7.9613 / 6.5572 / 7.6467 (SHED)
+  against the printed 7.9758 / 5.5161 / 6.9077 / 5.3461 and 7.3360 / 7.9612 / 6.5541 / 7.6466: the
+  differences are within what the 4-decimal rounding of Table 2's r propagates to.
+* ``fieller`` (better calibrated for Spearman r): Hotelling's t and Steiger's (1980) Z1* with the
+  Fieller-Hartley-Pearson variance 1.06/(n-3), i.e. every statistic divided by sqrt(1.06).
+
+Both comparisons share the third correlation r_aggr,traj (Table 2's "Aggregate vs. Trajectory"):
+r_traj,input vs r_aggr,input share "input", so the correlation of the two non-shared variables is
+r_traj,aggr; likewise for output. Bonferroni is applied within a convention and condition over its
+four tests (2 tests x 2 comparisons), as the paper's Table 3 does.
 """
 
 from collections.abc import Callable
@@ -38,6 +54,64 @@ CORRELATIONS = {
     "r_traj_output": ("d_traj", "output_distance", "Trajectory vs. Output"),
 }
 OUTCOMES = {"input": "d_overall", "output": "output_distance"}
+
+TABLE3_TESTS = {"hotelling": "Hotelling's t-test", "steiger": "Steiger's Z-test"}
+# convention -> test -> (analysis.correlations method, Spearman adjustment, label)
+TABLE3_CONVENTIONS = {
+    "paper": {
+        "hotelling": ("hotelling", False, "Hotelling's t, no Spearman adjustment (as in the paper)"),
+        "steiger": ("meng", False, "Meng-Rosenthal-Rubin Z, no Spearman adjustment (the paper's 'Steiger's Z')"),
+    },
+    "fieller": {
+        "hotelling": ("hotelling", True, "Hotelling's t / sqrt(1.06) (Fieller-Hartley-Pearson, better calibrated)"),
+        "steiger": ("steiger", True, "Steiger's Z1* / sqrt(1.06) (Fieller-Hartley-Pearson, better calibrated)"),
+    },
+}
+TABLE3_CORRELATIONS = ("traj_input", "aggr_input", "traj_aggr", "traj_output", "aggr_output")
+
+
+def table3_from_correlations(correlations: dict[str, float], n: int, *, convention: str = "paper") -> pd.DataFrame:
+    """Table 3 from the five correlations of Table 2 (keys ``traj_input``, ``aggr_input``,
+    ``traj_aggr``, ``traj_output``, ``aggr_output``) and the number of rated pairs ``n``.
+
+    Each comparison tests r_traj,space = r_aggr,space (shared variable: the input or output
+    distance; the third correlation is r_traj,aggr). Columns: ``test`` (``hotelling``,
+    ``steiger``), ``comparison`` (``input``, ``output``), ``statistic``, ``pvalue`` (two-sided),
+    ``pvalue_bonferroni`` (over the four tests), ``method`` (of :func:`compare_correlations`),
+    ``spearman_adjusted``, ``convention`` and a ``label`` saying which statistic it is.
+    ``convention="paper"`` reproduces the paper's Table 3; ``"fieller"`` is the Spearman-adjusted one.
+    """
+    if convention not in TABLE3_CONVENTIONS:
+        raise ValueError(f"convention must be one of {tuple(TABLE3_CONVENTIONS)}")
+    missing = [key for key in TABLE3_CORRELATIONS if key not in correlations]
+    if missing:
+        raise ValueError(f"correlations lacks {missing}")
+    rows = []
+    for test, (method, spearman, label) in TABLE3_CONVENTIONS[convention].items():
+        for space in OUTCOMES:
+            res = compare_correlations(
+                correlations[f"traj_{space}"],
+                correlations[f"aggr_{space}"],
+                correlations["traj_aggr"],
+                n,
+                method=method,
+                spearman=spearman,
+            )
+            rows.append(
+                {
+                    "test": test,
+                    "comparison": space,
+                    "statistic": res.statistic,
+                    "pvalue": res.pvalue,
+                    "method": method,
+                    "spearman_adjusted": spearman,
+                    "convention": convention,
+                    "label": label,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    frame.insert(4, "pvalue_bonferroni", bonferroni(frame["pvalue"]))
+    return frame
 
 
 def stars(p: float, levels=(0.001, 0.01, 0.05)) -> str:
@@ -164,22 +238,14 @@ def run_pipeline(
                     "n": n,
                 }
             )
-        tests = []
+        r = {key.removeprefix("r_"): c.statistic for key, c in corr.items()}
+        r["traj_aggr"] = r.pop("aggr_traj")
+        for convention in TABLE3_CONVENTIONS:
+            table = table3_from_correlations(r, n, convention=convention)
+            table.insert(0, "condition", cond)
+            table.insert(2, "test_name", table["test"].map(TABLE3_TESTS))
+            t3.append(table.assign(n=n, stars=[stars(p) for p in table["pvalue"]]))
         for space, outcome in OUTCOMES.items():
-            r_traj = corr[f"r_traj_{space}"].statistic
-            r_aggr = corr[f"r_aggr_{space}"].statistic
-            r_kh = corr["r_aggr_traj"].statistic
-            for method, name in (("hotelling", "Hotelling's t-test"), ("steiger", "Steiger's Z-test")):
-                res = compare_correlations(r_traj, r_aggr, r_kh, n, method=method, spearman=True)
-                tests.append(
-                    {
-                        "condition": cond,
-                        "test": name,
-                        "comparison": f"r_traj,{space} vs. r_aggr,{space}",
-                        "statistic": res.statistic,
-                        "pvalue": res.pvalue,
-                    }
-                )
             boot = bootstrap_correlation_difference(
                 frame["participant_id"],
                 frame["d_traj"],
@@ -202,9 +268,6 @@ def run_pipeline(
                     "seed": boot.seed,
                 }
             )
-        adjusted = bonferroni([t["pvalue"] for t in tests])
-        for test, p_adj in zip(tests, adjusted, strict=True):
-            t3.append({**test, "pvalue_bonferroni": p_adj, "stars": stars(test["pvalue"])})
         for space, outcome in OUTCOMES.items():
             for cluster in (None, "participant_id"):
                 fit = distance_regression(frame, outcome, cluster=cluster)
@@ -241,7 +304,7 @@ def run_pipeline(
     return PipelineResult(
         exclusions=exclusions,
         table2=pd.DataFrame(t2),
-        table3=pd.DataFrame(t3),
+        table3=pd.concat(t3, ignore_index=True) if t3 else pd.DataFrame(),
         table4=pd.DataFrame(t4),
         table5=pd.concat(t5, ignore_index=True) if t5 else pd.DataFrame(),
         factor_shares=pd.DataFrame(shares),

@@ -12,10 +12,20 @@ TABLES = ("table2", "table3", "table4", "table5", "factor_shares")
 HEADINGS = {
     "calibrations": "Calibration (alpha = a2 / (a1 + a2))",
     "table2": "Table 2: Spearman correlations",
-    "table3": "Table 3: Hotelling and Steiger tests",
+    "table3": "Table 3: Hotelling and Steiger tests (paper convention beside the Spearman-adjusted one)",
     "table4": "Table 4: bootstrap 95% CIs of r_traj - r_aggr",
     "table5": "Table 5: regressions",
     "factor_shares": "Rationale factors chosen",
+}
+NOTES = {
+    "table3": [
+        "Rows with convention 'paper' reproduce the paper's Table 3: Hotelling's t and, as its "
+        "'Steiger's Z-test (Meng, Rosenthal and Rubin 1992)', the Meng-Rosenthal-Rubin Z, both on the "
+        "Spearman correlations without any Spearman adjustment.",
+        "Rows with convention 'fieller' are the better-calibrated statistics for Spearman correlations: "
+        "Hotelling's t and Steiger's Z1* divided by sqrt(1.06) (Fieller-Hartley-Pearson variance "
+        "1.06/(n-3)). Bonferroni p-values are over the four tests of one convention and condition.",
+    ],
 }
 
 

@@ -47,11 +47,12 @@ def _row_spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _argbest(correlations: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """Median grid point among those with the highest correlation, per row."""
+    """Median grid point among those with the highest correlation, per row; NaN for a row where no
+    grid point has a defined correlation (not the grid's median, 0.5)."""
     corr = np.where(np.isnan(correlations), -np.inf, correlations)
     best = corr.max(axis=-1, keepdims=True)
-    hits = np.isclose(corr, best)
-    return np.array([np.median(grid[row]) for row in hits])
+    hits = np.isclose(corr, best) & np.isfinite(corr)
+    return np.array([np.median(grid[row]) if row.any() else np.nan for row in hits])
 
 
 def calibrate_from_disagreement(
@@ -84,6 +85,14 @@ def calibrate_from_disagreement(
     np.add.at(answered, (p_idx, s_idx), 1.0)
     rates = disagree.sum(axis=0) / answered.sum(axis=0)
     point = _row_spearman(violations, rates[None, :])[0]
+    if np.isnan(point).all():
+        if np.ptp(rates) == 0:
+            why = f"every judged subject has the same disagreement rate ({rates[0]:.3g})"
+        else:
+            why = "the judged subjects' EaIF violations are equal (e.g. all 0) for every alpha on the grid"
+        raise ValueError(
+            f"no alpha gives a defined Spearman correlation: {why}; alpha cannot be estimated from this feedback"
+        )
     alpha = float(_argbest(point[None, :], grid)[0])
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, n_p, size=(n_resamples, n_p)) + n_p * np.arange(n_resamples)[:, None]
@@ -93,7 +102,7 @@ def calibrate_from_disagreement(
     boot_rates = np.where(np.isnan(boot_rates), np.nanmean(boot_rates, axis=0), boot_rates)
     boot_alpha = _argbest(_row_spearman(violations, boot_rates), grid)
     tail = (1 - level) / 2
-    lo, hi = np.quantile(boot_alpha, [tail, 1 - tail])
+    lo, hi = np.nanquantile(boot_alpha, [tail, 1 - tail])  # resamples with no defined correlation left out
     return DisagreementCalibration(
         alpha=alpha,
         ci=(float(lo), float(hi)),

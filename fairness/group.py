@@ -60,6 +60,12 @@ def effort_aware_parity(effort, risk, groups, *, width: float = 0.1, min_size: i
     g = np.asarray(groups)
     if not (e.size == r.size == g.size):
         raise ValueError("effort, risk and groups must have equal lengths")
+    missing = np.flatnonzero(np.isnan(r))
+    if missing.size:
+        raise ValueError(
+            f"risk scores contain {missing.size} NaN value(s) (first at position(s) {missing[:5].tolist()}); "
+            "parity would silently drop them from the group means: drop or impute those subjects first"
+        )
     frame = pd.DataFrame({"bin_low": effort_bins(e, width), "group": g, "risk": r})
     by_group = frame.groupby("group", as_index=False).agg(n=("risk", "size"), mean_risk=("risk", "mean"))
     cells = frame.groupby(["bin_low", "group"], as_index=False).agg(n=("risk", "size"), mean_risk=("risk", "mean"))

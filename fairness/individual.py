@@ -9,6 +9,12 @@ The exact sum runs in memory-bounded blocks: a numba kernel (square roots only f
 since D > d iff D^2 > d^2; parallel over rows, each row paired
 with its mirror row so both threads get equal work) when numba is importable, else a pure-NumPy
 blocked loop that gives the same result. Memory is O(n) plus one block.
+
+Exact ties: a pair violates only when D - d > TIE_TOLERANCE (one constant for both backends and for
+the sampled estimate). Without it, pairs with D = d in exact arithmetic (e.g. r = 0.8 E + 0.2 with
+alpha = 0.64) counted as violations or not depending on the last bit of rounding, and the numba
+kernel (comparing D^2 with d^2) and the NumPy loop (comparing D - d with 0) disagreed on them. Such
+pairs add at most TIE_TOLERANCE each to the EaIF sum, so leaving them out does not change EaIF.
 """
 
 from dataclasses import dataclass
@@ -22,6 +28,9 @@ except ImportError:  # pragma: no cover
     numba = None
 
 BLOCK = 2048
+# D - d must exceed this for a pair to count as a violation (absolute; risks and distances are O(1),
+# rounding errors O(1e-16)).
+TIE_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -66,17 +75,17 @@ def _numpy_sums(e, s, r, alpha, block=BLOCK):
         ds = s[rows, None] - s[None, cols]
         excess = np.abs(r[rows, None] - r[None, cols]) - np.sqrt(alpha * de * de + (1 - alpha) * ds * ds)
         upper = cols[None, :] > np.arange(start, stop)[:, None]
-        excess = np.where(upper, excess, 0.0)
-        total += float(np.maximum(excess, 0.0).sum())
-        violations += int((excess > 0).sum())
+        violating = upper & (excess > TIE_TOLERANCE)
+        total += float(excess[violating].sum())
+        violations += int(violating.sum())
     return total, violations
 
 
 if numba is not None:
 
     @numba.njit(fastmath=True, cache=True, inline="always")
-    def _row_sums(e, s, r, alpha, beta, i):  # pragma: no cover - compiled
-        # D > d  <=>  D^2 > d^2 (both >= 0): the square root is taken only for violating pairs
+    def _row_sums(e, s, r, alpha, beta, i, tol):  # pragma: no cover - compiled
+        # D - d > tol  <=>  D - tol > 0 and (D - tol)^2 > d^2: the square root only for violating pairs
         n = e.size
         ei, si, ri = e[i], s[i], r[i]
         total = 0.0
@@ -86,24 +95,27 @@ if numba is not None:
             ds = si - s[j]
             d2 = alpha * de * de + beta * ds * ds
             big_d = abs(ri - r[j])
-            if big_d * big_d > d2:
-                total += big_d - np.sqrt(d2)
-                violations += 1
+            shifted = big_d - tol
+            if shifted > 0.0 and shifted * shifted > d2:
+                excess = big_d - np.sqrt(d2)
+                if excess > tol:  # the same test as the NumPy loop, on the same numbers
+                    total += excess
+                    violations += 1
         return total, violations
 
     @numba.njit(parallel=True, fastmath=True, cache=True)
-    def _numba_sums(e, s, r, alpha):  # pragma: no cover - compiled
+    def _numba_sums(e, s, r, alpha, tol):  # pragma: no cover - compiled
         n = e.size
         beta = 1.0 - alpha
         total = 0.0
         violations = 0
         for k in numba.prange((n + 1) // 2):
-            t1, v1 = _row_sums(e, s, r, alpha, beta, k)
+            t1, v1 = _row_sums(e, s, r, alpha, beta, k, tol)
             total += t1
             violations += v1
             mirror = n - 1 - k
             if mirror != k:
-                t2, v2 = _row_sums(e, s, r, alpha, beta, mirror)
+                t2, v2 = _row_sums(e, s, r, alpha, beta, mirror, tol)
                 total += t2
                 violations += v2
         return total, violations
@@ -117,7 +129,10 @@ def eaif_details(effort, aggregate, risk, *, alpha: float, backend: str = "auto"
         raise ValueError("backend must be 'auto', 'numba' or 'numpy'")
     if use_numba and numba is None:
         raise RuntimeError("numba is not installed; use backend='numpy'")
-    total, violations = _numba_sums(e, s, r, float(alpha)) if use_numba else _numpy_sums(e, s, r, float(alpha))
+    if use_numba:
+        total, violations = _numba_sums(e, s, r, float(alpha), TIE_TOLERANCE)
+    else:
+        total, violations = _numpy_sums(e, s, r, float(alpha))
     n_pairs = e.size * (e.size - 1) // 2
     return EaIFResult(1.0 - total / n_pairs, float(violations) / n_pairs, n_pairs, float(alpha))
 
@@ -143,7 +158,7 @@ def eaif_sampled(
     f = 1.0 - np.maximum(excess, 0.0)
     half = stats.norm.ppf(0.5 + level / 2) * f.std(ddof=1) / np.sqrt(n_pairs)
     mean = float(f.mean())
-    return EaIFEstimate(mean, (mean - half, mean + half), n_pairs, seed, float((excess > 0).mean()))
+    return EaIFEstimate(mean, (mean - half, mean + half), n_pairs, seed, float((excess > TIE_TOLERANCE).mean()))
 
 
 def subject_violations(effort, aggregate, risk, *, alpha: float, subjects=None) -> np.ndarray:
@@ -186,7 +201,7 @@ def worst_pairs(effort, aggregate, risk, *, alpha: float, ids=None, k: int = 20)
         best_j = np.concatenate([best_j, cols[top % cols.size]])
         keep = np.argsort(best_v)[::-1][:k]
         best_v, best_i, best_j = best_v[keep], best_i[keep], best_j[keep]
-    mask = best_v > 0
+    mask = best_v > TIE_TOLERANCE
     bi, bj = best_i[mask], best_j[mask]
     d = np.sqrt(alpha * (e[bi] - e[bj]) ** 2 + (1 - alpha) * (s[bi] - s[bj]) ** 2)
     return pd.DataFrame(

@@ -2,7 +2,15 @@
 
 import pandas as pd
 
-from analysis.bts import BonusRule, bulk_bonus_csv, participant_bts, rationale_detail, top_bonus
+from analysis.bts import (
+    RATIONALE_TIE_COLUMNS,
+    TIE_WARNING_RATIO,
+    BonusRule,
+    bulk_bonus_csv,
+    participant_bts,
+    rationale_detail,
+    top_bonus,
+)
 from surveys.export import export_tables
 from surveys.models import Participant
 from surveys.services import latest_study
@@ -14,7 +22,13 @@ def bonus_table(
     slug: str, kind: str, *, amount: float | None = None, top_fraction: float | None = None
 ) -> pd.DataFrame:
     """Winners of the honesty (BTS) or rationale bonus among completed, non-excluded participants,
-    with their raw external ids: columns participant_id (Prolific id), amount, score."""
+    with their raw external ids: columns participant_id (Prolific id), amount, score.
+
+    Only participants whose status is ``completed`` and who are not excluded by the attention checks
+    are eligible (someone who stopped half-way is scored on nobody's list, and is not counted in the
+    fraction either). ``frame.attrs`` carries ``eligible`` (how many), ``target`` (ceil(fraction x
+    eligible)) and ``tie_warning`` (a sentence when ties at the cut-off pay more than
+    ``TIE_WARNING_RATIO`` x target, else "")."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
     study = latest_study(slug)
@@ -25,19 +39,32 @@ def bonus_table(
     )
     if rule.amount <= 0:
         raise ValueError(f"the study defines no {kind} bonus amount; pass one explicitly")
-    pairs = export_tables(slug).pairs
-    eligible = pairs[(pairs["excluded"] != 1)].dropna(subset=["d_overall", "fair_score"])
+    tables = export_tables(slug)
+    people = tables.participants
+    eligible_ids = set(people.loc[(people["status"] == "completed") & (people["excluded"] != 1), "participant_id"])
+    pairs = tables.pairs
+    answered = pairs[pairs["participant_id"].isin(eligible_ids)].dropna(subset=["d_overall", "fair_score"])
     if kind == "honesty":
-        scores = participant_bts(eligible, similar_max=study.spec["likert"]["similar_max"]).rename(
+        # BTS compares each answer with everyone's answers: score on the eligible participants only
+        scores = participant_bts(answered, similar_max=study.spec["likert"]["similar_max"]).rename(
             columns={"total": "score"}
         )
+        winners = top_bonus(scores, score_column="score", rule=rule)
     else:
-        scores = rationale_detail(eligible).rename(columns={"rationale_words": "score"})
-    winners = top_bonus(scores, score_column="score", rule=rule)
+        scores = rationale_detail(answered).rename(columns={"rationale_words": "score"})
+        winners = top_bonus(scores, score_column="score", rule=rule, tie_columns=RATIONALE_TIE_COLUMNS)
     raw = dict(Participant.objects.filter(study__slug=slug).values_list("pseudonym", "external_id"))
     raw = {str(k): v for k, v in raw.items()}
     scored = winners.merge(scores[["participant_id", "score"]], on="participant_id")
-    return scored.assign(participant_id=scored["participant_id"].map(raw))
+    result = scored.assign(participant_id=scored["participant_id"].map(raw))
+    target = rule.target(len(scores))
+    result.attrs = {"eligible": len(scores), "target": target, "tie_warning": ""}
+    if len(result) > TIE_WARNING_RATIO * target:
+        result.attrs["tie_warning"] = (
+            f"ties at the cut-off: {len(result)} of {len(scores)} eligible participants get the {kind} bonus, "
+            f"not {target} ({rule.top_fraction:g} of them)"
+        )
+    return result
 
 
 def bonus_csv(slug: str, kind: str, **rule) -> str:

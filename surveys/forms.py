@@ -158,6 +158,14 @@ class OutputPageForm(forms.Form):
             self.add_error(
                 "k_score", f"You chose to correct the score: enter your risk score for {self.reference} (0-100)."
             )
+        if data.get("k_decision") == "accept" and data.get("k_score") is not None:
+            # the typed score would otherwise be dropped silently (an accepted score is the AI's)
+            self.add_error(
+                "k_score",
+                f"You chose to accept the AI's score for {self.reference} but also typed your own score "
+                f"({data['k_score']:g}): choose \"Correct it with my own score\" to use yours, or clear the box "
+                "to accept the AI's.",
+            )
         return data
 
     def answers(self, ai_score: float) -> list[AnswerInput]:

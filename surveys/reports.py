@@ -26,7 +26,7 @@ from django.templatetags.static import PrefixNode
 from django.utils.text import slugify
 
 from analysis.pipeline import PipelineResult
-from analysis.report import HEADINGS, report_figures, report_tables, results_dict
+from analysis.report import HEADINGS, NOTES, report_figures, report_tables, results_dict
 from fairness import law_school
 from fairness.model_audit import AuditResult, audit_figures, audit_summary, audit_tables, eaif_pivot, notions_pivot
 from fairness.relative_reports import DP_NOTE, counts_figure, dp_results, flagged_cases, st_results
@@ -216,6 +216,8 @@ def write_report(result: PipelineResult, pairs: pd.DataFrame, bts: pd.DataFrame,
     write_json(results_dict(result), out_dir / "results.json")
     exclusions = "; ".join(f"{k.replace('_', ' ')} {v}" for k, v in result.exclusions.items())
     sections = [_table_section(HEADINGS[name], frame) for name, frame in tables.items()]
+    for section, name in zip(sections, tables, strict=True):
+        section.paragraphs = list(NOTES.get(name, []))
     sections += figure_sections(report_figures(result, pairs, bts))
     return render_report(out_dir, title, sections, intro=[f"Seed {result.seed}. Participants: {exclusions}."])
 

@@ -84,3 +84,40 @@ def test_participant_totals_and_prolific_bonus_list():
     bonus = top_bonus(totals, score_column="total", rule=BonusRule(amount=5.0, top_fraction=0.25))
     assert len(bonus) == 1 and bonus["participant_id"].iloc[0] == totals["participant_id"].iloc[0]
     assert bulk_bonus_csv(bonus) == f"{bonus['participant_id'].iloc[0]},5.00\n"
+
+
+def test_bonus_rule_fraction_must_be_in_zero_one():
+    for bad in (0, -0.1, 1.5):
+        with pytest.raises(ValueError, match=r"\(0, 1\]"):
+            BonusRule(amount=5.0, top_fraction=bad)
+    assert BonusRule(amount=5.0, top_fraction=1.0).target(7) == 7
+    assert BonusRule(amount=5.0, top_fraction=0.1).target(148) == 15
+
+
+def test_top_bonus_breaks_ties_by_secondary_columns():
+    scores = pd.DataFrame({"participant_id": list("abcdef"), "score": [3, 3, 3, 3, 1, 1], "second": [1, 5, 2, 5, 9, 9]})
+    rule = BonusRule(amount=5.0, top_fraction=0.2)  # target 2
+    assert set(top_bonus(scores, score_column="score", rule=rule)["participant_id"]) == set("abcd")
+    assert set(top_bonus(scores, score_column="score", rule=rule, tie_columns=["second"])["participant_id"]) == {
+        "b",
+        "d",
+    }
+
+
+def test_rationale_detail_tie_breakers():
+    """Two participants with the same mean distinct words per rationale are told apart by the
+    distinct words over all rationales, then by characters."""
+    from analysis.bts import RATIONALE_TIE_COLUMNS, rationale_detail
+
+    pairs = pd.DataFrame(
+        {
+            "participant_id": ["p", "p", "q", "q", "r", "r"],
+            "rationale": ["same trend", "same trend", "same trend", "lower total", "same trend", "same trends"],
+        }
+    )
+    detail = rationale_detail(pairs).set_index("participant_id")
+    assert (detail["rationale_words"] == 2).all()
+    assert detail.loc["q", "rationale_vocabulary"] == 4 and detail.loc["p", "rationale_vocabulary"] == 2
+    assert detail.loc["r", "rationale_vocabulary"] == 3
+    assert list(rationale_detail(pairs)["participant_id"]) == ["q", "r", "p"]
+    assert RATIONALE_TIE_COLUMNS == ("rationale_vocabulary", "rationale_characters")

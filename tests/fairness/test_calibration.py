@@ -36,3 +36,21 @@ def test_needs_feedback_on_several_subjects():
             pd.DataFrame({"participant": ["a"], "subject": [0], "disagreement": [1]}),
             subject_index={0: 0},
         )
+
+
+def test_no_defined_correlation_is_an_error_not_alpha_one_half():
+    """Equal disagreement rates (or violations equal for every alpha) leave the Spearman criterion
+    undefined on the whole grid; the estimate used to fall back to the grid's median, 0.5."""
+    rng = np.random.default_rng(0)
+    n = 50
+    effort, aggregate, risk = rng.uniform(0, 1, n), rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    judged = range(10)
+    same_rate = pd.DataFrame(
+        [{"participant": f"p{k}", "subject": i, "disagreement": 1} for k in range(5) for i in judged]
+    )
+    with pytest.raises(ValueError, match="every judged subject has the same disagreement rate"):
+        calibrate_from_disagreement(effort, aggregate, risk, same_rate, subject_index={i: i for i in judged})
+    varied = same_rate.assign(disagreement=[int(i % 2) for i in same_rate["subject"]])
+    flat_risk = np.full(n, 0.5)  # no output gaps: violations are 0 for every alpha
+    with pytest.raises(ValueError, match="violations are equal"):
+        calibrate_from_disagreement(effort, aggregate, flat_risk, varied, subject_index={i: i for i in judged})

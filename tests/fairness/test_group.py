@@ -44,3 +44,11 @@ def test_parity_table_shape():
     )
     assert list(table.index) == ["m1", "m2"] and list(table.columns) == ["sex", "race"]
     assert table.stack().between(0, 1).all()
+
+
+def test_parity_refuses_nan_risk_scores():
+    effort = np.linspace(0, 1, 40)
+    risk = np.full(40, 0.3)
+    risk[[3, 17]] = np.nan
+    with pytest.raises(ValueError, match=r"risk scores contain 2 NaN value\(s\) \(first at position\(s\) \[3, 17\]\)"):
+        effort_aware_parity(effort, risk, ["a", "b"] * 20)

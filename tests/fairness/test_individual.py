@@ -75,3 +75,28 @@ def test_bad_inputs():
         eaif([0, 1], [0, 1, 2], [0, 1], alpha=0.5)
     with pytest.raises(ValueError, match="alpha"):
         eaif([0, 1], [0, 1], [0, 1], alpha=1.5)
+
+
+@pytest.mark.parametrize("alpha,slope", [(0.64, 0.8), (1.0, 0.3), (0.25, 0.5)])
+def test_exact_ties_are_not_violations_in_either_backend(alpha, slope):
+    """r = sqrt(alpha) E + c with S constant: D = d for every pair in exact arithmetic. Before the
+    shared TIE_TOLERANCE, rounding made 47% (NumPy) vs 56% (numba) of the alpha = 0.64 pairs
+    violations."""
+    from fairness.individual import TIE_TOLERANCE, numba
+
+    rng = np.random.default_rng(0)
+    e = rng.integers(0, 30, size=300) * 0.1
+    s = np.zeros(300)
+    r = e * slope + 0.2
+    if alpha == 1.0:
+        e = e * slope
+    backends = ["numpy"] + (["numba"] if numba is not None else [])
+    results = [eaif_details(e, s, r, alpha=alpha, backend=b) for b in backends]
+    assert all(res.violation_share == 0.0 and res.eaif == 1.0 for res in results)
+    # a real violation just above the tolerance counts in both
+    r2 = r.copy()
+    r2[0] += 1e-6
+    shares = {eaif_details(e, s, r2, alpha=alpha, backend=b).violation_share for b in backends}
+    assert len(shares) == 1 and shares.pop() > 0
+    assert eaif_sampled(e, s, r, alpha=alpha, n_pairs=10_000).violation_share == 0.0
+    assert worst_pairs(e, s, r, alpha=alpha).empty and TIE_TOLERANCE == 1e-12

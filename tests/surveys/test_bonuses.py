@@ -1,5 +1,8 @@
+from io import StringIO
+
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from surveys.bonuses import bonus_table
 from surveys.models import Participant
@@ -21,3 +24,58 @@ def test_bonus_lists_use_raw_ids_and_top_tenth(demo_study, tmp_path):
     lines = out.read_text().splitlines()
     assert len(lines) == len(honesty) and all(line.split(",")[0] in raw_ids for line in lines)
     assert all(line.endswith(",5.00") for line in lines)
+
+
+def test_only_completed_non_excluded_participants_are_eligible(demo_study):
+    from tests.surveys.helpers import answer_pages, consented
+
+    simulate_participants("effort-demo", n=20, seed=3)
+    stopper = answer_pages(consented("effort-demo", "stopped-at-15"), 15)
+    assert stopper.status != Participant.Status.COMPLETED
+    completed = set(
+        Participant.objects.filter(status=Participant.Status.COMPLETED).values_list("external_id", flat=True)
+    )
+    from surveys.export import export_tables
+
+    tables = export_tables("effort-demo")
+    people = tables.participants
+    answered = tables.pairs.dropna(subset=["d_overall", "fair_score"])
+    assert str(stopper.pseudonym) in set(answered["participant_id"])  # scored before the fix
+    excluded = set(people.loc[people["excluded"] == 1, "participant_id"])
+    eligible = {
+        p.external_id
+        for p in Participant.objects.filter(status=Participant.Status.COMPLETED)
+        if str(p.pseudonym) not in excluded
+    }
+    for kind in ("honesty", "rationale"):
+        everyone = bonus_table("effort-demo", kind, amount=1.0, top_fraction=1.0)
+        assert "stopped-at-15" not in set(everyone["participant_id"])
+        assert set(everyone["participant_id"]) <= eligible <= completed
+        assert everyone.attrs["eligible"] == everyone.attrs["target"] <= len(eligible)
+
+
+@pytest.mark.parametrize("value", ["0", "-0.2", "1.5", "ten"])
+def test_export_bonuses_top_fraction_must_be_in_zero_one(demo_study, value):
+    with pytest.raises(CommandError, match=r"--top-fraction must be"):
+        call_command("export_bonuses", "effort-demo", "--top-fraction", value)
+
+
+def test_export_bonuses_reports_ties_at_the_cut_off(demo_study, monkeypatch):
+    import pandas as pd
+
+    import surveys.bonuses
+
+    simulate_participants("effort-demo", n=20, seed=4)
+
+    def all_tied(pairs, **kwargs):
+        ids = pairs["participant_id"].unique()
+        return pd.DataFrame({"participant_id": ids, "total": 0.5})
+
+    monkeypatch.setattr(surveys.bonuses, "participant_bts", all_tied)
+    out, err = StringIO(), StringIO()
+    call_command("export_bonuses", "effort-demo", kind="honesty", stdout=out, stderr=err)
+    lines = out.getvalue().splitlines()
+    table = bonus_table("effort-demo", "honesty")
+    assert len(lines) == len(table) == table.attrs["eligible"] > 1.5 * table.attrs["target"]
+    assert f"{len(lines)} of {len(lines)} eligible participants" in err.getvalue()
+    assert "ties at the cut-off" in err.getvalue()

@@ -214,3 +214,31 @@ def test_session_ends_when_a_researcher_withdraws_the_participant(client, demo_s
     assert client.get("/s/effort-demo/page/")["Location"] == "/s/effort-demo/withdrawn/"
     assert "participant:effort-demo" not in participant_session(client)
     assert client.get("/s/effort-demo/withdrawn/").status_code == 200
+
+
+def test_accepting_the_ai_score_and_typing_a_score_is_refused(client, demo_study):
+    """'Accept the AI's score' with a typed score used to drop the typed score silently."""
+    import html
+
+    start(client)
+    accept(client)
+    participant = Participant.objects.get()
+    answer_pages(participant, next(i for i, p in enumerate(participant.plan) if p["kind"] == "output"))
+    participant.refresh_from_db()
+    page = participant.plan[participant.position]
+    data = {"page_key": page["key"], "k_decision": "accept", "k_score": "62"}
+    for x in page["subjects"]:
+        data[f"score_{x}"] = "45"
+        data[f"rationale_{x}"] = f"Reason for {x}"
+    response = client.post("/s/effort-demo/page/", data)
+    assert response.status_code == 422
+    body = html.unescape(response.content.decode())
+    reference = page.get("reference") or "K"
+    assert "You chose to accept the AI's score for" in body and "but also typed your own score (62)" in body
+    assert 'choose "Correct it with my own score" to use yours, or clear the box' in body
+    assert reference in body
+    assert not Answer.objects.filter(participant=participant, page=page["key"]).exists()
+    # clearing the box accepts the AI's score
+    data["k_score"] = ""
+    assert client.post("/s/effort-demo/page/", data).status_code == 200
+    assert Answer.objects.get(participant=participant, question=f"output/{page['set']}/k_accept").number == 1

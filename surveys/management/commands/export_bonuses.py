@@ -4,6 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from analysis.bts import bulk_bonus_csv
 from surveys.bonuses import KINDS, bonus_table
+from surveys.management.argtypes import checked
+from surveys.management.argtypes import top_fraction as fraction_type
 from surveys.services import StudyNotFound
 
 
@@ -15,14 +17,19 @@ class Command(BaseCommand):
         parser.add_argument("--kind", choices=KINDS, default="honesty")
         parser.add_argument("--out", help="file to write (default: print)")
         parser.add_argument("--amount", type=float)
-        parser.add_argument("--top-fraction", type=float)
+        parser.add_argument("--top-fraction", type=fraction_type, help="share of eligible participants paid, in (0, 1]")
 
     def handle(self, *args, slug, kind, out, amount, top_fraction, **options):
+        if top_fraction is not None:
+            top_fraction = checked(top_fraction, fraction_type)
         try:
             table = bonus_table(slug, kind, amount=amount, top_fraction=top_fraction)
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         text = bulk_bonus_csv(table)
+        if table.attrs.get("tie_warning"):
+            # stderr, so that the printed list stays a clean CSV
+            self.stderr.write(self.style.WARNING(f"Warning: {table.attrs['tie_warning']}."))
         if out:
             Path(out).write_text(text)
             self.stdout.write(self.style.SUCCESS(f"{len(table)} {kind} bonuses written to {out}"))

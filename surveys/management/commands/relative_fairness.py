@@ -3,6 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from surveys.management.argtypes import checked, significance_level
 from surveys.relative_fairness import write_study_dp_report
 from surveys.services import StudyNotFound
 
@@ -12,10 +13,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
-        parser.add_argument("--alpha", type=float, default=0.05)
+        parser.add_argument("--alpha", type=significance_level, default=0.05, help="significance level in (0, 1)")
         parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/differential-parity)")
 
     def handle(self, *args, slug, alpha, out, **options):
+        alpha = checked(alpha, significance_level)
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / slug / "differential-parity"
         try:
             path = write_study_dp_report(slug, out_dir, alpha=alpha)

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from fairness.counterfactual import DAGError, fit_linear_scm
 from fairness.situation_testing import SituationTestingError
+from surveys.management.argtypes import checked, significance_level
 from surveys.params import run_situation_testing, typed_value
 from surveys.reports import write_st_report
 from surveys.uploads import UploadError, read_csv_upload
@@ -25,7 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--negative", required=True, help="the negative decision value (JSON or text)")
         parser.add_argument("--features", nargs="+", help="features for the distance (default: all other columns)")
         parser.add_argument("--k", nargs="+", type=int, default=[15, 30, 50, 100, 250])
-        parser.add_argument("--alpha", type=float, default=0.05)
+        parser.add_argument("--alpha", type=significance_level, default=0.05, help="significance level in (0, 1)")
         parser.add_argument("--tau", type=float, default=0.0)
         parser.add_argument("--positive", action="store_true", help="test positive discrimination")
         parser.add_argument("--mode", choices=["paper", "reference"], default="paper")
@@ -40,6 +41,7 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True)
 
     def handle(self, *args, **o):
+        o["alpha"] = checked(o["alpha"], significance_level)
         try:
             data = read_csv_upload(o["data"], name=o["data"], sep=o["sep"])
         except UploadError as exc:

@@ -1,0 +1,44 @@
+"""argparse ``type=`` functions shared by the management commands. A bad value becomes Django's
+CommandError (``argument --alpha: --alpha must be ...``) from ``call_command`` and a usage error on
+the command line, before any work starts."""
+
+import argparse
+
+
+def _number(text: str, option: str, expected: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{option} must be a number in {expected}, got {text!r}") from None
+    if value != value:  # NaN
+        raise argparse.ArgumentTypeError(f"{option} must be a number in {expected}, got {text!r}")
+    return value
+
+
+def significance_level(text: str) -> float:
+    """--alpha: a significance level strictly between 0 and 1."""
+    value = _number(text, "--alpha", "(0, 1)")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"--alpha must be a significance level strictly between 0 and 1 (e.g. 0.05), got {text}"
+        )
+    return value
+
+
+def top_fraction(text: str) -> float:
+    """--top-fraction: a share of participants in (0, 1]."""
+    value = _number(text, "--top-fraction", "(0, 1]")
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"--top-fraction must be in (0, 1] (e.g. 0.1 for the top 10%), got {text}")
+    return value
+
+
+def checked(value, kind) -> float:
+    """Apply ``kind`` to a value that may have bypassed argparse (``call_command(..., alpha=2)``
+    passes keyword options through unconverted), as a CommandError."""
+    from django.core.management.base import CommandError
+
+    try:
+        return kind(str(value))
+    except argparse.ArgumentTypeError as exc:
+        raise CommandError(str(exc)) from None
