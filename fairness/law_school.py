@@ -47,6 +47,17 @@ def load(path: str | Path) -> pd.DataFrame:
     return data
 
 
+def intersectional_data(data: pd.DataFrame, scm) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The factual and do(Male, White) counterfactual tables with the combined attribute
+    female_nonwhite (1 = Female & NonWhite) instead of sex and race_nonwhite; b() applied to both.
+    The intervention also moves white women and non-white men (non-protected here), so some of
+    their counterfactual decisions differ; situation testing keeps their factual decisions."""
+    both = data.assign(female_nonwhite=intersectional_attribute(data, ["sex", "race_nonwhite"], ["Female", "NonWhite"]))
+    cf = scm.counterfactuals(data, {"sex": "Male", "race_nonwhite": "White"})
+    cf = cf.assign(Y=admit(cf), female_nonwhite=0)
+    return both.drop(columns=["sex", "race_nonwhite"]), cf.drop(columns=["sex", "race_nonwhite"])
+
+
 def run(path: str | Path, *, k=K_LIST, alpha: float = 0.05, tau: float = 0.0) -> LawSchoolResults:
     data = load(path)
     scm = fit_linear_scm(data, DAG)
@@ -71,15 +82,8 @@ def run(path: str | Path, *, k=K_LIST, alpha: float = 0.05, tau: float = 0.0) ->
 
     gender = test(data, counterfactual({"sex": "Male"}), "sex", "Female", alpha)
     race = test(data, counterfactual({"race_nonwhite": "White"}), "race_nonwhite", "NonWhite", alpha)
-    both = data.assign(female_nonwhite=intersectional_attribute(data, ["sex", "race_nonwhite"], ["Female", "NonWhite"]))
-    both_cf = counterfactual({"sex": "Male", "race_nonwhite": "White"}).assign(female_nonwhite=0)
-    intersectional = test(
-        both.drop(columns=["sex", "race_nonwhite"]),
-        both_cf.drop(columns=["sex", "race_nonwhite"]),
-        "female_nonwhite",
-        1,
-        alpha,
-    )
+    both, both_cf = intersectional_data(data, scm)
+    intersectional = test(both, both_cf, "female_nonwhite", 1, alpha)
     g_bonf = test(data, counterfactual({"sex": "Male"}), "sex", "Female", alpha / 2)
     r_bonf = test(data, counterfactual({"race_nonwhite": "White"}), "race_nonwhite", "NonWhite", alpha / 2)
     rows = []

@@ -15,8 +15,10 @@ For each complainant c (every individual with the protected value, whatever thei
 * negative discrimination: delta_p > tau; significant when tau is outside the interval
   (delta_p - w > tau). Positive discrimination mirrors it: delta_p < tau and delta_p + w < tau.
 * CST "with centres" (Remark 4.2) counts c in the control group and x_c^CF (with its counterfactual
-  outcome) in the test group, k + 1 each; CF flags c when its factual outcome is negative and its
-  counterfactual outcome positive (positive discrimination: the reverse).
+  outcome) in the test group, k + 1 each; every other test-group member keeps its factual outcome
+  (an intervention may also change non-protected rows, e.g. white women under do(Male, White)).
+  CF flags c when its factual outcome is negative and its counterfactual outcome positive
+  (positive discrimination: the reverse).
 Ties at equal distance keep the individual with the larger row index. Multiple discrimination
 tests each attribute at alpha / m (Bonferroni); intersectional discrimination uses one combined
 attribute (see :func:`intersectional_attribute`).
@@ -238,7 +240,10 @@ def situation_testing(
             if method == "CSTwi":
                 c_ids, t_ids = ctr[:, : kk + 1], tst[:, : kk + 1]
                 c_neg = negative[c_ids]
-                t_neg = negative_cf[t_ids]  # the test space's own rows are unchanged in the counterfactual data
+                # test-group members keep their factual decisions (do() may change non-protected rows
+                # too, e.g. white women under do(Male, White)); only the inserted centre x_c^CF, whose
+                # id is the complainant's, takes its counterfactual decision
+                t_neg = np.where(t_ids == complainants[:, None], negative_cf[t_ids], negative[t_ids])
                 p_c, p_t = c_neg.mean(axis=1), t_neg.mean(axis=1)
                 k_c = k_t = np.full(len(complainants), kk + 1)
             else:

@@ -3,6 +3,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from fairness.situation_testing import SituationTestingError, intersectional_attribute, situation_testing
 from tests.conftest import REFERENCE_DATA
@@ -171,3 +172,74 @@ def test_missing_or_infinite_values_are_a_specific_error(column, values):
     with pytest.raises(SituationTestingError, match="^counterfactual data: column"):
         situation_testing(clean, protected="g", target="y", negative_outcome=0, k=3, counterfactuals=cf)
     situation_testing(clean, protected="g", target="y", negative_outcome=0, k=3, counterfactuals=clean)
+
+
+@pytest.fixture(scope="module")
+def law_intersectional():
+    """The law-school intersectional tables (female_nonwhite, do(Male, White)), paper's b()."""
+    from fairness import law_school
+    from fairness.counterfactual import fit_linear_scm
+
+    if not CST.exists():
+        pytest.skip("reference data not present")
+    data = law_school.load(CST / "clean_LawSchool.csv")
+    return law_school.intersectional_data(data, fit_linear_scm(data, law_school.DAG))
+
+
+def brute_force_cst_with_centres(data, cf, protected, target, negative, features, ks, alpha):
+    """CST with the complainant, paper mode, one complainant at a time: the control group is c and
+    its k nearest protected others; the test group is x_c^CF (with its counterfactual decision) and
+    the k nearest non-protected rows to x_c^CF, each with its *factual* decision; ties: larger id.
+    Returns {k: (flagged, significant, {complainant: factual negatives of the k test members})}."""
+    x = data[features].to_numpy(float)
+    span = np.ptp(x, axis=0)
+    x, x_cf = x / span, cf[features].to_numpy(float) / span
+    prot = data[protected].to_numpy() == 1
+    y, y_cf = data[target].to_numpy() == negative, cf[target].to_numpy() == negative
+    ids = np.arange(len(data))
+    z = stats.norm.ppf(1 - alpha)
+    out = {k: [0, 0, {}] for k in ks}
+    for c in ids[prot]:
+        ctr = ids[prot & (ids != c)]
+        d_ctr = sum(np.abs(x[ctr, j] - x[c, j]) for j in range(len(features))) / len(features)
+        ctr = ctr[np.lexsort((-ctr, d_ctr))]
+        tst = ids[~prot]
+        d_tst = sum(np.abs(x[tst, j] - x_cf[c, j]) for j in range(len(features))) / len(features)
+        tst = tst[np.lexsort((-tst, d_tst))]
+        for k in ks:
+            p_c = (y[c] + y[ctr[:k]].sum()) / (k + 1)
+            p_t = (y_cf[c] + y[tst[:k]].sum()) / (k + 1)
+            w = z * np.sqrt((p_c * (1 - p_c) + p_t * (1 - p_t)) / (k + 1))
+            out[k][0] += p_c - p_t > 0
+            out[k][1] += p_c - p_t - w > 0
+            out[k][2][c] = y[tst[:k]]
+    return out
+
+
+def test_intersectional_cst_with_centres_keeps_the_test_groups_factual_labels(law_intersectional):
+    """do(Male, White) also changes white women and non-white men (non-protected here), and some of
+    them change decision; their counterfactual decisions must not enter the test groups. A seeded
+    half of the rows (SCM fitted on all) against a per-complainant re-implementation."""
+    rows = np.sort(np.random.default_rng(5).choice(len(law_intersectional[0]), 10_000, replace=False))
+    data, cf = (frame.iloc[rows].reset_index(drop=True) for frame in law_intersectional)
+    changed = (data["Y"] != cf["Y"]).to_numpy() & (data["female_nonwhite"] == 0).to_numpy()
+    assert changed.sum() > 50  # the case the test guards against does occur
+    result = situation_testing(
+        data,
+        protected="female_nonwhite",
+        target="Y",
+        negative_outcome=0,
+        k=[15, 50],
+        counterfactuals=cf,
+        features=["LSAT", "UGPA"],
+    )
+    expected = brute_force_cst_with_centres(data, cf, "female_nonwhite", "Y", 0, ["LSAT", "UGPA"], [15, 50], 0.05)
+    y, y_cf = data["Y"].to_numpy() == 0, cf["Y"].to_numpy() == 0
+    for k, (flagged, significant, labels) in expected.items():
+        row = result.counts.set_index("k").loc[k]
+        assert (row["CSTwi"], row["CSTwi_sig"]) == (flagged, significant)
+        per = result.individuals[result.individuals["k"] == k].set_index("complainant")["CSTwi_p_t"]
+        found = result.neighbours[("CSTwi", k)]["test"]
+        for c, members, factual in zip(result.complainants, found, labels.values(), strict=True):
+            assert np.array_equal(y[members], factual)
+            assert per[c] == pytest.approx((factual.sum() + y_cf[c]) / (k + 1))
