@@ -27,7 +27,10 @@ attribute (see :func:`intersectional_attribute`).
 scale. "reference" reproduces the authors' published counts exactly: continuous features are
 z-scored, the factual and the counterfactual data each with its own mean and SD (population SD),
 the per-feature distance is |z1 - z2| without range normalisation, z_(1-alpha) is rounded to three
-decimals, and delta_p and the interval bound are rounded to three decimals before comparison with tau.
+decimals, and delta_p and the interval bound (not clipped at 0) are rounded to three decimals before
+comparison with tau; the control group is the k + 1 nearest protected individuals less the
+complainant (k + 1 remain when ties at distance 0 kept it out), where paper mode removes the
+complainant before the k nearest are taken.
 """
 
 from collections.abc import Sequence
@@ -164,12 +167,20 @@ def _knn(centers, center_cats, space, space_cats, ids, k):
     return out
 
 
+def _without_self(nearest_ids, complainants, k):
+    """Each row's nearest list (k + 1 long, nearest first) without its complainant: the k nearest
+    others. When ties at distance 0 kept the complainant out of the list, its first k are those."""
+    keep = nearest_ids != complainants[:, None]
+    keep &= np.cumsum(keep, axis=1) <= k
+    return nearest_ids[keep].reshape(len(complainants), -1)
+
+
 def _with_centres(nearest_ids, centers, center_cats, x, cats, complainants, k):
     """Insert each complainant's counterfactual centre (distance 0, id = the complainant's) into its
     nearest list where the tie rule puts it: after members at distance 0 with a larger id."""
     top = nearest_ids[:, :k]
     gap = np.abs(x[top] - centers[:, None, :]).sum(axis=2) + (cats[top] != center_cats[:, None, :]).sum(axis=2)
-    before = ((gap == 0) & (top > complainants[:, None])).sum(axis=1)
+    before = np.minimum(((gap == 0) & (top > complainants[:, None])).sum(axis=1), k - 1)
     out = np.empty((len(complainants), k), dtype=top.dtype)
     for row, (place, c) in enumerate(zip(before, complainants, strict=True)):
         out[row] = np.concatenate([top[row, :place], [c], top[row, place : k - 1]])
@@ -224,12 +235,17 @@ def situation_testing(
     kmax = ks[-1]
     centers, center_cats = x[complainants], cats[complainants]
     control = _knn(centers, center_cats, x[ctr_ids], cats[ctr_ids], ctr_ids, kmax + 1)
+    if mode == "paper":
+        control = _without_self(control, complainants, kmax)
     groups = {"ST": (control, _knn(centers, center_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax))}
     if x_cf is not None:
         cf_centers, cf_cats = x_cf[complainants], cats_cf[complainants]
         test_cf = _knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1)
         groups["CSTwo"] = (control, test_cf[:, :kmax])
-        groups["CSTwi"] = (control, _with_centres(test_cf, cf_centers, cf_cats, x, cats, complainants, kmax + 1))
+        if mode == "paper":  # x_c^CF is put in front of the nearest list in the loop below
+            groups["CSTwi"] = (control, test_cf)
+        else:
+            groups["CSTwi"] = (control, _with_centres(test_cf, cf_centers, cf_cats, x, cats, complainants, kmax + 1))
     z = stats.norm.ppf(1 - alpha)
     if mode == "reference":
         z = round(z, 3)
@@ -238,7 +254,11 @@ def situation_testing(
         record = {"complainant": complainants, "k": kk}
         for method, (ctr, tst) in groups.items():
             if method == "CSTwi":
-                c_ids, t_ids = ctr[:, : kk + 1], tst[:, : kk + 1]
+                if mode == "paper":  # c and its k nearest others; x_c^CF and the k nearest to it
+                    c_ids = np.hstack([complainants[:, None], ctr[:, :kk]])
+                    t_ids = np.hstack([complainants[:, None], tst[:, :kk]])
+                else:
+                    c_ids, t_ids = ctr[:, : kk + 1], tst[:, : kk + 1]
                 c_neg = negative[c_ids]
                 # test-group members keep their factual decisions (do() may change non-protected rows
                 # too, e.g. white women under do(Male, White)); only the inserted centre x_c^CF, whose
@@ -246,10 +266,15 @@ def situation_testing(
                 t_neg = np.where(t_ids == complainants[:, None], negative_cf[t_ids], negative[t_ids])
                 p_c, p_t = c_neg.mean(axis=1), t_neg.mean(axis=1)
                 k_c = k_t = np.full(len(complainants), kk + 1)
+            elif mode == "paper":  # the k nearest others (c excluded before they are taken)
+                c_ids, t_ids = ctr[:, :kk], tst[:, :kk]
+                p_c, p_t = negative[c_ids].mean(axis=1), negative[t_ids].mean(axis=1)
+                k_c = k_t = np.full(len(complainants), kk)
             else:
                 first = ctr[:, : kk + 1]
                 keep = first != complainants[:, None]
-                # drop the complainant; if it was not among the k + 1 nearest, k + 1 neighbours remain
+                # the authors' rule: drop the complainant from the k + 1 nearest; if ties kept it out,
+                # k + 1 neighbours remain
                 c_counts = keep.sum(axis=1)
                 p_c = (negative[first] & keep).sum(axis=1) / c_counts
                 t_ids = tst[:, :kk]
@@ -298,7 +323,7 @@ def _decide(delta, w, tau, discrimination, mode):
     reference = mode == "reference"
     d = np.round(delta, 3) if reference else delta
     if discrimination == "negative":
-        lower = np.round(np.maximum(0, delta - w), 3) if reference else delta - w
+        lower = np.round(delta - w, 3) if reference else delta - w
         return d > tau, (d > tau) & (lower > tau)
-    upper = np.round(np.minimum(0, delta + w), 3) if reference else delta + w
+    upper = np.round(delta + w, 3) if reference else delta + w
     return d < tau, (d < tau) & (upper < tau)

@@ -243,3 +243,56 @@ def test_intersectional_cst_with_centres_keeps_the_test_groups_factual_labels(la
         for c, members, factual in zip(result.complainants, found, labels.values(), strict=True):
             assert np.array_equal(y[members], factual)
             assert per[c] == pytest.approx((factual.sum() + y_cf[c]) / (k + 1))
+
+
+@pytest.mark.parametrize(("discrimination", "tau"), [("negative", -0.05), ("positive", 0.05)])
+def test_reference_mode_does_not_clip_the_wald_bound(loan, discrimination, tau):
+    """The authors' rule compares delta_p - w (negative) or delta_p + w (positive), rounded, with tau;
+    clipping the bound at 0 would call every case with tau between the bound and 0 significant."""
+    data, cf = loan
+    result = situation_testing(
+        data,
+        protected="Gender",
+        target="LoanApproval",
+        negative_outcome=-1,
+        k=[15, 50],
+        counterfactuals=cf,
+        mode="reference",
+        tau=tau,
+        discrimination=discrimination,
+    )
+    rows, differs = result.individuals, 0
+    for method in ("ST", "CSTwo", "CSTwi"):
+        delta, w = rows[f"{method}_delta"].round(3), rows[f"{method}_w"]
+        if discrimination == "negative":
+            bound, flagged = (rows[f"{method}_delta"] - w).round(3), delta > tau
+            expected, clipped = flagged & (bound > tau), flagged & (bound.clip(lower=0) > tau)
+        else:
+            bound, flagged = (rows[f"{method}_delta"] + w).round(3), delta < tau
+            expected, clipped = flagged & (bound < tau), flagged & (bound.clip(upper=0) < tau)
+        assert rows[f"{method}_sig"].tolist() == expected.tolist(), method
+        differs += int((expected != clipped).sum())
+    assert differs > 0  # the cases where clipping would differ exist
+
+
+def test_paper_mode_excludes_the_complainant_before_taking_the_k_nearest():
+    """Six protected rows with identical features: for the one with the smallest id the k + 1
+    nearest (ties: larger id first) do not include it, yet its control group has exactly k members
+    (k + 1 with the complainant in CST with the complainant)."""
+    data = pd.DataFrame(
+        {
+            "a": [1.0] * 6 + [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            "g": [1] * 6 + [0] * 6,
+            "y": [0, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 1],
+        }
+    )
+    cf = data.assign(a=data["a"] + 1.0, g=0)
+    result = situation_testing(data, protected="g", target="y", negative_outcome=0, k=[2, 3], counterfactuals=cf)
+    for k in (2, 3):
+        for c in range(6):
+            for method in ("ST", "CSTwo"):
+                control = result.groups_of(c, k, method)["control"]
+                assert len(control) == k and c not in control
+            assert len(result.groups_of(c, k, "CSTwi")["control"]) == k + 1
+        row = result.individuals[(result.individuals["k"] == k)].set_index("complainant").loc[0]
+        assert row["ST_p_c"] == 0.0 and row["CSTwi_p_c"] == pytest.approx(1 / (k + 1))  # c's own y = 0
