@@ -70,20 +70,21 @@ def intersectional_attribute(data: pd.DataFrame, columns: Sequence[str], protect
     return pd.Series(mask.astype(int), index=data.index, name="+".join(columns))
 
 
-def _prepare(data, counterfactuals, features, protected, target, mode):
+def _prepare(data, counterfactuals, features, protected, target, mode, cf_target=True):
     """Continuous features scaled so that |difference| is the per-feature distance, and categories."""
     missing = [c for c in [protected, target, *features] if c not in data.columns]
     if missing:
         raise SituationTestingError(f"missing column(s) {missing}; available: {list(data.columns)}")
     if counterfactuals is not None:
-        missing = [c for c in [target, *features] if c not in counterfactuals.columns]
+        cf_columns = [target, *features] if cf_target else list(features)
+        missing = [c for c in cf_columns if c not in counterfactuals.columns]
         if missing:
             raise SituationTestingError(f"counterfactual data lacks column(s) {missing}")
         if len(counterfactuals) != len(data):
             raise SituationTestingError("counterfactual data must have one row per row of the data, in the same order")
     _require_values(data, [*features, target], "")
     if counterfactuals is not None:
-        _require_values(counterfactuals, [*features, target], "counterfactual data: ")
+        _require_values(counterfactuals, cf_columns, "counterfactual data: ")
     continuous = [c for c in features if pd.api.types.is_numeric_dtype(data[c])]
     categorical = [c for c in features if c not in continuous]
     factual = data[continuous].to_numpy(float)
@@ -117,6 +118,26 @@ def _require_values(frame: pd.DataFrame, columns, prefix: str) -> None:
                 f"{prefix}column {column!r} has {int(bad.sum())} missing or infinite values "
                 f"(first at row {int(np.flatnonzero(bad)[0])})"
             )
+
+
+def _require_binary(data, counterfactuals, target, negative_outcome) -> None:
+    """The decision must be binary (in the data and the counterfactual data together) and the
+    negative value must occur in it: shares of negative outcomes are meaningless otherwise."""
+    values = pd.unique(data[target])
+    if counterfactuals is not None:
+        values = pd.unique(np.concatenate([values, pd.unique(counterfactuals[target])]))
+    values = np.asarray(values).tolist()  # Python scalars for the messages
+    if len(values) > 2:
+        shown = sorted(map(repr, values))[:6] + (["..."] if len(values) > 6 else [])
+        raise SituationTestingError(
+            f"decision {target!r} is not binary: {len(values)} distinct values ({', '.join(shown)}); "
+            "situation testing compares shares of one negative decision"
+        )
+    if not (data[target] == negative_outcome).any():
+        raise SituationTestingError(
+            f"the negative decision {negative_outcome!r} does not occur in {target!r} "
+            f"(values: {', '.join(sorted(map(repr, values)))})"
+        )
 
 
 def _zscore(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -201,12 +222,16 @@ def situation_testing(
     features: Sequence[str] | None = None,
     discrimination: str = "negative",
     mode: str = "paper",
+    counterfactual_outcomes: bool = True,
 ) -> SituationTestingResult:
     """ST, CST without and with the complainant, CF for every protected individual and each k.
 
     ``data`` and ``counterfactuals`` (same rows, same order; the counterfactual of every protected
     row under do(protected := non-protected), with the model's counterfactual outcome in ``target``)
     hold the features, ``protected`` and ``target``. Without counterfactuals only ST is computed.
+    ``counterfactual_outcomes=False`` (counterfactual features without the model's decision on
+    them, e.g. from an SCM that cannot recompute the decision): ST and CST without the complainant
+    only; CSTwi and CF, which need the counterfactual decision, are omitted.
     """
     if discrimination not in ("negative", "positive"):
         raise SituationTestingError("discrimination must be 'negative' or 'positive'")
@@ -215,10 +240,17 @@ def situation_testing(
     ks = sorted({int(v) for v in (k if isinstance(k, Sequence) else [k])})
     if ks[0] < 1:
         raise SituationTestingError("k must be at least 1")
+    if not 0 < alpha < 1:
+        raise SituationTestingError(f"alpha must be between 0 and 1 (exclusive), not {alpha!r}")
     missing = [c for c in (protected, target) if c not in data.columns]
     if missing:
         raise SituationTestingError(f"missing column(s) {missing}; available: {list(data.columns)}")
     features = list(features) if features is not None else [c for c in data.columns if c not in (protected, target)]
+    among = [c for c in (protected, target) if c in features]
+    if among:
+        raise SituationTestingError(
+            f"{among} cannot be a feature: the distance leaves out the protected attribute and the decision"
+        )
     data = data.reset_index(drop=True)
     counterfactuals = None if counterfactuals is None else counterfactuals.reset_index(drop=True)
     is_protected = (data[protected] == protected_value).to_numpy()
@@ -226,9 +258,18 @@ def situation_testing(
         raise SituationTestingError(f"no row has {protected} = {protected_value!r}")
     if is_protected.all():
         raise SituationTestingError(f"every row has {protected} = {protected_value!r}: no non-protected individuals")
-    x, x_cf, cats, cats_cf = _prepare(data, counterfactuals, features, protected, target, mode)
+    n_control, n_test = int(is_protected.sum()) - 1, int((~is_protected).sum())
+    if ks[-1] > min(n_control, n_test):
+        raise SituationTestingError(
+            f"k = {ks[-1]} is larger than a search space: {n_control} protected individuals besides the "
+            f"complainant (control group), {n_test} non-protected individuals (test group)"
+        )
+    x, x_cf, cats, cats_cf = _prepare(data, counterfactuals, features, protected, target, mode, counterfactual_outcomes)
+    _require_binary(data, counterfactuals if counterfactual_outcomes else None, target, negative_outcome)
     negative = (data[target] == negative_outcome).to_numpy()
-    negative_cf = None if counterfactuals is None else (counterfactuals[target] == negative_outcome).to_numpy()
+    negative_cf = None
+    if counterfactuals is not None and counterfactual_outcomes:
+        negative_cf = (counterfactuals[target] == negative_outcome).to_numpy()
     ids = np.arange(len(data))
     ctr_ids, tst_ids = ids[is_protected], ids[~is_protected]
     complainants = ctr_ids
@@ -242,9 +283,9 @@ def situation_testing(
         cf_centers, cf_cats = x_cf[complainants], cats_cf[complainants]
         test_cf = _knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1)
         groups["CSTwo"] = (control, test_cf[:, :kmax])
-        if mode == "paper":  # x_c^CF is put in front of the nearest list in the loop below
+        if negative_cf is not None and mode == "paper":  # x_c^CF is put in front of the nearest list below
             groups["CSTwi"] = (control, test_cf)
-        else:
+        elif negative_cf is not None:
             groups["CSTwi"] = (control, _with_centres(test_cf, cf_centers, cf_cats, x, cats, complainants, kmax + 1))
     z = stats.norm.ppf(1 - alpha)
     if mode == "reference":

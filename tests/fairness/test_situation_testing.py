@@ -296,3 +296,56 @@ def test_paper_mode_excludes_the_complainant_before_taking_the_k_nearest():
             assert len(result.groups_of(c, k, "CSTwi")["control"]) == k + 1
         row = result.individuals[(result.individuals["k"] == k)].set_index("complainant").loc[0]
         assert row["ST_p_c"] == 0.0 and row["CSTwi_p_c"] == pytest.approx(1 / (k + 1))  # c's own y = 0
+
+
+def _small(n=40):
+    rng = np.random.default_rng(2)
+    return pd.DataFrame({"a": rng.normal(size=n), "g": np.tile([0, 1], n // 2), "y": rng.integers(0, 2, n)})
+
+
+def _run_small(data, **kwargs):
+    params = {"protected": "g", "target": "y", "negative_outcome": 0, "k": 3, **kwargs}
+    return situation_testing(data, **params)
+
+
+def test_a_decision_that_is_not_binary_is_refused():
+    data = _small().assign(y=lambda f: np.arange(len(f)) % 3)
+    with pytest.raises(SituationTestingError, match=r"decision 'y' is not binary: 3 distinct values"):
+        _run_small(data)
+    cf = _small().assign(y=lambda f: np.where(f["y"] == 1, 2, f["y"]))
+    with pytest.raises(SituationTestingError, match="not binary"):
+        _run_small(_small(), counterfactuals=cf)
+
+
+def test_a_negative_value_that_does_not_occur_is_refused():
+    with pytest.raises(SituationTestingError, match=r"the negative decision -1 does not occur in 'y' \(values: 0, 1\)"):
+        _run_small(_small(), negative_outcome=-1)
+
+
+@pytest.mark.parametrize("alpha", [0, 1, -0.05, 5, float("nan")])
+def test_alpha_outside_zero_one_is_refused(alpha):
+    with pytest.raises(SituationTestingError, match="alpha must be between 0 and 1"):
+        _run_small(_small(), alpha=alpha)
+
+
+def test_k_larger_than_a_search_space_is_refused_with_the_sizes():
+    data = _small().assign(g=[1] * 8 + [0] * 32)
+    message = r"k = 8 is larger than a search space: 7 protected individuals besides the complainant"
+    with pytest.raises(SituationTestingError, match=message + r" \(control group\), 32 non-protected"):
+        _run_small(data, k=[3, 8])
+    assert _run_small(data, k=[3, 7]).counts["k"].tolist() == [3, 7]
+
+
+@pytest.mark.parametrize("column", ["g", "y"])
+def test_the_protected_attribute_or_the_decision_cannot_be_a_feature(column):
+    with pytest.raises(SituationTestingError, match=rf"\['{column}'\] cannot be a feature"):
+        _run_small(_small(), features=["a", column])
+
+
+def test_without_counterfactual_outcomes_cf_and_cst_with_the_complainant_are_omitted():
+    data = _small()
+    cf = data.drop(columns="y").assign(a=data["a"] + 0.5, g=0)
+    result = _run_small(data, counterfactuals=cf, counterfactual_outcomes=False)
+    assert list(result.counts.columns) == ["k", "ST", "CSTwo", "ST_sig", "CSTwo_sig"]
+    with pytest.raises(SituationTestingError, match="lacks column"):
+        _run_small(data, counterfactuals=cf)
