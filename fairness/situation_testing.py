@@ -33,6 +33,7 @@ complainant (k + 1 remain when ties at distance 0 kept it out), where paper mode
 complainant before the k nearest are taken.
 """
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -188,6 +189,37 @@ def _knn(centers, center_cats, space, space_cats, ids, k):
     return out
 
 
+class NeighbourCache:
+    """k nearest lists reused across runs on the same data (e.g. the law-school gender test at
+    alpha and at alpha / 2): keyed by the content of the centres and of the search space (scaled
+    features, categories, row ids), so a run on other data or another scaling never hits. A stored
+    list of k' >= k neighbours serves k by its first k (the order (distance, larger id) is total)."""
+
+    def __init__(self) -> None:
+        self._store: dict[tuple[str, str], np.ndarray] = {}
+        self.hits = self.misses = 0
+
+    def knn(self, centers, center_cats, space, space_cats, ids, k):
+        key = (_digest(centers, center_cats), _digest(space, space_cats, ids))
+        want = min(k, len(ids))
+        found = self._store.get(key)
+        if found is not None and found.shape[1] >= want:
+            self.hits += 1
+            return found[:, :want]
+        self.misses += 1
+        self._store[key] = out = _knn(centers, center_cats, space, space_cats, ids, k)
+        return out
+
+
+def _digest(*arrays) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        a = np.ascontiguousarray(a if a.dtype != object else a.astype(str))
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
 def _without_self(nearest_ids, complainants, k):
     """Each row's nearest list (k + 1 long, nearest first) without its complainant: the k nearest
     others. When ties at distance 0 kept the complainant out of the list, its first k are those."""
@@ -223,6 +255,7 @@ def situation_testing(
     discrimination: str = "negative",
     mode: str = "paper",
     counterfactual_outcomes: bool = True,
+    cache: NeighbourCache | None = None,
 ) -> SituationTestingResult:
     """ST, CST without and with the complainant, CF for every protected individual and each k.
 
@@ -231,7 +264,8 @@ def situation_testing(
     hold the features, ``protected`` and ``target``. Without counterfactuals only ST is computed.
     ``counterfactual_outcomes=False`` (counterfactual features without the model's decision on
     them, e.g. from an SCM that cannot recompute the decision): ST and CST without the complainant
-    only; CSTwi and CF, which need the counterfactual decision, are omitted.
+    only; CSTwi and CF, which need the counterfactual decision, are omitted. ``cache``: a
+    :class:`NeighbourCache` shared by runs that differ only in alpha, tau or the direction.
     """
     if discrimination not in ("negative", "positive"):
         raise SituationTestingError("discrimination must be 'negative' or 'positive'")
@@ -275,13 +309,14 @@ def situation_testing(
     complainants = ctr_ids
     kmax = ks[-1]
     centers, center_cats = x[complainants], cats[complainants]
-    control = _knn(centers, center_cats, x[ctr_ids], cats[ctr_ids], ctr_ids, kmax + 1)
+    knn = cache.knn if cache is not None else _knn
+    control = knn(centers, center_cats, x[ctr_ids], cats[ctr_ids], ctr_ids, kmax + 1)
     if mode == "paper":
         control = _without_self(control, complainants, kmax)
-    groups = {"ST": (control, _knn(centers, center_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax))}
+    groups = {"ST": (control, knn(centers, center_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax))}
     if x_cf is not None:
         cf_centers, cf_cats = x_cf[complainants], cats_cf[complainants]
-        test_cf = _knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1)
+        test_cf = knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1)
         groups["CSTwo"] = (control, test_cf[:, :kmax])
         if negative_cf is not None and mode == "paper":  # x_c^CF is put in front of the nearest list below
             groups["CSTwi"] = (control, test_cf)

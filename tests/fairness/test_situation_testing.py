@@ -349,3 +349,39 @@ def test_without_counterfactual_outcomes_cf_and_cst_with_the_complainant_are_omi
     assert list(result.counts.columns) == ["k", "ST", "CSTwo", "ST_sig", "CSTwo_sig"]
     with pytest.raises(SituationTestingError, match="lacks column"):
         _run_small(data, counterfactuals=cf)
+
+
+def test_neighbour_cache_reuses_the_searches_of_a_run_at_another_alpha():
+    from fairness.situation_testing import NeighbourCache
+
+    data = _small(60)
+    cf = data.assign(a=data["a"] + 0.3, g=0, y=1 - data["y"])
+    cache = NeighbourCache()
+    params = {"counterfactuals": cf, "k": [3, 10]}
+    first = _run_small(data, cache=cache, **params)
+    assert (cache.hits, cache.misses) == (0, 3)  # control, test (ST), test around the counterfactuals
+    halved = _run_small(data, cache=cache, alpha=0.025, **params)
+    assert (cache.hits, cache.misses) == (3, 3)
+    pd.testing.assert_frame_equal(halved.individuals, _run_small(data, alpha=0.025, **params).individuals)
+    pd.testing.assert_frame_equal(first.individuals, _run_small(data, **params).individuals)
+    _run_small(data, cache=cache, counterfactuals=cf, k=[3])  # a smaller k reads the first columns
+    _run_small(data.assign(a=data["a"] ** 3), cache=cache, **params)  # other data: new searches
+    assert (cache.hits, cache.misses) == (6, 6)
+
+
+def test_law_school_run_does_not_repeat_the_searches_of_the_bonferroni_runs(monkeypatch, tmp_path):
+    import fairness.situation_testing as st
+    from fairness import law_school
+
+    if not CST.exists():
+        pytest.skip("reference data not present")
+    sample = tmp_path / "law.csv"
+    pd.read_csv(CST / "clean_LawSchool.csv", sep="|").sample(n=3000, random_state=1).to_csv(
+        sample, sep="|", index=False
+    )
+    calls = []
+    search = st._knn
+    monkeypatch.setattr(st, "_knn", lambda *args: calls.append(args[-1]) or search(*args))
+    results = law_school.run(sample, k=[15, 30])
+    assert len(calls) == 9  # 3 searches x (gender, race, intersectional); the alpha / 2 runs reuse them
+    assert list(results.multiple["k"]) == [15, 30]
