@@ -88,6 +88,10 @@ class LinearSCM:
         for node, value in do.items():
             if node in self.levels and value not in self.levels[node]:
                 raise DAGError(f"{node} never takes the value {value!r} (seen: {self.levels[node]})")
+            if node not in self.levels and not (
+                isinstance(value, int | float | np.number) and np.isfinite(float(value))
+            ):
+                raise DAGError(f"{node} is numeric: do({node} := ...) needs a finite number, not {value!r}")
         noise = self.residuals(frame)
         out = frame.copy()
         for node, value in do.items():

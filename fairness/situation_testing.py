@@ -15,8 +15,10 @@ For each complainant c (every individual with the protected value, whatever thei
 * negative discrimination: delta_p > tau; significant when tau is outside the interval
   (delta_p - w > tau). Positive discrimination mirrors it: delta_p < tau and delta_p + w < tau.
 * CST "with centres" (Remark 4.2) counts c in the control group and x_c^CF (with its counterfactual
-  outcome) in the test group, k + 1 each; CF flags c when its factual outcome is negative and its
-  counterfactual outcome positive (positive discrimination: the reverse).
+  outcome) in the test group, k + 1 each; every other test-group member keeps its factual outcome
+  (an intervention may also change non-protected rows, e.g. white women under do(Male, White)).
+  CF flags c when its factual outcome is negative and its counterfactual outcome positive
+  (positive discrimination: the reverse).
 Ties at equal distance keep the individual with the larger row index. Multiple discrimination
 tests each attribute at alpha / m (Bonferroni); intersectional discrimination uses one combined
 attribute (see :func:`intersectional_attribute`).
@@ -25,9 +27,13 @@ attribute (see :func:`intersectional_attribute`).
 scale. "reference" reproduces the authors' published counts exactly: continuous features are
 z-scored, the factual and the counterfactual data each with its own mean and SD (population SD),
 the per-feature distance is |z1 - z2| without range normalisation, z_(1-alpha) is rounded to three
-decimals, and delta_p and the interval bound are rounded to three decimals before comparison with tau.
+decimals, and delta_p and the interval bound (not clipped at 0) are rounded to three decimals before
+comparison with tau; the control group is the k + 1 nearest protected individuals less the
+complainant (k + 1 remain when ties at distance 0 kept it out), where paper mode removes the
+complainant before the k nearest are taken.
 """
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -65,20 +71,21 @@ def intersectional_attribute(data: pd.DataFrame, columns: Sequence[str], protect
     return pd.Series(mask.astype(int), index=data.index, name="+".join(columns))
 
 
-def _prepare(data, counterfactuals, features, protected, target, mode):
+def _prepare(data, counterfactuals, features, protected, target, mode, cf_target=True):
     """Continuous features scaled so that |difference| is the per-feature distance, and categories."""
     missing = [c for c in [protected, target, *features] if c not in data.columns]
     if missing:
         raise SituationTestingError(f"missing column(s) {missing}; available: {list(data.columns)}")
     if counterfactuals is not None:
-        missing = [c for c in [target, *features] if c not in counterfactuals.columns]
+        cf_columns = [target, *features] if cf_target else list(features)
+        missing = [c for c in cf_columns if c not in counterfactuals.columns]
         if missing:
             raise SituationTestingError(f"counterfactual data lacks column(s) {missing}")
         if len(counterfactuals) != len(data):
             raise SituationTestingError("counterfactual data must have one row per row of the data, in the same order")
     _require_values(data, [*features, target], "")
     if counterfactuals is not None:
-        _require_values(counterfactuals, [*features, target], "counterfactual data: ")
+        _require_values(counterfactuals, cf_columns, "counterfactual data: ")
     continuous = [c for c in features if pd.api.types.is_numeric_dtype(data[c])]
     categorical = [c for c in features if c not in continuous]
     factual = data[continuous].to_numpy(float)
@@ -112,6 +119,26 @@ def _require_values(frame: pd.DataFrame, columns, prefix: str) -> None:
                 f"{prefix}column {column!r} has {int(bad.sum())} missing or infinite values "
                 f"(first at row {int(np.flatnonzero(bad)[0])})"
             )
+
+
+def _require_binary(data, counterfactuals, target, negative_outcome) -> None:
+    """The decision must be binary (in the data and the counterfactual data together) and the
+    negative value must occur in it: shares of negative outcomes are meaningless otherwise."""
+    values = pd.unique(data[target])
+    if counterfactuals is not None:
+        values = pd.unique(np.concatenate([values, pd.unique(counterfactuals[target])]))
+    values = np.asarray(values).tolist()  # Python scalars for the messages
+    if len(values) > 2:
+        shown = sorted(map(repr, values))[:6] + (["..."] if len(values) > 6 else [])
+        raise SituationTestingError(
+            f"decision {target!r} is not binary: {len(values)} distinct values ({', '.join(shown)}); "
+            "situation testing compares shares of one negative decision"
+        )
+    if not (data[target] == negative_outcome).any():
+        raise SituationTestingError(
+            f"the negative decision {negative_outcome!r} does not occur in {target!r} "
+            f"(values: {', '.join(sorted(map(repr, values)))})"
+        )
 
 
 def _zscore(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -162,12 +189,51 @@ def _knn(centers, center_cats, space, space_cats, ids, k):
     return out
 
 
+class NeighbourCache:
+    """k nearest lists reused across runs on the same data (e.g. the law-school gender test at
+    alpha and at alpha / 2): keyed by the content of the centres and of the search space (scaled
+    features, categories, row ids), so a run on other data or another scaling never hits. A stored
+    list of k' >= k neighbours serves k by its first k (the order (distance, larger id) is total)."""
+
+    def __init__(self) -> None:
+        self._store: dict[tuple[str, str], np.ndarray] = {}
+        self.hits = self.misses = 0
+
+    def knn(self, centers, center_cats, space, space_cats, ids, k):
+        key = (_digest(centers, center_cats), _digest(space, space_cats, ids))
+        want = min(k, len(ids))
+        found = self._store.get(key)
+        if found is not None and found.shape[1] >= want:
+            self.hits += 1
+            return found[:, :want]
+        self.misses += 1
+        self._store[key] = out = _knn(centers, center_cats, space, space_cats, ids, k)
+        return out
+
+
+def _digest(*arrays) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        a = np.ascontiguousarray(a if a.dtype != object else a.astype(str))
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _without_self(nearest_ids, complainants, k):
+    """Each row's nearest list (k + 1 long, nearest first) without its complainant: the k nearest
+    others. When ties at distance 0 kept the complainant out of the list, its first k are those."""
+    keep = nearest_ids != complainants[:, None]
+    keep &= np.cumsum(keep, axis=1) <= k
+    return nearest_ids[keep].reshape(len(complainants), -1)
+
+
 def _with_centres(nearest_ids, centers, center_cats, x, cats, complainants, k):
     """Insert each complainant's counterfactual centre (distance 0, id = the complainant's) into its
     nearest list where the tie rule puts it: after members at distance 0 with a larger id."""
     top = nearest_ids[:, :k]
     gap = np.abs(x[top] - centers[:, None, :]).sum(axis=2) + (cats[top] != center_cats[:, None, :]).sum(axis=2)
-    before = ((gap == 0) & (top > complainants[:, None])).sum(axis=1)
+    before = np.minimum(((gap == 0) & (top > complainants[:, None])).sum(axis=1), k - 1)
     out = np.empty((len(complainants), k), dtype=top.dtype)
     for row, (place, c) in enumerate(zip(before, complainants, strict=True)):
         out[row] = np.concatenate([top[row, :place], [c], top[row, place : k - 1]])
@@ -188,12 +254,18 @@ def situation_testing(
     features: Sequence[str] | None = None,
     discrimination: str = "negative",
     mode: str = "paper",
+    counterfactual_outcomes: bool = True,
+    cache: NeighbourCache | None = None,
 ) -> SituationTestingResult:
     """ST, CST without and with the complainant, CF for every protected individual and each k.
 
     ``data`` and ``counterfactuals`` (same rows, same order; the counterfactual of every protected
     row under do(protected := non-protected), with the model's counterfactual outcome in ``target``)
     hold the features, ``protected`` and ``target``. Without counterfactuals only ST is computed.
+    ``counterfactual_outcomes=False`` (counterfactual features without the model's decision on
+    them, e.g. from an SCM that cannot recompute the decision): ST and CST without the complainant
+    only; CSTwi and CF, which need the counterfactual decision, are omitted. ``cache``: a
+    :class:`NeighbourCache` shared by runs that differ only in alpha, tau or the direction.
     """
     if discrimination not in ("negative", "positive"):
         raise SituationTestingError("discrimination must be 'negative' or 'positive'")
@@ -202,10 +274,17 @@ def situation_testing(
     ks = sorted({int(v) for v in (k if isinstance(k, Sequence) else [k])})
     if ks[0] < 1:
         raise SituationTestingError("k must be at least 1")
+    if not 0 < alpha < 1:
+        raise SituationTestingError(f"alpha must be between 0 and 1 (exclusive), not {alpha!r}")
     missing = [c for c in (protected, target) if c not in data.columns]
     if missing:
         raise SituationTestingError(f"missing column(s) {missing}; available: {list(data.columns)}")
     features = list(features) if features is not None else [c for c in data.columns if c not in (protected, target)]
+    among = [c for c in (protected, target) if c in features]
+    if among:
+        raise SituationTestingError(
+            f"{among} cannot be a feature: the distance leaves out the protected attribute and the decision"
+        )
     data = data.reset_index(drop=True)
     counterfactuals = None if counterfactuals is None else counterfactuals.reset_index(drop=True)
     is_protected = (data[protected] == protected_value).to_numpy()
@@ -213,21 +292,36 @@ def situation_testing(
         raise SituationTestingError(f"no row has {protected} = {protected_value!r}")
     if is_protected.all():
         raise SituationTestingError(f"every row has {protected} = {protected_value!r}: no non-protected individuals")
-    x, x_cf, cats, cats_cf = _prepare(data, counterfactuals, features, protected, target, mode)
+    n_control, n_test = int(is_protected.sum()) - 1, int((~is_protected).sum())
+    if ks[-1] > min(n_control, n_test):
+        raise SituationTestingError(
+            f"k = {ks[-1]} is larger than a search space: {n_control} protected individuals besides the "
+            f"complainant (control group), {n_test} non-protected individuals (test group)"
+        )
+    x, x_cf, cats, cats_cf = _prepare(data, counterfactuals, features, protected, target, mode, counterfactual_outcomes)
+    _require_binary(data, counterfactuals if counterfactual_outcomes else None, target, negative_outcome)
     negative = (data[target] == negative_outcome).to_numpy()
-    negative_cf = None if counterfactuals is None else (counterfactuals[target] == negative_outcome).to_numpy()
+    negative_cf = None
+    if counterfactuals is not None and counterfactual_outcomes:
+        negative_cf = (counterfactuals[target] == negative_outcome).to_numpy()
     ids = np.arange(len(data))
     ctr_ids, tst_ids = ids[is_protected], ids[~is_protected]
     complainants = ctr_ids
     kmax = ks[-1]
     centers, center_cats = x[complainants], cats[complainants]
-    control = _knn(centers, center_cats, x[ctr_ids], cats[ctr_ids], ctr_ids, kmax + 1)
-    groups = {"ST": (control, _knn(centers, center_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax))}
+    knn = cache.knn if cache is not None else _knn
+    control = knn(centers, center_cats, x[ctr_ids], cats[ctr_ids], ctr_ids, kmax + 1)
+    if mode == "paper":
+        control = _without_self(control, complainants, kmax)
+    groups = {"ST": (control, knn(centers, center_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax))}
     if x_cf is not None:
         cf_centers, cf_cats = x_cf[complainants], cats_cf[complainants]
-        test_cf = _knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1)
+        test_cf = knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1)
         groups["CSTwo"] = (control, test_cf[:, :kmax])
-        groups["CSTwi"] = (control, _with_centres(test_cf, cf_centers, cf_cats, x, cats, complainants, kmax + 1))
+        if negative_cf is not None and mode == "paper":  # x_c^CF is put in front of the nearest list below
+            groups["CSTwi"] = (control, test_cf)
+        elif negative_cf is not None:
+            groups["CSTwi"] = (control, _with_centres(test_cf, cf_centers, cf_cats, x, cats, complainants, kmax + 1))
     z = stats.norm.ppf(1 - alpha)
     if mode == "reference":
         z = round(z, 3)
@@ -236,15 +330,27 @@ def situation_testing(
         record = {"complainant": complainants, "k": kk}
         for method, (ctr, tst) in groups.items():
             if method == "CSTwi":
-                c_ids, t_ids = ctr[:, : kk + 1], tst[:, : kk + 1]
+                if mode == "paper":  # c and its k nearest others; x_c^CF and the k nearest to it
+                    c_ids = np.hstack([complainants[:, None], ctr[:, :kk]])
+                    t_ids = np.hstack([complainants[:, None], tst[:, :kk]])
+                else:
+                    c_ids, t_ids = ctr[:, : kk + 1], tst[:, : kk + 1]
                 c_neg = negative[c_ids]
-                t_neg = negative_cf[t_ids]  # the test space's own rows are unchanged in the counterfactual data
+                # test-group members keep their factual decisions (do() may change non-protected rows
+                # too, e.g. white women under do(Male, White)); only the inserted centre x_c^CF, whose
+                # id is the complainant's, takes its counterfactual decision
+                t_neg = np.where(t_ids == complainants[:, None], negative_cf[t_ids], negative[t_ids])
                 p_c, p_t = c_neg.mean(axis=1), t_neg.mean(axis=1)
                 k_c = k_t = np.full(len(complainants), kk + 1)
+            elif mode == "paper":  # the k nearest others (c excluded before they are taken)
+                c_ids, t_ids = ctr[:, :kk], tst[:, :kk]
+                p_c, p_t = negative[c_ids].mean(axis=1), negative[t_ids].mean(axis=1)
+                k_c = k_t = np.full(len(complainants), kk)
             else:
                 first = ctr[:, : kk + 1]
                 keep = first != complainants[:, None]
-                # drop the complainant; if it was not among the k + 1 nearest, k + 1 neighbours remain
+                # the authors' rule: drop the complainant from the k + 1 nearest; if ties kept it out,
+                # k + 1 neighbours remain
                 c_counts = keep.sum(axis=1)
                 p_c = (negative[first] & keep).sum(axis=1) / c_counts
                 t_ids = tst[:, :kk]
@@ -293,7 +399,7 @@ def _decide(delta, w, tau, discrimination, mode):
     reference = mode == "reference"
     d = np.round(delta, 3) if reference else delta
     if discrimination == "negative":
-        lower = np.round(np.maximum(0, delta - w), 3) if reference else delta - w
+        lower = np.round(delta - w, 3) if reference else delta - w
         return d > tau, (d > tau) & (lower > tau)
-    upper = np.round(np.minimum(0, delta + w), 3) if reference else delta + w
+    upper = np.round(delta + w, 3) if reference else delta + w
     return d < tau, (d < tau) & (upper < tau)

@@ -29,4 +29,5 @@ def run_situation_testing(data, counterfactuals, params: dict):
         features=params.get("features") or None,
         mode=params["mode"],
         discrimination="positive" if params["positive"] else "negative",
+        counterfactual_outcomes=params.get("counterfactual_outcomes", True),
     )

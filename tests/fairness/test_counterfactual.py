@@ -64,3 +64,12 @@ def test_law_school_counterfactuals_match_the_authors_shift():
     assert np.allclose(our_shift[~women], 0) and np.ptp(our_shift[women]) < 1e-9
     assert np.mean(np.abs(their_shift - np.median(their_shift)) < 0.002) > 0.9
     assert our_shift[women][0] == pytest.approx(np.median(their_shift), abs=0.01)
+
+
+def test_a_numeric_node_needs_a_finite_number_in_do():
+    data = pd.DataFrame({"g": [0, 1, 0, 1, 1, 0], "x": [1.0, 2.5, 0.8, 3.1, 2.9, 1.2]})
+    scm = fit_linear_scm(data, {"x": ["g"]})
+    for value in ("Male", None, float("nan")):
+        with pytest.raises(DAGError, match="g is numeric: do"):
+            scm.counterfactuals(data, {"g": value})
+    assert scm.counterfactuals(data, {"g": 0})["g"].eq(0).all()

@@ -173,3 +173,42 @@ def test_law_school_command_small(tmp_path):
     html = (tmp_path / "law" / "report.html").read_text()
     assert "Multiple discrimination" in html and html.count("data-figure=") == 3
     assert_no_inline_script(html)
+
+
+def _st_dag_command(data, tmp_path, do, **extra):
+    dag = tmp_path / "dag.json"
+    dag.write_text(json.dumps({"AnnualSalary": ["Gender"], "AccountBalance": ["Gender", "AnnualSalary"]}))
+    out = io.StringIO()
+    call_command(
+        "situation_testing",
+        str(data),
+        sep="|",
+        protected="Gender",
+        protected_value="1",
+        target="LoanApproval",
+        negative="-1",
+        features=["AnnualSalary", "AccountBalance"],
+        dag=str(dag),
+        do=do,
+        k=[15],
+        out=str(tmp_path / "st"),
+        stdout=out,
+        **extra,
+    )
+    return out.getvalue()
+
+
+def test_situation_testing_dag_omits_cf_and_cst_with_the_complainant(loan_files, tmp_path):
+    """An SCM gives counterfactual features, not the model's decision on them: CF and CSTwi would
+    only copy the factual decision, so they are omitted and the output says so."""
+    text = _st_dag_command(loan_files[0], tmp_path, ["Gender=0"])
+    assert "CF and CST with the complainant (CSTwi) omitted" in text
+    counts = pd.read_csv(tmp_path / "st" / "counts.csv")
+    assert list(counts.columns) == ["k", "ST", "CSTwo", "ST_sig", "CSTwo_sig"]
+    results = json.loads((tmp_path / "st" / "results.json").read_text())
+    assert "omitted" in results["settings"]["counterfactual decisions"]
+
+
+def test_situation_testing_non_numeric_do_for_a_numeric_column(loan_files, tmp_path):
+    with pytest.raises(CommandError, match="Gender is numeric: do.*needs a finite number, not 'Male'"):
+        _st_dag_command(loan_files[0], tmp_path, ["Gender=Male"])

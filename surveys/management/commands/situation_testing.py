@@ -10,6 +10,11 @@ from surveys.params import run_situation_testing, typed_value
 from surveys.reports import write_st_report
 from surveys.uploads import UploadError, read_csv_upload
 
+OMITTED = (
+    "none (--dag/--do: the SCM gives counterfactual features, not the model's decision on them): "
+    "CF and CST with the complainant (CSTwi) omitted"
+)
+
 
 class Command(BaseCommand):
     help = (
@@ -35,8 +40,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--do",
             nargs="+",
-            help="interventions col=value for the SCM; the decision column is "
-            "carried over unchanged, so give --counterfactuals when the decision depends on features",
+            help="interventions col=value for the SCM (a number for a numeric column). The SCM cannot "
+            "recompute the decision, so CF and CST with the complainant (CSTwi) are omitted; give "
+            "--counterfactuals with the model's counterfactual decisions to get them",
         )
         parser.add_argument("--out", required=True)
 
@@ -52,14 +58,25 @@ class Command(BaseCommand):
                 cf = read_csv_upload(o["counterfactuals"], name=o["counterfactuals"], sep=o["sep"])
             elif o["dag"]:
                 dag = json.loads(Path(o["dag"]).read_text())
+                bad = [item for item in o["do"] or [] if "=" not in item]
+                if bad:
+                    raise CommandError(f"--do takes col=value, not {bad}")
                 interventions = dict(item.split("=", 1) for item in (o["do"] or []))
                 if not interventions:
                     raise CommandError(
                         "--dag needs --do col=value (the non-protected value of the protected attribute)"
                     )
+                nodes = set(dag) | {p for parents in dag.values() for p in parents}
+                if o["target"] in nodes:
+                    raise CommandError(
+                        f"the decision {o['target']!r} cannot be a node of the linear SCM (its counterfactual "
+                        "would not be a decision); give --counterfactuals with the model's counterfactual decisions"
+                    )
                 cf = fit_linear_scm(data, dag).counterfactuals(
                     data, {k: typed_value(v) for k, v in interventions.items()}
                 )
+                cf = cf.drop(columns=[o["target"]])
+                o["counterfactual_outcomes"] = False
             result = run_situation_testing(data, cf, o)
         except (SituationTestingError, DAGError, json.JSONDecodeError, ValueError, RecursionError) as exc:
             raise CommandError(str(exc)) from exc
@@ -80,6 +97,9 @@ class Command(BaseCommand):
                 "do",
             )
         }
+        if o.get("counterfactual_outcomes") is False:
+            settings["counterfactual decisions"] = OMITTED
+            self.stdout.write(self.style.WARNING(OMITTED))
         path = write_st_report(result, data, Path(o["out"]), title="Situation testing", settings=settings)
         self.stdout.write(result.counts.to_string(index=False))
         self.stdout.write(self.style.SUCCESS(f"report: {path}"))
