@@ -14,11 +14,11 @@ from runs.runners import RUNNERS, JobContext
 from runs.services import job_fail, job_log, job_progress, job_start, job_succeed
 from runs.storage import RunStorageError, delete_prefix
 from runs.time_limit import time_limit
-from surveys.services import StudyNotFound
 
 logger = logging.getLogger(__name__)
 
-# Errors that mean "this input or request cannot be run": shown to the researcher as they are.
+# Errors that mean "this input or request cannot be run" (a bad file, an unknown study: LookupError),
+# shown to the researcher as they are.
 EXPECTED_ERRORS = (ValueError, LookupError, RunStorageError)
 
 
@@ -64,7 +64,7 @@ def execute_job(job_id: str) -> str:
                 outputs=outputs,
             )
             result, files_prefix = RUNNERS[job.kind](context)
-    except (*EXPECTED_ERRORS, JobTimeout, StudyNotFound) as exc:
+    except (*EXPECTED_ERRORS, JobTimeout) as exc:
         _clean_up(job, outputs)
         job_log(job_id=job.pk, line=f"failed: {exc}")
         job_fail(job_id=job.pk, error=str(exc))

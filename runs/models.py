@@ -35,6 +35,7 @@ class Job(models.Model):
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     files_prefix = models.CharField(max_length=200, blank=True, help_text="Storage folder of the job's output files.")
+    files = models.JSONField(default=list, blank=True, help_text="Names of the output files, listed once at success.")
     task_id = models.CharField(max_length=64, blank=True, help_text="The task framework's result id.")
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)

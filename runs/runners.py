@@ -1,7 +1,6 @@
 """What each kind of job does, given its working folder: the same services the management
 commands use, with the uploaded inputs read under the upload limits."""
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +12,7 @@ from runs.models import Job
 from runs.storage import copy_to_local, new_prefix, store_directory
 from surveys.analysis_runs import analysis_run_create
 from surveys.audit_runs import audit_run_create
-from surveys.export import table_to_json
+from surveys.export import table_records
 from surveys.params import run_situation_testing
 from surveys.relative_fairness import study_differential_parity
 from surveys.reports import write_dp_report
@@ -28,9 +27,6 @@ class JobContext:
     log: Callable[[str], None]
     outputs: list[str] = field(default_factory=list)  # storage folders to delete if the job fails
 
-
-def _records(frame) -> list[dict]:
-    return json.loads(table_to_json(frame))
 
 
 def _report_dir(context: JobContext) -> Path:
@@ -91,7 +87,7 @@ def run_situation_testing_job(context: JobContext) -> tuple[dict, str]:
     method = "CSTwo" if cf is not None else "ST"
     flagged = result.individuals[(result.individuals["k"] == k_small) & result.individuals[method]].head(100)
     return {
-        "counts": _records(result.counts),
+        "counts": table_records(result.counts),
         "flagged": [
             {
                 "complainant": int(c),
@@ -115,7 +111,7 @@ def run_differential_parity(context: JobContext) -> tuple[dict, str]:
     context.outputs.append(prefix)
     store_directory(out, prefix)
     return {
-        "tables": {name: _records(frame) for name, frame in tables.items()},
+        "tables": {name: table_records(frame) for name, frame in tables.items()},
         "report_url": reverse("researcher:job-file", args=[job.pk, "report.html"]),
     }, prefix
 

@@ -7,7 +7,7 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from runs.models import Job
-from runs.storage import delete_prefix, store_upload
+from runs.storage import delete_prefix, list_files, store_upload
 
 LOG_LIMIT = 100_000  # characters kept of a job's log
 
@@ -22,10 +22,9 @@ def job_create(*, kind: str, user, study=None, params: dict | None = None, uploa
     prefix = f"jobs/{job.id}/inputs"
     try:
         job.inputs = {field: store_upload(upload, prefix, f"{field}.csv") for field, upload in (uploads or {}).items()}
-        with transaction.atomic():
-            job.save(force_insert=True)
+        with transaction.atomic():  # the worker sees the task only once the job row is committed too
             job.task_id = str(run_job.enqueue(str(job.id)).id)
-            job.save(update_fields=["task_id"])
+            job.save(force_insert=True)
     except BaseException:
         delete_prefix(prefix)
         raise
@@ -55,6 +54,7 @@ def job_succeed(*, job_id, result: dict, files_prefix: str = "") -> None:
         status=Job.Status.SUCCEEDED,
         result=result,
         files_prefix=files_prefix,
+        files=list_files(files_prefix),
         progress=1.0,
         progress_message="done",
         finished_at=timezone.now(),

@@ -4,6 +4,7 @@ per page visit). Every column is documented in ``COLUMNS`` and in the README.
 Participants are identified by their pseudonym (a random UUID), never by the Prolific id.
 """
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -308,6 +309,11 @@ def table_to_csv(frame: pd.DataFrame) -> str:
 
 def table_to_json(frame: pd.DataFrame) -> str:
     return frame.to_json(orient="records", force_ascii=False, indent=None)
+
+
+def table_records(frame: pd.DataFrame) -> list[dict]:
+    """The table as JSON-ready records (NaN -> None, timestamps as ISO strings), as in the JSON export."""
+    return json.loads(table_to_json(frame))
 
 
 def write_exports(tables: ExportTables, out_dir: Path, fmt: str) -> list[Path]:

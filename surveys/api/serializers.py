@@ -141,6 +141,4 @@ class JobSerializer(serializers.Serializer):
         return reverse("api-job", args=[job.pk])
 
     def get_files(self, job) -> list[str]:
-        from runs.storage import list_files
-
-        return [reverse("researcher:job-file", args=[job.pk, name]) for name in list_files(job.files_prefix)]
+        return [reverse("researcher:job-file", args=[job.pk, name]) for name in job.files]

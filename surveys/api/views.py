@@ -1,6 +1,5 @@
 """REST API for researchers: studies, participants and the tidy exports."""
 
-import json
 
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
@@ -29,7 +28,7 @@ from surveys.api.serializers import (
     StudyDetailSerializer,
     StudySerializer,
 )
-from surveys.export import TABLES, export_tables, table_to_json
+from surveys.export import TABLES, export_tables, table_records
 from surveys.models import AnalysisRun, AuditRun, Study
 from surveys.selectors import latest_versions, studies_visible_to
 
@@ -41,9 +40,6 @@ def _latest_visible(request, slug: str) -> Study:
     return study
 
 
-def _records(frame) -> list[dict]:
-    return json.loads(table_to_json(frame))
-
 
 class StorageUnavailable(APIException):
     status_code = status.HTTP_507_INSUFFICIENT_STORAGE
@@ -54,7 +50,7 @@ class StorageUnavailable(APIException):
 def _accepted(**job_fields) -> Response:
     """Queue a job; answer 202 Accepted with its URL in ``Location`` and the job in the body."""
     try:
-        job = job_create(user=job_fields.pop("user"), **job_fields)
+        job = job_create(**job_fields)
     except RunStorageError as exc:
         raise StorageUnavailable(f"{exc}; nothing was kept. Try again later.") from exc
     body = JobSerializer(job).data
@@ -84,7 +80,7 @@ class ParticipantList(APIView):
     @extend_schema(responses=ParticipantRowSerializer(many=True))
     def get(self, request, slug: str):
         _latest_visible(request, slug)
-        return Response(_records(export_tables(slug).participants))
+        return Response(table_records(export_tables(slug).participants))
 
 
 class ExportTable(APIView):
@@ -103,7 +99,7 @@ class ExportTable(APIView):
         if table not in TABLES:
             raise Http404(f"Unknown table {table!r}; choose one of {', '.join(TABLES)}.")
         _latest_visible(request, slug)
-        return Response(_records(getattr(export_tables(slug), table)))
+        return Response(table_records(getattr(export_tables(slug), table)))
 
 
 class AnalysisRuns(APIView):

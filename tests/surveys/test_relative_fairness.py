@@ -58,8 +58,8 @@ def loan_files():
     return CST / "LoanApplication_v2.csv", CST / "cf_LoanApplication_v2.csv"
 
 
-def test_situation_testing_command_report_and_errors(loan_files, tmp_path):
-    data, cf = loan_files
+def _st_loan_command(data, tmp_path, **options) -> str:
+    """The situation_testing command on the loan data (Gender, LoanApproval, two features, k = 15)."""
     out = io.StringIO()
     call_command(
         "situation_testing",
@@ -70,13 +70,18 @@ def test_situation_testing_command_report_and_errors(loan_files, tmp_path):
         target="LoanApproval",
         negative="-1",
         features=["AnnualSalary", "AccountBalance"],
-        counterfactuals=str(cf),
-        mode="reference",
         k=[15],
         out=str(tmp_path / "st"),
         stdout=out,
+        **options,
     )
-    assert "55" in out.getvalue() and "288" in out.getvalue()
+    return out.getvalue()
+
+
+def test_situation_testing_command_report_and_errors(loan_files, tmp_path):
+    data, cf = loan_files
+    text = _st_loan_command(data, tmp_path, counterfactuals=str(cf), mode="reference")
+    assert "55" in text and "288" in text
     html = (tmp_path / "st" / "report.html").read_text()
     assert "Control group" in html and "Test group" in html and "<details" in html
     assert_no_inline_script(html)
@@ -178,24 +183,7 @@ def test_law_school_command_small(tmp_path):
 def _st_dag_command(data, tmp_path, do, **extra):
     dag = tmp_path / "dag.json"
     dag.write_text(json.dumps({"AnnualSalary": ["Gender"], "AccountBalance": ["Gender", "AnnualSalary"]}))
-    out = io.StringIO()
-    call_command(
-        "situation_testing",
-        str(data),
-        sep="|",
-        protected="Gender",
-        protected_value="1",
-        target="LoanApproval",
-        negative="-1",
-        features=["AnnualSalary", "AccountBalance"],
-        dag=str(dag),
-        do=do,
-        k=[15],
-        out=str(tmp_path / "st"),
-        stdout=out,
-        **extra,
-    )
-    return out.getvalue()
+    return _st_loan_command(data, tmp_path, dag=str(dag), do=do, **extra)
 
 
 def test_situation_testing_dag_omits_cf_and_cst_with_the_complainant(loan_files, tmp_path):

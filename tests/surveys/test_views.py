@@ -68,7 +68,9 @@ def test_pair_page_shows_chart_data_and_plotly_from_static(client, demo_study):
     assert "Page 2 of" in body
 
 
-def test_refused_page_keeps_other_inputs_and_names_the_problem(client, demo_study):
+def at_first_output_page(client, *, rationale: str):
+    """A new participant answered up to the first output page; that page and valid answers to it
+    (accept the AI's score for K, score 45 and ``rationale.format(subject)`` per comparison)."""
     start(client)
     accept(client)
     participant = Participant.objects.get()
@@ -78,7 +80,12 @@ def test_refused_page_keeps_other_inputs_and_names_the_problem(client, demo_stud
     data = {"page_key": page["key"], "k_decision": "accept"}
     for x in page["subjects"]:
         data[f"score_{x}"] = "45"
-        data[f"rationale_{x}"] = f"Reason for {x} kept"
+        data[f"rationale_{x}"] = rationale.format(x)
+    return participant, page, data
+
+
+def test_refused_page_keeps_other_inputs_and_names_the_problem(client, demo_study):
+    participant, page, data = at_first_output_page(client, rationale="Reason for {} kept")
     data[f"score_{page['subjects'][0]}"] = "150"
     response = client.post("/s/effort-demo/page/", data)
     assert response.status_code == 422
@@ -220,16 +227,8 @@ def test_accepting_the_ai_score_and_typing_a_score_is_refused(client, demo_study
     """'Accept the AI's score' with a typed score used to drop the typed score silently."""
     import html
 
-    start(client)
-    accept(client)
-    participant = Participant.objects.get()
-    answer_pages(participant, next(i for i, p in enumerate(participant.plan) if p["kind"] == "output"))
-    participant.refresh_from_db()
-    page = participant.plan[participant.position]
-    data = {"page_key": page["key"], "k_decision": "accept", "k_score": "62"}
-    for x in page["subjects"]:
-        data[f"score_{x}"] = "45"
-        data[f"rationale_{x}"] = f"Reason for {x}"
+    participant, page, data = at_first_output_page(client, rationale="Reason for {}")
+    data["k_score"] = "62"
     response = client.post("/s/effort-demo/page/", data)
     assert response.status_code == 422
     body = html.unescape(response.content.decode())
