@@ -24,9 +24,7 @@ class ThrottledBasicAuthentication(BasicAuthentication):
             return super().authenticate_credentials(userid, password, request)
         except exceptions.AuthenticationFailed:
             # django-axes marks the request it was given (DRF's Request) when it refuses a locked-out login.
-            if getattr(request, "axes_locked_out", False) or getattr(
-                getattr(request, "_request", None), "axes_locked_out", False
-            ):
+            if getattr(request, "axes_locked_out", False):
                 raise LockedOut() from None
             raise
 

@@ -4,16 +4,17 @@ write is one transaction, so nothing of the failed request was stored.
 A participant's form (a POST under ``/s/``) is not lost with it: the retry page carries the posted
 fields as hidden inputs (autoescaped; the CSRF token is a fresh one, never the posted one) and a
 "Try again" button that sends them again, and does not reload itself (a reload would be a GET and
-drop them)."""
+drop them); like every participant page it is sent with ``Cache-Control: no-store``
+(config/cache_control.py)."""
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
+from config.sessions import is_participant_path
 from surveys.api.errors import error_response
 
 RETRY_AFTER_SECONDS = "5"
-PARTICIPANT_PREFIX = "/s/"
 
 
 class DatabaseUnavailableMiddleware:
@@ -32,7 +33,7 @@ class DatabaseUnavailableMiddleware:
             )
         else:
             context = {}
-            if request.method == "POST" and request.path.startswith(PARTICIPANT_PREFIX):
+            if request.method == "POST" and is_participant_path(request.path_info):
                 context["action"] = request.get_full_path()
                 context["resend"] = [
                     (name, value)
@@ -41,7 +42,5 @@ class DatabaseUnavailableMiddleware:
                     for value in values
                 ]
             response = HttpResponse(render_to_string("retry.html", context, request=request), status=503)
-            if context:
-                response["Cache-Control"] = "no-store"  # it holds what the participant typed
         response["Retry-After"] = RETRY_AFTER_SECONDS
         return response

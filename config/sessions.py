@@ -66,8 +66,7 @@ def is_participant_path(path: str) -> bool:
 
 
 class PathSessionMiddleware(SessionMiddleware):
-    def __init__(self, get_response):
-        super().__init__(get_response)  # self.SessionStore: the researchers' engine (SESSION_ENGINE)
+    """``self.SessionStore`` (from SessionMiddleware) is the researchers' engine (SESSION_ENGINE)."""
 
     def process_request(self, request):
         if is_participant_path(request.path_info):

@@ -260,6 +260,8 @@ AXES_LOCKOUT_PARAMETERS = [
 AXES_RESET_ON_SUCCESS = True
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
+# The same client address as the participants' limits (PARTICIPANT_ADDRESS_HEADER behind a proxy).
+AXES_CLIENT_IP_CALLABLE = "surveys.throttle.client_address"
 # --- Participants: browser binding, resume codes, per-address limits (surveys/throttle.py) ---
 # A returning participant's browser must hold their session, or bring Prolific's SESSION_ID of
 # the attempt, or their resume code. New arrivals and failed resume codes are counted per client
@@ -268,8 +270,7 @@ AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 # from 127.0.0.1).
 from config.cache_url import cache_from_url  # noqa: E402
 
-if "CACHES" not in globals():  # another block may already configure the cache
-    CACHES = {"default": cache_from_url(env_str("CACHE_URL", "locmem://"))}
+CACHES = {"default": cache_from_url(env_str("CACHE_URL", "locmem://"))}
 PARTICIPANT_ARRIVALS_PER_ADDRESS = env_int("PARTICIPANT_ARRIVALS_PER_ADDRESS", 30)
 PARTICIPANT_RESUME_FAILURES_PER_ADDRESS = env_int("PARTICIPANT_RESUME_FAILURES_PER_ADDRESS", 20)
 PARTICIPANT_LIMIT_WINDOW_SECONDS = env_int("PARTICIPANT_LIMIT_WINDOW_SECONDS", 600)

@@ -49,10 +49,11 @@ def bonus_table(
         scores = participant_bts(answered, similar_max=study.spec["likert"]["similar_max"]).rename(
             columns={"total": "score"}
         )
-        winners = top_bonus(scores, score_column="score", rule=rule)
+        tie_columns: tuple[str, ...] = ()
     else:
         scores = rationale_detail(answered).rename(columns={"rationale_words": "score"})
-        winners = top_bonus(scores, score_column="score", rule=rule, tie_columns=RATIONALE_TIE_COLUMNS)
+        tie_columns = RATIONALE_TIE_COLUMNS
+    winners = top_bonus(scores, score_column="score", rule=rule, tie_columns=tie_columns)
     raw = dict(Participant.objects.filter(study__slug=slug).values_list("pseudonym", "external_id"))
     raw = {str(k): v for k, v in raw.items()}
     scored = winners.merge(scores[["participant_id", "score"]], on="participant_id")

@@ -114,8 +114,8 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
     never altered.
 
     Only the study's owner or staff may load a file whose slug already exists: anyone else would
-    otherwise own a new version and with it every earlier participant's data. ``owner=None`` (an
-    operator's shell, no researcher named) keeps the existing owner.
+    otherwise own a new version and with it every earlier participant's data. A new version keeps the
+    study's owner and collaborators, whoever loads it; ``owner`` owns only a new slug.
     """
     spec = validate_study(spec)
     digest = spec_digest(spec)
@@ -140,7 +140,7 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
         title=spec["title"],
         spec=spec,
         spec_hash=digest,
-        owner=owner if owner is not None else (latest.owner if latest else None),
+        owner=latest.owner if latest is not None else owner,  # a version loaded by staff stays the owner's
     )
     if latest is not None:
         study.collaborators.set(latest.collaborators.all())

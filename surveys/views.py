@@ -39,6 +39,7 @@ from surveys.study_facts import StudyFacts, study_facts
 from surveys.throttle import client_address
 
 Status = Participant.Status
+ACTIVE_STATES = (Status.ARRIVED, Status.ACTIVE, Status.DECLINED)  # still holding a resume code
 
 
 def _session_key(slug: str) -> str:
@@ -55,7 +56,9 @@ def _ended_key(slug: str) -> str:
 ENDED_MARKER_SECONDS = 3600
 
 
-def _end_session(request: HttpRequest, slug: str, status: str, study_id: int, condition_id: int | None) -> None:
+def _end_session(
+    request: HttpRequest, slug: str, participant_id: int, status: str, study_id: int, condition_id: int | None
+) -> None:
     """End the participant's session at completion or withdrawal: their id leaves the session
     (the whole session is flushed, with a new key, unless it also holds another study's
     participant) and only the "ended" marker stays, for ENDED_MARKER_SECONDS."""
@@ -65,7 +68,7 @@ def _end_session(request: HttpRequest, slug: str, status: str, study_id: int, co
     if not any(key.startswith("participant:") for key in session.keys()):
         session.flush()
         session.set_expiry(ENDED_MARKER_SECONDS)
-    session[_ended_key(slug)] = [status, study_id, condition_id]
+    session[_ended_key(slug)] = [status, study_id, condition_id, participant_id]
 
 
 def _ended(request: HttpRequest, slug: str) -> tuple[str, StudyFacts] | None:
@@ -73,7 +76,7 @@ def _ended(request: HttpRequest, slug: str) -> tuple[str, StudyFacts] | None:
     marker = request.session.get(_ended_key(slug))
     if not marker:
         return None
-    status, study_id, condition_id = marker
+    status, study_id, condition_id = marker[:3]
     facts = study_facts(study_id, condition_id)
     return (status, facts) if facts.slug == slug else None
 
@@ -117,8 +120,7 @@ def _bind(request: HttpRequest, slug: str, participant: Participant, code: str =
     fresh session; a finished participant's session ends at once."""
     request.session.cycle_key()
     if participant.status in (Status.COMPLETED, Status.WITHDRAWN):
-        request.session.pop(_resume_key(slug), None)
-        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
+        _end_session(request, slug, participant.pk, participant.status, participant.study_id, participant.condition_id)
     else:
         # A previous participant's "ended" marker and its short expiry do not carry over.
         request.session.pop(_ended_key(slug), None)
@@ -139,14 +141,8 @@ def _resume_form(
     request: HttpRequest, slug: str, params, external_id: str, *, error: str = "", status: int = 200
 ) -> HttpResponse:
     link = {name: params.get(name, "")[:128] for name in ("STUDY_ID", "SESSION_ID")}
-    response = render(
-        request,
-        "surveys/resume.html",
-        {"slug": slug, "external_id": external_id, "link": link, "error": error},
-        status=status,
-    )
-    response["Cache-Control"] = "no-store"
-    return response
+    context = {"slug": slug, "external_id": external_id, "link": link, "error": error}
+    return render(request, "surveys/resume.html", context, status=status)
 
 
 @require_http_methods(["GET", "POST"])
@@ -188,10 +184,15 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
         if created:
             return _bind(request, slug, participant, code)
     # A returning participant.
+    ended = request.session.get(_ended_key(slug))
+    if ended and len(ended) > 3 and ended[3] == participant.pk:  # finished in this browser: their last page
+        return redirect(_where(participant.status, slug))
     if request.session.get(_session_key(slug)) == participant.pk:
-        code = request.session.get(_resume_key(slug), "")
-        if not code and participant.status in (Status.ARRIVED, Status.ACTIVE, Status.DECLINED):
-            code = participant_set_resume_code(participant_id=participant.pk)  # from before resume codes
+        code = _resume_code(request, slug)
+        if not code and not participant.resume_code_hash and participant.status in ACTIVE_STATES:
+            # A participant from before resume codes gets one; one bound through Prolific's
+            # SESSION_ID keeps the code shown in their first browser (it cannot be read back).
+            code = participant_set_resume_code(participant_id=participant.pk)
         return _bind(request, slug, participant, code)
     session_id = params.get("SESSION_ID", "")
     if (
@@ -223,8 +224,9 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     return _resume_form(request, slug, params, external_id, error="This code is not right.", status=422)
 
 
-def _resume_line(request: HttpRequest, slug: str) -> str:
-    return resume_html(request.session.get(_resume_key(slug), ""))
+def _resume_code(request: HttpRequest, slug: str) -> str:
+    """The resume code this browser's session holds for the study ('' when it holds none)."""
+    return request.session.get(_resume_key(slug), "")
 
 
 def _require(
@@ -255,7 +257,7 @@ def _require(
             ),
         )
     if participant.status in (Status.COMPLETED, Status.WITHDRAWN):  # e.g. withdrawn by a researcher
-        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
+        _end_session(request, slug, participant.pk, participant.status, participant.study_id, participant.condition_id)
     if participant.status != status:
         return participant, facts, redirect(_where(participant.status, slug))
     return participant, facts, None
@@ -278,11 +280,12 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
             {
                 "spec": spec,
                 "error": "Choose whether you agree to take part.",
-                "resume_html": _resume_line(request, slug),
+                "resume_html": resume_html(_resume_code(request, slug)),
             },
             status=422,
         )
-    return render(request, "surveys/consent.html", {"spec": spec, "resume_html": _resume_line(request, slug)})
+    context = {"spec": spec, "resume_html": resume_html(_resume_code(request, slug))}
+    return render(request, "surveys/consent.html", context)
 
 
 def _submit(request: HttpRequest, slug: str) -> HttpResponse | None:
@@ -316,7 +319,9 @@ def _save_or_refuse(
             enrolment=enrolment, page_key=page["key"], answers=form_answers(page, index, form), show_next=True
         )
         if result.status == Status.COMPLETED:  # the last page saved (or resent): the session ends here
-            _end_session(request, slug, result.status, enrolment.study_id, enrolment.condition_id)
+            _end_session(
+                request, slug, enrolment.participant_id, result.status, enrolment.study_id, enrolment.condition_id
+            )
         if result.outcome is SubmitOutcome.SAVED and result.status == Status.ACTIVE:
             # The answer to the POST is the next page itself (one round trip, not a redirect and a
             # GET); page_submit has recorded it as shown. Its address stays /page/, so a reload
@@ -329,7 +334,7 @@ def _save_or_refuse(
                 facts.spec_hash,
                 position=result.position,
                 total=len(enrolment.plan),
-                resume_code=request.session.get(_resume_key(slug), ""),
+                resume_code=_resume_code(request, slug),
             )
         return redirect(_where(result.status, slug))
     participant = Participant.objects.get(pk=enrolment.participant_id)
@@ -346,7 +351,7 @@ def _save_or_refuse(
         status=422,
         position=place,
         total=len(enrolment.plan),
-        resume_code=request.session.get(_resume_key(slug), ""),
+        resume_code=_resume_code(request, slug),
     )
 
 
@@ -373,7 +378,7 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
         facts.spec_hash,
         position=participant.position,
         total=len(participant.plan),
-        resume_code=request.session.get(_resume_key(slug), ""),
+        resume_code=_resume_code(request, slug),
     )
 
 
@@ -395,17 +400,12 @@ def declined(request: HttpRequest, slug: str) -> HttpResponse:
 def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
     """Withdraw from the study at any point: confirm, then every answer is deleted."""
     participant, facts = _participant(request, slug)
-    if participant is None:
-        ended = _ended(request, slug)
-        if ended is not None:
-            return redirect(_where(ended[0], slug))
-        return _problem(request, "Please use your study link", "Open the study from your link first.", 403)
-    if participant.status == Status.WITHDRAWN:
-        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
-        return redirect(_where(participant.status, slug))
+    if participant is None or participant.status in (Status.COMPLETED, Status.WITHDRAWN):
+        _, _, detour = _require(request, slug, Status.WITHDRAWN)  # ends a finished session, explains
+        return detour or redirect(_where(Status.WITHDRAWN, slug))
     if request.method == "POST" and request.POST.get("confirm") == "withdraw":
         participant = participant_withdraw(participant_id=participant.pk)
-        _end_session(request, slug, participant.status, participant.study_id, participant.condition_id)
+        _end_session(request, slug, participant.pk, participant.status, participant.study_id, participant.condition_id)
         return redirect(_where(participant.status, slug))
     return render(request, "surveys/withdraw.html", {"spec": facts.spec, "back": _where(participant.status, slug)})
 
