@@ -160,3 +160,18 @@ def test_completed_participant_elsewhere_needs_the_attempt_or_the_code(client, d
 def test_clean_resume_code():
     assert clean_resume_code(" abcd efgh ") == "ABCD-EFGH" == clean_resume_code("ABCD-EFGH")
     assert clean_resume_code("ＡＢＣＤ－ＥＦＧＨ") == "ABCD-EFGH"
+
+
+def test_a_device_bound_by_session_id_keeps_the_first_browsers_code_valid(client, demo_study):
+    """Opening the Prolific link twice on a phone must not replace the code the laptop shows."""
+    from surveys.services import ResumeOutcome, participant_resume
+
+    participant = answer_pages(begin(client), 3)
+    laptop_code = shown_code(client)
+    phone = Client()
+    for _ in range(2):
+        phone.get(START, {"PROLIFIC_PID": "victim", "STUDY_ID": "ST1", "SESSION_ID": "SE1"})
+    assert shown_code(client) == laptop_code
+    outcome = participant_resume(participant_id=participant.pk, code=clean_resume_code(laptop_code))
+    assert outcome is ResumeOutcome.ACCEPTED
+

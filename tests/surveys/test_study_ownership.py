@@ -65,3 +65,14 @@ def test_command_refuses_with_a_clear_message(study_with_participant, demo_spec,
     assert Study.objects.filter(slug="effort-demo").count() == 1
     call_command("load_study", str(path), owner="alice")
     assert Study.objects.filter(slug="effort-demo").count() == 2
+
+
+def test_a_version_loaded_by_staff_stays_the_owners(study_with_participant, demo_spec, researcher):
+    """Staff loading a new version must not take the study over: its owner can still load the next."""
+    staff = get_user_model().objects.create_user("carol", password="carol-pass-123", is_staff=True)
+    result = study_load(spec=_edited(demo_spec), owner=staff)
+    assert result.action == "new_version" and result.study.owner.username == "alice"
+    participant_arrive(study_slug=demo_spec["slug"], external_id="P2")
+    again = _edited(demo_spec)
+    again["title"] = "Edited again by the owner"
+    assert study_load(spec=again, owner=researcher).study.version == 3

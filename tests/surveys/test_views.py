@@ -200,6 +200,8 @@ def test_session_ends_at_completion_and_the_completion_page_stays_reachable(clie
     assert done.status_code == 200 and demo_study.spec["completion"]["code"].encode() in done.content
     assert client.get("/s/effort-demo/page/")["Location"] == "/s/effort-demo/done/"
     assert client.get("/s/effort-demo/withdraw/")["Location"] == "/s/effort-demo/done/"
+    # Reopening their own link in this browser leads there too, not to the resume-code form.
+    assert client.get("/s/effort-demo/", {"participant_label": "finisher"})["Location"] == "/s/effort-demo/done/"
     # A new person on the same browser starts as themselves.
     start(client, "next-person")
     assert (
