@@ -97,9 +97,9 @@ def read_subjects(source: str | Path | pd.DataFrame) -> Subjects:
         raise SubjectsFileError("need at least one model column named score_<model>")
     for column in series + models + (["inertia"] if "inertia" in frame else []):
         values = pd.to_numeric(frame[column], errors="coerce")
-        bad = frame.index[values.isna()].tolist()
+        bad = frame.index[~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))].tolist()
         if bad:
-            raise SubjectsFileError(f"column {column!r}: non-numeric or missing values in rows {bad[:5]}")
+            raise SubjectsFileError(f"column {column!r}: non-numeric, missing or infinite values in rows {bad[:5]}")
         frame[column] = values
     if (frame[series] < 0).any().any():
         raise SubjectsFileError("effort columns x_* must be >= 0")

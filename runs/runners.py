@@ -56,11 +56,12 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
     job = context.job
     out = _report_dir(context)
     subjects = copy_to_local(job.inputs["subjects"], out / "subjects.csv")
-    read_csv_upload(subjects, name="subjects")  # size, header and row limits before the audit reads it
+    frame = read_csv_upload(subjects, name="subjects")  # size, header and row limits: read once
     context.progress("audit", 1, 4)
     run = audit_run_create(
         slug=job.study.slug,
         subjects_file=subjects,
+        subjects_frame=frame,
         out_dir=out,
         condition=job.params.get("condition") or None,
         calibration_id=job.params.get("calibration"),

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pandas as pd
 from django.db import transaction
 
 from fairness.model_audit import audit, read_subjects
@@ -23,13 +24,15 @@ def audit_run_create(
     slug: str,
     subjects_file: str | Path,
     out_dir: Path,
+    subjects_frame: pd.DataFrame | None = None,
     condition: str | None = None,
     calibration_id: int | None = None,
     shown_model: str | None = "study_ai",
     seed: int = 1,
     n_resamples: int = 1000,
 ) -> AuditRun:
-    """Read the subjects file, pick the human weights (the given Calibration, else the latest
+    """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
+    limits), pick the human weights (the given Calibration, else the latest
     Likert calibration of the condition), score every model, estimate alpha from the study's
     yes/no feedback when its subjects are in the file, write the report into ``out_dir``, store
     its files (storage folder ``audit/<uuid>``), the run and the disagreement Calibration."""
@@ -50,7 +53,7 @@ def audit_run_create(
             .order_by("-created_at")
             .first()
         )
-    subjects = read_subjects(subjects_file)
+    subjects = read_subjects(subjects_file if subjects_frame is None else subjects_frame)
     alphas = {f"human (likert v{likert.version})": likert.alpha} if likert else {}
     disagreements = export_tables(slug).disagreements
     feedback = None

@@ -20,8 +20,8 @@ and re-armed around the parse): the Python-level parts of the parse are interrup
 tokenizer's current pass finishes first. In other threads (web requests) the limit is the
 server's own timeout (``GUNICORN_TIMEOUT``) and a background job's time limit.
 
-NaN and infinite values are the caller's business (which columns must be numbers depends on the
-analysis); :func:`require_finite` refuses them in named columns with the first bad cells.
+NaN and infinite values are the analysis' business (which columns must be numbers depends on it):
+situation testing and the audit's subjects reader refuse them with the column and the first rows.
 """
 
 from __future__ import annotations
@@ -30,9 +30,7 @@ import csv
 import io
 import os
 from collections import Counter
-from collections.abc import Iterable
 
-import numpy as np
 import pandas as pd
 from django.conf import settings
 
@@ -166,29 +164,3 @@ def read_csv_upload(
         raise UploadError(f"{name}: more than the limit of {max_rows:,} data rows")
     return frame
 
-
-def require_finite(frame: pd.DataFrame, columns: Iterable[str], *, name: str, show: int = 5) -> None:
-    """Refuse missing, non-numeric or infinite values in ``columns`` (which must exist).
-
-    The message names the upload and lists the first bad cells as ``(row, column)``, rows counted
-    from 0 for the first data row, e.g. ``subjects.csv: 3 missing, non-numeric or infinite value(s)
-    in numeric column(s): (row 17, 'x_2'), ...``.
-    """
-    columns = list(columns)
-    absent = [c for c in columns if c not in frame.columns]
-    if absent:
-        raise UploadError(f"{name}: missing column(s) {absent}")
-    bad_cells: list[tuple[int, str]] = []
-    total = 0
-    for column in columns:
-        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        rows = np.flatnonzero(~np.isfinite(values))
-        total += len(rows)
-        bad_cells.extend((int(r), column) for r in rows[:show])
-    if total:
-        bad_cells.sort()
-        shown = ", ".join(f"(row {r}, {c!r})" for r, c in bad_cells[:show])
-        raise UploadError(
-            f"{name}: {total} missing, non-numeric or infinite value(s) in numeric column(s): {shown}"
-            + (" ..." if total > show else "")
-        )

@@ -27,6 +27,10 @@ def table(n=300, seed=0):
         (lambda f: f.drop(columns=["score_a", "score_b"]), "score_<model>"),
         (lambda f: f.assign(score_a=f["score_a"] + 2), "'score_a' must lie in [0, 1]"),
         (lambda f: f.assign(x_2019="many"), "'x_2019': non-numeric"),
+        (
+            lambda f: f.assign(x_2020=np.where(f.index == 3, np.inf, f["x_2020"])),
+            "'x_2020': non-numeric, missing or infinite values in rows [3]",
+        ),
         (lambda f: f.assign(race="Martian"), "no inertia value for group(s) ['Martian']"),
         (lambda f: pd.concat([f, f.head(1)]), "duplicate ids"),
     ],

@@ -1,17 +1,16 @@
-"""surveys.uploads.read_csv_upload / require_finite and the multipart size limit (red-team findings)."""
+"""surveys.uploads.read_csv_upload and the multipart size limit (red-team findings)."""
 
 import io
 import time
 from unittest import mock
 
-import numpy as np
 import pandas as pd
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
 from config.upload_handlers import UploadLimitHandler, UploadTooLarge
-from surveys.uploads import UploadError, read_csv_upload, require_finite
+from surveys.uploads import UploadError, read_csv_upload
 
 GOOD = b"a,b,c\n1,2,x\n3,4,y\n"
 
@@ -105,19 +104,6 @@ def test_parse_time_limit_in_the_main_thread():
         read_csv_upload(GOOD, name="data", max_seconds=0.2)
     assert "data: reading the file took longer than 0.2 s" in str(caught.value)
     assert read_csv_upload(GOOD, name="data", max_seconds=5).shape == (2, 3)  # the timer is disarmed again
-
-
-def test_require_finite_lists_the_first_bad_cells():
-    frame = pd.DataFrame({"x": [1.0, np.nan, 3.0, np.inf], "y": [1, 2, 3, 4], "z": ["1", "a", "2", "3"]})
-    require_finite(frame, ["y"], name="subjects")
-    with pytest.raises(UploadError) as caught:
-        require_finite(frame, ["x", "y", "z"], name="subjects")
-    assert str(caught.value) == (
-        "subjects: 3 missing, non-numeric or infinite value(s) in numeric column(s): "
-        "(row 1, 'x'), (row 1, 'z'), (row 3, 'x')"
-    )
-    with pytest.raises(UploadError, match=r"missing column\(s\) \['w'\]"):
-        require_finite(frame, ["w"], name="subjects")
 
 
 def test_upload_handler_counts_streamed_files(settings):
