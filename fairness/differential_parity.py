@@ -94,6 +94,8 @@ class Wording:
 
     def verdict(self, t: float, p: float, alpha: float) -> tuple[str, str | None, str | None]:
         """(verdict, direction, favoured_group) for statistic t (> 0: R0 - R1 larger for A = 1)."""
+        if not 0 < alpha < 1:
+            raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
         (r0, r1), (g0, g1) = self.names, self.groups
         if not np.isfinite(p) or p > alpha or t == 0:
             text = (

@@ -40,6 +40,7 @@ class LawSchoolResults:
     intersectional: SituationTestingResult
     multiple: pd.DataFrame  # per k: complainants flagged for gender and for race at alpha / 2
     n_protected: dict
+    data: pd.DataFrame  # the cleaned data the runs used
 
 
 def load(path: str | Path) -> pd.DataFrame:
@@ -109,4 +110,4 @@ def run(path: str | Path, *, k=K_LIST, alpha: float = 0.05, tau: float = 0.0) ->
         "race": int((data["race_nonwhite"] == "NonWhite").sum()),
         "both": int(both["female_nonwhite"].sum()),
     }
-    return LawSchoolResults(gender, race, intersectional, pd.DataFrame(rows), n_protected)
+    return LawSchoolResults(gender, race, intersectional, pd.DataFrame(rows), n_protected, data)

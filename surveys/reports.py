@@ -293,8 +293,8 @@ def write_dp_report(
     sections = []
     for name, frame in tables.items():
         section = _table_section(_heading(name), frame, empty="Nothing to test.")
-        if name in definitions:  # the template shows ``empty`` only for a section without paragraphs
-            section.paragraphs[:0] = [definitions[name]] + ([] if section.tables else [section.empty])
+        if name in definitions:
+            section.paragraphs.insert(0, definitions[name])
         sections.append(section)
     sections += figure_sections(figures)
     return render_report(out_dir, title, sections, intro=[DP_NOTE])

@@ -113,10 +113,7 @@ def api_exception_handler(exc, context):
     response = drf_exception_handler(exc, context)
     if response is None:
         return None  # an unexpected error: handler500 answers in the same format
-    if isinstance(exc, exceptions.APIException):
-        response.data = _from_api_exception(exc, response.status_code)
-    else:
-        response.data = error_payload(response.status_code, "error", str(response.data.get("detail", "")))
+    response.data = _from_api_exception(exc, response.status_code)  # DRF answers APIExceptions only
     return response
 
 

@@ -107,17 +107,27 @@ def test_top_bonus_breaks_ties_by_secondary_columns():
 def test_rationale_detail_tie_breakers():
     """Two participants with the same mean distinct words per rationale are told apart by the
     distinct words over all rationales, then by characters."""
-    from analysis.bts import RATIONALE_TIE_COLUMNS, rationale_detail
+    from analysis.bts import rationale_detail
 
     pairs = pd.DataFrame(
         {
-            "participant_id": ["p", "p", "q", "q", "r", "r"],
-            "rationale": ["same trend", "same trend", "same trend", "lower total", "same trend", "same trends"],
+            "participant_id": ["p", "p", "q", "q", "r", "r", "t", "t"],
+            "rationale": [
+                "same trend",
+                "same trend",
+                "same trend",
+                "lower total",
+                "same trend",
+                "same trends",
+                "longer trends",
+                "longer trends",
+            ],
         }
     )
     detail = rationale_detail(pairs).set_index("participant_id")
     assert (detail["rationale_words"] == 2).all()
     assert detail.loc["q", "rationale_vocabulary"] == 4 and detail.loc["p", "rationale_vocabulary"] == 2
     assert detail.loc["r", "rationale_vocabulary"] == 3
-    assert list(rationale_detail(pairs)["participant_id"]) == ["q", "r", "p"]
-    assert RATIONALE_TIE_COLUMNS == ("rationale_vocabulary", "rationale_characters")
+    # t and p tie on words (2) and vocabulary (2): the longer rationales (26 vs 20 characters) rank first
+    assert detail.loc["t", "rationale_vocabulary"] == 2
+    assert list(rationale_detail(pairs)["participant_id"]) == ["q", "r", "t", "p"]

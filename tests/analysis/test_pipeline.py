@@ -115,18 +115,22 @@ def test_table3_paper_convention_reproduces_the_paper(key, expected):
     assert got == pytest.approx(expected, abs=bound)
 
 
-def test_table3_fieller_convention_is_steiger_z1_over_sqrt_106():
-    from analysis.correlations import compare_correlations
+def test_table3_conventions_on_published_test_vectors():
+    """Steiger (1980) Z1* (.4, .5, .1, 103) = -0.8887 and Hotelling (1940) t (.5, .2, .3, 50) = 2.01
+    (../shared/test-vectors.md): the paper convention gives Hotelling's t unadjusted, the fieller
+    convention divides both statistics by sqrt(1.06)."""
     from analysis.pipeline import table3_from_correlations
 
+    def table(r_jk, r_jh, r_kh, n, convention):
+        r = {"traj_input": r_jk, "aggr_input": r_jh, "traj_aggr": r_kh, "traj_output": r_jk, "aggr_output": r_jh}
+        return table3_from_correlations(r, n, convention=convention).set_index(["test", "comparison"])["statistic"]
+
+    assert table(0.4, 0.5, 0.1, 103, "fieller")[("steiger", "input")] == pytest.approx(-0.8887 / 1.06**0.5, abs=1e-4)
+    assert table(0.5, 0.2, 0.3, 50, "paper")[("hotelling", "input")] == pytest.approx(2.01, abs=0.005)
+    assert table(0.5, 0.2, 0.3, 50, "fieller")[("hotelling", "input")] == pytest.approx(2.01 / 1.06**0.5, abs=0.005)
     n, r = PAPER_TABLE2["CLUE"]
     paper = table3_from_correlations(r, n).set_index(["test", "comparison"])
     fieller = table3_from_correlations(r, n, convention="fieller").set_index(["test", "comparison"])
-    z1 = compare_correlations(r["traj_input"], r["aggr_input"], r["traj_aggr"], n, method="steiger").statistic
-    assert fieller.loc[("steiger", "input"), "statistic"] == pytest.approx(z1 / 1.06**0.5)
-    assert fieller.loc[("hotelling", "output"), "statistic"] == pytest.approx(
-        paper.loc[("hotelling", "output"), "statistic"] / 1.06**0.5
-    )
     # both conventions say which statistic they are
     assert paper["label"].str.contains("paper").all() and fieller["label"].str.contains("1.06").all()
     assert (fieller["pvalue_bonferroni"] == (fieller["pvalue"] * 4).clip(upper=1)).all()

@@ -232,3 +232,12 @@ def test_bridged_verdict_uses_the_same_wording():
         features[:h], r0[:h], a[:h], features[h:], r1[h:], a[h:], favourable="lower", groups=GROUPS, **RISK
     )
     assert res.direction == "higher" and res.favoured_group == GROUPS[0] and res.verdict.startswith("Participants")
+
+
+@pytest.mark.parametrize("alpha", [0, 1, 2, -0.1])
+def test_alpha_outside_the_unit_interval_is_refused(alpha):
+    """alpha = 2 would call every p-value evidence; the level must lie in (0, 1)."""
+    from fairness.differential_parity import differential_parity
+
+    with pytest.raises(ValueError, match=r"alpha must lie in \(0, 1\)"):
+        differential_parity([1, 2, 3, 4], [1, 1, 2, 2], [0, 0, 1, 1], alpha=alpha)

@@ -229,3 +229,14 @@ def test_csp_on_participant_researcher_report_admin_and_api_responses(
         assert response.status_code == 200, url
         assert_csp(response)
         assert_no_inline_script(response.content.decode())
+
+
+def test_an_empty_section_with_text_still_says_it_is_empty(tmp_path):
+    """A section's explanation must not hide that its table is empty."""
+    from surveys.reports import Section, render_report
+
+    html = render_report(
+        tmp_path, "t", [Section(title="A", paragraphs=["What A means."], empty="Nothing to test.")]
+    ).read_text()
+    assert "What A means." in html and "Nothing to test." in html
+    assert "Nothing to show." in render_report(tmp_path, "t", [Section(title="B")]).read_text()

@@ -33,5 +33,5 @@ class Command(BaseCommand):
         self.stdout.write(
             f"multiple (Bonferroni alpha/2, flagged for both):\n{results.multiple.to_string(index=False)}"
         )
-        path = write_law_school_report(results, law_school.load(data), Path(out), k=k)
+        path = write_law_school_report(results, results.data, Path(out), k=k)
         self.stdout.write(self.style.SUCCESS(f"report: {path}"))
