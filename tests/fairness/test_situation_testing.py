@@ -385,3 +385,17 @@ def test_law_school_run_does_not_repeat_the_searches_of_the_bonferroni_runs(monk
     results = law_school.run(sample, k=[15, 30])
     assert len(calls) == 9  # 3 searches x (gender, race, intersectional); the alpha / 2 runs reuse them
     assert list(results.multiple["k"]) == [15, 30]
+
+
+def test_reference_rule_on_a_hand_computed_case():
+    """p_c = p_t = 0.5, k = 15, tau = -0.05: delta_p = 0 and the Wald half-width
+    w = 1.645 sqrt(2 x 0.25 / 15) = 0.3003 (by hand). The authors' rule flags the case (0 > tau) but
+    does not call it significant (0 - 0.300 < tau); a bound clipped at 0 would have (0 > tau)."""
+    from fairness.situation_testing import _decide
+
+    w = 1.645 * (2 * 0.25 / 15) ** 0.5
+    assert round(w, 4) == 0.3003
+    flagged, significant = _decide(np.array([0.0]), np.array([w]), -0.05, "negative", "reference")
+    assert flagged.tolist() == [True] and significant.tolist() == [False]
+    flagged, significant = _decide(np.array([0.0]), np.array([w]), 0.05, "positive", "reference")
+    assert flagged.tolist() == [True] and significant.tolist() == [False]
