@@ -1,5 +1,6 @@
 """Run the study pipeline on a study's export and store the run and its Calibrations."""
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -7,7 +8,6 @@ from django.db import transaction
 
 from analysis.bts import participant_bts
 from analysis.pipeline import run_pipeline
-from analysis.report import results_dict
 from runs.storage import delete_prefix, new_prefix, store_directory
 from surveys.calibrations import calibration_create
 from surveys.export import export_tables
@@ -40,7 +40,11 @@ def analysis_run_create(
     try:
         with transaction.atomic():
             run = AnalysisRun.objects.create(
-                study=study, seed=seed, n_resamples=n_resamples, files_prefix=prefix, results=results_dict(result)
+                study=study,
+                seed=seed,
+                n_resamples=n_resamples,
+                files_prefix=prefix,
+                results=json.loads((out_dir / "results.json").read_text()),
             )
             for cal in result.calibrations:
                 calibration_create(
