@@ -45,3 +45,51 @@ def load_dressel_farid(folder: str | Path, *, race_shown: bool) -> pd.DataFrame:
     frame["race"] = frame["race"].map(RACE_CODES)
     frame["disagreement"] = (frame["prediction"] != frame["compas_label"]).astype(int)
     return frame.astype({"prediction": np.int64})
+
+
+WORKER_AGE = {1: "under 18", 2: "18-24", 3: "25-34", 4: "35-44", 5: "45-54", 6: "55-64", 7: "65-74", 8: "75 or older"}
+WORKER_GENDER = {0: "male", 1: "female", 2: "preferred to describe"}
+WORKER_RACE = {
+    1: "White",
+    2: "Black or African American",
+    3: "Hispanic or Latino",
+    4: "Asian",
+    5: "American Indian or Alaska Native",
+    6: "Native Hawaiian or Pacific Islander",
+    7: "preferred to describe",
+}
+WORKER_EDUCATION = {
+    1: "less than high school",
+    2: "high school graduate",
+    3: "some college, no degree",
+    4: "associate degree",
+    5: "bachelor's degree",
+    6: "master's degree",
+    7: "doctoral degree",
+    8: "professional degree",
+}
+
+
+def load_dressel_farid_workers(folder: str | Path, *, race_shown: bool) -> pd.DataFrame:
+    """The 400 workers' self-reported demographics (``MTURK_*_DEMOGRAPHICS.csv``), one row per worker:
+    ``worker`` (the code heading the answer matrix's column), ``age``, ``gender``, ``race``,
+    ``education`` (labels from the authors' README) and ``block`` (which 50 defendants they saw).
+
+    The files end with blank rows (dropped). A code the README does not define (one worker's gender
+    is 3 in the race-shown file) becomes ``"code N (undocumented)"`` rather than a guess.
+    """
+    name = "MTURK_RACE_DEMOGRAPHICS.csv" if race_shown else "MTURK_NO_RACE_DEMOGRAPHICS.csv"
+    rows = _read_cr_csv(Path(folder) / name)
+    body = [r[:6] for r in rows[1:] if r and r[0].strip()]
+    frame = pd.DataFrame(body, columns=["worker", "age", "gender", "race", "education", "block"])
+    for column, codes in (
+        ("age", WORKER_AGE),
+        ("gender", WORKER_GENDER),
+        ("race", WORKER_RACE),
+        ("education", WORKER_EDUCATION),
+    ):
+        frame[column] = [codes.get(int(v), f"code {v} (undocumented)") for v in frame[column]]
+    frame["block"] = frame["block"].astype(int)
+    if frame["worker"].duplicated().any():
+        raise ValueError(f"{name}: a worker code appears twice")
+    return frame
