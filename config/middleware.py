@@ -5,7 +5,12 @@ A participant's form (a POST under ``/s/``) is not lost with it: the retry page 
 fields as hidden inputs (autoescaped; the CSRF token is a fresh one, never the posted one) and a
 "Try again" button that sends them again, and does not reload itself (a reload would be a GET and
 drop them); like every participant page it is sent with ``Cache-Control: no-store``
-(config/cache_control.py)."""
+(config/cache_control.py).
+
+A schema error (SQLite reports "no such table" / "no such column" as an OperationalError, PostgreSQL
+as a ProgrammingError) is not an outage: retrying cannot help, so it is left to Django's error
+handling (a logged 500 that names the real cause, e.g. migrations not applied) instead of a
+"briefly unavailable" page that would send everyone into a retry loop."""
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
@@ -15,6 +20,14 @@ from config.sessions import is_participant_path
 from surveys.api.errors import error_response
 
 RETRY_AFTER_SECONDS = "5"
+SCHEMA_ERRORS = ("no such table", "no such column", "has no column named")
+
+
+def is_outage(exception: Exception) -> bool:
+    """A connection-level database failure that a retry may cure (see the module docstring)."""
+    if not isinstance(exception, OperationalError | InterfaceError):
+        return False
+    return not str(exception).lower().startswith(SCHEMA_ERRORS)
 
 
 class DatabaseUnavailableMiddleware:
@@ -25,7 +38,7 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not isinstance(exception, OperationalError | InterfaceError):
+        if not is_outage(exception):
             return None
         if request.path.startswith("/api/"):
             response = error_response(

@@ -68,6 +68,21 @@ def test_database_outage_gives_a_retry_page_and_writes_nothing(client, demo_stud
     assert participant.position == 0 and not Answer.objects.filter(participant=participant).exists()
 
 
+@pytest.mark.parametrize(
+    "message", ["no such table: surveys_participant", "no such column: surveys_participant.pilot"]
+)
+def test_schema_error_is_not_reported_as_an_outage(demo_study, monkeypatch, message):
+    """Missing migrations are not "briefly unavailable": the real error reaches Django's handling."""
+
+    def broken(**kwargs):
+        raise OperationalError(message)
+
+    monkeypatch.setattr("surveys.views.participant_arrive", broken)
+    client = Client(raise_request_exception=False)
+    response = client.get("/s/effort-demo/", {"PROLIFIC_PID": "schema"})
+    assert response.status_code == 500 and not response.has_header("Retry-After")
+
+
 def test_api_outage_is_json_503(demo_study, researcher, monkeypatch):
     client = Client()
     client.force_login(researcher)
