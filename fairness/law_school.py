@@ -21,6 +21,7 @@ Two modes:
   testing in reference mode (z-scores, rounded Wald rule, k + 1 control rule).
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,7 +88,7 @@ def admit(frame: pd.DataFrame) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Test:
+class Experiment:
     """One single-attribute test: the factual and counterfactual tables (same rows, same order,
     b() applied to both), the protected column and value, and the features of the distance."""
 
@@ -134,7 +135,7 @@ def _with_intersection(data: pd.DataFrame) -> pd.DataFrame:
     return data.assign(female_nonwhite=intersectional_attribute(data, ["sex", "race_nonwhite"], ["Female", "NonWhite"]))
 
 
-def paper_tests(data: pd.DataFrame) -> dict[str, Test]:
+def paper_tests(data: pd.DataFrame) -> dict[str, Experiment]:
     """Gender, race and intersectional tests with our SCM's counterfactuals (see the module)."""
     scm = fit_linear_scm(data, DAG)
 
@@ -144,9 +145,9 @@ def paper_tests(data: pd.DataFrame) -> dict[str, Test]:
 
     both, both_cf = intersectional_data(data, scm)
     return {
-        "gender": Test(data, counterfactual({"sex": "Male"}), "sex", "Female", FEATURES),
-        "race": Test(data, counterfactual({"race_nonwhite": "White"}), "race_nonwhite", "NonWhite", FEATURES),
-        "intersectional": Test(both, both_cf, "female_nonwhite", 1, FEATURES),
+        "gender": Experiment(data, counterfactual({"sex": "Male"}), "sex", "Female", FEATURES),
+        "race": Experiment(data, counterfactual({"race_nonwhite": "White"}), "race_nonwhite", "NonWhite", FEATURES),
+        "intersectional": Experiment(both, both_cf, "female_nonwhite", 1, FEATURES),
     }
 
 
@@ -177,7 +178,7 @@ def read_reference_counterfactuals(
     return out.assign(Y=admit(out))
 
 
-def reference_tests(data: pd.DataFrame, folder: str | Path) -> dict[str, Test]:
+def reference_tests(data: pd.DataFrame, folder: str | Path) -> dict[str, Experiment]:
     """Gender, race and intersectional tests as the authors ran them (see the module)."""
     cfs = {
         name: read_reference_counterfactuals(Path(folder) / file, data, check)
@@ -186,9 +187,9 @@ def reference_tests(data: pd.DataFrame, folder: str | Path) -> dict[str, Test]:
     both = _with_intersection(data).drop(columns=["sex", "race_nonwhite"])
     both_cf = cfs["intersectional"].assign(female_nonwhite=0).drop(columns=["sex", "race_nonwhite"])
     return {
-        "gender": Test(data, cfs["gender"], "sex", "Female", FEATURES),
-        "race": Test(data, cfs["race"], "race_nonwhite", "NonWhite", ["sex", *FEATURES]),
-        "intersectional": Test(both, both_cf, "female_nonwhite", 1, FEATURES),
+        "gender": Experiment(data, cfs["gender"], "sex", "Female", FEATURES),
+        "race": Experiment(data, cfs["race"], "race_nonwhite", "NonWhite", ["sex", *FEATURES]),
+        "intersectional": Experiment(both, both_cf, "female_nonwhite", 1, FEATURES),
     }
 
 
@@ -222,8 +223,11 @@ def differences(counts: pd.DataFrame, name: str) -> pd.DataFrame:
     return (mine.loc[common] - table.loc[common]).reset_index()
 
 
-def run(path: str | Path, *, k=K_LIST, alpha: float = 0.05, tau: float = 0.0, mode: str = "paper") -> LawSchoolResults:
-    """All four experiments; ``mode="reference"`` reads the authors' counterfactual files from the
+def run(
+    path: str | Path, *, k: Sequence[int] = K_LIST, alpha: float = 0.05, tau: float = 0.0, mode: str = "paper"
+) -> LawSchoolResults:
+    """Gender, race and intersectional tests at ``alpha``, multiple discrimination from the gender and
+    race tests at alpha / 2; ``mode="reference"`` reads the authors' counterfactual files from the
     folder of ``path``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
