@@ -418,24 +418,28 @@ LAW_SCHOOL_DIFFERENCES = [
 def _published_section(results: law_school.LawSchoolResults) -> Section:
     """This run's counts minus the paper's Tables 10-13, for the k values both have."""
     section = Section(title="Comparison with the published tables (CST paper, Tables 10-13)")
-    differs = False
-    for name in ("gender", "race", "multiple", "intersectional"):
-        counts = results.multiple if name == "multiple" else getattr(results, name).counts
-        diff = law_school.differences(counts, name)
-        if len(diff):
-            differs |= bool((diff.drop(columns="k") != 0).any().any())
-            table = law_school.PUBLISHED_TABLES[name][0]
-            section.tables.append(
-                table_context(diff, caption=f"{_heading(name)}: this run minus {table} (0 = the published count)")
-            )
     section.paragraphs.append(
         "The published counts are for all 21,790 students of clean_LawSchool.csv, alpha = 0.05 (multiple: alpha / 2 "
         "per attribute), tau = 0; on other data the counts differ anyway."
     )
-    if not section.tables:
+    names = ("gender", "race", "multiple", "intersectional")
+    diffs = {
+        name: law_school.differences(results.multiple if name == "multiple" else getattr(results, name).counts, name)
+        for name in names
+    }
+    compared = diffs["multiple"]["k"].tolist()
+    if not compared:
         section.paragraphs.append(f"None of the k values of this run is one the paper reports {law_school.K_LIST}.")
-    elif not differs:
-        section.paragraphs.append("Every count of this run equals the published one.")
-    elif results.mode == "paper":
-        section.paragraphs += LAW_SCHOOL_DIFFERENCES
+    elif not any((diff.drop(columns="k") != 0).any().any() for diff in diffs.values()):
+        section.paragraphs.append(
+            f"Every count of this run (k = {', '.join(map(str, compared))}) equals the published one."
+        )
+    else:
+        if results.mode == "paper":
+            section.paragraphs += LAW_SCHOOL_DIFFERENCES
+        for name, diff in diffs.items():
+            caption = (
+                f"{_heading(name)}: this run minus {law_school.PUBLISHED_TABLES[name][0]} (0 = the published count)"
+            )
+            section.tables.append(table_context(diff, caption=caption))
     return section

@@ -1,3 +1,4 @@
+import dataclasses
 import io
 
 import pandas as pd
@@ -132,3 +133,19 @@ def test_reference_mode_refuses_files_that_do_not_line_up(tmp_path):
         law_school.run(data, k=[15], mode="reference")
     with pytest.raises(ValueError, match="mode must be one of"):
         law_school.run(data, mode="authors")
+
+
+def test_report_compares_with_the_published_tables(reference_run, tmp_path):
+    from surveys.reports import write_law_school_report
+
+    html = write_law_school_report(reference_run, reference_run.data, tmp_path / "ref", k=K).read_text()
+    assert "Every count of this run (k = 15, 30, 50, 100, 250) equals the published one." in html
+    assert "this run minus" not in html and "reference mode" in html
+    gender = reference_run.gender
+    shifted = dataclasses.replace(gender, counts=gender.counts.assign(ST=gender.counts["ST"] + 1))
+    diff = law_school.differences(shifted.counts, "gender")
+    assert diff["ST"].tolist() == [1] * 5 and (diff.drop(columns=["k", "ST"]) == 0).all().all()
+    paper_like = dataclasses.replace(reference_run, gender=shifted, mode="paper")
+    html = write_law_school_report(paper_like, reference_run.data, tmp_path / "paper", k=K).read_text()
+    assert "Gender: this run minus Table 11 (0 = the published count)" in html
+    assert "Why the paper mode differs from the published tables" in html and "Every count" not in html
