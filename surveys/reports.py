@@ -385,7 +385,11 @@ def write_law_school_report(
             "merged node female_nonwhite)."
         )
     else:
-        source = f"Mode: paper (the paper's equations). Counterfactuals: linear SCM {law_school.DAG}."
+        equations = "; ".join(f"{node} <- {' + '.join(parents)}" for node, parents in law_school.DAG.items())
+        source = (
+            f"Mode: paper (the paper's equations). Counterfactuals: linear additive-noise SCM {equations}, fitted by "
+            "least squares. The last section compares the counts with the published Tables 10-13."
+        )
     intro = [
         f"Protected individuals: {protected}. Decision: admitted when 0.6 UGPA + 0.4 LSAT >= {law_school.MIN_SCORE}. "
         f"{source}"
