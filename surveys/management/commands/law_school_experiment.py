@@ -22,10 +22,17 @@ class Command(BaseCommand):
         parser.add_argument("--data", default=str(DEFAULT), help="clean_LawSchool.csv ('|'-separated)")
         parser.add_argument("--k", nargs="+", type=int, default=list(law_school.K_LIST))
         parser.add_argument("--out", default=str(Path(settings.REPORTS_DIR) / "law-school"))
+        parser.add_argument(
+            "--mode",
+            choices=law_school.MODES,
+            default="paper",
+            help="paper: the paper's equations and our SCM (default); reference: the authors' code and "
+            "counterfactual files (cf_LawSchool_lev3_do*.csv beside --data), reproducing Tables 10-13",
+        )
 
-    def handle(self, *args, data, k, out, **options):
+    def handle(self, *args, data, k, out, mode, **options):
         try:
-            results = law_school.run(data, k=k)
+            results = law_school.run(data, k=k, mode=mode)
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         for name in ("gender", "race", "intersectional"):
