@@ -85,6 +85,7 @@ def audit_run_create(
             "Subjects file": f"{Path(subjects_file).name} ({len(subjects.frame)} subjects)",
             "Models": ", ".join(sorted(models)),
             "Bootstrap resamples": str(n_resamples),
+            **({} if likert else {"Calibration used": "none: the condition has no Likert calibration (equal weights)"}),
         },
         calibration=CalibrationUsed(
             study=f"{likert.study.title} ({likert.study.slug} v{likert.study.version})",

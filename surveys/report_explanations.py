@@ -40,9 +40,7 @@ ANALYSIS = {
     "table3": Explanation(
         "Tests of whether trajectory correlates more strongly than aggregate with the overall distance (input) "
         "and with the fair-score distance (output): two dependent correlations that share one variable.",
-        "A positive statistic means r_traj > r_aggr. Rows of the 'paper' convention reproduce the paper's "
-        "numbers; 'fieller' rows adjust for Spearman correlations. 'p (Bonferroni)' adjusts over the family "
-        "of the four tests of one convention and condition.",
+        "A positive statistic means r_traj > r_aggr; the two conventions are described below.",
         "Hotelling's t with n - 3 df; Steiger's Z1* (Meng, Rosenthal & Rubin Z in the paper convention)",
         f"{EFFORT}, Table 3; Steiger (1980); Meng, Rosenthal & Rubin (1992)",
     ),
@@ -59,7 +57,7 @@ ANALYSIS = {
         "space) on the aggregate d_S and the trajectory d_E, one table per model and outcome.",
         "b is the change in the outcome per Likert step of the term, with OLS and participant-clustered "
         "standard errors; stars use the clustered p at the paper's Table 5 levels, without a "
-        "multiple-testing correction. The Wald tests are a1 = a2 = 0 (joint) and a1 = a2 (equal).",
+        "multiple-testing correction.",
         "d = a0 + a1 d_S + a2 d_E + e (Eq. 5), D = b0 + b1 d_S + b2 d_E + e (Eq. 6); moderation adds C, "
         "d_S C and d_E C (Eq. 7-8)",
         f"{EFFORT}, Eq. 5-8 and Table 5",

@@ -501,6 +501,12 @@ EAIF_COLUMNS = {
 WORST_COLUMNS = {"id_i": "Subject i", "id_j": "Subject j", "D": "D", "d": "d", "violation": "D - d"}
 
 
+def _exact_without_ci(eaif: pd.DataFrame) -> pd.DataFrame:
+    """Exact EaIF rows have no sampling error: their zero-width CI is left blank."""
+    exact = eaif["method"] == "exact"
+    return eaif.assign(ci_low=eaif["ci_low"].mask(exact), ci_high=eaif["ci_high"].mask(exact))
+
+
 def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, provenance: Provenance | None = None) -> Path:
     """A model audit: report.html, results.json, eaif.csv, parity.csv, eagf_bins.csv and, with
     feedback, disagreement_notions.csv."""
@@ -513,7 +519,7 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, proven
     sections = [
         _table_section(
             "Effort-aware individual fairness (Tables 1 and 7)",
-            result.eaif,
+            _exact_without_ci(result.eaif),
             explanation=AUDIT["eaif"],
             csv="eaif.csv",
             columns=EAIF_COLUMNS,
