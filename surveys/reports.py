@@ -71,14 +71,15 @@ class Table:
         return list(zip(self.columns, self.numeric or [False] * len(self.columns), strict=True))
 
     @property
-    def body(self) -> list[list[tuple[str, str, bool]]]:
-        """Rows of (cell, stars, numeric): a numeric cell's trailing significance stars apart, so that
-        the numbers stay aligned."""
+    def body(self) -> list[list[tuple[str, str | None, bool]]]:
+        """Rows of (cell, stars, numeric). In a numeric column with significance stars the stars are
+        split off (None elsewhere), so that the numbers stay aligned."""
         numeric = self.numeric or [False] * len(self.columns)
+        starred = [num and any(row[i].endswith("*") for row in self.rows) for i, num in enumerate(numeric)]
         return [
             [
-                (cell.rstrip("*"), cell[len(cell.rstrip("*")) :], num) if num else (cell, "", num)
-                for cell, num in zip(row, numeric, strict=True)
+                (cell.rstrip("*"), cell[len(cell.rstrip("*")) :], num) if star else (cell, None, num)
+                for cell, num, star in zip(row, numeric, starred, strict=True)
             ]
             for row in self.rows
         ]
@@ -575,6 +576,10 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, proven
 
 # Differential parity and situation testing ---------------------------------------------------------
 
+DP_HEADINGS = {
+    "fair_scores_vs_ai": "Participants' fair scores vs the AI's scores",
+    "disagreements": "Participants' yes/no labels vs the AI's labels",
+}
 DP_COLUMNS = {
     "condition": "Condition",
     "comparison": "R0 - R1",
@@ -589,8 +594,15 @@ DP_COLUMNS = {
     "pvalue": "p (one-sided)",
     "DPD": "DPD",
     "effect": "Effect",
-    "verdict": "Verdict",
 }
+
+
+def _verdicts(frame: pd.DataFrame) -> list[str]:
+    """The verdicts (in words) of the rows with evidence of a difference, as notes under the table."""
+    if not {"verdict", "direction"} <= set(frame.columns):
+        return []
+    rows = frame[frame["direction"].notna() & (frame["direction"].astype(str) != "")]
+    return [f"{r.condition}, {r.attribute} = {r.group}: {r.verdict}" for r in rows.itertuples(index=False)]
 
 
 def write_dp_report(
@@ -620,16 +632,16 @@ def write_dp_report(
             if len(frame) > 1
             else []
         )
-        columns = DP_COLUMNS if set(DP_COLUMNS) & set(frame.columns) == set(DP_COLUMNS) else None
+        columns = DP_COLUMNS if set(DP_COLUMNS) <= set(frame.columns) else None
         section = _table_section(
-            _heading(name),
+            DP_HEADINGS.get(name, _heading(name)),
             frame,
             empty="Nothing to test.",
             explanation=DIFFERENTIAL_PARITY.get(name),
             csv=f"{name}.csv",
             columns=columns,
             estimate="DPT" if "DPT" in frame else None,
-            notes=family,
+            notes=family + (_verdicts(frame) if columns else []),
         )
         if name in definitions:
             section.paragraphs.insert(0, definitions[name])
@@ -665,7 +677,7 @@ def _counts_sections(result: SituationTestingResult, *, name: str = "", csv: str
     prefix = f"{_heading(name)}: " if name else ""
     title = f"{prefix}complainants flagged per k"
     fig = counts_figure(result)
-    fig.update_layout(title=f"{prefix}flags against k, by method")
+    fig.update_layout(title=f"{prefix}flags against k, by method" if prefix else "Flags against k, by method")
     return [
         _table_section(title[:1].upper() + title[1:], result.counts, explanation=SITUATION_TESTING["counts"], csv=csv),
         *figure_sections([fig], [SITUATION_TESTING["counts_figure"]]),

@@ -144,7 +144,7 @@ def test_stars_and_their_legends_follow_the_papers_levels():
     assert table.columns == ["r", "pvalue", "95% CI"]
     assert table.rows == [["0.483***", "< .001", "[0.367, 0.584]"], ["0.077", "0.274", "[-0.065, 0.216]"]]
     assert table.notes == ["Stars: *** p < .001, ** p < .01, * p < .05.", "Family: five correlations."]
-    assert [cell[:2] for cell in table.body[0]] == [("0.483", "***"), ("< .001", ""), ("[0.367, 0.584]", "")]
+    assert [cell[:2] for cell in table.body[0]] == [("0.483", "***"), ("< .001", None), ("[0.367, 0.584]", None)]
     assert table_context(frame.drop(columns="stars")).notes == []  # no stars, no legend
 
 
@@ -278,3 +278,33 @@ def test_law_school_report_renders_every_section(tmp_path):
     report = check_report(path, min_sections=10, figures=3)
     assert report.sections[-1]["heading"] == "Multiple discrimination (gender and race, each at alpha / 2)"
     assert "Seeds" in report.provenance
+
+
+def test_dp_verdicts_of_rows_with_evidence_are_notes_under_the_table(tmp_path):
+    from surveys.reports import write_dp_report
+
+    frame = pd.DataFrame(
+        {
+            "condition": ["arrests", "arrests"],
+            "comparison": ["fair score - AI score"] * 2,
+            "attribute": ["race", "race"],
+            "group": ["Black", "White"],
+            "n_group": [38, 76],
+            "n_rest": [190, 152],
+            "mean_diff_group": [0.2687, 0.074],
+            "mean_diff_rest": [0.0559, 0.1001],
+            "DPT": [5.4886, -0.955],
+            "df": [44.26, 137.33],
+            "pvalue": [9.3e-7, 0.1706],
+            "DPD": [1.2452, -0.1388],
+            "effect": ["very large", "very small"],
+            "favourable": ["lower risk scores"] * 2,
+            "direction": ["higher", None],
+            "favoured_group": ["others", None],
+            "verdict": ["Participants gave Black subjects higher scores.", "No evidence."],
+        }
+    )
+    html = write_dp_report({"fair_scores_vs_ai": frame}, [], tmp_path, title="DP").read_text()
+    assert '<p class="table-note">arrests, race = Black: Participants gave Black subjects higher scores.</p>' in html
+    assert "No evidence." not in html and "compare p with alpha / 2" in html
+    assert ">5.489</td>" in html and ">&lt; .001</td>" in html and ">0.171</td>" in html
