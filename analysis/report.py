@@ -34,7 +34,14 @@ def ratings_figure(pairs: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for column, name in (("d_traj", "trajectory d_E"), ("d_aggr", "aggregate d_S"), ("d_overall", "overall d")):
         fig.add_trace(
-            go.Violin(x=pairs["condition"], y=pairs[column], name=name, box_visible=True, meanline_visible=True)
+            go.Violin(
+                x=pairs["condition"],
+                y=pairs[column],
+                name=name,
+                box_visible=True,
+                meanline_visible=True,
+                spanmode="hard",
+            )
         )
     fig.update_layout(violinmode="group", title="Likert ratings per condition", yaxis_title="Likert (1 = very similar)")
     return fig

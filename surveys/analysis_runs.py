@@ -12,6 +12,7 @@ from runs.storage import delete_prefix, new_prefix, store_directory
 from surveys.calibrations import calibration_create
 from surveys.export import export_tables
 from surveys.models import AnalysisRun
+from surveys.provenance import exclusion_counts, study_provenance
 from surveys.reports import write_report
 from surveys.services import latest_study
 
@@ -34,7 +35,17 @@ def analysis_run_create(
         raise ValueError(f"study {slug!r} has too few participants with answers to analyse")
     result = run_pipeline(completed, tables.participants, seed=seed, n_resamples=n_resamples, progress=progress)
     bts = participant_bts(completed[completed["excluded"] != 1], similar_max=study.spec["likert"]["similar_max"])
-    write_report(result, completed, bts, out_dir, title=f"{study.title}: analysis (seed {seed})")
+    participants, dropped = exclusion_counts(result.exclusions)
+    provenance = study_provenance(
+        study,
+        participants=participants,
+        dropped=dropped,
+        seeds={"analysis": seed},
+        settings={"Bootstrap resamples": str(n_resamples)},
+    )
+    write_report(
+        result, completed, bts, out_dir, title=f"{study.title}: analysis (seed {seed})", provenance=provenance
+    )
     prefix = new_prefix("analysis")
     store_directory(out_dir, prefix)
     try:

@@ -11,6 +11,7 @@ from runs.storage import delete_prefix, new_prefix, store_directory
 from surveys.calibrations import calibration_create
 from surveys.export import export_tables
 from surveys.models import AuditRun, Calibration
+from surveys.provenance import CalibrationUsed, participant_counts, study_provenance
 from surveys.reports import write_audit_report
 from surveys.services import latest_study
 
@@ -73,7 +74,32 @@ def audit_run_create(
         seed=seed,
         n_resamples=n_resamples,
     )
-    write_audit_report(result, out_dir, title=f"{study.title}: model audit ({condition})")
+    participants, dropped = participant_counts(disagreements) if len(disagreements) else ({}, {})
+    provenance = study_provenance(
+        study,
+        participants=participants,
+        dropped=dropped,
+        seeds={"bootstrap": seed},
+        settings={
+            "Condition": condition,
+            "Subjects file": f"{Path(subjects_file).name} ({len(subjects.frame)} subjects)",
+            "Models": ", ".join(sorted(models)),
+            "Bootstrap resamples": str(n_resamples),
+            **({} if likert else {"Calibration used": "none: the condition has no Likert calibration (equal weights)"}),
+        },
+        calibration=CalibrationUsed(
+            study=f"{likert.study.title} ({likert.study.slug} v{likert.study.version})",
+            condition=likert.condition,
+            kind=likert.kind,
+            version=likert.version,
+            n_participants=likert.n_participants,
+            alpha=likert.alpha,
+            ci=(likert.ci_low, likert.ci_high),
+        )
+        if likert
+        else None,
+    )
+    write_audit_report(result, out_dir, title=f"{study.title}: model audit ({condition})", provenance=provenance)
     prefix = new_prefix("audit")
     store_directory(out_dir, prefix)
     try:

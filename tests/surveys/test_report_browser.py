@@ -49,3 +49,40 @@ def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tm
             page.screenshot(path=str(Path(shots) / f"audit-report-{width}.png"), full_page=width > 1000)
             page.locator(".chart-figure").nth(1).screenshot(path=str(Path(shots) / f"audit-figure-{width}.png"))
         context.close()
+
+
+def test_report_figures_download_as_png_and_svg(browser, live_server, demo_study, tmp_path, settings):  # noqa: F811
+    """A figure is drawn, and its PNG and SVG buttons (wired by figures.js, no inline handler) each
+    start a download of an image file named after the report and the figure."""
+    settings.REPORTS_DIR = tmp_path / "reports"
+    simulate_participants("effort-demo", n=8, seed=3)
+    subjects = tmp_path / "subjects.csv"
+    call_command("generate_demo_audit", condition="arrests", out=str(subjects))
+    audit_run_create(slug="effort-demo", subjects_file=subjects, out_dir=tmp_path / "audit", n_resamples=20)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/effort-demo/audit/report.html")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "alice-pass-123")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    figure = page.locator(".chart-figure").first
+    figure.locator(".main-svg").first.wait_for(timeout=20000)
+    assert page.locator(".provenance").get_by_text("Calibration used").is_visible()
+    for fmt, head in (("png", b"\x89PNG"), ("svg", b"<svg")):
+        with page.expect_download(timeout=20000) as info:
+            figure.locator(f"button[data-download={fmt}]").click()
+        download = info.value
+        assert download.suggested_filename.endswith(f"-figure.{fmt}"), download.suggested_filename
+        assert download.suggested_filename.startswith("how-similar-are-these-people")
+        target = tmp_path / download.suggested_filename
+        download.save_as(target)
+        assert target.read_bytes()[:64].lstrip().startswith(head) or head in target.read_bytes()[:200]
+    # the modebar carries the added SVG button beside Plotly's PNG camera
+    figure.hover()
+    titles = figure.locator(".modebar-btn").evaluate_all("buttons => buttons.map(b => b.dataset.title)")
+    assert "Download plot as SVG" in titles and any(t.startswith("Download plot as a") for t in titles), titles
+    assert errors == []
+    context.close()

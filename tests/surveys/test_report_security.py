@@ -148,7 +148,7 @@ def test_report_template_renders_every_part_without_inline_script(tmp_path):
         "/static/vendor/plotly.min.js",
         "/static/surveys/figures.js",
     ]
-    assert parser.tags.count("section") == 4 and 'href="#figure"' in html
+    assert parser.tags.count("section") == 5 and 'href="#figure"' in html  # 4 + the provenance block
 
 
 def test_every_template_file_has_only_external_scripts():
@@ -162,8 +162,8 @@ def test_every_template_file_has_only_external_scripts():
 
 def test_cells_are_formatted_for_reading():
     assert format_value(0.00001, pvalue=True) == "< .001" and format_value(0.0123, pvalue=True) == "0.012"
-    assert format_value(1.23456789) == "1.2346" and format_value(3) == "3" and format_value(float("nan")) == ""
-    assert format_value(1.5e-5) == "1.5e-05" and format_value((0.1, 0.2)) == "[0.1000, 0.2000]"
+    assert format_value(1.23456789) == "1.235" and format_value(3) == "3" and format_value(float("nan")) == ""
+    assert format_value(1.5e-5) == "0.000015" and format_value((0.1, 0.2)) == "[0.100, 0.200]"
     table = table_context(pd.DataFrame({"pvalue": [0.0001], "wald_joint_p": [0.5], "p_c": [0.0001]}))
     assert table.rows == [["< .001", "0.500", "0.0001"]]
 

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from fairness import law_school
+from surveys.provenance import Provenance
 from surveys.reports import write_law_school_report
 
 DEFAULT = (
@@ -40,5 +41,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"multiple (Bonferroni alpha/2, flagged for both):\n{results.multiple.to_string(index=False)}"
         )
-        path = write_law_school_report(results, results.data, Path(out), k=k)
+        provenance = Provenance(
+            settings={"Data": f"{data} ({len(results.data)} applicants)", "k": " ".join(map(str, k))}
+        )
+        path = write_law_school_report(results, results.data, Path(out), k=k, provenance=provenance)
         self.stdout.write(self.style.SUCCESS(f"report: {path}"))

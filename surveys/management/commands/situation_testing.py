@@ -7,6 +7,7 @@ from fairness.counterfactual import DAGError, fit_linear_scm
 from fairness.situation_testing import SituationTestingError
 from surveys.management.argtypes import checked, significance_level
 from surveys.params import run_situation_testing, typed_value
+from surveys.provenance import Provenance, settings_text
 from surveys.reports import write_st_report
 from surveys.uploads import UploadError, read_csv_upload
 
@@ -100,6 +101,9 @@ class Command(BaseCommand):
         if o.get("counterfactual_outcomes") is False:
             settings["counterfactual decisions"] = OMITTED
             self.stdout.write(self.style.WARNING(OMITTED))
-        path = write_st_report(result, data, Path(o["out"]), title="Situation testing", settings=settings)
+        provenance = Provenance(settings={"Individuals": str(len(data)), **settings_text(settings)})
+        path = write_st_report(
+            result, data, Path(o["out"]), title="Situation testing", settings=settings, provenance=provenance
+        )
         self.stdout.write(result.counts.to_string(index=False))
         self.stdout.write(self.style.SUCCESS(f"report: {path}"))
