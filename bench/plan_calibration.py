@@ -71,8 +71,10 @@ def main() -> None:
         widths.append((boot.ci[1] - boot.ci[0]) / (hi - lo))
         est = alpha_estimate(frame)
         se_ratio.append(est.se / est.se_plain)
-    print(f"model: intercept_sd {args.intercept_sd}, slope_sd {args.slope_sd}, stimulus_sd {args.stimulus_sd}, "
-          f"overall_noise {args.noise}; {args.studies} studies of {args.n} participants, {args.condition}")
+    print(
+        f"model: intercept_sd {args.intercept_sd}, slope_sd {args.slope_sd}, stimulus_sd {args.stimulus_sd}, "
+        f"overall_noise {args.noise}; {args.studies} studies of {args.n} participants, {args.condition}"
+    )
     print(f"R^2 of Eq. 5            {np.mean(r2):.4f}   (paper SHED 0.7794, CLUE 0.6580)")
     print(f"plain SE a1, a2         {np.mean(se1):.4f}, {np.mean(se2):.4f}   (paper SHED 0.0154, 0.0169)")
     print(f"bootstrap / Zou width   {np.mean(widths):.3f}   (paper SHED 1.43, CLUE 1.24)")

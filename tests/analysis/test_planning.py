@@ -59,10 +59,14 @@ def test_alpha_estimate_matches_the_pipeline_regression(spec):
 
 
 def test_clustered_and_plain_standard_errors_differ_when_participants_vary(spec):
-    flat = [alpha_estimate(f).se / alpha_estimate(f).se_plain for _, f in
-            simulate_pairs(spec, 120, seed=4, model=NO_RANDOM_EFFECTS).groupby("condition")]
-    varied = [alpha_estimate(f).se / alpha_estimate(f).se_plain for _, f in
-              simulate_pairs(spec, 120, seed=4, model=PARTICIPANTS_VARY).groupby("condition")]
+    flat = [
+        alpha_estimate(f).se / alpha_estimate(f).se_plain
+        for _, f in simulate_pairs(spec, 120, seed=4, model=NO_RANDOM_EFFECTS).groupby("condition")
+    ]
+    varied = [
+        alpha_estimate(f).se / alpha_estimate(f).se_plain
+        for _, f in simulate_pairs(spec, 120, seed=4, model=PARTICIPANTS_VARY).groupby("condition")
+    ]
     assert all(0.75 < r < 1.25 for r in flat)  # no clustering to speak of: the two nearly coincide
     assert all(r > 1.25 for r in varied)
 
@@ -129,4 +133,3 @@ def test_plan_study_widths_shrink_with_more_participants(spec):
     assert (result.table["ci_width_mean"] > 0).all() and result.table["steiger_power"].between(0, 1).all()
     small = plan_study(spec, n=12, n_studies=4, seed=3).table["ci_width_mean"].mean()
     assert small > result.table["ci_width_mean"].mean()  # fewer participants, wider intervals
-
