@@ -105,11 +105,13 @@ def write_plan_report(result: PlanResult, out_dir: Path, *, title: str) -> Path:
         "steiger_power: Steiger's test of r_traj,input > r_aggr,input (Bonferroni over 4 tests; pairs "
         "treated as independent); wald_power: participant-clustered Wald test of a1 = a2 with a2 > a1.",
         "Every share p comes with its Monte Carlo standard error sqrt(p (1 - p) / R) over the R simulated "
-        "studies (columns *_mcse). Stimulus effects are drawn afresh for each simulated study, so with a "
-        "stimulus SD above 0 even the clustered intervals cover less than 95%: they resample participants, "
-        "not stimuli.",
+        "studies (the *_mcse rows; columns in plan.csv). Stimulus effects are drawn afresh for each "
+        "simulated study, so with a stimulus SD above 0 even the clustered intervals cover less than 95%: "
+        "they resample participants, not stimuli.",
     ]
     section = Section(
-        title="Precision, coverage and power per condition", paragraphs=notes, tables=[table_context(result.table)]
+        title="Precision, coverage and power per condition",
+        paragraphs=notes,
+        tables=[table_context(result.table.set_index("condition").T.rename_axis("measure"), index=True)],
     )
     return render_report(out_dir, title, [section], intro=intro)
