@@ -147,6 +147,16 @@ class PipelineResult:
 
 
 def alpha_from(a1: float, a2: float) -> float:
+    """alpha = a2 / (a1 + a2) from Eq. 5's weights (the paper's normalisation, "Computing EaIF").
+
+    Caveat: a1 and a2 are *linear* weights of Likert ratings (d = a0 + a1 d_S + a2 d_E), while alpha
+    is then used as the weight of *squared* differences of effort E and aggregate S in the EaIF
+    distance d = sqrt(alpha (E_i - E_j)^2 + (1 - alpha) (S_i - S_j)^2), on the scales E and S have
+    there, not the Likert scale. The ratio transfers only if both Likert ratings map onto those
+    differences with the same scale factor and a linear-in-differences rating is equivalent to the
+    weighted Euclidean form; neither is tested by the study. Read alpha as the relative importance
+    people give trajectory over aggregate, not as a calibrated metric weight.
+    """
     return a2 / (a1 + a2)
 
 

@@ -1,24 +1,65 @@
 """Design check before running a study: what precision and power does a given size buy?
 
-For each of ``n_studies`` simulated studies of ``n`` participants (the survey's generative model,
-:func:`surveys.simulation.simulate_pairs`), per condition:
+For each of ``n_studies`` simulated studies of ``n`` participants (the survey's generative model with
+participant and stimulus random effects, :func:`surveys.simulation.simulate_pairs`), per condition:
 
-* the 95% CI of alpha = a2 / (a1 + a2) by the delta method on the participant-clustered covariance
-  of (a1, a2): var(alpha) = g' V g with g = (-a2, a1) / (a1 + a2)^2 (a fast stand-in for the
-  pipeline's bootstrap, which gives similar widths);
-* whether Steiger's Z (Spearman-adjusted) rejects r_traj,input = r_aggr,input at the Bonferroni level.
+* alpha = a2 / (a1 + a2) from Eq. 5 and its 95% CI by the delta method, var(alpha) = g' V g with
+  g = (-a2, a1) / (a1 + a2)^2, once with the participant-clustered (CR1) covariance V of (a1, a2)
+  (a fast stand-in for the pipeline's participant bootstrap, which gives similar widths) and once
+  with the plain OLS covariance, which treats a participant's ratings as independent;
+* whether Steiger's Z (Spearman-adjusted) rejects r_traj,input = r_aggr,input at the Bonferroni
+  level (it treats the rated pairs as independent, as the paper does);
+* whether the participant-clustered Wald test rejects a1 = a2 (trajectory weighted more: a2 > a1).
 
-Reported: mean and 90th percentile of the CI width, the power (share of rejections), and the
-share of studies whose CI covers the generating alpha.
+Reported per condition: mean and 90th percentile of the clustered CI width; the share of studies
+whose clustered (``coverage``) and plain (``coverage_plain``) CI covers the generating alpha; the
+mean ratio of the clustered to the plain SE of alpha (``se_ratio``); the power of both tests. Every
+share p over R simulated studies comes with its Monte Carlo standard error sqrt(p (1 - p) / R)
+(``*_mcse``). Coverage is for alpha of the population of participants and stimuli: with
+``stimulus_sd > 0`` the stimulus effects are drawn afresh for every simulated study, and intervals
+that resample (or cluster by) participants only, as the pipeline's do, cover less than nominal.
 """
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
+import statsmodels.api as sm
+from scipy.stats import norm
 
 from analysis.correlations import compare_correlations, correlation
-from analysis.regression import distance_regression
+
+TABLE_COLUMNS = (
+    "condition",
+    "ci_width_mean",
+    "ci_width_p90",
+    "coverage",
+    "coverage_mcse",
+    "coverage_plain",
+    "coverage_plain_mcse",
+    "se_ratio",
+    "steiger_power",
+    "steiger_power_mcse",
+    "wald_power",
+    "wald_power_mcse",
+)
+
+
+@dataclass(frozen=True)
+class AlphaEstimate:
+    """alpha = a2 / (a1 + a2) from one fit of Eq. 5, with delta-method SEs (clustered and plain)."""
+
+    statistic: float
+    se: float  # participant-clustered (CR1)
+    se_plain: float
+    wald_pvalue: float  # clustered Wald test of a1 = a2 (chi-square, 1 df)
+    a1: float
+    a2: float
+
+    def confidence_interval(self, confidence_level: float = 0.95, *, plain: bool = False) -> tuple[float, float]:
+        half = norm.ppf(0.5 + confidence_level / 2) * (self.se_plain if plain else self.se)
+        return self.statistic - half, self.statistic + half
 
 
 @dataclass(frozen=True)
@@ -27,20 +68,34 @@ class PlanResult:
     n_studies: int
     seed: int
     true_alpha: float
-    table: pd.DataFrame  # one row per condition: ci_width_mean, ci_width_p90, coverage, steiger_power
+    table: pd.DataFrame  # one row per condition, columns TABLE_COLUMNS
+    model: dict  # the generative model's parameters
 
 
-def alpha_delta_ci(pairs: pd.DataFrame, level: float = 0.95) -> tuple[float, float, float]:
-    """alpha and its delta-method CI from Eq. 5 with participant-clustered covariance."""
-    from scipy.stats import norm
+def alpha_estimate(pairs: pd.DataFrame, *, cluster: str = "participant_id") -> AlphaEstimate:
+    """Fit Eq. 5 (d_overall ~ d_aggr + d_traj) by OLS; delta-method SEs of alpha from the plain and
+    the ``cluster``-robust (CR1, statsmodels) covariance of (a0, a1, a2)."""
+    x = sm.add_constant(pairs[["d_aggr", "d_traj"]].to_numpy(float), has_constant="add")
+    fit = sm.OLS(pairs["d_overall"].to_numpy(float), x).fit()
+    clustered = fit.get_robustcov_results("cluster", groups=pd.factorize(pairs[cluster])[0])
+    _, a1, a2 = fit.params
+    g = np.array([0.0, -a2, a1]) / (a1 + a2) ** 2
+    contrast = np.array([0.0, -1.0, 1.0])
+    cov = clustered.cov_params()
+    z = (a2 - a1) / np.sqrt(contrast @ cov @ contrast)
+    return AlphaEstimate(
+        statistic=float(a2 / (a1 + a2)),
+        se=float(np.sqrt(g @ cov @ g)),
+        se_plain=float(np.sqrt(g @ fit.cov_params() @ g)),
+        wald_pvalue=float(2 * norm.sf(abs(z))),
+        a1=float(a1),
+        a2=float(a2),
+    )
 
-    fit = distance_regression(pairs, "d_overall", cluster="participant_id").model
-    a1, a2 = fit.params["d_aggr"], fit.params["d_traj"]
-    cov = fit.cov_params().loc[["d_aggr", "d_traj"], ["d_aggr", "d_traj"]].to_numpy()
-    g = np.array([-a2, a1]) / (a1 + a2) ** 2
-    alpha = a2 / (a1 + a2)
-    half = norm.ppf(0.5 + level / 2) * float(np.sqrt(g @ cov @ g))
-    return float(alpha), float(alpha - half), float(alpha + half)
+
+def mc_se(p: float, replications: int) -> float:
+    """Monte Carlo standard error of a share p estimated from ``replications`` independent runs."""
+    return float(np.sqrt(p * (1 - p) / replications))
 
 
 def plan_study(
@@ -52,8 +107,11 @@ def plan_study(
     model=None,
     alpha_level: float = 0.05,
     n_tests: int = 4,
-    progress=None,
+    progress: Callable[[int], None] | None = None,
 ) -> PlanResult:
+    """Simulate ``n_studies`` studies of ``n`` participants; the table described in the module
+    docstring. ``alpha_level`` is the tests' level; Steiger's test is Bonferroni-adjusted over
+    ``n_tests`` (the pipeline's Table 3 family)."""
     from surveys.simulation import GenerativeModel, simulate_pairs
 
     model = model or GenerativeModel()
@@ -63,7 +121,9 @@ def plan_study(
     for run in range(n_studies):
         pairs = simulate_pairs(spec, n, seed=int(rng.integers(2**62)), model=model)
         for cond, frame in pairs.groupby("condition"):
-            alpha, lo, hi = alpha_delta_ci(frame)
+            est = alpha_estimate(frame)
+            lo, hi = est.confidence_interval()
+            lo_plain, hi_plain = est.confidence_interval(plain=True)
             r_traj = correlation(frame["d_traj"], frame["d_overall"]).statistic
             r_aggr = correlation(frame["d_aggr"], frame["d_overall"]).statistic
             r_kh = correlation(frame["d_aggr"], frame["d_traj"]).statistic
@@ -73,7 +133,10 @@ def plan_study(
                     "condition": cond,
                     "width": hi - lo,
                     "covers": lo <= true_alpha <= hi,
+                    "covers_plain": lo_plain <= true_alpha <= hi_plain,
+                    "se_ratio": est.se / est.se_plain,
                     "reject": test.pvalue * n_tests < alpha_level and test.statistic > 0,
+                    "wald_reject": est.wald_pvalue < alpha_level and est.a2 > est.a1,
                 }
             )
         if progress:
@@ -85,8 +148,13 @@ def plan_study(
             ci_width_mean=("width", "mean"),
             ci_width_p90=("width", lambda w: np.quantile(w, 0.9)),
             coverage=("covers", "mean"),
+            coverage_plain=("covers_plain", "mean"),
+            se_ratio=("se_ratio", "mean"),
             steiger_power=("reject", "mean"),
+            wald_power=("wald_reject", "mean"),
         )
         .reset_index()
     )
-    return PlanResult(n, n_studies, seed, true_alpha, table)
+    for share in ("coverage", "coverage_plain", "steiger_power", "wald_power"):
+        table[f"{share}_mcse"] = [mc_se(p, n_studies) for p in table[share]]
+    return PlanResult(n, n_studies, seed, float(true_alpha), table[list(TABLE_COLUMNS)], asdict(model))

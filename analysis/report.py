@@ -18,6 +18,11 @@ HEADINGS = {
     "factor_shares": "Rationale factors chosen",
 }
 NOTES = {
+    "calibrations": [
+        "Caveat: alpha is a ratio of linear weights of Likert ratings, used by EaIF as the weight of squared "
+        "differences of effort E and aggregate S on their own scales; read it as the relative importance of "
+        "trajectory over aggregate, not as a calibrated metric weight (see analysis.pipeline.alpha_from)."
+    ],
     "table3": [
         "Rows with convention 'paper' reproduce the paper's Table 3: Hotelling's t and, as its "
         "'Steiger's Z-test (Meng, Rosenthal and Rubin 1992)', the Meng-Rosenthal-Rubin Z, both on the "

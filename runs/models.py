@@ -1,5 +1,5 @@
-"""A background job: one analysis, audit, situation test or differential-parity run started from
-the web, executed by a worker process (``manage.py db_worker``), never inside a web request."""
+"""A background job: one analysis, audit, situation test, differential-parity run or study plan
+started from the web, executed by a worker process (``manage.py db_worker``), never inside a web request."""
 
 import uuid
 
@@ -15,6 +15,7 @@ class Job(models.Model):
         AUDIT = "audit", "Model audit"
         SITUATION_TESTING = "situation_testing", "Situation testing"
         DIFFERENTIAL_PARITY = "differential_parity", "Differential parity"
+        PLAN = "plan", "Study plan (simulation)"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

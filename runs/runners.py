@@ -14,6 +14,7 @@ from surveys.analysis_runs import analysis_run_create
 from surveys.audit_runs import audit_run_create
 from surveys.export import export_tables, table_records
 from surveys.params import run_situation_testing
+from surveys.planning_runs import plan_results, run_plan, write_plan_report
 from surveys.relative_fairness import dp_provenance, study_differential_parity
 from surveys.reports import write_dp_report
 from surveys.uploads import read_csv_upload
@@ -126,9 +127,29 @@ def run_differential_parity(context: JobContext) -> tuple[dict, str]:
     }, prefix
 
 
+def run_plan_job(context: JobContext) -> tuple[dict, str]:
+    """plan_study on the study's own file: the job's result is results.json; report.html and
+    plan.csv are stored with the job."""
+    job, p = context.job, context.job.params
+    result = run_plan(
+        job.study.spec, p, progress=lambda done: context.progress("simulated studies", done, p["studies"])
+    )
+    out = _report_dir(context)
+    write_plan_report(result, out, title=f"{job.study.slug}: study plan for {p['n']} participants")
+    prefix = new_prefix("plan")
+    context.outputs.append(prefix)
+    store_directory(out, prefix)
+    context.log(f"{p['studies']} simulated studies of {p['n']} participants")
+    return {
+        **plan_results(result),
+        "report_url": reverse("researcher:job-file", args=[job.pk, "report.html"]),
+    }, prefix
+
+
 RUNNERS: dict[str, Callable[[JobContext], tuple[dict, str]]] = {
     Job.Kind.ANALYSIS: run_analysis,
     Job.Kind.AUDIT: run_audit,
     Job.Kind.SITUATION_TESTING: run_situation_testing_job,
     Job.Kind.DIFFERENTIAL_PARITY: run_differential_parity,
+    Job.Kind.PLAN: run_plan_job,
 }

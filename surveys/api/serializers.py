@@ -1,7 +1,10 @@
+import math
+
 from django.urls import reverse
 from rest_framework import serializers
 
 from surveys.models import Condition, Study
+from surveys.planning_runs import PLAN_PARAMETERS, check_weights
 from surveys.uploads import UploadError, check_separator
 
 
@@ -115,6 +118,28 @@ class SituationTestingRequestSerializer(serializers.Serializer):
 
 class DifferentialParityRequestSerializer(serializers.Serializer):
     alpha = serializers.FloatField(default=0.05, min_value=1e-6, max_value=0.5)
+
+
+class PlanRequestSerializer(serializers.Serializer):
+    """plan_study's parameters, with the command's ranges and defaults (``PLAN_PARAMETERS``)."""
+
+    def get_fields(self):
+        return {
+            name: (serializers.IntegerField if p.integer else serializers.FloatField)(
+                min_value=p.low, max_value=p.high, default=p.default, help_text=p.help
+            )
+            for name, p in PLAN_PARAMETERS.items()
+        }
+
+    def validate(self, data: dict) -> dict:
+        errors = {name: ["A finite number is required."] for name, v in data.items() if not math.isfinite(v)}
+        if errors:
+            raise serializers.ValidationError(errors)
+        try:
+            check_weights(data["a1"], data["a2"])
+        except ValueError as exc:
+            raise serializers.ValidationError({"a2": [str(exc)]}) from exc
+        return data
 
 
 class JobSerializer(serializers.Serializer):

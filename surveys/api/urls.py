@@ -11,6 +11,7 @@ urlpatterns = [
     path("studies/<slug:slug>/analyses/", views.AnalysisRuns.as_view(), name="api-analyses"),
     path("studies/<slug:slug>/audits/", views.AuditRuns.as_view(), name="api-audits"),
     path("studies/<slug:slug>/differential-parity/", views.StudyDifferentialParity.as_view(), name="api-dp"),
+    path("studies/<slug:slug>/plans/", views.StudyPlans.as_view(), name="api-plans"),
     path("situation-testing/", views.SituationTestingRun.as_view(), name="api-situation-testing"),
     path("jobs/", views.JobList.as_view(), name="api-jobs"),
     path("jobs/<uuid:job_id>/", views.JobDetail.as_view(), name="api-job"),

@@ -24,6 +24,7 @@ from surveys.api.serializers import (
     DifferentialParityRequestSerializer,
     JobSerializer,
     ParticipantRowSerializer,
+    PlanRequestSerializer,
     SituationTestingRequestSerializer,
     StudyDetailSerializer,
     StudySerializer,
@@ -168,6 +169,20 @@ class StudyDifferentialParity(APIView):
         return _accepted(
             kind=Job.Kind.DIFFERENTIAL_PARITY, user=request.user, study=study, params=params.validated_data
         )
+
+
+class StudyPlans(APIView):
+    """Start plan_study on the study's own file as a background job (POST, JSON: ``n``, ``studies``,
+    ``seed``, ``a1``, ``a2``, ``noise``, ``participant_intercept_sd``, ``participant_slope_sd``,
+    ``stimulus_sd``; the command's ranges and defaults). The job's result has the table with Monte
+    Carlo SEs; its files are report.html, plan.csv and results.json."""
+
+    @extend_schema(request=PlanRequestSerializer, responses={202: JobSerializer})
+    def post(self, request, slug: str):
+        study = _latest_visible(request, slug)
+        params = PlanRequestSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        return _accepted(kind=Job.Kind.PLAN, user=request.user, study=study, params=params.validated_data)
 
 
 class SituationTestingRun(APIView):

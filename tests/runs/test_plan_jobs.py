@@ -1,0 +1,85 @@
+"""plan_study as a background job: POST /api/studies/<slug>/plans/ answers 202, the worker runs
+the same simulation as the command, the report and plan.csv are stored with the job."""
+
+import json
+
+import pytest
+from rest_framework.test import APIClient
+
+from runs.models import Job
+from surveys.planning_runs import PLAN_PARAMETERS, plan_results, run_plan
+from tests.conftest import run_jobs
+
+PARAMS = {"n": 12, "studies": 3, "seed": 5, "participant_slope_sd": 0.2, "stimulus_sd": 0.05}
+
+
+@pytest.fixture
+def api(researcher) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(researcher)
+    return client
+
+
+@pytest.mark.django_db(transaction=True)
+def test_plan_job_matches_the_synchronous_call_and_stores_its_report(demo_study, api, researcher, client):
+    response = api.post("/api/studies/effort-demo/plans/", PARAMS, format="json")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert response["Location"] == body["url"] == f"/api/jobs/{body['id']}/" and body["kind"] == "plan"
+    assert body["status"] == "queued"
+    run_jobs()
+    job = api.get(body["url"]).json()
+    assert job["status"] == "succeeded", job["error"]
+    params = {name: p.default for name, p in PLAN_PARAMETERS.items()} | PARAMS
+    assert job["params"] == params
+    expected = json.loads(json.dumps(plan_results(run_plan(demo_study.spec, params))))  # same seed, same numbers
+    assert {k: v for k, v in job["result"].items() if k != "report_url"} == expected
+    result = job["result"]
+    assert {row["condition"] for row in result["table"]} == {"arrests", "income"}
+    assert "coverage_mcse" in result["table"][0] and result["model"]["participant_slope_sd"] == 0.2
+    assert sorted(f.rsplit("/", 1)[1] for f in job["files"]) == ["plan.csv", "report.html", "results.json"]
+    client.force_login(researcher)
+    report = client.get(job["result"]["report_url"])
+    assert report.status_code == 200 and b"coverage_plain" in b"".join(report.streaming_content)
+    csv = client.get(f"/researcher/jobs/{body['id']}/plan.csv")
+    content = b"".join(csv.streaming_content)
+    assert csv.status_code == 200 and content.startswith(b"condition,ci_width_mean") and b"_mcse" in content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "payload, field",
+    [
+        ({"n": 3}, "n"),
+        ({"studies": 0}, "studies"),
+        ({"n": "many"}, "n"),
+        ({"participant_slope_sd": -0.1}, "participant_slope_sd"),
+        ({"stimulus_sd": 6}, "stimulus_sd"),
+        ({"a1": -0.5, "a2": 0.4}, "a2"),
+    ],
+)
+def test_invalid_plan_parameters_are_400_with_field_errors(demo_study, api, payload, field):
+    response = api.post("/api/studies/effort-demo/plans/", payload, format="json")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["status"] == 400 and body["code"] == "invalid" and list(body["fields"]) == [field]
+    assert body["detail"].startswith(f"{field}: ")
+    assert not Job.objects.exists()
+
+
+@pytest.mark.django_db
+def test_nan_from_a_form_is_refused(demo_study, api):
+    response = api.post("/api/studies/effort-demo/plans/", {"noise": "nan"})
+    assert response.status_code == 400 and "noise" in response.json()["fields"]
+
+
+@pytest.mark.django_db
+def test_only_the_owner_can_plan_and_see_the_plan(demo_study, api, other_researcher):
+    other = APIClient()
+    other.force_authenticate(other_researcher)
+    refused = other.post("/api/studies/effort-demo/plans/", PARAMS, format="json")
+    assert refused.status_code == 404 and refused.json()["code"] == "not_found"
+    assert not Job.objects.exists()
+    url = api.post("/api/studies/effort-demo/plans/", PARAMS, format="json").json()["url"]
+    assert other.get(url).status_code == 404
+    assert APIClient().post("/api/studies/effort-demo/plans/", PARAMS, format="json").status_code in (401, 403)
