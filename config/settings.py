@@ -167,8 +167,9 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Human-calibrated fairness API",
     "DESCRIPTION": (
         "Studies, participants, tidy exports and background jobs, for researchers only, each seeing their own "
-        "studies. Authenticate with your session, an API token (`Authorization: Token hcf_...`, from "
-        "/researcher/api-tokens/) or HTTP basic auth. Lists are paged: `limit` (default 100, at most 1000) and "
+        "studies ([back to your studies](/researcher/)). Authenticate with your session, an API token "
+        "(`Authorization: Token hcf_...`, from the [API tokens page](/researcher/api-tokens/)) or HTTP basic auth. "
+        "Lists are paged: `limit` (default 100, at most 1000) and "
         "`offset`; the body has `count`, `next`, `previous` and `results`. Errors share one format: "
         "`{status, code, detail, fields}`."
     ),
