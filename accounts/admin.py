@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 
+from accounts.models import ApiToken
 from accounts.services import user_sessions_end
 
 User = get_user_model()
@@ -20,3 +21,15 @@ class ResearcherUserAdmin(UserAdmin):
 if admin.site.is_registered(User):
     admin.site.unregister(User)
 admin.site.register(User, ResearcherUserAdmin)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """See and revoke (delete) researchers' API tokens; keys are created by their owners only."""
+
+    list_display = ["prefix", "name", "user", "created_at", "last_used_at"]
+    list_filter = ["user"]
+    readonly_fields = ["user", "name", "prefix", "key_hash", "created_at", "last_used_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False

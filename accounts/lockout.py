@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 LOCKED_OUT_MESSAGE = "Too many failed logins for this account from your address."
+TOKENS_LOCKED_OUT_MESSAGE = "Too many invalid API tokens from your address."
 
 
 def cooloff_seconds() -> int | None:
@@ -14,12 +15,12 @@ def cooloff_seconds() -> int | None:
     return int(cooloff.total_seconds()) if cooloff else None
 
 
-def lockout_message() -> str:
+def lockout_message(reason: str = LOCKED_OUT_MESSAGE) -> str:
     seconds = cooloff_seconds()
     if seconds is None:
-        return f"{LOCKED_OUT_MESSAGE} Ask an administrator to unlock it."
+        return f"{reason} Ask an administrator to unlock it."
     minutes = max(1, round(seconds / 60))
-    return f"{LOCKED_OUT_MESSAGE} Try again in {minutes} minute{'s' if minutes != 1 else ''}."
+    return f"{reason} Try again in {minutes} minute{'s' if minutes != 1 else ''}."
 
 
 def lockout_response(request: HttpRequest, original_response=None, credentials=None) -> HttpResponse:

@@ -23,3 +23,26 @@ class ResearcherSession(AbstractBaseSession):
         from accounts.session_store import SessionStore
 
         return SessionStore
+
+
+class ApiToken(models.Model):
+    """A researcher's API token for scripts and notebooks (``Authorization: Token <key>``).
+
+    Only the SHA-256 of the key is stored: the key (``hcf_`` + 43 random URL-safe characters, 256
+    bits) is shown once when the token is created and cannot be read back. ``prefix`` (the first 12
+    characters) names the token in lists. A fast hash suffices because the key is random, not a
+    password. Deleting the row revokes the token.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, help_text="What the token is for, e.g. 'laptop notebook'.")
+    prefix = models.CharField(max_length=12)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})"

@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_tasks",
     "django_tasks_db",
     "surveys",
@@ -157,15 +158,34 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["surveys.api.permissions.IsResearcher"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # Every list is paged: ?limit= (default 100, at most 1000) and ?offset=; the body is
+    # {"count", "next", "previous", "results"} (surveys/api/pagination.py).
+    "DEFAULT_PAGINATION_CLASS": "surveys.api.pagination.ApiPagination",
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Human-calibrated fairness API",
-    "DESCRIPTION": "Studies, participants and tidy exports, for logged-in researchers only.",
+    "DESCRIPTION": (
+        "Studies, participants, tidy exports and background jobs, for researchers only, each seeing their own "
+        "studies ([back to your studies](/researcher/)). Authenticate with your session, an API token "
+        "(`Authorization: Token hcf_...`, from the [API tokens page](/researcher/api-tokens/)) or HTTP basic auth. "
+        "Lists are paged: `limit` (default 100, at most 1000) and "
+        "`offset`; the body has `count`, `next`, `previous` and `results`. Errors share one format: "
+        "`{status, code, detail, fields}`."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["surveys.api.permissions.IsResearcher"],
+    # /api/docs/: Swagger UI from drf-spectacular-sidecar's static files (no CDN), its start-up script
+    # a separate file (SpectacularSwaggerSplitView) under script-src 'self'; no online validator.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "surveys.api.schema.add_error_responses",
+    ],
 }
 
 # Uploads (surveys/uploads.py, config/upload_handlers.py): every uploaded CSV is bounded in size,
@@ -241,12 +261,15 @@ PARTICIPANT_PATH_PREFIX = "/s/"
 PARTICIPANT_SESSION_COOKIE_NAME = "participant_session"
 PARTICIPANT_SESSION_COOKIE_AGE = env_int("PARTICIPANT_SESSION_COOKIE_AGE", 2 * 24 * 3600)
 NO_STORE_PATH_PREFIXES = ["/s/", "/researcher/", "/api/", "/accounts/", "/admin/"]
-# Login throttling (django-axes) on the login page, the admin login and HTTP basic auth on the API.
+# Login throttling (django-axes) on the login page, the admin login, HTTP basic auth and API tokens on the API.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
+# The API token class comes first: DRF answers missing or bad credentials with the first class's
+# WWW-Authenticate challenge (a 401 offering Token and Basic), where a session first gives a 403.
 REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"] = [
+    "accounts.authentication.ApiTokenAuthentication",
     "rest_framework.authentication.SessionAuthentication",
     "accounts.authentication.ThrottledBasicAuthentication",
 ]

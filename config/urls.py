@@ -4,6 +4,8 @@ from django.http import HttpRequest, JsonResponse
 from django.shortcuts import redirect
 from django.urls import include, path
 
+from accounts.views import api_tokens
+
 
 def health(request: HttpRequest) -> JsonResponse:
     """Liveness and database reachability, for load balancers and `make serve` checks."""
@@ -20,6 +22,7 @@ urlpatterns = [
     path("healthz", health, name="health"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("researcher/api-tokens/", api_tokens, name="api-tokens"),
     path("researcher/", include("surveys.researcher_urls")),
     path("api/", include("surveys.api.urls")),
     path("s/", include("surveys.urls")),

@@ -2,6 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
 from surveys.api import views
+from surveys.api.docs import ApiDocs
 
 urlpatterns = [
     path("studies/", views.StudyList.as_view(), name="api-studies"),
@@ -16,4 +17,5 @@ urlpatterns = [
     path("jobs/", views.JobList.as_view(), name="api-jobs"),
     path("jobs/<uuid:job_id>/", views.JobDetail.as_view(), name="api-job"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", ApiDocs.as_view(), name="api-docs"),
 ]

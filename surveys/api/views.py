@@ -3,8 +3,8 @@
 
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics, status
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import generics, serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
@@ -75,17 +75,20 @@ class StudyDetail(APIView):
         return Response(StudyDetailSerializer(_latest_visible(request, slug)).data)
 
 
-class ParticipantList(APIView):
-    """One row per participant (pseudonymous ids), as in the participants export."""
+class ParticipantList(generics.GenericAPIView):
+    """One row per participant (pseudonymous ids), as in the participants export; paged."""
+
+    serializer_class = ParticipantRowSerializer
 
     @extend_schema(responses=ParticipantRowSerializer(many=True))
     def get(self, request, slug: str):
         _latest_visible(request, slug)
-        return Response(table_records(export_tables(slug).participants))
+        return self.get_paginated_response(self.paginator.paginate_frame(export_tables(slug).participants, request))
 
 
-class ExportTable(APIView):
-    """A tidy export table as JSON records or CSV (``?format=csv``)."""
+class ExportTable(generics.GenericAPIView):
+    """A tidy export table: JSON records, paged (``limit``, ``offset``), or the whole table as CSV
+    (``?format=csv``, one download, not paged)."""
 
     renderer_classes = [JSONRenderer, CSVRenderer]
 
@@ -93,25 +96,41 @@ class ExportTable(APIView):
         parameters=[
             OpenApiParameter("table", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(TABLES)),
             OpenApiParameter("format", OpenApiTypes.STR, OpenApiParameter.QUERY, enum=["json", "csv"]),
+            OpenApiParameter("limit", OpenApiTypes.INT, OpenApiParameter.QUERY, description="Rows per page (JSON)."),
+            OpenApiParameter("offset", OpenApiTypes.INT, OpenApiParameter.QUERY, description="First row (JSON)."),
         ],
-        responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
+        responses={
+            (200, "application/json"): inline_serializer(
+                "PaginatedTableRows",
+                {
+                    "count": serializers.IntegerField(),
+                    "next": serializers.URLField(allow_null=True),
+                    "previous": serializers.URLField(allow_null=True),
+                    "results": serializers.ListField(child=serializers.DictField(), help_text="The table's rows."),
+                },
+            ),
+            (200, "text/csv"): OpenApiTypes.STR,
+        },
     )
     def get(self, request, slug: str, table: str):
         if table not in TABLES:
             raise Http404(f"Unknown table {table!r}; choose one of {', '.join(TABLES)}.")
         _latest_visible(request, slug)
-        return Response(table_records(getattr(export_tables(slug), table)))
+        frame = getattr(export_tables(slug), table)
+        if request.accepted_renderer.format == CSVRenderer.format:
+            return Response(table_records(frame))
+        return self.get_paginated_response(self.paginator.paginate_frame(frame, request))
 
 
-class AnalysisRuns(APIView):
-    """List the study's analysis runs (GET) or start one as a background job (POST: 202 and the
-    job's URL in ``Location``; the job's result names the run, its report and calibrations)."""
+class AnalysisRuns(generics.ListAPIView):
+    """List the study's analysis runs (GET, paged) or start one as a background job (POST: 202 and
+    the job's URL in ``Location``; the job's result names the run, its report and calibrations)."""
 
-    @extend_schema(responses=AnalysisRunSerializer(many=True))
-    def get(self, request, slug: str):
-        study = _latest_visible(request, slug)
-        runs = AnalysisRun.objects.filter(study__slug=study.slug).select_related("study")
-        return Response(AnalysisRunSerializer(runs, many=True).data)
+    serializer_class = AnalysisRunSerializer
+
+    def get_queryset(self):
+        study = _latest_visible(self.request, self.kwargs["slug"])
+        return AnalysisRun.objects.filter(study__slug=study.slug).select_related("study").order_by("-created_at", "-pk")
 
     @extend_schema(request=AnalysisRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):
@@ -121,17 +140,17 @@ class AnalysisRuns(APIView):
         return _accepted(kind=Job.Kind.ANALYSIS, user=request.user, study=study, params=params.validated_data)
 
 
-class AuditRuns(APIView):
-    """List the study's model audits (GET) or start one on an uploaded subjects CSV as a background
-    job (POST, multipart: ``subjects`` file, optional ``condition``, ``calibration``, ``shown_model``)."""
+class AuditRuns(generics.ListAPIView):
+    """List the study's model audits (GET, paged) or start one on an uploaded subjects CSV as a
+    background job (POST, multipart: ``subjects`` file, optional ``condition``, ``calibration``,
+    ``shown_model``)."""
 
     parser_classes = [MultiPartParser, FormParser]
+    serializer_class = AuditRunSerializer
 
-    @extend_schema(responses=AuditRunSerializer(many=True))
-    def get(self, request, slug: str):
-        study = _latest_visible(request, slug)
-        runs = AuditRun.objects.filter(study__slug=study.slug).select_related("study")
-        return Response(AuditRunSerializer(runs, many=True).data)
+    def get_queryset(self):
+        study = _latest_visible(self.request, self.kwargs["slug"])
+        return AuditRun.objects.filter(study__slug=study.slug).select_related("study").order_by("-created_at", "-pk")
 
     @extend_schema(request=AuditRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):
@@ -208,7 +227,7 @@ class JobList(generics.ListAPIView):
     serializer_class = JobSerializer
 
     def get_queryset(self):
-        return jobs_visible_to(self.request.user)
+        return jobs_visible_to(self.request.user).order_by("-created_at", "pk")
 
 
 class JobDetail(APIView):

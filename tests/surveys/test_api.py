@@ -40,11 +40,11 @@ def test_owner_gets_study_participants_and_exports(demo_study, researcher):
     assert sum(c["participants"] for c in studies[0]["conditions"]) == 2
     detail = client.get("/api/studies/effort-demo/").json()
     assert detail["versions"] == [1] and detail["spec"]["slug"] == "effort-demo"
-    people = client.get("/api/studies/effort-demo/participants/").json()
+    people = client.get("/api/studies/effort-demo/participants/").json()["results"]
     assert sorted(p["status"] for p in people) == ["active", "completed"]
     assert all("external_id" not in p and "PID" not in str(p) for p in people)
     pairs = client.get("/api/studies/effort-demo/export/pairs/").json()
-    assert len(pairs) == 12 + 12
+    assert pairs["count"] == len(pairs["results"]) == 12 + 12
     csv = client.get("/api/studies/effort-demo/export/disagreements/?format=csv")
     assert csv["Content-Type"].startswith("text/csv")
     assert len(pd.read_csv(io.StringIO(csv.content.decode()))) == 8
@@ -78,5 +78,5 @@ def test_api_starts_an_analysis_and_lists_runs(demo_study, researcher, other_res
     run_jobs()
     result = client.get(response["Location"]).json()["result"]
     assert {c["condition"] for c in result["calibrations"]} == {"arrests", "income"}
-    runs = client.get("/api/studies/effort-demo/analyses/").json()
+    runs = client.get("/api/studies/effort-demo/analyses/").json()["results"]
     assert len(runs) == 1 and runs[0]["report_url"] == result["report_url"]

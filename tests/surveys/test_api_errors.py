@@ -101,10 +101,16 @@ def test_not_found_forbidden_method_and_unauthenticated(api, demo_study, other_r
     body = assert_format(api.get("/api/studies/effort-demo/export/nope/"), 404, "not_found")
     assert "Unknown table 'nope'" in body["detail"]
     assert_format(api.get("/api/situation-testing/"), 405, "method_not_allowed")
-    assert_format(APIClient().get("/api/studies/"), 403, "not_authenticated")
+    anonymous = APIClient().get("/api/studies/")
+    assert_format(anonymous, 401, "not_authenticated")
+    assert anonymous["WWW-Authenticate"] == 'Token realm="api", Basic realm="api"'
     basic = APIClient(HTTP_AUTHORIZATION="Basic bm9ib2R5Om5vcGU=")  # nobody:nope
-    body = assert_format(basic.get("/api/studies/"), 403, "authentication_failed")  # session auth first: 403
-    assert body["detail"] == "Invalid username/password."
+    refused = basic.get("/api/studies/")
+    body = assert_format(refused, 401, "authentication_failed")
+    assert body["detail"] == "Invalid username/password." and refused["WWW-Authenticate"].startswith("Token ")
+    other = APIClient()
+    other.force_authenticate(other_researcher)
+    assert_format(other.get("/api/studies/effort-demo/"), 404, "not_found")  # others' studies stay 404
     response = api.post("/api/studies/effort-demo/analyses/", "x", content_type="text/plain")
     assert_format(response, 415, "unsupported_media_type")
 
