@@ -21,7 +21,7 @@ def expected_answers(page: dict) -> tuple[int, int]:
         return n, n
     if kind == "disagreement":
         return len(page["prompts"]), len(page["prompts"])
-    if kind == "attention":
+    if kind in ("attention", "screening"):
         return 1, 1
     return 0, 0
 
