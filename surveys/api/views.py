@@ -32,6 +32,15 @@ from surveys.export import TABLES, export_tables, table_records
 from surveys.models import AnalysisRun, AuditRun, Study
 from surveys.selectors import latest_versions, studies_visible_to
 
+INCLUDE_PILOT = OpenApiParameter(
+    "include_pilot", OpenApiTypes.BOOL, OpenApiParameter.QUERY, description="Also pilot participants (default false)."
+)
+
+
+def _include_pilot(request) -> bool:
+    """``?include_pilot=1`` (or true/yes): pilot participants are left out of exports unless asked for."""
+    return request.query_params.get("include_pilot", "").lower() in ("1", "true", "yes")
+
 
 def _latest_visible(request, slug: str) -> Study:
     study = studies_visible_to(request.user).filter(slug=slug).order_by("-version").first()
@@ -77,10 +86,10 @@ class StudyDetail(APIView):
 class ParticipantList(APIView):
     """One row per participant (pseudonymous ids), as in the participants export."""
 
-    @extend_schema(responses=ParticipantRowSerializer(many=True))
+    @extend_schema(parameters=[INCLUDE_PILOT], responses=ParticipantRowSerializer(many=True))
     def get(self, request, slug: str):
         _latest_visible(request, slug)
-        return Response(table_records(export_tables(slug).participants))
+        return Response(table_records(export_tables(slug, include_pilot=_include_pilot(request)).participants))
 
 
 class ExportTable(APIView):
@@ -92,6 +101,7 @@ class ExportTable(APIView):
         parameters=[
             OpenApiParameter("table", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(TABLES)),
             OpenApiParameter("format", OpenApiTypes.STR, OpenApiParameter.QUERY, enum=["json", "csv"]),
+            INCLUDE_PILOT,
         ],
         responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): OpenApiTypes.STR},
     )
@@ -99,7 +109,7 @@ class ExportTable(APIView):
         if table not in TABLES:
             raise Http404(f"Unknown table {table!r}; choose one of {', '.join(TABLES)}.")
         _latest_visible(request, slug)
-        return Response(table_records(getattr(export_tables(slug), table)))
+        return Response(table_records(getattr(export_tables(slug, include_pilot=_include_pilot(request)), table)))
 
 
 class AnalysisRuns(APIView):
