@@ -29,16 +29,16 @@ def wrong_check(participant: Participant, page: dict) -> list[AnswerInput]:
     return [AnswerInput(question=f"attention/{check['key']}", measure="attention", number=0, text=wrong)]
 
 
-def answer_all_but_last(participant: Participant, *, failed_checks: int = 0) -> Participant:
+def answer_all_but_last(participant: Participant, *, failed_checks: int = 0, late: bool = False) -> Participant:
     """Save every page but the last through the services, failing the first ``failed_checks``
-    attention checks."""
+    attention checks (``late``: past the time limit, in a study that lets them finish)."""
     participant.refresh_from_db()
     failed = 0
     for page in participant.plan[participant.position : -1]:
         answers = answers_for(participant, page)
         if page["kind"] == "attention" and failed < failed_checks:
             answers, failed = wrong_check(participant, page), failed + 1
-        page_submit(enrolment=enrolment_of(participant), page_key=page["key"], answers=answers)
+        page_submit(enrolment=enrolment_of(participant), page_key=page["key"], answers=answers, late=late)
     assert failed == failed_checks
     participant.refresh_from_db()
     return participant
@@ -50,9 +50,9 @@ def post_page(client: Client, participant: Participant, page: dict, data: dict |
     return client.post("/s/effort-demo/page/", {"page_key": page["key"], **(data or valid_data(page, index))})
 
 
-def finish(client: Client, participant: Participant, *, failed_checks: int = 0):
+def finish(client: Client, participant: Participant, *, failed_checks: int = 0, late: bool = False):
     """Every page, the last one from the participant's browser; returns the done page."""
-    participant = answer_all_but_last(participant, failed_checks=failed_checks)
+    participant = answer_all_but_last(participant, failed_checks=failed_checks, late=late)
     response = post_page(client, participant, participant.plan[-1])
     assert response.status_code == 302 and response["Location"] == "/s/effort-demo/done/"
     return client.get("/s/effort-demo/done/")
