@@ -25,12 +25,10 @@ OUTCOMES = (COMPLETED, FAILED_ATTENTION, SCREENED_OUT)
 DEFAULT_RETURN_IF_FAILED = 2
 DEFAULT_FAILED_ATTENTION_MESSAGE = (
     "Unfortunately you did not pass the attention checks in this study. In line with Prolific's attention "
-    "check policy, please return your submission on Prolific instead of submitting it as complete. "
-    "Thank you for your time."
+    "check policy, please return your submission on Prolific."
 )
 DEFAULT_SCREENED_OUT_MESSAGE = (
-    "Thank you for your interest. Your answer shows that this study is not for you, so it ends here. "
-    "Please return your submission on Prolific."
+    "Your answer shows that this study is not for you, so it ends here. Please return your submission on Prolific."
 )
 
 
