@@ -44,6 +44,7 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         seed=job.params["seed"],
         n_resamples=job.params["n_resamples"],
         progress=context.progress,
+        include_pilot=job.params.get("include_pilot", False),
     )
     context.log(f"analysis run {run.pk} stored with {run.calibrations.count()} calibrations")
     return {

@@ -57,8 +57,18 @@ class DisagreementPromptAdmin(admin.ModelAdmin):
 
 @admin.register(Participant)
 class ParticipantAdmin(admin.ModelAdmin):
-    list_display = ["pseudonym", "study", "condition", "status", "position", "simulated", "arrived_at", "completed_at"]
-    list_filter = ["study__slug", "status", "condition__key", "simulated"]
+    list_display = [
+        "pseudonym",
+        "study",
+        "condition",
+        "status",
+        "position",
+        "simulated",
+        "pilot",
+        "arrived_at",
+        "completed_at",
+    ]
+    list_filter = ["study__slug", "status", "condition__key", "simulated", "pilot"]
     readonly_fields = ["pseudonym", "seed", "plan", "arrived_at", "resume_failures", "resume_failed_at"]
     exclude = ["resume_code_hash"]
     search_fields = ["pseudonym"]

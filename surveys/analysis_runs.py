@@ -24,12 +24,14 @@ def analysis_run_create(
     seed: int = 1,
     n_resamples: int = 2000,
     progress: Callable[[str, int, int], None] | None = None,
+    include_pilot: bool = False,
 ) -> AnalysisRun:
-    """Export, analyse (excluded participants dropped), write the report into ``out_dir``, store
+    """Export, analyse (excluded participants dropped; pilot participants too unless
+    ``include_pilot``), write the report into ``out_dir``, store
     its files (storage folder ``analysis/<uuid>``) and the run with one new Calibration version per
     condition in one transaction; if storing fails, nothing of the run remains."""
     study = latest_study(slug)
-    tables = export_tables(slug)
+    tables = export_tables(slug, include_pilot=include_pilot)
     completed = tables.pairs.dropna(subset=["d_overall"])
     if completed["participant_id"].nunique() < 3:
         raise ValueError(f"study {slug!r} has too few participants with answers to analyse")

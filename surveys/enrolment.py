@@ -6,6 +6,7 @@ is always decided by the database, in the submission's own UPDATE.
 """
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from surveys.caching import BoundedCache
 from surveys.models import Participant
@@ -18,6 +19,7 @@ class Enrolment:
     condition_id: int
     plan: list[dict]
     places: dict[str, int] = field(repr=False)  # page key -> 0-based position in the plan
+    arrived_at: datetime | None = None  # when the study's time limit started to run
 
 
 def enrolment_of(participant: Participant) -> Enrolment | None:
@@ -30,6 +32,7 @@ def enrolment_of(participant: Participant) -> Enrolment | None:
         condition_id=participant.condition_id,
         plan=participant.plan,
         places={page["key"]: i for i, page in enumerate(participant.plan)},
+        arrived_at=participant.arrived_at,
     )
 
 

@@ -56,8 +56,9 @@ COLUMNS: dict[str, dict[str, str]] = {
         "study": "Study slug.",
         "study_version": "Version of the study file.",
         "condition": "Assigned condition (blank before consent or after declining).",
-        "status": "arrived, declined, active, completed or withdrawn (answers deleted).",
+        "status": "arrived, declined, active, completed, timed_out, screened_out or withdrawn (answers deleted).",
         "simulated": "1 if created by simulate_participants.",
+        "pilot": "1 if brought by the researcher's pilot link (only with include_pilot).",
         "arrived_at": "First arrival (UTC, ISO 8601).",
         "consented_at": "Consent time (UTC).",
         "completed_at": "Completion time (UTC).",
@@ -140,12 +141,14 @@ def _iso(value) -> str:
     return value.isoformat() if value is not None else ""
 
 
-def export_tables(slug: str) -> ExportTables:
-    """All four tables for every version of the study ``slug``."""
+def export_tables(slug: str, *, include_pilot: bool = False) -> ExportTables:
+    """All four tables for every version of the study ``slug``; pilot participants only with
+    ``include_pilot``."""
     studies = {s.pk: s for s in Study.objects.filter(slug=slug)}
-    participants = list(
-        Participant.objects.filter(study_id__in=studies).select_related("condition").order_by("arrived_at", "pk")
-    )
+    people = Participant.objects.filter(study_id__in=studies)
+    if not include_pilot:
+        people = people.filter(pilot=False)
+    participants = list(people.select_related("condition").order_by("arrived_at", "pk"))
     pids = [p.pk for p in participants]
     answers = _answers(pids)
     visits = _visits(pids)
@@ -167,6 +170,7 @@ def export_tables(slug: str) -> ExportTables:
                 "condition": p.condition.key if p.condition else "",
                 "status": p.status,
                 "simulated": int(p.simulated),
+                "pilot": int(p.pilot),
                 "arrived_at": _iso(p.arrived_at),
                 "consented_at": _iso(p.consented_at),
                 "completed_at": _iso(p.completed_at),

@@ -236,6 +236,28 @@ class DisagreementPageForm(forms.Form):
         ]
 
 
+class ScreeningPageForm(forms.Form):
+    """The study file's screening question; an answer outside ``eligible`` screens the participant out."""
+
+    def __init__(self, *args, screening: dict, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.screening = screening
+        self.fields["choice"] = forms.ChoiceField(
+            label=screening["question"],
+            choices=[(o, o) for o in screening["options"]],
+            widget=forms.RadioSelect,
+            error_messages={"required": "Choose one option."},
+        )
+
+    @property
+    def eligible(self) -> bool:
+        return self.cleaned_data["choice"] in self.screening["eligible"]
+
+    def answers(self) -> list[AnswerInput]:
+        choice = self.cleaned_data["choice"]
+        return [AnswerInput(question="screening", measure="screening", number=int(self.eligible), text=choice)]
+
+
 class AttentionPageForm(forms.Form):
     def __init__(self, *args, check: dict, **kwargs):
         super().__init__(*args, **kwargs)

@@ -21,7 +21,7 @@ def expected_answers(page: dict) -> tuple[int, int]:
         return n, n
     if kind == "disagreement":
         return len(page["prompts"]), len(page["prompts"])
-    if kind == "attention":
+    if kind in ("attention", "screening"):
         return 1, 1
     return 0, 0
 
@@ -68,7 +68,9 @@ def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityRe
         high = sum(expected_answers(page)[1] for page in p.plan[: p.position])
         if not low <= counts.get(p.pk, 0) <= high:
             wrong.append(str(p.pseudonym))
-    consented = Counter(p.condition.key for p in people if p.condition_id and p.status in ("active", "completed"))
+    consented = Counter(  # the condition balance, as assignment counts it: pilots left out
+        p.condition.key for p in people if p.condition_id and p.status in ("active", "completed") and not p.pilot
+    )
     return IntegrityReport(
         len(people),
         sum(p.status == "completed" for p in people),

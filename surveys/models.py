@@ -131,6 +131,8 @@ class Participant(models.Model):
         ACTIVE = "active", "In progress"
         COMPLETED = "completed", "Completed"
         WITHDRAWN = "withdrawn", "Withdrew (answers deleted)"
+        TIMED_OUT = "timed_out", "Timed out (past the study's time limit)"
+        SCREENED_OUT = "screened_out", "Screened out"
 
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
     condition = models.ForeignKey(
@@ -145,6 +147,9 @@ class Participant(models.Model):
     plan = models.JSONField(default=list, blank=True, help_text="The ordered pages this participant is shown.")
     position = models.PositiveIntegerField(default=0, help_text="Index in plan of the first unanswered page.")
     simulated = models.BooleanField(default=False)
+    pilot = models.BooleanField(
+        default=False, help_text="Came through the researcher's pilot link: left out of balance, exports and analyses."
+    )
     arrived_at = models.DateTimeField(default=timezone.now)
     consented_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
@@ -206,6 +211,7 @@ class Measure(models.TextChoices):
     RATIONALE = "rationale", "Rationale for the fair score"
     AGREE = "agree", "Agrees with the AI's label (1/0)"
     ATTENTION = "attention", "Attention check passed (1/0)"
+    SCREENING = "screening", "Screening answer (1/0: eligible)"
 
 
 LIKERT_MEASURES = ("trajectory", "aggregate", "overall")

@@ -8,6 +8,7 @@ from surveys.forms import (
     InstructionsForm,
     LikertPageForm,
     OutputPageForm,
+    ScreeningPageForm,
 )
 
 
@@ -90,6 +91,8 @@ def page_form(page: dict, index: ConditionIndex, data=None):
         return DisagreementPageForm(data, page=page, prompts=index.prompts)
     if kind == "attention":
         return AttentionPageForm(data, check=index.checks[page["check"]])
+    if kind == "screening":
+        return ScreeningPageForm(data, screening=index.spec["screening"])
     raise ValueError(f"unknown page kind {kind!r}")
 
 

@@ -1,6 +1,7 @@
 """The ordered pages one participant sees, drawn from the study and the participant's seed.
 
-Order (effort-aware fairness paper, "Experimental Design" and Appendix E): instructions; then for
+Order (effort-aware fairness paper, "Experimental Design" and Appendix E): the study file's
+screening question when it has one (an ineligible answer ends the study there); instructions; then for
 each stimulus set, in an order randomised per participant, its pairs (K, X) in random order, each
 pair as three pages (trajectory, aggregate, overall distance); after a set's pairs, its
 output-space page; then the yes/no disagreement block (prompts in random order). Attention checks
@@ -33,7 +34,8 @@ def build_plan(spec: dict, condition_key: str, seed: int) -> list[dict]:
     n_pairs = sum(len(s["comparisons"]) for s in sets)
     slots = _attention_slots(spec.get("attention_checks", {}).get("items", []), n_pairs)
 
-    pages: list[dict] = [{"key": "instructions", "kind": "instructions"}]
+    pages: list[dict] = [{"key": "screening", "kind": "screening"}] if spec.get("screening") else []
+    pages.append({"key": "instructions", "kind": "instructions"})
 
     def add_checks(after_pair: int) -> None:
         for check in slots.get(after_pair, []):

@@ -12,4 +12,6 @@ urlpatterns = [
     path("runs/audit/<int:run_id>/<str:filename>", views.audit_file, name="audit-file"),
     path("jobs/<uuid:job_id>/<str:filename>", views.job_file, name="job-file"),
     path("studies/<slug:slug>/export/<str:table>.<str:fmt>", views.export_download, name="export"),
+    path("studies/<slug:slug>/submissions.csv", views.submissions_download, name="submissions"),
+    path("studies/<slug:slug>/pilot/delete/", views.pilot_delete, name="pilot-delete"),
 ]

@@ -4,18 +4,23 @@ researcher sees only the studies they own or that are shared with them)."""
 import re
 from pathlib import Path
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from runs.selectors import jobs_visible_to
 from surveys.dashboard import summarise
 from surveys.export import TABLES, export_tables, table_to_csv, table_to_json
-from surveys.models import AnalysisRun, AuditRun, Calibration
+from surveys.models import AnalysisRun, AuditRun, Calibration, Participant
+from surveys.pilot import pilot_token
 from surveys.selectors import can_view, latest_versions, studies_visible_to
+from surveys.services import pilot_participants_delete
+from surveys.submissions import submissions_table
 
 
 @login_required
@@ -51,15 +56,53 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "start_url": start_url,
             "prolific_url": start_url
             + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
+            **_pilot_context(request, versions),
         },
     )
+
+
+def _may_manage(user, study) -> bool:
+    """Removing participants is for the study's owner (and superusers), not collaborators."""
+    return bool(user.is_superuser or study.owner_id == user.pk)
+
+
+def _pilot_context(request: HttpRequest, versions) -> dict:
+    slug = versions[0].slug
+    return {
+        "pilot_url": request.build_absolute_uri(reverse("surveys:start", args=[slug])) + f"?pilot={pilot_token(slug)}",
+        "pilot_count": Participant.objects.filter(study__in=versions, pilot=True).count(),
+        "may_delete_pilot": _may_manage(request.user, versions[0]),
+    }
+
+
+@login_required
+@require_POST
+def pilot_delete(request: HttpRequest, slug: str) -> HttpResponse:
+    """Delete the study's pilot participants (owner only)."""
+    versions = _visible_versions(request, slug)
+    if not _may_manage(request.user, versions[0]):
+        raise Http404("Only the study's owner can delete its pilot participants.")
+    deleted = pilot_participants_delete(slug=slug)
+    messages.success(request, f"{deleted} pilot participant(s) deleted with their answers.")
+    return redirect("researcher:dashboard", slug=slug)
+
+
+@login_required
+def submissions_download(request: HttpRequest, slug: str) -> HttpResponse:
+    """The Prolific submissions to approve, return or reject (CSV, raw Prolific ids)."""
+    if not can_view(request.user, slug):
+        raise Http404("No such study among yours.")
+    table = submissions_table(slug, include_pilot=request.GET.get("include_pilot") == "1")
+    response = HttpResponse(table_to_csv(table), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{slug}-submissions.csv"'
+    return response
 
 
 @login_required
 def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
     if table not in TABLES or fmt not in ("csv", "json") or not can_view(request.user, slug):
         raise Http404("No such export.")
-    frame = getattr(export_tables(slug), table)
+    frame = getattr(export_tables(slug, include_pilot=request.GET.get("include_pilot") == "1"), table)
     body = table_to_csv(frame) if fmt == "csv" else table_to_json(frame)
     response = HttpResponse(body, content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/json")
     response["Content-Disposition"] = f'attachment; filename="{slug}-{table}.{fmt}"'

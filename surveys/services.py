@@ -15,7 +15,7 @@ from enum import Enum
 import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import Count, F, Q
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
@@ -32,9 +32,10 @@ from surveys.models import (
     Subject,
 )
 from surveys.plan import build_plan
-from surveys.sql import counts_by, insert_row_if, insert_rows, update_rows
+from surveys.sql import insert_row_if, insert_rows, update_rows
 from surveys.study_facts import study_facts
 from surveys.study_file import validate_study
+from surveys.time_limits import TimeLimit, time_limit
 
 
 class StudyNotFound(LookupError):
@@ -187,6 +188,7 @@ def participant_arrive(
     prolific_study_id: str = "",
     prolific_session_id: str = "",
     simulated: bool = False,
+    pilot: bool = False,
     at: datetime | None = None,
     seed: int | None = None,
     resume_code: str = "",
@@ -199,7 +201,8 @@ def participant_arrive(
     simulations) fixes the participant's randomisation; by default it is drawn from the OS. A new
     participant stores only the keyed hash of ``resume_code``. The id is normalised
     (``normalise_external_id``). ``looked_up``: the caller has just found no participant with this
-    id (``participant_find``), so the lookup is not repeated.
+    id (``participant_find``), so the lookup is not repeated. ``pilot``: the researcher's pilot link
+    (checked by the caller) brought them; pilots are left out of the balance, exports and analyses.
     """
     external_id = normalise_external_id(external_id)
     existing = None if looked_up else participant_find(study_slug=study_slug, external_id=external_id)
@@ -215,6 +218,7 @@ def participant_arrive(
                 prolific_session_id=prolific_session_id[:128],
                 seed=secrets.randbits(62) if seed is None else seed,
                 simulated=simulated,
+                pilot=pilot,
                 arrived_at=at or timezone.now(),
             )
             if resume_code:
@@ -288,8 +292,16 @@ def participant_resume(*, participant_id: int, code: str, at: datetime | None = 
         return ResumeOutcome.WRONG
 
 
-def _least_filled_condition(study_id: int, condition_ids: list[int], rng: np.random.Generator) -> int:
-    filled = counts_by(Participant, "condition", {"study": study_id, "status": ("active", "completed")})
+def _least_filled_condition(
+    study_id: int, condition_ids: list[int], rng: np.random.Generator, limit: TimeLimit, now: datetime
+) -> int:
+    """Counted: completed participants, and active ones still within the study's time limit (an
+    abandoned session past it no longer holds a place); never pilots."""
+    cutoff = limit.cutoff(now)
+    status = Participant.Status
+    active = Q(status=status.ACTIVE) if cutoff is None else Q(status=status.ACTIVE, arrived_at__gte=cutoff)
+    counted = Participant.objects.filter(Q(status=status.COMPLETED) | active, study_id=study_id, pilot=False)
+    filled = dict(counted.values_list("condition").annotate(n=Count("id")).order_by())
     fewest = min(filled.get(pk, 0) for pk in condition_ids)
     candidates = sorted(pk for pk in condition_ids if filled.get(pk, 0) == fewest)
     return candidates[int(rng.integers(len(candidates)))]
@@ -314,12 +326,15 @@ def participant_consent(*, participant_id: int, accept: bool, at: datetime | Non
         spec_hash = Study.objects.select_for_update().filter(pk=participant.study_id).values_list("spec_hash").get()[0]
         facts = study_facts(participant.study_id, spec_hash=spec_hash)
         rng = np.random.default_rng(participant.seed)
-        condition_id = _least_filled_condition(participant.study_id, sorted(facts.condition_keys), rng)
+        now = at or timezone.now()
+        condition_id = _least_filled_condition(
+            participant.study_id, sorted(facts.condition_keys), rng, time_limit(facts.spec), now
+        )
         changes = {
             "condition": condition_id,
             "plan": build_plan(facts.spec, facts.condition_keys[condition_id], participant.seed),
             "status": Participant.Status.ACTIVE,
-            "consented_at": at or timezone.now(),
+            "consented_at": now,
         }
         update_rows(Participant, changes, {"id": participant.pk})
     participant.condition_id = condition_id
@@ -343,7 +358,7 @@ def page_shown(*, participant: Participant, page_key: str, at: datetime | None =
             _VISIT_COLUMNS,
             (participant.pk, page_key, at or timezone.now(), None, 0),
             guard=Participant,
-            where={"id": participant.pk, "status": Participant.Status.ACTIVE},
+            where={"id": participant.pk, "status": (Participant.Status.ACTIVE, Participant.Status.TIMED_OUT)},
             conflict=("participant", "page"),
         )
     )
@@ -413,6 +428,8 @@ def page_submit(
     answers: list[AnswerInput],
     at: datetime | None = None,
     show_next: bool = False,
+    late: bool = False,
+    screened_out: bool = False,
 ) -> SubmitResult:
     """Save one page's answers and advance the participant, all in one transaction.
 
@@ -425,18 +442,28 @@ def page_submit(
     ``show_next`` also records the next page as shown now (the participant's browser is sent there
     at once), sparing that request a write. The statements are built by ``surveys.sql`` rather
     than the ORM: this is the one path that runs once per page for every participant.
+
+    ``late``: the participant is past the study's time limit and the study lets them finish; the
+    page is saved for a timed-out participant too, who stays ``timed_out`` until the last page
+    makes them ``completed``. ``screened_out``: the answer ends the study (status ``screened_out``).
     """
     now = at or timezone.now()
     pk, plan = enrolment.participant_id, enrolment.plan
     place = enrolment.places.get(page_key)
+    status = Participant.Status
     with transaction.atomic():
         changes: dict = {}
         if place is not None:
             changes["position"] = place + 1
-            if place + 1 == len(plan):
-                changes.update(status=Participant.Status.COMPLETED, completed_at=now)
+            if screened_out:
+                changes["status"] = status.SCREENED_OUT
+            elif place + 1 == len(plan):
+                changes.update(status=status.COMPLETED, completed_at=now)
+            elif late:
+                changes["status"] = status.TIMED_OUT
+        open_statuses = (status.ACTIVE, status.TIMED_OUT) if late else status.ACTIVE
         advanced = place is not None and update_rows(
-            Participant, changes, {"id": pk, "status": Participant.Status.ACTIVE, "position": place}
+            Participant, changes, {"id": pk, "status": open_statuses, "position": place}
         )
         if not advanced:
             return _why_not_saved(Participant.objects.get(pk=pk), page_key)
@@ -446,12 +473,43 @@ def page_submit(
             [(pk, page_key, a.question, a.measure, a.set_key, a.subject_key, a.number, a.text, now) for a in answers],
         )
         visits = [(pk, page_key, now, now, 0)]
-        if show_next and place + 1 < len(plan):
+        if show_next and place + 1 < len(plan) and not screened_out:
             visits.append((pk, plan[place + 1]["key"], now, None, 0))
         # One statement: the submitted page's visit gets its submission time (its first display
         # time stays), the next page's visit is created.
         insert_rows(PageVisit, _VISIT_COLUMNS, visits, on_conflict=("participant", "page"), update=("submitted_at",))
-    return SubmitResult(SubmitOutcome.SAVED, changes.get("status", Participant.Status.ACTIVE), place + 1)
+    return SubmitResult(SubmitOutcome.SAVED, changes.get("status", status.ACTIVE), place + 1)
+
+
+def participant_time_out(*, participant_id: int) -> bool:
+    """Mark an active participant ``timed_out`` (the caller has found them past the time limit);
+    returns whether they were still active."""
+    status = Participant.Status
+    return bool(update_rows(Participant, {"status": status.TIMED_OUT}, {"id": participant_id, "status": status.ACTIVE}))
+
+
+def participants_expire(*, slug: str | None = None, at: datetime | None = None) -> int:
+    """Mark every active participant past their study version's time limit ``timed_out`` (all
+    studies, or the versions of ``slug``); returns how many."""
+    now = at or timezone.now()
+    studies = Study.objects.filter(slug=slug) if slug else Study.objects.all()
+    expired = 0
+    for study_id, spec in studies.filter(spec__has_key="time_limit").values_list("pk", "spec"):
+        cutoff = time_limit(spec).cutoff(now)
+        expired += Participant.objects.filter(
+            study_id=study_id, status=Participant.Status.ACTIVE, arrived_at__lt=cutoff
+        ).update(status=Participant.Status.TIMED_OUT)
+    return expired
+
+
+def pilot_participants_delete(*, slug: str) -> int:
+    """Delete the study's pilot participants with their answers and page times; returns how many.
+    Real and simulated participants are untouched."""
+    with transaction.atomic():
+        pilots = Participant.objects.filter(study__slug=slug, pilot=True)
+        count = pilots.count()
+        pilots.delete()
+    return count
 
 
 def participant_withdraw(*, participant_id: int, at: datetime | None = None) -> Participant:

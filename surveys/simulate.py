@@ -93,6 +93,8 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, model, rng
             data = person.disagreement_page({key: index.prompts[key]["subject"] for key in page["prompts"]})
         elif kind == "attention":
             data = person.attention_page(index.checks[page["check"]])
+        elif kind == "screening":  # simulated participants are eligible
+            data = {"choice": spec["screening"]["eligible"][0]}
         else:
             data = {}
         form = page_form(page, index, data=_as_post(data))

@@ -58,20 +58,39 @@ def insert_rows(
         cursor.execute(sql, params)
 
 
+def _where(model: type[Model], where: dict) -> tuple[tuple, list]:
+    """The shape of a WHERE (column names, and how many values each tuple has) and its parameters;
+    a tuple value means ``IN (..)``, any other value equality."""
+    shape, params = [], []
+    for name, value in where.items():
+        values = value if isinstance(value, tuple) else (value,)
+        shape.append((name, len(values) if isinstance(value, tuple) else None))
+        params += _prepared(model, [name] * len(values), values)
+    return tuple(shape), params
+
+
+def _conditions(model: type[Model], shape: tuple) -> str:
+    _, columns = _quoted(model, [name for name, _ in shape])
+    return " AND ".join(
+        f"{c} = %s" if n is None else f"{c} IN ({', '.join(['%s'] * n)})"
+        for c, (_, n) in zip(columns, shape, strict=True)
+    )
+
+
 @cache
 def _insert_guarded_sql(
     model: type[Model],
     names: tuple[str, ...],
     guard: type[Model],
-    matched: tuple[str, ...],
+    matched: tuple,
     conflict: tuple,
     lock: bool,
 ) -> str:
     table, columns = _quoted(model, names)
-    guard_table, guard_columns = _quoted(guard, matched)
+    guard_table, _ = _quoted(guard, [])
     _, conflict_columns = _quoted(model, conflict)
     values = ", ".join(["%s"] * len(names))
-    conditions = " AND ".join(f"{c} = %s" for c in guard_columns)
+    conditions = _conditions(guard, matched)
     return (
         f"INSERT INTO {table} ({', '.join(columns)}) SELECT {values} FROM {guard_table} WHERE {conditions}"
         + (" FOR SHARE" if lock else "")
@@ -84,51 +103,31 @@ def insert_row_if(
 ) -> int:
     """``INSERT INTO model (names) SELECT row FROM guard WHERE ..`` in one statement: the row is
     inserted only while a ``guard`` row matches ``where``, and not at all when it would break the
-    unique constraint on ``conflict``. On PostgreSQL the guard row is read ``FOR SHARE``, so a
-    transaction that holds it locked (``select_for_update``) and changes it makes this statement
-    wait and then re-check ``where`` on the committed row; SQLite runs writers one at a time.
-    Returns the number of rows inserted (0 or 1)."""
-    sql = _insert_guarded_sql(
-        model, tuple(names), guard, tuple(where), tuple(conflict), connection.vendor == "postgresql"
-    )
-    params = _prepared(model, names, row) + _prepared(guard, list(where), list(where.values()))
+    unique constraint on ``conflict`` (a tuple in ``where`` means ``IN (..)``). On PostgreSQL the
+    guard row is read ``FOR SHARE``, so a transaction that holds it locked (``select_for_update``)
+    and changes it makes this statement wait and then re-check ``where`` on the committed row;
+    SQLite runs writers one at a time. Returns the number of rows inserted (0 or 1)."""
+    shape, where_params = _where(guard, where)
+    sql = _insert_guarded_sql(model, tuple(names), guard, shape, tuple(conflict), connection.vendor == "postgresql")
+    params = _prepared(model, names, row) + where_params
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
 
 
 @cache
-def _update_sql(model: type[Model], changed: tuple[str, ...], matched: tuple[str, ...]) -> str:
+def _update_sql(model: type[Model], changed: tuple[str, ...], matched: tuple) -> str:
     table, set_columns = _quoted(model, changed)
-    _, where_columns = _quoted(model, matched)
     assignments = ", ".join(f"{c} = %s" for c in set_columns)
-    conditions = " AND ".join(f"{c} = %s" for c in where_columns)
-    return f"UPDATE {table} SET {assignments} WHERE {conditions}"
+    return f"UPDATE {table} SET {assignments} WHERE {_conditions(model, matched)}"
 
 
 def update_rows(model: type[Model], changes: dict, where: dict) -> int:
-    """``UPDATE model SET changes WHERE`` every ``where`` column equals its value; returns the
-    number of rows changed."""
-    sql = _update_sql(model, tuple(changes), tuple(where))
-    params = _prepared(model, list(changes), list(changes.values())) + _prepared(
-        model, list(where), list(where.values())
-    )
+    """``UPDATE model SET changes WHERE`` every ``where`` column equals its value (a tuple means
+    ``IN (..)``); returns the number of rows changed."""
+    shape, where_params = _where(model, where)
+    sql = _update_sql(model, tuple(changes), shape)
+    params = _prepared(model, list(changes), list(changes.values())) + where_params
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
-
-
-def counts_by(model: type[Model], group: str, where: dict) -> dict:
-    """``SELECT group, COUNT(*) FROM model WHERE .. GROUP BY group`` as ``{group value: count}``;
-    a tuple in ``where`` means ``IN (..)``, any other value equality."""
-    table, (group_column,) = _quoted(model, [group])
-    _, columns = _quoted(model, list(where))
-    conditions, params = [], []
-    for column, (name, value) in zip(columns, where.items(), strict=True):
-        values = value if isinstance(value, tuple) else (value,)
-        conditions.append(f"{column} IN ({', '.join(['%s'] * len(values))})")
-        params += _prepared(model, [name] * len(values), values)
-    sql = f"SELECT {group_column}, COUNT(*) FROM {table} WHERE {' AND '.join(conditions)} GROUP BY {group_column}"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return dict(cursor.fetchall())

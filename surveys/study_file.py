@@ -27,6 +27,7 @@ KEY_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
 
 _text = {"type": "string", "minLength": 1}
 _key = {"type": "string", "pattern": KEY_PATTERN}
+_code = {"type": "string", "pattern": r"^[A-Za-z0-9_-]{1,64}$"}  # a completion code, e.g. Prolific's
 _bonus = {
     "type": "object",
     "required": ["amount", "top_fraction"],
@@ -176,6 +177,39 @@ SCHEMA: dict[str, Any] = {
                     },
                 },
                 "exclude_if_failed": {"type": "integer", "minimum": 1},
+                "return_if_failed": {"type": "integer", "minimum": 1},
+            },
+        },
+        "screening": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["question", "options", "eligible"],
+            "properties": {
+                "question": _text,
+                "options": {"type": "array", "minItems": 2, "items": _text},
+                "eligible": {"type": "array", "minItems": 1, "items": _text, "uniqueItems": True},
+            },
+        },
+        "time_limit": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["max_minutes"],
+            "properties": {
+                "max_minutes": {"type": "integer", "minimum": 1, "maximum": 10080},
+                "may_finish_late": {"type": "boolean"},
+            },
+        },
+        "prolific": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "completion_codes": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {outcome: _code for outcome in ("completed", "failed_attention", "screened_out")},
+                },
+                "failed_attention_message": _text,
+                "screened_out_message": _text,
             },
         },
         "bonus": {
@@ -188,7 +222,7 @@ SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "required": ["code"],
             "properties": {
-                "code": {"type": "string", "pattern": r"^[A-Za-z0-9_-]{1,64}$"},
+                "code": _code,
                 "url": {"type": "string", "pattern": r"^https?://\S+$"},
             },
         },
@@ -326,8 +360,18 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
             add(f"attention_checks.items[{ai}].correct", f"{item['correct']!r} is not one of the options")
         if "after_pair" in item and item["after_pair"] > min(pair_counts):
             add(f"attention_checks.items[{ai}].after_pair", f"must be <= the number of pairs ({min(pair_counts)})")
-    if "exclude_if_failed" in checks and checks["exclude_if_failed"] > len(items):
-        add("attention_checks.exclude_if_failed", f"cannot exceed the number of checks ({len(items)})")
+    for name in ("exclude_if_failed", "return_if_failed"):
+        if name in checks and checks[name] > len(items):
+            add(f"attention_checks.{name}", f"cannot exceed the number of checks ({len(items)})")
+    screening = spec.get("screening")
+    if screening:
+        for dup in _duplicates(screening["options"]):
+            add("screening.options", f"option {dup!r} is listed twice")
+        for i, option in enumerate(screening["eligible"]):
+            if option not in screening["options"]:
+                add(f"screening.eligible[{i}]", f"{option!r} is not one of the options")
+        if set(screening["eligible"]) >= set(screening["options"]):
+            add("screening.eligible", "every option is eligible, so nobody would be screened out")
     return problems
 
 

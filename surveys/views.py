@@ -8,13 +8,16 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 from django.views.decorators.http import require_http_methods
 
 from surveys import throttle
 from surveys.enrolment import Enrolment, cached_enrolment
-from surveys.models import Participant, Study
+from surveys.models import Answer, Participant, Study
+from surveys.outcomes import completion_for, outcome_of, return_if_failed
 from surveys.pages import condition_index, form_answers, page_form
+from surveys.pilot import is_pilot_token, new_pilot_id
 from surveys.rendering import resume_html, study_page_response
 from surveys.services import (
     InvalidParticipantId,
@@ -33,13 +36,17 @@ from surveys.services import (
     participant_find,
     participant_resume,
     participant_set_resume_code,
+    participant_time_out,
     participant_withdraw,
 )
 from surveys.study_facts import StudyFacts, study_facts
 from surveys.throttle import client_address
+from surveys.time_limits import time_limit
 
 Status = Participant.Status
-ACTIVE_STATES = (Status.ARRIVED, Status.ACTIVE, Status.DECLINED)  # still holding a resume code
+ACTIVE_STATES = (Status.ARRIVED, Status.ACTIVE, Status.DECLINED, Status.TIMED_OUT)  # still holding a resume code
+FINISHED = (Status.COMPLETED, Status.SCREENED_OUT, Status.WITHDRAWN)  # their session ends
+STUDY_PAGES = (Status.ACTIVE, Status.TIMED_OUT)  # the page view: a timed-out participant may finish, or is told
 
 
 def _session_key(slug: str) -> str:
@@ -106,7 +113,9 @@ def _where(status: str, slug: str) -> str:
         Status.ARRIVED: reverse("surveys:consent", args=[slug]),
         Status.DECLINED: reverse("surveys:declined", args=[slug]),
         Status.ACTIVE: reverse("surveys:page", args=[slug]),
+        Status.TIMED_OUT: reverse("surveys:page", args=[slug]),
         Status.COMPLETED: reverse("surveys:done", args=[slug]),
+        Status.SCREENED_OUT: reverse("surveys:done", args=[slug]),
         Status.WITHDRAWN: reverse("surveys:withdrawn", args=[slug]),
     }[status]
 
@@ -119,7 +128,7 @@ def _bind(request: HttpRequest, slug: str, participant: Participant, code: str =
     """This browser is now the participant's: their id (and resume code, when known) go into a
     fresh session; a finished participant's session ends at once."""
     request.session.cycle_key()
-    if participant.status in (Status.COMPLETED, Status.WITHDRAWN):
+    if participant.status in FINISHED:
         _end_session(request, slug, participant.pk, participant.status, participant.study_id, participant.condition_id)
     else:
         # A previous participant's "ended" marker and its short expiry do not carry over.
@@ -154,11 +163,19 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     session, or with Prolific's SESSION_ID of the same attempt (as stored at arrival), or with the
     participant's resume code, asked for by a form (POST here; wrong codes are limited per
     participant and per address). New arrivals are limited per address.
+
+    The researcher's pilot link adds ``pilot=<token>`` (``surveys.pilot``): a new participant it
+    brings is a pilot (an id is made up when the link has none); a wrong token is refused.
     """
     params = request.POST if request.method == "POST" else request.GET
     address = client_address(request)
+    pilot = "pilot" in params
+    if pilot and not is_pilot_token(slug, params["pilot"]):
+        return _problem(request, "This pilot link is not valid", "Ask the researcher for the study's pilot link.", 403)
     try:
-        external_id = normalise_external_id(params.get("PROLIFIC_PID") or params.get("participant_label", ""))
+        external_id = normalise_external_id(
+            params.get("PROLIFIC_PID") or params.get("participant_label") or (new_pilot_id() if pilot else "")
+        )
     except InvalidParticipantId as exc:
         return _problem(request, "The link is incomplete", str(exc), 400)
     participant = participant_find(study_slug=slug, external_id=external_id)
@@ -174,6 +191,7 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
                 external_id=external_id,
                 prolific_study_id=params.get("STUDY_ID", ""),
                 prolific_session_id=params.get("SESSION_ID", ""),
+                pilot=pilot,
                 resume_code=code,
                 looked_up=True,
             )
@@ -230,15 +248,17 @@ def _resume_code(request: HttpRequest, slug: str) -> str:
 
 
 def _require(
-    request: HttpRequest, slug: str, status: str
+    request: HttpRequest, slug: str, status: str | tuple[str, ...]
 ) -> tuple[Participant | None, StudyFacts | None, HttpResponse | None]:
-    """The participant and study facts, or the response that sends the visitor where they belong."""
+    """The participant and study facts, or the response that sends the visitor where they belong
+    (``status``: the status, or statuses, this page is for)."""
+    statuses = status if isinstance(status, tuple) else (status,)
     participant, facts = _participant(request, slug)
     if participant is None:
         ended = _ended(request, slug)
-        if ended is not None:  # completed or withdrawn in this browser: only that page is left
+        if ended is not None:  # finished or withdrawn in this browser: only that page is left
             ended_status, ended_facts = ended
-            if ended_status == status:
+            if ended_status in statuses:
                 return None, ended_facts, None
             return None, None, redirect(_where(ended_status, slug))
         try:
@@ -256,9 +276,9 @@ def _require(
                 403,
             ),
         )
-    if participant.status in (Status.COMPLETED, Status.WITHDRAWN):  # e.g. withdrawn by a researcher
+    if participant.status in FINISHED:  # e.g. withdrawn by a researcher
         _end_session(request, slug, participant.pk, participant.status, participant.study_id, participant.condition_id)
-    if participant.status != status:
+    if participant.status not in statuses:
         return participant, facts, redirect(_where(participant.status, slug))
     return participant, facts, None
 
@@ -302,27 +322,37 @@ def _submit(request: HttpRequest, slug: str) -> HttpResponse | None:
         return None
     if place is None:
         return redirect("surveys:page", slug=slug)
+    limit = time_limit(facts.spec)
+    late = limit.expired(enrolment.arrived_at, timezone.now())  # from the cached enrolment: no query
+    if late and not limit.may_finish_late:
+        participant_time_out(participant_id=enrolment.participant_id)
+        return redirect("surveys:page", slug=slug)  # which says that the time is over
     try:
-        return _save_or_refuse(request, slug, enrolment, facts, enrolment.plan[place])
+        return _save_or_refuse(request, slug, enrolment, facts, enrolment.plan[place], late=late)
     except Participant.DoesNotExist:  # removed by a researcher since the plan was cached
         return None
 
 
 def _save_or_refuse(
-    request: HttpRequest, slug: str, enrolment: Enrolment, facts: StudyFacts, page: dict
+    request: HttpRequest, slug: str, enrolment: Enrolment, facts: StudyFacts, page: dict, *, late: bool
 ) -> HttpResponse:
     place = enrolment.places[page["key"]]
     index = condition_index(facts.spec, facts.spec_hash, facts.condition_keys[enrolment.condition_id])
     form = page_form(page, index, data=request.POST)
     if form.is_valid():
         result = page_submit(
-            enrolment=enrolment, page_key=page["key"], answers=form_answers(page, index, form), show_next=True
+            enrolment=enrolment,
+            page_key=page["key"],
+            answers=form_answers(page, index, form),
+            show_next=True,
+            late=late,
+            screened_out=page["kind"] == "screening" and not form.eligible,
         )
-        if result.status == Status.COMPLETED:  # the last page saved (or resent): the session ends here
+        if result.status in FINISHED:  # the last page saved (or resent), or screened out: the session ends here
             _end_session(
                 request, slug, enrolment.participant_id, result.status, enrolment.study_id, enrolment.condition_id
             )
-        if result.outcome is SubmitOutcome.SAVED and result.status == Status.ACTIVE:
+        if result.outcome is SubmitOutcome.SAVED and result.status in STUDY_PAGES:
             # The answer to the POST is the next page itself (one round trip, not a redirect and a
             # GET); page_submit has recorded it as shown. Its address stays /page/, so a reload
             # (made a GET by page.js) or a resent form shows the current page and saves nothing.
@@ -338,7 +368,7 @@ def _save_or_refuse(
             )
         return redirect(_where(result.status, slug))
     participant = Participant.objects.get(pk=enrolment.participant_id)
-    if participant.status != Status.ACTIVE or participant.position != place:
+    if participant.status not in STUDY_PAGES or participant.position != place:
         # A page already answered (back button, double click, second tab) or not yet reached.
         return redirect("surveys:page", slug=slug)
     page_refused(participant=participant, page_key=page["key"])
@@ -361,10 +391,16 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
         response = _submit(request, slug)
         if response is not None:
             return response
-    participant, facts, detour = _require(request, slug, Status.ACTIVE)
+    participant, facts, detour = _require(request, slug, STUDY_PAGES)
     if detour:
         return detour
-    if request.method == "POST":  # an active participant whose enrolment could not be read
+    limit = time_limit(facts.spec)
+    if participant.status == Status.ACTIVE and limit.expired(participant.arrived_at, timezone.now()):
+        participant_time_out(participant_id=participant.pk)  # lazily, on their next request
+        participant.status = Status.TIMED_OUT
+    if participant.status == Status.TIMED_OUT and not limit.may_finish_late:
+        return render(request, "surveys/timed_out.html", {"spec": facts.spec, "minutes": limit.max_minutes})
+    if request.method == "POST":  # a participant whose enrolment could not be read
         return redirect("surveys:page", slug=slug)
     current = participant.plan[participant.position]
     index = condition_index(facts.spec, facts.spec_hash, facts.condition_keys[participant.condition_id])
@@ -383,10 +419,29 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def done(request: HttpRequest, slug: str) -> HttpResponse:
-    participant, facts, detour = _require(request, slug, Status.COMPLETED)
+    """The last page: the completion code and link of the participant's outcome (completed, failed
+    attention checks, screened out), with the outcome's message."""
+    _, facts, detour = _require(request, slug, (Status.COMPLETED, Status.SCREENED_OUT))
     if detour:
         return detour
-    return render(request, "surveys/done.html", {"spec": facts.spec})
+    completion = completion_for(facts.spec, _outcome(request, slug, facts.spec))
+    return render(request, "surveys/done.html", {"spec": facts.spec, "completion": completion})
+
+
+def _outcome(request: HttpRequest, slug: str, spec: dict) -> str:
+    """The outcome of this browser's finished participant, worked out once (one count of their
+    failed attention checks, only when they could reach the threshold) and kept in the session's
+    "ended" marker, so a reload of the page runs no query."""
+    marker = request.session[_ended_key(slug)]  # [status, study, condition, participant(, outcome)]
+    if len(marker) > 4:
+        return marker[4]
+    status, participant_id = marker[0], marker[3] if len(marker) > 3 else None
+    failed = 0
+    if status == Status.COMPLETED and len(spec["attention_checks"]["items"]) >= return_if_failed(spec):
+        failed = Answer.objects.filter(participant_id=participant_id, measure="attention", number=0).count()
+    outcome = outcome_of(spec, status, failed)
+    request.session[_ended_key(slug)] = [*marker[:4], outcome]
+    return outcome
 
 
 def declined(request: HttpRequest, slug: str) -> HttpResponse:
@@ -400,7 +455,7 @@ def declined(request: HttpRequest, slug: str) -> HttpResponse:
 def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
     """Withdraw from the study at any point: confirm, then every answer is deleted."""
     participant, facts = _participant(request, slug)
-    if participant is None or participant.status in (Status.COMPLETED, Status.WITHDRAWN):
+    if participant is None or participant.status in FINISHED:
         _, _, detour = _require(request, slug, Status.WITHDRAWN)  # ends a finished session, explains
         return detour or redirect(_where(Status.WITHDRAWN, slug))
     if request.method == "POST" and request.POST.get("confirm") == "withdraw":

@@ -47,6 +47,7 @@ class ParticipantRowSerializer(serializers.Serializer):
     condition = serializers.CharField(allow_blank=True)
     status = serializers.CharField()
     simulated = serializers.IntegerField()
+    pilot = serializers.IntegerField()
     arrived_at = serializers.CharField()
     completed_at = serializers.CharField(allow_blank=True)
     duration_seconds = serializers.FloatField(allow_null=True)
@@ -59,6 +60,7 @@ class ParticipantRowSerializer(serializers.Serializer):
 class AnalysisRequestSerializer(serializers.Serializer):
     seed = serializers.IntegerField(default=1, min_value=0, max_value=2**62)
     n_resamples = serializers.IntegerField(default=2000, min_value=100, max_value=20000)
+    include_pilot = serializers.BooleanField(default=False, help_text="Also analyse pilot participants.")
 
 
 class AnalysisRunSerializer(serializers.Serializer):

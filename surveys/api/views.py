@@ -33,6 +33,15 @@ from surveys.export import TABLES, export_tables, table_records
 from surveys.models import AnalysisRun, AuditRun, Study
 from surveys.selectors import latest_versions, studies_visible_to
 
+INCLUDE_PILOT = OpenApiParameter(
+    "include_pilot", OpenApiTypes.BOOL, OpenApiParameter.QUERY, description="Also pilot participants (default false)."
+)
+
+
+def _include_pilot(request) -> bool:
+    """``?include_pilot=1`` (or true/yes): pilot participants are left out of exports unless asked for."""
+    return request.query_params.get("include_pilot", "").lower() in ("1", "true", "yes")
+
 
 def _latest_visible(request, slug: str) -> Study:
     study = studies_visible_to(request.user).filter(slug=slug).order_by("-version").first()
@@ -80,10 +89,11 @@ class ParticipantList(generics.GenericAPIView):
 
     serializer_class = ParticipantRowSerializer
 
-    @extend_schema(responses=ParticipantRowSerializer(many=True))
+    @extend_schema(parameters=[INCLUDE_PILOT], responses=ParticipantRowSerializer(many=True))
     def get(self, request, slug: str):
         _latest_visible(request, slug)
-        return self.get_paginated_response(self.paginator.paginate_frame(export_tables(slug).participants, request))
+        frame = export_tables(slug, include_pilot=_include_pilot(request)).participants
+        return self.get_paginated_response(self.paginator.paginate_frame(frame, request))
 
 
 class ExportTable(generics.GenericAPIView):
@@ -98,6 +108,7 @@ class ExportTable(generics.GenericAPIView):
             OpenApiParameter("format", OpenApiTypes.STR, OpenApiParameter.QUERY, enum=["json", "csv"]),
             OpenApiParameter("limit", OpenApiTypes.INT, OpenApiParameter.QUERY, description="Rows per page (JSON)."),
             OpenApiParameter("offset", OpenApiTypes.INT, OpenApiParameter.QUERY, description="First row (JSON)."),
+            INCLUDE_PILOT,
         ],
         responses={
             (200, "application/json"): inline_serializer(
@@ -116,7 +127,7 @@ class ExportTable(generics.GenericAPIView):
         if table not in TABLES:
             raise Http404(f"Unknown table {table!r}; choose one of {', '.join(TABLES)}.")
         _latest_visible(request, slug)
-        frame = getattr(export_tables(slug), table)
+        frame = getattr(export_tables(slug, include_pilot=_include_pilot(request)), table)
         if request.accepted_renderer.format == CSVRenderer.format:
             return Response(table_records(frame))
         return self.get_paginated_response(self.paginator.paginate_frame(frame, request))

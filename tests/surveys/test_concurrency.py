@@ -126,3 +126,32 @@ def test_withdrawals_racing_page_views_leave_nothing(demo_study):
     assert Participant.objects.filter(pk__in=ids, status="withdrawn").count() == 30
     assert not PageVisit.objects.filter(participant__in=ids).exists()
     assert not Answer.objects.filter(participant__in=ids).exists()
+
+
+def test_simultaneous_arrivals_balance_the_counted_participants(demo_spec, researcher):
+    """With a time limit and pilots: abandoned sessions past the limit and pilots hold no place,
+    so simultaneous newcomers fill the conditions evenly among those who count."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from surveys.services import study_load
+
+    study = study_load(spec={**demo_spec, "time_limit": {"max_minutes": 60}}, owner=researcher).study
+    ids = {c.key: c.pk for c in study.conditions.all()}
+    for i in range(6):
+        consented("effort-demo", f"old-{i}")
+    stale, pilots = Participant.objects.order_by("pk")[:4], Participant.objects.order_by("pk")[4:]
+    long_ago = timezone.now() - timedelta(hours=2)
+    Participant.objects.filter(pk__in=[p.pk for p in stale]).update(condition_id=ids["arrests"], arrived_at=long_ago)
+    Participant.objects.filter(pk__in=[p.pk for p in pilots]).update(condition_id=ids["income"], pilot=True)
+
+    def arrive(i):
+        return lambda: participant_consent(
+            participant_id=participant_arrive(study_slug="effort-demo", external_id=f"new-{i}")[0].pk, accept=True
+        )
+
+    run_together([arrive(i) for i in range(20)])
+    new = Participant.objects.filter(external_id__startswith="new-")
+    counts = [new.filter(condition_id=ids[k]).count() for k in ("arrests", "income")]
+    assert counts == [10, 10]

@@ -16,8 +16,9 @@ class Command(BaseCommand):
         parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/analysis-<seed>)")
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
+        parser.add_argument("--include-pilot", action="store_true", help="also pilot participants (default: left out)")
 
-    def handle(self, *args, slug, out, seed, resamples, **options):
+    def handle(self, *args, slug, out, seed, resamples, include_pilot, **options):
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / slug / f"analysis-{seed}"
         bars: dict[str, ProgressBar] = {}
 
@@ -25,7 +26,14 @@ class Command(BaseCommand):
             bars.setdefault(label, ProgressBar(total, label, self.stderr))(done)
 
         try:
-            run = analysis_run_create(slug=slug, out_dir=out_dir, seed=seed, n_resamples=resamples, progress=progress)
+            run = analysis_run_create(
+                slug=slug,
+                out_dir=out_dir,
+                seed=seed,
+                n_resamples=resamples,
+                progress=progress,
+                include_pilot=include_pilot,
+            )
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         for cal in run.calibrations.all():

@@ -1,0 +1,91 @@
+"""How a participant's study ends, the completion code and link they get, and what the researcher
+should do with their Prolific submission.
+
+Outcomes (the study file's ``prolific.completion_codes`` has one optional code per outcome):
+
+* ``completed``: every page answered with fewer than ``attention_checks.return_if_failed`` failed
+  attention checks; the code is ``prolific.completion_codes.completed`` or, as before,
+  ``completion.code`` (with ``completion.url``).
+* ``failed_attention``: every page answered but at least ``return_if_failed`` attention checks failed
+  (default 2, Prolific's attention-check policy: in studies of 5 minutes or more a participant must
+  fail at least two fair checks before their submission may be returned or rejected). They are shown
+  ``prolific.failed_attention_message`` (default: Prolific's request to return the submission).
+* ``screened_out``: their answer to the study file's ``screening`` question is not eligible; they
+  are shown ``prolific.screened_out_message``.
+
+A code's link is Prolific's ``https://app.prolific.com/submissions/complete?cc=CODE``. An outcome
+without a code shows its message and no code, so the submission cannot be sent as complete.
+"""
+
+from dataclasses import dataclass
+
+PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+COMPLETED, FAILED_ATTENTION, SCREENED_OUT = "completed", "failed_attention", "screened_out"
+OUTCOMES = (COMPLETED, FAILED_ATTENTION, SCREENED_OUT)
+DEFAULT_RETURN_IF_FAILED = 2
+DEFAULT_FAILED_ATTENTION_MESSAGE = (
+    "Unfortunately you did not pass the attention checks in this study. In line with Prolific's attention "
+    "check policy, please return your submission on Prolific."
+)
+DEFAULT_SCREENED_OUT_MESSAGE = (
+    "Your answer shows that this study is not for you, so it ends here. Please return your submission on Prolific."
+)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the participant's last page shows for an outcome ('' where there is nothing to show)."""
+
+    outcome: str
+    code: str
+    url: str
+    message: str
+
+
+def return_if_failed(spec: dict) -> int:
+    """Failed attention checks that make the outcome ``failed_attention`` (default 2)."""
+    return spec.get("attention_checks", {}).get("return_if_failed", DEFAULT_RETURN_IF_FAILED)
+
+
+def outcome_of(spec: dict, status: str, attention_failed: int) -> str:
+    """The outcome of a participant who finished (status ``completed`` or ``screened_out``)."""
+    if status == SCREENED_OUT:
+        return SCREENED_OUT
+    return FAILED_ATTENTION if attention_failed >= return_if_failed(spec) else COMPLETED
+
+
+def completion_for(spec: dict, outcome: str) -> Completion:
+    """The code, link and message shown for ``outcome``."""
+    prolific = spec.get("prolific", {})
+    code = prolific.get("completion_codes", {}).get(outcome, "")
+    url = PROLIFIC_COMPLETE_URL.format(code=code) if code else ""
+    if outcome == COMPLETED:
+        if not code:  # the single code of the study file's ``completion``, with its own link
+            code, url = spec["completion"]["code"], spec["completion"].get("url", "")
+        return Completion(outcome, code, url, "")
+    default = DEFAULT_FAILED_ATTENTION_MESSAGE if outcome == FAILED_ATTENTION else DEFAULT_SCREENED_OUT_MESSAGE
+    return Completion(outcome, code, url, prolific.get(f"{outcome}_message", default))
+
+
+@dataclass(frozen=True)
+class Review:
+    """The recommended decision on a Prolific submission and why."""
+
+    action: str  # approve, return or reject
+    reason: str
+
+
+def review(spec: dict, status: str, attention_failed: int, attention_answered: int) -> Review | None:
+    """What to do with a submission on Prolific; None while the participant is still taking part
+    (arrived or active within the time limit) or withdrew (their Prolific ids are deleted).
+
+    Failed attention checks: reject (Prolific's policy allows it once a participant failed
+    ``return_if_failed`` fair checks; they were asked to return the submission themselves first).
+    Timed out, screened out and declined consent: return (they are not paid for a completed study).
+    """
+    if status == "completed":
+        if outcome_of(spec, status, attention_failed) == FAILED_ATTENTION:
+            return Review("reject", f"failed attention checks {attention_failed} of {attention_answered}")
+        return Review("approve", "completed")
+    reasons = {"timed_out": "timed out", "screened_out": "screened out", "declined": "declined consent"}
+    return Review("return", reasons[status]) if status in reasons else None

@@ -1,0 +1,121 @@
+"""Prolific outcomes: a completion code and link per outcome (completed, failed attention checks,
+screened out), Prolific's request to return the submission, the screening question."""
+
+import html
+
+import pytest
+
+from surveys.models import Answer
+from surveys.outcomes import (
+    DEFAULT_FAILED_ATTENTION_MESSAGE,
+    DEFAULT_SCREENED_OUT_MESSAGE,
+    Review,
+    outcome_of,
+    review,
+)
+from surveys.study_file import InvalidStudyFile, validate_study
+from tests.surveys.prolific_helpers import CODES, arrive, finish, load_variant, post_page
+
+pytestmark = pytest.mark.django_db
+
+PROLIFIC = "https://app.prolific.com/submissions/complete?cc="
+SCREENING = {"question": "Do you live in the UK?", "options": ["Yes", "No"], "eligible": ["Yes"]}
+
+
+def _text(response) -> str:
+    return html.unescape(response.content.decode())
+
+
+def test_completed_participant_gets_the_completed_code_and_its_prolific_link(client, demo_spec, researcher):
+    load_variant(demo_spec, researcher, prolific={"completion_codes": CODES})
+    done = finish(client, arrive(client, "p-ok"), failed_checks=1)  # one failed check is below Prolific's two
+    text = _text(done)
+    assert 'id="completion-code">COMP1<' in text and f'href="{PROLIFIC}COMP1"' in text
+    assert f'content="15;url={PROLIFIC}COMP1"' in text  # the automatic redirect
+    assert "FAIL1" not in text and "return your submission" not in text
+
+
+def test_the_single_completion_code_still_works_as_the_completed_one(client, demo_study):
+    done = finish(client, arrive(client, "p-old"))
+    text = _text(done)
+    completion = demo_study.spec["completion"]
+    assert f'id="completion-code">{completion["code"]}<' in text and f'href="{completion["url"]}"' in text
+
+
+def test_two_failed_attention_checks_ask_to_return_the_submission(client, demo_spec, researcher):
+    load_variant(demo_spec, researcher, prolific={"completion_codes": CODES})
+    done = finish(client, arrive(client, "p-inattentive"), failed_checks=2)
+    text = _text(done)
+    assert DEFAULT_FAILED_ATTENTION_MESSAGE in text and "please return your submission on Prolific" in text
+    assert 'id="completion-code">FAIL1<' in text and f'href="{PROLIFIC}FAIL1"' in text
+    assert "COMP1" not in text and "http-equiv" not in text  # the message is read, not skipped by a redirect
+    assert client.get("/s/effort-demo/done/").content == done.content  # a reload: same outcome (from the session)
+
+
+def test_failed_attention_without_its_code_shows_the_edited_message_and_no_code(client, demo_spec, researcher):
+    message = "Please <b>return</b> your submission, as Prolific's policy asks."
+    checks = {**demo_spec["attention_checks"], "return_if_failed": 3}
+    load_variant(demo_spec, researcher, attention_checks=checks, prolific={"failed_attention_message": message})
+    two = finish(client, arrive(client, "p-two"), failed_checks=2)
+    assert 'id="completion-code">C1A2B3D4<' in _text(two)  # 2 < return_if_failed = 3: completed
+    client.cookies.clear()
+    three = finish(client, arrive(client, "p-three"), failed_checks=3)
+    body = three.content.decode()
+    assert "Please &lt;b&gt;return&lt;/b&gt; your submission" in body  # the researcher's text, escaped
+    assert "completion-code" not in body and "completion-link" not in body and "C1A2B3D4" not in body
+
+
+def test_ineligible_screening_answer_ends_the_study_with_the_screened_out_code(client, demo_spec, researcher):
+    load_variant(demo_spec, researcher, screening=SCREENING, prolific={"completion_codes": CODES})
+    participant = arrive(client, "p-abroad")
+    first = participant.plan[0]
+    assert first == {"key": "screening", "kind": "screening"} and participant.plan[1]["key"] == "instructions"
+    page = client.get("/s/effort-demo/page/")
+    assert "Do you live in the UK?" in _text(page)
+    response = post_page(client, participant, first, {"choice": "No"})
+    assert response.status_code == 302 and response["Location"] == "/s/effort-demo/done/"
+    participant.refresh_from_db()
+    assert participant.status == "screened_out" and participant.position == 1
+    assert Answer.objects.get(participant=participant).text == "No"
+    text = _text(client.get("/s/effort-demo/done/"))
+    assert DEFAULT_SCREENED_OUT_MESSAGE in text and 'id="completion-code">SCRN1<' in text and f"{PROLIFIC}SCRN1" in text
+    assert client.get("/s/effort-demo/page/")["Location"] == "/s/effort-demo/done/"  # no more pages
+
+
+def test_eligible_screening_answer_goes_on_to_the_instructions(client, demo_spec, researcher):
+    load_variant(demo_spec, researcher, screening=SCREENING)
+    participant = arrive(client, "p-uk")
+    response = post_page(client, participant, participant.plan[0], {"choice": "Yes"})
+    assert response.status_code == 200 and "Instructions" in _text(response)
+    participant.refresh_from_db()
+    assert participant.status == "active" and participant.position == 1
+
+
+@pytest.mark.parametrize(
+    ("changes", "problem"),
+    [
+        ({"prolific": {"completion_codes": {"failed_attention": "a b"}}}, "completion_codes.failed_attention:"),
+        ({"prolific": {"completion_codes": {"returned": "X"}}}, "prolific.completion_codes: Additional properties"),
+        ({"attention_checks": {"items": [], "return_if_failed": 2}}, "attention_checks.return_if_failed: cannot"),
+        ({"screening": {**SCREENING, "eligible": ["Maybe"]}}, "screening.eligible[0]: 'Maybe' is not one of the"),
+        ({"screening": {**SCREENING, "eligible": ["Yes", "No"]}}, "screening.eligible: every option is eligible"),
+        ({"time_limit": {"max_minutes": 0}}, "time_limit.max_minutes: must be >= 1"),
+        ({"time_limit": {"may_finish_late": True}}, "time_limit: 'max_minutes' is required"),
+    ],
+)
+def test_outcome_fields_are_checked_with_their_paths(demo_spec, changes, problem):
+    with pytest.raises(InvalidStudyFile) as error:
+        validate_study({**demo_spec, **changes})
+    assert problem in str(error.value)
+
+
+def test_outcome_and_review_follow_the_threshold(demo_spec):
+    spec = validate_study(demo_spec)  # three checks, return_if_failed defaults to 2 (Prolific's policy)
+    assert [outcome_of(spec, "completed", n) for n in range(4)] == ["completed"] * 2 + ["failed_attention"] * 2
+    assert outcome_of(spec, "screened_out", 0) == "screened_out"
+    assert review(spec, "completed", 1, 3) == Review("approve", "completed")
+    assert review(spec, "completed", 2, 3) == Review("reject", "failed attention checks 2 of 3")
+    assert review(spec, "timed_out", 0, 1) == Review("return", "timed out")
+    assert review(spec, "screened_out", 0, 0) == Review("return", "screened out")
+    assert review(spec, "declined", 0, 0) == Review("return", "declined consent")
+    assert review(spec, "active", 0, 0) is None and review(spec, "withdrawn", 0, 0) is None
