@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from django.db.models import Q
 
 from fairness.effort import average_acceleration
 from surveys.models import Answer, PageVisit, Participant, Study
@@ -140,12 +141,12 @@ def _iso(value) -> str:
     return value.isoformat() if value is not None else ""
 
 
-def export_tables(slug: str) -> ExportTables:
-    """All four tables for every version of the study ``slug``."""
+def export_tables(slug: str, *, participants: Q | None = None) -> ExportTables:
+    """All four tables for every version of the study ``slug``; ``participants`` narrows them to
+    the participants matching that condition (e.g. ``surveys.participant_samples.sample_filter``)."""
     studies = {s.pk: s for s in Study.objects.filter(slug=slug)}
-    participants = list(
-        Participant.objects.filter(study_id__in=studies).select_related("condition").order_by("arrived_at", "pk")
-    )
+    chosen = Participant.objects.filter(study_id__in=studies).filter(participants or Q())
+    participants = list(chosen.select_related("condition").order_by("arrived_at", "pk"))
     pids = [p.pk for p in participants]
     answers = _answers(pids)
     visits = _visits(pids)
