@@ -2,10 +2,11 @@
 session, queries, template, arrivals chart) through Django's test client, p50 / p95 over repeats.
 
 Run: .venv/bin/python bench/dashboard.py [--participants 2000] [--repeat 30]
-     [--database-url postgres://USER:PASS@127.0.0.1:5432/DB]   (that database is WIPED first)
+     [--database-url postgres://USER:PASS@127.0.0.1:5432/DB] [--fresh]
 Without --database-url it uses the SQLite file --sqlite (default: bench-dashboard.sqlite3 in the
-temporary folder), kept between runs: participants are simulated (simulate_participants, the same
-services a browser uses) only when the study has fewer than --participants. Also prints the time of
+temporary folder). The data are kept between runs: participants are simulated (simulate_participants,
+the same services a browser uses; about 5 minutes for 2,000) only while the demo study has fewer
+than --participants; --fresh empties the database first (use a database of its own). Also prints the time of
 the full export (``export_tables``), which the dashboard built on every view before its figures came
 from database aggregates. Goal: p95 < 300 ms.
 """
@@ -73,10 +74,11 @@ def main() -> None:
     parser.add_argument("--participants", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--database-url")
+    parser.add_argument("--fresh", action="store_true", help="empty the database first")
     parser.add_argument("--sqlite", default=str(Path(tempfile.gettempdir()) / "bench-dashboard.sqlite3"))
     args = parser.parse_args()
     setup(args.database_url, args.sqlite)
-    populate(args.participants, wipe=bool(args.database_url))
+    populate(args.participants, wipe=args.fresh)
 
     from django.contrib.auth import get_user_model
     from django.db import connection

@@ -199,9 +199,10 @@ def spec_changes(old: dict, new: dict) -> list[SpecChange]:
                 else:
                     walk(a[key], b[key], inner)
             return
-        ids_a, ids_b = [_identity(x) for x in a or []], [_identity(x) for x in b or []]
-        keyed = isinstance(a, list) and isinstance(b, list) and None not in ids_a + ids_b
-        if keyed and len(set(ids_a)) == len(ids_a) and len(set(ids_b)) == len(ids_b):
+        ids_a = [_identity(x) for x in a] if isinstance(a, list) else [None]
+        ids_b = [_identity(x) for x in b] if isinstance(b, list) else [None]
+        keyed = None not in ids_a + ids_b and len(set(ids_a)) == len(ids_a) and len(set(ids_b)) == len(ids_b)
+        if keyed:
             by_a, by_b = dict(zip(ids_a, a, strict=True)), dict(zip(ids_b, b, strict=True))
             for key in [*ids_a, *(k for k in ids_b if k not in by_a)]:
                 inner = f"{path}[{key}]"

@@ -3,6 +3,7 @@ preview against the current version, and "Load as new version" (``study_load``'s
 another researcher's slug is refused; a new slug becomes a study owned by the uploader)."""
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -29,7 +30,7 @@ OUTCOMES = {
 
 
 class StudyUploadForm(forms.Form):
-    file = forms.FileField(label="Study file (JSON)", help_text="Format described in the README, at most 5 MB.")
+    file = forms.FileField(label="Study file (JSON)")
 
 
 @login_required
@@ -46,7 +47,8 @@ def study_upload(request: HttpRequest) -> HttpResponse:
             stash_upload(user=request.user, digest=digest, raw=raw)
             return redirect("researcher:upload-preview", digest=digest)
     status = 400 if request.method == "POST" else 200
-    return render(request, "researcher/upload.html", {"form": form, "problems": problems}, status=status)
+    context = {"form": form, "problems": problems, "max_bytes": settings.STUDY_FILE_MAX_BYTES}
+    return render(request, "researcher/upload.html", context, status=status)
 
 
 @login_required
