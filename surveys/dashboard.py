@@ -1,9 +1,16 @@
-"""Figures for the study dashboard, computed from the participants export table."""
+"""The study dashboard's figures, from database aggregates (a handful of grouped queries, never
+the export tables, so the dashboard stays fast while participants are being served)."""
 
+import json
+import statistics
 from dataclasses import dataclass
 
 import pandas as pd
-import plotly.graph_objects as go
+from django.db.models import Count, Q
+
+from surveys.models import Answer, Participant, Study
+
+NO_CONDITION = "(none)"
 
 
 @dataclass(frozen=True)
@@ -16,48 +23,76 @@ class DashboardSummary:
     arrivals_figure_json: str
 
 
-def summarise(participants: pd.DataFrame) -> DashboardSummary:
-    """Counts per condition and status, completion and exclusion rates, median time, arrivals chart.
+def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
+    """Counts per condition and status, completion and exclusion rates, median time, arrivals chart,
+    over every version of the study (``participants`` narrows to a sample).
 
-    completion rate = completed / consented; exclusion rate = excluded / completed; median time over
-    completed participants (consent to completion).
+    completion rate = completed / consented (active or completed); exclusion rate = excluded /
+    completed, excluded meaning failed attention checks >= the version's ``exclude_if_failed`` (as in
+    the export); median time over completed participants, consent to completion.
     """
+    chosen = Participant.objects.filter(study__slug=slug).filter(participants or Q())
+    counts = pd.DataFrame(
+        list(chosen.values("condition__key", "status").annotate(n=Count("id"))),
+        columns=["condition__key", "status", "n"],
+    )
     table = (
-        participants.assign(condition=participants["condition"].replace("", "(none)")).pivot_table(
-            index="condition", columns="status", values="participant_id", aggfunc="count", fill_value=0
-        )
-        if len(participants)
+        counts.fillna({"condition__key": NO_CONDITION})
+        .pivot_table(index="condition__key", columns="status", values="n", aggfunc="sum", fill_value=0)
+        .rename_axis(index="condition", columns=None)
+        if len(counts)
         else pd.DataFrame()
     )
-    consented = participants[participants["status"].isin(["active", "completed"])]
-    completed = participants[participants["status"] == "completed"]
-    figure = go.Figure()
-    if len(participants):
-        arrivals = participants.assign(arrived=pd.to_datetime(participants["arrived_at"], utc=True)).sort_values(
-            "arrived"
-        )
-        for condition, group in arrivals.groupby("condition"):
-            figure.add_trace(
-                go.Scatter(
-                    x=group["arrived"],
-                    y=list(range(1, len(group) + 1)),
-                    mode="lines",
-                    line={"shape": "hv"},
-                    name=condition or "(no condition yet)",
-                )
-            )
-    figure.update_layout(
-        title="Arrivals over time (cumulative, by condition)",
-        xaxis_title="Arrival time (UTC)",
-        yaxis_title="Participants",
-        margin={"l": 50, "r": 10, "t": 40, "b": 40},
-        height=320,
-    )
+    by_status = counts.groupby("status")["n"].sum() if len(counts) else pd.Series(dtype=int)
+    completed = int(by_status.get("completed", 0))
+    consented = completed + int(by_status.get("active", 0))
+
+    done = chosen.filter(status=Participant.Status.COMPLETED, consented_at__isnull=False, completed_at__isnull=False)
+    minutes = [(end - start).total_seconds() / 60 for start, end in done.values_list("consented_at", "completed_at")]
     return DashboardSummary(
-        total=len(participants),
+        total=int(counts["n"].sum()) if len(counts) else 0,
         by_condition_status=table,
-        completion_rate=len(completed) / len(consented) if len(consented) else None,
-        exclusion_rate=completed["excluded"].mean() if len(completed) else None,
-        median_minutes=completed["duration_seconds"].median() / 60 if len(completed) else None,
-        arrivals_figure_json=figure.to_json(),
+        completion_rate=completed / consented if consented else None,
+        exclusion_rate=_excluded(slug, chosen) / completed if completed else None,
+        median_minutes=statistics.median(minutes) if minutes else None,
+        arrivals_figure_json=_arrivals_figure(chosen),
+    )
+
+
+def _excluded(slug: str, chosen) -> int:
+    """Completed participants whose failed attention checks reach their version's threshold."""
+    thresholds = dict(
+        Study.objects.filter(slug=slug).values_list("pk", "spec__attention_checks__exclude_if_failed")
+    )
+    failures = (
+        Answer.objects.filter(
+            participant__in=chosen.filter(status=Participant.Status.COMPLETED), measure="attention", number=0
+        )
+        .values("participant_id", "participant__study_id")
+        .annotate(failed=Count("id"))
+    )
+    return sum(1 for row in failures if row["failed"] >= int(thresholds[row["participant__study_id"]]))
+
+
+def _arrivals_figure(chosen) -> str:
+    """Plotly figure JSON: cumulative arrivals over time, one step line per condition."""
+    traces: dict[str, dict] = {}
+    for arrived, condition in chosen.order_by("arrived_at", "pk").values_list("arrived_at", "condition__key"):
+        name = condition or "(no condition yet)"
+        trace = traces.setdefault(
+            name, {"type": "scatter", "mode": "lines", "line": {"shape": "hv"}, "name": name, "x": [], "y": []}
+        )
+        trace["x"].append(arrived.isoformat())
+        trace["y"].append(len(trace["y"]) + 1)
+    return json.dumps(
+        {
+            "data": list(traces.values()),
+            "layout": {
+                "title": {"text": "Arrivals over time (cumulative, by condition)"},
+                "xaxis": {"title": {"text": "Arrival time (UTC)"}, "type": "date"},
+                "yaxis": {"title": {"text": "Participants"}},
+                "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
+                "height": 320,
+            },
+        }
     )

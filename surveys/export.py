@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from django.db.models import Q
 
 from fairness.effort import average_acceleration
 from surveys.models import Answer, PageVisit, Participant, Study
@@ -141,14 +142,15 @@ def _iso(value) -> str:
     return value.isoformat() if value is not None else ""
 
 
-def export_tables(slug: str, *, include_pilot: bool = False) -> ExportTables:
+def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | None = None) -> ExportTables:
     """All four tables for every version of the study ``slug``; pilot participants only with
-    ``include_pilot``."""
+    ``include_pilot``. ``participants`` (a condition on ``Participant``, e.g.
+    ``surveys.participant_samples.sample_filter``) chooses the participants instead."""
     studies = {s.pk: s for s in Study.objects.filter(slug=slug)}
-    people = Participant.objects.filter(study_id__in=studies)
-    if not include_pilot:
-        people = people.filter(pilot=False)
-    participants = list(people.select_related("condition").order_by("arrived_at", "pk"))
+    if participants is None:
+        participants = Q() if include_pilot else Q(pilot=False)
+    chosen = Participant.objects.filter(study_id__in=studies).filter(participants)
+    participants = list(chosen.select_related("condition").order_by("arrived_at", "pk"))
     pids = [p.pk for p in participants]
     answers = _answers(pids)
     visits = _visits(pids)

@@ -17,6 +17,7 @@ from runs.selectors import jobs_visible_to
 from surveys.dashboard import summarise
 from surveys.export import TABLES, export_tables, table_to_csv, table_to_json
 from surveys.models import AnalysisRun, AuditRun, Calibration, Participant
+from surveys.participant_samples import DEFAULT_SAMPLE, SAMPLES, sample_filter
 from surveys.pilot import pilot_token
 from surveys.selectors import can_view, latest_versions, studies_visible_to
 from surveys.services import pilot_participants_delete
@@ -35,11 +36,19 @@ def _visible_versions(request: HttpRequest, slug: str):
     return versions
 
 
+def _sample(request: HttpRequest) -> str:
+    """The ``participants`` filter of the query string (all, real, simulated, ...); 404 if unknown."""
+    sample = request.GET.get("participants", DEFAULT_SAMPLE)
+    if sample not in SAMPLES:
+        raise Http404(f"Unknown participants filter; choose one of {', '.join(SAMPLES)}.")
+    return sample
+
+
 @login_required
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     versions = _visible_versions(request, slug)
-    tables = export_tables(slug)
-    summary = summarise(tables.participants)
+    sample = _sample(request)
+    summary = summarise(slug, participants=sample_filter(sample))
     start_url = request.build_absolute_uri(reverse("surveys:start", args=[slug]))
     return render(
         request,
@@ -47,6 +56,8 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "study": versions[0],
             "versions": versions,
+            "sample": sample,
+            "samples": SAMPLES,
             "summary": summary,
             "status_table": summary.by_condition_status,
             "tables": TABLES,
@@ -102,10 +113,12 @@ def submissions_download(request: HttpRequest, slug: str) -> HttpResponse:
 def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
     if table not in TABLES or fmt not in ("csv", "json") or not can_view(request.user, slug):
         raise Http404("No such export.")
-    frame = getattr(export_tables(slug, include_pilot=request.GET.get("include_pilot") == "1"), table)
+    sample = _sample(request)
+    frame = getattr(export_tables(slug, participants=sample_filter(sample)), table)
     body = table_to_csv(frame) if fmt == "csv" else table_to_json(frame)
     response = HttpResponse(body, content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/json")
-    response["Content-Disposition"] = f'attachment; filename="{slug}-{table}.{fmt}"'
+    name = slug if sample == DEFAULT_SAMPLE else f"{slug}-{sample}"
+    response["Content-Disposition"] = f'attachment; filename="{name}-{table}.{fmt}"'
     return response
 
 

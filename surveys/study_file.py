@@ -508,6 +508,12 @@ def read_study_file(path: str | Path, *, max_bytes: int | None = None) -> dict:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidStudyFile([StudyFileProblem("", f"cannot read {path}: {exc}")]) from exc
+    return read_study_text(text)
+
+
+def read_study_text(text: str) -> dict:
+    """Parse and validate a study file's text (an upload, already within the size limit): the
+    same rules as :func:`read_study_file`."""
     spec, duplicates = parse_study_text(text)
     return _validate(spec, duplicates)
 

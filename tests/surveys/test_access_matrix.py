@@ -15,6 +15,10 @@ RESEARCHER_PAGES = [
     "/researcher/studies/effort-demo/",
     "/researcher/studies/effort-demo/export/pairs.csv",
     "/researcher/studies/effort-demo/export/participants.json",
+    "/researcher/studies/effort-demo/?participants=real",
+    "/researcher/studies/effort-demo/export/pairs.csv?participants=simulated",
+    "/researcher/studies/effort-demo/runs/",
+    "/researcher/studies/effort-demo/start/",
 ]
 API = [
     "/api/studies/effort-demo/",
