@@ -37,8 +37,10 @@ def _visible_versions(request: HttpRequest, slug: str):
 
 
 def _sample(request: HttpRequest) -> str:
-    """The ``participants`` filter of the query string (all, real, simulated, ...); 404 if unknown."""
-    sample = request.GET.get("participants", DEFAULT_SAMPLE)
+    """The ``participants`` filter of the query string (study, all, real, simulated, pilot); 404 if
+    unknown. ``include_pilot=1`` without a filter, as the API takes it, means "all"."""
+    default = "all" if request.GET.get("include_pilot") == "1" else DEFAULT_SAMPLE
+    sample = request.GET.get("participants", default)
     if sample not in SAMPLES:
         raise Http404(f"Unknown participants filter; choose one of {', '.join(SAMPLES)}.")
     return sample
