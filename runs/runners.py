@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.urls import reverse
 
-from fairness.study_parity import TABLE_DEFINITIONS
+from fairness.study_parity import table_definitions
 from runs.models import Job
 from runs.storage import copy_to_local, new_prefix, store_directory
 from surveys.analysis_runs import analysis_run_create
@@ -105,9 +105,11 @@ def run_situation_testing_job(context: JobContext) -> tuple[dict, str]:
 def run_differential_parity(context: JobContext) -> tuple[dict, str]:
     job = context.job
     slug = job.study.slug
-    tables, figures = study_differential_parity(slug, alpha=job.params.get("alpha", 0.05))
+    favourable = job.params.get("favourable", "lower")  # jobs queued before the option: the default
+    tables, figures = study_differential_parity(slug, alpha=job.params.get("alpha", 0.05), favourable=favourable)
     out = _report_dir(context)
-    write_dp_report(tables, figures, out, title=f"{slug}: differential parity", definitions=TABLE_DEFINITIONS)
+    definitions = table_definitions(favourable)
+    write_dp_report(tables, figures, out, title=f"{slug}: differential parity", definitions=definitions)
     prefix = new_prefix("differential_parity")
     context.outputs.append(prefix)
     store_directory(out, prefix)
