@@ -19,7 +19,8 @@ For each complainant c (every individual with the protected value, whatever thei
   (an intervention may also change non-protected rows, e.g. white women under do(Male, White)).
   CF flags c when its factual outcome is negative and its counterfactual outcome positive
   (positive discrimination: the reverse).
-Ties at equal distance keep the individual with the larger row index. Multiple discrimination
+Ties at equal distance keep the individual with the larger row index; the search is exact (k-d trees
+propose candidates, Eq. 4 and the tie rule decide; see :func:`_knn`). Multiple discrimination
 tests each attribute at alpha / m (Bonferroni); intersectional discrimination uses one combined
 attribute (see :func:`intersectional_attribute`).
 
