@@ -1,65 +1,185 @@
-"""Benchmark: ST + CST (without and with centres) + CF on the LSAC law-school data (21,790 rows,
-gender, k = 15, 30, 50, 100, 250), and the scaling with n on random subsamples.
+"""Benchmark: situation testing (ST + CST without and with the complainant + CF, k = 15, 30, 50,
+100, 250) with the k-d tree k-NN against the old all-pairs kernel, the law-school experiment, and
+n = 100,000 synthetic rows.
 
-Run: .venv/bin/python bench/situation_testing.py [--data PATH/clean_LawSchool.csv]
-Nearest neighbours come from blocked vectorised distances (one block of rows x search space at a
-time) with argpartition; no Python loop over rows except the O(k) insertion of counterfactual centres.
+Run: .venv/bin/python bench/situation_testing.py [--data PATH/clean_LawSchool.csv] [--n 100000]
+
+1. LSAC law-school data (21,790 rows, gender): one run with the all-pairs kernel
+   (``_knn_all_pairs``, quadratic) and one with the default kernel; the ratio, and whether the
+   results are identical.
+2. ``law_school.run``: all four experiments (gender, race, intersectional, multiple at alpha / 2),
+   with the number of k-NN searches (the alpha / 2 runs reuse the alpha runs' searches).
+3., 4. Synthetic data (:func:`synthetic`), n = 100,000, with discrete features (ties, as in the
+   law-school data) and with continuous ones: wall time per stage and in total; goal < 60 s. Also
+   n / 4 for the scaling exponent.
 """
 
 import argparse
+import contextlib
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import fairness.situation_testing as st  # noqa: E402
 from fairness import law_school  # noqa: E402
 from fairness.counterfactual import fit_linear_scm  # noqa: E402
-from fairness.situation_testing import situation_testing  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "reference-data" / "counterfactual_situation_testing" / "clean_LawSchool.csv"
+SYNTHETIC_DAG = {"score": ["group", "region"], "grade": ["group"]}
+SYNTHETIC_FEATURES = ["score", "grade", "region"]
 
 
-def one_run(data):
-    scm = fit_linear_scm(data, law_school.DAG)
-    cf = scm.counterfactuals(data, {"sex": "Male"})
-    cf["Y"] = law_school.admit(cf)
-    started = time.perf_counter()
-    result = situation_testing(
+def synthetic(n: int, seed: int = 0, discrete: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Seeded law-school-like data and its counterfactuals under do(group := 0).
+
+    group = 1 (protected) with probability 0.45; region in {north, south, east} with probabilities
+    0.5, 0.3, 0.2; score = 32 - 1.5 group + 2 [region = north] + N(0, 5) clipped to [10, 48] (like
+    LSAT); grade = 3.2 - 0.1 group + N(0, 0.4) clipped to [0, 4] (like UGPA). ``discrete``: score
+    rounded to an integer and grade to one decimal, as LSAT and UGPA are (so many rows tie); else
+    continuous (no ties). Decision Y = 1 (positive) when 0.4 score + 6 grade >= 31.5, negative Y = 0.
+    Counterfactuals: the linear SCM score <- {group, region}, grade <- group fitted on the data,
+    do(group := 0), rounded like the factual values; Y recomputed."""
+    rng = np.random.default_rng(seed)
+    digits = {"score": 0, "grade": 1} if discrete else {}
+    group = (rng.random(n) < 0.45).astype(int)
+    region = rng.choice(["north", "south", "east"], size=n, p=[0.5, 0.3, 0.2])
+    score = np.clip(32 - 1.5 * group + 2 * (region == "north") + rng.normal(0, 5, n), 10, 48)
+    grade = np.clip(3.2 - 0.1 * group + rng.normal(0, 0.4, n), 0, 4)
+    data = pd.DataFrame({"group": group, "region": region, "score": score, "grade": grade}).round(digits)
+    data["Y"] = decide(data)
+    cf = fit_linear_scm(data, SYNTHETIC_DAG).counterfactuals(data, {"group": 0}, decimals=digits)
+    return data, cf.assign(Y=decide(cf))
+
+
+def decide(frame: pd.DataFrame) -> np.ndarray:
+    return (0.4 * frame["score"] + 6 * frame["grade"] >= 31.5).astype(int).to_numpy()
+
+
+def clock() -> np.ndarray:
+    """Wall time and this process's CPU time (the CPU time does not grow when other processes load
+    the machine; the wall time does)."""
+    return np.array([time.perf_counter(), time.process_time()])
+
+
+def show(seconds) -> str:
+    return f"{seconds[0]:6.2f} s (CPU {seconds[1]:6.2f} s)"
+
+
+@contextlib.contextmanager
+def kernel(search=None, timings=None):
+    """Swap the k-NN search for ``search`` and/or add each search's times (:func:`clock`) to ``timings``."""
+    original = st._knn
+    chosen = search or original
+
+    def timed(*args):
+        started = clock()
+        out = chosen(*args)
+        if timings is not None:
+            timings.append(clock() - started)
+        return out
+
+    st._knn = timed
+    try:
+        yield
+    finally:
+        st._knn = original
+
+
+def run(data, cf, protected, value, features):
+    return st.situation_testing(
         data,
-        protected="sex",
+        protected=protected,
         target="Y",
         negative_outcome=0,
         k=list(law_school.K_LIST),
         counterfactuals=cf,
-        protected_value="Female",
-        features=law_school.FEATURES,
+        protected_value=value,
+        features=features,
     )
-    return time.perf_counter() - started, result
+
+
+def law_school_ratio(path):
+    data = law_school.load(path)
+    cf = fit_linear_scm(data, law_school.DAG).counterfactuals(data, {"sex": "Male"})
+    cf["Y"] = law_school.admit(cf)
+    seconds = {}
+    results = {}
+    for name, search in (("all pairs (old)", st._knn_all_pairs), ("default (k-d tree)", None)):
+        with kernel(search):
+            started = clock()
+            results[name] = run(data, cf, "sex", "Female", law_school.FEATURES)
+            seconds[name] = clock() - started
+    old, new = results.values()
+    same = old.individuals.equals(new.individuals) and all(
+        all(np.array_equal(a, b) for a, b in zip(old.neighbours[key][g], new.neighbours[key][g], strict=True))
+        for key in old.neighbours
+        for g in ("control", "test")
+    )
+    print(f"1. law school, gender, n = {len(data)}, ST+CST+CF, k = 15..250:")
+    for name, value in seconds.items():
+        print(f"   {name:<20} {show(value)}")
+    (t_old, t_new) = seconds.values()
+    print(
+        f"   ratio old / new: {t_old[0] / t_new[0]:.1f}x wall, {t_old[1] / t_new[1]:.1f}x CPU; "
+        f"identical results and neighbour lists: {same}"
+    )
+    print(new.counts.to_string(index=False))
+
+
+def law_school_experiment(path):
+    searches = []
+    with kernel(timings=searches):
+        started = clock()
+        law_school.run(path)
+        seconds = clock() - started
+    print(f"2. law_school.run, all four experiments, k = 15..250: {show(seconds)}")
+    print(f"   {len(searches)} k-NN searches: {show(sum(searches))}")
+
+
+def synthetic_run(n, discrete=True):
+    """Wall time per stage: data and counterfactuals, the three k-NN searches, the rest of the run."""
+    stages = {}
+    started = clock()
+    data, cf = synthetic(n, discrete=discrete)
+    stages["data and SCM counterfactuals"] = clock() - started
+    searches = []
+    with kernel(timings=searches):
+        begun = clock()
+        result = run(data, cf, "group", 1, SYNTHETIC_FEATURES)
+        situation = clock() - begun
+    stages["k-NN searches (3)"] = sum(searches)
+    stages["tests, counts, neighbour lists"] = situation - sum(searches)
+    stages["total"] = clock() - started
+    return data, result, stages
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(DEFAULT))
+    parser.add_argument("--n", type=int, default=100_000)
     args = parser.parse_args()
-    data = law_school.load(args.data)
-    timings = []
-    for n in (5000, 10000, len(data)):
-        sample = data.sample(n=n, random_state=0).reset_index(drop=True) if n < len(data) else data
-        seconds, result = one_run(sample)
-        complainants = int((sample["sex"] == "Female").sum())
-        timings.append((n, seconds))
-        print(f"n={n:>6}: {complainants} complainants, ST+CST+CF for k=15..250 in {seconds:.2f} s")
-    (n1, t1), (n2, t2) = timings[0], timings[-1]
-    print(
-        f"scaling exponent (log t / log n): {np.log(t2 / t1) / np.log(n2 / n1):.2f} "
-        "(2 = quadratic, as all-pairs k-NN is)"
-    )
-    print(f"goal < 30 s on the full data: {'met' if t2 < 30 else 'NOT met'}")
-    print(result.counts.to_string(index=False))
+    print(f"load average (1, 5, 15 min) at start: {os.getloadavg()}, {os.cpu_count()} cores")
+    law_school_ratio(args.data)
+    law_school_experiment(args.data)
+    for number, discrete in ((3, True), (4, False)):
+        quarter = synthetic_run(args.n // 4, discrete)[2]["total"]
+        data, result, stages = synthetic_run(args.n, discrete)
+        kind = "discrete features (ties, like LSAT and UGPA)" if discrete else "continuous features (no ties)"
+        print(f"{number}. synthetic, {kind}, n = {len(data)}, {int(data['group'].sum())} complainants, ST+CST+CF:")
+        for name, value in stages.items():
+            print(f"   {name:<32} {show(value)}")
+        print(f"   goal < 60 s wall: {'met' if stages['total'][0] < 60 else 'NOT met'}")
+        exponent = np.log(stages["total"][1] / quarter[1]) / np.log(4)
+        print(f"   n = {args.n // 4}: {show(quarter)}; scaling exponent (CPU) {exponent:.2f} (2 = quadratic)")
+        print(result.counts.to_string(index=False))
+    print(f"load average (1, 5, 15 min) at end: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ For each complainant c (every individual with the protected value, whatever thei
   (an intervention may also change non-protected rows, e.g. white women under do(Male, White)).
   CF flags c when its factual outcome is negative and its counterfactual outcome positive
   (positive discrimination: the reverse).
-Ties at equal distance keep the individual with the larger row index. Multiple discrimination
+Ties at equal distance keep the individual with the larger row index; the search is exact (k-d trees
+propose candidates, Eq. 4 and the tie rule decide; see :func:`_knn`). Multiple discrimination
 tests each attribute at alpha / m (Bonferroni); intersectional discrimination uses one combined
 attribute (see :func:`intersectional_attribute`).
 
@@ -40,23 +41,28 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats
+from sklearn.neighbors import KDTree
 
 METHODS = ("ST", "CSTwo", "CSTwi")
 MAX_BLOCK_CELLS = 4_000_000
+TREE_MIN_PAIRS = 25_000_000  # all pairs below this many centre x member pairs (faster there)
+TREE_MAX_PARTITIONS = 1_000  # centre x space category combinations the trees loop over
 
 
 @dataclass(frozen=True)
 class SituationTestingResult:
     individuals: pd.DataFrame  # one row per complainant and k
     counts: pd.DataFrame  # one row per k: ST, CSTwo, CSTwi, CF and *_sig, like the authors' tables
-    neighbours: dict = field(repr=False)  # (method, k) -> {"control": ids array, "test": ids array}
+    # (method, k) -> {"control": ids, "test": ids}, one row per complainant, nearest first; -1 fills
+    # the place of a complainant the authors' rule dropped from its control group (reference mode)
+    neighbours: dict = field(repr=False)
     complainants: np.ndarray = field(repr=False, default=None)
 
     def groups_of(self, complainant, k: int, method: str = "CSTwo") -> dict:
         """Row ids of the complainant's control and test neighbours for one k and method."""
         pos = int(np.flatnonzero(self.complainants == complainant)[0])
         found = self.neighbours[(method, k)]
-        return {"control": found["control"][pos], "test": found["test"][pos]}
+        return {group: found[group][pos][found[group][pos] >= 0] for group in ("control", "test")}
 
 
 class SituationTestingError(ValueError):
@@ -146,14 +152,14 @@ def _zscore(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return (values - reference.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
 
 
-def _distances(centers, center_cats, space, space_cats):
-    """Mean per-feature distance of every centre (rows) to every space member (columns)."""
+def _distances(centers, center_codes, space, space_codes):
+    """Mean per-feature distance (Eq. 4) of every centre (rows) to every space member (columns)."""
     total = np.zeros((centers.shape[0], space.shape[0]))
     for j in range(space.shape[1]):
         total += np.abs(centers[:, j, None] - space[None, :, j])
-    for j in range(space_cats.shape[1]):
-        total += center_cats[:, j, None] != space_cats[None, :, j]
-    return total / max(space.shape[1] + space_cats.shape[1], 1)
+    for j in range(space_codes.shape[1]):
+        total += center_codes[:, j, None] != space_codes[None, :, j]
+    return total / max(space.shape[1] + space_codes.shape[1], 1)
 
 
 def _nearest(dist: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
@@ -180,12 +186,132 @@ def _nearest(dist: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
 
 
 def _knn(centers, center_cats, space, space_cats, ids, k):
-    """k nearest ids of each centre, computed in blocks of rows (memory: one block of distances)."""
+    """k nearest ids of each centre (nearest first; equal distances: larger id first).
+
+    Categories become integer codes (equal codes, equal categories). Centres with equal features
+    have equal lists (a list does not depend on the centre's id), so each distinct centre is searched
+    once. k-d trees (:func:`_knn_tree`) when the all-pairs work is large, there are continuous
+    features and few category combinations; otherwise all pairs in blocks (:func:`_knn_all_pairs`).
+    Both give the same lists: the trees only propose candidates and Eq. 4 decides."""
+    n = len(centers)
+    codes = [pd.factorize(np.concatenate([center_cats[:, j], space_cats[:, j]]))[0] for j in range(space_cats.shape[1])]
+    center_codes = np.column_stack([c[:n] for c in codes]) if codes else np.empty((n, 0), dtype=np.intp)
+    space_codes = np.column_stack([c[n:] for c in codes]) if codes else np.empty((len(space), 0), dtype=np.intp)
+    _, first, inverse = np.unique(np.hstack([centers, center_codes]), axis=0, return_index=True, return_inverse=True)
+    args = (centers[first], center_codes[first], space, space_codes, ids, k)
+    combinations = _combinations(center_codes[first], space_codes)
+    if len(first) * len(ids) <= TREE_MIN_PAIRS or space.shape[1] == 0 or combinations[2].size > TREE_MAX_PARTITIONS:
+        return _knn_all_pairs(*args)[inverse.ravel()]
+    return _knn_tree(*args, combinations)[inverse.ravel()]
+
+
+def _knn_all_pairs(centers, center_codes, space, space_codes, ids, k):
+    """k nearest ids of each centre from all pairs, in blocks of rows (memory: one block of distances)."""
     out = np.empty((centers.shape[0], min(k, len(ids))), dtype=ids.dtype)
     block = max(1, MAX_BLOCK_CELLS // max(len(ids), 1))
     for start in range(0, centers.shape[0], block):
         sl = slice(start, start + block)
-        out[sl] = _nearest(_distances(centers[sl], center_cats[sl], space, space_cats), ids, k)
+        out[sl] = _nearest(_distances(centers[sl], center_codes[sl], space, space_codes), ids, k)
+    return out
+
+
+def _combinations(center_codes, space_codes):
+    """The category combination of each centre and of each space member (integer labels), and the
+    number of categories in which each centre combination differs from each space combination."""
+    if space_codes.shape[1] == 0:
+        return np.zeros(len(center_codes), dtype=np.intp), np.zeros(len(space_codes), dtype=np.intp), np.zeros((1, 1))
+    center_levels, of_center = np.unique(center_codes, axis=0, return_inverse=True)
+    space_levels, of_space = np.unique(space_codes, axis=0, return_inverse=True)
+    differ = (center_levels[:, None, :] != space_levels[None, :, :]).sum(axis=2).astype(float)
+    return of_center.ravel(), of_space.ravel(), differ
+
+
+def _knn_tree(centers, center_codes, space, space_codes, ids, k, combinations):
+    """k nearest ids of each centre with k-d trees (scikit-learn, Manhattan metric), exactly as
+    :func:`_knn_all_pairs` finds them.
+
+    The space is split by category combination, one tree over the continuous features per part; to
+    a centre, a part's members lie at their Manhattan distance plus the number of categories in
+    which the part differs from the centre (an estimate of the Eq. 4 sum, before the division by the
+    number of features, up to rounding). Per centre, the parts nearest in categories that together
+    hold k + 1 members are queried for k + 1 each; R = the k-th smallest estimate, with a margin
+    (R (1 + 1e-9) + 1e-9) for rounding differences from Eq. 4's summation order. When the (k + 1)-th
+    estimate is beyond R and no part left out is within R, the k found are all the members that can
+    be among the k nearest; otherwise (ties at the k-th distance) a radius query at R in every part
+    within R returns them. :func:`_nearest_candidates` recomputes their Eq. 4 distances as
+    :func:`_distances` does and orders them by (distance, larger id)."""
+    k = min(k, len(ids))
+    of_center, of_space, differ = combinations
+    parts = [np.flatnonzero(of_space == g) for g in range(differ.shape[1])]
+    trees = [KDTree(space[part], metric="manhattan") for part in parts]
+    sizes = np.array([len(part) for part in parts])
+    out = np.empty((len(centers), k), dtype=ids.dtype)
+    for c, offsets in enumerate(differ):
+        order = np.argsort(offsets, kind="stable")
+        bounding = order[: int(np.searchsorted(np.cumsum(sizes[order]), k + 1)) + 1]
+        beyond = offsets[order[len(bounding) :]].min(initial=np.inf)
+        members = np.flatnonzero(of_center == c)
+        block = max(1, MAX_BLOCK_CELLS // ((k + 1) * len(bounding)))
+        for start in range(0, len(members), block):
+            rows = members[start : start + block]
+            query = centers[rows]
+            found = [trees[g].query(query, k=min(k + 1, sizes[g])) for g in bounding]
+            near = np.hstack([dist + offsets[g] for (dist, _), g in zip(found, bounding, strict=True)])
+            pos = np.hstack([parts[g][i] for (_, i), g in zip(found, bounding, strict=True)])
+            if len(bounding) > 1:
+                by_near = np.argsort(near, axis=1, kind="stable")
+                near, pos = np.take_along_axis(near, by_near, axis=1), np.take_along_axis(pos, by_near, axis=1)
+            reach = near[:, k - 1] * (1 + 1e-9) + 1e-9
+            clear = reach < beyond
+            if near.shape[1] > k:
+                clear &= near[:, k] > reach
+            which, where = [np.repeat(np.flatnonzero(clear), k)], [pos[clear, :k].ravel()]
+            tied = np.flatnonzero(~clear)
+            for g in order[offsets[order] <= reach[tied].max(initial=-1)]:
+                within = tied[reach[tied] >= offsets[g]]
+                hits = trees[g].query_radius(query[within], reach[within] - offsets[g])
+                which.append(np.repeat(within, np.fromiter(map(len, hits), dtype=np.intp, count=len(hits))))
+                where.append(parts[g][np.concatenate(hits)])
+            out[rows] = _nearest_candidates(
+                query, center_codes[rows], space, space_codes, ids, np.concatenate(which), np.concatenate(where), k
+            )
+    return out
+
+
+def _nearest_candidates(centers, center_codes, space, space_codes, ids, which, where, k):
+    """The k nearest ids per centre among candidate pairs (centre ``which``, space member ``where``;
+    per centre a superset of its k nearest): Eq. 4 distances, ordered by (distance, larger id).
+    Centres are taken in order of candidate count, in padded blocks of at most MAX_BLOCK_CELLS. A
+    centre whose candidates come with strictly increasing distances keeps their order (no ties)."""
+    grouped = np.argsort(which, kind="stable")
+    which, where = which[grouped], where[grouped]
+    lengths = np.bincount(which, minlength=len(centers))
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    rank = np.argsort(lengths, kind="stable")
+    width = max(space.shape[1] + space_codes.shape[1], 1)
+    out = np.empty((len(centers), k), dtype=ids.dtype)
+    done = 0
+    while done < len(rank):
+        too_big = np.arange(1, len(rank) - done + 1) * lengths[rank[done:]] > MAX_BLOCK_CELLS
+        rows = rank[done : done + (max(1, int(np.argmax(too_big))) if too_big.any() else len(rank))]
+        done += len(rows)
+        span = lengths[rows[-1]]
+        valid = np.arange(span) < lengths[rows, None]
+        pos = where[np.where(valid, starts[rows, None] + np.arange(span), 0)]
+        total = np.zeros(pos.shape)
+        for j in range(space.shape[1]):
+            total += np.abs(centers[rows, j, None] - space[pos, j])
+        for j in range(space_codes.shape[1]):
+            total += center_codes[rows, j, None] != space_codes[pos, j]
+        dist = np.where(valid, total / width, np.inf)
+        ordered = ((dist[:, 1:] > dist[:, :-1]) | ~valid[:, 1:]).all(axis=1)
+        out[rows[ordered]] = ids[pos[ordered, :k]]
+        if ordered.all():
+            continue
+        pos, valid, dist, rows = pos[~ordered], valid[~ordered], dist[~ordered], rows[~ordered]
+        by_id = np.argsort(np.where(valid, -ids[pos], np.iinfo(ids.dtype).max), axis=1, kind="stable")
+        pos, dist = np.take_along_axis(pos, by_id, axis=1), np.take_along_axis(dist, by_id, axis=1)
+        out[rows] = ids[np.take_along_axis(pos, np.argsort(dist, axis=1, kind="stable")[:, :k], axis=1)]
     return out
 
 
@@ -370,10 +496,9 @@ def situation_testing(
                     f"{method}_sig": significant,
                 }
             )
-            neighbours[(method, kk)] = {
-                "control": [row[row >= 0] for row in c_ids],
-                "test": [row[row != c] for row, c in zip(t_ids, complainants, strict=True)],
-            }
+            if method == "CSTwi":  # the test group's members: x_c^CF (id c, exactly once) left out
+                t_ids = t_ids[t_ids != complainants[:, None]].reshape(len(complainants), kk)
+            neighbours[(method, kk)] = {"control": c_ids, "test": t_ids}
         if negative_cf is not None:
             cf_flag = (
                 (negative[complainants] & ~negative_cf[complainants])

@@ -10,9 +10,10 @@ tasks on different feature units, while differential parity, bridged or not, com
 sets for the same task on data from the same distribution (paper, Section 1 and problem statement of
 Section 2.3). ``fairness.differential_parity.bridged_differential_parity`` remains for same-task
 decision sets on different items.
-Risk scores and labels are unfavourable when high, so both tables default to ``favourable="lower"``;
-the verdicts name R0, R1, the group and the direction in words (``TABLE_DEFINITIONS`` define them for
-the report).
+Risk scores and labels are unfavourable when high, so both tables default to ``favourable="lower"``
+(``favourable="higher"`` when the outcome's high values are good for the subject); the verdicts name
+R0, R1, the group and the direction in words (``table_definitions(favourable)`` define them for the
+report; ``TABLE_DEFINITIONS`` is the default's).
 Answers from one participant or about one subject are not independent; the tests treat items as
 independent, as the paper does for its per-item differences (documented limitation).
 """
@@ -22,23 +23,39 @@ import pandas as pd
 from fairness.differential_parity import differential_parity
 
 NAMES = ("participants", "the AI")
-TABLE_DEFINITIONS = {
-    "fair_scores_vs_ai": (
-        "R0 = the fair risk score a participant gave a comparison subject; R1 = the AI's risk score for that "
-        "subject; items are the (participant, subject) answers of one condition. A = 1 for the subjects whose "
-        "attribute has the row's value (the group), A = 0 for the other subjects of the condition. DPT > 0: "
-        "participants gave the group higher risk scores than the AI did, relative to the other subjects. "
-        "Lower risk scores are favourable, so DPT > 0 means participants disfavoured the group compared with "
-        "the AI; the verdict says it in words, favoured_group names the group participants favoured."
-    ),
-    "disagreements": (
-        "R0 = the label a participant's yes/no answer implies (1 = high risk, 0 = low risk); R1 = the AI's label "
-        "for that subject; the per-item difference is -1, 0 or +1. A = 1 for the subjects whose attribute has "
-        "the row's value, A = 0 for the other subjects of the condition. DPT > 0: participants labelled the "
-        "group high risk more often than the AI did, relative to the other subjects (unfavourable for the "
-        "group, since a low-risk label is favourable)."
-    ),
-}
+FAVOURABLE = ("higher", "lower")
+
+
+def table_definitions(favourable: str = "lower") -> dict[str, str]:
+    """The report's definition of R0, R1, A and the sign of DPT for each table, saying which values
+    are favourable (``favourable``: "lower" or "higher" risk scores and labels)."""
+    if favourable not in FAVOURABLE:
+        raise ValueError(f'favourable must be "higher" or "lower" (got {favourable!r})')
+    good = "lower" if favourable == "lower" else "higher"
+    means = "disfavoured" if favourable == "lower" else "favoured"
+    label = "a low-risk" if favourable == "lower" else "a high-risk"
+    effect = "unfavourable" if favourable == "lower" else "favourable"
+    return {
+        "fair_scores_vs_ai": (
+            "R0 = the fair risk score a participant gave a comparison subject; R1 = the AI's risk score for that "
+            "subject; items are the (participant, subject) answers of one condition. A = 1 for the subjects whose "
+            "attribute has the row's value (the group), A = 0 for the other subjects of the condition. DPT > 0: "
+            "participants gave the group higher risk scores than the AI did, relative to the other subjects. "
+            f"{good.capitalize()} risk scores are favourable, so DPT > 0 means participants {means} the group "
+            "compared with the AI; the verdict says it in words, favoured_group names the group participants "
+            "favoured."
+        ),
+        "disagreements": (
+            "R0 = the label a participant's yes/no answer implies (1 = high risk, 0 = low risk); R1 = the AI's "
+            "label for that subject; the per-item difference is -1, 0 or +1. A = 1 for the subjects whose "
+            "attribute has the row's value, A = 0 for the other subjects of the condition. DPT > 0: participants "
+            "labelled the group high risk more often than the AI did, relative to the other subjects "
+            f"({effect} for the group, since {label} label is favourable)."
+        ),
+    }
+
+
+TABLE_DEFINITIONS = table_definitions("lower")
 
 
 def subject_table(spec: dict) -> pd.DataFrame:

@@ -7,16 +7,14 @@ from pathlib import Path
 
 from django.urls import reverse
 
-from fairness.study_parity import TABLE_DEFINITIONS
 from runs.models import Job
 from runs.storage import copy_to_local, new_prefix, store_directory
 from surveys.analysis_runs import analysis_run_create
 from surveys.audit_runs import audit_run_create
-from surveys.export import export_tables, table_records
+from surveys.export import table_records
 from surveys.params import run_situation_testing
 from surveys.planning_runs import plan_results, run_plan, write_plan_report
-from surveys.relative_fairness import dp_provenance, study_differential_parity
-from surveys.reports import write_dp_report
+from surveys.relative_fairness import write_study_dp_report
 from surveys.uploads import read_csv_upload
 
 
@@ -107,18 +105,9 @@ def run_situation_testing_job(context: JobContext) -> tuple[dict, str]:
 def run_differential_parity(context: JobContext) -> tuple[dict, str]:
     job = context.job
     slug = job.study.slug
-    alpha = job.params.get("alpha", 0.05)
-    export = export_tables(slug)
-    tables, figures = study_differential_parity(slug, alpha=alpha, export=export)
+    favourable = job.params.get("favourable", "lower")  # jobs queued before the option: the default
     out = _report_dir(context)
-    write_dp_report(
-        tables,
-        figures,
-        out,
-        title=f"{slug}: differential parity",
-        definitions=TABLE_DEFINITIONS,
-        provenance=dp_provenance(slug, export, alpha=alpha),
-    )
+    _, tables = write_study_dp_report(slug, out, alpha=job.params.get("alpha", 0.05), favourable=favourable)
     prefix = new_prefix("differential_parity")
     context.outputs.append(prefix)
     store_directory(out, prefix)

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from fairness.relative_reports import differences_figure
-from fairness.study_parity import TABLE_DEFINITIONS, disagreement_parity, fair_scores_vs_ai, subject_table
+from fairness.study_parity import disagreement_parity, fair_scores_vs_ai, subject_table, table_definitions
 from surveys.export import ExportTables, export_tables
 from surveys.provenance import Provenance, participant_counts, study_provenance
 from surveys.reports import write_dp_report
@@ -11,19 +11,22 @@ from surveys.services import latest_study
 
 
 def study_differential_parity(
-    slug: str, *, alpha: float = 0.05, export: ExportTables | None = None
+    slug: str, *, alpha: float = 0.05, favourable: str = "lower", export: ExportTables | None = None
 ) -> tuple[dict, list]:
     """Tables (fair scores vs the AI, disagreements, both within each condition) and figures for a study
     (``export``: the study's export when already made).
-    The conditions are not bridged to each other: they are different tasks (see fairness.study_parity)."""
+    The conditions are not bridged to each other: they are different tasks (see fairness.study_parity).
+    ``favourable``: "lower" (default: a low risk score or label is good for the subject) or "higher"."""
     study = latest_study(slug)
     tables = export or export_tables(slug)
     pairs = tables.pairs[tables.pairs["excluded"] != 1]
     subjects = subject_table(study.spec)
-    scores, items = fair_scores_vs_ai(pairs, subjects, alpha=alpha)
+    scores, items = fair_scores_vs_ai(pairs, subjects, alpha=alpha, favourable=favourable)
     result = {
         "fair_scores_vs_ai": scores,
-        "disagreements": disagreement_parity(tables.disagreements[tables.disagreements["excluded"] != 1], alpha=alpha)
+        "disagreements": disagreement_parity(
+            tables.disagreements[tables.disagreements["excluded"] != 1], alpha=alpha, favourable=favourable
+        )
         if len(tables.disagreements)
         else scores.iloc[0:0],
     }
@@ -39,26 +42,29 @@ def study_differential_parity(
     return result, figures
 
 
-def dp_provenance(slug: str, export: ExportTables, *, alpha: float) -> Provenance:
+def dp_provenance(slug: str, export: ExportTables, *, alpha: float, favourable: str) -> Provenance:
     """Provenance of a study's differential-parity report: the participants of the pairs export."""
     participants, dropped = participant_counts(export.pairs) if len(export.pairs) else ({}, {})
     return study_provenance(
         latest_study(slug),
         participants=participants,
         dropped=dropped,
-        settings={"Significance level alpha": str(alpha)},
+        settings={"Significance level alpha": str(alpha), "Favourable direction": favourable},
     )
 
 
-def write_study_dp_report(slug: str, out_dir: Path, *, alpha: float = 0.05) -> Path:
-    """The study's differential-parity report (surveys.reports.write_dp_report)."""
+def write_study_dp_report(
+    slug: str, out_dir: Path, *, alpha: float = 0.05, favourable: str = "lower"
+) -> tuple[Path, dict]:
+    """The study's differential-parity report (surveys.reports.write_dp_report) and its tables."""
     export = export_tables(slug)
-    tables, figures = study_differential_parity(slug, alpha=alpha, export=export)
-    return write_dp_report(
+    tables, figures = study_differential_parity(slug, alpha=alpha, favourable=favourable, export=export)
+    path = write_dp_report(
         tables,
         figures,
         out_dir,
         title=f"{slug}: differential parity",
-        definitions=TABLE_DEFINITIONS,
-        provenance=dp_provenance(slug, export, alpha=alpha),
+        definitions=table_definitions(favourable),
+        provenance=dp_provenance(slug, export, alpha=alpha, favourable=favourable),
     )
+    return path, tables

@@ -120,6 +120,16 @@ class SituationTestingRequestSerializer(serializers.Serializer):
 
 class DifferentialParityRequestSerializer(serializers.Serializer):
     alpha = serializers.FloatField(default=0.05, min_value=1e-6, max_value=0.5)
+    favourable = serializers.ChoiceField(
+        choices=["lower", "higher"],
+        default="lower",
+        help_text='which risk scores and labels are good for the subject: "lower" (default; a low risk is '
+        'favourable) or "higher"; it decides which group the verdicts call favoured',
+        error_messages={
+            "invalid_choice": 'must be "higher" or "lower" (which risk scores and labels are good for the subject), '
+            "not {input!r}"
+        },
+    )
 
 
 class PlanRequestSerializer(serializers.Serializer):

@@ -3,6 +3,10 @@ CommandError (``argument --alpha: --alpha must be ...``) from ``call_command`` a
 the command line, before any work starts."""
 
 import argparse
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def _number(text: str, option: str, expected: str) -> float:
@@ -33,7 +37,17 @@ def top_fraction(text: str) -> float:
     return value
 
 
-def checked(value, kind) -> float:
+def favourable_direction(text: str) -> str:
+    """--favourable: which values of the outcome are good for the subject, "higher" or "lower"."""
+    if text not in ("higher", "lower"):
+        raise argparse.ArgumentTypeError(
+            f'--favourable must be "higher" or "lower" (which risk scores and labels are good for the subject), '
+            f"got {text!r}"
+        )
+    return text
+
+
+def checked(value, kind: Callable[[str], T]) -> T:
     """Apply ``kind`` to a value that may have bypassed argparse (``call_command(..., alpha=2)``
     passes keyword options through unconverted), as a CommandError."""
     from django.core.management.base import CommandError

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from surveys.management.argtypes import checked, significance_level
+from surveys.management.argtypes import checked, favourable_direction, significance_level
 from surveys.relative_fairness import write_study_dp_report
 from surveys.services import StudyNotFound
 
@@ -14,13 +14,21 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument("--alpha", type=significance_level, default=0.05, help="significance level in (0, 1)")
+        parser.add_argument(
+            "--favourable",
+            type=favourable_direction,
+            default="lower",
+            help='which risk scores and labels are good for the subject: "lower" (default; a low risk is '
+            'favourable) or "higher"; it decides which group the verdicts call favoured',
+        )
         parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/differential-parity)")
 
-    def handle(self, *args, slug, alpha, out, **options):
+    def handle(self, *args, slug, alpha, favourable: str, out, **options):
         alpha = checked(alpha, significance_level)
+        favourable = checked(favourable, favourable_direction)
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / slug / "differential-parity"
         try:
-            path = write_study_dp_report(slug, out_dir, alpha=alpha)
+            path, _ = write_study_dp_report(slug, out_dir, alpha=alpha, favourable=favourable)
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(self.style.SUCCESS(f"report: {path}"))
