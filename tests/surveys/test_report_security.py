@@ -165,7 +165,7 @@ def test_cells_are_formatted_for_reading():
     assert format_value(1.23456789) == "1.235" and format_value(3) == "3" and format_value(float("nan")) == ""
     assert format_value(1.5e-5) == "0.000015" and format_value((0.1, 0.2)) == "[0.100, 0.200]"
     table = table_context(pd.DataFrame({"pvalue": [0.0001], "wald_joint_p": [0.5], "p_c": [0.0001]}))
-    assert table.rows == [["< .001", "0.500", "0.0001"]]
+    assert table.rows == [["< .001", "0.500", "0.00010"]]  # p_c is a share, not a p-value
 
 
 # Content-Security-Policy ----------------------------------------------------------------------------
