@@ -262,6 +262,26 @@ def test_an_analysis_started_in_the_browser_is_the_same_job_as_from_the_api(clie
     assert [getattr(browser_job, f) for f in fields] == [getattr(api_job, f) for f in fields]
 
 
+def test_the_start_forms_carry_the_options_of_the_api(client, researcher, demo_study):
+    """The analysis form's pilot choice and the differential-parity form's favourable direction
+    reach the job as the API would pass them."""
+    client.force_login(researcher)
+    page = client.get("/researcher/studies/effort-demo/start/").content.decode()
+    assert 'name="include_pilot"' in page and 'name="favourable"' in page
+    client.post("/researcher/studies/effort-demo/start/analysis/", {"seed": "1", "n_resamples": "100"})
+    client.post(
+        "/researcher/studies/effort-demo/start/analysis/", {"seed": "1", "n_resamples": "100", "include_pilot": "true"}
+    )
+    client.post("/researcher/studies/effort-demo/start/differential-parity/", {"alpha": "0.05", "favourable": "higher"})
+    plain, with_pilots, dp = Job.objects.order_by("created_at")
+    assert (plain.params["include_pilot"], with_pilots.params["include_pilot"]) == (False, True)
+    assert dp.params["favourable"] == "higher"
+    response = client.post(
+        "/researcher/studies/effort-demo/start/differential-parity/", {"alpha": "0.05", "favourable": "up"}
+    )
+    assert response.status_code == 400 and "must be" in response.content.decode()
+
+
 def test_invalid_options_are_shown_and_start_nothing(client, researcher, demo_study):
     client.force_login(researcher)
     response = client.post("/researcher/studies/effort-demo/start/analysis/", {"seed": "1", "n_resamples": "50"})
