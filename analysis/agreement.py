@@ -24,9 +24,7 @@ ICC_TYPES = {
 LIKERT_MEASURES = {"d_traj": "trajectory d_E", "d_aggr": "aggregate d_S", "d_overall": "overall d"}
 
 
-def likert_icc(
-    pairs: pd.DataFrame, *, stimulus: str = "stimulus", participant: str = "participant_id"
-) -> pd.DataFrame:
+def likert_icc(pairs: pd.DataFrame, *, stimulus: str = "stimulus", participant: str = "participant_id") -> pd.DataFrame:
     """One row per condition, measure and ICC type (``ICC(1,1)``, ``ICC(A,1)``, ``ICC(C,1)`` and their k versions):
     ``icc``, ``F``, ``df1``, ``df2``, ``pvalue``, ``ci_low``, ``ci_high``, ``n_targets``, ``n_raters``."""
     rows = []

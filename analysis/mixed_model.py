@@ -83,10 +83,13 @@ def crossed_mixed_model(
 
     if counts[1] < 3 or counts[2] < 3:
         return failed("not fitted: needs at least 3 participants and 3 stimuli")
+    # string codes are categorical to patsy without C(), which a moderator column named C would shadow
     frame = frame.assign(
-        _group=1, _participant=pd.factorize(frame[participant])[0], _stimulus=pd.factorize(frame[stimulus])[0]
+        _group=1,
+        _participant=[f"p{i}" for i in pd.factorize(frame[participant])[0]],
+        _stimulus=[f"s{i}" for i in pd.factorize(frame[stimulus])[0]],
     )
-    vc = {"participant": "0 + C(_participant)", "stimulus": "0 + C(_stimulus)"}
+    vc = {"participant": "0 + _participant", "stimulus": "0 + _stimulus"}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
