@@ -7,7 +7,8 @@ Participants and stimuli are crossed (every participant rates the same pairs), s
 statsmodels' ``MixedLM`` with one all-encompassing group and the two random intercepts as variance
 components (``vc_formula``; the statsmodels documentation's recipe for crossed effects). Unlike
 participant clustering, the stimulus variance s_v^2 lets the inference generalise to other
-stimuli. The contrast a2 - a1 (``d_traj - d_aggr``) is a Wald z-test with a normal CI.
+stimuli. The outcome is divided by its SD for the fit (Powell, then L-BFGS; REML) and the
+estimates are scaled back. The contrast a2 - a1 (``d_traj - d_aggr``) is a Wald z-test with a normal CI.
 A model that does not converge is returned with ``converged=False`` and a ``note`` saying why,
 never an exception.
 """
@@ -90,19 +91,22 @@ def crossed_mixed_model(
         _stimulus=[f"s{i}" for i in pd.factorize(frame[stimulus])[0]],
     )
     vc = {"participant": "0 + _participant", "stimulus": "0 + _stimulus"}
+    outcome, rhs = (part.strip() for part in formula.split("~", 1))
+    scale = float(frame[outcome].std()) or 1.0  # fitted on y / SD(y): the optimiser converges far more often
+    frame = frame.assign(_y=frame[outcome] / scale)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             model = sm.MixedLM.from_formula(
-                formula, groups="_group", re_formula="0", vc_formula=vc, data=frame, use_sparse=True
+                f"_y ~ {rhs}", groups="_group", re_formula="0", vc_formula=vc, data=frame, use_sparse=True
             )
-            fit = model.fit(reml=True)
+            fit = model.fit(reml=True, method=["powell", "lbfgs"])
         except (np.linalg.LinAlgError, ValueError) as exc:
             return failed(f"not fitted: {exc}")
     messages = sorted({str(w.message).split("\n")[0] for w in caught if issubclass(w.category, Warning)})
     fe = fit.fe_params.index
-    components = {name: float(v) for name, v in zip(model.exog_vc.names, fit.vcomp, strict=True)}
-    components["residual"] = float(fit.scale)
+    components = {name: float(v) * scale**2 for name, v in zip(model.exog_vc.names, fit.vcomp, strict=True)}
+    components["residual"] = float(fit.scale) * scale**2
     notes = [f"warning: {m}" for m in messages]
     if not fit.converged:
         notes.insert(0, "the optimiser did not converge; estimates are unreliable")
@@ -116,18 +120,18 @@ def crossed_mixed_model(
         lo, hi = np.asarray(t.conf_int(alpha=1 - level))[0]
         test = Contrast(
             f"{b} = {a}",
-            float(np.asarray(t.effect).ravel()[0]),
-            float(np.asarray(t.sd).ravel()[0]),
+            float(np.asarray(t.effect).ravel()[0]) * scale,
+            float(np.asarray(t.sd).ravel()[0]) * scale,
             float(np.asarray(t.tvalue).ravel()[0]),
             float(np.asarray(t.pvalue).ravel()[0]),
-            (float(lo), float(hi)),
+            (float(lo) * scale, float(hi) * scale),
         )
-    ci = fit.conf_int(alpha=1 - level).loc[fe]
+    ci = fit.conf_int(alpha=1 - level).loc[fe] * scale
     return MixedModelResult(
         formula,
         *counts,
-        fit.fe_params,
-        fit.bse.loc[fe],
+        fit.fe_params * scale,
+        fit.bse.loc[fe] * scale,
         fit.pvalues.loc[fe],
         ci,
         components,
