@@ -36,6 +36,7 @@ HEADLINE_FAMILY = (
     "a1 = a2 = 0 (cluster-robust Wald), per condition and outcome (d, D); RQ3 a4 = a5 = 0 (cluster-robust "
     "Wald) per outcome"
 )
+FAMILY_NAME = "headline"  # the ``family`` column; HEADLINE_FAMILY states it in full
 FAMILY_METHOD = "holm"
 BOOTSTRAP = "participant bootstrap (percentile CI, centred p)"
 CLUSTER_WALD = "cluster-robust Wald (CR1, by participant)"
@@ -306,11 +307,11 @@ def moderation_tests(
 
 def participant_level_table(rows: list[dict]) -> pd.DataFrame:
     """The headline table with Holm-adjusted p-values over the family (``pvalue_holm``, empty
-    for rows outside it) and the family named in ``family``."""
+    for rows outside it) and the family's name (``FAMILY_NAME``) in ``family``."""
     table = pd.DataFrame(rows)
     if table.empty:
         return table
     family_p = table["pvalue"].where(table["in_family"])
     table["pvalue_holm"] = adjust_pvalues(family_p, method=FAMILY_METHOD)
-    table["family"] = np.where(table["in_family"], HEADLINE_FAMILY, "")
+    table["family"] = np.where(table["in_family"], FAMILY_NAME, "")
     return table

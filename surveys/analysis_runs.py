@@ -8,6 +8,7 @@ from django.db import transaction
 
 from analysis.bts import participant_bts
 from analysis.pipeline import run_pipeline
+from analysis.sample import select_participants
 from runs.storage import delete_prefix, new_prefix, store_directory
 from surveys.calibrations import calibration_create
 from surveys.export import export_tables
@@ -22,19 +23,29 @@ def analysis_run_create(
     out_dir: Path,
     seed: int = 1,
     n_resamples: int = 2000,
+    include_incomplete: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> AnalysisRun:
-    """Export, analyse (excluded participants dropped), write the report into ``out_dir``, store
+    """Export, analyse (completed, non-excluded participants only unless ``include_incomplete``;
+    the report counts the dropped by reason), write the report into ``out_dir``, store
     its files (storage folder ``analysis/<uuid>``) and the run with one new Calibration version per
     condition in one transaction; if storing fails, nothing of the run remains."""
     study = latest_study(slug)
     tables = export_tables(slug)
-    completed = tables.pairs.dropna(subset=["d_overall"])
-    if completed["participant_id"].nunique() < 3:
-        raise ValueError(f"study {slug!r} has too few participants with answers to analyse")
-    result = run_pipeline(completed, tables.participants, seed=seed, n_resamples=n_resamples, progress=progress)
-    bts = participant_bts(completed[completed["excluded"] != 1], similar_max=study.spec["likert"]["similar_max"])
-    write_report(result, completed, bts, out_dir, title=f"{study.title}: analysis (seed {seed})")
+    answered = tables.pairs.dropna(subset=["d_overall"])
+    sample = select_participants(answered, tables.participants, include_incomplete=include_incomplete)
+    if sample.included < 3:
+        raise ValueError(f"study {slug!r} has too few participants to analyse: {sample.sentence()}")
+    result = run_pipeline(
+        answered,
+        tables.participants,
+        seed=seed,
+        n_resamples=n_resamples,
+        include_incomplete=include_incomplete,
+        progress=progress,
+    )
+    bts = participant_bts(sample.pairs, similar_max=study.spec["likert"]["similar_max"])
+    write_report(result, sample.pairs, bts, out_dir, title=f"{study.title}: analysis (seed {seed})")
     prefix = new_prefix("analysis")
     store_directory(out_dir, prefix)
     try:

@@ -214,12 +214,12 @@ def write_report(result: PipelineResult, pairs: pd.DataFrame, bts: pd.DataFrame,
         write_csv(frame, out_dir / f"{name}.csv")
     write_csv(bts, out_dir / "bts_scores.csv")
     write_json(results_dict(result), out_dir / "results.json")
-    exclusions = "; ".join(f"{k.replace('_', ' ')} {v}" for k, v in result.exclusions.items())
+    intro = [f"Seed {result.seed}.", result.sample.sentence()] if result.sample else [f"Seed {result.seed}."]
     sections = [_table_section(HEADINGS[name], frame) for name, frame in tables.items()]
     for section, name in zip(sections, tables, strict=True):
         section.paragraphs = list(NOTES.get(name, []))
     sections += figure_sections(report_figures(result, pairs, bts))
-    return render_report(out_dir, title, sections, intro=[f"Seed {result.seed}. Participants: {exclusions}."])
+    return render_report(out_dir, title, sections, intro=intro)
 
 
 # The model audit ----------------------------------------------------------------------------------
