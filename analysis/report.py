@@ -46,7 +46,7 @@ NOTES = {
         "(statsmodels multipletests). Read a row as significant "
         "when pvalue_holm < 0.05; the bootstrap rows of a2 - a1, a4 and a5 are second opinions outside the family.",
         "These tests condition on the study's stimulus set: to generalise to other stimuli, read the mixed models "
-        "below, whose stimulus variance widens the intervals.",
+        "below, which treat the stimuli as a random sample (stimulus variance).",
     ],
     "mixed_models": [
         "Linear mixed models of Eq. 5-8 with crossed random intercepts for participant and stimulus (one rated "

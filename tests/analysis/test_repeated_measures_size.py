@@ -26,7 +26,7 @@ STIM_S = np.tile([LOW, LOW, HIGH, HIGH], 3)
 STIM_EFFECT = np.repeat([-0.4, 0.1, 0.3], 4) + np.tile([0.3, -0.3, -0.3, 0.3], 3)  # set shift + interaction
 
 
-def simulate_null(rng: np.random.Generator, n: int = N_PARTICIPANTS, a: float = 0.4, shift: float = 0.0) -> pd.DataFrame:
+def simulate_null(rng: np.random.Generator, n: int = N_PARTICIPANTS, a: float = 0.4, shift: float = 0.0):
     """One study under H0 (``shift`` = 0) or with a2 - a1 = ``shift``."""
     j = STIM_E.size
     pid, sid = np.repeat(np.arange(n), j), np.tile(np.arange(j), n)
