@@ -38,6 +38,7 @@ HEADLINE_FAMILY = (
 )
 FAMILY_NAME = "headline"  # the ``family`` column; HEADLINE_FAMILY states it in full
 FAMILY_METHOD = "holm"
+TABLE_ORDER = ("model", "outcome", "hypothesis", "quantity", "method", "estimate", "ci_low", "ci_high", "std_err")
 BOOTSTRAP = "participant bootstrap (percentile CI, centred p)"
 CLUSTER_WALD = "cluster-robust Wald (CR1, by participant)"
 
@@ -314,4 +315,7 @@ def participant_level_table(rows: list[dict]) -> pd.DataFrame:
     family_p = table["pvalue"].where(table["in_family"])
     table["pvalue_holm"] = adjust_pvalues(family_p, method=FAMILY_METHOD)
     table["family"] = np.where(table["in_family"], FAMILY_NAME, "")
-    return table
+    if "df" in table:
+        table["df"] = table["df"].astype("Int64")
+    first = [c for c in TABLE_ORDER if c in table]
+    return table[first + [c for c in table if c not in first]]
