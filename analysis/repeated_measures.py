@@ -158,15 +158,17 @@ def participant_slope_effect(
     whose own design is singular, e.g. constant ratings, are left out and counted), then a
     one-sample t-test of the differences a2_i - a1_i (scipy; pingouin rounds its CI) with Cohen's d
     = mean / SD and its CI (``pingouin.compute_esci``)."""
-    differences, skipped = [], 0
-    for _, rows in frame.groupby(participant, sort=False):
-        rows = rows[["d_aggr", "d_traj", outcome]].dropna()
-        x = np.column_stack([np.ones(len(rows)), rows["d_aggr"], rows["d_traj"]])
-        if len(rows) < 4 or np.linalg.matrix_rank(x) < 3:
-            skipped += 1
-            continue
-        beta = np.linalg.lstsq(x, rows[outcome].to_numpy(float), rcond=None)[0]
-        differences.append(beta[2] - beta[1])
+    rows = frame[[participant, "d_aggr", "d_traj", outcome]].dropna()
+    codes, uniques = pd.factorize(rows[participant])
+    x, y = design(rows, ["d_aggr", "d_traj"]), rows[outcome].to_numpy(float)
+    xx = np.zeros((len(uniques), 9))
+    np.add.at(xx, codes, np.einsum("ni,nj->nij", x, x).reshape(-1, 9))  # each participant's X'X and X'y
+    xy = np.zeros((len(uniques), 3))
+    np.add.at(xy, codes, x * y[:, None])
+    a = xx.reshape(-1, 3, 3)
+    usable = (np.bincount(codes, minlength=len(uniques)) >= 4) & (np.linalg.cond(a) < 1e10)
+    beta = np.linalg.solve(a[usable], xy[usable][..., None])[..., 0]
+    differences, skipped = list(beta[:, 2] - beta[:, 1]), int((~usable).sum())
     n = len(differences)
     if n < 3:
         raise ValueError("the two-stage test needs at least 3 participants with a non-singular design")

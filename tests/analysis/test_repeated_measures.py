@@ -96,7 +96,9 @@ def test_two_stage_effect_by_hand():
                 }
             )
         )
-    res = participant_slope_effect(pd.concat(rows), "d_overall")
+    constant = pd.DataFrame({"participant_id": 99, "d_aggr": 4.0, "d_traj": np.arange(12.0), "d_overall": 1.0})
+    res = participant_slope_effect(pd.concat([*rows, constant]), "d_overall")
+    assert res["participants_skipped"] == 1 and res["n_participants"] == 6  # singular design left out
     diffs = np.array(diffs)
     assert res["mean_difference"] == pytest.approx(diffs.mean())
     assert res["statistic"] == pytest.approx(diffs.mean() / (diffs.std(ddof=1) / np.sqrt(6)))
