@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
 SPEARMAN_VARIANCE_FACTOR = 1.06
 OVERLAPPING_METHODS = ("hotelling", "williams", "steiger", "meng", "dunn_clark", "zou")
@@ -191,19 +192,24 @@ def compare_nonoverlapping_correlations(
 
 
 def bonferroni(pvalues: Sequence[float]) -> np.ndarray:
-    """Bonferroni-adjusted p-values: min(1, m p)."""
-    p = np.asarray(pvalues, dtype=float)
-    return np.minimum(1.0, p * p.size)
+    """Bonferroni-adjusted p-values, min(1, m p) (statsmodels' ``multipletests``)."""
+    return adjust_pvalues(pvalues, method="bonferroni")
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p-values (monotone, capped at 1)."""
+    """Holm's step-down adjusted p-values (statsmodels' ``multipletests``)."""
+    return adjust_pvalues(pvalues, method="holm")
+
+
+def adjust_pvalues(pvalues: Sequence[float], *, method: str) -> np.ndarray:
+    """P-values adjusted over one family with ``statsmodels.stats.multitest.multipletests``
+    (``method``: ``bonferroni``, ``holm``, ``fdr_bh``, ...); missing p-values stay missing and are
+    not counted in the family."""
     p = np.asarray(pvalues, dtype=float)
-    m = p.size
-    order = np.argsort(p)
-    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out = np.empty(m)
-    out[order] = np.minimum(1.0, adjusted)
+    out = np.full(p.shape, np.nan)
+    keep = ~np.isnan(p)
+    if keep.any():
+        out[keep] = multipletests(p[keep], method=method)[1]
     return out
 
 

@@ -1,7 +1,12 @@
 """The study's statistics from the tidy export (effort-aware fairness paper, Appendix F Tables 2-5)
 and the human-calibrated effort weight.
 
-Steps: drop participants excluded by the attention checks (reported); per condition compute
+Steps: keep completed participants who passed the attention checks (``analysis.sample``; the
+dropped are counted by reason); headline participant-level tests (``analysis.repeated_measures``:
+participant bootstrap and participant-clustered Wald tests, Holm over one stated family), crossed
+mixed models (``analysis.mixed_model``), two-stage effect sizes, rmcorr beside Table 2 and ICCs of
+the Likert ratings (``analysis.agreement``); then, descriptive (pairs treated as independent), per
+condition compute
 Table 2 (Spearman correlations with stars and Bonferroni-adjusted p-values), Table 3 (Hotelling t
 and "Steiger's Z" comparing r_traj with r_aggr against the overall input distance d and the output
 distance D, in two conventions side by side, see ``table3_from_correlations``), Table 4
@@ -37,14 +42,25 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from analysis.agreement import likert_icc
 from analysis.correlations import (
     bonferroni,
     bootstrap_correlation_difference,
     compare_correlations,
     correlation,
-    resample_counts,
 )
+from analysis.mixed_model import STIMULUS_COLUMNS, MixedModelResult, crossed_mixed_model, stimulus_key
 from analysis.regression import distance_regression, moderation_regression
+from analysis.repeated_measures import (
+    cluster_bootstrap_ols,
+    condition_tests,
+    design,
+    moderation_tests,
+    participant_level_table,
+    participant_slope_effect,
+    repeated_measures_correlation,
+)
+from analysis.sample import SampleSelection, select_participants
 
 CORRELATIONS = {
     "r_aggr_input": ("d_aggr", "d_overall", "Aggregate vs. Overall Input"),
@@ -54,6 +70,9 @@ CORRELATIONS = {
     "r_traj_output": ("d_traj", "output_distance", "Trajectory vs. Output"),
 }
 OUTCOMES = {"input": "d_overall", "output": "output_distance"}
+OUTCOME_LABELS = {"input": "d", "output": "D"}
+DESCRIPTIVE = "descriptive (pairs treated as independent)"
+PARTICIPANT_LEVEL = "participant-level (cluster-robust by participant)"
 
 TABLE3_TESTS = {"hotelling": "Hotelling's t-test", "steiger": "Steiger's Z-test"}
 # convention -> test -> (analysis.correlations method, Spearman adjustment, label)
@@ -144,6 +163,12 @@ class PipelineResult:
     calibrations: list[Calibration]
     regressions: dict = field(repr=False)
     seed: int = 0
+    sample: SampleSelection | None = field(default=None, repr=False)
+    participant_level: pd.DataFrame = field(default_factory=pd.DataFrame)
+    mixed_models: pd.DataFrame = field(default_factory=pd.DataFrame)
+    effect_sizes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    rm_correlations: pd.DataFrame = field(default_factory=pd.DataFrame)
+    icc: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def alpha_from(a1: float, a2: float) -> float:
@@ -169,33 +194,20 @@ def bootstrap_alpha(
     chunk: int = 1000,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[tuple[float, float], np.ndarray]:
-    """Percentile CI of alpha = a2 / (a1 + a2) from Eq. 5, resampling participants.
-
-    Vectorised: the normal equations are sums over rows, so each participant's X'X (3 x 3) and X'y
-    are summed once; a chunk of resamples (per-participant draw counts K) gives every resample's
-    X'WX and X'Wy as K @ (per-participant sums), solved in one batch.
-    """
-    codes = pd.factorize(frame["participant_id"])[0]
-    n_groups = codes.max() + 1
-    x = np.column_stack([np.ones(len(frame)), frame["d_aggr"].to_numpy(float), frame["d_traj"].to_numpy(float)])
-    y = frame["d_overall"].to_numpy(float)
-    xx = np.zeros((n_groups, 9))
-    np.add.at(xx, codes, np.einsum("ni,nj->nij", x, x).reshape(-1, 9))
-    xy = np.zeros((n_groups, 3))
-    np.add.at(xy, codes, x * y[:, None])
-    rng = np.random.default_rng(seed)
-    alphas, done = [], 0
-    while done < n_resamples:
-        size = min(chunk, n_resamples - done)
-        counts = resample_counts(rng, n_groups, size)
-        beta = np.linalg.solve((counts @ xx).reshape(-1, 3, 3), (counts @ xy)[..., None])[..., 0]
-        alphas.append(beta[:, 2] / (beta[:, 1] + beta[:, 2]))
-        done += size
-        if progress:
-            progress(done)
-    dist = np.concatenate(alphas)
+    """Percentile CI of alpha = a2 / (a1 + a2) from Eq. 5, resampling participants
+    (``analysis.repeated_measures.cluster_bootstrap_ols``: vectorised per-participant normal equations)."""
+    betas = cluster_bootstrap_ols(
+        design(frame, ["d_aggr", "d_traj"]),
+        frame["d_overall"],
+        frame["participant_id"],
+        n_resamples=n_resamples,
+        seed=seed,
+        chunk=chunk,
+        progress=progress,
+    )
+    dist = betas[:, 2] / (betas[:, 1] + betas[:, 2])
     tail = (1 - level) / 2
-    lo, hi = np.quantile(dist, [tail, 1 - tail])
+    lo, hi = np.nanquantile(dist, [tail, 1 - tail])
     return (float(lo), float(hi)), dist
 
 
@@ -207,26 +219,35 @@ def run_pipeline(
     n_resamples: int = 2000,
     moderator_level: str | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    include_incomplete: bool = False,
+    mixed_models: bool = True,
 ) -> PipelineResult:
-    """Everything the paper reports, per condition, from the pairs export (and the participants
-    table for the exclusion report). ``moderator_level`` is the condition coded C = 1 in Eq. 7-8
-    (default: the undesirable-feature condition, the paper's CLUE)."""
+    """Everything the paper reports, per condition, from the pairs export, with participant-level
+    inference first. With the ``participants`` table only completed participants are analysed
+    unless ``include_incomplete``; attention-excluded participants never are (``result.sample``
+    counts the dropped by reason). ``moderator_level`` is the condition coded C = 1 in Eq. 7-8
+    (default: the undesirable-feature condition, the paper's CLUE). ``mixed_models=False`` skips
+    the (slow) crossed mixed models."""
+    sample = select_participants(pairs, participants, include_incomplete=include_incomplete)
     excluded_ids = set(pairs.loc[pairs["excluded"] == 1, "participant_id"])
     total_ids = set(pairs["participant_id"])
     exclusions = {
         "participants_with_answers": len(total_ids),
         "excluded": len(excluded_ids),
-        "included": len(total_ids - excluded_ids),
+        "included": sample.included,
     }
     if participants is not None:
         exclusions["completed"] = int((participants["status"] == "completed").sum())
-    data = pairs[(pairs["excluded"] != 1)].dropna(subset=["d_traj", "d_aggr", "d_overall", "output_distance"])
+    data = sample.pairs.dropna(subset=["d_traj", "d_aggr", "d_overall", "output_distance"])
+    if all(c in data for c in STIMULUS_COLUMNS):
+        data = data.assign(stimulus=stimulus_key(data))
     conditions = list(dict.fromkeys(data["condition"]))
     if moderator_level is None and "desirable" in data:
         undesirable = data.loc[data["desirable"] == 0, "condition"]
         moderator_level = undesirable.iloc[0] if len(undesirable) else conditions[0]
 
     t2, t3, t4, t5, shares, calibrations, fits = [], [], [], [], [], [], {}
+    headline, mixed, effects, rm = [], [], [], []
     for ci_index, cond in enumerate(conditions):
         frame = data[data["condition"] == cond]
         n = len(frame)
@@ -246,7 +267,12 @@ def run_pipeline(
                     "ci_low": c.ci[0],
                     "ci_high": c.ci[1],
                     "n": n,
+                    "inference": DESCRIPTIVE,
                 }
+            )
+            rm.append(
+                {"condition": cond, "coefficient": key, "label": label}
+                | _rm_corr_or_note(frame, *CORRELATIONS[key][:2])
             )
         r = {key.removeprefix("r_"): c.statistic for key, c in corr.items()}
         r["traj_aggr"] = r.pop("aggr_traj")
@@ -254,9 +280,10 @@ def run_pipeline(
             table = table3_from_correlations(r, n, convention=convention)
             table.insert(0, "condition", cond)
             table.insert(2, "test_name", table["test"].map(TABLE3_TESTS))
-            t3.append(table.assign(n=n, stars=[stars(p) for p in table["pvalue"]]))
+            t3.append(table.assign(n=n, stars=[stars(p) for p in table["pvalue"]], inference=DESCRIPTIVE))
+        boots = {}
         for space, outcome in OUTCOMES.items():
-            boot = bootstrap_correlation_difference(
+            boots[space] = boot = bootstrap_correlation_difference(
                 frame["participant_id"],
                 frame["d_traj"],
                 frame["d_aggr"],
@@ -283,6 +310,22 @@ def run_pipeline(
                 fit = distance_regression(frame, outcome, cluster=cluster)
                 fits[(cond, space, "clustered" if cluster else "ols")] = fit
                 t5.append(_table5_rows(fit, cond, space, "clustered" if cluster else "ols"))
+            label = {"model": cond, "outcome": OUTCOME_LABELS[space]}
+            rows = condition_tests(
+                frame,
+                outcome,
+                fits[(cond, space, "clustered")],
+                boots[space],
+                n_resamples=n_resamples,
+                seed=seed + 200 + 10 * ci_index + (space == "output"),
+                progress=(lambda done, c=cond, s=space: progress(f"bootstrap a2 - a1 {c}/{s}", done, n_resamples))
+                if progress
+                else None,
+            )
+            headline += [label | row for row in rows]
+            effects.append(label | _effect_or_note(frame, outcome))
+            if mixed_models:
+                mixed += _mixed_rows(data=frame, outcome=outcome, label=label, formula=f"{outcome} ~ d_aggr + d_traj")
         shares.append(
             {
                 "condition": cond,
@@ -311,6 +354,20 @@ def run_pipeline(
                 t5.append(
                     _table5_rows(fit, f"moderation (C = {moderator_level})", space, "clustered" if cluster else "ols")
                 )
+            label = {"model": f"moderation (C = {moderator_level})", "outcome": OUTCOME_LABELS[space]}
+            rows = moderation_tests(
+                data,
+                outcome,
+                fits[("moderation", space, "clustered")],
+                moderator_level=moderator_level,
+                n_resamples=n_resamples,
+                seed=seed + 300 + (space == "output"),
+            )
+            headline += [label | row for row in rows]
+            if mixed_models:
+                moderated = data.assign(C=(data["condition"] == moderator_level).astype(float))
+                formula = f"{outcome} ~ d_aggr + d_traj + C + d_aggr:C + d_traj:C"
+                mixed += _mixed_rows(data=moderated, outcome=outcome, label=label, formula=formula)
     return PipelineResult(
         exclusions=exclusions,
         table2=pd.DataFrame(t2),
@@ -321,7 +378,77 @@ def run_pipeline(
         calibrations=calibrations,
         regressions=fits,
         seed=seed,
+        sample=sample,
+        participant_level=participant_level_table(headline),
+        mixed_models=pd.DataFrame(mixed),
+        effect_sizes=pd.DataFrame(effects),
+        rm_correlations=pd.DataFrame(rm),
+        icc=likert_icc(data) if "stimulus" in data else pd.DataFrame(),
     )
+
+
+def _rm_corr_or_note(frame: pd.DataFrame, x: str, y: str) -> dict:
+    try:
+        return repeated_measures_correlation(frame, x, y) | {"note": ""}
+    except (ValueError, AssertionError) as exc:
+        return {"note": f"not computed: {exc}"}
+
+
+def _effect_or_note(frame: pd.DataFrame, outcome: str) -> dict:
+    try:
+        return participant_slope_effect(frame, outcome) | {"note": ""}
+    except ValueError as exc:
+        return {"note": f"not computed: {exc}"}
+
+
+def _mixed_rows(*, data: pd.DataFrame, outcome: str, label: dict, formula: str) -> list[dict]:
+    """One row per fixed effect and one for the contrast a2 - a1 of a crossed mixed model, with
+    its variance components, convergence and note; one row with the note when there is no stimulus
+    column or the model could not be fitted."""
+    if "stimulus" not in data:
+        return [
+            label | {"term": "", "converged": False, "note": "not fitted: the pairs table does not identify stimuli"}
+        ]
+    fit: MixedModelResult = crossed_mixed_model(data, formula)
+    common = {
+        "var_participant": fit.variance_components.get("participant", np.nan),
+        "var_stimulus": fit.variance_components.get("stimulus", np.nan),
+        "var_residual": fit.variance_components.get("residual", np.nan),
+        "n": fit.n,
+        "n_participants": fit.n_participants,
+        "n_stimuli": fit.n_stimuli,
+        "converged": fit.converged,
+        "note": fit.note,
+    }
+    if fit.params.empty:
+        return [label | {"term": ""} | common]
+    rows = [
+        label
+        | {
+            "term": term,
+            "coef": fit.params[term],
+            "std_err": fit.bse[term],
+            "pvalue": fit.pvalues[term],
+            "ci_low": fit.conf_int.loc[term].iloc[0],
+            "ci_high": fit.conf_int.loc[term].iloc[1],
+        }
+        | common
+        for term in fit.params.index
+    ]
+    c = fit.contrast
+    rows.append(
+        label
+        | {
+            "term": "a2 - a1 (d_traj - d_aggr)",
+            "coef": c.estimate,
+            "std_err": c.std_err,
+            "pvalue": c.pvalue,
+            "ci_low": c.confidence_interval[0],
+            "ci_high": c.confidence_interval[1],
+        }
+        | common
+    )
+    return rows
 
 
 def _table5_rows(fit, model: str, space: str, se: str) -> pd.DataFrame:
@@ -340,6 +467,7 @@ def _table5_rows(fit, model: str, space: str, se: str) -> pd.DataFrame:
         }
     )
     return rows.assign(
+        inference=DESCRIPTIVE if se == "ols" else PARTICIPANT_LEVEL,
         r_squared=fit.rsquared,
         r_squared_adj=fit.rsquared_adj,
         f_statistic=fit.fvalue,

@@ -7,14 +7,32 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from analysis.pipeline import PipelineResult
+from analysis.repeated_measures import FAMILY_METHOD, FAMILY_NAME, HEADLINE_FAMILY
 
-TABLES = ("table2", "table3", "table4", "table5", "factor_shares")
+# headline (participant-level) first, then the paper's pair-level tables, labelled descriptive
+TABLES = (
+    "participant_level",
+    "mixed_models",
+    "effect_sizes",
+    "table2",
+    "rm_correlations",
+    "icc",
+    "table3",
+    "table4",
+    "table5",
+    "factor_shares",
+)
 HEADINGS = {
     "calibrations": "Calibration (alpha = a2 / (a1 + a2))",
-    "table2": "Table 2: Spearman correlations",
-    "table3": "Table 3: Hotelling and Steiger tests (paper convention beside the Spearman-adjusted one)",
-    "table4": "Table 4: bootstrap 95% CIs of r_traj - r_aggr",
-    "table5": "Table 5: regressions",
+    "participant_level": "Headline: participant-level tests (participant bootstrap, cluster-robust Wald)",
+    "mixed_models": "Mixed models with crossed random effects for participant and stimulus (Eq. 5-8)",
+    "effect_sizes": "Effect sizes: a2 - a1 per participant (two-stage), Cohen's d with CI",
+    "table2": "Table 2: Spearman correlations (descriptive: pairs treated as independent)",
+    "rm_correlations": "Repeated-measures correlations beside Table 2 (rmcorr)",
+    "icc": "Inter-rater agreement on the Likert ratings (ICC)",
+    "table3": "Table 3: Hotelling and Steiger tests (descriptive: pairs treated as independent)",
+    "table4": "Table 4: participant-bootstrap 95% CIs of r_traj - r_aggr",
+    "table5": "Table 5: regressions (ols rows descriptive, clustered rows participant-level)",
     "factor_shares": "Rationale factors chosen",
 }
 NOTES = {
@@ -22,6 +40,48 @@ NOTES = {
         "Caveat: alpha is a ratio of linear weights of Likert ratings, used by EaIF as the weight of squared "
         "differences of effort E and aggregate S on their own scales; read it as the relative importance of "
         "trajectory over aggregate, not as a calibrated metric weight (see analysis.pipeline.alpha_from)."
+    ],
+    "participant_level": [
+        "Each participant rates many pairs, so pairs are not independent; these tests treat the participant as "
+        "the unit. The correlation difference r_traj - r_aggr uses a participant bootstrap (whole participants "
+        "resampled; percentile CI; p from the bootstrap distribution centred at the estimate, Hall & Wilson 1991); "
+        "the regression hypotheses of Eq. 5-8 use Wald tests with CR1 standard errors clustered by participant.",
+        f"Family for multiple testing ('{FAMILY_NAME}'): {HEADLINE_FAMILY}; "
+        f"pvalue_holm is {FAMILY_METHOD.capitalize()}'s adjustment over the rows with in_family = yes "
+        "(statsmodels multipletests). Read a row as significant "
+        "when pvalue_holm < 0.05; the bootstrap rows of a2 - a1, a4 and a5 are second opinions outside the family.",
+        "These tests condition on the study's stimulus set: to generalise to other stimuli, read the mixed models "
+        "below, which treat the stimuli as a random sample (stimulus variance).",
+    ],
+    "mixed_models": [
+        "Linear mixed models of Eq. 5-8 with crossed random intercepts for participant and stimulus (one rated "
+        "pair): y = x'b + u_participant + v_stimulus + e, REML, statsmodels MixedLM with variance components. "
+        "The row 'a2 - a1' is the Wald z-test and 95% CI of the trajectory weight minus the aggregate weight.",
+        "var_participant and var_stimulus are the variances of the two random intercepts. A model marked "
+        "converged = no, or with a note, should not be interpreted; the note says why.",
+    ],
+    "effect_sizes": [
+        "Eq. 5 (d) or Eq. 6 (D) fitted within each participant, then a one-sample t-test of the per-participant "
+        "differences a2_i - a1_i: mean difference with its 95% CI, t, df, p, and Cohen's d = mean / SD with its "
+        "95% CI (Hedges & Olkin 1985, via pingouin). Positive values: trajectory weighs more than aggregate.",
+    ],
+    "table2": [
+        "Descriptive: n counts rated pairs as if they were independent, so the p-values and Fisher CIs are too "
+        "small when participants differ; the participant-level tests above are the inference. Bonferroni is over "
+        "the five correlations of one condition, as in the paper.",
+    ],
+    "rm_correlations": [
+        "Repeated-measures correlation (Bakdash & Marusich 2017, pingouin rm_corr): the Pearson correlation of "
+        "the two ratings within participants, r_rm = sign(b) sqrt(SS_x / (SS_x + SS_residual)) from the ANCOVA "
+        "y ~ participant + x, df = N - participants - 1. It removes differences in how participants use the "
+        "scale; CIs are rounded to 2 decimals by pingouin.",
+    ],
+    "icc": [
+        "Intraclass correlations (Shrout & Fleiss 1979; McGraw & Wong 1996 names, pingouin intraclass_corr) per "
+        "condition and Likert measure, with the condition's stimuli (rated pairs) as targets and its participants "
+        "as raters; only participants who rated every stimulus are used (n_raters).",
+        "ICC(A,1) says how well one participant's rating agrees with another's (absolute agreement); ICC(A,k) is "
+        "the reliability of the mean rating of all k participants.",
     ],
     "table3": [
         "Rows with convention 'paper' reproduce the paper's Table 3: Hotelling's t and, as its "
@@ -102,11 +162,21 @@ def report_figures(result: PipelineResult, pairs: pd.DataFrame, bts: pd.DataFram
     return [ratings_figure(pairs), coefficient_figure(result), bts_figure(bts)]
 
 
+def sample_dict(result: PipelineResult) -> dict:
+    """Who was analysed: included, dropped by reason, the option used and one sentence."""
+    if result.sample is None:
+        return {}
+    return result.sample.as_dict() | {"sentence": result.sample.sentence()}
+
+
 def results_dict(result: PipelineResult) -> dict:
-    """results.json: seed, exclusions, calibrations and every table as records."""
+    """results.json: seed, exclusions, sample (dropped participants by reason), the multiple-testing
+    family, calibrations and every table as records."""
     return {
         "seed": result.seed,
         "exclusions": result.exclusions,
+        "sample": sample_dict(result),
+        "multiple_testing": {"family": FAMILY_NAME, "definition": HEADLINE_FAMILY, "method": FAMILY_METHOD},
         "calibrations": [c.__dict__ | {"ci": list(c.ci)} for c in result.calibrations],
         **{name: json.loads(getattr(result, name).to_json(orient="records")) for name in TABLES},
     }

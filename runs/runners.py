@@ -27,7 +27,6 @@ class JobContext:
     outputs: list[str] = field(default_factory=list)  # storage folders to delete if the job fails
 
 
-
 def _report_dir(context: JobContext) -> Path:
     out = context.workdir / "report"
     out.mkdir()
@@ -41,6 +40,7 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         out_dir=_report_dir(context),
         seed=job.params["seed"],
         n_resamples=job.params["n_resamples"],
+        include_incomplete=job.params.get("include_incomplete", False),
         progress=context.progress,
         include_pilot=job.params.get("include_pilot", False),
     )

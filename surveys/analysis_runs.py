@@ -8,11 +8,12 @@ from django.db import transaction
 
 from analysis.bts import participant_bts
 from analysis.pipeline import run_pipeline
+from analysis.sample import select_participants
 from runs.storage import delete_prefix, new_prefix, store_directory
 from surveys.calibrations import calibration_create
 from surveys.export import export_tables
 from surveys.models import AnalysisRun
-from surveys.provenance import exclusion_counts, study_provenance
+from surveys.provenance import study_provenance
 from surveys.reports import write_report
 from surveys.services import latest_study
 
@@ -23,30 +24,43 @@ def analysis_run_create(
     out_dir: Path,
     seed: int = 1,
     n_resamples: int = 2000,
+    include_incomplete: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
     include_pilot: bool = False,
 ) -> AnalysisRun:
-    """Export, analyse (excluded participants dropped; pilot participants too unless
-    ``include_pilot``), write the report into ``out_dir``, store
-    its files (storage folder ``analysis/<uuid>``) and the run with one new Calibration version per
-    condition in one transaction; if storing fails, nothing of the run remains."""
+    """Export, analyse (completed, non-excluded participants only unless ``include_incomplete``;
+    pilot participants only with ``include_pilot``; the report counts the dropped by reason), write
+    the report into ``out_dir``, store its files (storage folder ``analysis/<uuid>``) and the run with
+    one new Calibration version per condition in one transaction; if storing fails, nothing of the
+    run remains."""
     study = latest_study(slug)
     tables = export_tables(slug, include_pilot=include_pilot)
-    completed = tables.pairs.dropna(subset=["d_overall"])
-    if completed["participant_id"].nunique() < 3:
-        raise ValueError(f"study {slug!r} has too few participants with answers to analyse")
-    result = run_pipeline(completed, tables.participants, seed=seed, n_resamples=n_resamples, progress=progress)
-    bts = participant_bts(completed[completed["excluded"] != 1], similar_max=study.spec["likert"]["similar_max"])
-    participants, dropped = exclusion_counts(result.exclusions)
+    answered = tables.pairs.dropna(subset=["d_overall"])
+    sample = select_participants(answered, tables.participants, include_incomplete=include_incomplete)
+    if sample.included < 3:
+        raise ValueError(f"study {slug!r} has too few participants to analyse: {sample.sentence()}")
+    result = run_pipeline(
+        answered,
+        tables.participants,
+        seed=seed,
+        n_resamples=n_resamples,
+        include_incomplete=include_incomplete,
+        progress=progress,
+    )
+    bts = participant_bts(sample.pairs, similar_max=study.spec["likert"]["similar_max"])
     provenance = study_provenance(
         study,
-        participants=participants,
-        dropped=dropped,
+        participants={"in the export": len(tables.participants), "analysed": sample.included},
+        dropped=sample.dropped,
         seeds={"analysis": seed},
-        settings={"Bootstrap resamples": str(n_resamples)},
+        settings={
+            "Bootstrap resamples": str(n_resamples),
+            "Participants": "all with answers" if include_incomplete else "completed only",
+            "Pilot participants": "included" if include_pilot else "left out",
+        },
     )
     write_report(
-        result, completed, bts, out_dir, title=f"{study.title}: analysis (seed {seed})", provenance=provenance
+        result, sample.pairs, bts, out_dir, title=f"{study.title}: analysis (seed {seed})", provenance=provenance
     )
     prefix = new_prefix("analysis")
     store_directory(out_dir, prefix)

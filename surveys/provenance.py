@@ -69,17 +69,6 @@ def participant_counts(answers: pd.DataFrame) -> tuple[dict[str, int], dict[str,
     )
 
 
-def exclusion_counts(exclusions: Mapping[str, int]) -> tuple[dict[str, int], dict[str, int]]:
-    """(participants, dropped) from an analysis result's ``exclusions`` (``analysis.pipeline``)."""
-    participants = {
-        "with answers": exclusions["participants_with_answers"],
-        "included": exclusions["included"],
-    }
-    if "completed" in exclusions:
-        participants["completed the study"] = exclusions["completed"]
-    return participants, {"failed the attention checks": exclusions["excluded"]}
-
-
 def study_provenance(study, **fields) -> Provenance:
     """A Provenance of a Study (its slug and title, its version) plus ``fields``."""
     return Provenance(study=f"{study.title} ({study.slug})", version=study.version, **fields)

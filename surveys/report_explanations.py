@@ -29,6 +29,46 @@ ANALYSIS = {
         "alpha = a2 / (a1 + a2) with a1, a2 the OLS coefficients of d_S and d_E in d = a0 + a1 d_S + a2 d_E + e",
         f"{EFFORT}, Eq. 5 and the distance d of EaIF (Eq. 12)",
     ),
+    "participant_level": Explanation(
+        "The study's headline tests, with the participant as the unit: each participant rates many pairs, so "
+        "pairs are not independent evidence.",
+        "Read a row as significant when its Holm-adjusted p (family 'headline') is below .05; rows outside the "
+        "family are second opinions. The tests hold for this study's stimulus set; the mixed models below "
+        "generalise to other stimuli.",
+        "participant bootstrap of r_traj - r_aggr (Hall & Wilson 1991 p); Wald tests of Eq. 5-8 with CR1 "
+        "standard errors clustered by participant; Holm over the family (statsmodels multipletests)",
+        f"{EFFORT}, RQ1-RQ3, Eq. 5-8",
+    ),
+    "mixed_models": Explanation(
+        "Eq. 5-8 as linear mixed models with crossed random intercepts for participant and stimulus, and the "
+        "contrast a2 - a1 (trajectory minus aggregate weight) with its 95% CI.",
+        "A positive a2 - a1 whose CI excludes 0 means trajectory weighs more, for participants and stimuli "
+        "beyond this sample; a model marked not converged, or with a note, should not be read.",
+        "y = x'b + u_participant + v_stimulus + e, REML (statsmodels MixedLM with variance components)",
+        f"{EFFORT}, Eq. 5-8; Baayen, Davidson & Bates (2008)",
+    ),
+    "effect_sizes": Explanation(
+        "How much more trajectory than aggregate weighs for a typical participant: Eq. 5 or 6 fitted within "
+        "each participant, then the per-participant differences summarised.",
+        "The mean difference and Cohen's d come with 95% CIs; d around 0.2 is small, 0.5 medium, 0.8 large.",
+        "one-sample t-test of a2_i - a1_i; d = mean / SD with its CI (Hedges & Olkin 1985, pingouin)",
+        f"{EFFORT}, Eq. 5-6 (two-stage estimate)",
+    ),
+    "rm_correlations": Explanation(
+        "The correlations of Table 2 within participants, which removes differences in how participants use "
+        "the Likert scale.",
+        "Compare r_rm with Table 2's r: a much smaller r_rm means Table 2's correlation is partly between-"
+        "participant scale use; its df count participants, not only pairs.",
+        "r_rm from the ANCOVA y ~ participant + x, df = N - participants - 1",
+        "Bakdash & Marusich (2017), pingouin rm_corr; beside the effort-aware paper's Table 2",
+    ),
+    "icc": Explanation(
+        "How far participants agree in their Likert ratings of the same stimuli, per condition and measure.",
+        "ICC(A,1) near 1: one participant's rating predicts another's; ICC(A,k) is the reliability of the mean "
+        "rating over all k participants (only participants who rated every stimulus count).",
+        "ICC(A,1) and ICC(A,k) of a two-way random-effects model",
+        "Shrout & Fleiss (1979); McGraw & Wong (1996); pingouin intraclass_corr",
+    ),
     "table2": Explanation(
         "Spearman rank correlations between the three Likert distances of each pair (trajectory d_E, "
         "aggregate d_S, overall d) and the fair-score distance D, per condition.",

@@ -485,7 +485,8 @@ def write_report(
     )
     if provenance is None:
         provenance = Provenance(seeds={"bootstrap": result.seed})
-    return render_report(out_dir, title, sections, provenance=provenance)
+    intro = [result.sample.sentence()] if result.sample else []
+    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
 
 
 # The model audit ----------------------------------------------------------------------------------

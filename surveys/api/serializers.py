@@ -61,6 +61,9 @@ class AnalysisRequestSerializer(serializers.Serializer):
     seed = serializers.IntegerField(default=1, min_value=0, max_value=2**62)
     n_resamples = serializers.IntegerField(default=2000, min_value=100, max_value=20000)
     include_pilot = serializers.BooleanField(default=False, help_text="Also analyse pilot participants.")
+    include_incomplete = serializers.BooleanField(
+        default=False, help_text="Also analyse participants who have not completed (default: completed only)."
+    )
 
 
 class AnalysisRunSerializer(serializers.Serializer):
@@ -109,7 +112,6 @@ class SituationTestingRequestSerializer(serializers.Serializer):
     mode = serializers.ChoiceField(choices=["paper", "reference"], default="paper")
     positive = serializers.BooleanField(default=False)
 
-
     def validate_sep(self, value: str) -> str:
         """Refused at once (a regular expression such as ``(x`` is no separator), not in the job."""
         try:
@@ -117,6 +119,7 @@ class SituationTestingRequestSerializer(serializers.Serializer):
         except UploadError as exc:
             raise serializers.ValidationError(str(exc)) from exc
         return value
+
 
 class DifferentialParityRequestSerializer(serializers.Serializer):
     alpha = serializers.FloatField(default=0.05, min_value=1e-6, max_value=0.5)

@@ -53,6 +53,20 @@ def test_pipeline_intervals_contain_the_generating_weights(study_export):
         "r_traj_output",
     }
     assert (result.factor_shares["trajectory"] > result.factor_shares["aggregate"]).all()
+    # participant-level headline: every family test rejects (trajectory weighs more), Holm within the family
+    head = result.participant_level
+    family = head[head["in_family"] & (head["hypothesis"] != "a4 = a5 = 0")]
+    assert len(family) == 12 and (family["pvalue_holm"] < 0.05).all()
+    contrast = head[(head["hypothesis"] == "a2 = a1") & (head["outcome"] == "d")]
+    assert ((contrast["ci_low"] <= 0.29) & (0.29 <= contrast["ci_high"])).all()  # a2 - a1 = .61 - .32
+    mixed = result.mixed_models.set_index(["model", "outcome", "term"])
+    for cond in ("arrests", "income"):
+        row = mixed.loc[(cond, "d", "a2 - a1 (d_traj - d_aggr)")]
+        assert row["ci_low"] <= 0.29 <= row["ci_high"] and row["n_stimuli"] == 12
+    assert (result.effect_sizes["cohen_d"] > 0).all() and (result.effect_sizes["cohen_d_ci_low"] > 0).all()
+    assert len(result.rm_correlations) == 10 and result.rm_correlations["r"].notna().all()
+    assert set(result.icc["type"]) >= {"ICC(A,1)", "ICC(A,k)"} and (result.icc["n_targets"] == 12).all()
+    assert result.sample.included == result.exclusions["included"]
 
 
 # Table 3 from the paper's own Table 2 (effort-aware fairness paper, Appendix F, Tables 2 and 3;

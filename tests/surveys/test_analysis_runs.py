@@ -44,3 +44,53 @@ def test_dashboard_links_the_latest_report(client, demo_study, researcher, other
     assert client.get("/researcher/studies/effort-demo/report/..%2Fsecret").status_code == 404
     client.force_login(other_researcher)
     assert client.get("/researcher/studies/effort-demo/report/report.html").status_code == 404
+
+
+def test_completed_participants_by_default_and_the_report_counts_the_dropped(demo_study, tmp_path):
+    from django.core.management import call_command
+
+    from surveys.models import Participant
+
+    simulate_participants("effort-demo", n=16, seed=5)
+    unfinished = list(Participant.objects.filter(status="completed").order_by("pk")[:2])
+    Participant.objects.filter(pk__in=[p.pk for p in unfinished]).update(status="active")
+    ids = {str(p.pseudonym) for p in unfinished}
+    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=1, n_resamples=100)
+    sample = run.results["sample"]
+    assert sample["dropped"]["not completed (active)"] == 2 and sample["include_incomplete"] is False
+    html = (tmp_path / "a" / "report.html").read_text()
+    assert "not completed (active) 2" in html
+    assert html.index("Headline: participant-level tests") < html.index("Table 2: Spearman correlations (descriptive")
+    assert "Family for multiple testing" in html and "Mixed models with crossed random effects" in html
+    analysed = {row["participant_id"] for row in _csv_rows(tmp_path / "a" / "bts_scores.csv")}
+    assert not analysed & ids
+
+    out = tmp_path / "b"
+    call_command("analyze_study", "effort-demo", out=str(out), resamples=100, include_incomplete=True)
+    wider = (out / "results.json").read_text()
+    assert '"include_incomplete": true' in wider and "not completed (active)" not in wider
+    analysed = {row["participant_id"] for row in _csv_rows(out / "bts_scores.csv")}
+    assert ids <= analysed
+
+
+def test_headline_family_is_named_in_the_results(demo_study, tmp_path):
+    simulate_participants("effort-demo", n=12, seed=6)
+    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=1, n_resamples=100)
+    family = run.results["multiple_testing"]
+    assert family["method"] == "holm" and family["family"] == "headline"
+    rows = run.results["participant_level"]
+    in_family = [r for r in rows if r["in_family"]]
+    assert in_family and all(r["family"] == "headline" and r["pvalue_holm"] >= r["pvalue"] for r in in_family)
+    assert {r["method"] for r in rows} == {
+        "participant bootstrap (percentile CI, centred p)",
+        "cluster-robust Wald (CR1, by participant)",
+    }
+    table2 = run.results["table2"]
+    assert {r["inference"] for r in table2} == {"descriptive (pairs treated as independent)"}
+
+
+def _csv_rows(path):
+    import csv
+
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))

@@ -80,3 +80,12 @@ def test_api_starts_an_analysis_and_lists_runs(demo_study, researcher, other_res
     assert {c["condition"] for c in result["calibrations"]} == {"arrests", "income"}
     runs = client.get("/api/studies/effort-demo/analyses/").json()["results"]
     assert len(runs) == 1 and runs[0]["report_url"] == result["report_url"]
+    assert runs[0]["results"]["sample"]["include_incomplete"] is False
+    bad = client.post("/api/studies/effort-demo/analyses/", {"include_incomplete": "perhaps"}, format="json")
+    assert bad.status_code == 400 and "include_incomplete" in bad.json()["fields"]
+    response = client.post(
+        "/api/studies/effort-demo/analyses/", {"n_resamples": 100, "include_incomplete": True}, format="json"
+    )
+    run_jobs()
+    runs = client.get("/api/studies/effort-demo/analyses/").json()
+    assert [r["results"]["sample"]["include_incomplete"] for r in runs] == [True, False]

@@ -17,8 +17,13 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
         parser.add_argument("--include-pilot", action="store_true", help="also pilot participants (default: left out)")
+        parser.add_argument(
+            "--include-incomplete",
+            action="store_true",
+            help="also analyse participants who have not completed (default: completed participants only)",
+        )
 
-    def handle(self, *args, slug, out, seed, resamples, include_pilot, **options):
+    def handle(self, *args, slug, out, seed, resamples, include_pilot, include_incomplete, **options):
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / slug / f"analysis-{seed}"
         bars: dict[str, ProgressBar] = {}
 
@@ -31,11 +36,13 @@ class Command(BaseCommand):
                 out_dir=out_dir,
                 seed=seed,
                 n_resamples=resamples,
-                progress=progress,
+                include_incomplete=include_incomplete,
                 include_pilot=include_pilot,
+                progress=progress,
             )
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
+        self.stdout.write(run.results["sample"]["sentence"])
         for cal in run.calibrations.all():
             self.stdout.write(f"  {cal}  95% CI [{cal.ci_low:.4f}, {cal.ci_high:.4f}]")
         self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))
