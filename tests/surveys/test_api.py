@@ -87,5 +87,5 @@ def test_api_starts_an_analysis_and_lists_runs(demo_study, researcher, other_res
         "/api/studies/effort-demo/analyses/", {"n_resamples": 100, "include_incomplete": True}, format="json"
     )
     run_jobs()
-    runs = client.get("/api/studies/effort-demo/analyses/").json()
+    runs = client.get("/api/studies/effort-demo/analyses/").json()["results"]
     assert [r["results"]["sample"]["include_incomplete"] for r in runs] == [True, False]
