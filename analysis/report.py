@@ -42,28 +42,18 @@ NOTES = {
         "trajectory over aggregate, not as a calibrated metric weight (see analysis.pipeline.alpha_from)."
     ],
     "participant_level": [
-        "Each participant rates many pairs, so pairs are not independent; these tests treat the participant as "
-        "the unit. The correlation difference r_traj - r_aggr uses a participant bootstrap (whole participants "
-        "resampled; percentile CI; p from the bootstrap distribution centred at the estimate, Hall & Wilson 1991); "
-        "the regression hypotheses of Eq. 5-8 use Wald tests with CR1 standard errors clustered by participant.",
         f"Family for multiple testing ('{FAMILY_NAME}'): {HEADLINE_FAMILY}; "
-        f"pvalue_holm is {FAMILY_METHOD.capitalize()}'s adjustment over the rows with in_family = yes "
-        "(statsmodels multipletests). Read a row as significant "
-        "when pvalue_holm < 0.05; the bootstrap rows of a2 - a1, a4 and a5 are second opinions outside the family.",
-        "These tests condition on the study's stimulus set: to generalise to other stimuli, read the mixed models "
-        "below, which treat the stimuli as a random sample (stimulus variance).",
+        f"p (Holm) is {FAMILY_METHOD.capitalize()}'s adjustment over the rows marked in the family "
+        "(statsmodels multipletests). Read a row as significant when p (Holm) < .05; the bootstrap rows of "
+        "a2 - a1, a4 and a5 are second opinions outside the family.",
     ],
     "mixed_models": [
-        "Linear mixed models of Eq. 5-8 with crossed random intercepts for participant and stimulus (one rated "
-        "pair): y = x'b + u_participant + v_stimulus + e, REML, statsmodels MixedLM with variance components. "
-        "The row 'a2 - a1' is the Wald z-test and 95% CI of the trajectory weight minus the aggregate weight.",
-        "var_participant and var_stimulus are the variances of the two random intercepts. A model marked "
-        "converged = no, or with a note, should not be interpreted; the note says why.",
+        "The rows 'a2 - a1' are the Wald z-test and 95% CI of the trajectory weight minus the aggregate weight. "
+        "Each model's variance components and any warning are listed under the table; a model that did not "
+        "converge, or has a warning, should not be interpreted.",
     ],
     "effect_sizes": [
-        "Eq. 5 (d) or Eq. 6 (D) fitted within each participant, then a one-sample t-test of the per-participant "
-        "differences a2_i - a1_i: mean difference with its 95% CI, t, df, p, and Cohen's d = mean / SD with its "
-        "95% CI (Hedges & Olkin 1985, via pingouin). Positive values: trajectory weighs more than aggregate.",
+        "Positive values: trajectory weighs more than aggregate for the typical participant.",
     ],
     "table2": [
         "Descriptive: n counts rated pairs as if they were independent, so the p-values and Fisher CIs are too "
@@ -71,17 +61,11 @@ NOTES = {
         "the five correlations of one condition, as in the paper.",
     ],
     "rm_correlations": [
-        "Repeated-measures correlation (Bakdash & Marusich 2017, pingouin rm_corr): the Pearson correlation of "
-        "the two ratings within participants, r_rm = sign(b) sqrt(SS_x / (SS_x + SS_residual)) from the ANCOVA "
-        "y ~ participant + x, df = N - participants - 1. It removes differences in how participants use the "
-        "scale; CIs are rounded to 2 decimals by pingouin.",
+        "df = N - participants - 1; pingouin rounds the CIs to 2 decimals.",
     ],
     "icc": [
-        "Intraclass correlations (Shrout & Fleiss 1979; McGraw & Wong 1996 names, pingouin intraclass_corr) per "
-        "condition and Likert measure, with the condition's stimuli (rated pairs) as targets and its participants "
-        "as raters; only participants who rated every stimulus are used (n_raters).",
-        "ICC(A,1) says how well one participant's rating agrees with another's (absolute agreement); ICC(A,k) is "
-        "the reliability of the mean rating of all k participants.",
+        "The condition's stimuli (rated pairs) are the targets and its participants the raters; only "
+        "participants who rated every stimulus count (Raters). pingouin rounds the CIs to 2 decimals.",
     ],
     "table3": [
         "Rows with convention 'paper' reproduce the paper's Table 3: Hotelling's t and, as its "

@@ -26,6 +26,7 @@ from django.templatetags.static import PrefixNode
 from django.utils.text import slugify
 
 from analysis.pipeline import PipelineResult
+from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD
 from analysis.report import HEADINGS, NOTES, report_figures, report_tables, results_dict
 from fairness import law_school
 from fairness.model_audit import AuditResult, audit_figures, audit_summary, audit_tables, notions_pivot
@@ -370,6 +371,60 @@ ANALYSIS_COLUMNS = {
         "n_resamples": "Resamples",
         "seed": "Seed",
     },
+    "participant_level": {
+        "model": "Model",
+        "outcome": "Outcome",
+        "hypothesis": "H0",
+        "method": "Method",
+        "estimate": "Estimate",
+        "ci": CI_LABEL,
+        "pvalue": "p",
+        "pvalue_holm": "p (Holm)",
+        "in_family": "In family",
+    },
+    "mixed_models": {
+        "model": "Model",
+        "outcome": "Outcome",
+        "term": "Term",
+        "coef": "b",
+        "std_err": "SE",
+        "ci": CI_LABEL,
+        "pvalue": "p",
+        "converged": "Converged",
+    },
+    "effect_sizes": {
+        "model": "Model",
+        "outcome": "Outcome",
+        "n_participants": "Participants",
+        "mean_difference": "Mean a2 - a1",
+        "ci": CI_LABEL,
+        "statistic": "t",
+        "dof": "df",
+        "pvalue": "p",
+        "cohen_d": "Cohen's d",
+        "cohen_d_ci": "d, 95% CI",
+    },
+    "rm_correlations": {
+        "condition": "Condition",
+        "label": "Correlation",
+        "r": "r_rm",
+        "ci": CI_LABEL,
+        "dof": "df",
+        "pvalue": "p",
+    },
+    "icc": {
+        "condition": "Condition",
+        "measure": "Measure",
+        "type": "ICC",
+        "icc": "Value",
+        "ci": CI_LABEL,
+        "F": "F",
+        "df1": "df1",
+        "df2": "df2",
+        "pvalue": "p",
+        "n_targets": "Stimuli",
+        "n_raters": "Raters",
+    },
     "factor_shares": {
         "condition": "Condition",
         "pairs": "Pairs",
@@ -378,6 +433,26 @@ ANALYSIS_COLUMNS = {
         "other": "Other",
     },
 }
+SHORT_METHODS = {BOOTSTRAP: "participant bootstrap", CLUSTER_WALD: "cluster Wald (CR1)"}  # the long forms: CSV
+ANALYSIS_ESTIMATES = {"effect_sizes": "mean_difference", "icc": "icc", "rm_correlations": "r"}
+
+
+def mixed_model_notes(frame: pd.DataFrame) -> list[str]:
+    """One line per mixed model: its variance components, sizes and warning (the same for every row of
+    the model, so shown once under the table rather than in every row)."""
+    notes = []
+    for (model, outcome), rows in frame.groupby(["model", "outcome"], sort=False):
+        row = rows.iloc[0]
+        line = (
+            f"{model}, {outcome}: variance participant {format_estimate(row['var_participant'])}, stimulus "
+            f"{format_estimate(row['var_stimulus'])}, residual {format_estimate(row['var_residual'])}; "
+            f"{row['n']} ratings, {row['n_participants']} participants, {row['n_stimuli']} stimuli"
+        )
+        note = row.get("note")
+        notes.append(f"{line}; {note}" if isinstance(note, str) and note else line)
+    return notes
+
+
 ANALYSIS_FAMILIES = {
     "table2": "Multiple-testing family of p (Bonferroni): the five correlations of one condition.",
     "table3": "Multiple-testing family of p (Bonferroni): the four tests of one convention and condition.",
@@ -468,14 +543,28 @@ def write_report(
             section = Section(title=HEADINGS[name], tables=regression_tables(frame) if len(frame) else [])
             section.explanation, section.csv = ANALYSIS[name], f"{name}.csv"
         else:
-            family = [ANALYSIS_FAMILIES[name]] if name in ANALYSIS_FAMILIES else []
+            notes = [ANALYSIS_FAMILIES[name]] if name in ANALYSIS_FAMILIES else []
+            if name == "mixed_models" and len(frame):
+                notes += mixed_model_notes(frame)
+            if name == "participant_level" and len(frame):
+                frame = frame.assign(method=frame["method"].replace(SHORT_METHODS))
+            if name == "effect_sizes" and len(frame):
+                frame = frame.assign(
+                    cohen_d_ci=[
+                        format_ci(lo, hi, d)
+                        for lo, hi, d in zip(
+                            frame["cohen_d_ci_low"], frame["cohen_d_ci_high"], frame["cohen_d"], strict=True
+                        )
+                    ]
+                )
             section = _table_section(
                 HEADINGS[name],
                 frame,
                 explanation=ANALYSIS[name],
                 csv=f"{name}.csv",
                 columns=ANALYSIS_COLUMNS.get(name),
-                notes=family,
+                estimate=ANALYSIS_ESTIMATES.get(name),
+                notes=notes,
             )
         section.paragraphs = list(NOTES.get(name, []))
         sections.append(section)

@@ -231,6 +231,9 @@ def test_analysis_audit_and_dp_reports_render_every_section(demo_study, tmp_path
     assert "Multiple-testing family of p (Bonferroni): the five correlations of one condition." in html
     assert "effort-demo), version 1" in html and "analysis 3" in html and "analysed: 12" in html
     assert "Analysed 12 participants (completed participants only); none dropped." in html
+    # the headline table fits: short method names, p and p (Holm) shown; mixed models' variances once per model
+    assert re.search(r"<th [^>]*>p \(Holm\)</th>", html) and "cluster Wald (CR1)" in html
+    assert html.count("variance participant") == 6 and re.search(r"<th [^>]*>d, 95% CI</th>", html)
 
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
