@@ -67,6 +67,17 @@ def _accepted(**job_fields) -> Response:
     return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
+def _start(request, slug: str, kind: str, serializer_class, uploads: tuple[str, ...] = ()) -> Response:
+    """Validate a job's parameters (400 with field errors), take its upload fields out of them and
+    queue it on the latest visible version of ``slug`` (:func:`_accepted`)."""
+    study = _latest_visible(request, slug)
+    params = serializer_class(data=request.data)
+    params.is_valid(raise_exception=True)
+    data = dict(params.validated_data)
+    files = {name: data.pop(name) for name in uploads}
+    return _accepted(kind=kind, user=request.user, study=study, params=data, uploads=files)
+
+
 class StudyList(generics.ListAPIView):
     """The latest version of every study you own or that is shared with you."""
 
@@ -145,10 +156,7 @@ class AnalysisRuns(generics.ListAPIView):
 
     @extend_schema(request=AnalysisRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):
-        study = _latest_visible(request, slug)
-        params = AnalysisRequestSerializer(data=request.data)
-        params.is_valid(raise_exception=True)
-        return _accepted(kind=Job.Kind.ANALYSIS, user=request.user, study=study, params=params.validated_data)
+        return _start(request, slug, Job.Kind.ANALYSIS, AnalysisRequestSerializer)
 
 
 class AuditRuns(generics.ListAPIView):
@@ -165,14 +173,7 @@ class AuditRuns(generics.ListAPIView):
 
     @extend_schema(request=AuditRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):
-        study = _latest_visible(request, slug)
-        params = AuditRequestSerializer(data=request.data)
-        params.is_valid(raise_exception=True)
-        data = dict(params.validated_data)
-        subjects = data.pop("subjects")
-        return _accepted(
-            kind=Job.Kind.AUDIT, user=request.user, study=study, params=data, uploads={"subjects": subjects}
-        )
+        return _start(request, slug, Job.Kind.AUDIT, AuditRequestSerializer, uploads=("subjects",))
 
 
 class StudyDifferentialParity(APIView):
@@ -193,12 +194,7 @@ class StudyDifferentialParity(APIView):
 
     @extend_schema(request=DifferentialParityRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):
-        study = _latest_visible(request, slug)
-        params = DifferentialParityRequestSerializer(data=request.data)
-        params.is_valid(raise_exception=True)
-        return _accepted(
-            kind=Job.Kind.DIFFERENTIAL_PARITY, user=request.user, study=study, params=params.validated_data
-        )
+        return _start(request, slug, Job.Kind.DIFFERENTIAL_PARITY, DifferentialParityRequestSerializer)
 
 
 class StudyPlans(APIView):
@@ -209,10 +205,7 @@ class StudyPlans(APIView):
 
     @extend_schema(request=PlanRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):
-        study = _latest_visible(request, slug)
-        params = PlanRequestSerializer(data=request.data)
-        params.is_valid(raise_exception=True)
-        return _accepted(kind=Job.Kind.PLAN, user=request.user, study=study, params=params.validated_data)
+        return _start(request, slug, Job.Kind.PLAN, PlanRequestSerializer)
 
 
 class SituationTestingRun(APIView):
