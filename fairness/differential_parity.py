@@ -167,10 +167,15 @@ def _from_moments(m, v, n, sd2, alpha, method, wording: Wording, df=None) -> Dif
     )
 
 
+def _rounding_tolerance(scale: float) -> float:
+    """How far differences R0 - R1 of values up to ``scale`` may be from each other by rounding alone."""
+    return 64 * np.finfo(float).eps * scale
+
+
 def _snap_constant(groups: list[np.ndarray], scale: float) -> tuple[list[np.ndarray], float]:
     """A group whose differences vary only by rounding (R0 - R1 of floats, e.g. 0.1 + 2 - 0.1) is made
     exactly constant, so that identical or shifted decision sets give exactly zero variance."""
-    tol = 64 * np.finfo(float).eps * scale
+    tol = _rounding_tolerance(scale)
     return [np.full(len(g), g.mean()) if np.ptp(g) <= tol else g for g in groups], tol
 
 
@@ -236,7 +241,7 @@ def differential_parity_continuous(
     a = np.asarray(sensitive, dtype=float)
     keep = np.isfinite(delta) & np.isfinite(a)
     scale = max(np.abs(np.asarray(r0, dtype=float)[keep]).max(), np.abs(np.asarray(r1, dtype=float)[keep]).max())
-    if np.ptp(delta[keep]) <= 64 * np.finfo(float).eps * scale:  # R0 - R1 constant: tau is 0/0, no association
+    if np.ptp(delta[keep]) <= _rounding_tolerance(scale):  # R0 - R1 constant: tau is 0/0, no association
         tau, p = 0.0, 0.5
     else:
         res = stats.kendalltau(delta[keep], a[keep])

@@ -183,7 +183,7 @@ def disagreement_notions(
 def _bootstrap(g, y, s, group_levels, label_levels, subjects, n_resamples, seed, level):
     ids = np.arange(g.size) if subjects is None else pd.factorize(np.asarray(subjects))[0]
     n_subjects = ids.max() + 1
-    cells = _counts_per_subject(ids, n_subjects, g, y, s, group_levels, label_levels)
+    cells = counts_per_cluster(ids, n_subjects, g, y, s, group_levels, label_levels)
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, n_subjects, size=(n_resamples, n_subjects)) + n_subjects * np.arange(n_resamples)[:, None]
     weights = np.bincount(picks.ravel(), minlength=n_resamples * n_subjects).reshape(n_resamples, n_subjects)
@@ -197,7 +197,9 @@ def _bootstrap(g, y, s, group_levels, label_levels, subjects, n_resamples, seed,
     return out
 
 
-def _counts_per_subject(ids, n_subjects, g, y, s, group_levels, label_levels) -> np.ndarray:
+def counts_per_cluster(ids, n_subjects, g, y, s, group_levels, label_levels) -> np.ndarray:
+    """Record counts per cluster (subject or rater, ``ids`` in 0..n-1) and cell (m, k, s), flattened:
+    n x (M K 2), so that any weighting of clusters gives N[m, k, s] by one matrix product."""
     gi = pd.Index(group_levels).get_indexer(g)
     ki = pd.Index(label_levels).get_indexer(y)
     cell = (gi * len(label_levels) + ki) * 2 + s

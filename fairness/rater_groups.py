@@ -20,7 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fairness.disagreement import NOTIONS, DisagreementNotions, disagreement_notions, notions_from_counts
+from fairness.disagreement import (
+    NOTIONS,
+    DisagreementNotions,
+    counts_per_cluster,
+    disagreement_notions,
+    notions_from_counts,
+)
 
 STATISTICS = ("DR", *NOTIONS)
 
@@ -186,13 +192,13 @@ def rater_group_difference_test(
         {"rater": rater, "rater_group": rater_group, "m": subject_group, "k": model_label, "s": disagreement},
     )
     raters, rater_idx = np.unique(frame["rater"].astype(str), return_inverse=True)
-    m_levels, m_idx = np.unique(frame["m"].astype(str), return_inverse=True)
-    k_levels, k_idx = np.unique(frame["k"], return_inverse=True)
+    m_levels = sorted(pd.unique(frame["m"]).tolist(), key=str)
+    k_levels = sorted(pd.unique(frame["k"]).tolist())
     if len(m_levels) < 2 and statistic != "DR":
         raise ValueError("notions compare subject groups: need at least two subject groups")
-    cell = (m_idx * len(k_levels) + k_idx) * 2 + frame["s"].to_numpy(int)
-    cells = np.zeros((len(raters), len(m_levels) * len(k_levels) * 2))
-    np.add.at(cells, (rater_idx, cell), 1.0)
+    cells = counts_per_cluster(
+        rater_idx, len(raters), frame["m"], frame["k"], frame["s"].to_numpy(int), m_levels, k_levels
+    )
     first = pd.Series(frame["rater_group"].to_numpy()).groupby(rater_idx).first()
     group_levels, group_of_rater = np.unique(first.to_numpy(), return_inverse=True)
     rng = np.random.default_rng(seed)

@@ -19,7 +19,7 @@ from surveys.export import TABLES, export_tables, table_to_csv, table_to_json
 from surveys.models import AnalysisRun, AuditRun, Calibration, Participant
 from surveys.participant_samples import DEFAULT_SAMPLE, SAMPLES, sample_filter
 from surveys.pilot import pilot_token
-from surveys.selectors import can_view, latest_versions, studies_visible_to
+from surveys.selectors import can_view, latest_versions, studies_visible_to, visible_versions
 from surveys.services import pilot_participants_delete
 from surveys.submissions import submissions_table
 
@@ -27,13 +27,6 @@ from surveys.submissions import submissions_table
 @login_required
 def study_list(request: HttpRequest) -> HttpResponse:
     return render(request, "researcher/study_list.html", {"studies": latest_versions(request.user)})
-
-
-def _visible_versions(request: HttpRequest, slug: str):
-    versions = list(studies_visible_to(request.user).filter(slug=slug).order_by("-version"))
-    if not versions:
-        raise Http404("No such study among yours.")
-    return versions
 
 
 def _sample(request: HttpRequest) -> str:
@@ -48,7 +41,7 @@ def _sample(request: HttpRequest) -> str:
 
 @login_required
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    versions = _visible_versions(request, slug)
+    versions = visible_versions(request.user, slug)
     sample = _sample(request)
     summary = summarise(slug, participants=sample_filter(sample))
     start_url = request.build_absolute_uri(reverse("surveys:start", args=[slug]))
@@ -92,7 +85,7 @@ def _pilot_context(request: HttpRequest, versions) -> dict:
 @require_POST
 def pilot_delete(request: HttpRequest, slug: str) -> HttpResponse:
     """Delete the study's pilot participants (owner only)."""
-    versions = _visible_versions(request, slug)
+    versions = visible_versions(request.user, slug)
     if not _may_manage(request.user, versions[0]):
         raise Http404("Only the study's owner can delete its pilot participants.")
     deleted = pilot_participants_delete(slug=slug)
@@ -154,13 +147,13 @@ def _latest_prefix(model, versions) -> str | None:
 @login_required
 def latest_report_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
     """Files of the study's latest analysis report."""
-    return _serve_stored(_latest_prefix(AnalysisRun, _visible_versions(request, slug)), filename)
+    return _serve_stored(_latest_prefix(AnalysisRun, visible_versions(request.user, slug)), filename)
 
 
 @login_required
 def latest_audit_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
     """Files of the study's latest model-audit report."""
-    return _serve_stored(_latest_prefix(AuditRun, _visible_versions(request, slug)), filename)
+    return _serve_stored(_latest_prefix(AuditRun, visible_versions(request.user, slug)), filename)
 
 
 @login_required

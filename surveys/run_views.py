@@ -18,7 +18,7 @@ from surveys.api.serializers import (
     DifferentialParityRequestSerializer,
 )
 from surveys.models import AnalysisRun, AuditRun, Calibration
-from surveys.researcher_views import _visible_versions
+from surveys.selectors import visible_versions
 
 # URL name of a run kind -> (job kind, the API's serializer of its options, its uploaded files)
 STARTABLE = {
@@ -34,7 +34,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
     """GET: the forms for every kind; POST to ``start/<kind>/``: queue that job and go to its page."""
     if kind not in STARTABLE:
         raise Http404("No such kind of run.")
-    versions = _visible_versions(request, slug)
+    versions = visible_versions(request.user, slug)
     study = versions[0]
     errors: dict[str, list[str]] = {}
     if request.method == "POST":
@@ -90,7 +90,7 @@ def job_detail(request: HttpRequest, job_id) -> HttpResponse:
 @login_required
 def run_list(request: HttpRequest, slug: str) -> HttpResponse:
     """Every run of the study (all versions): analyses, audits, calibrations and background jobs."""
-    versions = _visible_versions(request, slug)
+    versions = visible_versions(request.user, slug)
     analyses = AnalysisRun.objects.filter(study__in=versions).select_related("study")
     return render(
         request,

@@ -1,6 +1,7 @@
 """Reads: which studies a researcher may see, and dashboard figures."""
 
 from django.db.models import Q, QuerySet
+from django.http import Http404
 
 from surveys.models import Study
 
@@ -24,3 +25,12 @@ def latest_versions(user) -> list[Study]:
 
 def can_view(user, slug: str) -> bool:
     return studies_visible_to(user).filter(slug=slug).exists()
+
+
+def visible_versions(user, slug: str) -> list[Study]:
+    """The versions of ``slug`` the user may see, newest first; Http404 when there are none (another
+    researcher's study looks like a missing one)."""
+    versions = list(studies_visible_to(user).filter(slug=slug).order_by("-version"))
+    if not versions:
+        raise Http404("No such study among yours.")
+    return versions

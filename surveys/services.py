@@ -121,7 +121,7 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
     spec = validate_study(spec)
     digest = spec_digest(spec)
     latest = Study.objects.select_for_update().filter(slug=spec["slug"]).order_by("-version").first()
-    if latest is not None and owner is not None and not _may_load_version(owner, latest):
+    if latest is not None and owner is not None and not may_load_version(owner, latest):
         holder = latest.owner.get_username() if latest.owner_id else "no researcher"
         raise StudyOwnedByOther(
             f"study {latest.slug!r} belongs to {holder}; only its owner or staff can load a new version"
@@ -149,7 +149,7 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
     return StudyLoadResult(study, "created" if latest is None else "new_version")
 
 
-def _may_load_version(user, study: Study) -> bool:
+def may_load_version(user, study: Study) -> bool:
     return bool(user.is_staff or user.is_superuser or study.owner_id == user.pk)
 
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from surveys.models import Study
 from surveys.plan import build_plan
-from surveys.services import StudyLoadResult, _may_load_version, spec_digest, study_load
+from surveys.services import StudyLoadResult, may_load_version, spec_digest, study_load
 from surveys.study_file import InvalidStudyFile, StudyFileProblem, read_study_text
 
 STASH_PREFIX = "study-uploads"
@@ -146,7 +146,7 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
     if current is None:
         outcome = "created"
     else:
-        if not _may_load_version(user, current):
+        if not may_load_version(user, current):
             holder = current.owner.get_username() if current.owner_id else "no researcher"
             refusal = f"The study {current.slug!r} belongs to {holder}; only its owner or staff can load a new version."
         changes = spec_changes(current.spec, spec)

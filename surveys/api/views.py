@@ -31,7 +31,7 @@ from surveys.api.serializers import (
 )
 from surveys.export import TABLES, export_tables, table_records
 from surveys.models import AnalysisRun, AuditRun, Study
-from surveys.selectors import latest_versions, studies_visible_to
+from surveys.selectors import latest_versions, visible_versions
 
 INCLUDE_PILOT = OpenApiParameter(
     "include_pilot", OpenApiTypes.BOOL, OpenApiParameter.QUERY, description="Also pilot participants (default false)."
@@ -44,10 +44,7 @@ def _include_pilot(request) -> bool:
 
 
 def _latest_visible(request, slug: str) -> Study:
-    study = studies_visible_to(request.user).filter(slug=slug).order_by("-version").first()
-    if study is None:
-        raise Http404("No such study among yours.")
-    return study
+    return visible_versions(request.user, slug)[0]
 
 
 
