@@ -229,6 +229,8 @@ def run_pipeline(
     (default: the undesirable-feature condition, the paper's CLUE). ``mixed_models=False`` skips
     the (slow) crossed mixed models."""
     sample = select_participants(pairs, participants, include_incomplete=include_incomplete)
+    if sample.included < 3:
+        raise ValueError(f"too few participants to analyse: {sample.sentence()}")
     excluded_ids = set(pairs.loc[pairs["excluded"] == 1, "participant_id"])
     total_ids = set(pairs["participant_id"])
     exclusions = {

@@ -8,7 +8,6 @@ from django.db import transaction
 
 from analysis.bts import participant_bts
 from analysis.pipeline import run_pipeline
-from analysis.sample import select_participants
 from runs.storage import delete_prefix, new_prefix, store_directory
 from surveys.calibrations import calibration_create
 from surveys.export import export_tables
@@ -35,18 +34,18 @@ def analysis_run_create(
     run remains."""
     study = latest_study(slug)
     tables = export_tables(slug, include_pilot=include_pilot)
-    answered = tables.pairs.dropna(subset=["d_overall"])
-    sample = select_participants(answered, tables.participants, include_incomplete=include_incomplete)
-    if sample.included < 3:
-        raise ValueError(f"study {slug!r} has too few participants to analyse: {sample.sentence()}")
-    result = run_pipeline(
-        answered,
-        tables.participants,
-        seed=seed,
-        n_resamples=n_resamples,
-        include_incomplete=include_incomplete,
-        progress=progress,
-    )
+    try:
+        result = run_pipeline(
+            tables.pairs.dropna(subset=["d_overall"]),
+            tables.participants,
+            seed=seed,
+            n_resamples=n_resamples,
+            include_incomplete=include_incomplete,
+            progress=progress,
+        )
+    except ValueError as exc:
+        raise ValueError(f"study {slug!r}: {exc}") from exc
+    sample = result.sample
     bts = participant_bts(sample.pairs, similar_max=study.spec["likert"]["similar_max"])
     provenance = study_provenance(
         study,

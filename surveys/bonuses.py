@@ -6,7 +6,6 @@ from analysis.bts import (
     RATIONALE_TIE_COLUMNS,
     TIE_WARNING_RATIO,
     BonusRule,
-    bulk_bonus_csv,
     participant_bts,
     rationale_detail,
     top_bonus,
@@ -66,7 +65,3 @@ def bonus_table(
             f"not {target} ({rule.top_fraction:g} of them)"
         )
     return result
-
-
-def bonus_csv(slug: str, kind: str, **rule) -> str:
-    return bulk_bonus_csv(bonus_table(slug, kind, **rule))
