@@ -11,14 +11,13 @@ from surveys.services import latest_study
 
 
 def study_differential_parity(
-    slug: str, *, alpha: float = 0.05, favourable: str = "lower", export: ExportTables | None = None
+    slug: str, tables: ExportTables, *, alpha: float = 0.05, favourable: str = "lower"
 ) -> tuple[dict, list]:
-    """Tables (fair scores vs the AI, disagreements, both within each condition) and figures for a study
-    (``export``: the study's export when already made).
+    """Tables (fair scores vs the AI, disagreements, both within each condition) and figures from the
+    study's export ``tables``.
     The conditions are not bridged to each other: they are different tasks (see fairness.study_parity).
     ``favourable``: "lower" (default: a low risk score or label is good for the subject) or "higher"."""
     study = latest_study(slug)
-    tables = export or export_tables(slug)
     pairs = tables.pairs[tables.pairs["excluded"] != 1]
     subjects = subject_table(study.spec)
     scores, items = fair_scores_vs_ai(pairs, subjects, alpha=alpha, favourable=favourable)
@@ -58,7 +57,7 @@ def write_study_dp_report(
 ) -> tuple[Path, dict]:
     """The study's differential-parity report (surveys.reports.write_dp_report) and its tables."""
     export = export_tables(slug)
-    tables, figures = study_differential_parity(slug, alpha=alpha, favourable=favourable, export=export)
+    tables, figures = study_differential_parity(slug, export, alpha=alpha, favourable=favourable)
     path = write_dp_report(
         tables,
         figures,
