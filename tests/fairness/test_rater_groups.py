@@ -110,7 +110,10 @@ def test_permutation_test_finds_a_real_difference():
     result = rater_group_difference_test(answers, rater_group="role", n_permutations=999)
     assert result.pvalue < 0.01 and result.by_group["B"] > result.by_group["A"]
     ca = rater_group_difference_test(answers, rater_group="role", statistic="CA", n_permutations=99)
-    assert 0 < ca.pvalue <= 1
+    # the permutation path (per-rater count matrix) gives the observed statistic the per-group notions give
+    notions = notions_by_rater_group(answers, rater_group="role")
+    assert ca.statistic == pytest.approx(notions.difference("CA"), abs=1e-12)
+    assert ca.by_group == pytest.approx({g: notions.value(g, "CA") for g in ("A", "B")}, abs=1e-12)
 
 
 @pytest.mark.parametrize(
