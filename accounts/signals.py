@@ -6,7 +6,7 @@ import logging
 from django.contrib.auth.signals import user_login_failed
 from django.dispatch import receiver
 
-from surveys.throttle import client_address
+from participation.throttle import client_address
 
 logger = logging.getLogger("accounts.security")
 

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analysis.pipeline import run_pipeline  # noqa: E402
-from surveys.simulation import simulate_pairs  # noqa: E402
-from surveys.study_file import validate_study  # noqa: E402
+from participation.simulation import simulate_pairs  # noqa: E402
+from studies.study_file import validate_study  # noqa: E402
 
 
 def pandas_loop_bootstrap(frame: pd.DataFrame, n_resamples: int, seed: int) -> float:
@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--loop-resamples", type=int, default=200)
     parser.add_argument("--mixed-models", action="store_true", help="include the crossed mixed models")
     args = parser.parse_args()
-    spec = validate_study(json.loads((ROOT / "surveys/studies/effort_demo.json").read_text()))
+    spec = validate_study(json.loads((ROOT / "studies/bundled/effort_demo.json").read_text()))
     pairs = simulate_pairs(spec, args.participants, seed=1)
     print(f"pairs table: {len(pairs)} rows, {pairs['participant_id'].nunique()} participants")
     started = time.perf_counter()

@@ -42,16 +42,16 @@ def populate(n: int, *, wipe: bool) -> None:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
+    from participation.simulate import simulate_participants
+    from studies.services import study_load
+    from studies.study_file import read_study_file
     from surveys.models import Participant
-    from surveys.services import study_load
-    from surveys.simulate import simulate_participants
-    from surveys.study_file import read_study_file
 
     call_command("migrate", verbosity=0)
     if wipe:
         call_command("flush", interactive=False, verbosity=0)
     user, _ = get_user_model().objects.get_or_create(username="bench")
-    study_load(spec=read_study_file(ROOT / "surveys" / "studies" / "effort_demo.json"), owner=user)
+    study_load(spec=read_study_file(ROOT / "studies" / "bundled" / "effort_demo.json"), owner=user)
     have = Participant.objects.filter(study__slug="effort-demo").count()
     if have < n:
         started = time.perf_counter()
@@ -84,7 +84,7 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
-    from surveys.export import export_tables
+    from research.export import export_tables
     from surveys.models import Participant
 
     client = Client()

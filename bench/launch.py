@@ -34,11 +34,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from surveys.loadclient import HTTPParticipant  # noqa: E402
+from participation.loadclient import HTTPParticipant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-SPEC = json.loads((ROOT / "surveys" / "studies" / "effort_demo.json").read_text())
+SPEC = json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text())
 CHECKS = {c["key"]: c["correct"] for c in SPEC["attention_checks"]["items"]}
 PORT = 8765
 
@@ -199,7 +199,7 @@ def main() -> None:
     manage(env, "migrate", "--noinput")
     manage(env, "flush", "--noinput")
     manage(env, "collectstatic", "--noinput")
-    manage(env, "load_study", str(ROOT / "surveys" / "studies" / "effort_demo.json"))
+    manage(env, "load_study", str(ROOT / "studies" / "bundled" / "effort_demo.json"))
     server = subprocess.Popen(
         [str(Path(PY).parent / "gunicorn"), "config.wsgi", "-c", "config/gunicorn.conf.py"],
         cwd=ROOT,

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from analysis.correlations import bootstrap_correlation_difference, compare_correlations, correlation  # noqa: E402
 from analysis.planning import alpha_estimate  # noqa: E402
-from surveys.simulation import GenerativeModel, simulate_pairs  # noqa: E402
-from surveys.study_file import validate_study  # noqa: E402
+from participation.simulation import GenerativeModel, simulate_pairs  # noqa: E402
+from studies.study_file import validate_study  # noqa: E402
 
 
 def main() -> None:
@@ -51,7 +51,7 @@ def main() -> None:
         stimulus_sd=args.stimulus_sd,
         overall_noise=args.noise,
     )
-    spec = validate_study(json.loads((ROOT / "surveys" / "studies" / "effort_demo.json").read_text()))
+    spec = validate_study(json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text()))
     r2, se1, se2, widths, se_ratio = [], [], [], [], []
     for i in range(args.studies):
         frame = simulate_pairs(spec, args.n, seed=1000 + i, model=model)

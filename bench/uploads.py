@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench import launch  # noqa: E402
-from surveys.loadclient import HTTPParticipant  # noqa: E402
+from participation.loadclient import HTTPParticipant  # noqa: E402
 
 PASSWORD = "bench-uploads-pass-123"
 
@@ -98,7 +98,7 @@ def main() -> None:
     launch.manage(env, "migrate", "--noinput")
     launch.manage(env, "flush", "--noinput")
     launch.manage(env, "collectstatic", "--noinput")
-    launch.manage(env, "load_study", str(ROOT / "surveys" / "studies" / "effort_demo.json"))
+    launch.manage(env, "load_study", str(ROOT / "studies" / "bundled" / "effort_demo.json"))
     launch.manage(env, "createsuperuser", "--noinput", "--username", "admin", "--email", "a@example.org")
     processes = [
         subprocess.Popen(

@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
 from config.sessions import is_participant_path
-from surveys.api.errors import error_response
+from research.api.errors import error_response
 
 RETRY_AFTER_SECONDS = "5"
 SCHEMA_ERRORS = ("no such table", "no such column", "has no column named")

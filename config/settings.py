@@ -32,6 +32,9 @@ INSTALLED_APPS = [
     "django_tasks",
     "django_tasks_db",
     "surveys",
+    "studies",
+    "participation",
+    "research",
     "runs",
 ]
 
@@ -156,11 +159,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.BasicAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["surveys.api.permissions.IsResearcher"],
+    "DEFAULT_PERMISSION_CLASSES": ["research.api.permissions.IsResearcher"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Every list is paged: ?limit= (default 100, at most 1000) and ?offset=; the body is
-    # {"count", "next", "previous", "results"} (surveys/api/pagination.py).
-    "DEFAULT_PAGINATION_CLASS": "surveys.api.pagination.ApiPagination",
+    # {"count", "next", "previous", "results"} (research/api/pagination.py).
+    "DEFAULT_PAGINATION_CLASS": "research.api.pagination.ApiPagination",
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -175,7 +178,7 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["surveys.api.permissions.IsResearcher"],
+    "SERVE_PERMISSIONS": ["research.api.permissions.IsResearcher"],
     # /api/docs/: Swagger UI from drf-spectacular-sidecar's static files (no CDN), its start-up script
     # a separate file (SpectacularSwaggerSplitView) under script-src 'self'; no online validator.
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -184,14 +187,14 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "surveys.api.schema.add_error_responses",
+        "research.api.schema.add_error_responses",
     ],
 }
 
-# Uploads (surveys/uploads.py, config/upload_handlers.py): every uploaded CSV is bounded in size,
+# Uploads (research/uploads.py, config/upload_handlers.py): every uploaded CSV is bounded in size,
 # rows, columns and parse time; a multipart request is stopped once its files exceed
 # UPLOAD_MAX_BYTES (DATA_UPLOAD_MAX_MEMORY_SIZE does not count files). API errors share one JSON
-# format (surveys/api/errors.py). Study files are bounded too (surveys/study_file.py).
+# format (research/api/errors.py). Study files are bounded too (studies/study_file.py).
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 20 * 1024 * 1024)
 UPLOAD_MAX_ROWS = env_int("UPLOAD_MAX_ROWS", 1_000_000)
 UPLOAD_MAX_COLUMNS = env_int("UPLOAD_MAX_COLUMNS", 1_000)
@@ -202,9 +205,9 @@ FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
-REST_FRAMEWORK["EXCEPTION_HANDLER"] = "surveys.api.errors.api_exception_handler"
+REST_FRAMEWORK["EXCEPTION_HANDLER"] = "research.api.errors.api_exception_handler"
 REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
-    "surveys.api.parsers.BoundedJSONParser",
+    "research.api.parsers.BoundedJSONParser",
     "rest_framework.parsers.FormParser",
     "rest_framework.parsers.MultiPartParser",
 ]
@@ -284,8 +287,8 @@ AXES_RESET_ON_SUCCESS = True
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 # The same client address as the participants' limits (PARTICIPANT_ADDRESS_HEADER behind a proxy).
-AXES_CLIENT_IP_CALLABLE = "surveys.throttle.client_address"
-# --- Participants: browser binding, resume codes, per-address limits (surveys/throttle.py) ---
+AXES_CLIENT_IP_CALLABLE = "participation.throttle.client_address"
+# --- Participants: browser binding, resume codes, per-address limits (participation/throttle.py) ---
 # A returning participant's browser must hold their session, or bring Prolific's SESSION_ID of
 # the attempt, or their resume code. New arrivals and failed resume codes are counted per client
 # address in the cache (CACHE_URL, see config/cache_url.py; the default per-process memory counts

@@ -23,13 +23,13 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("researcher/api-tokens/", api_tokens, name="api-tokens"),
-    path("researcher/", include("surveys.researcher_urls")),
-    path("api/", include("surveys.api.urls")),
-    path("s/", include("surveys.urls")),
+    path("researcher/", include("research.researcher_urls")),
+    path("api/", include("research.api.urls")),
+    path("s/", include("participation.urls")),
 ]
 
 # Errors outside Django REST framework: JSON in the API's one format under /api/, pages elsewhere.
-handler400 = "surveys.api.errors.bad_request"
-handler403 = "surveys.api.errors.permission_denied"
-handler404 = "surveys.api.errors.page_not_found"
-handler500 = "surveys.api.errors.server_error"
+handler400 = "research.api.errors.bad_request"
+handler403 = "research.api.errors.permission_denied"
+handler404 = "research.api.errors.page_not_found"
+handler500 = "research.api.errors.server_error"

@@ -1,5 +1,5 @@
 """Content of the differential-parity and situation-testing reports: figures, flagged cases and
-JSON results (pure; no Django). The HTML is rendered from templates by ``surveys.reports``."""
+JSON results (pure; no Django). The HTML is rendered from templates by ``runs.reports``."""
 
 import json
 from dataclasses import dataclass

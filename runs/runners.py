@@ -7,15 +7,15 @@ from pathlib import Path
 
 from django.urls import reverse
 
+from research.export import table_records
+from research.params import run_situation_testing
+from research.uploads import read_csv_upload
+from runs.analysis_runs import analysis_run_create
+from runs.audit_runs import audit_run_create
 from runs.models import Job
+from runs.planning_runs import plan_results, run_plan, write_plan_report
+from runs.relative_fairness import write_study_dp_report
 from runs.storage import copy_to_local, new_prefix, store_directory
-from surveys.analysis_runs import analysis_run_create
-from surveys.audit_runs import audit_run_create
-from surveys.export import table_records
-from surveys.params import run_situation_testing
-from surveys.planning_runs import plan_results, run_plan, write_plan_report
-from surveys.relative_fairness import write_study_dp_report
-from surveys.uploads import read_csv_upload
 
 
 @dataclass

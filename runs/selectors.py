@@ -3,7 +3,7 @@
 from django.db.models import Q, QuerySet
 
 from runs.models import Job
-from surveys.selectors import studies_visible_to
+from studies.selectors import studies_visible_to
 
 
 def jobs_visible_to(user) -> QuerySet[Job]:

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 ROOT = Path(__file__).resolve().parent.parent
-DEMO_FILE = ROOT / "surveys" / "studies" / "effort_demo.json"
+DEMO_FILE = ROOT / "studies" / "bundled" / "effort_demo.json"
 REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
 
 
@@ -15,10 +15,10 @@ def _fresh_process_caches():
     """Each test's database is rolled back afterwards, so ids are reused with other content."""
     from django.core.cache import cache
 
-    from surveys.caching import clear_process_caches
+    from participation.caching import clear_process_caches
 
     clear_process_caches()
-    cache.clear()  # per-address counters (surveys/throttle.py) start afresh in every test
+    cache.clear()  # per-address counters (participation/throttle.py) start afresh in every test
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def demo_spec() -> dict:
 
 @pytest.fixture
 def demo_study(db, demo_spec, researcher):
-    from surveys.services import study_load
+    from studies.services import study_load
 
     return study_load(spec=demo_spec, owner=researcher).study
 

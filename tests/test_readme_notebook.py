@@ -8,9 +8,9 @@ import time
 import pytest
 
 from accounts.services import api_token_create
-from surveys.api.pagination import ApiPagination
-from surveys.export import export_tables, table_records
-from surveys.simulate import simulate_participants
+from participation.simulate import simulate_participants
+from research.api.pagination import ApiPagination
+from research.export import export_tables, table_records
 from tests.conftest import ROOT, run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

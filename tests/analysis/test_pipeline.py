@@ -5,10 +5,10 @@ import json
 import pytest
 
 from analysis.pipeline import alpha_from, run_pipeline, stars
-from surveys.export import export_tables
-from surveys.services import study_load
-from surveys.simulate import simulate_participants
-from surveys.simulation import GenerativeModel
+from participation.simulate import simulate_participants
+from participation.simulation import GenerativeModel
+from research.export import export_tables
+from studies.services import study_load
 from tests.conftest import DEMO_FILE
 
 

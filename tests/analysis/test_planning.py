@@ -6,7 +6,7 @@ import pytest
 from analysis.pipeline import bootstrap_alpha
 from analysis.planning import TABLE_COLUMNS, alpha_estimate, mc_se, plan_study
 from analysis.regression import distance_regression
-from surveys.simulation import GenerativeModel, simulate_pairs
+from participation.simulation import GenerativeModel, simulate_pairs
 
 NO_RANDOM_EFFECTS = GenerativeModel(participant_intercept_sd=0.0, participant_slope_sd=0.0, stimulus_sd=0.0)
 # Strong between-participant variation (no stimulus effects: participant clustering is then the whole story)
@@ -15,7 +15,7 @@ PARTICIPANTS_VARY = replace(NO_RANDOM_EFFECTS, participant_intercept_sd=0.5, par
 
 @pytest.fixture
 def spec(demo_spec):
-    from surveys.study_file import validate_study
+    from studies.study_file import validate_study
 
     return validate_study(demo_spec)
 
@@ -82,7 +82,7 @@ def plans(request):
     strong between-participant variation."""
     import json
 
-    from surveys.study_file import validate_study
+    from studies.study_file import validate_study
     from tests.conftest import DEMO_FILE
 
     spec = validate_study(json.loads(DEMO_FILE.read_text()))

@@ -14,11 +14,11 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from participation.integrity import check_integrity
+from participation.loadclient import HTTPParticipant
 from runs.models import Job
-from surveys.integrity import check_integrity
-from surveys.loadclient import HTTPParticipant
+from studies.services import study_load
 from surveys.models import Answer, PageVisit, Participant, Study
-from surveys.services import study_load
 from tests.conftest import ROOT
 from tests.surveys.test_faults import GUNICORN, free_port, server_env, start_server
 
@@ -120,7 +120,7 @@ def test_two_servers_one_database_and_a_worker_stay_consistent(demo_study, resea
         assert report.wrong == [] and report.balanced
 
         # A report started on one server, run by the worker, served by the other.
-        from surveys.simulate import simulate_participants
+        from participation.simulate import simulate_participants
 
         simulate_participants("effort-demo", n=10, seed=5)
         connection.close()

@@ -12,11 +12,11 @@ from django.core.management import call_command
 from django.db import connection
 from rest_framework.test import APIClient
 
+from participation.simulate import simulate_participants
+from runs.analysis_runs import analysis_run_create
 from runs.models import Job
 from runs.storage import list_files
-from surveys.analysis_runs import analysis_run_create
 from surveys.models import AnalysisRun, AuditRun, Calibration
-from surveys.simulate import simulate_participants
 from tests.conftest import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -2,10 +2,10 @@
 
 from django.utils.datastructures import MultiValueDict
 
-from surveys.enrolment import enrolment_of
+from participation.enrolment import enrolment_of
+from participation.pages import condition_index, form_answers, page_form
+from participation.services import page_submit, participant_arrive, participant_consent
 from surveys.models import Participant
-from surveys.pages import condition_index, form_answers, page_form
-from surveys.services import page_submit, participant_arrive, participant_consent
 
 
 def valid_data(page: dict, index) -> dict:

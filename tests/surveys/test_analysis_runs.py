@@ -1,8 +1,8 @@
 import pytest
 
-from surveys.analysis_runs import analysis_run_create
+from participation.simulate import simulate_participants
+from runs.analysis_runs import analysis_run_create
 from surveys.models import Calibration
-from surveys.simulate import simulate_participants
 
 pytestmark = pytest.mark.django_db
 

@@ -64,7 +64,7 @@ def test_schema_lists_every_endpoint(demo_study, researcher):
 
 @pytest.mark.django_db(transaction=True)
 def test_api_starts_an_analysis_and_lists_runs(demo_study, researcher, other_researcher):
-    from surveys.simulate import simulate_participants
+    from participation.simulate import simulate_participants
     from tests.conftest import run_jobs
 
     simulate_participants("effort-demo", n=12, seed=9)

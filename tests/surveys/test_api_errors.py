@@ -9,9 +9,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, RequestFactory
 from rest_framework.test import APIClient
 
+from research.api.errors import bad_request, server_error
+from research.api.parsers import json_depth
 from runs.models import Job
-from surveys.api.errors import bad_request, server_error
-from surveys.api.parsers import json_depth
 from tests.conftest import run_jobs
 
 pytestmark = pytest.mark.django_db
@@ -124,7 +124,7 @@ def test_unknown_api_url_is_json_elsewhere_html(api):
 def test_unexpected_error_is_json_500(researcher, demo_study):
     client = APIClient(raise_request_exception=False)
     client.force_authenticate(researcher)
-    with mock.patch("surveys.api.views.export_tables", side_effect=RuntimeError("boom")):
+    with mock.patch("research.api.views.export_tables", side_effect=RuntimeError("boom")):
         response = client.get("/api/studies/effort-demo/participants/")
     body = assert_format(response, 500, "server_error")
     assert "boom" not in body["detail"]
@@ -154,7 +154,7 @@ def test_oversized_form_body_on_the_api_is_json(researcher, demo_study, settings
 def test_throttled_keeps_retry_after():
     from rest_framework.exceptions import Throttled
 
-    from surveys.api.errors import api_exception_handler
+    from research.api.errors import api_exception_handler
 
     response = api_exception_handler(Throttled(wait=7), {})
     assert response.status_code == 429 and response["Retry-After"] == "7"

@@ -17,8 +17,8 @@ AUTH = {"Authorization": "Basic " + base64.b64encode(b"fuzzer:fuzzer-pass-123").
 def fuzz_world(transactional_db, demo_spec):
     from django.contrib.auth import get_user_model
 
-    from surveys.services import study_load
-    from surveys.simulate import simulate_participants
+    from participation.simulate import simulate_participants
+    from studies.services import study_load
 
     user = get_user_model().objects.create_user("fuzzer", password="fuzzer-pass-123")
     study_load(spec=demo_spec, owner=user)

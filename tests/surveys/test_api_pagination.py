@@ -8,10 +8,10 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.request import Request
 from rest_framework.test import APIClient, APIRequestFactory
 
+from participation.simulate import simulate_participants
+from research.api.pagination import MAX_PAGE_SIZE, ApiPagination
+from research.export import export_tables, table_records
 from runs.models import Job
-from surveys.api.pagination import MAX_PAGE_SIZE, ApiPagination
-from surveys.export import export_tables, table_records
-from surveys.simulate import simulate_participants
 
 pytestmark = pytest.mark.django_db
 

@@ -2,8 +2,8 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
+from participation.simulate import simulate_participants
 from surveys.models import AuditRun, Calibration
-from surveys.simulate import simulate_participants
 
 pytestmark = pytest.mark.django_db
 

@@ -4,9 +4,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from surveys.bonuses import bonus_table
+from participation.simulate import simulate_participants
+from research.bonuses import bonus_table
 from surveys.models import Participant
-from surveys.simulate import simulate_participants
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +35,7 @@ def test_only_completed_non_excluded_participants_are_eligible(demo_study):
     completed = set(
         Participant.objects.filter(status=Participant.Status.COMPLETED).values_list("external_id", flat=True)
     )
-    from surveys.export import export_tables
+    from research.export import export_tables
 
     tables = export_tables("effort-demo")
     people = tables.participants
@@ -63,7 +63,7 @@ def test_export_bonuses_top_fraction_must_be_in_zero_one(demo_study, value):
 def test_export_bonuses_reports_ties_at_the_cut_off(demo_study, monkeypatch):
     import pandas as pd
 
-    import surveys.bonuses
+    import research.bonuses
 
     simulate_participants("effort-demo", n=20, seed=4)
 
@@ -71,7 +71,7 @@ def test_export_bonuses_reports_ties_at_the_cut_off(demo_study, monkeypatch):
         ids = pairs["participant_id"].unique()
         return pd.DataFrame({"participant_id": ids, "total": 0.5})
 
-    monkeypatch.setattr(surveys.bonuses, "participant_bts", all_tied)
+    monkeypatch.setattr(research.bonuses, "participant_bts", all_tied)
     out, err = StringIO(), StringIO()
     call_command("export_bonuses", "effort-demo", kind="honesty", stdout=out, stderr=err)
     lines = out.getvalue().splitlines()

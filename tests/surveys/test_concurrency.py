@@ -5,9 +5,9 @@ import threading
 import pytest
 from django.db import connection
 
-from surveys.enrolment import enrolment_of
+from participation.enrolment import enrolment_of
+from participation.services import SubmitOutcome, page_submit, participant_arrive, participant_consent
 from surveys.models import Answer, PageVisit, Participant
-from surveys.services import SubmitOutcome, page_submit, participant_arrive, participant_consent
 from tests.surveys.helpers import answer_pages, answers_for, consented
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -79,7 +79,7 @@ def test_page_view_waiting_on_a_withdrawal_leaves_no_visit(demo_study):
     deleted, not yet committed) while a page view records its page; nothing may remain."""
     from django.db import transaction
 
-    from surveys.services import page_shown, participant_withdraw
+    from participation.services import page_shown, participant_withdraw
 
     _postgres_only()
     participant = answer_pages(consented("effort-demo", "held"), 3)
@@ -106,7 +106,7 @@ def test_page_view_waiting_on_a_withdrawal_leaves_no_visit(demo_study):
 @pytest.mark.postgres
 def test_withdrawals_racing_page_views_leave_nothing(demo_study):
     """30 withdrawals, each racing a page view (GET) and a page submission of the same participant."""
-    from surveys.services import page_shown, participant_withdraw
+    from participation.services import page_shown, participant_withdraw
 
     _postgres_only()
     people = [answer_pages(consented("effort-demo", f"race-{i}"), 1) for i in range(30)]
@@ -135,7 +135,7 @@ def test_simultaneous_arrivals_balance_the_counted_participants(demo_spec, resea
 
     from django.utils import timezone
 
-    from surveys.services import study_load
+    from studies.services import study_load
 
     study = study_load(spec={**demo_spec, "time_limit": {"max_minutes": 60}}, owner=researcher).study
     ids = {c.key: c.pk for c in study.conditions.all()}

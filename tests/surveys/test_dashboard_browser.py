@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from participation.simulate import simulate_participants
 from runs.models import Job
 from surveys.models import Study
-from surveys.simulate import simulate_participants
 from tests.conftest import DEMO_FILE, run_jobs
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 

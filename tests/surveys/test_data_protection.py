@@ -3,9 +3,9 @@ from django.core.management import call_command
 from django.db import OperationalError
 from django.test import Client
 
-from surveys.export import export_tables
+from participation.simulate import simulate_participants
+from research.export import export_tables
 from surveys.models import Answer, PageVisit, Participant
-from surveys.simulate import simulate_participants
 from tests.surveys.helpers import answer_pages, consented, participant_session
 
 pytestmark = pytest.mark.django_db
@@ -60,7 +60,7 @@ def test_database_outage_gives_a_retry_page_and_writes_nothing(client, demo_stud
     def down(**kwargs):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr("surveys.views.page_submit", down)
+    monkeypatch.setattr("participation.views.page_submit", down)
     response = client.post("/s/effort-demo/page/", {"page_key": "instructions"})
     assert response.status_code == 503 and response["Retry-After"] == "5"
     assert b"Please try again in a moment" in response.content
@@ -77,7 +77,7 @@ def test_schema_error_is_not_reported_as_an_outage(demo_study, monkeypatch, mess
     def broken(**kwargs):
         raise OperationalError(message)
 
-    monkeypatch.setattr("surveys.views.participant_arrive", broken)
+    monkeypatch.setattr("participation.views.participant_arrive", broken)
     client = Client(raise_request_exception=False)
     response = client.get("/s/effort-demo/", {"PROLIFIC_PID": "schema"})
     assert response.status_code == 500 and not response.has_header("Retry-After")
@@ -90,7 +90,7 @@ def test_api_outage_is_json_503(demo_study, researcher, monkeypatch):
     def down(*args, **kwargs):
         raise OperationalError("gone")
 
-    monkeypatch.setattr("surveys.api.views.export_tables", down)
+    monkeypatch.setattr("research.api.views.export_tables", down)
     response = client.get("/api/studies/effort-demo/participants/")
     assert response.status_code == 503 and "briefly unavailable" in response.json()["detail"]
 
@@ -101,7 +101,7 @@ def test_outage_on_a_page_post_keeps_what_the_participant_typed(demo_study, monk
     import html
     import re
 
-    from surveys.services import page_submit as real_page_submit
+    from participation.services import page_submit as real_page_submit
 
     client = Client(enforce_csrf_checks=True)
     client.get("/s/effort-demo/", {"PROLIFIC_PID": "typist"})
@@ -121,7 +121,7 @@ def test_outage_on_a_page_post_keeps_what_the_participant_typed(demo_study, monk
     def down(**kwargs):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr("surveys.views.page_submit", down)
+    monkeypatch.setattr("participation.views.page_submit", down)
     response = client.post("/s/effort-demo/page/", data)
     body = response.content.decode()
     assert response.status_code == 503 and response["Retry-After"] == "5"
@@ -136,7 +136,7 @@ def test_outage_on_a_page_post_keeps_what_the_participant_typed(demo_study, monk
     assert 'action="/s/effort-demo/page/"' in body
     assert not Answer.objects.filter(participant=participant, page=page["key"]).exists()
     # The database is back: "Try again" sends the same answers and they are saved.
-    monkeypatch.setattr("surveys.views.page_submit", real_page_submit)
+    monkeypatch.setattr("participation.views.page_submit", real_page_submit)
     again = client.post("/s/effort-demo/page/", resent)
     assert again.status_code == 200
     saved = Answer.objects.filter(participant=participant, page=page["key"], measure="rationale")
@@ -150,7 +150,7 @@ def test_outage_on_a_get_still_reloads_itself(client, demo_study, monkeypatch):
     def down(**kwargs):
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr("surveys.views.page_shown", down)
+    monkeypatch.setattr("participation.views.page_shown", down)
     response = client.get("/s/effort-demo/page/")
     assert response.status_code == 503 and b'http-equiv="refresh"' in response.content
     assert b"Try again" not in response.content

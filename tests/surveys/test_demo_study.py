@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from surveys.demo_study import CONDITIONS, build_demo_study, relation_of, total_relation, trend_relation
+from studies.demo_study import CONDITIONS, build_demo_study, relation_of, total_relation, trend_relation
 from tests.conftest import DEMO_FILE
 
 

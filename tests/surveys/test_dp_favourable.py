@@ -8,8 +8,8 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from fairness.study_parity import table_definitions
+from participation.simulate import simulate_participants
 from runs.models import Job
-from surveys.simulate import simulate_participants
 from tests.conftest import run_jobs
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from surveys.export import export_tables
+from research.export import export_tables
 from surveys.models import Participant
 from tests.conftest import required
 

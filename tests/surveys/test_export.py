@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from surveys.export import COLUMNS, export_tables, neutralise_formulas, write_exports
-from surveys.simulate import simulate_participants
-from surveys.simulation import GenerativeModel
+from participation.simulate import simulate_participants
+from participation.simulation import GenerativeModel
+from research.export import COLUMNS, export_tables, neutralise_formulas, write_exports
 
 pytestmark = pytest.mark.django_db
 

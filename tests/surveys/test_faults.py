@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from surveys.integrity import check_integrity
-from surveys.loadclient import HTTPParticipant
+from participation.integrity import check_integrity
+from participation.loadclient import HTTPParticipant
 from surveys.models import Participant
 from tests.conftest import ROOT
 

@@ -5,11 +5,11 @@ import re
 import pytest
 from django.template.loader import render_to_string
 
+from participation.pages import condition_index, page_context, page_form
+from participation.rendering import resume_html
+from participation.sql import insert_rows, update_rows
+from studies.study_facts import study_facts
 from surveys.models import Answer, PageVisit, Participant
-from surveys.pages import condition_index, page_context, page_form
-from surveys.rendering import resume_html
-from surveys.sql import insert_rows, update_rows
-from surveys.study_facts import study_facts
 from tests.surveys.helpers import answer_pages, consented, participant_session, valid_data
 
 pytestmark = pytest.mark.django_db
@@ -132,7 +132,7 @@ def test_plain_sql_helpers_match_the_orm(demo_study):
 
 
 def test_study_facts_are_read_again_after_an_edit_in_place(demo_spec, demo_study):
-    from surveys.services import study_load
+    from studies.services import study_load
 
     first = consented("effort-demo", "first")
     facts = study_facts(demo_study.pk, first.condition_id)

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from surveys.pages import condition_index
+from participation.pages import condition_index
 from tests.surveys.helpers import valid_data
 from tests.surveys.prolific_helpers import arrive, load_variant, post_page
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 
+from participation.services import clean_resume_code
 from surveys.models import Answer, Participant
-from surveys.services import clean_resume_code
 from tests.surveys.helpers import answer_pages, participant_session
 
 pytestmark = pytest.mark.django_db
@@ -164,7 +164,7 @@ def test_clean_resume_code():
 
 def test_a_device_bound_by_session_id_keeps_the_first_browsers_code_valid(client, demo_study):
     """Opening the Prolific link twice on a phone must not replace the code the laptop shows."""
-    from surveys.services import ResumeOutcome, participant_resume
+    from participation.services import ResumeOutcome, participant_resume
 
     participant = answer_pages(begin(client), 3)
     laptop_code = shown_code(client)

@@ -10,10 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from surveys.export import export_tables
+from participation.pilot import pilot_token
+from participation.simulate import simulate_participants
+from research.export import export_tables
 from surveys.models import Answer, Participant
-from surveys.pilot import pilot_token
-from surveys.simulate import simulate_participants
 from tests.surveys.helpers import answer_pages, consented
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +86,7 @@ def test_pilots_are_left_out_of_exports_unless_asked_for(client, demo_study, res
 
 
 def test_pilots_are_left_out_of_analyses_unless_asked_for(client, demo_study, researcher, monkeypatch, tmp_path):
-    import surveys.analysis_runs
+    import runs.analysis_runs
 
     simulate_participants("effort-demo", n=4, seed=5)
     pilot = _pilot(researcher)
@@ -99,7 +99,7 @@ def test_pilots_are_left_out_of_analyses_unless_asked_for(client, demo_study, re
         analysed.append((set(pairs["participant_id"]), set(participants["participant_id"])))
         raise Stop
 
-    monkeypatch.setattr(surveys.analysis_runs, "run_pipeline", run_pipeline)
+    monkeypatch.setattr(runs.analysis_runs, "run_pipeline", run_pipeline)
     for include in (False, True):
         with pytest.raises(Stop):
             call_command("analyze_study", "effort-demo", out=str(tmp_path), include_pilot=include, stderr=StringIO())

@@ -5,15 +5,15 @@ import html
 
 import pytest
 
-from surveys.models import Answer
-from surveys.outcomes import (
+from participation.outcomes import (
     DEFAULT_FAILED_ATTENTION_MESSAGE,
     DEFAULT_SCREENED_OUT_MESSAGE,
     Review,
     outcome_of,
     review,
 )
-from surveys.study_file import InvalidStudyFile, validate_study
+from studies.study_file import InvalidStudyFile, validate_study
+from surveys.models import Answer
 from tests.surveys.prolific_helpers import CODES, arrive, finish, load_variant, post_page
 
 pytestmark = pytest.mark.django_db

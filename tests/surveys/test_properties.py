@@ -8,8 +8,8 @@ from django.utils.datastructures import MultiValueDict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from surveys.forms import LikertPageForm, OutputPageForm
-from surveys.study_file import InvalidStudyFile, validate_study
+from participation.forms import LikertPageForm, OutputPageForm
+from studies.study_file import InvalidStudyFile, validate_study
 from tests.conftest import DEMO_FILE
 
 DEMO = json.loads(DEMO_FILE.read_text())

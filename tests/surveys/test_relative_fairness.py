@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from surveys.simulate import simulate_participants
+from participation.simulate import simulate_participants
 from tests.conftest import REFERENCE_DATA, run_jobs
 from tests.surveys.test_report_security import assert_no_inline_script
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from surveys.audit_runs import audit_run_create
-from surveys.simulate import simulate_participants
+from participation.simulate import simulate_participants
+from runs.audit_runs import audit_run_create
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -15,14 +15,14 @@ from django.core.management import call_command
 
 from fairness import law_school
 from fairness.situation_testing import situation_testing
-from surveys.analysis_runs import analysis_run_create
-from surveys.audit_runs import audit_run_create
-from surveys.provenance import Provenance
-from surveys.relative_fairness import write_study_dp_report
-from surveys.report_explanations import ANALYSIS, AUDIT, DIFFERENTIAL_PARITY, SITUATION_TESTING, ST_METHODS
-from surveys.report_format import decimals_for, format_ci, format_estimate, format_pvalue, stars, stars_legend
-from surveys.reports import regression_tables, table_context, write_law_school_report, write_st_report
-from surveys.simulate import simulate_participants
+from participation.simulate import simulate_participants
+from runs.analysis_runs import analysis_run_create
+from runs.audit_runs import audit_run_create
+from runs.provenance import Provenance
+from runs.relative_fairness import write_study_dp_report
+from runs.report_explanations import ANALYSIS, AUDIT, DIFFERENTIAL_PARITY, SITUATION_TESTING, ST_METHODS
+from runs.report_format import decimals_for, format_ci, format_estimate, format_pvalue, stars, stars_legend
+from runs.reports import regression_tables, table_context, write_law_school_report, write_st_report
 from tests.surveys.test_report_security import assert_no_inline_script
 
 CST_DATA = Path(__file__).resolve().parents[3] / "shared" / "reference-data" / "counterfactual_situation_testing"
@@ -296,7 +296,7 @@ def test_law_school_report_renders_every_section(tmp_path):
 
 
 def test_dp_verdicts_of_rows_with_evidence_are_notes_under_the_table(tmp_path):
-    from surveys.reports import write_dp_report
+    from runs.reports import write_dp_report
 
     frame = pd.DataFrame(
         {

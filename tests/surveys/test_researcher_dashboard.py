@@ -14,13 +14,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 
+from participation.simulate import simulate_participants
+from research.dashboard import summarise
+from research.export import export_tables
+from research.participant_samples import SAMPLES, sample_filter
 from runs.models import Job
-from surveys.dashboard import summarise
-from surveys.export import export_tables
+from studies.study_upload import spec_changes
 from surveys.models import Participant, Study
-from surveys.participant_samples import SAMPLES, sample_filter
-from surveys.simulate import simulate_participants
-from surveys.study_upload import spec_changes
 from tests.conftest import DEMO_FILE, run_jobs
 from tests.surveys.helpers import answer_pages, consented
 
@@ -34,7 +34,7 @@ def mixed_study(demo_study):
     simulate_participants("effort-demo", n=30, seed=2)
     answer_pages(consented("effort-demo", "real-done"))
     answer_pages(consented("effort-demo", "real-active"), 3)
-    from surveys.services import participant_arrive
+    from participation.services import participant_arrive
 
     participant_arrive(study_slug="effort-demo", external_id="real-arrived")
     return demo_study
@@ -83,12 +83,12 @@ def test_the_sample_has_what_the_figures_need(mixed_study):
 
 
 def test_the_dashboard_does_not_build_the_export(mixed_study, researcher, client, monkeypatch):
-    import surveys.researcher_views
+    import research.researcher_views
 
     def refuse(*args, **kwargs):
         raise AssertionError("the dashboard built the export")
 
-    monkeypatch.setattr(surveys.researcher_views, "export_tables", refuse)
+    monkeypatch.setattr(research.researcher_views, "export_tables", refuse)
     client.force_login(researcher)
     assert client.get("/researcher/studies/effort-demo/").status_code == 200
 

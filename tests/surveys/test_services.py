@@ -3,18 +3,17 @@ import copy
 import pytest
 from django.db import IntegrityError, transaction
 
-from surveys.enrolment import enrolment_of
-from surveys.models import Answer, PageVisit, Participant, Study
-from surveys.plan import build_plan
-from surveys.services import (
+from participation.enrolment import enrolment_of
+from participation.plan import build_plan
+from participation.services import (
     InvalidParticipantId,
-    StudyNotFound,
     SubmitOutcome,
     page_submit,
     participant_arrive,
     participant_consent,
-    study_load,
 )
+from studies.services import StudyNotFound, study_load
+from surveys.models import Answer, PageVisit, Participant, Study
 from tests.surveys.helpers import answer_pages, answers_for, consented
 
 pytestmark = pytest.mark.django_db
@@ -154,7 +153,7 @@ def test_database_allows_one_answer_per_question(demo_study):
 
 
 def test_integrity_check_counts_answers_and_balance(demo_study):
-    from surveys.integrity import check_integrity
+    from participation.integrity import check_integrity
 
     for i in range(3):
         answer_pages(consented("effort-demo", f"i{i}"), 10 * i)
@@ -168,8 +167,8 @@ def test_integrity_check_counts_answers_and_balance(demo_study):
 def test_integrity_check_reports_withdrawn_participants_separately(demo_study):
     from django.core.management import CommandError, call_command
 
-    from surveys.integrity import check_integrity
-    from surveys.services import participant_withdraw
+    from participation.integrity import check_integrity
+    from participation.services import participant_withdraw
 
     for i in range(3):
         answer_pages(consented("effort-demo", f"w{i}"), 5 + i)
@@ -190,7 +189,7 @@ def test_integrity_check_reports_withdrawn_participants_separately(demo_study):
 def test_page_view_read_before_a_withdrawal_stores_no_visit(demo_study):
     """A page GET reads the participant, then a withdrawal commits, then the GET records the page
     as shown: the visit must not be inserted (it would outlive the withdrawal)."""
-    from surveys.services import page_shown, participant_withdraw
+    from participation.services import page_shown, participant_withdraw
 
     participant = answer_pages(consented("effort-demo", "racer"), 2)
     seen_by_the_get = Participant.objects.get(pk=participant.pk)  # still active when read

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from surveys.study_file import InvalidStudyFile, read_study_file, validate_study
+from studies.study_file import InvalidStudyFile, read_study_file, validate_study
 from tests.conftest import DEMO_FILE
 
 

@@ -7,8 +7,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
+from participation.services import participant_arrive
+from studies.services import StudyOwnedByOther, study_load
 from surveys.models import Study
-from surveys.services import StudyOwnedByOther, participant_arrive, study_load
 
 
 def _edited(spec: dict) -> dict:

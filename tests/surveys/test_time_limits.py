@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from participation.services import _least_filled_condition, participant_arrive, participant_consent
+from participation.time_limits import time_limit
 from surveys.models import Answer, Participant
-from surveys.services import _least_filled_condition, participant_arrive, participant_consent
-from surveys.time_limits import time_limit
 from tests.surveys.helpers import consented
 from tests.surveys.prolific_helpers import arrive, finish, load_variant, post_page
 

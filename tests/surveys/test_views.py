@@ -173,7 +173,7 @@ def test_health_endpoint(client, db):
 
 
 def _post_last_page(client: Client, participant: Participant):
-    from surveys.pages import condition_index
+    from participation.pages import condition_index
     from tests.surveys.helpers import valid_data
 
     answer_pages(participant, len(participant.plan) - 1)
@@ -215,7 +215,7 @@ def test_session_ends_at_completion_and_the_completion_page_stays_reachable(clie
 
 
 def test_session_ends_when_a_researcher_withdraws_the_participant(client, demo_study):
-    from surveys.services import participant_withdraw
+    from participation.services import participant_withdraw
 
     start(client, "removed-later")
     accept(client)

@@ -1,0 +1,51 @@
+"""What never changes about a consented participant: their study version, condition and plan.
+
+A participant's plan is fixed at consent, so the page-submission path reads it from a per-process
+cache instead of the database; whether the participant may still answer a page (status, position)
+is always decided by the database, in the submission's own UPDATE.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from participation.caching import BoundedCache
+from surveys.models import Participant
+
+
+@dataclass(frozen=True)
+class Enrolment:
+    participant_id: int
+    study_id: int
+    condition_id: int
+    plan: list[dict]
+    places: dict[str, int] = field(repr=False)  # page key -> 0-based position in the plan
+    arrived_at: datetime | None = None  # when the study's time limit started to run
+
+
+def enrolment_of(participant: Participant) -> Enrolment | None:
+    """The enrolment of a participant row as read (None before consent)."""
+    if not participant.plan or participant.condition_id is None:
+        return None
+    return Enrolment(
+        participant_id=participant.pk,
+        study_id=participant.study_id,
+        condition_id=participant.condition_id,
+        plan=participant.plan,
+        places={page["key"]: i for i, page in enumerate(participant.plan)},
+        arrived_at=participant.arrived_at,
+    )
+
+
+_CACHE: BoundedCache[Enrolment] = BoundedCache(size=20_000)
+
+
+def cached_enrolment(participant_id: int) -> Enrolment | None:
+    """The participant's enrolment, read from the database once per process (None, and not
+    cached, when there is no such participant or they have not consented)."""
+    enrolment = _CACHE.get(participant_id)
+    if enrolment is None:
+        participant = Participant.objects.filter(pk=participant_id).first()
+        enrolment = enrolment_of(participant) if participant is not None else None
+        if enrolment is not None:
+            _CACHE.put(participant_id, enrolment)
+    return enrolment

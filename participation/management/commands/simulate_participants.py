@@ -1,0 +1,38 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from participation.simulate import simulate_participants
+from participation.simulation import GenerativeModel
+from runs.progress import ProgressBar
+from studies.services import StudyNotFound
+
+
+class Command(BaseCommand):
+    help = "Create simulated participants who take the study through the same services as a browser."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--n", type=int, default=150)
+        parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument("--a1", type=float, default=GenerativeModel.a1, help="weight of aggregate distance")
+        parser.add_argument("--a2", type=float, default=GenerativeModel.a2, help="weight of trajectory distance")
+        parser.add_argument(
+            "--noise", type=float, default=GenerativeModel.overall_noise, help="sd of the overall rating"
+        )
+        parser.add_argument("--hours", type=float, default=6.0, help="arrivals spread over the past HOURS")
+
+    def handle(self, *args, slug, n, seed, a1, a2, noise, hours, **options):
+        if n < 1:
+            raise CommandError("--n must be at least 1")
+        model = GenerativeModel(a1=a1, a2=a2, overall_noise=noise)
+        try:
+            report = simulate_participants(
+                slug, n=n, seed=seed, model=model, hours=hours, progress=ProgressBar(n, "participants", self.stderr)
+            )
+        except StudyNotFound as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{report.completed} of {report.created} simulated participants completed (seed {seed}); "
+                f"by condition: {report.by_condition}"
+            )
+        )

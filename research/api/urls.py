@@ -1,0 +1,21 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
+
+from research.api import views
+from research.api.docs import ApiDocs
+
+urlpatterns = [
+    path("studies/", views.StudyList.as_view(), name="api-studies"),
+    path("studies/<slug:slug>/", views.StudyDetail.as_view(), name="api-study"),
+    path("studies/<slug:slug>/participants/", views.ParticipantList.as_view(), name="api-participants"),
+    path("studies/<slug:slug>/export/<str:table>/", views.ExportTable.as_view(), name="api-export"),
+    path("studies/<slug:slug>/analyses/", views.AnalysisRuns.as_view(), name="api-analyses"),
+    path("studies/<slug:slug>/audits/", views.AuditRuns.as_view(), name="api-audits"),
+    path("studies/<slug:slug>/differential-parity/", views.StudyDifferentialParity.as_view(), name="api-dp"),
+    path("studies/<slug:slug>/plans/", views.StudyPlans.as_view(), name="api-plans"),
+    path("situation-testing/", views.SituationTestingRun.as_view(), name="api-situation-testing"),
+    path("jobs/", views.JobList.as_view(), name="api-jobs"),
+    path("jobs/<uuid:job_id>/", views.JobDetail.as_view(), name="api-job"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", ApiDocs.as_view(), name="api-docs"),
+]

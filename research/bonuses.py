@@ -1,0 +1,67 @@
+"""Bonus lists in Prolific's bulk-bonus format. The only export that carries raw Prolific ids."""
+
+import pandas as pd
+
+from analysis.bts import (
+    RATIONALE_TIE_COLUMNS,
+    TIE_WARNING_RATIO,
+    BonusRule,
+    participant_bts,
+    rationale_detail,
+    top_bonus,
+)
+from research.export import export_tables
+from studies.services import latest_study
+from surveys.models import Participant
+
+KINDS = ("honesty", "rationale")
+
+
+def bonus_table(
+    slug: str, kind: str, *, amount: float | None = None, top_fraction: float | None = None
+) -> pd.DataFrame:
+    """Winners of the honesty (BTS) or rationale bonus among completed, non-excluded participants,
+    with their raw external ids: columns participant_id (Prolific id), amount, score.
+
+    Only participants whose status is ``completed`` and who are not excluded by the attention checks
+    are eligible (someone who stopped half-way is scored on nobody's list, and is not counted in the
+    fraction either). ``frame.attrs`` carries ``eligible`` (how many), ``target`` (ceil(fraction x
+    eligible)) and ``tie_warning`` (a sentence when ties at the cut-off pay more than
+    ``TIE_WARNING_RATIO`` x target, else "")."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}")
+    study = latest_study(slug)
+    configured = study.spec.get("bonus", {}).get(kind, {})
+    rule = BonusRule(
+        amount=amount if amount is not None else configured.get("amount", 0.0),
+        top_fraction=top_fraction if top_fraction is not None else configured.get("top_fraction", 0.1),
+    )
+    if rule.amount <= 0:
+        raise ValueError(f"the study defines no {kind} bonus amount; pass one explicitly")
+    tables = export_tables(slug)
+    people = tables.participants
+    eligible_ids = set(people.loc[(people["status"] == "completed") & (people["excluded"] != 1), "participant_id"])
+    pairs = tables.pairs
+    answered = pairs[pairs["participant_id"].isin(eligible_ids)].dropna(subset=["d_overall", "fair_score"])
+    if kind == "honesty":
+        # BTS compares each answer with everyone's answers: score on the eligible participants only
+        scores = participant_bts(answered, similar_max=study.spec["likert"]["similar_max"]).rename(
+            columns={"total": "score"}
+        )
+        tie_columns: tuple[str, ...] = ()
+    else:
+        scores = rationale_detail(answered).rename(columns={"rationale_words": "score"})
+        tie_columns = RATIONALE_TIE_COLUMNS
+    winners = top_bonus(scores, score_column="score", rule=rule, tie_columns=tie_columns)
+    raw = dict(Participant.objects.filter(study__slug=slug).values_list("pseudonym", "external_id"))
+    raw = {str(k): v for k, v in raw.items()}
+    scored = winners.merge(scores[["participant_id", "score"]], on="participant_id")
+    result = scored.assign(participant_id=scored["participant_id"].map(raw))
+    target = rule.target(len(scores))
+    result.attrs = {"eligible": len(scores), "target": target, "tie_warning": ""}
+    if len(result) > TIE_WARNING_RATIO * target:
+        result.attrs["tie_warning"] = (
+            f"ties at the cut-off: {len(result)} of {len(scores)} eligible participants get the {kind} bonus, "
+            f"not {target} ({rule.top_fraction:g} of them)"
+        )
+    return result

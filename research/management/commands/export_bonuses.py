@@ -1,0 +1,37 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from analysis.bts import bulk_bonus_csv
+from research.bonuses import KINDS, bonus_table
+from runs.cli_args import checked
+from runs.cli_args import top_fraction as fraction_type
+from studies.services import StudyNotFound
+
+
+class Command(BaseCommand):
+    help = "Write the honesty (BTS) or rationale bonus list in Prolific's bulk-bonus format (raw Prolific ids)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--kind", choices=KINDS, default="honesty")
+        parser.add_argument("--out", help="file to write (default: print)")
+        parser.add_argument("--amount", type=float)
+        parser.add_argument("--top-fraction", type=fraction_type, help="share of eligible participants paid, in (0, 1]")
+
+    def handle(self, *args, slug, kind, out, amount, top_fraction, **options):
+        if top_fraction is not None:
+            top_fraction = checked(top_fraction, fraction_type)
+        try:
+            table = bonus_table(slug, kind, amount=amount, top_fraction=top_fraction)
+        except (StudyNotFound, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        text = bulk_bonus_csv(table)
+        if table.attrs.get("tie_warning"):
+            # stderr, so that the printed list stays a clean CSV
+            self.stderr.write(self.style.WARNING(f"Warning: {table.attrs['tie_warning']}."))
+        if out:
+            Path(out).write_text(text)
+            self.stdout.write(self.style.SUCCESS(f"{len(table)} {kind} bonuses written to {out}"))
+        else:
+            self.stdout.write(text, ending="")

@@ -1,0 +1,25 @@
+from django.urls import path
+
+from research import researcher_views as views
+from research import study_upload_views
+from runs import run_views
+
+app_name = "researcher"
+urlpatterns = [
+    path("", views.study_list, name="studies"),
+    path("upload/", study_upload_views.study_upload, name="upload"),
+    path("upload/<str:digest>/", study_upload_views.study_upload_preview, name="upload-preview"),
+    path("studies/<slug:slug>/", views.dashboard, name="dashboard"),
+    path("studies/<slug:slug>/runs/", run_views.run_list, name="runs"),
+    path("studies/<slug:slug>/start/", run_views.run_start, name="start"),
+    path("studies/<slug:slug>/start/<str:kind>/", run_views.run_start, name="start-run"),
+    path("studies/<slug:slug>/report/<str:filename>", views.latest_report_file, name="report"),
+    path("studies/<slug:slug>/audit/<str:filename>", views.latest_audit_file, name="audit"),
+    path("runs/analysis/<int:run_id>/<str:filename>", views.analysis_file, name="analysis-file"),
+    path("runs/audit/<int:run_id>/<str:filename>", views.audit_file, name="audit-file"),
+    path("jobs/<uuid:job_id>/", run_views.job_detail, name="job"),
+    path("jobs/<uuid:job_id>/<str:filename>", views.job_file, name="job-file"),
+    path("studies/<slug:slug>/export/<str:table>.<str:fmt>", views.export_download, name="export"),
+    path("studies/<slug:slug>/submissions.csv", views.submissions_download, name="submissions"),
+    path("studies/<slug:slug>/pilot/delete/", views.pilot_delete, name="pilot-delete"),
+]

@@ -1,0 +1,174 @@
+"""The researcher's pages: study list, dashboard and export downloads (login required; a
+researcher sees only the studies they own or that are shared with them)."""
+
+import re
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import SuspiciousFileOperation
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from participation.pilot import pilot_token
+from participation.services import pilot_participants_delete
+from research.dashboard import summarise
+from research.export import TABLES, export_tables, table_to_csv, table_to_json
+from research.participant_samples import DEFAULT_SAMPLE, SAMPLES, sample_filter
+from research.submissions import submissions_table
+from runs.selectors import jobs_visible_to
+from studies.selectors import can_view, latest_versions, studies_visible_to, visible_versions
+from surveys.models import AnalysisRun, AuditRun, Calibration, Participant
+
+
+@login_required
+def study_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "researcher/study_list.html", {"studies": latest_versions(request.user)})
+
+
+def _sample(request: HttpRequest) -> str:
+    """The ``participants`` filter of the query string (study, all, real, simulated, pilot); 404 if
+    unknown. ``include_pilot=1`` without a filter, as the API takes it, means "all"."""
+    default = "all" if request.GET.get("include_pilot") == "1" else DEFAULT_SAMPLE
+    sample = request.GET.get("participants", default)
+    if sample not in SAMPLES:
+        raise Http404(f"Unknown participants filter; choose one of {', '.join(SAMPLES)}.")
+    return sample
+
+
+@login_required
+def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    versions = visible_versions(request.user, slug)
+    sample = _sample(request)
+    summary = summarise(slug, participants=sample_filter(sample))
+    start_url = request.build_absolute_uri(reverse("surveys:start", args=[slug]))
+    return render(
+        request,
+        "researcher/dashboard.html",
+        {
+            "study": versions[0],
+            "versions": versions,
+            "sample": sample,
+            "samples": SAMPLES,
+            "summary": summary,
+            "status_table": summary.by_condition_status,
+            "tables": TABLES,
+            "latest_run": AnalysisRun.objects.filter(study__in=versions).first(),
+            "latest_audit": AuditRun.objects.filter(study__in=versions).first(),
+            "calibrations": Calibration.objects.filter(study__in=versions).order_by("kind", "condition", "-version"),
+            "start_url": start_url,
+            "prolific_url": start_url
+            + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
+            **_pilot_context(request, versions),
+        },
+    )
+
+
+def _may_manage(user, study) -> bool:
+    """Removing participants is for the study's owner (and superusers), not collaborators."""
+    return bool(user.is_superuser or study.owner_id == user.pk)
+
+
+def _pilot_context(request: HttpRequest, versions) -> dict:
+    slug = versions[0].slug
+    return {
+        "pilot_url": request.build_absolute_uri(reverse("surveys:start", args=[slug])) + f"?pilot={pilot_token(slug)}",
+        "pilot_count": Participant.objects.filter(study__in=versions, pilot=True).count(),
+        "may_delete_pilot": _may_manage(request.user, versions[0]),
+    }
+
+
+@login_required
+@require_POST
+def pilot_delete(request: HttpRequest, slug: str) -> HttpResponse:
+    """Delete the study's pilot participants (owner only)."""
+    versions = visible_versions(request.user, slug)
+    if not _may_manage(request.user, versions[0]):
+        raise Http404("Only the study's owner can delete its pilot participants.")
+    deleted = pilot_participants_delete(slug=slug)
+    messages.success(request, f"{deleted} pilot participant(s) deleted with their answers.")
+    return redirect("researcher:dashboard", slug=slug)
+
+
+@login_required
+def submissions_download(request: HttpRequest, slug: str) -> HttpResponse:
+    """The Prolific submissions to approve, return or reject (CSV, raw Prolific ids)."""
+    if not can_view(request.user, slug):
+        raise Http404("No such study among yours.")
+    table = submissions_table(slug, include_pilot=request.GET.get("include_pilot") == "1")
+    response = HttpResponse(table_to_csv(table), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{slug}-submissions.csv"'
+    return response
+
+
+@login_required
+def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
+    if table not in TABLES or fmt not in ("csv", "json") or not can_view(request.user, slug):
+        raise Http404("No such export.")
+    sample = _sample(request)
+    frame = getattr(export_tables(slug, participants=sample_filter(sample)), table)
+    body = table_to_csv(frame) if fmt == "csv" else table_to_json(frame)
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/json")
+    name = slug if sample == DEFAULT_SAMPLE else f"{slug}-{sample}"
+    response["Content-Disposition"] = f'attachment; filename="{name}-{table}.{fmt}"'
+    return response
+
+
+# Run files that may be served; reports load Plotly from the project's static files.
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".json": "application/json",
+    ".csv": "text/csv; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+}
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,120}$")
+
+
+def _serve_stored(prefix: str | None, filename: str) -> FileResponse:
+    """A run's file from the storage API (any web server can serve any run's files)."""
+    suffix = Path(filename).suffix
+    if not prefix or not SAFE_NAME.match(filename) or suffix not in CONTENT_TYPES:
+        raise Http404("No such report file.")
+    try:
+        handle = default_storage.open(f"{prefix}/{filename}", "rb")
+    except (FileNotFoundError, SuspiciousFileOperation) as exc:
+        raise Http404("No such report file in this run.") from exc
+    return FileResponse(handle, content_type=CONTENT_TYPES[suffix])
+
+
+def _latest_prefix(model, versions) -> str | None:
+    runs = model.objects.filter(study__in=versions).order_by("-created_at")
+    return runs.values_list("files_prefix", flat=True).first()
+
+
+@login_required
+def latest_report_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
+    """Files of the study's latest analysis report."""
+    return _serve_stored(_latest_prefix(AnalysisRun, visible_versions(request.user, slug)), filename)
+
+
+@login_required
+def latest_audit_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
+    """Files of the study's latest model-audit report."""
+    return _serve_stored(_latest_prefix(AuditRun, visible_versions(request.user, slug)), filename)
+
+
+@login_required
+def analysis_file(request: HttpRequest, run_id: int, filename: str) -> HttpResponse:
+    run = AnalysisRun.objects.filter(pk=run_id, study__in=studies_visible_to(request.user)).first()
+    return _serve_stored(run.files_prefix if run else None, filename)
+
+
+@login_required
+def audit_file(request: HttpRequest, run_id: int, filename: str) -> HttpResponse:
+    run = AuditRun.objects.filter(pk=run_id, study__in=studies_visible_to(request.user)).first()
+    return _serve_stored(run.files_prefix if run else None, filename)
+
+
+@login_required
+def job_file(request: HttpRequest, job_id, filename: str) -> HttpResponse:
+    job = jobs_visible_to(request.user).filter(pk=job_id).first()
+    return _serve_stored(job.files_prefix if job else None, filename)

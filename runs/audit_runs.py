@@ -1,0 +1,130 @@
+"""Audit models against a study's human calibration and yes/no feedback, and store the run."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from django.db import transaction
+
+from fairness.model_audit import audit, read_subjects
+from research.export import export_tables
+from runs.calibrations import calibration_create
+from runs.provenance import CalibrationUsed, participant_counts, study_provenance
+from runs.reports import write_audit_report
+from runs.storage import delete_prefix, new_prefix, store_directory
+from studies.services import latest_study
+from surveys.models import AuditRun, Calibration
+
+
+class AuditError(ValueError):
+    pass
+
+
+def audit_run_create(
+    *,
+    slug: str,
+    subjects_file: str | Path,
+    out_dir: Path,
+    subjects_frame: pd.DataFrame | None = None,
+    condition: str | None = None,
+    calibration_id: int | None = None,
+    shown_model: str | None = "study_ai",
+    seed: int = 1,
+    n_resamples: int = 1000,
+) -> AuditRun:
+    """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
+    limits), pick the human weights (the given Calibration, else the latest
+    Likert calibration of the condition), score every model, estimate alpha from the study's
+    yes/no feedback when its subjects are in the file, write the report into ``out_dir``, store
+    its files (storage folder ``audit/<uuid>``), the run and the disagreement Calibration."""
+    study = latest_study(slug)
+    likert = None
+    if calibration_id is not None:
+        likert = Calibration.objects.filter(pk=calibration_id, study__slug=slug).first()
+        if likert is None:
+            raise AuditError(f"no calibration {calibration_id} for study {slug!r}")
+        condition = condition or likert.condition
+    conditions = {c["key"]: c for c in study.spec["conditions"]}
+    condition = condition or next(iter(conditions))
+    if condition not in conditions:
+        raise AuditError(f"unknown condition {condition!r}; the study has {sorted(conditions)}")
+    if likert is None:
+        likert = (
+            Calibration.objects.filter(study__slug=slug, kind="likert", condition=condition)
+            .order_by("-created_at")
+            .first()
+        )
+    subjects = read_subjects(subjects_file if subjects_frame is None else subjects_frame)
+    alphas = {f"human (likert v{likert.version})": likert.alpha} if likert else {}
+    disagreements = export_tables(slug).disagreements
+    feedback = None
+    if len(disagreements):
+        chosen = disagreements[(disagreements["condition"] == condition) & (disagreements["excluded"] != 1)]
+        feedback = chosen.rename(columns={"participant_id": "participant"})[
+            ["participant", "subject", "model_label", "disagreement"]
+        ]
+    models = set(subjects.models)
+    result = audit(
+        subjects,
+        desirable=conditions[condition]["desirable"],
+        scale=conditions[condition]["aggregate_scale"],
+        alphas=alphas,
+        feedback=feedback,
+        shown_model=shown_model if shown_model in models else None,
+        seed=seed,
+        n_resamples=n_resamples,
+    )
+    participants, dropped = participant_counts(disagreements) if len(disagreements) else ({}, {})
+    provenance = study_provenance(
+        study,
+        participants=participants,
+        dropped=dropped,
+        seeds={"bootstrap": seed},
+        settings={
+            "Condition": condition,
+            "Subjects file": f"{Path(subjects_file).name} ({len(subjects.frame)} subjects)",
+            "Models": ", ".join(sorted(models)),
+            "Bootstrap resamples": str(n_resamples),
+            **({} if likert else {"Calibration used": "none: the condition has no Likert calibration (equal weights)"}),
+        },
+        calibration=CalibrationUsed(
+            study=f"{likert.study.title} ({likert.study.slug} v{likert.study.version})",
+            condition=likert.condition,
+            kind=likert.kind,
+            version=likert.version,
+            n_participants=likert.n_participants,
+            alpha=likert.alpha,
+            ci=(likert.ci_low, likert.ci_high),
+        )
+        if likert
+        else None,
+    )
+    write_audit_report(result, out_dir, title=f"{study.title}: model audit ({condition})", provenance=provenance)
+    prefix = new_prefix("audit")
+    store_directory(out_dir, prefix)
+    try:
+        with transaction.atomic():
+            run = AuditRun.objects.create(
+                study=study,
+                condition=condition,
+                subjects_file=Path(subjects_file).name,
+                likert_calibration=likert,
+                files_prefix=prefix,
+                results=json.loads((out_dir / "results.json").read_text()),
+            )
+            cal = result.disagreement_calibration
+            if cal is not None:
+                calibration_create(
+                    study=study,
+                    kind="disagreement",
+                    condition=condition,
+                    alpha=cal.alpha,
+                    ci_low=cal.ci[0],
+                    ci_high=cal.ci[1],
+                    n_participants=cal.n_participants,
+                    seed=seed,
+                )
+    except BaseException:
+        delete_prefix(prefix)
+        raise
+    return run

@@ -1,0 +1,48 @@
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from runs.analysis_runs import analysis_run_create
+from runs.progress import ProgressBar
+from studies.services import StudyNotFound
+
+
+class Command(BaseCommand):
+    help = "Run the study's statistics (Tables 2-5, BTS, calibration) and write an HTML/JSON/CSV report."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/analysis-<seed>)")
+        parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
+        parser.add_argument("--include-pilot", action="store_true", help="also pilot participants (default: left out)")
+        parser.add_argument(
+            "--include-incomplete",
+            action="store_true",
+            help="also analyse participants who have not completed (default: completed participants only)",
+        )
+
+    def handle(self, *args, slug, out, seed, resamples, include_pilot, include_incomplete, **options):
+        out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / slug / f"analysis-{seed}"
+        bars: dict[str, ProgressBar] = {}
+
+        def progress(label: str, done: int, total: int) -> None:
+            bars.setdefault(label, ProgressBar(total, label, self.stderr))(done)
+
+        try:
+            run = analysis_run_create(
+                slug=slug,
+                out_dir=out_dir,
+                seed=seed,
+                n_resamples=resamples,
+                include_incomplete=include_incomplete,
+                include_pilot=include_pilot,
+                progress=progress,
+            )
+        except (StudyNotFound, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(run.results["sample"]["sentence"])
+        for cal in run.calibrations.all():
+            self.stdout.write(f"  {cal}  95% CI [{cal.ci_low:.4f}, {cal.ci_high:.4f}]")
+        self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))

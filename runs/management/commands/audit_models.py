@@ -1,0 +1,44 @@
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from fairness.model_audit import SubjectsFileError
+from runs.audit_runs import AuditError, audit_run_create
+from studies.services import StudyNotFound
+
+
+class Command(BaseCommand):
+    help = "Audit the models in a subjects CSV with effort-aware and disagreement-derived fairness."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--study", required=True, help="study slug (its calibration and yes/no feedback)")
+        parser.add_argument("--subjects", required=True, help="CSV: id, x_<time>..., score_<model>..., groups")
+        parser.add_argument("--calibration", type=int, help="Calibration id (default: the latest Likert one)")
+        parser.add_argument("--condition", help="study condition (default: the calibration's, else the first)")
+        parser.add_argument("--shown-model", default="study_ai", help="model whose labels participants saw")
+        parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/audit-<condition>)")
+        parser.add_argument("--seed", type=int, default=1)
+
+    def handle(self, *args, study, subjects, calibration, condition, shown_model, out, seed, **options):
+        out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / study / f"audit-{condition or 'default'}"
+        try:
+            run = audit_run_create(
+                slug=study,
+                subjects_file=subjects,
+                out_dir=out_dir,
+                condition=condition,
+                calibration_id=calibration,
+                shown_model=shown_model,
+                seed=seed,
+            )
+        except (StudyNotFound, AuditError, SubjectsFileError) as exc:
+            raise CommandError(str(exc)) from exc
+        for row in run.results["eaif"]:
+            self.stdout.write(f"  {row['model']:<22} {row['weights']:<22} EaIF {row['eaif']:.4f}")
+        cal = run.results.get("disagreement_calibration")
+        if cal:
+            self.stdout.write(
+                f"  alpha from disagreement feedback: {cal['alpha']:.2f} [{cal['ci'][0]:.2f}, {cal['ci'][1]:.2f}]"
+            )
+        self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))

@@ -1,0 +1,277 @@
+"""The explanation under each section of each report: what it shows, how to read it, the formula and
+its source (paper and equation). Keyed by the section's table or figure name; ``runs.reports``
+attaches them, and the tests check that every section of every report has one."""
+
+from dataclasses import dataclass
+
+EFFORT = "Effort-aware fairness paper"
+CST = "Counterfactual situation testing paper (Alvarez & Ruggieri)"
+DP = "Differential parity paper"
+FEEDBACK = "Disagreement-feedback poster (Telukunta & Nadendla)"
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Two to four sentences: ``shows`` and ``read`` in words, then the formula and its source."""
+
+    shows: str
+    read: str
+    formula: str
+    source: str
+
+
+ANALYSIS = {
+    "calibrations": Explanation(
+        "The human-calibrated effort weight alpha of each condition: how much participants' overall "
+        "similarity ratings rest on the trajectory (effort) rather than on the aggregate.",
+        "alpha near 1 means participants judged mostly by trajectory, near 0 mostly by aggregate, 0.5 both "
+        "equally; the 95% CI is a percentile interval over participant-bootstrap resamples.",
+        "alpha = a2 / (a1 + a2) with a1, a2 the OLS coefficients of d_S and d_E in d = a0 + a1 d_S + a2 d_E + e",
+        f"{EFFORT}, Eq. 5 and the distance d of EaIF (Eq. 12)",
+    ),
+    "participant_level": Explanation(
+        "The study's headline tests, with the participant as the unit: each participant rates many pairs, so "
+        "pairs are not independent evidence.",
+        "Read a row as significant when its Holm-adjusted p (family 'headline') is below .05; rows outside the "
+        "family are second opinions. The tests hold for this study's stimulus set; the mixed models below "
+        "generalise to other stimuli.",
+        "participant bootstrap of r_traj - r_aggr (Hall & Wilson 1991 p); Wald tests of Eq. 5-8 with CR1 "
+        "standard errors clustered by participant; Holm over the family (statsmodels multipletests)",
+        f"{EFFORT}, RQ1-RQ3, Eq. 5-8",
+    ),
+    "mixed_models": Explanation(
+        "Eq. 5-8 as linear mixed models with crossed random intercepts for participant and stimulus, and the "
+        "contrast a2 - a1 (trajectory minus aggregate weight) with its 95% CI.",
+        "A positive a2 - a1 whose CI excludes 0 means trajectory weighs more, for participants and stimuli "
+        "beyond this sample; a model marked not converged, or with a note, should not be read.",
+        "y = x'b + u_participant + v_stimulus + e, REML (statsmodels MixedLM with variance components)",
+        f"{EFFORT}, Eq. 5-8; Baayen, Davidson & Bates (2008)",
+    ),
+    "effect_sizes": Explanation(
+        "How much more trajectory than aggregate weighs for a typical participant: Eq. 5 or 6 fitted within "
+        "each participant, then the per-participant differences summarised.",
+        "The mean difference and Cohen's d come with 95% CIs; d around 0.2 is small, 0.5 medium, 0.8 large.",
+        "one-sample t-test of a2_i - a1_i; d = mean / SD with its CI (Hedges & Olkin 1985, pingouin)",
+        f"{EFFORT}, Eq. 5-6 (two-stage estimate)",
+    ),
+    "rm_correlations": Explanation(
+        "The correlations of Table 2 within participants, which removes differences in how participants use "
+        "the Likert scale.",
+        "Compare r_rm with Table 2's r: a much smaller r_rm means Table 2's correlation is partly between-"
+        "participant scale use; its df count participants, not only pairs.",
+        "r_rm from the ANCOVA y ~ participant + x, df = N - participants - 1",
+        "Bakdash & Marusich (2017), pingouin rm_corr; beside the effort-aware paper's Table 2",
+    ),
+    "icc": Explanation(
+        "How far participants agree in their Likert ratings of the same stimuli, per condition and measure.",
+        "ICC(A,1) near 1: one participant's rating predicts another's; ICC(A,k) is the reliability of the mean "
+        "rating over all k participants (only participants who rated every stimulus count).",
+        "ICC(A,1) and ICC(A,k) of a two-way random-effects model",
+        "Shrout & Fleiss (1979); McGraw & Wong (1996); pingouin intraclass_corr",
+    ),
+    "table2": Explanation(
+        "Spearman rank correlations between the three Likert distances of each pair (trajectory d_E, "
+        "aggregate d_S, overall d) and the fair-score distance D, per condition.",
+        "r near 1: the two ratings rise together. Stars use the unadjusted p; 'p (Bonferroni)' adjusts over "
+        "the family of the five correlations of one condition.",
+        "Spearman r with a Fisher-z 95% CI of variance 1.06 / (n - 3) (Fieller, Hartley & Pearson 1957)",
+        f"{EFFORT}, Table 2",
+    ),
+    "table3": Explanation(
+        "Tests of whether trajectory correlates more strongly than aggregate with the overall distance (input) "
+        "and with the fair-score distance (output): two dependent correlations that share one variable.",
+        "A positive statistic means r_traj > r_aggr; the two conventions are described below.",
+        "Hotelling's t with n - 3 df; Steiger's Z1* (Meng, Rosenthal & Rubin Z in the paper convention)",
+        f"{EFFORT}, Table 3; Steiger (1980); Meng, Rosenthal & Rubin (1992)",
+    ),
+    "table4": Explanation(
+        "Participant-bootstrap 95% confidence intervals of the difference between the trajectory and the "
+        "aggregate correlation.",
+        "An interval wholly above 0 means trajectory matters more than aggregate; each resample draws "
+        "participants with all their pairs, and its seed is in the table.",
+        "Δr = r_traj - r_aggr; percentile interval [2.5%, 97.5%] over B resamples",
+        f"{EFFORT}, Table 4",
+    ),
+    "table5": Explanation(
+        "The regressions of the overall distance d (input space) and of the fair-score distance D (output "
+        "space) on the aggregate d_S and the trajectory d_E, one table per model and outcome.",
+        "b is the change in the outcome per Likert step of the term, with OLS and participant-clustered "
+        "standard errors; stars use the clustered p at the paper's Table 5 levels, without a "
+        "multiple-testing correction.",
+        "d = a0 + a1 d_S + a2 d_E + e (Eq. 5), D = b0 + b1 d_S + b2 d_E + e (Eq. 6); moderation adds C, "
+        "d_S C and d_E C (Eq. 7-8)",
+        f"{EFFORT}, Eq. 5-8 and Table 5",
+    ),
+    "factor_shares": Explanation(
+        "How often participants named each factor (trajectory, aggregate, other) as a reason for their rating.",
+        "Each share is over the included pairs of the condition; a higher trajectory share supports an "
+        "effort-based view of similarity.",
+        "share = pairs with the factor chosen / pairs",
+        f"{EFFORT}, Section 4 (rationale question)",
+    ),
+    "ratings_figure": Explanation(
+        "The distributions of the three Likert ratings of the included pairs, per condition.",
+        "Each violin shows the density of ratings; its box marks the quartiles and its line the mean; "
+        "1 = very similar.",
+        "raw ratings, no model",
+        f"{EFFORT}, Section 4 (survey design)",
+    ),
+    "coefficient_figure": Explanation(
+        "The coefficients of d_S and d_E with their 95% CIs from participant-clustered standard errors, per "
+        "condition and outcome.",
+        "A point further right is a stronger effect; CIs that do not overlap differ clearly. The exact "
+        "numbers are in the Table 5 section and table5.csv.",
+        "coefficients of Eq. 5-6, CI = b ± t(0.975) SE (clustered by participant)",
+        f"{EFFORT}, Eq. 5-6",
+    ),
+    "bts_figure": Explanation(
+        "Participants' mean Bayesian Truth Serum score on the binarised overall-similarity question.",
+        "Higher scores reward answers that are more common than the crowd predicted and accurate "
+        "predictions of others' answers; scores near the bottom flag careless or dishonest participants.",
+        "total = sum_k x_k log(xbar_k / ybar_k) + alpha sum_k xbar_k log(y_k / xbar_k)",
+        f"Prelec (2004), Science 306; {EFFORT}, Appendix E",
+    ),
+}
+
+AUDIT = {
+    "eaif": Explanation(
+        "Effort-aware individual fairness of each model under each effort weight alpha: equal weights, the "
+        "human (Likert) calibration and the alpha from yes/no disagreement feedback.",
+        "EaIF is the mean over subject pairs of 1 - max(0, D - d): 1 means no pair's score gap exceeds its "
+        "effort-aware distance; the violation share is the fraction of pairs with D > d.",
+        "d = sqrt(alpha (E_i - E_j)^2 + (1 - alpha) (S_i - S_j)^2), D = |r_i - r_j|",
+        f"{EFFORT}, Eq. 12-13, Tables 1 and 7",
+    ),
+    "parity": Explanation(
+        "Traditional, effort-unaware demographic parity of each model's mean predicted risk, per group column.",
+        "1 is parity; 0.8 means the group with the lowest mean risk gets 80% of the highest group's mean "
+        "risk. Only groups with at least 10 subjects count.",
+        "min over groups of mean risk / max over groups of mean risk",
+        f"{EFFORT}, Tables 6 and 8",
+    ),
+    "notions": Explanation(
+        "Group-fairness gaps computed with the critics' labels (their yes/no disagreement with the shown "
+        "model) in place of true labels: accuracy equality AE, calibration CA, equal opportunity EO, "
+        "overall misclassification OMR and predictive equality PE.",
+        "Each value is the largest gap between groups (0 = equal treatment, higher = less fair).",
+        "f = max_k (max_m f_{m,k} - min_m f_{m,k}), with DR_{m,k} = P(s = 1 | yhat = k, m)",
+        f"{FEEDBACK}, Eq. 0-5",
+    ),
+    "disagreement_calibration": Explanation(
+        "The effort weight alpha implied by participants' yes/no disagreement with the shown model.",
+        "For each alpha on a grid, the subjects' EaIF violations are rank-correlated with their disagreement "
+        "rates; the alpha with the strongest correlation is the estimate, with a participant-bootstrap CI.",
+        "alpha* = argmax_alpha Spearman(v_i(alpha), DR_i), v_i(alpha) = mean_j max(0, D_ij - d_ij(alpha))",
+        f"{EFFORT}, Eq. 12; {FEEDBACK}, Eq. 3",
+    ),
+    "worst": Explanation(
+        "The ten subject pairs with the largest violation D - d for each model.",
+        "These are the pairs a model treats most differently although their effort and aggregate are close; "
+        "look them up by id in the subjects file.",
+        "violation = D - d with D = |r_i - r_j| and the effort-aware d of EaIF",
+        f"{EFFORT}, Eq. 12-13",
+    ),
+    "eaif_figure": Explanation(
+        "EaIF of each model (bars) under each effort weight.",
+        "Higher bars are fairer; compare the bars of one model to see how much the weight matters.",
+        "EaIF = mean over pairs of 1 - max(0, D - d)",
+        f"{EFFORT}, Eq. 13",
+    ),
+    "eagf_figure": Explanation(
+        "Effort-aware group fairness: the parity of mean predicted risk between groups within each effort "
+        "bin (width 0.1).",
+        "1 is parity within the bin; a bin without two groups of at least 10 subjects has no value. Low "
+        "values mean people of similar effort get different risk by group.",
+        "parity(bin) = min over groups of mean risk / max over groups of mean risk, among subjects of the bin",
+        f"{EFFORT}, Eq. 14 and Figure 3",
+    ),
+    "calibration_curve": Explanation(
+        "The criterion behind the disagreement-feedback alpha over the grid of effort weights.",
+        "The peak of the curve is the estimated alpha; a flat curve means the feedback hardly "
+        "distinguishes effort weights.",
+        "Spearman(v_i(alpha), DR_i) for alpha in [0, 1]",
+        f"{EFFORT}, Eq. 12; {FEEDBACK}, Eq. 3",
+    ),
+}
+
+DIFFERENTIAL_PARITY = {
+    "fair_scores_vs_ai": Explanation(
+        "Whether participants' fair risk scores differ from the AI's scores more for one group of subjects "
+        "than for the others (relative fairness of the two decision sets).",
+        "DPT > 0: participants scored the group higher than the AI did, relative to the other subjects; the "
+        "verdict states it in words. DPD is the effect size, labelled by the paper's Table 1.",
+        "DPT = (m_1 - m_0) / sqrt(s_1^2 / n_1 + s_0^2 / n_0) (Welch's t, one-sided p), DPD = (m_1 - m_0) / s_pooled",
+        f"{DP}, Definitions 3-4, Eq. 2-3",
+    ),
+    "disagreements": Explanation(
+        "The same test on labels: participants' yes/no answers imply a label (high or low risk) for each "
+        "subject, compared with the AI's label.",
+        "The per-item difference is -1, 0 or +1; DPT > 0 means participants labelled the group high risk "
+        "more often than the AI did, relative to the other subjects.",
+        "DPT and DPD as for fair scores, on R0 - R1 in {-1, 0, 1}",
+        f"{DP}, Definitions 3-4, Eq. 2-3",
+    ),
+    "differences_figure": Explanation(
+        "The per-item differences R0 - R1 (participant minus AI) by subject group, one colour per condition.",
+        "Boxes show quartiles and the dashed line the mean; a group whose box sits higher got higher "
+        "risk from participants than from the AI.",
+        "R_Δ = R0 - R1 per (participant, subject) item",
+        f"{DP}, Eq. 1",
+    ),
+}
+
+SITUATION_TESTING = {
+    "published": Explanation(
+        "This run's counts minus the counts the paper publishes for the LSAC data, per attribute, method and k.",
+        "0 means the published count is reproduced; the notes say which convention causes each difference "
+        "(--mode reference follows the authors' code and reproduces every cell).",
+        "difference = count(this run) - count(published), for the k values both have",
+        f"{CST}, Tables 10-13",
+    ),
+    "counts": Explanation(
+        "How many complainants (individuals of the protected group) each method flags as discriminated, for "
+        "each number of neighbours k (the methods are described at the top).",
+        "Columns ending in _sig count only the flags whose one-sided confidence interval excludes tau; a "
+        "method that flags many more complainants than ST finds discrimination that the factual "
+        "neighbourhood hides.",
+        "Δp = p_c - p_t, with p_c and p_t the shares of negative decisions in the control and test groups; "
+        "flagged when Δp > tau, significant when Δp - z_(1-alpha) sqrt((p_c(1-p_c) + p_t(1-p_t)) / k) > tau",
+        f"{CST}, Eq. 3-10",
+    ),
+    "counts_figure": Explanation(
+        "The flag counts of the table above against k, one line per method (significant counts dotted).",
+        "Lines that stay flat as k grows are robust to the choice of k; CST normally flags more than ST.",
+        "number of complainants with Δp > tau (dotted: and the one-sided CI excludes tau)",
+        f"{CST}, Section 5 and Table 1",
+    ),
+    "flagged": Explanation(
+        "The complainants flagged at the smallest k, largest Δp first; open one to see the complainant and "
+        "the rows of its control and test groups.",
+        "p_c and p_t are the shares of negative decisions among the control and test neighbours; "
+        "'significant' means the one-sided interval of Δp excludes tau.",
+        "Δp = p_c - p_t",
+        f"{CST}, Eq. 8-10",
+    ),
+    "multiple": Explanation(
+        "Multiple discrimination: complainants flagged for gender and for race separately, each test at "
+        "alpha / 2 (Bonferroni over the family of the two attributes).",
+        "A complainant counts when both tests flag them; compare with the intersectional rows, which "
+        "test the combination of attributes directly.",
+        "flagged_gender(alpha / 2) and flagged_race(alpha / 2)",
+        f"{CST}, Section 5.3",
+    ),
+}
+
+
+# Situation testing's methods in words (shown at the top of the situation-testing and law-school reports).
+ST_METHODS = {
+    "ST": "Situation testing: a complainant's k nearest neighbours in the protected group (control) are compared "
+    "with the k nearest in the non-protected group (test), both searched around the complainant as they are.",
+    "CSTwo": "Counterfactual situation testing without the complainant: the test group is searched around the "
+    "complainant's counterfactual, the same person had they not been in the protected group (from a causal "
+    "model), so features the protected attribute influenced are corrected.",
+    "CSTwi": "Counterfactual situation testing with the complainant: as CSTwo, but the complainant joins the "
+    "control group and the counterfactual (with its own decision) joins the test group.",
+    "CF": "Counterfactual fairness: the complainant is flagged when their own decision is negative and their "
+    "counterfactual's decision is positive, without comparing with anyone else.",
+}

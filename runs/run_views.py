@@ -1,0 +1,107 @@
+"""Runs from the dashboard: start an analysis, a model audit or a differential-parity run (the
+API's request serializers check the options, ``runs.services.job_create`` queues the same
+background job as the API), follow a job, and list every run of a study with its files."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from research.api.serializers import (
+    AnalysisRequestSerializer,
+    AuditRequestSerializer,
+    DifferentialParityRequestSerializer,
+)
+from runs.models import Job
+from runs.selectors import jobs_visible_to
+from runs.services import job_create
+from runs.storage import RunStorageError, list_files
+from studies.selectors import visible_versions
+from surveys.models import AnalysisRun, AuditRun, Calibration
+
+# URL name of a run kind -> (job kind, the API's serializer of its options, its uploaded files)
+STARTABLE = {
+    "analysis": (Job.Kind.ANALYSIS, AnalysisRequestSerializer, ()),
+    "audit": (Job.Kind.AUDIT, AuditRequestSerializer, ("subjects",)),
+    "differential-parity": (Job.Kind.DIFFERENTIAL_PARITY, DifferentialParityRequestSerializer, ()),
+}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpResponse:
+    """GET: the forms for every kind; POST to ``start/<kind>/``: queue that job and go to its page."""
+    if kind not in STARTABLE:
+        raise Http404("No such kind of run.")
+    versions = visible_versions(request.user, slug)
+    study = versions[0]
+    errors: dict[str, list[str]] = {}
+    if request.method == "POST":
+        job_kind, serializer_class, upload_fields = STARTABLE[kind]
+        data = request.POST.copy()
+        data.update(request.FILES)
+        serializer = serializer_class(data=data)
+        if serializer.is_valid():
+            params = dict(serializer.validated_data)
+            uploads = {field: params.pop(field) for field in upload_fields}
+            try:
+                job = job_create(kind=job_kind, user=request.user, study=study, params=params, uploads=uploads)
+            except RunStorageError as exc:
+                errors = {"non_field_errors": [f"{exc}; nothing was kept. Try again later."]}
+            else:
+                return redirect("researcher:job", job_id=job.pk)
+        else:
+            errors = {field: [str(m) for m in messages] for field, messages in serializer.errors.items()}
+    context = {
+        "study": study,
+        "kind": kind if request.method == "POST" else "",
+        "errors": errors,
+        "values": request.POST,
+        "conditions": study.spec["conditions"],
+        "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT).order_by(
+            "condition", "-version"
+        ),
+    }
+    return render(request, "researcher/run_start.html", context, status=400 if errors else 200)
+
+
+@login_required
+def job_detail(request: HttpRequest, job_id) -> HttpResponse:
+    """A job's status, progress and log; ``static/surveys/job.js`` polls ``/api/jobs/<id>/`` and
+    reloads the page when the job ends (a ``<meta refresh>`` does it without JavaScript)."""
+    job = jobs_visible_to(request.user).select_related("created_by").filter(pk=job_id).first()
+    if job is None:
+        raise Http404("No such job among yours.")
+    finished = job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED)
+    return render(
+        request,
+        "researcher/job.html",
+        {
+            "job": job,
+            "finished": finished,
+            "report_url": (job.result or {}).get("report_url", "") if job.status == Job.Status.SUCCEEDED else "",
+            "files": [(name, reverse("researcher:job-file", args=[job.pk, name])) for name in job.files],
+            "api_url": reverse("api-job", args=[job.pk]),
+        },
+    )
+
+
+@login_required
+def run_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every run of the study (all versions): analyses, audits, calibrations and background jobs."""
+    versions = visible_versions(request.user, slug)
+    analyses = AnalysisRun.objects.filter(study__in=versions).select_related("study")
+    return render(
+        request,
+        "researcher/runs.html",
+        {
+            "study": versions[0],
+            "analyses": [(run, list_files(run.files_prefix)) for run in analyses],
+            "audits": AuditRun.objects.filter(study__in=versions).select_related("study", "likert_calibration"),
+            "calibrations": Calibration.objects.filter(study__in=versions)
+            .select_related("study", "analysis_run")
+            .order_by("kind", "condition", "-version"),
+            "jobs": Job.objects.filter(study__in=versions).select_related("created_by"),
+        },
+    )

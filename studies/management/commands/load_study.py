@@ -1,0 +1,35 @@
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from studies.services import StudyOwnedByOther, study_load
+from studies.study_file import InvalidStudyFile, read_study_file
+
+
+class Command(BaseCommand):
+    help = "Validate a study file and load it (same file again: no change; changed file with answers: new version)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+        parser.add_argument("--owner", help="username of the researcher who owns the study")
+
+    def handle(self, *args, file, owner=None, **options):
+        user = None
+        if owner:
+            user = get_user_model().objects.filter(username=owner).first()
+            if user is None:
+                raise CommandError(f"no user named {owner!r}")
+        try:
+            spec = read_study_file(file)
+            result = study_load(spec=spec, owner=user)
+        except InvalidStudyFile as exc:
+            raise CommandError(f"{file}: {exc}") from exc
+        except StudyOwnedByOther as exc:
+            raise CommandError(str(exc)) from exc
+        messages = {
+            "created": "created",
+            "unchanged": "unchanged (same content already loaded)",
+            "replaced": "updated in place (no participants yet)",
+            "new_version": "saved as a new version (the previous one has participants)",
+        }
+        study = result.study
+        self.stdout.write(self.style.SUCCESS(f"{study.slug} v{study.version}: {messages[result.action]}"))

@@ -1,0 +1,130 @@
+"""Storing study files as versions: load, look up, who may load a new version."""
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from studies.study_file import validate_study
+from surveys.models import Comparison, Condition, DisagreementPrompt, StimulusSet, Study, Subject
+
+
+class StudyNotFound(LookupError):
+    pass
+
+
+class StudyOwnedByOther(PermissionError):
+    """A study file's slug belongs to another researcher's study (a new version would hand them its data)."""
+
+
+def spec_digest(spec: dict) -> str:
+    """SHA-256 of the canonical JSON (sorted keys), so formatting changes do not count as edits."""
+    return hashlib.sha256(json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class StudyLoadResult:
+    study: Study
+    action: str  # "created", "unchanged", "replaced" (no answers yet) or "new_version"
+
+
+def _create_study_rows(study: Study, spec: dict) -> None:
+    for c_pos, cond in enumerate(spec["conditions"]):
+        condition = Condition.objects.create(
+            study=study,
+            key=cond["key"],
+            label=cond["label"],
+            feature=cond["feature"],
+            unit=cond["unit"],
+            desirable=cond["desirable"],
+            position=c_pos,
+        )
+        subjects = Subject.objects.bulk_create(
+            [
+                Subject(
+                    condition=condition,
+                    key=s["id"],
+                    series=s["series"],
+                    demographics=s.get("demographics", {}),
+                    risk_score=s["risk_score"],
+                    label=s["label"],
+                )
+                for s in cond["subjects"]
+            ]
+        )
+        by_key = {s.key: s for s in subjects}
+        for s_pos, sset in enumerate(cond["stimulus_sets"]):
+            stimulus_set = StimulusSet.objects.create(
+                condition=condition, key=sset["key"], reference=by_key[sset["reference"]], position=s_pos
+            )
+            Comparison.objects.bulk_create(
+                [
+                    Comparison(
+                        stimulus_set=stimulus_set, subject=by_key[c["subject"]], relation=c["relation"], position=i
+                    )
+                    for i, c in enumerate(sset["comparisons"])
+                ]
+            )
+        DisagreementPrompt.objects.bulk_create(
+            [
+                DisagreementPrompt(condition=condition, key=p["key"], subject=by_key[p["subject"]], position=i)
+                for i, p in enumerate(cond["disagreement_prompts"])
+            ]
+        )
+
+
+@transaction.atomic
+def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
+    """Validate and store a study file.
+
+    The same content again changes nothing. Changed content replaces the latest version while no
+    participant has arrived, and otherwise becomes version n + 1, so that what participants saw is
+    never altered.
+
+    Only the study's owner or staff may load a file whose slug already exists: anyone else would
+    otherwise own a new version and with it every earlier participant's data. A new version keeps the
+    study's owner and collaborators, whoever loads it; ``owner`` owns only a new slug.
+    """
+    spec = validate_study(spec)
+    digest = spec_digest(spec)
+    latest = Study.objects.select_for_update().filter(slug=spec["slug"]).order_by("-version").first()
+    if latest is not None and owner is not None and not may_load_version(owner, latest):
+        holder = latest.owner.get_username() if latest.owner_id else "no researcher"
+        raise StudyOwnedByOther(
+            f"study {latest.slug!r} belongs to {holder}; only its owner or staff can load a new version"
+        )
+    if latest is not None and latest.spec_hash == digest:
+        return StudyLoadResult(latest, "unchanged")
+    if latest is not None and not latest.participants.exists():
+        latest.conditions.all().delete()
+        latest.spec, latest.spec_hash, latest.title = spec, digest, spec["title"]
+        latest.save(update_fields=["spec", "spec_hash", "title"])
+        _create_study_rows(latest, spec)
+        return StudyLoadResult(latest, "replaced")
+    version = 1 if latest is None else latest.version + 1
+    study = Study.objects.create(
+        slug=spec["slug"],
+        version=version,
+        title=spec["title"],
+        spec=spec,
+        spec_hash=digest,
+        owner=latest.owner if latest is not None else owner,  # a version loaded by staff stays the owner's
+    )
+    if latest is not None:
+        study.collaborators.set(latest.collaborators.all())
+    _create_study_rows(study, spec)
+    return StudyLoadResult(study, "created" if latest is None else "new_version")
+
+
+def may_load_version(user, study: Study) -> bool:
+    return bool(user.is_staff or user.is_superuser or study.owner_id == user.pk)
+
+
+def latest_study(slug: str) -> Study:
+    study = Study.objects.filter(slug=slug).order_by("-version").first()
+    if study is None:
+        raise StudyNotFound(f"no study with slug {slug!r}")
+    return study
+
+

@@ -1,0 +1,222 @@
+"""A study file uploaded in the browser: checked with the same rules as ``load_study``, kept
+server-side under the SHA-256 of its bytes until the researcher loads it, and previewed against the
+study's current version (what loading it would do, and which fields change).
+
+The stash lives in the run storage (``study-uploads/<user id>/<sha256>.json``), so any web server
+can show the preview and load the file; the load reads the stored bytes again and checks their
+hash, so nothing the browser resends is trusted.
+"""
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.utils import timezone
+
+from participation.plan import build_plan
+from studies.services import StudyLoadResult, may_load_version, spec_digest, study_load
+from studies.study_file import InvalidStudyFile, StudyFileProblem, read_study_text
+from surveys.models import Study
+
+STASH_PREFIX = "study-uploads"
+STASH_MAX_AGE = timedelta(days=1)
+DIGEST = re.compile(r"^[0-9a-f]{64}$")
+MAX_CHANGES = 60
+
+
+class StashedFileMissing(LookupError):
+    """No stashed upload with this hash for this researcher (never uploaded, loaded, or expired)."""
+
+
+@dataclass(frozen=True)
+class ConditionSummary:
+    key: str
+    label: str
+    subjects: int
+    stimulus_sets: int
+    pairs: int
+    prompts: int
+    pages: int  # pages one participant of this condition sees
+
+
+@dataclass(frozen=True)
+class SpecChange:
+    path: str  # as in validation errors: conditions[arrests].subjects[S03].series
+    change: str  # "added", "removed", "changed", "order changed"
+    before: str = ""
+    after: str = ""
+
+
+@dataclass(frozen=True)
+class StudyPreview:
+    digest: str
+    slug: str
+    title: str
+    conditions: list[ConditionSummary]
+    attention_checks: int
+    current: Study | None  # the latest version with this slug
+    outcome: str  # what loading does: "created", "unchanged", "replaced" or "new_version"
+    changes: list[SpecChange]
+    more_changes: int  # changes beyond the first MAX_CHANGES
+    refusal: str  # why this researcher may not load it ("" if they may)
+
+
+def _stash_name(user, digest: str) -> str:
+    return f"{STASH_PREFIX}/{user.pk}/{digest}.json"
+
+
+def read_upload(upload) -> tuple[str, bytes]:
+    """The upload's hash and bytes, refused (InvalidStudyFile) above ``STUDY_FILE_MAX_BYTES`` or
+    when it is not UTF-8 JSON text that passes every study-file rule."""
+    limit = settings.STUDY_FILE_MAX_BYTES
+    if upload.size > limit:
+        raise InvalidStudyFile(
+            [StudyFileProblem("", f"file is larger than the limit of {limit:,} bytes ({upload.size:,})")]
+        )
+    raw = upload.read()
+    validated_spec(raw)
+    return hashlib.sha256(raw).hexdigest(), raw
+
+
+def validated_spec(raw: bytes) -> dict:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidStudyFile([StudyFileProblem("", f"the file is not UTF-8 text (byte {exc.start})")]) from exc
+    return read_study_text(text)
+
+
+def stash_upload(*, user, digest: str, raw: bytes) -> None:
+    """Keep the validated bytes until they are loaded; stashes older than a day are removed."""
+    folder = f"{STASH_PREFIX}/{user.pk}"
+    try:
+        old = default_storage.listdir(folder)[1]
+    except (FileNotFoundError, NotADirectoryError):
+        old = []
+    cutoff = timezone.now() - STASH_MAX_AGE
+    for name in old:
+        if default_storage.get_modified_time(f"{folder}/{name}") < cutoff:
+            default_storage.delete(f"{folder}/{name}")
+    name = _stash_name(user, digest)
+    if not default_storage.exists(name):
+        default_storage.save(name, ContentFile(raw))
+
+
+def stashed_spec(*, user, digest: str) -> dict:
+    """The stashed file's validated study, after checking that its bytes still have ``digest``."""
+    if not DIGEST.match(digest):
+        raise StashedFileMissing(digest)
+    try:
+        with default_storage.open(_stash_name(user, digest), "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError as exc:
+        raise StashedFileMissing(digest) from exc
+    if hashlib.sha256(raw).hexdigest() != digest:
+        raise StashedFileMissing(digest)
+    return validated_spec(raw)
+
+
+def load_stashed(*, user, digest: str) -> StudyLoadResult:
+    """Load the stashed file as the user (``study_load``'s ownership rule applies), then drop the stash."""
+    result = study_load(spec=stashed_spec(user=user, digest=digest), owner=user)
+    default_storage.delete(_stash_name(user, digest))
+    return result
+
+
+def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
+    """Counts per condition, and what loading would do compared with the latest version."""
+    conditions = [
+        ConditionSummary(
+            key=c["key"],
+            label=c["label"],
+            subjects=len(c["subjects"]),
+            stimulus_sets=len(c["stimulus_sets"]),
+            pairs=sum(len(s["comparisons"]) for s in c["stimulus_sets"]),
+            prompts=len(c["disagreement_prompts"]),
+            pages=len(build_plan(spec, c["key"], seed=0)),
+        )
+        for c in spec["conditions"]
+    ]
+    current = Study.objects.filter(slug=spec["slug"]).select_related("owner").order_by("-version").first()
+    refusal, changes = "", []
+    if current is None:
+        outcome = "created"
+    else:
+        if not may_load_version(user, current):
+            holder = current.owner.get_username() if current.owner_id else "no researcher"
+            refusal = f"The study {current.slug!r} belongs to {holder}; only its owner or staff can load a new version."
+        changes = spec_changes(current.spec, spec)
+        if current.spec_hash == spec_digest(spec):
+            outcome = "unchanged"
+        else:
+            outcome = "new_version" if current.participants.exists() else "replaced"
+    return StudyPreview(
+        digest=digest,
+        slug=spec["slug"],
+        title=spec["title"],
+        conditions=conditions,
+        attention_checks=len(spec["attention_checks"]["items"]),
+        current=current,
+        outcome=outcome,
+        changes=changes[:MAX_CHANGES],
+        more_changes=max(0, len(changes) - MAX_CHANGES),
+        refusal=refusal,
+    )
+
+
+def _identity(item) -> str | None:
+    """Items of a list are matched by their ``key`` (conditions, sets, prompts, checks) or ``id``
+    (subjects); anything else is compared by position."""
+    if isinstance(item, dict):
+        value = item.get("key", item.get("id"))
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _shown(value) -> str:
+    text = repr(value) if not isinstance(value, dict | list) else f"{type(value).__name__} of {len(value)}"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def spec_changes(old: dict, new: dict) -> list[SpecChange]:
+    """Every field that differs between two validated study files (defaults filled in), as paths."""
+    changes: list[SpecChange] = []
+
+    def walk(a, b, path: str) -> None:
+        if a == b:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in [*a, *(k for k in b if k not in a)]:
+                inner = f"{path}.{key}" if path else key
+                if key not in b:
+                    changes.append(SpecChange(inner, "removed", _shown(a[key])))
+                elif key not in a:
+                    changes.append(SpecChange(inner, "added", after=_shown(b[key])))
+                else:
+                    walk(a[key], b[key], inner)
+            return
+        ids_a = [_identity(x) for x in a] if isinstance(a, list) else [None]
+        ids_b = [_identity(x) for x in b] if isinstance(b, list) else [None]
+        keyed = None not in ids_a + ids_b and len(set(ids_a)) == len(ids_a) and len(set(ids_b)) == len(ids_b)
+        if keyed:
+            by_a, by_b = dict(zip(ids_a, a, strict=True)), dict(zip(ids_b, b, strict=True))
+            for key in [*ids_a, *(k for k in ids_b if k not in by_a)]:
+                inner = f"{path}[{key}]"
+                if key not in by_b:
+                    changes.append(SpecChange(inner, "removed"))
+                elif key not in by_a:
+                    changes.append(SpecChange(inner, "added"))
+                else:
+                    walk(by_a[key], by_b[key], inner)
+            common = [k for k in ids_a if k in by_b]
+            if common != [k for k in ids_b if k in by_a]:
+                changes.append(SpecChange(path, "order changed"))
+            return
+        changes.append(SpecChange(path, "changed", _shown(a), _shown(b)))
+
+    walk(old, new, "")
+    return changes
