@@ -243,7 +243,9 @@ DEFAULT_BTS_PROMPT = (
 )
 
 
-DEFAULT_DECLINE_MESSAGE = "Thank you. You chose not to take part, and no answers were recorded. You may close this page."
+DEFAULT_DECLINE_MESSAGE = (
+    "Thank you. You chose not to take part, and no answers were recorded. You may close this page."
+)
 
 
 @dataclass(frozen=True)
@@ -383,7 +385,8 @@ def likert_defaults(likert: dict) -> dict:
     out = dict(likert)
     out.setdefault("points", 6)
     if "labels" not in out:
-        out["labels"] = list(DEFAULT_LIKERT_LABELS) if out["points"] == 6 else [str(i + 1) for i in range(out["points"])]
+        points = out["points"]
+        out["labels"] = list(DEFAULT_LIKERT_LABELS) if points == 6 else [str(i + 1) for i in range(points)]
     out.setdefault("similar_max", out["points"] // 2)
     return out
 
