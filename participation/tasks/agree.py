@@ -11,8 +11,6 @@ from participation.tasks.base import TaskType, bts_prediction, draw_binary, draw
 from participation.tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
 
 AGREE_CHOICES = ((1, "Yes, I agree"), (0, "No, I disagree"))
-DEFAULT_LABEL_NAMES = {"1": "is high risk", "0": "is low risk"}
-DEFAULT_QUESTION = "The AI predicts that this {subject_noun} {prediction}. Do you agree?"
 # A neutral rater agrees with the AI with probability expit(1.0) = 0.73 (lay people agreed with
 # COMPAS on about two thirds of defendants in Dressel & Farid's study).
 AGREE_BASE_LOGIT = 1.0
@@ -47,8 +45,19 @@ class BinaryTaskForm(forms.Form):
     """A format 2 yes/no task on one item: the answer (measure ``answer_measure``, 1/0), an optional
     5-point follow-up (``sure_measure``) and an optional BTS prediction of the share answering yes."""
 
-    def __init__(self, *args, page: dict, question: str, choices, required_message: str, answer_measure: str,
-                 sure_label: str | None, sure_measure: str, prediction_prompt: str | None, **kwargs):
+    def __init__(
+        self,
+        *args,
+        page: dict,
+        question: str,
+        choices,
+        required_message: str,
+        answer_measure: str,
+        sure_label: str | None,
+        sure_measure: str,
+        prediction_prompt: str | None,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.page, self.answer_measure, self.sure_measure = page, answer_measure, sure_measure
         self.fields["answer"] = binary_field(question, choices, required_message)
@@ -73,20 +82,16 @@ class BinaryTaskForm(forms.Form):
         ]
 
 
-def bts_prompt(block: dict, positive: str) -> str | None:
-    """The block's BTS prompt (default: the share of others answering ``positive``), None without BTS."""
-    if "bts" not in block:
-        return None
-    default = f'What percentage of other participants do you think answered "{positive}"?'
-    return block["bts"].get("prompt") or default
+def bts_prompt(block: dict, positive: str = "") -> str | None:
+    """The block's BTS prompt (``{positive}`` replaced by the positive answer), None without BTS."""
+    return block["bts"]["prompt"].replace("{positive}", positive) if "bts" in block else None
 
 
 def agree_question(page: dict, index) -> str:
     block = index.block(page)
     label = index.model_output(block["pool"], page["item"], block["model"])["label"]
-    names = {**DEFAULT_LABEL_NAMES, **block.get("label_names", {})}
     noun = index.noun(index.pool_of(page))
-    return block.get("question", DEFAULT_QUESTION).format(subject_noun=noun, prediction=names[str(label)])
+    return block["question"].format(subject_noun=noun, prediction=block["label_names"][str(label)])
 
 
 class Agree(TaskType):
@@ -108,9 +113,9 @@ class Agree(TaskType):
             choices=AGREE_CHOICES,
             required_message="Answer yes or no.",
             answer_measure="agree",
-            sure_label="How confident are you?" if block.get("confidence") else None,
+            sure_label="How confident are you?" if block["confidence"] else None,
             sure_measure="confidence",
-            prediction_prompt=bts_prompt(block, "Yes, I agree"),
+            prediction_prompt=bts_prompt(block),
         )
 
     def context(self, page: dict, index) -> dict:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 from django import forms
+from scipy.special import expit
 
 from participation import questions
 from participation.services import AnswerInput
@@ -19,8 +20,9 @@ from participation.tasks.fields import score_field
 class FairScoreForm(forms.Form):
     """``key(name, subject)`` builds an answer's question key (``subject`` '' for K's answers)."""
 
-    def __init__(self, *args, reference: str, subjects: list[str], set_key: str,
-                 key: Callable[[str, str], str], **kwargs):
+    def __init__(
+        self, *args, reference: str, subjects: list[str], set_key: str, key: Callable[[str, str], str], **kwargs
+    ):
         super().__init__(*args, **kwargs)
         self.reference, self.subjects, self.set_key, self.key = reference, subjects, set_key, key
         self.fields["k_decision"] = forms.ChoiceField(
@@ -54,7 +56,7 @@ class FairScoreForm(forms.Form):
             self.add_error(
                 "k_score",
                 f"You chose to accept the AI's score for {self.reference} but also typed your own score "
-                f"({data['k_score']:g}): choose \"Correct it with my own score\" to use yours, or clear the box "
+                f'({data["k_score"]:g}): choose "Correct it with my own score" to use yours, or clear the box '
                 "to accept the AI's.",
             )
         return data
@@ -91,9 +93,7 @@ class FairScoreForm(forms.Form):
 
 def _format1_key(set_key: str) -> Callable[[str, str], str]:
     # format 1 stores a fair score under ".../score"
-    return lambda name, subject: questions.output_question(
-        set_key, "score" if name == "fair_score" else name, subject
-    )
+    return lambda name, subject: questions.output_question(set_key, "score" if name == "fair_score" else name, subject)
 
 
 class OutputPageForm(FairScoreForm):
@@ -101,8 +101,12 @@ class OutputPageForm(FairScoreForm):
 
     def __init__(self, *args, page: dict, reference: str, **kwargs):
         super().__init__(
-            *args, reference=reference, subjects=page["subjects"], set_key=page["set"],
-            key=_format1_key(page["set"]), **kwargs
+            *args,
+            reference=reference,
+            subjects=page["subjects"],
+            set_key=page["set"],
+            key=_format1_key(page["set"]),
+            **kwargs,
         )
 
 
@@ -135,7 +139,10 @@ class FairScore(TaskType):
         reference, subjects, _ = _set_view(page, index)
         block, item = page["block"], page["item"]
         return FairScoreForm(
-            data, reference=reference, subjects=subjects, set_key=block,
+            data,
+            reference=reference,
+            subjects=subjects,
+            set_key=block,
             key=lambda name, subject: questions.task_question(block, item, name, subject),
         )
 
@@ -162,8 +169,6 @@ class FairScore(TaskType):
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
         """K's score: accepted with probability expit(leniency) (1/2 for a neutral rater), else the AI's
         shifted by N(0, 8) points; each comparison subject gets K's score plus N(0, 10 * noise) points."""
-        from scipy.special import expit
-
         _, subjects, score = _set_view(page, index)
         accept = rng.random() < expit(rater.leniency)
         k = 100 * score if accept else float(np.clip(100 * score + rng.normal(0, 8), 0, 100))

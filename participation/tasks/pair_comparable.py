@@ -8,7 +8,6 @@ from participation.tasks.base import TaskType, draw_binary
 from participation.tasks.fields import YES_NO
 from participation.tasks.pair_distance import _distance, _names
 
-DEFAULT_QUESTION = "Should these two {subject_noun}s be treated alike?"
 # logit P(yes) = COMPARABLE_SLOPE * (1/2 - d) + leniency + noise, d the share of differing values
 COMPARABLE_SLOPE = 4.0
 
@@ -27,13 +26,13 @@ class PairComparable(TaskType):
         return BinaryTaskForm(
             data,
             page=page,
-            question=block.get("question", DEFAULT_QUESTION).format(subject_noun=noun),
+            question=block["question"].format(subject_noun=noun),
             choices=YES_NO,
             required_message="Answer yes or no.",
             answer_measure="comparable",
-            sure_label="How sure are you?" if block.get("strength") else None,
+            sure_label="How sure are you?" if block["strength"] else None,
             sure_measure="strength",
-            prediction_prompt=bts_prompt(block, "Yes"),
+            prediction_prompt=bts_prompt(block),
         )
 
     def context(self, page: dict, index) -> dict:

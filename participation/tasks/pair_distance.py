@@ -7,20 +7,19 @@ from dataclasses import dataclass
 
 import numpy as np
 from django import forms
+from scipy.stats import norm
 
 from participation import questions
 from participation.services import AnswerInput
 from participation.simulation import pair_truth
 from participation.tasks.base import TaskType, bts_prediction
 from participation.tasks.fields import prediction_field, scale_field
-from studies.study_file import DEFAULT_BTS_PROMPT, DEFAULT_LIKERT_LABELS
 
 FACTOR_CHOICES = [
     ("trajectory", "Trajectory / trend over the years"),
     ("aggregate", "Aggregate / total over the years"),
     ("other", "Other (please specify below)"),
 ]
-DEFAULT_LIKERT = {"points": 6, "labels": list(DEFAULT_LIKERT_LABELS), "similar_max": 3}
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,17 @@ class PairKeys:
 
 
 class PairDistanceForm(forms.Form):
-    def __init__(self, *args, measure: str, question: str, labels, prediction_prompt: str | None, factors: bool,
-                 keys: PairKeys, **kwargs):
+    def __init__(
+        self,
+        *args,
+        measure: str,
+        question: str,
+        labels,
+        prediction_prompt: str | None,
+        factors: bool,
+        keys: PairKeys,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.measure, self.keys = measure, keys
         self.fields["rating"] = scale_field(question, labels)
@@ -128,10 +136,6 @@ def likert_question(page: dict, index) -> str:
     }[page["measure"]]
 
 
-def _block_likert(block: dict) -> dict:
-    return {**DEFAULT_LIKERT, **block.get("likert", {})}
-
-
 def _names(index, page: dict) -> tuple[str, str]:
     noun = index.noun(index.pool_of(page)).capitalize()
     return f"{noun} A", f"{noun} B"
@@ -187,16 +191,14 @@ class PairDistance(TaskType):
         if index.format == 1:
             return LikertPageForm(data, page=page, spec=index.spec, question=likert_question(page, index))
         block = index.block(page)
-        bts = block.get("bts")
         measure = page["measure"]
         return PairDistanceForm(
             data,
             measure=measure,
             question=pair_question_text(page, index),
-            labels=_block_likert(block)["labels"],
-            prediction_prompt=bts.get("prompt", DEFAULT_BTS_PROMPT) if bts and measure in bts.get(
-                "measures", ["overall"]) else None,
-            factors=measure == "overall" and block.get("rationale_factors", False),
+            labels=block["likert"]["labels"],
+            prediction_prompt=block["bts"]["prompt"] if measure in block.get("bts", {}).get("measures", []) else None,
+            factors=measure == "overall" and block["rationale_factors"],
             keys=PairKeys(2, page["block"], page["item"]),
         )
 
@@ -225,9 +227,7 @@ class PairDistance(TaskType):
         clip(round(alpha d_E + (1 - alpha) d_S + scale_shift + N(0, noise)), 1, P) (the effort-aware
         paper's Eq. 5 without intercept). The BTS prediction is the share of 'similar' answers the
         rater expects: P(overall <= similar_max) under its own mean and noise."""
-        from scipy.stats import norm
-
-        likert = index.spec["likert"] if index.format == 1 else _block_likert(index.block(page))
+        likert = index.spec["likert"] if index.format == 1 else index.block(page)["likert"]
         points = len(likert["labels"])
         t, g = _distance(index, page)
         d_e = 1 + (points - 1) * float(np.clip(t + rng.normal(0, 0.12), 0, 1))

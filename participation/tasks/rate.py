@@ -14,17 +14,13 @@ from participation.tasks.base import TaskType, bts_prediction
 from participation.tasks.fields import prediction_field, scale_field
 
 
-def positive_from(scale: dict) -> int:
-    """The first (1-based) Likert answer counted as positive for BTS: default the upper half."""
-    return scale.get("positive_from", len(scale["labels"]) // 2 + 1)
-
-
 def _shown(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def number_field(label: str, low: float | None, high: float | None, step: float | None, *, whole: bool | None = None
-                 ) -> forms.Field:
+def number_field(
+    label: str, low: float | None, high: float | None, step: float | None, *, whole: bool | None = None
+) -> forms.Field:
     """A number in [low, high] (either bound may be None). ``whole`` (default: the step and the bounds
     are whole numbers) asks for a whole number. Every error names the allowed range."""
     if whole is None:
@@ -91,11 +87,7 @@ class Rate(TaskType):
     def form(self, page: dict, index, data=None) -> forms.Form:
         block = index.block(page)
         scale = block["scale"]
-        prompt = None
-        if scale["type"] == "likert":
-            positive = scale["labels"][positive_from(scale) - 1]
-            prompt = bts_prompt(block, f"{positive}" + (" or higher" if positive_from(scale) < len(scale["labels"])
-                                                        else ""))
+        prompt = bts_prompt(block, scale["labels"][scale["positive_from"] - 1]) if scale["type"] == "likert" else None
         return RateForm(data, page=page, question=block["question"], scale=scale, prediction_prompt=prompt)
 
     def context(self, page: dict, index) -> dict:
@@ -122,7 +114,7 @@ class Rate(TaskType):
             centre = 1 + (k - 1) * score + rater.scale_shift
             data = {"rating": str(int(np.clip(round(centre + rng.normal(0, rater.noise)), 1, k)))}
             if "bts" in block:
-                p = float(norm.sf((positive_from(scale) - 0.5 - centre) / max(rater.noise, 1e-6)))
+                p = float(norm.sf((scale["positive_from"] - 0.5 - centre) / max(rater.noise, 1e-6)))
                 data["prediction"] = bts_prediction(p, rater, rng)
             return data
         low, high = scale["min"], scale["max"]
