@@ -36,6 +36,7 @@ from participation.services import (
     participant_time_out,
     participant_withdraw,
 )
+from participation.tasks import task_for
 from participation.tasks.attention import attention_count
 from participation.throttle import client_address
 from participation.time_limits import time_limit
@@ -346,7 +347,7 @@ def _save_or_refuse(
             answers=form_answers(page, index, form),
             show_next=True,
             late=late,
-            screened_out=page["kind"] == "screening" and not form.eligible,
+            screened_out=task_for(page).screens_out(form),
         )
         if result.status in FINISHED:  # the last page saved (or resent), or screened out: the session ends here
             _end_session(

@@ -10,9 +10,9 @@ from participation.tasks.fields import option_field
 
 
 class AttentionPageForm(forms.Form):
-    def __init__(self, *args, check: dict, **kwargs):
+    def __init__(self, *args, check: dict, set_key: str = "", **kwargs):
         super().__init__(*args, **kwargs)
-        self.check = check
+        self.check, self.set_key = check, set_key
         self.fields["choice"] = option_field(check["question"], check["options"])
 
     def answers(self) -> list[AnswerInput]:
@@ -23,6 +23,7 @@ class AttentionPageForm(forms.Form):
                 measure="attention",
                 number=1 if choice == self.check["correct"] else 0,
                 text=choice,
+                set_key=self.set_key,
             )
         ]
 
@@ -49,7 +50,8 @@ class Attention(TaskType):
         return "surveys/page_attention.html"
 
     def form(self, page: dict, index, data=None) -> forms.Form:
-        return AttentionPageForm(data, check=attention_check(page, index))
+        set_key = "" if index.format == 1 else page["block"]  # format 2 answers name their block
+        return AttentionPageForm(data, check=attention_check(page, index), set_key=set_key)
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
         """Correct with probability ``honesty``, else a random option."""

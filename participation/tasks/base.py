@@ -34,6 +34,10 @@ class TaskType:
         """The answers of a valid bound form."""
         return form.answers()
 
+    def screens_out(self, form: forms.Form) -> bool:
+        """Whether this valid answer ends the study for the participant (screening)."""
+        return False
+
     def simulate(self, page: dict, index, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """The page's POST data as ``rater`` would send it."""
         raise NotImplementedError

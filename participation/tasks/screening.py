@@ -30,5 +30,8 @@ class Screening(TaskType):
     def form(self, page: dict, index, data=None) -> forms.Form:
         return ScreeningPageForm(data, screening=index.spec["screening"])
 
+    def screens_out(self, form: forms.Form) -> bool:
+        return not form.eligible
+
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
         return {"choice": index.spec["screening"]["eligible"][0]}  # simulated participants are eligible
