@@ -41,7 +41,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from studies.study_file import KEY_PATTERN, MAX_LIST_ITEMS, SLUG_PATTERN
+from studies.content import study_content
+from studies.format2 import block_items, item_strata
+from studies.pools import subjects_from_frame
+from studies.services import spec_digest
+from studies.study_file import MAX_LIST_ITEMS, SLUG_PATTERN, InvalidStudyFile
 
 TEMPLATES = ("disagreement", "rating", "comparable")
 POOL = "subjects"
@@ -162,15 +166,15 @@ def build_study(
 
 def build_study_from_frame(frame: pd.DataFrame, options: BuildOptions, *, name: str) -> dict:
     """The study file for a table already read (see :func:`build_study`)."""
-    subjects = _subjects(frame, options)
+    subjects = _subjects(frame, options, name=name)
     pool: dict = {"key": POOL, "subject_noun": NOUN, "subjects": subjects, "display": _display(frame, options)}
     block = _task_block(frame, subjects, options)
-    items = len(block["pairs"]) if "pairs" in block else len(subjects)
-    _check_assignment(frame, options, items)
+    items = len(block_items(block, pool))
     if options.per_participant is not None:
         block["assignment"] = {"per_participant": options.per_participant}
         if options.stratify_by:
             block["assignment"]["stratify_by"] = options.stratify_by
+        _check_assignment(block, pool, options, items)
     shown = options.per_participant or items
     minutes = math.ceil(3 + shown * SECONDS_PER_ITEM[options.template] / 60)
     default_slug = _slugify(f"{Path(name).stem}-{options.template}")
@@ -319,106 +323,36 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
     return problems
 
 
-def _needed_columns(options: BuildOptions) -> list[str]:
-    named = [options.id_column, options.label_column, options.score_column, *options.group_columns, options.stratify_by]
-    if options.profile is not None:
-        named += [c for c in profile_columns(options.profile) if c != "id"]
-    return list(dict.fromkeys(c for c in named if c))
-
-
-def _plain(value):
-    """A cell as JSON: int, float or str."""
-    if isinstance(value, bool | np.bool_):
-        return str(bool(value))
-    if isinstance(value, np.integer | int):
-        return int(value)
-    if isinstance(value, np.floating | float):
-        return int(value) if float(value).is_integer() else float(value)
-    return str(value)
-
-
-def _column_values(series: pd.Series) -> list:
-    """A column's cells as JSON values; blanks become ""; a float column of whole numbers becomes ints."""
-    values = [None if pd.isna(v) else _plain(v) for v in series]
-    return ["" if v is None else v for v in values]
-
-
-def _subjects(frame: pd.DataFrame, options: BuildOptions) -> list[dict]:
+def _subjects(frame: pd.DataFrame, options: BuildOptions, *, name: str) -> list[dict]:
+    """The pool's subjects (:func:`studies.pools.subjects_from_frame`: blank cells, ids, labels, scores
+    checked there); with only a score column, the AI's label is score >= 0.5."""
     problems = _check_columns(frame, options)
     if problems:
         raise StudyBuildError(problems)
     if frame.empty:
-        raise StudyBuildError(["the CSV has a header but no data rows"])
+        raise StudyBuildError([f"{name}: the CSV has a header but no data rows"])
     if len(frame) > MAX_LIST_ITEMS:
-        raise StudyBuildError([f"the CSV has {len(frame):,} rows; a pool holds at most {MAX_LIST_ITEMS:,} subjects"])
-    frame = frame.rename(columns=str)
-    for column in _needed_columns(options):
-        blank = frame[column].isna() | frame[column].astype(str).str.strip().eq("")
-        if blank.any():
-            problems.append(
-                f"column {column!r} has {int(blank.sum())} blank value(s) ({_lines(frame.index[blank])}); it is needed"
-            )
-    if problems:
-        raise StudyBuildError(problems)
-    ids = frame[options.id_column].map(lambda v: str(_plain(v)))
-    duplicated = ids[ids.duplicated(keep=False)]
-    if not duplicated.empty:
-        shown = [
-            f"{value!r} ({_lines(rows.index)})"
-            for value, rows in list(duplicated.groupby(duplicated, sort=False))[:SHOWN_ROWS]
-        ]
-        problems.append(
-            f"--id-column {options.id_column!r}: duplicate ids: {'; '.join(shown)}; every subject needs its own id"
+        raise StudyBuildError([f"{name}: {len(frame):,} rows; a pool holds at most {MAX_LIST_ITEMS:,} subjects"])
+    frame = frame.astype({c: str for c in frame.columns if frame[c].dtype == bool})  # JSON has no booleans here
+    model = {
+        key: column
+        for key, column in (("label_column", options.label_column), ("score_column", options.score_column))
+        if column
+    }
+    try:
+        subjects = subjects_from_frame(
+            frame,
+            where=name,
+            id_column=options.id_column,
+            group_columns=list(options.group_columns),
+            models={MODEL: model} if model else None,
         )
-    bad_ids = ids[~ids.str.fullmatch(KEY_PATTERN[1:-1])]
-    if not bad_ids.empty:
-        problems.append(
-            f"--id-column {options.id_column!r}: ids must be 1-40 letters, digits, _ or -: "
-            + ", ".join(f"{v!r} ({_lines([i])})" for i, v in bad_ids.head(SHOWN_ROWS).items())
-        )
-    labels = scores = None
-    if options.label_column:
-        raw = pd.to_numeric(frame[options.label_column], errors="coerce")
-        bad = ~raw.isin([0, 1])
-        if bad.any():
-            shown = ", ".join(
-                f"{frame[options.label_column][i]!r} ({_lines([i])})" for i in frame.index[bad][:SHOWN_ROWS]
-            )
-            problems.append(f"--label-column {options.label_column!r}: labels must be 0 or 1; found {shown}")
-        labels = raw
-    if options.score_column:
-        raw = pd.to_numeric(frame[options.score_column], errors="coerce")
-        bad = raw.isna() | (raw < 0) | (raw > 1)
-        if bad.any():
-            shown = ", ".join(
-                f"{frame[options.score_column][i]!r} ({_lines([i])})" for i in frame.index[bad][:SHOWN_ROWS]
-            )
-            problems.append(
-                f"--score-column {options.score_column!r}: scores must be numbers from 0 to 1; found {shown}"
-            )
-        scores = raw
-    if problems:
-        raise StudyBuildError(problems)
-    model_columns = {options.id_column, options.label_column, options.score_column}
-    group_columns = list(options.group_columns)
-    feature_columns = [c for c in frame.columns if c not in model_columns and c not in group_columns]
-    values = {c: _column_values(frame[c]) for c in [*feature_columns, *group_columns]}
-    subjects = []
-    for row, subject_id in enumerate(ids):
-        model = {}
-        if scores is not None:
-            model["score"] = float(scores.iloc[row])
-        if labels is not None:
-            model["label"] = int(labels.iloc[row])
-        elif scores is not None:
-            model["label"] = int(scores.iloc[row] >= 0.5)
-        subject = {
-            "id": subject_id,
-            "features": {c: values[c][row] for c in feature_columns},
-            "groups": {c: values[c][row] for c in group_columns},
-            "models": {MODEL: model} if model else {},
-        }
-        subjects.append(subject)
+    except InvalidStudyFile as exc:
+        raise StudyBuildError([str(p) for p in exc.problems]) from exc
+    for subject in subjects:
+        output = subject["models"].get(MODEL)
+        if output is not None and "label" not in output:
+            output["label"] = int(output["score"] >= 0.5)
     return subjects
 
 
@@ -456,17 +390,14 @@ def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions
     pairs = draw_pairs(frame[features], [s["id"] for s in subjects], seed=0)
     if len(pairs) > MAX_LIST_ITEMS:
         raise StudyBuildError(
-            [
-                f"{len(pairs):,} pairs from {len(subjects):,} subjects; a block holds at most {MAX_LIST_ITEMS:,} (use fewer rows)"
-            ]
+            [f"{len(pairs):,} pairs from {len(subjects):,} subjects; a block holds at most {MAX_LIST_ITEMS:,}"]
         )
     return {**base, "task": "pair_comparable", "pairs": pairs, "strength": True}
 
 
-def _check_assignment(frame: pd.DataFrame, options: BuildOptions, items: int) -> None:
+def _check_assignment(block: dict, pool: dict, options: BuildOptions, items: int) -> None:
+    """M items per participant fit the pool, and with strata M / k items from each of the k values."""
     m = options.per_participant
-    if m is None:
-        return
     noun = "pairs" if options.template == "comparable" else "subjects"
     if m < 1:
         raise StudyBuildError([f"--per-participant must be at least 1 (got {m})"])
@@ -474,21 +405,21 @@ def _check_assignment(frame: pd.DataFrame, options: BuildOptions, items: int) ->
         raise StudyBuildError([f"--per-participant {m} is larger than the pool: there are only {items} {noun}"])
     if not options.stratify_by:
         return
-    counts = frame[options.stratify_by].map(_plain).value_counts(sort=False)
-    k = len(counts)
+    strata = item_strata(block, pool, options.stratify_by)
+    k = len(strata)
     if m % k:
         raise StudyBuildError(
             [
                 f"--per-participant {m} is not divisible by the {k} values of --stratify-by {options.stratify_by!r} "
-                f"({', '.join(map(str, counts.index))}); choose a multiple of {k}"
+                f"({', '.join(strata)}); choose a multiple of {k}"
             ]
         )
-    small = [f"{value!r} has {n}" for value, n in counts.items() if n < m // k]
+    small = [f"{value!r} has {len(ids)}" for value, ids in strata.items() if len(ids) < m // k]
     if small:
         raise StudyBuildError(
             [
-                f"--stratify-by {options.stratify_by!r}: each participant needs {m // k} subjects per value, but "
-                + ", ".join(small)
+                f"--stratify-by {options.stratify_by!r}: each participant needs {m // k} subjects of each value, "
+                f"but {', '.join(small)}"
             ]
         )
 
@@ -515,7 +446,8 @@ def draw_pairs(features: pd.DataFrame, ids: list[str], *, seed: int = 0, chunk: 
     """Pairs for ``pair_comparable``: for each subject in CSV order, its nearest neighbour (Gower distance on
     the feature columns; ties: the first in CSV order) and one far neighbour drawn uniformly with
     ``numpy.random.default_rng(seed)`` from the subjects at or beyond the median of its distances (never the
-    near one). A pair found twice (A-B and B-A) is kept once, where it first appears."""
+    near one). Each pair records its ``relation`` ("near" / "far"); a pair found twice (A-B and B-A) is kept
+    once, where it first appears."""
     rng = np.random.default_rng(seed)
     n = len(ids)
     features = features.reset_index(drop=True)
@@ -531,11 +463,11 @@ def draw_pairs(features: pd.DataFrame, ids: list[str], *, seed: int = 0, chunk: 
             median = np.median(distances[others])
             far_candidates = others[distances[others] >= median]
             far = int(rng.choice(far_candidates))
-            for j in (near, far):
+            for j, relation in ((near, "near"), (far, "far")):
                 key = frozenset((ids[i], ids[j]))
                 if key not in seen:
                     seen.add(key)
-                    pairs.append({"a": ids[i], "b": ids[j]})
+                    pairs.append({"a": ids[i], "b": ids[j], "relation": relation})
     return pairs
 
 
@@ -559,12 +491,6 @@ def _default_code(subjects: list[dict], options: BuildOptions) -> str:
 def study_file_bytes(spec: dict) -> bytes:
     """The study file as written by ``build_study --out`` (JSON, one-space indent, final newline)."""
     return (json.dumps(spec, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def render_profile(profile: str, subject: dict) -> str:
-    """A subject's profile text: ``{column}`` replaced by its feature or group value, ``{id}`` by its id."""
-    values = {**subject.get("features", {}), **subject.get("groups", {}), "id": subject["id"]}
-    return profile.format_map(values)
 
 
 @dataclass(frozen=True)
@@ -592,7 +518,8 @@ class StudySummary:
 
 
 def summarise_study(spec: dict) -> StudySummary:
-    """What a study built here contains: its blocks, the pool, each participant's share, one rendered profile."""
+    """What a study built here contains (a validated file): its blocks, the pool, each participant's share,
+    the first subject's profile as participants see it (:meth:`studies.content.StudyContent.profile`)."""
     pool = spec["pools"][0]
     subjects = pool["subjects"]
     blocks, pages, task = [], 0, None
@@ -608,15 +535,9 @@ def summarise_study(spec: dict) -> StudySummary:
         task = block
     assignment = task.get("assignment", {}) if task else {}
     column = assignment.get("stratify_by")
-    strata: dict[str, int] = {}
-    if column:
-        for subject in subjects:
-            value = str(subject["groups"].get(column, subject["features"].get(column)))
-            strata[value] = strata.get(value, 0) + 1
+    strata = {value: len(ids) for value, ids in item_strata(task, pool, column).items()} if column else {}
     shown = next((b.per_participant for b in blocks if b.items is not None), 0)
-    example = subjects[0]
-    display = pool["display"]
-    values = {**example["features"], **example["groups"]}
+    example = study_content(spec, spec_digest(spec)).profile(pool["key"], subjects[0]["id"])
     return StudySummary(
         slug=spec["slug"],
         title=spec["title"],
@@ -627,7 +548,7 @@ def summarise_study(spec: dict) -> StudySummary:
         per_stratum=shown // len(strata) if strata else None,
         blocks=blocks,
         pages_per_participant=pages,
-        example_subject=example["id"],
-        profile_text=render_profile(display["profile"], example) if "profile" in display else "",
-        profile_table=[(c, str(values.get(c, ""))) for c in display.get("table", [])],
+        example_subject=subjects[0]["id"],
+        profile_text=example.text,
+        profile_table=example.table,
     )
