@@ -488,9 +488,15 @@ def _default_code(subjects: list[dict], options: BuildOptions) -> str:
 # The study file's bytes and a summary for the preview
 
 
-def study_file_bytes(spec: dict) -> bytes:
-    """The study file as written by ``build_study --out`` (JSON, one-space indent, final newline)."""
-    return (json.dumps(spec, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+def study_file_bytes(spec: dict, *, max_bytes: int | None = None) -> bytes:
+    """The study file as written by ``build_study --out`` (JSON, one-space indent, final newline);
+    StudyBuildError when it is larger than ``max_bytes`` (the limit for loading it)."""
+    raw = (json.dumps(spec, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    if max_bytes is not None and len(raw) > max_bytes:
+        raise StudyBuildError(
+            [f"the study file would be {len(raw):,} bytes, more than the limit of {max_bytes:,}: use fewer rows"]
+        )
+    return raw
 
 
 @dataclass(frozen=True)

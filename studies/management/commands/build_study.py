@@ -1,5 +1,6 @@
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from research.uploads import UploadError
@@ -45,13 +46,14 @@ class Command(BaseCommand):
                 completion_code=options["completion_code"],
             )
             summary = summarise_study(validate_study(spec))
+            raw = study_file_bytes(spec, max_bytes=settings.STUDY_FILE_MAX_BYTES)
         except StudyBuildError as exc:
             raise CommandError("\n".join(["the study cannot be built:", *exc.problems])) from exc
         except UploadError as exc:
             raise CommandError(str(exc)) from exc
         except InvalidStudyFile as exc:  # an option that reaches the file unchecked, e.g. a bad --slug
             raise CommandError(f"the built study is not valid: {exc}") from exc
-        Path(options["out"]).write_bytes(study_file_bytes(spec))
+        Path(options["out"]).write_bytes(raw)
         self.stdout.write(
             self.style.SUCCESS(
                 f"wrote {options['out']}: {summary.slug}, {summary.pool_size} subjects, "
