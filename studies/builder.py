@@ -41,10 +41,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from studies.content import study_content
 from studies.format2 import block_items, item_strata
 from studies.pools import subjects_from_frame
-from studies.services import spec_digest
 from studies.study_file import MAX_LIST_ITEMS, SLUG_PATTERN, InvalidStudyFile
 
 TEMPLATES = ("disagreement", "rating", "comparable")
@@ -543,6 +541,9 @@ def summarise_study(spec: dict) -> StudySummary:
     column = assignment.get("stratify_by")
     strata = {value: len(ids) for value, ids in item_strata(task, pool, column).items()} if column else {}
     shown = next((b.per_participant for b in blocks if b.items is not None), 0)
+    from studies.content import study_content  # Django (caches, models) only for the preview
+    from studies.services import spec_digest
+
     example = study_content(spec, spec_digest(spec)).profile(pool["key"], subjects[0]["id"])
     return StudySummary(
         slug=spec["slug"],
