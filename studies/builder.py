@@ -179,7 +179,7 @@ def build_study_from_frame(frame: pd.DataFrame, options: BuildOptions, *, name: 
     return {
         "format": 2,
         "slug": options.slug or default_slug,
-        "title": options.title or f"{options.template.capitalize()} study: {Path(name).stem}",
+        "title": options.title or f"{options.template.capitalize()} study: {Path(name).stem.replace('_', ' ')}",
         "description": (
             f"Built by build_study (template {options.template}) from {name}: {len(subjects)} subjects; "
             f"each participant sees {shown} item{'s' if shown != 1 else ''}."
