@@ -356,3 +356,9 @@ def test_bundled_synthetic_studies_validate_and_follow_the_stated_model():
     z += 0.25 * table["juv_misd"] + 0.3 * (table["degree"] == "felony")
     assert np.allclose(table["ai_score"], (1 / (1 + np.exp(-z))).round(3))
     assert (table["ai_label"] == (table["ai_score"] >= 0.5)).all()
+
+
+def test_a_csv_with_old_mac_line_endings_is_read(defendants):
+    """Dressel & Farid's release ends lines with CR only; the upload reader's header check used to crash on it."""
+    raw = csv_bytes(defendants).replace(b"\r\n", b"\n").replace(b"\n", b"\r")
+    assert len(build(raw)["pools"][0]["subjects"]) == 40
