@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from research import preview, study_upload_views
 from research import researcher_views as views
@@ -9,6 +9,7 @@ urlpatterns = [
     path("", views.study_list, name="studies"),
     path("upload/", study_upload_views.study_upload, name="upload"),
     path("upload/<str:digest>/", study_upload_views.study_upload_preview, name="upload-preview"),
+    path("build/", include("research.study_builder_urls")),
     path("studies/<slug:slug>/", views.dashboard, name="dashboard"),
     path("studies/<slug:slug>/runs/", run_views.run_list, name="runs"),
     path("studies/<slug:slug>/start/", run_views.run_start, name="start"),

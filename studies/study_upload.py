@@ -108,6 +108,11 @@ def stash_upload(*, user, digest: str, raw: bytes) -> None:
 
 def stashed_spec(*, user, digest: str) -> dict:
     """The stashed file's validated study, after checking that its bytes still have ``digest``."""
+    return validated_spec(stashed_bytes(user=user, digest=digest))
+
+
+def stashed_bytes(*, user, digest: str) -> bytes:
+    """The stashed file's bytes, after checking that they still have ``digest``."""
     if not DIGEST.match(digest):
         raise StashedFileMissing(digest)
     try:
@@ -117,7 +122,7 @@ def stashed_spec(*, user, digest: str) -> dict:
         raise StashedFileMissing(digest) from exc
     if hashlib.sha256(raw).hexdigest() != digest:
         raise StashedFileMissing(digest)
-    return validated_spec(raw)
+    return raw
 
 
 def load_stashed(*, user, digest: str) -> StudyLoadResult:
