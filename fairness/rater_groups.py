@@ -45,7 +45,8 @@ def rater_group_labels(frame: pd.DataFrame, columns: str | Sequence[str]) -> pd.
     parts = frame[names]
     given = parts.notna().all(axis=1)
     labels = pd.Series(None, index=frame.index, dtype=object, name=SEPARATOR.join(names))
-    labels[given] = parts[given].astype(str).agg(SEPARATOR.join, axis=1)
+    text = [parts.loc[given, c].astype(str) for c in names]
+    labels[given] = text[0].str.cat(text[1:], sep=SEPARATOR) if len(text) > 1 else text[0]
     return labels
 
 
