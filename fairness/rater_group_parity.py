@@ -55,6 +55,7 @@ class ParityComparison:
     gap_confidence_interval: tuple[float, float]
     effect_size_confidence_interval: tuple[float, float]
     n_subjects: int
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class RaterGroupParity:
                     "n_subjects": c.n_subjects,
                     "favoured_group": r.favoured_group,
                     "verdict": r.verdict,
+                    "note": c.note,
                 }
             )
         return pd.DataFrame(rows)
@@ -149,11 +151,13 @@ def parity_by_rater_group(
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    min_raters: int = 3,
 ) -> RaterGroupParity:
     """Differential parity of every rater group against the AI and against each other (see module doc).
     ``ratings`` has one row per rating: ``rater``, the group column(s), ``subject``, the subject's
     ``sensitive`` attribute, the rating ``value`` and optionally the AI's value ``ai``. ``favourable``
-    and ``outcome`` word the verdicts as in ``differential_parity``."""
+    and ``outcome`` word the verdicts as in ``differential_parity``. A comparison involving a rater group
+    with fewer than ``min_raters`` raters has no CI (NaN) and a note: resampling so few raters says nothing."""
     needed = [rater, subject, sensitive, value, *([ai] if ai else [])]
     missing = [c for c in needed if c not in ratings.columns]
     if missing:
@@ -201,10 +205,12 @@ def parity_by_rater_group(
             return (w @ means[columns]) / (w @ rated[columns])
 
     makers = {RATERS: decisions(np.arange(len(groups)))} | {f"rater group {g}": decisions(members[g]) for g in levels}
+    sizes = {RATERS: len(groups)} | {f"rater group {g}": len(members[g]) for g in levels}
     if ai_values is not None:
         makers[AI] = np.broadcast_to(ai_values, makers[RATERS].shape)
 
     def compare(r0: str, r1: str) -> ParityComparison:
+        few = [f"{m} has {sizes[m]} rater(s)" for m in (r0, r1) if sizes.get(m, min_raters) < min_raters]
         point = differential_parity(
             makers[r0][0],
             makers[r1][0],
@@ -216,13 +222,15 @@ def parity_by_rater_group(
             outcome=outcome,
         )
         gaps, effects = _gap_and_effect(makers[r0][1:], makers[r1][1:], a)
+        no_ci = (float("nan"), float("nan"))
         return ParityComparison(
             (r0, r1),
             point,
             point.mean_difference[1] - point.mean_difference[0],
-            _percentile(gaps, level),
-            _percentile(effects, level),
+            no_ci if few else _percentile(gaps, level),
+            no_ci if few else _percentile(effects, level),
             point.n[0] + point.n[1],
+            f"no CI: {', '.join(few)}, fewer than {min_raters}" if few else "",
         )
 
     overall = compare(RATERS, AI) if ai_values is not None else None

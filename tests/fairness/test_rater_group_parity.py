@@ -58,6 +58,9 @@ def test_dressel_farid_workers_and_compas_by_worker_gender(dressel):
     assert "Rater group female" in between.result.verdict or "No evidence" in between.result.verdict
     frame = result.frame()
     assert len(frame) == 1 + len(result.by_group) + len(result.between_groups)
+    lone = result.by_group["preferred to describe"]  # one worker: resampling them says nothing
+    assert result.n_raters["preferred to describe"] == 1
+    assert np.isnan(lone.gap_confidence_interval).all() and "has 1 rater(s), fewer than 3" in lone.note
 
 
 def test_dressel_farid_combined_worker_groups(dressel):
