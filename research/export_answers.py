@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from fairness.effort import average_acceleration
+from studies.content import StudyContent, study_content
 from surveys.models import Participant, Study
 
 FORMAT1_PAGES = {  # page kind -> (block, task)
@@ -27,7 +28,6 @@ FORMAT1_PAGES = {  # page kind -> (block, task)
 }
 PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
 SECONDS_COLUMNS = {"trajectory": "seconds_traj", "aggregate": "seconds_aggr", "overall": "seconds_overall"}
-DEFAULT_LIKERT_POINTS = 6  # format 1's default scale; "similar" is its lower half
 
 
 @dataclass(frozen=True)
@@ -75,15 +75,6 @@ def exclusion_threshold(spec: dict) -> float:
     if is_format2(spec):
         return spec.get("attention", {}).get("exclude_if_failed", math.inf)
     return spec["attention_checks"]["exclude_if_failed"]
-
-
-def _subjects(spec: dict) -> dict[str, dict[str, dict]]:
-    """Format 2: pool key -> subject id -> subject."""
-    return {pool["key"]: {s["id"]: s for s in pool.get("subjects", [])} for pool in spec.get("pools", [])}
-
-
-def _blocks(spec: dict) -> dict[str, dict]:
-    return {block["key"]: block for block in spec.get("blocks", [])}
 
 
 def _references(spec: dict) -> dict[tuple[str, str], str]:
@@ -197,18 +188,18 @@ def format2_disagreement_rows(source: Source) -> list[dict]:
     grouped = source.answers_of
     rows = []
     for p in source.answering():
-        spec = source.studies[p.study_id].spec
-        if not is_format2(spec):
+        study = source.studies[p.study_id]
+        if not is_format2(study.spec):
             continue
+        content = study_content(study.spec, study.spec_hash)
         pages = {page["key"]: page for page in p.plan if page["kind"] == "agree"}
-        subjects, blocks = _subjects(spec), _blocks(spec)
         for answer in grouped.get(p.pk, []):
             page = pages.get(answer.page)
             if page is None or answer.measure != "agree":
                 continue
-            block = blocks[page["block"]]
-            subject = subjects[block["pool"]][page["item"]]
-            output = subject.get("models", {}).get(block["model"], {})
+            block = content.blocks[page["block"]]
+            subject = content.subject(block["pool"], page["item"])
+            output = content.model_output(block["pool"], page["item"], block["model"])
             label, agree = int(output["label"]), int(answer.number)
             rows.append(
                 {
@@ -220,7 +211,7 @@ def format2_disagreement_rows(source: Source) -> list[dict]:
                     "agree": agree,
                     "disagreement": 1 - agree,
                     "participant_label": label if agree == 1 else 1 - label,
-                    **{f"demo_{k}": v for k, v in subject.get("groups", {}).items()},
+                    **{f"demo_{k}": v for k, v in subject["groups"].items()},
                     "excluded": source.excluded[p.pk],
                 }
             )
@@ -235,10 +226,10 @@ def _series_facts(subject: dict) -> tuple[float, float]:
     return float(series.sum()), float(average_acceleration(series[None, :])[0])
 
 
-def _fair_score_source(spec: dict, pool: str, a: str, b: str) -> tuple[str, dict] | None:
+def _fair_score_source(content: StudyContent, pool: str, a: str, b: str) -> tuple[str, dict] | None:
     """The first fair_score block over ``pool`` with a set whose reference is ``a`` and whose
     comparisons include ``b``: (block key, set)."""
-    for block in spec["blocks"]:
+    for block in content.blocks.values():
         if block["type"] == "task" and block["task"] == "fair_score" and block["pool"] == pool:
             for sset in block["sets"]:
                 if sset["reference"] == a and b in sset["comparisons"]:
@@ -276,10 +267,10 @@ def format2_pair_rows(source: Source) -> list[dict]:
     seconds = dict(zip(zip(visits["pid"], visits["page"], strict=True), visits["seconds"], strict=True))
     rows = []
     for p in source.answering():
-        spec = source.studies[p.study_id].spec
-        if not is_format2(spec):
+        study = source.studies[p.study_id]
+        if not is_format2(study.spec):
             continue
-        subjects, blocks = _subjects(spec), _blocks(spec)
+        content = study_content(study.spec, study.spec_hash)
         found = _Found(grouped.get(p.pk, []))
         number, text = found.number, found.text
         items: dict[tuple[str, str], dict] = {}
@@ -288,20 +279,17 @@ def format2_pair_rows(source: Source) -> list[dict]:
                 items.setdefault((page["block"], page["item"]), page)
         block_order = list(dict.fromkeys(block for block, _ in items))
         for (block_key, item), page in items.items():
-            block = blocks[block_key]
-            pair = next(x for x in block["pairs"] if f"{x['a']}~{x['b']}" == item)
-            a, b = pair["a"], pair["b"]
-            pool = subjects[block["pool"]]
-            likert = block.get("likert", {})
-            similar_max = likert.get("similar_max", likert.get("points", DEFAULT_LIKERT_POINTS) // 2)
+            block, pair = content.blocks[block_key], content.pair(block_key, item)
+            a, b, similar_max = pair["a"], pair["b"], block["likert"]["similar_max"]
             pages = {m: f"{block_key}/{item}/{m}" for m in PAIR_COLUMNS}
             overall = number(pages["overall"], "overall")
             factors = text(pages["overall"], "factors").split(",")
-            fair = _fair_score_source(spec, block["pool"], a, b)
+            fair = _fair_score_source(content, block["pool"], a, b)
             fair_page = f"{fair[0]}/{fair[1]['key']}" if fair else ""
-            fair_model = blocks[fair[0]]["model"] if fair else ""
+            k_ai = content.model_output(block["pool"], a, content.blocks[fair[0]]["model"]) if fair else {}
             k_score, fair_score = number(fair_page, "k_score"), number(fair_page, "fair_score", b)
-            (ref_total, ref_trend), (comp_total, comp_trend) = _series_facts(pool[a]), _series_facts(pool[b])
+            reference, comparison = content.subject(block["pool"], a), content.subject(block["pool"], b)
+            (ref_total, ref_trend), (comp_total, comp_trend) = _series_facts(reference), _series_facts(comparison)
             rows.append(
                 {
                     **source.base(p),
@@ -313,13 +301,13 @@ def format2_pair_rows(source: Source) -> list[dict]:
                     "relation": pair.get("relation", ""),
                     "pair_position": page.get("position", np.nan),
                     **{column: number(pages[m], m) for m, column in PAIR_COLUMNS.items()},
-                    "overall_similar": float(overall <= similar_max) if not np.isnan(overall) else np.nan,
+                    "overall_similar": np.nan if np.isnan(overall) else float(overall <= similar_max),
                     "prediction_similar": number(pages["overall"], "prediction"),
                     "factor_trajectory": int("trajectory" in factors),
                     "factor_aggregate": int("aggregate" in factors),
                     "factor_other": int("other" in factors),
                     "factor_text": text(pages["overall"], "factor_text"),
-                    "k_ai_score": pool[a].get("models", {}).get(fair_model, {}).get("score", np.nan),
+                    "k_ai_score": k_ai.get("score", np.nan),
                     "k_accepted": number(fair_page, "k_accept"),
                     "k_score": k_score,
                     "fair_score": fair_score,
