@@ -433,7 +433,7 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
     return ExportTables(
         pairs=pd.DataFrame(pair_rows, columns=list(COLUMNS["pairs"])),
         participants=pd.DataFrame(participant_rows, columns=list(COLUMNS["participants"])),
-        disagreements=_disagreements_frame(disagreement_rows),
+        disagreements=_disagreements_frame(disagreement_rows, [s.spec for s in studies.values()]),
         pages=pages[list(COLUMNS["pages"])],
         answers=pd.DataFrame(export_answers.answer_rows(source), columns=list(COLUMNS["answers"])),
         questionnaire=export_answers.questionnaire_table(source, fixed=list(COLUMNS["questionnaire"])[:-1]),
@@ -441,12 +441,30 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
     )
 
 
-def _disagreements_frame(rows: list[dict]) -> pd.DataFrame:
+def demo_columns(specs: list[dict]) -> dict[str, list]:
+    """The disagreements table's ``demo_<key>`` columns with their values, in file order: format 1
+    subjects' demographics, format 2 the groups of the subjects in pools that agree tasks draw from."""
+    values: dict[str, list] = {}
+    for spec in specs:
+        if spec.get("format", 1) == 1:
+            subjects = [s for c in spec["conditions"] for s in c["subjects"] if c.get("disagreement_prompts")]
+            groups = [s.get("demographics", {}) for s in subjects]
+        else:
+            pools = {b["pool"] for b in spec["blocks"] if b["type"] == "task" and b["task"] == "agree"}
+            groups = [s["groups"] for pool in spec["pools"] if pool["key"] in pools for s in pool["subjects"]]
+        for group in groups:
+            for key, value in group.items():
+                values.setdefault(f"demo_{key}", [])
+                if value not in values[f"demo_{key}"]:
+                    values[f"demo_{key}"].append(value)
+    return values
+
+
+def _disagreements_frame(rows: list[dict], specs: list[dict]) -> pd.DataFrame:
     """The disagreement rows with their documented columns in order, the subjects' ``demo_*``
-    columns (first seen first) before ``excluded``."""
+    columns before ``excluded``."""
     fixed = [c for c in COLUMNS["disagreements"] if c not in ("demo_*", "excluded")]
-    demo = list(dict.fromkeys(k for row in rows for k in row if k.startswith("demo_")))
-    return pd.DataFrame(rows, columns=[*fixed, *demo, "excluded"])
+    return pd.DataFrame(rows, columns=[*fixed, *demo_columns(specs), "excluded"])
 
 
 # Built exports kept per worker, keyed by what they were built from (``_fingerprint``): at most

@@ -1,15 +1,18 @@
 """The answers and questionnaire tables for both study formats, and format 2 tasks in the pairs and
 disagreements tables."""
 
+import io
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
+from django.core.management import CommandError, call_command
 
 from participation.enrolment import enrolment_of
 from participation.services import AnswerInput, page_submit
 from participation.simulate import simulate_participants
+from research.codebook import codebook_of
 from research.export import COLUMNS, TABLES, export_tables, write_exports
 from studies.services import spec_digest
 from studies.study_file import validate_study
@@ -243,3 +246,53 @@ def test_export_of_a_study_without_answers(demo_study, tmp_path):
     paths = write_exports(tables, tmp_path, "csv")
     assert [p.name for p in paths] == [f"{name}.csv" for name in tables.present]
     assert pd.read_csv(tmp_path / "answers.csv").columns.tolist() == list(COLUMNS["answers"])
+
+
+def _headers(tables) -> dict[str, list[str]]:
+    return {name: list(frame.columns) for name, frame in tables.items()}
+
+
+def _codebook_headers(slug: str) -> dict[str, list[str]]:
+    codebook = codebook_of(slug)
+    return {table: rows["column"].tolist() for table, rows in codebook.groupby("table", sort=False)}
+
+
+def test_codebook_covers_every_exported_column_of_a_format2_study(format2, tmp_path):
+    assert _codebook_headers(SLUG) == _headers(export_tables(SLUG))
+    call_command("export_codebook", SLUG, "--out", str(tmp_path), stdout=io.StringIO())
+    codebook = pd.read_csv(tmp_path / "codebook.csv", keep_default_na=False).set_index(["table", "column"])
+    assert codebook.loc[("questionnaire", "role"), "allowed_values"] == (
+        "Member of the public | Works in criminal justice | Affected person or family"
+    )
+    assert codebook.loc[("questionnaire", "age"), ["type", "allowed_values"]].tolist() == ["integer", "18..100"]
+    assert codebook.loc[("questionnaire", "trust"), "allowed_values"].startswith("1 = Strongly disagree; 2 = ")
+    assert "(optional" in codebook.loc[("questionnaire", "news"), "meaning"]
+    assert codebook.loc[("answers", "condition"), "allowed_values"] == "shown, hidden"
+    blocks = "intro, about, judge, check, risk, alike, distance, fair"
+    assert codebook.loc[("answers", "block"), "allowed_values"] == blocks
+    value = codebook.loc[("answers", "value"), "allowed_values"]
+    assert "agree (agree): 0, 1" in value and "risk: 1 = Very unlikely" in value and "d_traj" not in value
+    assert codebook.loc[("disagreements", "demo_race"), "allowed_values"] == "Black, White"
+    assert codebook.loc[("pairs", "d_overall"), "allowed_values"] == "1..6"
+    markdown = (tmp_path / "codebook.md").read_text()
+    assert "## questionnaire" in markdown and "| role | string |" in markdown
+
+
+def test_codebook_covers_every_exported_column_of_the_effort_demo(demo_study):
+    simulate_participants("effort-demo", n=2, seed=1)
+    assert _codebook_headers("effort-demo") == _headers(export_tables("effort-demo"))
+    codebook = codebook_of("effort-demo").set_index(["table", "column"])
+    assert codebook.loc[("pairs", "excluded"), "allowed_values"] == "0, 1"
+    assert set(codebook.loc[("answers", "task"), "allowed_values"].split(", ")) == {
+        "pair_distance",
+        "fair_score",
+        "agree",
+        "attention",
+        "screening",
+    }
+    assert codebook["meaning"].str.len().gt(0).all() and codebook["type"].str.len().gt(0).all()
+
+
+def test_codebook_of_an_unknown_study_is_a_clear_error(db):
+    with pytest.raises(CommandError, match="no study with slug 'nope'"):
+        call_command("export_codebook", "nope")
