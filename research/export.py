@@ -468,8 +468,9 @@ def _disagreements_frame(rows: list[dict], specs: list[dict]) -> pd.DataFrame:
 
 
 # Built exports kept per worker, keyed by what they were built from (``_fingerprint``): at most
-# EXPORT_CACHE_SIZE studies x samples (for 2,000 participants of the effort demo about N MB each).
-EXPORT_CACHE_SIZE = 4
+# EXPORT_CACHE_SIZE studies x samples, each about 90 KB per participant of the effort demo
+# (18 MB for 200 participants, bench/dashboard.py), so about 360 MB per worker at 2,000.
+EXPORT_CACHE_SIZE = 2
 _EXPORTS: BoundedCache[ExportTables] = BoundedCache(size=EXPORT_CACHE_SIZE)
 
 
