@@ -18,9 +18,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
-from participation.assignment import StudyFull, build_plan_v2, capacity, condition_for, item_choice
+from participation.assignment import StudyFull, capacity, condition_for, item_choice
 from participation.enrolment import Enrolment
-from participation.plan import build_plan
+from participation.plan import plan_for
 from participation.sql import insert_row_if, insert_rows, update_rows
 from participation.time_limits import time_limit
 from studies.content import study_content
@@ -249,11 +249,14 @@ def _pilot_place(participant: Participant, spec: dict) -> int:
 
 
 def _plan(spec: dict, spec_hash: str, place: int, seed: int) -> tuple[str, list[dict]]:
+    """The condition and pages of a place (ticket) for a participant with this seed."""
     condition_key = condition_for(spec, place)
     if spec.get("format", 1) == 2:
         content = study_content(spec, spec_hash)
-        return condition_key, build_plan_v2(spec, content, condition_key, seed, item_choice(spec, content, place))
-    return condition_key, build_plan(spec, condition_key, seed)
+        return condition_key, plan_for(
+            spec, condition_key, seed, item_choice=item_choice(spec, content, place), content=content
+        )
+    return condition_key, plan_for(spec, condition_key, seed)
 
 
 def participant_consent(*, participant_id: int, accept: bool, at: datetime | None = None) -> Participant:

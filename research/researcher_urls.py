@@ -1,7 +1,7 @@
 from django.urls import path
 
+from research import preview, study_upload_views
 from research import researcher_views as views
-from research import study_upload_views
 from runs import run_views
 
 app_name = "researcher"
@@ -22,4 +22,6 @@ urlpatterns = [
     path("studies/<slug:slug>/export/<str:table>.<str:fmt>", views.export_download, name="export"),
     path("studies/<slug:slug>/submissions.csv", views.submissions_download, name="submissions"),
     path("studies/<slug:slug>/pilot/delete/", views.pilot_delete, name="pilot-delete"),
+    path("studies/<slug:slug>/v<int:version>/preview/", preview.study_preview, name="preview"),
+    path("studies/<slug:slug>/v<int:version>/preview/<int:number>/", preview.study_preview_page, name="preview-page"),
 ]
