@@ -46,9 +46,14 @@ from participation.loadclient import HTTPParticipant  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 SPEC = json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text())
-CHECKS = {c["key"]: c["correct"] for c in SPEC["attention_checks"]["items"]}
+def attention_answers(spec: dict) -> dict[str, str]:
+    """The right answer of each attention check, by check key (format 1) or page key (format 2)."""
+    if spec["format"] == 1:
+        return {c["key"]: c["correct"] for c in spec.get("attention_checks", {}).get("items", [])}
+    return {b["key"]: b["correct"] for b in spec["blocks"] if b["type"] == "attention"}
 PORT = 8765
 SLUG = SPEC["slug"]
+CHECKS: dict[str, str] = {}  # set from the study file in main()
 
 
 async def participant(index: int, start_at: float, think: float, stats: dict) -> None:
@@ -252,7 +257,8 @@ def main() -> None:
     parser.add_argument("--study", type=Path, default=ROOT / "studies" / "bundled" / "effort_demo.json")
     args = parser.parse_args()
     globals()["PORT"] = args.port
-    globals()["SLUG"] = json.loads(args.study.read_text())["slug"]
+    study = json.loads(args.study.read_text())
+    globals()["SLUG"], globals()["CHECKS"] = study["slug"], attention_answers(study)
     tmp = tempfile.mkdtemp(prefix="launch-")
     env = server_env(args.database_url, str(Path(tmp) / "bench.sqlite3"))
     env.update(GUNICORN_WORKERS=str(args.workers), GUNICORN_THREADS=str(args.threads))
