@@ -43,8 +43,10 @@ def rater_group_labels(frame: pd.DataFrame, columns: str | Sequence[str]) -> pd.
     if missing:
         raise ValueError(f"answers lack the column(s) {', '.join(map(repr, missing))}")
     parts = frame[names]
-    labels = parts.astype(str).agg(SEPARATOR.join, axis=1) if len(names) > 1 else parts[names[0]].astype(str)
-    return labels.where(parts.notna().all(axis=1)).rename(SEPARATOR.join(names))
+    given = parts.notna().all(axis=1)
+    labels = pd.Series(None, index=frame.index, dtype=object, name=SEPARATOR.join(names))
+    labels[given] = parts[given].astype(str).agg(SEPARATOR.join, axis=1)
+    return labels
 
 
 def group_of_raters(frame: pd.DataFrame, rater: str, columns: str | Sequence[str]) -> pd.Series:
