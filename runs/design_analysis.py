@@ -36,6 +36,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 from analysis.agreement import rating_icc
 from analysis.bts import bts_scores
 from fairness.disagreement import disagreement_notions
+from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_groups import (
     SEPARATOR,
     group_of_raters,
@@ -347,8 +348,6 @@ def _pair_comparable(block: dict, frame: pd.DataFrame, opts: Options) -> BlockAn
 
 def _pair_distance(block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
     """The Likert alpha of Eq. 5 per rater group and condition (needs the trajectory and aggregate measures)."""
-    from fairness.rater_group_alpha import alpha_by_rater_group  # hP's module, merged separately
-
     part = answers[answers["block"] == block["key"]]
     wide = part.pivot_table(
         index=["participant_id", "condition", "subject"], columns="measure", values="value", aggfunc="first"

@@ -216,3 +216,49 @@ def test_permutation_test_keeps_its_level_under_no_difference():
         _, test = rater_group_means(frame, "value", n_resamples=0, n_permutations=199, seed=int(rng.integers(1000)))
         rejections += test["pvalue"] < 0.05
     assert rejections <= 10
+
+
+def test_likert_alpha_per_rater_group_finds_the_known_weights():
+    """pair_distance: d = round(alpha_g d_E + (1 - alpha_g) d_S + N(0, 0.5)) in 1..7, alpha judge 0.8, lay 0.2."""
+    rng = np.random.default_rng(5)
+    spec = design_spec()
+    spec["blocks"] = [
+        spec["blocks"][0],
+        {
+            "key": "dist",
+            "type": "task",
+            "task": "pair_distance",
+            "pool": "people",
+            "pairs": [],
+            "measures": ["trajectory", "aggregate", "overall"],
+        },
+    ]
+    rows, people = [], []
+    for r in range(40):
+        role = "judge" if r % 2 else "lay"
+        weight = 0.8 if role == "judge" else 0.2
+        people.append({"participant_id": f"p{r}", "role": role, "age_band": "young"})
+        for i in range(16):
+            traj, aggr = rng.integers(1, 8), rng.integers(1, 8)
+            overall = np.clip(round(weight * traj + (1 - weight) * aggr + rng.normal(0, 0.5)), 1, 7)
+            for measure, value in (("trajectory", traj), ("aggregate", aggr), ("overall", overall)):
+                rows.append(
+                    {
+                        "participant_id": f"p{r}",
+                        "condition": "main",
+                        "block": "dist",
+                        "task": "pair_distance",
+                        "subject": f"s{i}~s{i + 1}",
+                        "measure": measure,
+                        "value": float(value),
+                        "excluded": 0,
+                    }
+                )
+    result = analyze_design(
+        spec, pd.DataFrame(rows), pd.DataFrame(people), by=["role"], n_resamples=300, n_permutations=300
+    )
+    block = result.blocks[0].tables
+    alpha = block["alpha"].set_index("rater_group")
+    assert alpha.loc["judge", "ci_low"] < 0.8 < alpha.loc["judge", "ci_high"]
+    assert alpha.loc["lay", "ci_low"] < 0.2 < alpha.loc["lay", "ci_high"]
+    assert block["tests"]["pvalue"].iloc[0] < 0.05
