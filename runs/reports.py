@@ -997,6 +997,19 @@ DESIGN_ESTIMATES = {
 }
 
 
+PAIRS_SHOWN = 30
+
+
+def divisive_pairs(pairs: pd.DataFrame, limit: int = PAIRS_SHOWN) -> pd.DataFrame:
+    """The per-pair shares as one row per pair and one column per rater group, the ``limit`` pairs on which
+    the rater groups differ most first (the full table is the section's CSV)."""
+    wide = pairs.pivot_table(index="pair", columns="rater_group", values="share", aggfunc="first")
+    groups = [c for c in wide.columns if c != "all participants"]
+    spread = wide[groups].max(axis=1) - wide[groups].min(axis=1)
+    wide = wide[["all participants", *groups]].assign(spread=spread).sort_values("spread", ascending=False)
+    return wide.head(limit).reset_index().rename_axis(columns=None)
+
+
 def honesty_summary(honesty: pd.DataFrame) -> pd.DataFrame:
     """Mean BTS scores of all scored participants and of each rater group."""
     columns = ["n_questions", "information", "prediction", "total"]
@@ -1060,13 +1073,19 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
         for i, (name, frame) in enumerate(block.tables.items()):
             csv = f"{block.block}_{name}.csv"
             write_csv(frame, out_dir / csv)
+            shown, columns, notes = frame, DESIGN_COLUMNS[name], []
+            if name == "pairs":
+                shown = divisive_pairs(frame)
+                columns = {c: {"pair": "Pair", "spread": "Spread"}.get(c, c) for c in shown.columns}
+                notes = [f"The {len(shown)} pairs on which the rater groups differ most; every pair is in the CSV."]
             section = _table_section(
                 f"Block {block.block} ({block.task}): {DESIGN_HEADINGS[name]}",
-                frame,
+                shown,
                 explanation=DESIGN[name],
                 csv=csv,
-                columns=DESIGN_COLUMNS[name],
+                columns=columns,
                 estimate=DESIGN_ESTIMATES.get(name),
+                notes=notes,
             )
             if i == 0:
                 section.paragraphs = list(block.notes)
