@@ -13,6 +13,7 @@ from research.api.serializers import (
     AuditRequestSerializer,
     DifferentialParityRequestSerializer,
 )
+from runs.design_analysis import questionnaire_questions
 from runs.models import Job
 from runs.selectors import jobs_visible_to
 from runs.services import job_create
@@ -58,7 +59,9 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "kind": kind if request.method == "POST" else "",
         "errors": errors,
         "values": request.POST,
-        "conditions": study.spec["conditions"],
+        "by": request.POST.getlist("by"),
+        "conditions": study.spec.get("conditions", []),
+        "questions": questionnaire_questions(study.spec) if study.spec.get("format") == 2 else {},
         "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT).order_by(
             "condition", "-version"
         ),

@@ -43,6 +43,7 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         include_incomplete=job.params.get("include_incomplete", False),
         progress=context.progress,
         include_pilot=job.params.get("include_pilot", False),
+        by=job.params.get("by", []),
     )
     context.log(f"analysis run {run.pk} stored with {run.calibrations.count()} calibrations")
     return {

@@ -64,6 +64,13 @@ class AnalysisRequestSerializer(serializers.Serializer):
     include_incomplete = serializers.BooleanField(
         default=False, help_text="Also analyse participants who have not completed (default: completed only)."
     )
+    by = serializers.ListField(
+        child=serializers.CharField(max_length=60),
+        default=list,
+        max_length=4,
+        help_text="Format 2 studies: questionnaire question keys that define the rater (stakeholder) groups; "
+        "several are combined (e.g. ['role', 'age_band']).",
+    )
 
 
 class AnalysisRunSerializer(serializers.Serializer):
