@@ -13,7 +13,8 @@ import pandas as pd
 from django.db.models import Q
 
 from fairness.effort import average_acceleration
-from surveys.models import Answer, PageVisit, Participant, Study
+from participation.questions import disagreement_question, output_question, pair_question, prediction_question
+from surveys.models import LIKERT_MEASURES, Answer, PageVisit, Participant, Study
 
 COLUMNS: dict[str, dict[str, str]] = {
     "pairs": {
@@ -209,12 +210,12 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
             if page["kind"] == "likert" and page["measure"] == "overall":
                 sset, x = sets[page["set"]], page["subject"]
                 k = sset["reference"]
-                base = f"pair/{sset['key']}/{x}"
-                factors = str(value(p.pk, f"{base}/factors", "text")).split(",")
-                answered_factors = value(p.pk, f"{base}/factors", "text") != ""
-                k_score = value(p.pk, f"output/{sset['key']}/k_score")
-                fair = value(p.pk, f"output/{sset['key']}/{x}/score")
-                overall = value(p.pk, f"{base}/overall")
+                pair = {m: pair_question(sset["key"], x, m) for m in (*LIKERT_MEASURES, "factors", "factor_text")}
+                factors = str(value(p.pk, pair["factors"], "text")).split(",")
+                answered_factors = value(p.pk, pair["factors"], "text") != ""
+                k_score = value(p.pk, output_question(sset["key"], None, "k_score"))
+                fair = value(p.pk, output_question(sset["key"], x, "score"))
+                overall = value(p.pk, pair["overall"])
                 pair_rows.append(
                     {
                         "participant_id": str(p.pseudonym),
@@ -228,28 +229,29 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
                         "comparison": x,
                         "relation": next(c["relation"] for c in sset["comparisons"] if c["subject"] == x),
                         "pair_position": page["pair_position"],
-                        "d_traj": value(p.pk, f"{base}/trajectory"),
-                        "d_aggr": value(p.pk, f"{base}/aggregate"),
+                        "d_traj": value(p.pk, pair["trajectory"]),
+                        "d_aggr": value(p.pk, pair["aggregate"]),
                         "d_overall": overall,
                         "overall_similar": float(overall <= similar_max) if not np.isnan(overall) else np.nan,
-                        "prediction_similar": value(p.pk, f"{base}/overall/prediction"),
+                        "prediction_similar": value(p.pk, prediction_question(pair["overall"])),
                         "factor_trajectory": int("trajectory" in factors) if answered_factors else 0,
                         "factor_aggregate": int("aggregate" in factors) if answered_factors else 0,
                         "factor_other": int("other" in factors) if answered_factors else 0,
-                        "factor_text": value(p.pk, f"{base}/factor_text", "text"),
+                        "factor_text": value(p.pk, pair["factor_text"], "text"),
                         "k_ai_score": f[(cond_key, k)]["risk_score"],
-                        "k_accepted": value(p.pk, f"output/{sset['key']}/k_accept"),
+                        "k_accepted": value(p.pk, output_question(sset["key"], None, "k_accept")),
                         "k_score": k_score,
                         "fair_score": fair,
                         "output_distance": abs(k_score - fair),
-                        "rationale": value(p.pk, f"output/{sset['key']}/{x}/rationale", "text"),
+                        "rationale": value(p.pk, output_question(sset["key"], x, "rationale"), "text"),
                         "ref_total": f[(cond_key, k)]["total"],
                         "comp_total": f[(cond_key, x)]["total"],
                         "ref_trend": f[(cond_key, k)]["trend"],
                         "comp_trend": f[(cond_key, x)]["trend"],
-                        "seconds_traj": seconds.get((p.pk, f"{base}/trajectory"), np.nan),
-                        "seconds_aggr": seconds.get((p.pk, f"{base}/aggregate"), np.nan),
-                        "seconds_overall": seconds.get((p.pk, f"{base}/overall"), np.nan),
+                        # a pair page's key is its Likert question's key
+                        "seconds_traj": seconds.get((p.pk, pair["trajectory"]), np.nan),
+                        "seconds_aggr": seconds.get((p.pk, pair["aggregate"]), np.nan),
+                        "seconds_overall": seconds.get((p.pk, pair["overall"]), np.nan),
                         "excluded": excluded[p.pk],
                     }
                 )
@@ -258,7 +260,7 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
                 prompt_subjects = {pr["key"]: pr["subject"] for pr in cond["disagreement_prompts"]}
                 for key in page["prompts"]:
                     subject = f[(cond_key, prompt_subjects[key])]
-                    agree = value(p.pk, f"disagreement/{key}")
+                    agree = value(p.pk, disagreement_question(key))
                     if np.isnan(agree):
                         continue
                     disagreement_rows.append(

@@ -35,7 +35,7 @@ def test_audit_command_writes_report_and_disagreement_calibration(demo_subjects,
     }
     assert {r["weights"] for r in run.results["eaif"]} == {"equal", "human (likert v1)", "human (disagreement)"}
     assert run.results["notions"] and run.results["disagreement_calibration"] is not None
-    assert Calibration.objects.filter(kind="disagreement", condition="arrests").count() == 1
+    assert Calibration.objects.filter(kind="disagreement", condition__key="arrests").count() == 1
     html = (tmp_path / "audit" / "report.html").read_text()
     assert "Effort-aware individual fairness" in html and "cdn" not in html.lower()
     client.force_login(researcher)
