@@ -12,13 +12,16 @@ from surveys.models import Answer, Condition, PageVisit, Participant, Study
 
 
 class ReadOnlyFieldsMixin:
-    """Every field shown read-only; no rows added or deleted through the admin (a participant leaves
-    through withdrawal, which deletes their answers and frees their place)."""
+    """View only: every field shown read-only, no row added, changed or deleted through the admin (a
+    participant leaves through withdrawal, which deletes their answers and frees their place)."""
 
     def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
         return [f.name for f in self.model._meta.concrete_fields if f.name not in (self.exclude or ())]
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
@@ -31,6 +34,11 @@ class StudyAdmin(admin.ModelAdmin):
     list_filter = ["slug"]
     filter_horizontal = ["collaborators"]
     readonly_fields = ["slug", "version", "title", "spec", "spec_hash", "created_at"]
+    fieldsets = [
+        (None, {"fields": ["owner", "collaborators"]}),
+        ("Stored version (read-only)", {"fields": ["slug", "version", "title", "spec_hash", "created_at"]}),
+        ("Study file", {"fields": ["spec"], "classes": ["collapse"]}),
+    ]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -57,6 +65,11 @@ class ParticipantAdmin(ReadOnlyFieldsMixin, admin.ModelAdmin):
     list_filter = ["study__slug", "status", "condition__key", "simulated", "pilot"]
     exclude = ["resume_code_hash"]
     search_fields = ["pseudonym"]
+
+    def get_fieldsets(self, request: HttpRequest, obj=None) -> list:
+        """The plan (one entry per page) folded away at the end."""
+        fields = [f for f in self.get_readonly_fields(request, obj) if f not in ("id", "plan")]
+        return [(None, {"fields": fields}), ("Plan", {"fields": ["plan"], "classes": ["collapse"]})]
 
 
 @admin.register(PageVisit)

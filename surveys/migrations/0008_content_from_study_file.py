@@ -4,7 +4,10 @@ load but never read. Nothing is lost: every version keeps its whole study file i
 export and analysis reads the content from there.
 
 Conditions stay (participants, calibrations and audit runs point at them) and can hold format 2
-conditions: feature, unit and desirable become optional, and a condition may have a cap."""
+conditions: feature, unit and desirable become optional, and a condition may have a cap.
+
+The reverse recreates the four tables empty (nothing read them) and needs every condition to have a
+``desirable`` value again (format 1 conditions only)."""
 
 from django.db import migrations, models
 
