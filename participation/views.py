@@ -13,6 +13,7 @@ from django.utils.crypto import constant_time_compare
 from django.views.decorators.http import require_http_methods
 
 from participation import throttle
+from participation.assignment import StudyFull
 from participation.enrolment import Enrolment, cached_enrolment
 from participation.outcomes import completion_for, outcome_of, return_if_failed
 from participation.pages import condition_index, form_answers, page_form
@@ -36,6 +37,8 @@ from participation.services import (
     participant_time_out,
     participant_withdraw,
 )
+from participation.tasks import task_for
+from participation.tasks.attention import attention_count
 from participation.throttle import client_address
 from participation.time_limits import time_limit
 from studies.services import StudyNotFound, latest_study
@@ -291,7 +294,10 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         decision = request.POST.get("decision")
         if decision in ("accept", "decline"):
-            participant = participant_consent(participant_id=participant.pk, accept=decision == "accept")
+            try:
+                participant = participant_consent(participant_id=participant.pk, accept=decision == "accept")
+            except StudyFull:  # the participant stays "arrived": a place may free up later
+                return render(request, "surveys/full.html", {"spec": spec})
             return redirect(_where(participant.status, slug))
         return render(
             request,
@@ -345,7 +351,7 @@ def _save_or_refuse(
             answers=form_answers(page, index, form),
             show_next=True,
             late=late,
-            screened_out=page["kind"] == "screening" and not form.eligible,
+            screened_out=task_for(page).screens_out(form),
         )
         if result.status in FINISHED:  # the last page saved (or resent), or screened out: the session ends here
             _end_session(
@@ -436,7 +442,7 @@ def _outcome(request: HttpRequest, slug: str, spec: dict) -> str:
         return marker[4]
     status, participant_id = marker[0], marker[3] if len(marker) > 3 else None
     failed = 0
-    if status == Status.COMPLETED and len(spec["attention_checks"]["items"]) >= return_if_failed(spec):
+    if status == Status.COMPLETED and attention_count(spec) >= return_if_failed(spec):
         failed = Answer.objects.filter(participant_id=participant_id, measure="attention", number=0).count()
     outcome = outcome_of(spec, status, failed)
     request.session[_ended_key(slug)] = [*marker[:4], outcome]

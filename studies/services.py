@@ -34,8 +34,7 @@ def _create_study_rows(study: Study, spec: dict) -> None:
     """The version's Condition rows, which participants, calibrations and audit runs point at. The
     rest of the content (subjects, sets, prompts, pools, blocks) is read from ``study.spec`` only.
     Format 1 conditions name their effort feature; format 2 ones have a key, a label and maybe a cap
-    (a format 2 file without conditions has the one condition "main")."""
-    conditions = spec.get("conditions") or [{"key": "main", "label": "Main"}]
+    (validation gives a format 2 file without conditions the one condition "main")."""
     Condition.objects.bulk_create(
         [
             Condition(
@@ -48,7 +47,7 @@ def _create_study_rows(study: Study, spec: dict) -> None:
                 cap=cond.get("cap"),
                 position=position,
             )
-            for position, cond in enumerate(conditions)
+            for position, cond in enumerate(spec["conditions"])
         ]
     )
 

@@ -82,6 +82,14 @@ class Participant(models.Model):
     seed = models.BigIntegerField(help_text="Seed of this participant's randomised order.")
     plan = models.JSONField(default=list, blank=True, help_text="The ordered pages this participant is shown.")
     position = models.PositiveIntegerField(default=0, help_text="Index in plan of the first unanswered page.")
+    ticket = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Place in the study version's assignment sequence (participation.assignment), which fixes the "
+        "condition and the sampled items; empty for pilots, before consent, and once a drop-out's place went to "
+        "another participant.",
+    )
     simulated = models.BooleanField(default=False)
     pilot = models.BooleanField(
         default=False, help_text="Came through the researcher's pilot link: left out of balance, exports and analyses."
@@ -100,6 +108,7 @@ class Participant(models.Model):
         ordering = ["study", "arrived_at"]
         constraints = [
             models.UniqueConstraint(fields=["study", "external_id"], name="participant_external_id_unique"),
+            models.UniqueConstraint(fields=["study", "ticket"], name="participant_ticket_unique"),
             models.CheckConstraint(
                 condition=Q(status__in=["arrived", "declined"]) | Q(condition__isnull=False),
                 name="participant_active_has_condition",

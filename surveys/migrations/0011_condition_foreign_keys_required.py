@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("surveys", "0009_condition_foreign_keys"),
+        ("surveys", "0010_condition_foreign_keys"),
     ]
 
     operations = [

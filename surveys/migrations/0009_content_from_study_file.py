@@ -15,7 +15,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("surveys", "0007_pilot_timeouts_screening"),
+        ("surveys", "0008_item_assignment"),
     ]
 
     operations = [

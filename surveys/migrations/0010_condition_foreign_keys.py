@@ -45,7 +45,7 @@ def rows_to_keys(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("surveys", "0008_content_from_study_file"),
+        ("surveys", "0009_content_from_study_file"),
     ]
 
     operations = [
