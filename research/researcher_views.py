@@ -57,8 +57,10 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "status_table": summary.by_condition_status,
             "tables": study_tables(slug),
             "latest_run": AnalysisRun.objects.filter(study__in=versions).first(),
-            "latest_audit": AuditRun.objects.filter(study__in=versions).first(),
-            "calibrations": Calibration.objects.filter(study__in=versions).order_by("kind", "condition", "-version"),
+            "latest_audit": AuditRun.objects.filter(study__in=versions).select_related("condition").first(),
+            "calibrations": Calibration.objects.filter(study__in=versions)
+            .select_related("condition")
+            .order_by("kind", "condition__key", "-version"),
             "start_url": start_url,
             "prolific_url": start_url
             + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",

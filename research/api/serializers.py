@@ -13,7 +13,7 @@ class ConditionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Condition
-        fields = ["key", "label", "feature", "unit", "desirable", "participants"]
+        fields = ["key", "label", "feature", "unit", "desirable", "cap", "participants"]
 
     def get_participants(self, condition: Condition) -> int:
         return condition.participants.filter(status__in=["active", "completed"]).count()
@@ -95,7 +95,7 @@ class AuditRequestSerializer(serializers.Serializer):
 
 class AuditRunSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    condition = serializers.CharField()
+    condition = serializers.CharField(source="condition.key", help_text="Condition key.")
     created_at = serializers.DateTimeField()
     report_url = serializers.SerializerMethodField()
     results = serializers.JSONField()

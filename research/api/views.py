@@ -187,7 +187,11 @@ class AuditRuns(generics.ListAPIView):
 
     def get_queryset(self):
         study = _latest_visible(self.request, self.kwargs["slug"])
-        return AuditRun.objects.filter(study__slug=study.slug).select_related("study").order_by("-created_at", "-pk")
+        return (
+            AuditRun.objects.filter(study__slug=study.slug)
+            .select_related("study", "condition")
+            .order_by("-created_at", "-pk")
+        )
 
     @extend_schema(request=AuditRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):

@@ -241,7 +241,7 @@ def test_analysis_audit_and_dp_reports_render_every_section(demo_study, tmp_path
     audit = check_report(tmp_path / "audit" / "report.html", min_sections=5, figures=5)
     assert "Calibration used" in audit.provenance
     html = (tmp_path / "audit" / "report.html").read_text()
-    cal = demo_study.calibrations.get(kind="likert", condition="arrests")
+    cal = demo_study.calibrations.get(kind="likert", condition__key="arrests")
     assert f"likert calibration v{cal.version}: N = {cal.n_participants} participants, alpha = {cal.alpha:.3f}" in html
     assert f"95% CI [{cal.ci_low:.3f}, {cal.ci_high:.3f}]" in html
 
