@@ -157,6 +157,11 @@ class Measure(models.TextChoices):
     AGREE = "agree", "Agrees with the AI's label (1/0)"
     ATTENTION = "attention", "Attention check passed (1/0)"
     SCREENING = "screening", "Screening answer (1/0: eligible)"
+    CONFIDENCE = "confidence", "Confidence in a yes/no answer (1-5)"
+    RATING = "rating", "Rating of one subject (scale index or number)"
+    COMPARABLE = "comparable", "Should be treated alike (1/0)"
+    STRENGTH = "strength", "Sureness of the treat-alike answer (1-5)"
+    QUESTIONNAIRE = "questionnaire", "Questionnaire answer"
 
 
 LIKERT_MEASURES = ("trajectory", "aggregate", "overall")
@@ -191,8 +196,12 @@ class Answer(models.Model):
                 name="answer_score_range",
             ),
             models.CheckConstraint(
-                condition=~Q(measure__in=["k_accept", "agree", "attention"]) | Q(number__in=[0, 1]),
+                condition=~Q(measure__in=["k_accept", "agree", "attention", "comparable"]) | Q(number__in=[0, 1]),
                 name="answer_binary",
+            ),
+            models.CheckConstraint(
+                condition=~Q(measure__in=["confidence", "strength"]) | Q(number__gte=1, number__lte=5),
+                name="answer_sureness_range",
             ),
         ]
         indexes = [models.Index(fields=["participant", "measure"])]

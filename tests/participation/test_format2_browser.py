@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from surveys.models import Answer, Participant
-from tests.participation.conftest import _condition_rows
 from tests.participation.format2_helpers import EXAMPLE, simple_plan
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 
@@ -35,7 +34,6 @@ def mini_study(db, researcher, monkeypatch):
     from studies.study_file import validate_study
 
     monkeypatch.setattr("participation.services.plan_for", lambda spec, key, seed, **_: simple_plan(spec, key, seed))
-    monkeypatch.setattr(services, "_create_study_rows", _condition_rows)
     return services.study_load(spec=validate_study(_disagreement_spec()), owner=researcher).study
 
 
