@@ -243,6 +243,11 @@ DEFAULT_BTS_PROMPT = (
 )
 
 
+DEFAULT_DECLINE_MESSAGE = (
+    "Thank you. You chose not to take part, and no answers were recorded. You may close this page."
+)
+
+
 @dataclass(frozen=True)
 class StudyFileProblem:
     path: str
@@ -267,8 +272,8 @@ def _path(parts) -> str:
     return out
 
 
-def _schema_problems(spec: Any) -> list[StudyFileProblem]:
-    validator = Draft202012Validator(SCHEMA)
+def _schema_problems(spec: Any, schema: dict) -> list[StudyFileProblem]:
+    validator = Draft202012Validator(schema)
     problems = []
     for error in sorted(validator.iter_errors(spec), key=lambda e: list(map(str, e.absolute_path))):
         problems.append(StudyFileProblem(_path(error.absolute_path), _schema_rule(error)))
@@ -375,24 +380,26 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
     return problems
 
 
+def likert_defaults(likert: dict) -> dict:
+    """The Likert scale with its defaults: 6 labelled points, 'similar' up to the middle."""
+    out = dict(likert)
+    out.setdefault("points", 6)
+    if "labels" not in out:
+        points = out["points"]
+        out["labels"] = list(DEFAULT_LIKERT_LABELS) if points == 6 else [str(i + 1) for i in range(points)]
+    out.setdefault("similar_max", out["points"] // 2)
+    return out
+
+
 def with_defaults(spec: dict) -> dict:
     """A copy with the documented defaults filled in (6-point labelled Likert, BTS on 'overall')."""
     out = json.loads(json.dumps(spec))
-    likert = out.setdefault("likert", {})
-    likert.setdefault("points", 6)
-    if "labels" not in likert:
-        likert["labels"] = (
-            list(DEFAULT_LIKERT_LABELS) if likert["points"] == 6 else [str(i + 1) for i in range(likert["points"])]
-        )
-    likert.setdefault("similar_max", likert["points"] // 2)
+    out["likert"] = likert_defaults(out.get("likert", {}))
     bts = out.setdefault("bts", {})
     bts.setdefault("questions", ["overall"])
     bts.setdefault("prompt", DEFAULT_BTS_PROMPT)
     out.setdefault("rationale_factors", True)
-    out["consent"].setdefault(
-        "decline_message",
-        "Thank you. You chose not to take part, and no answers were recorded. You may close this page.",
-    )
+    out["consent"].setdefault("decline_message", DEFAULT_DECLINE_MESSAGE)
     checks = out.setdefault("attention_checks", {"items": []})
     checks.setdefault("exclude_if_failed", max(1, (2 * len(checks["items"]) + 2) // 3) if checks["items"] else 1)
     bonus = out.setdefault("bonus", {})
@@ -411,6 +418,7 @@ def with_defaults(spec: dict) -> dict:
 
 MAX_DEPTH = 50
 LONG_TEXT_FIELDS = ("instructions", "consent.text")
+_LONG_BLOCK_TEXT = re.compile(r"blocks\[\d+\]\.(text|intro)")  # format 2 instructions
 MAX_LONG_TEXT = 50_000
 MAX_TEXT = 5_000
 MAX_LIST_ITEMS = 10_000
@@ -441,7 +449,7 @@ def _content_problems(spec: Any, duplicates: dict[int, dict[str, int]] | None = 
         elif isinstance(value, float) and not math.isfinite(value):
             problems.append(StudyFileProblem(path, f"{value!r} is not allowed: numbers must be finite"))
         elif isinstance(value, str):
-            limit = MAX_LONG_TEXT if path in LONG_TEXT_FIELDS else MAX_TEXT
+            limit = MAX_LONG_TEXT if path in LONG_TEXT_FIELDS or _LONG_BLOCK_TEXT.fullmatch(path) else MAX_TEXT
             if len(value) > limit:
                 problems.append(StudyFileProblem(path, f"text longer than {limit:,} characters ({len(value):,})"))
             problems.extend(_control_problem(value, path))
@@ -481,13 +489,23 @@ def _validate(spec: Any, duplicates: dict[int, dict[str, int]] | None) -> dict:
     problems = _content_problems(spec, duplicates)
     if problems:
         raise InvalidStudyFile(problems)
-    problems = _schema_problems(spec)
+    if not isinstance(spec, dict) or spec.get("format") not in (1, 2):
+        found = spec.get("format", "missing") if isinstance(spec, dict) else type(spec).__name__
+        raise InvalidStudyFile([StudyFileProblem("format", f"must be 1 or 2 (got {found!r})")])
+    from studies import format2  # format 2 builds on this module's schema parts
+
+    schema, semantic, defaults = (
+        (SCHEMA, _semantic_problems, with_defaults)
+        if spec["format"] == 1
+        else (format2.SCHEMA, format2._semantic_problems, format2.with_defaults)
+    )
+    problems = _schema_problems(spec, schema)
     if problems:
         raise InvalidStudyFile(problems)
-    problems = _semantic_problems(spec)
+    problems = semantic(spec)
     if problems:
         raise InvalidStudyFile(problems)
-    return with_defaults(spec)
+    return defaults(spec)
 
 
 def read_study_file(path: str | Path, *, max_bytes: int | None = None) -> dict:
@@ -508,13 +526,19 @@ def read_study_file(path: str | Path, *, max_bytes: int | None = None) -> dict:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidStudyFile([StudyFileProblem("", f"cannot read {path}: {exc}")]) from exc
-    return read_study_text(text)
+    return read_study_text(text, folder=Path(path).parent)
 
 
-def read_study_text(text: str) -> dict:
+def read_study_text(text: str, *, folder: Path | None = None) -> dict:
     """Parse and validate a study file's text (an upload, already within the size limit): the
-    same rules as :func:`read_study_file`."""
+    same rules as :func:`read_study_file`. A format 2 pool given as a CSV (``pools[i].csv.path``,
+    relative to ``folder``) is read into inline subjects first (:mod:`studies.pools`); without a
+    folder (an uploaded file alone) such a pool is refused with its path."""
     spec, duplicates = parse_study_text(text)
+    if folder is not None and isinstance(spec, dict) and spec.get("format") == 2:
+        from studies.pools import inline_csv_pools
+
+        spec = inline_csv_pools(spec, folder)
     return _validate(spec, duplicates)
 
 

@@ -1,0 +1,134 @@
+"""Lookups into a validated format 2 study file: pools, subjects, blocks, items, profiles.
+
+Built once per stored version and process (keyed by the file's SHA-256, so a cached entry can never
+be stale) and bounded: at most :data:`CACHE_SIZE` study versions per worker.
+"""
+
+from dataclasses import dataclass, field
+
+from participation.caching import BoundedCache
+from studies.format2 import PAIR_TASKS, block_items, item_strata, subject_value
+
+CACHE_SIZE = 64
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How a subject is shown: a text from the pool's template, a small table, and/or a chart."""
+
+    text: str
+    table: list[tuple[str, str]]
+    chart: dict | None
+
+
+class _Values(dict):
+    """A subject's columns for ``str.format_map`` (numbers shown without trailing .0)."""
+
+    def __init__(self, subject: dict):
+        super().__init__({"id": subject["id"], **subject["features"], **subject["groups"]})
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        return f"{value:g}" if isinstance(value, float) else value
+
+
+@dataclass(frozen=True)
+class StudyContent:
+    spec: dict
+    pools: dict[str, dict]
+    blocks: dict[str, dict]
+    _subjects: dict[str, dict[str, dict]] = field(repr=False)
+    _items: dict[str, dict[str, dict | str]] = field(repr=False)
+
+    def subject(self, pool: str, subject_id: str) -> dict:
+        return self._subjects[pool][subject_id]
+
+    def items(self, block_key: str) -> list[str]:
+        """The item ids of a task block, in file order."""
+        return list(self._items[block_key])
+
+    def pair(self, block_key: str, item: str) -> dict:
+        """A pair item: ``{a, b, relation?}``."""
+        return self._items[block_key][item]
+
+    def set(self, block_key: str, item: str) -> dict:
+        """A fair-score set: ``{key, reference, comparisons}``."""
+        return self._items[block_key][item]
+
+    def subjects_of(self, block_key: str, item: str) -> list[str]:
+        """The subject ids an item shows (one subject, a pair, or a set's reference and comparisons)."""
+        block = self.blocks[block_key]
+        if block["task"] in PAIR_TASKS:
+            pair = self.pair(block_key, item)
+            return [pair["a"], pair["b"]]
+        if block["task"] == "fair_score":
+            sset = self.set(block_key, item)
+            return [sset["reference"], *sset["comparisons"]]
+        return [item]
+
+    def model_output(self, pool: str, subject_id: str, model: str) -> dict:
+        """The model's ``{score?, label?}`` for a subject."""
+        return self.subject(pool, subject_id)["models"].get(model, {})
+
+    def profile(self, pool: str, subject_id: str) -> Profile:
+        """The subject as the pool's ``display`` shows it."""
+        display, subject = self.pools[pool]["display"], self.subject(pool, subject_id)
+        text = display["profile"].format_map(_Values(subject)) if "profile" in display else ""
+        table = [(column, _shown(subject_value(subject, column))) for column in display.get("table", [])]
+        return Profile(text=text, table=table, chart=self.chart(pool, subject_id) if "chart" in display else None)
+
+    def chart(self, pool: str, *subject_ids: str) -> dict:
+        """Data for the line chart of the subjects' series (the shape of ``ConditionIndex.chart``)."""
+        chart = self.pools[pool]["display"]["chart"]
+        labels = chart["time_labels"]
+        series = {s: self.subject(pool, s)["series"] for s in subject_ids}
+        return {
+            "x": labels,
+            "traces": [{"name": s, "y": y} for s, y in series.items()],
+            "ytitle": f"{chart['feature']} ({chart['unit']})",
+            "description": "; ".join(
+                f"{s}: " + ", ".join(f"{label} {value:g}" for label, value in zip(labels, y, strict=True))
+                for s, y in series.items()
+            ),
+        }
+
+    def strata(self, block_key: str) -> dict[str, list[str]]:
+        """Item ids by the value of the block's ``assignment.stratify_by`` ({"": all items} without it)."""
+        block = self.blocks[block_key]
+        column = block["assignment"].get("stratify_by")
+        if column is None:
+            return {"": self.items(block_key)}
+        return item_strata(block, self.pools[block["pool"]], column)
+
+
+def _shown(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _build(spec: dict) -> StudyContent:
+    pools = {p["key"]: p for p in spec["pools"]}
+    blocks = {b["key"]: b for b in spec["blocks"]}
+    items: dict[str, dict] = {}
+    for block in spec["blocks"]:
+        if block["type"] != "task":
+            continue
+        ids = block_items(block, pools[block["pool"]])
+        if block["task"] in PAIR_TASKS:
+            items[block["key"]] = dict(zip(ids, block["pairs"], strict=True))
+        elif block["task"] == "fair_score":
+            items[block["key"]] = dict(zip(ids, block["sets"], strict=True))
+        else:
+            items[block["key"]] = dict.fromkeys(ids, "")
+    subjects = {key: {s["id"]: s for s in pool["subjects"]} for key, pool in pools.items()}
+    return StudyContent(spec=spec, pools=pools, blocks=blocks, _subjects=subjects, _items=items)
+
+
+_CACHE: BoundedCache[StudyContent] = BoundedCache(size=CACHE_SIZE)
+
+
+def study_content(spec: dict, spec_hash: str) -> StudyContent:
+    """The lookups of a validated format 2 study file, cached by its digest."""
+    content = _CACHE.get(spec_hash)
+    if content is None:
+        content = _CACHE.put(spec_hash, _build(spec))
+    return content

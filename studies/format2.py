@@ -1,0 +1,610 @@
+"""Format 2 study files: an ordered list of blocks (pages of questions, or a task type applied to
+items of an item pool), item pools of decision subjects, between-subjects conditions with caps.
+
+Checked like format 1: structure with a JSON Schema, references and counts by the semantic checks,
+every problem as ``path: rule``. The README's "Study file format 2" documents every field; the
+task types are those of :data:`TASK_TYPES`. A pool read from a CSV (``pools[i].csv``) is turned into
+inline subjects when the file is read (:mod:`studies.pools`), so a stored version never changes.
+"""
+
+import json
+import string
+from typing import Any
+
+from studies import study_file as v1
+
+TASK_TYPES = ("pair_distance", "fair_score", "agree", "rate", "pair_comparable")
+PAIR_TASKS = ("pair_distance", "pair_comparable")
+QUESTION_TYPES = ("single_choice", "multiple_choice", "number", "text", "likert")
+DEFAULT_CONDITION = {"key": "main", "label": "Main"}
+DEFAULT_AGREE_QUESTION = "The AI predicts that this {subject_noun} {prediction}. Do you agree?"
+DEFAULT_LABEL_NAMES = {"1": "is high risk", "0": "is low risk"}
+DEFAULT_COMPARABLE_QUESTION = "Should these two {subject_noun}s be treated alike?"
+DEFAULT_BTS_PROMPTS = {
+    "agree": "What percentage of other participants do you think agreed with the AI?",
+    "pair_comparable": "What percentage of other participants do you think answered 'Yes'?",
+    "rate": "What percentage of other participants do you think chose '{positive}' or higher?",
+    "pair_distance": v1.DEFAULT_BTS_PROMPT,
+}
+
+_text, _key = v1._text, v1._key
+_value = {"type": ["string", "number"]}
+_columns = {"type": "array", "items": _text, "uniqueItems": True}
+_labels = {"type": "array", "minItems": 2, "maxItems": 11, "items": _text}
+_options = {"type": "array", "minItems": 2, "items": _text}
+_subject = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id"],
+    "properties": {
+        "id": _key,
+        "features": {"type": "object", "additionalProperties": _value},
+        "groups": {"type": "object", "additionalProperties": _value},
+        "series": {"type": "array", "minItems": 3, "items": {"type": "number", "minimum": 0}},
+        "models": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "score": {"type": "number", "minimum": 0, "maximum": 1},
+                    "label": {"enum": [0, 1]},
+                },
+            },
+        },
+    },
+}
+_pool = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["key", "display"],
+    "properties": {
+        "key": _key,
+        "subject_noun": _text,
+        "subjects": {"type": "array", "minItems": 1, "items": _subject},
+        "csv": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["path", "id_column"],
+            "properties": {
+                "path": _text,
+                "id_column": _text,
+                "feature_columns": _columns,
+                "group_columns": _columns,
+                "models": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "minProperties": 1,
+                        "properties": {"score_column": _text, "label_column": _text},
+                    },
+                },
+            },
+        },
+        "display": {
+            "type": "object",
+            "additionalProperties": False,
+            "minProperties": 1,
+            "properties": {
+                "profile": _text,
+                "table": {**_columns, "minItems": 1},
+                "chart": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["feature", "unit"],
+                    "properties": {"feature": _text, "unit": _text, "time_labels": {"type": "array", "items": _text}},
+                },
+            },
+        },
+    },
+    "oneOf": [{"required": ["subjects"]}, {"required": ["csv"]}],
+}
+_question = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["key", "type", "text"],
+    "properties": {
+        "key": _key,
+        "type": {"enum": list(QUESTION_TYPES)},
+        "text": _text,
+        "required": {"type": "boolean"},
+        "options": {**_options, "uniqueItems": True},
+        "min_choices": {"type": "integer", "minimum": 0},
+        "max_choices": {"type": "integer", "minimum": 1},
+        "min": {"type": "number"},
+        "max": {"type": "number"},
+        "integer": {"type": "boolean"},
+        "max_length": {"type": "integer", "minimum": 1, "maximum": 5000},
+        "labels": _labels,
+    },
+}
+_pair = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["a", "b"],
+    "properties": {"a": _key, "b": _key, "relation": _text},
+}
+_set = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["key", "reference", "comparisons"],
+    "properties": {"key": _key, "reference": _key, "comparisons": {"type": "array", "minItems": 1, "items": _key}},
+}
+_block_common = {"key": _key, "type": {"enum": ["instructions", "questionnaire", "attention", "task"]}}
+_block_conditions = {"type": "array", "minItems": 1, "items": _key, "uniqueItems": True}
+_task_block = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["key", "type", "task", "pool"],
+    "properties": {
+        **_block_common,
+        "conditions": _block_conditions,
+        "task": {"enum": list(TASK_TYPES)},
+        "pool": _key,
+        "model": _key,
+        "title": _text,
+        "intro": _text,
+        "question": _text,
+        "assignment": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "per_participant": {"type": "integer", "minimum": 1},
+                "stratify_by": _text,
+            },
+        },
+        "order": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "randomise": {"type": "boolean"},
+                "fixed": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+            },
+        },
+        "bts": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "prompt": _text,
+                "measures": {"type": "array", "minItems": 1, "items": {"enum": list(v1.LIKERT_QUESTIONS)}},
+            },
+        },
+        "label_names": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["0", "1"],
+            "properties": {"0": _text, "1": _text},
+        },
+        "confidence": {"type": "boolean"},
+        "strength": {"type": "boolean"},
+        "show_model": {"type": "boolean"},
+        "scale": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["type"],
+            "properties": {
+                "type": {"enum": ["likert", "number"]},
+                "labels": _labels,
+                "positive_from": {"type": "integer", "minimum": 2},
+                "min": {"type": "number"},
+                "max": {"type": "number"},
+                "step": {"type": "number", "exclusiveMinimum": 0},
+            },
+        },
+        "pairs": {"type": "array", "minItems": 1, "items": _pair},
+        "sets": {"type": "array", "minItems": 1, "items": _set},
+        "measures": {
+            "type": "array",
+            "minItems": 1,
+            "uniqueItems": True,
+            "items": {"enum": list(v1.LIKERT_QUESTIONS)},
+        },
+        "likert": v1.SCHEMA["properties"]["likert"],
+        "rationale_factors": {"type": "boolean"},
+    },
+}
+_page_blocks = {
+    "instructions": {
+        "required": ["key", "type", "text"],
+        "properties": {**_block_common, "conditions": _block_conditions, "title": _text, "text": _text},
+    },
+    "questionnaire": {
+        "required": ["key", "type", "questions"],
+        "properties": {
+            **_block_common,
+            "conditions": _block_conditions,
+            "title": _text,
+            "intro": _text,
+            "questions": {"type": "array", "minItems": 1, "items": _question},
+        },
+    },
+    "attention": {
+        "required": ["key", "type", "question", "options", "correct"],
+        "properties": {
+            **_block_common,
+            "conditions": _block_conditions,
+            "question": _text,
+            "options": _options,
+            "correct": _text,
+        },
+    },
+}
+_block = {
+    "type": "object",
+    "required": ["key", "type"],
+    "properties": {"type": {"enum": ["instructions", "questionnaire", "attention", "task"]}},
+    "allOf": [
+        {
+            "if": {"properties": {"type": {"const": kind}}},
+            "then": {"type": "object", "additionalProperties": False, **rules},
+        }
+        for kind, rules in _page_blocks.items()
+    ]
+    + [{"if": {"properties": {"type": {"const": "task"}}}, "then": _task_block}],
+}
+_shared = {name: v1.SCHEMA["properties"][name] for name in ("slug", "title", "description", "consent", "completion")}
+_shared |= {name: v1.SCHEMA["properties"][name] for name in ("screening", "time_limit", "prolific", "bonus")}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["format", "slug", "title", "consent", "pools", "blocks", "completion"],
+    "properties": {
+        **_shared,
+        "format": {"const": 2},
+        "seed": {"type": "integer", "minimum": 0},
+        "attention": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "exclude_if_failed": {"type": "integer", "minimum": 1},
+                "return_if_failed": {"type": "integer", "minimum": 1},
+            },
+        },
+        "conditions": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["key", "label"],
+                "properties": {"key": _key, "label": _text, "cap": {"type": "integer", "minimum": 1}},
+            },
+        },
+        "pools": {"type": "array", "minItems": 1, "items": _pool},
+        "blocks": {"type": "array", "minItems": 1, "items": _block},
+    },
+}
+
+
+def item_id(block: dict, item: dict | str) -> str:
+    """A task item's id: a subject's id, ``"a~b"`` for a pair, a set's key."""
+    if block["task"] in PAIR_TASKS:
+        return f"{item['a']}~{item['b']}"
+    if block["task"] == "fair_score":
+        return item["key"]
+    return item
+
+
+def block_items(block: dict, pool: dict) -> list[str]:
+    """The item ids of a task block, in file order."""
+    if block["task"] in PAIR_TASKS:
+        return [item_id(block, p) for p in block["pairs"]]
+    if block["task"] == "fair_score":
+        return [s["key"] for s in block["sets"]]
+    return [s["id"] for s in pool["subjects"]]
+
+
+def subject_value(subject: dict, column: str):
+    """A subject's value of a column: its id, a group or a feature (None when it has none)."""
+    if column == "id":
+        return subject["id"]
+    return subject.get("groups", {}).get(column, subject.get("features", {}).get(column))
+
+
+def placeholders(template: str) -> list[str]:
+    """The ``{column}`` names in a profile text (``{{`` and ``}}`` are literal braces)."""
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+
+
+def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
+    problems: list[v1.StudyFileProblem] = []
+
+    def add(path: str, rule: str) -> None:
+        problems.append(v1.StudyFileProblem(path, rule))
+
+    conditions = [c["key"] for c in spec.get("conditions", [DEFAULT_CONDITION])]
+    for dup in v1._duplicates(conditions):
+        add("conditions", f"condition key {dup!r} is used twice")
+    pools = {}
+    for dup in v1._duplicates([p["key"] for p in spec["pools"]]):
+        add("pools", f"pool key {dup!r} is used twice")
+    for pi, pool in enumerate(spec["pools"]):
+        pools[pool["key"]] = pool
+        _pool_problems(pool, f"pools[{pi}]", add)
+    for dup in v1._duplicates([b["key"] for b in spec["blocks"]]):
+        add("blocks", f"block key {dup!r} is used twice")
+    n_attention = 0
+    for bi, block in enumerate(spec["blocks"]):
+        base = f"blocks[{bi}]"
+        for ci, key in enumerate(block.get("conditions", [])):
+            if key not in conditions:
+                add(f"{base}.conditions[{ci}]", f"{key!r} is not one of the conditions ({', '.join(conditions)})")
+        if block["type"] == "attention":
+            n_attention += 1
+            if block["correct"] not in block["options"]:
+                add(f"{base}.correct", f"{block['correct']!r} is not one of the options")
+        elif block["type"] == "questionnaire":
+            _questionnaire_problems(block, base, add)
+        elif block["type"] == "task":
+            if block["pool"] not in pools:
+                add(f"{base}.pool", f"{block['pool']!r} is not one of the pools ({', '.join(pools)})")
+                continue
+            _task_problems(block, pools[block["pool"]], base, add)
+    checks = spec.get("attention", {})
+    for name in ("exclude_if_failed", "return_if_failed"):
+        if name in checks and checks[name] > n_attention:
+            add(f"attention.{name}", f"cannot exceed the number of attention blocks ({n_attention})")
+    screening = spec.get("screening")
+    if screening:
+        for i, option in enumerate(screening["eligible"]):
+            if option not in screening["options"]:
+                add(f"screening.eligible[{i}]", f"{option!r} is not one of the options")
+        if set(screening["eligible"]) >= set(screening["options"]):
+            add("screening.eligible", "every option is eligible, so nobody would be screened out")
+    return problems
+
+
+def _pool_problems(pool: dict, base: str, add) -> None:
+    if "subjects" not in pool:  # a CSV pool not yet read: studies.pools reads it when the file is read
+        add(f"{base}.csv", "a pool read from a CSV can only be loaded with its file (load_study PATH or build_study)")
+        return
+    subjects = pool["subjects"]
+    for dup in v1._duplicates([s["id"] for s in subjects]):
+        add(f"{base}.subjects", f"subject id {dup!r} is used twice")
+    display = pool["display"]
+    columns = {"id"} | {c for s in subjects for c in (*s.get("features", {}), *s.get("groups", {}))}
+    for name in placeholders(display.get("profile", "")):
+        if name not in columns:
+            add(f"{base}.display.profile", f"placeholder {{{name}}} is not a column of the pool's subjects")
+    for ti, column in enumerate(display.get("table", [])):
+        if column not in columns:
+            add(f"{base}.display.table[{ti}]", f"{column!r} is not a column of the pool's subjects")
+    for si, subject in enumerate(subjects):
+        missing = [c for c in placeholders(display.get("profile", "")) if subject_value(subject, c) is None]
+        if missing and all(c in columns for c in missing):
+            add(f"{base}.subjects[{si}]", f"has no value for {', '.join(missing)} (used by display.profile)")
+    if "chart" in display:
+        lengths = {len(s.get("series", [])) for s in subjects}
+        if 0 in lengths:
+            add(f"{base}.display.chart", "every subject needs a series to be shown as a chart")
+        elif len(lengths) > 1:
+            add(f"{base}.subjects", f"every series must have the same number of time steps, found {sorted(lengths)}")
+        elif "time_labels" in display["chart"] and len(display["chart"]["time_labels"]) != lengths.pop():
+            add(f"{base}.display.chart.time_labels", "must have one label per time step of the series")
+
+
+def _questionnaire_problems(block: dict, base: str, add) -> None:
+    for dup in v1._duplicates([q["key"] for q in block["questions"]]):
+        add(f"{base}.questions", f"question key {dup!r} is used twice")
+    needs = {"single_choice": "options", "multiple_choice": "options", "likert": "labels"}
+    for qi, question in enumerate(block["questions"]):
+        qbase, kind = f"{base}.questions[{qi}]", question["type"]
+        if kind in needs and needs[kind] not in question:
+            add(qbase, f"a {kind} question needs {needs[kind]!r}")
+        allowed = {
+            "single_choice": {"options"},
+            "multiple_choice": {"options", "min_choices", "max_choices"},
+            "number": {"min", "max", "integer"},
+            "text": {"max_length"},
+            "likert": {"labels"},
+        }[kind]
+        for name in ("options", "min_choices", "max_choices", "min", "max", "integer", "max_length", "labels"):
+            if name in question and name not in allowed:
+                add(f"{qbase}.{name}", f"not used by a {kind} question")
+        if "min" in question and "max" in question and question["min"] > question["max"]:
+            add(f"{qbase}.max", f"must be >= min ({question['min']})")
+        n = len(question.get("options", []))
+        for name in ("min_choices", "max_choices"):
+            if name in question and question[name] > n:
+                add(f"{qbase}.{name}", f"cannot exceed the number of options ({n})")
+        if question.get("min_choices", 0) > question.get("max_choices", n):
+            add(f"{qbase}.min_choices", "cannot exceed max_choices")
+
+
+_TASK_OPTIONS = {
+    "pair_distance": {"pairs", "measures", "likert", "rationale_factors", "bts"},
+    "fair_score": {"sets", "model"},
+    "agree": {"model", "label_names", "confidence", "bts", "question"},
+    "rate": {"scale", "model", "show_model", "bts", "question"},
+    "pair_comparable": {"pairs", "strength", "bts", "question"},
+}
+_TASK_NEEDS = {
+    "pair_distance": ("pairs",),
+    "fair_score": ("sets", "model"),
+    "agree": ("model",),
+    "rate": ("scale", "question"),
+    "pair_comparable": ("pairs",),
+}
+_OPTIONAL_TASK_FIELDS = {"pairs", "sets", "measures", "likert", "rationale_factors", "bts", "model", "label_names"}
+_OPTIONAL_TASK_FIELDS |= {"confidence", "strength", "show_model", "scale", "question"}
+
+
+def _task_problems(block: dict, pool: dict, base: str, add) -> None:
+    task = block["task"]
+    for name in sorted(_OPTIONAL_TASK_FIELDS - _TASK_OPTIONS[task]):
+        if name in block:
+            add(f"{base}.{name}", f"not used by a {task} task")
+    for name in _TASK_NEEDS[task]:
+        if name not in block:
+            add(base, f"a {task} task needs {name!r}")
+    if "subjects" not in pool or any(name not in block for name in _TASK_NEEDS[task]):
+        return
+    ids = {s["id"] for s in pool["subjects"]}
+    if "model" in block:
+        need = "label" if task == "agree" else "score"
+        if task == "rate" and not block.get("show_model"):
+            need = None
+        for subject in pool["subjects"]:
+            output = subject.get("models", {}).get(block["model"])
+            if output is None or (need and need not in output):
+                what = f"a {need}" if need else "an output"
+                add(f"{base}.model", f"subject {subject['id']!r} has no {what} from model {block['model']!r}")
+                break
+    if task in PAIR_TASKS:
+        for xi, pair in enumerate(block["pairs"]):
+            for end in ("a", "b"):
+                if pair[end] not in ids:
+                    add(f"{base}.pairs[{xi}].{end}", f"subject {pair[end]!r} is not in pool {pool['key']!r}")
+            if pair["a"] == pair["b"]:
+                add(f"{base}.pairs[{xi}]", "a pair needs two different subjects")
+        unordered = [tuple(sorted((p["a"], p["b"]))) for p in block["pairs"]]
+        for dup in v1._duplicates([f"{a}~{b}" for a, b in unordered]):
+            add(f"{base}.pairs", f"the pair {dup.replace('~', ' / ')} is listed twice")
+    if task == "fair_score":
+        for dup in v1._duplicates([s["key"] for s in block["sets"]]):
+            add(f"{base}.sets", f"set key {dup!r} is used twice")
+        for si, sset in enumerate(block["sets"]):
+            for member in [sset["reference"], *sset["comparisons"]]:
+                if member not in ids:
+                    add(f"{base}.sets[{si}]", f"subject {member!r} is not in pool {pool['key']!r}")
+            if sset["reference"] in sset["comparisons"]:
+                add(f"{base}.sets[{si}].comparisons", "a comparison subject cannot be the reference subject")
+    if task == "pair_distance":
+        series = all("series" in s for s in pool["subjects"])
+        for mi, measure in enumerate(block.get("measures", [])):
+            if measure != "overall" and not series:
+                add(f"{base}.measures[{mi}]", f"{measure!r} needs subjects with a series (only 'overall' without)")
+    if task == "rate":
+        scale = block["scale"]
+        if scale["type"] == "likert":
+            if "labels" not in scale:
+                add(f"{base}.scale", "a likert scale needs 'labels'")
+            elif scale.get("positive_from", 2) > len(scale["labels"]):
+                add(f"{base}.scale.positive_from", f"must be <= the number of labels ({len(scale['labels'])})")
+        else:
+            if "min" not in scale or "max" not in scale:
+                add(f"{base}.scale", "a number scale needs 'min' and 'max'")
+            elif scale["min"] >= scale["max"]:
+                add(f"{base}.scale.max", f"must be > min ({scale['min']})")
+            if "bts" in block:
+                add(f"{base}.bts", "the BTS follow-up needs a categorical answer (a likert scale), not a number")
+    _assignment_problems(block, pool, base, add)
+
+
+def _assignment_problems(block: dict, pool: dict, base: str, add) -> None:
+    items = block_items(block, pool)
+    shown = len(items)
+    assignment = block.get("assignment", {})
+    if "per_participant" in assignment:
+        m = assignment["per_participant"]
+        if m > len(items):
+            add(f"{base}.assignment.per_participant", f"must be <= the number of items ({len(items)})")
+        shown = min(m, len(items))
+        column = assignment.get("stratify_by")
+        if column is not None:
+            strata = item_strata(block, pool, column)
+            if strata is None:
+                add(f"{base}.assignment.stratify_by", f"{column!r} is not a column of every subject of the pool")
+            elif m % len(strata):
+                add(
+                    f"{base}.assignment.per_participant",
+                    f"must be divisible by the number of values of {column!r} ({len(strata)})",
+                )
+            else:
+                small = {value: len(ids) for value, ids in strata.items() if len(ids) < m // len(strata)}
+                for value, n in small.items():
+                    add(
+                        f"{base}.assignment.stratify_by",
+                        f"{column}={value!r} has {n} items, fewer than {m // len(strata)}",
+                    )
+    elif "stratify_by" in assignment:
+        add(f"{base}.assignment.stratify_by", "needs per_participant (stratification applies to a sample)")
+    fixed = block.get("order", {}).get("fixed", {})
+    for item, position in fixed.items():
+        if item not in items:
+            add(f"{base}.order.fixed.{item}", "is not an item of this block")
+        elif position >= shown:
+            add(f"{base}.order.fixed.{item}", f"must be < the number of items shown per participant ({shown})")
+        elif "per_participant" in assignment:
+            add(f"{base}.order.fixed.{item}", "a fixed item must be shown to everyone: not with per_participant")
+    for dup in v1._duplicates([str(p) for p in fixed.values()]):
+        add(f"{base}.order.fixed", f"position {dup} is given to more than one item")
+
+
+def item_strata(block: dict, pool: dict, column: str) -> dict[str, list[str]] | None:
+    """Item ids by the value of ``column`` (for pairs: the value of subject a); None when a subject lacks it."""
+    by_id = {s["id"]: s for s in pool["subjects"]}
+    strata: dict[str, list[str]] = {}
+    for item in block_items(block, pool):
+        first = item.split("~")[0] if block["task"] in PAIR_TASKS else item
+        if block["task"] == "fair_score":
+            first = next(s["reference"] for s in block["sets"] if s["key"] == item)
+        value = subject_value(by_id[first], column)
+        if value is None:
+            return None
+        strata.setdefault(str(value), []).append(item)
+    return strata
+
+
+def with_defaults(spec: dict) -> dict:
+    """A copy with the documented defaults filled in."""
+    out = json.loads(json.dumps(spec))
+    out.setdefault("seed", 0)
+    out.setdefault("conditions", [dict(DEFAULT_CONDITION)])
+    out["consent"].setdefault("decline_message", v1.DEFAULT_DECLINE_MESSAGE)
+    n_checks = sum(b["type"] == "attention" for b in out["blocks"])
+    attention = out.setdefault("attention", {})
+    attention.setdefault("exclude_if_failed", max(1, (2 * n_checks + 2) // 3) if n_checks else 1)
+    out.setdefault("bonus", {}).setdefault("currency", "GBP")
+    pools = {p["key"]: p for p in out["pools"]}
+    for pool in out["pools"]:
+        pool.setdefault("subject_noun", "person")
+        for subject in pool["subjects"]:
+            for name in ("features", "groups", "models"):
+                subject.setdefault(name, {})
+        chart = pool["display"].get("chart")
+        if chart is not None:
+            chart.setdefault("time_labels", [f"Year {i + 1}" for i in range(len(pool["subjects"][0]["series"]))])
+    for block in out["blocks"]:
+        block.setdefault("conditions", [c["key"] for c in out["conditions"]])
+        if block["type"] == "questionnaire":
+            for question in block["questions"]:
+                question.setdefault("required", True)
+                if question["type"] == "text":
+                    question.setdefault("max_length", 500)
+        if block["type"] != "task":
+            continue
+        order = block.setdefault("order", {})
+        order.setdefault("randomise", True)
+        order.setdefault("fixed", {})
+        block.setdefault("assignment", {})
+        _task_defaults(block, pools[block["pool"]])
+    return out
+
+
+def _task_defaults(block: dict, pool: dict) -> None:
+    task = block["task"]
+    if "bts" in block:
+        block["bts"].setdefault("prompt", DEFAULT_BTS_PROMPTS[task])
+    if task == "agree":
+        block.setdefault("question", DEFAULT_AGREE_QUESTION)
+        block.setdefault("label_names", dict(DEFAULT_LABEL_NAMES))
+        block.setdefault("confidence", False)
+    elif task == "pair_comparable":
+        block.setdefault("question", DEFAULT_COMPARABLE_QUESTION)
+        block.setdefault("strength", False)
+    elif task == "rate":
+        block.setdefault("show_model", False)
+        scale = block["scale"]
+        if scale["type"] == "likert":
+            scale.setdefault("positive_from", len(scale["labels"]) // 2 + 1)
+    elif task == "pair_distance":
+        series = all("series" in s for s in pool["subjects"])
+        block.setdefault("measures", list(v1.LIKERT_QUESTIONS) if series else ["overall"])
+        block["likert"] = v1.likert_defaults(block.get("likert", {}))
+        block.setdefault("rationale_factors", False)
+        if "bts" in block:
+            block["bts"].setdefault(
+                "measures", ["overall"] if "overall" in block["measures"] else block["measures"][:1]
+            )
