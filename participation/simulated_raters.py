@@ -14,9 +14,10 @@ The answer draws, with logistic(x) = 1 / (1 + e^-x) and e ~ N(0, noise^2) per an
                    [lo, hi] = [1, k]; number -> rounded to the step and clipped to [min, max].
   pair_comparable: P(yes) = logistic(COMPARABLE_BASE + leniency_i - COMPARABLE_SLOPE * d + e), d in [0, 1] the
                    feature distance of A and B (``feature_distance``); strength as agree's confidence.
-  BTS prediction:  100 * (P(positive) + PROJECTION * (+1 if own answer positive else -1) + prediction_bias)
-                   + N(0, (PREDICTION_SD * (1 - honesty))^2), clipped to 0..100: an estimate of the share
-                   answering "positive", biased towards one's own answer (false consensus).
+  BTS prediction:  100 * (P(positive) + PROJECTION * (+1 if own answer positive else -1)) + prediction_bias
+                   + N(0, PREDICTION_SD^2), clipped to 0..100: an estimate of the share answering
+                   "positive", biased towards one's own answer (false consensus).
+  attention:       correct with probability ``honesty``.
   questionnaire:   the rater's group answer where the group defines one, else uniform over the options.
 Group effects come from a table ``{question: {option: {field: value}}}`` (``GroupEffects``, the
 ``--group-effect`` option); options not in the table take the defaults of :class:`SimulatedRater`.
@@ -34,7 +35,7 @@ AGREE_CONFIDENCE = 1.0
 COMPARABLE_BASE = 1.5
 COMPARABLE_SLOPE = 4.0
 PROJECTION = 0.1
-PREDICTION_SD = 15.0
+PREDICTION_SD = 5.0
 STYLE_SD = 0.3
 DEFAULT_EFFECT = 1.0
 EFFECT_FIELDS = ("leniency", "scale_shift", "noise", "alpha", "honesty", "prediction_bias")
@@ -44,14 +45,19 @@ GroupEffects = dict[str, dict[str, dict[str, float]]]
 
 @dataclass(frozen=True)
 class SimulatedRater:
-    """One simulated participant's group (questionnaire answers) and response parameters (module doc)."""
+    """``group``: the questionnaire answers the rater gives (question key -> answer);
+    ``leniency``: logit shift of agreeing with the AI and of answering "comparable";
+    ``scale_shift``: shift of ratings in scale units; ``noise``: standard deviation of the rater's
+    answer noise (logit or scale units); ``alpha``: effort weight of pair distances (0 = only the
+    aggregate, 1 = only the trajectory); ``honesty``: probability of answering an attention check
+    correctly; ``prediction_bias``: shift, in percentage points, of the rater's BTS predictions."""
 
     group: dict[str, str] = field(default_factory=dict)
     leniency: float = 0.0
     scale_shift: float = 0.0
     noise: float = 0.5
     alpha: float = 0.65
-    honesty: float = 0.8
+    honesty: float = 1.0
     prediction_bias: float = 0.0
 
 
@@ -152,8 +158,8 @@ def rate_answer(rater: SimulatedRater, risk: float, scale: dict, rng: np.random.
 
 def bts_prediction(rater: SimulatedRater, p_positive: float, positive: bool, rng: np.random.Generator) -> int:
     """Predicted percentage of others giving the positive answer (module doc)."""
-    share = p_positive + PROJECTION * (1 if positive else -1) + rater.prediction_bias
-    value = 100 * share + rng.normal(0, PREDICTION_SD * (1 - rater.honesty))
+    share = p_positive + PROJECTION * (1 if positive else -1)
+    value = 100 * share + rater.prediction_bias + rng.normal(0, PREDICTION_SD)
     return int(np.clip(round(value), 0, 100))
 
 
