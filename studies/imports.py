@@ -189,10 +189,11 @@ def dressel_farid_dataset(folder: Path) -> CrowdDataset:
 class CrowdSource:
     build: Callable[[Path], CrowdDataset]
     default_path: Path
+    slug: str
 
 
 SOURCES: dict[str, CrowdSource] = {
-    "dressel-farid": CrowdSource(dressel_farid_dataset, REFERENCE_DATA / "dressel_farid"),
+    "dressel-farid": CrowdSource(dressel_farid_dataset, REFERENCE_DATA / "dressel_farid", "dressel-farid"),
 }
 
 
@@ -206,13 +207,15 @@ def crowd_study_import(
     folder = Path(path) if path is not None else SOURCES[source].default_path
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder (pass the release's folder with --path)")
-    dataset = SOURCES[source].build(folder)
-    spec = {**dataset.spec, "slug": slug or dataset.spec["slug"]}
-    existing = Study.objects.filter(slug=spec["slug"], participants__isnull=False).order_by("-version").first()
-    if existing is not None:
+    slug = slug or SOURCES[source].slug
+    imported = Participant.objects.filter(study__slug=slug).order_by("-study__version").values("study_id").first()
+    if imported is not None:
+        existing = Study.objects.get(pk=imported["study_id"])
         n = existing.participants.count()
         answers = Answer.objects.filter(participant__study=existing).count()
         return CrowdImportResult(existing, "already_imported", n, answers)
+    dataset = SOURCES[source].build(folder)
+    spec = {**dataset.spec, "slug": slug}
     study = study_load(spec=spec, owner=owner).study
     conditions = {c.key: c for c in study.conditions.all()}
     now = timezone.now()
