@@ -42,9 +42,20 @@ class Completion:
     message: str
 
 
+def attention_rules(spec: dict) -> dict:
+    """The attention-check thresholds: format 1's ``attention_checks``, format 2's ``attention``."""
+    return spec.get("attention", {}) if spec.get("format") == 2 else spec.get("attention_checks", {})
+
+
 def return_if_failed(spec: dict) -> int:
     """Failed attention checks that make the outcome ``failed_attention`` (default 2)."""
-    return spec.get("attention_checks", {}).get("return_if_failed", DEFAULT_RETURN_IF_FAILED)
+    return attention_rules(spec).get("return_if_failed", DEFAULT_RETURN_IF_FAILED)
+
+
+def exclude_if_failed(spec: dict) -> int:
+    """Failed attention checks that exclude a participant from analyses and bonuses (a default is
+    always filled in when the file is read)."""
+    return attention_rules(spec)["exclude_if_failed"]
 
 
 def outcome_of(spec: dict, status: str, attention_failed: int) -> str:

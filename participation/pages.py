@@ -1,20 +1,22 @@
-"""What each page kind shows and which form it uses, read from the study file (no queries)."""
+"""What a page shows and which form it uses, read from the study file (no queries).
+
+The runtime is generic over task types: ``page_form``, ``page_context`` and ``form_answers`` hand the
+page to its task type (``participation.tasks.task_for``). A task type reads the study through the
+page index of the participant's condition: :class:`ConditionIndex` for format 1 files,
+:class:`ContentIndex` (over ``studies.content.StudyContent``) for format 2 files.
+"""
 
 from dataclasses import dataclass
 
-from participation.forms import (
-    AttentionPageForm,
-    DisagreementPageForm,
-    InstructionsForm,
-    LikertPageForm,
-    OutputPageForm,
-    ScreeningPageForm,
-)
+from participation.caching import BoundedCache
+from participation.services import AnswerInput
+from participation.tasks import task_for
+from studies.content import StudyContent, study_content
 
 
 @dataclass(frozen=True)
 class ConditionIndex:
-    """Lookups into one condition of a validated study file."""
+    """Lookups into one condition of a validated format 1 study file."""
 
     spec: dict
     condition: dict
@@ -22,6 +24,7 @@ class ConditionIndex:
     sets: dict
     prompts: dict
     checks: dict
+    format = 1
 
     def chart(self, *subject_ids: str) -> dict:
         """Data for a Plotly line chart of the subjects' yearly (non-cumulative) series."""
@@ -44,16 +47,80 @@ class ConditionIndex:
         return sum(self.subjects[subject_id]["series"])
 
 
-_INDEX_CACHE: dict[tuple[str, str], ConditionIndex] = {}
+@dataclass(frozen=True)
+class ContentIndex:
+    """Lookups into a validated format 2 study file for the pages of one condition."""
+
+    spec: dict
+    condition: dict
+    content: StudyContent
+    format = 2
+
+    def block(self, page: dict) -> dict:
+        return self.content.blocks[page["block"]]
+
+    def pool_of(self, page: dict) -> dict:
+        return self.content.pools[self.block(page)["pool"]]
+
+    def noun(self, pool: dict) -> str:
+        return pool["subject_noun"]
+
+    def subject(self, pool: str, subject_id: str) -> dict:
+        return self.content.subject(pool, subject_id)
+
+    def pair(self, page: dict) -> dict:
+        return self.content.pair(page["block"], page["item"])
+
+    def set(self, page: dict) -> dict:
+        return self.content.set(page["block"], page["item"])
+
+    def model_output(self, pool: str, subject_id: str, model: str) -> dict:
+        return self.content.model_output(pool, subject_id, model)
+
+    def card(self, pool: str, subject_id: str, title: str) -> dict:
+        """A profile card: ``title``, the pool's profile ``text``, ``table`` rows and ``chart``
+        (``chart_id`` unique on the page)."""
+        profile = self.content.profile(pool, subject_id)
+        chart_id = "subject-" + "".join(ch if ch.isalnum() else "-" for ch in title.lower())
+        return {
+            "title": title,
+            "text": profile.text,
+            "table": profile.table,
+            "chart": profile.chart,
+            "chart_id": chart_id,
+        }
+
+    def pair_chart(self, pool: str, a: str, b: str, names: tuple[str, str]) -> dict | None:
+        """Both subjects' series in one chart, traces named ``names`` (None when the pool has no chart)."""
+        if "chart" not in self.content.pools[pool]["display"]:
+            return None
+        chart = self.content.chart(pool, a, b)
+        for trace, name in zip(chart["traces"], names, strict=True):
+            trace["name"] = name
+        chart["description"] = "; ".join(
+            f"{t['name']}: " + ", ".join(f"{x} {y:g}" for x, y in zip(chart["x"], t["y"], strict=True))
+            for t in chart["traces"]
+        )
+        return chart
 
 
-def condition_index(spec: dict, spec_hash: str, condition_key: str) -> ConditionIndex:
+PageIndex = ConditionIndex | ContentIndex
+_INDEX_CACHE: BoundedCache = BoundedCache(size=4096)  # small objects; one per study version and condition
+
+
+def condition_index(spec: dict, spec_hash: str, condition_key: str) -> PageIndex:
     """Lookups for one condition, cached by the study file's digest (a stored spec never changes)."""
     cache_key = (spec_hash, condition_key)
-    if cache_key not in _INDEX_CACHE:
-        condition = next(c for c in spec["conditions"] if c["key"] == condition_key)
-        subjects = {s["id"]: s for s in condition["subjects"]}
-        _INDEX_CACHE[cache_key] = ConditionIndex(
+    index = _INDEX_CACHE.get(cache_key)
+    if index is not None:
+        return index
+    condition = next(c for c in spec["conditions"] if c["key"] == condition_key)
+    if spec.get("format", 1) == 2:
+        return _INDEX_CACHE.put(cache_key, ContentIndex(spec, condition, study_content(spec, spec_hash)))
+    subjects = {s["id"]: s for s in condition["subjects"]}
+    return _INDEX_CACHE.put(
+        cache_key,
+        ConditionIndex(
             spec=spec,
             condition=condition,
             subjects=subjects,
@@ -63,67 +130,21 @@ def condition_index(spec: dict, spec_hash: str, condition_key: str) -> Condition
                 for p in condition["disagreement_prompts"]
             },
             checks={c["key"]: c for c in spec["attention_checks"]["items"]},
-        )
-    return _INDEX_CACHE[cache_key]
+        ),
+    )
 
 
-def likert_question(page: dict, index: ConditionIndex) -> str:
-    sset = index.sets[page["set"]]
-    k, x = sset["reference"], page["subject"]
-    feature = index.condition["feature"]
-    steps = len(index.condition["time_labels"])
-    return {
-        "trajectory": f"How different are the trajectories (the trends over the years) of {feature} of {k} and {x}?",
-        "aggregate": f"How different are the totals of {feature} of {k} and {x}, summed over the {steps} years?",
-        "overall": f"Overall, how different are {k} and {x} in terms of their {feature}?",
-    }[page["measure"]]
+def page_form(page: dict, index: PageIndex, data=None):
+    return task_for(page).form(page, index, data)
 
 
-def page_form(page: dict, index: ConditionIndex, data=None):
-    kind = page["kind"]
-    if kind == "instructions":
-        return InstructionsForm(data)
-    if kind == "likert":
-        return LikertPageForm(data, page=page, spec=index.spec, question=likert_question(page, index))
-    if kind == "output":
-        return OutputPageForm(data, page=page, reference=index.sets[page["set"]]["reference"])
-    if kind == "disagreement":
-        return DisagreementPageForm(data, page=page, prompts=index.prompts)
-    if kind == "attention":
-        return AttentionPageForm(data, check=index.checks[page["check"]])
-    if kind == "screening":
-        return ScreeningPageForm(data, screening=index.spec["screening"])
-    raise ValueError(f"unknown page kind {kind!r}")
+def form_answers(page: dict, index: PageIndex, form) -> list[AnswerInput]:
+    return task_for(page).answers(page, index, form)
 
 
-def form_answers(page: dict, index: ConditionIndex, form):
-    if page["kind"] == "output":
-        reference = index.sets[page["set"]]["reference"]
-        return form.answers(ai_score=index.subjects[reference]["risk_score"])
-    return form.answers()
-
-
-def page_context(page: dict, index: ConditionIndex) -> dict:
+def page_context(page: dict, index: PageIndex) -> dict:
     """Template name and the data it needs, beyond the form."""
-    cond = index.condition
-    kind = page["kind"]
-    ctx: dict = {"condition": cond, "unit": cond["unit"]}
-    if kind == "instructions":
-        ctx["instructions"] = index.spec["instructions"]
-    elif kind == "likert":
-        k = index.sets[page["set"]]["reference"]
-        x = page["subject"]
-        ctx.update(reference=k, subject=x, chart=index.chart(k, x))
-        if page["measure"] == "aggregate":
-            ctx["totals"] = [(k, index.total(k)), (x, index.total(x))]
-    elif kind == "output":
-        k = index.sets[page["set"]]["reference"]
-        ctx.update(
-            reference=k,
-            ai_score=round(index.subjects[k]["risk_score"] * 100, 1),
-            reference_chart=index.chart(k),
-            comparisons=[{"subject": x, "chart": index.chart(k, x)} for x in page["subjects"]],
-        )
-    elif kind == "disagreement":
-        ctx["prompt_charts"] = {key: index.chart(index.prompts[key]["subject"]) for key in page["prompts"]}
-    return {"template": f"surveys/page_{kind}.html", **ctx}
+    task = task_for(page)
+    ctx: dict = {"condition": index.condition, "unit": index.condition.get("unit", "")}
+    ctx.update(task.context(page, index))
+    return {"template": task.template(page), **ctx}

@@ -66,3 +66,12 @@ def build_plan(spec: dict, condition_key: str, seed: int) -> list[dict]:
         order = [prompts[i]["key"] for i in rng.permutation(len(prompts))]
         pages.append({"key": "disagreement", "kind": "disagreement", "prompts": order})
     return pages
+
+
+def plan_for(spec: dict, condition_key: str, seed: int) -> list[dict]:
+    """The participant's pages for either study file format (format 2: ``participation.assignment``)."""
+    if spec.get("format", 1) == 2:
+        from participation.assignment import build_plan_v2
+
+        return build_plan_v2(spec, condition_key, seed)
+    return build_plan(spec, condition_key, seed)

@@ -17,7 +17,7 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html
 
 from participation.caching import BoundedCache
-from participation.pages import ConditionIndex, page_context, page_form
+from participation.pages import PageIndex, page_context, page_form
 from participation.plan import ORDER_FIELDS
 
 _SLOT = "slot" + secrets.token_hex(8)  # unguessable, so no study text can collide with it
@@ -25,6 +25,9 @@ _CSRF, _POSITION, _TOTAL, _PROGRESS, _RESUME = (
     f"{_SLOT}{name}" for name in ("csrf", "position", "total", "progress", "resume")
 )
 _cache: BoundedCache[str] = BoundedCache(size=4096)
+# Fields of a plan's page that record only where it fell in the participant's order (format 1's and
+# format 2's "position"): pages differing only in these render alike.
+PAGE_ORDER_FIELDS = (*ORDER_FIELDS, "position")
 
 
 def resume_html(code: str) -> str:
@@ -38,7 +41,7 @@ def resume_html(code: str) -> str:
     )
 
 
-def _context(page: dict, index: ConditionIndex, form, position, total, progress, resume) -> tuple[str, dict]:
+def _context(page: dict, index: PageIndex, form, position, total, progress, resume) -> tuple[str, dict]:
     ctx = page_context(page, index)
     template = ctx.pop("template")
     ctx.update(
@@ -47,9 +50,9 @@ def _context(page: dict, index: ConditionIndex, form, position, total, progress,
     return template, ctx
 
 
-def _blank_page(page: dict, index: ConditionIndex, spec_hash: str) -> str:
+def _blank_page(page: dict, index: PageIndex, spec_hash: str) -> str:
     """The page with an unbound form and slots for the per-request parts, from the cache."""
-    shown = {name: value for name, value in page.items() if name not in ORDER_FIELDS}
+    shown = {name: value for name, value in page.items() if name not in PAGE_ORDER_FIELDS}
     key = (spec_hash, index.condition["key"], json.dumps(shown, sort_keys=True))
     html = _cache.get(key)
     if html is None:
@@ -61,7 +64,7 @@ def _blank_page(page: dict, index: ConditionIndex, spec_hash: str) -> str:
 def study_page_response(
     request: HttpRequest,
     page: dict,
-    index: ConditionIndex,
+    index: PageIndex,
     spec_hash: str,
     *,
     position: int,

@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
 from participation.enrolment import Enrolment
-from participation.plan import build_plan
+from participation.plan import plan_for
 from participation.sql import insert_row_if, insert_rows, update_rows
 from participation.time_limits import TimeLimit, time_limit
 from studies.services import latest_study
@@ -207,7 +207,7 @@ def participant_consent(*, participant_id: int, accept: bool, at: datetime | Non
         )
         changes = {
             "condition": condition_id,
-            "plan": build_plan(facts.spec, facts.condition_keys[condition_id], participant.seed),
+            "plan": plan_for(facts.spec, facts.condition_keys[condition_id], participant.seed),
             "status": Participant.Status.ACTIVE,
             "consented_at": now,
         }

@@ -36,6 +36,8 @@ from participation.services import (
     participant_time_out,
     participant_withdraw,
 )
+from participation.tasks import task_for
+from participation.tasks.attention import attention_count
 from participation.throttle import client_address
 from participation.time_limits import time_limit
 from studies.services import StudyNotFound, latest_study
@@ -345,7 +347,7 @@ def _save_or_refuse(
             answers=form_answers(page, index, form),
             show_next=True,
             late=late,
-            screened_out=page["kind"] == "screening" and not form.eligible,
+            screened_out=task_for(page).screens_out(form),
         )
         if result.status in FINISHED:  # the last page saved (or resent), or screened out: the session ends here
             _end_session(
@@ -436,7 +438,7 @@ def _outcome(request: HttpRequest, slug: str, spec: dict) -> str:
         return marker[4]
     status, participant_id = marker[0], marker[3] if len(marker) > 3 else None
     failed = 0
-    if status == Status.COMPLETED and len(spec["attention_checks"]["items"]) >= return_if_failed(spec):
+    if status == Status.COMPLETED and attention_count(spec) >= return_if_failed(spec):
         failed = Answer.objects.filter(participant_id=participant_id, measure="attention", number=0).count()
     outcome = outcome_of(spec, status, failed)
     request.session[_ended_key(slug)] = [*marker[:4], outcome]

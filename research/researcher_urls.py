@@ -1,7 +1,7 @@
-from django.urls import path
+from django.urls import include, path
 
+from research import preview, study_upload_views
 from research import researcher_views as views
-from research import study_upload_views
 from runs import run_views
 
 app_name = "researcher"
@@ -9,6 +9,7 @@ urlpatterns = [
     path("", views.study_list, name="studies"),
     path("upload/", study_upload_views.study_upload, name="upload"),
     path("upload/<str:digest>/", study_upload_views.study_upload_preview, name="upload-preview"),
+    path("build/", include("research.study_builder_urls")),
     path("studies/<slug:slug>/", views.dashboard, name="dashboard"),
     path("studies/<slug:slug>/runs/", run_views.run_list, name="runs"),
     path("studies/<slug:slug>/start/", run_views.run_start, name="start"),
@@ -22,4 +23,6 @@ urlpatterns = [
     path("studies/<slug:slug>/export/<str:table>.<str:fmt>", views.export_download, name="export"),
     path("studies/<slug:slug>/submissions.csv", views.submissions_download, name="submissions"),
     path("studies/<slug:slug>/pilot/delete/", views.pilot_delete, name="pilot-delete"),
+    path("studies/<slug:slug>/v<int:version>/preview/", preview.study_preview, name="preview"),
+    path("studies/<slug:slug>/v<int:version>/preview/<int:number>/", preview.study_preview_page, name="preview-page"),
 ]

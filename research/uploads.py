@@ -101,7 +101,7 @@ def _read_limited(handle, max_bytes: int, too_large) -> bytes:
 
 
 def _check_header(text: str, *, name: str, sep: str, max_columns: int) -> list[str]:
-    first_line = next(csv.reader(io.StringIO(text), delimiter=sep), None)
+    first_line = next(csv.reader(io.StringIO(text, newline=None), delimiter=sep), None)
     if not first_line or all(not cell.strip() for cell in first_line):
         raise UploadError(f"{name}: the first line (the header) is empty")
     duplicates = [(column, n) for column, n in Counter(first_line).items() if n > 1]

@@ -608,3 +608,26 @@ def _task_defaults(block: dict, pool: dict) -> None:
             block["bts"].setdefault(
                 "measures", ["overall"] if "overall" in block["measures"] else block["measures"][:1]
             )
+
+
+
+def condition_summary(spec: dict, condition_key: str) -> dict[str, int]:
+    """What one participant of a condition sees of a validated file: ``pages`` (screening,
+    every page block, one page per task item shown; pair_distance one per measure), and the items
+    shown per task kind: ``subjects`` (agree / rate), ``pairs``, ``prompts`` (agree), ``sets``."""
+    pools = {p["key"]: p for p in spec["pools"]}
+    out = {"pages": int("screening" in spec), "subjects": 0, "pairs": 0, "prompts": 0, "sets": 0}
+    for block in spec["blocks"]:
+        if condition_key not in block["conditions"]:
+            continue
+        if block["type"] != "task":
+            out["pages"] += 1
+            continue
+        items = len(block_items(block, pools[block["pool"]]))
+        shown = block["assignment"].get("per_participant", items)
+        out["pages"] += shown * (len(block["measures"]) if block["task"] == "pair_distance" else 1)
+        kind = {"agree": "prompts", "rate": "subjects", "fair_score": "sets"}.get(block["task"], "pairs")
+        out[kind] += shown
+        if block["task"] == "agree":
+            out["subjects"] += shown
+    return out

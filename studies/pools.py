@@ -82,7 +82,7 @@ def subjects_from_frame(
             if wrong.any():
                 add(
                     f"label column {spec['label_column']!r} (model {model!r}) must be 0 or 1; "
-                    f"rows {_rows(wrong)} are not (e.g. {frame[spec['label_column']][wrong].iloc[0]!r})"
+                    f"rows {_rows(wrong)} are not (e.g. {_value(frame[spec['label_column']][wrong].iloc[0])!r})"
                 )
         if "score_column" in spec:
             scores = pd.to_numeric(frame[spec["score_column"]], errors="coerce")
@@ -90,7 +90,7 @@ def subjects_from_frame(
             if wrong.any():
                 add(
                     f"score column {spec['score_column']!r} (model {model!r}) must be a number in [0, 1]; "
-                    f"rows {_rows(wrong)} are not (e.g. {frame[spec['score_column']][wrong].iloc[0]!r})"
+                    f"rows {_rows(wrong)} are not (e.g. {_value(frame[spec['score_column']][wrong].iloc[0])!r})"
                 )
     if problems:
         raise InvalidStudyFile(problems)

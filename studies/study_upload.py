@@ -18,6 +18,8 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 
 from participation.plan import build_plan
+from participation.tasks.attention import attention_count
+from studies.format2 import condition_summary
 from studies.services import StudyLoadResult, may_load_version, spec_digest, study_load
 from studies.study_file import InvalidStudyFile, StudyFileProblem, read_study_text
 from surveys.models import Study
@@ -108,6 +110,11 @@ def stash_upload(*, user, digest: str, raw: bytes) -> None:
 
 def stashed_spec(*, user, digest: str) -> dict:
     """The stashed file's validated study, after checking that its bytes still have ``digest``."""
+    return validated_spec(stashed_bytes(user=user, digest=digest))
+
+
+def stashed_bytes(*, user, digest: str) -> bytes:
+    """The stashed file's bytes, after checking that they still have ``digest``."""
     if not DIGEST.match(digest):
         raise StashedFileMissing(digest)
     try:
@@ -117,7 +124,7 @@ def stashed_spec(*, user, digest: str) -> dict:
         raise StashedFileMissing(digest) from exc
     if hashlib.sha256(raw).hexdigest() != digest:
         raise StashedFileMissing(digest)
-    return validated_spec(raw)
+    return raw
 
 
 def load_stashed(*, user, digest: str) -> StudyLoadResult:
@@ -129,7 +136,7 @@ def load_stashed(*, user, digest: str) -> StudyLoadResult:
 
 def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
     """Counts per condition, and what loading would do compared with the latest version."""
-    conditions = [
+    conditions = _format2_conditions(spec) if spec["format"] == 2 else [
         ConditionSummary(
             key=c["key"],
             label=c["label"],
@@ -159,13 +166,33 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
         slug=spec["slug"],
         title=spec["title"],
         conditions=conditions,
-        attention_checks=len(spec["attention_checks"]["items"]),
+        attention_checks=attention_count(spec),
         current=current,
         outcome=outcome,
         changes=changes[:MAX_CHANGES],
         more_changes=max(0, len(changes) - MAX_CHANGES),
         refusal=refusal,
     )
+
+
+def _format2_conditions(spec: dict) -> list[ConditionSummary]:
+    """Format 2: per condition, the pages and items one participant sees (fair-score sets are the
+    stimulus sets, agree items the yes/no prompts)."""
+    summaries = []
+    for condition in spec["conditions"]:
+        seen = condition_summary(spec, condition["key"])
+        summaries.append(
+            ConditionSummary(
+                key=condition["key"],
+                label=condition["label"],
+                subjects=seen["subjects"],
+                stimulus_sets=seen["sets"],
+                pairs=seen["pairs"],
+                prompts=seen["prompts"],
+                pages=seen["pages"],
+            )
+        )
+    return summaries
 
 
 def _identity(item) -> str | None:

@@ -8,7 +8,8 @@ from django.utils.datastructures import MultiValueDict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from participation.forms import LikertPageForm, OutputPageForm
+from participation.tasks.fair_score import OutputPageForm
+from participation.tasks.pair_distance import LikertPageForm
 from studies.study_file import InvalidStudyFile, validate_study
 from tests.conftest import DEMO_FILE
 

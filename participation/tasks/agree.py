@@ -1,0 +1,142 @@
+"""Agree: "The AI predicts ... Do you agree?" (format 1 ``disagreement`` page: every prompt of the
+condition on one page; format 2 ``agree`` blocks: one subject per page with a profile card, optional
+confidence and optional BTS prediction of the share answering "Yes, I agree")."""
+
+import numpy as np
+from django import forms
+
+from participation import questions
+from participation.services import AnswerInput
+from participation.tasks.base import TaskType, bts_prediction, draw_binary, draw_sureness
+from participation.tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
+
+AGREE_CHOICES = ((1, "Yes, I agree"), (0, "No, I disagree"))
+# A neutral rater agrees with the AI with probability expit(1.0) = 0.73 (lay people agreed with
+# COMPAS on about two thirds of defendants in Dressel & Farid's study).
+AGREE_BASE_LOGIT = 1.0
+
+
+class DisagreementPageForm(forms.Form):
+    def __init__(self, *args, page: dict, prompts: dict[str, dict], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.page, self.prompts = page, prompts
+        for key in page["prompts"]:
+            level = "high" if prompts[key]["label"] == 1 else "low"
+            self.fields[f"agree_{key}"] = binary_field(
+                f"The AI rates this person ({prompts[key]['subject']}) {level} risk. Do you agree?",
+                AGREE_CHOICES,
+                "Answer yes or no.",
+            )
+
+    def answers(self) -> list[AnswerInput]:
+        return [
+            AnswerInput(
+                question=questions.disagreement_question(key),
+                measure="agree",
+                subject_key=self.prompts[key]["subject"],
+                number=self.cleaned_data[f"agree_{key}"],
+                text=key,
+            )
+            for key in self.page["prompts"]
+        ]
+
+
+class BinaryTaskForm(forms.Form):
+    """A format 2 yes/no task on one item: the answer (measure ``answer_measure``, 1/0), an optional
+    5-point follow-up (``sure_measure``) and an optional BTS prediction of the share answering yes."""
+
+    def __init__(
+        self,
+        *args,
+        page: dict,
+        question: str,
+        choices,
+        required_message: str,
+        answer_measure: str,
+        sure_label: str | None,
+        sure_measure: str,
+        prediction_prompt: str | None,
+        **kwargs,
+    ):
+        super().__init__(*args, **kwargs)
+        self.page, self.answer_measure, self.sure_measure = page, answer_measure, sure_measure
+        self.fields["answer"] = binary_field(question, choices, required_message)
+        if sure_label:
+            self.fields["sure"] = scale_field(sure_label, CONFIDENCE_LABELS)
+        if prediction_prompt:
+            self.fields["prediction"] = prediction_field(prediction_prompt)
+
+    def answers(self) -> list[AnswerInput]:
+        block, item = self.page["block"], self.page["item"]
+        measures = {"answer": self.answer_measure, "sure": self.sure_measure, "prediction": "prediction"}
+        return [
+            AnswerInput(
+                question=questions.task_question(block, item, measures[name]),
+                measure=measures[name],
+                set_key=block,
+                subject_key=item,
+                number=self.cleaned_data[name],
+            )
+            for name in ("answer", "sure", "prediction")
+            if name in self.fields
+        ]
+
+
+def bts_prompt(block: dict, positive: str = "") -> str | None:
+    """The block's BTS prompt (``{positive}`` replaced by the positive answer), None without BTS."""
+    return block["bts"]["prompt"].replace("{positive}", positive) if "bts" in block else None
+
+
+def agree_question(page: dict, index) -> str:
+    block = index.block(page)
+    label = index.model_output(block["pool"], page["item"], block["model"])["label"]
+    noun = index.noun(index.pool_of(page))
+    return block["question"].format(subject_noun=noun, prediction=block["label_names"][str(label)])
+
+
+class Agree(TaskType):
+    kinds = ("disagreement", "agree")
+    columns = {
+        "agree": "1 if the participant agrees with the AI's prediction for the subject, else 0.",
+        "confidence": "How confident the participant is (1 = not at all, 5 = completely).",
+        "prediction": 'BTS prediction: percentage of other participants expected to answer "Yes, I agree".',
+    }
+
+    def form(self, page: dict, index, data=None) -> forms.Form:
+        if index.format == 1:
+            return DisagreementPageForm(data, page=page, prompts=index.prompts)
+        block = index.block(page)
+        return BinaryTaskForm(
+            data,
+            page=page,
+            question=agree_question(page, index),
+            choices=AGREE_CHOICES,
+            required_message="Answer yes or no.",
+            answer_measure="agree",
+            sure_label="How confident are you?" if block["confidence"] else None,
+            sure_measure="confidence",
+            prediction_prompt=bts_prompt(block),
+        )
+
+    def context(self, page: dict, index) -> dict:
+        if index.format == 1:
+            return {"prompt_charts": {key: index.chart(index.prompts[key]["subject"]) for key in page["prompts"]}}
+        pool = index.pool_of(page)
+        return {"cards": [index.card(pool["key"], page["item"], f"This {index.noun(pool)}")]}
+
+    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+        """Agree with logit P = AGREE_BASE_LOGIT + leniency + N(0, noise); confidence from how sure the
+        rater is; the BTS prediction from the rater's own agreement probability."""
+        if index.format == 1:
+            return {f"agree_{key}": str(draw_binary(AGREE_BASE_LOGIT, rater, rng)[0]) for key in page["prompts"]}
+        answer, p = draw_binary(AGREE_BASE_LOGIT, rater, rng)
+        return binary_extras(self.form(page, index), {"answer": str(answer)}, p, rater, rng)
+
+
+def binary_extras(form: forms.Form, data: dict[str, str], p: float, rater, rng: np.random.Generator) -> dict:
+    """Add the follow-ups a binary task form asks for to simulated POST data."""
+    if "sure" in form.fields:
+        data["sure"] = draw_sureness(p, rng)
+    if "prediction" in form.fields:
+        data["prediction"] = bts_prediction(p, rater, rng)
+    return data

@@ -1,0 +1,61 @@
+"""Attention checks: one question with a correct option (format 1 ``attention_checks.items``,
+format 2 ``attention`` blocks)."""
+
+from django import forms
+
+from participation import questions
+from participation.services import AnswerInput
+from participation.tasks.base import TaskType
+from participation.tasks.fields import option_field
+
+
+class AttentionPageForm(forms.Form):
+    def __init__(self, *args, check: dict, set_key: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.check, self.set_key = check, set_key
+        self.fields["choice"] = option_field(check["question"], check["options"])
+
+    def answers(self) -> list[AnswerInput]:
+        choice = self.cleaned_data["choice"]
+        return [
+            AnswerInput(
+                question=questions.attention_question(self.check["key"]),
+                measure="attention",
+                number=1 if choice == self.check["correct"] else 0,
+                text=choice,
+                set_key=self.set_key,
+            )
+        ]
+
+
+def attention_check(page: dict, index) -> dict:
+    """The check shown on an attention page: key, question, options, correct."""
+    if index.format == 1:
+        return index.checks[page["check"]]
+    return {"key": page["block"], **index.block(page)}
+
+
+def attention_count(spec: dict) -> int:
+    """How many attention checks a study file has (format 1 items or format 2 attention blocks)."""
+    if spec.get("format", 1) == 1:
+        return len(spec.get("attention_checks", {}).get("items", []))
+    return sum(block["type"] == "attention" for block in spec["blocks"])
+
+
+class Attention(TaskType):
+    kinds = ("attention",)
+    columns = {"attention": "1 if the attention check was answered correctly, else 0; text: the option chosen."}
+
+    def template(self, page: dict) -> str:
+        return "surveys/page_attention.html"
+
+    def form(self, page: dict, index, data=None) -> forms.Form:
+        set_key = "" if index.format == 1 else page["block"]  # format 2 answers name their block
+        return AttentionPageForm(data, check=attention_check(page, index), set_key=set_key)
+
+    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+        """Correct with probability ``honesty``, else a random option."""
+        check = attention_check(page, index)
+        if rng.random() < rater.honesty:
+            return {"choice": check["correct"]}
+        return {"choice": str(rng.choice(check["options"]))}

@@ -1,0 +1,181 @@
+"""Fair scores (format 1 ``output`` pages, format 2 ``fair_score`` blocks): the AI's risk score of a
+reference subject K, accepted or corrected, then a fair score and a rationale per comparison subject.
+
+Risk scores are entered as percentages (0-100, as the pages show them) and stored as fractions
+in [0, 1], the scale of the model's risk score and of the output-space distance D.
+"""
+
+from collections.abc import Callable
+
+import numpy as np
+from django import forms
+from scipy.special import expit
+
+from participation import questions
+from participation.services import AnswerInput
+from participation.tasks.base import TaskType
+from participation.tasks.fields import score_field
+
+
+class FairScoreForm(forms.Form):
+    """``key(name, subject)`` builds an answer's question key (``subject`` '' for K's answers)."""
+
+    def __init__(
+        self, *args, reference: str, subjects: list[str], set_key: str, key: Callable[[str, str], str], **kwargs
+    ):
+        super().__init__(*args, **kwargs)
+        self.reference, self.subjects, self.set_key, self.key = reference, subjects, set_key, key
+        self.fields["k_decision"] = forms.ChoiceField(
+            label=f"Do you accept the AI's risk score for {reference}?",
+            choices=[("accept", "Accept the AI's score"), ("correct", "Correct it with my own score")],
+            widget=forms.RadioSelect,
+            error_messages={"required": f"Say whether you accept the AI's score for {reference}."},
+        )
+        self.fields["k_score"] = score_field(f"Your risk score for {reference} (0-100)", required=False)
+        for subject in subjects:
+            self.fields[f"score_{subject}"] = score_field(f"Fair risk score for {subject} (0-100)")
+            self.fields[f"rationale_{subject}"] = forms.CharField(
+                label=f"Why is this score fair for {subject}?",
+                min_length=5,
+                max_length=4000,
+                widget=forms.Textarea(attrs={"rows": 3}),
+                error_messages={
+                    "required": f"Write a short rationale for {subject}'s score.",
+                    "min_length": "Write at least a few words (5 characters or more).",
+                },
+            )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("k_decision") == "correct" and data.get("k_score") is None and "k_score" not in self.errors:
+            self.add_error(
+                "k_score", f"You chose to correct the score: enter your risk score for {self.reference} (0-100)."
+            )
+        if data.get("k_decision") == "accept" and data.get("k_score") is not None:
+            # the typed score would otherwise be dropped silently (an accepted score is the AI's)
+            self.add_error(
+                "k_score",
+                f"You chose to accept the AI's score for {self.reference} but also typed your own score "
+                f'({data["k_score"]:g}): choose "Correct it with my own score" to use yours, or clear the box '
+                "to accept the AI's.",
+            )
+        return data
+
+    def answers(self, ai_score: float) -> list[AnswerInput]:
+        data, set_key, key = self.cleaned_data, self.set_key, self.key
+        accepted = data["k_decision"] == "accept"
+        k_score = ai_score if accepted else float(data["k_score"]) / 100
+        k_common = {"set_key": set_key, "subject_key": self.reference}
+        out = [
+            AnswerInput(question=key("k_accept", ""), measure="k_accept", number=1 if accepted else 0, **k_common),
+            AnswerInput(question=key("k_score", ""), measure="k_score", number=k_score, **k_common),
+        ]
+        for subject in self.subjects:
+            common = {"set_key": set_key, "subject_key": subject}
+            out.append(
+                AnswerInput(
+                    question=key("fair_score", subject),
+                    measure="fair_score",
+                    number=float(data[f"score_{subject}"]) / 100,
+                    **common,
+                )
+            )
+            out.append(
+                AnswerInput(
+                    question=key("rationale", subject),
+                    measure="rationale",
+                    text=data[f"rationale_{subject}"].strip(),
+                    **common,
+                )
+            )
+        return out
+
+
+def _format1_key(set_key: str) -> Callable[[str, str], str]:
+    # format 1 stores a fair score under ".../score"
+    return lambda name, subject: questions.output_question(set_key, "score" if name == "fair_score" else name, subject)
+
+
+class OutputPageForm(FairScoreForm):
+    """A format 1 output page: the set's comparisons in the participant's order."""
+
+    def __init__(self, *args, page: dict, reference: str, **kwargs):
+        super().__init__(
+            *args,
+            reference=reference,
+            subjects=page["subjects"],
+            set_key=page["set"],
+            key=_format1_key(page["set"]),
+            **kwargs,
+        )
+
+
+def _set_view(page: dict, index) -> tuple[str, list[str], float]:
+    """The reference, the comparison subjects in page order and the AI's score of the reference."""
+    if index.format == 1:
+        reference = index.sets[page["set"]]["reference"]
+        return reference, page["subjects"], index.subjects[reference]["risk_score"]
+    sset = index.set(page)
+    block = index.block(page)
+    score = index.model_output(block["pool"], sset["reference"], block["model"])["score"]
+    return sset["reference"], list(sset["comparisons"]), score
+
+
+class FairScore(TaskType):
+    kinds = ("output", "fair_score")
+    columns = {
+        "k_accept": "1 if the participant accepted the AI's score of the reference subject, else 0.",
+        "k_score": "The reference subject's score the participant settled on (fraction 0-1).",
+        "fair_score": "The fair score the participant gave a comparison subject (fraction 0-1).",
+        "rationale": "Why that score is fair (text).",
+    }
+
+    def template(self, page: dict) -> str:
+        return "surveys/page_output.html" if page["kind"] == "output" else "surveys/page_fair_score.html"
+
+    def form(self, page: dict, index, data=None) -> forms.Form:
+        if index.format == 1:
+            return OutputPageForm(data, page=page, reference=index.sets[page["set"]]["reference"])
+        reference, subjects, _ = _set_view(page, index)
+        block, item = page["block"], page["item"]
+        return FairScoreForm(
+            data,
+            reference=reference,
+            subjects=subjects,
+            set_key=block,
+            key=lambda name, subject: questions.task_question(block, item, name, subject),
+        )
+
+    def answers(self, page: dict, index, form) -> list[AnswerInput]:
+        return form.answers(ai_score=_set_view(page, index)[2])
+
+    def context(self, page: dict, index) -> dict:
+        reference, subjects, score = _set_view(page, index)
+        if index.format == 1:
+            return {
+                "reference": reference,
+                "ai_score": round(score * 100, 1),
+                "reference_chart": index.chart(reference),
+                "comparisons": [{"subject": x, "chart": index.chart(reference, x)} for x in subjects],
+            }
+        pool = index.block(page)["pool"]
+        return {
+            "reference": reference,
+            "ai_score": round(score * 100, 1),
+            "reference_card": index.card(pool, reference, reference),
+            "comparisons": [{"subject": x, "card": index.card(pool, x, x)} for x in subjects],
+        }
+
+    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+        """K's score: accepted with probability expit(leniency) (1/2 for a neutral rater), else the AI's
+        shifted by N(0, 8) points; each comparison subject gets K's score plus N(0, 10 * noise) points."""
+        _, subjects, score = _set_view(page, index)
+        accept = rng.random() < expit(rater.leniency)
+        k = 100 * score if accept else float(np.clip(100 * score + rng.normal(0, 8), 0, 100))
+        data = {"k_decision": "accept" if accept else "correct"}
+        if not accept:
+            data["k_score"] = f"{k:.1f}"
+        for x in subjects:
+            data[f"score_{x}"] = f"{float(np.clip(k + rng.normal(0, 10 * rater.noise), 0, 100)):.1f}"
+            data[f"rationale_{x}"] = "Similar record to the reference."
+        return data

@@ -1,0 +1,28 @@
+"""Instructions: text and a Start button; nothing is stored."""
+
+from django import forms
+
+from participation.tasks.base import TaskType
+
+
+class InstructionsForm(forms.Form):
+    def answers(self) -> list:
+        return []
+
+
+class Instructions(TaskType):
+    kinds = ("instructions",)
+
+    def template(self, page: dict) -> str:
+        return "surveys/page_instructions.html"
+
+    def form(self, page: dict, index, data=None) -> forms.Form:
+        return InstructionsForm(data)
+
+    def context(self, page: dict, index) -> dict:
+        if index.format == 1:
+            return {"instructions": index.spec["instructions"]}
+        return {"instructions": index.block(page)["text"]}
+
+    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+        return {}

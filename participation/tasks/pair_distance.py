@@ -1,0 +1,243 @@
+"""Pair distance: how different are two subjects, on the study's Likert scale (format 1 ``likert``
+pages: trajectory, aggregate and overall; format 2 ``pair_distance`` blocks), with the Bayesian
+Truth Serum prediction where the study asks for one and, on the overall question, the optional
+rationale factors."""
+
+from dataclasses import dataclass
+
+import numpy as np
+from django import forms
+from scipy.stats import norm
+
+from participation import questions
+from participation.services import AnswerInput
+from participation.simulation import pair_truth
+from participation.tasks.base import TaskType, bts_prediction
+from participation.tasks.fields import prediction_field, scale_field
+
+FACTOR_CHOICES = [
+    ("trajectory", "Trajectory / trend over the years"),
+    ("aggregate", "Aggregate / total over the years"),
+    ("other", "Other (please specify below)"),
+]
+
+
+@dataclass(frozen=True)
+class PairKeys:
+    """Where a pair page's answers are stored: ``question(name)`` builds the key of the measure or of
+    ``factors`` / ``factor_text``; ``set_key`` and ``subject_key`` go on every answer."""
+
+    format: int
+    set_key: str
+    item: str
+
+    def question(self, name: str) -> str:
+        if self.format == 1:
+            return questions.pair_question(self.set_key, self.item, name)
+        return questions.task_question(self.set_key, self.item, name)
+
+
+class PairDistanceForm(forms.Form):
+    def __init__(
+        self,
+        *args,
+        measure: str,
+        question: str,
+        labels,
+        prediction_prompt: str | None,
+        factors: bool,
+        keys: PairKeys,
+        **kwargs,
+    ):
+        super().__init__(*args, **kwargs)
+        self.measure, self.keys = measure, keys
+        self.fields["rating"] = scale_field(question, labels)
+        if prediction_prompt:
+            self.fields["prediction"] = prediction_field(prediction_prompt)
+        if factors:
+            self.fields["factors"] = forms.MultipleChoiceField(
+                label="Optional: which factor(s) influenced your answer? Select all that apply.",
+                choices=FACTOR_CHOICES,
+                required=False,
+                widget=forms.CheckboxSelectMultiple,
+            )
+            self.fields["factor_text"] = forms.CharField(
+                label="If other, please specify",
+                required=False,
+                max_length=2000,
+                widget=forms.Textarea(attrs={"rows": 2}),
+            )
+
+    def clean(self):
+        data = super().clean()
+        if "other" in data.get("factors", []) and not data.get("factor_text", "").strip():
+            self.add_error("factor_text", "You chose 'Other': please say which factor.")
+        return data
+
+    def answers(self) -> list[AnswerInput]:
+        data, keys = self.cleaned_data, self.keys
+        common = {"set_key": keys.set_key, "subject_key": keys.item}
+        question = keys.question(self.measure)
+        out = [AnswerInput(question=question, measure=self.measure, number=data["rating"], **common)]
+        if "prediction" in self.fields:
+            out.append(
+                AnswerInput(
+                    question=questions.prediction_question(question),
+                    measure="prediction",
+                    number=data["prediction"],
+                    **common,
+                )
+            )
+        if data.get("factors"):
+            out.append(
+                AnswerInput(
+                    question=keys.question("factors"), measure="factors", text=",".join(data["factors"]), **common
+                )
+            )
+        if data.get("factor_text", "").strip():
+            out.append(
+                AnswerInput(
+                    question=keys.question("factor_text"),
+                    measure="factor_text",
+                    text=data["factor_text"].strip(),
+                    **common,
+                )
+            )
+        return out
+
+
+class LikertPageForm(PairDistanceForm):
+    """A format 1 pair page (``likert``): the study's scale, BTS and rationale-factor settings."""
+
+    def __init__(self, *args, page: dict, spec: dict, question: str, **kwargs):
+        measure = page["measure"]
+        super().__init__(
+            *args,
+            measure=measure,
+            question=question,
+            labels=spec["likert"]["labels"],
+            prediction_prompt=spec["bts"]["prompt"] if measure in spec["bts"]["questions"] else None,
+            factors=measure == "overall" and spec["rationale_factors"],
+            keys=PairKeys(1, page["set"], page["subject"]),
+            **kwargs,
+        )
+
+
+def likert_question(page: dict, index) -> str:
+    """The format 1 question of a pair page's measure."""
+    sset = index.sets[page["set"]]
+    k, x = sset["reference"], page["subject"]
+    feature = index.condition["feature"]
+    steps = len(index.condition["time_labels"])
+    return {
+        "trajectory": f"How different are the trajectories (the trends over the years) of {feature} of {k} and {x}?",
+        "aggregate": f"How different are the totals of {feature} of {k} and {x}, summed over the {steps} years?",
+        "overall": f"Overall, how different are {k} and {x} in terms of their {feature}?",
+    }[page["measure"]]
+
+
+def _names(index, page: dict) -> tuple[str, str]:
+    noun = index.noun(index.pool_of(page)).capitalize()
+    return f"{noun} A", f"{noun} B"
+
+
+def pair_question_text(page: dict, index) -> str:
+    """The format 2 question of a pair page's measure, over the pool's charted feature if any."""
+    a, b = _names(index, page)
+    chart = index.pool_of(page)["display"].get("chart")
+    feature = f" in terms of their {chart['feature']}" if chart else ""
+    if page["measure"] == "overall":
+        return f"Overall, how different are {a} and {b}{feature}?"
+    feature_name = chart["feature"] if chart else "the values"
+    what = "trajectories (the trends over time)" if page["measure"] == "trajectory" else "totals"
+    return f"How different are the {what} of {feature_name} of {a} and {b}?"
+
+
+def _distance(index, page: dict) -> tuple[float, float]:
+    """True (trajectory, aggregate) differences in [0, 1] of the page's pair: from the series when the
+    subjects have them (``participation.simulation.pair_truth``), else the share of differing
+    feature and group values, for both."""
+    if index.format == 1:
+        k = index.sets[page["set"]]["reference"]
+        truth = pair_truth(index.subjects[k]["series"], index.subjects[page["subject"]]["series"], 1.5)
+        return truth.trajectory, truth.aggregate
+    pair = index.pair(page)
+    pool = index.pool_of(page)["key"]
+    a, b = index.subject(pool, pair["a"]), index.subject(pool, pair["b"])
+    if a.get("series") and b.get("series"):
+        truth = pair_truth(a["series"], b["series"], 1.5)
+        return truth.trajectory, truth.aggregate
+    values_a = {**a.get("features", {}), **a.get("groups", {})}
+    values_b = {**b.get("features", {}), **b.get("groups", {})}
+    share = float(np.mean([values_a[c] != values_b.get(c) for c in values_a])) if values_a else 0.5
+    return share, share
+
+
+class PairDistance(TaskType):
+    kinds = ("likert", "pair_distance")
+    columns = {
+        "trajectory": "Likert rating (1 = most similar) of how different the two subjects' trajectories are.",
+        "aggregate": "Likert rating (1 = most similar) of how different the two subjects' totals are.",
+        "overall": "Likert rating (1 = most similar) of how different the two subjects are overall.",
+        "prediction": "BTS prediction: percentage of other participants expected to answer 'similar'.",
+        "factors": "Comma-separated rationale factors (trajectory, aggregate, other).",
+        "factor_text": "The participant's own rationale factor (text).",
+    }
+
+    def template(self, page: dict) -> str:
+        return "surveys/page_likert.html" if page["kind"] == "likert" else "surveys/page_pair_distance.html"
+
+    def form(self, page: dict, index, data=None) -> forms.Form:
+        if index.format == 1:
+            return LikertPageForm(data, page=page, spec=index.spec, question=likert_question(page, index))
+        block = index.block(page)
+        measure = page["measure"]
+        return PairDistanceForm(
+            data,
+            measure=measure,
+            question=pair_question_text(page, index),
+            labels=block["likert"]["labels"],
+            prediction_prompt=block["bts"]["prompt"] if measure in block.get("bts", {}).get("measures", []) else None,
+            factors=measure == "overall" and block["rationale_factors"],
+            keys=PairKeys(2, page["block"], page["item"]),
+        )
+
+    def context(self, page: dict, index) -> dict:
+        if index.format == 1:
+            k = index.sets[page["set"]]["reference"]
+            x = page["subject"]
+            ctx = {"reference": k, "subject": x, "chart": index.chart(k, x)}
+            if page["measure"] == "aggregate":
+                ctx["totals"] = [(k, index.total(k)), (x, index.total(x))]
+            return ctx
+        pair = index.pair(page)
+        names = _names(index, page)
+        pool = index.pool_of(page)
+        cards = [index.card(pool["key"], pair[side], name) for side, name in zip("ab", names, strict=True)]
+        ctx = {"names": names, "cards": cards, "chart": index.pair_chart(pool["key"], pair["a"], pair["b"], names)}
+        if page["measure"] == "aggregate" and ctx["chart"]:
+            subjects = (index.subject(pool["key"], pair["a"]), index.subject(pool["key"], pair["b"]))
+            ctx["totals"] = [(name, sum(s["series"])) for name, s in zip(names, subjects, strict=True)]
+            ctx["unit"] = pool["display"]["chart"].get("unit", "")
+        return ctx
+
+    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+        """Ratings on the P-point scale: d_E = 1 + (P - 1) * clip(t + N(0, 0.12)) from the true trajectory
+        difference t, likewise d_S from the aggregate difference g, and the overall rating
+        clip(round(alpha d_E + (1 - alpha) d_S + scale_shift + N(0, noise)), 1, P) (the effort-aware
+        paper's Eq. 5 without intercept). The BTS prediction is the share of 'similar' answers the
+        rater expects: P(overall <= similar_max) under its own mean and noise."""
+        likert = index.spec["likert"] if index.format == 1 else index.block(page)["likert"]
+        points = len(likert["labels"])
+        t, g = _distance(index, page)
+        d_e = 1 + (points - 1) * float(np.clip(t + rng.normal(0, 0.12), 0, 1))
+        d_s = 1 + (points - 1) * float(np.clip(g + rng.normal(0, 0.12), 0, 1))
+        mean = rater.alpha * d_e + (1 - rater.alpha) * d_s + rater.scale_shift
+        rating = {"trajectory": d_e, "aggregate": d_s}.get(page["measure"], mean + rng.normal(0, rater.noise))
+        data = {"rating": str(int(np.clip(round(rating), 1, points)))}
+        form = self.form(page, index)
+        if "prediction" in form.fields:
+            similar_max = likert.get("similar_max", points // 2)
+            p_similar = float(norm.cdf((similar_max + 0.5 - mean) / max(rater.noise, 1e-6)))
+            data["prediction"] = bts_prediction(p_similar, rater, rng)
+        return data

@@ -1,0 +1,140 @@
+"""Questionnaire blocks: questions about the participant (demographics, stakeholder role) of five
+types: single choice, multiple choice, number (with range), short text and Likert item; each
+required (default) or optional. Answers are stored with measure ``questionnaire``: a number for
+number and Likert questions (Likert: the 1-based index), the text for choice and text questions,
+and for multiple choice the chosen options as a JSON list in ``text``. An optional question left
+blank stores nothing."""
+
+import json
+
+from django import forms
+
+from participation import questions
+from participation.services import AnswerInput
+from participation.tasks.base import TaskType
+from participation.tasks.fields import option_field, scale_field
+from participation.tasks.rate import number_field
+
+DEFAULT_TEXT_LENGTH = 500
+
+
+def _multiple_field(question: dict) -> forms.MultipleChoiceField:
+    return forms.MultipleChoiceField(
+        label=question["text"],
+        choices=[(o, o) for o in question["options"]],
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one option."},
+    )
+
+
+def _text_field(question: dict) -> forms.CharField:
+    limit = question.get("max_length", DEFAULT_TEXT_LENGTH)
+    return forms.CharField(
+        label=question["text"],
+        max_length=limit,
+        widget=forms.TextInput(attrs={"maxlength": limit}),
+        error_messages={
+            "required": "Write an answer.",
+            "max_length": f"Keep your answer to at most {limit} characters.",
+        },
+    )
+
+
+def question_field(question: dict) -> forms.Field:
+    """The form field of one questionnaire question."""
+    kind = question["type"]
+    builders = {
+        "single_choice": lambda q: option_field(q["text"], q["options"]),
+        "multiple_choice": _multiple_field,
+        "number": lambda q: number_field(
+            q["text"], q.get("min"), q.get("max"), 1 if q.get("integer") else None, whole=q.get("integer", False)
+        ),
+        "text": _text_field,
+        "likert": lambda q: scale_field(q["text"], q["labels"]),
+    }
+    field = builders[kind](question)
+    field.required = question.get("required", True)
+    if not field.required:
+        field.label = f"{field.label} (optional)"
+    return field
+
+
+class QuestionnaireForm(forms.Form):
+    def __init__(self, *args, block_key: str, block: dict, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.block_key = block_key
+        self.questions = {q["key"]: q for q in block["questions"]}
+        for key, question in self.questions.items():
+            self.fields[key] = question_field(question)
+
+    def clean(self):
+        data = super().clean()
+        for key, question in self.questions.items():
+            chosen = data.get(key)
+            if question["type"] != "multiple_choice" or not chosen:
+                continue
+            low, high = question.get("min_choices"), question.get("max_choices")
+            if low and len(chosen) < low:
+                self.add_error(key, f"Choose at least {low} options.")
+            elif high and len(chosen) > high:
+                self.add_error(key, f"Choose at most {high} option{'s' if high > 1 else ''}.")
+        return data
+
+    def answers(self) -> list[AnswerInput]:
+        out = []
+        for key, question in self.questions.items():
+            value = self.cleaned_data.get(key)
+            if value in (None, "", []):
+                continue
+            common = {
+                "question": questions.questionnaire_question(self.block_key, key),
+                "measure": "questionnaire",
+                "set_key": self.block_key,
+                "subject_key": key,
+            }
+            if question["type"] in ("number", "likert"):
+                out.append(AnswerInput(number=float(value), **common))
+            elif question["type"] == "multiple_choice":
+                out.append(AnswerInput(text=json.dumps(value), **common))
+            else:
+                out.append(AnswerInput(text=value.strip(), **common))
+        return out
+
+
+class Questionnaire(TaskType):
+    kinds = ("questionnaire",)
+    columns = {
+        "questionnaire": "The answer to a questionnaire question (subject: the question key): value for number "
+        "and Likert questions (Likert: 1-based index), text for choice and text questions (multiple choice: "
+        "a JSON list of the chosen options).",
+    }
+
+    def form(self, page: dict, index, data=None) -> forms.Form:
+        return QuestionnaireForm(data, block_key=page["block"], block=index.block(page))
+
+    def context(self, page: dict, index) -> dict:
+        block = index.block(page)
+        return {"title": block.get("title", "About you"), "intro": block.get("intro", "")}
+
+    def simulate(self, page, index, rater, rng) -> dict:
+        """The rater's ``group`` answers where it has them (multiple choice: "a; b"); otherwise the
+        first option, the middle of the range or scale, and a short text when required."""
+        data: dict = {}
+        for question in index.block(page)["questions"]:
+            key, kind = question["key"], question["type"]
+            given = rater.group.get(key)
+            if kind == "multiple_choice":
+                chosen = given.split("; ") if given else question["options"][: question.get("min_choices", 1)]
+                data[key] = chosen
+            elif given is not None:
+                data[key] = given
+            elif kind == "single_choice":
+                data[key] = question["options"][0]
+            elif kind == "number":
+                low, high = question.get("min", 0), question.get("max", 100)
+                data[key] = str(int((low + high) // 2) if question.get("integer") else (low + high) / 2)
+            elif kind == "likert":
+                data[key] = str((len(question["labels"]) + 1) // 2)
+            elif question.get("required", True):
+                data[key] = "No answer"
+        return data

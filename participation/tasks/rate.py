@@ -1,0 +1,124 @@
+"""Rate: a number or a Likert rating of one subject, optionally with the AI's score shown and, for
+Likert scales, a BTS prediction of the share rating at or above ``positive_from``."""
+
+from decimal import Decimal
+
+import numpy as np
+from django import forms
+from scipy.stats import norm
+
+from participation import questions
+from participation.services import AnswerInput
+from participation.tasks.agree import bts_prompt
+from participation.tasks.base import TaskType, bts_prediction
+from participation.tasks.fields import prediction_field, scale_field
+
+
+def _shown(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def number_field(
+    label: str, low: float | None, high: float | None, step: float | None, *, whole: bool | None = None
+) -> forms.Field:
+    """A number in [low, high] (either bound may be None). ``whole`` (default: the step and the bounds
+    are whole numbers) asks for a whole number. Every error names the allowed range."""
+    if whole is None:
+        whole = all(float(v).is_integer() for v in (low, high, step or 1) if v is not None)
+    kind = "a whole number" if whole else "a number"
+    if low is not None and high is not None:
+        message = f"Enter {kind} between {_shown(low)} and {_shown(high)}."
+    elif low is not None:
+        message = f"Enter {kind} of at least {_shown(low)}."
+    elif high is not None:
+        message = f"Enter {kind} of at most {_shown(high)}."
+    else:
+        message = f"Enter {kind}."
+    attrs = {"step": step or (1 if whole else "any"), "inputmode": "numeric" if whole else "decimal"}
+    attrs.update({name: bound for name, bound in (("min", low), ("max", high)) if bound is not None})
+
+    def bound(value):
+        return None if value is None else (int(value) if whole else Decimal(str(value)))
+
+    field_class = forms.IntegerField if whole else forms.DecimalField
+    return field_class(
+        label=label,
+        min_value=bound(low),
+        max_value=bound(high),
+        error_messages={key: message for key in ("required", "invalid", "min_value", "max_value")},
+        widget=forms.NumberInput(attrs=attrs),
+    )
+
+
+class RateForm(forms.Form):
+    def __init__(self, *args, page: dict, question: str, scale: dict, prediction_prompt: str | None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.page = page
+        if scale["type"] == "likert":
+            self.fields["rating"] = scale_field(question, scale["labels"])
+        else:
+            self.fields["rating"] = number_field(question, scale["min"], scale["max"], scale.get("step"))
+        if prediction_prompt:
+            self.fields["prediction"] = prediction_field(prediction_prompt)
+
+    def answers(self) -> list[AnswerInput]:
+        block, item = self.page["block"], self.page["item"]
+        measures = {"rating": "rating", "prediction": "prediction"}
+        return [
+            AnswerInput(
+                question=questions.task_question(block, item, measure),
+                measure=measure,
+                set_key=block,
+                subject_key=item,
+                number=float(self.cleaned_data[name]),
+            )
+            for name, measure in measures.items()
+            if name in self.fields
+        ]
+
+
+class Rate(TaskType):
+    kinds = ("rate",)
+    columns = {
+        "rating": "The participant's rating: the 1-based index of the Likert label, or the number entered.",
+        "prediction": "BTS prediction: percentage of other participants expected to give a positive rating.",
+    }
+
+    def form(self, page: dict, index, data=None) -> forms.Form:
+        block = index.block(page)
+        scale = block["scale"]
+        prompt = bts_prompt(block, scale["labels"][scale["positive_from"] - 1]) if scale["type"] == "likert" else None
+        return RateForm(data, page=page, question=block["question"], scale=scale, prediction_prompt=prompt)
+
+    def context(self, page: dict, index) -> dict:
+        block, pool = index.block(page), index.pool_of(page)
+        ctx = {"cards": [index.card(pool["key"], page["item"], f"This {index.noun(pool)}")]}
+        if block.get("show_model") and block.get("model"):
+            score = index.model_output(pool["key"], page["item"], block["model"]).get("score")
+            if score is not None:
+                ctx["ai_score"] = round(score * 100, 1)
+        return ctx
+
+    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+        """Likert: round(c + scale_shift + N(0, noise)) clipped to 1..k, c the middle of the scale moved
+        towards the AI's score when the block has a model (c = 1 + (k - 1) * score); number scales the
+        same over [min, max] with scale_shift and noise in steps. BTS: the rater's P(rating >=
+        positive_from)."""
+        block = index.block(page)
+        scale = block["scale"]
+        score = 0.5
+        if block.get("model"):
+            score = index.model_output(block["pool"], page["item"], block["model"]).get("score", 0.5)
+        if scale["type"] == "likert":
+            k = len(scale["labels"])
+            centre = 1 + (k - 1) * score + rater.scale_shift
+            data = {"rating": str(int(np.clip(round(centre + rng.normal(0, rater.noise)), 1, k)))}
+            if "bts" in block:
+                p = float(norm.sf((scale["positive_from"] - 0.5 - centre) / max(rater.noise, 1e-6)))
+                data["prediction"] = bts_prediction(p, rater, rng)
+            return data
+        low, high = scale["min"], scale["max"]
+        step = scale.get("step") or 1
+        value = low + (high - low) * score + step * (rater.scale_shift + rng.normal(0, rater.noise))
+        value = float(np.clip(round(value / step) * step, low, high))
+        return {"rating": f"{value:g}"}

@@ -1,0 +1,37 @@
+"""The study file's screening question; an answer outside ``eligible`` screens the participant out."""
+
+from django import forms
+
+from participation import questions
+from participation.services import AnswerInput
+from participation.tasks.base import TaskType
+from participation.tasks.fields import option_field
+
+
+class ScreeningPageForm(forms.Form):
+    def __init__(self, *args, screening: dict, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.screening = screening
+        self.fields["choice"] = option_field(screening["question"], screening["options"])
+
+    @property
+    def eligible(self) -> bool:
+        return self.cleaned_data["choice"] in self.screening["eligible"]
+
+    def answers(self) -> list[AnswerInput]:
+        choice = self.cleaned_data["choice"]
+        return [AnswerInput(question=questions.SCREENING, measure="screening", number=int(self.eligible), text=choice)]
+
+
+class Screening(TaskType):
+    kinds = ("screening",)
+    columns = {"screening": "1 if the screening answer (text) is eligible, else 0."}
+
+    def form(self, page: dict, index, data=None) -> forms.Form:
+        return ScreeningPageForm(data, screening=index.spec["screening"])
+
+    def screens_out(self, form: forms.Form) -> bool:
+        return not form.eligible
+
+    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+        return {"choice": index.spec["screening"]["eligible"][0]}  # simulated participants are eligible

@@ -1,0 +1,102 @@
+"""Preview of a study version's pages for its researchers (owner, collaborators, staff): every page
+kind, or every block of a format 2 file, with one real item, rendered as participants see it. A
+submitted preview form is validated and its errors shown, and nothing is stored."""
+
+from dataclasses import dataclass
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from participation.pages import condition_index, page_context, page_form
+from participation.plan import build_plan
+from studies.content import study_content
+from surveys.models import Study
+
+
+@dataclass(frozen=True)
+class PreviewPage:
+    label: str
+    condition: str
+    page: dict
+
+
+def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
+    """One page per page kind (format 1: of the first condition, in plan order; pair pages once per
+    measure) or per block (format 2: its first item, in the first condition that shows it)."""
+    if spec.get("format", 1) == 1:
+        condition = spec["conditions"][0]["key"]
+        seen: dict[tuple, PreviewPage] = {}
+        for page in build_plan(spec, condition, seed=0):
+            kind = (page["kind"], page.get("measure"))
+            label = page["kind"] + (f" ({page['measure']})" if page.get("measure") else "")
+            seen.setdefault(kind, PreviewPage(label, condition, page))
+        return list(seen.values())
+    content = study_content(spec, spec_hash)
+    pages = (
+        [PreviewPage("screening", spec["conditions"][0]["key"], {"key": "screening", "kind": "screening"})]
+        if (spec.get("screening"))
+        else []
+    )
+    for block in spec["blocks"]:
+        key, condition = block["key"], block["conditions"][0]
+        if block["type"] != "task":
+            pages.append(
+                PreviewPage(f"{key} ({block['type']})", condition, {"key": key, "kind": block["type"], "block": key})
+            )
+            continue
+        item = content.items(key)[0]
+        page = {"key": f"{key}/{item}", "kind": block["task"], "block": key, "item": item}
+        for measure in block.get("measures", [None]) if block["task"] == "pair_distance" else [None]:
+            shown = {**page, "key": f"{key}/{item}/{measure}", "measure": measure} if measure else page
+            label = f"{key} ({block['task']}{f', {measure}' if measure else ''}; item {item})"
+            pages.append(PreviewPage(label, condition, shown))
+    return pages
+
+
+def _previewable(user, slug: str, version: int) -> Study:
+    """The version, when ``user`` owns it, is a collaborator or is staff; Http404 otherwise."""
+    studies = Study.objects.filter(slug=slug, version=version)
+    if not (user.is_staff or user.is_superuser):
+        studies = studies.filter(Q(owner=user) | Q(collaborators=user))
+    study = studies.distinct().first()
+    if study is None:
+        raise Http404("No such study version among yours.")
+    return study
+
+
+@login_required
+def study_preview(request: HttpRequest, slug: str, version: int) -> HttpResponse:
+    study = _previewable(request.user, slug, version)
+    pages = preview_pages(study.spec, study.spec_hash)
+    return render(request, "researcher/preview.html", {"study": study, "pages": pages})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_preview_page(request: HttpRequest, slug: str, version: int, number: int) -> HttpResponse:
+    study = _previewable(request.user, slug, version)
+    pages = preview_pages(study.spec, study.spec_hash)
+    if not 1 <= number <= len(pages):
+        raise Http404("No such preview page.")
+    shown = pages[number - 1]
+    index = condition_index(study.spec, study.spec_hash, shown.condition)
+    form = page_form(shown.page, index, data=request.POST if request.method == "POST" else None)
+    checked = request.method == "POST" and form.is_valid()
+    ctx = page_context(shown.page, index)
+    template = ctx.pop("template")
+    ctx.update(
+        form=form,
+        page=shown.page,
+        spec=study.spec,
+        position=number,
+        total=len(pages),
+        progress=round(100 * (number - 1) / len(pages)),
+        preview=f"{study.title} v{study.version}, page {number} of {len(pages)}: {shown.label}",
+        preview_checked=checked,
+        preview_list=reverse("researcher:preview", args=[slug, version]),
+    )
+    return render(request, template, ctx, status=422 if request.method == "POST" and not checked else 200)

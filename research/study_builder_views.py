@@ -1,0 +1,125 @@
+"""Build a study from a CSV in the browser: the form (template and options as ``build_study`` names them),
+the problems found, a preview of the built study (blocks, pool, items per participant, strata, one profile
+as participants see it), the study file to download, and "Save" = loading it like an uploaded study file
+(:mod:`studies.study_upload`: stashed under its SHA-256 for this researcher, ``study_load``'s ownership rule)."""
+
+import hashlib
+import json
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from research.study_upload_views import OUTCOMES
+from research.uploads import UploadError
+from studies.builder import TEMPLATES, StudyBuildError, build_study, study_file_bytes, summarise_study
+from studies.services import StudyOwnedByOther
+from studies.study_file import InvalidStudyFile, validate_study
+from studies.study_upload import StashedFileMissing, load_stashed, stash_upload, stashed_bytes, stashed_spec
+
+TEMPLATE_CHOICES = {
+    "disagreement": "Disagreement: does the participant agree with the AI's prediction? (yes/no, confidence, BTS)",
+    "rating": "Rating: how risky is this person? (7-point scale)",
+    "comparable": "Comparable pairs: should these two people be treated alike? (yes/no, how sure)",
+}
+
+
+class StudyBuildForm(forms.Form):
+    subjects = forms.FileField(label="Subjects (CSV, one row per person)")
+    template = forms.ChoiceField(
+        choices=[(t, TEMPLATE_CHOICES[t]) for t in TEMPLATES], widget=forms.RadioSelect, initial="disagreement"
+    )
+    id_column = forms.CharField(label="Id column", max_length=200)
+    label_column = forms.CharField(label="AI label column (0/1)", max_length=200, required=False)
+    score_column = forms.CharField(label="AI score column (0 to 1)", max_length=200, required=False)
+    group_columns = forms.CharField(
+        label="Group columns", max_length=2000, required=False, help_text="Comma-separated, e.g. race, sex"
+    )
+    profile = forms.CharField(
+        label="Profile text",
+        max_length=5000,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="With {column} placeholders, e.g. “A {sex} aged {age}.” Empty: a table of the columns.",
+    )
+    per_participant = forms.IntegerField(label="Items per participant", min_value=1, required=False)
+    stratify_by = forms.CharField(label="Stratify by column", max_length=200, required=False)
+    slug = forms.CharField(max_length=60, required=False, help_text="Default: from the file name and template")
+    title = forms.CharField(max_length=200, required=False)
+    completion_code = forms.CharField(max_length=64, required=False)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_build(request: HttpRequest) -> HttpResponse:
+    form = StudyBuildForm(request.POST or None, request.FILES or None)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        data, upload = form.cleaned_data, form.cleaned_data["subjects"]
+        try:
+            spec = build_study(
+                data["template"],
+                upload,
+                data["id_column"].strip(),
+                label_column=data["label_column"].strip() or None,
+                score_column=data["score_column"].strip() or None,
+                group_columns=[c.strip() for c in data["group_columns"].split(",") if c.strip()],
+                profile=data["profile"] or None,
+                per_participant=data["per_participant"],
+                stratify_by=data["stratify_by"].strip() or None,
+                slug=data["slug"].strip() or None,
+                title=data["title"].strip() or None,
+                completion_code=data["completion_code"].strip() or None,
+                name=upload.name,
+            )
+            validate_study(spec)
+            raw = study_file_bytes(spec, max_bytes=settings.STUDY_FILE_MAX_BYTES)
+        except StudyBuildError as exc:
+            problems = exc.problems
+        except UploadError as exc:
+            problems = [str(exc)]
+        except InvalidStudyFile as exc:
+            problems = [str(p) for p in exc.problems]
+        else:
+            digest = hashlib.sha256(raw).hexdigest()
+            stash_upload(user=request.user, digest=digest, raw=raw)
+            return redirect("researcher:build-preview", digest=digest)
+    context = {"form": form, "problems": problems, "max_bytes": settings.UPLOAD_MAX_BYTES}
+    return render(request, "researcher/build.html", context, status=400 if request.method == "POST" else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_build_preview(request: HttpRequest, digest: str) -> HttpResponse:
+    try:
+        spec = stashed_spec(user=request.user, digest=digest)
+    except StashedFileMissing as exc:
+        raise Http404("No such study: saved already, expired, or never built. Build it again.") from exc
+    if request.method == "POST":
+        try:
+            result = load_stashed(user=request.user, digest=digest)
+        except StudyOwnedByOther as exc:
+            messages.error(request, str(exc))
+        else:
+            study = result.study
+            messages.success(request, f"{study.slug} v{study.version}: {OUTCOMES[result.action]}.")
+            return redirect("researcher:dashboard", slug=study.slug)
+    return render(request, "researcher/build_preview.html", {"summary": summarise_study(spec), "digest": digest})
+
+
+@login_required
+@require_GET
+def study_build_download(request: HttpRequest, digest: str) -> HttpResponse:
+    """The built study file, to edit and upload (or load with ``load_study``)."""
+    try:
+        raw = stashed_bytes(user=request.user, digest=digest)
+    except StashedFileMissing as exc:
+        raise Http404("No such study: saved already, expired, or never built.") from exc
+    slug = json.loads(raw)["slug"]  # validated when stashed; the slug pattern is safe in a file name
+    response = HttpResponse(raw, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{slug}.json"'
+    return response

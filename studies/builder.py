@@ -1,0 +1,561 @@
+"""Build a complete format 2 study file from a CSV of decision subjects (issue 10, section 2).
+
+:func:`build_study` reads the CSV with :func:`research.uploads.read_csv_upload` (the upload limits:
+bytes, rows, columns, duplicate or empty header names, empty file, not UTF-8) and is otherwise pure.
+Every CSV row becomes one subject of the pool ``subjects``: ``id`` from ``id_column``, ``groups`` from
+``group_columns``, the model ``ai`` from ``label_column`` / ``score_column``, and every other column
+a feature. The file it returns has, in this order: consent, an ``instructions`` block, the stakeholder
+questionnaire ``about_you`` (role, age range, gender, optional education), the attention check
+``attention_1``, the task block, the attention check ``attention_2``, and the completion code.
+
+Templates (the task block):
+
+* ``disagreement``: an ``agree`` block ``agree`` ("The AI predicts that this person is high risk.
+  Do you agree?") with the confidence question and the Bayesian Truth Serum follow-up. The AI's label
+  is the label column; with only a score column, label = 1 when score >= 0.5.
+* ``rating``: a ``rate`` block ``ratings``: "How risky do you think this person is?" on a 7-point
+  Likert scale from "Not at all risky" to "Extremely risky" (answers 5-7 count as "risky" for BTS, if
+  the researcher turns BTS on). A Likert scale, not 0-100, because people answer it faster and more
+  consistently than a slider and its points can be named. The AI's score/label is kept (not shown)
+  so that raters can be compared with the AI.
+* ``comparable``: a ``pair_comparable`` block ``pairs`` ("Should these two people be treated
+  alike?", with "How sure are you?") over pairs drawn by :func:`draw_pairs`: each subject with its
+  nearest and with one far neighbour on the features.
+
+``per_participant`` = M gives each participant M items (least-judged first, balanced);
+``stratify_by`` = a column gives M / k items from each of its k values. Without M every participant
+judges every item. Every bad input raises :class:`StudyBuildError` with all the problems found, each
+naming the column, option or rows concerned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from studies.format2 import block_items, item_strata
+from studies.pools import subjects_from_frame
+from studies.study_file import MAX_LIST_ITEMS, SLUG_PATTERN, InvalidStudyFile
+
+TEMPLATES = ("disagreement", "rating", "comparable")
+POOL = "subjects"
+MODEL = "ai"
+NOUN = "person"
+TASK_BLOCKS = {"disagreement": "agree", "rating": "ratings", "comparable": "pairs"}
+RATING_QUESTION = "How risky do you think this person is?"
+RATING_LABELS = (
+    "Not at all risky",
+    "Slightly risky",
+    "Somewhat risky",
+    "Moderately risky",
+    "Quite risky",
+    "Very risky",
+    "Extremely risky",
+)
+RATING_POSITIVE_FROM = 5  # "Quite risky" and above count as the positive answer for BTS
+SECONDS_PER_ITEM = {"disagreement": 25, "rating": 15, "comparable": 30}  # for the consent text's estimate
+SHOWN_ROWS = 5  # rows named in one error message
+
+ROLES = ("Member of the public", "Works in criminal justice", "Affected person or family", "Other")
+AGE_RANGES = ("18-24", "25-34", "35-44", "45-54", "55-64", "65 or older", "Prefer not to say")
+GENDERS = ("Woman", "Man", "Non-binary", "Another gender", "Prefer not to say")
+EDUCATION = (
+    "No formal qualification",
+    "Secondary school",
+    "Vocational training",
+    "Undergraduate degree",
+    "Postgraduate degree",
+    "Prefer not to say",
+)
+
+INSTRUCTIONS = {
+    "disagreement": (
+        "You will read short descriptions of people, one at a time, together with the prediction of an AI "
+        "model about each of them.\n\n"
+        "For each person, say whether you agree with the AI's prediction and how confident you are. Then "
+        "estimate what percentage of the other participants agreed with the AI. There are no right or wrong "
+        "answers: we are interested in your own judgement."
+    ),
+    "rating": (
+        "You will read short descriptions of people, one at a time.\n\n"
+        "For each person, rate how risky you think they are, from 1 (not at all risky) to 7 (extremely "
+        "risky). There are no right or wrong answers: we are interested in your own judgement."
+    ),
+    "comparable": (
+        "You will read descriptions of two people at a time.\n\n"
+        "For each pair, say whether a decision maker should treat the two people alike, and how sure you are. "
+        "There are no right or wrong answers: we are interested in your own judgement."
+    ),
+}
+
+
+class StudyBuildError(ValueError):
+    """The CSV or the options cannot make a study; ``problems`` lists each one, naming its column or option."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """The options of ``build_study`` (as the command names them)."""
+
+    template: str
+    id_column: str
+    label_column: str | None = None
+    score_column: str | None = None
+    group_columns: tuple[str, ...] = ()
+    profile: str | None = None
+    per_participant: int | None = None
+    stratify_by: str | None = None
+    slug: str | None = None
+    title: str | None = None
+    completion_code: str | None = None
+
+
+def build_study(
+    template: str,
+    subjects_csv,
+    id_column: str,
+    *,
+    label_column: str | None = None,
+    score_column: str | None = None,
+    group_columns: list[str] | tuple[str, ...] = (),
+    profile: str | None = None,
+    per_participant: int | None = None,
+    stratify_by: str | None = None,
+    slug: str | None = None,
+    title: str | None = None,
+    completion_code: str | None = None,
+    name: str | None = None,
+) -> dict:
+    """The study file (a dict, not yet validated) built from ``subjects_csv`` (a path, bytes or an uploaded
+    file; ``name`` names it in messages, default the file's name). Raises :class:`StudyBuildError` or
+    :class:`research.uploads.UploadError`."""
+    from research.uploads import read_csv_upload  # Django settings (the limits) only when reading
+
+    if name is None:
+        name = Path(str(subjects_csv)).name if isinstance(subjects_csv, str | Path) else "subjects CSV"
+    frame = read_csv_upload(subjects_csv, name=name)
+    options = BuildOptions(
+        template=template,
+        id_column=id_column,
+        label_column=label_column,
+        score_column=score_column,
+        group_columns=tuple(group_columns or ()),
+        profile=profile,
+        per_participant=per_participant,
+        stratify_by=stratify_by,
+        slug=slug,
+        title=title,
+        completion_code=completion_code,
+    )
+    return build_study_from_frame(frame, options, name=name)
+
+
+def build_study_from_frame(frame: pd.DataFrame, options: BuildOptions, *, name: str) -> dict:
+    """The study file for a table already read (see :func:`build_study`)."""
+    subjects = _subjects(frame, options, name=name)
+    pool: dict = {"key": POOL, "subject_noun": NOUN, "subjects": subjects, "display": _display(frame, options)}
+    block = _task_block(frame, subjects, options)
+    items = len(block_items(block, pool))
+    if options.per_participant is not None:
+        block["assignment"] = {"per_participant": options.per_participant}
+        if options.stratify_by:
+            block["assignment"]["stratify_by"] = options.stratify_by
+        _check_assignment(block, pool, options, items)
+    shown = options.per_participant or items
+    minutes = math.ceil(3 + shown * SECONDS_PER_ITEM[options.template] / 60)
+    default_slug = _slugify(f"{Path(name).stem}-{options.template}")
+    return {
+        "format": 2,
+        "slug": options.slug or default_slug,
+        "title": options.title or f"{options.template.capitalize()} study: {Path(name).stem.replace('_', ' ')}",
+        "description": (
+            f"Built by build_study (template {options.template}) from {name}: {len(subjects)} subjects; "
+            f"each participant sees {shown} item{'s' if shown != 1 else ''}."
+        ),
+        "consent": {
+            "text": (
+                "This is a research study about how people judge decisions made with the help of AI.\n\n"
+                f"You will read short descriptions of people and answer questions about them. It takes about "
+                f"{minutes} minutes. Your answers are stored under a pseudonym and used for research only. You may "
+                "stop at any time.\n\nDo you agree to take part?"
+            )
+        },
+        "completion": {"code": options.completion_code or _default_code(subjects, options)},
+        "attention": {"exclude_if_failed": 1, "return_if_failed": 2},
+        "seed": 0,
+        "pools": [pool],
+        "blocks": [
+            {"key": "instructions", "type": "instructions", "text": INSTRUCTIONS[options.template]},
+            stakeholder_questionnaire(),
+            {
+                "key": "attention_1",
+                "type": "attention",
+                "question": 'This question checks that you are reading carefully. Please choose "Somewhat".',
+                "options": ["Not at all", "A little", "Somewhat", "Very much"],
+                "correct": "Somewhat",
+            },
+            block,
+            {
+                "key": "attention_2",
+                "type": "attention",
+                "question": 'To show that you are still reading carefully, please choose "Blue".',
+                "options": ["Red", "Green", "Blue", "Yellow"],
+                "correct": "Blue",
+            },
+        ],
+    }
+
+
+def stakeholder_questionnaire() -> dict:
+    """The default questionnaire: stakeholder role, age range, gender (required) and education (optional)."""
+    return {
+        "key": "about_you",
+        "type": "questionnaire",
+        "title": "About you",
+        "intro": "These questions let us compare the judgements of different groups of people.",
+        "questions": [
+            {
+                "key": "role",
+                "type": "single_choice",
+                "text": "Which of these describes you best?",
+                "options": list(ROLES),
+            },
+            {"key": "age", "type": "single_choice", "text": "How old are you?", "options": list(AGE_RANGES)},
+            {"key": "gender", "type": "single_choice", "text": "What is your gender?", "options": list(GENDERS)},
+            {
+                "key": "education",
+                "type": "single_choice",
+                "text": "What is your highest level of education?",
+                "options": list(EDUCATION),
+                "required": False,
+            },
+        ],
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Checks and subjects
+
+
+def _lines(index) -> str:
+    """Rows named as the CSV's line numbers (the header is line 1), at most SHOWN_ROWS of them."""
+    rows = [int(i) + 2 for i in index]
+    shown = ", ".join(map(str, rows[:SHOWN_ROWS]))
+    return f"line{'s' if len(rows) > 1 else ''} {shown}" + (
+        f" and {len(rows) - SHOWN_ROWS} more" if len(rows) > SHOWN_ROWS else ""
+    )
+
+
+def profile_columns(profile: str) -> list[str]:
+    """The column names a profile text uses (``{column}``; ``{{`` and ``}}`` are literal braces);
+    StudyBuildError for malformed braces or a placeholder with a format spec, conversion or index."""
+    try:
+        fields = [
+            (field, spec, conv) for _, field, spec, conv in string.Formatter().parse(profile) if field is not None
+        ]
+    except ValueError as exc:
+        raise StudyBuildError([f"--profile: {exc}; write {{column}} for a value and {{{{ or }}}} for a brace"]) from exc
+    problems = [
+        f"--profile: placeholder {{{field}{'!' + conv if conv else ''}{':' + spec if spec else ''}}} is not a plain "
+        "{column}: formats, conversions, attributes and indexes are not allowed"
+        for field, spec, conv in fields
+        if spec or conv or not re.fullmatch(r"[^.\[\]{}!:]+", field or "")
+    ]
+    if problems:
+        raise StudyBuildError(problems)
+    return list(dict.fromkeys(field for field, _, _ in fields))
+
+
+def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
+    """Every named column exists, a profile names only columns it may show."""
+    problems = []
+    if options.template not in TEMPLATES:
+        problems.append(f"--template: {options.template!r} is not a template; choose one of {', '.join(TEMPLATES)}")
+    columns = [str(c) for c in frame.columns]
+    available = ", ".join(columns)
+    named = [
+        ("--id-column", options.id_column),
+        ("--label-column", options.label_column),
+        ("--score-column", options.score_column),
+        *(("--group-columns", c) for c in options.group_columns),
+        ("--stratify-by", options.stratify_by),
+    ]
+    for option, column in named:
+        if column and column not in columns:
+            problems.append(f"{option}: column {column!r} is not in the CSV; its columns are: {available}")
+    if options.profile is not None:
+        model_columns = {options.label_column, options.score_column} - {None}
+        for column in profile_columns(options.profile):
+            if column in model_columns:
+                problems.append(
+                    f"--profile: {{{column}}} is the model's column; a profile shows the id, features and groups only"
+                )
+            elif column not in columns and column != "id":
+                problems.append(
+                    f"--profile: placeholder {{{column}}} is not a column of the CSV; its columns are: {available}"
+                )
+    if options.stratify_by and options.stratify_by in (options.id_column, options.label_column, options.score_column):
+        problems.append(
+            f"--stratify-by: {options.stratify_by!r} is the id or the model's column; choose a group or feature column"
+        )
+    if options.stratify_by and options.per_participant is None:
+        problems.append("--stratify-by needs --per-participant (the number of items each participant sees)")
+    if options.template == "comparable" and options.stratify_by:
+        problems.append("--stratify-by is not available for the comparable template: its items are pairs of subjects")
+    if options.template == "disagreement" and not (options.label_column or options.score_column):
+        problems.append(
+            "the disagreement template needs the AI's prediction: give --label-column and/or --score-column"
+        )
+    return problems
+
+
+def _subjects(frame: pd.DataFrame, options: BuildOptions, *, name: str) -> list[dict]:
+    """The pool's subjects (:func:`studies.pools.subjects_from_frame`: blank cells, ids, labels, scores
+    checked there); with only a score column, the AI's label is score >= 0.5."""
+    problems = _check_columns(frame, options)
+    if problems:
+        raise StudyBuildError(problems)
+    if frame.empty:
+        raise StudyBuildError([f"{name}: the CSV has a header but no data rows"])
+    if len(frame) > MAX_LIST_ITEMS:
+        raise StudyBuildError([f"{name}: {len(frame):,} rows; a pool holds at most {MAX_LIST_ITEMS:,} subjects"])
+    frame = frame.astype({c: str for c in frame.columns if frame[c].dtype == bool})  # JSON has no booleans here
+    model = {
+        key: column
+        for key, column in (("label_column", options.label_column), ("score_column", options.score_column))
+        if column
+    }
+    try:
+        subjects = subjects_from_frame(
+            frame,
+            where=name,
+            id_column=options.id_column,
+            group_columns=list(options.group_columns),
+            models={MODEL: model} if model else None,
+        )
+    except InvalidStudyFile as exc:
+        raise StudyBuildError([str(p) for p in exc.problems]) from exc
+    for subject in subjects:
+        output = subject["models"].get(MODEL)
+        if output is not None and "label" not in output:
+            output["label"] = int(output["score"] >= 0.5)
+    return subjects
+
+
+def _display(frame: pd.DataFrame, options: BuildOptions) -> dict:
+    """The profile text if given, else a table of every feature and group column."""
+    if options.profile is not None:
+        return {"profile": options.profile}
+    model_columns = {options.id_column, options.label_column, options.score_column}
+    return {"table": [str(c) for c in frame.columns if c not in model_columns]}
+
+
+def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions) -> dict:
+    key = TASK_BLOCKS[options.template]
+    base = {"key": key, "type": "task", "pool": POOL}
+    if options.template == "disagreement":
+        return {**base, "task": "agree", "model": MODEL, "confidence": True, "bts": {}}
+    if options.template == "rating":
+        block = {
+            **base,
+            "task": "rate",
+            "question": RATING_QUESTION,
+            "scale": {"type": "likert", "labels": list(RATING_LABELS), "positive_from": RATING_POSITIVE_FROM},
+        }
+        if subjects[0]["models"]:
+            block.update(model=MODEL, show_model=False)
+        return block
+    model_columns = {options.id_column, options.label_column, options.score_column, *options.group_columns}
+    features = [str(c) for c in frame.columns if c not in model_columns]
+    if not features:
+        raise StudyBuildError(
+            ["the comparable template needs at least one feature column (besides id, groups and model) to draw pairs"]
+        )
+    if len(subjects) < 3:
+        raise StudyBuildError([f"the comparable template needs at least 3 subjects; the CSV has {len(subjects)}"])
+    pairs = draw_pairs(frame[features], [s["id"] for s in subjects], seed=0)
+    if len(pairs) > MAX_LIST_ITEMS:
+        raise StudyBuildError(
+            [f"{len(pairs):,} pairs from {len(subjects):,} subjects; a block holds at most {MAX_LIST_ITEMS:,}"]
+        )
+    return {**base, "task": "pair_comparable", "pairs": pairs, "strength": True}
+
+
+def _check_assignment(block: dict, pool: dict, options: BuildOptions, items: int) -> None:
+    """M items per participant fit the pool, and with strata M / k items from each of the k values."""
+    m = options.per_participant
+    noun = "pairs" if options.template == "comparable" else "subjects"
+    if m < 1:
+        raise StudyBuildError([f"--per-participant must be at least 1 (got {m})"])
+    if m > items:
+        raise StudyBuildError([f"--per-participant {m} is larger than the pool: there are only {items} {noun}"])
+    if not options.stratify_by:
+        return
+    strata = item_strata(block, pool, options.stratify_by)
+    k = len(strata)
+    if m % k:
+        raise StudyBuildError(
+            [
+                f"--per-participant {m} is not divisible by the {k} values of --stratify-by {options.stratify_by!r} "
+                f"({', '.join(strata)}); choose a multiple of {k}"
+            ]
+        )
+    small = [f"{value!r} has {len(ids)}" for value, ids in strata.items() if len(ids) < m // k]
+    if small:
+        raise StudyBuildError(
+            [
+                f"--stratify-by {options.stratify_by!r}: each participant needs {m // k} subjects of each value, "
+                f"but {', '.join(small)}"
+            ]
+        )
+
+
+def gower_distances(features: pd.DataFrame, rows: slice) -> np.ndarray:
+    """Gower's (1971) distance of the subjects in ``rows`` to every subject: the mean over the columns of
+    |x_i - x_j| / range for numeric columns (0 when the range is 0) and 0/1 (equal / not) for the others."""
+    total = np.zeros((len(range(*rows.indices(len(features)))), len(features)))
+    for column in features.columns:
+        values = features[column]
+        numeric = pd.to_numeric(values, errors="coerce")
+        if numeric.notna().all():
+            x = numeric.to_numpy(dtype=float)
+            spread = x.max() - x.min()
+            if spread > 0:
+                total += np.abs(x[rows, None] - x[None, :]) / spread
+        else:
+            codes = values.astype(str).to_numpy()
+            total += codes[rows, None] != codes[None, :]
+    return total / len(features.columns)
+
+
+def draw_pairs(features: pd.DataFrame, ids: list[str], *, seed: int = 0, chunk: int = 512) -> list[dict]:
+    """Pairs for ``pair_comparable``: for each subject in CSV order, its nearest neighbour (Gower distance on
+    the feature columns; ties: the first in CSV order) and one far neighbour drawn uniformly with
+    ``numpy.random.default_rng(seed)`` from the subjects at or beyond the median of its distances (never the
+    near one). Each pair records its ``relation`` ("near" / "far"); a pair found twice (A-B and B-A) is kept
+    once, where it first appears."""
+    rng = np.random.default_rng(seed)
+    n = len(ids)
+    features = features.reset_index(drop=True)
+    pairs, seen = [], set()
+    for start in range(0, n, chunk):
+        block = gower_distances(features, slice(start, min(n, start + chunk)))
+        for offset, distances in enumerate(block):
+            i = start + offset
+            distances = distances.copy()
+            distances[i] = np.inf
+            near = int(np.argmin(distances))
+            others = np.delete(np.arange(n), [i, near])
+            median = np.median(distances[others])
+            far_candidates = others[distances[others] >= median]
+            far = int(rng.choice(far_candidates))
+            for j, relation in ((near, "near"), (far, "far")):
+                key = frozenset((ids[i], ids[j]))
+                if key not in seen:
+                    seen.add(key)
+                    pairs.append({"a": ids[i], "b": ids[j], "relation": relation})
+    return pairs
+
+
+def _slugify(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].strip("-")
+    if not re.fullmatch(SLUG_PATTERN, slug):
+        slug = f"study-{slug}".strip("-")[:60].strip("-") if slug else "built-study"
+    return slug
+
+
+def _default_code(subjects: list[dict], options: BuildOptions) -> str:
+    """A completion code derived from the content, so that building twice gives the same file."""
+    digest = hashlib.sha256(json.dumps([options.template, subjects], sort_keys=True).encode()).hexdigest()
+    return digest[:8].upper()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The study file's bytes and a summary for the preview
+
+
+def study_file_bytes(spec: dict, *, max_bytes: int | None = None) -> bytes:
+    """The study file as written by ``build_study --out`` (JSON, one-space indent, final newline);
+    StudyBuildError when it is larger than ``max_bytes`` (the limit for loading it)."""
+    raw = (json.dumps(spec, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    if max_bytes is not None and len(raw) > max_bytes:
+        raise StudyBuildError(
+            [f"the study file would be {len(raw):,} bytes, more than the limit of {max_bytes:,}: use fewer rows"]
+        )
+    return raw
+
+
+@dataclass(frozen=True)
+class BlockSummary:
+    key: str
+    kind: str  # the block's type, or the task type of a task block
+    items: int | None  # items of a task block (subjects or pairs)
+    per_participant: int | None  # items each participant sees (None: not a task block)
+
+
+@dataclass(frozen=True)
+class StudySummary:
+    slug: str
+    title: str
+    pool_size: int
+    per_participant: int  # items of the task block each participant sees
+    stratify_by: str | None
+    strata: dict[str, int]  # stratum value -> subjects in the pool
+    per_stratum: int | None  # items per stratum each participant sees
+    blocks: list[BlockSummary]
+    pages_per_participant: int
+    example_subject: str
+    profile_text: str
+    profile_table: list[tuple[str, str]]
+
+
+def summarise_study(spec: dict) -> StudySummary:
+    """What a study built here contains (a validated file): its blocks, the pool, each participant's share,
+    the first subject's profile as participants see it (:meth:`studies.content.StudyContent.profile`)."""
+    pool = spec["pools"][0]
+    subjects = pool["subjects"]
+    blocks, pages, task = [], 0, None
+    for block in spec["blocks"]:
+        if block["type"] != "task":
+            blocks.append(BlockSummary(block["key"], block["type"], None, None))
+            pages += 1
+            continue
+        items = len(block["pairs"]) if "pairs" in block else len(subjects)
+        shown = block.get("assignment", {}).get("per_participant", items)
+        blocks.append(BlockSummary(block["key"], block["task"], items, shown))
+        pages += shown
+        task = block
+    assignment = task.get("assignment", {}) if task else {}
+    column = assignment.get("stratify_by")
+    strata = {value: len(ids) for value, ids in item_strata(task, pool, column).items()} if column else {}
+    shown = next((b.per_participant for b in blocks if b.items is not None), 0)
+    from studies.content import study_content  # Django (caches, models) only for the preview
+    from studies.services import spec_digest
+
+    example = study_content(spec, spec_digest(spec)).profile(pool["key"], subjects[0]["id"])
+    return StudySummary(
+        slug=spec["slug"],
+        title=spec["title"],
+        pool_size=len(subjects),
+        per_participant=shown,
+        stratify_by=column,
+        strata=strata,
+        per_stratum=shown // len(strata) if strata else None,
+        blocks=blocks,
+        pages_per_participant=pages,
+        example_subject=subjects[0]["id"],
+        profile_text=example.text,
+        profile_table=example.table,
+    )

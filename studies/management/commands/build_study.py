@@ -1,0 +1,62 @@
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from research.uploads import UploadError
+from studies.builder import TEMPLATES, StudyBuildError, build_study, study_file_bytes, summarise_study
+from studies.study_file import InvalidStudyFile, validate_study
+
+
+class Command(BaseCommand):
+    help = (
+        "Write a complete format 2 study file (consent, instructions, stakeholder questionnaire, attention checks, "
+        "the task block) built from a CSV of decision subjects; edit it, then load it with load_study."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--template", required=True, choices=TEMPLATES)
+        parser.add_argument("--subjects", required=True, metavar="FILE.csv", help="one row per subject")
+        parser.add_argument("--id-column", required=True, metavar="COL")
+        parser.add_argument("--label-column", metavar="COL", help="the AI's 0/1 label")
+        parser.add_argument("--score-column", metavar="COL", help="the AI's score in [0, 1]")
+        parser.add_argument("--group-columns", nargs="+", default=[], metavar="COL", help="e.g. race sex")
+        parser.add_argument("--profile", help='text with {column} placeholders, e.g. "A {sex} aged {age}."')
+        parser.add_argument("--per-participant", type=int, metavar="M", help="items per participant (default all)")
+        parser.add_argument("--stratify-by", metavar="COL", help="M / k items from each of the column's k values")
+        parser.add_argument("--slug")
+        parser.add_argument("--title")
+        parser.add_argument("--completion-code")
+        parser.add_argument("--out", required=True, metavar="STUDY.json")
+
+    def handle(self, *args, **options):
+        try:
+            spec = build_study(
+                options["template"],
+                options["subjects"],
+                options["id_column"],
+                label_column=options["label_column"],
+                score_column=options["score_column"],
+                group_columns=options["group_columns"],
+                profile=options["profile"],
+                per_participant=options["per_participant"],
+                stratify_by=options["stratify_by"],
+                slug=options["slug"],
+                title=options["title"],
+                completion_code=options["completion_code"],
+            )
+            summary = summarise_study(validate_study(spec))
+            raw = study_file_bytes(spec, max_bytes=settings.STUDY_FILE_MAX_BYTES)
+        except StudyBuildError as exc:
+            raise CommandError("\n".join(["the study cannot be built:", *exc.problems])) from exc
+        except UploadError as exc:
+            raise CommandError(str(exc)) from exc
+        except InvalidStudyFile as exc:  # an option that reaches the file unchecked, e.g. a bad --slug
+            raise CommandError(f"the built study is not valid: {exc}") from exc
+        Path(options["out"]).write_bytes(raw)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"wrote {options['out']}: {summary.slug}, {summary.pool_size} subjects, "
+                f"{summary.per_participant} items and {summary.pages_per_participant} pages per participant"
+            )
+        )

@@ -1,0 +1,120 @@
+"""A participant takes a small format 2 disagreement study in Chromium at phone width (390 px):
+consent, instructions, a stakeholder questionnaire (an out-of-range age refused), agree pages with a
+profile card, confidence and the BTS follow-up, an attention check, and the completion code. Then a
+researcher opens the preview of the other task pages. With ``SCREENSHOT_DIR`` set, every page kind is
+also photographed at 1280 and 390 px."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from surveys.models import Answer, Participant
+from tests.participation.conftest import _condition_rows
+from tests.participation.format2_helpers import EXAMPLE, simple_plan
+from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+SHOTS = os.environ.get("SCREENSHOT_DIR")
+
+
+def _disagreement_spec() -> dict:
+    spec = json.loads(EXAMPLE.read_text())
+    spec["slug"] = "disagreement-mini"
+    spec["pools"][0]["subjects"] = spec["pools"][0]["subjects"][:2]
+    keep = ("intro", "about", "judge", "check")
+    spec["blocks"] = [b for b in spec["blocks"] if b["key"] in keep]
+    del spec["blocks"][2]["assignment"]
+    return spec
+
+
+@pytest.fixture
+def mini_study(db, researcher, monkeypatch):
+    from studies import services
+    from studies.study_file import validate_study
+
+    monkeypatch.setattr("participation.services.plan_for", simple_plan)
+    monkeypatch.setattr(services, "_create_study_rows", _condition_rows)
+    return services.study_load(spec=validate_study(_disagreement_spec()), owner=researcher).study
+
+
+def _shoot(page, name: str) -> None:
+    if not SHOTS:
+        return
+    width = page.viewport_size["width"]
+    for shot_width in (1280, 390):
+        page.set_viewport_size({"width": shot_width, "height": 900})
+        page.screenshot(path=str(Path(SHOTS) / f"{name}-{shot_width}.png"), full_page=True)
+    page.set_viewport_size({"width": width, "height": 844})
+
+
+def _next(page) -> None:
+    with page.expect_navigation():
+        page.get_by_role("button", name="Next").or_(page.get_by_role("button", name="Start")).click()
+
+
+def test_participant_takes_a_format2_disagreement_study_on_a_phone(browser, live_server, mini_study):  # noqa: F811
+    page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    page.goto(f"{live_server.url}/s/{mini_study.slug}/?participant_label=phone-person")
+    with page.expect_navigation():
+        page.get_by_role("button", name="I agree to take part").click()
+    assert "read short profiles" in page.content()
+    _next(page)
+
+    # questionnaire: labels, fieldsets, a specific error for an out-of-range age
+    _shoot(page, "questionnaire")
+    page.get_by_label("Works in criminal justice").check()
+    page.get_by_label("Your age in years").fill("12")
+    page.get_by_role("group", name="I trust computer predictions.").get_by_label("Agree", exact=True).check()
+    _next(page)
+    assert page.get_by_role("alert").filter(has_text="Enter a whole number between 18 and 100.").count() == 1
+    assert page.get_by_label("Works in criminal justice").is_checked()  # other answers are kept
+    page.get_by_label("Your age in years").fill("44")
+    page.get_by_label("Newspapers").check()
+    _next(page)
+
+    # agree pages: the profile card, the question, confidence and the BTS follow-up
+    for number, subject in enumerate(mini_study.spec["pools"][0]["subjects"]):
+        assert page.locator(".profile-text").inner_text().startswith(f"The defendant is a {subject['features']['sex']}")
+        assert page.locator(".profile-table").is_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
+        if number == 0:
+            _shoot(page, "agree")
+        page.get_by_label("Yes, I agree").check()
+        page.get_by_role("group", name="How confident are you?").get_by_label("Very").check()
+        page.get_by_label("What percentage of other participants").fill("65")
+        _next(page)
+
+    # attention check, then the completion code
+    _shoot(page, "attention")
+    page.get_by_label("Blue").check()
+    _next(page)
+    assert page.locator("#completion-code").inner_text() == "C0DE2"
+    _shoot(page, "done")
+
+    participant = Participant.objects.get(external_id="phone-person")
+    assert participant.status == Participant.Status.COMPLETED
+    stored = {(a.question, a.number, a.text) for a in Answer.objects.filter(participant=participant)}
+    assert ("about/age", 44.0, "") in stored and ("about/news", None, '["Newspapers"]') in stored
+    assert {
+        ("judge/d01/agree", 1, ""),
+        ("judge/d02/confidence", 4, ""),
+        ("judge/d02/prediction", 65, ""),
+        ("attention/check", 1, "Blue"),
+    } <= stored
+
+
+def test_researcher_previews_the_other_task_pages(browser, live_server, researcher, format2_study):  # noqa: F811
+    page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill("alice-pass-123")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    base = f"{live_server.url}/researcher/studies/{format2_study.slug}/v{format2_study.version}/preview/"
+    for number, name in ((5, "rate"), (6, "pair_comparable"), (9, "pair_distance"), (10, "fair_score")):
+        page.goto(f"{base}{number}/")
+        assert "Nothing entered here is stored." in page.content()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, name
+        _shoot(page, name)
