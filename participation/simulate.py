@@ -13,6 +13,7 @@ from participation.pages import condition_index, form_answers, page_form
 from participation.services import SubmitOutcome, page_shown, page_submit, participant_arrive, participant_consent
 from participation.simulated_raters import GroupEffects, check_group_effects, default_group_effects, draw_rater
 from participation.simulation import GenerativeModel, SimulatedParticipant
+from participation.tasks import task_for
 from studies.services import latest_study
 from surveys.models import Participant
 
@@ -111,8 +112,6 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, model, rng
 
 
 def _take_study_v2(participant: Participant, spec: dict, spec_hash: str, effects: GroupEffects, rng, at) -> int:
-    from participation.tasks import task_for  # the task registry (participation/tasks, merged with the runtime)
-
     index = condition_index(spec, spec_hash, participant.condition.key)
     rater = draw_rater(spec, effects, rng)
     enrolment = enrolment_of(participant)

@@ -1,40 +1,37 @@
-"""Simulated raters for format 2 studies: a generative model in which rater groups really differ (pure).
+"""Simulated raters for format 2 studies: a generative model in which rater groups really differ.
 
 A rater belongs to a group (their questionnaire answers) and carries the group's effects plus their own
 response style. Rater i in group g (``draw_rater``):
-  leniency_i    = leniency_g + N(0, style_sd^2)       logit shift of agreeing with the AI / saying "comparable"
-  scale_shift_i = scale_shift_g + N(0, style_sd^2)    shift of ratings, in scale units
+  leniency_i    = leniency_g + N(0, STYLE_SD^2)       logit shift of agreeing with the AI / saying "comparable"
+  scale_shift_i = scale_shift_g + N(0, STYLE_SD^2)    shift of ratings, in scale units
 and the group's ``noise``, ``alpha`` (effort weight, pair_distance), ``honesty`` and ``prediction_bias``.
-The answer draws, with logistic(x) = 1 / (1 + e^-x) and e ~ N(0, noise^2) per answer:
-  agree:           P(agree) = logistic(AGREE_BASE + leniency_i + AGREE_CONFIDENCE * c + e),
-                   c = |2 * score - 1| the AI's confidence (1 when the model has no score); the optional
-                   confidence answer is 1 + round(4 * |2 P - 1|).
-  rate:            latent = lo + (hi - lo) * r + scale_shift_i + e, r the subject's true risk (the model's
-                   score, 0.5 without one), cut into the scale: likert k labels -> round to 1..k over
-                   [lo, hi] = [1, k]; number -> rounded to the step and clipped to [min, max].
-  pair_comparable: P(yes) = logistic(COMPARABLE_BASE + leniency_i - COMPARABLE_SLOPE * d + e), d in [0, 1] the
-                   feature distance of A and B (``feature_distance``); strength as agree's confidence.
-  BTS prediction:  100 * (P(positive) + PROJECTION * (+1 if own answer positive else -1)) + prediction_bias
-                   + N(0, PREDICTION_SD^2), clipped to 0..100: an estimate of the share answering
-                   "positive", biased towards one's own answer (false consensus).
-  attention:       correct with probability ``honesty``.
-  questionnaire:   the rater's group answer where the group defines one, else uniform over the options.
+The task types (``participation.tasks``, ``TaskType.simulate``) turn a rater into a page's answers with
+the draws below, e ~ N(0, noise^2) per answer:
+  yes/no (``draw_binary``): P(yes) = expit(base + leniency_i + e); agree: base = ``agree_logit`` =
+                   AGREE_BASE + AGREE_CONFIDENCE * c, c = |2 score - 1| the AI's confidence (1/2 without a
+                   score); pair_comparable: base = COMPARABLE_SLOPE * (1/2 - d), d the pair's feature distance.
+  rate, pair_distance: the scale position of the subject's risk (or the pair's distances) + scale_shift_i + e.
+  confidence / strength (``draw_sureness``): grows with |P(yes) - 1/2|.
+  BTS prediction (``bts_prediction``): 100 P(positive) +/- PROJECTION points towards the rater's own
+                   answer (false consensus) + prediction_bias + N(0, PREDICTION_SD^2), clipped to 0..100.
+  attention: correct with probability ``honesty``; questionnaire: the rater's group answers.
 Group effects come from a table ``{question: {option: {field: value}}}`` (``GroupEffects``, the
 ``--group-effect`` option); options not in the table take the defaults of :class:`SimulatedRater`.
-``default_group_effects`` plants a difference on
-the study's first single-choice question: its first option's raters are ``DEFAULT_EFFECT`` more lenient
-(logit) and rate ``DEFAULT_EFFECT`` scale units lower than the other options' raters.
+``default_group_effects`` plants a difference on the study's first single-choice question: its first
+option's raters are ``DEFAULT_EFFECT`` more lenient (logit) and rate ``DEFAULT_EFFECT`` scale units lower
+than the other options' raters.
 """
 
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import expit
 
-AGREE_BASE = 0.4
+# A neutral rater agrees with an AI of average confidence (c = 1/2) with probability expit(1.0) = 0.73
+# (lay people agreed with COMPAS on about two thirds of defendants in Dressel & Farid's study).
+AGREE_BASE = 0.5
 AGREE_CONFIDENCE = 1.0
-COMPARABLE_BASE = 1.5
-COMPARABLE_SLOPE = 4.0
-PROJECTION = 0.1
+PROJECTION = 10.0
 PREDICTION_SD = 5.0
 STYLE_SD = 0.3
 DEFAULT_EFFECT = 1.0
@@ -59,10 +56,6 @@ class SimulatedRater:
     alpha: float = 0.65
     honesty: float = 1.0
     prediction_bias: float = 0.0
-
-
-def logistic(x: float) -> float:
-    return float(1 / (1 + np.exp(-x)))
 
 
 def parse_group_effect(text: str) -> tuple[str, str, dict[str, float]]:
@@ -125,84 +118,28 @@ def draw_rater(spec: dict, effects: GroupEffects, rng: np.random.Generator) -> S
     return SimulatedRater(group=group, **params)
 
 
-def _certainty(p: float) -> int:
-    """A 1..5 confidence/strength answer from how far the answer's probability is from a coin flip."""
-    return int(1 + round(4 * abs(2 * p - 1)))
+def agree_logit(score: float | None) -> float:
+    """The agree base logit for an AI output with ``score`` (None: no score, c = 1/2)."""
+    confidence = 0.5 if score is None else abs(2 * score - 1)
+    return AGREE_BASE + AGREE_CONFIDENCE * confidence
 
 
-def agree_answer(rater: SimulatedRater, score: float | None, rng: np.random.Generator) -> tuple[int, int, float]:
-    """(agree 1/0, confidence 1..5, P(agree)) for an AI output with ``score`` (None: no score)."""
-    confidence = 1.0 if score is None else abs(2 * score - 1)
-    p = logistic(AGREE_BASE + rater.leniency + AGREE_CONFIDENCE * confidence + rng.normal(0, rater.noise))
-    return int(rng.random() < p), _certainty(p), p
+def draw_binary(base_logit: float, rater: SimulatedRater, rng: np.random.Generator) -> tuple[int, float]:
+    """A yes (1) / no (0) answer with logit P(yes) = base_logit + leniency + N(0, noise); returns
+    the answer and the rater's probability without the noise (for the BTS prediction)."""
+    p = float(expit(base_logit + rater.leniency))
+    answer = int(rng.random() < expit(base_logit + rater.leniency + rng.normal(0, rater.noise)))
+    return answer, p
 
 
-def comparable_answer(rater: SimulatedRater, distance: float, rng: np.random.Generator) -> tuple[int, int, float]:
-    """(comparable 1/0, strength 1..5, P(yes)) for a pair at feature distance ``distance`` in [0, 1]."""
-    p = logistic(COMPARABLE_BASE + rater.leniency - COMPARABLE_SLOPE * distance + rng.normal(0, rater.noise))
-    return int(rng.random() < p), _certainty(p), p
+def draw_sureness(p: float, rng: np.random.Generator) -> str:
+    """A 5-point confidence that grows with how far the rater's probability is from 1/2."""
+    return str(int(np.clip(round(1 + 8 * abs(p - 0.5) + rng.normal(0, 0.7)), 1, 5)))
 
 
-def rate_answer(rater: SimulatedRater, risk: float, scale: dict, rng: np.random.Generator) -> float:
-    """A rating of a subject with true risk ``risk`` in [0, 1] on ``scale`` (module doc)."""
-    if scale["type"] == "likert":
-        lo, hi = 1.0, float(len(scale["labels"]))
-    else:
-        lo, hi = float(scale["min"]), float(scale["max"])
-    latent = lo + (hi - lo) * risk + rater.scale_shift + rng.normal(0, rater.noise)
-    if scale["type"] == "likert":
-        return float(np.clip(round(latent), lo, hi))
-    step = float(scale.get("step") or 1)
-    return float(np.clip(lo + step * round((latent - lo) / step), lo, hi))
-
-
-def bts_prediction(rater: SimulatedRater, p_positive: float, positive: bool, rng: np.random.Generator) -> int:
-    """Predicted percentage of others giving the positive answer (module doc)."""
-    share = p_positive + PROJECTION * (1 if positive else -1)
-    value = 100 * share + rater.prediction_bias + rng.normal(0, PREDICTION_SD)
-    return int(np.clip(round(value), 0, 100))
-
-
-def feature_distance(a: dict, b: dict, ranges: dict[str, float]) -> float:
-    """Mean over the features of |a - b| / range (numbers) or 0/1 (other values mismatching), in [0, 1]."""
-    parts = []
-    for column, x in a.items():
-        y = b.get(column)
-        if isinstance(x, int | float) and isinstance(y, int | float):
-            span = ranges.get(column) or 0.0
-            parts.append(abs(x - y) / span if span > 0 else 0.0)
-        else:
-            parts.append(float(x != y))
-    return float(np.mean(parts)) if parts else 0.0
-
-
-def feature_ranges(subjects: list[dict]) -> dict[str, float]:
-    """max - min of every numeric feature over a pool's subjects (for ``feature_distance``)."""
-    values: dict[str, list[float]] = {}
-    for subject in subjects:
-        for column, x in subject["features"].items():
-            if isinstance(x, int | float):
-                values.setdefault(column, []).append(float(x))
-    return {column: max(xs) - min(xs) for column, xs in values.items()}
-
-
-def questionnaire_answer(question: dict, rater: SimulatedRater, rng: np.random.Generator) -> str | list[str]:
-    """POST value(s) for one questionnaire question: the rater's group answer or a uniform draw."""
-    kind = question["type"]
-    if question["key"] in rater.group:
-        return rater.group[question["key"]]
-    if kind == "single_choice":
-        return str(rng.choice(question["options"]))
-    if kind == "multiple_choice":
-        options = question["options"]
-        low = question.get("min_choices", 1)
-        high = question.get("max_choices", len(options))
-        k = int(rng.integers(low, high + 1))
-        return [str(o) for o in rng.choice(options, size=k, replace=False)]
-    if kind == "number":
-        low, high = question.get("min", 0), question.get("max", 100)
-        value = rng.uniform(low, high)
-        return str(int(round(value)) if question.get("integer") else round(value, 2))
-    if kind == "likert":
-        return str(int(rng.integers(1, len(question["labels"]) + 1)))
-    return "simulated answer"
+def bts_prediction(p_positive: float, rater: SimulatedRater, rng: np.random.Generator, *, own: bool) -> str:
+    """A BTS prediction (module doc): the rater's own probability of the positive answer in percent,
+    PROJECTION points towards their own answer (``own``: they gave the positive answer), shifted by
+    ``prediction_bias``, plus N(0, PREDICTION_SD^2), as a whole percentage in [0, 100]."""
+    value = 100 * p_positive + (PROJECTION if own else -PROJECTION) + rater.prediction_bias
+    return str(int(np.clip(round(value + rng.normal(0, PREDICTION_SD)), 0, 100)))

@@ -8,18 +8,15 @@ from scipy.stats import ttest_ind
 
 from fairness.rater_groups import notions_by_rater_group, rater_group_difference_test
 from participation.simulated_raters import (
-    agree_answer,
+    agree_logit,
     bts_prediction,
     check_group_effects,
-    comparable_answer,
     default_group_effects,
+    draw_binary,
     draw_rater,
-    feature_distance,
-    feature_ranges,
     parse_group_effect,
-    questionnaire_answer,
-    rate_answer,
 )
+from participation.tasks.rate import Rate
 
 SPEC = {
     "blocks": [
@@ -33,7 +30,24 @@ SPEC = {
         }
     ]
 }
-LIKERT = {"type": "likert", "labels": [str(i) for i in range(1, 8)]}
+LIKERT = {"type": "likert", "labels": [str(i) for i in range(1, 8)], "positive_from": 5}
+
+
+class _RateIndex:
+    """The two lookups ``Rate.simulate`` makes, over a pool of AI scores."""
+
+    def __init__(self, scores, scale=LIKERT):
+        self.scores, self.scale = scores, scale
+
+    def block(self, page):
+        return {"scale": self.scale, "model": "ai", "pool": "people"}
+
+    def model_output(self, pool, item, model):
+        return {"score": self.scores[item]}
+
+
+def _rate(rater, score, rng, scale=LIKERT) -> float:
+    return float(Rate().simulate({"item": 0}, _RateIndex([score], scale), rater, rng)["rating"])
 
 
 def _pool(rng, n=100):
@@ -48,7 +62,7 @@ def _agree_answers(rng, effects, n_raters=60, per_rater=30):
     for i in range(n_raters):
         rater = draw_rater(SPEC, effects, rng)
         for item in pool.sample(per_rater, random_state=int(rng.integers(2**31))).itertuples():
-            agree, _, _ = agree_answer(rater, item.score, rng)
+            agree, _ = draw_binary(agree_logit(item.score), rater, rng)
             rows.append((i, rater.group["role"], item.group, item.label, 1 - agree))
     return pd.DataFrame(rows, columns=["participant", "role", "group", "model_label", "disagreement"])
 
@@ -58,7 +72,7 @@ def _ratings(rng, effects, n_raters=40, per_rater=20):
     for _ in range(n_raters):
         rater = draw_rater(SPEC, effects, rng)
         items = pool.sample(per_rater, random_state=int(rng.integers(2**31)))
-        rows.append((rater.group["role"], np.mean([rate_answer(rater, s, LIKERT, rng) for s in items.score])))
+        rows.append((rater.group["role"], np.mean([_rate(rater, s, rng) for s in items.score])))
     return pd.DataFrame(rows, columns=["role", "mean_rating"])
 
 
@@ -97,29 +111,16 @@ def test_without_a_planted_difference_the_analyses_reject_at_about_five_percent(
 def test_answer_draws_follow_their_formulas():
     rng = np.random.default_rng(4)
     rater = draw_rater(SPEC, {"role": {"judge": {"noise": 0.0}, "lay": {"noise": 0.0}}}, rng)
-    _, confidence, p_sure = agree_answer(rater, 1.0, rng)
-    _, _, p_unsure = agree_answer(rater, 0.5, rng)
-    assert p_sure > p_unsure and confidence in range(1, 6)
-    near = comparable_answer(rater, 0.0, rng)[2]
-    far = comparable_answer(rater, 1.0, rng)[2]
-    assert near > far
-    assert all(1 <= rate_answer(rater, r, LIKERT, rng) <= 7 for r in np.linspace(0, 1, 11))
+    assert agree_logit(1.0) - agree_logit(0.5) == pytest.approx(1.0)  # AGREE_CONFIDENCE per unit of confidence
+    assert agree_logit(None) == agree_logit(0.25) == pytest.approx(1.0)
+    assert draw_binary(0.0, rater, rng)[1] == pytest.approx(1 / (1 + np.exp(-rater.leniency)))
+    assert all(1 <= _rate(rater, r, rng) <= 7 for r in np.linspace(0, 1, 11))
     number = {"type": "number", "min": 0, "max": 10, "step": 0.5}
-    assert all(rate_answer(rater, r, number, rng) % 0.5 == 0 for r in np.linspace(0, 1, 11))
-    yes = [bts_prediction(rater, 0.5, True, rng) for _ in range(200)]
-    no = [bts_prediction(rater, 0.5, False, rng) for _ in range(200)]
-    assert np.mean(yes) > np.mean(no) and min(yes + no) >= 0 and max(yes + no) <= 100  # false consensus
-    assert questionnaire_answer(SPEC["blocks"][0]["questions"][0], rater, rng) == rater.group["role"]
-    assert 18 <= int(questionnaire_answer(SPEC["blocks"][0]["questions"][1], rater, rng)) <= 99
-
-
-def test_feature_distance():
-    a = {"features": {"age": 20, "charge": "theft"}}
-    b = {"features": {"age": 60, "charge": "fraud"}}
-    ranges = feature_ranges([a, b, {"features": {"age": 100, "charge": "theft"}}])
-    assert ranges == {"age": 80.0}
-    assert feature_distance(a["features"], b["features"], ranges) == pytest.approx((40 / 80 + 1) / 2)
-    assert feature_distance(a["features"], a["features"], ranges) == 0.0
+    assert all(_rate(rater, r, rng, number) % 0.5 == 0 for r in np.linspace(0, 1, 11))
+    yes = [int(bts_prediction(0.5, rater, rng, own=True)) for _ in range(200)]
+    no = [int(bts_prediction(0.5, rater, rng, own=False)) for _ in range(200)]
+    assert np.mean(yes) - np.mean(no) == pytest.approx(20, abs=2)  # +/- PROJECTION: false consensus
+    assert min(yes + no) >= 0 and max(yes + no) <= 100
 
 
 @pytest.mark.parametrize(
