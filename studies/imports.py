@@ -24,6 +24,7 @@ from fairness.datasets import (
     load_dressel_farid_defendants,
     load_dressel_farid_workers,
 )
+from participation.questions import questionnaire_question, task_question
 from studies.services import study_load
 from surveys.models import Answer, Participant, Study
 
@@ -83,6 +84,7 @@ DF_QUESTIONS = (  # (key, text, the release's codes): MTURK_*_DEMOGRAPHICS.csv a
     ("education", "What is the highest level of education you have completed?", WORKER_EDUCATION),
 )
 DF_QUESTIONNAIRE = "demographics"
+DF_SLUG = "dressel-farid"
 
 
 def _df_pool(defendants, key: str, race_shown: bool) -> dict:
@@ -128,7 +130,7 @@ def _df_spec(defendants) -> dict:
     ]
     return {
         "format": 2,
-        "slug": "dressel-farid",
+        "slug": DF_SLUG,
         "title": "Dressel & Farid (2018): crowd predictions of recidivism",
         "description": (
             "Imported from the authors' release. 400 Mechanical Turk workers per condition each predicted whether "
@@ -170,13 +172,24 @@ def dressel_farid_dataset(folder: Path) -> CrowdDataset:
             plan.append({"key": DF_QUESTIONNAIRE, "kind": "questionnaire", "block": DF_QUESTIONNAIRE})
             rows = [
                 ImportedAnswer(
-                    f"{block}/{item}", f"{block}/{item}/agree", "agree", block, item, agrees[worker.worker, item]
+                    f"{block}/{item}",
+                    task_question(block, item, "agree"),
+                    "agree",
+                    block,
+                    item,
+                    agrees[worker.worker, item],
                 )
                 for item in items
             ]
             rows += [
                 ImportedAnswer(
-                    DF_QUESTIONNAIRE, f"{DF_QUESTIONNAIRE}/{key}", "questionnaire", DF_QUESTIONNAIRE, "", None, value
+                    DF_QUESTIONNAIRE,
+                    questionnaire_question(DF_QUESTIONNAIRE, key),
+                    "questionnaire",
+                    DF_QUESTIONNAIRE,
+                    "",
+                    None,
+                    value,
                 )
                 for key, _, codes in DF_QUESTIONS
                 if (value := getattr(worker, key)) in codes.values()
@@ -193,7 +206,7 @@ class CrowdSource:
 
 
 SOURCES: dict[str, CrowdSource] = {
-    "dressel-farid": CrowdSource(dressel_farid_dataset, REFERENCE_DATA / "dressel_farid", "dressel-farid"),
+    "dressel-farid": CrowdSource(dressel_farid_dataset, REFERENCE_DATA / "dressel_farid", DF_SLUG),
 }
 
 
