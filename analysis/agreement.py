@@ -24,34 +24,46 @@ ICC_TYPES = {
 LIKERT_MEASURES = {"d_traj": "trajectory d_E", "d_aggr": "aggregate d_S", "d_overall": "overall d"}
 
 
+def rating_icc(frame: pd.DataFrame, *, target: str, rater: str, rating: str) -> pd.DataFrame:
+    """The six ICCs of one targets x raters table of ``rating`` (long format; raters who did not rate
+    every target are dropped): one row per type with ``type``, ``description``, ``icc``, ``F``, ``df1``,
+    ``df2``, ``pvalue``, ``ci_low``, ``ci_high``, ``n_targets``, ``n_raters``; empty with fewer than
+    three targets or two complete raters."""
+    wide = frame.pivot_table(index=target, columns=rater, values=rating, aggfunc="mean").dropna(axis=1)
+    if wide.shape[0] < 3 or wide.shape[1] < 2:
+        return pd.DataFrame()
+    long = wide.stack().rename("rating").reset_index()
+    table = pg.intraclass_corr(data=long, targets=target, raters=rater, ratings="rating")
+    return pd.DataFrame(
+        [
+            {
+                "type": res.Type,
+                "description": ICC_TYPES[res.Type],
+                "icc": float(res.ICC),
+                "F": float(res.F),
+                "df1": int(res.df1),
+                "df2": int(res.df2),
+                "pvalue": float(res.pval),
+                "ci_low": float(res.CI95[0]),
+                "ci_high": float(res.CI95[1]),
+                "n_targets": wide.shape[0],
+                "n_raters": wide.shape[1],
+            }
+            for res in table.itertuples(index=False)
+        ]
+    )
+
+
 def likert_icc(pairs: pd.DataFrame, *, stimulus: str = "stimulus", participant: str = "participant_id") -> pd.DataFrame:
     """One row per condition, measure and ICC type (``ICC(1,1)``, ``ICC(A,1)``, ``ICC(C,1)`` and their k versions):
     ``icc``, ``F``, ``df1``, ``df2``, ``pvalue``, ``ci_low``, ``ci_high``, ``n_targets``, ``n_raters``."""
-    rows = []
-    for condition, frame in pairs.groupby("condition", sort=False):
-        for measure, label in LIKERT_MEASURES.items():
-            wide = frame.pivot_table(index=stimulus, columns=participant, values=measure, aggfunc="mean")
-            wide = wide.dropna(axis=1)
-            if wide.shape[0] < 3 or wide.shape[1] < 2:
-                continue
-            long = wide.stack().rename("rating").reset_index()
-            table = pg.intraclass_corr(data=long, targets=stimulus, raters=participant, ratings="rating")
-            for res in table.itertuples(index=False):
-                rows.append(
-                    {
-                        "condition": condition,
-                        "measure": label,
-                        "type": res.Type,
-                        "description": ICC_TYPES[res.Type],
-                        "icc": float(res.ICC),
-                        "F": float(res.F),
-                        "df1": int(res.df1),
-                        "df2": int(res.df2),
-                        "pvalue": float(res.pval),
-                        "ci_low": float(res.CI95[0]),
-                        "ci_high": float(res.CI95[1]),
-                        "n_targets": wide.shape[0],
-                        "n_raters": wide.shape[1],
-                    }
-                )
-    return pd.DataFrame(rows)
+    tables = [
+        rating_icc(frame, target=stimulus, rater=participant, rating=measure).assign(condition=condition, measure=label)
+        for condition, frame in pairs.groupby("condition", sort=False)
+        for measure, label in LIKERT_MEASURES.items()
+    ]
+    tables = [t for t in tables if len(t)]
+    if not tables:
+        return pd.DataFrame()
+    out = pd.concat(tables, ignore_index=True)
+    return out[["condition", "measure", *[c for c in out.columns if c not in ("condition", "measure")]]]

@@ -8,7 +8,8 @@ temporary folder). The data are kept between runs: participants are simulated (s
 the same services a browser uses; about 5 minutes for 2,000) only while the demo study has fewer
 than --participants; --fresh empties the database first (use a database of its own). Also prints the time of
 the full export (``export_tables``), which the dashboard built on every view before its figures came
-from database aggregates. Goal: p95 < 300 ms.
+from database aggregates, and of the cached export that API pages and downloads read
+(``cached_export``: the fingerprint's aggregate queries) with its size in memory. Goal: p95 < 300 ms.
 """
 
 import argparse
@@ -84,7 +85,7 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
-    from research.export import export_tables
+    from research.export import cached_export, export_tables
     from surveys.models import Participant
 
     client = Client()
@@ -102,6 +103,10 @@ def main() -> None:
     print(f"dashboard (all participants):  {timed(view(), args.repeat)}")
     print(f"dashboard (?participants=real): {timed(view('?participants=real'), args.repeat)}")
     print(f"full export (export_tables):    {timed(lambda: export_tables('effort-demo'), max(3, args.repeat // 10))}")
+    cached_export("effort-demo")
+    print(f"cached export (a page's lookup): {timed(lambda: cached_export('effort-demo'), args.repeat)}")
+    size = sum(frame.memory_usage(deep=True).sum() for _, frame in cached_export("effort-demo").items())
+    print(f"one cached export in memory:    {size / 1e6:.1f} MB")
 
 
 if __name__ == "__main__":

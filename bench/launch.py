@@ -3,6 +3,7 @@ browser (cookies, CSRF tokens, every page), against gunicorn in production setti
 
 Run: .venv/bin/python bench/launch.py [--participants 1000] [--arrival-seconds 60] [--think 4]
      [--workers 4 --threads 2] [--database-url postgres://USER:PASS@127.0.0.1:5432/DB]
+     .venv/bin/python bench/launch.py --scenario burst [--arrivals 100] [--bursts 3] [--study FILE.json] ...
 (the bench database is WIPED first). Without --database-url it uses a fresh SQLite file (the
 embedded default, WAL mode).
 
@@ -14,6 +15,12 @@ Prints submissions/s per 10 s, the rate sustained over the busiest minute and th
 latency percentiles per page type, errors, the ratio to a minimal Django view (/healthz) on the
 same server, and then checks in the database that every participant has exactly the expected
 answers and that the conditions are balanced within one.
+
+``--scenario burst``: ``--arrivals`` participants open the study link at the same moment and
+consent (3 requests each: the link, the consent page, the decision), ``--bursts`` times in a row;
+prints start + consent p50/p95/p99 over every arrival, then the condition counts and the spread of
+judgements per item (``bench/balance.py``). ``--study`` loads another study file (default the effort
+demo), e.g. a format 2 study with ``per_participant`` sampling.
 """
 
 import argparse
@@ -39,8 +46,14 @@ from participation.loadclient import HTTPParticipant  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 SPEC = json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text())
-CHECKS = {c["key"]: c["correct"] for c in SPEC["attention_checks"]["items"]}
+def attention_answers(spec: dict) -> dict[str, str]:
+    """The right answer of each attention check, by check key (format 1) or page key (format 2)."""
+    if spec["format"] == 1:
+        return {c["key"]: c["correct"] for c in spec.get("attention_checks", {}).get("items", [])}
+    return {b["key"]: b["correct"] for b in spec["blocks"] if b["type"] == "attention"}
 PORT = 8765
+SLUG = SPEC["slug"]
+CHECKS: dict[str, str] = {}  # set from the study file in main()
 
 
 async def participant(index: int, start_at: float, think: float, stats: dict) -> None:
@@ -48,7 +61,7 @@ async def participant(index: int, start_at: float, think: float, stats: dict) ->
     (uniformly 0.5-1.5 x ``think`` seconds: real people take 10-30 s, so this is compressed)."""
     loop = asyncio.get_running_loop()
     await asyncio.sleep(max(0.0, start_at - loop.time()))
-    person = HTTPParticipant(PORT, f"bench-{index}", CHECKS, seed=index)
+    person = HTTPParticipant(PORT, f"bench-{index}", CHECKS, slug=SLUG, seed=index)
 
     def record(key, status, seconds):
         kind = "POST " + (key.split("/")[0] if "/" in key else key)
@@ -77,6 +90,53 @@ async def crowd(args) -> tuple[dict, float, float]:
     starts = sorted(begin + arrivals.uniform(0, args.arrival_seconds) for _ in range(args.participants))
     await asyncio.gather(*(participant(i, at, args.think, stats) for i, at in enumerate(starts)))
     return stats, begin, loop.time() - begin
+
+
+async def burst(arrivals: int, first: int) -> tuple[list[float], dict]:
+    """``arrivals`` participants open the link at the same moment and consent; returns the seconds
+    each took for start + consent."""
+    errors: dict = defaultdict(int)
+    seconds: list[float] = []
+
+    async def arrive(index: int) -> None:
+        loop = asyncio.get_running_loop()
+        person = HTTPParticipant(PORT, f"burst-{index}", CHECKS, slug=SLUG, seed=index)
+        try:
+            t0 = loop.time()
+            await person.start()
+            if not person.path or "/page/" not in person.path:
+                raise RuntimeError(f"consent led to {person.path}")
+            seconds.append(loop.time() - t0)
+        except Exception as exc:  # noqa: BLE001 - counted and reported
+            errors[type(exc).__name__] += 1
+        finally:
+            await person.close()
+
+    await asyncio.gather(*(arrive(first + i) for i in range(arrivals)))
+    return seconds, errors
+
+
+def run_bursts(args, env) -> None:
+    print(
+        f"database: {'PostgreSQL' if args.database_url else 'SQLite (WAL)'}; gunicorn {args.workers} workers x "
+        f"{args.threads} threads; study {SLUG}; {args.bursts} bursts of {args.arrivals} simultaneous arrivals"
+    )
+    every: list[float] = []
+    errors: dict = defaultdict(int)
+    for b in range(args.bursts):
+        seconds, failed = asyncio.run(burst(args.arrivals, b * args.arrivals))
+        every += seconds
+        for name, n in failed.items():
+            errors[name] += n
+        print(f"burst {b + 1}: start + consent p50 / p95 / p99 ms {percentiles(seconds)}")
+        time.sleep(1.0)
+    print(f"{'start + consent':<26}{'n':>7}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}")
+    print(f"{'every arrival':<26}{len(every):>7}{percentiles(every)}")
+    print(f"errors: {dict(errors) or 'none'}")
+    out = subprocess.run(
+        [PY, str(ROOT / "bench" / "balance.py"), SLUG], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    print((out.stdout + out.stderr).strip())
 
 
 def percentiles(seconds: list[float]) -> str:
@@ -176,7 +236,7 @@ def ceiling(seconds: float = 5.0, threads: int = 16) -> float:
 
 def verify(env) -> str:
     out = subprocess.run(
-        [PY, "manage.py", "check_integrity", "effort-demo"], cwd=ROOT, env=env, capture_output=True, text=True
+        [PY, "manage.py", "check_integrity", SLUG], cwd=ROOT, env=env, capture_output=True, text=True
     )
     return (out.stdout + out.stderr).strip()
 
@@ -191,15 +251,21 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="gunicorn threads per worker")
     parser.add_argument("--database-url")
     parser.add_argument("--port", type=int, default=PORT)
+    parser.add_argument("--scenario", choices=["launch", "burst"], default="launch")
+    parser.add_argument("--arrivals", type=int, default=100, help="burst: simultaneous arrivals per burst")
+    parser.add_argument("--bursts", type=int, default=3, help="burst: how many bursts, one after the other")
+    parser.add_argument("--study", type=Path, default=ROOT / "studies" / "bundled" / "effort_demo.json")
     args = parser.parse_args()
     globals()["PORT"] = args.port
+    study = json.loads(args.study.read_text())
+    globals()["SLUG"], globals()["CHECKS"] = study["slug"], attention_answers(study)
     tmp = tempfile.mkdtemp(prefix="launch-")
     env = server_env(args.database_url, str(Path(tmp) / "bench.sqlite3"))
     env.update(GUNICORN_WORKERS=str(args.workers), GUNICORN_THREADS=str(args.threads))
     manage(env, "migrate", "--noinput")
     manage(env, "flush", "--noinput")
     manage(env, "collectstatic", "--noinput")
-    manage(env, "load_study", str(ROOT / "studies" / "bundled" / "effort_demo.json"))
+    manage(env, "load_study", str(args.study))
     server = subprocess.Popen(
         [str(Path(PY).parent / "gunicorn"), "config.wsgi", "-c", "config/gunicorn.conf.py"],
         cwd=ROOT,
@@ -209,6 +275,9 @@ def main() -> None:
     )
     try:
         wait_healthy()
+        if args.scenario == "burst":
+            run_bursts(args, env)
+            return
         print(
             f"database: {'PostgreSQL' if args.database_url else 'SQLite (WAL)'}; gunicorn {args.workers} workers x "
             f"{args.threads} threads; {args.participants} participants arriving over {args.arrival_seconds:.0f} s, "

@@ -9,7 +9,7 @@ The CI is a percentile bootstrap over participants (each resample recomputes the
 disagreement rates), vectorised over resamples and grid points.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ class DisagreementCalibration:
     grid: np.ndarray
     correlations: np.ndarray
     seed: int
+    distribution: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)  # bootstrap alphas
 
 
 def _ranks(matrix: np.ndarray) -> np.ndarray:
@@ -55,6 +56,46 @@ def _argbest(correlations: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return np.array([np.median(grid[row]) if row.any() else np.nan for row in hits])
 
 
+@dataclass(frozen=True)
+class FeedbackMatrices:
+    """Yes/no feedback on the judged subjects, per participant: ``disagree`` and ``answered`` are
+    participants x subjects counts; ``violations`` is grid x subjects (EaIF violation per alpha)."""
+
+    participants: pd.Index
+    subjects: list
+    grid: np.ndarray
+    violations: np.ndarray
+    disagree: np.ndarray
+    answered: np.ndarray
+
+
+def feedback_matrices(
+    effort, aggregate, risk, feedback: pd.DataFrame, *, subject_index: dict, grid_step: float = 0.01
+) -> FeedbackMatrices:
+    """The counts and the violation curves :func:`calibrate_from_disagreement` works on (feedback on
+    subjects outside ``subject_index`` is left out)."""
+    feedback = feedback[feedback["subject"].isin(subject_index)]
+    subjects = sorted(feedback["subject"].unique(), key=str)
+    if len(subjects) < 3:
+        raise ValueError("need yes/no feedback on at least 3 subjects of the audit population")
+    grid = np.round(np.arange(0, 1 + 1e-9, grid_step), 10)
+    rows = np.array([subject_index[s] for s in subjects])
+    violations = np.vstack([subject_violations(effort, aggregate, risk, alpha=a, subjects=rows) for a in grid])
+    s_idx = pd.Index(subjects).get_indexer(feedback["subject"])
+    p_idx, participants = pd.factorize(feedback["participant"])
+    disagree = np.zeros((len(participants), len(subjects)))
+    answered = np.zeros((len(participants), len(subjects)))
+    np.add.at(disagree, (p_idx, s_idx), feedback["disagreement"].to_numpy(float))
+    np.add.at(answered, (p_idx, s_idx), 1.0)
+    return FeedbackMatrices(participants, subjects, grid, violations, disagree, answered)
+
+
+def alpha_from_rates(violations: np.ndarray, rates: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """The estimate for every row of ``rates`` (R x subjects): the median grid point among those whose
+    violations rank-correlate best with the rates; NaN where no grid point gives a defined correlation."""
+    return _argbest(_row_spearman(violations, rates), grid)
+
+
 def calibrate_from_disagreement(
     effort,
     aggregate,
@@ -69,20 +110,9 @@ def calibrate_from_disagreement(
 ) -> DisagreementCalibration:
     """``feedback`` has columns participant, subject, disagreement (s for the shown model);
     ``subject_index`` maps subject ids to positions in the effort/aggregate/risk arrays."""
-    feedback = feedback[feedback["subject"].isin(subject_index)]
-    subjects = sorted(feedback["subject"].unique(), key=str)
-    if len(subjects) < 3:
-        raise ValueError("need yes/no feedback on at least 3 subjects of the audit population")
-    grid = np.round(np.arange(0, 1 + 1e-9, grid_step), 10)
-    rows = np.array([subject_index[s] for s in subjects])
-    violations = np.vstack([subject_violations(effort, aggregate, risk, alpha=a, subjects=rows) for a in grid])
-    s_idx = pd.Index(subjects).get_indexer(feedback["subject"])
-    p_idx, participants = pd.factorize(feedback["participant"])
-    n_p, n_s = len(participants), len(subjects)
-    disagree = np.zeros((n_p, n_s))
-    answered = np.zeros((n_p, n_s))
-    np.add.at(disagree, (p_idx, s_idx), feedback["disagreement"].to_numpy(float))
-    np.add.at(answered, (p_idx, s_idx), 1.0)
+    data = feedback_matrices(effort, aggregate, risk, feedback, subject_index=subject_index, grid_step=grid_step)
+    grid, violations, disagree, answered = data.grid, data.violations, data.disagree, data.answered
+    n_p, n_s = answered.shape
     rates = disagree.sum(axis=0) / answered.sum(axis=0)
     point = _row_spearman(violations, rates[None, :])[0]
     if np.isnan(point).all():
@@ -100,7 +130,7 @@ def calibrate_from_disagreement(
     with np.errstate(invalid="ignore", divide="ignore"):
         boot_rates = (weights @ disagree) / (weights @ answered)
     boot_rates = np.where(np.isnan(boot_rates), np.nanmean(boot_rates, axis=0), boot_rates)
-    boot_alpha = _argbest(_row_spearman(violations, boot_rates), grid)
+    boot_alpha = alpha_from_rates(violations, boot_rates, grid)
     tail = (1 - level) / 2
     lo, hi = np.nanquantile(boot_alpha, [tail, 1 - tail])  # resamples with no defined correlation left out
     return DisagreementCalibration(
@@ -113,4 +143,5 @@ def calibrate_from_disagreement(
         grid=grid,
         correlations=point,
         seed=seed,
+        distribution=boot_alpha,
     )

@@ -15,6 +15,7 @@ rater keeps their answers and the group sizes are kept), with p = (1 + #{T*_b >=
 (Phipson & Smyth 2010), exact under exchangeable raters whatever their individual response styles.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,64 @@ from fairness.disagreement import (
 )
 
 STATISTICS = ("DR", *NOTIONS)
+SEPARATOR = " / "
+
+
+def rater_group_labels(frame: pd.DataFrame, columns: str | Sequence[str]) -> pd.Series:
+    """The rater group of every row: the value of one column, or of several joined by " / " (e.g.
+    ``["role", "gender"]`` gives "judge / female"); missing where any of the columns is missing."""
+    names = [columns] if isinstance(columns, str) else list(columns)
+    if not names:
+        raise ValueError("name at least one column that defines the rater groups")
+    missing = [c for c in names if c not in frame.columns]
+    if missing:
+        raise ValueError(f"answers lack the column(s) {', '.join(map(repr, missing))}")
+    parts = frame[names]
+    given = parts.notna().all(axis=1)
+    labels = pd.Series(None, index=frame.index, dtype=object, name=SEPARATOR.join(names))
+    text = [parts.loc[given, c].astype(str) for c in names]
+    labels[given] = text[0].str.cat(text[1:], sep=SEPARATOR) if len(text) > 1 else text[0]
+    return labels
+
+
+def group_of_raters(frame: pd.DataFrame, rater: str, columns: str | Sequence[str]) -> pd.Series:
+    """One rater group per rater (index: rater; missing when a group column is missing), from
+    :func:`rater_group_labels`; a rater with two different groups is refused."""
+    if rater not in frame.columns:
+        raise ValueError(f"answers lack the column {rater!r}")
+    labels = rater_group_labels(frame, columns)
+    per_rater = labels.groupby(frame[rater]).nunique()
+    if (per_rater > 1).any():
+        raise ValueError(
+            f"rater {per_rater.index[per_rater > 1][0]!r} belongs to several rater groups: a rater group is a "
+            "property of the rater (e.g. a questionnaire answer), one per rater"
+        )
+    return labels.groupby(frame[rater]).first()
+
+
+def permuted_assignments(group_of_rater: np.ndarray, n_permutations: int, seed: int) -> np.ndarray:
+    """Row 0: the observed group code of every rater; rows 1..B: random permutations of it (group sizes kept)."""
+    if n_permutations < 1:
+        raise ValueError("n_permutations must be at least 1")
+    rng = np.random.default_rng(seed)
+    return np.vstack([group_of_rater, *(rng.permutation(group_of_rater) for _ in range(n_permutations))])
+
+
+def membership(assignments: np.ndarray, n_groups: int) -> np.ndarray:
+    """Indicator weights (assignments x groups x raters) of the rows of :func:`permuted_assignments`."""
+    return (assignments[:, None, :] == np.arange(n_groups)[None, :, None]).astype(float)
+
+
+def spread_test(values: np.ndarray) -> tuple[float, float]:
+    """(T, p) from per-assignment group values (row 0 observed): T = max_r - min_r of row 0 (groups
+    with a NaN value ignored) and p = (1 + #{T*_b >= T}) / (1 + B) over rows 1..B."""
+    with np.errstate(invalid="ignore"):
+        spread = np.nanmax(values, axis=1) - np.nanmin(values, axis=1)
+    observed = spread[0]
+    if not np.isfinite(observed):
+        return float("nan"), float("nan")
+    exceed = int(np.sum(spread[1:] >= observed - 1e-12))  # a NaN spread (no group estimable) counts as below
+    return float(observed), (1 + exceed) / len(spread)
 
 
 @dataclass(frozen=True)
@@ -102,7 +161,11 @@ class RaterGroupTest:
     by_group: dict[str, float]
 
 
-def _checked(answers: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+def _checked(answers: pd.DataFrame, columns: dict[str, str | Sequence[str]]) -> pd.DataFrame:
+    """The named columns under short names; ``columns["rater_group"]`` may name several columns."""
+    labels = rater_group_labels(answers, columns["rater_group"])
+    answers = answers.assign(**{labels.name: labels})
+    columns = {**columns, "rater_group": labels.name}
     missing = [c for c in columns.values() if c not in answers.columns]
     if missing:
         raise ValueError(f"answers lack the column(s) {', '.join(map(repr, missing))}")
@@ -125,7 +188,7 @@ def _checked(answers: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
 def notions_by_rater_group(
     answers: pd.DataFrame,
     *,
-    rater_group: str,
+    rater_group: str | Sequence[str],
     rater: str = "participant",
     subject_group: str = "group",
     model_label: str = "model_label",
@@ -136,6 +199,7 @@ def notions_by_rater_group(
 ) -> RaterGroupNotions:
     """Rates and notions per rater group; ``answers`` has one row per answer with the named columns.
 
+    ``rater_group`` names one column or several (combined as "a / b", see :func:`rater_group_labels`).
     With ``n_resamples`` > 0 every CI is a percentile bootstrap over the group's raters.
     """
     frame = _checked(
@@ -173,7 +237,7 @@ def notions_by_rater_group(
 def rater_group_difference_test(
     answers: pd.DataFrame,
     *,
-    rater_group: str,
+    rater_group: str | Sequence[str],
     statistic: str = "DR",
     rater: str = "participant",
     subject_group: str = "group",
@@ -185,8 +249,6 @@ def rater_group_difference_test(
     """Permute rater-group labels across raters and compare ``difference(statistic)`` (see module doc)."""
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}, not {statistic!r}")
-    if n_permutations < 1:
-        raise ValueError("n_permutations must be at least 1")
     frame = _checked(
         answers,
         {"rater": rater, "rater_group": rater_group, "m": subject_group, "k": model_label, "s": disagreement},
@@ -201,24 +263,20 @@ def rater_group_difference_test(
     )
     first = pd.Series(frame["rater_group"].to_numpy()).groupby(rater_idx).first()
     group_levels, group_of_rater = np.unique(first.to_numpy(), return_inverse=True)
-    rng = np.random.default_rng(seed)
-    assignments = np.vstack(
-        [group_of_rater, *(rng.permutation(group_of_rater) for _ in range(n_permutations))]
-    )  # row 0 is the observed assignment
-    one_hot = (assignments[:, None, :] == np.arange(len(group_levels))[None, :, None]).astype(float)
-    counts = (one_hot @ cells).reshape(len(assignments), len(group_levels), len(m_levels), len(k_levels), 2)
+    assignments = permuted_assignments(group_of_rater, n_permutations, seed)
+    counts = (membership(assignments, len(group_levels)) @ cells).reshape(
+        len(assignments), len(group_levels), len(m_levels), len(k_levels), 2
+    )
     if statistic == "DR":
         values = counts[..., 1].sum(axis=(-1, -2)) / counts.sum(axis=(-1, -2, -3))
     else:
         lower, upper, _ = notions_from_counts(counts)[statistic]
         values = (lower + upper) / 2
-    spread = np.nanmax(values, axis=1) - np.nanmin(values, axis=1)
-    observed = spread[0]
-    exceed = int(np.sum(spread[1:] >= observed - 1e-12))
+    observed, pvalue = spread_test(values)
     return RaterGroupTest(
         statistic_name=statistic,
-        statistic=float(observed),
-        pvalue=(1 + exceed) / (1 + n_permutations),
+        statistic=observed,
+        pvalue=pvalue,
         n_permutations=n_permutations,
         by_group={str(g): float(v) for g, v in zip(group_levels, values[0], strict=True)},
     )

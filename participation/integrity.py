@@ -1,29 +1,16 @@
 """Integrity check after a launch: every participant has exactly the answers their saved pages
-imply (none lost, none duplicated), every withdrawn participant has no answers and no page visits
-left, and the conditions are balanced within one."""
+imply (none lost, none duplicated; each page's task type gives its bounds,
+``TaskType.answer_bounds``), every withdrawn participant has no answers and no page visits left,
+and the conditions are balanced within one."""
 
 from collections import Counter
 from dataclasses import dataclass, field
 
 from django.db.models import Count
 
+from participation.pages import condition_index
+from participation.tasks import task_for
 from surveys.models import Answer, PageVisit, Participant
-
-
-def expected_answers(page: dict) -> tuple[int, int]:
-    """(minimum, maximum) answers a saved page stores; the optional rationale factors add up to 2."""
-    kind = page["kind"]
-    if kind == "likert":
-        required = 1 + (page["measure"] == "overall")  # the overall rating carries the BTS prediction
-        return required, required + (2 if page["measure"] == "overall" else 0)
-    if kind == "output":
-        n = 2 + 2 * len(page["subjects"])
-        return n, n
-    if kind == "disagreement":
-        return len(page["prompts"]), len(page["prompts"])
-    if kind in ("attention", "screening"):
-        return 1, 1
-    return 0, 0
 
 
 @dataclass(frozen=True)
@@ -52,7 +39,7 @@ class IntegrityReport:
 
 
 def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityReport:
-    people = Participant.objects.filter(study__slug=slug).select_related("condition")
+    people = Participant.objects.filter(study__slug=slug).select_related("condition", "study")
     if not include_simulated:
         people = people.filter(simulated=False)
     people = list(people)
@@ -64,8 +51,12 @@ def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityRe
     for p in people:
         if p.status == Participant.Status.WITHDRAWN:  # checked above: nothing of theirs may remain
             continue
-        low = sum(expected_answers(page)[0] for page in p.plan[: p.position])
-        high = sum(expected_answers(page)[1] for page in p.plan[: p.position])
+        if not p.position:
+            low = high = 0
+        else:
+            index = condition_index(p.study.spec, p.study.spec_hash, p.condition.key)
+            bounds = [task_for(page).answer_bounds(page, index) for page in p.plan[: p.position]]
+            low, high = sum(b[0] for b in bounds), sum(b[1] for b in bounds)
         if not low <= counts.get(p.pk, 0) <= high:
             wrong.append(str(p.pseudonym))
     consented = Counter(  # the condition balance, as assignment counts it: pilots left out

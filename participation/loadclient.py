@@ -108,6 +108,33 @@ class HTTPParticipant:
                 data[name] = self.rng.choice(["0", "1"])
         elif key.startswith("attention/"):
             data["choice"] = self.checks[key.split("/", 1)[1]]
+        elif key in self.checks:  # a format 2 attention block (page key = block key)
+            data["choice"] = self.checks[key]
+        else:
+            data.update(self._fill(html))
+        return data
+
+    def _fill(self, html: str) -> dict:
+        """Answers for any other page (format 2 task and questionnaire pages), read off its form:
+        one value of every radio group, a number within every number field's min/max, a few words
+        in every text field; checkboxes (optional multiple choice) are left empty."""
+        data: dict[str, str] = {}
+        radios: dict[str, list[str]] = {}
+        for tag in re.findall(r"<input\b[^>]*>", html):
+            attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', tag))
+            name, kind = attrs.get("name"), attrs.get("type", "text")
+            if not name or name in ("page_key", "csrfmiddlewaretoken") or "disabled" in tag:
+                continue
+            if kind == "radio":
+                radios.setdefault(name, []).append(attrs.get("value", ""))
+            elif kind == "number":
+                low, high = float(attrs.get("min", 0)), float(attrs.get("max", 100))
+                data[name] = str(self.rng.randint(int(low), int(high)))
+            elif kind == "text":
+                data[name] = "A short answer."
+        for name in re.findall(r'<textarea\b[^>]*name="([^"]+)"', html):
+            data[name] = "Similar records, so a similar decision."
+        data.update({name: self.rng.choice(values) for name, values in radios.items()})
         return data
 
     async def take_pages(

@@ -68,10 +68,17 @@ def build_plan(spec: dict, condition_key: str, seed: int) -> list[dict]:
     return pages
 
 
-def plan_for(spec: dict, condition_key: str, seed: int) -> list[dict]:
-    """The participant's pages for either study file format (format 2: ``participation.assignment``)."""
+def plan_for(
+    spec: dict, condition_key: str, seed: int, item_choice: dict[str, list[str]] | None = None, content=None
+) -> list[dict]:
+    """The participant's pages for either study file format (format 2: ``participation.assignment``,
+    with the sampled blocks' ``item_choice``, every item of the others; ``content``: the file's
+    ``studies.content.StudyContent`` when the caller has it)."""
     if spec.get("format", 1) == 2:
         from participation.assignment import build_plan_v2
+        from studies.content import study_content
+        from studies.services import spec_digest
 
-        return build_plan_v2(spec, condition_key, seed)
+        content = content or study_content(spec, spec_digest(spec))
+        return build_plan_v2(spec, content, condition_key, seed, item_choice or {})
     return build_plan(spec, condition_key, seed)

@@ -6,21 +6,24 @@ participants or answers.
 
 import secrets
 import unicodedata
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
 
-import numpy as np
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Max, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
+from participation.assignment import StudyFull, capacity, condition_for, item_choice
 from participation.enrolment import Enrolment
 from participation.plan import plan_for
 from participation.sql import insert_row_if, insert_rows, update_rows
-from participation.time_limits import TimeLimit, time_limit
+from participation.time_limits import time_limit
+from studies.content import study_content
 from studies.services import latest_study
 from studies.study_facts import study_facts
 from surveys.models import (
@@ -167,54 +170,132 @@ def participant_resume(*, participant_id: int, code: str, at: datetime | None = 
         return ResumeOutcome.WRONG
 
 
-def _least_filled_condition(
-    study_id: int, condition_ids: list[int], rng: np.random.Generator, limit: TimeLimit, now: datetime
-) -> int:
-    """Counted: completed participants, and active ones still within the study's time limit (an
-    abandoned session past it no longer holds a place); never pilots."""
-    cutoff = limit.cutoff(now)
-    status = Participant.Status
-    active = Q(status=status.ACTIVE) if cutoff is None else Q(status=status.ACTIVE, arrived_at__gte=cutoff)
-    counted = Participant.objects.filter(Q(status=status.COMPLETED) | active, study_id=study_id, pilot=False)
-    filled = dict(counted.values_list("condition").annotate(n=Count("id")).order_by())
-    fewest = min(filled.get(pk, 0) for pk in condition_ids)
-    candidates = sorted(pk for pk in condition_ids if filled.get(pk, 0) == fewest)
-    return candidates[int(rng.integers(len(candidates)))]
+_GONE = (
+    Participant.Status.TIMED_OUT,
+    Participant.Status.WITHDRAWN,
+    Participant.Status.SCREENED_OUT,
+    Participant.Status.DECLINED,
+)
+
+
+def _not_counted(spec: dict, now: datetime) -> Q:
+    """Participants whose ticket is free again: they stopped counting (timed out, past the time
+    limit while still active, withdrawn, screened out, or declined while their consent ran)."""
+    cutoff = time_limit(spec).cutoff(now)
+    gone = Q(status__in=_GONE)
+    return gone if cutoff is None else gone | Q(status=Participant.Status.ACTIVE, arrived_at__lt=cutoff)
+
+
+def _reclaimed_ticket(participant: Participant, spec: dict, now: datetime) -> int | None:
+    """Take over the lowest ticket of a participant who no longer counts (compare-and-set on their
+    row: of simultaneous takers one wins, the others try the next); None when there is none."""
+    gone = _not_counted(spec, now)
+    candidates = (
+        Participant.objects.filter(gone, study_id=participant.study_id, ticket__isnull=False)
+        .order_by("ticket")
+        .values_list("pk", "ticket")[:8]
+    )
+    for holder, ticket in candidates:
+        with transaction.atomic():
+            if not Participant.objects.filter(gone, pk=holder, ticket=ticket).update(ticket=None):
+                continue
+            if Participant.objects.filter(pk=participant.pk, ticket__isnull=True).update(ticket=ticket):
+                return ticket
+            transaction.set_rollback(True)  # a simultaneous consent of this participant took a ticket
+            return None
+    return None
+
+
+def _next_ticket() -> Coalesce:
+    """The version's largest ticket + 1, as an expression for the participant's own UPDATE."""
+    largest = (
+        Participant.objects.filter(study_id=OuterRef("study_id"))
+        .order_by()
+        .values("study_id")
+        .annotate(m=Max("ticket"))
+        .values("m")
+    )
+    return Coalesce(Subquery(largest), Value(-1)) + 1
+
+
+def _new_ticket(participant: Participant, spec: dict) -> int:
+    """The next free place of the sequence: one UPDATE whose unique (study, ticket) constraint lets
+    one of simultaneous consents that computed the same number commit; the others compute again.
+    Raises StudyFull (and gives the place back) past the study's capacity."""
+    own = Participant.objects.filter(pk=participant.pk, ticket__isnull=True)
+    for _ in range(100):
+        try:
+            with transaction.atomic() if connection.in_atomic_block else nullcontext():
+                own.update(ticket=_next_ticket())
+            break
+        except IntegrityError:
+            continue
+    ticket = Participant.objects.filter(pk=participant.pk).values_list("ticket", flat=True).get()
+    limit = capacity(spec)
+    if ticket is None:
+        raise RuntimeError("no ticket after 100 attempts")
+    if limit is not None and ticket >= limit:
+        Participant.objects.filter(pk=participant.pk, ticket=ticket).update(ticket=None)
+        raise StudyFull(f"study {spec['slug']!r} is full: every condition has reached its cap")
+    return ticket
+
+
+def _pilot_place(participant: Participant, spec: dict) -> int:
+    """A pilot takes no ticket: they see the plan of the next free place (the last one when full)."""
+    largest = Participant.objects.filter(study_id=participant.study_id).aggregate(m=Max("ticket"))["m"]
+    place = 0 if largest is None else largest + 1
+    limit = capacity(spec)
+    return place if limit is None else min(place, limit - 1)
+
+
+def _plan(spec: dict, spec_hash: str, place: int, seed: int) -> tuple[str, list[dict]]:
+    """The condition and pages of a place (ticket) for a participant with this seed."""
+    condition_key = condition_for(spec, place)
+    if spec.get("format", 1) == 2:
+        content = study_content(spec, spec_hash)
+        return condition_key, plan_for(
+            spec, condition_key, seed, item_choice=item_choice(spec, content, place), content=content
+        )
+    return condition_key, plan_for(spec, condition_key, seed)
 
 
 def participant_consent(*, participant_id: int, accept: bool, at: datetime | None = None) -> Participant:
-    """Record the consent decision; on acceptance assign the least-filled condition (ties at random).
+    """Record the consent decision; on acceptance assign the condition and items of a ticket
+    (``participation.assignment``): a drop-out's freed ticket first, else the next one.
 
-    The study row is locked for the assignment, so simultaneous arrivals are counted one after the
-    other and the conditions stay balanced. The lock is held only for one count and one UPDATE
-    (the study file comes from the per-process cache), so a rush of arrivals queues briefly.
-    Deciding twice keeps the first decision.
+    No lock is held across statements: the ticket is taken by one UPDATE (a unique constraint
+    settles ties), the plan is built from the per-process study cache, and the decision is stored
+    by a compare-and-set ``UPDATE .. WHERE status = 'arrived'``, so deciding twice (or twice at
+    once) keeps the first decision. Pilots take no ticket and are not counted. Raises StudyFull
+    when every condition has reached its cap (the participant stays ``arrived``).
     """
-    with transaction.atomic():
-        participant = Participant.objects.select_for_update().get(pk=participant_id)
-        if participant.status != Participant.Status.ARRIVED:
-            return participant
-        if not accept:
-            participant.status = Participant.Status.DECLINED
-            participant.save(update_fields=["status"])
-            return participant
-        spec_hash = Study.objects.select_for_update().filter(pk=participant.study_id).values_list("spec_hash").get()[0]
-        facts = study_facts(participant.study_id, spec_hash=spec_hash)
-        rng = np.random.default_rng(participant.seed)
-        now = at or timezone.now()
-        condition_id = _least_filled_condition(
-            participant.study_id, sorted(facts.condition_keys), rng, time_limit(facts.spec), now
-        )
-        changes = {
-            "condition": condition_id,
-            "plan": plan_for(facts.spec, facts.condition_keys[condition_id], participant.seed),
-            "status": Participant.Status.ACTIVE,
-            "consented_at": now,
-        }
-        update_rows(Participant, changes, {"id": participant.pk})
-    participant.condition_id = condition_id
-    for field in ("plan", "status", "consented_at"):
-        setattr(participant, field, changes[field])
+    status = Participant.Status
+    participant = Participant.objects.annotate(spec_hash=F("study__spec_hash")).get(pk=participant_id)
+    if participant.status != status.ARRIVED:
+        return participant
+    now = at or timezone.now()
+    if not accept:
+        changes = {"status": status.DECLINED}
+    else:
+        facts = study_facts(participant.study_id, spec_hash=participant.spec_hash)
+        spec = facts.spec
+        if participant.pilot:
+            place = _pilot_place(participant, spec)
+        elif participant.ticket is not None:  # an earlier attempt took it
+            place = participant.ticket
+        else:
+            place = _reclaimed_ticket(participant, spec, now)
+            if place is None:
+                place = _new_ticket(participant, spec)
+        condition_key, plan = _plan(spec, facts.spec_hash, place, participant.seed)
+        condition_id = next(pk for pk, key in facts.condition_keys.items() if key == condition_key)
+        changes = {"condition": condition_id, "plan": plan, "status": status.ACTIVE, "consented_at": now}
+        participant.condition_id, participant.ticket = condition_id, None if participant.pilot else place
+    if not update_rows(Participant, changes, {"id": participant.pk, "status": status.ARRIVED}):
+        return Participant.objects.get(pk=participant_id)  # decided at the same moment elsewhere
+    for field, value in changes.items():
+        if field != "condition":
+            setattr(participant, field, value)
     return participant
 
 

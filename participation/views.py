@@ -13,6 +13,7 @@ from django.utils.crypto import constant_time_compare
 from django.views.decorators.http import require_http_methods
 
 from participation import throttle
+from participation.assignment import StudyFull
 from participation.enrolment import Enrolment, cached_enrolment
 from participation.outcomes import completion_for, outcome_of, return_if_failed
 from participation.pages import condition_index, form_answers, page_form
@@ -293,7 +294,10 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         decision = request.POST.get("decision")
         if decision in ("accept", "decline"):
-            participant = participant_consent(participant_id=participant.pk, accept=decision == "accept")
+            try:
+                participant = participant_consent(participant_id=participant.pk, accept=decision == "accept")
+            except StudyFull:  # the participant stays "arrived": a place may free up later
+                return render(request, "surveys/full.html", {"spec": spec})
             return redirect(_where(participant.status, slug))
         return render(
             request,

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from participation.pilot import pilot_token
 from participation.services import pilot_participants_delete
 from research.dashboard import summarise
-from research.export import TABLES, export_tables, table_to_csv, table_to_json
+from research.export import cached_export, study_tables, table_to_csv, table_to_json
 from research.participant_samples import DEFAULT_SAMPLE, SAMPLES, sample_filter
 from research.submissions import submissions_table
 from runs.selectors import jobs_visible_to
@@ -55,10 +55,12 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "samples": SAMPLES,
             "summary": summary,
             "status_table": summary.by_condition_status,
-            "tables": TABLES,
+            "tables": study_tables(slug),
             "latest_run": AnalysisRun.objects.filter(study__in=versions).first(),
-            "latest_audit": AuditRun.objects.filter(study__in=versions).first(),
-            "calibrations": Calibration.objects.filter(study__in=versions).order_by("kind", "condition", "-version"),
+            "latest_audit": AuditRun.objects.filter(study__in=versions).select_related("condition").first(),
+            "calibrations": Calibration.objects.filter(study__in=versions)
+            .select_related("condition")
+            .order_by("kind", "condition__key", "-version"),
             "start_url": start_url,
             "prolific_url": start_url
             + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
@@ -106,10 +108,10 @@ def submissions_download(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
-    if table not in TABLES or fmt not in ("csv", "json") or not can_view(request.user, slug):
+    if fmt not in ("csv", "json") or not can_view(request.user, slug) or table not in study_tables(slug):
         raise Http404("No such export.")
     sample = _sample(request)
-    frame = getattr(export_tables(slug, participants=sample_filter(sample)), table)
+    frame = getattr(cached_export(slug, sample), table)
     body = table_to_csv(frame) if fmt == "csv" else table_to_json(frame)
     response = HttpResponse(body, content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/json")
     name = slug if sample == DEFAULT_SAMPLE else f"{slug}-{sample}"

@@ -1,7 +1,7 @@
 """Run the study pipeline on a study's export and store the run and its Calibrations."""
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from django.db import transaction
@@ -10,11 +10,12 @@ from analysis.bts import participant_bts
 from analysis.pipeline import run_pipeline
 from research.export import export_tables
 from runs.calibrations import calibration_create
+from runs.design_analysis import check_by, study_analysis
 from runs.provenance import study_provenance
-from runs.reports import write_report
+from runs.reports import write_design_report, write_report
 from runs.storage import delete_prefix, new_prefix, store_directory
 from studies.services import latest_study
-from surveys.models import AnalysisRun
+from surveys.models import AnalysisRun, Study
 
 
 def analysis_run_create(
@@ -26,13 +27,28 @@ def analysis_run_create(
     include_incomplete: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
     include_pilot: bool = False,
+    by: Sequence[str] = (),
 ) -> AnalysisRun:
-    """Export, analyse (completed, non-excluded participants only unless ``include_incomplete``;
+    """A format 2 study: :func:`design_run_create` split by the questionnaire questions ``by``.
+    Format 1: export, analyse (completed, non-excluded participants only unless ``include_incomplete``;
     pilot participants only with ``include_pilot``; the report counts the dropped by reason), write
     the report into ``out_dir``, store its files (storage folder ``analysis/<uuid>``) and the run with
     one new Calibration version per condition in one transaction; if storing fails, nothing of the
     run remains."""
     study = latest_study(slug)
+    if study.spec.get("format") == 2:
+        return design_run_create(
+            study,
+            out_dir=out_dir,
+            by=by,
+            seed=seed,
+            n_resamples=n_resamples,
+            include_incomplete=include_incomplete,
+            include_pilot=include_pilot,
+            progress=progress,
+        )
+    if by:
+        raise ValueError(f"study {slug!r}: --by splits format 2 studies by questionnaire answers; this study has none")
     tables = export_tables(slug, include_pilot=include_pilot)
     try:
         result = run_pipeline(
@@ -90,3 +106,64 @@ def analysis_run_create(
         delete_prefix(prefix)
         raise
     return run
+
+
+def design_run_create(
+    study: Study,
+    *,
+    out_dir: Path,
+    by: Sequence[str],
+    seed: int,
+    n_resamples: int,
+    include_incomplete: bool,
+    include_pilot: bool,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> AnalysisRun:
+    """A format 2 study's analysis per task block and rater group (``runs.design_analysis``): report,
+    results.json and CSVs stored under ``analysis/<uuid>``, and the run (no Calibration rows)."""
+    try:
+        by = check_by(study.spec, by)
+        result = study_analysis(
+            study.slug,
+            study.spec,
+            by=by,
+            include_pilot=include_pilot,
+            include_incomplete=include_incomplete,
+            seed=seed,
+            n_resamples=n_resamples,
+            n_permutations=n_resamples,
+            progress=progress,
+        )
+    except ValueError as exc:
+        raise ValueError(f"study {study.slug!r}: {exc}") from exc
+    provenance = study_provenance(
+        study,
+        participants={
+            "analysed": result.n_participants,
+            "with a rater group": result.n_participants - result.n_without_group,
+        },
+        dropped={"no answer to " + " or ".join(by): result.n_without_group},
+        seeds={"analysis": seed},
+        settings={
+            "Rater groups": " / ".join(by),
+            "Bootstrap resamples and permutations": str(n_resamples),
+            "Participants": "all with answers" if include_incomplete else "completed only",
+            "Pilot participants": "included" if include_pilot else "left out",
+        },
+    )
+    write_design_report(
+        result, out_dir, title=f"{study.title}: analysis by {result.rater_group} (seed {seed})", provenance=provenance
+    )
+    prefix = new_prefix("analysis")
+    store_directory(out_dir, prefix)
+    try:
+        return AnalysisRun.objects.create(
+            study=study,
+            seed=seed,
+            n_resamples=n_resamples,
+            files_prefix=prefix,
+            results=json.loads((out_dir / "results.json").read_text()),
+        )
+    except BaseException:
+        delete_prefix(prefix)
+        raise

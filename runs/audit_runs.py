@@ -8,7 +8,7 @@ from django.db import transaction
 
 from fairness.model_audit import audit, read_subjects
 from research.export import export_tables
-from runs.calibrations import calibration_create
+from runs.calibrations import calibration_create, study_condition
 from runs.provenance import CalibrationUsed, participant_counts, study_provenance
 from runs.reports import write_audit_report
 from runs.storage import delete_prefix, new_prefix, store_directory
@@ -40,17 +40,20 @@ def audit_run_create(
     study = latest_study(slug)
     likert = None
     if calibration_id is not None:
-        likert = Calibration.objects.filter(pk=calibration_id, study__slug=slug).first()
+        likert = (
+            Calibration.objects.filter(pk=calibration_id, study__slug=slug).select_related("study", "condition").first()
+        )
         if likert is None:
             raise AuditError(f"no calibration {calibration_id} for study {slug!r}")
-        condition = condition or likert.condition
+        condition = condition or likert.condition.key
     conditions = {c["key"]: c for c in study.spec["conditions"]}
     condition = condition or next(iter(conditions))
     if condition not in conditions:
         raise AuditError(f"unknown condition {condition!r}; the study has {sorted(conditions)}")
     if likert is None:
         likert = (
-            Calibration.objects.filter(study__slug=slug, kind="likert", condition=condition)
+            Calibration.objects.filter(study__slug=slug, kind="likert", condition__key=condition)
+            .select_related("study", "condition")
             .order_by("-created_at")
             .first()
         )
@@ -89,7 +92,7 @@ def audit_run_create(
         },
         calibration=CalibrationUsed(
             study=f"{likert.study.title} ({likert.study.slug} v{likert.study.version})",
-            condition=likert.condition,
+            condition=likert.condition.key,
             kind=likert.kind,
             version=likert.version,
             n_participants=likert.n_participants,
@@ -106,7 +109,7 @@ def audit_run_create(
         with transaction.atomic():
             run = AuditRun.objects.create(
                 study=study,
-                condition=condition,
+                condition=study_condition(study, condition),
                 subjects_file=Path(subjects_file).name,
                 likert_calibration=likert,
                 files_prefix=prefix,

@@ -275,3 +275,89 @@ ST_METHODS = {
     "CF": "Counterfactual fairness: the complainant is flagged when their own decision is negative and their "
     "counterfactual's decision is positive, without comparing with anyone else.",
 }
+
+RESAMPLING = "percentile CI resampling raters (each rater's answers together); permutation test of the rater groups"
+
+# The analysis of a format 2 study (runs.design_analysis), by table name
+DESIGN = {
+    "rater_groups": Explanation(
+        "Who answered: the rater groups formed by the questionnaire answers this analysis splits by, and how many "
+        "analysable participants each has.",
+        "Participants who left a splitting question unanswered are left out of the per-group rows; small groups "
+        "give wide intervals.",
+        "rater group = the answers to the chosen questions, joined by ' / '",
+        "Disagreement-feedback poster (Telukunta & Nadendla): diverse stakeholders compared",
+    ),
+    "disagreement_rate": Explanation(
+        "How often participants disagree with the AI's label, over all answers and per rater group.",
+        "A higher DR means the group rejects the AI's predictions more often; compare the groups' 95% CIs, and read "
+        "the tests table for the difference between groups.",
+        f"DR_r = P(s = 1 | rater in r), s = 1 - agree; {RESAMPLING}",
+        f"{FEEDBACK}, the disagreement rate",
+    ),
+    "notions": Explanation(
+        "Group-fairness gaps computed with the participants' labels (their yes/no disagreement with the AI) in place "
+        "of true labels, per subject-group column, for all participants and per rater group.",
+        "Each value is the largest gap between subject groups (0 = equal treatment); when the notion is only bounded, "
+        "the value is the midpoint of lower and upper.",
+        "f = max_k (max_m f_{m,k} - min_m f_{m,k}), with DR_{m,k} = P(s = 1 | yhat = k, m)",
+        f"{FEEDBACK}, Eq. 0-5",
+    ),
+    "ratings": Explanation(
+        "Each rater group's mean rating, over all subjects and within each subject group.",
+        "Compare the groups' 95% CIs within a row block: a rater group that rates one subject group higher than "
+        "another group does judges it differently; the tests table gives p for each comparison.",
+        f"mean_r = sum of the ratings of group r / their number; {RESAMPLING}",
+        "Differential parity paper, Section 2 (raters as decision makers)",
+    ),
+    "icc": Explanation(
+        "How far raters agree in their ratings of the same subjects.",
+        "ICC(A,1) near 1: one rater's rating predicts another's; ICC(A,k) is the reliability of the mean rating "
+        "(only raters who rated every subject of the block count).",
+        "ICC(A,1) and ICC(A,k) of a two-way random-effects model",
+        "Shrout & Fleiss (1979); McGraw & Wong (1996); pingouin intraclass_corr",
+    ),
+    "shares": Explanation(
+        "The share of 'should be treated alike' answers over all pairs, for all participants and per rater group.",
+        "A higher share means the group sees more pairs as similar people; the tests table says whether the groups "
+        "differ beyond chance.",
+        f"share_r = answers 'yes' of group r / answers of group r; {RESAMPLING}",
+        "Individual fairness: pairs judged alike are the raw material of learned fairness metrics, Dwork et al. (2012)",
+    ),
+    "pairs": Explanation(
+        "The share of 'treat alike' answers for each pair, overall and per rater group.",
+        "Pairs near 1 are seen as alike by nearly everyone, near 0.5 divide the raters; few answers per pair give "
+        "coarse shares.",
+        "share = answers 'yes' / answers, per pair",
+        "Individual fairness judgements, Dwork et al. (2012)",
+    ),
+    "agreement": Explanation(
+        "How far raters agree on which pairs should be treated alike, overall and within each rater group.",
+        "Kappa 1 is full agreement, 0 no more than chance; it uses the pairs with the most common number of answers.",
+        "Fleiss' kappa = (P_o - P_e) / (1 - P_e) over the yes/no answers per pair",
+        "Fleiss (1971); statsmodels fleiss_kappa",
+    ),
+    "alpha": Explanation(
+        "The effort weight alpha per rater group: how much each group's overall similarity ratings rest on the "
+        "trajectory rather than the aggregate.",
+        "alpha near 1 means judged mostly by trajectory, near 0 mostly by aggregate; compare the groups' 95% CIs "
+        "(bootstrap over the group's participants).",
+        "alpha = a2 / (a1 + a2) from d = a0 + a1 d_S + a2 d_E + e, per group",
+        f"{EFFORT}, Eq. 5",
+    ),
+    "tests": Explanation(
+        "Whether the rater groups differ, for each statistic of this block.",
+        "p below .05 is evidence that at least two rater groups differ; the difference is the largest group value "
+        "minus the smallest. p is not adjusted across the rows.",
+        "T = max_r T_r - min_r T_r; p = (1 + #{T*_b >= T}) / (1 + B) over B permutations of the groups across raters",
+        "Phipson & Smyth (2010), permutation p-values",
+    ),
+    "honesty": Explanation(
+        "Bayesian Truth Serum honesty scores from the follow-up 'what share of other participants answered X?', "
+        "averaged per participant over the questions they answered, summarised per rater group.",
+        "A higher total means answers that are more common than predicted (information) and accurate predictions of "
+        "others (prediction); totals sum to 0 over a question's respondents.",
+        "total = sum_k x_k log(xbar_k / ybar_k) + sum_k xbar_k log(y_k / xbar_k), per question over its respondents",
+        "Prelec (2004), Bayesian Truth Serum",
+    ),
+}

@@ -37,6 +37,7 @@ from runs.provenance import Provenance
 from runs.report_explanations import (
     ANALYSIS,
     AUDIT,
+    DESIGN,
     DIFFERENTIAL_PARITY,
     SITUATION_TESTING,
     ST_METHODS,
@@ -918,3 +919,188 @@ def _published_section(results: law_school.LawSchoolResults) -> Section:
             )
             section.tables.append(table_context(diff, caption=caption))
     return section
+
+
+# The analysis of a format 2 study ----------------------------------------------------------------
+
+DESIGN_HEADINGS = {
+    "disagreement_rate": "disagreement rate by rater group",
+    "notions": "disagreement-derived notions by rater group",
+    "ratings": "mean ratings by rater group and subject group",
+    "icc": "agreement among raters (ICC)",
+    "shares": "share 'treat alike' by rater group",
+    "pairs": "share 'treat alike' per pair",
+    "agreement": "agreement among raters (Fleiss' kappa)",
+    "alpha": "effort weight alpha by rater group",
+    "tests": "do the rater groups differ?",
+}
+_GROUP_MEANS = {
+    "subject_attribute": "Subject attribute",
+    "subject_group": "Subject group",
+    "rater_group": "Rater group",
+    "mean": "Mean",
+    "ci": CI_LABEL,
+    "n_raters": "Raters",
+    "n_answers": "Answers",
+}
+DESIGN_COLUMNS = {
+    "disagreement_rate": {**_GROUP_MEANS, "mean": "DR"},
+    "notions": {
+        "subject_attribute": "Subject attribute",
+        "rater_group": "Rater group",
+        "statistic": "Notion",
+        "value": "Value",
+        "lower": "Lower",
+        "upper": "Upper",
+        "ci": CI_LABEL,
+        "n_raters": "Raters",
+        "n_answers": "Answers",
+    },
+    "ratings": _GROUP_MEANS,
+    "icc": ANALYSIS_COLUMNS["icc"],
+    "shares": {**_GROUP_MEANS, "mean": "Share"},
+    "pairs": {"pair": "Pair", "rater_group": "Rater group", "share": "Share", "n_answers": "Answers"},
+    "agreement": {"rater_group": "Rater group", "kappa": "Kappa", "n_items": "Pairs", "raters_per_item": "Raters/pair"},
+    "alpha": {
+        "condition": "Condition",
+        "rater_group": "Rater group",
+        "alpha": "alpha",
+        "ci": CI_LABEL,
+        "n_participants": "Participants",
+        "n_observations": "Pairs rated",
+        "note": "Note",
+    },
+    "tests": {
+        "condition": "Condition",
+        "measure": "Statistic",
+        "subject_attribute": "Subject attribute",
+        "subject_group": "Subject group",
+        "difference": "Difference",
+        "pvalue": "p (permutation)",
+        "n_permutations": "Permutations",
+    },
+    "honesty": {
+        "rater_group": "Rater group",
+        "n_participants": "Participants",
+        "n_questions": "Questions (mean)",
+        "information": "Information",
+        "prediction": "Prediction",
+        "total": "Total",
+    },
+}
+DESIGN_ESTIMATES = {
+    "ratings": "mean",
+    "disagreement_rate": "mean",
+    "shares": "mean",
+    "icc": "icc",
+    "tests": "difference",
+}
+
+
+PAIRS_SHOWN = 30
+
+
+def divisive_pairs(pairs: pd.DataFrame, limit: int = PAIRS_SHOWN) -> pd.DataFrame:
+    """The per-pair shares as one row per pair and one column per rater group, the ``limit`` pairs on which
+    the rater groups differ most first (the full table is the section's CSV)."""
+    wide = pairs.pivot_table(index="pair", columns="rater_group", values="share", aggfunc="first")
+    groups = [c for c in wide.columns if c != "all participants"]
+    spread = wide[groups].max(axis=1) - wide[groups].min(axis=1)
+    wide = wide[["all participants", *groups]].assign(spread=spread).sort_values("spread", ascending=False)
+    return wide.head(limit).reset_index().rename_axis(columns=None)
+
+
+def honesty_summary(honesty: pd.DataFrame) -> pd.DataFrame:
+    """Mean BTS scores of all scored participants and of each rater group."""
+    columns = ["n_questions", "information", "prediction", "total"]
+    if honesty.empty:
+        return pd.DataFrame()
+    overall = honesty[columns].mean().to_frame().T.assign(rater_group="all participants", n_participants=len(honesty))
+    grouped = honesty.dropna(subset=["rater_group"]).groupby("rater_group")
+    per_group = grouped[columns].mean().assign(n_participants=grouped.size()).reset_index()
+    return pd.concat([overall, per_group], ignore_index=True)
+
+
+def design_results(result) -> dict:
+    """results.json of a format 2 analysis: settings, rater groups, every block's tables as records, honesty."""
+    return {
+        "format": 2,
+        "by": list(result.by),
+        "seed": result.seed,
+        "n_resamples": result.n_resamples,
+        "n_permutations": result.n_permutations,
+        "sample": {
+            "participants": result.n_participants,
+            "without_group": result.n_without_group,
+            "sentence": (
+                f"{result.n_participants} participants analysed, split by {result.rater_group}"
+                f" ({result.n_without_group} without an answer)."
+            ),
+        },
+        "rater_groups": result.rater_groups.to_dict("records"),
+        "blocks": [
+            {
+                "block": block.block,
+                "task": block.task,
+                "notes": block.notes,
+                "tables": {name: json.loads(frame.to_json(orient="records")) for name, frame in block.tables.items()},
+            }
+            for block in result.blocks
+        ],
+        "honesty": json.loads(honesty_summary(result.honesty).to_json(orient="records")),
+    }
+
+
+def write_design_report(result, out_dir: Path, *, title: str, provenance: Provenance | None = None) -> Path:
+    """A format 2 study's analysis (``runs.design_analysis.DesignAnalysis``): report.html, results.json, one
+    CSV per block and table (``<block>_<table>.csv``), rater_groups.csv and honesty.csv."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(design_results(result), out_dir / "results.json")
+    write_csv(result.rater_groups, out_dir / "rater_groups.csv")
+    sections = [
+        _table_section(
+            f"Rater groups: {result.rater_group}",
+            result.rater_groups,
+            explanation=DESIGN["rater_groups"],
+            csv="rater_groups.csv",
+            columns={"rater_group": "Rater group", "n_participants": "Participants"},
+        )
+    ]
+    for block in result.blocks:
+        if not block.tables:
+            sections.append(Section(title=f"Block {block.block} ({block.task})", paragraphs=list(block.notes)))
+            continue
+        for i, (name, frame) in enumerate(block.tables.items()):
+            csv = f"{block.block}_{name}.csv"
+            write_csv(frame, out_dir / csv)
+            shown, columns, notes = frame, DESIGN_COLUMNS[name], []
+            if name == "pairs":
+                shown = divisive_pairs(frame)
+                columns = {c: {"pair": "Pair", "spread": "Spread"}.get(c, c) for c in shown.columns}
+                notes = [f"The {len(shown)} pairs on which the rater groups differ most; every pair is in the CSV."]
+            section = _table_section(
+                f"Block {block.block} ({block.task}): {DESIGN_HEADINGS[name]}",
+                shown,
+                explanation=DESIGN[name],
+                csv=csv,
+                columns=columns,
+                estimate=DESIGN_ESTIMATES.get(name),
+                notes=notes,
+            )
+            if i == 0:
+                section.paragraphs = list(block.notes)
+            sections.append(section)
+    write_csv(result.honesty, out_dir / "honesty.csv")
+    sections.append(
+        _table_section(
+            "Honesty (Bayesian Truth Serum) by rater group",
+            honesty_summary(result.honesty),
+            empty="No block with a BTS follow-up was answered by two or more participants.",
+            explanation=DESIGN["honesty"],
+            csv="honesty.csv",
+            columns=DESIGN_COLUMNS["honesty"],
+            estimate="total",
+        )
+    )
+    intro = [design_results(result)["sample"]["sentence"]]
+    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)

@@ -13,6 +13,7 @@ from research.api.serializers import (
     AuditRequestSerializer,
     DifferentialParityRequestSerializer,
 )
+from runs.design_analysis import questionnaire_questions
 from runs.models import Job
 from runs.selectors import jobs_visible_to
 from runs.services import job_create
@@ -58,10 +59,12 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "kind": kind if request.method == "POST" else "",
         "errors": errors,
         "values": request.POST,
-        "conditions": study.spec["conditions"],
-        "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT).order_by(
-            "condition", "-version"
-        ),
+        "by": request.POST.getlist("by"),
+        "conditions": study.spec.get("conditions", []),
+        "questions": questionnaire_questions(study.spec) if study.spec.get("format") == 2 else {},
+        "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT)
+        .select_related("condition")
+        .order_by("condition__key", "-version"),
     }
     return render(request, "researcher/run_start.html", context, status=400 if errors else 200)
 
@@ -98,10 +101,12 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "study": versions[0],
             "analyses": [(run, list_files(run.files_prefix)) for run in analyses],
-            "audits": AuditRun.objects.filter(study__in=versions).select_related("study", "likert_calibration"),
+            "audits": AuditRun.objects.filter(study__in=versions).select_related(
+                "study", "condition", "likert_calibration__condition"
+            ),
             "calibrations": Calibration.objects.filter(study__in=versions)
-            .select_related("study", "analysis_run")
-            .order_by("kind", "condition", "-version"),
+            .select_related("study", "analysis_run", "condition")
+            .order_by("kind", "condition__key", "-version"),
             "jobs": Job.objects.filter(study__in=versions).select_related("created_by"),
         },
     )

@@ -43,12 +43,18 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         include_incomplete=job.params.get("include_incomplete", False),
         progress=context.progress,
         include_pilot=job.params.get("include_pilot", False),
+        by=job.params.get("by", []),
     )
     context.log(f"analysis run {run.pk} stored with {run.calibrations.count()} calibrations")
     return {
         "analysis_run": run.pk,
         "report_url": reverse("researcher:analysis-file", args=[run.pk, "report.html"]),
-        "calibrations": list(run.calibrations.values("id", "condition", "version", "alpha", "ci_low", "ci_high")),
+        "calibrations": [
+            {"id": pk, "condition": key, "version": version, "alpha": alpha, "ci_low": low, "ci_high": high}
+            for pk, key, version, alpha, low, high in run.calibrations.values_list(
+                "id", "condition__key", "version", "alpha", "ci_low", "ci_high"
+            )
+        ],
     }, run.files_prefix
 
 

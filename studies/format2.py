@@ -343,7 +343,7 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
             _task_problems(block, pools[block["pool"]], base, add)
     checks = spec.get("attention", {})
     for name in ("exclude_if_failed", "return_if_failed"):
-        if name in checks and checks[name] > n_attention:
+        if name in checks and n_attention and checks[name] > n_attention:  # a default without checks is inert
             add(f"attention.{name}", f"cannot exceed the number of attention blocks ({n_attention})")
     screening = spec.get("screening")
     if screening:

@@ -5,9 +5,10 @@ import json
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 
 from studies.study_file import validate_study
-from surveys.models import Comparison, Condition, DisagreementPrompt, StimulusSet, Study, Subject
+from surveys.models import Condition, Study
 
 
 class StudyNotFound(LookupError):
@@ -30,48 +31,25 @@ class StudyLoadResult:
 
 
 def _create_study_rows(study: Study, spec: dict) -> None:
-    for c_pos, cond in enumerate(spec["conditions"]):
-        condition = Condition.objects.create(
-            study=study,
-            key=cond["key"],
-            label=cond["label"],
-            feature=cond["feature"],
-            unit=cond["unit"],
-            desirable=cond["desirable"],
-            position=c_pos,
-        )
-        subjects = Subject.objects.bulk_create(
-            [
-                Subject(
-                    condition=condition,
-                    key=s["id"],
-                    series=s["series"],
-                    demographics=s.get("demographics", {}),
-                    risk_score=s["risk_score"],
-                    label=s["label"],
-                )
-                for s in cond["subjects"]
-            ]
-        )
-        by_key = {s.key: s for s in subjects}
-        for s_pos, sset in enumerate(cond["stimulus_sets"]):
-            stimulus_set = StimulusSet.objects.create(
-                condition=condition, key=sset["key"], reference=by_key[sset["reference"]], position=s_pos
+    """The version's Condition rows, which participants, calibrations and audit runs point at. The
+    rest of the content (subjects, sets, prompts, pools, blocks) is read from ``study.spec`` only.
+    Format 1 conditions name their effort feature; format 2 ones have a key, a label and maybe a cap
+    (validation gives a format 2 file without conditions the one condition "main")."""
+    Condition.objects.bulk_create(
+        [
+            Condition(
+                study=study,
+                key=cond["key"],
+                label=cond["label"],
+                feature=cond.get("feature", ""),
+                unit=cond.get("unit", ""),
+                desirable=cond.get("desirable"),
+                cap=cond.get("cap"),
+                position=position,
             )
-            Comparison.objects.bulk_create(
-                [
-                    Comparison(
-                        stimulus_set=stimulus_set, subject=by_key[c["subject"]], relation=c["relation"], position=i
-                    )
-                    for i, c in enumerate(sset["comparisons"])
-                ]
-            )
-        DisagreementPrompt.objects.bulk_create(
-            [
-                DisagreementPrompt(condition=condition, key=p["key"], subject=by_key[p["subject"]], position=i)
-                for i, p in enumerate(cond["disagreement_prompts"])
-            ]
-        )
+            for position, cond in enumerate(spec["conditions"])
+        ]
+    )
 
 
 @transaction.atomic
@@ -79,8 +57,8 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
     """Validate and store a study file.
 
     The same content again changes nothing. Changed content replaces the latest version while no
-    participant has arrived, and otherwise becomes version n + 1, so that what participants saw is
-    never altered.
+    participant has arrived and no calibration or audit run points at it, and otherwise becomes
+    version n + 1, so that what participants saw (and what a result was computed for) is never altered.
 
     Only the study's owner or staff may load a file whose slug already exists: anyone else would
     otherwise own a new version and with it every earlier participant's data. A new version keeps the
@@ -96,7 +74,7 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
         )
     if latest is not None and latest.spec_hash == digest:
         return StudyLoadResult(latest, "unchanged")
-    if latest is not None and not latest.participants.exists():
+    if latest is not None and not _in_use(latest):
         latest.conditions.all().delete()
         latest.spec, latest.spec_hash, latest.title = spec, digest, spec["title"]
         latest.save(update_fields=["spec", "spec_hash", "title"])
@@ -117,6 +95,16 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
     return StudyLoadResult(study, "created" if latest is None else "new_version")
 
 
+def _in_use(study: Study) -> bool:
+    """Participants, or results (calibrations, audit runs) of the version or of its conditions."""
+    results = Q(calibrations__isnull=False) | Q(audit_runs__isnull=False)
+    return (
+        study.participants.exists()
+        or Study.objects.filter(results, pk=study.pk).exists()
+        or Condition.objects.filter(results, study=study).exists()
+    )
+
+
 def may_load_version(user, study: Study) -> bool:
     return bool(user.is_staff or user.is_superuser or study.owner_id == user.pk)
 
@@ -126,5 +114,3 @@ def latest_study(slug: str) -> Study:
     if study is None:
         raise StudyNotFound(f"no study with slug {slug!r}")
     return study
-
-

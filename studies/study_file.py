@@ -366,7 +366,7 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
         if "after_pair" in item and item["after_pair"] > min(pair_counts):
             add(f"attention_checks.items[{ai}].after_pair", f"must be <= the number of pairs ({min(pair_counts)})")
     for name in ("exclude_if_failed", "return_if_failed"):
-        if name in checks and checks[name] > len(items):
+        if name in checks and items and checks[name] > len(items):  # a default without checks is inert
             add(f"attention_checks.{name}", f"cannot exceed the number of checks ({len(items)})")
     screening = spec.get("screening")
     if screening:

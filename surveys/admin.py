@@ -1,18 +1,31 @@
-"""Admin for every model. List views never show free text (rationales, factor text)."""
+"""Admin for every model. List views never show free text (rationales, factor text).
+
+What participants saw and did is read-only here: a stored version's file (and its slug, version,
+digest, conditions), a participant's assignment and progress, their page visits and answers. Studies
+come only from ``load_study`` (validated; a changed file becomes a new version) and participants only
+from the participant pages; the admin edits who owns a study and who shares it."""
 
 from django.contrib import admin
+from django.http import HttpRequest
 
-from surveys.models import (
-    Answer,
-    Comparison,
-    Condition,
-    DisagreementPrompt,
-    PageVisit,
-    Participant,
-    StimulusSet,
-    Study,
-    Subject,
-)
+from surveys.models import Answer, Condition, PageVisit, Participant, Study
+
+
+class ReadOnlyFieldsMixin:
+    """View only: every field shown read-only, no row added, changed or deleted through the admin (a
+    participant leaves through withdrawal, which deletes their answers and frees their place)."""
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
+        return [f.name for f in self.model._meta.concrete_fields if f.name not in (self.exclude or ())]
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
 
 
 @admin.register(Study)
@@ -20,43 +33,24 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = ["slug", "version", "title", "owner", "created_at"]
     list_filter = ["slug"]
     filter_horizontal = ["collaborators"]
-    readonly_fields = ["spec_hash", "created_at"]
+    readonly_fields = ["slug", "version", "title", "spec", "spec_hash", "created_at"]
+    fieldsets = [
+        (None, {"fields": ["owner", "collaborators"]}),
+        ("Stored version (read-only)", {"fields": ["slug", "version", "title", "spec_hash", "created_at"]}),
+        ("Study file", {"fields": ["spec"], "classes": ["collapse"]}),
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
 
 @admin.register(Condition)
-class ConditionAdmin(admin.ModelAdmin):
-    list_display = ["study", "key", "label", "feature", "unit", "desirable"]
-
-
-@admin.register(Subject)
-class SubjectAdmin(admin.ModelAdmin):
-    list_display = ["key", "condition", "risk_score", "label"]
-    list_filter = ["condition__study__slug", "condition__key"]
-
-
-class ComparisonInline(admin.TabularInline):
-    model = Comparison
-    extra = 0
-
-
-@admin.register(StimulusSet)
-class StimulusSetAdmin(admin.ModelAdmin):
-    list_display = ["key", "condition", "reference"]
-    inlines = [ComparisonInline]
-
-
-@admin.register(Comparison)
-class ComparisonAdmin(admin.ModelAdmin):
-    list_display = ["stimulus_set", "subject", "relation"]
-
-
-@admin.register(DisagreementPrompt)
-class DisagreementPromptAdmin(admin.ModelAdmin):
-    list_display = ["key", "condition", "subject"]
+class ConditionAdmin(ReadOnlyFieldsMixin, admin.ModelAdmin):
+    list_display = ["study", "key", "label", "feature", "unit", "desirable", "cap"]
 
 
 @admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
+class ParticipantAdmin(ReadOnlyFieldsMixin, admin.ModelAdmin):
     list_display = [
         "pseudonym",
         "study",
@@ -69,17 +63,21 @@ class ParticipantAdmin(admin.ModelAdmin):
         "completed_at",
     ]
     list_filter = ["study__slug", "status", "condition__key", "simulated", "pilot"]
-    readonly_fields = ["pseudonym", "seed", "plan", "arrived_at", "resume_failures", "resume_failed_at"]
     exclude = ["resume_code_hash"]
     search_fields = ["pseudonym"]
 
+    def get_fieldsets(self, request: HttpRequest, obj=None) -> list:
+        """The plan (one entry per page) folded away at the end."""
+        fields = [f for f in self.get_readonly_fields(request, obj) if f not in ("id", "plan")]
+        return [(None, {"fields": fields}), ("Plan", {"fields": ["plan"], "classes": ["collapse"]})]
+
 
 @admin.register(PageVisit)
-class PageVisitAdmin(admin.ModelAdmin):
+class PageVisitAdmin(ReadOnlyFieldsMixin, admin.ModelAdmin):
     list_display = ["participant", "page", "first_shown_at", "submitted_at", "refusals"]
 
 
 @admin.register(Answer)
-class AnswerAdmin(admin.ModelAdmin):
+class AnswerAdmin(ReadOnlyFieldsMixin, admin.ModelAdmin):
     list_display = ["participant", "question", "measure", "number", "created_at"]
     list_filter = ["measure"]

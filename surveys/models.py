@@ -36,92 +36,28 @@ class Study(models.Model):
 
 
 class Condition(models.Model):
-    """A between-subjects condition: which effort feature participants see."""
+    """A between-subjects condition of a study version (participants point at it; its content is in
+    ``Study.spec``). Format 1 conditions name the effort feature shown; format 2 conditions have only a
+    key, a label and an optional cap on participants."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="conditions")
     key = models.CharField(max_length=40)
     label = models.CharField(max_length=200)
-    feature = models.CharField(max_length=100)
-    unit = models.CharField(max_length=40)
-    desirable = models.BooleanField()
+    feature = models.CharField(max_length=100, blank=True, help_text="Format 1: the effort feature shown.")
+    unit = models.CharField(max_length=40, blank=True, help_text="Format 1: the feature's unit.")
+    desirable = models.BooleanField(null=True, blank=True, help_text="Format 1: whether more of the feature is good.")
+    cap = models.PositiveIntegerField(null=True, blank=True, help_text="Most participants assigned (format 2).")
     position = models.PositiveSmallIntegerField()
 
     class Meta:
         ordering = ["study", "position"]
-        constraints = [models.UniqueConstraint(fields=["study", "key"], name="condition_key_unique")]
-
-    def __str__(self) -> str:
-        return f"{self.study} / {self.key}"
-
-
-class Subject(models.Model):
-    """A decision subject: yearly effort-feature series, demographics and the AI model's output."""
-
-    condition = models.ForeignKey(Condition, on_delete=models.CASCADE, related_name="subjects")
-    key = models.CharField(max_length=40)
-    series = models.JSONField()
-    demographics = models.JSONField(default=dict, blank=True)
-    risk_score = models.FloatField()
-    label = models.PositiveSmallIntegerField()
-
-    class Meta:
-        ordering = ["condition", "key"]
         constraints = [
-            models.UniqueConstraint(fields=["condition", "key"], name="subject_key_unique"),
-            models.CheckConstraint(
-                condition=Q(risk_score__gte=0, risk_score__lte=1), name="subject_risk_in_unit_interval"
-            ),
-            models.CheckConstraint(condition=Q(label__in=[0, 1]), name="subject_label_binary"),
+            models.UniqueConstraint(fields=["study", "key"], name="condition_key_unique"),
+            models.CheckConstraint(condition=Q(cap__isnull=True) | Q(cap__gte=1), name="condition_cap_positive"),
         ]
 
     def __str__(self) -> str:
-        return self.key
-
-
-class StimulusSet(models.Model):
-    condition = models.ForeignKey(Condition, on_delete=models.CASCADE, related_name="stimulus_sets")
-    key = models.CharField(max_length=40)
-    reference = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
-    position = models.PositiveSmallIntegerField()
-
-    class Meta:
-        ordering = ["condition", "position"]
-        constraints = [models.UniqueConstraint(fields=["condition", "key"], name="stimulus_set_key_unique")]
-
-    def __str__(self) -> str:
-        return self.key
-
-
-class Comparison(models.Model):
-    """A comparison subject in a stimulus set, with its designed relation to the reference."""
-
-    stimulus_set = models.ForeignKey(StimulusSet, on_delete=models.CASCADE, related_name="comparisons")
-    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
-    relation = models.CharField(max_length=40)
-    position = models.PositiveSmallIntegerField()
-
-    class Meta:
-        ordering = ["stimulus_set", "position"]
-        constraints = [models.UniqueConstraint(fields=["stimulus_set", "subject"], name="comparison_unique")]
-
-    def __str__(self) -> str:
-        return f"{self.stimulus_set}: {self.relation}"
-
-
-class DisagreementPrompt(models.Model):
-    """A yes/no question: "The AI rates this person high (low) risk. Do you agree?"."""
-
-    condition = models.ForeignKey(Condition, on_delete=models.CASCADE, related_name="prompts")
-    key = models.CharField(max_length=40)
-    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
-    position = models.PositiveSmallIntegerField()
-
-    class Meta:
-        ordering = ["condition", "position"]
-        constraints = [models.UniqueConstraint(fields=["condition", "key"], name="prompt_key_unique")]
-
-    def __str__(self) -> str:
-        return self.key
+        return f"{self.study} / {self.key}"
 
 
 class Participant(models.Model):
@@ -146,6 +82,14 @@ class Participant(models.Model):
     seed = models.BigIntegerField(help_text="Seed of this participant's randomised order.")
     plan = models.JSONField(default=list, blank=True, help_text="The ordered pages this participant is shown.")
     position = models.PositiveIntegerField(default=0, help_text="Index in plan of the first unanswered page.")
+    ticket = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Place in the study version's assignment sequence (participation.assignment), which fixes the "
+        "condition and the sampled items; empty for pilots, before consent, and once a drop-out's place went to "
+        "another participant.",
+    )
     simulated = models.BooleanField(default=False)
     pilot = models.BooleanField(
         default=False, help_text="Came through the researcher's pilot link: left out of balance, exports and analyses."
@@ -164,6 +108,7 @@ class Participant(models.Model):
         ordering = ["study", "arrived_at"]
         constraints = [
             models.UniqueConstraint(fields=["study", "external_id"], name="participant_external_id_unique"),
+            models.UniqueConstraint(fields=["study", "ticket"], name="participant_ticket_unique"),
             models.CheckConstraint(
                 condition=Q(status__in=["arrived", "declined"]) | Q(condition__isnull=False),
                 name="participant_active_has_condition",
@@ -285,7 +230,7 @@ class Calibration(models.Model):
         AnalysisRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="calibrations"
     )
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    condition = models.CharField(max_length=40)
+    condition = models.ForeignKey(Condition, on_delete=models.RESTRICT, related_name="calibrations")
     version = models.PositiveIntegerField()
     alpha = models.FloatField(help_text="Weight of trajectory (effort) distance; 1 - alpha weights the aggregate.")
     ci_low = models.FloatField()
@@ -297,20 +242,20 @@ class Calibration(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        ordering = ["study", "kind", "condition", "-version"]
+        ordering = ["study", "kind", "condition__key", "-version"]
         constraints = [
             models.UniqueConstraint(fields=["study", "kind", "condition", "version"], name="calibration_version_unique")
         ]
 
     def __str__(self) -> str:
-        return f"{self.study.slug} {self.kind}/{self.condition} v{self.version}: alpha={self.alpha:.4f}"
+        return f"{self.study.slug} {self.kind}/{self.condition.key} v{self.version}: alpha={self.alpha:.4f}"
 
 
 class AuditRun(models.Model):
     """One ``audit_models`` run: the models compared, under which weights, and where the report is."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="audit_runs")
-    condition = models.CharField(max_length=40)
+    condition = models.ForeignKey(Condition, on_delete=models.RESTRICT, related_name="audit_runs")
     subjects_file = models.CharField(max_length=500)
     likert_calibration = models.ForeignKey(
         Calibration, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -323,4 +268,4 @@ class AuditRun(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return f"{self.study} audit ({self.condition})"
+        return f"{self.study} audit ({self.condition.key})"

@@ -33,6 +33,12 @@ class TaskType:
         """The answers of a valid bound form."""
         return form.answers()
 
+    def answer_bounds(self, page: dict, index) -> tuple[int, int]:
+        """(fewest, most) answers a saved page stores, for the integrity check: one per required
+        field of its form, up to one per field."""
+        fields = self.form(page, index).fields.values()
+        return sum(field.required for field in fields), len(fields)
+
     def screens_out(self, form: forms.Form) -> bool:
         """Whether this valid answer ends the study for the participant (screening)."""
         return False

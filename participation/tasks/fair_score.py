@@ -130,6 +130,13 @@ class FairScore(TaskType):
         "rationale": "Why that score is fair (text).",
     }
 
+
+    def answer_bounds(self, page: dict, index) -> tuple[int, int]:
+        """Exactly one answer per field: K's acceptance and score (the AI's when accepted), and a
+        fair score and a rationale per comparison subject."""
+        n = len(self.form(page, index).fields)
+        return n, n
+
     def template(self, page: dict) -> str:
         return "surveys/page_output.html" if page["kind"] == "output" else "surveys/page_fair_score.html"
 

@@ -13,7 +13,7 @@ class ConditionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Condition
-        fields = ["key", "label", "feature", "unit", "desirable", "participants"]
+        fields = ["key", "label", "feature", "unit", "desirable", "cap", "participants"]
 
     def get_participants(self, condition: Condition) -> int:
         return condition.participants.filter(status__in=["active", "completed"]).count()
@@ -64,6 +64,13 @@ class AnalysisRequestSerializer(serializers.Serializer):
     include_incomplete = serializers.BooleanField(
         default=False, help_text="Also analyse participants who have not completed (default: completed only)."
     )
+    by = serializers.ListField(
+        child=serializers.CharField(max_length=60),
+        default=list,
+        max_length=4,
+        help_text="Format 2 studies: questionnaire question keys that define the rater (stakeholder) groups; "
+        "several are combined (e.g. ['role', 'age_band']).",
+    )
 
 
 class AnalysisRunSerializer(serializers.Serializer):
@@ -88,7 +95,7 @@ class AuditRequestSerializer(serializers.Serializer):
 
 class AuditRunSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    condition = serializers.CharField()
+    condition = serializers.CharField(source="condition.key", help_text="Condition key.")
     created_at = serializers.DateTimeField()
     report_url = serializers.SerializerMethodField()
     results = serializers.JSONField()

@@ -8,6 +8,7 @@ urlpatterns = [
     path("studies/", views.StudyList.as_view(), name="api-studies"),
     path("studies/<slug:slug>/", views.StudyDetail.as_view(), name="api-study"),
     path("studies/<slug:slug>/participants/", views.ParticipantList.as_view(), name="api-participants"),
+    path("studies/<slug:slug>/export/", views.ExportTableList.as_view(), name="api-export-tables"),
     path("studies/<slug:slug>/export/<str:table>/", views.ExportTable.as_view(), name="api-export"),
     path("studies/<slug:slug>/analyses/", views.AnalysisRuns.as_view(), name="api-analyses"),
     path("studies/<slug:slug>/audits/", views.AuditRuns.as_view(), name="api-audits"),

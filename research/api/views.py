@@ -25,7 +25,8 @@ from research.api.serializers import (
     StudyDetailSerializer,
     StudySerializer,
 )
-from research.export import TABLES, export_tables, table_records
+from research.export import TABLES, cached_export, study_tables, table_records
+from research.participant_samples import DEFAULT_SAMPLE
 from runs.models import Job
 from runs.selectors import jobs_visible_to
 from runs.services import job_create
@@ -41,6 +42,10 @@ INCLUDE_PILOT = OpenApiParameter(
 def _include_pilot(request) -> bool:
     """``?include_pilot=1`` (or true/yes): pilot participants are left out of exports unless asked for."""
     return request.query_params.get("include_pilot", "").lower() in ("1", "true", "yes")
+
+
+def _sample(request) -> str:
+    return "all" if _include_pilot(request) else DEFAULT_SAMPLE
 
 
 def _latest_visible(request, slug: str) -> Study:
@@ -100,13 +105,28 @@ class ParticipantList(generics.GenericAPIView):
     @extend_schema(parameters=[INCLUDE_PILOT], responses=ParticipantRowSerializer(many=True))
     def get(self, request, slug: str):
         _latest_visible(request, slug)
-        frame = export_tables(slug, include_pilot=_include_pilot(request)).participants
+        frame = cached_export(slug, _sample(request)).participants
         return self.get_paginated_response(self.paginator.paginate_frame(frame, request))
+
+
+class ExportTableList(APIView):
+    """The export tables this study has (its design decides: answers, participants and pages
+    always; questionnaire, pairs, disagreements when it has such blocks)."""
+
+    @extend_schema(
+        responses=inline_serializer(
+            "ExportTableNames", {"tables": serializers.ListField(child=serializers.ChoiceField(choices=TABLES))}
+        )
+    )
+    def get(self, request, slug: str):
+        _latest_visible(request, slug)
+        return Response({"tables": list(study_tables(slug))})
 
 
 class ExportTable(generics.GenericAPIView):
     """A tidy export table: JSON records, paged (``limit``, ``offset``), or the whole table as CSV
-    (``?format=csv``, one download, not paged)."""
+    (``?format=csv``, one download, not paged). The export is built once per state of the study's
+    data (``research.export.cached_export``), not once per page."""
 
     renderer_classes = [JSONRenderer, CSVRenderer]
 
@@ -132,10 +152,11 @@ class ExportTable(generics.GenericAPIView):
         },
     )
     def get(self, request, slug: str, table: str):
-        if table not in TABLES:
-            raise Http404(f"Unknown table {table!r}; choose one of {', '.join(TABLES)}.")
         _latest_visible(request, slug)
-        frame = getattr(export_tables(slug, include_pilot=_include_pilot(request)), table)
+        tables = study_tables(slug)
+        if table not in tables:
+            raise Http404(f"Unknown table {table!r} for this study; choose one of {', '.join(tables)}.")
+        frame = getattr(cached_export(slug, _sample(request)), table)
         if request.accepted_renderer.format == CSVRenderer.format:
             return Response(table_records(frame))
         return self.get_paginated_response(self.paginator.paginate_frame(frame, request))
@@ -166,7 +187,11 @@ class AuditRuns(generics.ListAPIView):
 
     def get_queryset(self):
         study = _latest_visible(self.request, self.kwargs["slug"])
-        return AuditRun.objects.filter(study__slug=study.slug).select_related("study").order_by("-created_at", "-pk")
+        return (
+            AuditRun.objects.filter(study__slug=study.slug)
+            .select_related("study", "condition")
+            .order_by("-created_at", "-pk")
+        )
 
     @extend_schema(request=AuditRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):

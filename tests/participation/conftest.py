@@ -19,7 +19,9 @@ def format2_study(db, researcher, monkeypatch):
     from studies import services
 
     # every participant gets the plan of condition "shown", which has every block (rate is only there)
-    monkeypatch.setattr("participation.services.plan_for", lambda spec, key, seed: simple_plan(spec, "shown", seed))
+    monkeypatch.setattr(
+        "participation.services.plan_for", lambda spec, key, seed, **_: simple_plan(spec, "shown", seed)
+    )
     if "feature" not in example_spec()["conditions"][0]:
         monkeypatch.setattr(services, "_create_study_rows", _condition_rows)
     return services.study_load(spec=example_spec(), owner=researcher).study

@@ -34,7 +34,7 @@ def mini_study(db, researcher, monkeypatch):
     from studies import services
     from studies.study_file import validate_study
 
-    monkeypatch.setattr("participation.services.plan_for", simple_plan)
+    monkeypatch.setattr("participation.services.plan_for", lambda spec, key, seed, **_: simple_plan(spec, key, seed))
     monkeypatch.setattr(services, "_create_study_rows", _condition_rows)
     return services.study_load(spec=validate_study(_disagreement_spec()), owner=researcher).study
 

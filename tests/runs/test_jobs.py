@@ -162,7 +162,7 @@ def test_two_runs_at_once_get_their_own_folders_and_versions(demo_study, tmp_pat
     runs = list(AnalysisRun.objects.all())
     assert len(runs) == 2 and runs[0].files_prefix != runs[1].files_prefix
     for condition in ("arrests", "income"):
-        versions = sorted(Calibration.objects.filter(condition=condition).values_list("version", flat=True))
+        versions = sorted(Calibration.objects.filter(condition__key=condition).values_list("version", flat=True))
         assert versions == [1, 2]
 
 

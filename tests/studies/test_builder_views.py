@@ -81,11 +81,6 @@ def test_preview_download_and_save(alice, researcher):
     assert spec["blocks"][3]["assignment"] == {"per_participant": 10, "stratify_by": "race"}
 
 
-# study_load stores format 1 files only until the lead's format 2 loading is merged (KeyError 'feature').
-SAVING = pytest.mark.xfail(raises=KeyError, reason="study_load of format 2 files is not on main yet")
-
-
-@SAVING
 def test_save_loads_the_study_as_its_owner(alice, researcher):
     preview_url = alice.post("/researcher/build/", form())["Location"]
     response = alice.post(preview_url)
@@ -105,7 +100,6 @@ def test_another_researcher_cannot_see_a_built_study(alice, other_researcher):
     assert not Study.objects.exists()
 
 
-@SAVING
 def test_another_researchers_slug_is_refused(alice, other_researcher):
     alice.post(alice.post("/researcher/build/", form(slug="shared-slug"))["Location"])
     bob = Client()

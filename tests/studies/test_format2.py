@@ -154,3 +154,17 @@ def test_csv_pool_errors(tmp_path, csv, expected):
     with pytest.raises(InvalidStudyFile) as caught:
         read_study_file(tmp_path / "s.json")
     assert expected in str(caught.value)
+
+
+def test_a_validated_file_validates_again_unchanged():
+    """study_load validates what read_study_file returned: defaults must pass their own rules,
+    also for a study without attention checks (its default threshold is inert)."""
+    spec = example()
+    spec["blocks"] = [b for b in spec["blocks"] if b["type"] != "attention"]
+    del spec["attention"]
+    once = validate_study(spec)
+    assert validate_study(once) == once
+    demo = json.loads(DEMO_FILE.read_text())
+    demo["attention_checks"] = {"items": []}
+    once = validate_study(demo)
+    assert validate_study(once) == once

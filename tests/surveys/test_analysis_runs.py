@@ -19,11 +19,11 @@ def test_analysis_run_writes_report_and_versions_calibrations(demo_study, tmp_pa
     html = (tmp_path / "a" / "report.html").read_text()
     assert "cdn" not in html.lower() and "/static/vendor/plotly.min.js" in html
     assert not (tmp_path / "a" / "plotly.min.js").exists()
-    assert sorted(run.calibrations.values_list("condition", flat=True)) == ["arrests", "income"]
+    assert sorted(run.calibrations.values_list("condition__key", flat=True)) == ["arrests", "income"]
     analysis_run_create(slug="effort-demo", out_dir=tmp_path / "b", seed=3, n_resamples=200)
-    assert sorted(Calibration.objects.filter(condition="arrests").values_list("version", flat=True)) == [1, 2]
+    assert sorted(Calibration.objects.filter(condition__key="arrests").values_list("version", flat=True)) == [1, 2]
     assert run.results["calibrations"][0]["alpha"] == pytest.approx(
-        run.calibrations.get(condition=run.results["calibrations"][0]["condition"]).alpha
+        run.calibrations.get(condition__key=run.results["calibrations"][0]["condition"]).alpha
     )
 
 

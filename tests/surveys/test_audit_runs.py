@@ -3,7 +3,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from participation.simulate import simulate_participants
-from surveys.models import AuditRun, Calibration
+from surveys.models import AuditRun, Calibration, Condition
 
 pytestmark = pytest.mark.django_db
 
@@ -35,14 +35,16 @@ def test_audit_command_writes_report_and_disagreement_calibration(demo_subjects,
     }
     assert {r["weights"] for r in run.results["eaif"]} == {"equal", "human (likert v1)", "human (disagreement)"}
     assert run.results["notions"] and run.results["disagreement_calibration"] is not None
-    assert Calibration.objects.filter(kind="disagreement", condition="arrests").count() == 1
+    assert Calibration.objects.filter(kind="disagreement", condition__key="arrests").count() == 1
     html = (tmp_path / "audit" / "report.html").read_text()
     assert "Effort-aware individual fairness" in html and "cdn" not in html.lower()
     client.force_login(researcher)
-    assert (
-        "/researcher/studies/effort-demo/audit/report.html"
-        in client.get("/researcher/studies/effort-demo/").content.decode()
-    )
+    dashboard = client.get("/researcher/studies/effort-demo/").content.decode()
+    assert "/researcher/studies/effort-demo/audit/report.html" in dashboard
+    assert "(condition arrests," in dashboard and "<td>disagreement</td><td>arrests</td>" in dashboard
+    runs = client.get("/researcher/studies/effort-demo/runs/").content.decode()
+    assert "<td>v1</td><td>arrests</td>" in runs and "effort-demo v1 / arrests" not in runs
+    assert "condition arrests, likert calibration v1" in html
     assert client.get("/researcher/studies/effort-demo/audit/report.html").status_code == 200
 
 
@@ -75,4 +77,6 @@ def test_audit_api(demo_subjects, researcher, other_researcher):
     job = client.get(response["Location"]).json()
     assert job["status"] == "succeeded", job["error"]
     assert job["result"]["report_url"].endswith("/report.html")
-    assert client.get("/api/studies/effort-demo/audits/").json()["count"] == 1
+    listed = client.get("/api/studies/effort-demo/audits/").json()
+    assert listed["count"] == 1 and listed["results"][0]["condition"] == "arrests"
+    assert AuditRun.objects.get().condition == Condition.objects.get(study__slug="effort-demo", key="arrests")

@@ -20,7 +20,7 @@ from runs.analysis_runs import analysis_run_create
 from runs.audit_runs import audit_run_create
 from runs.provenance import Provenance
 from runs.relative_fairness import write_study_dp_report
-from runs.report_explanations import ANALYSIS, AUDIT, DIFFERENTIAL_PARITY, SITUATION_TESTING, ST_METHODS
+from runs.report_explanations import ANALYSIS, AUDIT, DESIGN, DIFFERENTIAL_PARITY, SITUATION_TESTING, ST_METHODS
 from runs.report_format import decimals_for, format_ci, format_estimate, format_pvalue, stars, stars_legend
 from runs.reports import regression_tables, table_context, write_law_school_report, write_st_report
 from tests.surveys.test_report_security import assert_no_inline_script
@@ -107,7 +107,7 @@ def check_report(path: Path, *, min_sections: int, figures: int) -> _Report:
 
 
 def test_every_explanation_says_what_how_formula_and_source():
-    for explanations in (ANALYSIS, AUDIT, DIFFERENTIAL_PARITY, SITUATION_TESTING):
+    for explanations in (ANALYSIS, AUDIT, DIFFERENTIAL_PARITY, SITUATION_TESTING, DESIGN):
         for name, e in explanations.items():
             assert all(len(part) > 10 for part in (e.shows, e.read, e.formula)), name
             assert "paper" in e.source or "poster" in e.source or re.search(r"\((19|20)\d\d\)", e.source), name
@@ -241,7 +241,7 @@ def test_analysis_audit_and_dp_reports_render_every_section(demo_study, tmp_path
     audit = check_report(tmp_path / "audit" / "report.html", min_sections=5, figures=5)
     assert "Calibration used" in audit.provenance
     html = (tmp_path / "audit" / "report.html").read_text()
-    cal = demo_study.calibrations.get(kind="likert", condition="arrests")
+    cal = demo_study.calibrations.get(kind="likert", condition__key="arrests")
     assert f"likert calibration v{cal.version}: N = {cal.n_participants} participants, alpha = {cal.alpha:.3f}" in html
     assert f"95% CI [{cal.ci_low:.3f}, {cal.ci_high:.3f}]" in html
 

@@ -88,7 +88,7 @@ def test_the_dashboard_does_not_build_the_export(mixed_study, researcher, client
     def refuse(*args, **kwargs):
         raise AssertionError("the dashboard built the export")
 
-    monkeypatch.setattr(research.researcher_views, "export_tables", refuse)
+    monkeypatch.setattr(research.researcher_views, "cached_export", refuse)
     client.force_login(researcher)
     assert client.get("/researcher/studies/effort-demo/").status_code == 200
 

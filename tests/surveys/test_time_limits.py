@@ -5,13 +5,11 @@ towards the condition balance."""
 from datetime import timedelta
 from io import StringIO
 
-import numpy as np
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from participation.services import _least_filled_condition, participant_arrive, participant_consent
-from participation.time_limits import time_limit
+from participation.services import participant_arrive, participant_consent
 from surveys.models import Answer, Participant
 from tests.surveys.helpers import consented
 from tests.surveys.prolific_helpers import arrive, finish, load_variant, post_page
@@ -85,48 +83,43 @@ def test_expire_participants_marks_only_active_participants_past_their_limit(dem
     assert Participant.objects.filter(status="timed_out").count() == 1
 
 
-def _spread(keys: list[str]) -> dict[str, int]:
-    """Put the consented participants into the conditions named by ``keys`` (in arrival order)."""
-    study = Participant.objects.first().study
-    ids = {c.key: c.pk for c in study.conditions.all()}
-    for participant, key in zip(Participant.objects.order_by("pk"), keys, strict=True):
-        Participant.objects.filter(pk=participant.pk).update(condition_id=ids[key])
-    return ids
-
-
-def _next_condition(study, ids: dict[str, int], at=None) -> str:
-    limit = time_limit(study.spec)
-    chosen = _least_filled_condition(
-        study.pk, sorted(ids.values()), np.random.default_rng(0), limit, at or timezone.now()
+def _newcomer(external_id: str, **kwargs) -> Participant:
+    return participant_consent(
+        participant_id=participant_arrive(study_slug="effort-demo", external_id=external_id, **kwargs)[0].pk,
+        accept=True,
     )
-    return next(key for key, pk in ids.items() if pk == chosen)
 
 
 def test_balance_ignores_abandoned_sessions_past_the_limit(demo_spec, researcher):
-    study = load_variant(demo_spec, researcher, time_limit={"max_minutes": 60})
-    people = [consented("effort-demo", f"b{i}") for i in range(4)]
-    ids = _spread(["arrests", "arrests", "arrests", "income"])
-    assert _next_condition(study, ids) == "income"  # 3 vs 1 while everyone is within the limit
-    for participant in people[:3]:
-        _age(participant, 61)  # the three in "arrests" abandoned their sessions
-    assert _next_condition(study, ids) == "arrests"  # 0 vs 1: before expire_participants has run
-    newcomer = participant_consent(
-        participant_id=participant_arrive(study_slug="effort-demo", external_id="n")[0].pk, accept=True
-    )
-    assert newcomer.condition_id == ids["arrests"]
+    load_variant(demo_spec, researcher, time_limit={"max_minutes": 60})
+    for i in range(4):
+        consented("effort-demo", f"b{i}")
+    assert sorted(p.ticket for p in Participant.objects.all()) == [0, 1, 2, 3]
+    arrests = [p for p in Participant.objects.order_by("ticket") if p.condition.key == "arrests"]
+    assert len(arrests) == 2
+    within = _newcomer("n0")  # everyone within the limit: the next new place
+    assert within.ticket == 4
+    for participant in arrests:
+        _age(participant, 61)  # both in "arrests" abandoned their sessions (not yet marked timed out)
+    first, second = _newcomer("n1"), _newcomer("n2")
+    assert [first.condition.key, second.condition.key] == ["arrests", "arrests"]
+    assert [first.ticket, second.ticket] == [p.ticket for p in arrests]
+    assert Participant.objects.filter(pk__in=[p.pk for p in arrests], ticket__isnull=True).count() == 2
+    assert _newcomer("n3").ticket == 5  # no free place left: the next new one
 
 
 def test_balance_ignores_timed_out_and_pilot_participants_but_counts_completed(demo_spec, researcher):
-    study = load_variant(demo_spec, researcher)  # no time limit
-    for i in range(5):
+    load_variant(demo_spec, researcher)  # no time limit
+    for i in range(4):
         consented("effort-demo", f"c{i}")
-    ids = _spread(["arrests", "arrests", "arrests", "income", "income"])
-    assert _next_condition(study, ids) == "income"
-    first, second, third = Participant.objects.filter(condition_id=ids["arrests"]).order_by("pk")
-    Participant.objects.filter(pk=first.pk).update(status="timed_out")
-    Participant.objects.filter(pk=second.pk).update(pilot=True)
-    assert _next_condition(study, ids) == "arrests"  # 1 vs 2
-    Participant.objects.filter(pk=third.pk).update(status="completed", arrived_at=timezone.now() - timedelta(days=9))
-    assert _next_condition(study, ids) == "arrests"  # completed participants always count: still 1 vs 2
-    Participant.objects.filter(pk=first.pk).update(status="completed")
-    assert _next_condition(study, ids) == "income"  # 2 vs 2: the tie is broken at random, seed 0 picks income
+    first, second, third, fourth = Participant.objects.order_by("ticket")
+    Participant.objects.filter(pk=first.pk).update(status="completed", arrived_at=timezone.now() - timedelta(days=9))
+    Participant.objects.filter(pk=second.pk).update(status="timed_out")
+    pilot = _newcomer("pilot-1", pilot=True)
+    assert pilot.ticket is None  # pilots take no place
+    assert pilot.condition_id == second.condition_id  # they see the place the next participant gets
+    newcomer = _newcomer("n")
+    assert newcomer.condition_id == second.condition_id  # the timed-out participant's place
+    assert newcomer.ticket == second.ticket
+    assert Participant.objects.get(pk=first.pk).ticket == first.ticket  # completed participants always count
+    assert _newcomer("m").ticket == 4

@@ -18,12 +18,19 @@ class Command(BaseCommand):
         parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
         parser.add_argument("--include-pilot", action="store_true", help="also pilot participants (default: left out)")
         parser.add_argument(
+            "--by",
+            action="append",
+            default=[],
+            metavar="QUESTION",
+            help="format 2 studies: split by this questionnaire question (repeat to combine: --by role --by age_band)",
+        )
+        parser.add_argument(
             "--include-incomplete",
             action="store_true",
             help="also analyse participants who have not completed (default: completed participants only)",
         )
 
-    def handle(self, *args, slug, out, seed, resamples, include_pilot, include_incomplete, **options):
+    def handle(self, *args, slug, out, seed, resamples, include_pilot, include_incomplete, by, **options):
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / slug / f"analysis-{seed}"
         bars: dict[str, ProgressBar] = {}
 
@@ -39,6 +46,7 @@ class Command(BaseCommand):
                 include_incomplete=include_incomplete,
                 include_pilot=include_pilot,
                 progress=progress,
+                by=by,
             )
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc

@@ -1,0 +1,594 @@
+"""The analysis of a format 2 study, block by block, overall and per stakeholder (rater) group.
+
+Rater groups are participants' answers to one questionnaire question or a combination (``by``:
+``["role", "age_band"]`` gives groups such as "judge / 30-49", ``fairness.rater_groups.rater_group_labels``).
+Every participant answers many items, so answers are not independent: every CI resamples raters (a
+percentile cluster bootstrap, each rater's answers kept together) and every test of "no difference
+between rater groups" permutes the group labels across raters (group sizes kept;
+p = (1 + #{T*_b >= T}) / (1 + B), Phipson & Smyth 2010) with T = max_r T_r - min_r T_r. Per task type:
+
+* ``agree``: disagreement s = 1 - agree; the disagreement rate DR and the disagreement-derived notions
+  (CA, AE, EO, PE, OMR) per subject-group column of the pool, overall and per rater group
+  (``fairness.rater_groups``, Telukunta & Nadendla's poster).
+* ``rate``: each rater group's mean rating per subject group (answers pooled, a ratio of sums); differential
+  parity of each rater group against the AI (``fairness.rater_groups.parity_by_rater_group``); the
+  raters' ICC (``analysis.agreement.rating_icc``, raters who rated every item).
+* ``pair_comparable``: the share of "treat alike" answers per pair and per rater group, and the raters'
+  agreement (Fleiss' kappa over the pairs with the most common number of answers).
+* ``pair_distance`` with trajectory and aggregate measures: the Likert alpha = a2 / (a1 + a2) of Eq. 5
+  per rater group and condition (``fairness.rater_groups.alpha_by_rater_group``).
+* BTS (every block with a ``bts`` follow-up and a binary "positive" answer): Prelec's scores per question
+  (block and item) over the participants who answered both the task and the prediction, averaged per
+  participant (``analysis.bts``).
+
+The inputs are the long ``answers`` and ``questionnaire`` tables of the format 2 export (columns as in
+``research.export``); :func:`study_frames` builds them from the database for the analysis run.
+"""
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.inter_rater import fleiss_kappa
+
+from analysis.agreement import rating_icc
+from analysis.bts import bts_scores
+from fairness.disagreement import disagreement_notions
+from fairness.rater_group_alpha import alpha_by_rater_group
+from fairness.rater_groups import (
+    SEPARATOR,
+    group_of_raters,
+    membership,
+    notions_by_rater_group,
+    permuted_assignments,
+    rater_group_difference_test,
+    spread_test,
+)
+
+ALL = "all participants"
+LIKERT_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
+BTS_TASKS = ("agree", "rate", "pair_comparable", "pair_distance")
+
+
+@dataclass(frozen=True)
+class BlockAnalysis:
+    """One task block's tables (tidy DataFrames by name) and notes (what could not be computed, and why)."""
+
+    block: str
+    task: str
+    tables: dict[str, pd.DataFrame]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DesignAnalysis:
+    by: tuple[str, ...]
+    rater_groups: pd.DataFrame  # rater_group, n_participants
+    blocks: list[BlockAnalysis]
+    honesty: pd.DataFrame  # participant_id, rater_group, n_questions, information, prediction, total
+    n_participants: int
+    n_without_group: int
+    seed: int
+    n_resamples: int
+    n_permutations: int
+
+    @property
+    def rater_group(self) -> str:
+        return SEPARATOR.join(self.by)
+
+
+# Rater groups -------------------------------------------------------------------------------------
+
+
+def questionnaire_questions(spec: dict) -> dict[str, dict]:
+    """Every questionnaire question of the study by key."""
+    return {q["key"]: q for block in spec["blocks"] if block["type"] == "questionnaire" for q in block["questions"]}
+
+
+def check_by(spec: dict, by: Sequence[str]) -> tuple[str, ...]:
+    """``by`` as a tuple of questionnaire question keys; a specific error for anything else."""
+    by = tuple(by)
+    if not by:
+        raise ValueError("name at least one questionnaire question to split by (--by QUESTION)")
+    known = questionnaire_questions(spec)
+    unknown = [key for key in by if key not in known]
+    if unknown:
+        choices = ", ".join(known) or "none: the study has no questionnaire"
+        raise ValueError(f"--by {unknown[0]!r} is not a questionnaire question of the study; its questions: {choices}")
+    if len(set(by)) < len(by):
+        raise ValueError("--by names a question twice")
+    return by
+
+
+def _rater_groups(questionnaire: pd.DataFrame, by: tuple[str, ...]) -> pd.Series:
+    """participant_id -> rater group label (missing when the participant did not answer a ``by`` question)."""
+    frame = questionnaire.reindex(columns=["participant_id", *by])
+    frame[list(by)] = frame[list(by)].replace("", np.nan)
+    return group_of_raters(frame, "participant_id", list(by))
+
+
+# Per rater group means, their CIs and the permutation test --------------------------------------
+
+
+def rater_group_means(
+    frame: pd.DataFrame,
+    value: str,
+    *,
+    n_resamples: int,
+    n_permutations: int,
+    seed: int,
+    level: float = 0.95,
+) -> tuple[pd.DataFrame, dict]:
+    """The mean of ``value`` over the answers of all raters and of each rater group (sum / count over
+    the group's answers), its percentile CI resampling raters, and the permutation test of
+    T = max_r mean_r - min_r mean_r. ``frame`` has participant_id, rater_group and ``value``.
+
+    Returns (table: rater_group, mean, ci_low, ci_high, n_raters, n_answers; test: difference, pvalue,
+    n_permutations; NaN with fewer than two rater groups)."""
+    per_rater = frame.groupby("participant_id").agg(
+        rater_group=("rater_group", "first"), total=(value, "sum"), count=(value, "size")
+    )
+    rng = np.random.default_rng(seed)
+    tail = (1 - level) / 2
+    rows = []
+    parts = [(ALL, per_rater), *sorted(per_rater.groupby("rater_group"), key=lambda item: str(item[0]))]
+    for name, part in parts:
+        sums = part[["total", "count"]].to_numpy(float)
+        ci = (np.nan, np.nan)
+        if n_resamples and len(sums) > 1:
+            weights = rng.multinomial(len(sums), np.full(len(sums), 1 / len(sums)), size=n_resamples)
+            ci = tuple(np.quantile((weights @ sums[:, 0]) / (weights @ sums[:, 1]), [tail, 1 - tail]))
+        rows.append(
+            {
+                "rater_group": name,
+                "mean": sums[:, 0].sum() / sums[:, 1].sum(),
+                "ci_low": float(ci[0]),
+                "ci_high": float(ci[1]),
+                "n_raters": len(sums),
+                "n_answers": int(sums[:, 1].sum()),
+            }
+        )
+    levels, codes = np.unique(per_rater["rater_group"].astype(str), return_inverse=True)
+    test = {"difference": np.nan, "pvalue": np.nan, "n_permutations": n_permutations}
+    if len(levels) > 1:
+        weights = membership(permuted_assignments(codes, n_permutations, seed), len(levels))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = (weights @ per_rater["total"].to_numpy(float)) / (weights @ per_rater["count"].to_numpy(float))
+        test["difference"], test["pvalue"] = spread_test(values)
+    return pd.DataFrame(rows), test
+
+
+# The study's content ----------------------------------------------------------------------------
+
+
+def _pool_subjects(spec: dict, pool_key: str, model: str | None) -> pd.DataFrame:
+    """One row per subject of the pool: subject, its group columns (as text), the model's label and score."""
+    pool = next(p for p in spec["pools"] if p["key"] == pool_key)
+    rows = []
+    for subject in pool.get("subjects", []):
+        output = subject.get("models", {}).get(model, {}) if model else {}
+        rows.append(
+            {
+                "subject": str(subject["id"]),
+                **{f"group:{k}": str(v) for k, v in subject.get("groups", {}).items()},
+                "model_label": output.get("label", np.nan),
+                "model_score": output.get("score", np.nan),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _attributes(subjects: pd.DataFrame) -> list[str]:
+    """The pool's subject-group columns (``group:<name>``)."""
+    return sorted(c for c in subjects.columns if c.startswith("group:"))
+
+
+def _name(attribute: str) -> str:
+    return attribute.removeprefix("group:")
+
+
+# Task blocks -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Options:
+    n_resamples: int
+    n_permutations: int
+    seed: int
+
+
+def _measure(answers: pd.DataFrame, block: str, measure: str) -> pd.DataFrame:
+    part = answers[(answers["block"] == block) & (answers["measure"] == measure)]
+    return part.dropna(subset=["value"]).astype({"value": float})
+
+
+def _test_row(measure: str, test: dict, subject_attribute: str = "", subject_group: str = "") -> dict:
+    return {"measure": measure, "subject_attribute": subject_attribute, "subject_group": subject_group, **test}
+
+
+def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> BlockAnalysis:
+    """DR and the disagreement notions overall and per rater group, per subject-group column."""
+    frame = frame.merge(subjects, on="subject", how="left")
+    frame["disagreement"] = 1 - frame["value"].astype(int)
+    means = dict(n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed)
+    rates, test = rater_group_means(frame, "disagreement", **means)
+    tests, notion_tables, notes = [_test_row("DR", test)], [], []
+    for attribute in _attributes(subjects):
+        usable = frame.dropna(subset=[attribute, "model_label"])
+        if usable[attribute].nunique() < 2 or usable["model_label"].nunique() < 2:
+            notes.append(f"No notions by {_name(attribute)}: the answered subjects need two groups and both labels.")
+            continue
+        columns = dict(rater="participant_id", subject_group=attribute, model_label="model_label")
+        if usable["rater_group"].nunique() > 1:
+            result = notions_by_rater_group(
+                usable, rater_group="rater_group", **columns, n_resamples=opts.n_resamples, seed=opts.seed
+            )
+            overall, by_group = result.overall, result.frame().query("statistic != 'DR'")
+        else:
+            overall = disagreement_notions(
+                usable[attribute],
+                usable["model_label"],
+                usable["disagreement"],
+                subjects=usable["participant_id"],
+                n_resamples=opts.n_resamples,
+                seed=opts.seed,
+            )
+            by_group = pd.DataFrame()
+        rows = [
+            {
+                "rater_group": ALL,
+                "statistic": name,
+                "value": notion.value,
+                "lower": notion.lower,
+                "upper": notion.upper,
+                "ci_low": notion.ci[0] if notion.ci else np.nan,
+                "ci_high": notion.ci[1] if notion.ci else np.nan,
+                "n_raters": usable["participant_id"].nunique(),
+                "n_answers": len(usable),
+            }
+            for name, notion in overall.notions.items()
+        ]
+        table = pd.concat([pd.DataFrame(rows), by_group], ignore_index=True)
+        notion_tables.append(table.assign(subject_attribute=_name(attribute)))
+        if usable["rater_group"].nunique() > 1:
+            for statistic in overall.notions:
+                result = rater_group_difference_test(
+                    usable,
+                    rater_group="rater_group",
+                    **columns,
+                    statistic=statistic,
+                    n_permutations=opts.n_permutations,
+                    seed=opts.seed,
+                )
+                tests.append(
+                    _test_row(
+                        statistic,
+                        {
+                            "difference": result.statistic,
+                            "pvalue": result.pvalue,
+                            "n_permutations": opts.n_permutations,
+                        },
+                        _name(attribute),
+                    )
+                )
+    tables = {"disagreement_rate": rates, "tests": pd.DataFrame(tests)}
+    if notion_tables:
+        tables["notions"] = pd.concat(notion_tables, ignore_index=True)
+    return BlockAnalysis(block["key"], "agree", tables, notes)
+
+
+def _means_by_subject_group(
+    frame: pd.DataFrame, subjects: pd.DataFrame, value: str, opts: Options
+) -> tuple[pd.DataFrame, list[dict]]:
+    """rater_group_means over all answers and within each value of each subject-group column."""
+    means = dict(n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed)
+    table, test = rater_group_means(frame, value, **means)
+    tables, tests = [table.assign(subject_attribute="", subject_group="")], [_test_row(value, test)]
+    frame = frame.merge(subjects, on="subject", how="left")
+    for attribute in _attributes(subjects):
+        for group, part in frame.dropna(subset=[attribute]).groupby(attribute):
+            table, test = rater_group_means(part, value, **means)
+            tables.append(table.assign(subject_attribute=_name(attribute), subject_group=group))
+            tests.append(_test_row(value, test, _name(attribute), group))
+    return pd.concat(tables, ignore_index=True), tests
+
+
+def _rate(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> BlockAnalysis:
+    """Mean ratings per rater group and subject group, differential parity against the AI, the raters' ICC."""
+    means, tests = _means_by_subject_group(frame.rename(columns={"value": "rating"}), subjects, "rating", opts)
+    tables = {"ratings": means, "tests": pd.DataFrame(tests)}
+    notes = []
+    icc = rating_icc(frame, target="subject", rater="participant_id", rating="value")
+    if len(icc):
+        tables["icc"] = icc
+    else:
+        notes.append("No ICC: it needs at least two raters who rated every item of the block and three items.")
+    return BlockAnalysis(block["key"], "rate", tables, notes)
+
+
+def _fleiss(frame: pd.DataFrame) -> dict:
+    """Fleiss' kappa of yes/no answers over the items with the most common number of answers."""
+    counts = frame.groupby("subject")["value"].agg(["sum", "size"])
+    if counts.empty:
+        return {"kappa": np.nan, "n_items": 0, "raters_per_item": 0}
+    size = int(counts["size"].mode().max())
+    kept = counts[counts["size"] == size]
+    if size < 2 or len(kept) < 2:
+        return {"kappa": np.nan, "n_items": len(kept), "raters_per_item": size}
+    table = np.column_stack([kept["sum"], size - kept["sum"]])
+    return {"kappa": float(fleiss_kappa(table, method="fleiss")), "n_items": len(kept), "raters_per_item": size}
+
+
+def _pair_comparable(block: dict, frame: pd.DataFrame, opts: Options) -> BlockAnalysis:
+    """The share of "treat alike" answers per rater group (all pairs) and per pair, and Fleiss' kappa."""
+    frame = frame.rename(columns={"value": "comparable"})
+    shares, test = rater_group_means(
+        frame, "comparable", n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed
+    )
+    per_pair = pd.concat(
+        [
+            frame.groupby("subject")["comparable"].agg(["mean", "size"]).assign(rater_group=ALL),
+            frame.groupby(["subject", "rater_group"])["comparable"].agg(["mean", "size"]).reset_index("rater_group"),
+        ]
+    ).reset_index()
+    per_pair = per_pair.rename(columns={"subject": "pair", "mean": "share", "size": "n_answers"})
+    agreement = [{"rater_group": ALL, **_fleiss(frame.rename(columns={"comparable": "value"}))}]
+    for group, part in sorted(frame.groupby("rater_group"), key=lambda item: str(item[0])):
+        agreement.append({"rater_group": group, **_fleiss(part.rename(columns={"comparable": "value"}))})
+    tables = {
+        "shares": shares,
+        "tests": pd.DataFrame([_test_row("comparable", test)]),
+        "pairs": per_pair[["pair", "rater_group", "share", "n_answers"]],
+        "agreement": pd.DataFrame(agreement),
+    }
+    return BlockAnalysis(block["key"], "pair_comparable", tables)
+
+
+def _pair_distance(block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
+    """The Likert alpha of Eq. 5 per rater group and condition (needs the trajectory and aggregate measures)."""
+    part = answers[answers["block"] == block["key"]]
+    wide = part.pivot_table(
+        index=["participant_id", "condition", "subject"], columns="measure", values="value", aggfunc="first"
+    )
+    if not {"trajectory", "aggregate", "overall"} <= set(wide.columns):
+        note = "No alpha: the block needs the trajectory, aggregate and overall measures."
+        return BlockAnalysis(block["key"], "pair_distance", {}, [note])
+    pairs = wide.rename(columns=LIKERT_COLUMNS)[list(LIKERT_COLUMNS.values())].reset_index()
+    pairs["rater_group"] = pairs["participant_id"].map(groups)
+    tables, tests, notes = [], [], []
+    for condition, frame in pairs.groupby("condition"):
+        try:
+            result = alpha_by_rater_group(
+                frame.dropna(subset=["rater_group"]),
+                "rater_group",
+                n_resamples=opts.n_resamples,
+                n_permutations=opts.n_permutations,
+                seed=opts.seed,
+            )
+        except ValueError as exc:
+            notes.append(f"Condition {condition}: no alpha per rater group ({exc}).")
+            continue
+        table = result.frame().assign(condition=condition)
+        table["rater_group"] = table["rater_group"].replace({"all participants": ALL})
+        tables.append(table)
+        test = {
+            "difference": result.test.statistic,
+            "pvalue": result.test.pvalue,
+            "n_permutations": opts.n_permutations,
+        }
+        tests.append({**_test_row("alpha", test), "condition": condition})
+    out = {}
+    if tables:
+        out = {"alpha": pd.concat(tables, ignore_index=True), "tests": pd.DataFrame(tests)}
+    return BlockAnalysis(block["key"], "pair_distance", out, notes)
+
+
+# Bayesian Truth Serum -----------------------------------------------------------------------------
+
+
+def _positive(block: dict, spec: dict) -> tuple[str, Callable[[pd.Series], pd.Series]] | None:
+    """(measure, answer -> 1 when it is the block's "positive" BTS answer) for a block with a BTS follow-up."""
+    if "bts" not in block or block.get("task") not in BTS_TASKS:
+        return None
+    task = block["task"]
+    if task in ("agree", "pair_comparable"):
+        return ("agree" if task == "agree" else "comparable"), lambda v: (v == 1).astype(int)
+    if task == "rate":
+        scale = block["scale"]
+        if scale["type"] != "likert":
+            return None
+        positive_from = scale.get("positive_from", len(scale["labels"]) // 2 + 1)
+        return "rating", lambda v: (v >= positive_from).astype(int)
+    likert = block.get("likert") or spec.get("likert") or {}
+    similar_max = likert.get("similar_max", likert.get("points", 7) // 2)
+    measures = (block.get("bts") or {}).get("measures") or ["overall"]
+    return measures[0], lambda v: (v <= similar_max).astype(int)
+
+
+def honesty_scores(spec: dict, answers: pd.DataFrame, *, alpha: float = 1.0) -> pd.DataFrame:
+    """Binary BTS per question (a block's item) over the participants who answered both the task and the
+    prediction ("what percentage of other participants answered X?", X the positive answer), averaged per
+    participant: participant_id, n_questions, information, prediction, total (Prelec 2004, ``analysis.bts``).
+    Options are 0 = the positive answer and 1 = any other; the prediction p% gives (p/100, 1 - p/100)."""
+    scored = []
+    for block in spec["blocks"]:
+        positive = _positive(block, spec)
+        if positive is None:
+            continue
+        measure, is_positive = positive
+        task = _measure(answers, block["key"], measure)[["participant_id", "subject", "value"]]
+        predictions = _measure(answers, block["key"], "prediction")[["participant_id", "subject", "value"]]
+        both = task.merge(predictions, on=["participant_id", "subject"], suffixes=("", "_prediction"))
+        for _, question in both.groupby("subject"):
+            if len(question) < 2:
+                continue
+            p = question["value_prediction"].to_numpy(float) / 100
+            scores = bts_scores(1 - is_positive(question["value"]).to_numpy(), np.column_stack([p, 1 - p]), alpha)
+            scored.append(scores.assign(participant_id=question["participant_id"].to_numpy(), block=block["key"]))
+    columns = ["participant_id", "n_questions", "information", "prediction", "total"]
+    if not scored:
+        return pd.DataFrame(columns=columns)
+    per_question = pd.concat(scored, ignore_index=True)
+    out = per_question.groupby("participant_id").agg(
+        n_questions=("total", "size"),
+        information=("information", "mean"),
+        prediction=("prediction", "mean"),
+        total=("total", "mean"),
+    )
+    return out.reset_index()[columns].sort_values("total", ascending=False, ignore_index=True)
+
+
+# The whole study ----------------------------------------------------------------------------------
+
+
+def analyze_design(
+    spec: dict,
+    answers: pd.DataFrame,
+    questionnaire: pd.DataFrame,
+    *,
+    by: Sequence[str],
+    seed: int = 1,
+    n_resamples: int = 2000,
+    n_permutations: int = 2000,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> DesignAnalysis:
+    """Every task block of a format 2 study analysed overall and per rater group (module doc).
+    Participants excluded by the attention checks (``excluded`` = 1) are left out."""
+    by = check_by(spec, by)
+    answers = answers[answers["excluded"] != 1]
+    questionnaire = questionnaire[questionnaire["participant_id"].isin(answers["participant_id"])]
+    groups = _rater_groups(questionnaire, by)
+    answered = pd.Index(answers["participant_id"].unique())
+    without = int(groups.reindex(answered).isna().sum())
+    groups = groups.dropna()
+    if groups.empty:
+        raise ValueError(f"no analysable participant answered {' and '.join(by)}")
+    opts = Options(n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
+    tasks = [b for b in spec["blocks"] if b["type"] == "task" and b["task"] in ANALYSED]
+    results = []
+    for done, block in enumerate(tasks):
+        if progress:
+            progress("task blocks", done, len(tasks))
+        results.append(_analyse_block(spec, block, answers, groups, opts))
+    if progress:
+        progress("task blocks", len(tasks), len(tasks))
+    honesty = honesty_scores(spec, answers)
+    honesty.insert(1, "rater_group", honesty["participant_id"].map(groups))
+    counts = groups.value_counts().rename_axis("rater_group").rename("n_participants").reset_index()
+    return DesignAnalysis(
+        by=by,
+        rater_groups=counts.sort_values("rater_group", ignore_index=True),
+        blocks=results,
+        honesty=honesty,
+        n_participants=len(answered),
+        n_without_group=without,
+        seed=seed,
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+    )
+
+
+ANALYSED = ("agree", "rate", "pair_comparable", "pair_distance")
+MEASURES = {"agree": "agree", "rate": "rating", "pair_comparable": "comparable"}
+
+
+def _analyse_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
+    if block["task"] == "pair_distance":
+        return _pair_distance(block, answers, groups, opts)
+    frame = _measure(answers, block["key"], MEASURES[block["task"]])
+    frame = frame.assign(rater_group=frame["participant_id"].map(groups)).dropna(subset=["rater_group"])
+    if frame.empty:
+        return BlockAnalysis(block["key"], block["task"], {}, ["No answers from participants with a rater group."])
+    if block["task"] == "pair_comparable":
+        return _pair_comparable(block, frame, opts)
+    subjects = _pool_subjects(spec, block["pool"], block.get("model"))
+    if block["task"] == "agree":
+        return _agree(block, frame, subjects, opts)
+    return _rate(block, frame, subjects, opts)
+
+
+# Inputs from the database (the long answers and questionnaire tables of the format 2 export) -------
+
+ANSWERED = ("active", "completed", "timed_out")
+
+
+def _study_frames(
+    slug: str, *, include_pilot: bool = False, include_incomplete: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``answers`` and ``questionnaire`` tables (contract columns) of every version of ``slug``:
+    completed participants (with ``include_incomplete`` also active and timed-out ones), pilots only with
+    ``include_pilot``. Private: ``research.export`` builds the same tables for the exports."""
+    from surveys.models import Answer, Participant, Study
+
+    studies = {s.pk: s for s in Study.objects.filter(slug=slug)}
+    chosen = Participant.objects.filter(
+        study_id__in=studies, status__in=ANSWERED if include_incomplete else ("completed",)
+    )
+    if not include_pilot:
+        chosen = chosen.filter(pilot=False)
+    people = {
+        pk: (str(pseudonym), studies[study_id], condition or "")
+        for pk, pseudonym, study_id, condition in chosen.values_list("pk", "pseudonym", "study_id", "condition__key")
+    }
+    rows = Answer.objects.filter(participant_id__in=people).values_list(
+        "participant_id", "question", "measure", "set_key", "subject_key", "number", "text"
+    )
+    raw = pd.DataFrame(list(rows), columns=["pid", "question", "measure", "block", "subject", "value", "text"])
+    attention = raw[raw["measure"] == "attention"].groupby("pid")["value"].agg(lambda v: int((v == 0).sum()))
+    excluded = {}
+    for pk, (_, study, _) in people.items():
+        threshold = (study.spec.get("attention") or {}).get("exclude_if_failed")
+        excluded[pk] = int(threshold is not None and attention.get(pk, 0) >= threshold > 0)
+    tasks = {(pk, b["key"]): b.get("task", b["type"]) for pk, s in studies.items() for b in s.spec.get("blocks", [])}
+    pid = raw["pid"]
+    answers = pd.DataFrame(
+        {
+            "participant_id": pid.map(lambda p: people[p][0]),
+            "study": slug,
+            "study_version": pid.map(lambda p: people[p][1].version),
+            "condition": pid.map(lambda p: people[p][2]),
+            "block": raw["block"],
+            "task": [tasks.get((people[p][1].pk, b), "") for p, b in zip(pid, raw["block"], strict=True)],
+            "subject": raw["subject"],
+            "measure": raw["measure"],
+            "value": raw["value"],
+            "text": raw["text"],
+            "excluded": pid.map(excluded),
+        }
+    )
+    survey = raw[raw["measure"] == "questionnaire"]
+    survey = survey.assign(
+        key=survey["question"].str.split("/", n=1).str[1],
+        answer=[_questionnaire_value(v, t) for v, t in zip(survey["value"], survey["text"], strict=True)],
+    )
+    wide = survey.pivot_table(index="pid", columns="key", values="answer", aggfunc="first")
+    questionnaire = pd.DataFrame({"participant_id": [people[p][0] for p in people]}, index=list(people))
+    questionnaire = questionnaire.join(wide).reset_index(drop=True)
+    return answers[answers["measure"] != "questionnaire"].reset_index(drop=True), questionnaire
+
+
+def _questionnaire_value(number: float, text: str) -> object:
+    """A questionnaire answer as the export shows it: the number, the text, or a multiple choice as "a; b"."""
+    if text.startswith("["):
+        return "; ".join(json.loads(text))
+    return text if text or pd.isna(number) else number
+
+
+def study_analysis(
+    slug: str,
+    spec: dict,
+    *,
+    by: Sequence[str],
+    include_pilot: bool = False,
+    include_incomplete: bool = False,
+    **options,
+) -> DesignAnalysis:
+    """:func:`analyze_design` on the study's answers from the database (``options``: seed, n_resamples,
+    n_permutations, progress)."""
+    by = check_by(spec, by)
+    answers, questionnaire = _study_frames(slug, include_pilot=include_pilot, include_incomplete=include_incomplete)
+    if answers.empty:
+        raise ValueError("no answers to analyse: no participant has completed the study yet")
+    return analyze_design(spec, answers, questionnaire, by=by, **options)

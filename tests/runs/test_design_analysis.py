@@ -1,0 +1,264 @@
+"""Per-stakeholder-group analyses of format 2 studies on simulated answers from a stated model.
+
+Model: 40 subjects (race A/B alternating, the AI's label 1 for every other pair of subjects); 60 raters,
+half "judge", half "lay" (the questionnaire question ``role``). A rater of group g agrees with the AI with
+probability sigmoid(0.5 + leniency_g), says "treat alike" with probability sigmoid(leniency_g), and rates a
+subject round(3 + shift_g + N(0, 0.8)) clipped to 1..5; with every BTS follow-up a prediction uniform
+in 20..80. With ``differ``: leniency judge +1.5, lay -1.0 and shift judge +1.0, lay -0.5; without: 0 for both.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.bts import bts_scores
+from fairness.disagreement import disagreement_notions
+from runs.design_analysis import ALL, analyze_design, check_by, honesty_scores, rater_group_means
+
+N_SUBJECTS, N_RATERS = 40, 60
+
+
+def design_spec() -> dict:
+    subjects = [
+        {
+            "id": f"s{i}",
+            "features": {"age": 20 + i},
+            "groups": {"race": "A" if i % 2 else "B"},
+            "models": {"ai": {"score": (i % 10) / 10, "label": int(i % 4 < 2)}},
+        }
+        for i in range(N_SUBJECTS)
+    ]
+    return {
+        "format": 2,
+        "slug": "design",
+        "title": "Design",
+        "pools": [{"key": "people", "subjects": subjects, "display": {"profile": "Aged {age}"}}],
+        "blocks": [
+            {
+                "key": "about",
+                "type": "questionnaire",
+                "questions": [
+                    {"key": "role", "type": "single_choice", "text": "Role", "options": ["judge", "lay"]},
+                    {"key": "age_band", "type": "single_choice", "text": "Age", "options": ["young", "old"]},
+                ],
+            },
+            {"key": "judge", "type": "task", "task": "agree", "pool": "people", "model": "ai", "bts": {}},
+            {
+                "key": "score",
+                "type": "task",
+                "task": "rate",
+                "pool": "people",
+                "question": "Risk?",
+                "scale": {"type": "likert", "labels": ["1", "2", "3", "4", "5"]},
+                "bts": {},
+            },
+            {
+                "key": "alike",
+                "type": "task",
+                "task": "pair_comparable",
+                "pool": "people",
+                "pairs": [{"a": f"s{i}", "b": f"s{i + 1}"} for i in range(0, N_SUBJECTS, 2)],
+                "bts": {},
+            },
+        ],
+    }
+
+
+def simulate(differ: bool, seed: int = 7) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    leniency = {"judge": 1.5, "lay": -1.0} if differ else {"judge": 0.0, "lay": 0.0}
+    shift = {"judge": 1.0, "lay": -0.5} if differ else {"judge": 0.0, "lay": 0.0}
+    rows, people = [], []
+    spec = design_spec()
+    pairs = [f"{p['a']}~{p['b']}" for p in spec["blocks"][3]["pairs"]]
+    for r in range(N_RATERS):
+        pid, role = f"p{r}", ("judge" if r % 2 else "lay")
+        people.append({"participant_id": pid, "role": role, "age_band": "young" if r % 3 else "old"})
+
+        def add(block, task, subject, measure, value, pid=pid):
+            rows.append(
+                {
+                    "participant_id": pid,
+                    "condition": "main",
+                    "block": block,
+                    "task": task,
+                    "subject": subject,
+                    "measure": measure,
+                    "value": float(value),
+                    "text": "",
+                    "excluded": 0,
+                }
+            )
+
+        for i in range(N_SUBJECTS):
+            subject = f"s{i}"
+            add("judge", "agree", subject, "agree", rng.random() < 1 / (1 + np.exp(-(0.5 + leniency[role]))))
+            add("judge", "agree", subject, "prediction", rng.integers(20, 81))
+            rating = int(np.clip(round(3 + shift[role] + rng.normal(0, 0.8)), 1, 5))
+            add("score", "rate", subject, "rating", rating)
+            add("score", "rate", subject, "prediction", rng.integers(20, 81))
+        for pair in pairs:
+            add("alike", "pair_comparable", pair, "comparable", rng.random() < 1 / (1 + np.exp(-leniency[role])))
+            add("alike", "pair_comparable", pair, "prediction", rng.integers(20, 81))
+    return pd.DataFrame(rows), pd.DataFrame(people)
+
+
+def run(differ: bool, by=("role",)):
+    answers, questionnaire = simulate(differ)
+    return analyze_design(design_spec(), answers, questionnaire, by=by, n_resamples=300, n_permutations=300)
+
+
+def tables(result, block: str) -> dict[str, pd.DataFrame]:
+    return next(b for b in result.blocks if b.block == block).tables
+
+
+@pytest.fixture(scope="module")
+def differing():
+    return run(True)
+
+
+@pytest.fixture(scope="module")
+def equal():
+    answers, questionnaire = simulate(False, seed=1)
+    return analyze_design(design_spec(), answers, questionnaire, by=("role",), n_resamples=300, n_permutations=300)
+
+
+def _row(frame, group):
+    return frame[frame["rater_group"] == group].iloc[0]
+
+
+def test_finds_known_rater_group_differences(differing):
+    agree = tables(differing, "judge")
+    dr = agree["disagreement_rate"]
+    assert _row(dr, "lay")["mean"] > _row(dr, "judge")["mean"]  # lay raters are less lenient: disagree more
+    assert _row(dr, "lay")["ci_low"] > _row(dr, "judge")["ci_high"]
+    tests = agree["tests"].set_index("measure")
+    assert tests.loc["DR", "pvalue"] < 0.05
+    rate = tables(differing, "score")
+    overall = rate["ratings"].query("subject_attribute == ''")
+    assert _row(overall, "judge")["ci_low"] > _row(overall, "lay")["ci_high"]
+    assert rate["tests"].query("subject_attribute == ''")["pvalue"].iloc[0] < 0.05
+    comparable = tables(differing, "alike")
+    assert _row(comparable["shares"], "judge")["mean"] > _row(comparable["shares"], "lay")["mean"]
+    assert comparable["tests"]["pvalue"].iloc[0] < 0.05
+
+
+def test_finds_no_difference_when_there_is_none(equal):
+    assert tables(equal, "judge")["tests"].set_index("measure").loc["DR", "pvalue"] > 0.05
+    assert tables(equal, "score")["tests"].query("subject_attribute == ''")["pvalue"].iloc[0] > 0.05
+    assert tables(equal, "alike")["tests"]["pvalue"].iloc[0] > 0.05
+
+
+def test_overall_values_equal_the_direct_computation(differing):
+    answers, _ = simulate(True)
+    agree = answers[answers["measure"] == "agree"]
+    assert _row(tables(differing, "judge")["disagreement_rate"], ALL)["mean"] == pytest.approx(
+        1 - agree["value"].mean()
+    )
+    subjects = {s["id"]: s for s in design_spec()["pools"][0]["subjects"]}
+    direct = disagreement_notions(
+        agree["subject"].map(lambda s: subjects[s]["groups"]["race"]),
+        agree["subject"].map(lambda s: subjects[s]["models"]["ai"]["label"]),
+        (1 - agree["value"]).astype(int),
+    )
+    notions = tables(differing, "judge")["notions"].query("rater_group == @ALL").set_index("statistic")
+    for name, notion in direct.notions.items():
+        assert notions.loc[name, "value"] == pytest.approx(notion.value)
+    rating = answers[answers["measure"] == "rating"]
+    overall = tables(differing, "score")["ratings"].query("subject_attribute == '' and rater_group == @ALL")
+    assert overall["mean"].iloc[0] == pytest.approx(rating["value"].mean())
+
+
+def test_combined_rater_groups(differing):
+    result = run(True, by=("role", "age_band"))
+    assert result.rater_group == "role / age_band"
+    assert set(result.rater_groups["rater_group"]) == {"judge / young", "judge / old", "lay / young", "lay / old"}
+    assert result.rater_groups["n_participants"].sum() == N_RATERS
+
+
+def test_honesty_is_bts_per_question():
+    answers, _ = simulate(True)
+    spec = design_spec()
+    scores = honesty_scores(spec, answers)
+    assert len(scores) == N_RATERS and (scores["n_questions"] == 2 * N_SUBJECTS + N_SUBJECTS // 2).all()
+    # one question by hand: the agree block's subject s3, option 0 = "Yes, I agree"
+    question = answers[(answers["block"] == "judge") & (answers["subject"] == "s3")]
+    task = question[question["measure"] == "agree"].set_index("participant_id")["value"]
+    prediction = question[question["measure"] == "prediction"].set_index("participant_id")["value"].loc[task.index]
+    p = prediction.to_numpy() / 100
+    direct = bts_scores((task.to_numpy() != 1).astype(int), np.column_stack([p, 1 - p]))
+    assert direct["total"].sum() == pytest.approx(0, abs=1e-9)  # Prelec: zero-sum with alpha = 1
+    only = honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, question)
+    assert only.set_index("participant_id").loc[task.index, "total"].to_numpy() == pytest.approx(direct["total"])
+
+
+def test_bad_by_is_refused_with_the_questions_named():
+    with pytest.raises(ValueError, match="'gender' is not a questionnaire question.*role, age_band"):
+        check_by(design_spec(), ["gender"])
+    with pytest.raises(ValueError, match="at least one"):
+        check_by(design_spec(), [])
+
+
+def test_permutation_test_keeps_its_level_under_no_difference():
+    """100 datasets without a difference (raters with their own random propensity, 20 yes/no answers
+    each): the test rejects at .05 about 5% of the time (binomial 95% range up to 10 of 100)."""
+    rng = np.random.default_rng(3)
+    rejections = 0
+    for _ in range(100):
+        propensity = rng.beta(2, 2, size=N_RATERS)
+        frame = pd.DataFrame(
+            {
+                "participant_id": np.repeat(np.arange(N_RATERS), 20),
+                "rater_group": np.repeat(np.arange(N_RATERS) % 2, 20),
+                "value": (rng.random(N_RATERS * 20) < np.repeat(propensity, 20)).astype(float),
+            }
+        )
+        _, test = rater_group_means(frame, "value", n_resamples=0, n_permutations=199, seed=int(rng.integers(1000)))
+        rejections += test["pvalue"] < 0.05
+    assert rejections <= 10
+
+
+def test_likert_alpha_per_rater_group_finds_the_known_weights():
+    """pair_distance: d = round(alpha_g d_E + (1 - alpha_g) d_S + N(0, 0.5)) in 1..7, alpha judge 0.8, lay 0.2."""
+    rng = np.random.default_rng(5)
+    spec = design_spec()
+    spec["blocks"] = [
+        spec["blocks"][0],
+        {
+            "key": "dist",
+            "type": "task",
+            "task": "pair_distance",
+            "pool": "people",
+            "pairs": [],
+            "measures": ["trajectory", "aggregate", "overall"],
+        },
+    ]
+    rows, people = [], []
+    for r in range(40):
+        role = "judge" if r % 2 else "lay"
+        weight = 0.8 if role == "judge" else 0.2
+        people.append({"participant_id": f"p{r}", "role": role, "age_band": "young"})
+        for i in range(16):
+            traj, aggr = rng.integers(1, 8), rng.integers(1, 8)
+            overall = np.clip(round(weight * traj + (1 - weight) * aggr + rng.normal(0, 0.5)), 1, 7)
+            for measure, value in (("trajectory", traj), ("aggregate", aggr), ("overall", overall)):
+                rows.append(
+                    {
+                        "participant_id": f"p{r}",
+                        "condition": "main",
+                        "block": "dist",
+                        "task": "pair_distance",
+                        "subject": f"s{i}~s{i + 1}",
+                        "measure": measure,
+                        "value": float(value),
+                        "excluded": 0,
+                    }
+                )
+    result = analyze_design(
+        spec, pd.DataFrame(rows), pd.DataFrame(people), by=["role"], n_resamples=300, n_permutations=300
+    )
+    block = result.blocks[0].tables
+    alpha = block["alpha"].set_index("rater_group")
+    assert alpha.loc["judge", "ci_low"] < 0.8 < alpha.loc["judge", "ci_high"]
+    assert alpha.loc["lay", "ci_low"] < 0.2 < alpha.loc["lay", "ci_high"]
+    assert block["tests"]["pvalue"].iloc[0] < 0.05

@@ -1,0 +1,153 @@
+"""The format 2 analysis through the command, the API job and the dashboard: report sections render
+escaped, access control as for every run. Answers come from the stated model of test_design_analysis."""
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+from rest_framework.test import APIClient
+
+from studies.services import spec_digest
+from studies.study_file import validate_study
+from surveys.models import AnalysisRun, Answer, Condition, Participant, Study
+from tests.runs.test_design_analysis import design_spec, simulate
+
+MARKUP = "<i>judge</i>"  # a questionnaire option with markup: every page must show it as text
+
+
+def load_design_study(owner) -> Study:
+    """The test's format 2 study with 60 completed participants' answers (role "judge" shown as MARKUP)."""
+    spec = design_spec()
+    spec["blocks"][0]["questions"][0]["options"] = [MARKUP, "lay"]
+    spec = validate_study({**spec, "consent": {"text": "Consent."}, "completion": {"code": "DONE"}})
+    study = Study.objects.create(
+        slug=spec["slug"], title=spec["title"], spec=spec, spec_hash=spec_digest(spec), owner=owner
+    )
+    condition = Condition.objects.create(
+        study=study, key="main", label="Main", feature="", unit="", desirable=False, position=0
+    )
+    answers, questionnaire = simulate(True)
+    people = {}
+    for row in questionnaire.itertuples(index=False):
+        people[row.participant_id] = Participant.objects.create(
+            study=study, condition=condition, external_id=row.participant_id, status="completed", seed=1
+        )
+    rows = [
+        Answer(
+            participant=people[r.participant_id],
+            page=f"{r.block}/{r.subject}",
+            question=f"{r.block}/{r.subject}/{r.measure}",
+            measure=r.measure,
+            set_key=r.block,
+            subject_key=r.subject,
+            number=r.value,
+        )
+        for r in answers.itertuples(index=False)
+    ]
+    for row in questionnaire.itertuples(index=False):
+        for key in ("role", "age_band"):
+            text = MARKUP if getattr(row, key) == "judge" else getattr(row, key)
+            rows.append(
+                Answer(
+                    participant=people[row.participant_id],
+                    page="about",
+                    question=f"about/{key}",
+                    measure="questionnaire",
+                    set_key="about",
+                    text=text,
+                )
+            )
+    Answer.objects.bulk_create(rows)
+    return study
+
+
+def client_for(user) -> Client:
+    browser = Client()
+    browser.force_login(user)
+    return browser
+
+
+@pytest.mark.django_db(transaction=True)
+def test_api_job_analyses_a_format_2_study_by_rater_group(researcher, other_researcher):
+    from tests.conftest import run_jobs
+
+    load_design_study(researcher)
+    client = APIClient()
+    client.force_authenticate(other_researcher)
+    assert client.post("/api/studies/design/analyses/", {"by": ["role"]}, format="json").status_code == 404
+    client.force_authenticate(researcher)
+    body = {"by": ["role"], "n_resamples": 200, "seed": 3}
+    response = client.post("/api/studies/design/analyses/", body, format="json")
+    assert response.status_code == 202
+    run_jobs()
+    job = client.get(response["Location"]).json()
+    assert job["status"] == "succeeded", job
+    run = AnalysisRun.objects.get(pk=job["result"]["analysis_run"])
+    blocks = {b["block"]: b for b in run.results["blocks"]}
+    dr = {row["rater_group"]: row["mean"] for row in blocks["judge"]["tables"]["disagreement_rate"]}
+    assert dr["lay"] > dr[MARKUP]
+    assert blocks["judge"]["tables"]["tests"][0]["pvalue"] < 0.05
+    client.force_authenticate(other_researcher)
+    assert client.get("/api/studies/design/analyses/").status_code == 404
+    browser = client_for(researcher)
+    report = browser.get(job["result"]["report_url"])
+    assert report.status_code == 200
+    html = b"".join(report.streaming_content).decode() if report.streaming else report.content.decode()
+    assert MARKUP not in html and "&lt;i&gt;judge&lt;/i&gt;" in html
+    for heading in (
+        "Block judge (agree): disagreement rate by rater group",
+        "Block score (rate): mean ratings",
+        "Block alike (pair_comparable): share",
+        "Honesty (Bayesian Truth Serum) by rater group",
+    ):
+        assert heading in html.replace("&#x27;", "'")
+    assert html.count('class="explanation"') == html.count('class="report-section"')
+    assert client_for(other_researcher).get(job["result"]["report_url"]).status_code == 404
+
+
+@pytest.mark.django_db
+def test_analyze_study_by_combined_questions_and_its_errors(researcher, demo_study, tmp_path, capsys):
+    load_design_study(researcher)
+    out = tmp_path / "design"
+    call_command("analyze_study", "design", out=str(out), resamples=100, by=["role", "age_band"])
+    results = json.loads((out / "results.json").read_text())
+    assert results["by"] == ["role", "age_band"]
+    assert {g["rater_group"] for g in results["rater_groups"]} == {
+        f"{MARKUP} / young",
+        f"{MARKUP} / old",
+        "lay / young",
+        "lay / old",
+    }
+    assert {
+        "judge_disagreement_rate.csv",
+        "judge_notions.csv",
+        "score_ratings.csv",
+        "alike_agreement.csv",
+        "honesty.csv",
+    } <= {p.name for p in out.iterdir()}
+    with pytest.raises(
+        CommandError, match="'gender' is not a questionnaire question of the study; its questions: role, age_band"
+    ):
+        call_command("analyze_study", "design", out=str(tmp_path / "x"), by=["gender"])
+    with pytest.raises(CommandError, match="name at least one questionnaire question"):
+        call_command("analyze_study", "design", out=str(tmp_path / "y"))
+    with pytest.raises(CommandError, match="format 2 studies"):
+        call_command("analyze_study", "effort-demo", out=str(tmp_path / "z"), by=["role"])
+
+
+@pytest.mark.django_db
+def test_dashboard_start_form_offers_the_questionnaire_questions(client, researcher, other_researcher):
+    load_design_study(researcher)
+    client.force_login(researcher)
+    page = client.get("/researcher/studies/design/start/").content.decode()
+    assert 'name="by"' in page and 'value="role"' in page and 'value="age_band"' in page
+    response = client.post(
+        "/researcher/studies/design/start/analysis/", {"seed": 1, "n_resamples": 100, "by": ["role", "age_band"]}
+    )
+    assert response.status_code == 302
+    from runs.models import Job
+
+    assert Job.objects.get().params["by"] == ["role", "age_band"]
+    client.force_login(other_researcher)
+    assert client.get("/researcher/studies/design/start/").status_code == 404
