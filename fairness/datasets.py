@@ -93,3 +93,33 @@ def load_dressel_farid_workers(folder: str | Path, *, race_shown: bool) -> pd.Da
     if frame["worker"].duplicated().any():
         raise ValueError(f"{name}: a worker code appears twice")
     return frame
+
+
+SEX_NAMES = {0: "male", 1: "female"}
+CHARGE_DEGREES = {0: "misdemeanor", 1: "felony"}
+
+
+def load_dressel_farid_defendants(folder: str | Path) -> pd.DataFrame:
+    """The 1,000 defendants workers judged (``BROWARD_CLEAN_SUBSET.csv``), one row per defendant in the
+    file's order: ``id``, ``block`` (1..20: which 50 a worker saw), ``race`` (name), ``sex``
+    ("male"/"female"), ``age``, ``juv_fel_count``, ``juv_misd_count``, ``priors_count``, ``charge`` (the
+    simplified name workers read, ``CHARGE_ID.csv``'s ``mturk_charge_name``), ``degree``
+    ("misdemeanor"/"felony"), ``compas_decile_score`` (1..10), ``compas_label`` (decile > 4) and
+    ``two_year_recid``.
+    """
+    folder = Path(folder)
+    subset = pd.read_csv(folder / "BROWARD_CLEAN_SUBSET.csv")
+    subset.columns = [c.split(" ")[0] for c in subset.columns]
+    charges = pd.read_csv(folder / "CHARGE_ID.csv", usecols=["charge_id", "mturk_charge_name"]).dropna()
+    names = dict(zip(charges["charge_id"].astype(int), charges["mturk_charge_name"].str.strip(), strict=True))
+    missing = sorted(set(subset["charge_id"]) - set(names))
+    if missing:
+        raise ValueError(f"CHARGE_ID.csv has no name for charge_id {missing[0]}")
+    frame = subset.rename(columns={"block_num": "block"})
+    frame["race"] = frame["race"].map(RACE_CODES)
+    frame["sex"] = frame["sex"].map(SEX_NAMES)
+    frame["charge"] = frame["charge_id"].map(names)
+    frame["degree"] = frame["charge_degree"].map(CHARGE_DEGREES)
+    frame["compas_label"] = (frame["compas_decile_score"] > 4).astype(int)
+    columns = ["id", "block", "race", "sex", "age", "juv_fel_count", "juv_misd_count", "priors_count", "charge"]
+    return frame[[*columns, "degree", "compas_decile_score", "compas_label", "two_year_recid"]]

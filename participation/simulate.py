@@ -11,7 +11,9 @@ from django.utils.datastructures import MultiValueDict
 from participation.enrolment import enrolment_of
 from participation.pages import condition_index, form_answers, page_form
 from participation.services import SubmitOutcome, page_shown, page_submit, participant_arrive, participant_consent
+from participation.simulated_raters import GroupEffects, check_group_effects, default_group_effects, draw_rater
 from participation.simulation import GenerativeModel, SimulatedParticipant
+from participation.tasks import task_for
 from studies.services import latest_study
 from surveys.models import Participant
 
@@ -36,13 +38,24 @@ def simulate_participants(
     model: GenerativeModel | None = None,
     hours: float = 6.0,
     decline_rate: float = 0.02,
+    group_effects: GroupEffects | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> SimulationReport:
     """Create ``n`` simulated participants (ids ``sim-<seed>-<i>``) who arrive over the past
-    ``hours`` and take the whole study; a share ``decline_rate`` declines consent."""
+    ``hours`` and take the whole study; a share ``decline_rate`` declines consent.
+
+    Format 1 studies: answers from ``model`` (``participation.simulation``). Format 2 studies: each
+    participant is a rater drawn by ``participation.simulated_raters.draw_rater`` with ``group_effects``
+    (default: ``default_group_effects``), and every page's POST data comes from its task type's
+    ``simulate``."""
     model = model or GenerativeModel()
     rng = np.random.default_rng(seed)
     study = latest_study(slug)
+    if study.spec.get("format") == 2:
+        group_effects = default_group_effects(study.spec) if group_effects is None else group_effects
+        check_group_effects(study.spec, group_effects)
+    elif group_effects:
+        raise ValueError("group effects need a format 2 study with a questionnaire (this study is format 1)")
     start = timezone.now() - timedelta(hours=hours)
     offsets = np.sort(rng.uniform(0, hours * 3600, size=n))
     completed = 0
@@ -61,7 +74,10 @@ def simulate_participants(
             if progress:
                 progress(i + 1)
             continue
-        completed += _take_study(participant, study.spec, study.spec_hash, model, rng, at)
+        if study.spec.get("format") == 2:
+            completed += _take_study_v2(participant, study.spec, study.spec_hash, group_effects, rng, at)
+        else:
+            completed += _take_study(participant, study.spec, study.spec_hash, model, rng, at)
         if progress:
             progress(i + 1)
     counts: dict[str, int] = {}
@@ -91,14 +107,29 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, model, rng
             data = {"choice": spec["screening"]["eligible"][0]}
         else:
             data = {}
-        form = page_form(page, index, data=_as_post(data))
-        if not form.is_valid():
-            raise RuntimeError(f"simulated answer refused on {page['key']}: {form.errors.as_text()}")
-        page_shown(participant=participant, page_key=page["key"], at=at)
-        at = at + timedelta(seconds=float(rng.lognormal(np.log(25), 0.5)))
-        outcome = page_submit(
-            enrolment=enrolment, page_key=page["key"], answers=form_answers(page, index, form), at=at
-        ).outcome
-        if outcome is not SubmitOutcome.SAVED:
-            raise RuntimeError(f"simulated page {page['key']} was not saved: {outcome}")
+        at = _submit(participant, enrolment, page, index, data, rng, at)
     return 1
+
+
+def _take_study_v2(participant: Participant, spec: dict, spec_hash: str, effects: GroupEffects, rng, at) -> int:
+    index = condition_index(spec, spec_hash, participant.condition.key)
+    rater = draw_rater(spec, effects, rng)
+    enrolment = enrolment_of(participant)
+    for page in participant.plan:
+        at = _submit(participant, enrolment, page, index, task_for(page).simulate(page, index, rater, rng), rng, at)
+    return 1
+
+
+def _submit(participant: Participant, enrolment, page: dict, index, data: dict, rng, at):
+    """Validate ``data`` with the page's form and save it like a browser's POST; returns the time after."""
+    form = page_form(page, index, data=_as_post(data))
+    if not form.is_valid():
+        raise RuntimeError(f"simulated answer refused on {page['key']}: {form.errors.as_text()}")
+    page_shown(participant=participant, page_key=page["key"], at=at)
+    at = at + timedelta(seconds=float(rng.lognormal(np.log(25), 0.5)))
+    outcome = page_submit(
+        enrolment=enrolment, page_key=page["key"], answers=form_answers(page, index, form), at=at
+    ).outcome
+    if outcome is not SubmitOutcome.SAVED:
+        raise RuntimeError(f"simulated page {page['key']} was not saved: {outcome}")
+    return at

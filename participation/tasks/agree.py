@@ -7,13 +7,11 @@ from django import forms
 
 from participation import questions
 from participation.services import AnswerInput
-from participation.tasks.base import TaskType, bts_prediction, draw_binary, draw_sureness
+from participation.simulated_raters import agree_logit, bts_prediction, draw_binary, draw_sureness
+from participation.tasks.base import TaskType
 from participation.tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
 
 AGREE_CHOICES = ((1, "Yes, I agree"), (0, "No, I disagree"))
-# A neutral rater agrees with the AI with probability expit(1.0) = 0.73 (lay people agreed with
-# COMPAS on about two thirds of defendants in Dressel & Farid's study).
-AGREE_BASE_LOGIT = 1.0
 
 
 class DisagreementPageForm(forms.Form):
@@ -125,11 +123,14 @@ class Agree(TaskType):
         return {"cards": [index.card(pool["key"], page["item"], f"This {index.noun(pool)}")]}
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
-        """Agree with logit P = AGREE_BASE_LOGIT + leniency + N(0, noise); confidence from how sure the
-        rater is; the BTS prediction from the rater's own agreement probability."""
+        """Agree with logit P = agree_logit(the AI's score) + leniency + N(0, noise)
+        (``participation.simulated_raters``); confidence from how sure the rater is; the BTS prediction
+        from the rater's own agreement probability and answer."""
         if index.format == 1:
-            return {f"agree_{key}": str(draw_binary(AGREE_BASE_LOGIT, rater, rng)[0]) for key in page["prompts"]}
-        answer, p = draw_binary(AGREE_BASE_LOGIT, rater, rng)
+            return {f"agree_{key}": str(draw_binary(agree_logit(None), rater, rng)[0]) for key in page["prompts"]}
+        block = index.block(page)
+        score = index.model_output(block["pool"], page["item"], block["model"]).get("score")
+        answer, p = draw_binary(agree_logit(score), rater, rng)
         return binary_extras(self.form(page, index), {"answer": str(answer)}, p, rater, rng)
 
 
@@ -138,5 +139,5 @@ def binary_extras(form: forms.Form, data: dict[str, str], p: float, rater, rng: 
     if "sure" in form.fields:
         data["sure"] = draw_sureness(p, rng)
     if "prediction" in form.fields:
-        data["prediction"] = bts_prediction(p, rater, rng)
+        data["prediction"] = bts_prediction(p, rater, rng, own=data["answer"] == "1")
     return data

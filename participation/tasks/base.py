@@ -7,7 +7,6 @@ methods, so adding a task type is one module plus its template.
 
 import numpy as np
 from django import forms
-from scipy.special import expit
 
 from participation.services import AnswerInput
 from participation.simulated_raters import SimulatedRater
@@ -47,23 +46,3 @@ class TaskType:
     def simulate(self, page: dict, index, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """The page's POST data as ``rater`` would send it."""
         raise NotImplementedError
-
-
-def bts_prediction(p_positive: float, rater: SimulatedRater, rng: np.random.Generator) -> str:
-    """A simulated BTS prediction: the rater's own probability of the positive answer (in percent),
-    shifted by ``prediction_bias``, plus N(0, 5) points, as a whole percentage in [0, 100]."""
-    value = 100 * p_positive + rater.prediction_bias + rng.normal(0, 5)
-    return str(int(np.clip(round(value), 0, 100)))
-
-
-def draw_binary(base_logit: float, rater: SimulatedRater, rng: np.random.Generator) -> tuple[int, float]:
-    """A yes (1) / no (0) answer with logit P(yes) = base_logit + leniency + N(0, noise); returns
-    the answer and the rater's probability without the noise (for the BTS prediction)."""
-    p = float(expit(base_logit + rater.leniency))
-    answer = int(rng.random() < expit(base_logit + rater.leniency + rng.normal(0, rater.noise)))
-    return answer, p
-
-
-def draw_sureness(p: float, rng: np.random.Generator) -> str:
-    """A 5-point confidence that grows with how far the rater's probability is from 1/2."""
-    return str(int(np.clip(round(1 + 8 * abs(p - 0.5) + rng.normal(0, 0.7)), 1, 5)))

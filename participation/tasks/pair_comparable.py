@@ -3,8 +3,9 @@
 
 from django import forms
 
+from participation.simulated_raters import draw_binary
 from participation.tasks.agree import BinaryTaskForm, binary_extras, bts_prompt
-from participation.tasks.base import TaskType, draw_binary
+from participation.tasks.base import TaskType
 from participation.tasks.fields import YES_NO
 from participation.tasks.pair_distance import _distance, _names
 

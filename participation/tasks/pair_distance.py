@@ -11,8 +11,9 @@ from scipy.stats import norm
 
 from participation import questions
 from participation.services import AnswerInput
+from participation.simulated_raters import bts_prediction
 from participation.simulation import pair_truth
-from participation.tasks.base import TaskType, bts_prediction
+from participation.tasks.base import TaskType
 from participation.tasks.fields import prediction_field, scale_field
 
 FACTOR_CHOICES = [
@@ -234,10 +235,11 @@ class PairDistance(TaskType):
         d_s = 1 + (points - 1) * float(np.clip(g + rng.normal(0, 0.12), 0, 1))
         mean = rater.alpha * d_e + (1 - rater.alpha) * d_s + rater.scale_shift
         rating = {"trajectory": d_e, "aggregate": d_s}.get(page["measure"], mean + rng.normal(0, rater.noise))
-        data = {"rating": str(int(np.clip(round(rating), 1, points)))}
+        rating = int(np.clip(round(rating), 1, points))
+        data = {"rating": str(rating)}
         form = self.form(page, index)
         if "prediction" in form.fields:
             similar_max = likert.get("similar_max", points // 2)
             p_similar = float(norm.cdf((similar_max + 0.5 - mean) / max(rater.noise, 1e-6)))
-            data["prediction"] = bts_prediction(p_similar, rater, rng)
+            data["prediction"] = bts_prediction(p_similar, rater, rng, own=rating <= similar_max)
         return data

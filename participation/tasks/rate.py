@@ -9,8 +9,9 @@ from scipy.stats import norm
 
 from participation import questions
 from participation.services import AnswerInput
+from participation.simulated_raters import bts_prediction
 from participation.tasks.agree import bts_prompt
-from participation.tasks.base import TaskType, bts_prediction
+from participation.tasks.base import TaskType
 from participation.tasks.fields import prediction_field, scale_field
 
 
@@ -112,10 +113,11 @@ class Rate(TaskType):
         if scale["type"] == "likert":
             k = len(scale["labels"])
             centre = 1 + (k - 1) * score + rater.scale_shift
-            data = {"rating": str(int(np.clip(round(centre + rng.normal(0, rater.noise)), 1, k)))}
+            rating = int(np.clip(round(centre + rng.normal(0, rater.noise)), 1, k))
+            data = {"rating": str(rating)}
             if "bts" in block:
                 p = float(norm.sf((scale["positive_from"] - 0.5 - centre) / max(rater.noise, 1e-6)))
-                data["prediction"] = bts_prediction(p, rater, rng)
+                data["prediction"] = bts_prediction(p, rater, rng, own=rating >= scale["positive_from"])
             return data
         low, high = scale["min"], scale["max"]
         step = scale.get("step") or 1

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from participation.simulate import simulate_participants
+from participation.simulated_raters import parse_group_effect
 from participation.simulation import GenerativeModel
 from runs.progress import ProgressBar
 from studies.services import StudyNotFound
@@ -19,16 +20,35 @@ class Command(BaseCommand):
             "--noise", type=float, default=GenerativeModel.overall_noise, help="sd of the overall rating"
         )
         parser.add_argument("--hours", type=float, default=6.0, help="arrivals spread over the past HOURS")
+        parser.add_argument(
+            "--group-effect",
+            action="append",
+            default=[],
+            metavar="QUESTION=OPTION:FIELD=VALUE[,FIELD=VALUE]",
+            help="format 2: the effect of a questionnaire answer on raters (fields leniency, scale_shift, noise, "
+            "alpha, honesty, prediction_bias); repeatable; default: the first single-choice question's first "
+            "option is 1 logit more lenient and rates 1 scale point lower",
+        )
 
-    def handle(self, *args, slug, n, seed, a1, a2, noise, hours, **options):
+    def handle(self, *args, slug, n, seed, a1, a2, noise, hours, group_effect, **options):
         if n < 1:
             raise CommandError("--n must be at least 1")
         model = GenerativeModel(a1=a1, a2=a2, overall_noise=noise)
+        effects: dict = {}
         try:
+            for text in group_effect:
+                question, option, values = parse_group_effect(text)
+                effects.setdefault(question, {}).setdefault(option, {}).update(values)
             report = simulate_participants(
-                slug, n=n, seed=seed, model=model, hours=hours, progress=ProgressBar(n, "participants", self.stderr)
+                slug,
+                n=n,
+                seed=seed,
+                model=model,
+                hours=hours,
+                group_effects=effects or None,
+                progress=ProgressBar(n, "participants", self.stderr),
             )
-        except StudyNotFound as exc:
+        except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(
             self.style.SUCCESS(

@@ -1,0 +1,40 @@
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from studies.imports import SOURCES, crowd_study_import
+from studies.services import StudyOwnedByOther
+from studies.study_file import InvalidStudyFile
+
+
+class Command(BaseCommand):
+    help = "Import a public crowd dataset as a completed study (its participants and answers), once."
+
+    def add_arguments(self, parser):
+        parser.add_argument("source", choices=sorted(SOURCES), help="which release")
+        parser.add_argument("--path", help="the release's folder (default: ../shared/reference-data/<release>)")
+        parser.add_argument("--slug", help="the study's slug (default: the source's name)")
+        parser.add_argument("--owner", help="username of the researcher who owns the study")
+
+    def handle(self, *args, source, path=None, slug=None, owner=None, **options):
+        user = None
+        if owner:
+            user = get_user_model().objects.filter(username=owner).first()
+            if user is None:
+                raise CommandError(f"no user named {owner!r}")
+        try:
+            result = crowd_study_import(source=source, path=path, slug=slug, owner=user)
+        except (FileNotFoundError, ValueError, InvalidStudyFile, StudyOwnedByOther) as exc:
+            raise CommandError(str(exc)) from exc
+        study = result.study
+        if result.action == "already_imported":
+            self.stdout.write(
+                f"{study.slug} v{study.version}: already imported ({result.participants} participants, "
+                f"{result.answers} answers); nothing changed"
+            )
+        else:
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"{study.slug} v{study.version}: imported {result.participants} completed participants "
+                    f"and {result.answers} answers"
+                )
+            )

@@ -1,0 +1,101 @@
+"""simulate_participants with rater groups: the --group-effect option and, for a format 2 study run
+through the real services, the planted difference found by the per-group analysis."""
+
+import pandas as pd
+import pytest
+from django.core.management import CommandError, call_command
+
+from fairness.rater_groups import rater_group_difference_test
+from participation.simulate import simulate_participants
+from studies.demo_study import build_demo_study
+from studies.services import spec_digest, study_load
+from studies.study_file import validate_study
+from surveys.models import Answer, Participant, Study
+
+QUESTIONNAIRE = {
+    "key": "about",
+    "type": "questionnaire",
+    "questions": [{"key": "role", "type": "single_choice", "text": "Your role?", "options": ["judge", "lay"]}],
+}
+
+
+def _agree_study(slug: str = "agree-sim") -> dict:
+    subjects = [
+        {
+            "id": f"s{i}",
+            "features": {"priors": i % 7},
+            "groups": {"race": "a" if i % 2 else "b"},
+            "models": {"ai": {"score": (i % 10) / 10 + 0.05, "label": int(i % 10 >= 5)}},
+        }
+        for i in range(40)
+    ]
+    return {
+        "format": 2,
+        "slug": slug,
+        "title": "Agree simulation",
+        "consent": {"text": "Consent."},
+        "completion": {"code": "DONE"},
+        "pools": [{"key": "people", "subjects": subjects, "display": {"profile": "{priors} priors"}}],
+        "blocks": [
+            QUESTIONNAIRE,
+            {
+                "key": "agree",
+                "type": "task",
+                "task": "agree",
+                "pool": "people",
+                "model": "ai",
+                "assignment": {"per_participant": 20},
+            },
+        ],
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("role=judge", "expected QUESTION=OPTION:FIELD=VALUE"),
+        ("role=judge:leniency=x", "'x' is not a number"),
+        ("age=30:leniency=1", "no single-choice question with that key"),
+        ("role=clerk:leniency=1", "role='clerk': not one of"),
+    ],
+)
+def test_bad_group_effect_is_refused_before_anyone_is_created(option, message):
+    spec = validate_study(_agree_study())
+    Study.objects.create(slug=spec["slug"], title=spec["title"], spec=spec, spec_hash=spec_digest(spec))
+    with pytest.raises(CommandError, match=message):
+        call_command("simulate_participants", "agree-sim", "--n", "3", "--group-effect", option)
+    assert not Participant.objects.exists()
+
+
+@pytest.mark.django_db
+def test_group_effects_are_refused_for_a_format_1_study():
+    study_load(spec={**build_demo_study(), "slug": "demo"})
+    with pytest.raises(CommandError, match="group effects need a format 2 study"):
+        call_command("simulate_participants", "demo", "--n", "2", "--group-effect", "role=judge:leniency=1")
+    assert not Participant.objects.exists()
+
+
+@pytest.mark.django_db
+def test_simulated_agree_study_shows_the_planted_rater_group_difference():
+    """Through consent, the task registry and page_submit: judges agree with the AI more (+1.5 logit)."""
+    pytest.importorskip("participation.tasks")
+    pytest.importorskip("participation.assignment")
+    study = study_load(spec=_agree_study()).study
+    simulate_participants(
+        "agree-sim", n=60, seed=5, decline_rate=0.0, group_effects={"role": {"judge": {"leniency": 1.5}}}
+    )
+    roles = dict(
+        Answer.objects.filter(participant__study=study, question="about/role").values_list("participant_id", "text")
+    )
+    groups = {s["id"]: (s["groups"]["race"], s["models"]["ai"]["label"]) for s in study.spec["pools"][0]["subjects"]}
+    rows = [
+        (pid, roles[pid], *groups[subject], 1 - int(agree))
+        for pid, subject, agree in Answer.objects.filter(participant__study=study, measure="agree").values_list(
+            "participant_id", "subject_key", "number"
+        )
+    ]
+    answers = pd.DataFrame(rows, columns=["participant", "role", "group", "model_label", "disagreement"])
+    assert answers.groupby("participant").size().eq(20).all() and answers["participant"].nunique() == 60
+    test = rater_group_difference_test(answers, rater_group="role", n_permutations=999)
+    assert test.pvalue < 0.05 and test.by_group["judge"] < test.by_group["lay"]

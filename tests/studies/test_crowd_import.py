@@ -1,0 +1,133 @@
+"""The Dressel & Farid release imported as a completed study: its analysis run on the platform's own rows
+gives the values computed from the release directly (../shared/test-vectors.md: DR .357 no race / .352 race)."""
+
+from io import StringIO
+
+import pandas as pd
+import pytest
+from django.core.management import CommandError, call_command
+
+from fairness.datasets import load_dressel_farid, load_dressel_farid_workers
+from fairness.disagreement import disagreement_notions
+from fairness.rater_groups import notions_by_rater_group
+from studies.imports import crowd_study_import
+from surveys.models import Answer, Participant
+from tests.conftest import REFERENCE_DATA
+
+DRESSEL = REFERENCE_DATA / "dressel_farid"
+pytestmark = pytest.mark.skipif(not DRESSEL.exists(), reason="reference data not present")
+RATER_GROUPS = ("gender", "age", "race", "education")
+
+
+def _platform_answers(study) -> pd.DataFrame:
+    """One row per stored agree answer with the rater's questionnaire answers and the subject's group and
+    model label from the stored study file (what the export's answers + questionnaire tables carry)."""
+    pools = {b["key"]: b["pool"] for b in study.spec["blocks"] if b["type"] == "task"}
+    subjects = {
+        (pool["key"], s["id"]): (s["groups"]["race"], s["models"]["compas"]["label"])
+        for pool in study.spec["pools"]
+        for s in pool["subjects"]
+    }
+    questionnaire = pd.DataFrame(
+        Answer.objects.filter(participant__study=study, measure="questionnaire").values_list(
+            "participant_id", "question", "text"
+        ),
+        columns=["participant", "question", "text"],
+    )
+    questionnaire["question"] = questionnaire["question"].str.split("/").str[1]
+    wide = questionnaire.pivot(index="participant", columns="question", values="text")
+    rows = [
+        (pid, condition, block, subject, *subjects[pools[block], subject], 1 - int(number))
+        for pid, condition, block, subject, number in Answer.objects.filter(
+            participant__study=study, measure="agree"
+        ).values_list("participant_id", "participant__condition__key", "set_key", "subject_key", "number")
+    ]
+    frame = pd.DataFrame(
+        rows, columns=["participant", "condition", "block", "subject", "group", "model_label", "disagreement"]
+    )
+    return frame.join(wide, on="participant")
+
+
+def _release(race_shown: bool) -> pd.DataFrame:
+    answers = load_dressel_farid(DRESSEL, race_shown=race_shown)
+    workers = load_dressel_farid_workers(DRESSEL, race_shown=race_shown)
+    return answers.merge(workers, on="worker", how="left", suffixes=("", "_worker"), validate="m:1")
+
+
+@pytest.fixture(scope="module")
+def imported(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        result = crowd_study_import(source="dressel-farid", path=DRESSEL)
+        yield result, _platform_answers(result.study)
+        Participant.objects.filter(study=result.study).delete()
+        result.study.delete()
+
+
+@pytest.mark.django_db
+def test_import_stores_every_worker_and_answer(imported):
+    result, frame = imported
+    assert result.action == "imported" and result.participants == 800
+    assert frame.groupby("condition")["participant"].nunique().to_dict() == {"no_race": 400, "race": 400}
+    assert len(frame) == 40_000 and frame.groupby("participant").size().eq(50).all()
+    assert frame.groupby(["condition", "subject"]).size().eq(20).all()  # every defendant got 20 answers
+    people = Participant.objects.filter(study=result.study)
+    assert not people.exclude(status="completed").exists() and not people.exclude(prolific_study_id="").exists()
+    person = people.get(external_id="race-88582665")  # the first worker of MTURK_RACE_DEMOGRAPHICS.csv
+    assert [p["kind"] for p in person.plan] == ["agree"] * 50 + ["questionnaire"]
+    assert [p["position"] for p in person.plan[:50]] == list(range(50)) and person.position == 51
+    assert person.plan[0] == {
+        "key": "agree_race/8307",
+        "kind": "agree",
+        "block": "agree_race",
+        "item": "8307",
+        "position": 0,
+    }
+    answers = dict(person.answers.filter(measure="questionnaire").values_list("question", "text"))
+    assert answers == {  # codes 3, 1, 1, 3 in the release
+        "demographics/age": "25-34",
+        "demographics/gender": "female",
+        "demographics/race": "White",
+        "demographics/education": "some college, no degree",
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("condition", "race_shown", "anchor"), [("no_race", False, 0.357), ("race", True, 0.352)])
+@pytest.mark.parametrize("rater_group", RATER_GROUPS)
+def test_notions_by_worker_group_equal_the_release(imported, condition, race_shown, anchor, rater_group):
+    _, frame = imported
+    platform = frame[(frame.condition == condition) & frame[rater_group].notna()]
+    result = notions_by_rater_group(platform, rater_group=rater_group)
+    release = _release(race_shown)
+    worker_column = "race_worker" if rater_group == "race" else rater_group  # "race" is the defendant's
+    release = release[~release[worker_column].str.contains("undocumented")]
+    columns = {"rater": "worker", "subject_group": "race", "model_label": "compas_label"}
+    direct = notions_by_rater_group(release, rater_group=worker_column, **columns)
+    if rater_group != "gender" or condition == "no_race":  # the one undocumented gender code is not imported
+        assert result.overall.overall_dr == pytest.approx(anchor, abs=5e-4)
+        pooled = disagreement_notions(release["race"], release["compas_label"], release["disagreement"])
+        for name, notion in pooled.notions.items():
+            assert result.overall.notions[name].value == pytest.approx(notion.value), name
+    assert result.by_group.keys() == direct.by_group.keys()
+    for group in direct.by_group:
+        assert result.n_raters[group] == direct.n_raters[group] and result.n_answers[group] == direct.n_answers[group]
+        for statistic in ("DR", "CA", "AE", "EO", "PE", "OMR"):
+            assert result.value(group, statistic) == pytest.approx(direct.value(group, statistic), nan_ok=True)
+
+
+@pytest.mark.django_db
+def test_second_import_changes_nothing(imported):
+    result, _ = imported
+    answers = Answer.objects.count()
+    out = StringIO()
+    call_command("import_crowd_study", "dressel-farid", "--path", str(DRESSEL), stdout=out)
+    assert "already imported (800 participants, 43199 answers)" in out.getvalue()
+    assert Answer.objects.count() == answers and Participant.objects.filter(study__slug="dressel-farid").count() == 800
+
+
+@pytest.mark.django_db
+def test_missing_release_folder_is_named(tmp_path):
+    before = Participant.objects.count()
+    with pytest.raises(CommandError, match="no-such: no such folder"):
+        call_command("import_crowd_study", "dressel-farid", "--path", str(tmp_path / "no-such"))
+    assert Participant.objects.count() == before
