@@ -343,7 +343,8 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
             _task_problems(block, pools[block["pool"]], base, add)
     checks = spec.get("attention", {})
     for name in ("exclude_if_failed", "return_if_failed"):
-        if name in checks and n_attention and checks[name] > n_attention:  # a default without checks is inert
+        # exclude_if_failed's default without checks (1) is inert, so a validated file validates again
+        if name in checks and checks[name] > max(n_attention, name == "exclude_if_failed"):
             add(f"attention.{name}", f"cannot exceed the number of attention blocks ({n_attention})")
     screening = spec.get("screening")
     if screening:

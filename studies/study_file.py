@@ -366,7 +366,8 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
         if "after_pair" in item and item["after_pair"] > min(pair_counts):
             add(f"attention_checks.items[{ai}].after_pair", f"must be <= the number of pairs ({min(pair_counts)})")
     for name in ("exclude_if_failed", "return_if_failed"):
-        if name in checks and items and checks[name] > len(items):  # a default without checks is inert
+        # exclude_if_failed's default without checks (1) is inert, so a validated file validates again
+        if name in checks and checks[name] > max(len(items), name == "exclude_if_failed"):
             add(f"attention_checks.{name}", f"cannot exceed the number of checks ({len(items)})")
     screening = spec.get("screening")
     if screening:
