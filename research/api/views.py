@@ -114,6 +114,7 @@ class ExportTableList(APIView):
     always; questionnaire, pairs, disagreements when it has such blocks)."""
 
     @extend_schema(
+        operation_id="studies_export_tables",
         responses=inline_serializer(
             "ExportTableNames", {"tables": serializers.ListField(child=serializers.ChoiceField(choices=TABLES))}
         )
