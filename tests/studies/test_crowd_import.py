@@ -3,6 +3,7 @@ gives the values computed from the release directly (../shared/test-vectors.md: 
 
 from io import StringIO
 
+import numpy as np
 import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
@@ -10,6 +11,7 @@ from django.core.management import CommandError, call_command
 from fairness.datasets import load_dressel_farid, load_dressel_farid_workers
 from fairness.disagreement import disagreement_notions
 from fairness.rater_groups import notions_by_rater_group
+from research.export import export_tables
 from studies.imports import crowd_study_import
 from surveys.models import Answer, Participant
 from tests.conftest import REFERENCE_DATA
@@ -20,32 +22,12 @@ RATER_GROUPS = ("gender", "age", "race", "education")
 
 
 def _platform_answers(study) -> pd.DataFrame:
-    """One row per stored agree answer with the rater's questionnaire answers and the subject's group and
-    model label from the stored study file (what the export's answers + questionnaire tables carry)."""
-    pools = {b["key"]: b["pool"] for b in study.spec["blocks"] if b["type"] == "task"}
-    subjects = {
-        (pool["key"], s["id"]): (s["groups"]["race"], s["models"]["compas"]["label"])
-        for pool in study.spec["pools"]
-        for s in pool["subjects"]
-    }
-    questionnaire = pd.DataFrame(
-        Answer.objects.filter(participant__study=study, measure="questionnaire").values_list(
-            "participant_id", "question", "text"
-        ),
-        columns=["participant", "question", "text"],
-    )
-    questionnaire["question"] = questionnaire["question"].str.split("/").str[1]
-    wide = questionnaire.pivot(index="participant", columns="question", values="text")
-    rows = [
-        (pid, condition, block, subject, *subjects[pools[block], subject], 1 - int(number))
-        for pid, condition, block, subject, number in Answer.objects.filter(
-            participant__study=study, measure="agree"
-        ).values_list("participant_id", "participant__condition__key", "set_key", "subject_key", "number")
-    ]
-    frame = pd.DataFrame(
-        rows, columns=["participant", "condition", "block", "subject", "group", "model_label", "disagreement"]
-    )
-    return frame.join(wide, on="participant")
+    """The platform's own export: the disagreements table (one row per agree answer, with the subject's
+    race and the model's label) joined with the questionnaire table (the workers' demographics)."""
+    tables = export_tables(study.slug)
+    questionnaire = tables.questionnaire.set_index("participant_id")[list(RATER_GROUPS)]
+    frame = tables.disagreements.join(questionnaire.replace("", np.nan), on="participant_id")
+    return frame.rename(columns={"participant_id": "participant", "demo_race": "group"})
 
 
 def _release(race_shown: bool) -> pd.DataFrame:
