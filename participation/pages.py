@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from participation.caching import BoundedCache
 from participation.services import AnswerInput
 from participation.tasks import task_for
-from studies.content import StudyContent, study_content
+from studies.content import StudyContent, line_chart, study_content
 
 
 @dataclass(frozen=True)
@@ -29,19 +29,8 @@ class ConditionIndex:
     def chart(self, *subject_ids: str) -> dict:
         """Data for a Plotly line chart of the subjects' yearly (non-cumulative) series."""
         cond = self.condition
-        return {
-            "x": cond["time_labels"],
-            "traces": [{"name": s, "y": self.subjects[s]["series"]} for s in subject_ids],
-            "ytitle": f"{cond['feature']} ({cond['unit']})",
-            "description": "; ".join(
-                f"{s}: "
-                + ", ".join(
-                    f"{label} {value:g}"
-                    for label, value in zip(cond["time_labels"], self.subjects[s]["series"], strict=True)
-                )
-                for s in subject_ids
-            ),
-        }
+        series = {s: self.subjects[s]["series"] for s in subject_ids}
+        return line_chart(cond["time_labels"], series, cond["feature"], cond["unit"])
 
     def total(self, subject_id: str) -> float:
         return sum(self.subjects[subject_id]["series"])

@@ -8,18 +8,16 @@ import json
 
 from django import forms
 from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from research.study_upload_views import OUTCOMES
+from research.study_upload_views import load_stashed_and_redirect
 from research.uploads import UploadError
 from studies.builder import TEMPLATES, StudyBuildError, build_study, study_file_bytes, summarise_study
-from studies.services import StudyOwnedByOther
 from studies.study_file import InvalidStudyFile, validate_study
-from studies.study_upload import StashedFileMissing, load_stashed, stash_upload, stashed_bytes, stashed_spec
+from studies.study_upload import StashedFileMissing, stash_upload, stashed_bytes, stashed_spec
 
 TEMPLATE_CHOICES = {
     "disagreement": "Disagreement: does the participant agree with the AI's prediction? (yes/no, confidence, BTS)",
@@ -99,15 +97,8 @@ def study_build_preview(request: HttpRequest, digest: str) -> HttpResponse:
         spec = stashed_spec(user=request.user, digest=digest)
     except StashedFileMissing as exc:
         raise Http404("No such study: saved already, expired, or never built. Build it again.") from exc
-    if request.method == "POST":
-        try:
-            result = load_stashed(user=request.user, digest=digest)
-        except StudyOwnedByOther as exc:
-            messages.error(request, str(exc))
-        else:
-            study = result.study
-            messages.success(request, f"{study.slug} v{study.version}: {OUTCOMES[result.action]}.")
-            return redirect("researcher:dashboard", slug=study.slug)
+    if request.method == "POST" and (loaded := load_stashed_and_redirect(request, digest)) is not None:
+        return loaded
     return render(request, "researcher/build_preview.html", {"summary": summarise_study(spec), "digest": digest})
 
 

@@ -51,6 +51,19 @@ def study_upload(request: HttpRequest) -> HttpResponse:
     return render(request, "researcher/upload.html", context, status=status)
 
 
+def load_stashed_and_redirect(request: HttpRequest, digest: str) -> HttpResponse | None:
+    """Load the stashed file as the researcher (upload or builder preview's "save"): to the study's
+    dashboard with a message, or None (with the refusal as a message) when the slug is another's."""
+    try:
+        result = load_stashed(user=request.user, digest=digest)
+    except StudyOwnedByOther as exc:
+        messages.error(request, str(exc))
+        return None
+    study = result.study
+    messages.success(request, f"{study.slug} v{study.version}: {OUTCOMES[result.action]}.")
+    return redirect("researcher:dashboard", slug=study.slug)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def study_upload_preview(request: HttpRequest, digest: str) -> HttpResponse:
@@ -58,15 +71,8 @@ def study_upload_preview(request: HttpRequest, digest: str) -> HttpResponse:
         spec = stashed_spec(user=request.user, digest=digest)
     except StashedFileMissing as exc:
         raise Http404("No such upload: loaded already, expired, or never made. Upload it again.") from exc
-    if request.method == "POST":
-        try:
-            result = load_stashed(user=request.user, digest=digest)
-        except StudyOwnedByOther as exc:
-            messages.error(request, str(exc))
-        else:
-            study = result.study
-            messages.success(request, f"{study.slug} v{study.version}: {OUTCOMES[result.action]}.")
-            return redirect("researcher:dashboard", slug=study.slug)
+    if request.method == "POST" and (loaded := load_stashed_and_redirect(request, digest)) is not None:
+        return loaded
     preview = study_preview(user=request.user, digest=digest, spec=spec)
     return render(
         request, "researcher/upload_preview.html", {"preview": preview, "outcome": OUTCOMES[preview.outcome]}

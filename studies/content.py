@@ -78,19 +78,10 @@ class StudyContent:
         return Profile(text=text, table=table, chart=self.chart(pool, subject_id) if "chart" in display else None)
 
     def chart(self, pool: str, *subject_ids: str) -> dict:
-        """Data for the line chart of the subjects' series (the shape of ``ConditionIndex.chart``)."""
+        """Data for the line chart of the subjects' series (:func:`line_chart`)."""
         chart = self.pools[pool]["display"]["chart"]
-        labels = chart["time_labels"]
         series = {s: self.subject(pool, s)["series"] for s in subject_ids}
-        return {
-            "x": labels,
-            "traces": [{"name": s, "y": y} for s, y in series.items()],
-            "ytitle": f"{chart['feature']} ({chart['unit']})",
-            "description": "; ".join(
-                f"{s}: " + ", ".join(f"{label} {value:g}" for label, value in zip(labels, y, strict=True))
-                for s, y in series.items()
-            ),
-        }
+        return line_chart(chart["time_labels"], series, chart["feature"], chart["unit"])
 
     def strata(self, block_key: str) -> dict[str, list[str]]:
         """Item ids by the value of the block's ``assignment.stratify_by`` ({"": all items} without it)."""
@@ -99,6 +90,20 @@ class StudyContent:
         if column is None:
             return {"": self.items(block_key)}
         return item_strata(block, self.pools[block["pool"]], column)
+
+
+def line_chart(time_labels: list[str], series: dict[str, list[float]], feature: str, unit: str) -> dict:
+    """Data for a Plotly line chart of subjects' yearly (non-cumulative) series, with a text
+    description of every value for screen readers (both formats' pages use it)."""
+    return {
+        "x": time_labels,
+        "traces": [{"name": name, "y": values} for name, values in series.items()],
+        "ytitle": f"{feature} ({unit})",
+        "description": "; ".join(
+            f"{name}: " + ", ".join(f"{label} {value:g}" for label, value in zip(time_labels, values, strict=True))
+            for name, values in series.items()
+        ),
+    }
 
 
 def _shown(value) -> str:

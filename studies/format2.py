@@ -346,13 +346,7 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
         # exclude_if_failed's default without checks (1) is inert, so a validated file validates again
         if name in checks and checks[name] > max(n_attention, name == "exclude_if_failed"):
             add(f"attention.{name}", f"cannot exceed the number of attention blocks ({n_attention})")
-    screening = spec.get("screening")
-    if screening:
-        for i, option in enumerate(screening["eligible"]):
-            if option not in screening["options"]:
-                add(f"screening.eligible[{i}]", f"{option!r} is not one of the options")
-        if set(screening["eligible"]) >= set(screening["options"]):
-            add("screening.eligible", "every option is eligible, so nobody would be screened out")
+    problems.extend(v1.screening_problems(spec))
     return problems
 
 
@@ -427,8 +421,7 @@ _TASK_NEEDS = {
     "rate": ("scale", "question"),
     "pair_comparable": ("pairs",),
 }
-_OPTIONAL_TASK_FIELDS = {"pairs", "sets", "measures", "likert", "rationale_factors", "bts", "model", "label_names"}
-_OPTIONAL_TASK_FIELDS |= {"confidence", "strength", "show_model", "scale", "question"}
+_OPTIONAL_TASK_FIELDS = set().union(*_TASK_OPTIONS.values())
 
 
 def _task_problems(block: dict, pool: dict, base: str, add) -> None:

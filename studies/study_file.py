@@ -369,15 +369,27 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
         # exclude_if_failed's default without checks (1) is inert, so a validated file validates again
         if name in checks and checks[name] > max(len(items), name == "exclude_if_failed"):
             add(f"attention_checks.{name}", f"cannot exceed the number of checks ({len(items)})")
+    problems.extend(screening_problems(spec))
+    return problems
+
+
+def screening_problems(spec: dict) -> list[StudyFileProblem]:
+    """The screening question's rules (both formats): options listed once, eligible answers among
+    them, and not every option eligible."""
     screening = spec.get("screening")
-    if screening:
-        for dup in _duplicates(screening["options"]):
-            add("screening.options", f"option {dup!r} is listed twice")
-        for i, option in enumerate(screening["eligible"]):
-            if option not in screening["options"]:
-                add(f"screening.eligible[{i}]", f"{option!r} is not one of the options")
-        if set(screening["eligible"]) >= set(screening["options"]):
-            add("screening.eligible", "every option is eligible, so nobody would be screened out")
+    if not screening:
+        return []
+    problems = [
+        StudyFileProblem("screening.options", f"option {dup!r} is listed twice")
+        for dup in _duplicates(screening["options"])
+    ]
+    for i, option in enumerate(screening["eligible"]):
+        if option not in screening["options"]:
+            problems.append(StudyFileProblem(f"screening.eligible[{i}]", f"{option!r} is not one of the options"))
+    if set(screening["eligible"]) >= set(screening["options"]):
+        problems.append(
+            StudyFileProblem("screening.eligible", "every option is eligible, so nobody would be screened out")
+        )
     return problems
 
 

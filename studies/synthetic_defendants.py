@@ -100,16 +100,19 @@ def bundled_studies() -> dict[str, bytes]:
     disagreement study over them (20 per participant, 10 of each race) and a rating study over 100 others
     (seed 2019; 20 per participant, 10 of each race)."""
     defendants = defendants_csv(200, seed=2018)
+    shared = {
+        "label_column": "ai_label",
+        "score_column": "ai_score",
+        "group_columns": ["race", "sex"],
+        "profile": PROFILE,
+        "per_participant": 20,
+        "stratify_by": "race",
+    }
     disagreement = build_study(
         "disagreement",
         defendants,
         "id",
-        label_column="ai_label",
-        score_column="ai_score",
-        group_columns=["race", "sex"],
-        profile=PROFILE,
-        per_participant=20,
-        stratify_by="race",
+        **shared,
         slug="disagreement-synthetic",
         title="Do you agree with the AI? (synthetic defendants)",
         completion_code="DISAGREE-DEMO",
@@ -121,12 +124,7 @@ def bundled_studies() -> dict[str, bytes]:
         "rating",
         defendants_csv(100, seed=2019),
         "id",
-        label_column="ai_label",
-        score_column="ai_score",
-        group_columns=["race", "sex"],
-        profile=PROFILE,
-        per_participant=20,
-        stratify_by="race",
+        **shared,
         slug="rating-synthetic",
         title="How risky is this person? (synthetic defendants)",
         completion_code="RATING-DEMO",
