@@ -1,5 +1,7 @@
 """The balance a burst of consents left behind, read from the database: participants per condition
-and, per task block, judgements per item (how many consented participants' plans hold the item).
+and, per task block and stratum, judgements per item (how many consented participants' plans hold the
+item). The assignment keeps judgements within one of each other inside a stratum; strata of
+different sizes differ by design (every participant gets the same number of items of each value).
 
 Run with the server's environment (DATABASE_URL ...): .venv/bin/python bench/balance.py SLUG
 (bench/launch.py --scenario burst runs it). Pilots are left out, as the assignment leaves them out.
@@ -17,6 +19,8 @@ import django  # noqa: E402
 
 django.setup()
 
+from studies.content import study_content  # noqa: E402
+from studies.services import latest_study  # noqa: E402
 from surveys.models import Participant  # noqa: E402
 
 
@@ -29,11 +33,16 @@ def main(slug: str) -> None:
         items = {(page["block"], page["item"]) for page in plan if "item" in page and "block" in page}
         for block, item in items:
             judgements.setdefault(block, Counter())[item] += 1
+    study = latest_study(slug)
+    content = study_content(study.spec, study.spec_hash) if study.spec.get("format", 1) == 2 else None
     for block, counts in sorted(judgements.items()):
-        print(
-            f"block {block}: {len(counts)} items judged, judgements per item min {min(counts.values())} / "
-            f"max {max(counts.values())} (spread {max(counts.values()) - min(counts.values())})"
-        )
+        strata = content.strata(block) if content else {"": list(counts)}
+        for value, items in sorted(strata.items()):
+            seen = [counts[item] for item in items]
+            print(
+                f"block {block}{f' stratum {value}' if value else ''}: {len(items)} items, judgements per "
+                f"item min {min(seen)} / max {max(seen)} (spread {max(seen) - min(seen)})"
+            )
     if not judgements:
         print("no sampled task blocks (every participant judges every item)")
 

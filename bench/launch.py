@@ -46,11 +46,15 @@ from participation.loadclient import HTTPParticipant  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 SPEC = json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text())
+
+
 def attention_answers(spec: dict) -> dict[str, str]:
     """The right answer of each attention check, by check key (format 1) or page key (format 2)."""
     if spec["format"] == 1:
         return {c["key"]: c["correct"] for c in spec.get("attention_checks", {}).get("items", [])}
     return {b["key"]: b["correct"] for b in spec["blocks"] if b["type"] == "attention"}
+
+
 PORT = 8765
 SLUG = SPEC["slug"]
 CHECKS: dict[str, str] = {}  # set from the study file in main()
@@ -235,9 +239,7 @@ def ceiling(seconds: float = 5.0, threads: int = 16) -> float:
 
 
 def verify(env) -> str:
-    out = subprocess.run(
-        [PY, "manage.py", "check_integrity", SLUG], cwd=ROOT, env=env, capture_output=True, text=True
-    )
+    out = subprocess.run([PY, "manage.py", "check_integrity", SLUG], cwd=ROOT, env=env, capture_output=True, text=True)
     return (out.stdout + out.stderr).strip()
 
 

@@ -10,4 +10,7 @@ threads = int(os.environ.get("GUNICORN_THREADS", 2))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", 30))
 graceful_timeout = 20
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", 0))
+# Load the app (and config.warm_up: views, participant templates, the newest studies' content) once in
+# the master before forking, so freshly started workers answer their first requests at full speed.
+preload_app = os.environ.get("GUNICORN_PRELOAD", "1") != "0"
 accesslog = os.environ.get("GUNICORN_ACCESSLOG") or None

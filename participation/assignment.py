@@ -22,11 +22,11 @@ limit, or consenting at this moment); the ticket of a participant who stopped co
 past the time limit, withdrawn, screened out, declined) goes to the next consenting participant,
 who thereby gets the same condition and items and restores the balance (``participation.services``).
 
-Concurrency: the ticket is taken by one UPDATE that sets the participant's ticket to the largest
-ticket of the version plus one, under a unique (study, ticket) constraint; of simultaneous
-consents that computed the same number one commits and the others retry. No lock is held across
-statements and the plan is built outside any transaction, so simultaneous arrivals do not queue
-behind each other. Same study file + same ticket + same participant seed -> same plan.
+Concurrency: the ticket is the version's counter (``Study.tickets_issued``), incremented in one
+short transaction that also gives the participant the place: simultaneous consents queue only on
+that one row update, none fails or retries, and a rolled-back consent returns its place (no gaps).
+The plan is built outside any transaction. Same study file + same ticket + same participant seed
+-> same plan.
 """
 
 import zlib
@@ -110,24 +110,30 @@ def rank_in(spec: dict, ticket: int, condition_keys: Iterable[str]) -> int:
 
 
 def _window(spec: dict, stream: int, stratum: int, items: list[str], per: int, rank: int) -> list[str]:
-    """Positions rank*per .. (rank+1)*per - 1 of a stratum's item sequence (see the module docstring)."""
+    """Positions rank*per .. (rank+1)*per - 1 of a stratum's item sequence (see the module docstring).
+
+    The rounds are drawn as index lists and only the window's items are looked up: a round's swaps
+    need only the previous round's tail (per <= len(items), checked by the validator)."""
     n = len(items)
     rng = np.random.default_rng([spec.get("seed", 0), 1, stream, stratum])
-    end = (rank + 1) * per
-    sequence: list[str] = []
+    first, end = rank * per, (rank + 1) * per
+    previous: list[int] = []
+    chosen: list[str] = []
     for round_start in range(0, end, n):
-        order = [items[i] for i in rng.permutation(n)]
+        order = rng.permutation(n).tolist()
         window_start = (round_start // per) * per
         if 0 < round_start and window_start < round_start:  # a window spans the boundary
-            held = set(sequence[window_start:round_start])
+            held = set(previous[window_start - round_start :])
             head = min(window_start + per, round_start + n) - round_start
             spare = (j for j in range(head, n) if order[j] not in held)
             for i in range(head):
                 if order[i] in held:
                     j = next(spare)
                     order[i], order[j] = order[j], order[i]
-        sequence += order
-    return sequence[rank * per : end]
+        if round_start + n > first:
+            chosen += [items[i] for i in order[max(first - round_start, 0) : end - round_start]]
+        previous = order
+    return chosen
 
 
 def _block_number(key: str) -> int:

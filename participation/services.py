@@ -13,8 +13,7 @@ from enum import Enum
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Max, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
@@ -24,7 +23,7 @@ from participation.plan import plan_for
 from participation.sql import insert_row_if, insert_rows, update_rows
 from participation.time_limits import time_limit
 from studies.content import study_content
-from studies.services import latest_study
+from studies.services import latest_study_id
 from studies.study_facts import study_facts
 from surveys.models import (
     Answer,
@@ -86,24 +85,24 @@ def participant_arrive(
     existing = None if looked_up else participant_find(study_slug=study_slug, external_id=external_id)
     if existing is not None:
         return existing, False
-    study = latest_study(study_slug)
+    study_id = latest_study_id(study_slug)
+    participant = Participant(
+        study_id=study_id,
+        external_id=external_id,
+        prolific_study_id=prolific_study_id[:128],
+        prolific_session_id=prolific_session_id[:128],
+        seed=secrets.randbits(62) if seed is None else seed,
+        simulated=simulated,
+        pilot=pilot,
+        arrived_at=at or timezone.now(),
+    )
+    if resume_code:
+        participant.resume_code_hash = resume_code_digest(participant, resume_code)
     try:
-        with transaction.atomic():
-            participant = Participant(
-                study=study,
-                external_id=external_id,
-                prolific_study_id=prolific_study_id[:128],
-                prolific_session_id=prolific_session_id[:128],
-                seed=secrets.randbits(62) if seed is None else seed,
-                simulated=simulated,
-                pilot=pilot,
-                arrived_at=at or timezone.now(),
-            )
-            if resume_code:
-                participant.resume_code_hash = resume_code_digest(participant, resume_code)
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():  # a savepoint only when needed
             participant.save(force_insert=True)
     except IntegrityError:
-        return Participant.objects.get(study=study, external_id=external_id), False
+        return Participant.objects.get(study_id=study_id, external_id=external_id), False
     return participant, True
 
 
@@ -206,44 +205,28 @@ def _reclaimed_ticket(participant: Participant, spec: dict, now: datetime) -> in
     return None
 
 
-def _next_ticket() -> Coalesce:
-    """The version's largest ticket + 1, as an expression for the participant's own UPDATE."""
-    largest = (
-        Participant.objects.filter(study_id=OuterRef("study_id"))
-        .order_by()
-        .values("study_id")
-        .annotate(m=Max("ticket"))
-        .values("m")
-    )
-    return Coalesce(Subquery(largest), Value(-1)) + 1
-
-
 def _new_ticket(participant: Participant, spec: dict) -> int:
-    """The next free place of the sequence: one UPDATE whose unique (study, ticket) constraint lets
-    one of simultaneous consents that computed the same number commit; the others compute again.
-    Raises StudyFull (and gives the place back) past the study's capacity."""
-    own = Participant.objects.filter(pk=participant.pk, ticket__isnull=True)
-    for _ in range(100):
-        try:
-            with transaction.atomic() if connection.in_atomic_block else nullcontext():
-                own.update(ticket=_next_ticket())
-            break
-        except IntegrityError:
-            continue
-    ticket = Participant.objects.filter(pk=participant.pk).values_list("ticket", flat=True).get()
+    """The next place of the sequence from the version's counter: one short transaction that
+    increments ``Study.tickets_issued`` (the row lock orders simultaneous consents, nobody fails or
+    retries) and gives the participant the place; a rollback returns the place, so no gaps.
+    Raises StudyFull past the study's capacity."""
     limit = capacity(spec)
-    if ticket is None:
-        raise RuntimeError("no ticket after 100 attempts")
-    if limit is not None and ticket >= limit:
-        Participant.objects.filter(pk=participant.pk, ticket=ticket).update(ticket=None)
-        raise StudyFull(f"study {spec['slug']!r} is full: every condition has reached its cap")
-    return ticket
+    counter = Study.objects.filter(pk=participant.study_id)
+    with transaction.atomic():
+        if not (counter if limit is None else counter.filter(tickets_issued__lt=limit)).update(
+            tickets_issued=F("tickets_issued") + 1
+        ):
+            raise StudyFull(f"study {spec['slug']!r} is full: every condition has reached its cap")
+        ticket = counter.values_list("tickets_issued", flat=True).get() - 1
+        if Participant.objects.filter(pk=participant.pk, ticket__isnull=True).update(ticket=ticket):
+            return ticket
+        transaction.set_rollback(True)  # a simultaneous consent of this participant took a ticket
+    return Participant.objects.filter(pk=participant.pk).values_list("ticket", flat=True).get()
 
 
 def _pilot_place(participant: Participant, spec: dict) -> int:
     """A pilot takes no ticket: they see the plan of the next free place (the last one when full)."""
-    largest = Participant.objects.filter(study_id=participant.study_id).aggregate(m=Max("ticket"))["m"]
-    place = 0 if largest is None else largest + 1
+    place = Study.objects.filter(pk=participant.study_id).values_list("tickets_issued", flat=True).get()
     limit = capacity(spec)
     return place if limit is None else min(place, limit - 1)
 
@@ -263,10 +246,10 @@ def participant_consent(*, participant_id: int, accept: bool, at: datetime | Non
     """Record the consent decision; on acceptance assign the condition and items of a ticket
     (``participation.assignment``): a drop-out's freed ticket first, else the next one.
 
-    No lock is held across statements: the ticket is taken by one UPDATE (a unique constraint
-    settles ties), the plan is built from the per-process study cache, and the decision is stored
-    by a compare-and-set ``UPDATE .. WHERE status = 'arrived'``, so deciding twice (or twice at
-    once) keeps the first decision. Pilots take no ticket and are not counted. Raises StudyFull
+    The ticket is taken in one short transaction on the version's counter row, the plan is built
+    from the per-process study cache, and the decision is stored by a compare-and-set
+    ``UPDATE .. WHERE status = 'arrived'``, so deciding twice (or twice at once) keeps the first
+    decision. Pilots take no ticket and are not counted. Raises StudyFull
     when every condition has reached its cap (the participant stays ``arrived``).
     """
     status = Participant.Status

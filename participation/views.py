@@ -5,6 +5,7 @@ id is not enough to continue, answer or withdraw for them. The session ends at c
 withdrawal."""
 
 from django.conf import settings
+from django.db.models import F
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -41,9 +42,9 @@ from participation.tasks import task_for
 from participation.tasks.attention import attention_count
 from participation.throttle import client_address
 from participation.time_limits import time_limit
-from studies.services import StudyNotFound, latest_study
+from studies.services import StudyNotFound, latest_study_id
 from studies.study_facts import StudyFacts, study_facts
-from surveys.models import Answer, Participant, Study
+from surveys.models import Answer, Participant
 
 Status = Participant.Status
 ACTIVE_STATES = (Status.ARRIVED, Status.ACTIVE, Status.DECLINED, Status.TIMED_OUT)  # still holding a resume code
@@ -95,14 +96,16 @@ def _problem(request: HttpRequest, title: str, message: str, status: int) -> Htt
 
 
 def _participant(request: HttpRequest, slug: str) -> tuple[Participant | None, StudyFacts | None]:
-    """The session's participant in this study and the study's facts (one query on study pages)."""
+    """The session's participant in this study and the study's facts (one query; before consent the
+    cached file is checked by the version's digest, read in the same query)."""
     try:
-        participant = Participant.objects.get(pk=request.session[_session_key(slug)])
+        participant = Participant.objects.annotate(spec_hash=F("study__spec_hash")).get(
+            pk=request.session[_session_key(slug)]
+        )
     except (KeyError, Participant.DoesNotExist):
         return None, None
-    if participant.condition_id is None:  # before consent: check the cached file by its digest
-        spec_hash = Study.objects.values_list("spec_hash", flat=True).get(pk=participant.study_id)
-        facts = study_facts(participant.study_id, spec_hash=spec_hash)
+    if participant.condition_id is None:
+        facts = study_facts(participant.study_id, spec_hash=participant.spec_hash)
     else:
         facts = study_facts(participant.study_id, participant.condition_id)
     if facts.slug != slug:
@@ -264,7 +267,7 @@ def _require(
                 return None, ended_facts, None
             return None, None, redirect(_where(ended_status, slug))
         try:
-            latest_study(slug)
+            latest_study_id(slug)
         except StudyNotFound:
             return None, None, _problem(request, "Study not found", "This link does not lead to a study.", 404)
         return (

@@ -39,6 +39,7 @@ class StudyContent:
     blocks: dict[str, dict]
     _subjects: dict[str, dict[str, dict]] = field(repr=False)
     _items: dict[str, dict[str, dict | str]] = field(repr=False)
+    _strata: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False, compare=False)
 
     def subject(self, pool: str, subject_id: str) -> dict:
         return self._subjects[pool][subject_id]
@@ -84,12 +85,16 @@ class StudyContent:
         return line_chart(chart["time_labels"], series, chart["feature"], chart["unit"])
 
     def strata(self, block_key: str) -> dict[str, list[str]]:
-        """Item ids by the value of the block's ``assignment.stratify_by`` ({"": all items} without it)."""
-        block = self.blocks[block_key]
-        column = block["assignment"].get("stratify_by")
-        if column is None:
-            return {"": self.items(block_key)}
-        return item_strata(block, self.pools[block["pool"]], column)
+        """Item ids by the value of the block's ``assignment.stratify_by`` ({"": all items} without it),
+        computed once per block (every consent reads them)."""
+        strata = self._strata.get(block_key)
+        if strata is None:
+            block = self.blocks[block_key]
+            column = block["assignment"].get("stratify_by")
+            pool = self.pools[block["pool"]]
+            strata = {"": self.items(block_key)} if column is None else item_strata(block, pool, column)
+            self._strata[block_key] = strata
+        return strata
 
 
 def line_chart(time_labels: list[str], series: dict[str, list[float]], feature: str, unit: str) -> dict:

@@ -604,7 +604,6 @@ def _task_defaults(block: dict, pool: dict) -> None:
             )
 
 
-
 def condition_summary(spec: dict, condition_key: str) -> dict[str, int]:
     """What one participant of a condition sees of a validated file: ``pages`` (screening,
     every page block, one page per task item shown; pair_distance one per measure), and the items

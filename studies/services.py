@@ -114,3 +114,11 @@ def latest_study(slug: str) -> Study:
     if study is None:
         raise StudyNotFound(f"no study with slug {slug!r}")
     return study
+
+
+def latest_study_id(slug: str) -> int:
+    """The id of the latest version (without reading its file: every arrival asks)."""
+    study_id = Study.objects.filter(slug=slug).order_by("-version").values_list("pk", flat=True).first()
+    if study_id is None:
+        raise StudyNotFound(f"no study with slug {slug!r}")
+    return study_id

@@ -136,18 +136,22 @@ def load_stashed(*, user, digest: str) -> StudyLoadResult:
 
 def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
     """Counts per condition, and what loading would do compared with the latest version."""
-    conditions = _format2_conditions(spec) if spec["format"] == 2 else [
-        ConditionSummary(
-            key=c["key"],
-            label=c["label"],
-            subjects=len(c["subjects"]),
-            stimulus_sets=len(c["stimulus_sets"]),
-            pairs=sum(len(s["comparisons"]) for s in c["stimulus_sets"]),
-            prompts=len(c["disagreement_prompts"]),
-            pages=len(build_plan(spec, c["key"], seed=0)),
-        )
-        for c in spec["conditions"]
-    ]
+    conditions = (
+        _format2_conditions(spec)
+        if spec["format"] == 2
+        else [
+            ConditionSummary(
+                key=c["key"],
+                label=c["label"],
+                subjects=len(c["subjects"]),
+                stimulus_sets=len(c["stimulus_sets"]),
+                pairs=sum(len(s["comparisons"]) for s in c["stimulus_sets"]),
+                prompts=len(c["disagreement_prompts"]),
+                pages=len(build_plan(spec, c["key"], seed=0)),
+            )
+            for c in spec["conditions"]
+        ]
+    )
     current = Study.objects.filter(slug=spec["slug"]).select_related("owner").order_by("-version").first()
     refusal, changes = "", []
     if current is None:

@@ -25,6 +25,12 @@ class Study(models.Model):
     )
     collaborators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies")
     created_at = models.DateTimeField(auto_now_add=True)
+    tickets_issued = models.PositiveIntegerField(
+        default=0,
+        editable=False,
+        help_text="How many places of the assignment sequence consenting participants took: the next ticket "
+        "(participation.assignment).",
+    )
 
     class Meta:
         ordering = ["slug", "-version"]
@@ -114,7 +120,10 @@ class Participant(models.Model):
                 name="participant_active_has_condition",
             ),
         ]
-        indexes = [models.Index(fields=["study", "condition", "status"])]
+        indexes = [
+            models.Index(fields=["study", "condition", "status"]),
+            models.Index(fields=["study", "status", "arrived_at"], name="participant_gone_lookup"),
+        ]
 
     def __str__(self) -> str:
         return str(self.pseudonym)

@@ -130,7 +130,6 @@ class FairScore(TaskType):
         "rationale": "Why that score is fair (text).",
     }
 
-
     def answer_bounds(self, page: dict, index) -> tuple[int, int]:
         """Exactly one answer per field: K's acceptance and score (the AI's when accepted), and a
         fair score and a rationale per comparison subject."""

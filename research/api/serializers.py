@@ -4,6 +4,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from research.uploads import UploadError, check_separator
+from runs.design_analysis import check_by
 from runs.planning_runs import PLAN_PARAMETERS, check_weights
 from surveys.models import Condition, Study
 
@@ -71,6 +72,20 @@ class AnalysisRequestSerializer(serializers.Serializer):
         help_text="Format 2 studies: questionnaire question keys that define the rater (stakeholder) groups; "
         "several are combined (e.g. ['role', 'age_band']).",
     )
+
+    def validate_by(self, by: list[str]) -> list[str]:
+        """Checked against the study (``context["study"]``) when the request is made, not in the job."""
+        study = self.context.get("study")
+        if not by or study is None:
+            return by
+        if study.spec.get("format", 1) != 2:
+            raise serializers.ValidationError(
+                "splitting by questionnaire answers needs a format 2 study; this study has no questionnaire"
+            )
+        try:
+            return list(check_by(study.spec, by))
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
 
 
 class AnalysisRunSerializer(serializers.Serializer):

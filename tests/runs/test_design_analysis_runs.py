@@ -151,3 +151,27 @@ def test_dashboard_start_form_offers_the_questionnaire_questions(client, researc
     assert Job.objects.get().params["by"] == ["role", "age_band"]
     client.force_login(other_researcher)
     assert client.get("/researcher/studies/design/start/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_an_unknown_by_question_is_refused_when_the_run_is_requested(client, researcher, demo_study):
+    """400 with the field's error at POST (API and dashboard), no job queued; not a failed job later."""
+    from runs.models import Job
+
+    load_design_study(researcher)
+    api = APIClient()
+    api.force_authenticate(researcher)
+    response = api.post("/api/studies/design/analyses/", {"by": ["gender"]}, format="json")
+    assert response.status_code == 400
+    assert "'gender' is not a questionnaire question of the study; its questions: role, age_band" in str(
+        response.json()["fields"]["by"]
+    )
+    assert api.post("/api/studies/design/analyses/", {"by": ["role", "role"]}, format="json").status_code == 400
+    demo_study.owner = researcher
+    demo_study.save()
+    response = api.post("/api/studies/effort-demo/analyses/", {"by": ["role"]}, format="json")
+    assert response.status_code == 400 and "format 2" in str(response.json()["fields"]["by"])
+    client.force_login(researcher)
+    page = client.post("/researcher/studies/design/start/analysis/", {"seed": 1, "n_resamples": 100, "by": ["gender"]})
+    assert page.status_code == 400 and "is not a questionnaire question" in page.content.decode().replace("&#x27;", "'")
+    assert not Job.objects.exists()
