@@ -61,9 +61,7 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
 
 def _excluded(slug: str, chosen) -> int:
     """Completed participants whose failed attention checks reach their version's threshold."""
-    thresholds = dict(
-        Study.objects.filter(slug=slug).values_list("pk", "spec__attention_checks__exclude_if_failed")
-    )
+    thresholds = dict(Study.objects.filter(slug=slug).values_list("pk", "spec__attention_checks__exclude_if_failed"))
     failures = (
         Answer.objects.filter(
             participant__in=chosen.filter(status=Participant.Status.COMPLETED), measure="attention", number=0

@@ -74,6 +74,4 @@ def study_upload_preview(request: HttpRequest, digest: str) -> HttpResponse:
     if request.method == "POST" and (loaded := load_stashed_and_redirect(request, digest)) is not None:
         return loaded
     preview = study_preview(user=request.user, digest=digest, spec=spec)
-    return render(
-        request, "researcher/upload_preview.html", {"preview": preview, "outcome": OUTCOMES[preview.outcome]}
-    )
+    return render(request, "researcher/upload_preview.html", {"preview": preview, "outcome": OUTCOMES[preview.outcome]})

@@ -163,4 +163,3 @@ def read_csv_upload(
     if len(frame) > max_rows:
         raise UploadError(f"{name}: more than the limit of {max_rows:,} data rows")
     return frame
-

@@ -1,6 +1,5 @@
 """REST API for researchers: studies, participants and the tidy exports."""
 
-
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -50,7 +49,6 @@ def _sample(request) -> str:
 
 def _latest_visible(request, slug: str) -> Study:
     return visible_versions(request.user, slug)[0]
-
 
 
 class StorageUnavailable(APIException):
@@ -117,7 +115,7 @@ class ExportTableList(APIView):
         operation_id="studies_export_tables",
         responses=inline_serializer(
             "ExportTableNames", {"tables": serializers.ListField(child=serializers.ChoiceField(choices=TABLES))}
-        )
+        ),
     )
     def get(self, request, slug: str):
         _latest_visible(request, slug)

@@ -137,7 +137,12 @@ def store(spec: dict) -> Study:
     study = Study.objects.create(slug=spec["slug"], title=spec["title"], spec=spec, spec_hash=spec_digest(spec))
     for position, condition in enumerate(spec["conditions"]):
         Condition.objects.create(
-            study=study, key=condition["key"], label=condition["label"], feature="", unit="", desirable=False,
+            study=study,
+            key=condition["key"],
+            label=condition["label"],
+            feature="",
+            unit="",
+            desirable=False,
             position=position,
         )
     return study

@@ -68,9 +68,7 @@ def test_database_outage_gives_a_retry_page_and_writes_nothing(client, demo_stud
     assert participant.position == 0 and not Answer.objects.filter(participant=participant).exists()
 
 
-@pytest.mark.parametrize(
-    "message", ["no such table: surveys_participant", "no such column: surveys_participant.pilot"]
-)
+@pytest.mark.parametrize("message", ["no such table: surveys_participant", "no such column: surveys_participant.pilot"])
 def test_schema_error_is_not_reported_as_an_outage(demo_study, monkeypatch, message):
     """Missing migrations are not "briefly unavailable": the real error reaches Django's handling."""
 

@@ -174,4 +174,3 @@ def test_a_device_bound_by_session_id_keeps_the_first_browsers_code_valid(client
     assert shown_code(client) == laptop_code
     outcome = participant_resume(participant_id=participant.pk, code=clean_resume_code(laptop_code))
     assert outcome is ResumeOutcome.ACCEPTED
-

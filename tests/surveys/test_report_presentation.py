@@ -1,4 +1,3 @@
-
 """Reports a researcher can put in a paper (issue 12 §1): every report renders every section with its
 explanation, the provenance block, paper-style numbers (``< .001``, CIs at the estimate's precision,
 stars with their legend, the multiple-testing family), Table 5 split per model with a CSV link, and
