@@ -11,7 +11,8 @@ p = (1 + #{T*_b >= T}) / (1 + B), Phipson & Smyth 2010) with T = max_r T_r - min
   (CA, AE, EO, PE, OMR) per subject-group column of the pool, overall and per rater group
   (``fairness.rater_groups``, Telukunta & Nadendla's poster).
 * ``rate``: each rater group's mean rating per subject group (answers pooled, a ratio of sums); differential
-  parity of each rater group against the AI (``fairness.rater_groups.parity_by_rater_group``); the
+  parity (``fairness.rater_group_parity.parity_by_rater_group``) of all raters and each rater group
+  against the AI and of every pair of rater groups, per subject attribute (:func:`_rating_parity`); the
   raters' ICC (``analysis.agreement.rating_icc``, raters who rated every item).
 * ``pair_comparable``: the share of "treat alike" answers per pair and per rater group, and the raters'
   agreement (Fleiss' kappa over the pairs with the most common number of answers).
@@ -37,6 +38,7 @@ from analysis.agreement import rating_icc
 from analysis.bts import bts_scores
 from fairness.disagreement import disagreement_notions
 from fairness.rater_group_alpha import alpha_by_rater_group
+from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import (
     SEPARATOR,
     group_of_raters,
@@ -295,11 +297,70 @@ def _means_by_subject_group(
     return pd.concat(tables, ignore_index=True), tests
 
 
+def _unit_scale(block: dict, ratings: pd.Series) -> pd.Series:
+    """Ratings moved onto [0, 1]: (rating - lowest) / (highest - lowest) of the block's scale (Likert: 1 .. P)."""
+    scale = block["scale"]
+    low, high = (1, len(scale["labels"])) if scale["type"] == "likert" else (scale["min"], scale["max"])
+    return (ratings - low) / (high - low)
+
+
+def _rating_parity(
+    block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options
+) -> tuple[pd.DataFrame, list[str]]:
+    """Differential parity of the raters' ratings, per subject attribute and group (one against the rest;
+    of two groups only the first in sorted order, the other being its mirror image): all raters and each
+    rater group against the AI, every pair of rater groups against each other.
+
+    Choice (the Differential Parity paper compares decisions on one scale): ratings are moved onto [0, 1]
+    (:func:`_unit_scale`) and compared with the block model's score in [0, 1], or its 0/1 label when the
+    pool has no scores; without a model only the rater groups are compared. ``scale.favourable`` ("lower",
+    the default for risk ratings, or "higher") words the verdicts."""
+    frame = frame.merge(subjects, on="subject", how="left")
+    frame["rating01"] = _unit_scale(block, frame["value"])
+    ai = "model_score" if frame["model_score"].notna().all() else "model_label"
+    ai = ai if frame[ai].notna().all() else None
+    favourable = block["scale"].get("favourable", "lower")
+    tables, notes = [], []
+    for attribute in _attributes(subjects):
+        usable = frame.dropna(subset=[attribute])
+        values = sorted(usable[attribute].unique())
+        if len(values) < 2:
+            continue
+        name = _name(attribute) if _name(attribute) not in usable.columns else attribute
+        usable = usable.rename(columns={attribute: name})
+        for value in values[:1] if len(values) == 2 else values:
+            try:
+                result = parity_by_rater_group(
+                    usable,
+                    "rater_group",
+                    rater="participant_id",
+                    sensitive=name,
+                    value="rating01",
+                    ai=ai,
+                    sensitive_value=value,
+                    favourable=favourable,
+                    outcome="ratings",
+                    n_resamples=opts.n_resamples,
+                    seed=opts.seed,
+                )
+            except ValueError as exc:
+                notes.append(f"No differential parity for {_name(attribute)} = {value}: {exc}.")
+                continue
+            verdicts = result.frame().assign(subject_attribute=_name(attribute), subject_group=value)
+            tables.append(verdicts)
+    if ai is None:
+        notes.append("Differential parity compares the rater groups only: the block names no model with scores.")
+    return (pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()), notes
+
+
 def _rate(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> BlockAnalysis:
-    """Mean ratings per rater group and subject group, differential parity against the AI, the raters' ICC."""
+    """Mean ratings per rater group and subject group, differential parity (:func:`_rating_parity`), the
+    raters' ICC."""
     means, tests = _means_by_subject_group(frame.rename(columns={"value": "rating"}), subjects, "rating", opts)
     tables = {"ratings": means, "tests": pd.DataFrame(tests)}
-    notes = []
+    parity, notes = _rating_parity(block, frame, subjects, opts)
+    if len(parity):
+        tables["parity"] = parity
     icc = rating_icc(frame, target="subject", rater="participant_id", rating="value")
     if len(icc):
         tables["icc"] = icc

@@ -310,6 +310,20 @@ DESIGN = {
         f"mean_r = sum of the ratings of group r / their number; {RESAMPLING}",
         "Differential parity paper, Section 2 (raters as decision makers)",
     ),
+    "parity": Explanation(
+        "Differential parity: does one decision maker (all raters, a rater group, or the AI) rate a subject group "
+        "differently, relative to the other subjects, than another decision maker does? Each rater group's ratings "
+        "act as one decision maker: per subject, the mean of its raters' ratings, on [0, 1] ((rating - lowest) / "
+        "(highest - lowest) of the scale) so that they compare with the AI's score in [0, 1] (its 0/1 label when the "
+        "pool has no scores).",
+        "DPT > 0 (p < .05) means R0 gives the group (A = 1) more than R1 does, relative to the other subjects; whether "
+        "that favours them depends on the scale's favourable end (scale.favourable, by default lower = less risky), "
+        "as the verdicts under the table say. The gap's CI resamples raters within their groups, subjects fixed.",
+        "R(x) = mean of the group's raters' ratings of x; m_a = mean over subjects with A = a of R0(x) - R1(x); "
+        "gap = m_1 - m_0; DPT = gap / its Welch standard error (one-sided p); DPD = gap / pooled SD",
+        "Differential Parity paper, Definitions 2-4; fairness.rater_group_parity (platform's choice: ratings moved "
+        "onto [0, 1] to meet the AI's score)",
+    ),
     "icc": Explanation(
         "How far raters agree in their ratings of the same subjects.",
         "ICC(A,1) near 1: one rater's rating predicts another's; ICC(A,k) is the reliability of the mean rating "

@@ -928,6 +928,7 @@ DESIGN_HEADINGS = {
     "notions": "disagreement-derived notions by rater group",
     "ratings": "mean ratings by rater group and subject group",
     "icc": "agreement among raters (ICC)",
+    "parity": "differential parity of rater groups and the AI",
     "shares": "share 'treat alike' by rater group",
     "pairs": "share 'treat alike' per pair",
     "agreement": "agreement among raters (Fleiss' kappa)",
@@ -958,6 +959,21 @@ DESIGN_COLUMNS = {
     },
     "ratings": _GROUP_MEANS,
     "icc": ANALYSIS_COLUMNS["icc"],
+    "parity": {
+        "subject_attribute": "Subject attribute",
+        "subject_group": "Group (A = 1)",
+        "R0": "R0",
+        "R1": "R1",
+        "gap": "Gap m1 - m0",
+        "ci": f"{CI_LABEL} (gap)",
+        "DPT": "DPT",
+        "df": "df",
+        "pvalue": "p (one-sided)",
+        "DPD": "DPD",
+        "effect": "Effect",
+        "n_subjects": "Subjects",
+        "note": "Note",
+    },
     "shares": {**_GROUP_MEANS, "mean": "Share"},
     "pairs": {"pair": "Pair", "rater_group": "Rater group", "share": "Share", "n_answers": "Answers"},
     "agreement": {"rater_group": "Rater group", "kappa": "Kappa", "n_items": "Pairs", "raters_per_item": "Raters/pair"},
@@ -993,11 +1009,13 @@ DESIGN_ESTIMATES = {
     "disagreement_rate": "mean",
     "shares": "mean",
     "icc": "icc",
+    "parity": "gap",
     "tests": "difference",
 }
 
 
 PAIRS_SHOWN = 30
+PARITY_ALPHA = 0.05  # the level of parity_by_rater_group's verdicts
 
 
 def divisive_pairs(pairs: pd.DataFrame, limit: int = PAIRS_SHOWN) -> pd.DataFrame:
@@ -1078,6 +1096,13 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
                 shown = divisive_pairs(frame)
                 columns = {c: {"pair": "Pair", "spread": "Spread"}.get(c, c) for c in shown.columns}
                 notes = [f"The {len(shown)} pairs on which the rater groups differ most; every pair is in the CSV."]
+            elif name == "parity":  # the gap's CI in the table; DPD's CI in the CSV
+                shown = frame.rename(columns={"gap_ci_low": "ci_low", "gap_ci_high": "ci_high"})
+                notes = [
+                    f"{r.subject_attribute} = {r.subject_group}: {r.verdict}"
+                    for r in frame.itertuples(index=False)
+                    if r.pvalue < PARITY_ALPHA
+                ]
             section = _table_section(
                 f"Block {block.block} ({block.task}): {DESIGN_HEADINGS[name]}",
                 shown,

@@ -187,6 +187,7 @@ _task_block = {
                 "type": {"enum": ["likert", "number"]},
                 "labels": _labels,
                 "positive_from": {"type": "integer", "minimum": 2},
+                "favourable": {"enum": ["lower", "higher"]},
                 "min": {"type": "number"},
                 "max": {"type": "number"},
                 "step": {"type": "number", "exclusiveMinimum": 0},

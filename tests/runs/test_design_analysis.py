@@ -262,3 +262,67 @@ def test_likert_alpha_per_rater_group_finds_the_known_weights():
     assert alpha.loc["judge", "ci_low"] < 0.8 < alpha.loc["judge", "ci_high"]
     assert alpha.loc["lay", "ci_low"] < 0.2 < alpha.loc["lay", "ci_high"]
     assert block["tests"]["pvalue"].iloc[0] < 0.05
+
+
+def _planted_parity(judge_bias_for_a: float, seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Ratings (1-5) = round(1 + 4 * AI score + noise), judges adding ``judge_bias_for_a`` for race A subjects."""
+    rng = np.random.default_rng(seed)
+    score = {f"s{i}": (i % 10) / 10 for i in range(N_SUBJECTS)}
+    rows, people = [], []
+    for r in range(N_RATERS):
+        pid, role = f"p{r}", ("judge" if r % 2 else "lay")
+        people.append({"participant_id": pid, "role": role, "age_band": "young"})
+        for i in range(N_SUBJECTS):
+            bias = judge_bias_for_a if role == "judge" and i % 2 else 0.0
+            rating = int(np.clip(round(1 + 4 * score[f"s{i}"] + bias + rng.normal(0, 0.7)), 1, 5))
+            rows.append(
+                {
+                    "participant_id": pid,
+                    "condition": "main",
+                    "block": "score",
+                    "task": "rate",
+                    "subject": f"s{i}",
+                    "measure": "rating",
+                    "value": float(rating),
+                    "text": "",
+                    "excluded": 0,
+                }
+            )
+    return pd.DataFrame(rows).sample(frac=1, random_state=0), pd.DataFrame(people)  # rows in no order
+
+
+def test_rating_block_has_differential_parity_between_rater_groups_and_against_the_ai():
+    answers, questionnaire = _planted_parity(1.0)
+    spec = design_spec()
+    spec["blocks"][2]["model"] = "ai"  # the rate block compares with the AI's scores
+    result = analyze_design(spec, answers, questionnaire, by=("role",), n_resamples=300, n_permutations=300)
+    parity = tables(result, "score")["parity"].set_index(["R0", "R1"])
+    assert set(parity["subject_attribute"]) == {"race"} and set(parity["subject_group"]) == {"A"}
+    # the gap computed directly: per subject each group's mean rating on [0, 1], minus the other decision maker
+    ratings = answers.assign(role=answers["participant_id"].map(questionnaire.set_index("participant_id")["role"]))
+    unit = ratings.assign(v=(ratings["value"] - 1) / 4).pivot_table(index="subject", columns="role", values="v")
+    unit["ai"] = [(int(s[1:]) % 10) / 10 for s in unit.index]
+    is_a = np.array([int(s[1:]) % 2 == 1 for s in unit.index])
+
+    def gap(r0, r1):
+        delta = unit[r0] - unit[r1]
+        return delta[is_a].mean() - delta[~is_a].mean()
+
+    judge_lay = parity.loc[("rater group judge", "rater group lay")]
+    assert judge_lay["gap"] == pytest.approx(gap("judge", "lay"))
+    assert judge_lay["gap"] == pytest.approx(0.25, abs=0.06)  # the planted +1 on a 4-point span
+    assert judge_lay["DPT"] > 0 and judge_lay["pvalue"] < 0.01
+    assert judge_lay["gap_ci_low"] < judge_lay["gap"] < judge_lay["gap_ci_high"] and judge_lay["gap_ci_low"] > 0
+    lay_ai = parity.loc[("rater group lay", "the AI")]
+    assert lay_ai["gap"] == pytest.approx(gap("lay", "ai")) and lay_ai["pvalue"] > 0.05
+    assert parity.loc[("rater group judge", "the AI"), "pvalue"] < 0.01
+    assert "higher ratings" in parity.loc[("rater group judge", "rater group lay"), "verdict"]
+
+
+def test_rating_parity_finds_nothing_when_nothing_is_planted():
+    answers, questionnaire = _planted_parity(0.0)
+    result = analyze_design(design_spec(), answers, questionnaire, by=("role",), n_resamples=300, n_permutations=300)
+    parity = tables(result, "score")["parity"]
+    assert set(parity["R1"]) == {"rater group lay"}  # no model named: the rater groups only
+    assert (parity["pvalue"] > 0.05).all(), parity[["R0", "R1", "gap", "pvalue"]]
+    assert any("names no model" in note for note in next(b for b in result.blocks if b.block == "score").notes)

@@ -98,6 +98,7 @@ def test_api_job_analyses_a_format_2_study_by_rater_group(researcher, other_rese
     for heading in (
         "Block judge (agree): disagreement rate by rater group",
         "Block score (rate): mean ratings",
+        "Block score (rate): differential parity of rater groups and the AI",
         "Block alike (pair_comparable): share",
         "Honesty (Bayesian Truth Serum) by rater group",
     ):
