@@ -11,6 +11,7 @@ from analysis.bts import (
     top_bonus,
 )
 from research.export import export_tables
+from runs.design_analysis import honesty_scores
 from studies.services import latest_study
 from surveys.models import Participant
 
@@ -22,6 +23,11 @@ def bonus_table(
 ) -> pd.DataFrame:
     """Winners of the honesty (BTS) or rationale bonus among completed, non-excluded participants,
     with their raw external ids: columns participant_id (Prolific id), amount, score.
+
+    Honesty scores: format 1, the Likert pairs' BTS (``analysis.bts.participant_bts``); format 2, the
+    mean BTS over every question with a ``bts`` follow-up the participant answered, each question scored
+    over the eligible participants who answered it (``runs.design_analysis.honesty_scores``). Format 2
+    studies have no rationale bonus (their tasks ask for no rationale).
 
     Only participants whose status is ``completed`` and who are not excluded by the attention checks
     are eligible (someone who stopped half-way is scored on nobody's list, and is not counted in the
@@ -41,6 +47,15 @@ def bonus_table(
     tables = export_tables(slug)
     people = tables.participants
     eligible_ids = set(people.loc[(people["status"] == "completed") & (people["excluded"] != 1), "participant_id"])
+    if study.spec.get("format", 1) == 2:
+        if kind != "honesty":
+            raise ValueError("format 2 studies have no rationale bonus: their tasks ask for no rationale")
+        answers = tables.answers[tables.answers["participant_id"].isin(eligible_ids)]
+        scores = honesty_scores(study.spec, answers).rename(columns={"total": "score"})
+        if scores.empty:
+            raise ValueError("no honesty scores: the study has no task with a bts follow-up answered by two people")
+        tie_columns: tuple[str, ...] = ()
+        return _winners(slug, kind, scores, rule, tie_columns)
     pairs = tables.pairs
     answered = pairs[pairs["participant_id"].isin(eligible_ids)].dropna(subset=["d_overall", "fair_score"])
     if kind == "honesty":
@@ -48,10 +63,15 @@ def bonus_table(
         scores = participant_bts(answered, similar_max=study.spec["likert"]["similar_max"]).rename(
             columns={"total": "score"}
         )
-        tie_columns: tuple[str, ...] = ()
+        tie_columns = ()
     else:
         scores = rationale_detail(answered).rename(columns={"rationale_words": "score"})
         tie_columns = RATIONALE_TIE_COLUMNS
+    return _winners(slug, kind, scores, rule, tie_columns)
+
+
+def _winners(slug: str, kind: str, scores: pd.DataFrame, rule: BonusRule, tie_columns: tuple[str, ...]) -> pd.DataFrame:
+    """The top scorers (``analysis.bts.top_bonus``) with their raw external ids and the list's attrs."""
     winners = top_bonus(scores, score_column="score", rule=rule, tie_columns=tie_columns)
     raw = dict(Participant.objects.filter(study__slug=slug).values_list("pseudonym", "external_id"))
     raw = {str(k): v for k, v in raw.items()}

@@ -1,3 +1,4 @@
+import uuid
 from io import StringIO
 
 import pytest
@@ -79,3 +80,34 @@ def test_export_bonuses_reports_ties_at_the_cut_off(demo_study, monkeypatch):
     assert len(lines) == len(table) == table.attrs["eligible"] > 1.5 * table.attrs["target"]
     assert f"{len(lines)} of {len(lines)} eligible participants" in err.getvalue()
     assert "ties at the cut-off" in err.getvalue()
+
+
+def test_format2_honesty_bonus_ranks_the_bts_scores_of_every_question(db):
+    """The bundled disagreement study (agree + BTS, 20 sampled of 200 defendants per participant): the
+    list is the top tenth of the per-participant mean BTS computed from the exported answers."""
+    import json
+    from pathlib import Path
+
+    from research.export import export_tables
+    from runs.design_analysis import honesty_scores
+    from studies.services import latest_study, study_load
+
+    spec = json.loads((Path(__file__).resolve().parents[2] / "studies/bundled/disagreement_synthetic.json").read_text())
+    spec["bonus"] = {"honesty": {"amount": 1.5, "top_fraction": 0.1}}
+    study_load(spec=spec)
+    slug = spec["slug"]
+    simulate_participants(slug, n=40, seed=4)
+    honesty = bonus_table(slug, "honesty")
+    tables = export_tables(slug)
+    people = tables.participants
+    eligible = set(people.loc[(people["status"] == "completed") & (people["excluded"] != 1), "participant_id"])
+    answers = tables.answers[tables.answers["participant_id"].isin(eligible)]
+    scores = honesty_scores(latest_study(slug).spec, answers)
+    assert len(scores) == len(eligible) >= 30 and (scores["n_questions"] >= 1).all()
+    raw = dict(Participant.objects.values_list("pseudonym", "external_id"))
+    best = scores.nlargest(honesty.attrs["target"], "total")
+    assert set(honesty["participant_id"]) >= {raw[uuid.UUID(p)] for p in best["participant_id"]}
+    assert honesty.attrs["eligible"] == len(eligible) and honesty.attrs["target"] == 4
+    assert (honesty["amount"] == 1.5).all() and honesty["score"].min() >= best["total"].min() - 1e-12
+    with pytest.raises(ValueError, match="no rationale bonus"):
+        bonus_table(slug, "rationale", amount=1.0)
