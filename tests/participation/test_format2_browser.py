@@ -1,8 +1,10 @@
-"""A participant takes a small format 2 disagreement study in Chromium at phone width (390 px):
-consent, instructions, a stakeholder questionnaire (an out-of-range age refused), agree pages with a
-profile card, confidence and the BTS follow-up, an attention check, and the completion code. Then a
-researcher opens the preview of the other task pages. With ``SCREENSHOT_DIR`` set, every page kind is
-also photographed at 1280 and 390 px."""
+"""Participants take format 2 studies in Chromium at phone width (390 px), with the plans the real
+assignment draws (tickets, sampled and stratified items, randomised order): a small disagreement study
+(consent, instructions, a stakeholder questionnaire with an out-of-range age refused, agree pages with a
+profile card, confidence and the BTS follow-up, an attention check, the completion code) and the
+bundled disagreement template (20 of 200 defendants, 10 per race). Then a researcher opens the preview
+of the other task pages. With ``SCREENSHOT_DIR`` set, every page kind is also photographed at 1280
+and 390 px."""
 
 import json
 import os
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from surveys.models import Answer, Participant
-from tests.participation.format2_helpers import EXAMPLE, simple_plan
+from tests.participation.format2_helpers import EXAMPLE
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -29,11 +31,10 @@ def _disagreement_spec() -> dict:
 
 
 @pytest.fixture
-def mini_study(db, researcher, monkeypatch):
+def mini_study(db, researcher):
     from studies import services
     from studies.study_file import validate_study
 
-    monkeypatch.setattr("participation.services.plan_for", lambda spec, key, seed, **_: simple_plan(spec, key, seed))
     return services.study_load(spec=validate_study(_disagreement_spec()), owner=researcher).study
 
 
@@ -72,9 +73,11 @@ def test_participant_takes_a_format2_disagreement_study_on_a_phone(browser, live
     page.get_by_label("Newspapers").check()
     _next(page)
 
-    # agree pages: the profile card, the question, confidence and the BTS follow-up
-    for number, subject in enumerate(mini_study.spec["pools"][0]["subjects"]):
-        assert page.locator(".profile-text").inner_text().startswith(f"The defendant is a {subject['features']['sex']}")
+    # agree pages (in this participant's drawn order): the profile card, the question, confidence, BTS
+    subjects = mini_study.spec["pools"][0]["subjects"]
+    for number in range(len(subjects)):
+        text = page.locator(".profile-text").inner_text()
+        assert any(text.startswith(_profile_start(subject)) for subject in subjects), text
         assert page.locator(".profile-table").is_visible()
         assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
         if number == 0:
@@ -92,7 +95,7 @@ def test_participant_takes_a_format2_disagreement_study_on_a_phone(browser, live
     _shoot(page, "done")
 
     participant = Participant.objects.get(external_id="phone-person")
-    assert participant.status == Participant.Status.COMPLETED
+    assert participant.status == Participant.Status.COMPLETED and participant.ticket == 0
     stored = {(a.question, a.number, a.text) for a in Answer.objects.filter(participant=participant)}
     assert ("about/age", 44.0, "") in stored and ("about/news", None, '["Newspapers"]') in stored
     assert {
@@ -101,6 +104,52 @@ def test_participant_takes_a_format2_disagreement_study_on_a_phone(browser, live
         ("judge/d02/prediction", 65, ""),
         ("attention/check", 1, "Blue"),
     } <= stored
+
+
+def _profile_start(subject: dict) -> str:
+    columns = {**subject["features"], **subject["groups"]}
+    return f"The defendant is a {columns['sex']} aged {columns['age']}."
+
+
+def test_participant_takes_the_bundled_disagreement_template_on_a_phone(browser, live_server, researcher):  # noqa: F811
+    """The template's real plan: 20 sampled defendants (10 per race), each page's profile card matching the
+    subject the plan names, answers stored under that subject."""
+    from studies.services import study_load
+
+    bundled = Path(__file__).resolve().parents[2] / "studies" / "bundled" / "disagreement_synthetic.json"
+    study = study_load(spec=json.loads(bundled.read_text()), owner=researcher).study
+    subjects = {s["id"]: s for s in study.spec["pools"][0]["subjects"]}
+    page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=template-phone&STUDY_ID=s&SESSION_ID=t")
+    with page.expect_navigation():
+        page.get_by_role("button", name="I agree to take part").click()
+    participant = Participant.objects.get(external_id="template-phone")
+    judged = [p["item"] for p in participant.plan if p.get("block") == "agree"]
+    assert (
+        len(judged) == 20 and sorted(subjects[i]["groups"]["race"] for i in judged) == ["Black"] * 10 + ["White"] * 10
+    )
+    _next(page)  # instructions
+    page.get_by_label("Member of the public").check()
+    page.get_by_label("35-44").check()
+    page.get_by_label("Woman").check()
+    _next(page)  # education is optional
+    checks = {"attention_1": "Somewhat", "attention_2": "Blue"}
+    for step in participant.plan[2:]:
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, step["key"]
+        if step["kind"] == "attention":
+            page.get_by_label(checks[step["key"]], exact=True).check()
+        else:
+            assert page.locator(".profile-text").inner_text().startswith(_profile_start(subjects[step["item"]]))
+            page.get_by_label("No, I disagree").check()
+            page.get_by_role("group", name="How confident are you?").get_by_label("Moderately").check()
+            page.get_by_label("What percentage of other participants").fill("40")
+        _next(page)
+    assert page.locator("#completion-code").inner_text() == "DISAGREE-DEMO"
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.COMPLETED
+    agreed = Answer.objects.filter(participant=participant, measure="agree")
+    assert sorted(agreed.values_list("subject_key", flat=True)) == sorted(judged)
+    assert set(agreed.values_list("number", flat=True)) == {0.0}
 
 
 def test_researcher_previews_the_other_task_pages(browser, live_server, researcher, format2_study):  # noqa: F811
