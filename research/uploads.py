@@ -131,8 +131,11 @@ def read_csv_upload(
     max_rows: int | None = None,
     max_columns: int | None = None,
     max_seconds: float | None = None,
+    text_columns: tuple[str, ...] = (),
 ) -> pd.DataFrame:
     """Read an uploaded CSV (a path, bytes, or a Django UploadedFile / binary file-like) into a DataFrame.
+
+    ``text_columns`` are read as written (no number inference: an id "007" stays "007", not 7).
 
     Limits default to the settings ``UPLOAD_MAX_BYTES``, ``UPLOAD_MAX_ROWS``, ``UPLOAD_MAX_COLUMNS``
     and ``UPLOAD_MAX_PARSE_SECONDS``. Raises :class:`UploadError` (a ``ValueError``) whose message
@@ -155,7 +158,9 @@ def read_csv_upload(
     _check_header(text, name=name, sep=sep, max_columns=max_columns)
     try:
         with time_limit(max_seconds, _ParseTimeout):
-            frame = pd.read_csv(io.StringIO(text), sep=sep, nrows=max_rows + 1, engine="c")
+            frame = pd.read_csv(
+                io.StringIO(text), sep=sep, nrows=max_rows + 1, engine="c", dtype=dict.fromkeys(text_columns, str)
+            )
     except _ParseTimeout as exc:
         raise UploadError(f"{name}: reading the file took longer than {max_seconds:g} s") from exc
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, csv.Error) as exc:

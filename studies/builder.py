@@ -145,7 +145,7 @@ def build_study(
 
     if name is None:
         name = Path(str(subjects_csv)).name if isinstance(subjects_csv, str | Path) else "subjects CSV"
-    frame = read_csv_upload(subjects_csv, name=name)
+    frame = read_csv_upload(subjects_csv, name=name, text_columns=(id_column,))
     options = BuildOptions(
         template=template,
         id_column=id_column,

@@ -443,7 +443,7 @@ def _task_problems(block: dict, pool: dict, base: str, add) -> None:
         for subject in pool["subjects"]:
             output = subject.get("models", {}).get(block["model"])
             if output is None or (need and need not in output):
-                what = f"a {need}" if need else "an output"
+                what = need or "output"
                 add(f"{base}.model", f"subject {subject['id']!r} has no {what} from model {block['model']!r}")
                 break
     if task in PAIR_TASKS:

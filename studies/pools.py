@@ -1,10 +1,11 @@
 """Item pools read from a CSV of decision subjects (format 2 ``pools[i].csv``, and the builder).
 
-A row is one subject: ``id_column`` its id, ``group_columns`` its groups (e.g. race, sex: what
-fairness is judged across), ``models`` per model a score column (in [0, 1]) and/or a binary label
-column, and every other column (or ``feature_columns``) its features. The CSV is read with the
-platform's bounded upload reader; every problem is an :class:`~studies.study_file.InvalidStudyFile`
-problem naming the pool's path, the column and the first offending rows.
+A row is one subject: ``id_column`` its id (read as written: "007" stays "007"), ``group_columns``
+its groups (e.g. race, sex: what fairness is judged across), ``models`` per model a score column
+(in [0, 1]) and/or a binary label column, and every other column (or ``feature_columns``) its
+features. The CSV is read with the platform's bounded upload reader; every problem is an
+:class:`~studies.study_file.InvalidStudyFile` problem naming the pool's path, the column and the
+first offending rows.
 """
 
 import math
@@ -131,7 +132,11 @@ def inline_csv_pools(spec: dict, folder: Path) -> dict:
             continue
         where = f"pools[{pi}].csv"
         try:
-            frame = read_csv_upload(folder / source["path"], name=f"{where}.path {source['path']!r}")
+            frame = read_csv_upload(
+                folder / source["path"],
+                name=f"{where}.path {source['path']!r}",
+                text_columns=(str(source.get("id_column", "")),),
+            )
         except UploadError as exc:
             raise InvalidStudyFile([StudyFileProblem(where, str(exc))]) from exc
         subjects = subjects_from_frame(

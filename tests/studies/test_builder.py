@@ -362,3 +362,10 @@ def test_a_csv_with_old_mac_line_endings_is_read(defendants):
     """Dressel & Farid's release ends lines with CR only; the upload reader's header check used to crash on it."""
     raw = csv_bytes(defendants).replace(b"\r\n", b"\n").replace(b"\n", b"\r")
     assert len(build(raw)["pools"][0]["subjects"]) == 40
+
+
+def test_ids_are_kept_as_written(defendants):
+    """Ids that look like numbers keep their leading zeros (no type inference on the id column)."""
+    frame = defendants.assign(id=[f"{i:03d}" for i in range(len(defendants))])
+    ids = [s["id"] for s in build(frame)["pools"][0]["subjects"]]
+    assert ids[:3] == ["000", "001", "002"] and len(set(ids)) == len(frame)

@@ -81,7 +81,7 @@ def test_format_1_still_validates_and_unknown_format_is_refused():
         (lambda s: s["blocks"][2].update(strength=True), "blocks[2].strength: not used by a agree task"),
         (
             lambda s: s["pools"][0]["subjects"][0]["models"].pop("ai"),
-            "blocks[2].model: subject 'd01' has no a label from model 'ai'",
+            "blocks[2].model: subject 'd01' has no label from model 'ai'",
         ),
         (lambda s: s["attention"].update(exclude_if_failed=2), "attention.exclude_if_failed: cannot exceed the number"),
         (lambda s: s["pools"][0]["subjects"][1].update(id="d01"), "pools[0].subjects: subject id 'd01' is used twice"),
@@ -101,6 +101,8 @@ def test_csv_pool_is_read_at_load_and_stored_inline(tmp_path):
         + "\n".join(f"p{i},male,{20 + i},theft,{i},{'AB'[i % 2]},0.{i},{i % 2}" for i in range(1, 9))
         + "\n"
     )
+    people = (tmp_path / "people.csv").read_text()
+    (tmp_path / "numbered.csv").write_text(people.replace("\np", "\n00"))  # ids 001 .. 008
     pool = spec["pools"][0]
     del pool["subjects"]
     pool["csv"] = {
@@ -121,6 +123,10 @@ def test_csv_pool_is_read_at_load_and_stored_inline(tmp_path):
     }
     content = study_content(stored, "csv-test")
     assert content.profile("defendants", "p1").text.startswith("The defendant is a male aged 21.")
+    numbered = {**spec, "pools": [{**pool, "csv": {**pool["csv"], "path": "numbered.csv"}}]}
+    (tmp_path / "numbered.json").write_text(json.dumps(numbered))
+    ids = [s["id"] for s in read_study_file(tmp_path / "numbered.json")["pools"][0]["subjects"]]
+    assert ids == [f"00{i}" for i in range(1, 9)]
     # The same file as an upload without its folder: the CSV pool cannot be resolved.
     with pytest.raises(InvalidStudyFile, match=r"pools\[0\]\.csv: a pool read from a CSV can only be loaded"):
         read_study_text(json.dumps(spec))
