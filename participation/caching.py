@@ -1,7 +1,7 @@
 """A small thread-safe, size-bounded mapping for per-process caches of immutable values."""
 
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from threading import Lock
 from typing import Generic, TypeVar
 
@@ -17,15 +17,22 @@ def clear_process_caches() -> None:
 
 
 class BoundedCache(Generic[V]):
-    """Least-recently-used mapping of at most ``size`` entries.
+    """Least-recently-used mapping of at most ``size`` entries and, with ``max_bytes`` and ``weigh``
+    (a value's size in bytes), at most ``max_bytes`` in all: the least recently used entries go
+    first, and a value heavier than ``max_bytes`` alone is returned without being kept.
 
     Only for values that never change once built, so two threads building the same entry at once
     is harmless (the later ``put`` wins).
     """
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, *, max_bytes: int | None = None, weigh: Callable[[V], int] | None = None) -> None:
+        if (max_bytes is None) != (weigh is None):
+            raise ValueError("max_bytes and weigh go together")
         self.size = size
+        self.max_bytes = max_bytes
+        self._weigh = weigh
         self._items: OrderedDict[Hashable, V] = OrderedDict()
+        self._weights: dict[Hashable, int] = {}
         self._lock = Lock()
         _ALL.append(self)
 
@@ -37,12 +44,27 @@ class BoundedCache(Generic[V]):
             return value
 
     def put(self, key: Hashable, value: V) -> V:
+        weight = self._weigh(value) if self._weigh else 0
+        if self.max_bytes is not None and weight > self.max_bytes:
+            return value
         with self._lock:
             self._items[key] = value
-            if len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self._items.move_to_end(key)
+            self._weights[key] = weight
+            while len(self._items) > self.size or (
+                self.max_bytes is not None and sum(self._weights.values()) > self.max_bytes
+            ):
+                old, _ = self._items.popitem(last=False)
+                del self._weights[old]
         return value
+
+    @property
+    def weight(self) -> int:
+        """The bytes held (0 without ``weigh``)."""
+        with self._lock:
+            return sum(self._weights.values())
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._weights.clear()

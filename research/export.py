@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.db.models import Count, Max, Q, Sum
 
 from fairness.effort import average_acceleration
@@ -467,11 +468,19 @@ def _disagreements_frame(rows: list[dict], specs: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*fixed, *demo_columns(specs), "excluded"])
 
 
+def export_bytes(tables: ExportTables) -> int:
+    """The memory the export's tables hold (pandas' deep ``memory_usage``: text cells counted)."""
+    return int(sum(frame.memory_usage(deep=True).sum() for _, frame in tables.items()))
+
+
 # Built exports kept per worker, keyed by what they were built from (``_fingerprint``): at most
-# EXPORT_CACHE_SIZE studies x samples, each about 90 KB per participant of the effort demo
-# (18 MB for 200 participants, bench/dashboard.py), so about 360 MB per worker at 2,000.
+# EXPORT_CACHE_SIZE studies x samples and EXPORT_CACHE_MAX_BYTES in all (about 90 KB per participant
+# of the effort demo, bench/dashboard.py, so ~1,400 participants' export fits the default 128 MB; a
+# larger export is built for each request instead of being kept).
 EXPORT_CACHE_SIZE = 2
-_EXPORTS: BoundedCache[ExportTables] = BoundedCache(size=EXPORT_CACHE_SIZE)
+_EXPORTS: BoundedCache[ExportTables] = BoundedCache(
+    size=EXPORT_CACHE_SIZE, max_bytes=settings.EXPORT_CACHE_MAX_BYTES, weigh=export_bytes
+)
 
 
 def _fingerprint(slug: str, chosen) -> tuple:
