@@ -61,6 +61,17 @@ def _blank_page(page: dict, index: PageIndex, spec_hash: str) -> str:
     return html
 
 
+def consent_response(request: HttpRequest, spec: dict, spec_hash: str, *, resume_code: str = "") -> HttpResponse:
+    """The consent page of a study version, rendered once per process (every arrival asks for it), with
+    the request's CSRF token and the participant's resume line put into its slots."""
+    key = (spec_hash, "consent")
+    html = _cache.get(key)
+    if html is None:
+        context = {"spec": spec, "resume_html": _RESUME, "csrf_token": _CSRF}
+        html = _cache.put(key, render_to_string("surveys/consent.html", context))
+    return HttpResponse(html.replace(_CSRF, get_token(request)).replace(_RESUME, resume_html(resume_code)))
+
+
 def study_page_response(
     request: HttpRequest,
     page: dict,

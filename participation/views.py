@@ -19,7 +19,7 @@ from participation.enrolment import Enrolment, cached_enrolment
 from participation.outcomes import completion_for, outcome_of, return_if_failed
 from participation.pages import condition_index, form_answers, page_form
 from participation.pilot import is_pilot_token, new_pilot_id
-from participation.rendering import resume_html, study_page_response
+from participation.rendering import consent_response, resume_html, study_page_response
 from participation.services import (
     InvalidParticipantId,
     ResumeOutcome,
@@ -312,8 +312,7 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
             },
             status=422,
         )
-    context = {"spec": spec, "resume_html": resume_html(_resume_code(request, slug))}
-    return render(request, "surveys/consent.html", context)
+    return consent_response(request, spec, facts.spec_hash, resume_code=_resume_code(request, slug))
 
 
 def _submit(request: HttpRequest, slug: str) -> HttpResponse | None:

@@ -174,3 +174,23 @@ def test_a_device_bound_by_session_id_keeps_the_first_browsers_code_valid(client
     assert shown_code(client) == laptop_code
     outcome = participant_resume(participant_id=participant.pk, code=clean_resume_code(laptop_code))
     assert outcome is ResumeOutcome.ACCEPTED
+
+
+def test_the_cached_consent_page_equals_a_fresh_render_with_each_visitors_token_and_code(demo_study):
+    from django.template.loader import render_to_string
+    from django.utils.safestring import mark_safe
+
+    from participation.rendering import resume_html
+
+    pages = []
+    for pid in ("first", "second"):
+        browser = Client()
+        browser.get(START, {"PROLIFIC_PID": pid, "STUDY_ID": "ST1", "SESSION_ID": pid})
+        html = browser.get("/s/effort-demo/consent/").content.decode()
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+        code = re.search(r'id="resume-code">.*?<strong>([A-Z0-9-]+)</strong>', html).group(1)
+        context = {"spec": demo_study.spec, "resume_html": mark_safe(resume_html(code)), "csrf_token": token}
+        assert html == render_to_string("surveys/consent.html", context)
+        pages.append((token, code))
+        assert browser.post("/s/effort-demo/consent/", {"decision": "accept"}).status_code == 302
+    assert pages[0][0] != pages[1][0] and pages[0][1] != pages[1][1]
