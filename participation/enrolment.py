@@ -8,7 +8,7 @@ is always decided by the database, in the submission's own UPDATE.
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from participation.caching import BoundedCache
+from participation.caching import BoundedCache, json_bytes
 from surveys.models import Participant
 
 
@@ -36,7 +36,10 @@ def enrolment_of(participant: Participant) -> Enrolment | None:
     )
 
 
-_CACHE: BoundedCache[Enrolment] = BoundedCache(size=20_000)
+# At most 20,000 participants and 128 MB per worker (the effort demo's 44-page plan: about 27 KB).
+_CACHE: BoundedCache[Enrolment] = BoundedCache(
+    size=20_000, max_bytes=128 * 1024 * 1024, weigh=lambda enrolment: json_bytes(enrolment.plan)
+)
 
 
 def cached_enrolment(participant_id: int) -> Enrolment | None:

@@ -1,15 +1,16 @@
 """Lookups into a validated format 2 study file: pools, subjects, blocks, items, profiles.
 
 Built once per stored version and process (keyed by the file's SHA-256, so a cached entry can never
-be stale) and bounded: at most :data:`CACHE_SIZE` study versions per worker.
+be stale) and bounded: at most :data:`CACHE_SIZE` study versions and :data:`CACHE_BYTES` per worker.
 """
 
 from dataclasses import dataclass, field
 
-from participation.caching import BoundedCache
+from participation.caching import BoundedCache, json_bytes
 from studies.format2 import PAIR_TASKS, block_items, item_strata, subject_value
 
 CACHE_SIZE = 64
+CACHE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,9 @@ def _build(spec: dict) -> StudyContent:
     return StudyContent(spec=spec, pools=pools, blocks=blocks, _subjects=subjects, _items=items)
 
 
-_CACHE: BoundedCache[StudyContent] = BoundedCache(size=CACHE_SIZE)
+_CACHE: BoundedCache[StudyContent] = BoundedCache(
+    size=CACHE_SIZE, max_bytes=CACHE_BYTES, weigh=lambda content: json_bytes(content.spec)
+)
 
 
 def study_content(spec: dict, spec_hash: str) -> StudyContent:

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from participation.caching import BoundedCache
+from participation.caching import BoundedCache, json_bytes
 from surveys.models import Condition, Study
 
 
@@ -16,7 +16,10 @@ class StudyFacts:
     condition_keys: dict[int, str]  # Condition.pk -> key
 
 
-_FACTS_CACHE: BoundedCache[StudyFacts] = BoundedCache(size=1000)
+# At most 1,000 versions and 64 MB of study files per worker.
+_FACTS_CACHE: BoundedCache[StudyFacts] = BoundedCache(
+    size=1000, max_bytes=64 * 1024 * 1024, weigh=lambda facts: json_bytes(facts.spec)
+)
 
 
 def study_facts(study_id: int, condition_id: int | None = None, spec_hash: str | None = None) -> StudyFacts:

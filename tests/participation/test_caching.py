@@ -45,3 +45,14 @@ def test_exports_are_kept_within_the_byte_budget(demo_study, settings):
         assert export.cached_export("effort-demo") is not again and export._EXPORTS.weight == 0
     finally:
         export._EXPORTS.max_bytes = settings.EXPORT_CACHE_MAX_BYTES
+
+
+def test_study_and_participant_caches_are_bounded_in_bytes():
+    """Every per-worker cache of the participant path has a byte budget, weighed from the JSON it holds."""
+    from participation import enrolment
+    from participation.caching import json_bytes
+    from studies import content, study_facts
+
+    for cache in (content._CACHE, study_facts._FACTS_CACHE, enrolment._CACHE):
+        assert cache.max_bytes is not None and cache.max_bytes <= 128 * 1024 * 1024
+    assert json_bytes({"a": [1, 2]}) == 5 * len('{"a":[1,2]}')
