@@ -55,23 +55,18 @@ def bonus_table(
         if scores.empty:
             raise ValueError("no honesty scores: the study has no task with a bts follow-up answered by two people")
         tie_columns: tuple[str, ...] = ()
-        return _winners(slug, kind, scores, rule, tie_columns)
-    pairs = tables.pairs
-    answered = pairs[pairs["participant_id"].isin(eligible_ids)].dropna(subset=["d_overall", "fair_score"])
-    if kind == "honesty":
-        # BTS compares each answer with everyone's answers: score on the eligible participants only
-        scores = participant_bts(answered, similar_max=study.spec["likert"]["similar_max"]).rename(
-            columns={"total": "score"}
-        )
-        tie_columns = ()
     else:
-        scores = rationale_detail(answered).rename(columns={"rationale_words": "score"})
-        tie_columns = RATIONALE_TIE_COLUMNS
-    return _winners(slug, kind, scores, rule, tie_columns)
-
-
-def _winners(slug: str, kind: str, scores: pd.DataFrame, rule: BonusRule, tie_columns: tuple[str, ...]) -> pd.DataFrame:
-    """The top scorers (``analysis.bts.top_bonus``) with their raw external ids and the list's attrs."""
+        pairs = tables.pairs
+        answered = pairs[pairs["participant_id"].isin(eligible_ids)].dropna(subset=["d_overall", "fair_score"])
+        if kind == "honesty":
+            # BTS compares each answer with everyone's answers: score on the eligible participants only
+            scores = participant_bts(answered, similar_max=study.spec["likert"]["similar_max"]).rename(
+                columns={"total": "score"}
+            )
+            tie_columns = ()
+        else:
+            scores = rationale_detail(answered).rename(columns={"rationale_words": "score"})
+            tie_columns = RATIONALE_TIE_COLUMNS
     winners = top_bonus(scores, score_column="score", rule=rule, tie_columns=tie_columns)
     raw = dict(Participant.objects.filter(study__slug=slug).values_list("pseudonym", "external_id"))
     raw = {str(k): v for k, v in raw.items()}
