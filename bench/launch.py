@@ -17,7 +17,7 @@ same server, and then checks in the database that every participant has exactly 
 answers and that the conditions are balanced within one.
 
 ``--scenario burst``: ``--arrivals`` participants open the study link at the same moment and
-consent (3 requests each: the link, the consent page, the decision), ``--bursts`` times in a row;
+consent (2 requests each: the link, answered with the consent page, and the decision), ``--bursts`` times in a row;
 prints start + consent p50/p95/p99 over every arrival, then the condition counts and the spread of
 judgements per item (``bench/balance.py``). ``--study`` loads another study file (default the effort
 demo), e.g. a format 2 study with ``per_participant`` sampling.

@@ -81,14 +81,17 @@ class HTTPParticipant:
 
     async def start(self) -> None:
         """Open the study link (Prolific's form, with this attempt's own SESSION_ID, so the same
-        participant could resume from a fresh client too) and consent."""
-        _, location, _ = await self.request(
+        participant could resume from a fresh client too) and consent: a new arrival is answered
+        with the consent page, a returning one who has not decided is sent to it."""
+        consent = f"/s/{self.slug}/consent/"
+        status, location, _ = await self.request(
             "GET", f"/s/{self.slug}/?PROLIFIC_PID={self.external_id}&STUDY_ID=s&SESSION_ID=session-{self.external_id}"
         )
-        if location and location.endswith("/consent/"):
-            await self.request("GET", location)
+        if location == consent:
+            status, location, _ = await self.request("GET", consent)
+        if status == 200:
             _, location, _ = await self.request(
-                "POST", location, {"decision": "accept", "csrfmiddlewaretoken": self.cookies.get("csrftoken", "")}
+                "POST", consent, {"decision": "accept", "csrfmiddlewaretoken": self.cookies.get("csrftoken", "")}
             )
         self.path = location
 

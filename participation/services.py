@@ -23,7 +23,7 @@ from participation.plan import plan_for
 from participation.sql import insert_row_if, insert_rows, update_rows
 from participation.time_limits import time_limit
 from studies.content import study_content
-from studies.services import latest_study_id
+from studies.services import latest_version
 from studies.study_facts import study_facts
 from surveys.models import (
     Answer,
@@ -80,12 +80,13 @@ def participant_arrive(
     (``normalise_external_id``). ``looked_up``: the caller has just found no participant with this
     id (``participant_find``), so the lookup is not repeated. ``pilot``: the researcher's pilot link
     (checked by the caller) brought them; pilots are left out of the balance, exports and analyses.
+    A new participant carries its version's file digest as ``spec_hash``.
     """
     external_id = normalise_external_id(external_id)
     existing = None if looked_up else participant_find(study_slug=study_slug, external_id=external_id)
     if existing is not None:
         return existing, False
-    study_id = latest_study_id(study_slug)
+    study_id, spec_hash = latest_version(study_slug)
     participant = Participant(
         study_id=study_id,
         external_id=external_id,
@@ -103,6 +104,7 @@ def participant_arrive(
             participant.save(force_insert=True)
     except IntegrityError:
         return Participant.objects.get(study_id=study_id, external_id=external_id), False
+    participant.spec_hash = spec_hash  # as the participant pages annotate it
     return participant, True
 
 
@@ -242,7 +244,9 @@ def _plan(spec: dict, spec_hash: str, place: int, seed: int) -> tuple[str, list[
     return condition_key, plan_for(spec, condition_key, seed)
 
 
-def participant_consent(*, participant_id: int, accept: bool, at: datetime | None = None) -> Participant:
+def participant_consent(
+    *, participant_id: int, accept: bool, at: datetime | None = None, participant: Participant | None = None
+) -> Participant:
     """Record the consent decision; on acceptance assign the condition and items of a ticket
     (``participation.assignment``): a drop-out's freed ticket first, else the next one.
 
@@ -250,10 +254,12 @@ def participant_consent(*, participant_id: int, accept: bool, at: datetime | Non
     from the per-process study cache, and the decision is stored by a compare-and-set
     ``UPDATE .. WHERE status = 'arrived'``, so deciding twice (or twice at once) keeps the first
     decision. Pilots take no ticket and are not counted. Raises StudyFull
-    when every condition has reached its cap (the participant stays ``arrived``).
+    when every condition has reached its cap (the participant stays ``arrived``). ``participant``:
+    the row the caller has just read (annotated with ``spec_hash``), so it is not read again.
     """
     status = Participant.Status
-    participant = Participant.objects.annotate(spec_hash=F("study__spec_hash")).get(pk=participant_id)
+    if participant is None:
+        participant = Participant.objects.annotate(spec_hash=F("study__spec_hash")).get(pk=participant_id)
     if participant.status != status.ARRIVED:
         return participant
     now = at or timezone.now()

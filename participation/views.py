@@ -42,7 +42,7 @@ from participation.tasks import task_for
 from participation.tasks.attention import attention_count
 from participation.throttle import client_address
 from participation.time_limits import time_limit
-from studies.services import StudyNotFound, latest_study_id
+from studies.services import StudyNotFound, latest_version
 from studies.study_facts import StudyFacts, study_facts
 from surveys.models import Answer, Participant
 
@@ -130,8 +130,14 @@ def _resume_key(slug: str) -> str:
 
 
 def _bind(request: HttpRequest, slug: str, participant: Participant, code: str = "") -> HttpResponse:
-    """This browser is now the participant's: their id (and resume code, when known) go into a
-    fresh session; a finished participant's session ends at once."""
+    """This browser is now the participant's (``_remember``); it goes to where they stand."""
+    _remember(request, slug, participant, code)
+    return redirect(_where(participant.status, slug))
+
+
+def _remember(request: HttpRequest, slug: str, participant: Participant, code: str = "") -> None:
+    """Their id (and resume code, when known) go into a fresh session; a finished participant's
+    session ends at once."""
     request.session.cycle_key()
     if participant.status in FINISHED:
         _end_session(request, slug, participant.pk, participant.status, participant.study_id, participant.condition_id)
@@ -142,7 +148,6 @@ def _bind(request: HttpRequest, slug: str, participant: Participant, code: str =
         request.session[_session_key(slug)] = participant.pk
         if code:
             request.session[_resume_key(slug)] = code
-    return redirect(_where(participant.status, slug))
 
 
 def _too_many(request: HttpRequest, message: str) -> HttpResponse:
@@ -163,7 +168,8 @@ def _resume_form(
 def start(request: HttpRequest, slug: str) -> HttpResponse:
     """Entry link: ``/s/<slug>/?PROLIFIC_PID=..&STUDY_ID=..&SESSION_ID=..`` or ``?participant_label=..``.
 
-    A new id registers a participant bound to this browser (its session), who gets a resume code.
+    A new id registers a participant bound to this browser (its session), who gets a resume code
+    and is answered with the consent page itself.
     A known id resumes at the first unanswered page only in a browser that holds that participant's
     session, or with Prolific's SESSION_ID of the same attempt (as stored at arrival), or with the
     participant's resume code, asked for by a form (POST here; wrong codes are limited per
@@ -204,8 +210,10 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
             return _problem(
                 request, "Study not found", "This link does not lead to a study. Please check the link.", 404
             )
-        if created:
-            return _bind(request, slug, participant, code)
+        if created:  # the consent page at once (its form posts to /consent/): one request less per arrival
+            _remember(request, slug, participant, code)
+            facts = study_facts(participant.study_id, spec_hash=participant.spec_hash)
+            return consent_response(request, facts.spec, facts.spec_hash, resume_code=code)
     # A returning participant.
     ended = request.session.get(_ended_key(slug))
     if ended and len(ended) > 3 and ended[3] == participant.pk:  # finished in this browser: their last page
@@ -267,7 +275,7 @@ def _require(
                 return None, ended_facts, None
             return None, None, redirect(_where(ended_status, slug))
         try:
-            latest_study_id(slug)
+            latest_version(slug)
         except StudyNotFound:
             return None, None, _problem(request, "Study not found", "This link does not lead to a study.", 404)
         return (
@@ -298,7 +306,9 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
         decision = request.POST.get("decision")
         if decision in ("accept", "decline"):
             try:
-                participant = participant_consent(participant_id=participant.pk, accept=decision == "accept")
+                participant = participant_consent(
+                    participant_id=participant.pk, accept=decision == "accept", participant=participant
+                )
             except StudyFull:  # the participant stays "arrived": a place may free up later
                 return render(request, "surveys/full.html", {"spec": spec})
             return redirect(_where(participant.status, slug))

@@ -116,9 +116,9 @@ def latest_study(slug: str) -> Study:
     return study
 
 
-def latest_study_id(slug: str) -> int:
-    """The id of the latest version (without reading its file: every arrival asks)."""
-    study_id = Study.objects.filter(slug=slug).order_by("-version").values_list("pk", flat=True).first()
-    if study_id is None:
+def latest_version(slug: str) -> tuple[int, str]:
+    """The id and file digest of the latest version (without reading its file: every arrival asks)."""
+    version = Study.objects.filter(slug=slug).order_by("-version").values_list("pk", "spec_hash").first()
+    if version is None:
         raise StudyNotFound(f"no study with slug {slug!r}")
-    return study_id
+    return version

@@ -111,14 +111,14 @@ def test_new_arrivals_are_limited_per_address(demo_study, settings):
     settings.PARTICIPANT_ARRIVALS_PER_ADDRESS = 3
     crowd = Client()
     for i in range(3):
-        assert crowd.get(START, {"PROLIFIC_PID": f"n{i}"}).status_code == 302
+        assert crowd.get(START, {"PROLIFIC_PID": f"n{i}"}).status_code == 200  # the consent page
     refused = crowd.get(START, {"PROLIFIC_PID": "n3"})
     assert refused.status_code == 429 and refused["Retry-After"]
     assert not Participant.objects.filter(external_id="n3").exists()
     assert crowd.get(START, {"PROLIFIC_PID": "n2"}).status_code == 302  # returning: not counted
-    assert Client(REMOTE_ADDR="198.51.100.7").get(START, {"PROLIFIC_PID": "n3"}).status_code == 302
+    assert Client(REMOTE_ADDR="198.51.100.7").get(START, {"PROLIFIC_PID": "n3"}).status_code == 200
     settings.PARTICIPANT_ARRIVALS_PER_ADDRESS = 0  # switched off (bench/launch.py)
-    assert crowd.get(START, {"PROLIFIC_PID": "n4"}).status_code == 302
+    assert crowd.get(START, {"PROLIFIC_PID": "n4"}).status_code == 200
 
 
 def test_address_behind_a_proxy_comes_from_the_configured_header(demo_study, settings):
@@ -128,7 +128,7 @@ def test_address_behind_a_proxy_comes_from_the_configured_header(demo_study, set
     first = proxy.get(START, {"PROLIFIC_PID": "p1"}, HTTP_X_FORWARDED_FOR="1.2.3.4, 192.0.2.1")
     second = proxy.get(START, {"PROLIFIC_PID": "p2"}, HTTP_X_FORWARDED_FOR="192.0.2.2")
     third = proxy.get(START, {"PROLIFIC_PID": "p3"}, HTTP_X_FORWARDED_FOR="9.9.9.9, 192.0.2.1")
-    assert (first.status_code, second.status_code, third.status_code) == (302, 302, 429)
+    assert (first.status_code, second.status_code, third.status_code) == (200, 200, 429)
 
 
 def test_look_alike_ids_are_one_person_and_control_characters_are_refused(client, demo_study):

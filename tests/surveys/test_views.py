@@ -18,8 +18,10 @@ def accept(client: Client):
 
 
 def test_start_stores_prolific_ids_and_asks_for_consent(client, demo_study):
-    response = start(client)
-    assert response.status_code == 302 and response["Location"] == "/s/effort-demo/consent/"
+    response = start(client)  # answered with the consent page, whose form posts to /consent/
+    assert response.status_code == 200 and b'<form method="post" action="/s/effort-demo/consent/">' in response.content
+    again = start(client)  # the same link again in the same browser: where the participant stands
+    assert again.status_code == 302 and again["Location"] == "/s/effort-demo/consent/"
     participant = Participant.objects.get()
     assert (participant.external_id, participant.prolific_study_id, participant.prolific_session_id) == (
         "PID123",
@@ -29,7 +31,7 @@ def test_start_stores_prolific_ids_and_asks_for_consent(client, demo_study):
 
 
 def test_generic_participant_label_is_accepted(client, demo_study):
-    assert client.get("/s/effort-demo/", {"participant_label": "lab-7"}).status_code == 302
+    assert client.get("/s/effort-demo/", {"participant_label": "lab-7"}).status_code == 200
     assert Participant.objects.get().external_id == "lab-7"
 
 
