@@ -5,6 +5,7 @@ checked row by row against what was typed."""
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 from research.export import export_tables
 from surveys.models import Participant
@@ -36,6 +37,9 @@ def browser(monkeypatch):
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+        # Database work done while Playwright ran used connections of its context: close them here,
+        # or the test database cannot be dropped at the end of the run.
+        connections.close_all()
 
 
 def page_key(page) -> str:
