@@ -155,16 +155,27 @@ def participant_bts(
         scores = bts_scores(answers, preds, alpha=alpha)
         scores.insert(0, "participant_id", group["participant_id"].to_numpy())
         scored.append(scores)
+    return participant_means(scored)
+
+
+def participant_means(scored: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per-question BTS scores (each frame with participant_id, information, prediction, total)
+    averaged per participant: columns participant_id, n_questions, information, prediction, total,
+    best first. The mean (not the sum) keeps participants who answered fewer questions comparable."""
+    columns = ["participant_id", "n_questions", "information", "prediction", "total"]
     if not scored:
-        return pd.DataFrame(columns=["participant_id", "n_questions", "information", "prediction", "total"])
-    per_question = pd.concat(scored, ignore_index=True)
-    out = per_question.groupby("participant_id").agg(
-        n_questions=("total", "size"),
-        information=("information", "mean"),
-        prediction=("prediction", "mean"),
-        total=("total", "mean"),
+        return pd.DataFrame(columns=columns)
+    out = (
+        pd.concat(scored, ignore_index=True)
+        .groupby("participant_id")
+        .agg(
+            n_questions=("total", "size"),
+            information=("information", "mean"),
+            prediction=("prediction", "mean"),
+            total=("total", "mean"),
+        )
     )
-    return out.reset_index().sort_values("total", ascending=False, ignore_index=True)
+    return out.reset_index()[columns].sort_values("total", ascending=False, ignore_index=True)
 
 
 def top_bonus(

@@ -133,21 +133,26 @@ class RaterGroupNotions:
                     "n_answers": self.n_answers[group],
                 }
             )
-            for name, notion in notions.notions.items():
-                rows.append(
-                    {
-                        "rater_group": group,
-                        "statistic": name,
-                        "value": notion.value,
-                        "lower": notion.lower,
-                        "upper": notion.upper,
-                        "ci_low": notion.ci[0] if notion.ci else np.nan,
-                        "ci_high": notion.ci[1] if notion.ci else np.nan,
-                        "n_raters": self.n_raters[group],
-                        "n_answers": self.n_answers[group],
-                    }
-                )
+            rows += notion_rows(group, notions, self.n_raters[group], self.n_answers[group])
         return pd.DataFrame(rows)
+
+
+def notion_rows(group: str, notions: DisagreementNotions, n_raters: int, n_answers: int) -> list[dict]:
+    """One row per disagreement notion of one rater group (the rows of ``RaterGroupNotions.frame``)."""
+    return [
+        {
+            "rater_group": group,
+            "statistic": name,
+            "value": notion.value,
+            "lower": notion.lower,
+            "upper": notion.upper,
+            "ci_low": notion.ci[0] if notion.ci else np.nan,
+            "ci_high": notion.ci[1] if notion.ci else np.nan,
+            "n_raters": n_raters,
+            "n_answers": n_answers,
+        }
+        for name, notion in notions.notions.items()
+    ]
 
 
 @dataclass(frozen=True)

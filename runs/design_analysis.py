@@ -35,7 +35,7 @@ import pandas as pd
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from analysis.agreement import rating_icc
-from analysis.bts import bts_scores
+from analysis.bts import bts_scores, participant_means
 from fairness.disagreement import disagreement_notions
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
@@ -43,6 +43,7 @@ from fairness.rater_groups import (
     SEPARATOR,
     group_of_raters,
     membership,
+    notion_rows,
     notions_by_rater_group,
     permuted_assignments,
     rater_group_difference_test,
@@ -238,20 +239,7 @@ def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Optio
                 seed=opts.seed,
             )
             by_group = pd.DataFrame()
-        rows = [
-            {
-                "rater_group": ALL,
-                "statistic": name,
-                "value": notion.value,
-                "lower": notion.lower,
-                "upper": notion.upper,
-                "ci_low": notion.ci[0] if notion.ci else np.nan,
-                "ci_high": notion.ci[1] if notion.ci else np.nan,
-                "n_raters": usable["participant_id"].nunique(),
-                "n_answers": len(usable),
-            }
-            for name, notion in overall.notions.items()
-        ]
+        rows = notion_rows(ALL, overall, usable["participant_id"].nunique(), len(usable))
         table = pd.concat([pd.DataFrame(rows), by_group], ignore_index=True)
         notion_tables.append(table.assign(subject_attribute=_name(attribute)))
         if usable["rater_group"].nunique() > 1:
@@ -487,18 +475,8 @@ def honesty_scores(spec: dict, answers: pd.DataFrame, *, alpha: float = 1.0) -> 
                 continue
             p = question["value_prediction"].to_numpy(float) / 100
             scores = bts_scores(1 - is_positive(question["value"]).to_numpy(), np.column_stack([p, 1 - p]), alpha)
-            scored.append(scores.assign(participant_id=question["participant_id"].to_numpy(), block=block["key"]))
-    columns = ["participant_id", "n_questions", "information", "prediction", "total"]
-    if not scored:
-        return pd.DataFrame(columns=columns)
-    per_question = pd.concat(scored, ignore_index=True)
-    out = per_question.groupby("participant_id").agg(
-        n_questions=("total", "size"),
-        information=("information", "mean"),
-        prediction=("prediction", "mean"),
-        total=("total", "mean"),
-    )
-    return out.reset_index()[columns].sort_values("total", ascending=False, ignore_index=True)
+            scored.append(scores.assign(participant_id=question["participant_id"].to_numpy()))
+    return participant_means(scored)
 
 
 # The whole study ----------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from studies.imports import SOURCES, crowd_study_import
+from studies.management.owner import owner_named
 from studies.services import StudyOwnedByOther
 from studies.study_file import InvalidStudyFile
 
@@ -16,11 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--owner", help="username of the researcher who owns the study")
 
     def handle(self, *args, source, path=None, slug=None, owner=None, **options):
-        user = None
-        if owner:
-            user = get_user_model().objects.filter(username=owner).first()
-            if user is None:
-                raise CommandError(f"no user named {owner!r}")
+        user = owner_named(owner)
         try:
             result = crowd_study_import(source=source, path=path, slug=slug, owner=user)
         except (FileNotFoundError, ValueError, InvalidStudyFile, StudyOwnedByOther) as exc:

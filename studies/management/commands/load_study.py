@@ -1,6 +1,6 @@
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from studies.management.owner import owner_named
 from studies.services import StudyOwnedByOther, study_load
 from studies.study_file import InvalidStudyFile, read_study_file
 
@@ -13,11 +13,7 @@ class Command(BaseCommand):
         parser.add_argument("--owner", help="username of the researcher who owns the study")
 
     def handle(self, *args, file, owner=None, **options):
-        user = None
-        if owner:
-            user = get_user_model().objects.filter(username=owner).first()
-            if user is None:
-                raise CommandError(f"no user named {owner!r}")
+        user = owner_named(owner)
         try:
             spec = read_study_file(file)
             result = study_load(spec=spec, owner=user)
