@@ -50,10 +50,14 @@ def _context(page: dict, index: PageIndex, form, position, total, progress, resu
     return template, ctx
 
 
+def page_content_key(page: dict) -> str:
+    """What a plan's page shows, without where it fell in the order: pages with equal keys render alike."""
+    return json.dumps({name: value for name, value in page.items() if name not in PAGE_ORDER_FIELDS}, sort_keys=True)
+
+
 def _blank_page(page: dict, index: PageIndex, spec_hash: str) -> str:
     """The page with an unbound form and slots for the per-request parts, from the cache."""
-    shown = {name: value for name, value in page.items() if name not in PAGE_ORDER_FIELDS}
-    key = (spec_hash, index.condition["key"], json.dumps(shown, sort_keys=True))
+    key = (spec_hash, index.condition["key"], page_content_key(page))
     html = _cache.get(key)
     if html is None:
         template, ctx = _context(page, index, page_form(page, index), _POSITION, _TOTAL, _PROGRESS, _RESUME)
