@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from research.export import COLUMNS, TASK_MEASURES, Column, demo_columns, table_to_csv, tables_of
-from research.export_answers import FORMAT1_PAGES, is_format2, questionnaire_columns
+from research.export_answers import FORMAT1_PAGES, is_format2
+from studies.format2 import questionnaire_columns
 from surveys.models import Study
 
 CODEBOOK_COLUMNS = ("table", "column", "type", "allowed_values", "meaning")

@@ -17,6 +17,7 @@ import pandas as pd
 
 from fairness.effort import average_acceleration
 from studies.content import StudyContent, study_content
+from studies.format2 import questionnaire_columns
 from surveys.models import Participant, Study
 
 FORMAT1_PAGES = {  # page kind -> (block, task)
@@ -129,23 +130,6 @@ def answer_rows(source: Source) -> list[dict]:
                 }
             )
     return rows
-
-
-def questionnaire_columns(specs: list[dict]) -> dict[tuple[str, str], str]:
-    """(block, question key) -> column name over the versions' questionnaire blocks, in order: the
-    key, or ``block/key`` when another block has the same key."""
-    questions = list(
-        dict.fromkeys(
-            (block["key"], q["key"])
-            for spec in specs
-            if is_format2(spec)
-            for block in spec["blocks"]
-            if block["type"] == "questionnaire"
-            for q in block["questions"]
-        )
-    )
-    counts = pd.Series([key for _, key in questions], dtype=object).value_counts()
-    return {(block, key): key if counts[key] == 1 else f"{block}/{key}" for block, key in questions}
 
 
 def questionnaire_table(source: Source, *, fixed: list[str]) -> pd.DataFrame:

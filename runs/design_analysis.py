@@ -23,10 +23,9 @@ p = (1 + #{T*_b >= T}) / (1 + B), Phipson & Smyth 2010) with T = max_r T_r - min
   participant (``analysis.bts``).
 
 The inputs are the long ``answers`` and ``questionnaire`` tables of the format 2 export (columns as in
-``research.export``); :func:`study_frames` builds them from the database for the analysis run.
+``research.export``); :func:`study_analysis` reads them from the export for the analysis run.
 """
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -49,6 +48,7 @@ from fairness.rater_groups import (
     rater_group_difference_test,
     spread_test,
 )
+from studies.format2 import questionnaire_columns
 
 ALL = "all participants"
 LIKERT_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
@@ -86,8 +86,15 @@ class DesignAnalysis:
 
 
 def questionnaire_questions(spec: dict) -> dict[str, dict]:
-    """Every questionnaire question of the study by key."""
-    return {q["key"]: q for block in spec["blocks"] if block["type"] == "questionnaire" for q in block["questions"]}
+    """Every questionnaire question of the study by its column in the questionnaire table
+    (``studies.format2.questionnaire_columns``: the key, or ``block/key`` when two blocks share a key)."""
+    columns = questionnaire_columns([spec])
+    return {
+        columns[(block["key"], q["key"])]: q
+        for block in spec["blocks"]
+        if block["type"] == "questionnaire"
+        for q in block["questions"]
+    }
 
 
 def check_by(spec: dict, by: Sequence[str]) -> tuple[str, ...]:
@@ -548,73 +555,6 @@ def _analyse_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Se
     return _rate(block, frame, subjects, opts)
 
 
-# Inputs from the database (the long answers and questionnaire tables of the format 2 export) -------
-
-ANSWERED = ("active", "completed", "timed_out")
-
-
-def _study_frames(
-    slug: str, *, include_pilot: bool = False, include_incomplete: bool = False
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ``answers`` and ``questionnaire`` tables (contract columns) of every version of ``slug``:
-    completed participants (with ``include_incomplete`` also active and timed-out ones), pilots only with
-    ``include_pilot``. Private: ``research.export`` builds the same tables for the exports."""
-    from surveys.models import Answer, Participant, Study
-
-    studies = {s.pk: s for s in Study.objects.filter(slug=slug)}
-    chosen = Participant.objects.filter(
-        study_id__in=studies, status__in=ANSWERED if include_incomplete else ("completed",)
-    )
-    if not include_pilot:
-        chosen = chosen.filter(pilot=False)
-    people = {
-        pk: (str(pseudonym), studies[study_id], condition or "")
-        for pk, pseudonym, study_id, condition in chosen.values_list("pk", "pseudonym", "study_id", "condition__key")
-    }
-    rows = Answer.objects.filter(participant_id__in=people).values_list(
-        "participant_id", "question", "measure", "set_key", "subject_key", "number", "text"
-    )
-    raw = pd.DataFrame(list(rows), columns=["pid", "question", "measure", "block", "subject", "value", "text"])
-    attention = raw[raw["measure"] == "attention"].groupby("pid")["value"].agg(lambda v: int((v == 0).sum()))
-    excluded = {}
-    for pk, (_, study, _) in people.items():
-        threshold = (study.spec.get("attention") or {}).get("exclude_if_failed")
-        excluded[pk] = int(threshold is not None and attention.get(pk, 0) >= threshold > 0)
-    tasks = {(pk, b["key"]): b.get("task", b["type"]) for pk, s in studies.items() for b in s.spec.get("blocks", [])}
-    pid = raw["pid"]
-    answers = pd.DataFrame(
-        {
-            "participant_id": pid.map(lambda p: people[p][0]),
-            "study": slug,
-            "study_version": pid.map(lambda p: people[p][1].version),
-            "condition": pid.map(lambda p: people[p][2]),
-            "block": raw["block"],
-            "task": [tasks.get((people[p][1].pk, b), "") for p, b in zip(pid, raw["block"], strict=True)],
-            "subject": raw["subject"],
-            "measure": raw["measure"],
-            "value": raw["value"],
-            "text": raw["text"],
-            "excluded": pid.map(excluded),
-        }
-    )
-    survey = raw[raw["measure"] == "questionnaire"]
-    survey = survey.assign(
-        key=survey["question"].str.split("/", n=1).str[1],
-        answer=[_questionnaire_value(v, t) for v, t in zip(survey["value"], survey["text"], strict=True)],
-    )
-    wide = survey.pivot_table(index="pid", columns="key", values="answer", aggfunc="first")
-    questionnaire = pd.DataFrame({"participant_id": [people[p][0] for p in people]}, index=list(people))
-    questionnaire = questionnaire.join(wide).reset_index(drop=True)
-    return answers[answers["measure"] != "questionnaire"].reset_index(drop=True), questionnaire
-
-
-def _questionnaire_value(number: float, text: str) -> object:
-    """A questionnaire answer as the export shows it: the number, the text, or a multiple choice as "a; b"."""
-    if text.startswith("["):
-        return "; ".join(json.loads(text))
-    return text if text or pd.isna(number) else number
-
-
 def study_analysis(
     slug: str,
     spec: dict,
@@ -624,10 +564,18 @@ def study_analysis(
     include_incomplete: bool = False,
     **options,
 ) -> DesignAnalysis:
-    """:func:`analyze_design` on the study's answers from the database (``options``: seed, n_resamples,
-    n_permutations, progress)."""
+    """:func:`analyze_design` on the ``answers`` and ``questionnaire`` tables of the study's export
+    (``research.export``): completed participants (with ``include_incomplete`` also active and timed-out
+    ones), pilots only with ``include_pilot`` (``options``: seed, n_resamples, n_permutations, progress)."""
+    from django.db.models import Q
+
+    from research.export import export_tables
+
     by = check_by(spec, by)
-    answers, questionnaire = _study_frames(slug, include_pilot=include_pilot, include_incomplete=include_incomplete)
+    statuses = ("active", "completed", "timed_out") if include_incomplete else ("completed",)
+    chosen = Q(status__in=statuses) if include_pilot else Q(status__in=statuses, pilot=False)
+    tables = export_tables(slug, participants=chosen)
+    answers = tables.answers[tables.answers["measure"] != "questionnaire"].reset_index(drop=True)
     if answers.empty:
         raise ValueError("no answers to analyse: no participant has completed the study yet")
-    return analyze_design(spec, answers, questionnaire, by=by, **options)
+    return analyze_design(spec, answers, tables.questionnaire, by=by, **options)

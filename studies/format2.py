@@ -9,6 +9,7 @@ inline subjects when the file is read (:mod:`studies.pools`), so a stored versio
 
 import json
 import string
+from collections import Counter
 from typing import Any
 
 from studies import study_file as v1
@@ -625,3 +626,21 @@ def condition_summary(spec: dict, condition_key: str) -> dict[str, int]:
         if block["task"] == "agree":
             out["subjects"] += shown
     return out
+
+
+def questionnaire_columns(specs: list[dict]) -> dict[tuple[str, str], str]:
+    """(block, question key) -> the question's column in the questionnaire table, over the versions'
+    questionnaire blocks in order: the key, or ``block/key`` when another block has the same key
+    (keys are unique within a block only)."""
+    questions = list(
+        dict.fromkeys(
+            (block["key"], q["key"])
+            for spec in specs
+            if spec.get("format", 1) == 2
+            for block in spec["blocks"]
+            if block["type"] == "questionnaire"
+            for q in block["questions"]
+        )
+    )
+    counts = Counter(key for _, key in questions)
+    return {(block, key): key if counts[key] == 1 else f"{block}/{key}" for block, key in questions}

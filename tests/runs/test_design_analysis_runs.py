@@ -28,10 +28,23 @@ def load_design_study(owner) -> Study:
         study=study, key="main", label="Main", feature="", unit="", desirable=False, position=0
     )
     answers, questionnaire = simulate(True)
+    tasks = {block["key"]: block.get("task") for block in spec["blocks"]}
     people = {}
     for row in questionnaire.itertuples(index=False):
+        # The plan a participant saved: one page per answered item, then the questionnaire.
+        shown = answers.loc[answers["participant_id"] == row.participant_id, ["block", "subject"]].drop_duplicates()
+        plan = [
+            {"key": f"{b}/{s}", "kind": tasks[b], "block": b, "item": s, "position": i}
+            for i, (b, s) in enumerate(shown.itertuples(index=False))
+        ] + [{"key": "about", "kind": "questionnaire", "block": "about"}]
         people[row.participant_id] = Participant.objects.create(
-            study=study, condition=condition, external_id=row.participant_id, status="completed", seed=1
+            study=study,
+            condition=condition,
+            external_id=row.participant_id,
+            status="completed",
+            seed=1,
+            plan=plan,
+            position=len(plan),
         )
     rows = [
         Answer(

@@ -12,6 +12,7 @@ from fairness.datasets import load_dressel_farid, load_dressel_farid_workers
 from fairness.disagreement import disagreement_notions
 from fairness.rater_groups import notions_by_rater_group
 from research.export import export_tables
+from runs.design_analysis import ALL, study_analysis
 from studies.imports import crowd_study_import
 from surveys.models import Answer, Participant
 from tests.conftest import REFERENCE_DATA
@@ -95,6 +96,20 @@ def test_notions_by_worker_group_equal_the_release(imported, condition, race_sho
         assert result.n_raters[group] == direct.n_raters[group] and result.n_answers[group] == direct.n_answers[group]
         for statistic in ("DR", "CA", "AE", "EO", "PE", "OMR"):
             assert result.value(group, statistic) == pytest.approx(direct.value(group, statistic), nan_ok=True)
+
+
+@pytest.mark.django_db
+def test_the_analysis_run_reproduces_the_release(imported):
+    """The format 2 analysis run (``runs.design_analysis.study_analysis``, as the dashboard and
+    ``analyze_study --by`` start it) on the imported study: each condition's block gives the overall
+    disagreement rate of the release (test vectors: .357 without race, .352 with race)."""
+    result, _ = imported
+    analysis = study_analysis(result.study.slug, result.study.spec, by=("age",), n_resamples=20, n_permutations=20)
+    blocks = {block.block: block for block in analysis.blocks}
+    for block, anchor in (("agree", 0.357), ("agree_race", 0.352)):
+        rates = blocks[block].tables["disagreement_rate"].set_index("rater_group")
+        assert rates.loc[ALL, "mean"] == pytest.approx(anchor, abs=5e-4), block
+        assert rates.loc[ALL, "n_raters"] == 400 and rates.loc[ALL, "n_answers"] == 20_000
 
 
 @pytest.mark.django_db
