@@ -14,6 +14,16 @@ def _read_cr_csv(path: Path) -> list[list[str]]:
     return [line.split(",") for line in text.split("\n") if line.strip()]
 
 
+def _broward_subset(folder: Path) -> pd.DataFrame:
+    """``BROWARD_CLEAN_SUBSET.csv`` (headers cut at their first space) with ``race`` as a name and
+    ``compas_label`` (decile score > 4) added."""
+    subset = pd.read_csv(folder / "BROWARD_CLEAN_SUBSET.csv")
+    subset.columns = [c.split(" ")[0] for c in subset.columns]
+    return subset.assign(
+        race=subset["race"].map(RACE_CODES), compas_label=(subset["compas_decile_score"] > 4).astype(int)
+    )
+
+
 def load_dressel_farid(folder: str | Path, *, race_shown: bool) -> pd.DataFrame:
     """Dressel & Farid (2018) crowd answers in long form: one row per worker x defendant with
     ``defendant``, ``worker``, ``prediction`` (the worker's recidivism call), ``two_year_recid``,
@@ -28,9 +38,7 @@ def load_dressel_farid(folder: str | Path, *, race_shown: bool) -> pd.DataFrame:
     rows = _read_cr_csv(folder / ("MTURK_RACE.csv" if race_shown else "MTURK_NO_RACE.csv"))
     workers = rows[0][1:]
     body = [r for r in rows[2:] if r and r[0].strip()]
-    subset = pd.read_csv(folder / "BROWARD_CLEAN_SUBSET.csv")
-    subset.columns = [c.split(" ")[0] for c in subset.columns]
-    info = subset.set_index("id")
+    info = _broward_subset(folder).set_index("id")
     records = []
     for row in body:
         defendant = int(row[0])
@@ -40,9 +48,7 @@ def load_dressel_farid(folder: str | Path, *, race_shown: bool) -> pd.DataFrame:
             if cell in ("1", "-1"):
                 records.append((defendant, worker, truth if cell == "1" else 1 - truth))
     frame = pd.DataFrame(records, columns=["defendant", "worker", "prediction"])
-    frame = frame.join(info[["two_year_recid", "compas_decile_score", "race", "sex"]], on="defendant")
-    frame["compas_label"] = (frame["compas_decile_score"] > 4).astype(int)
-    frame["race"] = frame["race"].map(RACE_CODES)
+    frame = frame.join(info[["two_year_recid", "compas_decile_score", "race", "sex", "compas_label"]], on="defendant")
     frame["disagreement"] = (frame["prediction"] != frame["compas_label"]).astype(int)
     return frame.astype({"prediction": np.int64})
 
@@ -108,18 +114,15 @@ def load_dressel_farid_defendants(folder: str | Path) -> pd.DataFrame:
     ``two_year_recid``.
     """
     folder = Path(folder)
-    subset = pd.read_csv(folder / "BROWARD_CLEAN_SUBSET.csv")
-    subset.columns = [c.split(" ")[0] for c in subset.columns]
+    subset = _broward_subset(folder)
     charges = pd.read_csv(folder / "CHARGE_ID.csv", usecols=["charge_id", "mturk_charge_name"]).dropna()
     names = dict(zip(charges["charge_id"].astype(int), charges["mturk_charge_name"].str.strip(), strict=True))
     missing = sorted(set(subset["charge_id"]) - set(names))
     if missing:
         raise ValueError(f"CHARGE_ID.csv has no name for charge_id {missing[0]}")
     frame = subset.rename(columns={"block_num": "block"})
-    frame["race"] = frame["race"].map(RACE_CODES)
     frame["sex"] = frame["sex"].map(SEX_NAMES)
     frame["charge"] = frame["charge_id"].map(names)
     frame["degree"] = frame["charge_degree"].map(CHARGE_DEGREES)
-    frame["compas_label"] = (frame["compas_decile_score"] > 4).astype(int)
     columns = ["id", "block", "race", "sex", "age", "juv_fel_count", "juv_misd_count", "priors_count", "charge"]
     return frame[[*columns, "degree", "compas_decile_score", "compas_label", "two_year_recid"]]

@@ -35,7 +35,7 @@ import pandas as pd
 from analysis.pipeline import bootstrap_alpha
 from analysis.repeated_measures import design
 from fairness.calibration import alpha_from_rates, calibrate_from_disagreement, feedback_matrices
-from fairness.rater_groups import RaterGroupTest, group_of_raters, membership, permuted_assignments, spread_test
+from fairness.rater_groups import ALL, RaterGroupTest, group_of_raters, membership, permuted_assignments, spread_test
 
 LIKERT_COLUMNS = ("participant_id", "d_aggr", "d_traj", "d_overall")
 FEEDBACK_COLUMNS = ("participant", "subject", "disagreement")
@@ -88,7 +88,7 @@ class AlphaByRaterGroup:
 
     def frame(self) -> pd.DataFrame:
         """One row for all participants and one per rater group: alpha, CI, participants, observations, note."""
-        rows = [("all participants", self.overall), *self.by_group.items()]
+        rows = [(ALL, self.overall), *self.by_group.items()]
         return pd.DataFrame(
             [
                 {

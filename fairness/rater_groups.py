@@ -90,6 +90,9 @@ def spread_test(values: np.ndarray) -> tuple[float, float]:
     return float(observed), (1 + exceed) / len(spread)
 
 
+ALL = "all participants"  # the row of every rater group's table that pools all raters
+
+
 @dataclass(frozen=True)
 class RaterGroupNotions:
     """Disagreement rates and notions for all answers (``overall``) and per rater group (``by_group``)."""

@@ -39,6 +39,7 @@ from fairness.disagreement import disagreement_notions
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import (
+    ALL,
     SEPARATOR,
     group_of_raters,
     membership,
@@ -50,7 +51,6 @@ from fairness.rater_groups import (
 )
 from studies.format2 import questionnaire_columns
 
-ALL = "all participants"
 LIKERT_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
 BTS_TASKS = ("agree", "rate", "pair_comparable", "pair_distance")
 
@@ -427,7 +427,6 @@ def _pair_distance(block: dict, answers: pd.DataFrame, groups: pd.Series, opts: 
             notes.append(f"Condition {condition}: no alpha per rater group ({exc}).")
             continue
         table = result.frame().assign(condition=condition)
-        table["rater_group"] = table["rater_group"].replace({"all participants": ALL})
         tables.append(table)
         test = {
             "difference": result.test.statistic,

@@ -30,6 +30,7 @@ from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD
 from analysis.report import HEADINGS, NOTES, report_figures, report_tables, results_dict
 from fairness import law_school
 from fairness.model_audit import AuditResult, audit_figures, audit_summary, audit_tables, notions_pivot
+from fairness.rater_groups import ALL
 from fairness.relative_reports import DP_NOTE, counts_figure, dp_results, flagged_cases, st_results
 from fairness.situation_testing import SituationTestingResult
 from research.export import table_to_csv
@@ -1022,9 +1023,9 @@ def divisive_pairs(pairs: pd.DataFrame, limit: int = PAIRS_SHOWN) -> pd.DataFram
     """The per-pair shares as one row per pair and one column per rater group, the ``limit`` pairs on which
     the rater groups differ most first (the full table is the section's CSV)."""
     wide = pairs.pivot_table(index="pair", columns="rater_group", values="share", aggfunc="first")
-    groups = [c for c in wide.columns if c != "all participants"]
+    groups = [c for c in wide.columns if c != ALL]
     spread = wide[groups].max(axis=1) - wide[groups].min(axis=1)
-    wide = wide[["all participants", *groups]].assign(spread=spread).sort_values("spread", ascending=False)
+    wide = wide[[ALL, *groups]].assign(spread=spread).sort_values("spread", ascending=False)
     return wide.head(limit).reset_index().rename_axis(columns=None)
 
 
@@ -1033,10 +1034,17 @@ def honesty_summary(honesty: pd.DataFrame) -> pd.DataFrame:
     columns = ["n_questions", "information", "prediction", "total"]
     if honesty.empty:
         return pd.DataFrame()
-    overall = honesty[columns].mean().to_frame().T.assign(rater_group="all participants", n_participants=len(honesty))
+    overall = honesty[columns].mean().to_frame().T.assign(rater_group=ALL, n_participants=len(honesty))
     grouped = honesty.dropna(subset=["rater_group"]).groupby("rater_group")
     per_group = grouped[columns].mean().assign(n_participants=grouped.size()).reset_index()
     return pd.concat([overall, per_group], ignore_index=True)
+
+
+def _sample_sentence(result) -> str:
+    return (
+        f"{result.n_participants} participants analysed, split by {result.rater_group}"
+        f" ({result.n_without_group} without an answer)."
+    )
 
 
 def design_results(result) -> dict:
@@ -1050,10 +1058,7 @@ def design_results(result) -> dict:
         "sample": {
             "participants": result.n_participants,
             "without_group": result.n_without_group,
-            "sentence": (
-                f"{result.n_participants} participants analysed, split by {result.rater_group}"
-                f" ({result.n_without_group} without an answer)."
-            ),
+            "sentence": _sample_sentence(result),
         },
         "rater_groups": result.rater_groups.to_dict("records"),
         "blocks": [
@@ -1127,5 +1132,5 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
             estimate="total",
         )
     )
-    intro = [design_results(result)["sample"]["sentence"]]
+    intro = [_sample_sentence(result)]
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
