@@ -255,8 +255,29 @@ def rater_group_difference_test(
     seed: int = 0,
 ) -> RaterGroupTest:
     """Permute rater-group labels across raters and compare ``difference(statistic)`` (see module doc)."""
-    if statistic not in STATISTICS:
-        raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}, not {statistic!r}")
+    columns = dict(rater=rater, subject_group=subject_group, model_label=model_label, disagreement=disagreement)
+    return rater_group_difference_tests(
+        answers, rater_group=rater_group, statistics=(statistic,), **columns, n_permutations=n_permutations, seed=seed
+    )[statistic]
+
+
+def rater_group_difference_tests(
+    answers: pd.DataFrame,
+    *,
+    rater_group: str | Sequence[str],
+    statistics: Sequence[str] = STATISTICS,
+    rater: str = "participant",
+    subject_group: str = "group",
+    model_label: str = "model_label",
+    disagreement: str = "disagreement",
+    n_permutations: int = 2000,
+    seed: int = 0,
+) -> dict[str, RaterGroupTest]:
+    """:func:`rater_group_difference_test` of several statistics on the same permutations of the
+    rater-group labels (the per-rater counts and the permuted group counts are built once)."""
+    unknown = [name for name in statistics if name not in STATISTICS]
+    if unknown:
+        raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}, not {unknown[0]!r}")
     frame = _checked(
         answers,
         {"rater": rater, "rater_group": rater_group, "m": subject_group, "k": model_label, "s": disagreement},
@@ -264,7 +285,7 @@ def rater_group_difference_test(
     raters, rater_idx = np.unique(frame["rater"].astype(str), return_inverse=True)
     m_levels = sorted(pd.unique(frame["m"]).tolist(), key=str)
     k_levels = sorted(pd.unique(frame["k"]).tolist())
-    if len(m_levels) < 2 and statistic != "DR":
+    if len(m_levels) < 2 and any(name != "DR" for name in statistics):
         raise ValueError("notions compare subject groups: need at least two subject groups")
     cells = counts_per_cluster(
         rater_idx, len(raters), frame["m"], frame["k"], frame["s"].to_numpy(int), m_levels, k_levels
@@ -275,16 +296,20 @@ def rater_group_difference_test(
     counts = (membership(assignments, len(group_levels)) @ cells).reshape(
         len(assignments), len(group_levels), len(m_levels), len(k_levels), 2
     )
-    if statistic == "DR":
-        values = counts[..., 1].sum(axis=(-1, -2)) / counts.sum(axis=(-1, -2, -3))
-    else:
-        lower, upper, _ = notions_from_counts(counts)[statistic]
-        values = (lower + upper) / 2
-    observed, pvalue = spread_test(values)
-    return RaterGroupTest(
-        statistic_name=statistic,
-        statistic=observed,
-        pvalue=pvalue,
-        n_permutations=n_permutations,
-        by_group={str(g): float(v) for g, v in zip(group_levels, values[0], strict=True)},
-    )
+    notions = notions_from_counts(counts) if any(name != "DR" for name in statistics) else {}
+    tests = {}
+    for name in statistics:
+        if name == "DR":
+            values = counts[..., 1].sum(axis=(-1, -2)) / counts.sum(axis=(-1, -2, -3))
+        else:
+            lower, upper, _ = notions[name]
+            values = (lower + upper) / 2
+        observed, pvalue = spread_test(values)
+        tests[name] = RaterGroupTest(
+            statistic_name=name,
+            statistic=observed,
+            pvalue=pvalue,
+            n_permutations=n_permutations,
+            by_group={str(g): float(v) for g, v in zip(group_levels, values[0], strict=True)},
+        )
+    return tests

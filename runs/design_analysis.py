@@ -46,7 +46,7 @@ from fairness.rater_groups import (
     notion_rows,
     notions_by_rater_group,
     permuted_assignments,
-    rater_group_difference_test,
+    rater_group_difference_tests,
     spread_test,
 )
 from studies.format2 import questionnaire_columns
@@ -250,26 +250,17 @@ def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Optio
         table = pd.concat([pd.DataFrame(rows), by_group], ignore_index=True)
         notion_tables.append(table.assign(subject_attribute=_name(attribute)))
         if usable["rater_group"].nunique() > 1:
-            for statistic in overall.notions:
-                result = rater_group_difference_test(
-                    usable,
-                    rater_group="rater_group",
-                    **columns,
-                    statistic=statistic,
-                    n_permutations=opts.n_permutations,
-                    seed=opts.seed,
-                )
-                tests.append(
-                    _test_row(
-                        statistic,
-                        {
-                            "difference": result.statistic,
-                            "pvalue": result.pvalue,
-                            "n_permutations": opts.n_permutations,
-                        },
-                        _name(attribute),
-                    )
-                )
+            results = rater_group_difference_tests(
+                usable,
+                rater_group="rater_group",
+                **columns,
+                statistics=tuple(overall.notions),
+                n_permutations=opts.n_permutations,
+                seed=opts.seed,
+            )
+            for statistic, result in results.items():
+                test = {"difference": result.statistic, "pvalue": result.pvalue, "n_permutations": opts.n_permutations}
+                tests.append(_test_row(statistic, test, _name(attribute)))
     tables = {"disagreement_rate": rates, "tests": pd.DataFrame(tests)}
     if notion_tables:
         tables["notions"] = pd.concat(notion_tables, ignore_index=True)
