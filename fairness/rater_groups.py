@@ -226,20 +226,23 @@ def notions_by_rater_group(
     )
     by_group, n_raters, n_answers, dr_ci = {}, {}, {}, {}
     rng = np.random.default_rng(seed)
-    tail = (1 - level) / 2
     for group, part in sorted(frame.groupby("rater_group"), key=lambda item: item[0]):
         by_group[group] = disagreement_notions(
             part["m"], part["k"], part["s"], labels=labels, subjects=part["rater"], n_resamples=n_resamples, seed=seed
         )
         sums = part.groupby("rater")["s"].agg(["sum", "count"]).to_numpy(float)
         n_raters[group], n_answers[group] = len(sums), len(part)
-        if n_resamples:
-            weights = rng.multinomial(len(sums), np.full(len(sums), 1 / len(sums)), size=n_resamples)
-            boot = (weights @ sums[:, 0]) / (weights @ sums[:, 1])
-            dr_ci[group] = tuple(float(q) for q in np.quantile(boot, [tail, 1 - tail]))
-        else:
-            dr_ci[group] = None
+        dr_ci[group] = ratio_ci(sums, rng, n_resamples, level) if n_resamples else None
     return RaterGroupNotions(overall, by_group, n_raters, n_answers, dr_ci)
+
+
+def ratio_ci(sums: np.ndarray, rng: np.random.Generator, n_resamples: int, level: float) -> tuple[float, float]:
+    """Percentile bootstrap CI of sum(totals) / sum(counts) over raters (rows of ``sums``: a rater's
+    total and count), resampling raters with replacement: the clusters of a rater's answers stay whole."""
+    weights = rng.multinomial(len(sums), np.full(len(sums), 1 / len(sums)), size=n_resamples)
+    tail = (1 - level) / 2
+    boot = (weights @ sums[:, 0]) / (weights @ sums[:, 1])
+    return tuple(float(q) for q in np.quantile(boot, [tail, 1 - tail]))
 
 
 def rater_group_difference_test(

@@ -47,6 +47,7 @@ from fairness.rater_groups import (
     notions_by_rater_group,
     permuted_assignments,
     rater_group_difference_tests,
+    ratio_ci,
     spread_test,
 )
 from studies.format2 import questionnaire_columns
@@ -141,15 +142,11 @@ def rater_group_means(
         rater_group=("rater_group", "first"), total=(value, "sum"), count=(value, "size")
     )
     rng = np.random.default_rng(seed)
-    tail = (1 - level) / 2
     rows = []
     parts = [(ALL, per_rater), *sorted(per_rater.groupby("rater_group"), key=lambda item: str(item[0]))]
     for name, part in parts:
         sums = part[["total", "count"]].to_numpy(float)
-        ci = (np.nan, np.nan)
-        if n_resamples and len(sums) > 1:
-            weights = rng.multinomial(len(sums), np.full(len(sums), 1 / len(sums)), size=n_resamples)
-            ci = tuple(np.quantile((weights @ sums[:, 0]) / (weights @ sums[:, 1]), [tail, 1 - tail]))
+        ci = ratio_ci(sums, rng, n_resamples, level) if n_resamples and len(sums) > 1 else (np.nan, np.nan)
         rows.append(
             {
                 "rater_group": name,
