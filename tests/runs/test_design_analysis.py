@@ -192,6 +192,27 @@ def test_honesty_is_bts_per_question():
     assert only.set_index("participant_id").loc[task.index, "total"].to_numpy() == pytest.approx(direct["total"])
 
 
+def test_honesty_scores_equal_prelec_worked_by_hand():
+    """Three raters answer one agree question (yes, yes, no) and predict 70%, 60%, 20% "yes". Prelec (2004),
+    alpha = 1, worked by hand: x = (2/3, 1/3), geometric means of the predictions y = (.4380, .4579);
+    information log(x_k / y_k), prediction sum_k x_k log(y_rk / x_k)."""
+    spec = design_spec()
+    rows = [
+        (rater, measure, value)
+        for rater, agree, predicted in (("r1", 1, 70), ("r2", 1, 60), ("r3", 0, 20))
+        for measure, value in (("agree", agree), ("prediction", predicted))
+    ]
+    answers = pd.DataFrame(rows, columns=["participant_id", "measure", "value"]).assign(block="judge", subject="s1")
+    scores = honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers).set_index("participant_id")
+    assert scores.loc[["r1", "r2", "r3"], "information"].to_numpy() == pytest.approx(
+        [0.4202, 0.4202, -0.3175], abs=1e-4
+    )
+    assert scores.loc[["r1", "r2", "r3"], "prediction"].to_numpy() == pytest.approx(
+        [-0.0026, -0.0095, -0.5108], abs=1e-4
+    )
+    assert scores.loc[["r1", "r2", "r3"], "total"].to_numpy() == pytest.approx([0.4176, 0.4107, -0.8283], abs=1e-4)
+
+
 def test_bad_by_is_refused_with_the_questions_named():
     with pytest.raises(ValueError, match="'gender' is not a questionnaire question.*role, age_band"):
         check_by(design_spec(), ["gender"])
