@@ -1,7 +1,7 @@
 """Design check before running a study: what precision and power does a given size buy?
 
 For each of ``n_studies`` simulated studies of ``n`` participants (the survey's generative model with
-participant and stimulus random effects, :func:`participation.simulation.simulate_pairs`), per condition:
+participant and stimulus random effects, :func:`simulation.effort.simulate_pairs`), per condition:
 
 * alpha = a2 / (a1 + a2) from Eq. 5 and its 95% CI by the delta method, var(alpha) = g' V g with
   g = (-a2, a1) / (a1 + a2)^2, once with the participant-clustered (CR1) covariance V of (a1, a2)
@@ -112,7 +112,7 @@ def plan_study(
     """Simulate ``n_studies`` studies of ``n`` participants; the table described in the module
     docstring. ``alpha_level`` is the tests' level; Steiger's test is Bonferroni-adjusted over
     ``n_tests`` (the pipeline's Table 3 family)."""
-    from participation.simulation import GenerativeModel, simulate_pairs
+    from simulation.effort import GenerativeModel, simulate_pairs
 
     model = model or GenerativeModel()
     true_alpha = model.a2 / (model.a1 + model.a2)

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analysis.pipeline import run_pipeline  # noqa: E402
-from participation.simulation import simulate_pairs  # noqa: E402
+from simulation.effort import simulate_pairs  # noqa: E402
 from studies.study_file import validate_study  # noqa: E402
 
 

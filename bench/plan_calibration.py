@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from analysis.correlations import bootstrap_correlation_difference, compare_correlations, correlation  # noqa: E402
 from analysis.planning import alpha_estimate  # noqa: E402
-from participation.simulation import GenerativeModel, simulate_pairs  # noqa: E402
+from simulation.effort import GenerativeModel, simulate_pairs  # noqa: E402
 from studies.study_file import validate_study  # noqa: E402
 
 

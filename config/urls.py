@@ -23,8 +23,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("researcher/api-tokens/", api_tokens, name="api-tokens"),
-    path("researcher/", include("research.researcher_urls")),
-    path("api/", include("research.api.urls")),
+    path("researcher/", include("config.researcher_urls")),
+    path("api/", include("config.api_urls")),
     path("s/", include("participation.urls")),
 ]
 

@@ -1,9 +1,7 @@
 """Fairness metrics (pure: NumPy, pandas, SciPy; no Django).
 
-``fairness.audit(...)`` compares models on a subjects table; see :mod:`fairness.model_audit`.
+Import the module you need (``fairness.model_audit.audit`` compares models on a subjects table;
+``fairness.effort``, ``fairness.disagreement``, ...): this package imports none of them itself, so
+that using one metric does not load the others' libraries (numba, scikit-learn, plotly).
 Reports are rendered by the Django layer (``runs.reports``).
 """
-
-from fairness.model_audit import SubjectsFileError, audit, read_subjects
-
-__all__ = ["SubjectsFileError", "audit", "read_subjects"]

@@ -54,6 +54,13 @@ def _as_series_matrix(series: np.ndarray | Sequence[Sequence[float]] | pd.DataFr
     return values
 
 
+def trend_slope(series) -> float:
+    """Least-squares slope of the yearly values against the year index (units per year)."""
+    values = np.asarray(series, dtype=float)
+    t = np.arange(values.size) - (values.size - 1) / 2
+    return float((t * values).sum() / (t * t).sum())
+
+
 def cumulative(series: np.ndarray) -> np.ndarray:
     """X_t = sum of the yearly values up to and including t."""
     return np.cumsum(_as_series_matrix(series), axis=1)

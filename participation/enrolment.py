@@ -8,7 +8,7 @@ is always decided by the database, in the submission's own UPDATE.
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from participation.caching import BoundedCache, json_bytes
+from core.caching import BoundedCache, json_bytes
 from surveys.models import Participant
 
 

@@ -8,7 +8,7 @@ page index of the participant's condition: :class:`ConditionIndex` for format 1 
 
 from dataclasses import dataclass
 
-from participation.caching import BoundedCache
+from core.caching import BoundedCache
 from participation.services import AnswerInput
 from participation.tasks import task_for
 from studies.content import StudyContent, line_chart, study_content

@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
-from participation.caching import BoundedCache
+from core.caching import BoundedCache
 from participation.pages import PageIndex, page_context, page_form
 from participation.plan import ORDER_FIELDS
 

@@ -11,9 +11,9 @@ from django.utils.datastructures import MultiValueDict
 from participation.enrolment import enrolment_of
 from participation.pages import condition_index, form_answers, page_form
 from participation.services import SubmitOutcome, page_shown, page_submit, participant_arrive, participant_consent
-from participation.simulated_raters import GroupEffects, check_group_effects, default_group_effects, draw_rater
-from participation.simulation import GenerativeModel, SimulatedParticipant
 from participation.tasks import task_for
+from simulation.effort import GenerativeModel, SimulatedParticipant
+from simulation.raters import GroupEffects, check_group_effects, default_group_effects, draw_rater
 from studies.services import latest_study
 from surveys.models import Participant
 
@@ -44,8 +44,8 @@ def simulate_participants(
     """Create ``n`` simulated participants (ids ``sim-<seed>-<i>``) who arrive over the past
     ``hours`` and take the whole study; a share ``decline_rate`` declines consent.
 
-    Format 1 studies: answers from ``model`` (``participation.simulation``). Format 2 studies: each
-    participant is a rater drawn by ``participation.simulated_raters.draw_rater`` with ``group_effects``
+    Format 1 studies: answers from ``model`` (``simulation.effort``). Format 2 studies: each
+    participant is a rater drawn by ``simulation.raters.draw_rater`` with ``group_effects``
     (default: ``default_group_effects``), and every page's POST data comes from its task type's
     ``simulate``."""
     model = model or GenerativeModel()

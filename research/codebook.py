@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from research.export import COLUMNS, TASK_MEASURES, Column, demo_columns, table_to_csv, tables_of
+from research.export import demo_columns, table_to_csv
 from research.export_answers import FORMAT1_PAGES, is_format2
+from research.tables import COLUMNS, TASK_MEASURES, Column, tables_of
 from studies.format2 import questionnaire_columns
 from surveys.models import Study
 

@@ -1,11 +1,11 @@
 """The study dashboard's figures, from database aggregates (a handful of grouped queries, never
-the export tables, so the dashboard stays fast while participants are being served)."""
+the export tables, so the dashboard stays fast while participants are being served; no pandas, so a
+web worker serving it loads no scientific library)."""
 
 import json
 import statistics
 from dataclasses import dataclass
 
-import pandas as pd
 from django.db.models import Count, Q
 
 from surveys.models import Answer, Participant, Study
@@ -14,9 +14,17 @@ NO_CONDITION = "(none)"
 
 
 @dataclass(frozen=True)
+class StatusTable:
+    """Participants per condition (rows, sorted) and status (columns, sorted); zero where none."""
+
+    columns: list[str]
+    rows: list[tuple[str, list[int]]]
+
+
+@dataclass(frozen=True)
 class DashboardSummary:
     total: int
-    by_condition_status: pd.DataFrame
+    by_condition_status: StatusTable
     completion_rate: float | None
     exclusion_rate: float | None
     median_minutes: float | None
@@ -32,25 +40,26 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
     the export); median time over completed participants, consent to completion.
     """
     chosen = Participant.objects.filter(study__slug=slug).filter(participants or Q())
-    counts = pd.DataFrame(
-        list(chosen.values("condition__key", "status").annotate(n=Count("id"))),
-        columns=["condition__key", "status", "n"],
+    counts: dict[tuple[str, str], int] = {}
+    for row in chosen.values("condition__key", "status").annotate(n=Count("id")):
+        key = (row["condition__key"] or NO_CONDITION, row["status"])
+        counts[key] = counts.get(key, 0) + row["n"]
+    statuses = sorted({status for _, status in counts})
+    table = StatusTable(
+        columns=statuses,
+        rows=[
+            (condition, [counts.get((condition, status), 0) for status in statuses])
+            for condition in sorted({condition for condition, _ in counts})
+        ],
     )
-    table = (
-        counts.fillna({"condition__key": NO_CONDITION})
-        .pivot_table(index="condition__key", columns="status", values="n", aggfunc="sum", fill_value=0)
-        .rename_axis(index="condition", columns=None)
-        if len(counts)
-        else pd.DataFrame()
-    )
-    by_status = counts.groupby("status")["n"].sum() if len(counts) else pd.Series(dtype=int)
-    completed = int(by_status.get("completed", 0))
-    consented = completed + int(by_status.get("active", 0))
+    by_status = {status: sum(n for (_, s), n in counts.items() if s == status) for status in statuses}
+    completed = by_status.get("completed", 0)
+    consented = completed + by_status.get("active", 0)
 
     done = chosen.filter(status=Participant.Status.COMPLETED, consented_at__isnull=False, completed_at__isnull=False)
     minutes = [(end - start).total_seconds() / 60 for start, end in done.values_list("consented_at", "completed_at")]
     return DashboardSummary(
-        total=int(counts["n"].sum()) if len(counts) else 0,
+        total=sum(counts.values()),
         by_condition_status=table,
         completion_rate=completed / consented if consented else None,
         exclusion_rate=_excluded(slug, chosen) / completed if completed else None,

@@ -1,14 +1,9 @@
 """The researcher's pages: study list, dashboard and export downloads (login required; a
 researcher sees only the studies they own or that are shared with them)."""
 
-import re
-from pathlib import Path
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import SuspiciousFileOperation
-from django.core.files.storage import default_storage
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -16,11 +11,9 @@ from django.views.decorators.http import require_POST
 from participation.pilot import pilot_token
 from participation.services import pilot_participants_delete
 from research.dashboard import summarise
-from research.export import cached_export, study_tables, table_to_csv, table_to_json
 from research.participant_samples import DEFAULT_SAMPLE, SAMPLES, sample_filter
-from research.submissions import submissions_table
-from runs.selectors import jobs_visible_to
-from studies.selectors import can_view, latest_versions, studies_visible_to, visible_versions
+from research.tables import study_tables
+from studies.selectors import can_view, latest_versions, visible_versions
 from surveys.models import AnalysisRun, AuditRun, Calibration, Participant
 
 
@@ -98,6 +91,9 @@ def pilot_delete(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def submissions_download(request: HttpRequest, slug: str) -> HttpResponse:
     """The Prolific submissions to approve, return or reject (CSV, raw Prolific ids)."""
+    from research.export import table_to_csv  # the export stack (pandas) only when a file is asked for
+    from research.submissions import submissions_table
+
     if not can_view(request.user, slug):
         raise Http404("No such study among yours.")
     table = submissions_table(slug, include_pilot=request.GET.get("include_pilot") == "1")
@@ -110,6 +106,8 @@ def submissions_download(request: HttpRequest, slug: str) -> HttpResponse:
 def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
     if fmt not in ("csv", "json") or not can_view(request.user, slug) or table not in study_tables(slug):
         raise Http404("No such export.")
+    from research.export import cached_export, table_to_csv, table_to_json  # pandas only for a download
+
     sample = _sample(request)
     frame = getattr(cached_export(slug, sample), table)
     body = table_to_csv(frame) if fmt == "csv" else table_to_json(frame)
@@ -117,60 +115,3 @@ def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> Ht
     name = slug if sample == DEFAULT_SAMPLE else f"{slug}-{sample}"
     response["Content-Disposition"] = f'attachment; filename="{name}-{table}.{fmt}"'
     return response
-
-
-# Run files that may be served; reports load Plotly from the project's static files.
-CONTENT_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".json": "application/json",
-    ".csv": "text/csv; charset=utf-8",
-    ".md": "text/markdown; charset=utf-8",
-}
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,120}$")
-
-
-def _serve_stored(prefix: str | None, filename: str) -> FileResponse:
-    """A run's file from the storage API (any web server can serve any run's files)."""
-    suffix = Path(filename).suffix
-    if not prefix or not SAFE_NAME.match(filename) or suffix not in CONTENT_TYPES:
-        raise Http404("No such report file.")
-    try:
-        handle = default_storage.open(f"{prefix}/{filename}", "rb")
-    except (FileNotFoundError, SuspiciousFileOperation) as exc:
-        raise Http404("No such report file in this run.") from exc
-    return FileResponse(handle, content_type=CONTENT_TYPES[suffix])
-
-
-def _latest_prefix(model, versions) -> str | None:
-    runs = model.objects.filter(study__in=versions).order_by("-created_at")
-    return runs.values_list("files_prefix", flat=True).first()
-
-
-@login_required
-def latest_report_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
-    """Files of the study's latest analysis report."""
-    return _serve_stored(_latest_prefix(AnalysisRun, visible_versions(request.user, slug)), filename)
-
-
-@login_required
-def latest_audit_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
-    """Files of the study's latest model-audit report."""
-    return _serve_stored(_latest_prefix(AuditRun, visible_versions(request.user, slug)), filename)
-
-
-@login_required
-def analysis_file(request: HttpRequest, run_id: int, filename: str) -> HttpResponse:
-    run = AnalysisRun.objects.filter(pk=run_id, study__in=studies_visible_to(request.user)).first()
-    return _serve_stored(run.files_prefix if run else None, filename)
-
-
-@login_required
-def audit_file(request: HttpRequest, run_id: int, filename: str) -> HttpResponse:
-    run = AuditRun.objects.filter(pk=run_id, study__in=studies_visible_to(request.user)).first()
-    return _serve_stored(run.files_prefix if run else None, filename)
-
-
-@login_required
-def job_file(request: HttpRequest, job_id, filename: str) -> HttpResponse:
-    job = jobs_visible_to(request.user).filter(pk=job_id).first()
-    return _serve_stored(job.files_prefix if job else None, filename)

@@ -13,9 +13,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from core.uploads import UploadError
 from research.study_upload_views import load_stashed_and_redirect
-from research.uploads import UploadError
-from studies.builder import TEMPLATES, StudyBuildError, build_study, study_file_bytes, summarise_study
 from studies.study_file import InvalidStudyFile, validate_study
 from studies.study_upload import StashedFileMissing, stash_upload, stashed_bytes, stashed_spec
 
@@ -29,7 +28,7 @@ TEMPLATE_CHOICES = {
 class StudyBuildForm(forms.Form):
     subjects = forms.FileField(label="Subjects (CSV, one row per person)")
     template = forms.ChoiceField(
-        choices=[(t, TEMPLATE_CHOICES[t]) for t in TEMPLATES], widget=forms.RadioSelect, initial="disagreement"
+        choices=list(TEMPLATE_CHOICES.items()), widget=forms.RadioSelect, initial="disagreement"
     )
     id_column = forms.CharField(label="Id column", max_length=200)
     label_column = forms.CharField(label="AI label column (0/1)", max_length=200, required=False)
@@ -54,6 +53,8 @@ class StudyBuildForm(forms.Form):
 @login_required
 @require_http_methods(["GET", "POST"])
 def study_build(request: HttpRequest) -> HttpResponse:
+    from studies.builder import StudyBuildError, build_study, study_file_bytes  # pandas: not for other pages
+
     form = StudyBuildForm(request.POST or None, request.FILES or None)
     problems: list[str] = []
     if request.method == "POST" and form.is_valid():
@@ -93,6 +94,8 @@ def study_build(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def study_build_preview(request: HttpRequest, digest: str) -> HttpResponse:
+    from studies.builder import summarise_study
+
     try:
         spec = stashed_spec(user=request.user, digest=digest)
     except StashedFileMissing as exc:

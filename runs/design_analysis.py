@@ -50,7 +50,7 @@ from fairness.rater_groups import (
     ratio_ci,
     spread_test,
 )
-from studies.format2 import questionnaire_columns
+from studies.format2 import check_by
 
 LIKERT_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
 BTS_TASKS = ("agree", "rate", "pair_comparable", "pair_distance")
@@ -84,33 +84,6 @@ class DesignAnalysis:
 
 
 # Rater groups -------------------------------------------------------------------------------------
-
-
-def questionnaire_questions(spec: dict) -> dict[str, dict]:
-    """Every questionnaire question of the study by its column in the questionnaire table
-    (``studies.format2.questionnaire_columns``: the key, or ``block/key`` when two blocks share a key)."""
-    columns = questionnaire_columns([spec])
-    return {
-        columns[(block["key"], q["key"])]: q
-        for block in spec["blocks"]
-        if block["type"] == "questionnaire"
-        for q in block["questions"]
-    }
-
-
-def check_by(spec: dict, by: Sequence[str]) -> tuple[str, ...]:
-    """``by`` as a tuple of questionnaire question keys; a specific error for anything else."""
-    by = tuple(by)
-    if not by:
-        raise ValueError("name at least one questionnaire question to split by (--by QUESTION)")
-    known = questionnaire_questions(spec)
-    unknown = [key for key in by if key not in known]
-    if unknown:
-        choices = ", ".join(known) or "none: the study has no questionnaire"
-        raise ValueError(f"--by {unknown[0]!r} is not a questionnaire question of the study; its questions: {choices}")
-    if len(set(by)) < len(by):
-        raise ValueError("--by names a question twice")
-    return by
 
 
 def _rater_groups(questionnaire: pd.DataFrame, by: tuple[str, ...]) -> pd.Series:

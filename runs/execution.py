@@ -9,11 +9,11 @@ from pathlib import Path
 
 from django.conf import settings
 
+from core.time_limit import time_limit
 from runs.models import Job
 from runs.runners import RUNNERS, JobContext
 from runs.services import job_fail, job_log, job_progress, job_start, job_succeed
 from runs.storage import RunStorageError, delete_prefix
-from runs.time_limit import time_limit
 
 logger = logging.getLogger(__name__)
 

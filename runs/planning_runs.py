@@ -3,55 +3,20 @@ the command's options and the API's fields), the generative model they define, a
 report (report.html, plan.csv, results.json)."""
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from analysis.planning import PlanResult, plan_study
-from participation.simulation import GenerativeModel
 from research.export import table_records
+from runs.plan_parameters import DEFAULT_MODEL, check_weights
 from runs.reports import Section, render_report, table_context, write_csv, write_json
-
-_DEFAULTS = GenerativeModel()
-
-
-@dataclass(frozen=True)
-class PlanParameter:
-    """One parameter: its range (inclusive), whether it is an integer, its default and meaning."""
-
-    low: float
-    high: float
-    integer: bool
-    default: float
-    help: str
-
-
-PLAN_PARAMETERS: dict[str, PlanParameter] = {
-    "n": PlanParameter(4, 5000, True, 150, "participants per simulated study"),
-    "studies": PlanParameter(1, 5000, True, 100, "simulated studies (Monte Carlo replications)"),
-    "seed": PlanParameter(0, 2**62, True, 1, "seed of the simulation"),
-    "a1": PlanParameter(-10, 10, False, _DEFAULTS.a1, "mean weight of the aggregate distance d_S (Eq. 5)"),
-    "a2": PlanParameter(-10, 10, False, _DEFAULTS.a2, "mean weight of the trajectory distance d_E (Eq. 5)"),
-    "noise": PlanParameter(0, 10, False, _DEFAULTS.overall_noise, "SD of the overall rating's noise (Likert points)"),
-    "participant_intercept_sd": PlanParameter(
-        0, 5, False, _DEFAULTS.participant_intercept_sd, "SD of participants' random intercepts"
-    ),
-    "participant_slope_sd": PlanParameter(
-        0, 5, False, _DEFAULTS.participant_slope_sd, "SD of participants' random slopes on d_S and d_E"
-    ),
-    "stimulus_sd": PlanParameter(0, 5, False, _DEFAULTS.stimulus_sd, "SD of the pairs' (stimuli's) random effects"),
-}
-
-
-def check_weights(a1: float, a2: float) -> None:
-    """alpha = a2 / (a1 + a2) needs a positive total weight."""
-    if not a1 + a2 > 0:
-        raise ValueError(f"a1 + a2 must be positive (alpha = a2 / (a1 + a2)), got {a1} + {a2}")
+from simulation.effort import GenerativeModel
 
 
 def plan_model(params: dict) -> GenerativeModel:
     """The generative model with the given parameters (others at their defaults)."""
     return replace(
-        _DEFAULTS,
+        DEFAULT_MODEL,
         a1=params["a1"],
         a2=params["a2"],
         overall_noise=params["noise"],

@@ -7,20 +7,27 @@ by ``runs.reports.table_context`` for table cells.
 """
 
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 DECIMALS = 3
 MAX_DECIMALS = 6
 STAR_LEVELS = (0.001, 0.01, 0.05)  # the papers' Table 2-3 levels: *** p < .001, ** p < .01, * p < .05
 
 
+def _pandas_missing(value: Any) -> bool:
+    """``value`` is pandas' NA or NaT (without importing pandas: such a value exists only once it is loaded,
+    and the template filters built on this module are loaded by every web worker)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and (value is pd.NA or value is pd.NaT)
+
+
 def _number(value: Any) -> float | None:
     """``value`` as a float, or None when missing (None, NA, NaN) or not a number."""
-    if value is None or value is pd.NA or value is pd.NaT or isinstance(value, bool | np.bool_):
+    if value is None or _pandas_missing(value) or isinstance(value, bool | np.bool_):
         return None
     if isinstance(value, int | float | np.integer | np.floating):
         v = float(value)
@@ -44,7 +51,11 @@ def format_estimate(value: Any, decimals: int | None = None) -> str:
         return str(value)
     v = _number(value)
     if v is None:
-        return "" if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) else str(value)
+        return (
+            ""
+            if value is None or _pandas_missing(value) or (isinstance(value, float) and math.isnan(value))
+            else str(value)
+        )
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     if abs(v) >= 1e6 or (v != 0 and abs(v) < 10**-MAX_DECIMALS):

@@ -1,24 +1,30 @@
 """Runs from the dashboard: start an analysis, a model audit or a differential-parity run (the
 API's request serializers check the options, ``runs.services.job_create`` queues the same
-background job as the API), follow a job, and list every run of a study with its files."""
+background job as the API), follow a job, list every run of a study, and serve the files of runs
+and jobs (reports, tables)."""
+
+import re
+from pathlib import Path
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.exceptions import SuspiciousFileOperation
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from research.api.serializers import (
+from runs.models import Job
+from runs.selectors import jobs_visible_to
+from runs.serializers import (
     AnalysisRequestSerializer,
     AuditRequestSerializer,
     DifferentialParityRequestSerializer,
 )
-from runs.design_analysis import questionnaire_questions
-from runs.models import Job
-from runs.selectors import jobs_visible_to
 from runs.services import job_create
 from runs.storage import RunStorageError, list_files
-from studies.selectors import visible_versions
+from studies.format2 import questionnaire_questions
+from studies.selectors import studies_visible_to, visible_versions
 from surveys.models import AnalysisRun, AuditRun, Calibration
 
 # URL name of a run kind -> (job kind, the API's serializer of its options, its uploaded files)
@@ -110,3 +116,60 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
             "jobs": Job.objects.filter(study__in=versions).select_related("created_by"),
         },
     )
+
+
+# Run files that may be served; reports load Plotly from the project's static files.
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".json": "application/json",
+    ".csv": "text/csv; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+}
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,120}$")
+
+
+def _serve_stored(prefix: str | None, filename: str) -> FileResponse:
+    """A run's file from the storage API (any web server can serve any run's files)."""
+    suffix = Path(filename).suffix
+    if not prefix or not SAFE_NAME.match(filename) or suffix not in CONTENT_TYPES:
+        raise Http404("No such report file.")
+    try:
+        handle = default_storage.open(f"{prefix}/{filename}", "rb")
+    except (FileNotFoundError, SuspiciousFileOperation) as exc:
+        raise Http404("No such report file in this run.") from exc
+    return FileResponse(handle, content_type=CONTENT_TYPES[suffix])
+
+
+def _latest_prefix(model, versions) -> str | None:
+    runs = model.objects.filter(study__in=versions).order_by("-created_at")
+    return runs.values_list("files_prefix", flat=True).first()
+
+
+@login_required
+def latest_report_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
+    """Files of the study's latest analysis report."""
+    return _serve_stored(_latest_prefix(AnalysisRun, visible_versions(request.user, slug)), filename)
+
+
+@login_required
+def latest_audit_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
+    """Files of the study's latest model-audit report."""
+    return _serve_stored(_latest_prefix(AuditRun, visible_versions(request.user, slug)), filename)
+
+
+@login_required
+def analysis_file(request: HttpRequest, run_id: int, filename: str) -> HttpResponse:
+    run = AnalysisRun.objects.filter(pk=run_id, study__in=studies_visible_to(request.user)).first()
+    return _serve_stored(run.files_prefix if run else None, filename)
+
+
+@login_required
+def audit_file(request: HttpRequest, run_id: int, filename: str) -> HttpResponse:
+    run = AuditRun.objects.filter(pk=run_id, study__in=studies_visible_to(request.user)).first()
+    return _serve_stored(run.files_prefix if run else None, filename)
+
+
+@login_required
+def job_file(request: HttpRequest, job_id, filename: str) -> HttpResponse:
+    job = jobs_visible_to(request.user).filter(pk=job_id).first()
+    return _serve_stored(job.files_prefix if job else None, filename)

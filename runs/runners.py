@@ -7,9 +7,9 @@ from pathlib import Path
 
 from django.urls import reverse
 
+from core.uploads import read_csv_upload
 from research.export import table_records
 from research.params import run_situation_testing
-from research.uploads import read_csv_upload
 from runs.analysis_runs import analysis_run_create
 from runs.audit_runs import audit_run_create
 from runs.models import Job

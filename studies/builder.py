@@ -1,6 +1,6 @@
 """Build a complete format 2 study file from a CSV of decision subjects (issue 10, section 2).
 
-:func:`build_study` reads the CSV with :func:`research.uploads.read_csv_upload` (the upload limits:
+:func:`build_study` reads the CSV with :func:`core.uploads.read_csv_upload` (the upload limits:
 bytes, rows, columns, duplicate or empty header names, empty file, not UTF-8) and is otherwise pure.
 Every CSV row becomes one subject of the pool ``subjects``: ``id`` from ``id_column``, ``groups`` from
 ``group_columns``, the model ``ai`` from ``label_column`` / ``score_column``, and every other column
@@ -140,8 +140,8 @@ def build_study(
 ) -> dict:
     """The study file (a dict, not yet validated) built from ``subjects_csv`` (a path, bytes or an uploaded
     file; ``name`` names it in messages, default the file's name). Raises :class:`StudyBuildError` or
-    :class:`research.uploads.UploadError`."""
-    from research.uploads import read_csv_upload  # Django settings (the limits) only when reading
+    :class:`core.uploads.UploadError`."""
+    from core.uploads import read_csv_upload  # Django settings (the limits) only when reading
 
     if name is None:
         name = Path(str(subjects_csv)).name if isinstance(subjects_csv, str | Path) else "subjects CSV"

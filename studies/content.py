@@ -6,7 +6,7 @@ be stale) and bounded: at most :data:`CACHE_SIZE` study versions and :data:`CACH
 
 from dataclasses import dataclass, field
 
-from participation.caching import BoundedCache, json_bytes
+from core.caching import BoundedCache, json_bytes
 from studies.format2 import PAIR_TASKS, block_items, item_strata, subject_value
 
 CACHE_SIZE = 64

@@ -14,7 +14,8 @@ import pandas as pd
 from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 
-from studies.demo_study import YEARS, draw_population, risk_scores, trend_slope
+from fairness.effort import trend_slope
+from studies.demo_study import YEARS, draw_population, risk_scores
 
 
 def _features(subjects: list[dict]) -> np.ndarray:

@@ -19,6 +19,7 @@ that they have the designed relations, as judged by :func:`trend_relation` and
 
 import numpy as np
 
+from fairness.effort import trend_slope
 from studies.study_file import RELATIONS
 
 RACES = ("White", "Black", "Asian", "American Indian", "Pacific Islander")
@@ -52,13 +53,6 @@ CONDITIONS = {
         "in units of $10k (5 means $50,000).",
     },
 }
-
-
-def trend_slope(series) -> float:
-    """Least-squares slope of the yearly values against the year index (units per year)."""
-    values = np.asarray(series, dtype=float)
-    t = np.arange(values.size) - (values.size - 1) / 2
-    return float((t * values).sum() / (t * t).sum())
 
 
 def trend_relation(k, x, min_slope: float) -> str:

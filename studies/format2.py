@@ -10,6 +10,7 @@ inline subjects when the file is read (:mod:`studies.pools`), so a stored versio
 import json
 import string
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from studies import study_file as v1
@@ -644,3 +645,30 @@ def questionnaire_columns(specs: list[dict]) -> dict[tuple[str, str], str]:
     )
     counts = Counter(key for _, key in questions)
     return {(block, key): key if counts[key] == 1 else f"{block}/{key}" for block, key in questions}
+
+
+def questionnaire_questions(spec: dict) -> dict[str, dict]:
+    """Every questionnaire question of the study by its column in the questionnaire table
+    (``studies.format2.questionnaire_columns``: the key, or ``block/key`` when two blocks share a key)."""
+    columns = questionnaire_columns([spec])
+    return {
+        columns[(block["key"], q["key"])]: q
+        for block in spec["blocks"]
+        if block["type"] == "questionnaire"
+        for q in block["questions"]
+    }
+
+
+def check_by(spec: dict, by: Sequence[str]) -> tuple[str, ...]:
+    """``by`` as a tuple of questionnaire question keys; a specific error for anything else."""
+    by = tuple(by)
+    if not by:
+        raise ValueError("name at least one questionnaire question to split by (--by QUESTION)")
+    known = questionnaire_questions(spec)
+    unknown = [key for key in by if key not in known]
+    if unknown:
+        choices = ", ".join(known) or "none: the study has no questionnaire"
+        raise ValueError(f"--by {unknown[0]!r} is not a questionnaire question of the study; its questions: {choices}")
+    if len(set(by)) < len(by):
+        raise ValueError("--by names a question twice")
+    return by

@@ -24,7 +24,7 @@ from fairness.datasets import (
     load_dressel_farid_defendants,
     load_dressel_farid_workers,
 )
-from participation.questions import questionnaire_question, task_question
+from studies.questions import questionnaire_question, task_question
 from studies.services import study_load
 from surveys.models import Answer, Participant, Study
 

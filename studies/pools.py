@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from research.uploads import UploadError, read_csv_upload
+from core.uploads import UploadError, read_csv_upload
 from studies.study_file import KEY_PATTERN, InvalidStudyFile, StudyFileProblem
 
 _FIRST_ROWS = 5

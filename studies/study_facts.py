@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from participation.caching import BoundedCache, json_bytes
+from core.caching import BoundedCache, json_bytes
 from surveys.models import Condition, Study
 
 

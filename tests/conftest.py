@@ -15,7 +15,7 @@ def _fresh_process_caches():
     """Each test's database is rolled back afterwards, so ids are reused with other content."""
     from django.core.cache import cache
 
-    from participation.caching import clear_process_caches
+    from core.caching import clear_process_caches
 
     clear_process_caches()
     cache.clear()  # per-address counters (participation/throttle.py) start afresh in every test

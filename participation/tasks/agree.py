@@ -2,14 +2,12 @@
 condition on one page; format 2 ``agree`` blocks: one subject per page with a profile card, optional
 confidence and optional BTS prediction of the share answering "Yes, I agree")."""
 
-import numpy as np
 from django import forms
 
-from participation import questions
 from participation.services import AnswerInput
-from participation.simulated_raters import agree_logit, bts_prediction, draw_binary, draw_sureness
 from participation.tasks.base import TaskType
 from participation.tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
+from studies import questions
 
 AGREE_CHOICES = ((1, "Yes, I agree"), (0, "No, I disagree"))
 
@@ -124,8 +122,10 @@ class Agree(TaskType):
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
         """Agree with logit P = agree_logit(the AI's score) + leniency + N(0, noise)
-        (``participation.simulated_raters``); confidence from how sure the rater is; the BTS prediction
+        (``simulation.raters``); confidence from how sure the rater is; the BTS prediction
         from the rater's own agreement probability and answer."""
+        from simulation.raters import agree_logit, draw_binary
+
         if index.format == 1:
             return {f"agree_{key}": str(draw_binary(agree_logit(None), rater, rng)[0]) for key in page["prompts"]}
         block = index.block(page)
@@ -134,8 +134,10 @@ class Agree(TaskType):
         return binary_extras(self.form(page, index), {"answer": str(answer)}, p, rater, rng)
 
 
-def binary_extras(form: forms.Form, data: dict[str, str], p: float, rater, rng: np.random.Generator) -> dict:
+def binary_extras(form: forms.Form, data: dict[str, str], p: float, rater, rng) -> dict:
     """Add the follow-ups a binary task form asks for to simulated POST data."""
+    from simulation.raters import bts_prediction, draw_sureness
+
     if "sure" in form.fields:
         data["sure"] = draw_sureness(p, rng)
     if "prediction" in form.fields:

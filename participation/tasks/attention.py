@@ -3,10 +3,10 @@ format 2 ``attention`` blocks)."""
 
 from django import forms
 
-from participation import questions
 from participation.services import AnswerInput
 from participation.tasks.base import TaskType
 from participation.tasks.fields import option_field
+from studies import questions
 
 
 class AttentionPageForm(forms.Form):

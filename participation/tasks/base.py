@@ -5,11 +5,18 @@ through the same class). The participant runtime (``participation.pages``) only 
 methods, so adding a task type is one module plus its template.
 """
 
-import numpy as np
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django import forms
 
 from participation.services import AnswerInput
-from participation.simulated_raters import SimulatedRater
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 
 class TaskType:

@@ -9,12 +9,11 @@ from collections.abc import Callable
 
 import numpy as np
 from django import forms
-from scipy.special import expit
 
-from participation import questions
 from participation.services import AnswerInput
 from participation.tasks.base import TaskType
 from participation.tasks.fields import score_field
+from studies import questions
 
 
 class FairScoreForm(forms.Form):
@@ -175,8 +174,10 @@ class FairScore(TaskType):
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
         """K's score: accepted with probability expit(leniency) (1/2 for a neutral rater), else the AI's
         shifted by N(0, 8) points; each comparison subject gets K's score plus N(0, 10 * noise) points."""
+        from simulation.raters import accepts
+
         _, subjects, score = _set_view(page, index)
-        accept = rng.random() < expit(rater.leniency)
+        accept = rng.random() < accepts(rater.leniency)
         k = 100 * score if accept else float(np.clip(100 * score + rng.normal(0, 8), 0, 100))
         data = {"k_decision": "accept" if accept else "correct"}
         if not accept:

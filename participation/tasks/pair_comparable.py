@@ -3,7 +3,6 @@
 
 from django import forms
 
-from participation.simulated_raters import draw_binary
 from participation.tasks.agree import BinaryTaskForm, binary_extras, bts_prompt
 from participation.tasks.base import TaskType
 from participation.tasks.fields import YES_NO
@@ -47,6 +46,8 @@ class PairComparable(TaskType):
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
         """Yes with logit P = COMPARABLE_SLOPE * (1/2 - d) + leniency + N(0, noise), d the pair's
         difference (``pair_distance._distance``, mean of its two parts)."""
+        from simulation.raters import draw_binary
+
         d = sum(_distance(index, page)) / 2
         answer, p = draw_binary(COMPARABLE_SLOPE * (0.5 - d), rater, rng)
         return binary_extras(self.form(page, index), {"answer": str(answer)}, p, rater, rng)

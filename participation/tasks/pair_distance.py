@@ -7,14 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from django import forms
-from scipy.stats import norm
 
-from participation import questions
 from participation.services import AnswerInput
-from participation.simulated_raters import bts_prediction
-from participation.simulation import pair_truth
 from participation.tasks.base import TaskType
 from participation.tasks.fields import prediction_field, scale_field
+from studies import questions
 
 FACTOR_CHOICES = [
     ("trajectory", "Trajectory / trend over the years"),
@@ -156,8 +153,10 @@ def pair_question_text(page: dict, index) -> str:
 
 def _distance(index, page: dict) -> tuple[float, float]:
     """True (trajectory, aggregate) differences in [0, 1] of the page's pair: from the series when the
-    subjects have them (``participation.simulation.pair_truth``), else the share of differing
+    subjects have them (``simulation.effort.pair_truth``), else the share of differing
     feature and group values, for both."""
+    from simulation.effort import pair_truth
+
     if index.format == 1:
         k = index.sets[page["set"]]["reference"]
         truth = pair_truth(index.subjects[k]["series"], index.subjects[page["subject"]]["series"], 1.5)
@@ -228,6 +227,8 @@ class PairDistance(TaskType):
         clip(round(alpha d_E + (1 - alpha) d_S + scale_shift + N(0, noise)), 1, P) (the effort-aware
         paper's Eq. 5 without intercept). The BTS prediction is the share of 'similar' answers the
         rater expects: P(overall <= similar_max) under its own mean and noise."""
+        from simulation.raters import bts_prediction, share_below
+
         likert = index.spec["likert"] if index.format == 1 else index.block(page)["likert"]
         points = len(likert["labels"])
         t, g = _distance(index, page)
@@ -240,6 +241,6 @@ class PairDistance(TaskType):
         form = self.form(page, index)
         if "prediction" in form.fields:
             similar_max = likert.get("similar_max", points // 2)
-            p_similar = float(norm.cdf((similar_max + 0.5 - mean) / max(rater.noise, 1e-6)))
+            p_similar = share_below(similar_max + 0.5, mean, rater.noise)
             data["prediction"] = bts_prediction(p_similar, rater, rng, own=rating <= similar_max)
         return data

@@ -9,11 +9,11 @@ import json
 
 from django import forms
 
-from participation import questions
 from participation.services import AnswerInput
 from participation.tasks.base import TaskType
 from participation.tasks.fields import option_field, scale_field
 from participation.tasks.rate import number_field
+from studies import questions
 
 DEFAULT_TEXT_LENGTH = 500
 

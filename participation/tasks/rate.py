@@ -5,14 +5,12 @@ from decimal import Decimal
 
 import numpy as np
 from django import forms
-from scipy.stats import norm
 
-from participation import questions
 from participation.services import AnswerInput
-from participation.simulated_raters import bts_prediction
 from participation.tasks.agree import bts_prompt
 from participation.tasks.base import TaskType
 from participation.tasks.fields import prediction_field, scale_field
+from studies import questions
 
 
 def _shown(value: float) -> str:
@@ -105,6 +103,8 @@ class Rate(TaskType):
         towards the AI's score when the block has a model (c = 1 + (k - 1) * score); number scales the
         same over [min, max] with scale_shift and noise in steps. BTS: the rater's P(rating >=
         positive_from)."""
+        from simulation.raters import bts_prediction, share_below
+
         block = index.block(page)
         scale = block["scale"]
         score = 0.5
@@ -116,7 +116,7 @@ class Rate(TaskType):
             rating = int(np.clip(round(centre + rng.normal(0, rater.noise)), 1, k))
             data = {"rating": str(rating)}
             if "bts" in block:
-                p = float(norm.sf((scale["positive_from"] - 0.5 - centre) / max(rater.noise, 1e-6)))
+                p = 1 - share_below(scale["positive_from"] - 0.5, centre, rater.noise)
                 data["prediction"] = bts_prediction(p, rater, rng, own=rating >= scale["positive_from"])
             return data
         low, high = scale["min"], scale["max"]

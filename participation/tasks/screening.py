@@ -2,10 +2,10 @@
 
 from django import forms
 
-from participation import questions
 from participation.services import AnswerInput
 from participation.tasks.base import TaskType
 from participation.tasks.fields import option_field
+from studies import questions
 
 
 class ScreeningPageForm(forms.Form):

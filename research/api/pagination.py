@@ -1,10 +1,14 @@
 """The API's one way of paging lists: ``?limit=`` and ``?offset=``, answered as
 ``{"count": ..., "next": URL or null, "previous": URL or null, "results": [...]}``."""
 
-import pandas as pd
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from rest_framework.pagination import LimitOffsetPagination
 
-from research.export import table_records
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAX_PAGE_SIZE = 1000
 
@@ -17,6 +21,8 @@ class ApiPagination(LimitOffsetPagination):
 
     def paginate_frame(self, frame: pd.DataFrame, request, view=None) -> list[dict]:
         """One page of a table's rows as JSON-ready records (only the page is converted)."""
+        from research.export import table_records
+
         self.request = request
         self.limit = self.get_limit(request)
         self.count = len(frame)

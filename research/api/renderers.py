@@ -1,7 +1,4 @@
-import pandas as pd
 from rest_framework.renderers import BaseRenderer
-
-from research.export import table_to_csv
 
 
 class CSVRenderer(BaseRenderer):
@@ -12,6 +9,10 @@ class CSVRenderer(BaseRenderer):
     charset = "utf-8"
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
+        import pandas as pd  # loaded by the first CSV response, never by a participant page
+
+        from research.export import table_to_csv
+
         if isinstance(data, dict):
             data = [data]
         return table_to_csv(pd.DataFrame(data or []))

@@ -3,35 +3,21 @@
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import generics, serializers, status
-from rest_framework.exceptions import APIException
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework import generics, serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from research.api.renderers import CSVRenderer
 from research.api.serializers import (
-    AnalysisRequestSerializer,
-    AnalysisRunSerializer,
-    AuditRequestSerializer,
-    AuditRunSerializer,
-    DifferentialParityRequestSerializer,
-    JobSerializer,
     ParticipantRowSerializer,
-    PlanRequestSerializer,
-    SituationTestingRequestSerializer,
     StudyDetailSerializer,
     StudySerializer,
 )
-from research.export import TABLES, cached_export, study_tables, table_records
 from research.participant_samples import DEFAULT_SAMPLE
-from runs.models import Job
-from runs.selectors import jobs_visible_to
-from runs.services import job_create
-from runs.storage import RunStorageError
+from research.tables import TABLES, study_tables
 from studies.selectors import latest_versions, visible_versions
-from surveys.models import AnalysisRun, AuditRun, Study
+from surveys.models import Study
 
 INCLUDE_PILOT = OpenApiParameter(
     "include_pilot", OpenApiTypes.BOOL, OpenApiParameter.QUERY, description="Also pilot participants (default false)."
@@ -47,35 +33,9 @@ def _sample(request) -> str:
     return "all" if _include_pilot(request) else DEFAULT_SAMPLE
 
 
-def _latest_visible(request, slug: str) -> Study:
+def latest_visible(request, slug: str) -> Study:
+    """The newest version of ``slug`` the user may see (404 otherwise)."""
     return visible_versions(request.user, slug)[0]
-
-
-class StorageUnavailable(APIException):
-    status_code = status.HTTP_507_INSUFFICIENT_STORAGE
-    default_code = "storage_unavailable"
-    default_detail = "The upload could not be stored; nothing was kept. Try again later."
-
-
-def _accepted(**job_fields) -> Response:
-    """Queue a job; answer 202 Accepted with its URL in ``Location`` and the job in the body."""
-    try:
-        job = job_create(**job_fields)
-    except RunStorageError as exc:
-        raise StorageUnavailable(f"{exc}; nothing was kept. Try again later.") from exc
-    body = JobSerializer(job).data
-    return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
-
-
-def _start(request, slug: str, kind: str, serializer_class, uploads: tuple[str, ...] = ()) -> Response:
-    """Validate a job's parameters (400 with field errors), take its upload fields out of them and
-    queue it on the latest visible version of ``slug`` (:func:`_accepted`)."""
-    study = _latest_visible(request, slug)
-    params = serializer_class(data=request.data, context={"study": study})
-    params.is_valid(raise_exception=True)
-    data = dict(params.validated_data)
-    files = {name: data.pop(name) for name in uploads}
-    return _accepted(kind=kind, user=request.user, study=study, params=data, uploads=files)
 
 
 class StudyList(generics.ListAPIView):
@@ -92,7 +52,7 @@ class StudyDetail(APIView):
 
     @extend_schema(responses=StudyDetailSerializer)
     def get(self, request, slug: str):
-        return Response(StudyDetailSerializer(_latest_visible(request, slug)).data)
+        return Response(StudyDetailSerializer(latest_visible(request, slug)).data)
 
 
 class ParticipantList(generics.GenericAPIView):
@@ -102,7 +62,9 @@ class ParticipantList(generics.GenericAPIView):
 
     @extend_schema(parameters=[INCLUDE_PILOT], responses=ParticipantRowSerializer(many=True))
     def get(self, request, slug: str):
-        _latest_visible(request, slug)
+        from research.export import cached_export  # the export stack (pandas) only when rows are asked for
+
+        latest_visible(request, slug)
         frame = cached_export(slug, _sample(request)).participants
         return self.get_paginated_response(self.paginator.paginate_frame(frame, request))
 
@@ -118,7 +80,7 @@ class ExportTableList(APIView):
         ),
     )
     def get(self, request, slug: str):
-        _latest_visible(request, slug)
+        latest_visible(request, slug)
         return Response({"tables": list(study_tables(slug))})
 
 
@@ -151,116 +113,13 @@ class ExportTable(generics.GenericAPIView):
         },
     )
     def get(self, request, slug: str, table: str):
-        _latest_visible(request, slug)
+        latest_visible(request, slug)
         tables = study_tables(slug)
         if table not in tables:
             raise Http404(f"Unknown table {table!r} for this study; choose one of {', '.join(tables)}.")
+        from research.export import cached_export, table_records
+
         frame = getattr(cached_export(slug, _sample(request)), table)
         if request.accepted_renderer.format == CSVRenderer.format:
             return Response(table_records(frame))
         return self.get_paginated_response(self.paginator.paginate_frame(frame, request))
-
-
-class AnalysisRuns(generics.ListAPIView):
-    """List the study's analysis runs (GET, paged) or start one as a background job (POST: 202 and
-    the job's URL in ``Location``; the job's result names the run, its report and calibrations)."""
-
-    serializer_class = AnalysisRunSerializer
-
-    def get_queryset(self):
-        study = _latest_visible(self.request, self.kwargs["slug"])
-        return AnalysisRun.objects.filter(study__slug=study.slug).select_related("study").order_by("-created_at", "-pk")
-
-    @extend_schema(request=AnalysisRequestSerializer, responses={202: JobSerializer})
-    def post(self, request, slug: str):
-        return _start(request, slug, Job.Kind.ANALYSIS, AnalysisRequestSerializer)
-
-
-class AuditRuns(generics.ListAPIView):
-    """List the study's model audits (GET, paged) or start one on an uploaded subjects CSV as a
-    background job (POST, multipart: ``subjects`` file, optional ``condition``, ``calibration``,
-    ``shown_model``)."""
-
-    parser_classes = [MultiPartParser, FormParser]
-    serializer_class = AuditRunSerializer
-
-    def get_queryset(self):
-        study = _latest_visible(self.request, self.kwargs["slug"])
-        return (
-            AuditRun.objects.filter(study__slug=study.slug)
-            .select_related("study", "condition")
-            .order_by("-created_at", "-pk")
-        )
-
-    @extend_schema(request=AuditRequestSerializer, responses={202: JobSerializer})
-    def post(self, request, slug: str):
-        return _start(request, slug, Job.Kind.AUDIT, AuditRequestSerializer, uploads=("subjects",))
-
-
-class StudyDifferentialParity(APIView):
-    """Differential parity of a study's answers per condition (fair scores vs the AI, disagreements):
-    POST starts a run as a background job; GET returns the tables of the latest finished run."""
-
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
-    def get(self, request, slug: str):
-        study = _latest_visible(request, slug)
-        job = (
-            Job.objects.filter(study__slug=study.slug, kind=Job.Kind.DIFFERENTIAL_PARITY, status=Job.Status.SUCCEEDED)
-            .order_by("-finished_at")
-            .first()
-        )
-        if job is None:
-            raise Http404("No differential-parity run of this study yet: POST to this URL to start one.")
-        return Response(job.result["tables"])
-
-    @extend_schema(request=DifferentialParityRequestSerializer, responses={202: JobSerializer})
-    def post(self, request, slug: str):
-        return _start(request, slug, Job.Kind.DIFFERENTIAL_PARITY, DifferentialParityRequestSerializer)
-
-
-class StudyPlans(APIView):
-    """Start plan_study on the study's own file as a background job (POST, JSON: ``n``, ``studies``,
-    ``seed``, ``a1``, ``a2``, ``noise``, ``participant_intercept_sd``, ``participant_slope_sd``,
-    ``stimulus_sd``; the command's ranges and defaults). The job's result has the table with Monte
-    Carlo SEs; its files are report.html, plan.csv and results.json."""
-
-    @extend_schema(request=PlanRequestSerializer, responses={202: JobSerializer})
-    def post(self, request, slug: str):
-        return _start(request, slug, Job.Kind.PLAN, PlanRequestSerializer)
-
-
-class SituationTestingRun(APIView):
-    """Start ST / CST / CF on an uploaded CSV as a background job (multipart: ``data``, optional
-    ``counterfactuals``, and the parameters); the job's result has the counts per k and the flagged
-    complainants with their neighbours."""
-
-    parser_classes = [MultiPartParser, FormParser]
-
-    @extend_schema(request=SituationTestingRequestSerializer, responses={202: JobSerializer})
-    def post(self, request):
-        params = SituationTestingRequestSerializer(data=request.data)
-        params.is_valid(raise_exception=True)
-        p = dict(params.validated_data)
-        uploads = {name: p.pop(name) for name in ("data", "counterfactuals") if p.get(name)}
-        p.pop("counterfactuals", None)
-        return _accepted(kind=Job.Kind.SITUATION_TESTING, user=request.user, params=p, uploads=uploads)
-
-
-class JobList(generics.ListAPIView):
-    """Your background jobs and those of your studies, newest first."""
-
-    serializer_class = JobSerializer
-
-    def get_queryset(self):
-        return jobs_visible_to(self.request.user).order_by("-created_at", "pk")
-
-
-class JobDetail(APIView):
-    """One job: status, progress, log, and its result or error."""
-
-    @extend_schema(responses=JobSerializer)
-    def get(self, request, job_id):
-        job = jobs_visible_to(request.user).filter(pk=job_id).first()
-        if job is None:
-            raise Http404("No such job among yours.")
-        return Response(JobSerializer(job).data)

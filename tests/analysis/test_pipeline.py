@@ -6,8 +6,8 @@ import pytest
 
 from analysis.pipeline import alpha_from, run_pipeline, stars
 from participation.simulate import simulate_participants
-from participation.simulation import GenerativeModel
 from research.export import export_tables
+from simulation.effort import GenerativeModel
 from studies.services import study_load
 from tests.conftest import DEMO_FILE
 

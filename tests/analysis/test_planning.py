@@ -6,7 +6,7 @@ import pytest
 from analysis.pipeline import bootstrap_alpha
 from analysis.planning import TABLE_COLUMNS, alpha_estimate, mc_se, plan_study
 from analysis.regression import distance_regression
-from participation.simulation import GenerativeModel, simulate_pairs
+from simulation.effort import GenerativeModel, simulate_pairs
 
 NO_RANDOM_EFFECTS = GenerativeModel(participant_intercept_sd=0.0, participant_slope_sd=0.0, stimulus_sd=0.0)
 # Strong between-participant variation (no stimulus effects: participant clustering is then the whole story)

@@ -2,9 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairness import audit, read_subjects
 from fairness.disagreement import disagreement_notions
-from fairness.model_audit import SubjectsFileError
+from fairness.model_audit import SubjectsFileError, audit, read_subjects
 
 
 def table(n=300, seed=0):

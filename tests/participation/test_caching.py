@@ -2,7 +2,7 @@
 
 import pytest
 
-from participation.caching import BoundedCache
+from core.caching import BoundedCache
 
 
 def test_entries_bound_evicts_the_least_recently_used():
@@ -49,8 +49,8 @@ def test_exports_are_kept_within_the_byte_budget(demo_study, settings):
 
 def test_study_and_participant_caches_are_bounded_in_bytes():
     """Every per-worker cache of the participant path has a byte budget, weighed from the JSON it holds."""
+    from core.caching import json_bytes
     from participation import enrolment
-    from participation.caching import json_bytes
     from studies import content, study_facts
 
     for cache in (content._CACHE, study_facts._FACTS_CACHE, enrolment._CACHE):

@@ -7,7 +7,8 @@ import pytest
 from scipy.stats import ttest_ind
 
 from fairness.rater_groups import notions_by_rater_group, rater_group_difference_test
-from participation.simulated_raters import (
+from participation.tasks.rate import Rate
+from simulation.raters import (
     agree_logit,
     bts_prediction,
     check_group_effects,
@@ -16,7 +17,6 @@ from participation.simulated_raters import (
     draw_rater,
     parse_group_effect,
 )
-from participation.tasks.rate import Rate
 
 SPEC = {
     "blocks": [

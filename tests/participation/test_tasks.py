@@ -180,7 +180,7 @@ def test_simulated_raters_answer_every_format2_page_validly():
     from django.utils.datastructures import MultiValueDict
 
     from participation.pages import condition_index, form_answers, page_form
-    from participation.simulated_raters import SimulatedRater
+    from simulation.raters import SimulatedRater
 
     spec = example_spec()
     rng = np.random.default_rng(3)
@@ -201,7 +201,7 @@ def test_leniency_moves_simulated_agreement():
     import numpy as np
 
     from participation.pages import condition_index
-    from participation.simulated_raters import SimulatedRater
+    from simulation.raters import SimulatedRater
 
     spec = example_spec()
     index = condition_index(spec, "sim-test", "shown")

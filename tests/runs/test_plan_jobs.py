@@ -7,7 +7,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from runs.models import Job
-from runs.planning_runs import PLAN_PARAMETERS, plan_results, run_plan
+from runs.plan_parameters import PLAN_PARAMETERS
+from runs.planning_runs import plan_results, run_plan
 from tests.conftest import run_jobs
 
 PARAMS = {"n": 12, "studies": 3, "seed": 5, "participant_slope_sd": 0.2, "stimulus_sd": 0.05}

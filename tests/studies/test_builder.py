@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
 
-from research.uploads import UploadError
+from core.uploads import UploadError
 from studies.builder import (
     StudyBuildError,
     build_study,

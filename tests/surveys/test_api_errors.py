@@ -124,7 +124,7 @@ def test_unknown_api_url_is_json_elsewhere_html(api):
 def test_unexpected_error_is_json_500(researcher, demo_study):
     client = APIClient(raise_request_exception=False)
     client.force_authenticate(researcher)
-    with mock.patch("research.api.views.cached_export", side_effect=RuntimeError("boom")):
+    with mock.patch("research.export.cached_export", side_effect=RuntimeError("boom")):
         response = client.get("/api/studies/effort-demo/participants/")
     body = assert_format(response, 500, "server_error")
     assert "boom" not in body["detail"]

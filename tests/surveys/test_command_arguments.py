@@ -1,5 +1,5 @@
 """Commands refuse an --alpha outside (0, 1) (and --top-fraction outside (0, 1]) with a specific
-CommandError, before doing any work (argparse type functions in runs/cli_args.py)."""
+CommandError, before doing any work (argparse type functions in core/cli_args.py)."""
 
 import pytest
 from django.core.management import call_command

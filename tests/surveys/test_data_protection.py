@@ -88,7 +88,7 @@ def test_api_outage_is_json_503(demo_study, researcher, monkeypatch):
     def down(*args, **kwargs):
         raise OperationalError("gone")
 
-    monkeypatch.setattr("research.api.views.cached_export", down)
+    monkeypatch.setattr("research.export.cached_export", down)
     response = client.get("/api/studies/effort-demo/participants/")
     assert response.status_code == 503 and "briefly unavailable" in response.json()["detail"]
 

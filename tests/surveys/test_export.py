@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from participation.simulate import simulate_participants
-from participation.simulation import GenerativeModel
 from research.export import COLUMNS, export_tables, neutralise_formulas, write_exports
+from simulation.effort import GenerativeModel
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,8 @@ from django.db import IntegrityError, connection
 from django.db.migrations.executor import MigrationExecutor
 
 from participation.plan import build_plan
-from participation.questions import attention_question, pair_question
 from runs.calibrations import calibration_create
+from studies.questions import attention_question, pair_question
 from studies.services import _create_study_rows, study_load
 from surveys.models import Answer, AuditRun, Calibration, Condition, Participant, Study
 from tests.surveys.helpers import answer_pages, consented

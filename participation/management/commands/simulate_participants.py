@@ -1,9 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from core.progress import ProgressBar
 from participation.simulate import simulate_participants
-from participation.simulated_raters import parse_group_effect
-from participation.simulation import GenerativeModel
-from runs.progress import ProgressBar
+from simulation.effort import GenerativeModel
+from simulation.raters import parse_group_effect
 from studies.services import StudyNotFound
 
 

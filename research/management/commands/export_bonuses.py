@@ -3,9 +3,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.bts import bulk_bonus_csv
+from core.cli_args import checked
+from core.cli_args import top_fraction as fraction_type
 from research.bonuses import KINDS, bonus_table
-from runs.cli_args import checked
-from runs.cli_args import top_fraction as fraction_type
 from studies.services import StudyNotFound
 
 

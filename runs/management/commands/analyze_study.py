@@ -3,8 +3,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from core.progress import ProgressBar
 from runs.analysis_runs import analysis_run_create
-from runs.progress import ProgressBar
 from studies.services import StudyNotFound
 
 

@@ -4,8 +4,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from runs.planning_runs import PLAN_PARAMETERS, PlanParameter, run_plan
-from runs.progress import ProgressBar
+from core.progress import ProgressBar
+from runs.plan_parameters import PLAN_PARAMETERS, PlanParameter
+from runs.planning_runs import run_plan
 from studies.study_file import InvalidStudyFile, read_study_file
 
 DEMO_FILE = Path(settings.BASE_DIR) / "studies" / "bundled" / "effort_demo.json"

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from runs.cli_args import checked, favourable_direction, significance_level
+from core.cli_args import checked, favourable_direction, significance_level
 from runs.relative_fairness import write_study_dp_report
 from studies.services import StudyNotFound
 

@@ -3,11 +3,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.cli_args import checked, significance_level
+from core.uploads import UploadError, read_csv_upload
 from fairness.counterfactual import DAGError, fit_linear_scm
 from fairness.situation_testing import SituationTestingError
 from research.params import run_situation_testing, typed_value
-from research.uploads import UploadError, read_csv_upload
-from runs.cli_args import checked, significance_level
 from runs.provenance import Provenance, settings_text
 from runs.reports import write_st_report
 

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from research.uploads import UploadError
+from core.uploads import UploadError
 from studies.builder import TEMPLATES, StudyBuildError, build_study, study_file_bytes, summarise_study
 from studies.study_file import InvalidStudyFile, validate_study
 

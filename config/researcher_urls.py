@@ -1,3 +1,6 @@
+"""The researcher's pages (namespace ``researcher``): studies, uploads, the builder and the dashboard
+(``research``), runs, jobs and their files (``runs``)."""
+
 from django.urls import include, path
 
 from research import preview, study_upload_views
@@ -14,12 +17,12 @@ urlpatterns = [
     path("studies/<slug:slug>/runs/", run_views.run_list, name="runs"),
     path("studies/<slug:slug>/start/", run_views.run_start, name="start"),
     path("studies/<slug:slug>/start/<str:kind>/", run_views.run_start, name="start-run"),
-    path("studies/<slug:slug>/report/<str:filename>", views.latest_report_file, name="report"),
-    path("studies/<slug:slug>/audit/<str:filename>", views.latest_audit_file, name="audit"),
-    path("runs/analysis/<int:run_id>/<str:filename>", views.analysis_file, name="analysis-file"),
-    path("runs/audit/<int:run_id>/<str:filename>", views.audit_file, name="audit-file"),
+    path("studies/<slug:slug>/report/<str:filename>", run_views.latest_report_file, name="report"),
+    path("studies/<slug:slug>/audit/<str:filename>", run_views.latest_audit_file, name="audit"),
+    path("runs/analysis/<int:run_id>/<str:filename>", run_views.analysis_file, name="analysis-file"),
+    path("runs/audit/<int:run_id>/<str:filename>", run_views.audit_file, name="audit-file"),
     path("jobs/<uuid:job_id>/", run_views.job_detail, name="job"),
-    path("jobs/<uuid:job_id>/<str:filename>", views.job_file, name="job-file"),
+    path("jobs/<uuid:job_id>/<str:filename>", run_views.job_file, name="job-file"),
     path("studies/<slug:slug>/export/<str:table>.<str:fmt>", views.export_download, name="export"),
     path("studies/<slug:slug>/submissions.csv", views.submissions_download, name="submissions"),
     path("studies/<slug:slug>/pilot/delete/", views.pilot_delete, name="pilot-delete"),

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import expit
+from scipy.stats import norm
 
 # A neutral rater agrees with an AI of average confidence (c = 1/2) with probability expit(1.0) = 0.73
 # (lay people agreed with COMPAS on about two thirds of defendants in Dressel & Farid's study).
@@ -143,3 +144,14 @@ def bts_prediction(p_positive: float, rater: SimulatedRater, rng: np.random.Gene
     ``prediction_bias``, plus N(0, PREDICTION_SD^2), as a whole percentage in [0, 100]."""
     value = 100 * p_positive + (PROJECTION if own else -PROJECTION) + rater.prediction_bias
     return str(int(np.clip(round(value + rng.normal(0, PREDICTION_SD)), 0, 100)))
+
+
+def share_below(cut: float, mean: float, sd: float) -> float:
+    """P(X < cut) for X ~ N(mean, sd^2), sd floored at 1e-6: a rater's probability of a rating below
+    ``cut`` (pair_distance: 'similar' answers; rate: 1 - this is P(rating >= positive_from))."""
+    return float(norm.cdf((cut - mean) / max(sd, 1e-6)))
+
+
+def accepts(leniency: float) -> float:
+    """P(the rater accepts the AI's score) = expit(leniency) (1/2 for a neutral rater)."""
+    return float(expit(leniency))

@@ -30,11 +30,14 @@ import csv
 import io
 import os
 from collections import Counter
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from django.conf import settings
 
-from runs.time_limit import time_limit
+from core.time_limit import time_limit
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SEPARATOR_HINT = 'use one character, e.g. sep "," or ";" or "|", or "\\t" for a tab (--sep on the command line)'
 _CHUNK = 1 << 16
@@ -141,6 +144,8 @@ def read_csv_upload(
     and ``UPLOAD_MAX_PARSE_SECONDS``. Raises :class:`UploadError` (a ``ValueError``) whose message
     starts with ``name`` and states the rule; see the module docstring for every check.
     """
+    import pandas as pd  # only a reading loads pandas; the module's errors and checks stay light
+
     max_bytes = settings.UPLOAD_MAX_BYTES if max_bytes is None else max_bytes
     max_rows = settings.UPLOAD_MAX_ROWS if max_rows is None else max_rows
     max_columns = settings.UPLOAD_MAX_COLUMNS if max_columns is None else max_columns

@@ -1,0 +1,25 @@
+"""The researchers' REST API: studies and exports (``research.api``), jobs and runs (``runs.api``)."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
+
+from research.api import views
+from research.api.docs import ApiDocs
+from runs import api as run_api
+
+urlpatterns = [
+    path("studies/", views.StudyList.as_view(), name="api-studies"),
+    path("studies/<slug:slug>/", views.StudyDetail.as_view(), name="api-study"),
+    path("studies/<slug:slug>/participants/", views.ParticipantList.as_view(), name="api-participants"),
+    path("studies/<slug:slug>/export/", views.ExportTableList.as_view(), name="api-export-tables"),
+    path("studies/<slug:slug>/export/<str:table>/", views.ExportTable.as_view(), name="api-export"),
+    path("studies/<slug:slug>/analyses/", run_api.AnalysisRuns.as_view(), name="api-analyses"),
+    path("studies/<slug:slug>/audits/", run_api.AuditRuns.as_view(), name="api-audits"),
+    path("studies/<slug:slug>/differential-parity/", run_api.StudyDifferentialParity.as_view(), name="api-dp"),
+    path("studies/<slug:slug>/plans/", run_api.StudyPlans.as_view(), name="api-plans"),
+    path("situation-testing/", run_api.SituationTestingRun.as_view(), name="api-situation-testing"),
+    path("jobs/", run_api.JobList.as_view(), name="api-jobs"),
+    path("jobs/<uuid:job_id>/", run_api.JobDetail.as_view(), name="api-job"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", ApiDocs.as_view(), name="api-docs"),
+]

@@ -1,0 +1,221 @@
+"""What a study exports, without building it: every table's columns with their meaning
+(``COLUMNS``), the answers' measures per task type (``TASK_MEASURES``) and which tables a study has
+(``study_tables``). Light (no pandas), so that the dashboard and the API's table lists need not load
+the export itself (``research.export``)."""
+
+from dataclasses import dataclass
+
+from surveys.models import Study
+
+
+@dataclass(frozen=True)
+class Column:
+    """One exported column: its type (uuid, string, integer, number, 0/1, datetime), meaning and,
+    when they do not depend on the study, its allowed values."""
+
+    type: str
+    meaning: str
+    values: str = ""
+
+
+COLUMNS: dict[str, dict[str, Column]] = {
+    "pairs": {
+        "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
+        "study": Column("string", "Study slug."),
+        "study_version": Column("integer", "Version of the study file the participant saw."),
+        "condition": Column("string", "Between-subjects condition key."),
+        "desirable": Column("0/1", "1 if the effort feature is desirable (income), 0 if undesirable (arrests)."),
+        "set": Column("string", "Stimulus set key."),
+        "set_position": Column("integer", "0-based position of the set in this participant's order."),
+        "reference": Column("string", "Reference subject K."),
+        "comparison": Column("string", "Comparison subject X."),
+        "relation": Column(
+            "string", "Designed relation of X to K (similar/different trend x similar/different total)."
+        ),
+        "pair_position": Column("integer", "0-based position of the pair within its set for this participant."),
+        "d_traj": Column("integer", "Trajectory distance d_E (Likert, 1 = most similar)."),
+        "d_aggr": Column("integer", "Aggregate distance d_S (Likert)."),
+        "d_overall": Column("integer", "Overall input-space distance d (Likert)."),
+        "overall_similar": Column(
+            "0/1", "1 if d_overall is on the 'similar' side of the scale (<= similar_max), else 0."
+        ),
+        "prediction_similar": Column(
+            "number", "BTS prediction: percent of others expected to answer 'similar' (0-100).", "0..100"
+        ),
+        "factor_trajectory": Column("0/1", "1 if the participant named trajectory as a factor (optional question)."),
+        "factor_aggregate": Column("0/1", "1 if the participant named the aggregate as a factor."),
+        "factor_other": Column("0/1", "1 if the participant named another factor."),
+        "factor_text": Column("string", "The other factor, in the participant's words."),
+        "k_ai_score": Column("number", "The AI model's risk score for K, in [0, 1].", "0..1"),
+        "k_accepted": Column("0/1", "1 if the participant accepted the AI's score for K, 0 if they corrected it."),
+        "k_score": Column("number", "The risk score the participant fixed for K, in [0, 1].", "0..1"),
+        "fair_score": Column("number", "The participant's fair risk score for X, in [0, 1].", "0..1"),
+        "output_distance": Column("number", "Output-space distance D = |k_score - fair_score|.", "0..1"),
+        "rationale": Column("string", "The participant's rationale for X's fair score."),
+        "ref_total": Column("number", "K's total of the effort feature over the years."),
+        "comp_total": Column("number", "X's total."),
+        "ref_trend": Column("number", "K's average cumulative acceleration A_avg (mean yearly change)."),
+        "comp_trend": Column("number", "X's A_avg."),
+        "seconds_traj": Column("number", "Seconds on the trajectory page."),
+        "seconds_aggr": Column("number", "Seconds on the aggregate page."),
+        "seconds_overall": Column("number", "Seconds on the overall page."),
+        "excluded": Column("0/1", "1 if the participant failed at least the study's number of attention checks."),
+    },
+    "participants": {
+        "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
+        "study": Column("string", "Study slug."),
+        "study_version": Column("integer", "Version of the study file."),
+        "condition": Column("string", "Assigned condition (blank before consent or after declining)."),
+        "status": Column(
+            "string",
+            "arrived, declined, active, completed, timed_out, screened_out or withdrawn (answers deleted).",
+            "arrived, declined, active, completed, timed_out, screened_out, withdrawn",
+        ),
+        "simulated": Column("0/1", "1 if created by simulate_participants."),
+        "pilot": Column("0/1", "1 if brought by the researcher's pilot link (only with include_pilot)."),
+        "arrived_at": Column("datetime", "First arrival (UTC, ISO 8601)."),
+        "consented_at": Column("datetime", "Consent time (UTC)."),
+        "completed_at": Column("datetime", "Completion time (UTC)."),
+        "duration_seconds": Column("number", "completed_at - consented_at, in seconds.", ">= 0"),
+        "pages_answered": Column("integer", "Pages saved so far."),
+        "pages_total": Column("integer", "Pages in this participant's plan."),
+        "attention_passed": Column("integer", "Attention checks passed."),
+        "attention_failed": Column("integer", "Attention checks failed."),
+        "excluded": Column("0/1", "1 if attention_failed >= the study's exclusion threshold."),
+        "seed": Column("integer", "Seed of the participant's randomised order."),
+    },
+    "disagreements": {
+        "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
+        "study": Column("string", "Study slug."),
+        "study_version": Column("integer", "Version of the study file."),
+        "condition": Column("string", "Condition key."),
+        "prompt": Column("string", "Prompt key."),
+        "subject": Column("string", "Decision subject shown."),
+        "model_label": Column("0/1", "The AI model's binary label (1 = high risk)."),
+        "model_score": Column("number", "The AI model's risk score in [0, 1].", "0..1"),
+        "agree": Column("0/1", "1 if the participant agreed with the AI's label."),
+        "disagreement": Column("0/1", "s = 1 - agree (1 when the participant's label differs from the model's)."),
+        "participant_label": Column(
+            "0/1", "The label the participant implies: model_label if agree, else 1 - model_label."
+        ),
+        "demo_*": Column("string", "The subject's demographics, one column each (e.g. demo_race, demo_sex)."),
+        "excluded": Column("0/1", "1 if the participant is excluded by the attention checks."),
+    },
+    "pages": {
+        "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
+        "study": Column("string", "Study slug."),
+        "page": Column("string", "Page key."),
+        "first_shown_at": Column("datetime", "When the page was first shown (UTC)."),
+        "submitted_at": Column("datetime", "When it was saved (UTC)."),
+        "seconds": Column("number", "Time spent: submitted_at - first_shown_at.", ">= 0"),
+        "refusals": Column("integer", "Submissions refused by validation before it was saved."),
+    },
+    "answers": {
+        "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
+        "study": Column("string", "Study slug."),
+        "study_version": Column("integer", "Version of the study file the participant saw."),
+        "condition": Column("string", "Condition key."),
+        "block": Column(
+            "string",
+            "Block of the study the answer belongs to: the block key (format 2); pairs, output, disagreement, "
+            "attention or screening (format 1).",
+        ),
+        "task": Column(
+            "string",
+            "What the page asked: a task type (agree, rate, pair_comparable, pair_distance, fair_score), "
+            "questionnaire, attention or screening.",
+        ),
+        "subject": Column(
+            "string",
+            "What the answer is about: a subject id, a pair 'a~b', a stimulus set, or the question key "
+            "(questionnaire); for format 1 attention checks the check key.",
+        ),
+        "measure": Column("string", "What was measured (see the codebook's measures: agree, rating, ...)."),
+        "value": Column(
+            "number",
+            "The numeric answer (blank for text answers); for agree 1 when the participant agrees with the AI, else 0.",
+        ),
+        "text": Column("string", "The text answer (choices, free text; multiple choice as a JSON list)."),
+        "page_position": Column("integer", "0-based position of the answer's page in this participant's plan."),
+        "excluded": Column("0/1", "1 if the participant is excluded by the attention checks."),
+    },
+    "questionnaire": {
+        "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
+        "study": Column("string", "Study slug."),
+        "study_version": Column("integer", "Version of the study file."),
+        "condition": Column("string", "Condition key."),
+        "<question>": Column(
+            "string",
+            "One column per questionnaire question (its key; 'block/key' when two blocks share a key): the "
+            "chosen option, the number, the text, or the chosen options joined by '; '. Blank if unanswered.",
+        ),
+    },
+}
+TABLES = tuple(COLUMNS)
+# Tables of every study; the others only of studies whose design has them (``study_tables``).
+ALWAYS = ("participants", "answers", "pages")
+
+# The measures each task writes to the answers table (``measure`` and what ``value`` / ``text`` hold).
+TASK_MEASURES: dict[str, dict[str, Column]] = {
+    "pair_distance": {
+        "trajectory": Column("integer", "Trajectory distance d_E (Likert, 1 = most similar).", "1..points"),
+        "aggregate": Column("integer", "Aggregate distance d_S (Likert).", "1..points"),
+        "overall": Column("integer", "Overall input-space distance d (Likert).", "1..points"),
+        "prediction": Column("number", "BTS prediction: percent of others expected to answer 'similar'.", "0..100"),
+        "factors": Column("string", "Rationale factors named (text, comma-separated).", "trajectory, aggregate, other"),
+        "factor_text": Column("string", "The other factor, in the participant's words (text)."),
+    },
+    "fair_score": {
+        "k_accept": Column("0/1", "1 if the participant accepted the AI's score for the reference."),
+        "k_score": Column("number", "The risk score the participant fixed for the reference.", "0..1"),
+        "fair_score": Column("number", "The participant's fair risk score for a comparison subject.", "0..1"),
+        "rationale": Column("string", "The rationale for that fair score (text)."),
+    },
+    "agree": {
+        "agree": Column("0/1", "1 when the participant agrees with the AI's prediction, else 0."),
+        "confidence": Column("integer", "How confident the participant is (1 = not at all).", "1..5"),
+        "prediction": Column("number", "BTS prediction: percent of others expected to agree.", "0..100"),
+    },
+    "rate": {
+        "rating": Column("number", "The rating: the Likert answer's 1-based index, or the number given.", "scale"),
+        "prediction": Column("number", "BTS prediction: percent of others expected to rate positively.", "0..100"),
+    },
+    "pair_comparable": {
+        "comparable": Column("0/1", "1 when the participant says the two should be treated alike."),
+        "strength": Column("integer", "How sure the participant is (1 = not at all).", "1..5"),
+        "prediction": Column("number", "BTS prediction: percent of others expected to answer 'yes'.", "0..100"),
+    },
+    "questionnaire": {
+        "questionnaire": Column(
+            "string",
+            "A questionnaire answer: value for number and Likert questions (Likert: 1-based index), text for "
+            "choice and text questions (multiple choice: a JSON list).",
+        ),
+    },
+    "attention": {"attention": Column("0/1", "1 if the attention check was answered correctly (text: the choice).")},
+    "screening": {"screening": Column("0/1", "1 if the screening answer is eligible (text: the choice).")},
+}
+
+
+def tables_of(specs: list[dict]) -> tuple[str, ...]:
+    """The tables a study with these versions' files exports, in ``TABLES`` order: ``ALWAYS``, plus
+    pairs / disagreements / questionnaire when some version has pair-distance, agree or questionnaire
+    blocks (format 1: pairs always, disagreements when a condition has prompts)."""
+    has = set(ALWAYS)
+    for spec in specs:
+        if spec.get("format", 1) == 1:
+            has.add("pairs")
+            if any(c.get("disagreement_prompts") for c in spec["conditions"]):
+                has.add("disagreements")
+            continue
+        for block in spec["blocks"]:
+            if block["type"] == "questionnaire":
+                has.add("questionnaire")
+            elif block["type"] == "task" and block["task"] in ("pair_distance", "agree"):
+                has.add("pairs" if block["task"] == "pair_distance" else "disagreements")
+    return tuple(name for name in TABLES if name in has)
+
+
+def study_tables(slug: str) -> tuple[str, ...]:
+    """The tables the study ``slug`` exports (without building them)."""
+    return tables_of(list(Study.objects.filter(slug=slug).values_list("spec", flat=True)))

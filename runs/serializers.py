@@ -1,0 +1,159 @@
+"""The API's serializers of background jobs and their runs: what starting each kind of job takes
+(checked when the request is made, 400 with field errors) and what a job or run looks like."""
+
+import math
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from core.uploads import UploadError, check_separator
+from runs.plan_parameters import PLAN_PARAMETERS, check_weights
+from studies.format2 import check_by
+
+
+class AnalysisRequestSerializer(serializers.Serializer):
+    seed = serializers.IntegerField(default=1, min_value=0, max_value=2**62)
+    n_resamples = serializers.IntegerField(default=2000, min_value=100, max_value=20000)
+    include_pilot = serializers.BooleanField(default=False, help_text="Also analyse pilot participants.")
+    include_incomplete = serializers.BooleanField(
+        default=False, help_text="Also analyse participants who have not completed (default: completed only)."
+    )
+    by = serializers.ListField(
+        child=serializers.CharField(max_length=60),
+        default=list,
+        max_length=4,
+        help_text="Format 2 studies: questionnaire question keys that define the rater (stakeholder) groups; "
+        "several are combined (e.g. ['role', 'age_band']).",
+    )
+
+    def validate_by(self, by: list[str]) -> list[str]:
+        """Checked against the study (``context["study"]``) when the request is made, not in the job."""
+        study = self.context.get("study")
+        if not by or study is None:
+            return by
+        if study.spec.get("format", 1) != 2:
+            raise serializers.ValidationError(
+                "splitting by questionnaire answers needs a format 2 study; this study has no questionnaire"
+            )
+        try:
+            return list(check_by(study.spec, by))
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+
+class AnalysisRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    study_version = serializers.IntegerField(source="study.version")
+    seed = serializers.IntegerField()
+    n_resamples = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    report_url = serializers.SerializerMethodField()
+    results = serializers.JSONField()
+
+    def get_report_url(self, run) -> str:
+        return reverse("researcher:analysis-file", args=[run.pk, "report.html"])
+
+
+class AuditRequestSerializer(serializers.Serializer):
+    subjects = serializers.FileField(help_text="Subjects CSV: id, x_<time>..., score_<model>..., group columns")
+    condition = serializers.CharField(required=False, allow_blank=True)
+    calibration = serializers.IntegerField(required=False)
+    shown_model = serializers.CharField(required=False, allow_blank=True)
+
+
+class AuditRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    condition = serializers.CharField(source="condition.key", help_text="Condition key.")
+    created_at = serializers.DateTimeField()
+    report_url = serializers.SerializerMethodField()
+    results = serializers.JSONField()
+
+    def get_report_url(self, run) -> str:
+        return reverse("researcher:audit-file", args=[run.pk, "report.html"])
+
+
+class SituationTestingRequestSerializer(serializers.Serializer):
+    data = serializers.FileField()
+    counterfactuals = serializers.FileField(required=False)
+    sep = serializers.CharField(default=",", max_length=2, trim_whitespace=False)
+    protected = serializers.CharField()
+    protected_value = serializers.CharField(help_text="JSON or text, e.g. 1 or Female")
+    target = serializers.CharField()
+    negative = serializers.CharField(help_text="the negative decision value, JSON or text")
+    features = serializers.ListField(child=serializers.CharField(), required=False)
+    k = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=1000), default=[15])
+    alpha = serializers.FloatField(default=0.05, min_value=1e-6, max_value=0.5)
+    tau = serializers.FloatField(default=0.0, min_value=-1, max_value=1)
+    mode = serializers.ChoiceField(choices=["paper", "reference"], default="paper")
+    positive = serializers.BooleanField(default=False)
+
+    def validate_sep(self, value: str) -> str:
+        """Refused at once (a regular expression such as ``(x`` is no separator), not in the job."""
+        try:
+            check_separator(value, "data")
+        except UploadError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+        return value
+
+
+class DifferentialParityRequestSerializer(serializers.Serializer):
+    alpha = serializers.FloatField(default=0.05, min_value=1e-6, max_value=0.5)
+    favourable = serializers.ChoiceField(
+        choices=["lower", "higher"],
+        default="lower",
+        help_text='which risk scores and labels are good for the subject: "lower" (default; a low risk is '
+        'favourable) or "higher"; it decides which group the verdicts call favoured',
+        error_messages={
+            "invalid_choice": 'must be "higher" or "lower" (which risk scores and labels are good for the subject), '
+            "not {input!r}"
+        },
+    )
+
+
+class PlanRequestSerializer(serializers.Serializer):
+    """plan_study's parameters, with the command's ranges and defaults (``PLAN_PARAMETERS``)."""
+
+    def get_fields(self):
+        return {
+            name: (serializers.IntegerField if p.integer else serializers.FloatField)(
+                min_value=p.low, max_value=p.high, default=p.default, help_text=p.help
+            )
+            for name, p in PLAN_PARAMETERS.items()
+        }
+
+    def validate(self, data: dict) -> dict:
+        errors = {name: ["A finite number is required."] for name, v in data.items() if not math.isfinite(v)}
+        if errors:
+            raise serializers.ValidationError(errors)
+        try:
+            check_weights(data["a1"], data["a2"])
+        except ValueError as exc:
+            raise serializers.ValidationError({"a2": [str(exc)]}) from exc
+        return data
+
+
+class JobSerializer(serializers.Serializer):
+    """A background job: poll ``url`` until ``status`` is ``succeeded`` (see ``result``) or ``failed``
+    (see ``error``)."""
+
+    id = serializers.UUIDField()
+    url = serializers.SerializerMethodField()
+    kind = serializers.CharField()
+    status = serializers.ChoiceField(choices=["queued", "running", "succeeded", "failed"])
+    study = serializers.CharField(source="study.slug", default=None)
+    progress = serializers.FloatField(help_text="0 to 1")
+    progress_message = serializers.CharField()
+    params = serializers.JSONField()
+    result = serializers.JSONField(allow_null=True)
+    error = serializers.CharField()
+    log = serializers.CharField()
+    files = serializers.SerializerMethodField(help_text="URLs of the job's output files")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_url(self, job) -> str:
+        return reverse("api-job", args=[job.pk])
+
+    def get_files(self, job) -> list[str]:
+        return [reverse("researcher:job-file", args=[job.pk, name]) for name in job.files]
