@@ -12,10 +12,10 @@ from django.db import DatabaseError, connections
 from django.template.loader import get_template
 from django.urls import get_resolver
 
-from participation.tasks import REGISTRY
 from studies.content import study_content
 from studies.study_facts import study_facts
 from surveys.models import Study
+from tasks import REGISTRY
 
 log = logging.getLogger(__name__)
 

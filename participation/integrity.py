@@ -10,8 +10,8 @@ from django.db.models import Count
 
 from participation.pages import condition_index
 from participation.rendering import page_content_key
-from participation.tasks import task_for
 from surveys.models import Answer, PageVisit, Participant, Study
+from tasks import task_for
 
 
 @dataclass(frozen=True)

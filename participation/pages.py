@@ -1,7 +1,7 @@
 """What a page shows and which form it uses, read from the study file (no queries).
 
 The runtime is generic over task types: ``page_form``, ``page_context`` and ``form_answers`` hand the
-page to its task type (``participation.tasks.task_for``). A task type reads the study through the
+page to its task type (``tasks.task_for``). A task type reads the study through the
 page index of the participant's condition: :class:`ConditionIndex` for format 1 files,
 :class:`ContentIndex` (over ``studies.content.StudyContent``) for format 2 files.
 """
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from core.caching import BoundedCache
 from participation.services import AnswerInput
-from participation.tasks import task_for
 from studies.content import StudyContent, line_chart, study_content
+from tasks import task_for
 
 
 @dataclass(frozen=True)

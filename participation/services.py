@@ -31,6 +31,7 @@ from surveys.models import (
     Participant,
     Study,
 )
+from tasks.base import AnswerInput
 
 
 class InvalidParticipantId(ValueError):
@@ -312,16 +313,6 @@ def page_shown(*, participant: Participant, page_key: str, at: datetime | None =
 def page_refused(*, participant: Participant, page_key: str) -> None:
     """Count a submission that failed validation (nothing else is written)."""
     PageVisit.objects.filter(participant=participant, page=page_key).update(refusals=F("refusals") + 1)
-
-
-@dataclass(frozen=True)
-class AnswerInput:
-    question: str
-    measure: str
-    set_key: str = ""
-    subject_key: str = ""
-    number: float | None = None
-    text: str = ""
 
 
 class SubmitOutcome(Enum):

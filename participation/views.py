@@ -38,13 +38,13 @@ from participation.services import (
     participant_time_out,
     participant_withdraw,
 )
-from participation.tasks import task_for
-from participation.tasks.attention import attention_count
 from participation.throttle import client_address
 from participation.time_limits import time_limit
 from studies.services import StudyNotFound, latest_version
 from studies.study_facts import StudyFacts, study_facts
 from surveys.models import Answer, Participant
+from tasks import task_for
+from tasks.attention import attention_count
 
 Status = Participant.Status
 ACTIVE_STATES = (Status.ARRIVED, Status.ACTIVE, Status.DECLINED, Status.TIMED_OUT)  # still holding a resume code

@@ -37,6 +37,7 @@ from scipy.stats import norm
 from fairness.effort import trend_slope
 from participation.plan import build_plan
 from simulation.effort_model import GenerativeModel
+from simulation.raters import PairTruth, pair_truth
 
 
 @dataclass(frozen=True)
@@ -67,20 +68,6 @@ def draw_random_effects(model: GenerativeModel, stimuli: dict, rng: np.random.Ge
     u0 = rng.normal(0, model.participant_intercept_sd)
     u1, u2 = rng.normal(0, model.participant_slope_sd, size=2)
     return RandomEffects(float(u0), float(u1), float(u2), stimuli)
-
-
-@dataclass(frozen=True)
-class PairTruth:
-    trajectory: float
-    aggregate: float
-
-
-def pair_truth(k_series, x_series, trend_scale: float) -> PairTruth:
-    """True trajectory and aggregate differences in [0, 1] (see the module docstring)."""
-    t = abs(np.tanh((trend_slope(x_series) - trend_slope(k_series)) / trend_scale))
-    total_k, total_x = float(np.sum(k_series)), float(np.sum(x_series))
-    g = min(1.0, 1.6 * abs(total_x - total_k) / max(total_k, total_x, 1e-9))
-    return PairTruth(float(t), g)
 
 
 class SimulatedParticipant:

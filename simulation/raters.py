@@ -5,7 +5,7 @@ response style. Rater i in group g (``draw_rater``):
   leniency_i    = leniency_g + N(0, STYLE_SD^2)       logit shift of agreeing with the AI / saying "comparable"
   scale_shift_i = scale_shift_g + N(0, STYLE_SD^2)    shift of ratings, in scale units
 and the group's ``noise``, ``alpha`` (effort weight, pair_distance), ``honesty`` and ``prediction_bias``.
-The task types (``participation.tasks``, ``TaskType.simulate``) turn a rater into a page's answers with
+The task types (``tasks``, ``TaskType.simulate``) turn a rater into a page's answers with
 the draws below, e ~ N(0, noise^2) per answer:
   yes/no (``draw_binary``): P(yes) = expit(base + leniency_i + e); agree: base = ``agree_logit`` =
                    AGREE_BASE + AGREE_CONFIDENCE * c, c = |2 score - 1| the AI's confidence (1/2 without a
@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 from scipy.stats import norm
+
+from fairness.effort import trend_slope
 
 # A neutral rater agrees with an AI of average confidence (c = 1/2) with probability expit(1.0) = 0.73
 # (lay people agreed with COMPAS on about two thirds of defendants in Dressel & Farid's study).
@@ -155,3 +157,19 @@ def share_below(cut: float, mean: float, sd: float) -> float:
 def accepts(leniency: float) -> float:
     """P(the rater accepts the AI's score) = expit(leniency) (1/2 for a neutral rater)."""
     return float(expit(leniency))
+
+
+@dataclass(frozen=True)
+class PairTruth:
+    trajectory: float
+    aggregate: float
+
+
+def pair_truth(k_series, x_series, trend_scale: float) -> PairTruth:
+    """True trajectory and aggregate differences in [0, 1] of a pair with effort series:
+    t = |tanh((slope_X - slope_K) / trend_scale)|, g = min(1, 1.6 |total_X - total_K| / max(total_K, total_X))
+    (``simulation.effort``'s model)."""
+    t = abs(np.tanh((trend_slope(x_series) - trend_slope(k_series)) / trend_scale))
+    total_k, total_x = float(np.sum(k_series)), float(np.sum(x_series))
+    g = min(1.0, 1.6 * abs(total_x - total_k) / max(total_k, total_x, 1e-9))
+    return PairTruth(float(t), g)

@@ -18,11 +18,11 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 
 from participation.plan import build_plan
-from participation.tasks.attention import attention_count
 from studies.format2 import condition_summary
 from studies.services import StudyLoadResult, may_load_version, spec_digest, study_load
 from studies.study_file import InvalidStudyFile, StudyFileProblem, read_study_text
 from surveys.models import Study
+from tasks.attention import attention_count
 
 STASH_PREFIX = "study-uploads"
 STASH_MAX_AGE = timedelta(days=1)

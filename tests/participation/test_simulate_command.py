@@ -79,7 +79,7 @@ def test_group_effects_are_refused_for_a_format_1_study():
 @pytest.mark.django_db
 def test_simulated_agree_study_shows_the_planted_rater_group_difference():
     """Through consent, the task registry and page_submit: judges agree with the AI more (+1.5 logit)."""
-    pytest.importorskip("participation.tasks")
+    pytest.importorskip("tasks")
     pytest.importorskip("participation.assignment")
     study = study_load(spec=_agree_study()).study
     simulate_participants(

@@ -7,7 +7,6 @@ import pytest
 from scipy.stats import ttest_ind
 
 from fairness.rater_groups import notions_by_rater_group, rater_group_difference_test
-from participation.tasks.rate import Rate
 from simulation.raters import (
     agree_logit,
     bts_prediction,
@@ -17,6 +16,7 @@ from simulation.raters import (
     draw_rater,
     parse_group_effect,
 )
+from tasks.rate import Rate
 
 SPEC = {
     "blocks": [

@@ -7,9 +7,9 @@ import pytest
 from django.template.loader import get_template
 
 from participation.plan import build_plan
-from participation.tasks import REGISTRY, UnknownPageKind, task_for
 from studies.format2 import TASK_TYPES
 from surveys.models import Answer, Participant
+from tasks import REGISTRY, UnknownPageKind, task_for
 from tests.participation.format2_helpers import example_spec, simple_plan
 from tests.surveys.helpers import participant_session
 

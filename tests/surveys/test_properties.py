@@ -8,9 +8,9 @@ from django.utils.datastructures import MultiValueDict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from participation.tasks.fair_score import OutputPageForm
-from participation.tasks.pair_distance import LikertPageForm
 from studies.study_file import InvalidStudyFile, validate_study
+from tasks.fair_score import OutputPageForm
+from tasks.pair_distance import LikertPageForm
 from tests.conftest import DEMO_FILE
 
 DEMO = json.loads(DEMO_FILE.read_text())

@@ -8,9 +8,9 @@ from django.db.migrations.executor import MigrationExecutor
 
 from participation.plan import build_plan
 from runs.calibrations import calibration_create
-from studies.questions import attention_question, pair_question
 from studies.services import _create_study_rows, study_load
 from surveys.models import Answer, AuditRun, Calibration, Condition, Participant, Study
+from tasks.questions import attention_question, pair_question
 from tests.surveys.helpers import answer_pages, consented
 
 CAL = {"alpha": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n_participants": 10, "seed": 1}

@@ -3,10 +3,10 @@
 
 from django import forms
 
-from participation.tasks.agree import BinaryTaskForm, binary_extras, bts_prompt
-from participation.tasks.base import TaskType
-from participation.tasks.fields import YES_NO
-from participation.tasks.pair_distance import _distance, _names
+from tasks.agree import BinaryTaskForm, binary_extras, bts_prompt
+from tasks.base import TaskType
+from tasks.fields import YES_NO
+from tasks.pair_distance import _distance, _names
 
 # logit P(yes) = COMPARABLE_SLOPE * (1/2 - d) + leniency + noise, d the share of differing values
 COMPARABLE_SLOPE = 4.0

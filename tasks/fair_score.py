@@ -10,10 +10,9 @@ from collections.abc import Callable
 import numpy as np
 from django import forms
 
-from participation.services import AnswerInput
-from participation.tasks.base import TaskType
-from participation.tasks.fields import score_field
-from studies import questions
+from tasks import questions
+from tasks.base import AnswerInput, TaskType
+from tasks.fields import score_field
 
 
 class FairScoreForm(forms.Form):

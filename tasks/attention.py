@@ -3,10 +3,9 @@ format 2 ``attention`` blocks)."""
 
 from django import forms
 
-from participation.services import AnswerInput
-from participation.tasks.base import TaskType
-from participation.tasks.fields import option_field
-from studies import questions
+from tasks import questions
+from tasks.base import AnswerInput, TaskType
+from tasks.fields import option_field
 
 
 class AttentionPageForm(forms.Form):

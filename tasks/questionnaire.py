@@ -9,11 +9,10 @@ import json
 
 from django import forms
 
-from participation.services import AnswerInput
-from participation.tasks.base import TaskType
-from participation.tasks.fields import option_field, scale_field
-from participation.tasks.rate import number_field
-from studies import questions
+from tasks import questions
+from tasks.base import AnswerInput, TaskType
+from tasks.fields import option_field, scale_field
+from tasks.rate import number_field
 
 DEFAULT_TEXT_LENGTH = 500
 

@@ -6,11 +6,10 @@ from decimal import Decimal
 import numpy as np
 from django import forms
 
-from participation.services import AnswerInput
-from participation.tasks.agree import bts_prompt
-from participation.tasks.base import TaskType
-from participation.tasks.fields import prediction_field, scale_field
-from studies import questions
+from tasks import questions
+from tasks.agree import bts_prompt
+from tasks.base import AnswerInput, TaskType
+from tasks.fields import prediction_field, scale_field
 
 
 def _shown(value: float) -> str:

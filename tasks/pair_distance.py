@@ -8,10 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 from django import forms
 
-from participation.services import AnswerInput
-from participation.tasks.base import TaskType
-from participation.tasks.fields import prediction_field, scale_field
-from studies import questions
+from tasks import questions
+from tasks.base import AnswerInput, TaskType
+from tasks.fields import prediction_field, scale_field
 
 FACTOR_CHOICES = [
     ("trajectory", "Trajectory / trend over the years"),
@@ -153,9 +152,9 @@ def pair_question_text(page: dict, index) -> str:
 
 def _distance(index, page: dict) -> tuple[float, float]:
     """True (trajectory, aggregate) differences in [0, 1] of the page's pair: from the series when the
-    subjects have them (``simulation.effort.pair_truth``), else the share of differing
+    subjects have them (``simulation.raters.pair_truth``), else the share of differing
     feature and group values, for both."""
-    from simulation.effort import pair_truth
+    from simulation.raters import pair_truth
 
     if index.format == 1:
         k = index.sets[page["set"]]["reference"]

@@ -7,16 +7,28 @@ methods, so adding a task type is one module plus its template.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django import forms
-
-from participation.services import AnswerInput
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
 
     from simulation.raters import SimulatedRater
+
+
+@dataclass(frozen=True)
+class AnswerInput:
+    """One answer a page stores (``surveys.models.Answer``): its question key (``tasks.questions``),
+    measure (one of its task type's ``measures``), the set and subject it is about, and its value."""
+
+    question: str
+    measure: str
+    set_key: str = ""
+    subject_key: str = ""
+    number: float | None = None
+    text: str = ""
 
 
 class TaskType:

@@ -4,10 +4,9 @@ confidence and optional BTS prediction of the share answering "Yes, I agree").""
 
 from django import forms
 
-from participation.services import AnswerInput
-from participation.tasks.base import TaskType
-from participation.tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
-from studies import questions
+from tasks import questions
+from tasks.base import AnswerInput, TaskType
+from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
 
 AGREE_CHOICES = ((1, "Yes, I agree"), (0, "No, I disagree"))
 

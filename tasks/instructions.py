@@ -2,7 +2,7 @@
 
 from django import forms
 
-from participation.tasks.base import TaskType
+from tasks.base import TaskType
 
 
 class InstructionsForm(forms.Form):

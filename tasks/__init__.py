@@ -5,16 +5,16 @@ their format 2 successors).
 is one module here plus its template ``templates/surveys/page_<kind>.html``.
 """
 
-from participation.tasks.agree import Agree
-from participation.tasks.attention import Attention
-from participation.tasks.base import TaskType
-from participation.tasks.fair_score import FairScore
-from participation.tasks.instructions import Instructions
-from participation.tasks.pair_comparable import PairComparable
-from participation.tasks.pair_distance import PairDistance
-from participation.tasks.questionnaire import Questionnaire
-from participation.tasks.rate import Rate
-from participation.tasks.screening import Screening
+from tasks.agree import Agree
+from tasks.attention import Attention
+from tasks.base import TaskType
+from tasks.fair_score import FairScore
+from tasks.instructions import Instructions
+from tasks.pair_comparable import PairComparable
+from tasks.pair_distance import PairDistance
+from tasks.questionnaire import Questionnaire
+from tasks.rate import Rate
+from tasks.screening import Screening
 
 TASK_TYPES: tuple[TaskType, ...] = (
     Instructions(),
