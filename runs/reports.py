@@ -1041,9 +1041,14 @@ def honesty_summary(honesty: pd.DataFrame) -> pd.DataFrame:
 
 
 def _sample_sentence(result) -> str:
+    without = result.n_without_group
+    sentence = f"{result.n_participants} participants analysed, split by {result.rater_group}"
+    if not without:
+        return sentence + " (every one answered)."
     return (
-        f"{result.n_participants} participants analysed, split by {result.rater_group}"
-        f" ({result.n_without_group} without an answer)."
+        sentence + f" ({without} without an answer to {' or '.join(result.by)}, e.g. a code the import"
+        f' could not map to an option: they count in the "{ALL}" rows, in no rater-group row and in no'
+        " test between rater groups)."
     )
 
 

@@ -169,6 +169,34 @@ def test_overall_values_equal_the_direct_computation(differing):
     assert overall["mean"].iloc[0] == pytest.approx(rating["value"].mean())
 
 
+def test_all_participants_rows_include_raters_without_a_group():
+    """Three raters left the ``role`` question blank: the ALL rows are still every rater's answers (DR and
+    the notions equal the direct computation on all 60 raters), the group rows and tests leave them out."""
+    answers, questionnaire = simulate(True)
+    blank = ["p0", "p1", "p2"]
+    questionnaire.loc[questionnaire["participant_id"].isin(blank), "role"] = ""
+    result = analyze_design(design_spec(), answers, questionnaire, by=("role",), n_resamples=50, n_permutations=50)
+    assert result.n_without_group == 3 and result.rater_groups["n_participants"].sum() == N_RATERS - 3
+    agree = answers[answers["measure"] == "agree"]
+    rates = tables(result, "judge")["disagreement_rate"]
+    assert _row(rates, ALL)["mean"] == pytest.approx(1 - agree["value"].mean())
+    assert _row(rates, ALL)["n_raters"] == N_RATERS
+    assert _row(rates, "judge")["n_raters"] + _row(rates, "lay")["n_raters"] == N_RATERS - 3
+    subjects = {s["id"]: s for s in design_spec()["pools"][0]["subjects"]}
+    direct = disagreement_notions(
+        agree["subject"].map(lambda s: subjects[s]["groups"]["race"]),
+        agree["subject"].map(lambda s: subjects[s]["models"]["ai"]["label"]),
+        (1 - agree["value"]).astype(int),
+    )
+    notions = tables(result, "judge")["notions"].query("rater_group == @ALL").set_index("statistic")
+    assert (notions["n_raters"] == N_RATERS).all()
+    for name, notion in direct.notions.items():
+        assert notions.loc[name, "value"] == pytest.approx(notion.value), name
+    shares = tables(result, "alike")["shares"]
+    assert _row(shares, ALL)["n_raters"] == N_RATERS
+    assert set(tables(result, "judge")["tests"]["pvalue"].dropna()) and len(result.honesty) == N_RATERS
+
+
 def test_combined_rater_groups(differing):
     result = run(True, by=("role", "age_band"))
     assert result.rater_group == "role / age_band"
