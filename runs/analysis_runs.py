@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from analysis.bts import participant_bts
+from analysis.bts import MIN_RESPONDENTS, participant_bts
 from analysis.pipeline import run_pipeline
 from research.export import export_tables
 from runs.calibrations import calibration_create
@@ -62,7 +62,8 @@ def analysis_run_create(
     except ValueError as exc:
         raise ValueError(f"study {slug!r}: {exc}") from exc
     sample = result.sample
-    bts = participant_bts(sample.pairs, similar_max=study.spec["likert"]["similar_max"])
+    floor = study.spec.get("bonus", {}).get("honesty", {}).get("min_respondents", MIN_RESPONDENTS)
+    bts = participant_bts(sample.pairs, similar_max=study.spec["likert"]["similar_max"], min_respondents=floor)
     provenance = study_provenance(
         study,
         participants={"in the export": len(tables.participants), "analysed": sample.included},

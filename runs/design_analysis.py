@@ -34,7 +34,7 @@ import pandas as pd
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from analysis.agreement import rating_icc
-from analysis.bts import bts_scores, participant_means
+from analysis.bts import MIN_RESPONDENTS, bts_scores, participant_means
 from fairness.disagreement import disagreement_notions
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
@@ -454,12 +454,16 @@ def _positive(block: dict, spec: dict) -> tuple[str, Callable[[pd.Series], pd.Se
     return measures[0], lambda v: (v <= similar_max).astype(int)
 
 
-def honesty_scores(spec: dict, answers: pd.DataFrame, *, alpha: float = 1.0) -> pd.DataFrame:
+def honesty_scores(
+    spec: dict, answers: pd.DataFrame, *, alpha: float = 1.0, min_respondents: int = MIN_RESPONDENTS
+) -> pd.DataFrame:
     """Binary BTS per question (a block's item) over the participants who answered both the task and the
     prediction ("what percentage of other participants answered X?", X the positive answer), averaged per
     participant: participant_id, n_questions, information, prediction, total (Prelec 2004, ``analysis.bts``).
-    Options are 0 = the positive answer and 1 = any other; the prediction p% gives (p/100, 1 - p/100)."""
-    scored = []
+    Options are 0 = the positive answer and 1 = any other; the prediction p% gives (p/100, 1 - p/100).
+    A question with fewer than ``min_respondents`` respondents is left out and named ("block/subject") in
+    ``attrs["left_out"]`` (``analysis.bts``)."""
+    scored, left_out = [], {}
     for block in spec["blocks"]:
         positive = _positive(block, spec)
         if positive is None:
@@ -468,13 +472,14 @@ def honesty_scores(spec: dict, answers: pd.DataFrame, *, alpha: float = 1.0) -> 
         task = _measure(answers, block["key"], measure)[["participant_id", "subject", "value"]]
         predictions = _measure(answers, block["key"], "prediction")[["participant_id", "subject", "value"]]
         both = task.merge(predictions, on=["participant_id", "subject"], suffixes=("", "_prediction"))
-        for _, question in both.groupby("subject"):
-            if len(question) < 2:
+        for subject, question in both.groupby("subject"):
+            if len(question) < min_respondents:
+                left_out[f"{block['key']}/{subject}"] = len(question)
                 continue
             p = question["value_prediction"].to_numpy(float) / 100
             scores = bts_scores(1 - is_positive(question["value"]).to_numpy(), np.column_stack([p, 1 - p]), alpha)
             scored.append(scores.assign(participant_id=question["participant_id"].to_numpy()))
-    return participant_means(scored)
+    return participant_means(scored, left_out=left_out, min_respondents=min_respondents)
 
 
 # The whole study ----------------------------------------------------------------------------------

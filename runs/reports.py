@@ -25,6 +25,7 @@ from django.template.loader import render_to_string
 from django.templatetags.static import PrefixNode
 from django.utils.text import slugify
 
+from analysis.bts import left_out_sentence
 from analysis.pipeline import PipelineResult
 from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD
 from analysis.report import HEADINGS, NOTES, report_figures, report_tables, results_dict
@@ -1076,6 +1077,8 @@ def design_results(result) -> dict:
             for block in result.blocks
         ],
         "honesty": json.loads(honesty_summary(result.honesty).to_json(orient="records")),
+        "honesty_min_respondents": result.honesty.attrs.get("min_respondents"),
+        "honesty_left_out": result.honesty.attrs.get("left_out", {}),  # question -> respondents
     }
 
 
@@ -1130,11 +1133,12 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
         _table_section(
             "Honesty (Bayesian Truth Serum) by rater group",
             honesty_summary(result.honesty),
-            empty="No block with a BTS follow-up was answered by two or more participants.",
+            empty="No question with a BTS follow-up was answered by enough participants to be scored.",
             explanation=DESIGN["honesty"],
             csv="honesty.csv",
             columns=DESIGN_COLUMNS["honesty"],
             estimate="total",
+            notes=[note for note in [left_out_sentence(result.honesty)] if note],
         )
     )
     intro = [_sample_sentence(result)]

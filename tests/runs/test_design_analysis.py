@@ -231,7 +231,8 @@ def test_honesty_scores_equal_prelec_worked_by_hand():
         for measure, value in (("agree", agree), ("prediction", predicted))
     ]
     answers = pd.DataFrame(rows, columns=["participant_id", "measure", "value"]).assign(block="judge", subject="s1")
-    scores = honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers).set_index("participant_id")
+    scores = honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers, min_respondents=3)
+    scores = scores.set_index("participant_id")
     assert scores.loc[["r1", "r2", "r3"], "information"].to_numpy() == pytest.approx(
         [0.4202, 0.4202, -0.3175], abs=1e-4
     )
@@ -239,6 +240,27 @@ def test_honesty_scores_equal_prelec_worked_by_hand():
         [-0.0026, -0.0095, -0.5108], abs=1e-4
     )
     assert scores.loc[["r1", "r2", "r3"], "total"].to_numpy() == pytest.approx([0.4176, 0.4107, -0.8283], abs=1e-4)
+
+
+def test_honesty_leaves_out_questions_with_fewer_than_min_respondents():
+    """Subject s1 answered by 9 raters, s2 by 10: with the default floor (10) only s2 is scored, s1 is
+    named in attrs with its 9 respondents; s2's scores are those of bts_scores on its 10 answers."""
+    spec = design_spec()
+    rows = [
+        (f"r{r}", subject, measure, value)
+        for subject, raters in (("s1", 9), ("s2", 10))
+        for r in range(raters)
+        for measure, value in (("agree", r % 2), ("prediction", 30 + 5 * r))
+    ]
+    answers = pd.DataFrame(rows, columns=["participant_id", "subject", "measure", "value"]).assign(block="judge")
+    scores = honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers)
+    assert scores.attrs == {"left_out": {"judge/s1": 9}, "min_respondents": 10}
+    assert len(scores) == 10 and (scores["n_questions"] == 1).all()
+    p = np.array([30 + 5 * r for r in range(10)]) / 100
+    direct = bts_scores([1 - r % 2 for r in range(10)], np.column_stack([p, 1 - p]))
+    by_id = scores.set_index("participant_id").loc[[f"r{r}" for r in range(10)], "total"]
+    assert by_id.to_numpy() == pytest.approx(direct["total"].to_numpy())
+    assert honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers, min_respondents=9).attrs["left_out"] == {}
 
 
 def test_bad_by_is_refused_with_the_questions_named():
