@@ -30,6 +30,7 @@ from analysis.pipeline import PipelineResult
 from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD
 from analysis.report import HEADINGS, NOTES, report_figures, report_tables, results_dict
 from fairness import law_school
+from fairness.calibration import boundary_note
 from fairness.model_audit import AuditResult, audit_figures, audit_summary, audit_tables, notions_pivot
 from fairness.rater_groups import ALL
 from fairness.relative_reports import DP_NOTE, counts_figure, dp_results, flagged_cases, st_results
@@ -646,7 +647,8 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, proven
                 explanation=AUDIT["disagreement_calibration"],
                 paragraphs=[
                     f"alpha = {format_estimate(cal.alpha)}, {CI_LABEL} {format_ci(*cal.ci, cal.alpha)}; criterion: "
-                    f"{cal.criterion}; {cal.n_subjects} subjects, {cal.n_participants} participants."
+                    f"{cal.criterion}; {cal.n_subjects} subjects, {cal.n_participants} participants.",
+                    *[note for note in [boundary_note(cal.alpha, cal.ci)] if note],
                 ],
             )
         )
