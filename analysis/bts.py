@@ -17,6 +17,13 @@ Conventions (documented choices):
 
 The study's binarised variant (Appendix E): a Likert answer is "similar" when <= similar_max, and
 the prediction "p% similar" is the vector (p/100, 1 - p/100).
+
+Per-participant honesty scores (:func:`participant_bts`, ``runs.design_analysis.honesty_scores``) leave
+out every question answered by fewer than ``min_respondents`` (default ``MIN_RESPONDENTS`` = 10)
+respondents: xbar and ybar are the sample's shares, and BTS is only truthful as the number of
+respondents grows (Prelec 2004's large-population assumption); over 3-5 answers one respondent moves
+xbar by 20-33 points and the scores are mostly noise. The result's ``attrs`` name the questions left
+out (``left_out``: question -> respondents) and the ``min_respondents`` used.
 """
 
 from collections.abc import Sequence
@@ -26,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 EPS = 1e-3
+MIN_RESPONDENTS = 10  # fewest respondents a question needs to count in honesty scores and bonuses (module doc)
 
 
 def _clip_predictions(predictions: np.ndarray) -> np.ndarray:
@@ -139,32 +147,44 @@ def participant_bts(
     similar_max: int,
     alpha: float = 1.0,
     question: Sequence[str] = ("condition", "set", "comparison"),
+    min_respondents: int = MIN_RESPONDENTS,
 ) -> pd.DataFrame:
     """Binarised BTS per question (each pair's overall-distance question, within a condition),
     averaged per participant: columns participant_id, n_questions, information, prediction, total.
 
     Uses the export's ``d_overall`` and ``prediction_similar`` columns; rows missing either are skipped.
-    The mean (not the sum) keeps participants with a missing answer comparable.
+    The mean (not the sum) keeps participants with a missing answer comparable. Questions with fewer
+    than ``min_respondents`` respondents are left out and named in ``attrs["left_out"]`` (module doc).
     """
     usable = pairs.dropna(subset=["d_overall", "prediction_similar"])
-    scored = []
-    for _, group in usable.groupby(list(question), sort=False):
-        if len(group) < 2:
+    scored, left_out = [], {}
+    for key, group in usable.groupby(list(question), sort=False):
+        if len(group) < min_respondents:
+            left_out["/".join(map(str, key))] = len(group)
             continue
         answers, preds = binarise(group["d_overall"].to_numpy(), group["prediction_similar"].to_numpy(), similar_max)
         scores = bts_scores(answers, preds, alpha=alpha)
         scores.insert(0, "participant_id", group["participant_id"].to_numpy())
         scored.append(scores)
-    return participant_means(scored)
+    return participant_means(scored, left_out=left_out, min_respondents=min_respondents)
 
 
-def participant_means(scored: list[pd.DataFrame]) -> pd.DataFrame:
+def participant_means(
+    scored: list[pd.DataFrame], *, left_out: dict[str, int] | None = None, min_respondents: int = MIN_RESPONDENTS
+) -> pd.DataFrame:
     """Per-question BTS scores (each frame with participant_id, information, prediction, total)
     averaged per participant: columns participant_id, n_questions, information, prediction, total,
-    best first. The mean (not the sum) keeps participants who answered fewer questions comparable."""
+    best first. The mean (not the sum) keeps participants who answered fewer questions comparable.
+    ``attrs``: ``left_out`` (question -> respondents, the questions with fewer than ``min_respondents``)
+    and ``min_respondents``."""
+    if min_respondents < 2:
+        raise ValueError(f"min_respondents must be at least 2 (BTS compares respondents), got {min_respondents}")
     columns = ["participant_id", "n_questions", "information", "prediction", "total"]
+    attrs = {"left_out": dict(left_out or {}), "min_respondents": min_respondents}
     if not scored:
-        return pd.DataFrame(columns=columns)
+        out = pd.DataFrame(columns=columns)
+        out.attrs = attrs
+        return out
     out = (
         pd.concat(scored, ignore_index=True)
         .groupby("participant_id")
@@ -175,7 +195,21 @@ def participant_means(scored: list[pd.DataFrame]) -> pd.DataFrame:
             total=("total", "mean"),
         )
     )
-    return out.reset_index()[columns].sort_values("total", ascending=False, ignore_index=True)
+    out = out.reset_index()[columns].sort_values("total", ascending=False, ignore_index=True)
+    out.attrs = attrs
+    return out
+
+
+def left_out_sentence(scores: pd.DataFrame) -> str:
+    """Which questions ``scores`` (from :func:`participant_means`) left out and why; "" when none."""
+    left_out, floor = scores.attrs.get("left_out", {}), scores.attrs.get("min_respondents", MIN_RESPONDENTS)
+    if not left_out:
+        return ""
+    listed = ", ".join(f"{question} ({n})" for question, n in left_out.items())
+    return (
+        f"{len(left_out)} question(s) left out of the honesty scores, answered by fewer than {floor} participants "
+        f"(BTS over so few respondents is mostly noise; respondents in brackets): {listed}"
+    )
 
 
 def top_bonus(

@@ -194,7 +194,7 @@ SPECTACULAR_SETTINGS = {
 # Exports the API pages through, kept per worker (research/export.py): at most this many bytes.
 EXPORT_CACHE_MAX_BYTES = env_int("EXPORT_CACHE_MAX_BYTES", 128 * 1024 * 1024)
 
-# Uploads (research/uploads.py, config/upload_handlers.py): every uploaded CSV is bounded in size,
+# Uploads (core/uploads.py, config/upload_handlers.py): every uploaded CSV is bounded in size,
 # rows, columns and parse time; a multipart request is stopped once its files exceed
 # UPLOAD_MAX_BYTES (DATA_UPLOAD_MAX_MEMORY_SIZE does not count files). API errors share one JSON
 # format (research/api/errors.py). Study files are bounded too (studies/study_file.py).

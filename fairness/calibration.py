@@ -145,3 +145,29 @@ def calibrate_from_disagreement(
         seed=seed,
         distribution=boot_alpha,
     )
+
+
+def boundary_note(alpha: float, ci: tuple[float, float], *, tolerance: float = 1e-9) -> str:
+    """What an estimate on the edge of alpha's range [0, 1] means, in words (else ""): the grid search
+    cannot go past the edge, so alpha = 0 (d from the aggregate alone) or 1 (from effort alone) says the
+    criterion was highest at the edge, not that the best weight is exactly there; the bootstrap alphas
+    fall on one side only, and a CI spanning half the range or more says the feedback barely pins alpha down."""
+    if not np.isfinite(alpha) or tolerance < alpha < 1 - tolerance:
+        return ""
+    edge = (
+        "0: the distance uses the aggregate alone, effort carries no weight"
+        if alpha <= tolerance
+        else "1: the distance uses effort alone, the aggregate carries no weight"
+    )
+    low, high = ci
+    width = (
+        f" The CI [{low:.2f}, {high:.2f}] spans {high - low:.0%} of the range: the feedback barely determines alpha,"
+        " so read the estimate as 'not determined by these data' rather than as a weight to use."
+        if np.isfinite(low) and np.isfinite(high) and high - low >= 0.5
+        else f" The CI is [{low:.2f}, {high:.2f}]."
+    )
+    return (
+        f"alpha = {alpha:.2f} is at the boundary of [0, 1] (alpha = {edge}). The grid search cannot go past the"
+        " edge: the rank correlation with the disagreement rates was highest there, which does not make the"
+        " boundary the best weight, and the bootstrap can only fall on one side of it." + width
+    )

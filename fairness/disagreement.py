@@ -18,7 +18,9 @@ P(yhat = k, ytilde != k | m)):
   yhat = l | m)), each term in [a_{m,l}, a_{m,l} + b_{m,l}].
 * Overall misclassification OMR_{m,k} = P(yhat != k | ytilde = k, m) = 1 - EO_{m,k}.
 For binary labels the critic's label is the other label when they disagree, so P(ytilde = k, yhat = l) =
-b_{m,l} and P(ytilde != k, yhat = l) = a_{m,l} exactly: every notion is identified (lower = upper).
+b_{m,l} and P(ytilde != k, yhat = l) = a_{m,l} exactly: every notion is identified (lower = upper), and
+EO_{m,k} = a_{m,k} / (a_{m,k} + b_{m,l}) is defined wherever some critic holds k, also when the model gave
+group m no k (a_{m,k} = 0, EO_{m,k} = 0); PE_{m,l} = 1 - EO_{m,k}, so EO = PE = OMR.
 For more labels EO, PE and OMR are bounded: the gap lies in [max(0, max_k (max_m lo - min_m hi)),
 max_k (max_m hi - min_m lo)]. ``poster_estimate`` applies the poster's Eq. 6-8 as printed:
 1/2 [max_k (max_m rho(m,k) - 1) + max_k (1 - min_m rho(m,k))] with its ratios phi, mu, omega (the
@@ -70,13 +72,18 @@ def _counts(groups, labels, s, group_levels, label_levels, weights=None) -> np.n
     return counts.reshape(len(group_levels), len(label_levels), 2)
 
 
-def _gap(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds of max_k (max_m f - min_m f) given f_{m,k} in [lo, hi]; arrays (..., M, K)."""
+def _gap(lo: np.ndarray, hi: np.ndarray, sure: np.ndarray | bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of max_k (max_m f - min_m f) given f_{m,k} in [lo, hi]; arrays (..., M, K).
+
+    NaN marks an undefined f_{m,k}; ``sure`` marks the cells certainly defined (with more than two labels
+    a cell may be defined or not). The upper bound takes every cell that may be defined, the lower bound
+    only the sure ones: max over a superset is larger and min smaller, so both stay valid."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a label no group received gives an all-NaN column
         upper = np.nanmax(np.nanmax(hi, axis=-2) - np.nanmin(lo, axis=-2), axis=-1)
-        lower = np.maximum(0.0, np.nanmax(np.nanmax(lo, axis=-2) - np.nanmin(hi, axis=-2), axis=-1))
-    return lower, upper
+        lo_sure, hi_sure = np.where(sure, lo, np.nan), np.where(sure, hi, np.nan)
+        lower = np.maximum(0.0, np.nanmax(np.nanmax(lo_sure, axis=-2) - np.nanmin(hi_sure, axis=-2), axis=-1))
+    return np.where(np.isnan(lower) & ~np.isnan(upper), 0.0, lower), upper
 
 
 def _poster(rho: np.ndarray) -> np.ndarray:
@@ -98,10 +105,15 @@ def notions_from_counts(counts: np.ndarray) -> dict[str, tuple[np.ndarray, np.nd
         others_b = b.sum(axis=-1, keepdims=True) - b
         others_a = a.sum(axis=-1, keepdims=True) - a
         others_sp = sp.sum(axis=-1, keepdims=True) - sp
-        eo_lo = np.where(n_mk > 0, a / (a + others_b), np.nan)
-        eo_hi = eo_lo if binary else np.where(n_mk > 0, np.where(a > 0, 1.0, 0.0), np.nan)
+        # EO_{m,k} is undefined only where no critic of group m can hold label k (a + others_b = 0),
+        # not where the model never gave k: a disagreeing critic's label k counts even then.
+        critic_k = a + others_b > 0
+        eo_lo = np.where(critic_k, a / (a + others_b), np.nan)
+        eo_hi = eo_lo if binary else np.where(critic_k, np.where(a > 0, 1.0, 0.0), np.nan)
         pe_hi = b / (b + others_a)
         pe_lo = pe_hi if binary else b / (b + others_a + others_b)
+        # with b = 0 the value is 0 whenever defined, also where b / (b + others_a) is 0 / 0
+        pe_hi = pe_hi if binary else np.where(b > 0, pe_hi, pe_lo)
         phi = a / (a + others_sp)
         mu = b / (b + others_sp)
         omega = others_sp / (a + others_sp)
@@ -113,9 +125,9 @@ def notions_from_counts(counts: np.ndarray) -> dict[str, tuple[np.ndarray, np.nd
     return {
         "CA": (ca, ca, None),
         "AE": (ae, ae, None),
-        "EO": (*_gap(eo_lo, eo_hi), _poster(phi)),
-        "PE": (*_gap(pe_lo, pe_hi), _poster(mu)),
-        "OMR": (*_gap(1 - eo_hi, 1 - eo_lo), _poster(omega)),
+        "EO": (*_gap(eo_lo, eo_hi, binary or a > 0), _poster(phi)),
+        "PE": (*_gap(pe_lo, pe_hi, binary or b + others_a > 0), _poster(mu)),
+        "OMR": (*_gap(1 - eo_hi, 1 - eo_lo, binary or a > 0), _poster(omega)),
     }
 
 

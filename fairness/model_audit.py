@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from fairness.calibration import DisagreementCalibration, calibrate_from_disagreement
+from fairness.calibration import DisagreementCalibration, boundary_note, calibrate_from_disagreement
 from fairness.disagreement import disagreement_notions
 from fairness.effort import aggregate as aggregate_of
 from fairness.effort import effort as effort_of
@@ -318,6 +318,7 @@ def audit_summary(result: AuditResult) -> dict:
             "correlation": cal.correlation,
             "n_subjects": cal.n_subjects,
             "n_participants": cal.n_participants,
+            "boundary_note": boundary_note(cal.alpha, cal.ci),
         },
     }
     return json.loads(json.dumps(summary, default=str))

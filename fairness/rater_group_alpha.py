@@ -7,7 +7,7 @@
   ``fairness.calibration.calibrate_from_disagreement`` on r's yes/no feedback (its CI resamples r's
   participants and recomputes the subjects' disagreement rates).
 On one group, each estimate and CI is therefore the existing function's on that group's data; ``overall``
-is the same function on every participant with a group.
+is the same function on every participant, with a group or without.
 
 Between groups, in Fairlearn's terms, ``difference() = max_r alpha_r - min_r alpha_r`` and ``ratio() =
 min_r alpha_r / max_r alpha_r`` over the groups with an estimate. With exactly two such groups, ``contrast``
@@ -23,7 +23,7 @@ alphas; groups that differ only in something else (e.g. how noisy their ratings 
 A rater group with fewer than ``min_participants`` participants, or whose estimate is degenerate (singular
 design, a1 + a2 = 0, no defined rank correlation), gets alpha NaN and a ``note``; it is left out of
 difference(), ratio() and the test (its participants are not permuted). Participants without a group (a
-missing questionnaire answer) are left out and counted in ``n_without_group``.
+missing questionnaire answer) count in ``overall`` only (in no group, not permuted) and in ``n_without_group``.
 """
 
 from collections.abc import Sequence
@@ -112,7 +112,8 @@ NAN_CI = (float("nan"), float("nan"))
 def _grouped(
     frame: pd.DataFrame, participant: str, group_columns: str | Sequence[str], required: Sequence[str]
 ) -> tuple[pd.DataFrame, pd.Series, int]:
-    """Rows with every required value, of participants with a group; the group of each; how many had none."""
+    """Rows with every required value (of every participant); the group of each participant with one; how
+    many had none."""
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise ValueError(f"the table lacks the column(s) {', '.join(map(repr, missing))}")
@@ -122,7 +123,7 @@ def _grouped(
     groups = groups.dropna()
     if groups.nunique() < 2:
         raise ValueError("rater groups are compared: need participants from at least two rater groups")
-    return frame[frame[participant].isin(groups.index)], groups, without
+    return frame, groups, without
 
 
 def _percentile(distribution: np.ndarray, level: float) -> tuple[float, float]:

@@ -2,7 +2,7 @@
 
 Each rater group's ratings are a decision maker: for rater group r and subject x,
 R_r(x) = the mean over r's raters who rated x of the rater's value for x (a rater's repeated ratings of
-x are averaged first), so every rater of x counts once. "Raters" (all raters with a group) likewise.
+x are averaged first), so every rater of x counts once. "Raters" (all raters, with a group or without) likewise.
 On these per-subject decisions ``fairness.differential_parity.differential_parity`` gives DPT, df, the
 one-sided p, DPD and the verdict (Differential Parity paper, Definitions 2-4), for
 * each rater group against the AI (``by_group``) and all raters against the AI (``overall``), when the
@@ -25,8 +25,8 @@ as the sample and raters' decisions as fixed, is the complementary view. Percent
 few raters run a little narrow (about 91% coverage of a nominal 95% with 20 raters per group in a
 simulation; tests/fairness/test_rater_group_parity.py checks at least 87% with 40 per group). ``difference()`` is
 max_r gap_r - min_r gap_r over the groups against the AI (or DPD with ``metric="effect_size"``); the gaps
-are signed, so no ratio is defined. Raters without a group (a missing questionnaire answer) are left out
-and counted in ``n_without_group``.
+are signed, so no ratio is defined. Raters without a group (a missing questionnaire answer) count among
+"raters" only (resampled among themselves) and in ``n_without_group``.
 """
 
 import warnings
@@ -163,12 +163,10 @@ def parity_by_rater_group(
     if missing:
         raise ValueError(f"ratings lack the column(s) {', '.join(map(repr, missing))}")
     ratings = ratings.dropna(subset=[value])
-    groups = group_of_raters(ratings, rater, group_columns)
+    groups = group_of_raters(ratings, rater, group_columns)  # missing: the rater counts among RATERS only
     without = int(groups.isna().sum())
-    groups = groups.dropna()
     if groups.nunique() < 2:
         raise ValueError("rater groups are compared: need raters from at least two rater groups")
-    ratings = ratings[ratings[rater].isin(groups.index)]
     attribute = _per_subject(ratings, sensitive, subject)
     if sensitive_value is None:
         a, names_a = attribute.to_numpy(), (f"{sensitive} = 0", f"{sensitive} = 1")
@@ -191,12 +189,13 @@ def parity_by_rater_group(
     rated = (counts > 0).astype(float)
     means = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
 
-    levels = sorted(groups.unique())
+    levels = sorted(groups.dropna().unique())
     members = {g: np.flatnonzero(groups.to_numpy() == g) for g in levels}
     rng = np.random.default_rng(seed)
     weights = np.vstack([np.ones(len(groups)), np.zeros((n_resamples, len(groups)))])  # row 0: the sample
-    for idx in members.values():
-        weights[1:, idx] = resample_counts(rng, idx.size, n_resamples)
+    for idx in [*members.values(), np.flatnonzero(groups.isna().to_numpy())]:
+        if idx.size:
+            weights[1:, idx] = resample_counts(rng, idx.size, n_resamples)
 
     def decisions(columns: np.ndarray) -> np.ndarray:
         """R(x) for every weight row, over the raters ``columns`` (NaN where none of them rated x)."""

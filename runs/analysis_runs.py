@@ -6,11 +6,11 @@ from pathlib import Path
 
 from django.db import transaction
 
-from analysis.bts import participant_bts
+from analysis.bts import MIN_RESPONDENTS, participant_bts
 from analysis.pipeline import run_pipeline
 from research.export import export_tables
 from runs.calibrations import calibration_create
-from runs.design_analysis import check_by, study_analysis
+from runs.design_analysis import ALL, check_by, study_analysis
 from runs.provenance import study_provenance
 from runs.reports import write_design_report, write_report
 from runs.storage import delete_prefix, new_prefix, store_directory
@@ -62,7 +62,8 @@ def analysis_run_create(
     except ValueError as exc:
         raise ValueError(f"study {slug!r}: {exc}") from exc
     sample = result.sample
-    bts = participant_bts(sample.pairs, similar_max=study.spec["likert"]["similar_max"])
+    floor = study.spec.get("bonus", {}).get("honesty", {}).get("min_respondents", MIN_RESPONDENTS)
+    bts = participant_bts(sample.pairs, similar_max=study.spec["likert"]["similar_max"], min_respondents=floor)
     provenance = study_provenance(
         study,
         participants={"in the export": len(tables.participants), "analysed": sample.included},
@@ -142,7 +143,11 @@ def design_run_create(
             "analysed": result.n_participants,
             "with a rater group": result.n_participants - result.n_without_group,
         },
-        dropped={"no answer to " + " or ".join(by): result.n_without_group},
+        dropped={
+            f"from the rater-group rows and tests, kept in the {ALL!r} rows (no answer to {' or '.join(by)})": (
+                result.n_without_group
+            )
+        },
         seeds={"analysis": seed},
         settings={
             "Rater groups": " / ".join(by),

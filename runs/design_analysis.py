@@ -34,7 +34,7 @@ import pandas as pd
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from analysis.agreement import rating_icc
-from analysis.bts import bts_scores, participant_means
+from analysis.bts import MIN_RESPONDENTS, bts_scores, participant_means
 from fairness.disagreement import disagreement_notions
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
@@ -107,7 +107,8 @@ def rater_group_means(
 ) -> tuple[pd.DataFrame, dict]:
     """The mean of ``value`` over the answers of all raters and of each rater group (sum / count over
     the group's answers), its percentile CI resampling raters, and the permutation test of
-    T = max_r mean_r - min_r mean_r. ``frame`` has participant_id, rater_group and ``value``.
+    T = max_r mean_r - min_r mean_r. ``frame`` has participant_id, rater_group and ``value``; a rater
+    whose rater_group is missing counts in the ALL row only (in no group row, not permuted in the test).
 
     Returns (table: rater_group, mean, ci_low, ci_high, n_raters, n_answers; test: difference, pvalue,
     n_permutations; NaN with fewer than two rater groups)."""
@@ -130,12 +131,13 @@ def rater_group_means(
                 "n_answers": int(sums[:, 1].sum()),
             }
         )
-    levels, codes = np.unique(per_rater["rater_group"].astype(str), return_inverse=True)
+    grouped = per_rater.dropna(subset=["rater_group"])
+    levels, codes = np.unique(grouped["rater_group"].astype(str), return_inverse=True)
     test = {"difference": np.nan, "pvalue": np.nan, "n_permutations": n_permutations}
     if len(levels) > 1:
         weights = membership(permuted_assignments(codes, n_permutations, seed), len(levels))
         with np.errstate(invalid="ignore", divide="ignore"):
-            values = (weights @ per_rater["total"].to_numpy(float)) / (weights @ per_rater["count"].to_numpy(float))
+            values = (weights @ grouped["total"].to_numpy(float)) / (weights @ grouped["count"].to_numpy(float))
         test["difference"], test["pvalue"] = spread_test(values)
     return pd.DataFrame(rows), test
 
@@ -189,7 +191,8 @@ def _test_row(measure: str, test: dict, subject_attribute: str = "", subject_gro
 
 
 def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> BlockAnalysis:
-    """DR and the disagreement notions overall and per rater group, per subject-group column."""
+    """DR and the disagreement notions over all answers and per rater group, per subject-group column
+    (participants without a rater group count in the ALL rows only)."""
     frame = frame.merge(subjects, on="subject", how="left")
     frame["disagreement"] = 1 - frame["value"].astype(int)
     means = dict(n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed)
@@ -201,27 +204,28 @@ def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Optio
             notes.append(f"No notions by {_name(attribute)}: the answered subjects need two groups and both labels.")
             continue
         columns = dict(rater="participant_id", subject_group=attribute, model_label="model_label")
-        if usable["rater_group"].nunique() > 1:
+        overall = disagreement_notions(
+            usable[attribute],
+            usable["model_label"],
+            usable["disagreement"],
+            labels=sorted(pd.unique(usable["model_label"]).tolist()),
+            subjects=usable["participant_id"],
+            n_resamples=opts.n_resamples,
+            seed=opts.seed,
+        )
+        grouped = usable.dropna(subset=["rater_group"])
+        by_group = pd.DataFrame()
+        if grouped["rater_group"].nunique() > 1:
             result = notions_by_rater_group(
-                usable, rater_group="rater_group", **columns, n_resamples=opts.n_resamples, seed=opts.seed
+                grouped, rater_group="rater_group", **columns, n_resamples=opts.n_resamples, seed=opts.seed
             )
-            overall, by_group = result.overall, result.frame().query("statistic != 'DR'")
-        else:
-            overall = disagreement_notions(
-                usable[attribute],
-                usable["model_label"],
-                usable["disagreement"],
-                subjects=usable["participant_id"],
-                n_resamples=opts.n_resamples,
-                seed=opts.seed,
-            )
-            by_group = pd.DataFrame()
+            by_group = result.frame().query("statistic != 'DR'")
         rows = notion_rows(ALL, overall, usable["participant_id"].nunique(), len(usable))
         table = pd.concat([pd.DataFrame(rows), by_group], ignore_index=True)
         notion_tables.append(table.assign(subject_attribute=_name(attribute)))
-        if usable["rater_group"].nunique() > 1:
+        if grouped["rater_group"].nunique() > 1:
             results = rater_group_difference_tests(
-                usable,
+                grouped,
                 rater_group="rater_group",
                 **columns,
                 statistics=tuple(overall.notions),
@@ -378,7 +382,7 @@ def _pair_distance(block: dict, answers: pd.DataFrame, groups: pd.Series, opts: 
     for condition, frame in pairs.groupby("condition"):
         try:
             result = alpha_by_rater_group(
-                frame.dropna(subset=["rater_group"]),
+                frame,
                 "rater_group",
                 n_resamples=opts.n_resamples,
                 n_permutations=opts.n_permutations,
@@ -423,12 +427,16 @@ def _positive(block: dict, spec: dict) -> tuple[str, Callable[[pd.Series], pd.Se
     return measures[0], lambda v: (v <= similar_max).astype(int)
 
 
-def honesty_scores(spec: dict, answers: pd.DataFrame, *, alpha: float = 1.0) -> pd.DataFrame:
+def honesty_scores(
+    spec: dict, answers: pd.DataFrame, *, alpha: float = 1.0, min_respondents: int = MIN_RESPONDENTS
+) -> pd.DataFrame:
     """Binary BTS per question (a block's item) over the participants who answered both the task and the
     prediction ("what percentage of other participants answered X?", X the positive answer), averaged per
     participant: participant_id, n_questions, information, prediction, total (Prelec 2004, ``analysis.bts``).
-    Options are 0 = the positive answer and 1 = any other; the prediction p% gives (p/100, 1 - p/100)."""
-    scored = []
+    Options are 0 = the positive answer and 1 = any other; the prediction p% gives (p/100, 1 - p/100).
+    A question with fewer than ``min_respondents`` respondents is left out and named ("block/subject") in
+    ``attrs["left_out"]`` (``analysis.bts``)."""
+    scored, left_out = [], {}
     for block in spec["blocks"]:
         positive = _positive(block, spec)
         if positive is None:
@@ -437,13 +445,14 @@ def honesty_scores(spec: dict, answers: pd.DataFrame, *, alpha: float = 1.0) -> 
         task = _measure(answers, block["key"], measure)[["participant_id", "subject", "value"]]
         predictions = _measure(answers, block["key"], "prediction")[["participant_id", "subject", "value"]]
         both = task.merge(predictions, on=["participant_id", "subject"], suffixes=("", "_prediction"))
-        for _, question in both.groupby("subject"):
-            if len(question) < 2:
+        for subject, question in both.groupby("subject"):
+            if len(question) < min_respondents:
+                left_out[f"{block['key']}/{subject}"] = len(question)
                 continue
             p = question["value_prediction"].to_numpy(float) / 100
             scores = bts_scores(1 - is_positive(question["value"]).to_numpy(), np.column_stack([p, 1 - p]), alpha)
             scored.append(scores.assign(participant_id=question["participant_id"].to_numpy()))
-    return participant_means(scored)
+    return participant_means(scored, left_out=left_out, min_respondents=min_respondents)
 
 
 # The whole study ----------------------------------------------------------------------------------
@@ -465,11 +474,10 @@ def analyze_design(
     by = check_by(spec, by)
     answers = answers[answers["excluded"] != 1]
     questionnaire = questionnaire[questionnaire["participant_id"].isin(answers["participant_id"])]
-    groups = _rater_groups(questionnaire, by)
     answered = pd.Index(answers["participant_id"].unique())
-    without = int(groups.reindex(answered).isna().sum())
-    groups = groups.dropna()
-    if groups.empty:
+    groups = _rater_groups(questionnaire, by).reindex(answered)  # missing: no answer to a ``by`` question
+    without = int(groups.isna().sum())
+    if groups.notna().sum() == 0:
         raise ValueError(f"no analysable participant answered {' and '.join(by)}")
     opts = Options(n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
     tasks = [b for b in spec["blocks"] if b["type"] == "task" and b["task"] in ANALYSED]
@@ -504,8 +512,8 @@ def _analyse_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Se
     if block["task"] == "pair_distance":
         return _pair_distance(block, answers, groups, opts)
     frame = _measure(answers, block["key"], MEASURES[block["task"]])
-    frame = frame.assign(rater_group=frame["participant_id"].map(groups)).dropna(subset=["rater_group"])
-    if frame.empty:
+    frame = frame.assign(rater_group=frame["participant_id"].map(groups))
+    if frame["rater_group"].isna().all():
         return BlockAnalysis(block["key"], block["task"], {}, ["No answers from participants with a rater group."])
     if block["task"] == "pair_comparable":
         return _pair_comparable(block, frame, opts)

@@ -25,10 +25,12 @@ from django.template.loader import render_to_string
 from django.templatetags.static import PrefixNode
 from django.utils.text import slugify
 
+from analysis.bts import left_out_sentence
 from analysis.pipeline import PipelineResult
 from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD
 from analysis.report import HEADINGS, NOTES, report_figures, report_tables, results_dict
 from fairness import law_school
+from fairness.calibration import boundary_note
 from fairness.model_audit import AuditResult, audit_figures, audit_summary, audit_tables, notions_pivot
 from fairness.rater_groups import ALL
 from fairness.relative_reports import DP_NOTE, counts_figure, dp_results, flagged_cases, st_results
@@ -645,7 +647,8 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, proven
                 explanation=AUDIT["disagreement_calibration"],
                 paragraphs=[
                     f"alpha = {format_estimate(cal.alpha)}, {CI_LABEL} {format_ci(*cal.ci, cal.alpha)}; criterion: "
-                    f"{cal.criterion}; {cal.n_subjects} subjects, {cal.n_participants} participants."
+                    f"{cal.criterion}; {cal.n_subjects} subjects, {cal.n_participants} participants.",
+                    *[note for note in [boundary_note(cal.alpha, cal.ci)] if note],
                 ],
             )
         )
@@ -1041,9 +1044,14 @@ def honesty_summary(honesty: pd.DataFrame) -> pd.DataFrame:
 
 
 def _sample_sentence(result) -> str:
+    without = result.n_without_group
+    sentence = f"{result.n_participants} participants analysed, split by {result.rater_group}"
+    if not without:
+        return sentence + " (every one answered)."
     return (
-        f"{result.n_participants} participants analysed, split by {result.rater_group}"
-        f" ({result.n_without_group} without an answer)."
+        sentence + f" ({without} without an answer to {' or '.join(result.by)}, e.g. a code the import"
+        f' could not map to an option: they count in the "{ALL}" rows, in no rater-group row and in no'
+        " test between rater groups)."
     )
 
 
@@ -1071,6 +1079,8 @@ def design_results(result) -> dict:
             for block in result.blocks
         ],
         "honesty": json.loads(honesty_summary(result.honesty).to_json(orient="records")),
+        "honesty_min_respondents": result.honesty.attrs.get("min_respondents"),
+        "honesty_left_out": result.honesty.attrs.get("left_out", {}),  # question -> respondents
     }
 
 
@@ -1125,11 +1135,12 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
         _table_section(
             "Honesty (Bayesian Truth Serum) by rater group",
             honesty_summary(result.honesty),
-            empty="No block with a BTS follow-up was answered by two or more participants.",
+            empty="No question with a BTS follow-up was answered by enough participants to be scored.",
             explanation=DESIGN["honesty"],
             csv="honesty.csv",
             columns=DESIGN_COLUMNS["honesty"],
             estimate="total",
+            notes=[note for note in [left_out_sentence(result.honesty)] if note],
         )
     )
     intro = [_sample_sentence(result)]

@@ -35,6 +35,7 @@ _bonus = {
     "properties": {
         "amount": {"type": "number", "exclusiveMinimum": 0},
         "top_fraction": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "min_respondents": {"type": "integer", "minimum": 2},  # honesty: analysis.bts.MIN_RESPONDENTS
         "description": _text,
     },
 }

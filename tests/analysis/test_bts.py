@@ -78,7 +78,8 @@ def test_participant_totals_and_prolific_bonus_list():
             "prediction_similar": [60, 40, 30, 50, 70, 55, 20, 45],
         }
     )
-    totals = participant_bts(pairs, similar_max=3)
+    assert participant_bts(pairs, similar_max=3).empty  # 4 respondents per question, fewer than MIN_RESPONDENTS
+    totals = participant_bts(pairs, similar_max=3, min_respondents=4)
     assert totals["total"].sum() == pytest.approx(0, abs=1e-9)
     assert set(totals["n_questions"]) == {2}
     bonus = top_bonus(totals, score_column="total", rule=BonusRule(amount=5.0, top_fraction=0.25))

@@ -1,6 +1,8 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fairness.datasets import load_dressel_farid
 from fairness.disagreement import disagreement_notions, majority
@@ -9,25 +11,38 @@ from tests.conftest import REFERENCE_DATA
 DRESSEL = REFERENCE_DATA / "dressel_farid"
 
 
-def direct_notions(groups, yhat, ytilde):
-    """The notions computed from the critic labels themselves (no disagreement algebra)."""
-    frame = pd.DataFrame({"m": groups, "yhat": yhat, "yt": ytilde})
-    out = {}
+def direct_notions(groups, yhat, ytilde, labels=None):
+    """The notions computed from the critic labels themselves (no disagreement algebra), in plain
+    Python: f_{m,k} is a share among group m's records meeting a condition, undefined when none do;
+    the gap is max_k (max_m f - min_m f) over the defined cells."""
+    records = list(zip(groups, yhat, ytilde, strict=True))
+    labels = sorted(set(yhat) | set(ytilde)) if labels is None else labels
+    group_levels = sorted(set(groups), key=str)
 
-    def gap(values):  # values: DataFrame index m, columns k
-        return float((values.max(axis=0) - values.min(axis=0)).max())
+    def share(m, condition, event):
+        kept = [(yh, yt) for g, yh, yt in records if g == m and condition(yh, yt)]
+        return sum(event(yh, yt) for yh, yt in kept) / len(kept) if kept else None
 
-    labels = sorted(frame["yhat"].unique())
-    c = pd.DataFrame({k: frame[frame.yhat == k].groupby("m").apply(lambda d, k=k: (d.yt == k).mean()) for k in labels})
-    out["CA"] = gap(c)
-    acc = frame.groupby("m").apply(lambda d: (d.yhat == d.yt).mean())
-    out["AE"] = float(acc.max() - acc.min())
-    eo = pd.DataFrame({k: frame[frame.yt == k].groupby("m").apply(lambda d, k=k: (d.yhat == k).mean()) for k in labels})
-    out["EO"] = gap(eo)
-    pe = pd.DataFrame({k: frame[frame.yt != k].groupby("m").apply(lambda d, k=k: (d.yhat == k).mean()) for k in labels})
-    out["PE"] = gap(pe)
-    out["OMR"] = gap(1 - eo)
-    return out
+    def gap(condition, event):
+        gaps = []
+        for k in labels:
+            values = [
+                share(m, lambda yh, yt, k=k: condition(yh, yt, k), lambda yh, yt, k=k: event(yh, yt, k))
+                for m in group_levels
+            ]
+            values = [v for v in values if v is not None]
+            if values:
+                gaps.append(max(values) - min(values))
+        return max(gaps)
+
+    accuracy = [share(m, lambda yh, yt: True, lambda yh, yt: yh == yt) for m in group_levels]
+    return {
+        "CA": gap(lambda yh, yt, k: yh == k, lambda yh, yt, k: yt == k),
+        "AE": max(accuracy) - min(accuracy),
+        "EO": gap(lambda yh, yt, k: yt == k, lambda yh, yt, k: yh == k),
+        "PE": gap(lambda yh, yt, k: yt != k, lambda yh, yt, k: yh == k),
+        "OMR": gap(lambda yh, yt, k: yt == k, lambda yh, yt, k: yh != k),
+    }
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -43,6 +58,59 @@ def test_binary_notions_equal_those_from_critic_labels(seed):
     for name, value in expected.items():
         notion = result.notions[name]
         assert notion.exact and notion.value == pytest.approx(value, abs=1e-12), name
+
+
+def test_group_without_one_model_label_by_hand():
+    """Group B never gets model label 0, but its one disagreeing critic holds label 0. EO_{.,0}:
+    A's critics hold 0 on 3 records, the model gave 0 on 2 of them (2/3); B's on 1, the model gave 1
+    (0). EO_{.,1} is 1 in both groups. So EO = OMR = 2/3, and PE = 2/3 because binary labels make
+    PE_{m,1} = 1 - EO_{m,0}. (The old mask on the model's label gave EO = OMR = 0.)"""
+    result = disagreement_notions(["A", "A", "A", "A", "B", "B"], [0, 0, 1, 1, 1, 1], [0, 0, 0, 1, 0, 1])
+    for name in ("EO", "PE", "OMR"):
+        assert result.notions[name].value == pytest.approx(2 / 3), name
+
+
+def test_one_member_group_by_hand():
+    """B has one member, model label 1, whose critic disagrees (holds 0). EO_{.,0}: A's critic holding
+    0 got model label 0 (1), B's got 1 (0): EO = OMR = 1; PE_{.,1} = P(yhat = 1 | ytilde = 0) is 0 in A
+    and 1 in B: PE = 1. (The old mask gave EO = OMR = 0.)"""
+    result = disagreement_notions(["A", "A", "B"], [0, 1, 1], [0, 0, 1])
+    assert [result.notions[n].value for n in ("EO", "PE", "OMR")] == [1.0, 1.0, 1.0]
+
+
+small_records = st.lists(
+    st.tuples(st.sampled_from("ABC"), st.integers(0, 1), st.integers(0, 1)), min_size=2, max_size=12
+).filter(lambda rows: len({g for g, _, _ in rows}) >= 2)
+
+
+@settings(max_examples=400, deadline=None)
+@given(small_records)
+def test_binary_notions_on_small_and_degenerate_groups(rows):
+    """Every grouping, including one-member groups and labels the model (or the critics) never give:
+    the notions equal those from the critic labels, and EO = PE = OMR."""
+    groups, yhat, s = (list(column) for column in zip(*rows, strict=True))
+    ytilde = [1 - y if d else y for y, d in zip(yhat, s, strict=True)]
+    result = disagreement_notions(groups, yhat, s, labels=[0, 1])
+    expected = direct_notions(groups, yhat, ytilde, labels=[0, 1])
+    for name, value in expected.items():
+        assert result.notions[name].exact and result.notions[name].value == pytest.approx(value, abs=1e-12), name
+    assert result.EO.value == pytest.approx(result.PE.value) == pytest.approx(result.OMR.value)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from("AB"), st.integers(0, 2), st.integers(0, 2)), min_size=2, max_size=12).filter(
+        lambda rows: len({g for g, _, _ in rows}) >= 2
+    )
+)
+def test_multiclass_bounds_contain_the_truth_on_small_groups(rows):
+    groups, yhat, ytilde = (list(column) for column in zip(*rows, strict=True))
+    s = [int(a != b) for a, b in zip(yhat, ytilde, strict=True)]
+    result = disagreement_notions(groups, yhat, s, labels=[0, 1, 2])
+    truth = direct_notions(groups, yhat, ytilde, labels=[0, 1, 2])
+    for name in ("EO", "PE", "OMR"):
+        notion = result.notions[name]
+        assert notion.lower - 1e-12 <= truth[name] <= notion.upper + 1e-12, name
 
 
 def test_multiclass_bounds_contain_the_truth():
@@ -105,3 +173,18 @@ def test_dressel_farid_anchors(dressel):
         majority_rows["race"], majority_rows["compas_label"], majority_rows["disagreement"]
     )
     assert all(v.exact for v in by_subject.notions.values())
+
+
+def test_dressel_farid_equal_opportunity_by_defendant_race():
+    """Race hidden, all 400 workers, one record per answer: EO = PE = OMR = .8598 by defendant race
+    (from the critic labels, which are the other label whenever a worker disagrees; the old mask
+    on the model's label gave EO = OMR = .6058)."""
+    if not DRESSEL.exists():
+        pytest.skip("reference data not present")
+    answers = load_dressel_farid(DRESSEL, race_shown=False)
+    result = disagreement_notions(answers["race"], answers["compas_label"], answers["disagreement"])
+    ytilde = np.where(answers["disagreement"] == 1, 1 - answers["compas_label"], answers["compas_label"])
+    expected = direct_notions(answers["race"].tolist(), answers["compas_label"].tolist(), ytilde.tolist())
+    for name in ("EO", "PE", "OMR"):
+        assert result.notions[name].value == pytest.approx(0.8598, abs=5e-5), name
+        assert result.notions[name].value == pytest.approx(expected[name], abs=1e-12), name

@@ -105,6 +105,18 @@ def test_small_groups_get_a_note_and_combined_columns_make_groups():
     assert frame.loc[frame["rater_group"] == "expert / f", "note"].iloc[0].startswith("not estimated")
 
 
+def test_overall_alpha_includes_participants_without_a_group():
+    """Two participants left the question blank: ``overall`` is still Eq. 5 on every participant's pairs
+    (statsmodels fit), the groups and the test leave them out."""
+    pairs = _likert(np.random.default_rng(6), {"a": 0.4, "b": 0.6}, n_per=10)
+    pairs.loc[pairs["participant_id"].isin([1, 11]), "role"] = None
+    result = alpha_by_rater_group(pairs, "role", n_resamples=20, n_permutations=9)
+    fit = distance_regression(pairs, "d_overall")
+    assert result.overall.alpha == pytest.approx(alpha_from(fit.params["d_aggr"], fit.params["d_traj"]), abs=1e-10)
+    assert result.overall.n_participants == 20 and result.n_without_group == 2
+    assert [g.n_participants for g in result.by_group.values()] == [9, 9]
+
+
 def test_fewer_than_two_estimable_groups_gives_nan_not_a_crash():
     pairs = _likert(np.random.default_rng(5), {"a": 0.5}, n_per=8)
     pairs.loc[pairs["participant_id"] == 1, "role"] = "b"

@@ -63,6 +63,15 @@ def test_dressel_farid_workers_and_compas_by_worker_gender(dressel):
     assert np.isnan(lone.gap_confidence_interval).all() and "has 1 rater(s), fewer than 3" in lone.note
 
 
+def test_raters_include_workers_without_a_group(dressel):
+    """One worker's gender blanked: "raters" against the AI is still differential_parity on every worker's
+    per-defendant means; the worker is in no rater group."""
+    blank = dressel.assign(gender=dressel["gender"].mask(dressel["worker"] == dressel["worker"].iloc[0]))
+    result = parity_by_rater_group(blank, "gender", n_resamples=20, **DF_COLUMNS)
+    assert result.overall.result.statistic == pytest.approx(_direct(dressel).statistic, rel=1e-12)
+    assert result.n_without_group == 1 and sum(result.n_raters.values()) == dressel["worker"].nunique() - 1
+
+
 def test_dressel_farid_combined_worker_groups(dressel):
     young = dressel.assign(young=np.where(dressel["age"].isin(["18-24", "25-34"]), "under 35", "35 or older"))
     result = parity_by_rater_group(young, ["gender", "young"], n_resamples=20, **DF_COLUMNS)

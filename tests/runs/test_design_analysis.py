@@ -169,6 +169,34 @@ def test_overall_values_equal_the_direct_computation(differing):
     assert overall["mean"].iloc[0] == pytest.approx(rating["value"].mean())
 
 
+def test_all_participants_rows_include_raters_without_a_group():
+    """Three raters left the ``role`` question blank: the ALL rows are still every rater's answers (DR and
+    the notions equal the direct computation on all 60 raters), the group rows and tests leave them out."""
+    answers, questionnaire = simulate(True)
+    blank = ["p0", "p1", "p2"]
+    questionnaire.loc[questionnaire["participant_id"].isin(blank), "role"] = ""
+    result = analyze_design(design_spec(), answers, questionnaire, by=("role",), n_resamples=50, n_permutations=50)
+    assert result.n_without_group == 3 and result.rater_groups["n_participants"].sum() == N_RATERS - 3
+    agree = answers[answers["measure"] == "agree"]
+    rates = tables(result, "judge")["disagreement_rate"]
+    assert _row(rates, ALL)["mean"] == pytest.approx(1 - agree["value"].mean())
+    assert _row(rates, ALL)["n_raters"] == N_RATERS
+    assert _row(rates, "judge")["n_raters"] + _row(rates, "lay")["n_raters"] == N_RATERS - 3
+    subjects = {s["id"]: s for s in design_spec()["pools"][0]["subjects"]}
+    direct = disagreement_notions(
+        agree["subject"].map(lambda s: subjects[s]["groups"]["race"]),
+        agree["subject"].map(lambda s: subjects[s]["models"]["ai"]["label"]),
+        (1 - agree["value"]).astype(int),
+    )
+    notions = tables(result, "judge")["notions"].query("rater_group == @ALL").set_index("statistic")
+    assert (notions["n_raters"] == N_RATERS).all()
+    for name, notion in direct.notions.items():
+        assert notions.loc[name, "value"] == pytest.approx(notion.value), name
+    shares = tables(result, "alike")["shares"]
+    assert _row(shares, ALL)["n_raters"] == N_RATERS
+    assert set(tables(result, "judge")["tests"]["pvalue"].dropna()) and len(result.honesty) == N_RATERS
+
+
 def test_combined_rater_groups(differing):
     result = run(True, by=("role", "age_band"))
     assert result.rater_group == "role / age_band"
@@ -203,7 +231,8 @@ def test_honesty_scores_equal_prelec_worked_by_hand():
         for measure, value in (("agree", agree), ("prediction", predicted))
     ]
     answers = pd.DataFrame(rows, columns=["participant_id", "measure", "value"]).assign(block="judge", subject="s1")
-    scores = honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers).set_index("participant_id")
+    scores = honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers, min_respondents=3)
+    scores = scores.set_index("participant_id")
     assert scores.loc[["r1", "r2", "r3"], "information"].to_numpy() == pytest.approx(
         [0.4202, 0.4202, -0.3175], abs=1e-4
     )
@@ -211,6 +240,27 @@ def test_honesty_scores_equal_prelec_worked_by_hand():
         [-0.0026, -0.0095, -0.5108], abs=1e-4
     )
     assert scores.loc[["r1", "r2", "r3"], "total"].to_numpy() == pytest.approx([0.4176, 0.4107, -0.8283], abs=1e-4)
+
+
+def test_honesty_leaves_out_questions_with_fewer_than_min_respondents():
+    """Subject s1 answered by 9 raters, s2 by 10: with the default floor (10) only s2 is scored, s1 is
+    named in attrs with its 9 respondents; s2's scores are those of bts_scores on its 10 answers."""
+    spec = design_spec()
+    rows = [
+        (f"r{r}", subject, measure, value)
+        for subject, raters in (("s1", 9), ("s2", 10))
+        for r in range(raters)
+        for measure, value in (("agree", r % 2), ("prediction", 30 + 5 * r))
+    ]
+    answers = pd.DataFrame(rows, columns=["participant_id", "subject", "measure", "value"]).assign(block="judge")
+    scores = honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers)
+    assert scores.attrs == {"left_out": {"judge/s1": 9}, "min_respondents": 10}
+    assert len(scores) == 10 and (scores["n_questions"] == 1).all()
+    p = np.array([30 + 5 * r for r in range(10)]) / 100
+    direct = bts_scores([1 - r % 2 for r in range(10)], np.column_stack([p, 1 - p]))
+    by_id = scores.set_index("participant_id").loc[[f"r{r}" for r in range(10)], "total"]
+    assert by_id.to_numpy() == pytest.approx(direct["total"].to_numpy())
+    assert honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers, min_respondents=9).attrs["left_out"] == {}
 
 
 def test_bad_by_is_refused_with_the_questions_named():

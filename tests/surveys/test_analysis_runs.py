@@ -51,6 +51,8 @@ def test_completed_participants_by_default_and_the_report_counts_the_dropped(dem
 
     from surveys.models import Participant
 
+    demo_study.spec["bonus"]["honesty"]["min_respondents"] = 2  # 16 participants: a handful per BTS question
+    demo_study.save(update_fields=["spec"])
     simulate_participants("effort-demo", n=16, seed=5)
     unfinished = list(Participant.objects.filter(status="completed").order_by("pk")[:2])
     Participant.objects.filter(pk__in=[p.pk for p in unfinished]).update(status="active")

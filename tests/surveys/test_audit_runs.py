@@ -1,3 +1,5 @@
+from io import StringIO
+
 import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
@@ -15,6 +17,41 @@ def demo_subjects(demo_study, tmp_path, settings):
     path = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(path))
     return path
+
+
+def test_boundary_alpha_is_explained_in_the_command_output_and_the_report(demo_subjects, tmp_path, monkeypatch):
+    """A disagreement alpha of 0.00 [0.00, 0.87] (as the issue's demo audit printed; here the real estimate
+    moved onto the boundary): the command and the report say that the estimate is at the boundary of
+    [0, 1], what alpha = 0 means and that the CI is wide; an interior estimate gets no such note."""
+    import dataclasses
+
+    import fairness.model_audit
+    from fairness.calibration import boundary_note
+
+    real = fairness.model_audit.calibrate_from_disagreement
+    monkeypatch.setattr(
+        fairness.model_audit,
+        "calibrate_from_disagreement",
+        lambda *a, **k: dataclasses.replace(real(*a, **k), alpha=0.0, ci=(0.0, 0.87)),
+    )
+    call_command("analyze_study", "effort-demo", out=str(tmp_path / "analysis"), resamples=100)
+    out = StringIO()
+    call_command(
+        "audit_models",
+        study="effort-demo",
+        subjects=str(demo_subjects),
+        condition="arrests",
+        out=str(tmp_path / "audit"),
+        stdout=out,
+    )
+    cal = AuditRun.objects.get().results["disagreement_calibration"]
+    assert cal["alpha"] == 0 and cal["ci"][1] - cal["ci"][0] >= 0.5
+    html = (tmp_path / "audit" / "report.html").read_text()
+    for text in (out.getvalue(), html, cal["boundary_note"]):
+        assert "is at the boundary of [0, 1]" in text and "effort carries no weight" in text
+        assert "[0.00, 0.87] spans 87% of the range: the feedback barely determines alpha" in text
+    assert boundary_note(0.4, (0.0, 0.87)) == ""
+    assert "(alpha = 1: the distance uses effort alone" in boundary_note(1.0, (0.9, 1.0))
 
 
 def test_audit_command_writes_report_and_disagreement_calibration(demo_subjects, tmp_path, client, researcher):

@@ -82,27 +82,34 @@ def test_export_bonuses_reports_ties_at_the_cut_off(demo_study, monkeypatch):
     assert "ties at the cut-off" in err.getvalue()
 
 
-def test_format2_honesty_bonus_ranks_the_bts_scores_of_every_question(db):
-    """The bundled disagreement study (agree + BTS, 20 sampled of 200 defendants per participant): the
-    list is the top tenth of the per-participant mean BTS computed from the exported answers."""
+def _disagreement_study(bonus: dict) -> str:
+    """The bundled disagreement study (agree + BTS, 20 sampled of 200 defendants per participant) with
+    ``bonus`` as its honesty bonus and 40 simulated participants (about 4 answers per defendant)."""
     import json
     from pathlib import Path
 
-    from research.export import export_tables
-    from runs.design_analysis import honesty_scores
-    from studies.services import latest_study, study_load
+    from studies.services import study_load
 
     spec = json.loads((Path(__file__).resolve().parents[2] / "studies/bundled/disagreement_synthetic.json").read_text())
-    spec["bonus"] = {"honesty": {"amount": 1.5, "top_fraction": 0.1}}
+    spec["bonus"] = {"honesty": bonus}
     study_load(spec=spec)
-    slug = spec["slug"]
-    simulate_participants(slug, n=40, seed=4)
+    simulate_participants(spec["slug"], n=40, seed=4)
+    return spec["slug"]
+
+
+def test_format2_honesty_bonus_ranks_the_bts_scores_of_every_question(db):
+    """The list is the top tenth of the per-participant mean BTS computed from the exported answers."""
+    from research.export import export_tables
+    from runs.design_analysis import honesty_scores
+    from studies.services import latest_study
+
+    slug = _disagreement_study({"amount": 1.5, "top_fraction": 0.1, "min_respondents": 3})
     honesty = bonus_table(slug, "honesty")
     tables = export_tables(slug)
     people = tables.participants
     eligible = set(people.loc[(people["status"] == "completed") & (people["excluded"] != 1), "participant_id"])
     answers = tables.answers[tables.answers["participant_id"].isin(eligible)]
-    scores = honesty_scores(latest_study(slug).spec, answers)
+    scores = honesty_scores(latest_study(slug).spec, answers, min_respondents=3)
     assert len(scores) == len(eligible) >= 30 and (scores["n_questions"] >= 1).all()
     raw = dict(Participant.objects.values_list("pseudonym", "external_id"))
     best = scores.nlargest(honesty.attrs["target"], "total")
@@ -111,3 +118,27 @@ def test_format2_honesty_bonus_ranks_the_bts_scores_of_every_question(db):
     assert (honesty["amount"] == 1.5).all() and honesty["score"].min() >= best["total"].min() - 1e-12
     with pytest.raises(ValueError, match="no rationale bonus"):
         bonus_table(slug, "rationale", amount=1.0)
+
+
+def test_export_bonuses_names_the_questions_with_too_few_respondents(db):
+    """Questions answered by fewer than --min-respondents eligible participants count in no honesty score;
+    the command names each (with its number of respondents) on stderr, and with the default floor of 10
+    (no question reaches it at about 4 answers each) it refuses with the reason."""
+    from research.export import export_tables
+
+    slug = _disagreement_study({"amount": 1.5, "top_fraction": 0.1})
+    with pytest.raises(CommandError, match="answered by at least 10 eligible participants"):
+        call_command("export_bonuses", slug, kind="honesty")
+    answers = export_tables(slug).answers
+    answered = answers[(answers["measure"] == "prediction") & (answers["excluded"] != 1)]
+    per_question = answered.groupby("subject")["participant_id"].nunique()
+    few = per_question[per_question < 5]
+    assert 0 < len(few) < len(per_question)
+    out, err = StringIO(), StringIO()
+    call_command("export_bonuses", slug, kind="honesty", min_respondents=5, stdout=out, stderr=err)
+    note = err.getvalue()
+    assert f"{len(few)} question(s) left out of the honesty scores, answered by fewer than 5 participants" in note
+    for subject, n in few.items():
+        assert f"/{subject} ({n})" in note
+    table = bonus_table(slug, "honesty", min_respondents=5)
+    assert table.attrs["min_respondents"] == 5 and len(table.attrs["left_out"]) == len(few)

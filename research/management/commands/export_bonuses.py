@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.bts import bulk_bonus_csv
+from analysis.bts import MIN_RESPONDENTS, bulk_bonus_csv, left_out_sentence
 from core.cli_args import checked
 from core.cli_args import top_fraction as fraction_type
 from research.bonuses import KINDS, bonus_table
@@ -18,17 +18,24 @@ class Command(BaseCommand):
         parser.add_argument("--out", help="file to write (default: print)")
         parser.add_argument("--amount", type=float)
         parser.add_argument("--top-fraction", type=fraction_type, help="share of eligible participants paid, in (0, 1]")
+        parser.add_argument(
+            "--min-respondents",
+            type=int,
+            help=f"honesty: fewest respondents a question needs to count (default: the study's, or {MIN_RESPONDENTS})",
+        )
 
-    def handle(self, *args, slug, kind, out, amount, top_fraction, **options):
+    def handle(self, *args, slug, kind, out, amount, top_fraction, min_respondents, **options):
         if top_fraction is not None:
             top_fraction = checked(top_fraction, fraction_type)
         try:
-            table = bonus_table(slug, kind, amount=amount, top_fraction=top_fraction)
+            table = bonus_table(slug, kind, amount=amount, top_fraction=top_fraction, min_respondents=min_respondents)
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         text = bulk_bonus_csv(table)
+        # notes on stderr, so that the printed list stays a clean CSV
+        if left_out := left_out_sentence(table):
+            self.stderr.write(self.style.WARNING(f"Note: {left_out}."))
         if table.attrs.get("tie_warning"):
-            # stderr, so that the printed list stays a clean CSV
             self.stderr.write(self.style.WARNING(f"Warning: {table.attrs['tie_warning']}."))
         if out:
             Path(out).write_text(text)

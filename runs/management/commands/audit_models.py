@@ -41,4 +41,6 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"  alpha from disagreement feedback: {cal['alpha']:.2f} [{cal['ci'][0]:.2f}, {cal['ci'][1]:.2f}]"
             )
+            if cal.get("boundary_note"):
+                self.stdout.write(f"  {cal['boundary_note']}")
         self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))
