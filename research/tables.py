@@ -3,20 +3,8 @@
 (``study_tables``). Light (no pandas), so that the dashboard and the API's table lists need not load
 the export itself (``research.export``)."""
 
-from dataclasses import dataclass
-
+from core.columns import Column
 from surveys.models import Study
-
-
-@dataclass(frozen=True)
-class Column:
-    """One exported column: its type (uuid, string, integer, number, 0/1, datetime), meaning and,
-    when they do not depend on the study, its allowed values."""
-
-    type: str
-    meaning: str
-    values: str = ""
-
 
 COLUMNS: dict[str, dict[str, Column]] = {
     "pairs": {
