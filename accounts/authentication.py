@@ -74,6 +74,8 @@ class ApiTokenAuthentication(BaseAuthentication):
             user_login_failed.send(sender=__name__, credentials=credentials, request=request)
             raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
         now = timezone.now()
+        if token.expires_at is not None and token.expires_at <= now:
+            raise exceptions.AuthenticationFailed("This API token has expired; create a new one.")
         if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         return token.user, token
