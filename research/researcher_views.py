@@ -20,7 +20,7 @@ from research.export import cached_export, study_tables, table_to_csv, table_to_
 from research.participant_samples import DEFAULT_SAMPLE, SAMPLES, sample_filter
 from research.submissions import submissions_table
 from runs.selectors import jobs_visible_to
-from studies.selectors import can_view, latest_versions, studies_visible_to, visible_versions
+from studies.selectors import can_view, latest_versions, owning_version, studies_visible_to, visible_versions
 from surveys.models import AnalysisRun, AuditRun, Calibration, Participant
 
 
@@ -70,8 +70,9 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _may_manage(user, study) -> bool:
-    """Removing participants is for the study's owner (and superusers), not collaborators."""
-    return bool(user.is_superuser or study.owner_id == user.pk)
+    """Removing participants is for the study's owner (its first version's; and superusers), not collaborators."""
+    owning = owning_version(study.slug)
+    return bool(user.is_superuser or (owning is not None and owning.owner_id == user.pk))
 
 
 def _pilot_context(request: HttpRequest, versions) -> dict:
