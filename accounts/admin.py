@@ -8,10 +8,15 @@ from accounts.services import user_sessions_end
 User = get_user_model()
 
 
-@admin.action(description="Log out everywhere (end all their sessions)")
+@admin.action(description="Log out everywhere (end all their sessions, revoke their API tokens)")
 def logout_everywhere(modeladmin, request, queryset):
-    total = sum(user_sessions_end(user=user) for user in queryset)
-    modeladmin.message_user(request, f"{total} session(s) of {queryset.count()} user(s) ended.", messages.SUCCESS)
+    ended = [user_sessions_end(user=user) for user in queryset]
+    sessions, tokens = sum(s for s, _ in ended), sum(t for _, t in ended)
+    modeladmin.message_user(
+        request,
+        f"{sessions} session(s) of {len(ended)} user(s) ended, {tokens} API token(s) revoked.",
+        messages.SUCCESS,
+    )
 
 
 class ResearcherUserAdmin(UserAdmin):

@@ -16,15 +16,26 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions, status
 from rest_framework.authentication import BaseAuthentication, BasicAuthentication, get_authorization_header
 
-from accounts.lockout import TOKENS_LOCKED_OUT_MESSAGE, cooloff_seconds, lockout_message
+from accounts.lockout import (
+    TOKEN_PREFIX_LOCKED_OUT_MESSAGE,
+    TOKENS_LOCKED_OUT_MESSAGE,
+    cooloff_seconds,
+    lockout_message,
+)
 from accounts.models import ApiToken
 from accounts.services import api_token_hash
 
 REALM = "api"
-# The username django-axes counts failed tokens under (per client address, or as
-# LOGIN_LOCKOUT_PARAMETERS says); Django's usernames cannot contain "<", so no account shares it.
+# The usernames django-axes counts wrong tokens under (per client address, or as
+# LOGIN_LOCKOUT_PARAMETERS says): every wrong token, and wrong tokens of one prefix. Django's
+# usernames cannot contain "<", so no account shares them.
 TOKEN_LOGIN_NAME = "<api token>"
 LAST_USED_RESOLUTION = timedelta(minutes=1)  # last_used_at is written at most once a minute per token
+
+
+def token_login_name(key: str) -> str:
+    """The username django-axes counts wrong keys beginning like ``key`` under: ``<api token hcf_...>``."""
+    return f"<api token {key[:12]}>"
 
 
 class LockedOut(exceptions.APIException):
@@ -51,8 +62,13 @@ class ThrottledBasicAuthentication(BasicAuthentication):
 
 class ApiTokenAuthentication(BaseAuthentication):
     """``Authorization: Token <key>`` with a key from :func:`accounts.services.api_token_create`:
-    the request acts as the token's owner (same studies as their session). A wrong key counts as a
-    failed login for django-axes; too many from one address lock tokens out there (429)."""
+    the request acts as the token's owner (same studies as their session).
+
+    A wrong key counts as a failed login for django-axes twice over: under its prefix (its first 12
+    characters) and under the address. Too many for one prefix lock that prefix, even its right key
+    (someone is guessing the rest of a known key); too many from one address answer that address's
+    wrong keys 429, but a valid key from there still works (its 256 random bits cannot be guessed,
+    and a neighbour's broken script must not lock everyone behind one address out)."""
 
     keyword = "Token"
 
@@ -66,14 +82,20 @@ class ApiTokenAuthentication(BaseAuthentication):
             key = parts[1].decode()
         except UnicodeError:
             raise exceptions.AuthenticationFailed("Invalid token header: the key has invalid characters.") from None
-        credentials = {"username": TOKEN_LOGIN_NAME}
-        if not AxesProxyHandler.is_allowed(request, credentials):
-            raise LockedOut(lockout_message(TOKENS_LOCKED_OUT_MESSAGE))
+        prefix_credentials = {"username": token_login_name(key)}
+        if not AxesProxyHandler.is_allowed(request, prefix_credentials):
+            raise LockedOut(lockout_message(TOKEN_PREFIX_LOCKED_OUT_MESSAGE))
         token = ApiToken.objects.select_related("user").filter(key_hash=api_token_hash(key)).first()
         if token is None or not token.user.is_active:
-            user_login_failed.send(sender=__name__, credentials=credentials, request=request)
+            address_credentials = {"username": TOKEN_LOGIN_NAME}
+            if not AxesProxyHandler.is_allowed(request, address_credentials):
+                raise LockedOut(lockout_message(TOKENS_LOCKED_OUT_MESSAGE))
+            user_login_failed.send(sender=__name__, credentials=prefix_credentials, request=request)  # logged
+            AxesProxyHandler.user_login_failed(sender=__name__, credentials=address_credentials, request=request)
             raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
         now = timezone.now()
+        if token.expires_at is not None and token.expires_at <= now:
+            raise exceptions.AuthenticationFailed("This API token has expired; create a new one.")
         if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         return token.user, token

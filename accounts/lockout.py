@@ -8,6 +8,7 @@ from django.shortcuts import render
 
 LOCKED_OUT_MESSAGE = "Too many failed logins for this account from your address."
 TOKENS_LOCKED_OUT_MESSAGE = "Too many invalid API tokens from your address."
+TOKEN_PREFIX_LOCKED_OUT_MESSAGE = "Too many invalid API tokens beginning like this one from your address."
 
 
 def cooloff_seconds() -> int | None:

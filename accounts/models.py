@@ -31,7 +31,8 @@ class ApiToken(models.Model):
     Only the SHA-256 of the key is stored: the key (``hcf_`` + 43 random URL-safe characters, 256
     bits) is shown once when the token is created and cannot be read back. ``prefix`` (the first 12
     characters) names the token in lists. A fast hash suffices because the key is random, not a
-    password. Deleting the row revokes the token.
+    password. Deleting the row revokes the token; so do a password change and "log out everywhere".
+    ``expires_at`` (``API_TOKEN_MAX_AGE_DAYS`` after creation; empty: never) ends it by itself.
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
@@ -40,6 +41,7 @@ class ApiToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: never expires.")
 
     class Meta:
         ordering = ["-created_at", "-pk"]

@@ -289,8 +289,13 @@ AXES_LOCKOUT_PARAMETERS = [
 AXES_RESET_ON_SUCCESS = True
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
-# The same client address as the participants' limits (PARTICIPANT_ADDRESS_HEADER behind a proxy).
-AXES_CLIENT_IP_CALLABLE = "participation.throttle.client_address"
+# The same client address as the participants' limits (PARTICIPANT_ADDRESS_HEADER behind a proxy;
+# an IPv6 client counted by its /64).
+AXES_CLIENT_IP_CALLABLE = "participation.throttle.client_network"
+# Researchers' API tokens (accounts/services.py): how long a new one lasts, how many one user may
+# hold (0: no expiry, no limit).
+API_TOKEN_MAX_AGE_DAYS = env_int("API_TOKEN_MAX_AGE_DAYS", 90)
+API_TOKENS_PER_USER = env_int("API_TOKENS_PER_USER", 10)
 # --- Participants: browser binding, resume codes, per-address limits (participation/throttle.py) ---
 # A returning participant's browser must hold their session, or bring Prolific's SESSION_ID of
 # the attempt, or their resume code. New arrivals and failed resume codes are counted per client

@@ -38,7 +38,7 @@ from participation.services import (
     participant_time_out,
     participant_withdraw,
 )
-from participation.throttle import client_address
+from participation.throttle import client_network
 from participation.time_limits import time_limit
 from studies.services import StudyNotFound, latest_version
 from studies.study_facts import StudyFacts, study_facts
@@ -179,7 +179,7 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     brings is a pilot (an id is made up when the link has none); a wrong token is refused.
     """
     params = request.POST if request.method == "POST" else request.GET
-    address = client_address(request)
+    address = client_network(request)
     pilot = "pilot" in params
     if pilot and not is_pilot_token(slug, params["pilot"]):
         return _problem(request, "This pilot link is not valid", "Ask the researcher for the study's pilot link.", 403)

@@ -5,7 +5,6 @@ submitted preview form is validated and its errors shown, and nothing is stored.
 from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -14,6 +13,7 @@ from django.views.decorators.http import require_http_methods
 from participation.pages import condition_index, page_context, page_form
 from participation.plan import build_plan
 from studies.content import study_content
+from studies.selectors import studies_visible_to
 from surveys.models import Study
 
 
@@ -58,11 +58,12 @@ def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
 
 
 def _previewable(user, slug: str, version: int) -> Study:
-    """The version, when ``user`` owns it, is a collaborator or is staff; Http404 otherwise."""
+    """The version, when ``user`` may see the study (owner or collaborator of its first version) or is
+    staff; Http404 otherwise."""
     studies = Study.objects.filter(slug=slug, version=version)
     if not (user.is_staff or user.is_superuser):
-        studies = studies.filter(Q(owner=user) | Q(collaborators=user))
-    study = studies.distinct().first()
+        studies = studies_visible_to(user).filter(slug=slug, version=version)
+    study = studies.first()
     if study is None:
         raise Http404("No such study version among yours.")
     return study

@@ -13,7 +13,7 @@ from participation.services import pilot_participants_delete
 from research.dashboard import summarise
 from research.participant_samples import DEFAULT_SAMPLE, SAMPLES, sample_filter
 from research.tables import study_tables
-from studies.selectors import can_view, latest_versions, visible_versions
+from studies.selectors import can_view, latest_versions, owning_version, visible_versions
 from surveys.models import AnalysisRun, AuditRun, Calibration, Participant
 
 
@@ -63,8 +63,9 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _may_manage(user, study) -> bool:
-    """Removing participants is for the study's owner (and superusers), not collaborators."""
-    return bool(user.is_superuser or study.owner_id == user.pk)
+    """Removing participants is for the study's owner (its first version's; and superusers), not collaborators."""
+    owning = owning_version(study.slug)
+    return bool(user.is_superuser or (owning is not None and owning.owner_id == user.pk))
 
 
 def _pilot_context(request: HttpRequest, versions) -> dict:

@@ -7,10 +7,11 @@ from studies.selectors import studies_visible_to
 
 
 def jobs_visible_to(user) -> QuerySet[Job]:
-    """Jobs the user started, and jobs of studies they may see (all for superusers)."""
+    """Jobs of the studies the user may see now (so a removed collaborator loses the jobs they
+    started), and the jobs tied to no study that they started (situation testing); all for superusers."""
     if not user.is_authenticated or not user.is_active:
         return Job.objects.none()
     jobs = Job.objects.select_related("study")
     if user.is_superuser:
         return jobs
-    return jobs.filter(Q(created_by=user) | Q(study__in=studies_visible_to(user))).distinct()
+    return jobs.filter(Q(study__isnull=True, created_by=user) | Q(study__in=studies_visible_to(user))).distinct()

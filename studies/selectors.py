@@ -1,18 +1,32 @@
 """Reads: which studies a researcher may see, and dashboard figures."""
 
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
 from surveys.models import Study
 
 
+def owning_versions() -> QuerySet[Study]:
+    """The first (lowest) version of every study: its owner and collaborators are those of every
+    version of the slug, whatever a later version's own fields say."""
+    first = Study.objects.filter(slug=OuterRef("slug")).order_by("version").values("pk")[:1]
+    return Study.objects.filter(pk=Subquery(first))
+
+
+def owning_version(slug: str) -> Study | None:
+    """The version of ``slug`` that holds the study's owner and collaborators (see :func:`owning_versions`)."""
+    return Study.objects.filter(slug=slug).select_related("owner").order_by("version").first()
+
+
 def studies_visible_to(user) -> QuerySet[Study]:
-    """Every version of the studies the user owns or that are shared with them (all for superusers)."""
+    """Every version of the studies the user owns or that are shared with them, as the first version
+    says (all for superusers)."""
     if not user.is_authenticated or not user.is_active:
         return Study.objects.none()
     if user.is_superuser:
         return Study.objects.all()
-    return Study.objects.filter(Q(owner=user) | Q(collaborators=user)).distinct()
+    slugs = owning_versions().filter(Q(owner=user) | Q(collaborators=user)).values("slug")
+    return Study.objects.filter(slug__in=slugs)
 
 
 def latest_versions(user) -> list[Study]:

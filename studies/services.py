@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Q
 
+from studies.selectors import owning_version
 from studies.study_file import validate_study
 from surveys.models import Condition, Study
 
@@ -62,15 +63,15 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
 
     Only the study's owner or staff may load a file whose slug already exists: anyone else would
     otherwise own a new version and with it every earlier participant's data. A new version keeps the
-    study's owner and collaborators, whoever loads it; ``owner`` owns only a new slug.
+    study's owner and collaborators (the first version's: they decide access to every version),
+    whoever loads it; ``owner`` owns only a new slug.
     """
     spec = validate_study(spec)
     digest = spec_digest(spec)
     latest = Study.objects.select_for_update().filter(slug=spec["slug"]).order_by("-version").first()
     if latest is not None and owner is not None and not may_load_version(owner, latest):
-        holder = latest.owner.get_username() if latest.owner_id else "no researcher"
         raise StudyOwnedByOther(
-            f"study {latest.slug!r} belongs to {holder}; only its owner or staff can load a new version"
+            f"study {latest.slug!r} belongs to {study_holder(latest)}; only its owner or staff can load a new version"
         )
     if latest is not None and latest.spec_hash == digest:
         return StudyLoadResult(latest, "unchanged")
@@ -81,16 +82,17 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
         _create_study_rows(latest, spec)
         return StudyLoadResult(latest, "replaced")
     version = 1 if latest is None else latest.version + 1
+    owning = owning_version(latest.slug) if latest is not None else None
     study = Study.objects.create(
         slug=spec["slug"],
         version=version,
         title=spec["title"],
         spec=spec,
         spec_hash=digest,
-        owner=latest.owner if latest is not None else owner,  # a version loaded by staff stays the owner's
+        owner=owning.owner if owning is not None else owner,  # a version loaded by staff stays the owner's
     )
-    if latest is not None:
-        study.collaborators.set(latest.collaborators.all())
+    if owning is not None:
+        study.collaborators.set(owning.collaborators.all())
     _create_study_rows(study, spec)
     return StudyLoadResult(study, "created" if latest is None else "new_version")
 
@@ -106,7 +108,15 @@ def _in_use(study: Study) -> bool:
 
 
 def may_load_version(user, study: Study) -> bool:
-    return bool(user.is_staff or user.is_superuser or study.owner_id == user.pk)
+    """Staff, or the owner of ``study``'s slug (its first version's owner), whichever version ``study`` is."""
+    owning = owning_version(study.slug)
+    return bool(user.is_staff or user.is_superuser or (owning is not None and owning.owner_id == user.pk))
+
+
+def study_holder(study: Study) -> str:
+    """The username of the owner of ``study``'s slug, for refusals."""
+    owning = owning_version(study.slug)
+    return owning.owner.get_username() if owning is not None and owning.owner_id else "no researcher"
 
 
 def latest_study(slug: str) -> Study:

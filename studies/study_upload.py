@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from participation.plan import build_plan
 from studies.format2 import condition_summary
-from studies.services import StudyLoadResult, may_load_version, spec_digest, study_load
+from studies.services import StudyLoadResult, may_load_version, spec_digest, study_holder, study_load
 from studies.study_file import InvalidStudyFile, StudyFileProblem, read_study_text
 from surveys.models import Study
 from tasks.attention import attention_count
@@ -158,8 +158,10 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
         outcome = "created"
     else:
         if not may_load_version(user, current):
-            holder = current.owner.get_username() if current.owner_id else "no researcher"
-            refusal = f"The study {current.slug!r} belongs to {holder}; only its owner or staff can load a new version."
+            refusal = (
+                f"The study {current.slug!r} belongs to {study_holder(current)}; "
+                "only its owner or staff can load a new version."
+            )
         changes = spec_changes(current.spec, spec)
         if current.spec_hash == spec_digest(spec):
             outcome = "unchanged"

@@ -106,3 +106,15 @@ def test_a_success_before_the_limit_resets_the_count(researcher):
     for _ in range(LIMIT - 1):
         _login_page(client, "alice", "wrong")
     assert _login_page(client, "alice", "alice-pass-123").status_code == 302
+
+
+def test_ipv6_hosts_of_one_64_share_the_lockout(researcher, caplog):
+    for i in range(LIMIT):
+        _login_page(Client(REMOTE_ADDR=f"2001:db8:5:6::{i + 1}"), "alice", "wrong")
+    with caplog.at_level(logging.WARNING, logger="accounts.security"):
+        locked = _login_page(Client(REMOTE_ADDR="2001:db8:5:6:abcd::9"), "alice", "alice-pass-123")
+    assert locked.status_code == 429
+    logged = [r.getMessage() for r in caplog.records if r.name == "accounts.security"]
+    assert "from 2001:db8:5:6:abcd::9" in logged[-1]  # the log keeps the full address
+    assert AccessAttempt.objects.get().ip_address == "2001:db8:5:6::"  # counted by its /64
+    assert _login_page(Client(REMOTE_ADDR="2001:db8:5:7::1"), "alice", "alice-pass-123").status_code == 302

@@ -194,3 +194,20 @@ def test_the_cached_consent_page_equals_a_fresh_render_with_each_visitors_token_
         pages.append((token, code))
         assert browser.post("/s/effort-demo/consent/", {"decision": "accept"}).status_code == 302
     assert pages[0][0] != pages[1][0] and pages[0][1] != pages[1][1]
+
+
+def test_ipv6_addresses_of_one_64_share_the_per_address_limits(demo_study, settings):
+    settings.PARTICIPANT_ARRIVALS_PER_ADDRESS = 2
+    settings.PARTICIPANT_RESUME_FAILURES_PER_ADDRESS = 1
+    for i in range(2):
+        assert Client(REMOTE_ADDR=f"2001:db8:1:2::{i + 1}").get(START, {"PROLIFIC_PID": f"v{i}"}).status_code == 200
+    # another host of the same /64 (long, zero-padded and IPv4-mapped spellings are normalised)
+    refused = Client(REMOTE_ADDR="2001:0db8:0001:0002:ffff:ffff:ffff:ffff").get(START, {"PROLIFIC_PID": "v2"})
+    assert refused.status_code == 429
+    assert Client(REMOTE_ADDR="2001:db8:1:3::1").get(START, {"PROLIFIC_PID": "v2"}).status_code == 200  # next /64
+    assert Client(REMOTE_ADDR="::ffff:198.51.100.7").get(START, {"PROLIFIC_PID": "v3"}).status_code == 200
+    assert Client(REMOTE_ADDR="198.51.100.7").get(START, {"PROLIFIC_PID": "v4"}).status_code == 200
+    assert Client(REMOTE_ADDR="198.51.100.7").get(START, {"PROLIFIC_PID": "v5"}).status_code == 429  # one IPv4 address
+    wrong = {"participant_label": "v0", "code": "AAAA-AAAA"}
+    assert Client(REMOTE_ADDR="2001:db8:9:9::1").post(START, wrong).status_code == 422
+    assert Client(REMOTE_ADDR="2001:db8:9:9::2").post(START, wrong).status_code == 429

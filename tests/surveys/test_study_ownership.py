@@ -77,3 +77,44 @@ def test_a_version_loaded_by_staff_stays_the_owners(study_with_participant, demo
     again = _edited(demo_spec)
     again["title"] = "Edited again by the owner"
     assert study_load(spec=again, owner=researcher).study.version == 3
+
+
+def test_every_version_answers_to_the_first_versions_owner_set(study_with_participant, demo_spec, researcher):
+    """Ownership is the study's, not a version's: an owner given to a later version (in the admin)
+    reaches nothing, and the first version's owner and collaborators reach every version."""
+    from django.test import Client
+    from rest_framework.test import APIClient
+
+    from studies.selectors import studies_visible_to
+
+    users = get_user_model().objects
+    mallory, carol, dave = (users.create_user(n, password=f"{n}-pass-123") for n in ("mallory", "carol", "dave"))
+    study_with_participant.collaborators.add(carol)
+    v2 = study_load(spec=_edited(demo_spec), owner=researcher).study
+    participant_arrive(study_slug=v2.slug, external_id="P2")
+    Study.objects.filter(pk=v2.pk).update(owner=mallory)  # e.g. changed in the admin
+    v2.collaborators.set([dave])
+    for outsider in (mallory, dave):
+        assert not studies_visible_to(outsider).exists()
+        api = APIClient()
+        api.force_authenticate(outsider)
+        assert api.get("/api/studies/effort-demo/participants/").status_code == 404
+        browser = Client()
+        browser.force_login(outsider)
+        assert browser.get("/researcher/studies/effort-demo/").status_code == 404
+        assert browser.get("/researcher/studies/effort-demo/v2/preview/").status_code == 404
+    with pytest.raises(StudyOwnedByOther, match="belongs to alice"):
+        study_load(spec=demo_spec, owner=mallory)
+    for member in (researcher, carol):
+        assert set(studies_visible_to(member).values_list("version", flat=True)) == {1, 2}
+        api = APIClient()
+        api.force_authenticate(member)
+        participants = api.get("/api/studies/effort-demo/participants/").json()["results"]
+        assert sorted(p["study_version"] for p in participants) == [1, 2]
+    browser = Client()
+    browser.force_login(researcher)
+    assert browser.get("/researcher/studies/effort-demo/v2/preview/").status_code == 200
+    assert browser.post("/researcher/studies/effort-demo/pilot/delete/").status_code == 302  # the owner manages
+    third = _edited(demo_spec)
+    third["title"] = "Third"
+    assert study_load(spec=third, owner=researcher).study.owner == researcher  # the owner loads the next one

@@ -2,7 +2,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import ApiToken
-from accounts.services import api_token_create, api_token_revoke
+from accounts.services import TokenLimitReached, api_token_create, api_token_revoke
 
 
 class Command(BaseCommand):
@@ -29,7 +29,10 @@ class Command(BaseCommand):
             for token in ApiToken.objects.filter(user=user):
                 used = token.last_used_at.isoformat(timespec="seconds") if token.last_used_at else "never"
                 created = f"{token.created_at:%Y-%m-%d}"
-                self.stdout.write(f"{token.pk}\t{token.prefix}…\t{token.name}\tcreated {created}\tused {used}")
+                expires = f"{token.expires_at:%Y-%m-%d}" if token.expires_at else "never"
+                self.stdout.write(
+                    f"{token.pk}\t{token.prefix}…\t{token.name}\tcreated {created}\tused {used}\texpires {expires}"
+                )
             return
         if revoke is not None or revoke_all:
             count = api_token_revoke(user=user, token_id=revoke)
@@ -37,6 +40,9 @@ class Command(BaseCommand):
                 raise CommandError(f"{username} has no token with id {revoke}; see --list")
             self.stdout.write(self.style.SUCCESS(f"{username}: {count} token(s) revoked"))
             return
-        token, key = api_token_create(user=user, name=name)
+        try:
+            token, key = api_token_create(user=user, name=name)
+        except TokenLimitReached as exc:
+            raise CommandError(str(exc)) from None
         self.stderr.write(f"Token {token.pk} ({token.name}) for {username}; the key is shown only now:")
         self.stdout.write(key)

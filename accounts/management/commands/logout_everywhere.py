@@ -5,7 +5,10 @@ from accounts.services import user_sessions_end
 
 
 class Command(BaseCommand):
-    help = "End every session of a researcher (all browsers and devices); they must log in again."
+    help = (
+        "End every session of a researcher (all browsers and devices) and revoke their API tokens; "
+        "they must log in again."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("username")
@@ -14,5 +17,5 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
             raise CommandError(f"no user named {username!r}")
-        count = user_sessions_end(user=user)
-        self.stdout.write(self.style.SUCCESS(f"{username}: {count} session(s) ended"))
+        sessions, tokens = user_sessions_end(user=user)
+        self.stdout.write(self.style.SUCCESS(f"{username}: {sessions} session(s) ended, {tokens} API token(s) revoked"))
