@@ -35,6 +35,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from studies.content import StudyContent
+from tasks import block_task
 
 
 class StudyFull(Exception):
@@ -198,8 +199,5 @@ def build_plan_v2(
         items = _ordered(block, item_choice.get(key) or content.items(key), rng)
         for position, item in enumerate(items):
             page = {"key": f"{key}/{item}", "kind": block["task"], "block": key, "item": item, "position": position}
-            if block["task"] == "pair_distance":
-                pages += [{**page, "key": f"{key}/{item}/{m}", "measure": m} for m in block["measures"]]
-            else:
-                pages.append(page)
+            pages += block_task(block).item_pages(block, page)
     return pages

@@ -15,6 +15,7 @@ from participation.plan import build_plan
 from studies.content import study_content
 from studies.selectors import studies_visible_to
 from surveys.models import Study
+from tasks import block_task
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,9 @@ def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
             continue
         item = content.items(key)[0]
         page = {"key": f"{key}/{item}", "kind": block["task"], "block": key, "item": item}
-        for measure in block.get("measures", [None]) if block["task"] == "pair_distance" else [None]:
-            shown = {**page, "key": f"{key}/{item}/{measure}", "measure": measure} if measure else page
-            label = f"{key} ({block['task']}{f', {measure}' if measure else ''}; item {item})"
-            pages.append(PreviewPage(label, condition, shown))
+        for shown in block_task(block).item_pages(block, page):
+            measure = f", {shown['measure']}" if "measure" in shown else ""
+            pages.append(PreviewPage(f"{key} ({block['task']}{measure}; item {item})", condition, shown))
     return pages
 
 

@@ -5,6 +5,7 @@ the export itself (``research.export``)."""
 
 from core.columns import Column
 from surveys.models import Study
+from tasks import TASK_TYPES, block_task
 
 COLUMNS: dict[str, dict[str, Column]] = {
     "pairs": {
@@ -143,46 +144,9 @@ TABLES = tuple(COLUMNS)
 # Tables of every study; the others only of studies whose design has them (``study_tables``).
 ALWAYS = ("participants", "answers", "pages")
 
-# The measures each task writes to the answers table (``measure`` and what ``value`` / ``text`` hold).
-TASK_MEASURES: dict[str, dict[str, Column]] = {
-    "pair_distance": {
-        "trajectory": Column("integer", "Trajectory distance d_E (Likert, 1 = most similar).", "1..points"),
-        "aggregate": Column("integer", "Aggregate distance d_S (Likert).", "1..points"),
-        "overall": Column("integer", "Overall input-space distance d (Likert).", "1..points"),
-        "prediction": Column("number", "BTS prediction: percent of others expected to answer 'similar'.", "0..100"),
-        "factors": Column("string", "Rationale factors named (text, comma-separated).", "trajectory, aggregate, other"),
-        "factor_text": Column("string", "The other factor, in the participant's words (text)."),
-    },
-    "fair_score": {
-        "k_accept": Column("0/1", "1 if the participant accepted the AI's score for the reference."),
-        "k_score": Column("number", "The risk score the participant fixed for the reference.", "0..1"),
-        "fair_score": Column("number", "The participant's fair risk score for a comparison subject.", "0..1"),
-        "rationale": Column("string", "The rationale for that fair score (text)."),
-    },
-    "agree": {
-        "agree": Column("0/1", "1 when the participant agrees with the AI's prediction, else 0."),
-        "confidence": Column("integer", "How confident the participant is (1 = not at all).", "1..5"),
-        "prediction": Column("number", "BTS prediction: percent of others expected to agree.", "0..100"),
-    },
-    "rate": {
-        "rating": Column("number", "The rating: the Likert answer's 1-based index, or the number given.", "scale"),
-        "prediction": Column("number", "BTS prediction: percent of others expected to rate positively.", "0..100"),
-    },
-    "pair_comparable": {
-        "comparable": Column("0/1", "1 when the participant says the two should be treated alike."),
-        "strength": Column("integer", "How sure the participant is (1 = not at all).", "1..5"),
-        "prediction": Column("number", "BTS prediction: percent of others expected to answer 'yes'.", "0..100"),
-    },
-    "questionnaire": {
-        "questionnaire": Column(
-            "string",
-            "A questionnaire answer: value for number and Likert questions (Likert: 1-based index), text for "
-            "choice and text questions (multiple choice: a JSON list).",
-        ),
-    },
-    "attention": {"attention": Column("0/1", "1 if the attention check was answered correctly (text: the choice).")},
-    "screening": {"screening": Column("0/1", "1 if the screening answer is eligible (text: the choice).")},
-}
+# The measures each task type writes to the answers table (``measure`` and what ``value`` / ``text``
+# hold), from the task registry (``TaskType.measures``).
+TASK_MEASURES: dict[str, dict[str, Column]] = {task.name: task.measures for task in TASK_TYPES if task.measures}
 
 
 def tables_of(specs: list[dict]) -> tuple[str, ...]:
@@ -199,8 +163,8 @@ def tables_of(specs: list[dict]) -> tuple[str, ...]:
         for block in spec["blocks"]:
             if block["type"] == "questionnaire":
                 has.add("questionnaire")
-            elif block["type"] == "task" and block["task"] in ("pair_distance", "agree"):
-                has.add("pairs" if block["task"] == "pair_distance" else "disagreements")
+            elif block["type"] == "task" and (table := block_task(block).export_table):
+                has.add(table)
     return tuple(name for name in TABLES if name in has)
 
 

@@ -7,7 +7,8 @@ be stale) and bounded: at most :data:`CACHE_SIZE` study versions and :data:`CACH
 from dataclasses import dataclass, field
 
 from core.caching import BoundedCache, json_bytes
-from studies.format2 import PAIR_TASKS, block_items, item_strata, subject_value
+from studies.format2 import item_strata, subject_value
+from tasks import block_task
 
 CACHE_SIZE = 64
 CACHE_BYTES = 64 * 1024 * 1024
@@ -59,14 +60,7 @@ class StudyContent:
 
     def subjects_of(self, block_key: str, item: str) -> list[str]:
         """The subject ids an item shows (one subject, a pair, or a set's reference and comparisons)."""
-        block = self.blocks[block_key]
-        if block["task"] in PAIR_TASKS:
-            pair = self.pair(block_key, item)
-            return [pair["a"], pair["b"]]
-        if block["task"] == "fair_score":
-            sset = self.set(block_key, item)
-            return [sset["reference"], *sset["comparisons"]]
-        return [item]
+        return block_task(self.blocks[block_key]).item_subjects(item, self._items[block_key][item])
 
     def model_output(self, pool: str, subject_id: str, model: str) -> dict:
         """The model's ``{score?, label?}`` for a subject."""
@@ -123,13 +117,7 @@ def _build(spec: dict) -> StudyContent:
     for block in spec["blocks"]:
         if block["type"] != "task":
             continue
-        ids = block_items(block, pools[block["pool"]])
-        if block["task"] in PAIR_TASKS:
-            items[block["key"]] = dict(zip(ids, block["pairs"], strict=True))
-        elif block["task"] == "fair_score":
-            items[block["key"]] = dict(zip(ids, block["sets"], strict=True))
-        else:
-            items[block["key"]] = dict.fromkeys(ids, "")
+        items[block["key"]] = block_task(block).item_map(block, pools[block["pool"]])
     subjects = {key: {s["id"]: s for s in pool["subjects"]} for key, pool in pools.items()}
     return StudyContent(spec=spec, pools=pools, blocks=blocks, _subjects=subjects, _items=items)
 

@@ -3,7 +3,8 @@ items of an item pool), item pools of decision subjects, between-subjects condit
 
 Checked like format 1: structure with a JSON Schema, references and counts by the semantic checks,
 every problem as ``path: rule``. The README's "Study file format 2" documents every field; the
-task types are those of :data:`TASK_TYPES`. A pool read from a CSV (``pools[i].csv``) is turned into
+task types are those of the registry (``tasks.BLOCK_TASKS``): each checks, defaults and counts its
+own blocks' options (``tasks.base.BlockTask``). A pool read from a CSV (``pools[i].csv``) is turned into
 inline subjects when the file is read (:mod:`studies.pools`), so a stored version never changes.
 """
 
@@ -14,25 +15,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from studies import study_file as v1
+from tasks import BLOCK_TASKS, block_task
+from tasks.schema import LABELS, duplicates
 
-TASK_TYPES = ("pair_distance", "fair_score", "agree", "rate", "pair_comparable")
-PAIR_TASKS = ("pair_distance", "pair_comparable")
 QUESTION_TYPES = ("single_choice", "multiple_choice", "number", "text", "likert")
 DEFAULT_CONDITION = {"key": "main", "label": "Main"}
-DEFAULT_AGREE_QUESTION = "The AI predicts that this {subject_noun} {prediction}. Do you agree?"
-DEFAULT_LABEL_NAMES = {"1": "is high risk", "0": "is low risk"}
-DEFAULT_COMPARABLE_QUESTION = "Should these two {subject_noun}s be treated alike?"
-DEFAULT_BTS_PROMPTS = {
-    "agree": "What percentage of other participants do you think agreed with the AI?",
-    "pair_comparable": "What percentage of other participants do you think answered 'Yes'?",
-    "rate": "What percentage of other participants do you think chose '{positive}' or higher?",
-    "pair_distance": v1.DEFAULT_BTS_PROMPT,
-}
 
 _text, _key = v1._text, v1._key
 _value = {"type": ["string", "number"]}
 _columns = {"type": "array", "items": _text, "uniqueItems": True}
-_labels = {"type": "array", "minItems": 2, "maxItems": 11, "items": _text}
+_labels = LABELS
 _options = {"type": "array", "minItems": 2, "items": _text}
 _subject = {
     "type": "object",
@@ -121,20 +113,13 @@ _question = {
         "labels": _labels,
     },
 }
-_pair = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["a", "b"],
-    "properties": {"a": _key, "b": _key, "relation": _text},
-}
-_set = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["key", "reference", "comparisons"],
-    "properties": {"key": _key, "reference": _key, "comparisons": {"type": "array", "minItems": 1, "items": _key}},
-}
 _block_common = {"key": _key, "type": {"enum": ["instructions", "questionnaire", "attention", "task"]}}
 _block_conditions = {"type": "array", "minItems": 1, "items": _key, "uniqueItems": True}
+# A task block: the common fields, and the options of every registered task type (each type's own
+# options are checked against its type in _task_problems, so "not used by a rate task" names the rule).
+_task_options: dict[str, dict] = {}
+for _task in BLOCK_TASKS.values():
+    _task_options |= _task.options
 _task_block = {
     "type": "object",
     "additionalProperties": False,
@@ -142,12 +127,10 @@ _task_block = {
     "properties": {
         **_block_common,
         "conditions": _block_conditions,
-        "task": {"enum": list(TASK_TYPES)},
+        "task": {"enum": list(BLOCK_TASKS)},
         "pool": _key,
-        "model": _key,
         "title": _text,
         "intro": _text,
-        "question": _text,
         "assignment": {
             "type": "object",
             "additionalProperties": False,
@@ -164,47 +147,7 @@ _task_block = {
                 "fixed": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
             },
         },
-        "bts": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "prompt": _text,
-                "measures": {"type": "array", "minItems": 1, "items": {"enum": list(v1.LIKERT_QUESTIONS)}},
-            },
-        },
-        "label_names": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["0", "1"],
-            "properties": {"0": _text, "1": _text},
-        },
-        "confidence": {"type": "boolean"},
-        "strength": {"type": "boolean"},
-        "show_model": {"type": "boolean"},
-        "scale": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["type"],
-            "properties": {
-                "type": {"enum": ["likert", "number"]},
-                "labels": _labels,
-                "positive_from": {"type": "integer", "minimum": 2},
-                "favourable": {"enum": ["lower", "higher"]},
-                "min": {"type": "number"},
-                "max": {"type": "number"},
-                "step": {"type": "number", "exclusiveMinimum": 0},
-            },
-        },
-        "pairs": {"type": "array", "minItems": 1, "items": _pair},
-        "sets": {"type": "array", "minItems": 1, "items": _set},
-        "measures": {
-            "type": "array",
-            "minItems": 1,
-            "uniqueItems": True,
-            "items": {"enum": list(v1.LIKERT_QUESTIONS)},
-        },
-        "likert": v1.SCHEMA["properties"]["likert"],
-        "rationale_factors": {"type": "boolean"},
+        **_task_options,
     },
 }
 _page_blocks = {
@@ -281,21 +224,13 @@ SCHEMA: dict[str, Any] = {
 
 
 def item_id(block: dict, item: dict | str) -> str:
-    """A task item's id: a subject's id, ``"a~b"`` for a pair, a set's key."""
-    if block["task"] in PAIR_TASKS:
-        return f"{item['a']}~{item['b']}"
-    if block["task"] == "fair_score":
-        return item["key"]
-    return item
+    """A task item's id: a subject's id, ``"a~b"`` for a pair, a set's key (``BlockTask.item_id``)."""
+    return block_task(block).item_id(item)
 
 
 def block_items(block: dict, pool: dict) -> list[str]:
     """The item ids of a task block, in file order."""
-    if block["task"] in PAIR_TASKS:
-        return [item_id(block, p) for p in block["pairs"]]
-    if block["task"] == "fair_score":
-        return [s["key"] for s in block["sets"]]
-    return [s["id"] for s in pool["subjects"]]
+    return list(block_task(block).item_map(block, pool))
 
 
 def subject_value(subject: dict, column: str):
@@ -317,15 +252,15 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
         problems.append(v1.StudyFileProblem(path, rule))
 
     conditions = [c["key"] for c in spec.get("conditions", [DEFAULT_CONDITION])]
-    for dup in v1._duplicates(conditions):
+    for dup in duplicates(conditions):
         add("conditions", f"condition key {dup!r} is used twice")
     pools = {}
-    for dup in v1._duplicates([p["key"] for p in spec["pools"]]):
+    for dup in duplicates([p["key"] for p in spec["pools"]]):
         add("pools", f"pool key {dup!r} is used twice")
     for pi, pool in enumerate(spec["pools"]):
         pools[pool["key"]] = pool
         _pool_problems(pool, f"pools[{pi}]", add)
-    for dup in v1._duplicates([b["key"] for b in spec["blocks"]]):
+    for dup in duplicates([b["key"] for b in spec["blocks"]]):
         add("blocks", f"block key {dup!r} is used twice")
     n_attention = 0
     for bi, block in enumerate(spec["blocks"]):
@@ -358,7 +293,7 @@ def _pool_problems(pool: dict, base: str, add) -> None:
         add(f"{base}.csv", "a pool read from a CSV can only be loaded with its file (load_study PATH or build_study)")
         return
     subjects = pool["subjects"]
-    for dup in v1._duplicates([s["id"] for s in subjects]):
+    for dup in duplicates([s["id"] for s in subjects]):
         add(f"{base}.subjects", f"subject id {dup!r} is used twice")
     display = pool["display"]
     columns = {"id"} | {c for s in subjects for c in (*s.get("features", {}), *s.get("groups", {}))}
@@ -383,7 +318,7 @@ def _pool_problems(pool: dict, base: str, add) -> None:
 
 
 def _questionnaire_problems(block: dict, base: str, add) -> None:
-    for dup in v1._duplicates([q["key"] for q in block["questions"]]):
+    for dup in duplicates([q["key"] for q in block["questions"]]):
         add(f"{base}.questions", f"question key {dup!r} is used twice")
     needs = {"single_choice": "options", "multiple_choice": "options", "likert": "labels"}
     for qi, question in enumerate(block["questions"]):
@@ -410,82 +345,17 @@ def _questionnaire_problems(block: dict, base: str, add) -> None:
             add(f"{qbase}.min_choices", "cannot exceed max_choices")
 
 
-_TASK_OPTIONS = {
-    "pair_distance": {"pairs", "measures", "likert", "rationale_factors", "bts"},
-    "fair_score": {"sets", "model"},
-    "agree": {"model", "label_names", "confidence", "bts", "question"},
-    "rate": {"scale", "model", "show_model", "bts", "question"},
-    "pair_comparable": {"pairs", "strength", "bts", "question"},
-}
-_TASK_NEEDS = {
-    "pair_distance": ("pairs",),
-    "fair_score": ("sets", "model"),
-    "agree": ("model",),
-    "rate": ("scale", "question"),
-    "pair_comparable": ("pairs",),
-}
-_OPTIONAL_TASK_FIELDS = set().union(*_TASK_OPTIONS.values())
-
-
 def _task_problems(block: dict, pool: dict, base: str, add) -> None:
-    task = block["task"]
-    for name in sorted(_OPTIONAL_TASK_FIELDS - _TASK_OPTIONS[task]):
+    task = block_task(block)
+    for name in sorted(_task_options.keys() - task.options.keys()):
         if name in block:
-            add(f"{base}.{name}", f"not used by a {task} task")
-    for name in _TASK_NEEDS[task]:
+            add(f"{base}.{name}", f"not used by a {task.name} task")
+    for name in task.needs:
         if name not in block:
-            add(base, f"a {task} task needs {name!r}")
-    if "subjects" not in pool or any(name not in block for name in _TASK_NEEDS[task]):
+            add(base, f"a {task.name} task needs {name!r}")
+    if "subjects" not in pool or any(name not in block for name in task.needs):
         return
-    ids = {s["id"] for s in pool["subjects"]}
-    if "model" in block:
-        need = "label" if task == "agree" else "score"
-        if task == "rate" and not block.get("show_model"):
-            need = None
-        for subject in pool["subjects"]:
-            output = subject.get("models", {}).get(block["model"])
-            if output is None or (need and need not in output):
-                what = need or "output"
-                add(f"{base}.model", f"subject {subject['id']!r} has no {what} from model {block['model']!r}")
-                break
-    if task in PAIR_TASKS:
-        for xi, pair in enumerate(block["pairs"]):
-            for end in ("a", "b"):
-                if pair[end] not in ids:
-                    add(f"{base}.pairs[{xi}].{end}", f"subject {pair[end]!r} is not in pool {pool['key']!r}")
-            if pair["a"] == pair["b"]:
-                add(f"{base}.pairs[{xi}]", "a pair needs two different subjects")
-        unordered = [tuple(sorted((p["a"], p["b"]))) for p in block["pairs"]]
-        for dup in v1._duplicates([f"{a}~{b}" for a, b in unordered]):
-            add(f"{base}.pairs", f"the pair {dup.replace('~', ' / ')} is listed twice")
-    if task == "fair_score":
-        for dup in v1._duplicates([s["key"] for s in block["sets"]]):
-            add(f"{base}.sets", f"set key {dup!r} is used twice")
-        for si, sset in enumerate(block["sets"]):
-            for member in [sset["reference"], *sset["comparisons"]]:
-                if member not in ids:
-                    add(f"{base}.sets[{si}]", f"subject {member!r} is not in pool {pool['key']!r}")
-            if sset["reference"] in sset["comparisons"]:
-                add(f"{base}.sets[{si}].comparisons", "a comparison subject cannot be the reference subject")
-    if task == "pair_distance":
-        series = all("series" in s for s in pool["subjects"])
-        for mi, measure in enumerate(block.get("measures", [])):
-            if measure != "overall" and not series:
-                add(f"{base}.measures[{mi}]", f"{measure!r} needs subjects with a series (only 'overall' without)")
-    if task == "rate":
-        scale = block["scale"]
-        if scale["type"] == "likert":
-            if "labels" not in scale:
-                add(f"{base}.scale", "a likert scale needs 'labels'")
-            elif scale.get("positive_from", 2) > len(scale["labels"]):
-                add(f"{base}.scale.positive_from", f"must be <= the number of labels ({len(scale['labels'])})")
-        else:
-            if "min" not in scale or "max" not in scale:
-                add(f"{base}.scale", "a number scale needs 'min' and 'max'")
-            elif scale["min"] >= scale["max"]:
-                add(f"{base}.scale.max", f"must be > min ({scale['min']})")
-            if "bts" in block:
-                add(f"{base}.bts", "the BTS follow-up needs a categorical answer (a likert scale), not a number")
+    task.check_block(block, pool, base, add)
     _assignment_problems(block, pool, base, add)
 
 
@@ -525,7 +395,7 @@ def _assignment_problems(block: dict, pool: dict, base: str, add) -> None:
             add(f"{base}.order.fixed.{item}", f"must be < the number of items shown per participant ({shown})")
         elif "per_participant" in assignment:
             add(f"{base}.order.fixed.{item}", "a fixed item must be shown to everyone: not with per_participant")
-    for dup in v1._duplicates([str(p) for p in fixed.values()]):
+    for dup in duplicates([str(p) for p in fixed.values()]):
         add(f"{base}.order.fixed", f"position {dup} is given to more than one item")
 
 
@@ -533,11 +403,9 @@ def item_strata(block: dict, pool: dict, column: str) -> dict[str, list[str]] | 
     """Item ids by the value of ``column`` (for pairs: the value of subject a); None when a subject lacks it."""
     by_id = {s["id"]: s for s in pool["subjects"]}
     strata: dict[str, list[str]] = {}
-    for item in block_items(block, pool):
-        first = item.split("~")[0] if block["task"] in PAIR_TASKS else item
-        if block["task"] == "fair_score":
-            first = next(s["reference"] for s in block["sets"] if s["key"] == item)
-        value = subject_value(by_id[first], column)
+    task = block_task(block)
+    for item, given in task.item_map(block, pool).items():
+        value = subject_value(by_id[task.item_subjects(item, given)[0]], column)
         if value is None:
             return None
         strata.setdefault(str(value), []).append(item)
@@ -576,35 +444,8 @@ def with_defaults(spec: dict) -> dict:
         order.setdefault("randomise", True)
         order.setdefault("fixed", {})
         block.setdefault("assignment", {})
-        _task_defaults(block, pools[block["pool"]])
+        block_task(block).apply_defaults(block, pools[block["pool"]])
     return out
-
-
-def _task_defaults(block: dict, pool: dict) -> None:
-    task = block["task"]
-    if "bts" in block:
-        block["bts"].setdefault("prompt", DEFAULT_BTS_PROMPTS[task])
-    if task == "agree":
-        block.setdefault("question", DEFAULT_AGREE_QUESTION)
-        block.setdefault("label_names", dict(DEFAULT_LABEL_NAMES))
-        block.setdefault("confidence", False)
-    elif task == "pair_comparable":
-        block.setdefault("question", DEFAULT_COMPARABLE_QUESTION)
-        block.setdefault("strength", False)
-    elif task == "rate":
-        block.setdefault("show_model", False)
-        scale = block["scale"]
-        if scale["type"] == "likert":
-            scale.setdefault("positive_from", len(scale["labels"]) // 2 + 1)
-    elif task == "pair_distance":
-        series = all("series" in s for s in pool["subjects"])
-        block.setdefault("measures", list(v1.LIKERT_QUESTIONS) if series else ["overall"])
-        block["likert"] = v1.likert_defaults(block.get("likert", {}))
-        block.setdefault("rationale_factors", False)
-        if "bts" in block:
-            block["bts"].setdefault(
-                "measures", ["overall"] if "overall" in block["measures"] else block["measures"][:1]
-            )
 
 
 def condition_summary(spec: dict, condition_key: str) -> dict[str, int]:
@@ -619,13 +460,12 @@ def condition_summary(spec: dict, condition_key: str) -> dict[str, int]:
         if block["type"] != "task":
             out["pages"] += 1
             continue
+        task = block_task(block)
         items = len(block_items(block, pools[block["pool"]]))
         shown = block["assignment"].get("per_participant", items)
-        out["pages"] += shown * (len(block["measures"]) if block["task"] == "pair_distance" else 1)
-        kind = {"agree": "prompts", "rate": "subjects", "fair_score": "sets"}.get(block["task"], "pairs")
-        out[kind] += shown
-        if block["task"] == "agree":
-            out["subjects"] += shown
+        out["pages"] += shown * task.pages_per_item(block)
+        for kind in task.shown_as:
+            out[kind] = out.get(kind, 0) + shown
     return out
 
 

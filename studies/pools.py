@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from core.uploads import UploadError, read_csv_upload
-from studies.study_file import KEY_PATTERN, InvalidStudyFile, StudyFileProblem
+from studies.study_file import InvalidStudyFile, StudyFileProblem
+from tasks.schema import KEY_PATTERN
 
 _FIRST_ROWS = 5
 

@@ -15,18 +15,18 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from tasks.pair_distance import DEFAULT_BTS_PROMPT, LIKERT, likert_defaults
+from tasks.schema import KEY, LIKERT_QUESTIONS, TEXT, duplicates
+
 RELATIONS = (
     "similar_trend_similar_total",
     "different_trend_similar_total",
     "similar_trend_different_total",
     "different_trend_different_total",
 )
-LIKERT_QUESTIONS = ("trajectory", "aggregate", "overall")
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{1,58}[a-z0-9]$"
-KEY_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
 
-_text = {"type": "string", "minLength": 1}
-_key = {"type": "string", "pattern": KEY_PATTERN}
+_text, _key = TEXT, KEY
 _code = {"type": "string", "pattern": r"^[A-Za-z0-9_-]{1,64}$"}  # a completion code, e.g. Prolific's
 _bonus = {
     "type": "object",
@@ -56,16 +56,7 @@ SCHEMA: dict[str, Any] = {
             "properties": {"text": _text, "decline_message": _text},
         },
         "instructions": _text,
-        "likert": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["points", "labels"],
-            "properties": {
-                "points": {"type": "integer", "minimum": 2, "maximum": 11},
-                "labels": {"type": "array", "items": _text},
-                "similar_max": {"type": "integer", "minimum": 1},
-            },
-        },
+        "likert": LIKERT,
         "bts": {
             "type": "object",
             "additionalProperties": False,
@@ -230,19 +221,6 @@ SCHEMA: dict[str, Any] = {
     },
 }
 
-DEFAULT_LIKERT_LABELS = (
-    "Very similar",
-    "Similar",
-    "Somewhat similar",
-    "Somewhat different",
-    "Different",
-    "Very different",
-)
-DEFAULT_BTS_PROMPT = (
-    "What percentage of other participants do you think chose a 'similar' answer "
-    "(any of the similar options) to this question?"
-)
-
 
 DEFAULT_DECLINE_MESSAGE = (
     "Thank you. You chose not to take part, and no answers were recorded. You may close this page."
@@ -294,11 +272,6 @@ def _schema_rule(error) -> str:
     return error.message
 
 
-def _duplicates(items: list[str]) -> set[str]:
-    seen: set[str] = set()
-    return {x for x in items if x in seen or seen.add(x)}
-
-
 def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
     problems: list[StudyFileProblem] = []
 
@@ -312,13 +285,13 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
     if likert.get("similar_max", 1) >= points:
         add("likert.similar_max", f"must be below the number of points ({points})")
 
-    for dup in _duplicates([c["key"] for c in spec["conditions"]]):
+    for dup in duplicates([c["key"] for c in spec["conditions"]]):
         add("conditions", f"condition key {dup!r} is used twice")
     pair_counts = []
     for ci, cond in enumerate(spec["conditions"]):
         base = f"conditions[{ci}]"
         ids = [s["id"] for s in cond["subjects"]]
-        for dup in _duplicates(ids):
+        for dup in duplicates(ids):
             add(f"{base}.subjects", f"subject id {dup!r} is used twice")
         lengths = {len(s["series"]) for s in cond["subjects"]}
         if len(lengths) > 1:
@@ -327,7 +300,7 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
         if "time_labels" in cond and len(cond["time_labels"]) != steps:
             add(f"{base}.time_labels", f"must have one label per time step ({steps}), has {len(cond['time_labels'])}")
         known = set(ids)
-        for dup in _duplicates([s["key"] for s in cond["stimulus_sets"]]):
+        for dup in duplicates([s["key"] for s in cond["stimulus_sets"]]):
             add(f"{base}.stimulus_sets", f"stimulus set key {dup!r} is used twice")
         pairs = 0
         for si, sset in enumerate(cond["stimulus_sets"]):
@@ -335,7 +308,7 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
             if sset["reference"] not in known:
                 add(f"{sbase}.reference", f"subject {sset['reference']!r} is not among this condition's subjects")
             members = [c["subject"] for c in sset["comparisons"]]
-            for dup in _duplicates(members):
+            for dup in duplicates(members):
                 add(f"{sbase}.comparisons", f"subject {dup!r} appears twice in one set")
             for xi, comp in enumerate(sset["comparisons"]):
                 if comp["subject"] not in known:
@@ -348,7 +321,7 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
             pairs += len(sset["comparisons"])
         pair_counts.append(pairs)
         prompts = cond.get("disagreement_prompts", [])
-        for dup in _duplicates([p["key"] for p in prompts]):
+        for dup in duplicates([p["key"] for p in prompts]):
             add(f"{base}.disagreement_prompts", f"prompt key {dup!r} is used twice")
         for pi, prompt in enumerate(prompts):
             if prompt["subject"] not in known:
@@ -359,7 +332,7 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
 
     checks = spec.get("attention_checks", {})
     items = checks.get("items", [])
-    for dup in _duplicates([c["key"] for c in items]):
+    for dup in duplicates([c["key"] for c in items]):
         add("attention_checks.items", f"attention check key {dup!r} is used twice")
     for ai, item in enumerate(items):
         if item["correct"] not in item["options"]:
@@ -382,7 +355,7 @@ def screening_problems(spec: dict) -> list[StudyFileProblem]:
         return []
     problems = [
         StudyFileProblem("screening.options", f"option {dup!r} is listed twice")
-        for dup in _duplicates(screening["options"])
+        for dup in duplicates(screening["options"])
     ]
     for i, option in enumerate(screening["eligible"]):
         if option not in screening["options"]:
@@ -392,17 +365,6 @@ def screening_problems(spec: dict) -> list[StudyFileProblem]:
             StudyFileProblem("screening.eligible", "every option is eligible, so nobody would be screened out")
         )
     return problems
-
-
-def likert_defaults(likert: dict) -> dict:
-    """The Likert scale with its defaults: 6 labelled points, 'similar' up to the middle."""
-    out = dict(likert)
-    out.setdefault("points", 6)
-    if "labels" not in out:
-        points = out["points"]
-        out["labels"] = list(DEFAULT_LIKERT_LABELS) if points == 6 else [str(i + 1) for i in range(points)]
-    out.setdefault("similar_max", out["points"] // 2)
-    return out
 
 
 def with_defaults(spec: dict) -> dict:

@@ -1,13 +1,16 @@
-"""The task types, one class per type, each serving the page kinds it renders (format 1 kinds and
-their format 2 successors).
+"""The task types, one class per type (``tasks.base``), each owning its whole chain from study-file
+block to estimator and serving the page kinds it renders (format 1 kinds and their format 2 successors).
 
-``REGISTRY`` maps a page kind to its task type; ``task_for(page)`` looks one up. Adding a task type
-is one module here plus its template ``templates/surveys/page_<kind>.html``.
+``TASK_TYPES`` is the registry: adding a task type is its module here, its template
+``templates/surveys/page_<kind>.html``, its tests and one line below. ``REGISTRY`` maps a page kind to
+its task type (``task_for(page)``), ``BLOCK_TASKS`` a format 2 block's ``task`` name to its type
+(``block_task(block)``). Everything else (validation, the runtime, the export and codebook, BTS, the
+integrity check, the builder, the analysis report) asks these, never a task by name.
 """
 
 from tasks.agree import Agree
 from tasks.attention import Attention
-from tasks.base import TaskType
+from tasks.base import BlockTask, BtsPositive, TaskType
 from tasks.fair_score import FairScore
 from tasks.instructions import Instructions
 from tasks.pair_comparable import PairComparable
@@ -28,6 +31,8 @@ TASK_TYPES: tuple[TaskType, ...] = (
     PairComparable(),
 )
 REGISTRY: dict[str, TaskType] = {kind: task for task in TASK_TYPES for kind in task.kinds}
+BLOCK_TASKS: dict[str, BlockTask] = {task.name: task for task in TASK_TYPES if isinstance(task, BlockTask)}
+MEASURES: tuple[str, ...] = tuple(dict.fromkeys(m for task in TASK_TYPES for m in task.measures))
 
 
 class UnknownPageKind(LookupError):
@@ -40,3 +45,17 @@ def task_for(page: dict) -> TaskType:
         return REGISTRY[page["kind"]]
     except KeyError:
         raise UnknownPageKind(f"unknown page kind {page['kind']!r}; known: {', '.join(sorted(REGISTRY))}") from None
+
+
+def block_task(block: dict) -> BlockTask:
+    """The task type of a format 2 task block (validated files name only registered ones)."""
+    return BLOCK_TASKS[block["task"]]
+
+
+def bts_positives(spec: dict) -> dict[str, BtsPositive]:
+    """Block key -> the positive answer of its BTS follow-up, for every task block that has one."""
+    out = {}
+    for block in spec["blocks"]:
+        if block["type"] == "task" and (positive := block_task(block).bts_positive(block)) is not None:
+            out[block["key"]] = positive
+    return out

@@ -4,9 +4,14 @@ confidence and optional BTS prediction of the share answering "Yes, I agree").""
 
 from django import forms
 
+from core.columns import Column
 from tasks import questions
-from tasks.base import AnswerInput, TaskType
+from tasks.base import AnswerInput, BlockTask, BtsPositive
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
+from tasks.schema import BTS, MODEL, QUESTION, TEXT, check_model
+
+DEFAULT_AGREE_QUESTION = "The AI predicts that this {subject_noun} {prediction}. Do you agree?"
+DEFAULT_LABEL_NAMES = {"1": "is high risk", "0": "is low risk"}
 
 AGREE_CHOICES = ((1, "Yes, I agree"), (0, "No, I disagree"))
 
@@ -89,13 +94,51 @@ def agree_question(page: dict, index) -> str:
     return block["question"].format(subject_noun=noun, prediction=block["label_names"][str(label)])
 
 
-class Agree(TaskType):
+class Agree(BlockTask):
     kinds = ("disagreement", "agree")
-    columns = {
-        "agree": "1 if the participant agrees with the AI's prediction for the subject, else 0.",
-        "confidence": "How confident the participant is (1 = not at all, 5 = completely).",
-        "prediction": 'BTS prediction: percentage of other participants expected to answer "Yes, I agree".',
+    name = "agree"
+    measures = {
+        "agree": Column("0/1", "1 when the participant agrees with the AI's prediction, else 0."),
+        "confidence": Column("integer", "How confident the participant is (1 = not at all).", "1..5"),
+        "prediction": Column("number", "BTS prediction: percent of others expected to agree.", "0..100"),
     }
+    options = {
+        **MODEL,
+        "label_names": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["0", "1"],
+            "properties": {"0": TEXT, "1": TEXT},
+        },
+        "confidence": {"type": "boolean"},
+        **BTS,
+        **QUESTION,
+    }
+    needs = ("model",)
+    shown_as = ("prompts", "subjects")
+    export_table = "disagreements"
+    builder_template = "disagreement"
+    default_bts_prompt = "What percentage of other participants do you think agreed with the AI?"
+    estimators = (
+        "fairness.disagreement.disagreement_notions",
+        "fairness.rater_groups.rater_group_difference_tests",
+        "fairness.calibration.calibrate_from_disagreement",
+    )
+    analysis = "runs.design_analysis.agree_block"
+    report_section = "reports/sections/agree.html"
+
+    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
+        check_model(block, pool, base, add, "label")
+
+    def apply_defaults(self, block: dict, pool: dict) -> None:
+        super().apply_defaults(block, pool)
+        block.setdefault("question", DEFAULT_AGREE_QUESTION)
+        block.setdefault("label_names", dict(DEFAULT_LABEL_NAMES))
+        block.setdefault("confidence", False)
+
+    def bts_positive(self, block: dict) -> BtsPositive | None:
+        """Agreeing with the AI (1)."""
+        return BtsPositive("agree", 1, 1) if "bts" in block else None
 
     def form(self, page: dict, index, data=None) -> forms.Form:
         if index.format == 1:

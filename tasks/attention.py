@@ -3,6 +3,7 @@ format 2 ``attention`` blocks)."""
 
 from django import forms
 
+from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, TaskType
 from tasks.fields import option_field
@@ -43,7 +44,8 @@ def attention_count(spec: dict) -> int:
 
 class Attention(TaskType):
     kinds = ("attention",)
-    columns = {"attention": "1 if the attention check was answered correctly, else 0; text: the option chosen."}
+    name = "attention"
+    measures = {"attention": Column("0/1", "1 if the attention check was answered correctly (text: the choice).")}
 
     def template(self, page: dict) -> str:
         return "surveys/page_attention.html"

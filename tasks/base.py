@@ -1,16 +1,24 @@
 """The interface every task type implements, and what the task types share.
 
 A task type serves one or more page kinds (a format 1 kind and its format 2 successor render
-through the same class). The participant runtime (``participation.pages``) only ever calls these
-methods, so adding a task type is one module plus its template.
+through the same class) and owns its whole chain: the options its study-file blocks take (JSON
+schema, semantic checks, defaults), its items, form, template and page context, the measures its
+answers are stored under (the codebook's entries; the database refuses any other), its BTS positive
+answer, its integrity bounds, its builder template, the estimators and report section that turn its
+answers into results, and its simulation (in the pure ``simulation`` package). The runtime, the
+export, the analysis and the builder ask the registry (``tasks.REGISTRY``), never a task by name,
+so adding a task type is its module, its template, its tests and one line in ``tasks/__init__.py``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django import forms
+
+from core.columns import Column
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
@@ -31,12 +39,23 @@ class AnswerInput:
     text: str = ""
 
 
-class TaskType:
-    """One task type: its form, template, context, answers, export columns and simulation."""
+@dataclass(frozen=True)
+class BtsPositive:
+    """The answers that count as a question's "positive" option for the Bayesian Truth Serum, whose
+    share the prediction follow-up asks for: those of ``measure`` with ``low <= value <= high``."""
 
+    measure: str
+    low: float = -math.inf
+    high: float = math.inf
+
+
+class TaskType:
+    """One task type: its form, template, context, answers, measures, integrity bounds and simulation."""
+
+    name: str = ""
     kinds: tuple[str, ...] = ()
-    # measure -> meaning, for the codebook of the answers table
-    columns: dict[str, str] = {}
+    # Answer.measure values this type writes -> the codebook's column (type, meaning, values)
+    measures: dict[str, Column] = {}
 
     def template(self, page: dict) -> str:
         return f"surveys/page_{page['kind']}.html"
@@ -65,3 +84,72 @@ class TaskType:
     def simulate(self, page: dict, index, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """The page's POST data as ``rater`` would send it."""
         raise NotImplementedError
+
+
+class BlockTask(TaskType):
+    """A task type of format 2 ``task`` blocks (``"task": name`` in a study file) over items of a pool.
+
+    ``options`` are the JSON schemas of the block fields only this type takes beside the common ones
+    (key, conditions, pool, title, intro, assignment, order); ``needs`` those a block must give;
+    ``item_shape``: ``"subjects"`` (every subject of the pool), ``"pairs"`` (the block's ``pairs``,
+    id ``"a~b"``) or ``"sets"`` (the block's ``sets``, id the set key). ``shown_as`` names what the
+    study summary counts one item as; ``export_table`` the derived export table its answers also make
+    (``research.tables``), if any; ``builder_template`` its ``build_study --template`` name, if any.
+    ``estimators`` are the dotted names of the functions in ``analysis/`` or ``fairness/`` its analysis
+    uses; ``analysis`` the dotted name of the block analysis the report runs (in
+    ``runs.design_analysis``), or None with ``no_analysis`` saying why (shown in the report and
+    results.json); ``report_section`` its template in the analysis report.
+    """
+
+    options: dict[str, dict] = {}
+    needs: tuple[str, ...] = ()
+    item_shape: str = "subjects"
+    shown_as: tuple[str, ...] = ("subjects",)
+    export_table: str | None = None
+    builder_template: str | None = None
+    estimators: tuple[str, ...] = ()
+    analysis: str | None = None
+    no_analysis: str = ""
+    report_section: str = "reports/sections/task_block.html"
+    default_bts_prompt: str = ""
+
+    def item_id(self, item: dict | str) -> str:
+        """An item's id: a subject's id, ``"a~b"`` for a pair, a set's key."""
+        if self.item_shape == "pairs":
+            return f"{item['a']}~{item['b']}"
+        return item["key"] if self.item_shape == "sets" else item
+
+    def item_map(self, block: dict, pool: dict) -> dict[str, dict | str]:
+        """Item id -> the item as the file gives it (a pair, a set; ``""`` for a subject), in file order."""
+        if self.item_shape == "subjects":
+            return dict.fromkeys((s["id"] for s in pool["subjects"]), "")
+        return {self.item_id(item): item for item in block[self.item_shape]}
+
+    def item_subjects(self, item_id: str, item: dict | str) -> list[str]:
+        """The subject ids an item shows; strata go by the first (a pair's a, a set's reference)."""
+        if self.item_shape == "pairs":
+            return [item["a"], item["b"]]
+        if self.item_shape == "sets":
+            return [item["reference"], *item["comparisons"]]
+        return [item_id]
+
+    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
+        """Semantic checks beyond the schema (``add(path, rule)`` per problem); called only when the
+        pool has inline subjects and the block gives every field in ``needs``."""
+
+    def apply_defaults(self, block: dict, pool: dict) -> None:
+        """Fill in the documented defaults of the block's options (when the file is read)."""
+        if "bts" in block and self.default_bts_prompt:
+            block["bts"].setdefault("prompt", self.default_bts_prompt)
+
+    def item_pages(self, block: dict, page: dict) -> list[dict]:
+        """The pages of one item of a participant's plan, from its first (key ``<block>/<item>``)."""
+        return [page]
+
+    def pages_per_item(self, block: dict) -> int:
+        """Pages one item of the block takes (as :meth:`item_pages` makes them)."""
+        return 1
+
+    def bts_positive(self, block: dict) -> BtsPositive | None:
+        """The positive answer of the block's BTS follow-up; None without one."""
+        return None

@@ -10,9 +10,11 @@ from collections.abc import Callable
 import numpy as np
 from django import forms
 
+from core.columns import Column
 from tasks import questions
-from tasks.base import AnswerInput, TaskType
+from tasks.base import AnswerInput, BlockTask
 from tasks.fields import score_field
+from tasks.schema import KEY, MODEL, check_model, duplicates
 
 
 class FairScoreForm(forms.Form):
@@ -119,14 +121,51 @@ def _set_view(page: dict, index) -> tuple[str, list[str], float]:
     return sset["reference"], list(sset["comparisons"]), score
 
 
-class FairScore(TaskType):
+class FairScore(BlockTask):
     kinds = ("output", "fair_score")
-    columns = {
-        "k_accept": "1 if the participant accepted the AI's score of the reference subject, else 0.",
-        "k_score": "The reference subject's score the participant settled on (fraction 0-1).",
-        "fair_score": "The fair score the participant gave a comparison subject (fraction 0-1).",
-        "rationale": "Why that score is fair (text).",
+    name = "fair_score"
+    measures = {
+        "k_accept": Column("0/1", "1 if the participant accepted the AI's score for the reference."),
+        "k_score": Column("number", "The risk score the participant fixed for the reference.", "0..1"),
+        "fair_score": Column("number", "The participant's fair risk score for a comparison subject.", "0..1"),
+        "rationale": Column("string", "The rationale for that fair score (text)."),
     }
+    options = {
+        "sets": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["key", "reference", "comparisons"],
+                "properties": {
+                    "key": KEY,
+                    "reference": KEY,
+                    "comparisons": {"type": "array", "minItems": 1, "items": KEY},
+                },
+            },
+        },
+        **MODEL,
+    }
+    needs = ("sets", "model")
+    item_shape = "sets"
+    shown_as = ("sets",)
+    no_analysis = (
+        "no estimator for fair_score blocks of format 2 yet: their fair scores are in the answers export "
+        "(format 1 studies: output-space distances in the effort analysis)"
+    )
+
+    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
+        check_model(block, pool, base, add, "score")
+        ids = {s["id"] for s in pool["subjects"]}
+        for dup in duplicates([s["key"] for s in block["sets"]]):
+            add(f"{base}.sets", f"set key {dup!r} is used twice")
+        for si, sset in enumerate(block["sets"]):
+            for member in [sset["reference"], *sset["comparisons"]]:
+                if member not in ids:
+                    add(f"{base}.sets[{si}]", f"subject {member!r} is not in pool {pool['key']!r}")
+            if sset["reference"] in sset["comparisons"]:
+                add(f"{base}.sets[{si}].comparisons", "a comparison subject cannot be the reference subject")
 
     def answer_bounds(self, page: dict, index) -> tuple[int, int]:
         """Exactly one answer per field: K's acceptance and score (the AI's when accepted), and a

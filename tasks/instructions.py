@@ -11,6 +11,7 @@ class InstructionsForm(forms.Form):
 
 
 class Instructions(TaskType):
+    name = "instructions"
     kinds = ("instructions",)
 
     def template(self, page: dict) -> str:

@@ -3,22 +3,48 @@
 
 from django import forms
 
+from core.columns import Column
 from tasks.agree import BinaryTaskForm, binary_extras, bts_prompt
-from tasks.base import TaskType
+from tasks.base import BlockTask, BtsPositive
 from tasks.fields import YES_NO
 from tasks.pair_distance import _distance, _names
+from tasks.schema import BTS, PAIRS, QUESTION, check_pairs
+
+DEFAULT_COMPARABLE_QUESTION = "Should these two {subject_noun}s be treated alike?"
 
 # logit P(yes) = COMPARABLE_SLOPE * (1/2 - d) + leniency + noise, d the share of differing values
 COMPARABLE_SLOPE = 4.0
 
 
-class PairComparable(TaskType):
+class PairComparable(BlockTask):
     kinds = ("pair_comparable",)
-    columns = {
-        "comparable": "1 if the participant says the two subjects should be treated alike, else 0.",
-        "strength": "How sure the participant is (1 = not at all, 5 = completely).",
-        "prediction": 'BTS prediction: percentage of other participants expected to answer "Yes".',
+    name = "pair_comparable"
+    measures = {
+        "comparable": Column("0/1", "1 when the participant says the two should be treated alike."),
+        "strength": Column("integer", "How sure the participant is (1 = not at all).", "1..5"),
+        "prediction": Column("number", "BTS prediction: percent of others expected to answer 'yes'.", "0..100"),
     }
+    options = {**PAIRS, "strength": {"type": "boolean"}, **BTS, **QUESTION}
+    needs = ("pairs",)
+    item_shape = "pairs"
+    shown_as = ("pairs",)
+    builder_template = "comparable"
+    default_bts_prompt = "What percentage of other participants do you think answered 'Yes'?"
+    estimators = ("fairness.rater_groups.rater_group_difference_tests",)
+    analysis = "runs.design_analysis.pair_comparable_block"
+    report_section = "reports/sections/pair_comparable.html"
+
+    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
+        check_pairs(block, pool, base, add)
+
+    def apply_defaults(self, block: dict, pool: dict) -> None:
+        super().apply_defaults(block, pool)
+        block.setdefault("question", DEFAULT_COMPARABLE_QUESTION)
+        block.setdefault("strength", False)
+
+    def bts_positive(self, block: dict) -> BtsPositive | None:
+        """Answering "Yes, treat them alike" (1)."""
+        return BtsPositive("comparable", 1, 1) if "bts" in block else None
 
     def form(self, page: dict, index, data=None) -> forms.Form:
         block = index.block(page)

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 from django import forms
 
+from core.columns import Column
 from tasks import questions
-from tasks.base import AnswerInput, TaskType
+from tasks.base import AnswerInput, BlockTask, BtsPositive
 from tasks.fields import prediction_field, scale_field
+from tasks.schema import BTS, LIKERT_QUESTIONS, PAIRS, TEXT, check_pairs
 
 FACTOR_CHOICES = [
     ("trajectory", "Trajectory / trend over the years"),
@@ -172,16 +174,99 @@ def _distance(index, page: dict) -> tuple[float, float]:
     return share, share
 
 
-class PairDistance(TaskType):
+LIKERT = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["points", "labels"],
+    "properties": {
+        "points": {"type": "integer", "minimum": 2, "maximum": 11},
+        "labels": {"type": "array", "items": TEXT},
+        "similar_max": {"type": "integer", "minimum": 1},
+    },
+}
+DEFAULT_LIKERT_LABELS = (
+    "Very similar",
+    "Similar",
+    "Somewhat similar",
+    "Somewhat different",
+    "Different",
+    "Very different",
+)
+DEFAULT_BTS_PROMPT = (
+    "What percentage of other participants do you think chose a 'similar' answer "
+    "(any of the similar options) to this question?"
+)
+
+
+def likert_defaults(likert: dict) -> dict:
+    """The Likert scale with its defaults: 6 labelled points, 'similar' up to the middle."""
+    out = dict(likert)
+    out.setdefault("points", 6)
+    if "labels" not in out:
+        points = out["points"]
+        out["labels"] = list(DEFAULT_LIKERT_LABELS) if points == 6 else [str(i + 1) for i in range(points)]
+    out.setdefault("similar_max", out["points"] // 2)
+    return out
+
+
+class PairDistance(BlockTask):
     kinds = ("likert", "pair_distance")
-    columns = {
-        "trajectory": "Likert rating (1 = most similar) of how different the two subjects' trajectories are.",
-        "aggregate": "Likert rating (1 = most similar) of how different the two subjects' totals are.",
-        "overall": "Likert rating (1 = most similar) of how different the two subjects are overall.",
-        "prediction": "BTS prediction: percentage of other participants expected to answer 'similar'.",
-        "factors": "Comma-separated rationale factors (trajectory, aggregate, other).",
-        "factor_text": "The participant's own rationale factor (text).",
+    name = "pair_distance"
+    measures = {
+        "trajectory": Column("integer", "Trajectory distance d_E (Likert, 1 = most similar).", "1..points"),
+        "aggregate": Column("integer", "Aggregate distance d_S (Likert).", "1..points"),
+        "overall": Column("integer", "Overall input-space distance d (Likert).", "1..points"),
+        "prediction": Column("number", "BTS prediction: percent of others expected to answer 'similar'.", "0..100"),
+        "factors": Column("string", "Rationale factors named (text, comma-separated).", "trajectory, aggregate, other"),
+        "factor_text": Column("string", "The other factor, in the participant's words (text)."),
     }
+    options = {
+        **PAIRS,
+        "measures": {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": list(LIKERT_QUESTIONS)}},
+        "likert": LIKERT,
+        "rationale_factors": {"type": "boolean"},
+        **BTS,
+    }
+    needs = ("pairs",)
+    item_shape = "pairs"
+    shown_as = ("pairs",)
+    export_table = "pairs"
+    default_bts_prompt = DEFAULT_BTS_PROMPT
+    estimators = ("analysis.regression.effort_regression", "fairness.rater_group_alpha.alpha_by_rater_group")
+    analysis = "runs.design_analysis.pair_distance_block"
+    report_section = "reports/sections/pair_distance.html"
+
+    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
+        check_pairs(block, pool, base, add)
+        series = all("series" in s for s in pool["subjects"])
+        for mi, measure in enumerate(block.get("measures", [])):
+            if measure != "overall" and not series:
+                add(f"{base}.measures[{mi}]", f"{measure!r} needs subjects with a series (only 'overall' without)")
+
+    def apply_defaults(self, block: dict, pool: dict) -> None:
+        super().apply_defaults(block, pool)
+        series = all("series" in s for s in pool["subjects"])
+        block.setdefault("measures", list(LIKERT_QUESTIONS) if series else ["overall"])
+        block["likert"] = likert_defaults(block.get("likert", {}))
+        block.setdefault("rationale_factors", False)
+        if "bts" in block:
+            block["bts"].setdefault(
+                "measures", ["overall"] if "overall" in block["measures"] else block["measures"][:1]
+            )
+
+    def item_pages(self, block: dict, page: dict) -> list[dict]:
+        """One page per measure of the pair, keyed ``<block>/<item>/<measure>``."""
+        return [{**page, "key": f"{page['key']}/{m}", "measure": m} for m in block["measures"]]
+
+    def pages_per_item(self, block: dict) -> int:
+        return len(block["measures"])
+
+    def bts_positive(self, block: dict) -> BtsPositive | None:
+        """A 'similar' rating (at most ``similar_max``) of the first measure with a BTS follow-up."""
+        if "bts" not in block:
+            return None
+        likert = likert_defaults(block.get("likert", {}))
+        return BtsPositive((block["bts"].get("measures") or ["overall"])[0], high=likert["similar_max"])
 
     def template(self, page: dict) -> str:
         return "surveys/page_likert.html" if page["kind"] == "likert" else "surveys/page_pair_distance.html"

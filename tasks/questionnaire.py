@@ -9,6 +9,7 @@ import json
 
 from django import forms
 
+from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, TaskType
 from tasks.fields import option_field, scale_field
@@ -102,10 +103,13 @@ class QuestionnaireForm(forms.Form):
 
 class Questionnaire(TaskType):
     kinds = ("questionnaire",)
-    columns = {
-        "questionnaire": "The answer to a questionnaire question (subject: the question key): value for number "
-        "and Likert questions (Likert: 1-based index), text for choice and text questions (multiple choice: "
-        "a JSON list of the chosen options).",
+    name = "questionnaire"
+    measures = {
+        "questionnaire": Column(
+            "string",
+            "A questionnaire answer: value for number and Likert questions (Likert: 1-based index), text for "
+            "choice and text questions (multiple choice: a JSON list).",
+        ),
     }
 
     def form(self, page: dict, index, data=None) -> forms.Form:

@@ -6,10 +6,12 @@ from decimal import Decimal
 import numpy as np
 from django import forms
 
+from core.columns import Column
 from tasks import questions
 from tasks.agree import bts_prompt
-from tasks.base import AnswerInput, TaskType
+from tasks.base import AnswerInput, BlockTask, BtsPositive
 from tasks.fields import prediction_field, scale_field
+from tasks.schema import BTS, LABELS, MODEL, QUESTION, check_model
 
 
 def _shown(value: float) -> str:
@@ -75,12 +77,74 @@ class RateForm(forms.Form):
         ]
 
 
-class Rate(TaskType):
+class Rate(BlockTask):
     kinds = ("rate",)
-    columns = {
-        "rating": "The participant's rating: the 1-based index of the Likert label, or the number entered.",
-        "prediction": "BTS prediction: percentage of other participants expected to give a positive rating.",
+    name = "rate"
+    measures = {
+        "rating": Column("number", "The rating: the Likert answer's 1-based index, or the number given.", "scale"),
+        "prediction": Column("number", "BTS prediction: percent of others expected to rate positively.", "0..100"),
     }
+    options = {
+        "scale": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["type"],
+            "properties": {
+                "type": {"enum": ["likert", "number"]},
+                "labels": LABELS,
+                "positive_from": {"type": "integer", "minimum": 2},
+                "favourable": {"enum": ["lower", "higher"]},
+                "min": {"type": "number"},
+                "max": {"type": "number"},
+                "step": {"type": "number", "exclusiveMinimum": 0},
+            },
+        },
+        **MODEL,
+        "show_model": {"type": "boolean"},
+        **BTS,
+        **QUESTION,
+    }
+    needs = ("scale", "question")
+    builder_template = "rating"
+    default_bts_prompt = "What percentage of other participants do you think chose '{positive}' or higher?"
+    estimators = (
+        "fairness.rater_groups.rater_group_difference_tests",
+        "analysis.agreement.rating_icc",
+        "fairness.rater_group_parity.parity_by_rater_group",
+    )
+    analysis = "runs.design_analysis.rate_block"
+    report_section = "reports/sections/rate.html"
+
+    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
+        if "model" in block:
+            check_model(block, pool, base, add, "score" if block.get("show_model") else None)
+        scale = block["scale"]
+        if scale["type"] == "likert":
+            if "labels" not in scale:
+                add(f"{base}.scale", "a likert scale needs 'labels'")
+            elif scale.get("positive_from", 2) > len(scale["labels"]):
+                add(f"{base}.scale.positive_from", f"must be <= the number of labels ({len(scale['labels'])})")
+            return
+        if "min" not in scale or "max" not in scale:
+            add(f"{base}.scale", "a number scale needs 'min' and 'max'")
+        elif scale["min"] >= scale["max"]:
+            add(f"{base}.scale.max", f"must be > min ({scale['min']})")
+        if "bts" in block:
+            add(f"{base}.bts", "the BTS follow-up needs a categorical answer (a likert scale), not a number")
+
+    def apply_defaults(self, block: dict, pool: dict) -> None:
+        super().apply_defaults(block, pool)
+        block.setdefault("show_model", False)
+        scale = block["scale"]
+        if scale["type"] == "likert":
+            scale.setdefault("positive_from", len(scale["labels"]) // 2 + 1)
+
+    def bts_positive(self, block: dict) -> BtsPositive | None:
+        """A rating at or above ``positive_from`` (Likert scales only: a number has no categories)."""
+        scale = block["scale"]
+        if "bts" not in block or scale["type"] != "likert":
+            return None
+        return BtsPositive("rating", scale.get("positive_from", len(scale["labels"]) // 2 + 1))
 
     def form(self, page: dict, index, data=None) -> forms.Form:
         block = index.block(page)

@@ -2,6 +2,7 @@
 
 from django import forms
 
+from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, TaskType
 from tasks.fields import option_field
@@ -24,7 +25,8 @@ class ScreeningPageForm(forms.Form):
 
 class Screening(TaskType):
     kinds = ("screening",)
-    columns = {"screening": "1 if the screening answer (text) is eligible, else 0."}
+    name = "screening"
+    measures = {"screening": Column("0/1", "1 if the screening answer is eligible (text: the choice).")}
 
     def form(self, page: dict, index, data=None) -> forms.Form:
         return ScreeningPageForm(data, screening=index.spec["screening"])

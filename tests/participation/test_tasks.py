@@ -7,9 +7,8 @@ import pytest
 from django.template.loader import get_template
 
 from participation.plan import build_plan
-from studies.format2 import TASK_TYPES
 from surveys.models import Answer, Participant
-from tasks import REGISTRY, UnknownPageKind, task_for
+from tasks import BLOCK_TASKS, REGISTRY, UnknownPageKind, task_for
 from tests.participation.format2_helpers import example_spec, simple_plan
 from tests.surveys.helpers import participant_session
 
@@ -21,7 +20,7 @@ def test_every_page_kind_of_both_formats_has_a_task_type_and_a_template(demo_spe
     kinds = {p["kind"] for c in spec1["conditions"] for p in build_plan(spec1, c["key"], 1)}
     spec2 = example_spec()
     kinds |= {p["kind"] for c in spec2["conditions"] for p in simple_plan(spec2, c["key"])}
-    kinds |= set(TASK_TYPES) | {"instructions", "questionnaire", "attention", "screening"}
+    kinds |= set(BLOCK_TASKS) | {"instructions", "questionnaire", "attention", "screening"}
     assert kinds <= set(REGISTRY), kinds - set(REGISTRY)
     for kind in kinds:
         get_template(task_for({"kind": kind}).template({"kind": kind}))  # raises when missing

@@ -1,0 +1,64 @@
+"""The JSON-schema pieces study files and the task types' block options are written in, and the
+options several task types share (each type lists the ones it takes in ``BlockTask.options``)."""
+
+KEY_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
+LIKERT_QUESTIONS = ("trajectory", "aggregate", "overall")
+
+TEXT = {"type": "string", "minLength": 1}
+KEY = {"type": "string", "pattern": KEY_PATTERN}
+LABELS = {"type": "array", "minItems": 2, "maxItems": 11, "items": TEXT}
+
+# Options shared by several task types: one schema each, whichever type takes it.
+MODEL = {"model": KEY}
+QUESTION = {"question": TEXT}
+BTS = {
+    "bts": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "prompt": TEXT,
+            "measures": {"type": "array", "minItems": 1, "items": {"enum": list(LIKERT_QUESTIONS)}},
+        },
+    }
+}
+PAIRS = {
+    "pairs": {
+        "type": "array",
+        "minItems": 1,
+        "items": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["a", "b"],
+            "properties": {"a": KEY, "b": KEY, "relation": TEXT},
+        },
+    }
+}
+
+
+def duplicates(items: list[str]) -> set[str]:
+    """The items that occur more than once."""
+    seen: set[str] = set()
+    return {x for x in items if x in seen or seen.add(x)}
+
+
+def check_pairs(block: dict, pool: dict, base: str, add) -> None:
+    """Each pair's subjects are in the pool and differ; no pair is listed twice (either order)."""
+    ids = {s["id"] for s in pool["subjects"]}
+    for xi, pair in enumerate(block["pairs"]):
+        for end in ("a", "b"):
+            if pair[end] not in ids:
+                add(f"{base}.pairs[{xi}].{end}", f"subject {pair[end]!r} is not in pool {pool['key']!r}")
+        if pair["a"] == pair["b"]:
+            add(f"{base}.pairs[{xi}]", "a pair needs two different subjects")
+    unordered = [tuple(sorted((p["a"], p["b"]))) for p in block["pairs"]]
+    for dup in duplicates([f"{a}~{b}" for a, b in unordered]):
+        add(f"{base}.pairs", f"the pair {dup.replace('~', ' / ')} is listed twice")
+
+
+def check_model(block: dict, pool: dict, base: str, add, need: str | None) -> None:
+    """Every subject has an output of the block's model (with ``need``, "label" or "score", when given)."""
+    for subject in pool["subjects"]:
+        output = subject.get("models", {}).get(block["model"])
+        if output is None or (need and need not in output):
+            add(f"{base}.model", f"subject {subject['id']!r} has no {need or 'output'} from model {block['model']!r}")
+            return
