@@ -26,8 +26,9 @@ xbar by 20-33 points and the scores are mostly noise. The result's ``attrs`` nam
 out (``left_out``: question -> respondents) and the ``min_respondents`` used.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -275,3 +276,48 @@ def bulk_bonus_csv(bonus: pd.DataFrame) -> str:
     return "".join(
         f"{pid},{amount:.2f}\n" for pid, amount in zip(bonus["participant_id"], bonus["amount"], strict=True)
     )
+
+
+class Positive(Protocol):
+    """A question's positive answer: the answers of ``measure`` with ``low <= value <= high``
+    (``tasks.base.BtsPositive``, from each task type)."""
+
+    measure: str
+    low: float
+    high: float
+
+
+def block_answers(answers: pd.DataFrame, block: str, measure: str) -> pd.DataFrame:
+    """The numeric answers of one measure of one block of a long answers table (format 2 export)."""
+    part = answers[(answers["block"] == block) & (answers["measure"] == measure)]
+    return part.dropna(subset=["value"]).astype({"value": float})
+
+
+def honesty_scores(
+    answers: pd.DataFrame,
+    positives: Mapping[str, Positive],
+    *,
+    alpha: float = 1.0,
+    min_respondents: int = MIN_RESPONDENTS,
+) -> pd.DataFrame:
+    """Binary BTS per question (a block's item) over the participants who answered both the task and the
+    prediction ("what percentage of other participants answered X?", X the positive answer), averaged per
+    participant: participant_id, n_questions, information, prediction, total (Prelec 2004, :func:`bts_scores`).
+    ``positives``: block key -> its positive answer (the blocks with a BTS follow-up). Options are 0 = the
+    positive answer and 1 = any other; the prediction p% gives (p/100, 1 - p/100). A question with fewer
+    than ``min_respondents`` respondents is left out and named ("block/subject") in ``attrs["left_out"]``."""
+    scored, left_out = [], {}
+    for block, positive in positives.items():
+        task = block_answers(answers, block, positive.measure)[["participant_id", "subject", "value"]]
+        predictions = block_answers(answers, block, "prediction")[["participant_id", "subject", "value"]]
+        both = task.merge(predictions, on=["participant_id", "subject"], suffixes=("", "_prediction"))
+        for subject, question in both.groupby("subject"):
+            if len(question) < min_respondents:
+                left_out[f"{block}/{subject}"] = len(question)
+                continue
+            value = question["value"].to_numpy()
+            is_positive = ((value >= positive.low) & (value <= positive.high)).astype(int)
+            p = question["value_prediction"].to_numpy(float) / 100
+            scores = bts_scores(1 - is_positive, np.column_stack([p, 1 - p]), alpha)
+            scored.append(scores.assign(participant_id=question["participant_id"].to_numpy()))
+    return participant_means(scored, left_out=left_out, min_respondents=min_respondents)

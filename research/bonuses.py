@@ -7,14 +7,15 @@ from analysis.bts import (
     RATIONALE_TIE_COLUMNS,
     TIE_WARNING_RATIO,
     BonusRule,
+    honesty_scores,
     participant_bts,
     rationale_detail,
     top_bonus,
 )
 from research.export import export_tables
-from runs.design_analysis import honesty_scores
 from studies.services import latest_study
 from surveys.models import Participant
+from tasks import bts_positives
 
 KINDS = ("honesty", "rationale")
 
@@ -32,8 +33,9 @@ def bonus_table(
 
     Honesty scores: format 1, the Likert pairs' BTS (``analysis.bts.participant_bts``); format 2, the
     mean BTS over every question with a ``bts`` follow-up the participant answered, each question scored
-    over the eligible participants who answered it (``runs.design_analysis.honesty_scores``). Format 2
-    studies have no rationale bonus (their tasks ask for no rationale). A question answered by fewer than
+    over the eligible participants who answered it (``analysis.bts.honesty_scores``; each block's positive
+    answer from its task type, ``tasks.bts_positives``). Format 2 studies have no rationale bonus (their
+    tasks ask for no rationale). A question answered by fewer than
     ``min_respondents`` eligible participants (the argument, else the study's
     ``bonus.honesty.min_respondents``, else ``analysis.bts.MIN_RESPONDENTS`` = 10) counts in no honesty score.
 
@@ -62,7 +64,7 @@ def bonus_table(
         if kind != "honesty":
             raise ValueError("format 2 studies have no rationale bonus: their tasks ask for no rationale")
         answers = tables.answers[tables.answers["participant_id"].isin(eligible_ids)]
-        scores = honesty_scores(study.spec, answers, min_respondents=min_respondents)
+        scores = honesty_scores(answers, bts_positives(study.spec), min_respondents=min_respondents)
         tie_columns: tuple[str, ...] = ()
     else:
         pairs = tables.pairs

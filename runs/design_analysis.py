@@ -34,7 +34,7 @@ import pandas as pd
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from analysis.agreement import rating_icc
-from analysis.bts import MIN_RESPONDENTS, bts_scores, participant_means
+from analysis.bts import block_answers, honesty_scores
 from fairness.disagreement import disagreement_notions
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
@@ -51,9 +51,9 @@ from fairness.rater_groups import (
     spread_test,
 )
 from studies.format2 import check_by
+from tasks import bts_positives
 
 LIKERT_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
-BTS_TASKS = ("agree", "rate", "pair_comparable", "pair_distance")
 
 
 @dataclass(frozen=True)
@@ -179,11 +179,6 @@ class Options:
     n_resamples: int
     n_permutations: int
     seed: int
-
-
-def _measure(answers: pd.DataFrame, block: str, measure: str) -> pd.DataFrame:
-    part = answers[(answers["block"] == block) & (answers["measure"] == measure)]
-    return part.dropna(subset=["value"]).astype({"value": float})
 
 
 def _test_row(measure: str, test: dict, subject_attribute: str = "", subject_group: str = "") -> dict:
@@ -408,53 +403,6 @@ def _pair_distance(block: dict, answers: pd.DataFrame, groups: pd.Series, opts: 
 # Bayesian Truth Serum -----------------------------------------------------------------------------
 
 
-def _positive(block: dict, spec: dict) -> tuple[str, Callable[[pd.Series], pd.Series]] | None:
-    """(measure, answer -> 1 when it is the block's "positive" BTS answer) for a block with a BTS follow-up."""
-    if "bts" not in block or block.get("task") not in BTS_TASKS:
-        return None
-    task = block["task"]
-    if task in ("agree", "pair_comparable"):
-        return ("agree" if task == "agree" else "comparable"), lambda v: (v == 1).astype(int)
-    if task == "rate":
-        scale = block["scale"]
-        if scale["type"] != "likert":
-            return None
-        positive_from = scale.get("positive_from", len(scale["labels"]) // 2 + 1)
-        return "rating", lambda v: (v >= positive_from).astype(int)
-    likert = block.get("likert") or spec.get("likert") or {}
-    similar_max = likert.get("similar_max", likert.get("points", 7) // 2)
-    measures = (block.get("bts") or {}).get("measures") or ["overall"]
-    return measures[0], lambda v: (v <= similar_max).astype(int)
-
-
-def honesty_scores(
-    spec: dict, answers: pd.DataFrame, *, alpha: float = 1.0, min_respondents: int = MIN_RESPONDENTS
-) -> pd.DataFrame:
-    """Binary BTS per question (a block's item) over the participants who answered both the task and the
-    prediction ("what percentage of other participants answered X?", X the positive answer), averaged per
-    participant: participant_id, n_questions, information, prediction, total (Prelec 2004, ``analysis.bts``).
-    Options are 0 = the positive answer and 1 = any other; the prediction p% gives (p/100, 1 - p/100).
-    A question with fewer than ``min_respondents`` respondents is left out and named ("block/subject") in
-    ``attrs["left_out"]`` (``analysis.bts``)."""
-    scored, left_out = [], {}
-    for block in spec["blocks"]:
-        positive = _positive(block, spec)
-        if positive is None:
-            continue
-        measure, is_positive = positive
-        task = _measure(answers, block["key"], measure)[["participant_id", "subject", "value"]]
-        predictions = _measure(answers, block["key"], "prediction")[["participant_id", "subject", "value"]]
-        both = task.merge(predictions, on=["participant_id", "subject"], suffixes=("", "_prediction"))
-        for subject, question in both.groupby("subject"):
-            if len(question) < min_respondents:
-                left_out[f"{block['key']}/{subject}"] = len(question)
-                continue
-            p = question["value_prediction"].to_numpy(float) / 100
-            scores = bts_scores(1 - is_positive(question["value"]).to_numpy(), np.column_stack([p, 1 - p]), alpha)
-            scored.append(scores.assign(participant_id=question["participant_id"].to_numpy()))
-    return participant_means(scored, left_out=left_out, min_respondents=min_respondents)
-
-
 # The whole study ----------------------------------------------------------------------------------
 
 
@@ -488,7 +436,7 @@ def analyze_design(
         results.append(_analyse_block(spec, block, answers, groups, opts))
     if progress:
         progress("task blocks", len(tasks), len(tasks))
-    honesty = honesty_scores(spec, answers)
+    honesty = honesty_scores(answers, bts_positives(spec))
     honesty.insert(1, "rater_group", honesty["participant_id"].map(groups))
     counts = groups.value_counts().rename_axis("rater_group").rename("n_participants").reset_index()
     return DesignAnalysis(
@@ -511,7 +459,7 @@ MEASURES = {"agree": "agree", "rate": "rating", "pair_comparable": "comparable"}
 def _analyse_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
     if block["task"] == "pair_distance":
         return _pair_distance(block, answers, groups, opts)
-    frame = _measure(answers, block["key"], MEASURES[block["task"]])
+    frame = block_answers(answers, block["key"], MEASURES[block["task"]])
     frame = frame.assign(rater_group=frame["participant_id"].map(groups))
     if frame["rater_group"].isna().all():
         return BlockAnalysis(block["key"], block["task"], {}, ["No answers from participants with a rater group."])

@@ -11,9 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.bts import bts_scores
+from analysis.bts import bts_scores, honesty_scores
 from fairness.disagreement import disagreement_notions
-from runs.design_analysis import ALL, analyze_design, check_by, honesty_scores, rater_group_means
+from runs.design_analysis import ALL, analyze_design, check_by, rater_group_means
+from tasks import bts_positives
 
 N_SUBJECTS, N_RATERS = 40, 60
 
@@ -207,7 +208,7 @@ def test_combined_rater_groups(differing):
 def test_honesty_is_bts_per_question():
     answers, _ = simulate(True)
     spec = design_spec()
-    scores = honesty_scores(spec, answers)
+    scores = honesty_scores(answers, bts_positives(spec))
     assert len(scores) == N_RATERS and (scores["n_questions"] == 2 * N_SUBJECTS + N_SUBJECTS // 2).all()
     # one question by hand: the agree block's subject s3, option 0 = "Yes, I agree"
     question = answers[(answers["block"] == "judge") & (answers["subject"] == "s3")]
@@ -216,7 +217,7 @@ def test_honesty_is_bts_per_question():
     p = prediction.to_numpy() / 100
     direct = bts_scores((task.to_numpy() != 1).astype(int), np.column_stack([p, 1 - p]))
     assert direct["total"].sum() == pytest.approx(0, abs=1e-9)  # Prelec: zero-sum with alpha = 1
-    only = honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, question)
+    only = honesty_scores(question, bts_positives({**spec, "blocks": [spec["blocks"][1]]}))
     assert only.set_index("participant_id").loc[task.index, "total"].to_numpy() == pytest.approx(direct["total"])
 
 
@@ -231,7 +232,7 @@ def test_honesty_scores_equal_prelec_worked_by_hand():
         for measure, value in (("agree", agree), ("prediction", predicted))
     ]
     answers = pd.DataFrame(rows, columns=["participant_id", "measure", "value"]).assign(block="judge", subject="s1")
-    scores = honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers, min_respondents=3)
+    scores = honesty_scores(answers, bts_positives({**spec, "blocks": [spec["blocks"][1]]}), min_respondents=3)
     scores = scores.set_index("participant_id")
     assert scores.loc[["r1", "r2", "r3"], "information"].to_numpy() == pytest.approx(
         [0.4202, 0.4202, -0.3175], abs=1e-4
@@ -253,14 +254,19 @@ def test_honesty_leaves_out_questions_with_fewer_than_min_respondents():
         for measure, value in (("agree", r % 2), ("prediction", 30 + 5 * r))
     ]
     answers = pd.DataFrame(rows, columns=["participant_id", "subject", "measure", "value"]).assign(block="judge")
-    scores = honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers)
+    scores = honesty_scores(answers, bts_positives({**spec, "blocks": [spec["blocks"][1]]}))
     assert scores.attrs == {"left_out": {"judge/s1": 9}, "min_respondents": 10}
     assert len(scores) == 10 and (scores["n_questions"] == 1).all()
     p = np.array([30 + 5 * r for r in range(10)]) / 100
     direct = bts_scores([1 - r % 2 for r in range(10)], np.column_stack([p, 1 - p]))
     by_id = scores.set_index("participant_id").loc[[f"r{r}" for r in range(10)], "total"]
     assert by_id.to_numpy() == pytest.approx(direct["total"].to_numpy())
-    assert honesty_scores({**spec, "blocks": [spec["blocks"][1]]}, answers, min_respondents=9).attrs["left_out"] == {}
+    assert (
+        honesty_scores(answers, bts_positives({**spec, "blocks": [spec["blocks"][1]]}), min_respondents=9).attrs[
+            "left_out"
+        ]
+        == {}
+    )
 
 
 def test_bad_by_is_refused_with_the_questions_named():

@@ -99,9 +99,10 @@ def _disagreement_study(bonus: dict) -> str:
 
 def test_format2_honesty_bonus_ranks_the_bts_scores_of_every_question(db):
     """The list is the top tenth of the per-participant mean BTS computed from the exported answers."""
+    from analysis.bts import honesty_scores
     from research.export import export_tables
-    from runs.design_analysis import honesty_scores
     from studies.services import latest_study
+    from tasks import bts_positives
 
     slug = _disagreement_study({"amount": 1.5, "top_fraction": 0.1, "min_respondents": 3})
     honesty = bonus_table(slug, "honesty")
@@ -109,7 +110,7 @@ def test_format2_honesty_bonus_ranks_the_bts_scores_of_every_question(db):
     people = tables.participants
     eligible = set(people.loc[(people["status"] == "completed") & (people["excluded"] != 1), "participant_id"])
     answers = tables.answers[tables.answers["participant_id"].isin(eligible)]
-    scores = honesty_scores(latest_study(slug).spec, answers, min_respondents=3)
+    scores = honesty_scores(answers, bts_positives(latest_study(slug).spec), min_respondents=3)
     assert len(scores) == len(eligible) >= 30 and (scores["n_questions"] >= 1).all()
     raw = dict(Participant.objects.values_list("pseudonym", "external_id"))
     best = scores.nlargest(honesty.attrs["target"], "total")
