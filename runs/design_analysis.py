@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from django.utils.module_loading import import_string
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from analysis.agreement import rating_icc
@@ -51,7 +52,7 @@ from fairness.rater_groups import (
     spread_test,
 )
 from studies.format2 import check_by
-from tasks import bts_positives
+from tasks import block_task, bts_positives
 
 LIKERT_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
 
@@ -428,7 +429,7 @@ def analyze_design(
     if groups.notna().sum() == 0:
         raise ValueError(f"no analysable participant answered {' and '.join(by)}")
     opts = Options(n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
-    tasks = [b for b in spec["blocks"] if b["type"] == "task" and b["task"] in ANALYSED]
+    tasks = [b for b in spec["blocks"] if b["type"] == "task"]  # every block: its results or why none
     results = []
     for done, block in enumerate(tasks):
         if progress:
@@ -452,23 +453,52 @@ def analyze_design(
     )
 
 
-ANALYSED = ("agree", "rate", "pair_comparable", "pair_distance")
-MEASURES = {"agree": "agree", "rate": "rating", "pair_comparable": "comparable"}
-
-
 def _analyse_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
-    if block["task"] == "pair_distance":
-        return _pair_distance(block, answers, groups, opts)
-    frame = block_answers(answers, block["key"], MEASURES[block["task"]])
+    """The block's analysis as its task type names it (``BlockTask.analysis``), or its stated reason."""
+    task = block_task(block)
+    if task.analysis is None:
+        return BlockAnalysis(block["key"], task.name, {}, [task.no_analysis])
+    return import_string(task.analysis)(spec, block, answers, groups, opts)
+
+
+def _rated(block: dict, answers: pd.DataFrame, groups: pd.Series, measure: str) -> pd.DataFrame | BlockAnalysis:
+    """The block's answers of ``measure`` with each rater's group, or the note that none has one."""
+    frame = block_answers(answers, block["key"], measure)
     frame = frame.assign(rater_group=frame["participant_id"].map(groups))
     if frame["rater_group"].isna().all():
         return BlockAnalysis(block["key"], block["task"], {}, ["No answers from participants with a rater group."])
-    if block["task"] == "pair_comparable":
-        return _pair_comparable(block, frame, opts)
-    subjects = _pool_subjects(spec, block["pool"], block.get("model"))
-    if block["task"] == "agree":
-        return _agree(block, frame, subjects, opts)
-    return _rate(block, frame, subjects, opts)
+    return frame
+
+
+def agree_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
+    """An ``agree`` block (module doc)."""
+    frame = _rated(block, answers, groups, "agree")
+    if isinstance(frame, BlockAnalysis):
+        return frame
+    return _agree(block, frame, _pool_subjects(spec, block["pool"], block.get("model")), opts)
+
+
+def rate_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
+    """A ``rate`` block (module doc)."""
+    frame = _rated(block, answers, groups, "rating")
+    if isinstance(frame, BlockAnalysis):
+        return frame
+    return _rate(block, frame, _pool_subjects(spec, block["pool"], block.get("model")), opts)
+
+
+def pair_comparable_block(
+    spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options
+) -> BlockAnalysis:
+    """A ``pair_comparable`` block (module doc)."""
+    frame = _rated(block, answers, groups, "comparable")
+    return frame if isinstance(frame, BlockAnalysis) else _pair_comparable(block, frame, opts)
+
+
+def pair_distance_block(
+    spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options
+) -> BlockAnalysis:
+    """A ``pair_distance`` block (module doc)."""
+    return _pair_distance(block, answers, groups, opts)
 
 
 def study_analysis(

@@ -44,8 +44,11 @@ import pandas as pd
 from studies.format2 import block_items, item_strata
 from studies.pools import subjects_from_frame
 from studies.study_file import MAX_LIST_ITEMS, SLUG_PATTERN, InvalidStudyFile
+from tasks import BLOCK_TASKS
 
-TEMPLATES = ("disagreement", "rating", "comparable")
+# build_study --template name -> the task type whose block it builds (``BlockTask.builder_template``)
+TEMPLATE_TASKS = {task.builder_template: task.name for task in BLOCK_TASKS.values() if task.builder_template}
+TEMPLATES = tuple(TEMPLATE_TASKS)
 POOL = "subjects"
 MODEL = "ai"
 NOUN = "person"
@@ -366,11 +369,11 @@ def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions
     key = TASK_BLOCKS[options.template]
     base = {"key": key, "type": "task", "pool": POOL}
     if options.template == "disagreement":
-        return {**base, "task": "agree", "model": MODEL, "confidence": True, "bts": {}}
+        return {**base, "task": TEMPLATE_TASKS["disagreement"], "model": MODEL, "confidence": True, "bts": {}}
     if options.template == "rating":
         block = {
             **base,
-            "task": "rate",
+            "task": TEMPLATE_TASKS["rating"],
             "question": RATING_QUESTION,
             "scale": {"type": "likert", "labels": list(RATING_LABELS), "positive_from": RATING_POSITIVE_FROM},
         }
@@ -390,7 +393,7 @@ def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions
         raise StudyBuildError(
             [f"{len(pairs):,} pairs from {len(subjects):,} subjects; a block holds at most {MAX_LIST_ITEMS:,}"]
         )
-    return {**base, "task": "pair_comparable", "pairs": pairs, "strength": True}
+    return {**base, "task": TEMPLATE_TASKS["comparable"], "pairs": pairs, "strength": True}
 
 
 def _check_assignment(block: dict, pool: dict, options: BuildOptions, items: int) -> None:

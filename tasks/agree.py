@@ -125,7 +125,7 @@ class Agree(BlockTask):
         "fairness.calibration.calibrate_from_disagreement",
     )
     analysis = "runs.design_analysis.agree_block"
-    report_section = "reports/sections/agree.html"
+    report_tables = ("disagreement_rate", "notions", "tests")
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:
         check_model(block, pool, base, add, "label")

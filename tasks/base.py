@@ -97,8 +97,10 @@ class BlockTask(TaskType):
     (``research.tables``), if any; ``builder_template`` its ``build_study --template`` name, if any.
     ``estimators`` are the dotted names of the functions in ``analysis/`` or ``fairness/`` its analysis
     uses; ``analysis`` the dotted name of the block analysis the report runs (in
-    ``runs.design_analysis``), or None with ``no_analysis`` saying why (shown in the report and
-    results.json); ``report_section`` its template in the analysis report.
+    ``runs.design_analysis``, called with the spec, the block, the answers, the rater groups and the
+    options), or None with ``no_analysis`` saying why (shown in the report and results.json);
+    ``report_tables`` the tables that analysis returns, each a section of the analysis report (heading,
+    columns and explanation in ``runs.reports`` and ``runs.report_explanations``).
     """
 
     options: dict[str, dict] = {}
@@ -110,7 +112,7 @@ class BlockTask(TaskType):
     estimators: tuple[str, ...] = ()
     analysis: str | None = None
     no_analysis: str = ""
-    report_section: str = "reports/sections/task_block.html"
+    report_tables: tuple[str, ...] = ()
     default_bts_prompt: str = ""
 
     def item_id(self, item: dict | str) -> str:

@@ -32,7 +32,7 @@ class PairComparable(BlockTask):
     default_bts_prompt = "What percentage of other participants do you think answered 'Yes'?"
     estimators = ("fairness.rater_groups.rater_group_difference_tests",)
     analysis = "runs.design_analysis.pair_comparable_block"
-    report_section = "reports/sections/pair_comparable.html"
+    report_tables = ("shares", "tests", "pairs", "agreement")
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:
         check_pairs(block, pool, base, add)

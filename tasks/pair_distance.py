@@ -234,7 +234,7 @@ class PairDistance(BlockTask):
     default_bts_prompt = DEFAULT_BTS_PROMPT
     estimators = ("analysis.regression.effort_regression", "fairness.rater_group_alpha.alpha_by_rater_group")
     analysis = "runs.design_analysis.pair_distance_block"
-    report_section = "reports/sections/pair_distance.html"
+    report_tables = ("alpha", "tests")
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:
         check_pairs(block, pool, base, add)

@@ -113,7 +113,7 @@ class Rate(BlockTask):
         "fairness.rater_group_parity.parity_by_rater_group",
     )
     analysis = "runs.design_analysis.rate_block"
-    report_section = "reports/sections/rate.html"
+    report_tables = ("ratings", "parity", "icc", "tests")
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:
         if "model" in block:
