@@ -11,6 +11,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from tasks import MEASURES, TASK_TYPES
+
 
 class Study(models.Model):
     """One version of a study file. A changed file for a study with answers becomes a new version."""
@@ -152,25 +154,13 @@ class PageVisit(models.Model):
         return (self.submitted_at - self.first_shown_at).total_seconds()
 
 
-class Measure(models.TextChoices):
-    TRAJECTORY = "trajectory", "Trajectory distance (Likert)"
-    AGGREGATE = "aggregate", "Aggregate distance (Likert)"
-    OVERALL = "overall", "Overall input-space distance (Likert)"
-    PREDICTION = "prediction", "BTS prediction: percent 'similar'"
-    FACTORS = "factors", "Rationale factors (comma-separated)"
-    FACTOR_TEXT = "factor_text", "Rationale: other factor text"
-    K_ACCEPT = "k_accept", "Accepted the AI's score for K (1/0)"
-    K_SCORE = "k_score", "Risk score fixed for K"
-    FAIR_SCORE = "fair_score", "Fair risk score for a comparison subject"
-    RATIONALE = "rationale", "Rationale for the fair score"
-    AGREE = "agree", "Agrees with the AI's label (1/0)"
-    ATTENTION = "attention", "Attention check passed (1/0)"
-    SCREENING = "screening", "Screening answer (1/0: eligible)"
-    CONFIDENCE = "confidence", "Confidence in a yes/no answer (1-5)"
-    RATING = "rating", "Rating of one subject (scale index or number)"
-    COMPARABLE = "comparable", "Should be treated alike (1/0)"
-    STRENGTH = "strength", "Sureness of the treat-alike answer (1-5)"
-    QUESTIONNAIRE = "questionnaire", "Questionnaire answer"
+# Answer.measure: every measure a registered task type writes (``TaskType.measures``), with its meaning.
+# (A measure several types write, such as "prediction", keeps the meaning of the first type that has it.)
+_MEANINGS: dict[str, str] = {}
+for _task in TASK_TYPES:
+    for _measure, _column in _task.measures.items():
+        _MEANINGS.setdefault(_measure, _column.meaning)
+MEASURE_CHOICES = [(measure, _MEANINGS[measure]) for measure in MEASURES]
 
 
 LIKERT_MEASURES = ("trajectory", "aggregate", "overall")
@@ -182,7 +172,7 @@ class Answer(models.Model):
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="answers")
     page = models.CharField(max_length=120)
     question = models.CharField(max_length=160)
-    measure = models.CharField(max_length=16, choices=Measure.choices)
+    measure = models.CharField(max_length=16, choices=MEASURE_CHOICES)
     set_key = models.CharField(max_length=40, blank=True)
     subject_key = models.CharField(max_length=40, blank=True)
     number = models.FloatField(null=True, blank=True)
@@ -193,6 +183,9 @@ class Answer(models.Model):
         ordering = ["participant", "id"]
         constraints = [
             models.UniqueConstraint(fields=["participant", "question"], name="one_answer_per_question"),
+            # Only the measures of registered task types: a task type writing another is refused by the
+            # database, not only by the form (a new measure needs a migration: makemigrations --check in CI).
+            models.CheckConstraint(condition=Q(measure__in=MEASURES), name="answer_measure_known"),
             models.CheckConstraint(
                 condition=~Q(measure__in=LIKERT_MEASURES) | Q(number__gte=1, number__lte=11),
                 name="answer_likert_range",

@@ -232,7 +232,7 @@ class PairDistance(BlockTask):
     shown_as = ("pairs",)
     export_table = "pairs"
     default_bts_prompt = DEFAULT_BTS_PROMPT
-    estimators = ("analysis.regression.effort_regression", "fairness.rater_group_alpha.alpha_by_rater_group")
+    estimators = ("fairness.rater_group_alpha.alpha_by_rater_group",)
     analysis = "runs.design_analysis.pair_distance_block"
     report_tables = ("alpha", "tests")
 

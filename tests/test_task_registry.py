@@ -1,0 +1,107 @@
+"""The task registry is complete: every registered task type owns every link of its chain (options,
+items, page, measures, BTS positive answer, integrity bounds, builder template, estimators, analysis or
+a stated reason, report tables, simulation), and nothing about a task type is skipped silently."""
+
+import inspect
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.template.loader import get_template
+from django.utils.module_loading import import_string
+
+from runs.report_explanations import DESIGN
+from runs.reports import DESIGN_COLUMNS, DESIGN_HEADINGS
+from studies.builder import TEMPLATES
+from surveys.models import Answer
+from tasks import BLOCK_TASKS, MEASURES, REGISTRY, TASK_TYPES, block_task
+from tasks.base import BlockTask, BtsPositive, TaskType
+
+BLOCKS = list(BLOCK_TASKS.values())
+
+
+def _overrides(task: TaskType, method: str, base: type = TaskType) -> bool:
+    return getattr(type(task), method) is not getattr(base, method)
+
+
+@pytest.mark.parametrize("task", TASK_TYPES, ids=lambda t: t.name)
+def test_every_task_type_has_its_page_measures_and_simulation(task):
+    assert task.name and task.kinds
+    for kind in task.kinds:
+        get_template(task.template({"kind": kind}))  # raises when the template is missing
+    assert _overrides(task, "form") and _overrides(task, "simulate"), "a task type needs its form and its simulation"
+    if task.name != "instructions":  # the one page kind that stores no answer
+        assert task.measures, f"{task.name} writes no measure"
+    for measure, column in task.measures.items():
+        assert measure in MEASURES and column.type and column.meaning
+
+
+def test_names_and_kinds_are_unique():
+    names = [t.name for t in TASK_TYPES]
+    assert len(set(names)) == len(names)
+    assert sum(len(t.kinds) for t in TASK_TYPES) == len(REGISTRY)
+
+
+@pytest.mark.parametrize("task", BLOCKS, ids=lambda t: t.name)
+def test_every_block_task_owns_its_whole_chain(task):
+    assert isinstance(task, BlockTask)
+    assert task.name in task.kinds, "a format 2 block's pages are of the kind its task names"
+    assert set(task.needs) <= set(task.options), f"{task.name} needs an option it does not take"
+    assert task.item_shape in ("subjects", "pairs", "sets")
+    assert task.item_shape == "subjects" or task.item_shape in task.options
+    for name in task.estimators:
+        assert callable(import_string(name)), name
+    # an analysis or the reason there is none: never both, never neither
+    assert (task.analysis is None) != (not task.no_analysis), task.name
+    if task.analysis:
+        analysis = import_string(task.analysis)
+        assert list(inspect.signature(analysis).parameters) == ["spec", "block", "answers", "groups", "opts"]
+        assert task.report_tables, f"{task.name}'s analysis names no report table"
+    for table in task.report_tables:
+        assert table in DESIGN_HEADINGS and table in DESIGN_COLUMNS and table in DESIGN, table
+    if "bts" in task.options:
+        assert _overrides(task, "bts_positive", BlockTask), (
+            f"{task.name} takes a BTS follow-up but has no positive answer"
+        )
+
+
+def test_shared_options_have_one_schema():
+    seen: dict[str, dict] = {}
+    for task in BLOCKS:
+        for name, schema in task.options.items():
+            assert seen.setdefault(name, schema) == schema, f"option {name!r} has two schemas"
+
+
+def test_builder_templates_come_from_the_registry():
+    named = [t.builder_template for t in BLOCKS if t.builder_template]
+    assert sorted(TEMPLATES) == sorted(named) and len(set(named)) == len(named)
+
+
+def test_bts_positive_answers():
+    assert BLOCK_TASKS["agree"].bts_positive({"bts": {}}) == BtsPositive("agree", 1, 1)
+    assert BLOCK_TASKS["agree"].bts_positive({}) is None
+    likert = {"bts": {}, "scale": {"type": "likert", "labels": ["a", "b", "c", "d"], "positive_from": 3}}
+    assert BLOCK_TASKS["rate"].bts_positive(likert) == BtsPositive("rating", 3)
+    assert BLOCK_TASKS["rate"].bts_positive({"bts": {}, "scale": {"type": "number", "min": 0, "max": 9}}) is None
+    distance = {"bts": {"measures": ["overall"]}, "likert": {"points": 7, "labels": list("1234567")}}
+    assert BLOCK_TASKS["pair_distance"].bts_positive(distance) == BtsPositive("overall", high=3)
+
+
+def test_the_database_refuses_a_measure_no_task_type_writes(db, demo_study):
+    from surveys.models import Participant
+
+    constraint = next(c for c in Answer._meta.constraints if c.name == "answer_measure_known")
+    assert set(dict(constraint.condition.children)["measure__in"]) == set(MEASURES)
+    participant = Participant.objects.create(study=demo_study, external_id="x", seed=1)
+    Answer.objects.create(participant=participant, page="p", question="q1", measure="agree", number=1)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Answer.objects.create(participant=participant, page="p", question="q2", measure="bogus", number=1)
+
+
+def test_every_task_block_is_in_the_analysis_with_results_or_a_reason():
+    """A fair_score block has no format 2 estimator yet: the analysis says so instead of skipping it."""
+    from runs.design_analysis import Options, _analyse_block
+
+    block = {"key": "scores", "type": "task", "task": "fair_score", "pool": "people"}
+    result = _analyse_block({}, block, None, None, Options(100, 100, 1))
+    assert result.block == "scores" and not result.tables
+    assert result.notes == [block_task(block).no_analysis] and "no estimator" in result.notes[0]
