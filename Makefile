@@ -36,8 +36,14 @@ serve: $(STAMP)
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py collectstatic --noinput -v0
 	export DJANGO_DEBUG=$${DJANGO_DEBUG:-0}; $(WORKERS) $(VENV)/bin/gunicorn config.wsgi -c config/gunicorn.conf.py
 
+# The checks CI runs before the tests: ruff (lint and format), migrations in step with the models, the
+# import contract (pyproject.toml [tool.importlinter]: packages import one way) and mypy with django-stubs.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) manage.py makemigrations --check --dry-run
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) db.sqlite3* .test-db* staticfiles

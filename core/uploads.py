@@ -76,9 +76,9 @@ def _read_bytes(source, *, name: str, max_bytes: int) -> bytes:
                 return _read_limited(handle, max_bytes, too_large)
         except OSError as exc:
             raise UploadError(f"{name}: cannot read {source}: {exc.strerror or exc}") from exc
-    size = getattr(source, "size", None)  # Django's UploadedFile knows its size
-    if isinstance(size, int) and size > max_bytes:
-        raise too_large(size)
+    known = getattr(source, "size", None)  # Django's UploadedFile knows its size
+    if isinstance(known, int) and known > max_bytes:
+        raise too_large(known)
     if hasattr(source, "seek"):
         try:
             source.seek(0)

@@ -1,7 +1,7 @@
 """Build a study from a CSV in the browser: the form (template and options as ``build_study`` names them),
 the problems found, a preview of the built study (blocks, pool, items per participant, strata, one profile
 as participants see it), the study file to download, and "Save" = loading it like an uploaded study file
-(:mod:`studies.study_upload`: stashed under its SHA-256 for this researcher, ``study_load``'s ownership rule)."""
+(:mod:`research.study_upload`: stashed under its SHA-256 for this researcher, ``study_load``'s ownership rule)."""
 
 import hashlib
 import json
@@ -14,9 +14,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from core.uploads import UploadError
+from research.study_upload import StashedFileMissing, stash_upload, stashed_bytes, stashed_spec
 from research.study_upload_views import load_stashed_and_redirect
 from studies.study_file import InvalidStudyFile, validate_study
-from studies.study_upload import StashedFileMissing, stash_upload, stashed_bytes, stashed_spec
 
 TEMPLATE_CHOICES = {
     "disagreement": "Disagreement: does the participant agree with the AI's prediction? (yes/no, confidence, BTS)",

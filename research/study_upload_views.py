@@ -10,9 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from studies.services import StudyOwnedByOther
-from studies.study_file import InvalidStudyFile
-from studies.study_upload import (
+from research.study_upload import (
     StashedFileMissing,
     load_stashed,
     read_upload,
@@ -20,6 +18,8 @@ from studies.study_upload import (
     stashed_spec,
     study_preview,
 )
+from studies.services import StudyOwnedByOther
+from studies.study_file import InvalidStudyFile
 
 OUTCOMES = {
     "created": "created as a new study, owned by you",

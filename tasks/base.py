@@ -69,7 +69,7 @@ class TaskType:
 
     def answers(self, page: dict, index, form: forms.Form) -> list[AnswerInput]:
         """The answers of a valid bound form."""
-        return form.answers()
+        return form.answers()  # type: ignore[attr-defined]  # every task form has answers()
 
     def answer_bounds(self, page: dict, index) -> tuple[int, int]:
         """(fewest, most) answers a saved page stores, for the integrity check: one per required
@@ -117,9 +117,9 @@ class BlockTask(TaskType):
 
     def item_id(self, item: dict | str) -> str:
         """An item's id: a subject's id, ``"a~b"`` for a pair, a set's key."""
-        if self.item_shape == "pairs":
-            return f"{item['a']}~{item['b']}"
-        return item["key"] if self.item_shape == "sets" else item
+        if isinstance(item, str):
+            return item
+        return f"{item['a']}~{item['b']}" if self.item_shape == "pairs" else item["key"]
 
     def item_map(self, block: dict, pool: dict) -> dict[str, dict | str]:
         """Item id -> the item as the file gives it (a pair, a set; ``""`` for a subject), in file order."""
@@ -129,11 +129,11 @@ class BlockTask(TaskType):
 
     def item_subjects(self, item_id: str, item: dict | str) -> list[str]:
         """The subject ids an item shows; strata go by the first (a pair's a, a set's reference)."""
+        if isinstance(item, str):
+            return [item_id]
         if self.item_shape == "pairs":
             return [item["a"], item["b"]]
-        if self.item_shape == "sets":
-            return [item["reference"], *item["comparisons"]]
-        return [item_id]
+        return [item["reference"], *item["comparisons"]]
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:
         """Semantic checks beyond the schema (``add(path, rule)`` per problem); called only when the

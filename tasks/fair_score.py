@@ -6,6 +6,7 @@ in [0, 1], the scale of the model's risk score and of the output-space distance 
 """
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from django import forms
@@ -71,7 +72,7 @@ class FairScoreForm(forms.Form):
             AnswerInput(question=key("k_score", ""), measure="k_score", number=k_score, **k_common),
         ]
         for subject in self.subjects:
-            common = {"set_key": set_key, "subject_key": subject}
+            common: dict[str, Any] = {"set_key": set_key, "subject_key": subject}
             out.append(
                 AnswerInput(
                     question=key("fair_score", subject),

@@ -4,6 +4,7 @@ Truth Serum prediction where the study asks for one and, on the overall question
 rationale factors."""
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django import forms
@@ -75,7 +76,7 @@ class PairDistanceForm(forms.Form):
 
     def answers(self) -> list[AnswerInput]:
         data, keys = self.cleaned_data, self.keys
-        common = {"set_key": keys.set_key, "subject_key": keys.item}
+        common: dict[str, Any] = {"set_key": keys.set_key, "subject_key": keys.item}
         question = keys.question(self.measure)
         out = [AnswerInput(question=question, measure=self.measure, number=data["rating"], **common)]
         if "prediction" in self.fields:

@@ -6,6 +6,7 @@ and for multiple choice the chosen options as a JSON list in ``text``. An option
 blank stores nothing."""
 
 import json
+from typing import Any
 
 from django import forms
 
@@ -83,10 +84,10 @@ class QuestionnaireForm(forms.Form):
     def answers(self) -> list[AnswerInput]:
         out = []
         for key, question in self.questions.items():
-            value = self.cleaned_data.get(key)
+            value: Any = self.cleaned_data.get(key)
             if value in (None, "", []):
                 continue
-            common = {
+            common: dict[str, Any] = {
                 "question": questions.questionnaire_question(self.block_key, key),
                 "measure": "questionnaire",
                 "set_key": self.block_key,

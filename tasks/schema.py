@@ -1,6 +1,8 @@
 """The JSON-schema pieces study files and the task types' block options are written in, and the
 options several task types share (each type lists the ones it takes in ``BlockTask.options``)."""
 
+from collections import Counter
+
 KEY_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
 LIKERT_QUESTIONS = ("trajectory", "aggregate", "overall")
 
@@ -37,8 +39,7 @@ PAIRS = {
 
 def duplicates(items: list[str]) -> set[str]:
     """The items that occur more than once."""
-    seen: set[str] = set()
-    return {x for x in items if x in seen or seen.add(x)}
+    return {item for item, count in Counter(items).items() if count > 1}
 
 
 def check_pairs(block: dict, pool: dict, base: str, add) -> None:

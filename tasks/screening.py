@@ -32,7 +32,7 @@ class Screening(TaskType):
         return ScreeningPageForm(data, screening=index.spec["screening"])
 
     def screens_out(self, form: forms.Form) -> bool:
-        return not form.eligible
+        return not form.eligible  # type: ignore[attr-defined]  # ScreeningPageForm
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
         return {"choice": index.spec["screening"]["eligible"][0]}  # simulated participants are eligible

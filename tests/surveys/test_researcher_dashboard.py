@@ -18,8 +18,8 @@ from participation.simulate import simulate_participants
 from research.dashboard import summarise
 from research.export import export_tables
 from research.participant_samples import SAMPLES, sample_filter
+from research.study_upload import spec_changes
 from runs.models import Job
-from studies.study_upload import spec_changes
 from surveys.models import Participant, Study
 from tests.conftest import DEMO_FILE, run_jobs
 from tests.surveys.helpers import answer_pages, consented
