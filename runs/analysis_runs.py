@@ -12,7 +12,8 @@ from research.export import export_tables
 from runs.calibrations import calibration_create
 from runs.design_analysis import ALL, check_by, study_analysis
 from runs.provenance import study_provenance
-from runs.reports import write_design_report, write_report
+from runs.reports.design import write_design_report
+from runs.reports.effort import write_report
 from runs.storage import delete_prefix, new_prefix, store_directory
 from studies.services import latest_study
 from surveys.models import AnalysisRun, Study

@@ -9,7 +9,7 @@ from pathlib import Path
 from analysis.planning import PlanResult, plan_study
 from research.export import table_records
 from runs.plan_parameters import DEFAULT_MODEL, check_weights
-from runs.reports import Section, render_report, table_context, write_csv, write_json
+from runs.reports.base import Section, render_report, table_context, write_csv, write_json
 from simulation.effort import GenerativeModel
 
 

@@ -6,7 +6,7 @@ from fairness.relative_reports import differences_figure
 from fairness.study_parity import disagreement_parity, fair_scores_vs_ai, subject_table, table_definitions
 from research.export import ExportTables, export_tables
 from runs.provenance import Provenance, participant_counts, study_provenance
-from runs.reports import write_dp_report
+from runs.reports.parity import write_dp_report
 from studies.services import latest_study
 
 
@@ -55,7 +55,7 @@ def dp_provenance(slug: str, export: ExportTables, *, alpha: float, favourable: 
 def write_study_dp_report(
     slug: str, out_dir: Path, *, alpha: float = 0.05, favourable: str = "lower"
 ) -> tuple[Path, dict]:
-    """The study's differential-parity report (runs.reports.write_dp_report) and its tables."""
+    """The study's differential-parity report (runs.reports.parity.write_dp_report) and its tables."""
     export = export_tables(slug)
     tables, figures = study_differential_parity(slug, export, alpha=alpha, favourable=favourable)
     path = write_dp_report(

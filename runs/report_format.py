@@ -3,7 +3,7 @@ three decimals or ``< .001``, estimates with three decimals (small ones with two
 confidence intervals as ``[lo, hi]`` at their estimate's precision, significance stars with a legend.
 
 Plain functions, registered as template filters in ``surveys/templatetags/report_format.py`` and used
-by ``runs.reports.table_context`` for table cells.
+by ``runs.reports.base.table_context`` for table cells.
 """
 
 import math

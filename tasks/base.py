@@ -100,7 +100,7 @@ class BlockTask(TaskType):
     ``runs.design_analysis``, called with the spec, the block, the answers, the rater groups and the
     options), or None with ``no_analysis`` saying why (shown in the report and results.json);
     ``report_tables`` the tables that analysis returns, each a section of the analysis report (heading,
-    columns and explanation in ``runs.reports`` and ``runs.report_explanations``).
+    columns and explanation in ``runs.reports.design`` and ``runs.report_explanations``).
     """
 
     options: dict[str, dict] = {}

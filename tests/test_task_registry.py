@@ -10,7 +10,7 @@ from django.template.loader import get_template
 from django.utils.module_loading import import_string
 
 from runs.report_explanations import DESIGN
-from runs.reports import DESIGN_COLUMNS, DESIGN_HEADINGS
+from runs.reports.design import DESIGN_COLUMNS, DESIGN_HEADINGS
 from studies.builder import TEMPLATES
 from surveys.models import Answer
 from tasks import BLOCK_TASKS, MEASURES, REGISTRY, TASK_TYPES, block_task

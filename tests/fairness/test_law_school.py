@@ -136,7 +136,7 @@ def test_reference_mode_refuses_files_that_do_not_line_up(tmp_path):
 
 
 def test_report_compares_with_the_published_tables(reference_run, tmp_path):
-    from runs.reports import write_law_school_report
+    from runs.reports.situation_testing import write_law_school_report
 
     html = write_law_school_report(reference_run, reference_run.data, tmp_path / "ref", k=K).read_text()
     assert "Every count of this run (k = 15, 30, 50, 100, 250) equals the published one." in html

@@ -13,7 +13,7 @@ from fairness.disagreement import disagreement_notions
 from fairness.rater_groups import notions_by_rater_group
 from research.export import export_tables
 from runs.design_analysis import ALL, study_analysis
-from runs.reports import design_results
+from runs.reports.design import design_results
 from studies.imports import crowd_study_import
 from surveys.models import Answer, Participant
 from tests.conftest import REFERENCE_DATA

@@ -21,7 +21,9 @@ from runs.provenance import Provenance
 from runs.relative_fairness import write_study_dp_report
 from runs.report_explanations import ANALYSIS, AUDIT, DESIGN, DIFFERENTIAL_PARITY, SITUATION_TESTING, ST_METHODS
 from runs.report_format import decimals_for, format_ci, format_estimate, format_pvalue, stars, stars_legend
-from runs.reports import regression_tables, table_context, write_law_school_report, write_st_report
+from runs.reports.base import table_context
+from runs.reports.effort import regression_tables
+from runs.reports.situation_testing import write_law_school_report, write_st_report
 from tests.surveys.test_report_security import assert_no_inline_script
 
 CST_DATA = Path(__file__).resolve().parents[3] / "shared" / "reference-data" / "counterfactual_situation_testing"
@@ -295,7 +297,7 @@ def test_law_school_report_renders_every_section(tmp_path):
 
 
 def test_dp_verdicts_of_rows_with_evidence_are_notes_under_the_table(tmp_path):
-    from runs.reports import write_dp_report
+    from runs.reports.parity import write_dp_report
 
     frame = pd.DataFrame(
         {

@@ -13,16 +13,9 @@ from rest_framework.test import APIClient
 from fairness.model_audit import Subjects, SubjectsFileError, audit, read_subjects
 from participation.simulate import simulate_participants
 from runs.audit_runs import audit_run_create
-from runs.reports import (
-    Case,
-    Section,
-    figure_context,
-    format_value,
-    render_report,
-    table_context,
-    write_audit_report,
-    write_dp_report,
-)
+from runs.reports.audit import write_audit_report
+from runs.reports.base import Case, Section, figure_context, format_value, render_report, table_context
+from runs.reports.parity import write_dp_report
 from surveys.models import AuditRun
 from tests.conftest import run_jobs
 
@@ -233,7 +226,7 @@ def test_csp_on_participant_researcher_report_admin_and_api_responses(
 
 def test_an_empty_section_with_text_still_says_it_is_empty(tmp_path):
     """A section's explanation must not hide that its table is empty."""
-    from runs.reports import Section, render_report
+    from runs.reports.base import Section, render_report
 
     html = render_report(
         tmp_path, "t", [Section(title="A", paragraphs=["What A means."], empty="Nothing to test.")]

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from fairness import law_school
 from runs.provenance import Provenance
-from runs.reports import write_law_school_report
+from runs.reports.situation_testing import write_law_school_report
 
 DEFAULT = (
     Path(settings.BASE_DIR).parent

@@ -9,7 +9,7 @@ from fairness.counterfactual import DAGError, fit_linear_scm
 from fairness.situation_testing import SituationTestingError
 from research.params import run_situation_testing, typed_value
 from runs.provenance import Provenance, settings_text
-from runs.reports import write_st_report
+from runs.reports.situation_testing import write_st_report
 
 OMITTED = (
     "none (--dag/--do: the SCM gives counterfactual features, not the model's decision on them): "

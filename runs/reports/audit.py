@@ -1,0 +1,111 @@
+"""The model audit's report (``audit_models``): EaIF with equal and human-calibrated weights, parity,
+EaGF, disagreement-derived notions and alpha from yes/no feedback."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from fairness.calibration import boundary_note
+from fairness.model_audit import AuditResult, audit_figures, audit_summary, audit_tables, notions_pivot
+from runs.provenance import Provenance
+from runs.report_explanations import (
+    AUDIT,
+)
+from runs.report_format import (
+    format_ci,
+    format_estimate,
+)
+from runs.reports.base import (
+    CI_LABEL,
+    Section,
+    figure_sections,
+    render_report,
+    table_context,
+    table_section,
+    write_csv,
+    write_json,
+)
+
+EAIF_COLUMNS = {
+    "model": "Model",
+    "weights": "Weights",
+    "alpha": "alpha",
+    "eaif": "EaIF",
+    "ci": CI_LABEL,
+    "violation_share": "Violating pairs (share)",
+    "method": "Method",
+}
+WORST_COLUMNS = {"id_i": "Subject i", "id_j": "Subject j", "D": "D", "d": "d", "violation": "D - d"}
+
+
+def _exact_without_ci(eaif: pd.DataFrame) -> pd.DataFrame:
+    """Exact EaIF rows have no sampling error: their zero-width CI is left blank."""
+    exact = eaif["method"] == "exact"
+    return eaif.assign(ci_low=eaif["ci_low"].mask(exact), ci_high=eaif["ci_high"].mask(exact))
+
+
+def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, provenance: Provenance | None = None) -> Path:
+    """A model audit: report.html, results.json, eaif.csv, parity.csv, eagf_bins.csv and, with
+    feedback, disagreement_notions.csv."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, frame in audit_tables(result).items():
+        write_csv(frame, out_dir / f"{name}.csv")
+    write_json(audit_summary(result), out_dir / "results.json")
+    weights = ", ".join(f"{name} {format_estimate(alpha)}" for name, alpha in result.settings["weights"].items())
+    intro = [f"{result.settings['n_subjects']} subjects. Effort weights alpha: {weights}."]
+    sections = [
+        table_section(
+            "Effort-aware individual fairness (Tables 1 and 7)",
+            _exact_without_ci(result.eaif),
+            explanation=AUDIT["eaif"],
+            csv="eaif.csv",
+            columns=EAIF_COLUMNS,
+            estimate="eaif",
+        ),
+        table_section(
+            "Traditional (effort-unaware) demographic parity (Tables 6 and 8)",
+            result.parity.rename_axis("model"),
+            index=True,
+            explanation=AUDIT["parity"],
+            csv="parity.csv",
+        ),
+    ]
+    notions = notions_pivot(result)
+    if notions is not None:
+        sections.append(
+            table_section(
+                "Disagreement-derived notions (critic labels from yes/no feedback)",
+                notions,
+                index=True,
+                explanation=AUDIT["notions"],
+                csv="disagreement_notions.csv",
+            )
+        )
+    cal = result.disagreement_calibration
+    if cal is not None:
+        sections.append(
+            Section(
+                title="Effort weight from disagreement feedback",
+                explanation=AUDIT["disagreement_calibration"],
+                paragraphs=[
+                    f"alpha = {format_estimate(cal.alpha)}, {CI_LABEL} {format_ci(*cal.ci, cal.alpha)}; criterion: "
+                    f"{cal.criterion}; {cal.n_subjects} subjects, {cal.n_participants} participants.",
+                    *[note for note in [boundary_note(cal.alpha, cal.ci)] if note],
+                ],
+            )
+        )
+    sections.append(
+        Section(
+            title="Worst pairs",
+            explanation=AUDIT["worst"],
+            tables=[
+                table_context(pairs.head(10), caption=f"Worst pairs: {model}", columns=WORST_COLUMNS)
+                for model, pairs in result.worst.items()
+            ],
+        )
+    )
+    figures = audit_figures(result)
+    n_groups = len(figures) - 1 - (cal is not None)
+    explanations = [AUDIT["eaif_figure"], *[AUDIT["eagf_figure"]] * n_groups, AUDIT["calibration_curve"]]
+    sections += figure_sections(figures, explanations)
+    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)

@@ -1,0 +1,319 @@
+"""What every report shares: tables, figures, cases and sections as the templates
+(``templates/reports/``) show them, rendering, and writing results.json and CSV files.
+
+The pure packages (``analysis/``, ``fairness/``) build the content: tables (DataFrames), Plotly
+figures and JSON-ready dicts. This module turns tables into lists of formatted strings that the
+template iterates over, emits each figure's JSON with ``json_script`` (drawn by
+``static/surveys/figures.js``), and writes ``report.html``, ``results.json`` and the CSV files (cells
+and column names neutralised for spreadsheets) into ``out_dir``. No HTML is built in Python, and
+the page carries no inline script, so it runs under the site's Content-Security-Policy.
+"""
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+from django.template.loader import render_to_string
+from django.templatetags.static import PrefixNode
+from django.utils.text import slugify
+
+from research.export import table_to_csv
+from runs.provenance import Provenance
+from runs.report_explanations import (
+    Explanation,
+)
+from runs.report_format import (
+    STAR_LEVELS,
+    decimals_for,
+    format_ci,
+    format_estimate,
+    format_pvalue,
+    stars_legend,
+)
+
+TEMPLATE = "reports/report.html"
+CI_LABEL = "95% CI"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table as the template shows it: column names, rows of formatted cells, which columns are
+    numeric (right-aligned), and notes under it (star legend, multiple-testing family, fit statistics)."""
+
+    columns: list[str]
+    rows: list[list[str]]
+    caption: str = ""
+    numeric: list[bool] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def head(self) -> list[tuple[str, bool]]:
+        """(label, numeric) per column."""
+        return list(zip(self.columns, self.numeric or [False] * len(self.columns), strict=True))
+
+    @property
+    def body(self) -> list[list[tuple[str, str | None, bool]]]:
+        """Rows of (cell, stars, numeric). In a numeric column with significance stars the stars are
+        split off (None elsewhere), so that the numbers stay aligned."""
+        numeric = self.numeric or [False] * len(self.columns)
+        starred = [num and any(row[i].endswith("*") for row in self.rows) for i, num in enumerate(numeric)]
+        return [
+            [
+                (cell.rstrip("*"), cell[len(cell.rstrip("*")) :], num) if star else (cell, None, num)
+                for cell, num, star in zip(row, numeric, starred, strict=True)
+            ]
+            for row in self.rows
+        ]
+
+
+@dataclass
+class Figure:
+    """A Plotly figure as plain JSON (``data``, ``layout``), drawn by figures.js with PNG and SVG
+    download buttons; ``id`` is set when the report is rendered and names the downloaded file."""
+
+    title: str
+    data: dict
+    id: str = ""
+
+    @property
+    def data_id(self) -> str:
+        return f"{self.id}-data"
+
+
+@dataclass(frozen=True)
+class Case:
+    """An expandable entry (e.g. a flagged complainant with its neighbours)."""
+
+    id: str
+    summary: str
+    tables: list[Table]
+
+
+@dataclass
+class Section:
+    """One section of a report: a heading (listed in the nav bar), its explanation (what it shows, how
+    to read it, formula and source), notes, tables, a figure, cases, and the CSV file with its full
+    numbers (``csv``, a file beside report.html)."""
+
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figure: Figure | None = None
+    cases: list[Case] = field(default_factory=list)
+    empty: str = ""
+    id: str = ""
+    explanation: Explanation | None = None
+    csv: str = ""
+
+
+_PVALUE = re.compile(r"^(p|pvalue.*|p_value.*|.*_p)$")
+_ESTIMATES = ("r", "coef", "estimate", "statistic", "alpha", "eaif", "value", "DPT")
+
+
+def is_pvalue_column(name: object) -> bool:
+    """Columns holding p-values: ``p``, ``pvalue*``, ``p_value*`` or ``*_p``."""
+    return isinstance(name, str) and bool(_PVALUE.match(name))
+
+
+def format_value(value: Any, *, pvalue: bool = False, decimals: int | None = None) -> str:
+    """A cell as text: integers as is, floats at a sensible precision (``runs.report_format``),
+    p-values with 3 decimals or ``< .001``, pairs as ``[lo, hi]``, booleans yes/no, missing empty."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return ""
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple | np.ndarray):
+        return "[" + ", ".join(format_value(v, pvalue=pvalue, decimals=decimals) for v in value) + "]"
+    if isinstance(value, float | np.floating) and math.isnan(float(value)):
+        return ""
+    if pvalue and isinstance(value, float | np.floating):
+        return format_pvalue(value)
+    return format_estimate(value, decimals)
+
+
+def _label(name: object) -> str:
+    if isinstance(name, tuple):
+        return " · ".join(str(part) for part in name if part != "")
+    return "" if name is None else str(name)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool | np.bool_)
+
+
+def _with_ci(frame: pd.DataFrame) -> pd.DataFrame:
+    """``ci_low``/``ci_high`` (or a ``ci`` column of pairs) as one ``ci`` column of pairs, where ci_low was."""
+    if {"ci_low", "ci_high"} <= set(frame.columns):
+        position = list(frame.columns).index("ci_low")
+        pairs = list(zip(frame["ci_low"], frame["ci_high"], strict=True))
+        frame = frame.drop(columns=["ci_low", "ci_high"])
+        frame.insert(position, "ci", pairs)
+    return frame
+
+
+def table_context(
+    frame: pd.DataFrame,
+    *,
+    index: bool = False,
+    caption: str = "",
+    columns: Mapping[str, str] | None = None,
+    estimate: str | None = None,
+    star_levels: Sequence[float] = STAR_LEVELS,
+    notes: Iterable[str] = (),
+) -> Table:
+    """A DataFrame as column names and rows of formatted strings, like a paper's table.
+
+    ``index=True`` keeps the index as the first column(s). ``columns`` maps the frame's columns to the
+    labels shown, in order (others stay in the CSV only; ``ci`` is the merged interval). The estimate
+    column (``estimate``, else the first of r, coef, estimate, statistic, alpha, eaif, value, DPT)
+    sets the row's precision for its CI and standard error, and carries the ``stars`` column with a
+    legend (``star_levels``) under the table."""
+    if index:
+        frame = frame.reset_index()
+    frame = _with_ci(frame)
+    names = [c for c in frame.columns if c != "stars"] if columns is None else [c for c in columns if c in frame]
+    estimate = estimate or next((c for c in _ESTIMATES if c in frame.columns), None)
+    starred = "stars" in frame.columns and estimate in names
+    rows = []
+    for record in frame.to_dict("records"):
+        decimals = None
+        if estimate is not None and _is_number(record[estimate]) and not isinstance(record[estimate], int | np.integer):
+            errors = [record[c] for c in ("std_err", "se") if c in record and _is_number(record[c])]
+            decimals = max(decimals_for(v) for v in [record[estimate], *errors])
+        cells = []
+        for name in names:
+            value = record[name]
+            if name == "ci":
+                cells.append(format_ci(*value, decimals=decimals) if _pair(value) else "")
+            elif name in ("std_err", "se") and decimals is not None:
+                cells.append(format_value(value, decimals=decimals))
+            elif name == estimate and starred:
+                cells.append(f"{format_value(value, decimals=decimals)}{record['stars'] or ''}")
+            else:
+                cells.append(format_value(value, pvalue=is_pvalue_column(name)))
+        rows.append(cells)
+    labels = [columns[c] if columns else (CI_LABEL if c == "ci" else _label(c)) for c in names]
+    numeric = [
+        name == "ci" or bool(len(frame)) and all(_is_number(v) or v is None for v in frame[name].dropna())
+        for name in names
+    ]
+    legend = [f"Stars: {stars_legend(star_levels)}."] if starred else []
+    return Table(labels, rows, caption, numeric, legend + list(notes))
+
+
+def _pair(value: Any) -> bool:
+    return isinstance(value, list | tuple | np.ndarray) and len(value) == 2
+
+
+def figure_context(fig: go.Figure | Mapping) -> Figure:
+    """A Plotly figure (or its dict) as plain JSON for ``json_script``."""
+    data = json.loads(pio.to_json(fig)) if isinstance(fig, go.Figure) else json.loads(json.dumps(dict(fig)))
+    title = (data.get("layout") or {}).get("title") or {}
+    text = title.get("text", "") if isinstance(title, dict) else str(title)
+    return Figure(text or "Figure", data)
+
+
+def figure_sections(
+    figures: Iterable[go.Figure | Mapping], explanations: Iterable[Explanation | None] = ()
+) -> list[Section]:
+    """One section per figure, titled by the figure's title, with the explanations in order."""
+    contexts = list(map(figure_context, figures))
+    notes = list(explanations) + [None] * len(contexts)
+    return [
+        Section(title=context.title, figure=context, explanation=note)
+        for context, note in zip(contexts, notes, strict=False)
+    ]
+
+
+def static_base() -> str:
+    """STATIC_URL with its prefix. Reports are files kept for months, so they load the stable,
+    unhashed static names (served by WhiteNoise as well) rather than the manifest's hashed ones."""
+    return PrefixNode.handle_simple("STATIC_URL")
+
+
+def render_report(
+    out_dir: Path,
+    title: str,
+    sections: list[Section],
+    *,
+    intro: Iterable[str] = (),
+    provenance: Provenance | None = None,
+    methods: Mapping[str, str] | None = None,
+) -> Path:
+    """Render ``reports/report.html`` into ``out_dir/report.html`` (section ids assigned here): the
+    provenance block first (``provenance``, else the date and software versions), ``intro`` notes,
+    ``methods`` (name -> definition in words), then the sections."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    seen: set[str] = set()
+    for i, section in enumerate(sections, start=1):
+        base = slugify(section.title)[:40] or f"section-{i}"
+        section.id = base if base not in seen else f"{base}-{i}"
+        seen.add(section.id)
+        if section.figure is not None:
+            section.figure.id = f"{section.id}-figure"
+    page = render_to_string(
+        TEMPLATE,
+        {
+            "title": title,
+            "intro": list(intro),
+            "sections": sections,
+            "static_url": static_base(),
+            "provenance": provenance or Provenance(),
+            "methods": dict(methods or {}),
+            "download_prefix": slugify(title)[:40] or "report",
+        },
+    )
+    path = out_dir / "report.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
+
+
+def write_json(data: Any, path: Path) -> None:
+    """Write ``data`` as indented JSON (NumPy numbers as numbers, anything else as text)."""
+    path.write_text(json.dumps(data, indent=1, default=_json_default), encoding="utf-8")
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """Write a table as CSV with cells and column names neutralised for spreadsheets."""
+    path.write_text(table_to_csv(frame), encoding="utf-8")
+
+
+def _heading(name: str) -> str:
+    """``fair_scores_vs_ai`` -> ``Fair scores vs ai``: only the first letter capitalised."""
+    text = name.replace("_", " ")
+    return text[:1].upper() + text[1:]
+
+
+def table_section(
+    title: str,
+    frame: pd.DataFrame,
+    *,
+    index: bool = False,
+    empty: str = "Nothing to show.",
+    explanation: Explanation | None = None,
+    csv: str = "",
+    **table: Any,
+) -> Section:
+    """A section of one table (``table``: options of :func:`table_context`)."""
+    section = Section(title=title, empty=empty, explanation=explanation, csv=csv)
+    if frame is not None and len(frame):
+        section.tables = [table_context(frame, index=index, **table)]
+    return section

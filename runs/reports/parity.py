@@ -1,0 +1,85 @@
+"""The differential-parity report of a study (``relative_fairness``)."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from fairness.relative_reports import DP_NOTE, dp_results
+from runs.provenance import Provenance
+from runs.report_explanations import (
+    DIFFERENTIAL_PARITY,
+)
+from runs.reports.base import _heading, figure_sections, render_report, table_section, write_csv, write_json
+
+DP_HEADINGS = {
+    "fair_scores_vs_ai": "Participants' fair scores vs the AI's scores",
+    "disagreements": "Participants' yes/no labels vs the AI's labels",
+}
+DP_COLUMNS = {
+    "condition": "Condition",
+    "comparison": "R0 - R1",
+    "attribute": "Attribute",
+    "group": "Group (A = 1)",
+    "n_group": "n (group)",
+    "n_rest": "n (rest)",
+    "mean_diff_group": "Mean R0 - R1 (group)",
+    "mean_diff_rest": "Mean R0 - R1 (rest)",
+    "DPT": "DPT",
+    "df": "df",
+    "pvalue": "p (one-sided)",
+    "DPD": "DPD",
+    "effect": "Effect",
+}
+
+
+def _verdicts(frame: pd.DataFrame) -> list[str]:
+    """The verdicts (in words) of the rows with evidence of a difference, as notes under the table."""
+    if not {"verdict", "direction"} <= set(frame.columns):
+        return []
+    rows = frame[frame["direction"].notna() & (frame["direction"].astype(str) != "")]
+    return [f"{r.condition}, {r.attribute} = {r.group}: {r.verdict}" for r in rows.itertuples(index=False)]
+
+
+def write_dp_report(
+    tables: dict[str, pd.DataFrame],
+    figures: list,
+    out_dir: Path,
+    *,
+    title: str,
+    definitions: dict[str, str] | None = None,
+    provenance: Provenance | None = None,
+) -> Path:
+    """Differential parity: report.html, results.json and one CSV per table. ``definitions`` (by table
+    name, e.g. ``fairness.study_parity.TABLE_DEFINITIONS``) say at the top of each section what R0, R1
+    and A are in words."""
+    definitions = definitions or {}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, frame in tables.items():
+        write_csv(frame, out_dir / f"{name}.csv")
+    write_json(dp_results(tables), out_dir / "results.json")
+    sections = []
+    for name, frame in tables.items():
+        family = (
+            [
+                f"p is not adjusted for multiple testing; the family is this table's {len(frame)} tests (Bonferroni: "
+                f"compare p with alpha / {len(frame)})."
+            ]
+            if len(frame) > 1
+            else []
+        )
+        columns = DP_COLUMNS if set(DP_COLUMNS) <= set(frame.columns) else None
+        section = table_section(
+            DP_HEADINGS.get(name, _heading(name)),
+            frame,
+            empty="Nothing to test.",
+            explanation=DIFFERENTIAL_PARITY.get(name),
+            csv=f"{name}.csv",
+            columns=columns,
+            estimate="DPT" if "DPT" in frame else None,
+            notes=family + (_verdicts(frame) if columns else []),
+        )
+        if name in definitions:
+            section.paragraphs.insert(0, definitions[name])
+        sections.append(section)
+    sections += figure_sections(figures, [DIFFERENTIAL_PARITY["differences_figure"]] * len(figures))
+    return render_report(out_dir, title, sections, intro=[DP_NOTE], provenance=provenance)
