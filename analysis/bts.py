@@ -18,7 +18,7 @@ Conventions (documented choices):
 The study's binarised variant (Appendix E): a Likert answer is "similar" when <= similar_max, and
 the prediction "p% similar" is the vector (p/100, 1 - p/100).
 
-Per-participant honesty scores (:func:`participant_bts`, ``runs.design_analysis.honesty_scores``) leave
+Per-participant honesty scores (:func:`participant_bts`, :func:`honesty_scores`) leave
 out every question answered by fewer than ``min_respondents`` (default ``MIN_RESPONDENTS`` = 10)
 respondents: xbar and ybar are the sample's shares, and BTS is only truthful as the number of
 respondents grows (Prelec 2004's large-population assumption); over 3-5 answers one respondent moves

@@ -8,13 +8,15 @@ from django.db import transaction
 
 from analysis.bts import MIN_RESPONDENTS, participant_bts
 from analysis.pipeline import run_pipeline
+from fairness.rater_groups import ALL
 from research.export import export_tables
 from runs.calibrations import calibration_create
-from runs.design_analysis import ALL, check_by, study_analysis
+from runs.design_analysis import study_analysis
 from runs.provenance import study_provenance
 from runs.reports.design import write_design_report
 from runs.reports.effort import write_report
 from runs.storage import delete_prefix, new_prefix, store_directory
+from studies.format2 import check_by
 from studies.services import latest_study
 from surveys.models import AnalysisRun, Study
 

@@ -124,7 +124,7 @@ class Agree(BlockTask):
         "fairness.rater_groups.rater_group_difference_tests",
         "fairness.calibration.calibrate_from_disagreement",
     )
-    analysis = "runs.design_analysis.agree_block"
+    analysis = "fairness.task_blocks.agree_block"
     report_tables = ("disagreement_rate", "notions", "tests")
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:

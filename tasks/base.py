@@ -97,7 +97,7 @@ class BlockTask(TaskType):
     (``research.tables``), if any; ``builder_template`` its ``build_study --template`` name, if any.
     ``estimators`` are the dotted names of the functions in ``analysis/`` or ``fairness/`` its analysis
     uses; ``analysis`` the dotted name of the block analysis the report runs (in
-    ``runs.design_analysis``, called with the spec, the block, the answers, the rater groups and the
+    ``fairness.task_blocks``, called with the spec, the block, the answers, the rater groups and the
     options), or None with ``no_analysis`` saying why (shown in the report and results.json);
     ``report_tables`` the tables that analysis returns, each a section of the analysis report (heading,
     columns and explanation in ``runs.reports.design`` and ``runs.report_explanations``).

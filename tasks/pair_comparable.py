@@ -31,7 +31,7 @@ class PairComparable(BlockTask):
     builder_template = "comparable"
     default_bts_prompt = "What percentage of other participants do you think answered 'Yes'?"
     estimators = ("fairness.rater_groups.rater_group_difference_tests",)
-    analysis = "runs.design_analysis.pair_comparable_block"
+    analysis = "fairness.task_blocks.pair_comparable_block"
     report_tables = ("shares", "tests", "pairs", "agreement")
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:

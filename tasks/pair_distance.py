@@ -234,7 +234,7 @@ class PairDistance(BlockTask):
     export_table = "pairs"
     default_bts_prompt = DEFAULT_BTS_PROMPT
     estimators = ("fairness.rater_group_alpha.alpha_by_rater_group",)
-    analysis = "runs.design_analysis.pair_distance_block"
+    analysis = "fairness.task_blocks.pair_distance_block"
     report_tables = ("alpha", "tests")
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:

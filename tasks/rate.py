@@ -112,7 +112,7 @@ class Rate(BlockTask):
         "analysis.agreement.rating_icc",
         "fairness.rater_group_parity.parity_by_rater_group",
     )
-    analysis = "runs.design_analysis.rate_block"
+    analysis = "fairness.task_blocks.rate_block"
     report_tables = ("ratings", "parity", "icc", "tests")
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:

@@ -99,9 +99,8 @@ def test_the_database_refuses_a_measure_no_task_type_writes(db, demo_study):
 
 def test_every_task_block_is_in_the_analysis_with_results_or_a_reason():
     """A fair_score block has no format 2 estimator yet: the analysis says so instead of skipping it."""
-    from runs.design_analysis import Options, _analyse_block
+    from runs.design_analysis import block_analyses
 
-    block = {"key": "scores", "type": "task", "task": "fair_score", "pool": "people"}
-    result = _analyse_block({}, block, None, None, Options(100, 100, 1))
-    assert result.block == "scores" and not result.tables
-    assert result.notes == [block_task(block).no_analysis] and "no estimator" in result.notes[0]
+    spec = {"blocks": [{"key": "scores", "type": "task", "task": "fair_score", "pool": "people"}]}
+    reason = block_analyses(spec)["scores"]
+    assert reason == block_task(spec["blocks"][0]).no_analysis and "no estimator" in reason

@@ -180,7 +180,7 @@ def design_results(result) -> dict:
 
 
 def write_design_report(result, out_dir: Path, *, title: str, provenance: Provenance | None = None) -> Path:
-    """A format 2 study's analysis (``runs.design_analysis.DesignAnalysis``): report.html, results.json, one
+    """A format 2 study's analysis (``fairness.task_blocks.DesignAnalysis``): report.html, results.json, one
     CSV per block and table (``<block>_<table>.csv``), rater_groups.csv and honesty.csv."""
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json(design_results(result), out_dir / "results.json")

@@ -13,7 +13,10 @@ import pytest
 
 from analysis.bts import bts_scores, honesty_scores
 from fairness.disagreement import disagreement_notions
-from runs.design_analysis import ALL, analyze_design, check_by, rater_group_means
+from fairness.rater_groups import ALL
+from fairness.task_blocks import rater_group_means
+from runs.design_analysis import analyze_design
+from studies.format2 import check_by
 from tasks import bts_positives
 
 N_SUBJECTS, N_RATERS = 40, 60

@@ -10,9 +10,9 @@ from django.core.management import CommandError, call_command
 
 from fairness.datasets import load_dressel_farid, load_dressel_farid_workers
 from fairness.disagreement import disagreement_notions
-from fairness.rater_groups import notions_by_rater_group
+from fairness.rater_groups import ALL, notions_by_rater_group
 from research.export import export_tables
-from runs.design_analysis import ALL, study_analysis
+from runs.design_analysis import study_analysis
 from runs.reports.design import design_results
 from studies.imports import crowd_study_import
 from surveys.models import Answer, Participant

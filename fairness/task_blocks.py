@@ -1,0 +1,500 @@
+"""The analysis of a format 2 study, block by block, overall and per stakeholder (rater) group.
+
+Rater groups are participants' answers to one questionnaire question or a combination (``by``:
+``["role", "age_band"]`` gives groups such as "judge / 30-49", ``fairness.rater_groups.rater_group_labels``).
+Every participant answers many items, so answers are not independent: every CI resamples raters (a
+percentile cluster bootstrap, each rater's answers kept together) and every test of "no difference
+between rater groups" permutes the group labels across raters (group sizes kept;
+p = (1 + #{T*_b >= T}) / (1 + B), Phipson & Smyth 2010) with T = max_r T_r - min_r T_r. Per task type:
+
+* ``agree``: disagreement s = 1 - agree; the disagreement rate DR and the disagreement-derived notions
+  (CA, AE, EO, PE, OMR) per subject-group column of the pool, overall and per rater group
+  (``fairness.rater_groups``, Telukunta & Nadendla's poster).
+* ``rate``: each rater group's mean rating per subject group (answers pooled, a ratio of sums); differential
+  parity (``fairness.rater_group_parity.parity_by_rater_group``) of all raters and each rater group
+  against the AI and of every pair of rater groups, per subject attribute (:func:`_rating_parity`); the
+  raters' ICC (``analysis.agreement.rating_icc``, raters who rated every item).
+* ``pair_comparable``: the share of "treat alike" answers per pair and per rater group, and the raters'
+  agreement (Fleiss' kappa over the pairs with the most common number of answers).
+* ``pair_distance`` with trajectory and aggregate measures: the Likert alpha = a2 / (a1 + a2) of Eq. 5
+  per rater group and condition (``fairness.rater_groups.alpha_by_rater_group``).
+* BTS (every block with a ``bts`` follow-up and a binary "positive" answer): Prelec's scores per question
+  (block and item) over the participants who answered both the task and the prediction, averaged per
+  participant (``analysis.bts``).
+
+The inputs are the long ``answers`` and ``questionnaire`` tables of the format 2 export (columns as in
+``research.export``); ``runs.design_analysis`` reads them from the export and names each block's analysis
+from its task type (``BlockTask.analysis``).
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.inter_rater import fleiss_kappa
+
+from analysis.agreement import rating_icc
+from analysis.bts import Positive, block_answers, honesty_scores
+from fairness.disagreement import disagreement_notions
+from fairness.rater_group_alpha import alpha_by_rater_group
+from fairness.rater_group_parity import parity_by_rater_group
+from fairness.rater_groups import (
+    ALL,
+    SEPARATOR,
+    group_of_raters,
+    membership,
+    notion_rows,
+    notions_by_rater_group,
+    permuted_assignments,
+    rater_group_difference_tests,
+    ratio_ci,
+    spread_test,
+)
+
+LIKERT_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
+
+
+@dataclass(frozen=True)
+class BlockAnalysis:
+    """One task block's tables (tidy DataFrames by name) and notes (what could not be computed, and why)."""
+
+    block: str
+    task: str
+    tables: dict[str, pd.DataFrame]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DesignAnalysis:
+    by: tuple[str, ...]
+    rater_groups: pd.DataFrame  # rater_group, n_participants
+    blocks: list[BlockAnalysis]
+    honesty: pd.DataFrame  # participant_id, rater_group, n_questions, information, prediction, total
+    n_participants: int
+    n_without_group: int
+    seed: int
+    n_resamples: int
+    n_permutations: int
+
+    @property
+    def rater_group(self) -> str:
+        return SEPARATOR.join(self.by)
+
+
+# Rater groups -------------------------------------------------------------------------------------
+
+
+def _rater_groups(questionnaire: pd.DataFrame, by: tuple[str, ...]) -> pd.Series:
+    """participant_id -> rater group label (missing when the participant did not answer a ``by`` question)."""
+    frame = questionnaire.reindex(columns=["participant_id", *by])
+    frame[list(by)] = frame[list(by)].replace("", np.nan)
+    return group_of_raters(frame, "participant_id", list(by))
+
+
+# Per rater group means, their CIs and the permutation test --------------------------------------
+
+
+def rater_group_means(
+    frame: pd.DataFrame,
+    value: str,
+    *,
+    n_resamples: int,
+    n_permutations: int,
+    seed: int,
+    level: float = 0.95,
+) -> tuple[pd.DataFrame, dict]:
+    """The mean of ``value`` over the answers of all raters and of each rater group (sum / count over
+    the group's answers), its percentile CI resampling raters, and the permutation test of
+    T = max_r mean_r - min_r mean_r. ``frame`` has participant_id, rater_group and ``value``; a rater
+    whose rater_group is missing counts in the ALL row only (in no group row, not permuted in the test).
+
+    Returns (table: rater_group, mean, ci_low, ci_high, n_raters, n_answers; test: difference, pvalue,
+    n_permutations; NaN with fewer than two rater groups)."""
+    per_rater = frame.groupby("participant_id").agg(
+        rater_group=("rater_group", "first"), total=(value, "sum"), count=(value, "size")
+    )
+    rng = np.random.default_rng(seed)
+    rows = []
+    parts = [(ALL, per_rater), *sorted(per_rater.groupby("rater_group"), key=lambda item: str(item[0]))]
+    for name, part in parts:
+        sums = part[["total", "count"]].to_numpy(float)
+        ci = ratio_ci(sums, rng, n_resamples, level) if n_resamples and len(sums) > 1 else (np.nan, np.nan)
+        rows.append(
+            {
+                "rater_group": name,
+                "mean": sums[:, 0].sum() / sums[:, 1].sum(),
+                "ci_low": float(ci[0]),
+                "ci_high": float(ci[1]),
+                "n_raters": len(sums),
+                "n_answers": int(sums[:, 1].sum()),
+            }
+        )
+    grouped = per_rater.dropna(subset=["rater_group"])
+    levels, codes = np.unique(grouped["rater_group"].astype(str), return_inverse=True)
+    test = {"difference": np.nan, "pvalue": np.nan, "n_permutations": n_permutations}
+    if len(levels) > 1:
+        weights = membership(permuted_assignments(codes, n_permutations, seed), len(levels))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = (weights @ grouped["total"].to_numpy(float)) / (weights @ grouped["count"].to_numpy(float))
+        test["difference"], test["pvalue"] = spread_test(values)
+    return pd.DataFrame(rows), test
+
+
+# The study's content ----------------------------------------------------------------------------
+
+
+def _pool_subjects(spec: dict, pool_key: str, model: str | None) -> pd.DataFrame:
+    """One row per subject of the pool: subject, its group columns (as text), the model's label and score."""
+    pool = next(p for p in spec["pools"] if p["key"] == pool_key)
+    rows = []
+    for subject in pool.get("subjects", []):
+        output = subject.get("models", {}).get(model, {}) if model else {}
+        rows.append(
+            {
+                "subject": str(subject["id"]),
+                **{f"group:{k}": str(v) for k, v in subject.get("groups", {}).items()},
+                "model_label": output.get("label", np.nan),
+                "model_score": output.get("score", np.nan),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _attributes(subjects: pd.DataFrame) -> list[str]:
+    """The pool's subject-group columns (``group:<name>``)."""
+    return sorted(c for c in subjects.columns if c.startswith("group:"))
+
+
+def _name(attribute: str) -> str:
+    return attribute.removeprefix("group:")
+
+
+# Task blocks -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Options:
+    n_resamples: int
+    n_permutations: int
+    seed: int
+
+
+def _test_row(measure: str, test: dict, subject_attribute: str = "", subject_group: str = "") -> dict:
+    return {"measure": measure, "subject_attribute": subject_attribute, "subject_group": subject_group, **test}
+
+
+def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> BlockAnalysis:
+    """DR and the disagreement notions over all answers and per rater group, per subject-group column
+    (participants without a rater group count in the ALL rows only)."""
+    frame = frame.merge(subjects, on="subject", how="left")
+    frame["disagreement"] = 1 - frame["value"].astype(int)
+    means = dict(n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed)
+    rates, test = rater_group_means(frame, "disagreement", **means)
+    tests, notion_tables, notes = [_test_row("DR", test)], [], []
+    for attribute in _attributes(subjects):
+        usable = frame.dropna(subset=[attribute, "model_label"])
+        if usable[attribute].nunique() < 2 or usable["model_label"].nunique() < 2:
+            notes.append(f"No notions by {_name(attribute)}: the answered subjects need two groups and both labels.")
+            continue
+        columns = dict(rater="participant_id", subject_group=attribute, model_label="model_label")
+        overall = disagreement_notions(
+            usable[attribute],
+            usable["model_label"],
+            usable["disagreement"],
+            labels=sorted(pd.unique(usable["model_label"]).tolist()),
+            subjects=usable["participant_id"],
+            n_resamples=opts.n_resamples,
+            seed=opts.seed,
+        )
+        grouped = usable.dropna(subset=["rater_group"])
+        by_group = pd.DataFrame()
+        if grouped["rater_group"].nunique() > 1:
+            result = notions_by_rater_group(
+                grouped, rater_group="rater_group", **columns, n_resamples=opts.n_resamples, seed=opts.seed
+            )
+            by_group = result.frame().query("statistic != 'DR'")
+        rows = notion_rows(ALL, overall, usable["participant_id"].nunique(), len(usable))
+        table = pd.concat([pd.DataFrame(rows), by_group], ignore_index=True)
+        notion_tables.append(table.assign(subject_attribute=_name(attribute)))
+        if grouped["rater_group"].nunique() > 1:
+            results = rater_group_difference_tests(
+                grouped,
+                rater_group="rater_group",
+                **columns,
+                statistics=tuple(overall.notions),
+                n_permutations=opts.n_permutations,
+                seed=opts.seed,
+            )
+            for statistic, result in results.items():
+                test = {"difference": result.statistic, "pvalue": result.pvalue, "n_permutations": opts.n_permutations}
+                tests.append(_test_row(statistic, test, _name(attribute)))
+    tables = {"disagreement_rate": rates, "tests": pd.DataFrame(tests)}
+    if notion_tables:
+        tables["notions"] = pd.concat(notion_tables, ignore_index=True)
+    return BlockAnalysis(block["key"], "agree", tables, notes)
+
+
+def _means_by_subject_group(
+    frame: pd.DataFrame, subjects: pd.DataFrame, value: str, opts: Options
+) -> tuple[pd.DataFrame, list[dict]]:
+    """rater_group_means over all answers and within each value of each subject-group column."""
+    means = dict(n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed)
+    table, test = rater_group_means(frame, value, **means)
+    tables, tests = [table.assign(subject_attribute="", subject_group="")], [_test_row(value, test)]
+    frame = frame.merge(subjects, on="subject", how="left")
+    for attribute in _attributes(subjects):
+        for group, part in frame.dropna(subset=[attribute]).groupby(attribute):
+            table, test = rater_group_means(part, value, **means)
+            tables.append(table.assign(subject_attribute=_name(attribute), subject_group=group))
+            tests.append(_test_row(value, test, _name(attribute), group))
+    return pd.concat(tables, ignore_index=True), tests
+
+
+def _unit_scale(block: dict, ratings: pd.Series) -> pd.Series:
+    """Ratings moved onto [0, 1]: (rating - lowest) / (highest - lowest) of the block's scale (Likert: 1 .. P)."""
+    scale = block["scale"]
+    low, high = (1, len(scale["labels"])) if scale["type"] == "likert" else (scale["min"], scale["max"])
+    return (ratings - low) / (high - low)
+
+
+def _rating_parity(
+    block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options
+) -> tuple[pd.DataFrame, list[str]]:
+    """Differential parity of the raters' ratings, per subject attribute and group (one against the rest;
+    of two groups only the first in sorted order, the other being its mirror image): all raters and each
+    rater group against the AI, every pair of rater groups against each other.
+
+    Choice (the Differential Parity paper compares decisions on one scale): ratings are moved onto [0, 1]
+    (:func:`_unit_scale`) and compared with the block model's score in [0, 1], or its 0/1 label when the
+    pool has no scores; without a model only the rater groups are compared. ``scale.favourable`` ("lower",
+    the default for risk ratings, or "higher") words the verdicts."""
+    frame = frame.merge(subjects, on="subject", how="left")
+    frame["rating01"] = _unit_scale(block, frame["value"])
+    ai = "model_score" if frame["model_score"].notna().all() else "model_label"
+    ai = ai if frame[ai].notna().all() else None
+    favourable = block["scale"].get("favourable", "lower")
+    tables, notes = [], []
+    for attribute in _attributes(subjects):
+        usable = frame.dropna(subset=[attribute])
+        values = sorted(usable[attribute].unique())
+        if len(values) < 2:
+            continue
+        name = _name(attribute) if _name(attribute) not in usable.columns else attribute
+        usable = usable.rename(columns={attribute: name})
+        for value in values[:1] if len(values) == 2 else values:
+            try:
+                result = parity_by_rater_group(
+                    usable,
+                    "rater_group",
+                    rater="participant_id",
+                    sensitive=name,
+                    value="rating01",
+                    ai=ai,
+                    sensitive_value=value,
+                    favourable=favourable,
+                    outcome="ratings",
+                    n_resamples=opts.n_resamples,
+                    seed=opts.seed,
+                )
+            except ValueError as exc:
+                notes.append(f"No differential parity for {_name(attribute)} = {value}: {exc}.")
+                continue
+            verdicts = result.frame().assign(subject_attribute=_name(attribute), subject_group=value)
+            tables.append(verdicts)
+    if ai is None:
+        notes.append("Differential parity compares the rater groups only: the block names no model with scores.")
+    return (pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()), notes
+
+
+def _rate(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> BlockAnalysis:
+    """Mean ratings per rater group and subject group, differential parity (:func:`_rating_parity`), the
+    raters' ICC."""
+    means, tests = _means_by_subject_group(frame.rename(columns={"value": "rating"}), subjects, "rating", opts)
+    tables = {"ratings": means, "tests": pd.DataFrame(tests)}
+    parity, notes = _rating_parity(block, frame, subjects, opts)
+    if len(parity):
+        tables["parity"] = parity
+    icc = rating_icc(frame, target="subject", rater="participant_id", rating="value")
+    if len(icc):
+        tables["icc"] = icc
+    else:
+        notes.append("No ICC: it needs at least two raters who rated every item of the block and three items.")
+    return BlockAnalysis(block["key"], "rate", tables, notes)
+
+
+def _fleiss(frame: pd.DataFrame) -> dict:
+    """Fleiss' kappa of yes/no answers over the items with the most common number of answers."""
+    counts = frame.groupby("subject")["value"].agg(["sum", "size"])
+    if counts.empty:
+        return {"kappa": np.nan, "n_items": 0, "raters_per_item": 0}
+    size = int(counts["size"].mode().max())
+    kept = counts[counts["size"] == size]
+    if size < 2 or len(kept) < 2:
+        return {"kappa": np.nan, "n_items": len(kept), "raters_per_item": size}
+    table = np.column_stack([kept["sum"], size - kept["sum"]])
+    return {"kappa": float(fleiss_kappa(table, method="fleiss")), "n_items": len(kept), "raters_per_item": size}
+
+
+def _pair_comparable(block: dict, frame: pd.DataFrame, opts: Options) -> BlockAnalysis:
+    """The share of "treat alike" answers per rater group (all pairs) and per pair, and Fleiss' kappa."""
+    frame = frame.rename(columns={"value": "comparable"})
+    shares, test = rater_group_means(
+        frame, "comparable", n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed
+    )
+    per_pair = pd.concat(
+        [
+            frame.groupby("subject")["comparable"].agg(["mean", "size"]).assign(rater_group=ALL),
+            frame.groupby(["subject", "rater_group"])["comparable"].agg(["mean", "size"]).reset_index("rater_group"),
+        ]
+    ).reset_index()
+    per_pair = per_pair.rename(columns={"subject": "pair", "mean": "share", "size": "n_answers"})
+    agreement = [{"rater_group": ALL, **_fleiss(frame.rename(columns={"comparable": "value"}))}]
+    for group, part in sorted(frame.groupby("rater_group"), key=lambda item: str(item[0])):
+        agreement.append({"rater_group": group, **_fleiss(part.rename(columns={"comparable": "value"}))})
+    tables = {
+        "shares": shares,
+        "tests": pd.DataFrame([_test_row("comparable", test)]),
+        "pairs": per_pair[["pair", "rater_group", "share", "n_answers"]],
+        "agreement": pd.DataFrame(agreement),
+    }
+    return BlockAnalysis(block["key"], "pair_comparable", tables)
+
+
+def _pair_distance(block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
+    """The Likert alpha of Eq. 5 per rater group and condition (needs the trajectory and aggregate measures)."""
+    part = answers[answers["block"] == block["key"]]
+    wide = part.pivot_table(
+        index=["participant_id", "condition", "subject"], columns="measure", values="value", aggfunc="first"
+    )
+    if not {"trajectory", "aggregate", "overall"} <= set(wide.columns):
+        note = "No alpha: the block needs the trajectory, aggregate and overall measures."
+        return BlockAnalysis(block["key"], "pair_distance", {}, [note])
+    pairs = wide.rename(columns=LIKERT_COLUMNS)[list(LIKERT_COLUMNS.values())].reset_index()
+    pairs["rater_group"] = pairs["participant_id"].map(groups)
+    tables, tests, notes = [], [], []
+    for condition, frame in pairs.groupby("condition"):
+        try:
+            result = alpha_by_rater_group(
+                frame,
+                "rater_group",
+                n_resamples=opts.n_resamples,
+                n_permutations=opts.n_permutations,
+                seed=opts.seed,
+            )
+        except ValueError as exc:
+            notes.append(f"Condition {condition}: no alpha per rater group ({exc}).")
+            continue
+        table = result.frame().assign(condition=condition)
+        tables.append(table)
+        test = {
+            "difference": result.test.statistic,
+            "pvalue": result.test.pvalue,
+            "n_permutations": opts.n_permutations,
+        }
+        tests.append({**_test_row("alpha", test), "condition": condition})
+    out = {}
+    if tables:
+        out = {"alpha": pd.concat(tables, ignore_index=True), "tests": pd.DataFrame(tests)}
+    return BlockAnalysis(block["key"], "pair_distance", out, notes)
+
+
+# Bayesian Truth Serum -----------------------------------------------------------------------------
+
+
+# The whole study ----------------------------------------------------------------------------------
+
+
+def analyze_design(
+    spec: dict,
+    answers: pd.DataFrame,
+    questionnaire: pd.DataFrame,
+    *,
+    by: Sequence[str],
+    analyses: Mapping[str, Callable[..., "BlockAnalysis"] | str],
+    positives: Mapping[str, Positive],
+    seed: int = 1,
+    n_resamples: int = 2000,
+    n_permutations: int = 2000,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> DesignAnalysis:
+    """Every task block of a format 2 study analysed overall and per rater group (module doc).
+    ``by``: questionnaire columns (validated by the caller); ``analyses``: block key -> its analysis,
+    called as ``analysis(spec, block, answers, groups, opts)``, or the reason it has none (every task
+    block has one or the other: none is skipped); ``positives``: block key -> its BTS positive answer.
+    Participants excluded by the attention checks (``excluded`` = 1) are left out."""
+    by = tuple(by)
+    answers = answers[answers["excluded"] != 1]
+    questionnaire = questionnaire[questionnaire["participant_id"].isin(answers["participant_id"])]
+    answered = pd.Index(answers["participant_id"].unique())
+    groups = _rater_groups(questionnaire, by).reindex(answered)  # missing: no answer to a ``by`` question
+    without = int(groups.isna().sum())
+    if groups.notna().sum() == 0:
+        raise ValueError(f"no analysable participant answered {' and '.join(by)}")
+    opts = Options(n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
+    tasks = [b for b in spec["blocks"] if b["type"] == "task"]  # every block: its results or why none
+    results = []
+    for done, block in enumerate(tasks):
+        if progress:
+            progress("task blocks", done, len(tasks))
+        analysis = analyses[block["key"]]
+        if isinstance(analysis, str):
+            results.append(BlockAnalysis(block["key"], block["task"], {}, [analysis]))
+        else:
+            results.append(analysis(spec, block, answers, groups, opts))
+    if progress:
+        progress("task blocks", len(tasks), len(tasks))
+    honesty = honesty_scores(answers, positives)
+    honesty.insert(1, "rater_group", honesty["participant_id"].map(groups))
+    counts = groups.value_counts().rename_axis("rater_group").rename("n_participants").reset_index()
+    return DesignAnalysis(
+        by=by,
+        rater_groups=counts.sort_values("rater_group", ignore_index=True),
+        blocks=results,
+        honesty=honesty,
+        n_participants=len(answered),
+        n_without_group=without,
+        seed=seed,
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+    )
+
+
+def _rated(block: dict, answers: pd.DataFrame, groups: pd.Series, measure: str) -> pd.DataFrame | BlockAnalysis:
+    """The block's answers of ``measure`` with each rater's group, or the note that none has one."""
+    frame = block_answers(answers, block["key"], measure)
+    frame = frame.assign(rater_group=frame["participant_id"].map(groups))
+    if frame["rater_group"].isna().all():
+        return BlockAnalysis(block["key"], block["task"], {}, ["No answers from participants with a rater group."])
+    return frame
+
+
+def agree_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
+    """An ``agree`` block (module doc)."""
+    frame = _rated(block, answers, groups, "agree")
+    if isinstance(frame, BlockAnalysis):
+        return frame
+    return _agree(block, frame, _pool_subjects(spec, block["pool"], block.get("model")), opts)
+
+
+def rate_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
+    """A ``rate`` block (module doc)."""
+    frame = _rated(block, answers, groups, "rating")
+    if isinstance(frame, BlockAnalysis):
+        return frame
+    return _rate(block, frame, _pool_subjects(spec, block["pool"], block.get("model")), opts)
+
+
+def pair_comparable_block(
+    spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options
+) -> BlockAnalysis:
+    """A ``pair_comparable`` block (module doc)."""
+    frame = _rated(block, answers, groups, "comparable")
+    return frame if isinstance(frame, BlockAnalysis) else _pair_comparable(block, frame, opts)
+
+
+def pair_distance_block(
+    spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options
+) -> BlockAnalysis:
+    """A ``pair_distance`` block (module doc)."""
+    return _pair_distance(block, answers, groups, opts)
