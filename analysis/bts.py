@@ -282,9 +282,14 @@ class Positive(Protocol):
     """A question's positive answer: the answers of ``measure`` with ``low <= value <= high``
     (``tasks.base.BtsPositive``, from each task type)."""
 
-    measure: str
-    low: float
-    high: float
+    @property
+    def measure(self) -> str: ...
+
+    @property
+    def low(self) -> float: ...
+
+    @property
+    def high(self) -> float: ...
 
 
 def block_answers(answers: pd.DataFrame, block: str, measure: str) -> pd.DataFrame:
