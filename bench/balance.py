@@ -19,9 +19,9 @@ import django  # noqa: E402
 
 django.setup()
 
+from participation.models import Participant  # noqa: E402
 from studies.content import study_content  # noqa: E402
 from studies.services import latest_study  # noqa: E402
-from surveys.models import Participant  # noqa: E402
 
 
 def main(slug: str) -> None:

@@ -34,8 +34,9 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
-    from studies.imports import SOURCES, crowd_study_import
-    from surveys.models import Participant, Study
+    from participation.imports import SOURCES, crowd_study_import
+    from participation.models import Participant
+    from studies.models import Study
 
     call_command("migrate", verbosity=0)
     source = SOURCES["dressel-farid"]

@@ -43,10 +43,10 @@ def populate(n: int, *, wipe: bool) -> None:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
+    from participation.models import Participant
     from participation.simulate import simulate_participants
     from studies.services import study_load
     from studies.study_file import read_study_file
-    from surveys.models import Participant
 
     call_command("migrate", verbosity=0)
     if wipe:
@@ -85,8 +85,8 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
+    from participation.models import Participant
     from research.export import cached_export, export_tables
-    from surveys.models import Participant
 
     client = Client()
     client.force_login(get_user_model().objects.get(username="bench"))

@@ -13,7 +13,7 @@ urlpatterns = [
     path("upload/", study_upload_views.study_upload, name="upload"),
     path("upload/<str:digest>/", study_upload_views.study_upload_preview, name="upload-preview"),
     path("build/", include("research.study_builder_urls")),
-    path("studies/<slug:slug>/", views.dashboard, name="dashboard"),
+    path("studies/<slug:slug>/", run_views.dashboard, name="dashboard"),
     path("studies/<slug:slug>/runs/", run_views.run_list, name="runs"),
     path("studies/<slug:slug>/start/", run_views.run_start, name="start"),
     path("studies/<slug:slug>/start/<str:kind>/", run_views.run_start, name="start-run"),

@@ -13,8 +13,8 @@ from django.template.loader import get_template
 from django.urls import get_resolver
 
 from studies.content import study_content
+from studies.models import Study
 from studies.study_facts import study_facts
-from surveys.models import Study
 from tasks import REGISTRY
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from core.caching import BoundedCache, json_bytes
-from surveys.models import Participant
+from participation.models import Participant
 
 
 @dataclass(frozen=True)

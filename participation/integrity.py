@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count
 
+from participation.models import Answer, PageVisit, Participant
 from participation.pages import condition_index
 from participation.rendering import page_content_key
-from surveys.models import Answer, PageVisit, Participant, Study
+from studies.models import Study
 from tasks import task_for
 
 

@@ -19,18 +19,14 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 
 from participation.assignment import StudyFull, capacity, condition_for, item_choice
 from participation.enrolment import Enrolment
+from participation.models import Answer, PageVisit, Participant
 from participation.plan import plan_for
 from participation.sql import insert_row_if, insert_rows, update_rows
 from participation.time_limits import time_limit
 from studies.content import study_content
+from studies.models import Study
 from studies.services import latest_version
 from studies.study_facts import study_facts
-from surveys.models import (
-    Answer,
-    PageVisit,
-    Participant,
-    Study,
-)
 from tasks.base import AnswerInput
 
 

@@ -9,12 +9,12 @@ from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 
 from participation.enrolment import enrolment_of
+from participation.models import Participant
 from participation.pages import condition_index, form_answers, page_form
 from participation.services import SubmitOutcome, page_shown, page_submit, participant_arrive, participant_consent
 from simulation.effort import GenerativeModel, SimulatedParticipant
 from simulation.raters import GroupEffects, check_group_effects, default_group_effects, draw_rater
 from studies.services import latest_study
-from surveys.models import Participant
 from tasks import task_for
 
 

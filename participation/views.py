@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods
 from participation import throttle
 from participation.assignment import StudyFull
 from participation.enrolment import Enrolment, cached_enrolment
+from participation.models import Answer, Participant
 from participation.outcomes import completion_for, outcome_of, return_if_failed
 from participation.pages import condition_index, form_answers, page_form
 from participation.pilot import is_pilot_token, new_pilot_id
@@ -42,7 +43,6 @@ from participation.throttle import client_network
 from participation.time_limits import time_limit
 from studies.services import StudyNotFound, latest_version
 from studies.study_facts import StudyFacts, study_facts
-from surveys.models import Answer, Participant
 from tasks import task_for
 from tasks.attention import attention_count
 

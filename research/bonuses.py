@@ -12,9 +12,9 @@ from analysis.bts import (
     rationale_detail,
     top_bonus,
 )
+from participation.models import Participant
 from research.export import export_tables
 from studies.services import latest_study
-from surveys.models import Participant
 from tasks import bts_positives
 
 KINDS = ("honesty", "rationale")

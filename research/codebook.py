@@ -11,7 +11,7 @@ from research.export import demo_columns, table_to_csv
 from research.export_answers import FORMAT1_PAGES, is_format2
 from research.tables import COLUMNS, TASK_MEASURES, Column, tables_of
 from studies.format2 import questionnaire_columns
-from surveys.models import Study
+from studies.models import Study
 
 CODEBOOK_COLUMNS = ("table", "column", "type", "allowed_values", "meaning")
 BINARY = "0, 1"

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
-from surveys.models import Answer, Participant, Study
+from participation.models import Answer, Participant
+from studies.models import Study
 
 NO_CONDITION = "(none)"
 

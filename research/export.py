@@ -20,10 +20,11 @@ from django.db.models import Count, Max, Q, Sum
 
 from core.caching import BoundedCache
 from fairness.effort import average_acceleration
+from participation.models import Answer, PageVisit, Participant
 from research import export_answers
 from research.participant_samples import DEFAULT_SAMPLE, sample_filter
 from research.tables import COLUMNS, TABLES, tables_of
-from surveys.models import Answer, PageVisit, Participant, Study
+from studies.models import Study
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 
 from fairness.effort import average_acceleration
+from participation.models import Participant
 from studies.content import StudyContent, study_content
 from studies.format2 import questionnaire_columns
-from surveys.models import Participant, Study
+from studies.models import Study
 
 FORMAT1_PAGES = {  # page kind -> (block, task)
     "likert": ("pairs", "pair_distance"),

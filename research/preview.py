@@ -13,8 +13,8 @@ from django.views.decorators.http import require_http_methods
 from participation.pages import condition_index, page_context, page_form
 from participation.plan import build_plan
 from studies.content import study_content
+from studies.models import Study
 from studies.selectors import studies_visible_to
-from surveys.models import Study
 from tasks import block_task
 
 

@@ -8,13 +8,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from participation.models import Participant
 from participation.pilot import pilot_token
 from participation.services import pilot_participants_delete
-from research.dashboard import summarise
-from research.participant_samples import DEFAULT_SAMPLE, SAMPLES, sample_filter
+from research.participant_samples import DEFAULT_SAMPLE, SAMPLES
 from research.tables import study_tables
 from studies.selectors import can_view, latest_versions, owning_version, visible_versions
-from surveys.models import AnalysisRun, AuditRun, Calibration, Participant
 
 
 @login_required
@@ -22,7 +21,7 @@ def study_list(request: HttpRequest) -> HttpResponse:
     return render(request, "researcher/study_list.html", {"studies": latest_versions(request.user)})
 
 
-def _sample(request: HttpRequest) -> str:
+def sample_of(request: HttpRequest) -> str:
     """The ``participants`` filter of the query string (study, all, real, simulated, pilot); 404 if
     unknown. ``include_pilot=1`` without a filter, as the API takes it, means "all"."""
     default = "all" if request.GET.get("include_pilot") == "1" else DEFAULT_SAMPLE
@@ -32,43 +31,13 @@ def _sample(request: HttpRequest) -> str:
     return sample
 
 
-@login_required
-def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    versions = visible_versions(request.user, slug)
-    sample = _sample(request)
-    summary = summarise(slug, participants=sample_filter(sample))
-    start_url = request.build_absolute_uri(reverse("surveys:start", args=[slug]))
-    return render(
-        request,
-        "researcher/dashboard.html",
-        {
-            "study": versions[0],
-            "versions": versions,
-            "sample": sample,
-            "samples": SAMPLES,
-            "summary": summary,
-            "status_table": summary.by_condition_status,
-            "tables": study_tables(slug),
-            "latest_run": AnalysisRun.objects.filter(study__in=versions).first(),
-            "latest_audit": AuditRun.objects.filter(study__in=versions).select_related("condition").first(),
-            "calibrations": Calibration.objects.filter(study__in=versions)
-            .select_related("condition")
-            .order_by("kind", "condition__key", "-version"),
-            "start_url": start_url,
-            "prolific_url": start_url
-            + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
-            **_pilot_context(request, versions),
-        },
-    )
-
-
 def _may_manage(user, study) -> bool:
     """Removing participants is for the study's owner (its first version's; and superusers), not collaborators."""
     owning = owning_version(study.slug)
     return bool(user.is_superuser or (owning is not None and owning.owner_id == user.pk))
 
 
-def _pilot_context(request: HttpRequest, versions) -> dict:
+def pilot_context(request: HttpRequest, versions) -> dict:
     slug = versions[0].slug
     return {
         "pilot_url": request.build_absolute_uri(reverse("surveys:start", args=[slug])) + f"?pilot={pilot_token(slug)}",
@@ -109,7 +78,7 @@ def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> Ht
         raise Http404("No such export.")
     from research.export import cached_export, table_to_csv, table_to_json  # pandas only for a download
 
-    sample = _sample(request)
+    sample = sample_of(request)
     frame = getattr(cached_export(slug, sample), table)
     body = table_to_csv(frame) if fmt == "csv" else table_to_json(frame)
     response = HttpResponse(body, content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/json")

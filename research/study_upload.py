@@ -19,9 +19,9 @@ from django.utils import timezone
 
 from participation.plan import build_plan
 from studies.format2 import condition_summary
+from studies.models import Study
 from studies.services import StudyLoadResult, may_load_version, spec_digest, study_holder, study_load
 from studies.study_file import InvalidStudyFile, StudyFileProblem, read_study_text
-from surveys.models import Study
 from tasks.attention import attention_count
 
 STASH_PREFIX = "study-uploads"

@@ -11,9 +11,9 @@ import pandas as pd
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from participation.models import Answer, Participant
 from participation.outcomes import review
 from participation.time_limits import time_limit
-from surveys.models import Answer, Participant
 
 COLUMNS = ("PROLIFIC_PID", "SESSION_ID", "action", "reason")
 ACTION_ORDER = {"approve": 0, "return": 1, "reject": 2}

@@ -4,7 +4,7 @@
 the export itself (``research.export``)."""
 
 from core.columns import Column
-from surveys.models import Study
+from studies.models import Study
 from tasks import TASK_TYPES, block_task
 
 COLUMNS: dict[str, dict[str, Column]] = {

@@ -12,13 +12,14 @@ from fairness.rater_groups import ALL
 from research.export import export_tables
 from runs.calibrations import calibration_create
 from runs.design_analysis import study_analysis
+from runs.models import AnalysisRun
 from runs.provenance import study_provenance
 from runs.reports.design import write_design_report
 from runs.reports.effort import write_report
 from runs.storage import delete_prefix, new_prefix, store_directory
 from studies.format2 import check_by
+from studies.models import Study
 from studies.services import latest_study
-from surveys.models import AnalysisRun, Study
 
 
 def analysis_run_create(

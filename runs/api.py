@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from research.api.views import latest_visible
-from runs.models import Job
+from runs.models import AnalysisRun, AuditRun, Job
 from runs.selectors import jobs_visible_to
 from runs.serializers import (
     AnalysisRequestSerializer,
@@ -25,7 +25,6 @@ from runs.serializers import (
 )
 from runs.services import job_create
 from runs.storage import RunStorageError
-from surveys.models import AnalysisRun, AuditRun
 
 
 class StorageUnavailable(APIException):

@@ -9,11 +9,11 @@ from django.db import transaction
 from fairness.model_audit import audit, read_subjects
 from research.export import export_tables
 from runs.calibrations import calibration_create, study_condition
+from runs.models import AuditRun, Calibration
 from runs.provenance import CalibrationUsed, participant_counts, study_provenance
 from runs.reports.audit import write_audit_report
 from runs.storage import delete_prefix, new_prefix, store_directory
 from studies.services import latest_study
-from surveys.models import AuditRun, Calibration
 
 
 class AuditError(ValueError):

@@ -5,7 +5,8 @@ that two runs finishing at the same moment get consecutive versions instead of o
 from django.db import transaction
 from django.db.models import Max
 
-from surveys.models import Calibration, Condition, Study
+from runs.models import Calibration
+from studies.models import Condition, Study
 
 
 def study_condition(study: Study, key: str) -> Condition:

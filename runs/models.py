@@ -8,6 +8,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from studies.models import Condition, Study
+
 
 class Job(models.Model):
     class Kind(models.TextChoices):
@@ -26,7 +28,7 @@ class Job(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     kind = models.CharField(max_length=32, choices=Kind.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    study = models.ForeignKey("surveys.Study", null=True, blank=True, on_delete=models.CASCADE, related_name="jobs")
+    study = models.ForeignKey("studies.Study", null=True, blank=True, on_delete=models.CASCADE, related_name="jobs")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     params = models.JSONField(default=dict, help_text="The job's options as given (files by their storage name).")
     inputs = models.JSONField(default=dict, help_text="Uploaded files: field name -> storage name.")
@@ -51,3 +53,76 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.id} ({self.status})"
+
+
+class AnalysisRun(models.Model):
+    """One run of the study pipeline (``analyze_study``): where its report is and what it found."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="analysis_runs")
+    seed = models.BigIntegerField()
+    n_resamples = models.PositiveIntegerField()
+    files_prefix = models.CharField(max_length=500, help_text="Storage folder of the report files.")
+    results = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "surveys_analysisrun"  # the table keeps its name from before the app owned it
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.study} analysis (seed {self.seed})"
+
+
+class Calibration(models.Model):
+    """A human-calibrated effort weight alpha for one condition, versioned per study, kind and condition."""
+
+    class Kind(models.TextChoices):
+        LIKERT = "likert", "Likert regression (Eq. 5)"
+        DISAGREEMENT = "disagreement", "Yes/no disagreement feedback"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="calibrations")
+    analysis_run = models.ForeignKey(
+        AnalysisRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="calibrations"
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    condition = models.ForeignKey(Condition, on_delete=models.RESTRICT, related_name="calibrations")
+    version = models.PositiveIntegerField()
+    alpha = models.FloatField(help_text="Weight of trajectory (effort) distance; 1 - alpha weights the aggregate.")
+    ci_low = models.FloatField()
+    ci_high = models.FloatField()
+    a1 = models.FloatField(null=True, blank=True, help_text="Coefficient of aggregate distance d_S")
+    a2 = models.FloatField(null=True, blank=True, help_text="Coefficient of trajectory distance d_E")
+    n_participants = models.PositiveIntegerField()
+    seed = models.BigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "surveys_calibration"  # the table keeps its name from before the app owned it
+        ordering = ["study", "kind", "condition__key", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "kind", "condition", "version"], name="calibration_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} {self.kind}/{self.condition.key} v{self.version}: alpha={self.alpha:.4f}"
+
+
+class AuditRun(models.Model):
+    """One ``audit_models`` run: the models compared, under which weights, and where the report is."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="audit_runs")
+    condition = models.ForeignKey(Condition, on_delete=models.RESTRICT, related_name="audit_runs")
+    subjects_file = models.CharField(max_length=500)
+    likert_calibration = models.ForeignKey(
+        Calibration, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    files_prefix = models.CharField(max_length=500, help_text="Storage folder of the report files.")
+    results = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "surveys_auditrun"  # the table keeps its name from before the app owned it
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.study} audit ({self.condition.key})"

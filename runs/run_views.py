@@ -14,7 +14,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from runs.models import Job
+from research.dashboard import summarise
+from research.participant_samples import SAMPLES, sample_filter
+from research.researcher_views import pilot_context, sample_of
+from research.tables import study_tables
+from runs.models import AnalysisRun, AuditRun, Calibration, Job
 from runs.selectors import jobs_visible_to
 from runs.serializers import (
     AnalysisRequestSerializer,
@@ -25,7 +29,6 @@ from runs.services import job_create
 from runs.storage import RunStorageError, list_files
 from studies.format2 import questionnaire_questions
 from studies.selectors import studies_visible_to, visible_versions
-from surveys.models import AnalysisRun, AuditRun, Calibration
 
 # URL name of a run kind -> (job kind, the API's serializer of its options, its uploaded files)
 STARTABLE = {
@@ -173,3 +176,33 @@ def audit_file(request: HttpRequest, run_id: int, filename: str) -> HttpResponse
 def job_file(request: HttpRequest, job_id, filename: str) -> HttpResponse:
     job = jobs_visible_to(request.user).filter(pk=job_id).first()
     return _serve_stored(job.files_prefix if job else None, filename)
+
+
+@login_required
+def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    versions = visible_versions(request.user, slug)
+    sample = sample_of(request)
+    summary = summarise(slug, participants=sample_filter(sample))
+    start_url = request.build_absolute_uri(reverse("surveys:start", args=[slug]))
+    return render(
+        request,
+        "researcher/dashboard.html",
+        {
+            "study": versions[0],
+            "versions": versions,
+            "sample": sample,
+            "samples": SAMPLES,
+            "summary": summary,
+            "status_table": summary.by_condition_status,
+            "tables": study_tables(slug),
+            "latest_run": AnalysisRun.objects.filter(study__in=versions).first(),
+            "latest_audit": AuditRun.objects.filter(study__in=versions).select_related("condition").first(),
+            "calibrations": Calibration.objects.filter(study__in=versions)
+            .select_related("condition")
+            .order_by("kind", "condition__key", "-version"),
+            "start_url": start_url,
+            "prolific_url": start_url
+            + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
+            **pilot_context(request, versions),
+        },
+    )

@@ -3,7 +3,7 @@
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
-from surveys.models import Study
+from studies.models import Study
 
 
 def owning_versions() -> QuerySet[Study]:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Q
 
+from studies.models import Condition, Study
 from studies.selectors import owning_version
 from studies.study_file import validate_study
-from surveys.models import Condition, Study
 
 
 class StudyNotFound(LookupError):

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from core.caching import BoundedCache, json_bytes
-from surveys.models import Condition, Study
+from studies.models import Condition, Study
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (sim
 
 @dataclass(frozen=True)
 class AnswerInput:
-    """One answer a page stores (``surveys.models.Answer``): its question key (``tasks.questions``),
+    """One answer a page stores (``participation.models.Answer``): its question key (``tasks.questions``),
     measure (one of its task type's ``measures``), the set and subject it is about, and its value."""
 
     question: str

@@ -9,10 +9,10 @@ from django.db import IntegrityError, transaction
 from django.template.loader import get_template
 from django.utils.module_loading import import_string
 
+from participation.models import Answer
 from runs.report_explanations import DESIGN
 from runs.reports.design import DESIGN_COLUMNS, DESIGN_HEADINGS
 from studies.builder import TEMPLATES
-from surveys.models import Answer
 from tasks import BLOCK_TASKS, MEASURES, REGISTRY, TASK_TYPES, block_task
 from tasks.base import BlockTask, BtsPositive, TaskType
 
@@ -87,7 +87,7 @@ def test_bts_positive_answers():
 
 
 def test_the_database_refuses_a_measure_no_task_type_writes(db, demo_study):
-    from surveys.models import Participant
+    from participation.models import Participant
 
     constraint = next(c for c in Answer._meta.constraints if c.name == "answer_measure_known")
     assert set(dict(constraint.condition.children)["measure__in"]) == set(MEASURES)

@@ -26,7 +26,7 @@ def test_warm_up_builds_the_newest_studies_content_and_closes_its_connection():
 def test_warm_up_without_a_database_leaves_the_studies_to_the_first_requests(monkeypatch, caplog):
     from django.db import DatabaseError
 
-    from surveys.models import Study
+    from studies.models import Study
 
     def unavailable(*args, **kwargs):
         raise DatabaseError("connection refused")

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from surveys.models import Condition, Study
+from studies.models import Condition, Study
 
 
 class ConditionSerializer(serializers.ModelSerializer):

@@ -16,8 +16,8 @@ from research.api.serializers import (
 )
 from research.participant_samples import DEFAULT_SAMPLE
 from research.tables import TABLES, study_tables
+from studies.models import Study
 from studies.selectors import latest_versions, visible_versions
-from surveys.models import Study
 
 INCLUDE_PILOT = OpenApiParameter(
     "include_pilot", OpenApiTypes.BOOL, OpenApiParameter.QUERY, description="Also pilot participants (default false)."

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from surveys.models import Answer, Participant
+from participation.models import Answer, Participant
 from tests.participation.format2_helpers import EXAMPLE
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from participation.integrity import check_integrity
+from participation.models import Answer, Participant
 from participation.simulate import simulate_participants
 from studies.services import study_load
-from surveys.models import Answer, Participant
 
 BUNDLED = Path(__file__).resolve().parents[2] / "studies" / "bundled" / "disagreement_synthetic.json"
 

@@ -3,7 +3,7 @@
 import pytest
 from django.contrib.auth import get_user_model
 
-from surveys.models import Answer, PageVisit, Participant
+from participation.models import Answer, PageVisit, Participant
 
 
 def _login(client, username: str, **flags):

@@ -6,11 +6,12 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from fairness.rater_groups import rater_group_difference_test
+from participation.models import Answer, Participant
 from participation.simulate import simulate_participants
 from studies.demo_study import build_demo_study
+from studies.models import Study
 from studies.services import spec_digest, study_load
 from studies.study_file import validate_study
-from surveys.models import Answer, Participant, Study
 
 QUESTIONNAIRE = {
     "key": "about",

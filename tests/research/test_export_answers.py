@@ -10,13 +10,14 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from participation.enrolment import enrolment_of
+from participation.models import Answer, Participant
 from participation.services import AnswerInput, page_submit
 from participation.simulate import simulate_participants
 from research.codebook import codebook_of
 from research.export import COLUMNS, TABLES, export_tables, write_exports
+from studies.models import Condition, Study
 from studies.services import spec_digest
 from studies.study_file import validate_study
-from surveys.models import Answer, Condition, Participant, Study
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.django_db

@@ -16,9 +16,10 @@ from django.db import connection
 
 from participation.integrity import check_integrity
 from participation.loadclient import HTTPParticipant
+from participation.models import Answer, PageVisit, Participant
 from runs.models import Job
+from studies.models import Study
 from studies.services import study_load
-from surveys.models import Answer, PageVisit, Participant, Study
 from tests.conftest import ROOT
 from tests.surveys.test_faults import GUNICORN, free_port, server_env, start_server
 

@@ -8,9 +8,11 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
+from participation.models import Answer, Participant
+from runs.models import AnalysisRun
+from studies.models import Condition, Study
 from studies.services import spec_digest
 from studies.study_file import validate_study
-from surveys.models import AnalysisRun, Answer, Condition, Participant, Study
 from tests.runs.test_design_analysis import design_spec, simulate
 
 MARKUP = "<i>judge</i>"  # a questionnaire option with markup: every page must show it as text

@@ -14,9 +14,8 @@ from rest_framework.test import APIClient
 
 from participation.simulate import simulate_participants
 from runs.analysis_runs import analysis_run_create
-from runs.models import Job
+from runs.models import AnalysisRun, AuditRun, Calibration, Job
 from runs.storage import list_files
-from surveys.models import AnalysisRun, AuditRun, Calibration
 from tests.conftest import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)

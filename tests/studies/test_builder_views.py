@@ -9,8 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from studies.models import Study
 from studies.synthetic_defendants import PROFILE, draw_defendants
-from surveys.models import Study
 
 pytestmark = pytest.mark.django_db
 

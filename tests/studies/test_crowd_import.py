@@ -11,11 +11,11 @@ from django.core.management import CommandError, call_command
 from fairness.datasets import load_dressel_farid, load_dressel_farid_workers
 from fairness.disagreement import disagreement_notions
 from fairness.rater_groups import ALL, notions_by_rater_group
+from participation.imports import crowd_study_import
+from participation.models import Answer, Participant
 from research.export import export_tables
 from runs.design_analysis import study_analysis
 from runs.reports.design import design_results
-from studies.imports import crowd_study_import
-from surveys.models import Answer, Participant
 from tests.conftest import REFERENCE_DATA
 
 DRESSEL = REFERENCE_DATA / "dressel_farid"

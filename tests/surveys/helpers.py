@@ -3,9 +3,9 @@
 from django.utils.datastructures import MultiValueDict
 
 from participation.enrolment import enrolment_of
+from participation.models import Participant
 from participation.pages import condition_index, form_answers, page_form
 from participation.services import page_submit, participant_arrive, participant_consent
-from surveys.models import Participant
 
 
 def valid_data(page: dict, index) -> dict:

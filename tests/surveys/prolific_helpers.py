@@ -4,10 +4,11 @@ taking them to the end with some attention checks failed."""
 from django.test import Client
 
 from participation.enrolment import enrolment_of
+from participation.models import Participant
 from participation.pages import condition_index
 from participation.services import AnswerInput, page_submit
+from studies.models import Study
 from studies.services import study_load
-from surveys.models import Participant, Study
 from tests.surveys.helpers import answers_for, valid_data
 
 CODES = {"completed": "COMP1", "failed_attention": "FAIL1", "screened_out": "SCRN1"}

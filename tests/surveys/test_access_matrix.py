@@ -4,9 +4,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from participation.models import Participant
 from participation.simulate import simulate_participants
 from runs.models import Job
-from surveys.models import Participant
 from tests.surveys.helpers import answer_pages
 
 pytestmark = pytest.mark.django_db

@@ -2,7 +2,7 @@ import pytest
 
 from participation.simulate import simulate_participants
 from runs.analysis_runs import analysis_run_create
-from surveys.models import Calibration
+from runs.models import Calibration
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +49,7 @@ def test_dashboard_links_the_latest_report(client, demo_study, researcher, other
 def test_completed_participants_by_default_and_the_report_counts_the_dropped(demo_study, tmp_path):
     from django.core.management import call_command
 
-    from surveys.models import Participant
+    from participation.models import Participant
 
     demo_study.spec["bonus"]["honesty"]["min_respondents"] = 2  # 16 participants: a handful per BTS question
     demo_study.save(update_fields=["spec"])

@@ -5,7 +5,8 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from participation.simulate import simulate_participants
-from surveys.models import AuditRun, Calibration, Condition
+from runs.models import AuditRun, Calibration
+from studies.models import Condition
 
 pytestmark = pytest.mark.django_db
 

@@ -5,9 +5,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from participation.models import Participant
 from participation.simulate import simulate_participants
 from research.bonuses import bonus_table
-from surveys.models import Participant
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 
 from participation.enrolment import enrolment_of
+from participation.models import Answer, PageVisit, Participant
 from participation.services import SubmitOutcome, page_submit, participant_arrive, participant_consent
-from surveys.models import Answer, PageVisit, Participant
 from tests.surveys.helpers import answer_pages, answers_for, consented
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,7 +12,7 @@ import pytest
 
 from participation.simulate import simulate_participants
 from runs.models import Job
-from surveys.models import Study
+from studies.models import Study
 from tests.conftest import DEMO_FILE, run_jobs
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 

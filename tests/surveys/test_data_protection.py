@@ -3,9 +3,9 @@ from django.core.management import call_command
 from django.db import OperationalError
 from django.test import Client
 
+from participation.models import Answer, PageVisit, Participant
 from participation.simulate import simulate_participants
 from research.export import export_tables
-from surveys.models import Answer, PageVisit, Participant
 from tests.surveys.helpers import answer_pages, consented, participant_session
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from django.db import connections
 
+from participation.models import Participant
 from research.export import export_tables
-from surveys.models import Participant
 from tests.conftest import required
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -15,7 +15,7 @@ from django.db import connection
 
 from participation.integrity import check_integrity
 from participation.loadclient import HTTPParticipant
-from surveys.models import Participant
+from participation.models import Participant
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)

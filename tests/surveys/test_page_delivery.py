@@ -5,11 +5,11 @@ import re
 import pytest
 from django.template.loader import render_to_string
 
+from participation.models import Answer, PageVisit, Participant
 from participation.pages import condition_index, page_context, page_form
 from participation.rendering import resume_html
 from participation.sql import insert_rows, update_rows
 from studies.study_facts import study_facts
-from surveys.models import Answer, PageVisit, Participant
 from tests.surveys.helpers import answer_pages, consented, participant_session, valid_data
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 
+from participation.models import Answer, Participant
 from participation.services import clean_resume_code
-from surveys.models import Answer, Participant
 from tests.surveys.helpers import answer_pages, participant_session
 
 pytestmark = pytest.mark.django_db

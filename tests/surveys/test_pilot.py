@@ -10,10 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from participation.models import Answer, Participant
 from participation.pilot import pilot_token
 from participation.simulate import simulate_participants
 from research.export import export_tables
-from surveys.models import Answer, Participant
 from tests.surveys.helpers import answer_pages, consented
 
 pytestmark = pytest.mark.django_db

@@ -5,6 +5,7 @@ import html
 
 import pytest
 
+from participation.models import Answer
 from participation.outcomes import (
     DEFAULT_FAILED_ATTENTION_MESSAGE,
     DEFAULT_SCREENED_OUT_MESSAGE,
@@ -13,7 +14,6 @@ from participation.outcomes import (
     review,
 )
 from studies.study_file import InvalidStudyFile, validate_study
-from surveys.models import Answer
 from tests.surveys.prolific_helpers import CODES, arrive, finish, load_variant, post_page
 
 pytestmark = pytest.mark.django_db

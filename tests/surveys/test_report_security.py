@@ -13,10 +13,10 @@ from rest_framework.test import APIClient
 from fairness.model_audit import Subjects, SubjectsFileError, audit, read_subjects
 from participation.simulate import simulate_participants
 from runs.audit_runs import audit_run_create
+from runs.models import AuditRun
 from runs.reports.audit import write_audit_report
 from runs.reports.base import Case, Section, figure_context, format_value, render_report, table_context
 from runs.reports.parity import write_dp_report
-from surveys.models import AuditRun
 from tests.conftest import run_jobs
 
 ROOT = Path(__file__).resolve().parents[2]

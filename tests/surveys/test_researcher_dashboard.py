@@ -14,13 +14,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 
+from participation.models import Participant
 from participation.simulate import simulate_participants
 from research.dashboard import summarise
 from research.export import export_tables
 from research.participant_samples import SAMPLES, sample_filter
 from research.study_upload import spec_changes
 from runs.models import Job
-from surveys.models import Participant, Study
+from studies.models import Study
 from tests.conftest import DEMO_FILE, run_jobs
 from tests.surveys.helpers import answer_pages, consented
 

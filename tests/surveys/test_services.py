@@ -4,6 +4,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from participation.enrolment import enrolment_of
+from participation.models import Answer, PageVisit, Participant
 from participation.plan import build_plan
 from participation.services import (
     InvalidParticipantId,
@@ -12,8 +13,8 @@ from participation.services import (
     participant_arrive,
     participant_consent,
 )
+from studies.models import Study
 from studies.services import StudyNotFound, study_load
-from surveys.models import Answer, PageVisit, Participant, Study
 from tests.surveys.helpers import answer_pages, answers_for, consented
 
 pytestmark = pytest.mark.django_db

@@ -6,10 +6,12 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection
 from django.db.migrations.executor import MigrationExecutor
 
+from participation.models import Answer, Participant
 from participation.plan import build_plan
 from runs.calibrations import calibration_create
+from runs.models import AuditRun, Calibration
+from studies.models import Condition, Study
 from studies.services import _create_study_rows, study_load
-from surveys.models import Answer, AuditRun, Calibration, Condition, Participant, Study
 from tasks.questions import attention_question, pair_question
 from tests.surveys.helpers import answer_pages, consented
 

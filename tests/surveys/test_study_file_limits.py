@@ -7,8 +7,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from studies.models import Study
 from studies.study_file import InvalidStudyFile, read_study_file, validate_study
-from surveys.models import Study
 from tests.conftest import DEMO_FILE
 
 

@@ -8,8 +8,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from participation.services import participant_arrive
+from studies.models import Study
 from studies.services import StudyOwnedByOther, study_load
-from surveys.models import Study
 
 
 def _edited(spec: dict) -> dict:

@@ -9,9 +9,9 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
+from participation.models import Participant
 from participation.services import participant_arrive, participant_consent, participant_withdraw
 from research.submissions import submissions_table
-from surveys.models import Participant
 from tests.surveys.prolific_helpers import answer_all_but_last, arrive, finish, load_variant
 
 pytestmark = pytest.mark.django_db

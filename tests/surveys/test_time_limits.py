@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from participation.models import Answer, Participant
 from participation.services import participant_arrive, participant_consent
-from surveys.models import Answer, Participant
 from tests.surveys.helpers import consented
 from tests.surveys.prolific_helpers import arrive, finish, load_variant, post_page
 

@@ -3,7 +3,7 @@
 import pytest
 from django.test import Client
 
-from surveys.models import Answer, Participant
+from participation.models import Answer, Participant
 from tests.surveys.helpers import answer_pages, participant_session
 
 pytestmark = pytest.mark.django_db

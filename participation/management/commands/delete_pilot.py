@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from participation.services import pilot_participants_delete
-from surveys.models import Study
+from studies.models import Study
 
 
 class Command(BaseCommand):

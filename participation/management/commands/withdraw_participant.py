@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
+from participation.models import Participant
 from participation.services import InvalidParticipantId, normalise_external_id, participant_withdraw
-from surveys.models import Participant
 
 
 class Command(BaseCommand):

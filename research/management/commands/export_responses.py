@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from research.export import export_tables, write_exports
-from surveys.models import Study
+from studies.models import Study
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from research.export import table_to_csv
 from research.submissions import submissions_table
-from surveys.models import Study
+from studies.models import Study
 
 
 class Command(BaseCommand):

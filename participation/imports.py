@@ -24,8 +24,9 @@ from fairness.datasets import (
     load_dressel_farid_defendants,
     load_dressel_farid_workers,
 )
+from participation.models import Answer, Participant
+from studies.models import Study
 from studies.services import study_load
-from surveys.models import Answer, Participant, Study
 from tasks.questions import questionnaire_question, task_question
 
 REFERENCE_DATA = Path(settings.BASE_DIR).parent / "shared" / "reference-data"

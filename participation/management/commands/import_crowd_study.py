@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from studies.imports import SOURCES, crowd_study_import
+from participation.imports import SOURCES, crowd_study_import
 from studies.management.owner import owner_named
 from studies.services import StudyOwnedByOther
 from studies.study_file import InvalidStudyFile

@@ -7,7 +7,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from surveys.models import AnalysisRun, AuditRun, Participant
+from participation.models import Participant
+from runs.models import AnalysisRun, AuditRun
 
 DEMO_FILE = Path(settings.BASE_DIR) / "studies" / "bundled" / "effort_demo.json"
 PASSWORD_FILE = Path(settings.BASE_DIR) / ".demo-password"

@@ -1,0 +1,161 @@
+"""Who took part and what they answered: participants, their page visits and their answers.
+
+Rules that must never break are database constraints as well as service checks: one answer per
+participant and question, only the measures of registered task types, numbers in the range of their
+measure."""
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from studies.models import Condition, Study
+from tasks import MEASURES, TASK_TYPES
+
+
+class Participant(models.Model):
+    class Status(models.TextChoices):
+        ARRIVED = "arrived", "Arrived (consent pending)"
+        DECLINED = "declined", "Declined consent"
+        ACTIVE = "active", "In progress"
+        COMPLETED = "completed", "Completed"
+        WITHDRAWN = "withdrawn", "Withdrew (answers deleted)"
+        TIMED_OUT = "timed_out", "Timed out (past the study's time limit)"
+        SCREENED_OUT = "screened_out", "Screened out"
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
+    condition = models.ForeignKey(
+        Condition, null=True, blank=True, on_delete=models.PROTECT, related_name="participants"
+    )
+    external_id = models.CharField(max_length=128, help_text="PROLIFIC_PID or participant_label, as received.")
+    pseudonym = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    prolific_study_id = models.CharField(max_length=128, blank=True)
+    prolific_session_id = models.CharField(max_length=128, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ARRIVED)
+    seed = models.BigIntegerField(help_text="Seed of this participant's randomised order.")
+    plan = models.JSONField(default=list, blank=True, help_text="The ordered pages this participant is shown.")
+    position = models.PositiveIntegerField(default=0, help_text="Index in plan of the first unanswered page.")
+    ticket = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Place in the study version's assignment sequence (participation.assignment), which fixes the "
+        "condition and the sampled items; empty for pilots, before consent, and once a drop-out's place went to "
+        "another participant.",
+    )
+    simulated = models.BooleanField(default=False)
+    pilot = models.BooleanField(
+        default=False, help_text="Came through the researcher's pilot link: left out of balance, exports and analyses."
+    )
+    arrived_at = models.DateTimeField(default=timezone.now)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    resume_code_hash = models.CharField(
+        max_length=64, blank=True, help_text="Keyed hash (HMAC) of the resume code shown to the participant."
+    )
+    resume_failures = models.PositiveSmallIntegerField(default=0, help_text="Wrong resume codes in a row.")
+    resume_failed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "surveys_participant"  # the table keeps its name from before the app owned it
+        ordering = ["study", "arrived_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "external_id"], name="participant_external_id_unique"),
+            models.UniqueConstraint(fields=["study", "ticket"], name="participant_ticket_unique"),
+            models.CheckConstraint(
+                condition=Q(status__in=["arrived", "declined"]) | Q(condition__isnull=False),
+                name="participant_active_has_condition",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["study", "condition", "status"]),
+            models.Index(fields=["study", "status", "arrived_at"], name="participant_gone_lookup"),
+        ]
+
+    def __str__(self) -> str:
+        return str(self.pseudonym)
+
+
+class PageVisit(models.Model):
+    """When a page was first shown and when it was submitted (time spent = the difference)."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="visits")
+    page = models.CharField(max_length=120)
+    first_shown_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    refusals = models.PositiveIntegerField(default=0, help_text="Submissions refused by validation.")
+
+    class Meta:
+        db_table = "surveys_pagevisit"  # the table keeps its name from before the app owned it
+        ordering = ["participant", "first_shown_at"]
+        constraints = [models.UniqueConstraint(fields=["participant", "page"], name="page_visit_unique")]
+
+    def __str__(self) -> str:
+        return self.page
+
+    @property
+    def seconds(self) -> float | None:
+        if self.submitted_at is None:
+            return None
+        return (self.submitted_at - self.first_shown_at).total_seconds()
+
+
+# Answer.measure: every measure a registered task type writes (``TaskType.measures``), with its meaning.
+# (A measure several types write, such as "prediction", keeps the meaning of the first type that has it.)
+_MEANINGS: dict[str, str] = {}
+for _task in TASK_TYPES:
+    for _measure, _column in _task.measures.items():
+        _MEANINGS.setdefault(_measure, _column.meaning)
+MEASURE_CHOICES = [(measure, _MEANINGS[measure]) for measure in MEASURES]
+
+
+LIKERT_MEASURES = ("trajectory", "aggregate", "overall")
+
+
+class Answer(models.Model):
+    """One answer to one question. ``number`` holds numeric answers, ``text`` the rest."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="answers")
+    page = models.CharField(max_length=120)
+    question = models.CharField(max_length=160)
+    measure = models.CharField(max_length=16, choices=MEASURE_CHOICES)
+    set_key = models.CharField(max_length=40, blank=True)
+    subject_key = models.CharField(max_length=40, blank=True)
+    number = models.FloatField(null=True, blank=True)
+    text = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "surveys_answer"  # the table keeps its name from before the app owned it
+        ordering = ["participant", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "question"], name="one_answer_per_question"),
+            # Only the measures of registered task types: a task type writing another is refused by the
+            # database, not only by the form (a new measure needs a migration: makemigrations --check in CI).
+            models.CheckConstraint(condition=Q(measure__in=MEASURES), name="answer_measure_known"),
+            models.CheckConstraint(
+                condition=~Q(measure__in=LIKERT_MEASURES) | Q(number__gte=1, number__lte=11),
+                name="answer_likert_range",
+            ),
+            models.CheckConstraint(
+                condition=~Q(measure="prediction") | Q(number__gte=0, number__lte=100), name="answer_percent_range"
+            ),
+            models.CheckConstraint(
+                condition=~Q(measure__in=["k_score", "fair_score"]) | Q(number__gte=0, number__lte=1),
+                name="answer_score_range",
+            ),
+            models.CheckConstraint(
+                condition=~Q(measure__in=["k_accept", "agree", "attention", "comparable"]) | Q(number__in=[0, 1]),
+                name="answer_binary",
+            ),
+            models.CheckConstraint(
+                condition=~Q(measure__in=["confidence", "strength"]) | Q(number__gte=1, number__lte=5),
+                name="answer_sureness_range",
+            ),
+        ]
+        indexes = [models.Index(fields=["participant", "measure"])]
+
+    def __str__(self) -> str:
+        return self.question

@@ -1,0 +1,62 @@
+"""What a study is: its stored versions (one per changed study file) and their between-subjects
+conditions. One version number per slug is a database constraint."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Study(models.Model):
+    """One version of a study file. A changed file for a study with answers becomes a new version."""
+
+    slug = models.SlugField(max_length=60)
+    version = models.PositiveIntegerField(default=1)
+    title = models.CharField(max_length=200)
+    spec = models.JSONField(help_text="The validated study file, defaults filled in.")
+    spec_hash = models.CharField(max_length=64)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_studies"
+    )
+    collaborators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies")
+    created_at = models.DateTimeField(auto_now_add=True)
+    tickets_issued = models.PositiveIntegerField(
+        default=0,
+        editable=False,
+        help_text="How many places of the assignment sequence consenting participants took: the next ticket "
+        "(participation.assignment).",
+    )
+
+    class Meta:
+        db_table = "surveys_study"  # the table keeps its name from before the app owned it
+        ordering = ["slug", "-version"]
+        constraints = [models.UniqueConstraint(fields=["slug", "version"], name="study_slug_version_unique")]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return f"{self.slug} v{self.version}"
+
+
+class Condition(models.Model):
+    """A between-subjects condition of a study version (participants point at it; its content is in
+    ``Study.spec``). Format 1 conditions name the effort feature shown; format 2 conditions have only a
+    key, a label and an optional cap on participants."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="conditions")
+    key = models.CharField(max_length=40)
+    label = models.CharField(max_length=200)
+    feature = models.CharField(max_length=100, blank=True, help_text="Format 1: the effort feature shown.")
+    unit = models.CharField(max_length=40, blank=True, help_text="Format 1: the feature's unit.")
+    desirable = models.BooleanField(null=True, blank=True, help_text="Format 1: whether more of the feature is good.")
+    cap = models.PositiveIntegerField(null=True, blank=True, help_text="Most participants assigned (format 2).")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        db_table = "surveys_condition"  # the table keeps its name from before the app owned it
+        ordering = ["study", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "key"], name="condition_key_unique"),
+            models.CheckConstraint(condition=Q(cap__isnull=True) | Q(cap__gte=1), name="condition_cap_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study} / {self.key}"
