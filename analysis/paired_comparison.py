@@ -16,7 +16,9 @@ With item strengths s (one per item, the reference item's fixed at 0) and d = s_
 The log-likelihood sum_c log P(outcome of comparison c) is maximised by Newton-Raphson with
 step halving over the counts aggregated per unordered pair (all three are concave in (s, log nu)),
 with the analytic gradient and Hessian (a weighted graph Laplacian). Standard errors are Wald:
-the inverse of the observed information with the reference row and column removed; they are
+the inverse of the information with the reference row and column removed (observed information,
+which for logit and Davidson's model equals the expected one; for probit the expected (Fisher)
+information n phi(d)^2 / (Phi(d) Phi(-d)) per pair, as R's glm and BTm report); they are
 the standard errors of s_i - s_reference, so they depend on the reference (differences do not).
 
 Maximum likelihood strengths are finite exactly when the comparison graph is connected and,
@@ -256,11 +258,12 @@ def _check_estimable(pairs: _Pairs, items: pd.Index) -> None:
 
 
 def _pair_terms(
-    model: str, d: np.ndarray, pairs: _Pairs, log_nu: float | None
+    model: str, d: np.ndarray, pairs: _Pairs, log_nu: float | None, expected: bool = False
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """Per-pair log-likelihood sum, dl/dd, -d2l/dd2, and with ties dl/dtheta, d2l/dd dtheta, -d2l/dtheta2.
 
-    d = s_a - s_b, theta = log nu.
+    d = s_a - s_b, theta = log nu. ``expected``: the probit information E[-d2l/dd2] = n phi^2 / (Phi(d) Phi(-d))
+    instead of the observed one (logit and Davidson are exponential families in (d, theta): the same).
     """
     na, nb = pairs.wins_a, pairs.wins_b
     if log_nu is not None:  # Davidson: P(a) = e^{d/2}/D, P(b) = e^{-d/2}/D, P(tie) = nu/D, D = 2cosh(d/2) + nu
@@ -290,15 +293,25 @@ def _pair_terms(
     mills_p, mills_q = np.exp(log_phi - log_p), np.exp(log_phi - log_q)  # phi/Phi(d), phi/Phi(-d)
     loglik = float(np.sum(na * log_p + nb * log_q))
     grad = na * mills_p - nb * mills_q
+    if expected:
+        info = (na + nb) * np.exp(2 * log_phi - log_p - log_q)
+        return loglik, grad, info, None, None, None
     info = na * mills_p * (d + mills_p) + nb * mills_q * (mills_q - d)
     return loglik, grad, info, None, None, None
 
 
 def _newton_system(
-    model: str, s: np.ndarray, log_nu: float | None, pairs: _Pairs, k: int, keep: np.ndarray
+    model: str,
+    s: np.ndarray,
+    log_nu: float | None,
+    pairs: _Pairs,
+    k: int,
+    keep: np.ndarray,
+    expected: bool = False,
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """Log-likelihood, gradient and observed information over the free parameters (reference dropped)."""
-    loglik, grad_d, info_d, grad_t, cross, info_t = _pair_terms(model, s[pairs.a] - s[pairs.b], pairs, log_nu)
+    """Log-likelihood, gradient and information (observed unless ``expected``) over the free parameters."""
+    d = s[pairs.a] - s[pairs.b]
+    loglik, grad_d, info_d, grad_t, cross, info_t = _pair_terms(model, d, pairs, log_nu, expected)
     gradient = np.bincount(pairs.a, grad_d, k) - np.bincount(pairs.b, grad_d, k)
     # Information in s: the Laplacian of the pair weights info_d.
     off = np.bincount(pairs.a * k + pairs.b, info_d, k * k).reshape(k, k)
@@ -311,6 +324,17 @@ def _newton_system(
         information = np.block([[information, -cross_s[:, None]], [-cross_s[None, :], np.array([[info_t.sum()]])]])
         gradient = np.append(gradient, grad_t.sum())
     return loglik, gradient, information
+
+
+def _covariance(
+    model: str, s: np.ndarray, log_nu: float | None, pairs: _Pairs, k: int, keep: np.ndarray, cho: tuple
+) -> np.ndarray:
+    """Inverse information at the estimate: the expected information for probit (as R's glm and BTm
+    report), otherwise the observed one (the same for logit and Davidson's model)."""
+    if model == "probit":
+        information = _newton_system(model, s, log_nu, pairs, k, keep, expected=True)[2]
+        cho = linalg.cho_factor(information, check_finite=False)
+    return linalg.cho_solve(cho, np.eye(cho[0].shape[0]), check_finite=False)
 
 
 def _fit(
@@ -329,7 +353,7 @@ def _fit(
         step = linalg.cho_solve(cho, gradient, check_finite=False)
         decrement = float(gradient @ step)  # Newton decrement squared: about 2 (max log-likelihood - current)
         if decrement < NEWTON_TOLERANCE:
-            return s, log_nu, loglik, linalg.cho_solve(cho, np.eye(gradient.size), check_finite=False), iteration
+            return s, log_nu, loglik, _covariance(model, s, log_nu, pairs, k, keep, cho), iteration
         scale = 1.0
         while True:
             s_new = s.copy()
@@ -341,8 +365,7 @@ def _fit(
             scale /= 2
             if scale < 1e-12:  # no ascent left at rounding level: the maximum
                 if decrement < 1e-8:
-                    cov = linalg.cho_solve(cho, np.eye(gradient.size), check_finite=False)
-                    return s, log_nu, loglik, cov, iteration
+                    return s, log_nu, loglik, _covariance(model, s, log_nu, pairs, k, keep, cho), iteration
                 raise RuntimeError(f"the {model} paired-comparison fit stalled (Newton decrement {decrement:.3g})")
         s, log_nu = s_new, nu_new
         loglik, gradient, information = new
