@@ -21,6 +21,8 @@ which for logit and Davidson's model equals the expected one; for probit the exp
 information n phi(d)^2 / (Phi(d) Phi(-d)) per pair, as R's glm and BTm report); they are
 the standard errors of s_i - s_reference, so they depend on the reference (differences do not).
 
+The information matrix is dense, (items x items): 8 MB for 1,000 items, 800 MB for 10,000.
+
 Maximum likelihood strengths are finite exactly when the comparison graph is connected and,
 treating "i beat j" as an arrow i -> j (a tie as arrows both ways), every item can reach every
 other (Zermelo 1929; Ford 1957; Hunter 2004, Assumption 1). Otherwise :func:`bradley_terry`
@@ -159,6 +161,8 @@ def _read(
         codes, items = pd.factorize(pd.concat([first, second], ignore_index=True), sort=True)
     except TypeError as error:
         raise ValueError(f"item ids must be of one sortable type: {error}") from error
+    if items.size < 2:
+        raise ValueError(f"paired comparisons need at least 2 items, got {items.size}: {_format_items(list(items))}")
     n = len(comparisons)
     i, j = codes[:n].astype(np.int64), codes[n:].astype(np.int64)
     same = i == j
@@ -168,8 +172,6 @@ def _read(
             f"an item is compared with itself in {int(same.sum())} row(s) (first at index {rows[0]!r}: "
             f"item {items[i[same][0]]!r}); every comparison needs two different items"
         )
-    if items.size < 2:
-        raise ValueError("paired comparisons need at least 2 items")
     if count is None:
         weights = np.ones(n, dtype=np.int64)
     else:
@@ -273,9 +275,9 @@ def _pair_terms(
         # log D = |h| + log(1 + e^{-2|h|} + nu e^{-|h|}), stable for large |h|
         log_d = np.abs(h) + np.log1p(np.exp(-2 * np.abs(h)) + nu * np.exp(-np.abs(h)))
         loglik = float(np.sum((na - nb) * h + t * log_nu - n * log_d))
-        inv = np.exp(-log_d)  # 1 / D
-        sinh_d, cosh_d = np.sinh(h) * inv, np.cosh(h) * inv  # sinh/D, cosh/D (bounded by 1/2 ... 1)
-        nu_d = nu * inv
+        up, down = np.exp(h - log_d), np.exp(-h - log_d)  # e^{h}/D, e^{-h}/D: no overflow
+        sinh_d, cosh_d = (up - down) / 2, (up + down) / 2  # sinh(h)/D, cosh(h)/D
+        nu_d = np.exp(log_nu - log_d)
         grad_d = (na - nb) / 2 - n * sinh_d
         info_d = n * (cosh_d / 2 - sinh_d**2)
         grad_t = t - n * nu_d

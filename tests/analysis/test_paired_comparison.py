@@ -350,7 +350,6 @@ def test_infinite_strengths_are_refused(winners, losers, message):
         (pd.DataFrame({"winner": ["a", "b"], "loser": ["b", "a"], "n": [2, -1]}), {"count": "n"}, "positive whole"),
         (pd.DataFrame({"winner": ["a", "b"], "loser": ["b", "a"], "n": [2, 1.5]}), {"count": "n"}, "positive whole"),
         (pd.DataFrame({"winner": ["a", "b"], "loser": ["b", "a"], "n": [2, None]}), {"count": "n"}, "positive whole"),
-        (pd.DataFrame({"winner": ["a"], "loser": ["a"]}), {}, "compared with itself"),
         (pd.DataFrame({"winner": [], "loser": []}), {}, "empty"),
         (pd.DataFrame({"winner": ["a", None], "loser": ["b", "a"]}), {}, "missing item ids"),
         (pd.DataFrame({"winner": ["a", "b"], "loser": ["b", "a"], "tie": [0, 2]}), {}, "'tie' column must be 0/1"),
@@ -365,11 +364,20 @@ def test_bad_input(frame, kwargs, message):
 
 
 def test_fewer_than_two_items():
-    # a single item can only appear compared with itself; the item count is checked after that
-    from analysis.paired_comparison import _read
+    with pytest.raises(ValueError, match=r"at least 2 items, got 1: \{a\}"):
+        bradley_terry(pd.DataFrame({"winner": ["a", "a"], "loser": ["a", "a"]}))
 
-    with pytest.raises(ValueError, match="compared with itself"):
-        _read(pd.DataFrame({"winner": ["a"], "loser": ["a"]}), "winner", "loser", None)
+
+def test_item_ids_of_mixed_types_are_sorted_by_pandas():
+    result = bradley_terry(pd.DataFrame({"winner": ["a", 1, 1], "loser": [1, "a", "a"]}))
+    assert list(result.strength.index) == [1, "a"] and result.strength["a"] == pytest.approx(-np.log(2))
+
+
+def test_large_strength_differences_stay_finite():
+    # b beats a 999 times in 1,000, with ties: no overflow in Davidson's terms
+    frame = pd.DataFrame({"winner": ["b", "a", "a"], "loser": ["a", "b", "b"], "count": [999, 1, 1], "tie": [0, 0, 1]})
+    result = bradley_terry(frame, count="count")
+    assert np.isfinite(result.strength["b"]) and result.strength["b"] > 5
 
 
 def test_not_a_dataframe():
