@@ -320,7 +320,7 @@ def _newton_system(
     information = -(off + off.T)
     information[np.diag_indices(k)] = np.bincount(pairs.a, info_d, k) + np.bincount(pairs.b, info_d, k)
     gradient, information = gradient[keep], information[np.ix_(keep, keep)]
-    if log_nu is not None:
+    if log_nu is not None and grad_t is not None and info_t is not None and cross is not None:
         cross_s = (np.bincount(pairs.a, cross, k) - np.bincount(pairs.b, cross, k))[keep]
         # information = -Hessian; the (s, theta) block is -d2l/ds dtheta = -cross_s
         information = np.block([[information, -cross_s[:, None]], [-cross_s[None, :], np.array([[info_t.sum()]])]])

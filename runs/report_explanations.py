@@ -2,22 +2,9 @@
 its source (paper and equation). Keyed by the section's table or figure name; ``runs.reports``
 attaches them, and the tests check that every section of every report has one."""
 
-from dataclasses import dataclass
+from core.report_texts import DP, EFFORT, FEEDBACK, Explanation
 
-EFFORT = "Effort-aware fairness paper"
 CST = "Counterfactual situation testing paper (Alvarez & Ruggieri)"
-DP = "Differential parity paper"
-FEEDBACK = "Disagreement-feedback poster (Telukunta & Nadendla)"
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """Two to four sentences: ``shows`` and ``read`` in words, then the formula and its source."""
-
-    shows: str
-    read: str
-    formula: str
-    source: str
 
 
 ANALYSIS = {
@@ -276,9 +263,10 @@ ST_METHODS = {
     "counterfactual's decision is positive, without comparing with anyone else.",
 }
 
-RESAMPLING = "percentile CI resampling raters (each rater's answers together); permutation test of the rater groups"
 
 # The analysis of a format 2 study (runs.design_analysis), by table name
+# The analysis of a format 2 study: the tables every task type's analysis may have (each task type's own
+# tables are explained in its module, ``BlockTask.report_tables``).
 DESIGN = {
     "rater_groups": Explanation(
         "Who answered: the rater groups formed by the questionnaire answers this analysis splits by, and how many "
@@ -287,77 +275,6 @@ DESIGN = {
         "give wide intervals.",
         "rater group = the answers to the chosen questions, joined by ' / '",
         "Disagreement-feedback poster (Telukunta & Nadendla): diverse stakeholders compared",
-    ),
-    "disagreement_rate": Explanation(
-        "How often participants disagree with the AI's label, over all answers and per rater group.",
-        "A higher DR means the group rejects the AI's predictions more often; compare the groups' 95% CIs, and read "
-        "the tests table for the difference between groups.",
-        f"DR_r = P(s = 1 | rater in r), s = 1 - agree; {RESAMPLING}",
-        f"{FEEDBACK}, the disagreement rate",
-    ),
-    "notions": Explanation(
-        "Group-fairness gaps computed with the participants' labels (their yes/no disagreement with the AI) in place "
-        "of true labels, per subject-group column, for all participants and per rater group.",
-        "Each value is the largest gap between subject groups (0 = equal treatment); when the notion is only bounded, "
-        "the value is the midpoint of lower and upper.",
-        "f = max_k (max_m f_{m,k} - min_m f_{m,k}), with DR_{m,k} = P(s = 1 | yhat = k, m)",
-        f"{FEEDBACK}, Eq. 0-5",
-    ),
-    "ratings": Explanation(
-        "Each rater group's mean rating, over all subjects and within each subject group.",
-        "Compare the groups' 95% CIs within a row block: a rater group that rates one subject group higher than "
-        "another group does judges it differently; the tests table gives p for each comparison.",
-        f"mean_r = sum of the ratings of group r / their number; {RESAMPLING}",
-        "Differential parity paper, Section 2 (raters as decision makers)",
-    ),
-    "parity": Explanation(
-        "Differential parity: does one decision maker (all raters, a rater group, or the AI) rate a subject group "
-        "differently, relative to the other subjects, than another decision maker does? Each rater group's ratings "
-        "act as one decision maker: per subject, the mean of its raters' ratings, on [0, 1] ((rating - lowest) / "
-        "(highest - lowest) of the scale) so that they compare with the AI's score in [0, 1] (its 0/1 label when the "
-        "pool has no scores).",
-        "DPT > 0 (p < .05) means R0 gives the group (A = 1) more than R1 does, relative to the other subjects; whether "
-        "that favours them depends on the scale's favourable end (scale.favourable, by default lower = less risky), "
-        "as the verdicts under the table say. The gap's CI resamples raters within their groups, subjects fixed.",
-        "R(x) = mean of the group's raters' ratings of x; m_a = mean over subjects with A = a of R0(x) - R1(x); "
-        "gap = m_1 - m_0; DPT = gap / its Welch standard error (one-sided p); DPD = gap / pooled SD",
-        "Differential Parity paper, Definitions 2-4; fairness.rater_group_parity (platform's choice: ratings moved "
-        "onto [0, 1] to meet the AI's score)",
-    ),
-    "icc": Explanation(
-        "How far raters agree in their ratings of the same subjects.",
-        "ICC(A,1) near 1: one rater's rating predicts another's; ICC(A,k) is the reliability of the mean rating "
-        "(only raters who rated every subject of the block count).",
-        "ICC(A,1) and ICC(A,k) of a two-way random-effects model",
-        "Shrout & Fleiss (1979); McGraw & Wong (1996); pingouin intraclass_corr",
-    ),
-    "shares": Explanation(
-        "The share of 'should be treated alike' answers over all pairs, for all participants and per rater group.",
-        "A higher share means the group sees more pairs as similar people; the tests table says whether the groups "
-        "differ beyond chance.",
-        f"share_r = answers 'yes' of group r / answers of group r; {RESAMPLING}",
-        "Individual fairness: pairs judged alike are the raw material of learned fairness metrics, Dwork et al. (2012)",
-    ),
-    "pairs": Explanation(
-        "The share of 'treat alike' answers for each pair, overall and per rater group.",
-        "Pairs near 1 are seen as alike by nearly everyone, near 0.5 divide the raters; few answers per pair give "
-        "coarse shares.",
-        "share = answers 'yes' / answers, per pair",
-        "Individual fairness judgements, Dwork et al. (2012)",
-    ),
-    "agreement": Explanation(
-        "How far raters agree on which pairs should be treated alike, overall and within each rater group.",
-        "Kappa 1 is full agreement, 0 no more than chance; it uses the pairs with the most common number of answers.",
-        "Fleiss' kappa = (P_o - P_e) / (1 - P_e) over the yes/no answers per pair",
-        "Fleiss (1971); statsmodels fleiss_kappa",
-    ),
-    "alpha": Explanation(
-        "The effort weight alpha per rater group: how much each group's overall similarity ratings rest on the "
-        "trajectory rather than the aggregate.",
-        "alpha near 1 means judged mostly by trajectory, near 0 mostly by aggregate; compare the groups' 95% CIs "
-        "(bootstrap over the group's participants).",
-        "alpha = a2 / (a1 + a2) from d = a0 + a1 d_S + a2 d_E + e, per group",
-        f"{EFFORT}, Eq. 5",
     ),
     "tests": Explanation(
         "Whether the rater groups differ, for each statistic of this block.",

@@ -5,6 +5,7 @@ confidence and optional BTS prediction of the share answering "Yes, I agree").""
 from django import forms
 
 from core.columns import Column
+from core.report_texts import CI_LABEL, FEEDBACK, GROUP_MEANS, RESAMPLING, Explanation, ReportTable
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
@@ -125,7 +126,42 @@ class Agree(BlockTask):
         "fairness.calibration.calibrate_from_disagreement",
     )
     analysis = "fairness.task_blocks.agree_block"
-    report_tables = ("disagreement_rate", "notions", "tests")
+    report_tables = {
+        "disagreement_rate": ReportTable(
+            "disagreement rate by rater group",
+            {**GROUP_MEANS, "mean": "DR"},
+            Explanation(
+                "How often participants disagree with the AI's label, over all answers and per rater group.",
+                "A higher DR means the group rejects the AI's predictions more often; compare the groups' 95% CIs, "
+                "and read the tests table for the difference between groups.",
+                f"DR_r = P(s = 1 | rater in r), s = 1 - agree; {RESAMPLING}",
+                f"{FEEDBACK}, the disagreement rate",
+            ),
+            estimate="mean",
+        ),
+        "notions": ReportTable(
+            "disagreement-derived notions by rater group",
+            {
+                "subject_attribute": "Subject attribute",
+                "rater_group": "Rater group",
+                "statistic": "Notion",
+                "value": "Value",
+                "lower": "Lower",
+                "upper": "Upper",
+                "ci": CI_LABEL,
+                "n_raters": "Raters",
+                "n_answers": "Answers",
+            },
+            Explanation(
+                "Group-fairness gaps computed with the participants' labels (their yes/no disagreement with the AI) "
+                "in place of true labels, per subject-group column, for all participants and per rater group.",
+                "Each value is the largest gap between subject groups (0 = equal treatment); when the notion is only "
+                "bounded, the value is the midpoint of lower and upper.",
+                "f = max_k (max_m f_{m,k} - min_m f_{m,k}), with DR_{m,k} = P(s = 1 | yhat = k, m)",
+                f"{FEEDBACK}, Eq. 0-5",
+            ),
+        ),
+    }
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:
         check_model(block, pool, base, add, "label")

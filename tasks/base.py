@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from django import forms
 
 from core.columns import Column
+from core.report_texts import ReportTable
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
@@ -99,8 +100,8 @@ class BlockTask(TaskType):
     uses; ``analysis`` the dotted name of the block analysis the report runs (in
     ``fairness.task_blocks``, called with the spec, the block, the answers, the rater groups and the
     options), or None with ``no_analysis`` saying why (shown in the report and results.json);
-    ``report_tables`` the tables that analysis returns, each a section of the analysis report (heading,
-    columns and explanation in ``runs.reports.design`` and ``runs.report_explanations``).
+    ``report_tables`` the tables that analysis returns (beside the rater-group ``tests`` every block
+    may have), each a section of the analysis report: its heading, columns, explanation and estimate.
     """
 
     options: dict[str, dict] = {}
@@ -112,7 +113,7 @@ class BlockTask(TaskType):
     estimators: tuple[str, ...] = ()
     analysis: str | None = None
     no_analysis: str = ""
-    report_tables: tuple[str, ...] = ()
+    report_tables: dict[str, ReportTable] = {}
     default_bts_prompt: str = ""
 
     def item_id(self, item: dict | str) -> str:

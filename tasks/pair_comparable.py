@@ -4,6 +4,7 @@
 from django import forms
 
 from core.columns import Column
+from core.report_texts import GROUP_MEANS, RESAMPLING, Explanation, ReportTable
 from tasks.agree import BinaryTaskForm, binary_extras, bts_prompt
 from tasks.base import BlockTask, BtsPositive
 from tasks.fields import YES_NO
@@ -32,7 +33,44 @@ class PairComparable(BlockTask):
     default_bts_prompt = "What percentage of other participants do you think answered 'Yes'?"
     estimators = ("fairness.rater_groups.rater_group_difference_tests",)
     analysis = "fairness.task_blocks.pair_comparable_block"
-    report_tables = ("shares", "tests", "pairs", "agreement")
+    report_tables = {
+        "shares": ReportTable(
+            "share 'treat alike' by rater group",
+            {**GROUP_MEANS, "mean": "Share"},
+            Explanation(
+                "The share of 'should be treated alike' answers over all pairs, for all participants and per rater "
+                "group.",
+                "A higher share means the group sees more pairs as similar people; the tests table says whether the "
+                "groups differ beyond chance.",
+                f"share_r = answers 'yes' of group r / answers of group r; {RESAMPLING}",
+                "Individual fairness: pairs judged alike are the raw material of learned fairness metrics, Dwork et "
+                "al. (2012)",
+            ),
+            estimate="mean",
+        ),
+        "pairs": ReportTable(
+            "share 'treat alike' per pair",
+            {"pair": "Pair", "rater_group": "Rater group", "share": "Share", "n_answers": "Answers"},
+            Explanation(
+                "The share of 'treat alike' answers for each pair, overall and per rater group.",
+                "Pairs near 1 are seen as alike by nearly everyone, near 0.5 divide the raters; few answers per pair "
+                "give coarse shares.",
+                "share = answers 'yes' / answers, per pair",
+                "Individual fairness judgements, Dwork et al. (2012)",
+            ),
+        ),
+        "agreement": ReportTable(
+            "agreement among raters (Fleiss' kappa)",
+            {"rater_group": "Rater group", "kappa": "Kappa", "n_items": "Pairs", "raters_per_item": "Raters/pair"},
+            Explanation(
+                "How far raters agree on which pairs should be treated alike, overall and within each rater group.",
+                "Kappa 1 is full agreement, 0 no more than chance; it uses the pairs with the most common number of "
+                "answers.",
+                "Fleiss' kappa = (P_o - P_e) / (1 - P_e) over the yes/no answers per pair",
+                "Fleiss (1971); statsmodels fleiss_kappa",
+            ),
+        ),
+    }
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:
         check_pairs(block, pool, base, add)

@@ -10,6 +10,7 @@ import numpy as np
 from django import forms
 
 from core.columns import Column
+from core.report_texts import CI_LABEL, EFFORT, Explanation, ReportTable
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive
 from tasks.fields import prediction_field, scale_field
@@ -235,7 +236,28 @@ class PairDistance(BlockTask):
     default_bts_prompt = DEFAULT_BTS_PROMPT
     estimators = ("fairness.rater_group_alpha.alpha_by_rater_group",)
     analysis = "fairness.task_blocks.pair_distance_block"
-    report_tables = ("alpha", "tests")
+    report_tables = {
+        "alpha": ReportTable(
+            "effort weight alpha by rater group",
+            {
+                "condition": "Condition",
+                "rater_group": "Rater group",
+                "alpha": "alpha",
+                "ci": CI_LABEL,
+                "n_participants": "Participants",
+                "n_observations": "Pairs rated",
+                "note": "Note",
+            },
+            Explanation(
+                "The effort weight alpha per rater group: how much each group's overall similarity ratings rest on the "
+                "trajectory rather than the aggregate.",
+                "alpha near 1 means judged mostly by trajectory, near 0 mostly by aggregate; compare the groups' 95% "
+                "CIs (bootstrap over the group's participants).",
+                "alpha = a2 / (a1 + a2) from d = a0 + a1 d_S + a2 d_E + e, per group",
+                f"{EFFORT}, Eq. 5",
+            ),
+        ),
+    }
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:
         check_pairs(block, pool, base, add)

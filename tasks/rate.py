@@ -7,6 +7,7 @@ import numpy as np
 from django import forms
 
 from core.columns import Column
+from core.report_texts import CI_LABEL, GROUP_MEANS, ICC_COLUMNS, RESAMPLING, Explanation, ReportTable
 from tasks import questions
 from tasks.agree import bts_prompt
 from tasks.base import AnswerInput, BlockTask, BtsPositive
@@ -113,7 +114,66 @@ class Rate(BlockTask):
         "fairness.rater_group_parity.parity_by_rater_group",
     )
     analysis = "fairness.task_blocks.rate_block"
-    report_tables = ("ratings", "parity", "icc", "tests")
+    report_tables = {
+        "ratings": ReportTable(
+            "mean ratings by rater group and subject group",
+            GROUP_MEANS,
+            Explanation(
+                "Each rater group's mean rating, over all subjects and within each subject group.",
+                "Compare the groups' 95% CIs within a row block: a rater group that rates one subject group higher "
+                "than another group does judges it differently; the tests table gives p for each comparison.",
+                f"mean_r = sum of the ratings of group r / their number; {RESAMPLING}",
+                "Differential parity paper, Section 2 (raters as decision makers)",
+            ),
+            estimate="mean",
+        ),
+        "parity": ReportTable(
+            "differential parity of rater groups and the AI",
+            {
+                "subject_attribute": "Subject attribute",
+                "subject_group": "Group (A = 1)",
+                "R0": "R0",
+                "R1": "R1",
+                "gap": "Gap m1 - m0",
+                "ci": f"{CI_LABEL} (gap)",
+                "DPT": "DPT",
+                "df": "df",
+                "pvalue": "p (one-sided)",
+                "DPD": "DPD",
+                "effect": "Effect",
+                "n_subjects": "Subjects",
+                "note": "Note",
+            },
+            Explanation(
+                "Differential parity: does one decision maker (all raters, a rater group, or the AI) rate a subject "
+                "group differently, relative to the other subjects, than another decision maker does? Each rater "
+                "group's ratings act as one decision maker: per subject, the mean of its raters' ratings, on [0, 1] "
+                "((rating - lowest) / (highest - lowest) of the scale) so that they compare with the AI's score in "
+                "[0, 1] (its 0/1 label when the pool has no scores).",
+                "DPT > 0 (p < .05) means R0 gives the group (A = 1) more than R1 does, relative to the other "
+                "subjects; whether that favours them depends on the scale's favourable end (scale.favourable, by "
+                "default lower = less risky), as the verdicts under the table say. The gap's CI resamples raters "
+                "within their groups, subjects fixed.",
+                "R(x) = mean of the group's raters' ratings of x; m_a = mean over subjects with A = a of R0(x) - "
+                "R1(x); gap = m_1 - m_0; DPT = gap / its Welch standard error (one-sided p); DPD = gap / pooled SD",
+                "Differential Parity paper, Definitions 2-4; fairness.rater_group_parity (platform's choice: ratings "
+                "moved onto [0, 1] to meet the AI's score)",
+            ),
+            estimate="gap",
+        ),
+        "icc": ReportTable(
+            "agreement among raters (ICC)",
+            ICC_COLUMNS,
+            Explanation(
+                "How far raters agree in their ratings of the same subjects.",
+                "ICC(A,1) near 1: one rater's rating predicts another's; ICC(A,k) is the reliability of the mean "
+                "rating (only raters who rated every subject of the block count).",
+                "ICC(A,1) and ICC(A,k) of a two-way random-effects model",
+                "Shrout & Fleiss (1979); McGraw & Wong (1996); pingouin intraclass_corr",
+            ),
+            estimate="icc",
+        ),
+    }
 
     def check_block(self, block: dict, pool: dict, base: str, add) -> None:
         if "model" in block:

@@ -9,9 +9,9 @@ from django.db import IntegrityError, transaction
 from django.template.loader import get_template
 from django.utils.module_loading import import_string
 
+from core.report_texts import ReportTable
 from participation.models import Answer
-from runs.report_explanations import DESIGN
-from runs.reports.design import DESIGN_COLUMNS, DESIGN_HEADINGS
+from runs.reports.design import DESIGN_TABLES, GENERIC_TABLES
 from studies.builder import TEMPLATES
 from tasks import BLOCK_TASKS, MEASURES, REGISTRY, TASK_TYPES, block_task
 from tasks.base import BlockTask, BtsPositive, TaskType
@@ -56,8 +56,10 @@ def test_every_block_task_owns_its_whole_chain(task):
         analysis = import_string(task.analysis)
         assert list(inspect.signature(analysis).parameters) == ["spec", "block", "answers", "groups", "opts"]
         assert task.report_tables, f"{task.name}'s analysis names no report table"
-    for table in task.report_tables:
-        assert table in DESIGN_HEADINGS and table in DESIGN_COLUMNS and table in DESIGN, table
+    for name, table in task.report_tables.items():
+        assert isinstance(table, ReportTable) and table.heading and table.columns and table.explanation.formula, name
+        assert name not in GENERIC_TABLES and DESIGN_TABLES[name] is table, f"{name}: another task's table name"
+        assert table.estimate is None or table.estimate in table.columns, name
     if "bts" in task.options:
         assert _overrides(task, "bts_positive", BlockTask), (
             f"{task.name} takes a BTS follow-up but has no positive answer"

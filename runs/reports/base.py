@@ -25,6 +25,7 @@ from django.template.loader import render_to_string
 from django.templatetags.static import PrefixNode
 from django.utils.text import slugify
 
+from core.report_texts import CI_LABEL
 from research.export import table_to_csv
 from runs.provenance import Provenance
 from runs.report_explanations import (
@@ -40,7 +41,6 @@ from runs.report_format import (
 )
 
 TEMPLATE = "reports/report.html"
-CI_LABEL = "95% CI"
 
 
 @dataclass(frozen=True)

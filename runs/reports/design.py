@@ -7,109 +7,47 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.bts import left_out_sentence
+from core.report_texts import ReportTable
 from fairness.rater_groups import ALL
 from runs.provenance import Provenance
 from runs.report_explanations import (
     DESIGN,
 )
 from runs.reports.base import (
-    CI_LABEL,
     Section,
     render_report,
     table_section,
     write_csv,
     write_json,
 )
-from runs.reports.effort import ANALYSIS_COLUMNS
+from tasks import BLOCK_TASKS
 
-DESIGN_HEADINGS = {
-    "disagreement_rate": "disagreement rate by rater group",
-    "notions": "disagreement-derived notions by rater group",
-    "ratings": "mean ratings by rater group and subject group",
-    "icc": "agreement among raters (ICC)",
-    "parity": "differential parity of rater groups and the AI",
-    "shares": "share 'treat alike' by rater group",
-    "pairs": "share 'treat alike' per pair",
-    "agreement": "agreement among raters (Fleiss' kappa)",
-    "alpha": "effort weight alpha by rater group",
-    "tests": "do the rater groups differ?",
+# The tables of a format 2 analysis: those every block may have (the rater-group tests), the study's
+# rater groups and honesty, and each task type's own (``BlockTask.report_tables``, from the registry).
+GENERIC_TABLES = {
+    "tests": ReportTable(
+        "do the rater groups differ?",
+        {
+            "condition": "Condition",
+            "measure": "Statistic",
+            "subject_attribute": "Subject attribute",
+            "subject_group": "Subject group",
+            "difference": "Difference",
+            "pvalue": "p (permutation)",
+            "n_permutations": "Permutations",
+        },
+        DESIGN["tests"],
+        estimate="difference",
+    ),
 }
-_GROUP_MEANS = {
-    "subject_attribute": "Subject attribute",
-    "subject_group": "Subject group",
+DESIGN_TABLES = {**GENERIC_TABLES, **{n: t for task in BLOCK_TASKS.values() for n, t in task.report_tables.items()}}
+HONESTY_COLUMNS = {
     "rater_group": "Rater group",
-    "mean": "Mean",
-    "ci": CI_LABEL,
-    "n_raters": "Raters",
-    "n_answers": "Answers",
-}
-DESIGN_COLUMNS = {
-    "disagreement_rate": {**_GROUP_MEANS, "mean": "DR"},
-    "notions": {
-        "subject_attribute": "Subject attribute",
-        "rater_group": "Rater group",
-        "statistic": "Notion",
-        "value": "Value",
-        "lower": "Lower",
-        "upper": "Upper",
-        "ci": CI_LABEL,
-        "n_raters": "Raters",
-        "n_answers": "Answers",
-    },
-    "ratings": _GROUP_MEANS,
-    "icc": ANALYSIS_COLUMNS["icc"],
-    "parity": {
-        "subject_attribute": "Subject attribute",
-        "subject_group": "Group (A = 1)",
-        "R0": "R0",
-        "R1": "R1",
-        "gap": "Gap m1 - m0",
-        "ci": f"{CI_LABEL} (gap)",
-        "DPT": "DPT",
-        "df": "df",
-        "pvalue": "p (one-sided)",
-        "DPD": "DPD",
-        "effect": "Effect",
-        "n_subjects": "Subjects",
-        "note": "Note",
-    },
-    "shares": {**_GROUP_MEANS, "mean": "Share"},
-    "pairs": {"pair": "Pair", "rater_group": "Rater group", "share": "Share", "n_answers": "Answers"},
-    "agreement": {"rater_group": "Rater group", "kappa": "Kappa", "n_items": "Pairs", "raters_per_item": "Raters/pair"},
-    "alpha": {
-        "condition": "Condition",
-        "rater_group": "Rater group",
-        "alpha": "alpha",
-        "ci": CI_LABEL,
-        "n_participants": "Participants",
-        "n_observations": "Pairs rated",
-        "note": "Note",
-    },
-    "tests": {
-        "condition": "Condition",
-        "measure": "Statistic",
-        "subject_attribute": "Subject attribute",
-        "subject_group": "Subject group",
-        "difference": "Difference",
-        "pvalue": "p (permutation)",
-        "n_permutations": "Permutations",
-    },
-    "honesty": {
-        "rater_group": "Rater group",
-        "n_participants": "Participants",
-        "n_questions": "Questions (mean)",
-        "information": "Information",
-        "prediction": "Prediction",
-        "total": "Total",
-    },
-}
-DESIGN_ESTIMATES = {
-    "ratings": "mean",
-    "disagreement_rate": "mean",
-    "shares": "mean",
-    "icc": "icc",
-    "parity": "gap",
-    "tests": "difference",
+    "n_participants": "Participants",
+    "n_questions": "Questions (mean)",
+    "information": "Information",
+    "prediction": "Prediction",
+    "total": "Total",
 }
 
 
@@ -201,7 +139,8 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
         for i, (name, frame) in enumerate(block.tables.items()):
             csv = f"{block.block}_{name}.csv"
             write_csv(frame, out_dir / csv)
-            shown, columns, notes = frame, DESIGN_COLUMNS[name], []
+            texts = DESIGN_TABLES[name]
+            shown, columns, notes = frame, texts.columns, []
             if name == "pairs":
                 shown = divisive_pairs(frame)
                 columns = {c: {"pair": "Pair", "spread": "Spread"}.get(c, c) for c in shown.columns}
@@ -214,12 +153,12 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
                     if r.pvalue < PARITY_ALPHA
                 ]
             section = table_section(
-                f"Block {block.block} ({block.task}): {DESIGN_HEADINGS[name]}",
+                f"Block {block.block} ({block.task}): {texts.heading}",
                 shown,
-                explanation=DESIGN[name],
+                explanation=texts.explanation,
                 csv=csv,
                 columns=columns,
-                estimate=DESIGN_ESTIMATES.get(name),
+                estimate=texts.estimate,
                 notes=notes,
             )
             if i == 0:
@@ -233,7 +172,7 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
             empty="No question with a BTS follow-up was answered by enough participants to be scored.",
             explanation=DESIGN["honesty"],
             csv="honesty.csv",
-            columns=DESIGN_COLUMNS["honesty"],
+            columns=HONESTY_COLUMNS,
             estimate="total",
             notes=[note for note in [left_out_sentence(result.honesty)] if note],
         )

@@ -9,6 +9,7 @@ import pandas as pd
 from analysis.pipeline import PipelineResult
 from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD
 from analysis.report import HEADINGS, NOTES, report_figures, report_tables, results_dict
+from core.report_texts import ICC_COLUMNS
 from runs.provenance import Provenance
 from runs.report_explanations import (
     ANALYSIS,
@@ -109,19 +110,7 @@ ANALYSIS_COLUMNS = {
         "dof": "df",
         "pvalue": "p",
     },
-    "icc": {
-        "condition": "Condition",
-        "measure": "Measure",
-        "type": "ICC",
-        "icc": "Value",
-        "ci": CI_LABEL,
-        "F": "F",
-        "df1": "df1",
-        "df2": "df2",
-        "pvalue": "p",
-        "n_targets": "Stimuli",
-        "n_raters": "Raters",
-    },
+    "icc": ICC_COLUMNS,
     "factor_shares": {
         "condition": "Condition",
         "pairs": "Pairs",

@@ -108,7 +108,7 @@ def test_script_in_free_text_is_escaped_everywhere(clients):
     json_export = owner.get("/api/studies/effort-demo/export/pairs/")
     assert json_export["Content-Type"].startswith("application/json")  # data, never rendered as HTML
     admin = clients["admin"]
-    listing = admin.get("/admin/surveys/answer/").content.decode()
+    listing = admin.get("/admin/participation/answer/").content.decode()
     assert "alert(" not in listing  # list views never show free text
 
 

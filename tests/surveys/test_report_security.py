@@ -217,7 +217,7 @@ def test_csp_on_participant_researcher_report_admin_and_api_responses(
     researcher.is_staff = researcher.is_superuser = True
     researcher.save()
     client.force_login(researcher)
-    for url in ("/admin/", "/admin/surveys/study/", f"/admin/surveys/study/{demo_study.pk}/change/"):
+    for url in ("/admin/", "/admin/studies/study/", f"/admin/studies/study/{demo_study.pk}/change/"):
         response = client.get(url)
         assert response.status_code == 200, url
         assert_csp(response)

@@ -87,7 +87,7 @@ def test_admin_cannot_edit_a_stored_version(admin_client, demo_study, other_rese
     before = Study.objects.values("slug", "version", "title", "spec", "spec_hash").get(pk=demo_study.pk)
     _post_change(
         admin_client,
-        f"/admin/surveys/study/{demo_study.pk}/change/",
+        f"/admin/studies/study/{demo_study.pk}/change/",
         {
             "slug": "hijacked",
             "version": "7",
@@ -100,9 +100,9 @@ def test_admin_cannot_edit_a_stored_version(admin_client, demo_study, other_rese
     demo_study.refresh_from_db()
     assert Study.objects.values("slug", "version", "title", "spec", "spec_hash").get(pk=demo_study.pk) == before
     assert demo_study.owner == other_researcher  # ownership is what the admin may change
-    assert admin_client.get("/admin/surveys/study/add/").status_code == 403
+    assert admin_client.get("/admin/studies/study/add/").status_code == 403
     condition = demo_study.conditions.first()
-    assert admin_client.post(f"/admin/surveys/condition/{condition.pk}/change/", {"key": "x"}).status_code == 403
+    assert admin_client.post(f"/admin/studies/condition/{condition.pk}/change/", {"key": "x"}).status_code == 403
     assert Condition.objects.get(pk=condition.pk).key == condition.key
 
 
@@ -111,7 +111,7 @@ def test_admin_cannot_edit_a_participant_or_answers(admin_client, demo_study):
     fields = ["condition_id", "plan", "status", "position", "seed", "pseudonym", "external_id", "pilot", "simulated"]
     before = Participant.objects.values(*fields).get(pk=participant.pk)
     other = demo_study.conditions.exclude(pk=participant.condition_id).get()
-    url = f"/admin/surveys/participant/{participant.pk}/change/"
+    url = f"/admin/participation/participant/{participant.pk}/change/"
     assert admin_client.get(url).status_code == 200  # shown, read-only
     changes = {
         "condition": str(other.pk),
@@ -126,11 +126,12 @@ def test_admin_cannot_edit_a_participant_or_answers(admin_client, demo_study):
     assert admin_client.post(url, changes).status_code == 403
     assert Participant.objects.values(*fields).get(pk=participant.pk) == before
     answer = Answer.objects.filter(participant=participant).first()
-    assert admin_client.get("/admin/surveys/answer/add/").status_code == 403
-    assert admin_client.post(f"/admin/surveys/answer/{answer.pk}/delete/", {"post": "yes"}).status_code == 403
-    assert admin_client.post(f"/admin/surveys/answer/{answer.pk}/change/", {"number": "5"}).status_code == 403
+    assert admin_client.get("/admin/participation/answer/add/").status_code == 403
+    assert admin_client.post(f"/admin/participation/answer/{answer.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert admin_client.post(f"/admin/participation/answer/{answer.pk}/change/", {"number": "5"}).status_code == 403
     assert Answer.objects.get(pk=answer.pk).number == answer.number
-    assert admin_client.post(f"/admin/surveys/participant/{participant.pk}/delete/", {"post": "yes"}).status_code == 403
+    delete = f"/admin/participation/participant/{participant.pk}/delete/"
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 403
     assert Participant.objects.filter(pk=participant.pk).exists()
 
 
