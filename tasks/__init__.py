@@ -11,6 +11,7 @@ integrity check, the builder, the analysis report) asks these, never a task by n
 from tasks.agree import Agree
 from tasks.attention import Attention
 from tasks.base import BlockTask, BtsPositive, TaskType
+from tasks.choose import Choose
 from tasks.fair_score import FairScore
 from tasks.instructions import Instructions
 from tasks.pair_comparable import PairComparable
@@ -29,6 +30,7 @@ TASK_TYPES: tuple[TaskType, ...] = (
     Agree(),
     Rate(),
     PairComparable(),
+    Choose(),
 )
 REGISTRY: dict[str, TaskType] = {kind: task for task in TASK_TYPES for kind in task.kinds}
 BLOCK_TASKS: dict[str, BlockTask] = {task.name: task for task in TASK_TYPES if isinstance(task, BlockTask)}

@@ -30,7 +30,7 @@ def test_tab_separator_typed_as_backslash_t():
 
 @pytest.mark.parametrize("sep", ["(x", "||", "", "\n", '"'])
 def test_separator_that_pandas_would_read_as_a_regex_is_refused(sep):
-    with mock.patch("core.uploads.pd.read_csv") as read_csv, pytest.raises(UploadError) as caught:
+    with mock.patch("pandas.read_csv") as read_csv, pytest.raises(UploadError) as caught:
         read_csv_upload(GOOD, name="data", sep=sep)
     assert "data: separator" in str(caught.value) and "--sep" in str(caught.value) and "\\t" in str(caught.value)
     read_csv.assert_not_called()
@@ -69,7 +69,7 @@ def test_half_megabyte_header_of_one_repeated_name_is_refused_without_pandas():
     header = ",".join(["name"] * 100_000)  # 0.5 MB: pandas spent 80 s renaming the duplicates
     assert len(header) > 490_000
     content = (header + "\n" + ",".join(["1"] * 100_000) + "\n").encode()
-    with mock.patch("core.uploads.pd.read_csv") as read_csv, pytest.raises(UploadError) as caught:
+    with mock.patch("pandas.read_csv") as read_csv, pytest.raises(UploadError) as caught:
         read_csv_upload(content, name="data", max_bytes=10**7)
     message = str(caught.value)
     assert message.startswith("data: duplicate column name") and "'name' (100000 times)" in message
@@ -100,7 +100,7 @@ def test_parse_time_limit_in_the_main_thread():
         time.sleep(5)  # interruptible, like the Python-level parts of a parse
         return pd.DataFrame({"a": [1]})
 
-    with mock.patch("core.uploads.pd.read_csv", side_effect=slow), pytest.raises(UploadError) as caught:
+    with mock.patch("pandas.read_csv", side_effect=slow), pytest.raises(UploadError) as caught:
         read_csv_upload(GOOD, name="data", max_seconds=0.2)
     assert "data: reading the file took longer than 0.2 s" in str(caught.value)
     assert read_csv_upload(GOOD, name="data", max_seconds=5).shape == (2, 3)  # the timer is disarmed again
@@ -146,12 +146,12 @@ def test_parse_time_limit_nests_with_a_job_timer():
     previous = signal.signal(signal.SIGALRM, outer)
     try:
         signal.setitimer(signal.ITIMER_REAL, 30)  # a job's limit, longer than the parse limit
-        with mock.patch("core.uploads.pd.read_csv", side_effect=_slow_read_csv), pytest.raises(UploadError):
+        with mock.patch("pandas.read_csv", side_effect=_slow_read_csv), pytest.raises(UploadError):
             read_csv_upload(GOOD, name="data", max_seconds=0.2)
         remaining, _ = signal.getitimer(signal.ITIMER_REAL)
         assert 25 < remaining <= 30 and signal.getsignal(signal.SIGALRM) is outer  # re-armed, handler back
         signal.setitimer(signal.ITIMER_REAL, 0.2)  # a job's limit that comes first
-        with mock.patch("core.uploads.pd.read_csv", side_effect=_slow_read_csv), pytest.raises(OuterTimeout):
+        with mock.patch("pandas.read_csv", side_effect=_slow_read_csv), pytest.raises(OuterTimeout):
             read_csv_upload(GOOD, name="data", max_seconds=5)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

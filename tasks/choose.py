@@ -1,0 +1,241 @@
+"""Choose: which of two subjects should receive a decision ("Which of these two people should get the
+loan?", WeBuildAI, Lee et al. CSCW 2019): subject A or B, with ``allow_equal`` also "Equally"; an
+optional 5-point strength ("How sure are you?"); an optional BTS follow-up when the block names a
+``model``: the share of other participants choosing the subject the AI favours (its more favourable score,
+``favourable``: "lower" risk by default). The prompt names that subject without saying the AI favours
+it (saying so would anchor the choice); the share choosing the first-shown subject would mean nothing.
+
+Answers: ``choice`` = 1 when subject a of the pair (A on the page) is chosen, 0 for b, 0.5 for "Equally"
+(text: the chosen subject's id, empty when equal); ``ai_choice`` = 1 when the chosen subject is the one the
+AI favours (stored with a BTS follow-up; not when the AI's scores tie or the answer is "Equally").
+Analysed by Bradley-Terry strengths of the subjects (``analysis.paired_comparison.bradley_terry``, with
+Davidson's ties for "Equally"), for all participants and per rater group.
+"""
+
+from django import forms
+
+from core.columns import Column
+from core.report_texts import CI_LABEL, Explanation, ReportTable
+from tasks.base import AnswerInput, BlockTask, BtsPositive
+from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
+from tasks.pair_distance import _names
+from tasks.questions import task_question
+from tasks.schema import BTS, MODEL, PAIRS, QUESTION, TEXT, check_model, check_pairs
+
+DEFAULT_QUESTION = "Which of these two {subject_noun}s should {decision}?"
+EQUALLY = "Equally"
+CHOICE_SLOPE = 4.0  # simulation: logit P(choose a) = CHOICE_SLOPE * (favourable score gap) + leniency + noise
+
+
+def favoured(block: dict, scores: tuple[float | None, float | None]) -> str | None:
+    """``"a"`` or ``"b"``: the subject of the pair whose model score is more favourable; None on a tie."""
+    a, b = scores
+    if a is None or b is None or a == b:
+        return None
+    lower_first = (a < b) == (block["favourable"] == "lower")
+    return "a" if lower_first else "b"
+
+
+class ChoiceForm(forms.Form):
+    def __init__(self, *args, page: dict, pair: dict, question: str, names, block: dict, ai: str | None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.page, self.pair, self.ai = page, pair, ai
+        choices = [("a", names[0]), ("b", names[1])] + ([("equal", EQUALLY)] if block["allow_equal"] else [])
+        message = "Choose one of the two." if not block["allow_equal"] else "Choose one of the two, or Equally."
+        self.fields["choice"] = forms.ChoiceField(
+            label=question,
+            choices=choices,
+            widget=forms.RadioSelect,
+            error_messages={"required": message, "invalid_choice": message},
+        )
+        if block["strength"]:
+            self.fields["sure"] = scale_field("How sure are you?", CONFIDENCE_LABELS)
+        if "bts" in block and ai is not None:
+            name = names[0] if ai == "a" else names[1]
+            self.fields["prediction"] = prediction_field(block["bts"]["prompt"].replace("{favoured}", name))
+
+    def answers(self) -> list[AnswerInput]:
+        block, item, chosen = self.page["block"], self.page["item"], self.cleaned_data["choice"]
+
+        def answer(measure: str, number: float, text: str = "") -> AnswerInput:
+            question = task_question(block, item, measure)
+            return AnswerInput(question, measure, set_key=block, subject_key=item, number=number, text=text)
+
+        value = {"a": 1.0, "b": 0.0, "equal": 0.5}[chosen]
+        out = [answer("choice", value, self.pair.get(chosen, ""))]
+        if "sure" in self.fields:
+            out.append(answer("strength", self.cleaned_data["sure"]))
+        if "prediction" in self.fields:
+            out.append(answer("prediction", self.cleaned_data["prediction"]))
+            if chosen != "equal":
+                out.append(answer("ai_choice", float(chosen == self.ai)))
+        return out
+
+
+def _scores(index, page: dict) -> tuple[float | None, float | None]:
+    block, pair = index.block(page), index.pair(page)
+    if not block.get("model"):
+        return None, None
+    out = (index.model_output(block["pool"], pair[side], block["model"]).get("score") for side in "ab")
+    return tuple(out)  # type: ignore[return-value]
+
+
+class Choose(BlockTask):
+    name = "choose"
+    kinds = ("choose",)
+    measures = {
+        "choice": Column(
+            "number", "1 when the participant chose subject a of the pair, 0 for b, 0.5 for 'Equally'.", "0, 0.5, 1"
+        ),
+        "ai_choice": Column(
+            "0/1", "1 when the chosen subject is the one the AI's score favours (choose blocks with BTS)."
+        ),
+        "strength": Column("integer", "How sure the participant is (1 = not at all).", "1..5"),
+        "prediction": Column(
+            "number", "BTS prediction: percent of others expected to choose the AI's favourite.", "0..100"
+        ),
+    }
+    options = {
+        **PAIRS,
+        "decision": TEXT,
+        **QUESTION,
+        "allow_equal": {"type": "boolean"},
+        "strength": {"type": "boolean"},
+        **MODEL,
+        "favourable": {"enum": ["lower", "higher"]},
+        **BTS,
+    }
+    needs = ("pairs", "decision")
+    item_shape = "pairs"
+    shown_as = ("pairs",)
+    default_bts_prompt = "What percentage of other participants do you think chose {favoured}?"
+    estimators = ("analysis.paired_comparison.bradley_terry",)
+    analysis = "tasks.choose.analyse"
+    report_tables = {
+        "strengths": ReportTable(
+            "Bradley-Terry strengths of the subjects by rater group",
+            {
+                "rater_group": "Rater group",
+                "subject": "Subject",
+                "strength": "Strength",
+                "ci": CI_LABEL,
+                "standard_error": "SE",
+                "n_comparisons": "Choices",
+                "note": "Note",
+            },
+            Explanation(
+                "How strongly each rater group prefers each subject for the decision, from their pairwise choices: "
+                "the log-odds scale of the Bradley-Terry model, the first subject (in sorted order) at 0.",
+                "A subject with a higher strength is chosen more often over the others; a difference of 1 means odds "
+                "of e = 2.7 to 1 of choosing the stronger. Compare rater groups subject by subject; Wald CIs treat "
+                "choices as independent, so they are too narrow when raters differ among themselves.",
+                "P(i chosen over j) = exp(s_i) / (exp(s_i) + exp(s_j)); with 'Equally': Davidson's nu sqrt(p_i p_j)",
+                "Bradley & Terry (1952); Davidson (1970); WeBuildAI, Lee et al. (CSCW 2019)",
+            ),
+            estimate="strength",
+        )
+    }
+
+    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
+        check_pairs(block, pool, base, add)
+        if "model" in block:
+            check_model(block, pool, base, add, "score")
+        elif "bts" in block:
+            add(f"{base}.bts", "the BTS follow-up asks for the share choosing the subject the AI favours: name a model")
+
+    def apply_defaults(self, block: dict, pool: dict) -> None:
+        super().apply_defaults(block, pool)
+        block.setdefault("question", DEFAULT_QUESTION)
+        block.setdefault("allow_equal", False)
+        block.setdefault("strength", False)
+        block.setdefault("favourable", "lower")
+
+    def bts_positive(self, block: dict) -> BtsPositive | None:
+        """Choosing the subject the AI favours (``ai_choice`` = 1)."""
+        return BtsPositive("ai_choice", 1, 1) if "bts" in block else None
+
+    def form(self, page: dict, index, data=None) -> forms.Form:
+        block = index.block(page)
+        question = block["question"].format(subject_noun=index.noun(index.pool_of(page)), decision=block["decision"])
+        ai = favoured(block, _scores(index, page))
+        return ChoiceForm(
+            data, page=page, pair=index.pair(page), question=question, names=_names(index, page), block=block, ai=ai
+        )
+
+    def context(self, page: dict, index) -> dict:
+        pair, pool = index.pair(page), index.pool_of(page)["key"]
+        names = _names(index, page)
+        return {
+            "names": names,
+            "decision": index.block(page)["decision"],
+            "cards": [index.card(pool, pair[side], name) for side, name in zip("ab", names, strict=True)],
+        }
+
+    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+        """A chosen with logit P = CHOICE_SLOPE * (the favourable gap of the AI's scores, 0 without a model) +
+        leniency + N(0, noise); "Equally" (when allowed) if that P is within 0.1 of 1/2; strength and the BTS
+        prediction (of choosing the AI's favourite) as for the yes/no tasks (``simulation.raters``)."""
+        from simulation.raters import bts_prediction, draw_binary, draw_sureness
+
+        block, scores = index.block(page), _scores(index, page)
+        gap = 0.0 if None in scores else (scores[1] - scores[0]) * (1 if block["favourable"] == "lower" else -1)
+        answer, p = draw_binary(CHOICE_SLOPE * gap, rater, rng)
+        form = self.form(page, index)
+        data = {"choice": "equal" if block["allow_equal"] and abs(p - 0.5) < 0.1 else "ab"[1 - answer]}
+        if "sure" in form.fields:
+            data["sure"] = draw_sureness(p, rng)
+        if "prediction" in form.fields:
+            p_ai = p if favoured(block, scores) == "a" else 1 - p
+            data["prediction"] = bts_prediction(p_ai, rater, rng, own=data["choice"] == favoured(block, scores))
+        return data
+
+
+def analyse(spec: dict, block: dict, answers, groups, opts):
+    """Bradley-Terry strengths of the block's subjects (``analysis.paired_comparison.bradley_terry``; "Equally"
+    as Davidson ties) from all participants' choices and from each rater group's; a group whose choices do
+    not connect the subjects, or leave one never chosen or always chosen, gets the estimator's reason."""
+    import pandas as pd
+
+    from analysis.bts import block_answers
+    from analysis.paired_comparison import bradley_terry
+    from fairness.rater_groups import ALL
+    from fairness.task_blocks import BlockAnalysis
+
+    frame = block_answers(answers, block["key"], "choice")
+    if frame.empty:
+        return BlockAnalysis(block["key"], "choose", {}, ["No choices yet."])
+    pairs = frame["subject"].str.split("~", expand=True)
+    chose_a = frame["value"] >= 0.5
+    comparisons = pd.DataFrame(
+        {
+            "winner": pairs[0].where(chose_a, pairs[1]),
+            "loser": pairs[1].where(chose_a, pairs[0]),
+            "tie": (frame["value"] == 0.5).astype(int),
+            "rater_group": frame["participant_id"].map(groups),
+        }
+    )
+    rows, notes = [], []
+    parts = [(ALL, comparisons)] + sorted(comparisons.dropna(subset=["rater_group"]).groupby("rater_group"))
+    for group, part in parts:
+        try:
+            fit = bradley_terry(part.drop(columns="rater_group"))
+        except ValueError as exc:
+            rows.append({"rater_group": group, "note": str(exc), "n_comparisons": len(part)})
+            notes.append(f"{group}: no strengths ({exc}).")
+            continue
+        interval = fit.confidence_interval()
+        for subject in fit.strength.index:
+            rows.append(
+                {
+                    "rater_group": group,
+                    "subject": subject,
+                    "strength": fit.strength[subject],
+                    "ci_low": interval.low[subject],
+                    "ci_high": interval.high[subject],
+                    "standard_error": fit.standard_error[subject],
+                    "n_comparisons": fit.n_comparisons,
+                    "note": "reference (0)" if subject == fit.reference else "",
+                }
+            )
+    columns = ["rater_group", "subject", "strength", "ci_low", "ci_high", "standard_error", "n_comparisons", "note"]
+    return BlockAnalysis(block["key"], "choose", {"strengths": pd.DataFrame(rows).reindex(columns=columns)}, notes)

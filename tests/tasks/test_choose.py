@@ -1,0 +1,101 @@
+"""The choose task type ("which of these two should get the loan?"), added as one module, its template
+and these tests: its study-file options, its page and answers, its simulation, and its analysis into
+Bradley-Terry strengths per rater group with a BTS follow-up on choosing the AI's favourite."""
+
+import json
+import re
+
+import pytest
+from scipy.stats import spearmanr
+
+from participation.loadclient import HTTPParticipant
+from participation.models import Answer, Participant
+from studies.study_file import InvalidStudyFile, validate_study
+from tests.conftest import ROOT
+
+SUBJECTS = ["D031", "D076", "D112", "D148", "D196"]  # AI risk scores .18 to .57, about .1 apart
+
+
+def choice_spec(**block) -> dict:
+    """The bundled disagreement study with a choose block over every pair of five of its defendants."""
+    spec = json.loads((ROOT / "studies/bundled/disagreement_synthetic.json").read_text())
+    spec["slug"] = "choose-loan"
+    pool = spec["pools"][0]
+    pool["subjects"] = [s for s in pool["subjects"] if s["id"] in SUBJECTS]
+    pairs = [{"a": a, "b": b} for i, a in enumerate(SUBJECTS) for b in SUBJECTS[i + 1 :]]
+    task = {"key": "loan", "type": "task", "task": "choose", "pool": "subjects", "pairs": pairs}
+    task |= {"decision": "be released before trial", "model": "ai", "strength": True, "bts": {}, **block}
+    spec["blocks"] = [b for b in spec["blocks"] if b["type"] != "task"] + [task]
+    return spec
+
+
+def test_the_block_is_validated_by_its_own_rules():
+    spec = validate_study(choice_spec())
+    block = spec["blocks"][-1]
+    assert block["question"] == "Which of these two {subject_noun}s should {decision}?"
+    assert block["allow_equal"] is False and block["favourable"] == "lower"
+    problems = {
+        "no decision": (choice_spec(decision=None), "a choose task needs 'decision'"),
+        "BTS without a model": (choice_spec(model=None), "name a model"),
+        "another task's option": (choice_spec(confidence=True), "blocks[4].confidence: not used by a choose task"),
+        "a pair twice": (choice_spec(pairs=[{"a": "D001", "b": "D002"}, {"a": "D002", "b": "D001"}]), "listed twice"),
+    }
+    for name, (bad, message) in problems.items():
+        bad["blocks"][-1] = {k: v for k, v in bad["blocks"][-1].items() if v is not None}
+        with pytest.raises(InvalidStudyFile, match=re.escape(message)):
+            validate_study(bad)
+        assert name
+
+
+@pytest.mark.django_db
+def test_a_participant_chooses_and_the_answers_follow_the_contract(client, researcher):
+    from studies.services import study_load
+
+    study_load(spec=choice_spec(allow_equal=True), owner=researcher)
+    client.get("/s/choose-loan/?participant_label=p1")
+    client.post("/s/choose-loan/consent/", {"decision": "accept"})
+    participant = Participant.objects.get(external_id="p1")
+    checks = {b["key"]: b["correct"] for b in choice_spec()["blocks"] if b["type"] == "attention"}
+    person = HTTPParticipant(0, "p1", checks)  # fills any other page as a browser would
+    for _ in range(10):
+        page = participant.plan[participant.position]
+        if page["kind"] == "choose":
+            break
+        html = client.get("/s/choose-loan/page/").content.decode()
+        client.post("/s/choose-loan/page/", person.answer(page["key"], html))
+        participant.refresh_from_db()
+    page = participant.plan[participant.position]
+    html = client.get("/s/choose-loan/page/").content.decode()
+    assert "Who should be released before trial: Defendant A or Defendant B?" in html
+    assert "Equally" in html and "What percentage of other participants do you think chose Defendant" in html
+    refused = client.post("/s/choose-loan/page/", {"page_key": page["key"], "sure": "3", "prediction": "40"})
+    assert refused.status_code == 422 and "Choose one of the two, or Equally." in refused.content.decode()
+    assert not Answer.objects.filter(participant=participant, measure="choice").exists()
+    client.post("/s/choose-loan/page/", {"page_key": page["key"], "choice": "b", "sure": "4", "prediction": "40"})
+    a, b = page["item"].split("~")
+    scores = {s["id"]: s["models"]["ai"]["score"] for s in choice_spec()["pools"][0]["subjects"]}
+    stored = {x.measure: (x.number, x.text) for x in Answer.objects.filter(participant=participant, set_key="loan")}
+    assert stored["choice"] == (0.0, b) and stored["strength"] == (4.0, "") and stored["prediction"] == (40.0, "")
+    assert stored["ai_choice"] == (float(scores[b] < scores[a]), "")  # the AI favours the lower risk score
+
+
+@pytest.mark.django_db
+def test_simulated_choices_give_strengths_that_follow_the_ai_and_a_bts_honesty_score(researcher):
+    """Simulated raters choose the subject with the lower risk score more often (``Choose.simulate``): the
+    Bradley-Terry strengths of all participants must rank the subjects against their scores."""
+    from participation.simulate import simulate_participants
+    from runs.design_analysis import study_analysis
+    from studies.services import study_load
+
+    spec = study_load(spec=choice_spec(), owner=researcher).study.spec
+    simulate_participants("choose-loan", n=60, seed=3, decline_rate=0)
+    result = study_analysis("choose-loan", spec, by=["role"], n_resamples=200, n_permutations=200)
+    block = next(b for b in result.blocks if b.task == "choose")
+    strengths = block.tables["strengths"]
+    overall = strengths[strengths["rater_group"] == "all participants"].set_index("subject")
+    assert len(overall) == len(SUBJECTS) and overall["n_comparisons"].iloc[0] == 60 * 10
+    scores = {s["id"]: s["models"]["ai"]["score"] for s in spec["pools"][0]["subjects"]}
+    rho = spearmanr(overall["strength"], [scores[s] for s in overall.index]).statistic
+    assert rho <= -0.9, rho  # at most one neighbouring pair swapped
+    assert (overall["ci_low"] <= overall["strength"]).all() and (overall["strength"] <= overall["ci_high"]).all()
+    assert len(result.honesty) == 60 and result.honesty["n_questions"].min() >= 5  # ai_choice + prediction
