@@ -178,7 +178,8 @@ class Choose(BlockTask):
         from simulation.raters import bts_prediction, draw_binary, draw_sureness
 
         block, scores = index.block(page), _scores(index, page)
-        gap = 0.0 if None in scores else (scores[1] - scores[0]) * (1 if block["favourable"] == "lower" else -1)
+        a, b = scores
+        gap = 0.0 if a is None or b is None else (b - a) * (1 if block["favourable"] == "lower" else -1)
         answer, p = draw_binary(CHOICE_SLOPE * gap, rater, rng)
         form = self.form(page, index)
         data = {"choice": "equal" if block["allow_equal"] and abs(p - 0.5) < 0.1 else "ab"[1 - answer]}
