@@ -20,7 +20,7 @@ from django.utils import timezone
 from participation.plan import build_plan
 from participation.tasks.attention import attention_count
 from studies.format2 import condition_summary
-from studies.services import StudyLoadResult, may_load_version, spec_digest, study_load
+from studies.services import StudyLoadResult, may_load_version, slug_taken, spec_digest, study_load
 from studies.study_file import InvalidStudyFile, StudyFileProblem, read_study_text
 from surveys.models import Study
 
@@ -60,8 +60,8 @@ class StudyPreview:
     title: str
     conditions: list[ConditionSummary]
     attention_checks: int
-    current: Study | None  # the latest version with this slug
-    outcome: str  # what loading does: "created", "unchanged", "replaced" or "new_version"
+    current: Study | None  # the latest version with this slug (None when it is another researcher's)
+    outcome: str  # what loading does: "created", "unchanged", "replaced", "new_version" or "taken"
     changes: list[SpecChange]
     more_changes: int  # changes beyond the first MAX_CHANGES
     refusal: str  # why this researcher may not load it ("" if they may)
@@ -152,14 +152,13 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
             for c in spec["conditions"]
         ]
     )
-    current = Study.objects.filter(slug=spec["slug"]).select_related("owner").order_by("-version").first()
+    current = Study.objects.filter(slug=spec["slug"]).defer("spec").order_by("-version").first()
     refusal, changes = "", []
     if current is None:
         outcome = "created"
+    elif not may_load_version(user, current):  # nothing of another researcher's study is compared or shown
+        current, outcome, refusal = None, "taken", slug_taken(spec["slug"])
     else:
-        if not may_load_version(user, current):
-            holder = current.owner.get_username() if current.owner_id else "no researcher"
-            refusal = f"The study {current.slug!r} belongs to {holder}; only its owner or staff can load a new version."
         changes = spec_changes(current.spec, spec)
         if current.spec_hash == spec_digest(spec):
             outcome = "unchanged"
