@@ -297,6 +297,36 @@ def block_items(block: dict, pool: dict) -> list[str]:
     return [s["id"] for s in pool["subjects"]]
 
 
+def block_size(block: dict, pool: dict) -> int:
+    """How many items a task block has (:func:`block_items`, counted without listing them)."""
+    if block["task"] in PAIR_TASKS:
+        return len(block.get("pairs", []))
+    if block["task"] == "fair_score":
+        return len(block.get("sets", []))
+    return len(pool.get("subjects", []))
+
+
+def page_problems(spec: dict) -> list[v1.StudyFileProblem]:
+    """Pages per participant above the limit (:func:`studies.study_file.page_limit_problems`), from
+    the file's list lengths (after the schema, before the semantic checks): screening, one per page
+    block, and per task block its items shown (``per_participant`` or all) times pages per item
+    (pair_distance: one per measure, by default all three when every subject of the pool has a series)."""
+    pools = {p["key"]: p for p in spec["pools"]}
+    series = {key: all("series" in s for s in pool.get("subjects", [])) for key, pool in pools.items()}
+    parts: list[tuple[str, int, list[str] | None]] = [("screening", int("screening" in spec), None)]
+    for bi, block in enumerate(spec["blocks"]):
+        pages = 1
+        if block["type"] == "task":
+            items = block_size(block, pools.get(block["pool"], {}))
+            pages = min(block.get("assignment", {}).get("per_participant", items), items)
+            if block["task"] == "pair_distance":
+                measures = block.get("measures", v1.LIKERT_QUESTIONS if series.get(block["pool"]) else ["overall"])
+                pages *= len(measures)
+        parts.append((f"blocks[{bi}] ({block['key']})", pages, block.get("conditions")))
+    conditions = [c["key"] for c in spec.get("conditions", [DEFAULT_CONDITION])]
+    return v1.page_limit_problems(conditions, parts, dict.fromkeys(conditions, "blocks"))
+
+
 def subject_value(subject: dict, column: str):
     """A subject's value of a column: its id, a group or a feature (None when it has none)."""
     if column == "id":
@@ -618,7 +648,7 @@ def condition_summary(spec: dict, condition_key: str) -> dict[str, int]:
         if block["type"] != "task":
             out["pages"] += 1
             continue
-        items = len(block_items(block, pools[block["pool"]]))
+        items = block_size(block, pools[block["pool"]])
         shown = block["assignment"].get("per_participant", items)
         out["pages"] += shown * (len(block["measures"]) if block["task"] == "pair_distance" else 1)
         kind = {"agree": "prompts", "rate": "subjects", "fair_score": "sets"}.get(block["task"], "pairs")

@@ -17,11 +17,10 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from participation.plan import build_plan
 from participation.tasks.attention import attention_count
 from studies.format2 import condition_summary
 from studies.services import StudyLoadResult, may_load_version, slug_taken, spec_digest, study_load
-from studies.study_file import InvalidStudyFile, StudyFileProblem, read_study_text
+from studies.study_file import InvalidStudyFile, StudyFileProblem, pages_per_participant, read_study_text
 from surveys.models import Study
 
 STASH_PREFIX = "study-uploads"
@@ -135,7 +134,9 @@ def load_stashed(*, user, digest: str) -> StudyLoadResult:
 
 
 def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
-    """Counts per condition, and what loading would do compared with the latest version."""
+    """Counts per condition (counted from the file, no plan is built), and what loading would do
+    compared with the latest version."""
+    pages = pages_per_participant(spec) if spec["format"] == 1 else {}
     conditions = (
         _format2_conditions(spec)
         if spec["format"] == 2
@@ -147,7 +148,7 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
                 stimulus_sets=len(c["stimulus_sets"]),
                 pairs=sum(len(s["comparisons"]) for s in c["stimulus_sets"]),
                 prompts=len(c["disagreement_prompts"]),
-                pages=len(build_plan(spec, c["key"], seed=0)),
+                pages=pages[c["key"]],
             )
             for c in spec["conditions"]
         ]
