@@ -356,12 +356,13 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
         _pool_problems(pool, f"pools[{pi}]", add)
     for dup in v1._duplicates([b["key"] for b in spec["blocks"]]):
         add("blocks", f"block key {dup!r} is used twice")
-    n_attention = 0
+    n_attention, known = 0, set(conditions)
+    memo: dict = {}  # what depends only on a pool, computed once however many blocks use it
     for bi, block in enumerate(spec["blocks"]):
         base = f"blocks[{bi}]"
         for ci, key in enumerate(block.get("conditions", [])):
-            if key not in conditions:
-                add(f"{base}.conditions[{ci}]", f"{key!r} is not one of the conditions ({', '.join(conditions)})")
+            if key not in known:
+                add(f"{base}.conditions[{ci}]", f"{key!r} is not one of the conditions ({_listing(conditions)})")
         if block["type"] == "attention":
             n_attention += 1
             if block["correct"] not in block["options"]:
@@ -370,9 +371,9 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
             _questionnaire_problems(block, base, add)
         elif block["type"] == "task":
             if block["pool"] not in pools:
-                add(f"{base}.pool", f"{block['pool']!r} is not one of the pools ({', '.join(pools)})")
+                add(f"{base}.pool", f"{block['pool']!r} is not one of the pools ({_listing(pools)})")
                 continue
-            _task_problems(block, pools[block["pool"]], base, add)
+            _task_problems(block, pools[block["pool"]], base, add, memo)
     checks = spec.get("attention", {})
     for name in ("exclude_if_failed", "return_if_failed"):
         # exclude_if_failed's default without checks (1) is inert, so a validated file validates again
@@ -380,6 +381,29 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
             add(f"attention.{name}", f"cannot exceed the number of attention blocks ({n_attention})")
     problems.extend(v1.screening_problems(spec))
     return problems
+
+
+def _listing(names, most: int = 10) -> str:
+    """Names for a message, at most ``most`` of them (a message must not grow with the file)."""
+    names = list(names)
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown}, ... {len(names):,} in all"
+
+
+def _once(memo: dict, key: tuple, compute):
+    """``compute()`` the first time ``key`` is asked for in this validation, then the stored value."""
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def _first_without(pool: dict, model: str, need: str | None) -> str | None:
+    """The first subject with no output (or no ``need``) from ``model``; None when every one has it."""
+    for subject in pool["subjects"]:
+        output = subject.get("models", {}).get(model)
+        if output is None or (need and need not in output):
+            return subject["id"]
+    return None
 
 
 def _pool_problems(pool: dict, base: str, add) -> None:
@@ -456,7 +480,7 @@ _TASK_NEEDS = {
 _OPTIONAL_TASK_FIELDS = set().union(*_TASK_OPTIONS.values())
 
 
-def _task_problems(block: dict, pool: dict, base: str, add) -> None:
+def _task_problems(block: dict, pool: dict, base: str, add, memo: dict) -> None:
     task = block["task"]
     for name in sorted(_OPTIONAL_TASK_FIELDS - _TASK_OPTIONS[task]):
         if name in block:
@@ -466,17 +490,15 @@ def _task_problems(block: dict, pool: dict, base: str, add) -> None:
             add(base, f"a {task} task needs {name!r}")
     if "subjects" not in pool or any(name not in block for name in _TASK_NEEDS[task]):
         return
-    ids = {s["id"] for s in pool["subjects"]}
+    ids = _once(memo, (pool["key"], "ids"), lambda: {s["id"] for s in pool["subjects"]})
     if "model" in block:
         need = "label" if task == "agree" else "score"
         if task == "rate" and not block.get("show_model"):
             need = None
-        for subject in pool["subjects"]:
-            output = subject.get("models", {}).get(block["model"])
-            if output is None or (need and need not in output):
-                what = need or "output"
-                add(f"{base}.model", f"subject {subject['id']!r} has no {what} from model {block['model']!r}")
-                break
+        model = block["model"]
+        missing = _once(memo, (pool["key"], "model", model, need), lambda: _first_without(pool, model, need))
+        if missing is not None:
+            add(f"{base}.model", f"subject {missing!r} has no {need or 'output'} from model {model!r}")
     if task in PAIR_TASKS:
         for xi, pair in enumerate(block["pairs"]):
             for end in ("a", "b"):
@@ -497,7 +519,7 @@ def _task_problems(block: dict, pool: dict, base: str, add) -> None:
             if sset["reference"] in sset["comparisons"]:
                 add(f"{base}.sets[{si}].comparisons", "a comparison subject cannot be the reference subject")
     if task == "pair_distance":
-        series = all("series" in s for s in pool["subjects"])
+        series = _once(memo, (pool["key"], "series"), lambda: all("series" in s for s in pool["subjects"]))
         for mi, measure in enumerate(block.get("measures", [])):
             if measure != "overall" and not series:
                 add(f"{base}.measures[{mi}]", f"{measure!r} needs subjects with a series (only 'overall' without)")
@@ -515,11 +537,13 @@ def _task_problems(block: dict, pool: dict, base: str, add) -> None:
                 add(f"{base}.scale.max", f"must be > min ({scale['min']})")
             if "bts" in block:
                 add(f"{base}.bts", "the BTS follow-up needs a categorical answer (a likert scale), not a number")
-    _assignment_problems(block, pool, base, add)
+    _assignment_problems(block, pool, base, add, memo)
 
 
-def _assignment_problems(block: dict, pool: dict, base: str, add) -> None:
-    items = block_items(block, pool)
+def _assignment_problems(block: dict, pool: dict, base: str, add, memo: dict) -> None:
+    # a block over the pool's subjects has the pool's items (once per pool); pairs and sets are its own
+    scope = pool["key"] if block["task"] not in (*PAIR_TASKS, "fair_score") else id(block)
+    items = _once(memo, (scope, "items"), lambda: block_items(block, pool))
     shown = len(items)
     assignment = block.get("assignment", {})
     if "per_participant" in assignment:
@@ -529,7 +553,7 @@ def _assignment_problems(block: dict, pool: dict, base: str, add) -> None:
         shown = min(m, len(items))
         column = assignment.get("stratify_by")
         if column is not None:
-            strata = item_strata(block, pool, column)
+            strata = _once(memo, (scope, "strata", column), lambda: item_strata(block, pool, column))
             if strata is None:
                 add(f"{base}.assignment.stratify_by", f"{column!r} is not a column of every subject of the pool")
             elif m % len(strata):
@@ -547,8 +571,9 @@ def _assignment_problems(block: dict, pool: dict, base: str, add) -> None:
     elif "stratify_by" in assignment:
         add(f"{base}.assignment.stratify_by", "needs per_participant (stratification applies to a sample)")
     fixed = block.get("order", {}).get("fixed", {})
+    listed = set(items) if fixed else set()
     for item, position in fixed.items():
-        if item not in items:
+        if item not in listed:
             add(f"{base}.order.fixed.{item}", "is not an item of this block")
         elif position >= shown:
             add(f"{base}.order.fixed.{item}", f"must be < the number of items shown per participant ({shown})")
@@ -592,8 +617,10 @@ def with_defaults(spec: dict) -> dict:
         chart = pool["display"].get("chart")
         if chart is not None:
             chart.setdefault("time_labels", [f"Year {i + 1}" for i in range(len(pool["subjects"][0]["series"]))])
+    every = [c["key"] for c in out["conditions"]]
     for block in out["blocks"]:
-        block.setdefault("conditions", [c["key"] for c in out["conditions"]])
+        if "conditions" not in block:
+            block["conditions"] = list(every)
         if block["type"] == "questionnaire":
             for question in block["questions"]:
                 question.setdefault("required", True)
@@ -636,25 +663,27 @@ def _task_defaults(block: dict, pool: dict) -> None:
             )
 
 
-def condition_summary(spec: dict, condition_key: str) -> dict[str, int]:
-    """What one participant of a condition sees of a validated file: ``pages`` (screening,
+def condition_summaries(spec: dict) -> dict[str, dict[str, int]]:
+    """What one participant of each condition sees of a validated file: ``pages`` (screening,
     every page block, one page per task item shown; pair_distance one per measure), and the items
-    shown per task kind: ``subjects`` (agree / rate), ``pairs``, ``prompts`` (agree), ``sets``."""
+    shown per task kind: ``subjects`` (agree / rate), ``pairs``, ``prompts`` (agree), ``sets``.
+    One pass over the blocks' condition lists (never blocks x conditions)."""
     pools = {p["key"]: p for p in spec["pools"]}
-    out = {"pages": int("screening" in spec), "subjects": 0, "pairs": 0, "prompts": 0, "sets": 0}
+    empty = {"pages": int("screening" in spec), "subjects": 0, "pairs": 0, "prompts": 0, "sets": 0}
+    out = {c["key"]: dict(empty) for c in spec["conditions"]}
     for block in spec["blocks"]:
-        if condition_key not in block["conditions"]:
-            continue
-        if block["type"] != "task":
-            out["pages"] += 1
-            continue
-        items = block_size(block, pools[block["pool"]])
-        shown = block["assignment"].get("per_participant", items)
-        out["pages"] += shown * (len(block["measures"]) if block["task"] == "pair_distance" else 1)
-        kind = {"agree": "prompts", "rate": "subjects", "fair_score": "sets"}.get(block["task"], "pairs")
-        out[kind] += shown
-        if block["task"] == "agree":
-            out["subjects"] += shown
+        seen = {"pages": 1}
+        if block["type"] == "task":
+            items = block_size(block, pools[block["pool"]])
+            shown = block["assignment"].get("per_participant", items)
+            seen = {"pages": shown * (len(block["measures"]) if block["task"] == "pair_distance" else 1)}
+            kind = {"agree": "prompts", "rate": "subjects", "fair_score": "sets"}.get(block["task"], "pairs")
+            seen[kind] = shown
+            if block["task"] == "agree":
+                seen["subjects"] = shown
+        for key in set(block["conditions"]):
+            for name, n in seen.items():
+                out[key][name] += n
     return out
 
 

@@ -18,7 +18,7 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 
 from participation.tasks.attention import attention_count
-from studies.format2 import condition_summary
+from studies.format2 import condition_summaries
 from studies.services import StudyLoadResult, may_load_version, slug_taken, spec_digest, study_load
 from studies.study_file import InvalidStudyFile, StudyFileProblem, pages_per_participant, read_study_text
 from surveys.models import Study
@@ -182,21 +182,19 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
 def _format2_conditions(spec: dict) -> list[ConditionSummary]:
     """Format 2: per condition, the pages and items one participant sees (fair-score sets are the
     stimulus sets, agree items the yes/no prompts)."""
-    summaries = []
-    for condition in spec["conditions"]:
-        seen = condition_summary(spec, condition["key"])
-        summaries.append(
-            ConditionSummary(
-                key=condition["key"],
-                label=condition["label"],
-                subjects=seen["subjects"],
-                stimulus_sets=seen["sets"],
-                pairs=seen["pairs"],
-                prompts=seen["prompts"],
-                pages=seen["pages"],
-            )
+    seen = condition_summaries(spec)
+    return [
+        ConditionSummary(
+            key=c["key"],
+            label=c["label"],
+            subjects=seen[c["key"]]["subjects"],
+            stimulus_sets=seen[c["key"]]["sets"],
+            pairs=seen[c["key"]]["pairs"],
+            prompts=seen[c["key"]]["prompts"],
+            pages=seen[c["key"]]["pages"],
         )
-    return summaries
+        for c in spec["conditions"]
+    ]
 
 
 def _identity(item) -> str | None:

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from participation.assignment import condition_for, item_choice
 from participation.plan import plan_for
 from studies.content import study_content
-from studies.format2 import condition_summary
+from studies.format2 import condition_summaries
 from studies.services import spec_digest
 from studies.study_file import InvalidStudyFile, pages_per_participant, read_study_file, validate_study
 from tests.conftest import DEMO_FILE
@@ -76,7 +76,7 @@ def test_sampled_items_and_conditions_are_counted_per_participant(settings):
     ]
     settings.STUDY_MAX_PAGES_PER_PARTICIPANT = 501  # exactly the limit is allowed
     validated = validate_study(spec)
-    assert {c: condition_summary(validated, c)["pages"] for c in ("a", "b")} == {"a": 501, "b": 501}
+    assert {c: seen["pages"] for c, seen in condition_summaries(validated).items()} == {"a": 501, "b": 501}
 
 
 def test_pair_distance_counts_one_page_per_measure(settings):
@@ -111,7 +111,7 @@ def test_the_counts_equal_the_plans_and_the_bundled_studies_fit(path):
     for ticket in range(2 * len(spec["conditions"])):
         key = condition_for(spec, ticket)
         choice = item_choice(spec, content, ticket) if content else None
-        pages = pages_per_participant(spec)[key] if spec["format"] == 1 else condition_summary(spec, key)["pages"]
+        pages = pages_per_participant(spec)[key] if spec["format"] == 1 else condition_summaries(spec)[key]["pages"]
         assert pages == len(plan_for(spec, key, 3, choice)) <= 100
 
 
@@ -122,3 +122,18 @@ def test_the_upload_refuses_a_huge_plan_before_any_preview(client, researcher):
     response = client.post("/researcher/upload/", {"file": SimpleUploadedFile("s.json", raw)})
     assert response.status_code == 400
     assert "would see 1,000,001 pages, more than the limit of 500" in response.content.decode()
+
+
+def test_validation_cost_does_not_grow_with_blocks_times_pool_size():
+    """2,000 conditions, each with its own one-item block over one pool of 5,000 subjects: every
+    participant sees one page, and the checks of the pool run once, not once per block."""
+    spec = huge(2000, 5000)
+    spec["conditions"] = [{"key": f"c{i}", "label": "C"} for i in range(2000)]
+    spec["blocks"] = [
+        {**block, "conditions": [f"c{i}"], "assignment": {"per_participant": 1, "stratify_by": "x"}}
+        for i, block in enumerate(spec["blocks"][1:])
+    ]
+    started = time.perf_counter()
+    validated = validate_study(spec)
+    assert time.perf_counter() - started < 2.5  # 6.6 s when each block checked the whole pool
+    assert validated["blocks"][5]["conditions"] == ["c5"]
