@@ -8,6 +8,7 @@ inline subjects when the file is read (:mod:`studies.pools`), so a stored versio
 """
 
 import json
+import re
 import string
 from collections import Counter
 from typing import Any
@@ -339,6 +340,25 @@ def placeholders(template: str) -> list[str]:
     return [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
 
 
+_PLAIN_PLACEHOLDER = re.compile(r"[^.\[\]{}!:]+")
+
+
+def placeholder_problems(template: str) -> list[str]:
+    """Why a profile text is not only plain ``{column}`` placeholders (the rule of the builder's
+    ``--profile`` and of study files): malformed braces, or a placeholder with a format spec,
+    conversion, attribute or index, which would render Python objects or pad without bound."""
+    try:
+        fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(template) if name is not None]
+    except ValueError as exc:
+        return [f"{exc}; write {{column}} for a value and {{{{ or }}}} for a brace"]
+    return [
+        f"placeholder {{{name}{'!' + conv if conv else ''}{':' + spec if spec else ''}}} is not a plain "
+        "{column}: formats, conversions, attributes and indexes are not allowed"
+        for name, spec, conv in fields
+        if spec or conv or not _PLAIN_PLACEHOLDER.fullmatch(name)
+    ]
+
+
 def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
     problems: list[v1.StudyFileProblem] = []
 
@@ -415,14 +435,18 @@ def _pool_problems(pool: dict, base: str, add) -> None:
         add(f"{base}.subjects", f"subject id {dup!r} is used twice")
     display = pool["display"]
     columns = {"id"} | {c for s in subjects for c in (*s.get("features", {}), *s.get("groups", {}))}
-    for name in placeholders(display.get("profile", "")):
+    malformed = placeholder_problems(display.get("profile", ""))
+    for rule in malformed:
+        add(f"{base}.display.profile", rule)
+    names = [] if malformed else placeholders(display.get("profile", ""))
+    for name in names:
         if name not in columns:
             add(f"{base}.display.profile", f"placeholder {{{name}}} is not a column of the pool's subjects")
     for ti, column in enumerate(display.get("table", [])):
         if column not in columns:
             add(f"{base}.display.table[{ti}]", f"{column!r} is not a column of the pool's subjects")
     for si, subject in enumerate(subjects):
-        missing = [c for c in placeholders(display.get("profile", "")) if subject_value(subject, c) is None]
+        missing = [c for c in names if subject_value(subject, c) is None]
         if missing and all(c in columns for c in missing):
             add(f"{base}.subjects[{si}]", f"has no value for {', '.join(missing)} (used by display.profile)")
     if "chart" in display:
