@@ -14,7 +14,7 @@ from fairness.rater_groups import notions_by_rater_group
 from research.export import export_tables
 from runs.design_analysis import ALL, study_analysis
 from studies.imports import crowd_study_import
-from surveys.models import Answer, Participant
+from surveys.models import Answer, Participant, Study
 from tests.conftest import REFERENCE_DATA
 
 DRESSEL = REFERENCE_DATA / "dressel_farid"
@@ -128,3 +128,16 @@ def test_missing_release_folder_is_named(tmp_path):
     with pytest.raises(CommandError, match="no-such: no such folder"):
         call_command("import_crowd_study", "dressel-farid", "--path", str(tmp_path / "no-such"))
     assert Participant.objects.count() == before
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("owner", [None, "bob"])
+def test_another_researchers_slug_is_refused(demo_study, other_researcher, owner):
+    """Issue 22, finding 15: without --owner (or as another researcher) the import replaced alice's
+    study of that slug while it had no participants; it is refused as load_study refuses."""
+    options = {"path": str(DRESSEL), "slug": demo_study.slug} | ({"owner": owner} if owner else {})
+    with pytest.raises(CommandError, match="The slug 'effort-demo' is taken by another researcher's study"):
+        call_command("import_crowd_study", "dressel-farid", **options)
+    kept = Study.objects.get(slug="effort-demo")
+    assert (kept.version, kept.spec_hash, kept.owner.username) == (1, demo_study.spec_hash, "alice")
+    assert not Participant.objects.filter(study__slug="effort-demo").exists()
