@@ -203,6 +203,7 @@ UPLOAD_MAX_ROWS = env_int("UPLOAD_MAX_ROWS", 1_000_000)
 UPLOAD_MAX_COLUMNS = env_int("UPLOAD_MAX_COLUMNS", 1_000)
 UPLOAD_MAX_PARSE_SECONDS = env_int("UPLOAD_MAX_PARSE_SECONDS", 60)
 STUDY_FILE_MAX_BYTES = env_int("STUDY_FILE_MAX_BYTES", 5 * 1024 * 1024)
+STUDY_MAX_PAGES_PER_PARTICIPANT = env_int("STUDY_MAX_PAGES_PER_PARTICIPANT", 500)
 FILE_UPLOAD_HANDLERS = [
     "config.upload_handlers.UploadLimitHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",

@@ -4,7 +4,7 @@ A source (``SOURCES``) turns a public release into a :class:`CrowdDataset`: the 
 questionnaire, task blocks) and the completed participants (plan and answers in the format 2 contract's
 shape). :func:`crowd_study_import` stores it: the study version through ``study_load``, then participants
 and answers with ``bulk_create`` in one transaction. Importing a slug that already has participants
-changes nothing (``already_imported``).
+changes nothing (``already_imported``); another researcher's slug is refused, with or without an owner.
 """
 
 from collections.abc import Callable
@@ -26,7 +26,7 @@ from fairness.datasets import (
 )
 from participation.models import Answer, Participant
 from studies.models import Study
-from studies.services import study_load
+from studies.services import StudyOwnedByOther, may_load_version, slug_taken, study_load
 from tasks.questions import questionnaire_question, task_question
 
 REFERENCE_DATA = Path(settings.BASE_DIR).parent / "shared" / "reference-data"
@@ -215,13 +215,19 @@ SOURCES: dict[str, CrowdSource] = {
 def crowd_study_import(
     *, source: str, path: Path | None = None, slug: str | None = None, owner=None
 ) -> CrowdImportResult:
-    """Store ``source``'s release as a completed study (module doc); ``slug`` overrides the source's."""
+    """Store ``source``'s release as a completed study (module doc); ``slug`` overrides the source's.
+
+    A slug of a researcher's study is refused (StudyOwnedByOther) unless ``owner`` is that researcher
+    or staff: unlike ``load_study``, no ``owner`` is no licence to replace someone's study."""
     if source not in SOURCES:
         raise ValueError(f"unknown source {source!r}; known: {', '.join(sorted(SOURCES))}")
     folder = Path(path) if path is not None else SOURCES[source].default_path
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder (pass the release's folder with --path)")
     slug = slug or SOURCES[source].slug
+    latest = Study.objects.filter(slug=slug).order_by("-version").only("owner").first()
+    if latest is not None and latest.owner_id is not None and (owner is None or not may_load_version(owner, latest)):
+        raise StudyOwnedByOther(slug_taken(slug))  # without an owner too: an import is not a new version
     imported = Participant.objects.filter(study__slug=slug).order_by("-study__version").values("study_id").first()
     if imported is not None:
         existing = Study.objects.get(pk=imported["study_id"])

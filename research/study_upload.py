@@ -17,11 +17,10 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from participation.plan import build_plan
-from studies.format2 import condition_summary
+from studies.format2 import condition_summaries
 from studies.models import Study
-from studies.services import StudyLoadResult, may_load_version, spec_digest, study_holder, study_load
-from studies.study_file import InvalidStudyFile, StudyFileProblem, read_study_text
+from studies.services import StudyLoadResult, may_load_version, slug_taken, spec_digest, study_load
+from studies.study_file import InvalidStudyFile, StudyFileProblem, pages_per_participant, read_study_text
 from tasks.attention import attention_count
 
 STASH_PREFIX = "study-uploads"
@@ -60,8 +59,8 @@ class StudyPreview:
     title: str
     conditions: list[ConditionSummary]
     attention_checks: int
-    current: Study | None  # the latest version with this slug
-    outcome: str  # what loading does: "created", "unchanged", "replaced" or "new_version"
+    current: Study | None  # the latest version with this slug (None when it is another researcher's)
+    outcome: str  # what loading does: "created", "unchanged", "replaced", "new_version" or "taken"
     changes: list[SpecChange]
     more_changes: int  # changes beyond the first MAX_CHANGES
     refusal: str  # why this researcher may not load it ("" if they may)
@@ -135,7 +134,9 @@ def load_stashed(*, user, digest: str) -> StudyLoadResult:
 
 
 def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
-    """Counts per condition, and what loading would do compared with the latest version."""
+    """Counts per condition (counted from the file, no plan is built), and what loading would do
+    compared with the latest version."""
+    pages = pages_per_participant(spec) if spec["format"] == 1 else {}
     conditions = (
         _format2_conditions(spec)
         if spec["format"] == 2
@@ -147,21 +148,18 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
                 stimulus_sets=len(c["stimulus_sets"]),
                 pairs=sum(len(s["comparisons"]) for s in c["stimulus_sets"]),
                 prompts=len(c["disagreement_prompts"]),
-                pages=len(build_plan(spec, c["key"], seed=0)),
+                pages=pages[c["key"]],
             )
             for c in spec["conditions"]
         ]
     )
-    current = Study.objects.filter(slug=spec["slug"]).select_related("owner").order_by("-version").first()
+    current = Study.objects.filter(slug=spec["slug"]).defer("spec").order_by("-version").first()
     refusal, changes = "", []
     if current is None:
         outcome = "created"
+    elif not may_load_version(user, current):  # nothing of another researcher's study is compared or shown
+        current, outcome, refusal = None, "taken", slug_taken(spec["slug"])
     else:
-        if not may_load_version(user, current):
-            refusal = (
-                f"The study {current.slug!r} belongs to {study_holder(current)}; "
-                "only its owner or staff can load a new version."
-            )
         changes = spec_changes(current.spec, spec)
         if current.spec_hash == spec_digest(spec):
             outcome = "unchanged"
@@ -184,21 +182,19 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
 def _format2_conditions(spec: dict) -> list[ConditionSummary]:
     """Format 2: per condition, the pages and items one participant sees (fair-score sets are the
     stimulus sets, agree items the yes/no prompts)."""
-    summaries = []
-    for condition in spec["conditions"]:
-        seen = condition_summary(spec, condition["key"])
-        summaries.append(
-            ConditionSummary(
-                key=condition["key"],
-                label=condition["label"],
-                subjects=seen["subjects"],
-                stimulus_sets=seen["sets"],
-                pairs=seen["pairs"],
-                prompts=seen["prompts"],
-                pages=seen["pages"],
-            )
+    seen = condition_summaries(spec)
+    return [
+        ConditionSummary(
+            key=c["key"],
+            label=c["label"],
+            subjects=seen[c["key"]]["subjects"],
+            stimulus_sets=seen[c["key"]]["sets"],
+            pairs=seen[c["key"]]["pairs"],
+            prompts=seen[c["key"]]["prompts"],
+            pages=seen[c["key"]]["pages"],
         )
-    return summaries
+        for c in spec["conditions"]
+    ]
 
 
 def _identity(item) -> str | None:

@@ -26,6 +26,7 @@ OUTCOMES = {
     "unchanged": "unchanged: the same content is already loaded",
     "replaced": "updated in place (the previous version had no participants yet)",
     "new_version": "saved as a new version (the previous one has participants, who keep theirs)",
+    "taken": "refused: the slug is another researcher's",
 }
 
 

@@ -34,14 +34,13 @@ import hashlib
 import json
 import math
 import re
-import string
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from studies.format2 import block_items, item_strata
+from studies.format2 import block_items, item_strata, placeholder_problems, placeholders
 from studies.pools import subjects_from_frame
 from studies.study_file import MAX_LIST_ITEMS, SLUG_PATTERN, InvalidStudyFile
 from tasks import BLOCK_TASKS
@@ -263,22 +262,12 @@ def _lines(index) -> str:
 
 def profile_columns(profile: str) -> list[str]:
     """The column names a profile text uses (``{column}``; ``{{`` and ``}}`` are literal braces);
-    StudyBuildError for malformed braces or a placeholder with a format spec, conversion or index."""
-    try:
-        fields = [
-            (field, spec, conv) for _, field, spec, conv in string.Formatter().parse(profile) if field is not None
-        ]
-    except ValueError as exc:
-        raise StudyBuildError([f"--profile: {exc}; write {{column}} for a value and {{{{ or }}}} for a brace"]) from exc
-    problems = [
-        f"--profile: placeholder {{{field}{'!' + conv if conv else ''}{':' + spec if spec else ''}}} is not a plain "
-        "{column}: formats, conversions, attributes and indexes are not allowed"
-        for field, spec, conv in fields
-        if spec or conv or not re.fullmatch(r"[^.\[\]{}!:]+", field or "")
-    ]
+    StudyBuildError for malformed braces or a placeholder with a format spec, conversion or index
+    (:func:`studies.format2.placeholder_problems`, the study files' rule)."""
+    problems = placeholder_problems(profile)
     if problems:
-        raise StudyBuildError(problems)
-    return list(dict.fromkeys(field for field, _, _ in fields))
+        raise StudyBuildError([f"--profile: {rule}" for rule in problems])
+    return list(dict.fromkeys(placeholders(profile)))
 
 
 def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:

@@ -9,6 +9,7 @@ inline subjects when the file is read (:mod:`studies.pools`), so a stored versio
 """
 
 import json
+import re
 import string
 from collections import Counter
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from typing import Any
 
 from studies import study_file as v1
 from tasks import BLOCK_TASKS, block_task
-from tasks.schema import LABELS, duplicates
+from tasks.schema import LABELS, duplicates, once
 
 QUESTION_TYPES = ("single_choice", "multiple_choice", "number", "text", "likert")
 DEFAULT_CONDITION = {"key": "main", "label": "Main"}
@@ -233,6 +234,26 @@ def block_items(block: dict, pool: dict) -> list[str]:
     return list(block_task(block).item_map(block, pool))
 
 
+def page_problems(spec: dict) -> list[v1.StudyFileProblem]:
+    """Pages per participant above the limit (:func:`studies.study_file.page_limit_problems`), from
+    the file's list lengths (after the schema, before the semantic checks): screening, one per page
+    block, and per task block its items shown (``per_participant`` or all) times pages per item
+    (``BlockTask.item_count`` and ``pages_per_item``: pair_distance one per measure)."""
+    pools = {p["key"]: p for p in spec["pools"]}
+    memo: dict = {}
+    parts: list[tuple[str, int, list[str] | None]] = [("screening", int("screening" in spec), None)]
+    for bi, block in enumerate(spec["blocks"]):
+        pages = 1
+        if block["type"] == "task":
+            task, pool = block_task(block), pools.get(block["pool"], {})
+            items = task.item_count(block, pool)
+            pages = min(block.get("assignment", {}).get("per_participant", items), items)
+            pages *= task.pages_per_item(block, pool, memo)
+        parts.append((f"blocks[{bi}] ({block['key']})", pages, block.get("conditions")))
+    conditions = [c["key"] for c in spec.get("conditions", [DEFAULT_CONDITION])]
+    return v1.page_limit_problems(conditions, parts, dict.fromkeys(conditions, "blocks"))
+
+
 def subject_value(subject: dict, column: str):
     """A subject's value of a column: its id, a group or a feature (None when it has none)."""
     if column == "id":
@@ -243,6 +264,25 @@ def subject_value(subject: dict, column: str):
 def placeholders(template: str) -> list[str]:
     """The ``{column}`` names in a profile text (``{{`` and ``}}`` are literal braces)."""
     return [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+
+
+_PLAIN_PLACEHOLDER = re.compile(r"[^.\[\]{}!:]+")
+
+
+def placeholder_problems(template: str) -> list[str]:
+    """Why a profile text is not only plain ``{column}`` placeholders (the rule of the builder's
+    ``--profile`` and of study files): malformed braces, or a placeholder with a format spec,
+    conversion, attribute or index, which would render Python objects or pad without bound."""
+    try:
+        fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(template) if name is not None]
+    except ValueError as exc:
+        return [f"{exc}; write {{column}} for a value and {{{{ or }}}} for a brace"]
+    return [
+        f"placeholder {{{name}{'!' + conv if conv else ''}{':' + spec if spec else ''}}} is not a plain "
+        "{column}: formats, conversions, attributes and indexes are not allowed"
+        for name, spec, conv in fields
+        if spec or conv or not _PLAIN_PLACEHOLDER.fullmatch(name)
+    ]
 
 
 def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
@@ -262,12 +302,13 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
         _pool_problems(pool, f"pools[{pi}]", add)
     for dup in duplicates([b["key"] for b in spec["blocks"]]):
         add("blocks", f"block key {dup!r} is used twice")
-    n_attention = 0
+    n_attention, known = 0, set(conditions)
+    memo: dict = {}  # what depends only on a pool, computed once however many blocks use it
     for bi, block in enumerate(spec["blocks"]):
         base = f"blocks[{bi}]"
         for ci, key in enumerate(block.get("conditions", [])):
-            if key not in conditions:
-                add(f"{base}.conditions[{ci}]", f"{key!r} is not one of the conditions ({', '.join(conditions)})")
+            if key not in known:
+                add(f"{base}.conditions[{ci}]", f"{key!r} is not one of the conditions ({_listing(conditions)})")
         if block["type"] == "attention":
             n_attention += 1
             if block["correct"] not in block["options"]:
@@ -276,9 +317,9 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
             _questionnaire_problems(block, base, add)
         elif block["type"] == "task":
             if block["pool"] not in pools:
-                add(f"{base}.pool", f"{block['pool']!r} is not one of the pools ({', '.join(pools)})")
+                add(f"{base}.pool", f"{block['pool']!r} is not one of the pools ({_listing(pools)})")
                 continue
-            _task_problems(block, pools[block["pool"]], base, add)
+            _task_problems(block, pools[block["pool"]], base, add, memo)
     checks = spec.get("attention", {})
     for name in ("exclude_if_failed", "return_if_failed"):
         # exclude_if_failed's default without checks (1) is inert, so a validated file validates again
@@ -286,6 +327,13 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
             add(f"attention.{name}", f"cannot exceed the number of attention blocks ({n_attention})")
     problems.extend(v1.screening_problems(spec))
     return problems
+
+
+def _listing(names, most: int = 10) -> str:
+    """Names for a message, at most ``most`` of them (a message must not grow with the file)."""
+    names = list(names)
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown}, ... {len(names):,} in all"
 
 
 def _pool_problems(pool: dict, base: str, add) -> None:
@@ -297,14 +345,18 @@ def _pool_problems(pool: dict, base: str, add) -> None:
         add(f"{base}.subjects", f"subject id {dup!r} is used twice")
     display = pool["display"]
     columns = {"id"} | {c for s in subjects for c in (*s.get("features", {}), *s.get("groups", {}))}
-    for name in placeholders(display.get("profile", "")):
+    malformed = placeholder_problems(display.get("profile", ""))
+    for rule in malformed:
+        add(f"{base}.display.profile", rule)
+    names = [] if malformed else placeholders(display.get("profile", ""))
+    for name in names:
         if name not in columns:
             add(f"{base}.display.profile", f"placeholder {{{name}}} is not a column of the pool's subjects")
     for ti, column in enumerate(display.get("table", [])):
         if column not in columns:
             add(f"{base}.display.table[{ti}]", f"{column!r} is not a column of the pool's subjects")
     for si, subject in enumerate(subjects):
-        missing = [c for c in placeholders(display.get("profile", "")) if subject_value(subject, c) is None]
+        missing = [c for c in names if subject_value(subject, c) is None]
         if missing and all(c in columns for c in missing):
             add(f"{base}.subjects[{si}]", f"has no value for {', '.join(missing)} (used by display.profile)")
     if "chart" in display:
@@ -345,7 +397,7 @@ def _questionnaire_problems(block: dict, base: str, add) -> None:
             add(f"{qbase}.min_choices", "cannot exceed max_choices")
 
 
-def _task_problems(block: dict, pool: dict, base: str, add) -> None:
+def _task_problems(block: dict, pool: dict, base: str, add, memo: dict) -> None:
     task = block_task(block)
     for name in sorted(_task_options.keys() - task.options.keys()):
         if name in block:
@@ -355,12 +407,14 @@ def _task_problems(block: dict, pool: dict, base: str, add) -> None:
             add(base, f"a {task.name} task needs {name!r}")
     if "subjects" not in pool or any(name not in block for name in task.needs):
         return
-    task.check_block(block, pool, base, add)
-    _assignment_problems(block, pool, base, add)
+    task.check_block(block, pool, base, add, memo)
+    _assignment_problems(block, pool, base, add, memo)
 
 
-def _assignment_problems(block: dict, pool: dict, base: str, add) -> None:
-    items = block_items(block, pool)
+def _assignment_problems(block: dict, pool: dict, base: str, add, memo: dict) -> None:
+    # a block over the pool's subjects has the pool's items (once per pool); pairs and sets are its own
+    scope = pool["key"] if block_task(block).item_shape == "subjects" else id(block)
+    items = once(memo, (scope, "items"), lambda: block_items(block, pool))
     shown = len(items)
     assignment = block.get("assignment", {})
     if "per_participant" in assignment:
@@ -370,7 +424,7 @@ def _assignment_problems(block: dict, pool: dict, base: str, add) -> None:
         shown = min(m, len(items))
         column = assignment.get("stratify_by")
         if column is not None:
-            strata = item_strata(block, pool, column)
+            strata = once(memo, (scope, "strata", column), lambda: item_strata(block, pool, column))
             if strata is None:
                 add(f"{base}.assignment.stratify_by", f"{column!r} is not a column of every subject of the pool")
             elif m % len(strata):
@@ -388,8 +442,9 @@ def _assignment_problems(block: dict, pool: dict, base: str, add) -> None:
     elif "stratify_by" in assignment:
         add(f"{base}.assignment.stratify_by", "needs per_participant (stratification applies to a sample)")
     fixed = block.get("order", {}).get("fixed", {})
+    listed = set(items) if fixed else set()
     for item, position in fixed.items():
-        if item not in items:
+        if item not in listed:
             add(f"{base}.order.fixed.{item}", "is not an item of this block")
         elif position >= shown:
             add(f"{base}.order.fixed.{item}", f"must be < the number of items shown per participant ({shown})")
@@ -431,8 +486,10 @@ def with_defaults(spec: dict) -> dict:
         chart = pool["display"].get("chart")
         if chart is not None:
             chart.setdefault("time_labels", [f"Year {i + 1}" for i in range(len(pool["subjects"][0]["series"]))])
+    every = [c["key"] for c in out["conditions"]]
     for block in out["blocks"]:
-        block.setdefault("conditions", [c["key"] for c in out["conditions"]])
+        if "conditions" not in block:
+            block["conditions"] = list(every)
         if block["type"] == "questionnaire":
             for question in block["questions"]:
                 question.setdefault("required", True)
@@ -448,24 +505,24 @@ def with_defaults(spec: dict) -> dict:
     return out
 
 
-def condition_summary(spec: dict, condition_key: str) -> dict[str, int]:
-    """What one participant of a condition sees of a validated file: ``pages`` (screening,
+def condition_summaries(spec: dict) -> dict[str, dict[str, int]]:
+    """What one participant of each condition sees of a validated file: ``pages`` (screening,
     every page block, one page per task item shown; pair_distance one per measure), and the items
-    shown per task kind: ``subjects`` (agree / rate), ``pairs``, ``prompts`` (agree), ``sets``."""
+    shown per task kind: ``subjects`` (agree / rate), ``pairs``, ``prompts`` (agree), ``sets``
+    (``BlockTask.shown_as``). One pass over the blocks' condition lists (never blocks x conditions)."""
     pools = {p["key"]: p for p in spec["pools"]}
-    out = {"pages": int("screening" in spec), "subjects": 0, "pairs": 0, "prompts": 0, "sets": 0}
+    empty = {"pages": int("screening" in spec), "subjects": 0, "pairs": 0, "prompts": 0, "sets": 0}
+    out = {c["key"]: dict(empty) for c in spec["conditions"]}
     for block in spec["blocks"]:
-        if condition_key not in block["conditions"]:
-            continue
-        if block["type"] != "task":
-            out["pages"] += 1
-            continue
-        task = block_task(block)
-        items = len(block_items(block, pools[block["pool"]]))
-        shown = block["assignment"].get("per_participant", items)
-        out["pages"] += shown * task.pages_per_item(block)
-        for kind in task.shown_as:
-            out[kind] = out.get(kind, 0) + shown
+        seen = {"pages": 1}
+        if block["type"] == "task":
+            task, pool = block_task(block), pools[block["pool"]]
+            items = task.item_count(block, pool)
+            shown = block["assignment"].get("per_participant", items)
+            seen = {"pages": shown * task.pages_per_item(block, pool)} | dict.fromkeys(task.shown_as, shown)
+        for key in set(block["conditions"]):
+            for name, n in seen.items():
+                out[key][name] = out[key].get(name, 0) + n
     return out
 
 

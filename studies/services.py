@@ -20,6 +20,14 @@ class StudyOwnedByOther(PermissionError):
     """A study file's slug belongs to another researcher's study (a new version would hand them its data)."""
 
 
+def slug_taken(slug: str) -> str:
+    """The refusal of a slug the researcher may not load: it names nothing of the study but its slug."""
+    return (
+        f"The slug {slug!r} is taken by another researcher's study; only its owner or staff can load a new "
+        "version of it. Choose another slug."
+    )
+
+
 def spec_digest(spec: dict) -> str:
     """SHA-256 of the canonical JSON (sorted keys), so formatting changes do not count as edits."""
     return hashlib.sha256(json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -70,9 +78,7 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
     digest = spec_digest(spec)
     latest = Study.objects.select_for_update().filter(slug=spec["slug"]).order_by("-version").first()
     if latest is not None and owner is not None and not may_load_version(owner, latest):
-        raise StudyOwnedByOther(
-            f"study {latest.slug!r} belongs to {study_holder(latest)}; only its owner or staff can load a new version"
-        )
+        raise StudyOwnedByOther(slug_taken(latest.slug))
     if latest is not None and latest.spec_hash == digest:
         return StudyLoadResult(latest, "unchanged")
     if latest is not None and not _in_use(latest):
@@ -111,12 +117,6 @@ def may_load_version(user, study: Study) -> bool:
     """Staff, or the owner of ``study``'s slug (its first version's owner), whichever version ``study`` is."""
     owning = owning_version(study.slug)
     return bool(user.is_staff or user.is_superuser or (owning is not None and owning.owner_id == user.pk))
-
-
-def study_holder(study: Study) -> str:
-    """The username of the owner of ``study``'s slug, for refusals."""
-    owning = owning_version(study.slug)
-    return owning.owner.get_username() if owning is not None and owning.owner_id else "no researcher"
 
 
 def latest_study(slug: str) -> Study:

@@ -456,6 +456,74 @@ def _control_problem(text: str, path: str, *, key: bool = False) -> list[StudyFi
     return [StudyFileProblem(path, f"{where} contains the control character {char} at position {found.start()}")]
 
 
+DEFAULT_MAX_PAGES = 500
+_NAMED_PARTS = 5
+
+
+def page_limit_problems(
+    conditions: list[str], parts: list[tuple[str, int, list[str] | None]], paths: dict[str, str]
+) -> list[StudyFileProblem]:
+    """The condition whose participants would see the most pages, when that exceeds
+    ``STUDY_MAX_PAGES_PER_PARTICIPANT``, with the parts of the file that add up to it.
+
+    ``parts`` are (label, pages, the conditions that show them or None for all), counted from the
+    file's list lengths by the caller: no plan is built, so the check costs no more than the file's size."""
+    limit = _setting_int("STUDY_MAX_PAGES_PER_PARTICIPANT", DEFAULT_MAX_PAGES)
+    common = sum(pages for _, pages, keys in parts if keys is None)
+    totals = dict.fromkeys(conditions, common)
+    for _, pages, keys in parts:
+        for key in set(keys or ()) & totals.keys():
+            totals[key] += pages
+    over = [key for key in conditions if totals[key] > limit]
+    if not over:
+        return []
+    worst = max(over, key=totals.__getitem__)
+    shown = sorted(
+        ((label, pages) for label, pages, keys in parts if pages and (keys is None or worst in keys)),
+        key=lambda part: -part[1],
+    )
+    named = ", ".join(f"{label} {pages:,}" for label, pages in shown[:_NAMED_PARTS])
+    if len(shown) > _NAMED_PARTS:
+        rest = shown[_NAMED_PARTS:]
+        named += f", {len(rest):,} more with {sum(pages for _, pages in rest):,}"
+    who = f"a participant of condition {worst!r}" if len(conditions) > 1 else "a participant"
+    others = f" (as in {len(over) - 1:,} other condition{'s' if len(over) > 2 else ''})" if len(over) > 1 else ""
+    rule = (
+        f"{who} would see {totals[worst]:,} pages{others}, more than the limit of {limit:,} pages per participant "
+        f"(STUDY_MAX_PAGES_PER_PARTICIPANT); pages: {named}. Show fewer items per participant or split the study"
+    )
+    return [StudyFileProblem(paths[worst], rule)]
+
+
+def _page_parts(spec: dict) -> list[tuple[str, int, list[str] | None]]:
+    """Format 1: the pages of one participant (``participation.plan.build_plan``) by part of the file."""
+    parts: list[tuple[str, int, list[str] | None]] = [
+        ("screening", int("screening" in spec), None),
+        ("instructions", 1, None),
+        ("attention_checks.items", len(spec.get("attention_checks", {}).get("items", [])), None),
+    ]
+    for ci, cond in enumerate(spec["conditions"]):
+        pairs = sum(len(s["comparisons"]) for s in cond["stimulus_sets"])
+        pages = len(LIKERT_QUESTIONS) * pairs + len(cond["stimulus_sets"])  # 3 per pair, an output page per set
+        prompts = int(bool(cond.get("disagreement_prompts")))  # one page holds them all
+        parts.append((f"conditions[{ci}].stimulus_sets", pages, [cond["key"]]))
+        parts.append((f"conditions[{ci}].disagreement_prompts", prompts, [cond["key"]]))
+    return parts
+
+
+def pages_per_participant(spec: dict) -> dict[str, int]:
+    """Format 1: condition key -> pages one participant of it sees, counted (not by building a plan)."""
+    parts = _page_parts(spec)
+    common = sum(pages for _, pages, keys in parts if keys is None)
+    return {c["key"]: common + sum(p for _, p, keys in parts if keys == [c["key"]]) for c in spec["conditions"]}
+
+
+def _page_problems(spec: dict) -> list[StudyFileProblem]:
+    conditions = [c["key"] for c in spec["conditions"]]
+    paths = {key: f"conditions[{ci}]" for ci, key in reversed(list(enumerate(conditions)))}
+    return page_limit_problems(conditions, _page_parts(spec), paths)
+
+
 def validate_study(spec: Any) -> dict:
     """Return the study with defaults filled in, or raise :class:`InvalidStudyFile`."""
     return _validate(spec, None)
@@ -470,12 +538,15 @@ def _validate(spec: Any, duplicates: dict[int, dict[str, int]] | None) -> dict:
         raise InvalidStudyFile([StudyFileProblem("format", f"must be 1 or 2 (got {found!r})")])
     from studies import format2  # format 2 builds on this module's schema parts
 
-    schema, semantic, defaults = (
-        (SCHEMA, _semantic_problems, with_defaults)
+    schema, pages, semantic, defaults = (
+        (SCHEMA, _page_problems, _semantic_problems, with_defaults)
         if spec["format"] == 1
-        else (format2.SCHEMA, format2._semantic_problems, format2.with_defaults)
+        else (format2.SCHEMA, format2.page_problems, format2._semantic_problems, format2.with_defaults)
     )
     problems = _schema_problems(spec, schema)
+    if problems:
+        raise InvalidStudyFile(problems)
+    problems = pages(spec)  # before any check whose cost grows with the pages
     if problems:
         raise InvalidStudyFile(problems)
     problems = semantic(spec)
@@ -547,9 +618,14 @@ def parse_study_text(text: str) -> tuple[Any, dict[int, dict[str, int]]]:
 
 
 def _setting_max_bytes() -> int:
+    return _setting_int("STUDY_FILE_MAX_BYTES", DEFAULT_MAX_FILE_BYTES)
+
+
+def _setting_int(name: str, default: int) -> int:
+    """A Django setting, or ``default`` outside Django (a notebook)."""
     try:
         from django.conf import settings
 
-        return int(getattr(settings, "STUDY_FILE_MAX_BYTES", DEFAULT_MAX_FILE_BYTES))
+        return int(getattr(settings, name, default))
     except Exception:  # noqa: BLE001 - used outside Django (a notebook): the documented default
-        return DEFAULT_MAX_FILE_BYTES
+        return default

@@ -163,8 +163,8 @@ class Agree(BlockTask):
         ),
     }
 
-    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
-        check_model(block, pool, base, add, "label")
+    def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
+        check_model(block, pool, base, add, "label", memo)
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)

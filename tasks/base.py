@@ -136,9 +136,14 @@ class BlockTask(TaskType):
             return [item["a"], item["b"]]
         return [item["reference"], *item["comparisons"]]
 
-    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
+    def item_count(self, block: dict, pool: dict) -> int:
+        """How many items the block has (:meth:`item_map`, counted without listing them)."""
+        return len(pool.get("subjects", [])) if self.item_shape == "subjects" else len(block.get(self.item_shape, []))
+
+    def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
         """Semantic checks beyond the schema (``add(path, rule)`` per problem); called only when the
-        pool has inline subjects and the block gives every field in ``needs``."""
+        pool has inline subjects and the block gives every field in ``needs``. ``memo`` is shared by the
+        blocks of one file (``tasks.schema.once``): what depends only on the pool is computed once."""
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         """Fill in the documented defaults of the block's options (when the file is read)."""
@@ -149,8 +154,9 @@ class BlockTask(TaskType):
         """The pages of one item of a participant's plan, from its first (key ``<block>/<item>``)."""
         return [page]
 
-    def pages_per_item(self, block: dict) -> int:
-        """Pages one item of the block takes (as :meth:`item_pages` makes them)."""
+    def pages_per_item(self, block: dict, pool: dict, memo: dict | None = None) -> int:
+        """Pages one item of the block takes (as :meth:`item_pages` makes them), before or after the
+        block's defaults are filled in."""
         return 1
 
     def bts_positive(self, block: dict) -> BtsPositive | None:

@@ -136,10 +136,10 @@ class Choose(BlockTask):
         )
     }
 
-    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
-        check_pairs(block, pool, base, add)
+    def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
+        check_pairs(block, pool, base, add, memo)
         if "model" in block:
-            check_model(block, pool, base, add, "score")
+            check_model(block, pool, base, add, "score", memo)
         elif "bts" in block:
             add(f"{base}.bts", "the BTS follow-up asks for the share choosing the subject the AI favours: name a model")
 

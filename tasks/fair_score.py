@@ -15,7 +15,7 @@ from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask
 from tasks.fields import score_field
-from tasks.schema import KEY, MODEL, check_model, duplicates
+from tasks.schema import KEY, MODEL, check_model, duplicates, once
 
 
 class FairScoreForm(forms.Form):
@@ -156,9 +156,9 @@ class FairScore(BlockTask):
         "(format 1 studies: output-space distances in the effort analysis)"
     )
 
-    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
-        check_model(block, pool, base, add, "score")
-        ids = {s["id"] for s in pool["subjects"]}
+    def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
+        check_model(block, pool, base, add, "score", memo)
+        ids = once(memo, (pool["key"], "ids"), lambda: {s["id"] for s in pool["subjects"]})
         for dup in duplicates([s["key"] for s in block["sets"]]):
             add(f"{base}.sets", f"set key {dup!r} is used twice")
         for si, sset in enumerate(block["sets"]):

@@ -72,8 +72,8 @@ class PairComparable(BlockTask):
         ),
     }
 
-    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
-        check_pairs(block, pool, base, add)
+    def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
+        check_pairs(block, pool, base, add, memo)
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)

@@ -14,7 +14,7 @@ from core.report_texts import CI_LABEL, EFFORT, Explanation, ReportTable
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive
 from tasks.fields import prediction_field, scale_field
-from tasks.schema import BTS, LIKERT_QUESTIONS, PAIRS, TEXT, check_pairs
+from tasks.schema import BTS, LIKERT_QUESTIONS, PAIRS, TEXT, check_pairs, once
 
 FACTOR_CHOICES = [
     ("trajectory", "Trajectory / trend over the years"),
@@ -200,6 +200,11 @@ DEFAULT_BTS_PROMPT = (
 )
 
 
+def _all_series(pool: dict) -> bool:
+    """Every subject of the pool has a series (then a pair has trajectory and aggregate measures)."""
+    return all("series" in s for s in pool.get("subjects", []))
+
+
 def likert_defaults(likert: dict) -> dict:
     """The Likert scale with its defaults: 6 labelled points, 'similar' up to the middle."""
     out = dict(likert)
@@ -259,16 +264,16 @@ class PairDistance(BlockTask):
         ),
     }
 
-    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
-        check_pairs(block, pool, base, add)
-        series = all("series" in s for s in pool["subjects"])
+    def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
+        check_pairs(block, pool, base, add, memo)
+        series = once(memo, (pool["key"], "series"), lambda: _all_series(pool))
         for mi, measure in enumerate(block.get("measures", [])):
             if measure != "overall" and not series:
                 add(f"{base}.measures[{mi}]", f"{measure!r} needs subjects with a series (only 'overall' without)")
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
-        series = all("series" in s for s in pool["subjects"])
+        series = _all_series(pool)
         block.setdefault("measures", list(LIKERT_QUESTIONS) if series else ["overall"])
         block["likert"] = likert_defaults(block.get("likert", {}))
         block.setdefault("rationale_factors", False)
@@ -281,8 +286,11 @@ class PairDistance(BlockTask):
         """One page per measure of the pair, keyed ``<block>/<item>/<measure>``."""
         return [{**page, "key": f"{page['key']}/{m}", "measure": m} for m in block["measures"]]
 
-    def pages_per_item(self, block: dict) -> int:
-        return len(block["measures"])
+    def pages_per_item(self, block: dict, pool: dict, memo: dict | None = None) -> int:
+        if "measures" in block:
+            return len(block["measures"])
+        series = once({} if memo is None else memo, (pool.get("key"), "series"), lambda: _all_series(pool))
+        return len(LIKERT_QUESTIONS) if series else 1
 
     def bts_positive(self, block: dict) -> BtsPositive | None:
         """A 'similar' rating (at most ``similar_max``) of the first measure with a BTS follow-up."""

@@ -175,9 +175,9 @@ class Rate(BlockTask):
         ),
     }
 
-    def check_block(self, block: dict, pool: dict, base: str, add) -> None:
+    def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
         if "model" in block:
-            check_model(block, pool, base, add, "score" if block.get("show_model") else None)
+            check_model(block, pool, base, add, "score" if block.get("show_model") else None, memo)
         scale = block["scale"]
         if scale["type"] == "likert":
             if "labels" not in scale:

@@ -2,6 +2,8 @@
 options several task types share (each type lists the ones it takes in ``BlockTask.options``)."""
 
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 KEY_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
 LIKERT_QUESTIONS = ("trajectory", "aggregate", "overall")
@@ -42,9 +44,17 @@ def duplicates(items: list[str]) -> set[str]:
     return {item for item, count in Counter(items).items() if count > 1}
 
 
-def check_pairs(block: dict, pool: dict, base: str, add) -> None:
+def once(memo: dict, key: tuple, compute: Callable[[], Any]) -> Any:
+    """``compute()`` the first time ``key`` is asked for in this validation, then the stored value (what
+    depends only on a pool is computed once however many blocks use it)."""
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def check_pairs(block: dict, pool: dict, base: str, add, memo: dict) -> None:
     """Each pair's subjects are in the pool and differ; no pair is listed twice (either order)."""
-    ids = {s["id"] for s in pool["subjects"]}
+    ids = once(memo, (pool["key"], "ids"), lambda: {s["id"] for s in pool["subjects"]})
     for xi, pair in enumerate(block["pairs"]):
         for end in ("a", "b"):
             if pair[end] not in ids:
@@ -56,10 +66,18 @@ def check_pairs(block: dict, pool: dict, base: str, add) -> None:
         add(f"{base}.pairs", f"the pair {dup.replace('~', ' / ')} is listed twice")
 
 
-def check_model(block: dict, pool: dict, base: str, add, need: str | None) -> None:
-    """Every subject has an output of the block's model (with ``need``, "label" or "score", when given)."""
+def _first_without(pool: dict, model: str, need: str | None) -> str | None:
+    """The first subject with no output (or no ``need``) from ``model``; None when every one has it."""
     for subject in pool["subjects"]:
-        output = subject.get("models", {}).get(block["model"])
+        output = subject.get("models", {}).get(model)
         if output is None or (need and need not in output):
-            add(f"{base}.model", f"subject {subject['id']!r} has no {need or 'output'} from model {block['model']!r}")
-            return
+            return subject["id"]
+    return None
+
+
+def check_model(block: dict, pool: dict, base: str, add, need: str | None, memo: dict) -> None:
+    """Every subject has an output of the block's model (with ``need``, "label" or "score", when given)."""
+    model = block["model"]
+    missing = once(memo, (pool["key"], "model", model, need), lambda: _first_without(pool, model, need))
+    if missing is not None:
+        add(f"{base}.model", f"subject {missing!r} has no {need or 'output'} from model {model!r}")

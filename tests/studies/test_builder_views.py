@@ -106,7 +106,7 @@ def test_another_researchers_slug_is_refused(alice, other_researcher):
     bob.force_login(other_researcher)
     bob_preview = bob.post("/researcher/build/", form(slug="shared-slug", title="Bob's"))["Location"]
     response = bob.post(bob_preview, follow=True)
-    assert "belongs to alice" in response.content.decode()
+    assert "is taken by another researcher&#x27;s study" in response.content.decode()
     assert Study.objects.filter(slug="shared-slug").count() == 1
 
 

@@ -16,6 +16,7 @@ from participation.models import Answer, Participant
 from research.export import export_tables
 from runs.design_analysis import study_analysis
 from runs.reports.design import design_results
+from studies.models import Study
 from tests.conftest import REFERENCE_DATA
 
 DRESSEL = REFERENCE_DATA / "dressel_farid"
@@ -146,3 +147,16 @@ def test_missing_release_folder_is_named(tmp_path):
     with pytest.raises(CommandError, match="no-such: no such folder"):
         call_command("import_crowd_study", "dressel-farid", "--path", str(tmp_path / "no-such"))
     assert Participant.objects.count() == before
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("owner", [None, "bob"])
+def test_another_researchers_slug_is_refused(demo_study, other_researcher, owner):
+    """Issue 22, finding 15: without --owner (or as another researcher) the import replaced alice's
+    study of that slug while it had no participants; it is refused as load_study refuses."""
+    options = {"path": str(DRESSEL), "slug": demo_study.slug} | ({"owner": owner} if owner else {})
+    with pytest.raises(CommandError, match="The slug 'effort-demo' is taken by another researcher's study"):
+        call_command("import_crowd_study", "dressel-farid", **options)
+    kept = Study.objects.get(slug="effort-demo")
+    assert (kept.version, kept.spec_hash, kept.owner.username) == (1, demo_study.spec_hash, "alice")
+    assert not Participant.objects.filter(study__slug="effort-demo").exists()

@@ -174,3 +174,26 @@ def test_a_validated_file_validates_again_unchanged():
     demo["attention_checks"] = {"items": []}
     once = validate_study(demo)
     assert validate_study(once) == once
+
+
+@pytest.mark.parametrize(
+    ("profile", "rule"),
+    [
+        ("{sex.__class__.__mro__}", "placeholder {sex.__class__.__mro__} is not a plain {column}"),
+        ("a {sex!r}", "placeholder {sex!r} is not a plain {column}"),
+        ("a {sex:>99999999}", "placeholder {sex:>99999999} is not a plain {column}"),
+        ("a {sex[0]}", "placeholder {sex[0]} is not a plain {column}"),
+        ("a {sex", "expected '}' before end of string; write {column} for a value and {{ or }} for a brace"),
+        ("a } b", "Single '}' encountered in format string; write {column} for a value and {{ or }} for a brace"),
+    ],
+)
+def test_profile_placeholders_follow_the_builders_rule(profile, rule):
+    """Issue 22, finding 14: a column may be named ``sex.__class__.__mro__``, but the profile may only
+    name plain ``{column}`` placeholders (a format would render Python objects or pad without bound)."""
+    spec = example()
+    for subject in spec["pools"][0]["subjects"]:
+        subject["features"]["sex.__class__.__mro__"] = "x"
+    spec["pools"][0]["display"]["profile"] = profile
+    found = problems(spec)
+    assert found[0].startswith(f"pools[0].display.profile: {rule}")
+    assert len(found) == 1

@@ -25,7 +25,7 @@ def study_with_participant(demo_study):
 
 
 def test_another_researcher_cannot_load_a_new_version(study_with_participant, demo_spec, other_researcher):
-    with pytest.raises(StudyOwnedByOther, match="belongs to alice; only its owner or staff can load a new version"):
+    with pytest.raises(StudyOwnedByOther, match="is taken by another researcher's study; only its owner or staff"):
         study_load(spec=_edited(demo_spec), owner=other_researcher)
     assert Study.objects.filter(slug=demo_spec["slug"]).count() == 1
     assert Study.objects.get(slug=demo_spec["slug"]).owner.username == "alice"
@@ -62,7 +62,10 @@ def test_command_refuses_with_a_clear_message(study_with_participant, demo_spec,
     path.write_text(json.dumps(_edited(demo_spec)))
     with pytest.raises(CommandError) as error:
         call_command("load_study", str(path), owner="bob")
-    assert str(error.value) == ("study 'effort-demo' belongs to alice; only its owner or staff can load a new version")
+    assert str(error.value) == (
+        "The slug 'effort-demo' is taken by another researcher's study; only its owner or staff can load a new "
+        "version of it. Choose another slug."
+    )
     assert Study.objects.filter(slug="effort-demo").count() == 1
     call_command("load_study", str(path), owner="alice")
     assert Study.objects.filter(slug="effort-demo").count() == 2
