@@ -66,7 +66,8 @@ def test_a_participant_chooses_and_the_answers_follow_the_contract(client, resea
         participant.refresh_from_db()
     page = participant.plan[participant.position]
     html = client.get("/s/choose-loan/page/").content.decode()
-    assert "Who should be released before trial: Defendant A or Defendant B?" in html
+    assert "<h1>Defendant A or Defendant B?</h1>" in html
+    assert "Which of these two defendants should be released before trial?" in html
     assert "Equally" in html and "What percentage of other participants do you think chose Defendant" in html
     refused = client.post("/s/choose-loan/page/", {"page_key": page["key"], "sure": "3", "prediction": "40"})
     assert refused.status_code == 422 and "Choose one of the two, or Equally." in refused.content.decode()
