@@ -9,7 +9,11 @@ p = (1 + #{T*_b >= T}) / (1 + B), Phipson & Smyth 2010) with T = max_r T_r - min
 
 * ``agree``: disagreement s = 1 - agree; the disagreement rate DR and the disagreement-derived notions
   (CA, AE, EO, PE, OMR) per subject-group column of the pool, overall and per rater group
-  (``fairness.rater_groups``, Telukunta & Nadendla's poster).
+  (``fairness.rater_groups``, Telukunta & Nadendla's poster); when the pool names an ``outcome_column``
+  (the true outcome), accuracy, FPR and FNR of the participants' predicted labels (the AI's label when
+  they agree, the other when they disagree), of their majority per subject (ties: ``majority_tie``)
+  and of the model, per subject group and rater group (``fairness.error_rates``, Dressel & Farid's
+  Table 1).
 * ``rate``: each rater group's mean rating per subject group (answers pooled, a ratio of sums); differential
   parity (``fairness.rater_group_parity.parity_by_rater_group``) of all raters and each rater group
   against the AI and of every pair of rater groups, per subject attribute (:func:`_rating_parity`); the
@@ -37,6 +41,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 from analysis.agreement import rating_icc
 from analysis.bts import Positive, block_answers, honesty_scores
 from fairness.disagreement import disagreement_notions
+from fairness.error_rates import TieRule, agree_predictions, error_rates
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import (
@@ -147,15 +152,18 @@ def rater_group_means(
 def _pool_subjects(spec: dict, pool_key: str, model: str | None) -> pd.DataFrame:
     """One row per subject of the pool: subject, its group columns (as text), the model's label and score."""
     pool = next(p for p in spec["pools"] if p["key"] == pool_key)
+    outcome = pool.get("outcome_column")
     rows = []
     for subject in pool.get("subjects", []):
         output = subject.get("models", {}).get(model, {}) if model else {}
+        known = {**subject.get("features", {}), **subject.get("groups", {})}
         rows.append(
             {
                 "subject": str(subject["id"]),
                 **{f"group:{k}": str(v) for k, v in subject.get("groups", {}).items()},
                 "model_label": output.get("label", np.nan),
                 "model_score": output.get("score", np.nan),
+                **({"outcome": known.get(outcome, np.nan)} if outcome else {}),
             }
         )
     return pd.DataFrame(rows)
@@ -178,6 +186,7 @@ class Options:
     n_resamples: int
     n_permutations: int
     seed: int
+    majority_tie: TieRule = "negative"
 
 
 def _test_row(measure: str, test: dict, subject_attribute: str = "", subject_group: str = "") -> dict:
@@ -232,7 +241,26 @@ def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Optio
     tables = {"disagreement_rate": rates, "tests": pd.DataFrame(tests)}
     if notion_tables:
         tables["notions"] = pd.concat(notion_tables, ignore_index=True)
+    if "outcome" in subjects.columns:
+        tables["agree_error_rates"] = _agree_error_rates(block, frame, subjects, opts)
     return BlockAnalysis(block["key"], "agree", tables, notes)
+
+
+def _agree_error_rates(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> pd.DataFrame:
+    """Accuracy, FPR and FNR against the pool's outcome (``fairness.error_rates.error_rates``) of the
+    participants, their majority and the block's model, per subject-group column and rater group."""
+    frame = frame.dropna(subset=["model_label"])
+    answers = frame.assign(predicted=agree_predictions(frame["value"], frame["model_label"]))
+    table = error_rates(
+        answers[["participant_id", "subject", "predicted", "rater_group"]],
+        subjects,
+        attributes=_attributes(subjects),
+        model=block.get("model") or "model",
+        tie=opts.majority_tie,
+        n_resamples=opts.n_resamples,
+        seed=opts.seed,
+    )
+    return table.assign(subject_attribute=table["subject_attribute"].map(_name))
 
 
 def _means_by_subject_group(
@@ -416,13 +444,15 @@ def analyze_design(
     seed: int = 1,
     n_resamples: int = 2000,
     n_permutations: int = 2000,
+    majority_tie: TieRule = "negative",
     progress: Callable[[str, int, int], None] | None = None,
 ) -> DesignAnalysis:
     """Every task block of a format 2 study analysed overall and per rater group (module doc).
     ``by``: questionnaire columns (validated by the caller); ``analyses``: block key -> its analysis,
     called as ``analysis(spec, block, answers, groups, opts)``, or the reason it has none (every task
     block has one or the other: none is skipped); ``positives``: block key -> its BTS positive answer.
-    Participants excluded by the attention checks (``excluded`` = 1) are left out."""
+    Participants excluded by the attention checks (``excluded`` = 1) are left out. ``majority_tie``: the
+    crowd majority's tie rule of the agree blocks' error rates (``fairness.error_rates``)."""
     by = tuple(by)
     answers = answers[answers["excluded"] != 1]
     questionnaire = questionnaire[questionnaire["participant_id"].isin(answers["participant_id"])]
@@ -431,7 +461,7 @@ def analyze_design(
     without = int(groups.isna().sum())
     if groups.notna().sum() == 0:
         raise ValueError(f"no analysable participant answered {' and '.join(by)}")
-    opts = Options(n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
+    opts = Options(n_resamples=n_resamples, n_permutations=n_permutations, seed=seed, majority_tie=majority_tie)
     tasks = [b for b in spec["blocks"] if b["type"] == "task"]  # every block: its results or why none
     results = []
     for done, block in enumerate(tasks):

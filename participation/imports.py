@@ -102,7 +102,13 @@ def _df_pool(defendants, key: str, race_shown: bool) -> dict:
         for row in defendants.itertuples()
     ]
     profile = DF_PROFILE.replace("{sex}", "{race} {sex}") if race_shown else DF_PROFILE
-    return {"key": key, "subject_noun": "defendant", "subjects": subjects, "display": {"profile": profile}}
+    return {
+        "key": key,
+        "subject_noun": "defendant",
+        "outcome_column": "two_year_recid",  # the release's truth: error rates of workers and COMPAS against it
+        "subjects": subjects,
+        "display": {"profile": profile},
+    }
 
 
 def _df_spec(defendants) -> dict:

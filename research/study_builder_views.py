@@ -36,6 +36,12 @@ class StudyBuildForm(forms.Form):
     group_columns = forms.CharField(
         label="Group columns", max_length=2000, required=False, help_text="Comma-separated, e.g. race, sex"
     )
+    outcome_column = forms.CharField(
+        label="Outcome column (0/1, not shown)",
+        max_length=200,
+        required=False,
+        help_text="The true outcome, e.g. two_year_recid: the analysis reports error rates against it",
+    )
     profile = forms.CharField(
         label="Profile text",
         max_length=5000,
@@ -67,6 +73,7 @@ def study_build(request: HttpRequest) -> HttpResponse:
                 label_column=data["label_column"].strip() or None,
                 score_column=data["score_column"].strip() or None,
                 group_columns=[c.strip() for c in data["group_columns"].split(",") if c.strip()],
+                outcome_column=data["outcome_column"].strip() or None,
                 profile=data["profile"] or None,
                 per_participant=data["per_participant"],
                 stratify_by=data["stratify_by"].strip() or None,

@@ -3,8 +3,9 @@
 :func:`build_study` reads the CSV with :func:`core.uploads.read_csv_upload` (the upload limits:
 bytes, rows, columns, duplicate or empty header names, empty file, not UTF-8) and is otherwise pure.
 Every CSV row becomes one subject of the pool ``subjects``: ``id`` from ``id_column``, ``groups`` from
-``group_columns``, the model ``ai`` from ``label_column`` / ``score_column``, and every other column
-a feature. The file it returns has, in this order: consent, an ``instructions`` block, the stakeholder
+``group_columns``, the model ``ai`` from ``label_column`` / ``score_column``, the true outcome
+(0/1, never shown to participants) from ``outcome_column`` (the pool's ``outcome_column``: the agree
+analysis's error rates are computed against it), and every other column a feature. The file it returns has, in this order: consent, an ``instructions`` block, the stakeholder
 questionnaire ``about_you`` (role, age range, gender, optional education), the attention check
 ``attention_1``, the task block, the attention check ``attention_2``, and the completion code.
 
@@ -116,6 +117,7 @@ class BuildOptions:
     label_column: str | None = None
     score_column: str | None = None
     group_columns: tuple[str, ...] = ()
+    outcome_column: str | None = None
     profile: str | None = None
     per_participant: int | None = None
     stratify_by: str | None = None
@@ -132,6 +134,7 @@ def build_study(
     label_column: str | None = None,
     score_column: str | None = None,
     group_columns: list[str] | tuple[str, ...] = (),
+    outcome_column: str | None = None,
     profile: str | None = None,
     per_participant: int | None = None,
     stratify_by: str | None = None,
@@ -154,6 +157,7 @@ def build_study(
         label_column=label_column,
         score_column=score_column,
         group_columns=tuple(group_columns or ()),
+        outcome_column=outcome_column,
         profile=profile,
         per_participant=per_participant,
         stratify_by=stratify_by,
@@ -168,6 +172,8 @@ def build_study_from_frame(frame: pd.DataFrame, options: BuildOptions, *, name: 
     """The study file for a table already read (see :func:`build_study`)."""
     subjects = _subjects(frame, options, name=name)
     pool: dict = {"key": POOL, "subject_noun": NOUN, "subjects": subjects, "display": _display(frame, options)}
+    if options.outcome_column:
+        pool["outcome_column"] = options.outcome_column
     block = _task_block(frame, subjects, options)
     items = len(block_items(block, pool))
     if options.per_participant is not None:
@@ -282,6 +288,7 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
         ("--label-column", options.label_column),
         ("--score-column", options.score_column),
         *(("--group-columns", c) for c in options.group_columns),
+        ("--outcome-column", options.outcome_column),
         ("--stratify-by", options.stratify_by),
     ]
     for option, column in named:
@@ -290,7 +297,9 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
     if options.profile is not None:
         model_columns = {options.label_column, options.score_column} - {None}
         for column in profile_columns(options.profile):
-            if column in model_columns:
+            if column == options.outcome_column:
+                problems.append(f"--profile: {{{column}}} is the outcome column; participants must not see the outcome")
+            elif column in model_columns:
                 problems.append(
                     f"--profile: {{{column}}} is the model's column; a profile shows the id, features and groups only"
                 )
@@ -336,6 +345,7 @@ def _subjects(frame: pd.DataFrame, options: BuildOptions, *, name: str) -> list[
             id_column=options.id_column,
             group_columns=list(options.group_columns),
             models={MODEL: model} if model else None,
+            outcome_column=options.outcome_column,
         )
     except InvalidStudyFile as exc:
         raise StudyBuildError([str(p) for p in exc.problems]) from exc
@@ -350,7 +360,7 @@ def _display(frame: pd.DataFrame, options: BuildOptions) -> dict:
     """The profile text if given, else a table of every feature and group column."""
     if options.profile is not None:
         return {"profile": options.profile}
-    model_columns = {options.id_column, options.label_column, options.score_column}
+    model_columns = {options.id_column, options.label_column, options.score_column, options.outcome_column}
     return {"table": [str(c) for c in frame.columns if c not in model_columns]}
 
 
@@ -369,7 +379,8 @@ def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions
         if subjects[0]["models"]:
             block.update(model=MODEL, show_model=False)
         return block
-    model_columns = {options.id_column, options.label_column, options.score_column, *options.group_columns}
+    model_columns = {options.id_column, options.label_column, options.score_column, options.outcome_column}
+    model_columns |= set(options.group_columns)
     features = [str(c) for c in frame.columns if c not in model_columns]
     if not features:
         raise StudyBuildError(

@@ -56,6 +56,7 @@ _pool = {
     "properties": {
         "key": _key,
         "subject_noun": _text,
+        "outcome_column": _text,
         "subjects": {"type": "array", "minItems": 1, "items": _subject},
         "csv": {
             "type": "object",
@@ -355,6 +356,13 @@ def _pool_problems(pool: dict, base: str, add) -> None:
     for ti, column in enumerate(display.get("table", [])):
         if column not in columns:
             add(f"{base}.display.table[{ti}]", f"{column!r} is not a column of the pool's subjects")
+    outcome = pool.get("outcome_column")
+    if outcome is not None and outcome not in columns - {"id"}:
+        add(f"{base}.outcome_column", f"{outcome!r} is not a column of the pool's subjects")
+    elif outcome is not None:
+        wrong = [s["id"] for s in subjects if subject_value(s, outcome) not in (0, 1)]
+        if wrong:
+            add(f"{base}.outcome_column", f"{outcome!r} must be 0 or 1 for every subject; {wrong[0]!r} has not")
     for si, subject in enumerate(subjects):
         missing = [c for c in names if subject_value(subject, c) is None]
         if missing and all(c in columns for c in missing):

@@ -3,7 +3,8 @@
 A row is one subject: ``id_column`` its id (read as written: "007" stays "007"), ``group_columns``
 its groups (e.g. race, sex: what fairness is judged across), ``models`` per model a score column
 (in [0, 1]) and/or a binary label column, and every other column (or ``feature_columns``) its
-features. The CSV is read with the platform's bounded upload reader; every problem is an
+features; the pool's ``outcome_column`` (the true outcome, 0/1, e.g. two-year recidivism: what error
+rates are computed against) is kept as a feature even when ``feature_columns`` leaves it out. The CSV is read with the platform's bounded upload reader; every problem is an
 :class:`~studies.study_file.InvalidStudyFile` problem naming the pool's path, the column and the
 first offending rows.
 """
@@ -43,6 +44,7 @@ def subjects_from_frame(
     feature_columns: list[str] | None = None,
     group_columns: list[str] | None = None,
     models: dict[str, dict[str, str]] | None = None,
+    outcome_column: str | None = None,
 ) -> list[dict]:
     """Pool subjects (format 2's ``{id, features, groups, models}``) from a table; raises
     InvalidStudyFile naming ``where`` and the rule (missing column, duplicate or blank ids, an id
@@ -55,7 +57,10 @@ def subjects_from_frame(
         problems.append(StudyFileProblem(where, rule))
 
     model_columns = {column for spec in models.values() for column in spec.values()}
-    named = [id_column, *group_columns, *(feature_columns or []), *sorted(model_columns)]
+    if outcome_column is not None and feature_columns is not None and outcome_column not in group_columns:
+        feature_columns = list(dict.fromkeys([*feature_columns, outcome_column]))
+    outcome = [outcome_column] if outcome_column is not None else []
+    named = [id_column, *group_columns, *(feature_columns or []), *outcome, *sorted(model_columns)]
     for column in dict.fromkeys(named):
         if column not in frame.columns:
             add(f"column {column!r} is not in the CSV (it has: {', '.join(map(str, frame.columns))})")
@@ -77,6 +82,13 @@ def subjects_from_frame(
         missing = frame[column].isna()
         if missing.any():
             add(f"column {column!r} is blank in rows {_rows(missing)}")
+    if outcome_column is not None:
+        wrong = ~pd.to_numeric(frame[outcome_column], errors="coerce").isin([0, 1])
+        if wrong.any():
+            add(
+                f"outcome column {outcome_column!r} must be 0 or 1; rows {_rows(wrong)} are not "
+                f"(e.g. {_value(frame[outcome_column][wrong].iloc[0])!r})"
+            )
     for model, spec in models.items():
         if "label_column" in spec:
             labels = pd.to_numeric(frame[spec["label_column"]], errors="coerce")
@@ -147,6 +159,7 @@ def inline_csv_pools(spec: dict, folder: Path) -> dict:
             feature_columns=source.get("feature_columns"),
             group_columns=source.get("group_columns"),
             models=source.get("models"),
+            outcome_column=pool.get("outcome_column") if isinstance(pool.get("outcome_column"), str) else None,
         )
         pools.append({**{k: v for k, v in pool.items() if k != "csv"}, "subjects": subjects})
     return {**spec, "pools": pools} if pools else spec

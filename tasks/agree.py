@@ -161,6 +161,35 @@ class Agree(BlockTask):
                 f"{FEEDBACK}, Eq. 0-5",
             ),
         ),
+        "agree_error_rates": ReportTable(
+            "error rates against the outcome: participants, their majority and the model",
+            {
+                "subject_attribute": "Subject attribute",
+                "subject_group": "Subject group",
+                "rater_group": "Rater group",
+                "source": "Predictions of",
+                "accuracy": "Accuracy",
+                "ci": f"Accuracy {CI_LABEL}",
+                "fpr": "FPR",
+                "fnr": "FNR",
+                "n": "n",
+            },
+            Explanation(
+                "How often the participants' predictions (the AI's label when they agree, the other label when they "
+                "disagree), the majority of each subject's participants and the model are right about the true "
+                "outcome (the pool's outcome_column), over all subjects and per subject group, for all participants "
+                "and per rater group; only for pools with an outcome column.",
+                "Compare the participants and their majority with the model row by row: a lower FPR wrongly flags "
+                "fewer subjects who had no event, a lower FNR misses fewer who had one; unequal FPR or FNR across "
+                "subject groups is the unequal treatment Dressel & Farid report for COMPAS and for people. n counts "
+                "answers for participants, subjects otherwise; FPR and FNR CIs are in the CSV, the model has none.",
+                "accuracy = P(yhat = y), FPR = P(yhat = 1 | y = 0), FNR = P(yhat = 0 | y = 1); participants pooled "
+                "over answers; majority per subject, a tie counted as 0 (Dressel & Farid, the default) or as the "
+                f"AI's label (majority_tie='agree'); {RESAMPLING.split(';')[0]}, the majority recomputed per resample",
+                "Dressel & Farid (2018), Table 1",
+            ),
+            estimate="accuracy",
+        ),
     }
 
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:

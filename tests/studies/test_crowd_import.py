@@ -112,6 +112,12 @@ def test_the_analysis_run_reproduces_the_release(imported):
         rates = blocks[block].tables["disagreement_rate"].set_index("rater_group")
         assert rates.loc[ALL, "mean"] == pytest.approx(anchor, abs=5e-4), block
         assert rates.loc[ALL, "n_raters"] == 400 and rates.loc[ALL, "n_answers"] == 20_000
+    # error rates against two_year_recid (the pool's outcome_column): D&F's 62.1% / 62.3% mean worker accuracy,
+    # 67.0% / 66.5% for the majority of 20 (a tie counted as "no"), COMPAS 65.2% (test-vectors.md, the paper)
+    for block, workers, majority in (("agree", 0.621, 0.670), ("agree_race", 0.623, 0.665)):
+        rates = blocks[block].tables["agree_error_rates"].query("rater_group == @ALL and subject_attribute == ''")
+        accuracy = rates.set_index("source")["accuracy"]
+        assert accuracy.round(3).to_dict() == {"participants": workers, "majority": majority, "compas": 0.652}
 
 
 @pytest.mark.django_db

@@ -21,6 +21,9 @@ class Command(BaseCommand):
         parser.add_argument("--label-column", metavar="COL", help="the AI's 0/1 label")
         parser.add_argument("--score-column", metavar="COL", help="the AI's score in [0, 1]")
         parser.add_argument("--group-columns", nargs="+", default=[], metavar="COL", help="e.g. race sex")
+        parser.add_argument(
+            "--outcome-column", metavar="COL", help="the true outcome (0/1, not shown): error rates against it"
+        )
         parser.add_argument("--profile", help='text with {column} placeholders, e.g. "A {sex} aged {age}."')
         parser.add_argument("--per-participant", type=int, metavar="M", help="items per participant (default all)")
         parser.add_argument("--stratify-by", metavar="COL", help="M / k items from each of the column's k values")
@@ -38,6 +41,7 @@ class Command(BaseCommand):
                 label_column=options["label_column"],
                 score_column=options["score_column"],
                 group_columns=options["group_columns"],
+                outcome_column=options["outcome_column"],
                 profile=options["profile"],
                 per_participant=options["per_participant"],
                 stratify_by=options["stratify_by"],
