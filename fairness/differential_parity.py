@@ -5,6 +5,10 @@ difference R_delta = R0 - R1. With mean m_a, variance s2_a and size n_a of R_del
     DPT = (m_1 - m_0) / sqrt(s2_1 / n_1 + s2_0 / n_0)                           (Welch's t, Eq. 2)
     df  = (s2_1/n_1 + s2_0/n_0)^2 / ((s2_1/n_1)^2/(n_1 - 1) + (s2_0/n_0)^2/(n_0 - 1))
     DPD = (m_1 - m_0) / s_pooled, s_pooled^2 = ((n_1-1) s2_1 + (n_0-1) s2_0) / (n_1 + n_0 - 2)   (Eq. 3)
+``dpd_scale="pooled"`` (the default, the paper's Eq. 3) divides by s_pooled; ``dpd_scale="overall"``
+divides by the SD of R_delta over all items, both groups together (ddof = 1), as the authors' code does
+(hil-se/Relative-Fairness-Differential-Parity, ``Metrics.DPD``: ``np.std(y_pred - y, ddof=1)``): it
+includes the gap between the groups, so |DPD| is smaller (on the face ratings by up to .015).
 The paper reads the test one-tailed in the direction of the statistic: ``pvalue`` = P(T > |DPT|)
 with df degrees of freedom. At level alpha, DPT > 0 means R0 gives group A = 1 higher values than R1
 does, relative to group A = 0 (DPT < 0: lower values). The paper calls this "R0 relatively biased
@@ -40,10 +44,14 @@ by default. A constant R0 - R1 gives tau = 0, p = 0.5.
 """
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+DpdScale = Literal["pooled", "overall"]
+DPD_SCALES: tuple[DpdScale, ...] = ("pooled", "overall")
 
 EFFECT_SIZES = (
     (2.0, "huge"),
@@ -132,11 +140,16 @@ def _welch_df(components: list[tuple[float, int]]) -> float:
     return total**2 / sum(v**2 / (n - 1) for v, n in components)
 
 
-def _from_moments(m, v, n, sd2, alpha, method, wording: Wording, df=None) -> DifferentialParityResult:
-    """m, v (variance of the mean), n, sd2 (variance of R_delta) per group 0/1."""
+def _from_moments(
+    m, v, n, sd2, alpha, method, wording: Wording, df=None, overall_sd2: float | None = None
+) -> DifferentialParityResult:
+    """m, v (variance of the mean), n, sd2 (variance of R_delta) per group 0/1; ``overall_sd2``: the
+    variance of R_delta over all items, DPD's scale instead of the pooled one when given."""
     se = np.sqrt(v[0] + v[1])
     diff = m[1] - m[0]
     pooled = np.sqrt(((n[1] - 1) * sd2[1] + (n[0] - 1) * sd2[0]) / (n[1] + n[0] - 2))
+    if overall_sd2 is not None:
+        pooled = np.sqrt(overall_sd2)
     if se > 0:
         t = diff / se
         if df is None:
@@ -189,8 +202,10 @@ def differential_parity(
     names: tuple[str, str] = ("R0", "R1"),
     groups: tuple[str, str] = ("A = 0", "A = 1"),
     outcome: str = "values",
+    dpd_scale: DpdScale = "pooled",
 ) -> DifferentialParityResult:
     """DPT, df, one-sided p-value, DPD and the verdict for two decision sets on the same items.
+    ``dpd_scale``: "pooled" (the paper's Eq. 3) or "overall" (the authors' code; module doc).
     ``favourable``: "higher" if a higher value is good for the person (the paper's ratings), "lower"
     for risk scores; ``names`` = (R0, R1), ``groups`` = (A = 0, A = 1) and ``outcome`` word the verdict."""
     wording = Wording(favourable, tuple(names), tuple(groups), outcome)
@@ -209,7 +224,12 @@ def differential_parity(
         m[1] = m[0]
     sd2 = [0.0 if np.ptp(g) == 0 else g.var(ddof=1) for g in groups]
     n = [len(g) for g in groups]
-    return _from_moments(m, [sd2[i] / n[i] for i in (0, 1)], n, sd2, alpha, "same items", wording)
+    if dpd_scale not in DPD_SCALES:
+        raise ValueError(f"dpd_scale must be one of {', '.join(DPD_SCALES)}, not {dpd_scale!r}")
+    every = np.concatenate(groups)
+    overall = (0.0 if np.ptp(every) == 0 else float(every.var(ddof=1))) if dpd_scale == "overall" else None
+    v = [sd2[i] / n[i] for i in (0, 1)]
+    return _from_moments(m, v, n, sd2, alpha, "same items", wording, overall_sd2=overall)
 
 
 @dataclass(frozen=True)

@@ -163,9 +163,9 @@ def error_rates(
                     row[f"{k}_low"], row[f"{k}_high"] = _quantiles(v[1:], level)
                 rows.append(row)
             model_rows = cell & seen & np.isfinite(ai)
-            rates = confusion_rates(ai[model_rows], y[model_rows])
+            model_rates = confusion_rates(ai[model_rows], y[model_rows])
             rows.append(
-                {**base, "source": model, **rates, "n_raters": len(raters)}
+                {**base, "source": model, **model_rates, "n_raters": len(raters)}
                 | {f"{k}_{end}": np.nan for k in RATES for end in ("low", "high")}
             )
     columns = ["subject_attribute", "subject_group", "rater_group", "source", *RATES, "n", "n_raters"]

@@ -5,7 +5,8 @@ bytes, rows, columns, duplicate or empty header names, empty file, not UTF-8) an
 Every CSV row becomes one subject of the pool ``subjects``: ``id`` from ``id_column``, ``groups`` from
 ``group_columns``, the model ``ai`` from ``label_column`` / ``score_column``, the true outcome
 (0/1, never shown to participants) from ``outcome_column`` (the pool's ``outcome_column``: the agree
-analysis's error rates are computed against it), and every other column a feature. The file it returns has, in this order: consent, an ``instructions`` block, the stakeholder
+analysis's error rates are computed against it), and every other column a feature.
+The file it returns has, in this order: consent, an ``instructions`` block, the stakeholder
 questionnaire ``about_you`` (role, age range, gender, optional education), the attention check
 ``attention_1``, the task block, the attention check ``attention_2``, and the completion code.
 

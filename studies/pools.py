@@ -4,7 +4,8 @@ A row is one subject: ``id_column`` its id (read as written: "007" stays "007"),
 its groups (e.g. race, sex: what fairness is judged across), ``models`` per model a score column
 (in [0, 1]) and/or a binary label column, and every other column (or ``feature_columns``) its
 features; the pool's ``outcome_column`` (the true outcome, 0/1, e.g. two-year recidivism: what error
-rates are computed against) is kept as a feature even when ``feature_columns`` leaves it out. The CSV is read with the platform's bounded upload reader; every problem is an
+rates are computed against) is kept as a feature even when ``feature_columns`` leaves it out.
+The CSV is read with the platform's bounded upload reader; every problem is an
 :class:`~studies.study_file.InvalidStudyFile` problem naming the pool's path, the column and the
 first offending rows.
 """

@@ -39,6 +39,21 @@ def test_dpd_is_cohens_d_with_pooled_sd_by_hand():
     assert differential_parity(r0, r1, a).effect_size == pytest.approx((4.5 - 5 / 3) / pooled)
 
 
+def test_dpd_scale_pooled_or_overall_by_hand():
+    """Group 0 differences [0, 2] (mean 1, var 2), group 1 [3, 5] (mean 4, var 2): the pooled SD is
+    sqrt((2 + 2) / 2) = 1.4142, DPD = 3 / 1.4142 = 2.1213 (the paper's Eq. 3); the SD of all four,
+    [0, 2, 3, 5] about 2.5, is sqrt(13 / 3) = 2.0817, DPD = 3 / 2.0817 = 1.4412 (the authors' code,
+    ``np.std(y_pred - y, ddof=1)``). DPT does not depend on the scale."""
+    r0, r1, a = np.array([0.0, 2, 3, 5]), np.zeros(4), np.array([0, 0, 1, 1])
+    pooled = differential_parity(r0, r1, a)
+    overall = differential_parity(r0, r1, a, dpd_scale="overall")
+    assert pooled.effect_size == pytest.approx(3 / np.sqrt(2)) == pytest.approx(2.1213, abs=1e-4)
+    assert overall.effect_size == pytest.approx(3 / np.sqrt(13 / 3)) == pytest.approx(1.4412, abs=1e-4)
+    assert overall.statistic == pooled.statistic
+    with pytest.raises(ValueError, match="dpd_scale"):
+        differential_parity(r0, r1, a, dpd_scale="sd")  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("d", "label"),
     [
@@ -139,6 +154,21 @@ def test_paper_table3_r2_vs_r1_on_sex(ratings):
     and 0.47 on the 40% test split (p = 0.00); on all 5,500 faces the DPD must lie between them."""
     res = differential_parity(ratings["P2"], ratings["P1"], ratings["male"])
     assert 0.43 <= res.effect_size <= 0.47 and res.pvalue < 0.005
+
+
+def test_face_ratings_dpd_scales_differ_by_at_most_015(ratings):
+    """The authors' code divides DPD by the SD of R_delta over all faces, the paper by the pooled SD: on
+    the face ratings (raters P1-P3 and the average, each pair, sex and race) the two differ by up to .015 (.0151)."""
+    gaps = []
+    columns = ["P1", "P2", "P3", "Average"]
+    for i, first in enumerate(columns):
+        for second in columns[i + 1 :]:
+            for attribute in ("male", "asian"):
+                args = (ratings[first], ratings[second], ratings[attribute])
+                pooled, overall = (differential_parity(*args, dpd_scale=s).effect_size for s in ("pooled", "overall"))
+                assert abs(overall) <= abs(pooled)
+                gaps.append(abs(pooled - overall))
+    assert max(gaps) == pytest.approx(0.015, abs=5e-4)  # .0151: R1 vs R3 on sex
 
 
 @pytest.mark.parametrize("model", ["llama-3.3-70b-versatile", "moonshotai-kimi-k2-instruct-0905"])
