@@ -106,7 +106,7 @@ def test_every_version_answers_to_the_first_versions_owner_set(study_with_partic
         browser.force_login(outsider)
         assert browser.get("/researcher/studies/effort-demo/").status_code == 404
         assert browser.get("/researcher/studies/effort-demo/v2/preview/").status_code == 404
-    with pytest.raises(StudyOwnedByOther, match="belongs to alice"):
+    with pytest.raises(StudyOwnedByOther, match="is taken by another researcher"):
         study_load(spec=demo_spec, owner=mallory)
     for member in (researcher, carol):
         assert set(studies_visible_to(member).values_list("version", flat=True)) == {1, 2}
