@@ -25,7 +25,7 @@ from runs.serializers import (
     AuditRequestSerializer,
     DifferentialParityRequestSerializer,
 )
-from runs.services import job_create
+from runs.services import JobQuotaExceeded, job_create
 from runs.storage import RunStorageError, list_files
 from studies.format2 import questionnaire_questions
 from studies.selectors import studies_visible_to, visible_versions
@@ -47,6 +47,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
     versions = visible_versions(request.user, slug)
     study = versions[0]
     errors: dict[str, list[str]] = {}
+    status = 200
     if request.method == "POST":
         job_kind, serializer_class, upload_fields = STARTABLE[kind]
         data = request.POST.copy()
@@ -57,12 +58,14 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
             uploads = {field: params.pop(field) for field in upload_fields}
             try:
                 job = job_create(kind=job_kind, user=request.user, study=study, params=params, uploads=uploads)
+            except JobQuotaExceeded as exc:
+                errors, status = {"non_field_errors": [str(exc)]}, 429
             except RunStorageError as exc:
-                errors = {"non_field_errors": [f"{exc}; nothing was kept. Try again later."]}
+                errors, status = {"non_field_errors": [f"{exc}; nothing was kept. Try again later."]}, 507
             else:
                 return redirect("researcher:job", job_id=job.pk)
         else:
-            errors = {field: [str(m) for m in messages] for field, messages in serializer.errors.items()}
+            errors, status = {field: [str(m) for m in messages] for field, messages in serializer.errors.items()}, 400
     context = {
         "study": study,
         "kind": kind if request.method == "POST" else "",
@@ -75,7 +78,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         .select_related("condition")
         .order_by("condition__key", "-version"),
     }
-    return render(request, "researcher/run_start.html", context, status=400 if errors else 200)
+    return render(request, "researcher/run_start.html", context, status=status)
 
 
 @login_required
