@@ -42,9 +42,11 @@ def job_create(*, kind: str, user, study=None, params: dict | None = None, uploa
 
     _active_jobs(user)  # refuse before storing anything
     job = Job(kind=kind, created_by=user, study=study, params=params or {})
-    prefix = f"jobs/{job.id}/inputs"
     try:
-        job.inputs = {field: store_upload(upload, prefix, f"{field}.csv") for field, upload in (uploads or {}).items()}
+        job.inputs = {
+            field: store_upload(upload, f"{job_folder(job.id)}/inputs", f"{field}.csv")
+            for field, upload in (uploads or {}).items()
+        }
         with transaction.atomic():  # the worker sees the task only once the job row is committed too
             # one researcher's concurrent requests queue one at a time: the count below stays true
             list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
@@ -52,9 +54,14 @@ def job_create(*, kind: str, user, study=None, params: dict | None = None, uploa
             job.task_id = str(run_job.using(priority=priority).enqueue(str(job.id)).id)
             job.save(force_insert=True)
     except BaseException:
-        delete_prefix(prefix)
+        delete_prefix(job_folder(job.id))
         raise
     return job
+
+
+def job_folder(job_id) -> str:
+    """The storage folder of a job's uploaded inputs (``<folder>/inputs``), removed whole on failure."""
+    return f"jobs/{job_id}"
 
 
 def job_start(*, job_id) -> bool:

@@ -23,7 +23,7 @@ def test_the_api_refuses_jobs_beyond_the_quota_with_429(demo_study, researcher, 
     for seed in (1, 2):
         assert alice.post(ANALYSES, {"seed": seed, "n_resamples": 100}, format="json").status_code == 202
     refused = alice.post(ANALYSES, {"seed": 3, "n_resamples": 100}, format="json")
-    assert refused.status_code == 429, refused.content
+    assert refused.status_code == 429 and refused.json()["code"] == "job_quota", refused.content
     assert "2 jobs queued or running" in refused.json()["detail"]
     assert "JOBS_QUEUED_PER_RESEARCHER = 2" in refused.json()["detail"]
     assert Job.objects.filter(created_by=researcher).count() == 2
