@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from participation.models import ConflictingArrival
 from research.dashboard import summarise
 from research.participant_samples import SAMPLES, sample_filter
 from research.researcher_views import pilot_context, sample_of
@@ -204,6 +205,10 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             .select_related("condition")
             .order_by("kind", "condition__key", "-version"),
             "start_url": start_url,
+            "id_conflicts": ConflictingArrival.objects.filter(participant__study__in=versions)
+            .values("participant")
+            .distinct()
+            .count(),
             "prolific_url": start_url
             + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
             **pilot_context(request, versions),
