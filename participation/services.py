@@ -465,8 +465,8 @@ def pilot_participants_delete(*, slug: str) -> int:
 
 def participant_withdraw(*, participant_id: int, at: datetime | None = None) -> Participant:
     """Withdraw consent: delete every answer and page visit, mark the participant withdrawn and
-    replace the Prolific ids (and forget the resume code and conflicting arrivals), so nothing identifies them; analyses of
-    the others are unaffected."""
+    replace the Prolific ids (and forget the resume code and conflicting arrivals), so nothing
+    identifies them; analyses of the others are unaffected."""
     with transaction.atomic():
         participant = Participant.objects.select_for_update().get(pk=participant_id)
         participant.answers.all().delete()

@@ -91,7 +91,12 @@ def study_build(request: HttpRequest) -> HttpResponse:
         else:
             return redirect("researcher:build-preview", digest=digest)
     status = (507 if storage_error else 400) if request.method == "POST" else 200
-    context = {"form": form, "problems": problems, "storage_error": storage_error, "max_bytes": settings.UPLOAD_MAX_BYTES}
+    context = {
+        "form": form,
+        "problems": problems,
+        "storage_error": storage_error,
+        "max_bytes": settings.UPLOAD_MAX_BYTES,
+    }
     return render(request, "researcher/build.html", context, status=status)
 
 

@@ -1,7 +1,6 @@
 """Issue 22 #5: a researcher may have at most JOBS_QUEUED_PER_RESEARCHER jobs queued or running (429
 beyond, in the API and the dashboard), and one researcher's burst does not starve another's jobs."""
 
-import pytest
 from django_tasks_db.models import DBTaskResult
 from rest_framework.test import APIClient
 
