@@ -228,6 +228,9 @@ LOGGING = {
 # `make serve` start them). A job running longer than JOB_MAX_SECONDS fails with a clear error.
 TASKS = {"default": {"BACKEND": "django_tasks_db.backend.DatabaseBackend"}}
 JOB_MAX_SECONDS = env_int("JOB_MAX_SECONDS", 1800)
+# Most jobs one researcher may have queued or running at once (429 beyond); each further job of theirs
+# gets a lower task priority, so one researcher's burst does not starve the others' jobs.
+JOBS_QUEUED_PER_RESEARCHER = env_int("JOBS_QUEUED_PER_RESEARCHER", 5)
 
 # --- Content-Security-Policy (django-csp 4.x) -----------------------------------------------------
 # Every response forbids inline script: pages load scripts from our own static files only and pass

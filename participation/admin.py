@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from core.readonly_admin import ReadOnlyFieldsMixin
-from participation.models import Answer, PageVisit, Participant
+from participation.models import Answer, ConflictingArrival, PageVisit, Participant
 
 
 @admin.register(Participant)
@@ -30,6 +30,14 @@ class ParticipantAdmin(ReadOnlyFieldsMixin, admin.ModelAdmin):
         """The plan (one entry per page) folded away at the end."""
         fields = [f for f in self.get_readonly_fields(request, obj) if f not in ("id", "plan")]
         return [(None, {"fields": fields}), ("Plan", {"fields": ["plan"], "classes": ["collapse"]})]
+
+
+@admin.register(ConflictingArrival)
+class ConflictingArrivalAdmin(ReadOnlyFieldsMixin, admin.ModelAdmin):
+    """Later arrivals of a participant id with another SESSION_ID (possible id squatting)."""
+
+    list_display = ["participant", "session_id", "arrived_at"]
+    list_filter = ["participant__study__slug"]
 
 
 @admin.register(PageVisit)

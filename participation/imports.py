@@ -224,7 +224,7 @@ def crowd_study_import(
     """Store ``source``'s release as a completed study (module doc); ``slug`` overrides the source's.
 
     A slug of a researcher's study is refused (StudyOwnedByOther) unless ``owner`` is that researcher
-    or staff: unlike ``load_study``, no ``owner`` is no licence to replace someone's study."""
+    or has ``studies.load_any_study``: unlike ``load_study``, no ``owner`` is no licence to replace someone's study."""
     if source not in SOURCES:
         raise ValueError(f"unknown source {source!r}; known: {', '.join(sorted(SOURCES))}")
     folder = Path(path) if path is not None else SOURCES[source].default_path

@@ -78,6 +78,25 @@ class Participant(models.Model):
         return str(self.pseudonym)
 
 
+class ConflictingArrival(models.Model):
+    """A participant id that arrived again with another Prolific SESSION_ID than the one it first
+    came with (someone else may have used the id first: "participant-id squatting"). Kept so the
+    researcher can see both attempts (``export_submissions``, the dashboard) and decide."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="conflicting_arrivals")
+    session_id = models.CharField(max_length=128, help_text="The SESSION_ID of the later arrival, as received.")
+    arrived_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["participant", "arrived_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "session_id"], name="conflicting_arrival_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant} again with SESSION_ID {self.session_id}"
+
+
 class PageVisit(models.Model):
     """When a page was first shown and when it was submitted (time spent = the difference)."""
 

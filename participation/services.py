@@ -19,7 +19,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 
 from participation.assignment import StudyFull, capacity, condition_for, item_choice
 from participation.enrolment import Enrolment
-from participation.models import Answer, PageVisit, Participant
+from participation.models import Answer, ConflictingArrival, PageVisit, Participant
 from participation.plan import plan_for
 from participation.sql import insert_row_if, insert_rows, update_rows
 from participation.time_limits import time_limit
@@ -103,6 +103,25 @@ def participant_arrive(
         return Participant.objects.get(study_id=study_id, external_id=external_id), False
     participant.spec_hash = spec_hash  # as the participant pages annotate it
     return participant, True
+
+
+MAX_CONFLICTING_ARRIVALS = 10  # per participant: a flood of made-up SESSION_IDs stores no more
+
+
+def participant_record_conflict(*, participant: Participant, session_id: str, at: datetime | None = None) -> bool:
+    """Record that ``participant``'s id arrived with a SESSION_ID other than its own (the first
+    arrival keeps the id; this one sees the resume form). Each SESSION_ID once, at most
+    MAX_CONFLICTING_ARRIVALS per participant; True when a record was added."""
+    session_id = session_id[:128]
+    if not session_id or session_id == participant.prolific_session_id:
+        return False
+    known = ConflictingArrival.objects.filter(participant=participant)
+    if known.count() >= MAX_CONFLICTING_ARRIVALS or known.filter(session_id=session_id).exists():
+        return False
+    _, created = ConflictingArrival.objects.get_or_create(
+        participant=participant, session_id=session_id, defaults={"arrived_at": at or timezone.now()}
+    )
+    return created
 
 
 def participant_find(*, study_slug: str, external_id: str) -> Participant | None:
@@ -446,12 +465,13 @@ def pilot_participants_delete(*, slug: str) -> int:
 
 def participant_withdraw(*, participant_id: int, at: datetime | None = None) -> Participant:
     """Withdraw consent: delete every answer and page visit, mark the participant withdrawn and
-    replace the Prolific ids (and forget the resume code), so nothing identifies them; analyses of
-    the others are unaffected."""
+    replace the Prolific ids (and forget the resume code and conflicting arrivals), so nothing
+    identifies them; analyses of the others are unaffected."""
     with transaction.atomic():
         participant = Participant.objects.select_for_update().get(pk=participant_id)
         participant.answers.all().delete()
         participant.visits.all().delete()
+        participant.conflicting_arrivals.all().delete()  # their SESSION_IDs identify them too
         participant.status = Participant.Status.WITHDRAWN
         participant.withdrawn_at = at or timezone.now()
         participant.external_id = f"withdrawn-{participant.pseudonym}"

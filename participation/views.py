@@ -34,6 +34,7 @@ from participation.services import (
     participant_arrive,
     participant_consent,
     participant_find,
+    participant_record_conflict,
     participant_resume,
     participant_set_resume_code,
     participant_time_out,
@@ -233,6 +234,9 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     ):
         # Prolific's link of the same attempt: the code stays the one shown in the first browser.
         return _bind(request, slug, participant)
+    if request.method == "GET":
+        # Another SESSION_ID for a known id: maybe the real participant after a squatter; kept for the researcher.
+        participant_record_conflict(participant=participant, session_id=session_id)
     if request.method == "GET":
         return _resume_form(request, slug, params, external_id)
     if throttle.exceeded("resume-failure", address, settings.PARTICIPANT_RESUME_FAILURES_PER_ADDRESS):

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from core.uploads import UploadError
-from research.study_upload import StashedFileMissing, stash_upload, stashed_bytes, stashed_spec
+from research.study_upload import StashedFileMissing, StashNotStored, stash_upload, stashed_bytes, stashed_spec
 from research.study_upload_views import load_stashed_and_redirect
 from studies.study_file import InvalidStudyFile, validate_study
 
@@ -63,6 +63,7 @@ def study_build(request: HttpRequest) -> HttpResponse:
 
     form = StudyBuildForm(request.POST or None, request.FILES or None)
     problems: list[str] = []
+    storage_error = ""
     if request.method == "POST" and form.is_valid():
         data, upload = form.cleaned_data, form.cleaned_data["subjects"]
         try:
@@ -84,18 +85,26 @@ def study_build(request: HttpRequest) -> HttpResponse:
             )
             validate_study(spec)
             raw = study_file_bytes(spec, max_bytes=settings.STUDY_FILE_MAX_BYTES)
+            digest = hashlib.sha256(raw).hexdigest()
+            stash_upload(user=request.user, digest=digest, raw=raw)
         except StudyBuildError as exc:
             problems = exc.problems
         except UploadError as exc:
             problems = [str(exc)]
         except InvalidStudyFile as exc:
             problems = [str(p) for p in exc.problems]
+        except StashNotStored as exc:
+            storage_error = str(exc)
         else:
-            digest = hashlib.sha256(raw).hexdigest()
-            stash_upload(user=request.user, digest=digest, raw=raw)
             return redirect("researcher:build-preview", digest=digest)
-    context = {"form": form, "problems": problems, "max_bytes": settings.UPLOAD_MAX_BYTES}
-    return render(request, "researcher/build.html", context, status=400 if request.method == "POST" else 200)
+    status = (507 if storage_error else 400) if request.method == "POST" else 200
+    context = {
+        "form": form,
+        "problems": problems,
+        "storage_error": storage_error,
+        "max_bytes": settings.UPLOAD_MAX_BYTES,
+    }
+    return render(request, "researcher/build.html", context, status=status)
 
 
 @login_required

@@ -33,6 +33,10 @@ class StashedFileMissing(LookupError):
     """No stashed upload with this hash for this researcher (never uploaded, loaded, or expired)."""
 
 
+class StashNotStored(OSError):
+    """The file could not be stashed (disk full, storage down); nothing of it was kept (507)."""
+
+
 @dataclass(frozen=True)
 class ConditionSummary:
     key: str
@@ -92,7 +96,9 @@ def validated_spec(raw: bytes) -> dict:
 
 
 def stash_upload(*, user, digest: str, raw: bytes) -> None:
-    """Keep the validated bytes until they are loaded; stashes older than a day are removed."""
+    """Keep the validated bytes until they are loaded; stashes older than a day are removed. A stash
+    of this hash whose bytes do not match (truncated by a full disk) is written again; a failure to
+    write leaves no stash behind and raises StashNotStored."""
     folder = f"{STASH_PREFIX}/{user.pk}"
     try:
         old = default_storage.listdir(folder)[1]
@@ -103,8 +109,21 @@ def stash_upload(*, user, digest: str, raw: bytes) -> None:
         if default_storage.get_modified_time(f"{folder}/{name}") < cutoff:
             default_storage.delete(f"{folder}/{name}")
     name = _stash_name(user, digest)
-    if not default_storage.exists(name):
-        default_storage.save(name, ContentFile(raw))
+    try:
+        stashed_bytes(user=user, digest=digest)
+        return  # already stashed, intact
+    except StashedFileMissing:
+        default_storage.delete(name)  # a truncated stash (nothing when there is none)
+    try:
+        stored = default_storage.save(name, ContentFile(raw))
+    except OSError as exc:
+        default_storage.delete(name)
+        raise StashNotStored(
+            f"The file could not be stored on the server ({exc.strerror or exc}); nothing was kept. "
+            "Try again later or tell the platform's operator."
+        ) from exc
+    if stored != name:  # another request wrote it between the delete and the save: keep one copy
+        default_storage.delete(stored)
 
 
 def stashed_spec(*, user, digest: str) -> dict:

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods
 
 from research.study_upload import (
     StashedFileMissing,
+    StashNotStored,
     load_stashed,
     read_upload,
     stash_upload,
@@ -39,16 +40,24 @@ class StudyUploadForm(forms.Form):
 def study_upload(request: HttpRequest) -> HttpResponse:
     form = StudyUploadForm(request.POST or None, request.FILES or None)
     problems = []
+    storage_error = ""
     if request.method == "POST" and form.is_valid():
         try:
             digest, raw = read_upload(form.cleaned_data["file"])
+            stash_upload(user=request.user, digest=digest, raw=raw)
         except InvalidStudyFile as exc:
             problems = exc.problems
+        except StashNotStored as exc:
+            storage_error = str(exc)
         else:
-            stash_upload(user=request.user, digest=digest, raw=raw)
             return redirect("researcher:upload-preview", digest=digest)
-    status = 400 if request.method == "POST" else 200
-    context = {"form": form, "problems": problems, "max_bytes": settings.STUDY_FILE_MAX_BYTES}
+    status = (507 if storage_error else 400) if request.method == "POST" else 200
+    context = {
+        "form": form,
+        "problems": problems,
+        "storage_error": storage_error,
+        "max_bytes": settings.STUDY_FILE_MAX_BYTES,
+    }
     return render(request, "researcher/upload.html", context, status=status)
 
 

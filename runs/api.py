@@ -23,7 +23,7 @@ from runs.serializers import (
     PlanRequestSerializer,
     SituationTestingRequestSerializer,
 )
-from runs.services import job_create
+from runs.services import JobQuotaExceeded, job_create
 from runs.storage import RunStorageError
 
 
@@ -33,10 +33,19 @@ class StorageUnavailable(APIException):
     default_detail = "The upload could not be stored; nothing was kept. Try again later."
 
 
+class TooManyJobs(APIException):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_code = "job_quota"
+    default_detail = "You have too many jobs queued or running; start this one when one of them has finished."
+
+
 def _accepted(**job_fields) -> Response:
-    """Queue a job; answer 202 Accepted with its URL in ``Location`` and the job in the body."""
+    """Queue a job; answer 202 Accepted with its URL in ``Location`` and the job in the body (429
+    beyond the researcher's job quota, 507 when an upload cannot be stored)."""
     try:
         job = job_create(**job_fields)
+    except JobQuotaExceeded as exc:
+        raise TooManyJobs(str(exc)) from exc
     except RunStorageError as exc:
         raise StorageUnavailable(f"{exc}; nothing was kept. Try again later.") from exc
     body = JobSerializer(job).data

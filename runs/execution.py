@@ -12,7 +12,7 @@ from django.conf import settings
 from core.time_limit import time_limit
 from runs.models import Job
 from runs.runners import RUNNERS, JobContext
-from runs.services import job_fail, job_log, job_progress, job_start, job_succeed
+from runs.services import job_fail, job_folder, job_log, job_progress, job_start, job_succeed
 from runs.storage import RunStorageError, delete_prefix
 
 logger = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ def execute_job(job_id: str) -> str:
 
 
 def _clean_up(job: Job, outputs: list[str]) -> None:
-    """A failed job keeps no files: its stored outputs and its uploaded inputs are deleted."""
+    """A failed job keeps no files and no folders: its stored outputs and its uploaded inputs are deleted."""
     for prefix in outputs:
         delete_prefix(prefix)
-    delete_prefix(f"jobs/{job.pk}/inputs")
+    delete_prefix(job_folder(job.pk))

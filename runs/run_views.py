@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from participation.models import ConflictingArrival
 from research.dashboard import summarise
 from research.participant_samples import SAMPLES, sample_filter
 from research.researcher_views import pilot_context, sample_of
@@ -25,7 +26,7 @@ from runs.serializers import (
     AuditRequestSerializer,
     DifferentialParityRequestSerializer,
 )
-from runs.services import job_create
+from runs.services import JobQuotaExceeded, job_create
 from runs.storage import RunStorageError, list_files
 from studies.format2 import questionnaire_questions
 from studies.selectors import studies_visible_to, visible_versions
@@ -47,6 +48,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
     versions = visible_versions(request.user, slug)
     study = versions[0]
     errors: dict[str, list[str]] = {}
+    status = 200
     if request.method == "POST":
         job_kind, serializer_class, upload_fields = STARTABLE[kind]
         data = request.POST.copy()
@@ -57,12 +59,14 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
             uploads = {field: params.pop(field) for field in upload_fields}
             try:
                 job = job_create(kind=job_kind, user=request.user, study=study, params=params, uploads=uploads)
+            except JobQuotaExceeded as exc:
+                errors, status = {"non_field_errors": [str(exc)]}, 429
             except RunStorageError as exc:
-                errors = {"non_field_errors": [f"{exc}; nothing was kept. Try again later."]}
+                errors, status = {"non_field_errors": [f"{exc}; nothing was kept. Try again later."]}, 507
             else:
                 return redirect("researcher:job", job_id=job.pk)
         else:
-            errors = {field: [str(m) for m in messages] for field, messages in serializer.errors.items()}
+            errors, status = {field: [str(m) for m in messages] for field, messages in serializer.errors.items()}, 400
     context = {
         "study": study,
         "kind": kind if request.method == "POST" else "",
@@ -75,7 +79,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         .select_related("condition")
         .order_by("condition__key", "-version"),
     }
-    return render(request, "researcher/run_start.html", context, status=400 if errors else 200)
+    return render(request, "researcher/run_start.html", context, status=status)
 
 
 @login_required
@@ -201,6 +205,10 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             .select_related("condition")
             .order_by("kind", "condition__key", "-version"),
             "start_url": start_url,
+            "id_conflicts": ConflictingArrival.objects.filter(participant__study__in=versions)
+            .values("participant")
+            .distinct()
+            .count(),
             "prolific_url": start_url
             + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
             **pilot_context(request, versions),

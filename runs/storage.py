@@ -20,8 +20,9 @@ def new_prefix(kind: str) -> str:
 
 
 def store_directory(local_dir: Path, prefix: str) -> list[str]:
-    """Save every file of ``local_dir`` (flat) under ``prefix``; on any failure delete what was saved
-    and raise RunStorageError with the reason."""
+    """Save every file of ``local_dir`` (flat) under the fresh folder ``prefix`` (:func:`new_prefix`);
+    on any failure delete the whole folder (with the file a full disk left truncated, which ``save``
+    never named) and raise RunStorageError with the reason."""
     saved: list[str] = []
     try:
         for path in sorted(p for p in Path(local_dir).iterdir() if p.is_file()):
@@ -29,6 +30,7 @@ def store_directory(local_dir: Path, prefix: str) -> list[str]:
                 saved.append(default_storage.save(f"{prefix}/{path.name}", File(handle, name=path.name)))
     except OSError as exc:
         delete_files(saved)
+        delete_prefix(prefix)
         raise RunStorageError(f"could not store the run's files: {exc.strerror or exc}") from exc
     return saved
 
@@ -52,14 +54,17 @@ def delete_files(names: list[str]) -> None:
 
 
 def delete_prefix(prefix: str) -> None:
-    """Remove every file under ``prefix`` (and, for a local folder, the folder itself)."""
+    """Remove every file under ``prefix``, its sub-folders included (and, for a local folder, the
+    folder itself)."""
     if not prefix:
         return
     try:
-        _, files = default_storage.listdir(prefix)
+        folders, files = default_storage.listdir(prefix)
     except (FileNotFoundError, NotADirectoryError):
         return
     delete_files([f"{prefix}/{name}" for name in files])
+    for folder in folders:
+        delete_prefix(f"{prefix}/{folder}")
     local = getattr(default_storage, "location", None)
     if local:
         shutil.rmtree(Path(local) / prefix, ignore_errors=True)

@@ -18,6 +18,14 @@ class Study(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_studies"
     )
     collaborators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies")
+    loaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who loaded this version's file (the owner, or an account with studies.load_any_study).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     tickets_issued = models.PositiveIntegerField(
         default=0,
@@ -31,6 +39,7 @@ class Study(models.Model):
         ordering = ["slug", "-version"]
         constraints = [models.UniqueConstraint(fields=["slug", "version"], name="study_slug_version_unique")]
         verbose_name_plural = "studies"
+        permissions = [("load_any_study", "Can load a new version of any researcher's study")]
 
     def __str__(self) -> str:
         return f"{self.slug} v{self.version}"

@@ -23,8 +23,8 @@ class StudyOwnedByOther(PermissionError):
 def slug_taken(slug: str) -> str:
     """The refusal of a slug the researcher may not load: it names nothing of the study but its slug."""
     return (
-        f"The slug {slug!r} is taken by another researcher's study; only its owner or staff can load a new "
-        "version of it. Choose another slug."
+        f"The slug {slug!r} is taken by another researcher's study; only its owner or an account with the "
+        "studies.load_any_study permission can load a new version of it. Choose another slug."
     )
 
 
@@ -69,10 +69,11 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
     participant has arrived and no calibration or audit run points at it, and otherwise becomes
     version n + 1, so that what participants saw (and what a result was computed for) is never altered.
 
-    Only the study's owner or staff may load a file whose slug already exists: anyone else would
-    otherwise own a new version and with it every earlier participant's data. A new version keeps the
-    study's owner and collaborators (the first version's: they decide access to every version),
-    whoever loads it; ``owner`` owns only a new slug.
+    Only the study's owner or an account with ``studies.load_any_study`` may load a file whose slug
+    already exists: anyone else would otherwise own a new version and with it every earlier
+    participant's data. A new version keeps the study's owner and collaborators (the first version's:
+    they decide access to every version), whoever loads it; ``owner`` owns only a new slug and is
+    recorded as the version's ``loaded_by``.
     """
     spec = validate_study(spec)
     digest = spec_digest(spec)
@@ -83,8 +84,8 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
         return StudyLoadResult(latest, "unchanged")
     if latest is not None and not _in_use(latest):
         latest.conditions.all().delete()
-        latest.spec, latest.spec_hash, latest.title = spec, digest, spec["title"]
-        latest.save(update_fields=["spec", "spec_hash", "title"])
+        latest.spec, latest.spec_hash, latest.title, latest.loaded_by = spec, digest, spec["title"], owner
+        latest.save(update_fields=["spec", "spec_hash", "title", "loaded_by"])
         _create_study_rows(latest, spec)
         return StudyLoadResult(latest, "replaced")
     version = 1 if latest is None else latest.version + 1
@@ -95,7 +96,8 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
         title=spec["title"],
         spec=spec,
         spec_hash=digest,
-        owner=owning.owner if owning is not None else owner,  # a version loaded by staff stays the owner's
+        owner=owning.owner if owning is not None else owner,  # a version loaded by another stays the owner's
+        loaded_by=owner,
     )
     if owning is not None:
         study.collaborators.set(owning.collaborators.all())
@@ -114,9 +116,13 @@ def _in_use(study: Study) -> bool:
 
 
 def may_load_version(user, study: Study) -> bool:
-    """Staff, or the owner of ``study``'s slug (its first version's owner), whichever version ``study`` is."""
+    """The owner of ``study``'s slug (its first version's owner), whichever version ``study`` is, or
+    an account with the explicit permission ``studies.load_any_study`` (superusers have it); the bare
+    ``is_staff`` flag is not enough."""
+    if user.has_perm("studies.load_any_study"):
+        return True
     owning = owning_version(study.slug)
-    return bool(user.is_staff or user.is_superuser or (owning is not None and owning.owner_id == user.pk))
+    return owning is not None and owning.owner_id == user.pk
 
 
 def latest_study(slug: str) -> Study:

@@ -208,10 +208,11 @@ def test_another_researchers_slug_is_refused(client, other_researcher, demo_stud
     spec["title"] = "Taken over"
     preview_url = upload(client, spec)["Location"]
     body = client.get(preview_url).content.decode()
-    assert "is taken by another researcher&#x27;s study; only its owner or staff can load a new version" in body
+    taken = "is taken by another researcher&#x27;s study; only its owner or an account with the "
+    assert taken + "studies.load_any_study permission can load a new version" in body
     assert "Load as new version" not in body
     refused = client.post(preview_url).content.decode()
-    assert "only its owner or staff can load a new version" in refused
+    assert "only its owner or an account with the studies.load_any_study permission can load a new version" in refused
     assert Study.objects.filter(slug="effort-demo").count() == 1
 
 

@@ -1,4 +1,5 @@
-"""Loading a study file whose slug belongs to another researcher's study is refused (owner or staff only)."""
+"""Loading a study file whose slug belongs to another researcher's study is refused (owner or an account
+with studies.load_any_study only); every version records who loaded it."""
 
 import copy
 import json
@@ -25,7 +26,7 @@ def study_with_participant(demo_study):
 
 
 def test_another_researcher_cannot_load_a_new_version(study_with_participant, demo_spec, other_researcher):
-    with pytest.raises(StudyOwnedByOther, match="is taken by another researcher's study; only its owner or staff"):
+    with pytest.raises(StudyOwnedByOther, match="is taken by another researcher's study; only its owner or an account"):
         study_load(spec=_edited(demo_spec), owner=other_researcher)
     assert Study.objects.filter(slug=demo_spec["slug"]).count() == 1
     assert Study.objects.get(slug=demo_spec["slug"]).owner.username == "alice"
@@ -43,9 +44,50 @@ def test_collaborator_is_not_enough(study_with_participant, demo_spec, other_res
         study_load(spec=_edited(demo_spec), owner=other_researcher)
 
 
-def test_owner_and_staff_may_load_a_new_version(study_with_participant, demo_spec, researcher):
-    assert study_load(spec=_edited(demo_spec), owner=researcher).action == "new_version"
+def _steward(username: str = "carol"):
+    """A staff account given the explicit permission to load versions of anyone's study."""
+    from django.contrib.auth.models import Permission
+
+    user = get_user_model().objects.create_user(username, password=f"{username}-pass-123", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="load_any_study", content_type__app_label="studies"))
+    return get_user_model().objects.get(pk=user.pk)  # a fresh object: no cached permissions
+
+
+def test_bare_staff_flag_cannot_load_another_researchers_study(study_with_participant, demo_spec):
+    """Issue 22 #8: is_staff without the permission published a phishing completion URL."""
     staff = get_user_model().objects.create_user("carol", password="carol-pass-123", is_staff=True)
+    phishing = _edited(demo_spec)
+    phishing["completion"] = {**phishing.get("completion", {}), "url": "https://evil.example/complete"}
+    with pytest.raises(StudyOwnedByOther, match="studies.load_any_study"):
+        study_load(spec=phishing, owner=staff)
+    assert Study.objects.filter(slug=demo_spec["slug"]).count() == 1
+
+
+def test_a_version_records_who_loaded_it(study_with_participant, demo_spec, researcher):
+    assert study_with_participant.loaded_by is None or study_with_participant.loaded_by == researcher
+    v2 = study_load(spec=_edited(demo_spec), owner=_steward()).study
+    assert v2.owner == researcher and v2.loaded_by.username == "carol"
+    replaced = _edited(demo_spec)
+    replaced["title"] = "Replaced by the owner"
+    again = study_load(spec=replaced, owner=researcher)
+    assert again.action == "replaced" and Study.objects.get(pk=v2.pk).loaded_by == researcher
+
+
+def test_dashboard_names_who_loaded_a_version_when_not_the_owner(study_with_participant, demo_spec, researcher):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(researcher)
+    url = f"/researcher/studies/{demo_spec['slug']}/"
+    assert "was loaded by" not in client.get(url).content.decode()
+    study_load(spec=_edited(demo_spec), owner=_steward("mallory"))
+    body = client.get(url).content.decode()
+    assert "Version 2 was loaded by <strong>mallory</strong>, not by the study's owner." in body
+
+
+def test_owner_and_permitted_staff_may_load_a_new_version(study_with_participant, demo_spec, researcher):
+    assert study_load(spec=_edited(demo_spec), owner=researcher).action == "new_version"
+    staff = _steward()
     edited = _edited(demo_spec)
     edited["title"] = "Edited by staff"
     result = study_load(spec=edited, owner=staff)  # version 2 has no participants yet
@@ -63,8 +105,8 @@ def test_command_refuses_with_a_clear_message(study_with_participant, demo_spec,
     with pytest.raises(CommandError) as error:
         call_command("load_study", str(path), owner="bob")
     assert str(error.value) == (
-        "The slug 'effort-demo' is taken by another researcher's study; only its owner or staff can load a new "
-        "version of it. Choose another slug."
+        "The slug 'effort-demo' is taken by another researcher's study; only its owner or an account with the "
+        "studies.load_any_study permission can load a new version of it. Choose another slug."
     )
     assert Study.objects.filter(slug="effort-demo").count() == 1
     call_command("load_study", str(path), owner="alice")
@@ -73,7 +115,7 @@ def test_command_refuses_with_a_clear_message(study_with_participant, demo_spec,
 
 def test_a_version_loaded_by_staff_stays_the_owners(study_with_participant, demo_spec, researcher):
     """Staff loading a new version must not take the study over: its owner can still load the next."""
-    staff = get_user_model().objects.create_user("carol", password="carol-pass-123", is_staff=True)
+    staff = _steward()
     result = study_load(spec=_edited(demo_spec), owner=staff)
     assert result.action == "new_version" and result.study.owner.username == "alice"
     participant_arrive(study_slug=demo_spec["slug"], external_id="P2")

@@ -17,13 +17,13 @@ from tests.surveys.prolific_helpers import answer_all_but_last, arrive, finish, 
 pytestmark = pytest.mark.django_db
 
 EXPECTED = [
-    "PROLIFIC_PID,SESSION_ID,action,reason",
-    "done,S-done,approve,completed",
-    "one-slip,S-one-slip,approve,completed",
-    "too-slow,S-too-slow,return,timed out",  # by arrival within an action: these two arrived an hour ago
-    "abandoned,S-abandoned,return,timed out",
-    "declined,S-declined,return,declined consent",
-    "inattentive,S-inattentive,reject,failed attention checks 2 of 3",
+    "PROLIFIC_PID,SESSION_ID,action,reason,other_SESSION_IDs",
+    "done,S-done,approve,completed,",
+    "one-slip,S-one-slip,approve,completed,",
+    "too-slow,S-too-slow,return,timed out,",  # by arrival within an action: these two arrived an hour ago
+    "abandoned,S-abandoned,return,timed out,",
+    "declined,S-declined,return,declined consent,",
+    "inattentive,S-inattentive,reject,failed attention checks 2 of 3,",
 ]
 
 
@@ -61,7 +61,7 @@ def test_submissions_list_the_action_and_reason_for_each_prolific_submission(cro
     with_pilot = submissions_table("effort-demo", include_pilot=True)
     assert with_pilot.to_csv(index=False).splitlines() == [
         *EXPECTED[:6],
-        "pilot-x,S-p,return,declined consent",
+        "pilot-x,S-p,return,declined consent,",
         *EXPECTED[6:],
     ]
 
@@ -91,3 +91,35 @@ def test_the_bonus_csv_stays_as_it_was(crowd, researcher):
     # Prolific's bulk-bonus format: "<PROLIFIC_PID>,<amount>", no header; completed, non-excluded only
     assert sorted(line.split(",")[0] for line in lines) == ["done", "one-slip"]
     assert all(line.endswith(",1.00") for line in lines)
+
+
+def test_a_squatted_id_keeps_both_attempts_for_the_researcher(demo_spec, researcher):
+    """Issue 22 #12: whoever arrives first with a Prolific id owns it; the real participant arriving
+    with their own SESSION_ID gets the resume form, and that arrival is recorded, listed in the
+    submissions (other_SESSION_IDs) and counted on the dashboard."""
+    from participation.models import ConflictingArrival
+    from participation.services import MAX_CONFLICTING_ARRIVALS
+
+    load_variant(demo_spec, researcher)
+    squatter = Client()
+    finish(squatter, arrive(squatter, "real-pid", session="S-squatter"))
+    real = Client()
+    response = real.get("/s/effort-demo/", {"PROLIFIC_PID": "real-pid", "STUDY_ID": "ST1", "SESSION_ID": "S-real"})
+    assert response.status_code == 200 and "code" in response.content.decode().lower()  # the resume form
+    real.get("/s/effort-demo/", {"PROLIFIC_PID": "real-pid", "STUDY_ID": "ST1", "SESSION_ID": "S-real"})  # again
+    squatter.get("/s/effort-demo/", {"PROLIFIC_PID": "real-pid", "SESSION_ID": "S-squatter"})  # the owner: no conflict
+    conflict = ConflictingArrival.objects.get()
+    assert conflict.session_id == "S-real" and conflict.participant.prolific_session_id == "S-squatter"
+    assert submissions_table("effort-demo").to_csv(index=False).splitlines() == [
+        "PROLIFIC_PID,SESSION_ID,action,reason,other_SESSION_IDs",
+        "real-pid,S-squatter,approve,completed,S-real",
+    ]
+    for n in range(2 * MAX_CONFLICTING_ARRIVALS):  # made-up SESSION_IDs store a bounded number of rows
+        Client().get("/s/effort-demo/", {"PROLIFIC_PID": "real-pid", "SESSION_ID": f"S-{n}"})
+    assert ConflictingArrival.objects.count() == MAX_CONFLICTING_ARRIVALS
+    browser = Client()
+    browser.force_login(researcher)
+    body = browser.get("/researcher/studies/effort-demo/").content.decode()
+    assert "1 participant id arrived again with another Prolific SESSION_ID than its first arrival" in body
+    participant_withdraw(participant_id=conflict.participant_id)
+    assert not ConflictingArrival.objects.exists()  # their SESSION_IDs identify them too
