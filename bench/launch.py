@@ -203,6 +203,17 @@ def manage(env, *args):
     subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
+def gunicorn(env: dict) -> subprocess.Popen:
+    """gunicorn as ``make serve`` runs it (config/gunicorn.conf.py), with ``env``, output discarded."""
+    return subprocess.Popen(
+        [str(Path(PY).parent / "gunicorn"), "config.wsgi", "-c", "config/gunicorn.conf.py"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def wait_healthy(timeout=60.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -277,13 +288,7 @@ def main() -> None:
     manage(env, "flush", "--noinput")
     manage(env, "collectstatic", "--noinput")
     manage(env, "load_study", str(args.study))
-    server = subprocess.Popen(
-        [str(Path(PY).parent / "gunicorn"), "config.wsgi", "-c", "config/gunicorn.conf.py"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = gunicorn(env)
     try:
         wait_healthy()
         print(cpu_check())

@@ -101,11 +101,7 @@ def main() -> None:
     launch.manage(env, "load_study", str(ROOT / "studies" / "bundled" / "effort_demo.json"))
     launch.manage(env, "createsuperuser", "--noinput", "--username", "admin", "--email", "a@example.org")
     processes = [
-        subprocess.Popen(
-            [str(Path(launch.PY).parent / "gunicorn"), "config.wsgi", "-c", "config/gunicorn.conf.py"],
-            cwd=ROOT,
-            env=env,
-        ),
+        launch.gunicorn(env),
         subprocess.Popen(
             [launch.PY, "manage.py", "db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.2"],
             cwd=ROOT,

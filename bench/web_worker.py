@@ -159,13 +159,7 @@ def main() -> None:
     create_user = "from django.contrib.auth import get_user_model; get_user_model().objects.create_user"
     launch.manage(env, "shell", "-c", f"{create_user}('weight', password='weight-pass-123')")
     launch.manage(env, "load_study", str(ROOT / "studies" / "bundled" / "effort_demo.json"), "--owner", "weight")
-    server = subprocess.Popen(
-        [str(Path(PY).parent / "gunicorn"), "config.wsgi", "-c", "config/gunicorn.conf.py"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = launch.gunicorn(env)
     try:
         launch.wait_healthy()
         pid = worker_pid(server.pid)

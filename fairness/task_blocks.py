@@ -389,8 +389,11 @@ def _pair_comparable(block: dict, frame: pd.DataFrame, opts: Options) -> BlockAn
     return BlockAnalysis(block["key"], "pair_comparable", tables)
 
 
-def _pair_distance(block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
-    """The Likert alpha of Eq. 5 per rater group and condition (needs the trajectory and aggregate measures)."""
+def pair_distance_block(
+    spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options
+) -> BlockAnalysis:
+    """A ``pair_distance`` block: the Likert alpha of Eq. 5 per rater group and condition (needs the
+    trajectory and aggregate measures)."""
     part = answers[answers["block"] == block["key"]]
     wide = part.pivot_table(
         index=["participant_id", "condition", "subject"], columns="measure", values="value", aggfunc="first"
@@ -521,10 +524,3 @@ def pair_comparable_block(
     """A ``pair_comparable`` block (module doc)."""
     frame = _rated(block, answers, groups, "comparable")
     return frame if isinstance(frame, BlockAnalysis) else _pair_comparable(block, frame, opts)
-
-
-def pair_distance_block(
-    spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options
-) -> BlockAnalysis:
-    """A ``pair_distance`` block (module doc)."""
-    return _pair_distance(block, answers, groups, opts)

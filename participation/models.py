@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from studies.models import Condition, Study
-from tasks import MEASURES, TASK_TYPES
+from tasks import MEASURES
 
 
 class Participant(models.Model):
@@ -121,13 +121,7 @@ class PageVisit(models.Model):
         return (self.submitted_at - self.first_shown_at).total_seconds()
 
 
-# Answer.measure: every measure a registered task type writes (``TaskType.measures``), with its meaning.
-# (A measure several types write, such as "prediction", keeps the meaning of the first type that has it.)
-_MEANINGS: dict[str, str] = {}
-for _task in TASK_TYPES:
-    for _measure, _column in _task.measures.items():
-        _MEANINGS.setdefault(_measure, _column.meaning)
-MEASURE_CHOICES = [(measure, _MEANINGS[measure]) for measure in MEASURES]
+MEASURE_CHOICES = list(MEASURES.items())  # from the task registry (``tasks.MEASURES``)
 
 
 LIKERT_MEASURES = ("trajectory", "aggregate", "overall")
@@ -153,7 +147,7 @@ class Answer(models.Model):
             models.UniqueConstraint(fields=["participant", "question"], name="one_answer_per_question"),
             # Only the measures of registered task types: a task type writing another is refused by the
             # database, not only by the form (a new measure needs a migration: makemigrations --check in CI).
-            models.CheckConstraint(condition=Q(measure__in=MEASURES), name="answer_measure_known"),
+            models.CheckConstraint(condition=Q(measure__in=list(MEASURES)), name="answer_measure_known"),
             models.CheckConstraint(
                 condition=~Q(measure__in=LIKERT_MEASURES) | Q(number__gte=1, number__lte=11),
                 name="answer_likert_range",

@@ -17,7 +17,6 @@ from runs.provenance import study_provenance
 from runs.reports.design import write_design_report
 from runs.reports.effort import write_report
 from runs.storage import delete_prefix, new_prefix, store_directory
-from studies.format2 import check_by
 from studies.models import Study
 from studies.services import latest_study
 
@@ -127,7 +126,6 @@ def design_run_create(
     """A format 2 study's analysis per task block and rater group (``runs.design_analysis``): report,
     results.json and CSVs stored under ``analysis/<uuid>``, and the run (no Calibration rows)."""
     try:
-        by = check_by(study.spec, by)
         result = study_analysis(
             study.slug,
             study.spec,

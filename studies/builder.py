@@ -42,10 +42,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from studies.format2 import block_items, item_strata, placeholder_problems, placeholders
+from studies.format2 import item_strata, placeholder_problems, placeholders
 from studies.pools import subjects_from_frame
 from studies.study_file import MAX_LIST_ITEMS, SLUG_PATTERN, InvalidStudyFile
-from tasks import BLOCK_TASKS
+from tasks import BLOCK_TASKS, block_task
 
 # build_study --template name -> the task type whose block it builds (``BlockTask.builder_template``)
 TEMPLATE_TASKS = {task.builder_template: task.name for task in BLOCK_TASKS.values() if task.builder_template}
@@ -176,7 +176,7 @@ def build_study_from_frame(frame: pd.DataFrame, options: BuildOptions, *, name: 
     if options.outcome_column:
         pool["outcome_column"] = options.outcome_column
     block = _task_block(frame, subjects, options)
-    items = len(block_items(block, pool))
+    items = block_task(block).item_count(block, pool)
     if options.per_participant is not None:
         block["assignment"] = {"per_participant": options.per_participant}
         if options.stratify_by:

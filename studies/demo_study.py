@@ -21,6 +21,7 @@ import numpy as np
 
 from fairness.effort import trend_slope
 from studies.study_file import RELATIONS
+from tasks.pair_distance import DEFAULT_LIKERT_LABELS
 
 RACES = ("White", "Black", "Asian", "American Indian", "Pacific Islander")
 RACE_P = (0.55, 0.30, 0.08, 0.04, 0.03)
@@ -255,14 +256,7 @@ def build_demo_study(seed: int = 2025) -> dict:
         "detailed and persuasive reasons earn a rationale bonus.",
         "likert": {
             "points": 6,
-            "labels": [
-                "Very similar",
-                "Similar",
-                "Somewhat similar",
-                "Somewhat different",
-                "Different",
-                "Very different",
-            ],
+            "labels": list(DEFAULT_LIKERT_LABELS),
             "similar_max": 3,
         },
         "bts": {"questions": ["overall"]},

@@ -119,9 +119,7 @@ _block_common = {"key": _key, "type": {"enum": ["instructions", "questionnaire",
 _block_conditions = {"type": "array", "minItems": 1, "items": _key, "uniqueItems": True}
 # A task block: the common fields, and the options of every registered task type (each type's own
 # options are checked against its type in _task_problems, so "not used by a rate task" names the rule).
-_task_options: dict[str, dict] = {}
-for _task in BLOCK_TASKS.values():
-    _task_options |= _task.options
+_task_options = {name: schema for task in BLOCK_TASKS.values() for name, schema in task.options.items()}
 _task_block = {
     "type": "object",
     "additionalProperties": False,
@@ -223,11 +221,6 @@ SCHEMA: dict[str, Any] = {
         "blocks": {"type": "array", "minItems": 1, "items": _block},
     },
 }
-
-
-def item_id(block: dict, item: dict | str) -> str:
-    """A task item's id: a subject's id, ``"a~b"`` for a pair, a set's key (``BlockTask.item_id``)."""
-    return block_task(block).item_id(item)
 
 
 def block_items(block: dict, pool: dict) -> list[str]:

@@ -34,7 +34,19 @@ TASK_TYPES: tuple[TaskType, ...] = (
 )
 REGISTRY: dict[str, TaskType] = {kind: task for task in TASK_TYPES for kind in task.kinds}
 BLOCK_TASKS: dict[str, BlockTask] = {task.name: task for task in TASK_TYPES if isinstance(task, BlockTask)}
-MEASURES: tuple[str, ...] = tuple(dict.fromkeys(m for task in TASK_TYPES for m in task.measures))
+
+
+def _measure_meanings() -> dict[str, str]:
+    """Every measure a registered type writes -> its meaning (a measure several types write, such as
+    "prediction", keeps the meaning of the first type that has it)."""
+    meanings: dict[str, str] = {}
+    for task in TASK_TYPES:
+        for measure, column in task.measures.items():
+            meanings.setdefault(measure, column.meaning)
+    return meanings
+
+
+MEASURES = _measure_meanings()  # Answer.measure's choices and database constraint
 
 
 class UnknownPageKind(LookupError):

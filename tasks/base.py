@@ -116,10 +116,8 @@ class BlockTask(TaskType):
     report_tables: dict[str, ReportTable] = {}
     default_bts_prompt: str = ""
 
-    def item_id(self, item: dict | str) -> str:
-        """An item's id: a subject's id, ``"a~b"`` for a pair, a set's key."""
-        if isinstance(item, str):
-            return item
+    def item_id(self, item: dict) -> str:
+        """A pair's or a set's id: ``"a~b"`` for a pair, the set's key (a subject's id is its own)."""
         return f"{item['a']}~{item['b']}" if self.item_shape == "pairs" else item["key"]
 
     def item_map(self, block: dict, pool: dict) -> dict[str, dict | str]:
