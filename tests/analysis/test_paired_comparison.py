@@ -1,4 +1,3 @@
-import time
 
 import numpy as np
 import pandas as pd
@@ -244,7 +243,6 @@ def test_wald_intervals_cover(model, nu):
     target = truth - truth[0]
     covered, total = 0, 0
     nu_covered = 0
-    started = time.perf_counter()
     for _ in range(200):
         result = bradley_terry(simulate(truth, 2_000, rng, model, nu), model=model)
         low, high = result.confidence_interval(0.95)
@@ -257,7 +255,6 @@ def test_wald_intervals_cover(model, nu):
     assert covered / total >= 0.93
     if nu:
         assert nu_covered / 200 >= 0.9
-    assert time.perf_counter() - started < 30
 
 
 def test_row_order_does_not_matter():
