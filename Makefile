@@ -24,7 +24,13 @@ demo: $(STAMP)
 	$(PY) manage.py demo_setup
 	$(WORKERS) $(PY) manage.py runserver 127.0.0.1:8000
 
-test: $(STAMP)
+# axe-core for the accessibility tests, from the npm registry (package-lock.json pins it).
+NODE_STAMP := node_modules/.installed
+$(NODE_STAMP): package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then npm ci --silent --no-audit --no-fund && touch $(NODE_STAMP); \
+	else echo "npm not found: the accessibility tests skip (CI requires them)"; fi
+
+test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Production mode: gunicorn (gthread workers) + WhiteNoise; settings from the environment
@@ -46,4 +52,4 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) db.sqlite3* .test-db* staticfiles
+	rm -rf $(VENV) node_modules db.sqlite3* .test-db* staticfiles

@@ -1,0 +1,196 @@
+"""Every participant page kind passes axe-core (WCAG 2.1 A and AA rules) without a serious or critical
+violation at 390 and 1280 px in Chromium: consent (and its error), instructions, questionnaire, every
+registered task type (through the researcher preview, which renders the participant template), attention,
+screening, the time-out, completion, decline, withdrawal, resume, study-full and error pages. axe-core
+comes from the npm registry (``package.json``; ``make test`` installs it into ``node_modules``)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from participation.models import Participant
+from research.preview import preview_pages
+from tasks import BLOCK_TASKS
+from tests.conftest import ROOT, required
+from tests.participation.format2_helpers import example_spec
+from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
+from tests.tasks.test_choose import choice_spec
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+WIDTHS = (390, 1280)
+RULES = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
+
+
+@pytest.fixture
+def axe() -> Path:
+    if not AXE.exists():
+        if required("REQUIRE_BROWSER"):
+            pytest.fail(f"CI requires axe-core at {AXE} (make test installs it with npm ci)")
+        pytest.skip("axe-core is not installed (npm ci)")
+    return AXE
+
+
+def serious_violations(page, axe_path: Path) -> list[str]:
+    """axe-core's serious and critical violations on the page at each width, one line per rule and width
+    (rule id, impact, the first offending elements)."""
+    found = []
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        if not page.evaluate("typeof axe !== 'undefined'"):
+            page.add_script_tag(path=str(axe_path))
+        result = page.evaluate("rules => axe.run(document, {runOnly: {type: 'tag', values: rules}})", RULES)
+        for violation in result["violations"]:
+            if violation["impact"] in ("serious", "critical"):
+                targets = [" ".join(node["target"]) for node in violation["nodes"][:3]]
+                found.append(f"{width}px {violation['id']} ({violation['impact']}): {targets}")
+    return found
+
+
+def _audit(page, axe_path: Path, name: str, problems: dict) -> None:
+    page.wait_for_load_state("load")
+    if found := serious_violations(page, axe_path):
+        problems[name] = found
+
+
+UNLINKED = """() => [...document.querySelectorAll("main [aria-invalid=true], main fieldset.has-error")].filter(el => {
+  const holder = el.closest("fieldset.has-error") || el;  // a radio or checkbox: its group names the error
+  return !(holder.getAttribute("aria-describedby") || "").split(" ").some(id => {
+    const error = document.getElementById(id); return error && error.innerText.trim(); });
+}).map(el => el.outerHTML.slice(0, 120))"""
+
+
+def _errors_linked(page) -> bool:
+    """Every field marked invalid (and every fieldset with an error) names its error message in
+    aria-describedby (a radio or checkbox through its fieldset), so a screen reader reads the message with
+    the field."""
+    unlinked = page.evaluate(UNLINKED)
+    assert not unlinked, unlinked
+    return page.locator("main [aria-invalid=true], main fieldset.has-error").count() > 0
+
+
+def _login(context, live_server) -> None:
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill("alice-pass-123")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    page.close()
+
+
+def _studies(researcher) -> list:
+    """The format 2 example (every block type but choose), a choose study, the effort demo (format 1), and a
+    screening question on the example, loaded for ``researcher``."""
+    from studies.services import study_load
+    from studies.study_file import validate_study
+
+    example = example_spec()
+    example["screening"] = {
+        "question": "Do you live in the United States?",
+        "options": ["Yes", "No"],
+        "eligible": ["Yes"],
+    }
+    example["time_limit"] = {"max_minutes": 30}
+    effort = json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text())
+    return [study_load(spec=validate_study(spec), owner=researcher).study for spec in (example, choice_spec(), effort)]
+
+
+def test_every_participant_page_kind_has_no_serious_axe_violation(browser, live_server, researcher, axe):  # noqa: F811
+    studies = _studies(researcher)
+    context = browser.new_context(bypass_csp=True)  # axe is injected as a script; the pages' CSP stays as served
+    _login(context, live_server)
+    page = context.new_page()
+    problems: dict[str, list[str]] = {}
+    audited_tasks = set()
+    errors_seen: set[str] = set()
+    for study in studies:
+        for number, shown in enumerate(preview_pages(study.spec, study.spec_hash), start=1):
+            page.goto(f"{live_server.url}/researcher/studies/{study.slug}/v{study.version}/preview/{number}/")
+            _audit(page, axe, f"{study.slug}: {shown.label}", problems)
+            audited_tasks.add(shown.page["kind"])
+        # The questionnaire and the first task page submitted empty: their error messages, linked to their fields.
+        for number, shown in enumerate(preview_pages(study.spec, study.spec_hash), start=1):
+            if shown.page["kind"] in {"questionnaire", *BLOCK_TASKS} - errors_seen:
+                errors_seen.add(shown.page["kind"])
+                page.goto(f"{live_server.url}/researcher/studies/{study.slug}/v{study.version}/preview/{number}/")
+                with page.expect_navigation():
+                    page.locator("main form").last.evaluate("form => form.submit()")
+                assert page.locator(".error, [role=alert]").count(), shown.label
+                assert _errors_linked(page), f"{shown.label}: an error is not linked to its field"
+                _audit(page, axe, f"{study.slug}: {shown.label} with errors", problems)
+    page.set_content('<html lang="en"><body><main><img src="x.png"><p style="color:#bbb">grey</p></main></body></html>')
+    assert {line.split()[1] for line in serious_violations(page, axe)} >= {"image-alt", "color-contrast"}  # axe sees
+    assert set(BLOCK_TASKS) <= audited_tasks, f"task types never audited: {set(BLOCK_TASKS) - audited_tasks}"
+
+    example = studies[0]
+    _participant_pages(browser, live_server, example, axe, problems)
+    assert not problems, "\n".join(f"{name}: {found}" for name, found in problems.items())
+
+
+def _arrive(browser, live_server, study, label: str, session: str = "first"):  # noqa: F811
+    page = browser.new_context(bypass_csp=True).new_page()
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID={label}&STUDY_ID=s&SESSION_ID={session}")
+    return page
+
+
+def _participant_pages(browser, live_server, study, axe_path: Path, problems: dict) -> None:  # noqa: F811
+    """Consent (and its error), the screening page, the first study page, withdrawal, decline, time-out,
+    completion, resume, study full and a study that does not exist, as participants reach them."""
+    page = _arrive(browser, live_server, study, "a11y-one")
+    _audit(page, axe_path, "consent", problems)
+    with page.expect_navigation():
+        page.locator("form").first.evaluate("form => form.submit()")  # no decision: the consent's error
+    _audit(page, axe_path, "consent with error", problems)
+    with page.expect_navigation():
+        page.get_by_role("button", name="I agree to take part").click()
+    _audit(page, axe_path, "screening", problems)
+    page.get_by_role("link", name="Withdraw from the study").click()
+    _audit(page, axe_path, "withdraw", problems)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Withdraw").first.click()
+    _audit(page, axe_path, "withdrawn", problems)
+
+    page = _arrive(browser, live_server, study, "a11y-two")
+    with page.expect_navigation():
+        page.get_by_role("button", name="I do not agree").click()
+    _audit(page, axe_path, "declined", problems)
+
+    page = _arrive(browser, live_server, study, "a11y-three")
+    with page.expect_navigation():
+        page.get_by_role("button", name="I agree to take part").click()
+    Participant.objects.filter(external_id="a11y-three").update(arrived_at=timezone.now() - timezone.timedelta(days=1))
+    page.reload()
+    assert "The time for this study is over" in page.content()
+    _audit(page, axe_path, "timed out", problems)
+
+    page = _arrive(browser, live_server, study, "a11y-five")
+    with page.expect_navigation():
+        page.get_by_role("button", name="I agree to take part").click()
+    Participant.objects.filter(external_id="a11y-five").update(status=Participant.Status.COMPLETED)
+    page.reload()
+    _audit(page, axe_path, "done", problems)
+
+    page = _arrive(browser, live_server, study, "a11y-four")
+    with page.expect_navigation():
+        page.get_by_role("button", name="I agree to take part").click()
+    page = _arrive(browser, live_server, study, "a11y-four", "second")  # the same Prolific id in another browser
+    assert "Continue the study in this browser" in page.content()
+    _audit(page, axe_path, "resume", problems)
+    page.get_by_label("Resume code").fill("WRONG")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Continue").click()
+    assert page.get_by_role("alert").count()
+    _audit(page, axe_path, "resume with error", problems)
+
+    page = browser.new_context(bypass_csp=True).new_page()
+    page.goto(f"{live_server.url}/s/no-such-study/page/")
+    _audit(page, axe_path, "study not found", problems)
+    full = f"{live_server.url}/s/{study.slug}/full-check/"  # the page a full study answers, served as is
+    page.route(full, lambda route: route.fulfill(body=render_to_string("surveys/full.html", {"spec": study.spec})))
+    page.goto(full)
+    _audit(page, axe_path, "study full", problems)
