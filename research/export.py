@@ -12,6 +12,7 @@ Participants are identified by their pseudonym (a random UUID), never by the Pro
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,9 @@ from research import export_answers
 from research.participant_samples import DEFAULT_SAMPLE, sample_filter
 from research.tables import COLUMNS, TABLES, tables_of
 from studies.models import Study
+
+if TYPE_CHECKING:
+    from research.codebook import TableLabels
 
 
 @dataclass(frozen=True)
@@ -327,14 +331,24 @@ def table_records(frame: pd.DataFrame) -> list[dict]:
     return json.loads(table_to_json(frame))
 
 
-def write_exports(tables: ExportTables, out_dir: Path, fmt: str) -> list[Path]:
-    """Write each table as ``<table>.csv`` or ``<table>.json``; returns the paths written."""
-    if fmt not in ("csv", "json"):
-        raise ValueError(f"format must be csv or json, not {fmt!r}")
+def write_exports(
+    tables: ExportTables, out_dir: Path, fmt: str, labels: "dict[str, TableLabels] | None" = None
+) -> list[Path]:
+    """Write each table as ``<table>.<fmt>``: csv, json, or (typed and labelled by ``labels``,
+    ``research.codebook.export_labels``) parquet, sav or dta; returns the paths written."""
+    from research.export_formats import FORMATS, write_table
+
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if fmt not in ("csv", "json") and labels is None:
+        raise ValueError(f"a {fmt} export needs the codebook's labels (research.codebook.export_labels)")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, frame in tables.items():
         path = out_dir / f"{name}.{fmt}"
-        path.write_text(table_to_csv(frame) if fmt == "csv" else table_to_json(frame), encoding="utf-8")
+        if fmt in ("csv", "json"):
+            path.write_text(table_to_csv(frame) if fmt == "csv" else table_to_json(frame), encoding="utf-8")
+        else:
+            write_table(frame, path, fmt, labels[name])
         written.append(path)
     return written
