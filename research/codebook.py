@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from research.answer_rows import FORMAT1_PAGES, is_format2
 from research.export import demo_columns, table_to_csv
-from research.export_answers import FORMAT1_PAGES, is_format2
 from research.tables import COLUMNS, TASK_MEASURES, Column, tables_of
 from studies.format2 import questionnaire_columns
 from studies.models import Study

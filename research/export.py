@@ -23,6 +23,7 @@ from core.caching import BoundedCache
 from fairness.effort import average_acceleration
 from participation.models import Answer, PageVisit, Participant
 from research import export_answers
+from research.answer_rows import is_excluded, neutralise
 from research.participant_samples import DEFAULT_SAMPLE, sample_filter
 from research.tables import COLUMNS, TABLES, tables_of
 from studies.models import Study
@@ -101,7 +102,7 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
         study = studies[p.study_id]
         passed = int(attention["sum"].get(p.pk, 0))
         failed = int(attention["count"].get(p.pk, 0)) - passed
-        excluded[p.pk] = int(failed >= export_answers.exclusion_threshold(study.spec) and failed > 0)
+        excluded[p.pk] = is_excluded(study.spec, failed)
         duration = (p.completed_at - p.consented_at).total_seconds() if p.completed_at and p.consented_at else np.nan
         participant_rows.append(
             {
@@ -299,22 +300,15 @@ def cached_export(slug: str, sample: str = DEFAULT_SAMPLE) -> ExportTables:
     return found if found is not None else _EXPORTS.put(key, export_tables(slug, participants=sample_filter(sample)))
 
 
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _neutralise(value: object) -> object:
-    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES) else value
-
-
 def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     """Prefix text cells and column names that a spreadsheet would run as a formula with an
     apostrophe (CSV only)."""
     out = frame.copy()
-    out.columns = [_neutralise(c) for c in out.columns]
+    out.columns = [neutralise(c) for c in out.columns]
     for i in range(out.shape[1]):  # by position: two names may coincide
         column = out.iloc[:, i]
         if column.dtype == object or pd.api.types.is_string_dtype(column):
-            out.isetitem(i, column.map(_neutralise))
+            out.isetitem(i, column.map(neutralise))
     return out
 
 
