@@ -165,3 +165,19 @@ def test_hundred_simultaneous_arrivals_never_overfill_a_group(researcher):
         assert admitted == min(caps[role], wanted[role]), role  # full to the cap, never above it
         assert Participant.objects.filter(answers__text=role, status="active").count() == admitted
     assert statuses.count("screened_out") == (34 - 20) + (33 - 15)
+
+
+def test_dashboard_shows_each_quotas_fill(client, db, researcher):
+    _study(db, researcher, [{"question": "role", "share": {ROLES[0]: 0.5, ROLES[1]: 0.3}, "of": 10}])
+    for i in range(2):
+        _answer(_arrive(f"m{i}"), ROLES[1])  # cap floor(0.35 x 10) = 3
+    _answer(_arrive("pilot", pilot=True), ROLES[1])  # not counted
+    client.force_login(researcher)
+    html = client.get(f"/researcher/studies/{SLUG}/").content.decode()
+    rows = html.split("<h2>Quotas</h2>", 1)[1].split("</table>", 1)[0]
+    assert '<td>Member of the public</td><td class="num">0 / 5</td>' in rows
+    assert '<td>Works in criminal justice</td><td class="num">2 / 3</td>' in rows
+    assert 'value="2"' in rows and "67%" in rows and "<strong>full" not in rows
+    _answer(_arrive("m3"), ROLES[1])
+    html = client.get(f"/researcher/studies/{SLUG}/").content.decode()
+    assert "<strong>full</strong>" in html.split("<h2>Quotas</h2>", 1)[1].split("</table>", 1)[0]
