@@ -100,3 +100,14 @@ def quota_groups(spec: dict) -> list[QuotaGroup]:
             caps = dict.fromkeys(choices, quota["max"])
         groups += [QuotaGroup(name, stored, option, cap) for option, cap in caps.items()]
     return groups
+
+
+def planned_group_sizes(spec: dict, n: int) -> dict[str, float]:
+    """Each quota group's size in a sample of ``n`` (``question = option``): its share of n (share
+    quotas) or as many as its cap allows (max quotas: the most it can hold), never above the cap."""
+    sizes = {}
+    shares = {(q["question"], o): p for q in spec.get("quotas", []) for o, p in q.get("share", {}).items()}
+    for group in quota_groups(spec):
+        planned = shares.get((group.label, group.text), 1.0) * n
+        sizes[f"{group.label} = {group.text}"] = min(planned, group.cap)
+    return sizes
