@@ -40,7 +40,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 
 from analysis.agreement import rating_icc
 from analysis.bts import Positive, block_answers, honesty_scores
-from analysis.planning import small_group_warnings
+from analysis.group_size import small_group_warnings
 from fairness.disagreement import disagreement_notions
 from fairness.error_rates import TieRule, agree_predictions, error_rates
 from fairness.rater_group_alpha import alpha_by_rater_group
@@ -82,7 +82,7 @@ class DesignAnalysis:
     seed: int
     n_resamples: int
     n_permutations: int
-    warnings: tuple[str, ...] = ()  # rater groups too small to compare (``analysis.planning``)
+    warnings: tuple[str, ...] = ()  # rater groups too small to compare (``analysis.group_size``)
 
     @property
     def rater_group(self) -> str:

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from analysis.planning import PlanResult, plan_study, small_group_warnings
+from analysis.group_size import small_group_warnings
+from analysis.planning import PlanResult, plan_study
 from research.export import table_records
 from runs.plan_parameters import DEFAULT_MODEL, check_weights
 from runs.reports.base import Section, render_report, table_context, write_csv, write_json
