@@ -72,7 +72,7 @@ def _locate(spec: dict, references: dict, p: Participant, page: dict, answer) ->
     if not is_format2(spec):
         block, task = FORMAT1_PAGES[kind]
         if kind == "likert":
-            reference = references[(p.condition.key, page["set"])]
+            reference = references[(p.condition.key if p.condition else "", page["set"])]
             return block, task, f"{reference}~{page['subject']}"
         if kind == "attention":
             return block, task, page["check"]

@@ -56,7 +56,7 @@ def _variable_names(columns: list[str]) -> dict[str, str]:
 
 def labelled_frame(
     frame: pd.DataFrame, labels: TableLabels, fmt: str
-) -> tuple[pd.DataFrame, dict[str, str], dict[str, dict[int, str]]]:
+) -> tuple[pd.DataFrame, dict[str, str | None], dict[str, dict[int | float, str]]]:
     """(the typed table with valid variable names and single-choice answers as codes, variable
     labels, value labels) for ``fmt`` (sav or dta)."""
     out = typed_frame(frame, labels)
@@ -64,12 +64,14 @@ def labelled_frame(
         if column in out.columns:
             out[column] = out[column].map(codes).astype("Int64")
     names = _variable_names(list(out.columns))
-    variable_labels = {}
+    variable_labels: dict[str, str | None] = {}
     for column, name in names.items():
         meaning = labels.meanings.get(column, "")
         label = meaning if name == column else f"{column}: {meaning}"
         variable_labels[name] = label[: LABEL_LENGTH[fmt]]
-    value_labels = {names[c]: v for c, v in labels.value_labels.items() if c in names}
+    value_labels: dict[str, dict[int | float, str]] = {
+        names[c]: {code: label for code, label in v.items()} for c, v in labels.value_labels.items() if c in names
+    }
     return out.rename(columns=names), variable_labels, value_labels
 
 

@@ -65,8 +65,8 @@ def answers_csv_lines(slug: str, participants: Q, *, batch: int = BATCH) -> Iter
         stored = Answer.objects.filter(participant_id__in=ids).values_list(
             "participant_id", "page", "question", "measure", "subject_key", "number", "text"
         )
-        for pid, *answer in stored.iterator(chunk_size=CURSOR_ROWS):
-            grouped[pid].append(StoredAnswer(*answer))
+        for pid, page, question, measure, subject, number, text in stored.iterator(chunk_size=CURSOR_ROWS):
+            grouped[pid].append(StoredAnswer(page, question, measure, subject, number, text))
         lines = []
         for pk in ids:
             p, answers = people[pk], grouped.pop(pk, [])
