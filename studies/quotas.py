@@ -43,7 +43,10 @@ def _options(spec: dict) -> dict[str, tuple[str, list[str]]]:
         for block in spec["blocks"]:
             for q in block.get("questions", []) if block["type"] == "questionnaire" else []:
                 if q["type"] == "single_choice":
-                    found[columns[(block["key"], q["key"])]] = (f"{block['key']}/{q['key']}", list(q["options"]))
+                    found[columns[(block["key"], q["key"])]] = (
+                        f"{block['key']}/{q['key']}",
+                        list(q.get("options", [])),
+                    )
     return found
 
 
@@ -52,6 +55,8 @@ def quota_problems(spec: dict) -> list[StudyFileProblem]:
     ``share`` (``share`` with ``of``, ``tolerance`` only with ``share``), the options named are the
     question's (screening: eligible ones), shares sum to at most 1, a question capped once."""
     problems: list[StudyFileProblem] = []
+    if not spec.get("quotas"):
+        return problems
     options = _options(spec)
     seen: set[str] = set()
     for i, quota in enumerate(spec.get("quotas", [])):
