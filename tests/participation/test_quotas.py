@@ -181,3 +181,18 @@ def test_dashboard_shows_each_quotas_fill(client, db, researcher):
     _answer(_arrive("m3"), ROLES[1])
     html = client.get(f"/researcher/studies/{SLUG}/").content.decode()
     assert "<strong>full</strong>" in html.split("<h2>Quotas</h2>", 1)[1].split("</table>", 1)[0]
+
+
+def test_format1_quota_over_the_screening_answer(db, demo_spec, researcher):
+    screening = {"question": "Your role?", "options": ["Judge", "Public", "Neither"], "eligible": ["Judge", "Public"]}
+    spec = {**demo_spec, "screening": screening, "quotas": [{"question": "screening", "max": 1}]}
+    services.study_load(spec=spec, owner=researcher)
+    statuses = []
+    for i, choice in enumerate(["Judge", "Judge", "Public", "Public"]):
+        participant = participant_arrive(study_slug=spec["slug"], external_id=f"f1-{i}")[0]
+        participant_consent(participant_id=participant.pk, accept=True)
+        participant.refresh_from_db()
+        assert participant.plan[0]["key"] == "screening"
+        answer = AnswerInput("screening", "screening", "", "", 1, choice)
+        statuses.append(page_submit(enrolment=enrolment_of(participant), page_key="screening", answers=[answer]).status)
+    assert statuses == ["active", "screened_out", "active", "screened_out"]
