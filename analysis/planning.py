@@ -70,6 +70,7 @@ class PlanResult:
     true_alpha: float
     table: pd.DataFrame  # one row per condition, columns TABLE_COLUMNS
     model: dict  # the generative model's parameters
+    warnings: tuple[str, ...] = ()  # groups too small to compare (``analysis.group_size``)
 
 
 def alpha_estimate(pairs: pd.DataFrame, *, cluster: str = "participant_id") -> AlphaEstimate:

@@ -40,6 +40,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 
 from analysis.agreement import rating_icc
 from analysis.bts import Positive, block_answers, honesty_scores
+from analysis.group_size import small_group_warnings
 from fairness.disagreement import disagreement_notions
 from fairness.error_rates import TieRule, agree_predictions, error_rates
 from fairness.rater_group_alpha import alpha_by_rater_group
@@ -81,6 +82,7 @@ class DesignAnalysis:
     seed: int
     n_resamples: int
     n_permutations: int
+    warnings: tuple[str, ...] = ()  # rater groups too small to compare (``analysis.group_size``)
 
     @property
     def rater_group(self) -> str:
@@ -480,9 +482,10 @@ def analyze_design(
     honesty = honesty_scores(answers, positives)
     honesty.insert(1, "rater_group", honesty["participant_id"].map(groups))
     counts = groups.value_counts().rename_axis("rater_group").rename("n_participants").reset_index()
+    counts = counts.sort_values("rater_group", ignore_index=True)
     return DesignAnalysis(
         by=by,
-        rater_groups=counts.sort_values("rater_group", ignore_index=True),
+        rater_groups=counts,
         blocks=results,
         honesty=honesty,
         n_participants=len(answered),
@@ -490,6 +493,10 @@ def analyze_design(
         seed=seed,
         n_resamples=n_resamples,
         n_permutations=n_permutations,
+        warnings=tuple(
+            f"Rater group {w}"
+            for w in small_group_warnings(counts.set_index("rater_group")["n_participants"].to_dict())
+        ),
     )
 
 

@@ -21,6 +21,7 @@ from participation.assignment import StudyFull, capacity, condition_for, item_ch
 from participation.enrolment import Enrolment
 from participation.models import Answer, ConflictingArrival, PageVisit, Participant
 from participation.plan import plan_for
+from participation.quotas import quota_full
 from participation.sql import insert_row_if, insert_rows, update_rows
 from participation.time_limits import time_limit
 from studies.content import study_content
@@ -396,7 +397,8 @@ def page_submit(
 
     ``late``: the participant is past the study's time limit and the study lets them finish; the
     page is saved for a timed-out participant too, who stays ``timed_out`` until the last page
-    makes them ``completed``. ``screened_out``: the answer ends the study (status ``screened_out``).
+    makes them ``completed``. ``screened_out``: the answer ends the study (status ``screened_out``), as
+    it does when it places the participant in a group whose quota is full (``participation.quotas``).
     """
     now = at or timezone.now()
     pk, plan = enrolment.participant_id, enrolment.plan
@@ -404,6 +406,9 @@ def page_submit(
     status = Participant.Status
     with transaction.atomic():
         changes: dict = {}
+        if place is not None and not screened_out:
+            facts = study_facts(enrolment.study_id, enrolment.condition_id)
+            screened_out = quota_full(slug=facts.slug, spec=facts.spec, participant_id=pk, answers=answers)
         if place is not None:
             changes["position"] = place + 1
             if screened_out:

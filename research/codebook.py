@@ -3,12 +3,13 @@ allowed values and meaning. Meanings and types come from ``research.export.COLUM
 ``TASK_MEASURES``; the allowed values that depend on the study (condition and block keys, question
 options, scales, measure ranges) from its study files (every version)."""
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from research.answer_rows import FORMAT1_PAGES, is_format2
 from research.export import demo_columns, table_to_csv
-from research.export_answers import FORMAT1_PAGES, is_format2
 from research.tables import COLUMNS, TASK_MEASURES, Column, tables_of
 from studies.format2 import questionnaire_columns
 from studies.models import Study
@@ -96,6 +97,19 @@ def _question_row(block: str, question: dict) -> tuple[str, str, str]:
     return "string", f"free text, at most {question.get('max_length', 500)} characters", meaning
 
 
+def _questions(specs: list[dict]) -> dict[str, tuple[str, dict]]:
+    """Each questionnaire column (``questionnaire_columns``) -> (block key, question), in file order."""
+    questions = {
+        (b["key"], q["key"]): (b["key"], q)
+        for s in specs
+        if is_format2(s)
+        for b in s["blocks"]
+        if b["type"] == "questionnaire"
+        for q in b["questions"]
+    }
+    return {header: questions[key] for key, header in questionnaire_columns(specs).items()}
+
+
 def _study_values(specs: list[dict], versions: list[int], slug: str) -> dict[str, str]:
     """Allowed values of columns that every table shares or that the study's files fix."""
     blocks = []
@@ -142,16 +156,8 @@ def codebook_of(slug: str) -> pd.DataFrame:
                     meaning = f"The subject's {demo[5:]} (from the study file's subjects)."
                     rows.append((table, demo, "string", _join(values), meaning))
             elif name == "<question>":
-                questions = {
-                    (b["key"], q["key"]): (b["key"], q)
-                    for s in specs
-                    if is_format2(s)
-                    for b in s["blocks"]
-                    if b["type"] == "questionnaire"
-                    for q in b["questions"]
-                }
-                for key, header in questionnaire_columns(specs).items():
-                    rows.append((table, header, *_question_row(*questions[key])))
+                for header, (block, question) in _questions(specs).items():
+                    rows.append((table, header, *_question_row(block, question)))
             else:
                 values = shared.get(name) or (BINARY if column.type == "0/1" else column.values)
                 rows.append((table, name, column.type, values, column.meaning))
@@ -182,3 +188,46 @@ def write_codebook(slug: str, out_dir: Path) -> list[Path]:
     csv_path.write_text(table_to_csv(codebook), encoding="utf-8")
     md_path.write_text(codebook_markdown(slug, codebook), encoding="utf-8")
     return [csv_path, md_path]
+
+
+@dataclass(frozen=True)
+class TableLabels:
+    """What a typed or labelled file (Parquet, SPSS, Stata) needs of one table's codebook: each
+    column's ``types`` and ``meanings`` (the variable labels), ``value_labels`` (code -> label: 0/1
+    columns, Likert questions) and ``codes`` (text -> code: single-choice questions, stored in SPSS /
+    Stata as labelled numbers, options numbered from 1 in the file's order)."""
+
+    types: dict[str, str]
+    meanings: dict[str, str]
+    value_labels: dict[str, dict[int, str]] = field(default_factory=dict)
+    codes: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def export_labels(slug: str) -> dict[str, TableLabels]:
+    """Per exported table of the study ``slug``: its columns' types, meanings and value labels, from
+    the codebook (``codebook_of``) and the study files' questions."""
+    codebook = codebook_of(slug)
+    specs = list(Study.objects.filter(slug=slug).order_by("version").values_list("spec", flat=True))
+    questions = _questions(specs)
+    labels = {}
+    for table, rows in codebook.groupby("table", sort=False):
+        value_labels: dict[str, dict[int, str]] = {}
+        codes: dict[str, dict[str, int]] = {}
+        for name, kind in zip(rows["column"], rows["type"], strict=True):
+            documented = COLUMNS[table].get(name)
+            if kind == "0/1" and documented is not None:
+                value_labels[name] = dict(enumerate(documented.labels))
+            elif table == "questionnaire" and name in questions:
+                question = questions[name][1]
+                if question["type"] == "likert":
+                    value_labels[name] = dict(enumerate(question["labels"], 1))
+                elif question["type"] == "single_choice":
+                    value_labels[name] = dict(enumerate(question["options"], 1))
+                    codes[name] = {option: code for code, option in value_labels[name].items()}
+        labels[table] = TableLabels(
+            types=dict(zip(rows["column"], rows["type"], strict=True)),
+            meanings=dict(zip(rows["column"], rows["meaning"], strict=True)),
+            value_labels=value_labels,
+            codes=codes,
+        )
+    return labels

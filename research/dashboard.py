@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 
 from participation.models import Answer, Participant
+from participation.quotas import members
 from studies.models import Study
+from studies.quotas import quota_groups
 
 NO_CONDITION = "(none)"
 
@@ -67,6 +69,27 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
         median_minutes=statistics.median(minutes) if minutes else None,
         arrivals_figure_json=_arrivals_figure(chosen),
     )
+
+
+@dataclass(frozen=True)
+class QuotaFill:
+    """One quota group's fill: its members (``participation.quotas.members``) against its cap."""
+
+    question: str
+    group: str
+    filled: int
+    cap: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.filled / self.cap)
+
+
+def quota_fill(slug: str, spec: dict) -> list[QuotaFill]:
+    """Each quota group of ``spec`` (the newest version's file) with its members over every version."""
+    groups = quota_groups(spec)
+    counts = members(slug, groups) if groups else {}
+    return [QuotaFill(g.label, g.text, counts[(g.question, g.text)], g.cap) for g in groups]
 
 
 def _excluded(slug: str, chosen) -> int:

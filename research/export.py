@@ -12,6 +12,7 @@ Participants are identified by their pseudonym (a random UUID), never by the Pro
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -22,9 +23,13 @@ from core.caching import BoundedCache
 from fairness.effort import average_acceleration
 from participation.models import Answer, PageVisit, Participant
 from research import export_answers
+from research.answer_rows import is_excluded, neutralise
 from research.participant_samples import DEFAULT_SAMPLE, sample_filter
 from research.tables import COLUMNS, TABLES, tables_of
 from studies.models import Study
+
+if TYPE_CHECKING:
+    from research.codebook import TableLabels
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,7 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
         study = studies[p.study_id]
         passed = int(attention["sum"].get(p.pk, 0))
         failed = int(attention["count"].get(p.pk, 0)) - passed
-        excluded[p.pk] = int(failed >= export_answers.exclusion_threshold(study.spec) and failed > 0)
+        excluded[p.pk] = is_excluded(study.spec, failed)
         duration = (p.completed_at - p.consented_at).total_seconds() if p.completed_at and p.consented_at else np.nan
         participant_rows.append(
             {
@@ -295,22 +300,15 @@ def cached_export(slug: str, sample: str = DEFAULT_SAMPLE) -> ExportTables:
     return found if found is not None else _EXPORTS.put(key, export_tables(slug, participants=sample_filter(sample)))
 
 
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _neutralise(value: object) -> object:
-    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES) else value
-
-
 def neutralise_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     """Prefix text cells and column names that a spreadsheet would run as a formula with an
     apostrophe (CSV only)."""
     out = frame.copy()
-    out.columns = [_neutralise(c) for c in out.columns]
+    out.columns = [neutralise(c) for c in out.columns]
     for i in range(out.shape[1]):  # by position: two names may coincide
         column = out.iloc[:, i]
         if column.dtype == object or pd.api.types.is_string_dtype(column):
-            out.isetitem(i, column.map(_neutralise))
+            out.isetitem(i, column.map(neutralise))
     return out
 
 
@@ -327,14 +325,24 @@ def table_records(frame: pd.DataFrame) -> list[dict]:
     return json.loads(table_to_json(frame))
 
 
-def write_exports(tables: ExportTables, out_dir: Path, fmt: str) -> list[Path]:
-    """Write each table as ``<table>.csv`` or ``<table>.json``; returns the paths written."""
-    if fmt not in ("csv", "json"):
-        raise ValueError(f"format must be csv or json, not {fmt!r}")
+def write_exports(
+    tables: ExportTables, out_dir: Path, fmt: str, labels: "dict[str, TableLabels] | None" = None
+) -> list[Path]:
+    """Write each table as ``<table>.<fmt>``: csv, json, or (typed and labelled by ``labels``,
+    ``research.codebook.export_labels``) parquet, sav or dta; returns the paths written."""
+    from research.export_formats import FORMATS, write_table
+
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if fmt not in ("csv", "json") and labels is None:
+        raise ValueError(f"a {fmt} export needs the codebook's labels (research.codebook.export_labels)")
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, frame in tables.items():
         path = out_dir / f"{name}.{fmt}"
-        path.write_text(table_to_csv(frame) if fmt == "csv" else table_to_json(frame), encoding="utf-8")
+        if fmt in ("csv", "json"):
+            path.write_text(table_to_csv(frame) if fmt == "csv" else table_to_json(frame), encoding="utf-8")
+        else:
+            write_table(frame, path, fmt, labels[name])
         written.append(path)
     return written

@@ -1,13 +1,8 @@
-"""The export's rows that every design has (``answers``: one row per answer; ``questionnaire``: one
-row per participant) and the format 2 tasks' rows of the ``pairs`` and ``disagreements`` tables.
-
-An answer's block and task come from the participant's stored plan (the answer's page key -> the
-page): format 2 pages name their block and task; format 1 pages map to the blocks pairs, output,
-disagreement, attention and screening (tasks pair_distance, fair_score, agree, attention, screening).
-"""
+"""The export's rows that every design has (``answers``: one row per answer, built by
+``research.answer_rows``; ``questionnaire``: one row per participant) and the format 2 tasks' rows
+of the ``pairs`` and ``disagreements`` tables."""
 
 import json
-import math
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,17 +12,11 @@ import pandas as pd
 
 from fairness.effort import average_acceleration
 from participation.models import Participant
+from research.answer_rows import is_format2, number_or_none, participant_answer_rows, references_of, row_base
 from studies.content import StudyContent, study_content
 from studies.format2 import questionnaire_columns
 from studies.models import Study
 
-FORMAT1_PAGES = {  # page kind -> (block, task)
-    "likert": ("pairs", "pair_distance"),
-    "output": ("output", "fair_score"),
-    "disagreement": ("disagreement", "agree"),
-    "attention": ("attention", "attention"),
-    "screening": ("screening", "screening"),
-}
 PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
 SECONDS_COLUMNS = {"trajectory": "seconds_traj", "aggregate": "seconds_aggr", "overall": "seconds_overall"}
 
@@ -55,81 +44,22 @@ class Source:
 
     def base(self, p: Participant) -> dict:
         """The columns every per-participant row starts with."""
-        return {
-            "participant_id": str(p.pseudonym),
-            "study": self.slug,
-            "study_version": self.studies[p.study_id].version,
-            "condition": p.condition.key if p.condition else "",
-        }
+        return row_base(self.slug, self.studies[p.study_id].version, p)
 
     def answering(self) -> list[Participant]:
         """Participants who consented and did not withdraw (a withdrawal deletes the answers)."""
         return [p for p in self.participants if p.condition is not None and p.status != Participant.Status.WITHDRAWN]
 
 
-def is_format2(spec: dict) -> bool:
-    return spec.get("format", 1) == 2
-
-
-def exclusion_threshold(spec: dict) -> float:
-    """Failed attention checks from which a participant is excluded (format 2 without a threshold:
-    never)."""
-    if is_format2(spec):
-        return spec.get("attention", {}).get("exclude_if_failed", math.inf)
-    return spec["attention_checks"]["exclude_if_failed"]
-
-
-def _references(spec: dict) -> dict[tuple[str, str], str]:
-    """Format 1: (condition, stimulus set) -> the set's reference subject."""
-    return {(c["key"], s["key"]): s["reference"] for c in spec["conditions"] for s in c["stimulus_sets"]}
-
-
-def _number(value) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
-
-
-def _locate(spec: dict, references: dict, p: Participant, page: dict, answer) -> tuple[str, str, str]:
-    """(block, task, subject) of one answer on ``page`` (``references``: ``_references(spec)``)."""
-    kind = page["kind"]
-    if not is_format2(spec):
-        block, task = FORMAT1_PAGES[kind]
-        if kind == "likert":
-            reference = references[(p.condition.key, page["set"])]
-            return block, task, f"{reference}~{page['subject']}"
-        if kind == "attention":
-            return block, task, page["check"]
-        return block, task, answer.subject
-    block = page.get("block", kind)
-    if kind == "questionnaire":
-        return block, kind, answer.question.split("/", 1)[1]
-    return block, kind, answer.subject or page.get("item", "")
-
-
 def answer_rows(source: Source) -> list[dict]:
     """One row per stored answer, with its block, task and subject from the participant's plan."""
     grouped = source.answers_of
-    references = {pk: _references(s.spec) for pk, s in source.studies.items() if not is_format2(s.spec)}
+    references = {pk: references_of(s.spec) for pk, s in source.studies.items()}
     rows = []
     for p in source.answering():
         spec = source.studies[p.study_id].spec
-        places = {page["key"]: (i, page) for i, page in enumerate(p.plan)}
-        base = source.base(p)
-        for answer in grouped.get(p.pk, []):
-            position, page = places[answer.page]
-            block, task, subject = _locate(spec, references.get(p.study_id), p, page, answer)
-            rows.append(
-                {
-                    **base,
-                    "block": block,
-                    "task": task,
-                    "subject": subject,
-                    "measure": answer.measure,
-                    "value": _number(answer.number),
-                    "text": answer.text,
-                    "page_position": position,
-                    "excluded": source.excluded[p.pk],
-                }
-            )
+        answers = grouped.get(p.pk, [])
+        rows += participant_answer_rows(source.base(p), spec, references[p.study_id], p, answers, source.excluded[p.pk])
     return rows
 
 
@@ -158,7 +88,7 @@ def questionnaire_table(source: Source, *, fixed: list[str]) -> pd.DataFrame:
             if (block, key) in multiple:
                 row[columns[(block, key)]] = "; ".join(json.loads(answer.text))
             else:
-                number = _number(answer.number)
+                number = number_or_none(answer.number)
                 row[columns[(block, key)]] = answer.text if number is None else number
         rows.append(row)
     clashes = [c for c in columns.values() if c in fixed]
@@ -233,7 +163,7 @@ class _Found:
 
     def number(self, page_key: str, measure: str, subject: str = "") -> float:
         answer = self.answers.get((page_key, measure, subject))
-        value = None if answer is None else _number(answer.number)
+        value = None if answer is None else number_or_none(answer.number)
         return np.nan if value is None else value
 
     def text(self, page_key: str, measure: str, subject: str = "") -> str:

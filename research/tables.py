@@ -7,6 +7,7 @@ from core.columns import Column
 from studies.models import Study
 from tasks import TASK_TYPES, block_task
 
+RISK = ("low risk", "high risk")  # value labels of the binary risk labels (SPSS / Stata exports)
 COLUMNS: dict[str, dict[str, Column]] = {
     "pairs": {
         "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
@@ -80,12 +81,12 @@ COLUMNS: dict[str, dict[str, Column]] = {
         "condition": Column("string", "Condition key."),
         "prompt": Column("string", "Prompt key."),
         "subject": Column("string", "Decision subject shown."),
-        "model_label": Column("0/1", "The AI model's binary label (1 = high risk)."),
+        "model_label": Column("0/1", "The AI model's binary label (1 = high risk).", labels=RISK),
         "model_score": Column("number", "The AI model's risk score in [0, 1].", "0..1"),
         "agree": Column("0/1", "1 if the participant agreed with the AI's label."),
         "disagreement": Column("0/1", "s = 1 - agree (1 when the participant's label differs from the model's)."),
         "participant_label": Column(
-            "0/1", "The label the participant implies: model_label if agree, else 1 - model_label."
+            "0/1", "The label the participant implies: model_label if agree, else 1 - model_label.", labels=RISK
         ),
         "demo_*": Column("string", "The subject's demographics, one column each (e.g. demo_race, demo_sex)."),
         "excluded": Column("0/1", "1 if the participant is excluded by the attention checks."),

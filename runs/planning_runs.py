@@ -6,11 +6,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from analysis.group_size import small_group_warnings
 from analysis.planning import PlanResult, plan_study
 from research.export import table_records
 from runs.plan_parameters import DEFAULT_MODEL, check_weights
 from runs.reports.base import Section, render_report, table_context, write_csv, write_json
 from simulation.effort import GenerativeModel
+from studies.quotas import planned_group_sizes
 
 
 def plan_model(params: dict) -> GenerativeModel:
@@ -29,7 +31,7 @@ def plan_model(params: dict) -> GenerativeModel:
 def run_plan(spec: dict, params: dict, *, progress: Callable[[int], None] | None = None) -> PlanResult:
     """plan_study with validated parameters (see PLAN_PARAMETERS)."""
     check_weights(params["a1"], params["a2"])
-    return plan_study(
+    result = plan_study(
         spec,
         n=params["n"],
         n_studies=params["studies"],
@@ -37,6 +39,8 @@ def run_plan(spec: dict, params: dict, *, progress: Callable[[int], None] | None
         model=plan_model(params),
         progress=progress,
     )
+    warnings = small_group_warnings(planned_group_sizes(spec, params["n"]))
+    return replace(result, warnings=tuple(f"Quota group {w}" for w in warnings))
 
 
 def plan_results(result: PlanResult) -> dict:
@@ -48,6 +52,7 @@ def plan_results(result: PlanResult) -> dict:
         "true_alpha": result.true_alpha,
         "model": result.model,
         "table": table_records(result.table),
+        "warnings": list(result.warnings),
     }
 
 
@@ -62,6 +67,7 @@ def write_plan_report(result: PlanResult, out_dir: Path, *, title: str) -> Path:
         f"alpha = a2 / (a1 + a2) = {result.true_alpha:.4f} (a1 {m['a1']:g}, a2 {m['a2']:g}); random effects: "
         f"participant intercept SD {m['participant_intercept_sd']:g}, participant slope SD "
         f"{m['participant_slope_sd']:g}, stimulus SD {m['stimulus_sd']:g}, noise SD {m['overall_noise']:g}.",
+        *result.warnings,
     ]
     notes = [
         "coverage: share of simulated studies whose 95% CI of alpha (delta method, participant-clustered SEs) "

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from participation.models import ConflictingArrival
-from research.dashboard import summarise
+from research.dashboard import quota_fill, summarise
 from research.participant_samples import SAMPLES, sample_filter
 from research.researcher_views import pilot_context, sample_of
 from research.tables import study_tables
@@ -198,6 +198,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "samples": SAMPLES,
             "summary": summary,
             "status_table": summary.by_condition_status,
+            "quotas": quota_fill(slug, versions[0].spec),
             "tables": study_tables(slug),
             "latest_run": AnalysisRun.objects.filter(study__in=versions).first(),
             "latest_audit": AuditRun.objects.filter(study__in=versions).select_related("condition").first(),

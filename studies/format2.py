@@ -190,7 +190,7 @@ _block = {
     + [{"if": {"properties": {"type": {"const": "task"}}}, "then": _task_block}],
 }
 _shared = {name: v1.SCHEMA["properties"][name] for name in ("slug", "title", "description", "consent", "completion")}
-_shared |= {name: v1.SCHEMA["properties"][name] for name in ("screening", "time_limit", "prolific", "bonus")}
+_shared |= {name: v1.SCHEMA["properties"][name] for name in ("screening", "quotas", "time_limit", "prolific", "bonus")}
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -320,6 +320,7 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
         if name in checks and checks[name] > max(n_attention, name == "exclude_if_failed"):
             add(f"attention.{name}", f"cannot exceed the number of attention blocks ({n_attention})")
     problems.extend(v1.screening_problems(spec))
+    problems.extend(v1.quota_problems(spec))
     return problems
 
 

@@ -28,6 +28,27 @@ SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{1,58}[a-z0-9]$"
 
 _text, _key = TEXT, KEY
 _code = {"type": "string", "pattern": r"^[A-Za-z0-9_-]{1,64}$"}  # a completion code, e.g. Prolific's
+_count = {"type": "integer", "minimum": 1}
+QUOTAS_SCHEMA = {  # studies.quotas: its rules and caps
+    "type": "array",
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["question"],
+        "properties": {
+            "question": {"type": "string", "minLength": 1},
+            "max": {"oneOf": [_count, {"type": "object", "minProperties": 1, "additionalProperties": _count}]},
+            "share": {
+                "type": "object",
+                "minProperties": 1,
+                "additionalProperties": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+            },
+            "tolerance": {"type": "number", "minimum": 0, "maximum": 0.5},
+            "of": _count,
+        },
+    },
+}
 _bonus = {
     "type": "object",
     "required": ["amount", "top_fraction"],
@@ -182,6 +203,7 @@ SCHEMA: dict[str, Any] = {
                 "eligible": {"type": "array", "minItems": 1, "items": _text, "uniqueItems": True},
             },
         },
+        "quotas": QUOTAS_SCHEMA,
         "time_limit": {
             "type": "object",
             "additionalProperties": False,
@@ -344,7 +366,15 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
         if name in checks and checks[name] > max(len(items), name == "exclude_if_failed"):
             add(f"attention_checks.{name}", f"cannot exceed the number of checks ({len(items)})")
     problems.extend(screening_problems(spec))
+    problems.extend(quota_problems(spec))
     return problems
+
+
+def quota_problems(spec: dict) -> list[StudyFileProblem]:
+    """``studies.quotas.quota_problems`` (imported when called: that module uses this one's names)."""
+    from studies.quotas import quota_problems as problems
+
+    return problems(spec)
 
 
 def screening_problems(spec: dict) -> list[StudyFileProblem]:

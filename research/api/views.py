@@ -14,7 +14,8 @@ from research.api.serializers import (
     StudyDetailSerializer,
     StudySerializer,
 )
-from research.participant_samples import DEFAULT_SAMPLE
+from research.export_stream import STREAMED, streamed_csv_response
+from research.participant_samples import DEFAULT_SAMPLE, sample_filter
 from research.tables import TABLES, study_tables
 from studies.models import Study
 from studies.selectors import latest_versions, visible_versions
@@ -86,8 +87,8 @@ class ExportTableList(APIView):
 
 class ExportTable(generics.GenericAPIView):
     """A tidy export table: JSON records, paged (``limit``, ``offset``), or the whole table as CSV
-    (``?format=csv``, one download, not paged). The export is built once per state of the study's
-    data (``research.export.cached_export``), not once per page."""
+    (``?format=csv``, one download, not paged; the answers table streamed as it is read). The export
+    is built once per state of the study's data (``research.export.cached_export``), not once per page."""
 
     renderer_classes = [JSONRenderer, CSVRenderer]
 
@@ -117,6 +118,9 @@ class ExportTable(generics.GenericAPIView):
         tables = study_tables(slug)
         if table not in tables:
             raise Http404(f"Unknown table {table!r} for this study; choose one of {', '.join(tables)}.")
+        if request.accepted_renderer.format == CSVRenderer.format and table in STREAMED:
+            sample = _sample(request)
+            return streamed_csv_response(slug, table, sample_filter(sample), f"{slug}-{table}.csv")
         from research.export import cached_export, table_records
 
         frame = getattr(cached_export(slug, _sample(request)), table)

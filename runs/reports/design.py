@@ -101,6 +101,7 @@ def design_results(result) -> dict:
             "without_group": result.n_without_group,
             "sentence": _sample_sentence(result),
         },
+        "warnings": list(result.warnings),
         "rater_groups": result.rater_groups.to_dict("records"),
         "blocks": [
             {
@@ -179,5 +180,5 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
             notes=[note for note in [left_out_sentence(result.honesty)] if note],
         )
     )
-    intro = [_sample_sentence(result)]
+    intro = [_sample_sentence(result), *result.warnings]
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)

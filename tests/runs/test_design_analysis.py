@@ -16,6 +16,7 @@ from fairness.disagreement import disagreement_notions
 from fairness.rater_groups import ALL
 from fairness.task_blocks import rater_group_means
 from runs.design_analysis import analyze_design
+from runs.reports.design import design_results
 from studies.format2 import check_by
 from tasks import bts_positives
 
@@ -406,3 +407,11 @@ def test_rating_parity_finds_nothing_when_nothing_is_planted():
     assert set(parity["R1"]) == {"rater group lay"}  # no model named: the rater groups only
     assert (parity["pvalue"] > 0.05).all(), parity[["R0", "R1", "gap", "pvalue"]]
     assert any("names no model" in note for note in next(b for b in result.blocks if b.block == "score").notes)
+
+
+def test_groups_too_small_to_compare_are_warned_about(differing):
+    """Each rater group holds fewer than the 64 per group of a medium difference (Cohen's table)."""
+    counts = dict(differing.rater_groups.itertuples(index=False))
+    assert all(n < 64 for n in counts.values())
+    assert [w.split(":")[0] for w in differing.warnings] == [f"Rater group {g}" for g in counts]
+    assert design_results(differing)["warnings"] == list(differing.warnings)

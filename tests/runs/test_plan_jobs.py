@@ -84,3 +84,23 @@ def test_only_the_owner_can_plan_and_see_the_plan(demo_study, api, other_researc
     url = api.post("/api/studies/effort-demo/plans/", PARAMS, format="json").json()["url"]
     assert other.get(url).status_code == 404
     assert APIClient().post("/api/studies/effort-demo/plans/", PARAMS, format="json").status_code in (401, 403)
+
+
+@pytest.mark.django_db
+def test_plan_warns_about_quota_groups_too_small_to_compare(demo_spec):
+    """A quota of 30 judges among 100 participants: under the 64 per group of a medium difference
+    (Cohen 1988, Table 2.4.1); the public, uncapped, can reach 100: no warning."""
+    from studies.study_file import validate_study
+
+    screening = {"question": "Your role?", "options": ["Judge", "Public", "Neither"], "eligible": ["Judge", "Public"]}
+    spec = validate_study(
+        {**demo_spec, "screening": screening, "quotas": [{"question": "screening", "max": {"Judge": 30}}]}
+    )
+    params = {name: p.default for name, p in PLAN_PARAMETERS.items()} | PARAMS | {"n": 100, "studies": 2}
+    result = run_plan(spec, params)
+    assert len(result.warnings) == 1
+    assert result.warnings[0].startswith("Quota group screening = Judge: 30 participants, fewer than the 64 per group")
+    assert plan_results(result)["warnings"] == list(result.warnings)
+    shares = {"question": "screening", "share": {"Judge": 0.7, "Public": 0.3}, "tolerance": 0, "of": 100}
+    spec = validate_study({**spec, "quotas": [shares]})
+    assert [w.split(":")[0] for w in run_plan(spec, params).warnings] == ["Quota group screening = Public"]

@@ -2,22 +2,28 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from research.codebook import export_labels
 from research.export import export_tables, write_exports
+from research.export_formats import FORMATS
 from studies.models import Study
 
 
 class Command(BaseCommand):
-    help = "Write the tidy export tables (pairs, participants, disagreements, pages) of a study."
+    help = (
+        "Write the study's export tables as CSV, JSON, Parquet, SPSS (.sav) or Stata (.dta); the last three "
+        "typed and labelled from the codebook."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
-        parser.add_argument("--format", choices=["csv", "json"], default="csv")
+        parser.add_argument("--format", choices=FORMATS, default="csv")
         parser.add_argument("--out", default="exports")
         parser.add_argument("--include-pilot", action="store_true", help="also pilot participants (default: left out)")
 
     def handle(self, *args, slug, format, out, include_pilot, **options):
         if not Study.objects.filter(slug=slug).exists():
             raise CommandError(f"no study with slug {slug!r}")
-        paths = write_exports(export_tables(slug, include_pilot=include_pilot), Path(out), format)
+        labels = None if format in ("csv", "json") else export_labels(slug)
+        paths = write_exports(export_tables(slug, include_pilot=include_pilot), Path(out), format, labels)
         for path in paths:
             self.stdout.write(f"wrote {path}")
