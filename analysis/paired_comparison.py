@@ -451,6 +451,8 @@ def bradley_terry(
 ALL_RATERS = "all participants"  # the pooled rows' rater_group (as fairness.rater_groups.ALL)
 UTILITY_MAX_ITERATIONS = 50
 UTILITY_TOLERANCE = 1e-10  # largest Newton decrement (squared) among raters at which the per-rater fits stop
+SEPARATED_LOGIT = 15.0  # penalty 0: every choice of a rater fitted with P > expit(15) = 1 - 3e-7 means separation
+BOOTSTRAP_BATCH = 200  # resamples (and jackknife samples) per vectorised batch: n x n x subjects floats at once otherwise
 
 
 @dataclass(frozen=True, eq=False)
@@ -462,7 +464,7 @@ class UtilityModelResult:
     ``ci_low``/``ci_high`` (t with raters - 1 df), ``n_raters``, ``n_comparisons``. ``per_rater``: one row per
     rater (index), its ``rater_group``, ``n_comparisons`` and one column per feature (MAP weights).
     ``borda``: per rater group and subject, the mean Borda points of the subject in the raters' own
-    rankings (``borda``, 0 .. subjects - 1), its rater-bootstrap percentile CI, ``rank`` (1 = most chosen),
+    rankings (``borda``, 0 .. subjects - 1), its rater-bootstrap BCa interval, ``rank`` (1 = most chosen),
     ``n_raters``. ``notes``: what could not be estimated and why."""
 
     features: tuple[str, ...]
@@ -545,7 +547,13 @@ def _per_rater_fits(
         weights += step
         if decrement.max() < UTILITY_TOLERANCE:
             break
-    return weights, decrement < UTILITY_TOLERANCE
+    converged = decrement < UTILITY_TOLERANCE
+    if penalty == 0:  # separation: the MLE runs off to infinity while every choice's fitted P tends to 1
+        fitted = np.where(y == 1, 1, -1) * np.einsum("nk,nk->n", d, weights[codes])
+        smallest = np.full(n_raters, np.inf)
+        np.minimum.at(smallest, codes, fitted)
+        converged &= smallest < SEPARATED_LOGIT
+    return weights, converged
 
 
 def _pooled_fit(d: np.ndarray, y: np.ndarray, clusters: np.ndarray, level: float) -> dict[str, np.ndarray]:
@@ -596,7 +604,9 @@ def utility_model(
       intervals with raters - 1 df, ``weights``; this is the population-averaged weight of the raters;
     * Borda aggregation (WeBuildAI Sec. 6): each rater ranks the compared subjects by its own utilities;
       a subject's Borda points are the subjects ranked below it (ties 1/2); ``borda`` is the mean over a
-      group's raters with a percentile CI resampling raters (``n_resamples``, ``seed``).
+      group's raters with a BCa interval (Efron 1987; scipy.stats.bootstrap) resampling raters
+      (``n_resamples``, ``seed``; 0: no interval). Points are skewed and bounded: at 60 raters the
+      percentile interval covered 90.5% and the t interval 91.5% for some subjects, BCa >= 93%.
 
     comparisons: one row per choice with ``rater``, ``winner`` and ``loser`` columns (subject ids); rows of
     a ``tie`` column = 1 ("Equally") carry no direction and are dropped (counted in ``n_ties_dropped``).
@@ -607,9 +617,9 @@ def utility_model(
     features = list(features)
     if penalty < 0:
         raise ValueError(f"penalty must be >= 0, got {penalty}")
+    _z(confidence_level)
     if n_resamples < 0:
         raise ValueError(f"n_resamples must be >= 0, got {n_resamples}")
-    _z(confidence_level)
     frame, d, y, n_ties = _utility_design(comparisons, subjects, features, rater, winner, loser)
     codes, raters = pd.factorize(frame["rater"], sort=True)
     if isinstance(by, str):
@@ -641,11 +651,10 @@ def utility_model(
     weight_rows, borda_rows, notes = [], [], []
     for group, raters_in in parts:
         n_in = int(raters_in.sum())
-        if n_in < 2:
-            notes.append(f"{group}: no pooled weights or Borda CI from {n_in} rater (need 2).")
-            continue
         rows = raters_in[codes]
         try:
+            if n_in < 2:
+                raise ValueError(f"{n_in} rater; rater-clustered SEs need 2")
             fit = _pooled_fit(d[rows], y[rows], codes[rows], confidence_level)
         except (np.linalg.LinAlgError, ValueError) as error:  # singular design or perfect separation
             notes.append(f"{group}: no pooled weights ({error}).")
@@ -663,10 +672,20 @@ def utility_model(
         own = points[raters_in]
         mean = own.mean(axis=0)
         low = high = np.full(mean.shape, np.nan)
-        if n_resamples:
-            draws = rng.multinomial(n_in, np.full(n_in, 1 / n_in), size=n_resamples) @ own / n_in
-            tail = (1 - confidence_level) / 2
-            low, high = np.quantile(draws, [tail, 1 - tail], axis=0)
+        if n_resamples and n_in > 1:
+            with np.errstate(invalid="ignore", divide="ignore"):  # a subject every rater places alike: NaN
+                interval = stats.bootstrap(
+                    (own,),
+                    np.mean,
+                    axis=0,
+                    vectorized=True,
+                    n_resamples=n_resamples,
+                    confidence_level=confidence_level,
+                    method="BCa",
+                    batch=BOOTSTRAP_BATCH,
+                    random_state=rng,
+                ).confidence_interval
+            low, high = interval.low, interval.high
         ranks = stats.rankdata(-mean, method="min")
         borda_rows += [
             {"rater_group": group, "subject": s, "borda": m, "ci_low": lo, "ci_high": hi, "rank": int(r), "n_raters": n_in}
