@@ -58,6 +58,7 @@ from fairness.rater_groups import (
     spread_test,
 )
 
+IN_GROUP_MAX_LEVELS = 8  # subject-group columns with more values (age in years) get no in-group table
 LIKERT_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
 
 
@@ -152,7 +153,7 @@ def in_group_gaps(
 ) -> tuple[pd.DataFrame, list[dict]]:
     """Rater group x subject group interaction (in-group bias), tested at the rater level.
 
-    For each subject-group column and each of its groups g (of two groups only the first, the other being
+    For each subject-group column with at most ``IN_GROUP_MAX_LEVELS`` groups and each of its groups g (of two groups only the first, the other being
     its mirror image): every rater's own gap G_i = mean of ``value`` over the rater's answers on subjects in
     g - mean over the rest (raters who answered both; subject and rater main effects cancel); per rater group
     the mean gap with the t interval over its raters (mean -/+ t_{n-1} s / sqrt(n): a rater's gap is one
@@ -172,6 +173,8 @@ def in_group_gaps(
     for attribute in _attributes(subjects):
         usable = frame.dropna(subset=[attribute])
         values = sorted(usable[attribute].unique())
+        if len(values) > IN_GROUP_MAX_LEVELS:  # e.g. age in years: one test per year would be noise
+            continue
         for group in values[:1] if len(values) == 2 else values if len(values) > 2 else []:
             inside = usable[attribute] == group
             per_rater = usable.assign(inside=inside).pivot_table(
