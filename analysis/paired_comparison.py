@@ -452,7 +452,9 @@ ALL_RATERS = "all participants"  # the pooled rows' rater_group (as fairness.rat
 UTILITY_MAX_ITERATIONS = 50
 UTILITY_TOLERANCE = 1e-10  # largest Newton decrement (squared) among raters at which the per-rater fits stop
 SEPARATED_LOGIT = 15.0  # penalty 0: every choice of a rater fitted with P > expit(15) = 1 - 3e-7 means separation
-BOOTSTRAP_BATCH = 200  # resamples (and jackknife samples) per vectorised batch: n x n x subjects floats at once otherwise
+BOOTSTRAP_BATCH = (
+    200  # resamples (and jackknife samples) per vectorised batch: n x n x subjects floats at once otherwise
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -688,7 +690,15 @@ def utility_model(
             low, high = interval.low, interval.high
         ranks = stats.rankdata(-mean, method="min")
         borda_rows += [
-            {"rater_group": group, "subject": s, "borda": m, "ci_low": lo, "ci_high": hi, "rank": int(r), "n_raters": n_in}
+            {
+                "rater_group": group,
+                "subject": s,
+                "borda": m,
+                "ci_low": lo,
+                "ci_high": hi,
+                "rank": int(r),
+                "n_raters": n_in,
+            }
             for s, m, lo, hi, r in zip(compared, mean, low, high, ranks, strict=True)
         ]
     weight_columns = ["rater_group", "feature", "weight", "standard_error", "statistic", "pvalue", "ci_low", "ci_high"]

@@ -153,17 +153,17 @@ def in_group_gaps(
 ) -> tuple[pd.DataFrame, list[dict]]:
     """Rater group x subject group interaction (in-group bias), tested at the rater level.
 
-    For each subject-group column with at most ``IN_GROUP_MAX_LEVELS`` groups and each of its groups g (of two groups only the first, the other being
-    its mirror image): every rater's own gap G_i = mean of ``value`` over the rater's answers on subjects in
-    g - mean over the rest (raters who answered both; subject and rater main effects cancel); per rater group
-    the mean gap with the t interval over its raters (mean -/+ t_{n-1} s / sqrt(n): a rater's gap is one
-    independent number; the percentile bootstrap covered 91% with 20 raters per group), and the permutation
-    test across raters of
-    T = max_r mean gap_r - min_r mean gap_r (:func:`rater_group_means` on one row per rater). T is the
-    interaction contrast (mean_A,g - mean_A,rest) - (mean_B,g - mean_B,rest) of two rater groups; when the
-    rater groups are the subject groups (a rater race and a defendant race) a gap that differs by the
-    rater's own group is in-group bias (Biswas et al., COMPASS 2020). The two-stage (summary statistics)
-    test treats raters as the units: its level holds however a rater's answers are correlated.
+    For each subject-group column with at most ``IN_GROUP_MAX_LEVELS`` groups and each of its groups g (of
+    two groups only the first, the other being its mirror image): every rater's own gap G_i = mean of
+    ``value`` over the rater's answers on subjects in g - mean over the rest (raters who answered both;
+    subject and rater main effects cancel); per rater group the mean gap with the t interval over its raters
+    (mean -/+ t_{n-1} s / sqrt(n): a rater's gap is one independent number; the percentile bootstrap covered
+    91% with 20 raters per group), and the permutation test across raters of T = max_r mean gap_r -
+    min_r mean gap_r (:func:`rater_group_means` on one row per rater). T is the interaction contrast
+    (mean_A,g - mean_A,rest) - (mean_B,g - mean_B,rest) of two rater groups; when the rater groups are the
+    subject groups (a rater race and a defendant race) a gap that differs by the rater's own group is
+    in-group bias (Biswas et al., COMPASS 2020). The two-stage (summary statistics) test treats raters as
+    the units: its level holds however a rater's answers are correlated.
 
     ``frame``: participant_id, rater_group, subject and ``value``. Returns (table: measure, subject_attribute,
     subject_group, rater_group, gap, ci_low, ci_high, n_raters; test rows for the ``tests`` table)."""

@@ -296,9 +296,7 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
         notes.append("No utility model: the pool's subjects have no numeric or two-valued feature that varies.")
         return BlockAnalysis(block["key"], "choose", tables, notes)
     by = comparisons.assign(rater=frame["participant_id"].to_numpy())
-    utilities = utility_model(
-        by, subjects, features, by="rater_group", n_resamples=opts.n_resamples, seed=opts.seed
-    )
+    utilities = utility_model(by, subjects, features, by="rater_group", n_resamples=opts.n_resamples, seed=opts.seed)
     notes += [f"Utility model, {note}" for note in utilities.notes]
     if utilities.n_ties_dropped:
         notes.append(f"The utility model leaves out the {utilities.n_ties_dropped} 'Equally' answers.")
@@ -331,7 +329,7 @@ def feature_matrix(spec: dict, block: dict):
         else:
             dropped.append(name)
     kept: list[str] = []
-    for name, column in columns.items():
+    for name in columns:
         candidate = np.column_stack([columns[k] for k in [*kept, name]])
         centred = candidate - candidate.mean(axis=0)
         if np.linalg.matrix_rank(centred) == len(kept) + 1:
