@@ -74,7 +74,8 @@ IN_GROUP = ReportTable(
         "cancels the rater's own leniency; the test (under 'do the rater groups differ?', 'in-group: ...') "
         "permutes raters' group labels, so raters, not answers, are the units.",
         "gap_i = mean_i(g) - mean_i(rest); T = max_r mean gap_r - min_r mean gap_r, p = (1 + #{T* >= T}) / (1 + B)",
-        "Biswas et al. (COMPASS 2020) for in-group bias in recidivism predictions; " + RESAMPLING,
+        "Biswas et al. (COMPASS 2020) for in-group bias in recidivism predictions; t interval over the rater "
+        "group's raters; permutation test of the rater groups (Phipson & Smyth 2010)",
     ),
     estimate="gap",
 )
