@@ -372,16 +372,27 @@ def crowd_study_import(
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder (pass the release's folder with --path)")
     slug = slug or SOURCES[source].slug
+    done = _already_imported(slug, owner)
+    if done is not None:
+        return done
+    return _store(SOURCES[source].build(folder), slug, owner)
+
+
+def _already_imported(slug: str, owner) -> CrowdImportResult | None:
+    """Refuse another researcher's slug (StudyOwnedByOther); the stored study when it has participants."""
     latest = Study.objects.filter(slug=slug).order_by("-version").only("owner").first()
     if latest is not None and latest.owner_id is not None and (owner is None or not may_load_version(owner, latest)):
         raise StudyOwnedByOther(slug_taken(slug))  # without an owner too: an import is not a new version
     imported = Participant.objects.filter(study__slug=slug).order_by("-study__version").values("study_id").first()
-    if imported is not None:
-        existing = Study.objects.get(pk=imported["study_id"])
-        n = existing.participants.count()
-        answers = Answer.objects.filter(participant__study=existing).count()
-        return CrowdImportResult(existing, "already_imported", n, answers)
-    dataset = SOURCES[source].build(folder)
+    if imported is None:
+        return None
+    existing = Study.objects.get(pk=imported["study_id"])
+    answers = Answer.objects.filter(participant__study=existing).count()
+    return CrowdImportResult(existing, "already_imported", existing.participants.count(), answers)
+
+
+def _store(dataset: CrowdDataset, slug: str, owner) -> CrowdImportResult:
+    """The study version through ``study_load``, then participants and answers with ``bulk_create``."""
     spec = {**dataset.spec, "slug": slug}
     study = study_load(spec=spec, owner=owner).study
     conditions = {c.key: c for c in study.conditions.all()}
