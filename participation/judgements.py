@@ -69,14 +69,14 @@ def _read(path: Path, task: str, columns: JudgementColumns) -> pd.DataFrame:
     except (OSError, pd.errors.ParserError, UnicodeDecodeError) as error:
         raise InvalidJudgements(f"{path}: cannot read the CSV ({error})") from error
     pair = task in PAIR_TASKS
-    needed = {"--participant": columns.participant, "--answer": columns.answer}
+    needed: dict[str, str | None] = {"--participant": columns.participant, "--answer": columns.answer}
     needed |= {"--a": columns.a, "--b": columns.b} if pair else {"--item": columns.item}
     missing_options = [option for option, column in needed.items() if not column]
     if missing_options:
         raise InvalidJudgements(f"{path}: a {task} import needs {' and '.join(missing_options)}")
     named = [*needed.values(), *columns.questionnaire, *columns.groups, *columns.features]
     named += [c for c in (columns.model_label, columns.model_score) if c]
-    absent = [c for c in named if c not in frame.columns]
+    absent = [c for c in named if c not in frame.columns]  # every needed option is given (checked above)
     if absent:
         raise InvalidJudgements(
             f"{path}: no column {', '.join(map(repr, absent))} (columns: {', '.join(frame.columns)})"
@@ -110,7 +110,7 @@ def _subjects(path: Path, frame: pd.DataFrame, ids: pd.Series, columns: Judgemen
             subject["groups"] = {g: row[g] for g in columns.groups}
         if columns.features:
             subject["features"] = {f: _number_or_text(row[f]) for f in columns.features}
-        output = {}
+        output: dict[str, float] = {}
         if columns.model_label:
             output["label"] = int(float(row[columns.model_label]))
         if columns.model_score:

@@ -108,7 +108,11 @@ def test_choose_judgements_keep_one_orientation_per_pair(tmp_path):
     "change, arguments, message",
     [
         (lambda f: f, ["--item", "nope"], "no column 'nope'"),
-        (lambda f: f.assign(agree=f["agree"].astype(object).where(f.index != 3, "yes")), [], ":row 5: 'agree' must be one of 0, 1, got 'yes'"),
+        (
+            lambda f: f.assign(agree=f["agree"].astype(object).where(f.index != 3, "yes")),
+            [],
+            ":row 5: 'agree' must be one of 0, 1, got 'yes'",
+        ),
         (lambda f: pd.concat([f, f.iloc[[0]]], ignore_index=True), [], "participant 'R_000' judged 'D0' twice"),
         (lambda f: f, ["--model-label", ""], "an agree import needs --model-label"),
     ],
