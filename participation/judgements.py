@@ -10,7 +10,7 @@ A second import of the same slug changes nothing (``participation.imports``).
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -50,7 +50,6 @@ class JudgementColumns:
     features: tuple[str, ...] = ()
     model_label: str | None = None
     model_score: str | None = None
-    extra: dict = field(default_factory=dict)
 
 
 def _check_task(task: str) -> None:
@@ -185,7 +184,7 @@ def judgements_dataset(path: Path, task: str, columns: JudgementColumns, *, titl
                 f"{path}:row {row + 2}: {columns.answer!r} = {values[row]:g} is outside [{low:g}, {high:g}]"
             )
         block["scale"] = {"type": "number", "min": float(low), "max": float(high)}
-        block["question"] = options.get("question") or "How would you rate this {subject_noun}?"
+        block["question"] = "How would you rate this {subject_noun}?"
     else:
         values = _numbers(path, frame, columns.answer, {0.0, 1.0})
     if task == "agree":
