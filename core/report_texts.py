@@ -54,3 +54,28 @@ ICC_COLUMNS = {
     "n_targets": "Stimuli",
     "n_raters": "Raters",
 }
+IN_GROUP = ReportTable(
+    "rater group x subject group: in-group bias",
+    {
+        "measure": "Measure",
+        "subject_attribute": "Subject attribute",
+        "subject_group": "Subject group",
+        "rater_group": "Rater group",
+        "gap": "Gap (group - rest)",
+        "ci": CI_LABEL,
+        "n_raters": "Raters",
+    },
+    Explanation(
+        "For each subject group, each rater's own gap: the rater's mean answer on subjects of that group minus "
+        "on the other subjects, averaged per rater group (the measure: a rating, the share disagreeing with the "
+        "AI, or the share predicting the positive label).",
+        "Rater groups whose gaps differ treat the subject groups differently (an interaction); when the rater "
+        "groups are the subject groups (raters' and defendants' race) that is in-group bias. A rater's gap "
+        "cancels the rater's own leniency; the test (under 'do the rater groups differ?', 'in-group: ...') "
+        "permutes raters' group labels, so raters, not answers, are the units.",
+        "gap_i = mean_i(g) - mean_i(rest); T = max_r mean gap_r - min_r mean gap_r, p = (1 + #{T* >= T}) / (1 + B)",
+        "Biswas et al. (COMPASS 2020) for in-group bias in recidivism predictions; t interval over the rater "
+        "group's raters; permutation test of the rater groups (Phipson & Smyth 2010)",
+    ),
+    estimate="gap",
+)

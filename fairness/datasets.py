@@ -126,3 +126,37 @@ def load_dressel_farid_defendants(folder: str | Path) -> pd.DataFrame:
     frame["degree"] = frame["charge_degree"].map(CHARGE_DEGREES)
     columns = ["id", "block", "race", "sex", "age", "juv_fel_count", "juv_misd_count", "priors_count", "charge"]
     return frame[[*columns, "degree", "compas_decile_score", "compas_label", "two_year_recid"]]
+
+
+BISWAS_FILE = "turkprime_survey_data_clean.csv"
+BISWAS_RESPONDENT = [  # the respondent's columns: together they tell respondents apart (resp_id alone does not)
+    "resp_id", "random", "resp_race", "resp_gender", "resp_state", "resp_polview", "resp_reason", "resp_age",
+    "resp_educ4",
+]  # fmt: skip
+BISWAS_EDUCATION = {
+    1: "less than secondary",
+    2: "secondary or post-secondary non-tertiary",
+    3: "Bachelor's or some post-graduate",
+    4: "post-graduate",
+}
+
+
+def load_biswas(folder: str | Path) -> pd.DataFrame:
+    """Biswas et al. (COMPASS 2020) TurkPrime survey in long form, one row per respondent x vignette in
+    the file's order, with ``respondent``: ``<resp_id>-v<random>`` (the questionnaire version), and
+    ``-2`` for the second respondent with the same pair (the release's 19,760 rows are 988 respondents
+    of 20 vignettes, told apart by all their columns: 966 distinct resp_id, 22 of them shared by two
+    people of different demographics); ``compas_label`` = decile_score > 4 (as Dressel & Farid); the
+    codebook's columns otherwise (``resp_decision`` 1 = predicts recidivism; ``resp_age`` may be missing)."""
+    frame = pd.read_csv(Path(folder) / BISWAS_FILE)
+    key = frame[BISWAS_RESPONDENT].astype(object).fillna("").astype(str).agg("|".join, axis=1)
+    first_row = pd.Series(np.arange(len(frame)), index=frame.index).groupby(key).transform("min")
+    people = frame.assign(_key=key, _first=first_row).drop_duplicates("_key").sort_values("_first")
+    base = people["resp_id"].astype(str) + "-v" + people["random"].astype(str)
+    nth = base.groupby(base).cumcount()
+    names = base.where(nth == 0, base + "-" + (nth + 1).astype(str))
+    frame["respondent"] = key.map(dict(zip(people["_key"], names, strict=True)))
+    counts = frame.groupby("respondent").size()
+    if (counts != 20).any():
+        raise ValueError(f"{BISWAS_FILE}: respondent {counts[counts != 20].index[0]} has not 20 vignettes")
+    return frame.assign(compas_label=(frame["decile_score"] > 4).astype(int))

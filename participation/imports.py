@@ -16,10 +16,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from fairness.datasets import (
+    BISWAS_EDUCATION,
     WORKER_AGE,
     WORKER_EDUCATION,
     WORKER_GENDER,
     WORKER_RACE,
+    load_biswas,
     load_dressel_farid,
     load_dressel_farid_defendants,
     load_dressel_farid_workers,
@@ -205,6 +207,144 @@ def dressel_farid_dataset(folder: Path) -> CrowdDataset:
     return CrowdDataset(spec, participants)
 
 
+# --- Biswas et al. (2020), "The role of in-group bias and balanced data" (TurkPrime survey) ----------------
+
+BISWAS_SLUG = "biswas"
+BISWAS_BLOCK = "predict"
+BISWAS_QUESTIONNAIRE = "about_you"
+BISWAS_CONDITION = "main"
+BISWAS_FEATURES = {  # feature -> the release's column
+    "charge": "c_charge_desc",
+    "degree": "c_charge_degree",
+    "priors_count": "priors_count",
+    "juv_fel_count": "juv_fel_count",
+    "juv_misd_count": "juv_misd_count",
+    "juv_other_count": "juv_other_count",
+    "two_year_recid": "two_year_recid",
+}
+BISWAS_DEGREES = {"F": "felony", "M": "misdemeanor"}
+BISWAS_QUESTIONS = (  # (key, the release's column, text)
+    ("race", "resp_race", "What is your race?"),
+    ("gender", "resp_gender", "What is your gender?"),
+    ("state", "resp_state", "In which state do you live?"),
+    ("political_views", "resp_polview", "How would you describe your political views?"),
+    ("education", "resp_educ4", "What is the highest level of education you have completed?"),
+    ("reason", "resp_reason", "What mattered most in your decisions?"),
+    ("age", "resp_age", "What is your age?"),
+)
+
+
+def _biswas_spec(rows) -> dict:
+    defendants = rows.drop_duplicates("def_id").sort_values("def_id")
+    subjects = [
+        {
+            "id": str(row.def_id),
+            "features": {
+                name: BISWAS_DEGREES[value] if name == "degree" else (value if isinstance(value, str) else int(value))
+                for name, column in BISWAS_FEATURES.items()
+                if (value := getattr(row, column)) is not None
+            },
+            "groups": {"race": row.def_race, "sex": row.def_gender.lower(), "age": int(row.def_age)},
+            "models": {"compas": {"score": row.decile_score / 10, "label": int(row.compas_label)}},
+        }
+        for row in defendants.itertuples()
+    ]
+    profile = DF_PROFILE.replace("{sex}", "{race} {sex}")
+    questions = []
+    for key, column, text in BISWAS_QUESTIONS:
+        if key == "age":
+            questions.append({"key": key, "type": "number", "text": text, "min": 18, "max": 99, "integer": True})
+        else:
+            values = rows[column].map(BISWAS_EDUCATION) if key == "education" else rows[column]
+            questions.append({"key": key, "type": "single_choice", "text": text, "options": sorted(values.unique())})
+    for question in questions:
+        question["required"] = False
+    return {
+        "format": 2,
+        "slug": BISWAS_SLUG,
+        "title": "Biswas et al. (2020): in-group bias in crowd predictions of recidivism",
+        "description": (
+            "Imported from the authors' TurkPrime release (COMPASS 2020). 988 US respondents, half African-American "
+            "and half Caucasian, each predicted whether 20 of 1,000 Broward County defendants (half African-American, "
+            "half Caucasian) would reoffend; the profile named the defendant's race. The agree answer is 1 when the "
+            "prediction equals COMPAS's label (decile score > 4); the respondents' demographics and the reason "
+            "they gave are the questionnaire."
+        ),
+        "consent": {"text": "Respondents consented on TurkPrime (Biswas et al. 2020)."},
+        "completion": {"code": "IMPORTED"},
+        "conditions": [{"key": BISWAS_CONDITION, "label": "TurkPrime survey"}],
+        "pools": [
+            {
+                "key": "defendants",
+                "subject_noun": "defendant",
+                "outcome_column": "two_year_recid",
+                "subjects": subjects,
+                "display": {"profile": profile},
+            }
+        ],
+        "blocks": [
+            {
+                "key": BISWAS_BLOCK,
+                "type": "task",
+                "task": "agree",
+                "pool": "defendants",
+                "model": "compas",
+                "assignment": {"per_participant": 20},
+                "question": "Do you think this person will commit another crime within 2 years?",
+                "label_names": {"1": "will reoffend", "0": "will not reoffend"},
+            },
+            {"key": BISWAS_QUESTIONNAIRE, "type": "questionnaire", "title": "About you", "questions": questions},
+        ],
+    }
+
+
+def biswas_dataset(folder: Path) -> CrowdDataset:
+    """The 988 respondents (``fairness.datasets.load_biswas``) as completed participants: plan = their 20
+    vignettes in the release's order, then the questionnaire (demographics and reason as text, age as a
+    number; the 19 respondents without an age leave it unanswered); one ``agree`` answer per vignette."""
+    rows = load_biswas(folder)
+    spec = _biswas_spec(rows)
+    participants = []
+    for respondent, own in rows.groupby("respondent", sort=False):
+        items = [str(d) for d in own["def_id"]]
+        plan = [
+            {"key": f"{BISWAS_BLOCK}/{item}", "kind": "agree", "block": BISWAS_BLOCK, "item": item, "position": i}
+            for i, item in enumerate(items)
+        ]
+        plan.append({"key": BISWAS_QUESTIONNAIRE, "kind": "questionnaire", "block": BISWAS_QUESTIONNAIRE})
+        answers = [
+            ImportedAnswer(
+                f"{BISWAS_BLOCK}/{item}",
+                task_question(BISWAS_BLOCK, item, "agree"),
+                "agree",
+                BISWAS_BLOCK,
+                item,
+                int(decision == label),
+            )
+            for item, decision, label in zip(items, own["resp_decision"], own["compas_label"], strict=True)
+        ]
+        person = own.iloc[0]
+        for key, column, _ in BISWAS_QUESTIONS:
+            value = person[column]
+            if value != value:  # a missing age
+                continue
+            number = float(value) if key == "age" else None
+            text = BISWAS_EDUCATION[value] if key == "education" else str(int(value) if key == "age" else value)
+            answers.append(
+                ImportedAnswer(
+                    BISWAS_QUESTIONNAIRE,
+                    questionnaire_question(BISWAS_QUESTIONNAIRE, key),
+                    "questionnaire",
+                    BISWAS_QUESTIONNAIRE,
+                    "",
+                    number,
+                    text,
+                )
+            )
+        participants.append(ImportedParticipant(str(respondent), BISWAS_CONDITION, plan, answers))
+    return CrowdDataset(spec, participants)
+
+
 @dataclass(frozen=True)
 class CrowdSource:
     build: Callable[[Path], CrowdDataset]
@@ -214,6 +354,7 @@ class CrowdSource:
 
 SOURCES: dict[str, CrowdSource] = {
     "dressel-farid": CrowdSource(dressel_farid_dataset, REFERENCE_DATA / "dressel_farid", DF_SLUG),
+    "biswas": CrowdSource(biswas_dataset, REFERENCE_DATA / "biswas_turkprime", BISWAS_SLUG),
 }
 
 
@@ -231,16 +372,27 @@ def crowd_study_import(
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder (pass the release's folder with --path)")
     slug = slug or SOURCES[source].slug
+    done = _already_imported(slug, owner)
+    if done is not None:
+        return done
+    return _store(SOURCES[source].build(folder), slug, owner)
+
+
+def _already_imported(slug: str, owner) -> CrowdImportResult | None:
+    """Refuse another researcher's slug (StudyOwnedByOther); the stored study when it has participants."""
     latest = Study.objects.filter(slug=slug).order_by("-version").only("owner").first()
     if latest is not None and latest.owner_id is not None and (owner is None or not may_load_version(owner, latest)):
         raise StudyOwnedByOther(slug_taken(slug))  # without an owner too: an import is not a new version
     imported = Participant.objects.filter(study__slug=slug).order_by("-study__version").values("study_id").first()
-    if imported is not None:
-        existing = Study.objects.get(pk=imported["study_id"])
-        n = existing.participants.count()
-        answers = Answer.objects.filter(participant__study=existing).count()
-        return CrowdImportResult(existing, "already_imported", n, answers)
-    dataset = SOURCES[source].build(folder)
+    if imported is None:
+        return None
+    existing = Study.objects.get(pk=imported["study_id"])
+    answers = Answer.objects.filter(participant__study=existing).count()
+    return CrowdImportResult(existing, "already_imported", existing.participants.count(), answers)
+
+
+def _store(dataset: CrowdDataset, slug: str, owner) -> CrowdImportResult:
+    """The study version through ``study_load``, then participants and answers with ``bulk_create``."""
     spec = {**dataset.spec, "slug": slug}
     study = study_load(spec=spec, owner=owner).study
     conditions = {c.key: c for c in study.conditions.all()}

@@ -5,7 +5,7 @@ confidence and optional BTS prediction of the share answering "Yes, I agree").""
 from django import forms
 
 from core.columns import Column
-from core.report_texts import CI_LABEL, FEEDBACK, GROUP_MEANS, RESAMPLING, Explanation, ReportTable
+from core.report_texts import CI_LABEL, FEEDBACK, GROUP_MEANS, IN_GROUP, RESAMPLING, Explanation, ReportTable
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
@@ -127,6 +127,7 @@ class Agree(BlockTask):
     )
     analysis = "fairness.task_blocks.agree_block"
     report_tables = {
+        "in_group": IN_GROUP,
         "disagreement_rate": ReportTable(
             "disagreement rate by rater group",
             {**GROUP_MEANS, "mean": "DR"},

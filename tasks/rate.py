@@ -7,7 +7,7 @@ import numpy as np
 from django import forms
 
 from core.columns import Column
-from core.report_texts import CI_LABEL, GROUP_MEANS, ICC_COLUMNS, RESAMPLING, Explanation, ReportTable
+from core.report_texts import CI_LABEL, GROUP_MEANS, ICC_COLUMNS, IN_GROUP, RESAMPLING, Explanation, ReportTable
 from tasks import questions
 from tasks.agree import bts_prompt
 from tasks.base import AnswerInput, BlockTask, BtsPositive
@@ -115,6 +115,7 @@ class Rate(BlockTask):
     )
     analysis = "fairness.task_blocks.rate_block"
     report_tables = {
+        "in_group": IN_GROUP,
         "ratings": ReportTable(
             "mean ratings by rater group and subject group",
             GROUP_MEANS,

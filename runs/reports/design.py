@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
 
 from analysis.bts import left_out_sentence
 from core.report_texts import ReportTable
@@ -15,6 +16,7 @@ from runs.report_explanations import (
 )
 from runs.reports.base import (
     Section,
+    figure_context,
     render_report,
     table_section,
     write_csv,
@@ -63,6 +65,29 @@ def divisive_pairs(pairs: pd.DataFrame, limit: int = PAIRS_SHOWN) -> pd.DataFram
     spread = wide[groups].max(axis=1) - wide[groups].min(axis=1)
     wide = wide[[ALL, *groups]].assign(spread=spread).sort_values("spread", ascending=False)
     return wide.head(limit).reset_index().rename_axis(columns=None)
+
+
+def utility_weights_figure(weights: pd.DataFrame, title: str) -> go.Figure:
+    """Each rater group's utility weight per feature with its CI (a dot and error bar per group)."""
+    fig = go.Figure()
+    for group, part in weights.groupby("rater_group", sort=False):
+        fig.add_trace(
+            go.Scatter(
+                x=part["weight"],
+                y=part["feature"],
+                mode="markers",
+                name=str(group),
+                error_x={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": part["ci_high"] - part["weight"],
+                    "arrayminus": part["weight"] - part["ci_low"],
+                },
+            )
+        )
+    fig.update_layout(title=title, xaxis_title="weight (log-odds per SD of the feature)", scattermode="group")
+    fig.add_vline(x=0, line_width=1, line_color="#888")
+    return fig
 
 
 def honesty_summary(honesty: pd.DataFrame) -> pd.DataFrame:
@@ -164,6 +189,9 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
                 estimate=texts.estimate,
                 notes=notes,
             )
+            if name == "utility_weights" and len(frame):
+                figure_title = f"Block {block.block}: utility weights by rater group (95% CIs)"
+                section.figure = figure_context(utility_weights_figure(frame, figure_title))
             if i == 0:
                 section.paragraphs = list(block.notes)
             sections.append(section)

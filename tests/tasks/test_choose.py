@@ -100,3 +100,56 @@ def test_simulated_choices_give_strengths_that_follow_the_ai_and_a_bts_honesty_s
     assert rho <= -0.9, rho  # at most one neighbouring pair swapped
     assert (overall["ci_low"] <= overall["strength"]).all() and (overall["strength"] <= overall["ci_high"]).all()
     assert len(result.honesty) == 60 and result.honesty["n_questions"].min() >= 5  # ai_choice + prediction
+
+
+@pytest.mark.django_db
+def test_simulated_choices_give_utility_weights_a_borda_ranking_and_a_report_figure(researcher, tmp_path):
+    """The utility model (``analysis.paired_comparison.utility_model``) over the pool's features: its Borda
+    ranking of all participants follows the AI's scores that the simulated raters choose by, and the report
+    shows the weights' table with its Plotly figure."""
+    from participation.simulate import simulate_participants
+    from runs.design_analysis import study_analysis
+    from runs.reports.design import write_design_report
+
+    spec = study_load_choice(researcher)
+    simulate_participants("choose-loan", n=60, seed=4, decline_rate=0)
+    result = study_analysis("choose-loan", spec, by=["role"], n_resamples=200, n_permutations=200)
+    block = next(b for b in result.blocks if b.task == "choose")
+    weights, borda = block.tables["utility_weights"], block.tables["borda"]
+    assert weights["rater_group"].iloc[0] == "all participants" and weights["rater_group"].nunique() > 1
+    assert (weights["ci_low"] <= weights["weight"]).all() and (weights["weight"] <= weights["ci_high"]).all()
+    overall = borda[borda["rater_group"] == "all participants"].set_index("subject")
+    scores = {s["id"]: s["models"]["ai"]["score"] for s in spec["pools"][0]["subjects"]}
+    assert spearmanr(overall["borda"], [scores[s] for s in overall.index]).statistic <= -0.8
+    # Five subjects span four dimensions: of the pool's features, those collinear with earlier ones are named.
+    assert any(note.startswith("Utility model without") for note in block.notes)
+    html = write_design_report(result, tmp_path, title="Choose").read_text()
+    assert "utility weights by rater group (95% CIs)" in html and (tmp_path / "loan_utility_weights.csv").exists()
+
+
+def study_load_choice(researcher) -> dict:
+    from studies.services import study_load
+
+    return study_load(spec=choice_spec(), owner=researcher).study.spec
+
+
+def test_feature_matrix_codes_two_valued_features_and_leaves_out_the_rest():
+    from tasks.choose import feature_matrix
+
+    spec = {
+        "pools": [
+            {
+                "key": "p",
+                "subjects": [
+                    {"id": "a", "features": {"priors": 0, "double": 0, "degree": "felony", "charge": "x", "k": 1}},
+                    {"id": "b", "features": {"priors": 1, "double": 2, "degree": "misdemeanor", "charge": "y", "k": 1}},
+                    {"id": "c", "features": {"priors": 3, "double": 6, "degree": "felony", "charge": "z", "k": 1}},
+                ],
+            }
+        ]
+    }
+    frame, features, dropped = feature_matrix(spec, {"pool": "p"})
+    assert features == ["priors", "degree=misdemeanor"]
+    assert dropped == ["charge", "k", "double"]  # three text values; constant; 2 x priors
+    assert frame["degree=misdemeanor"].tolist() == pytest.approx([-(2**-0.5), 2**0.5, -(2**-0.5)])
+    assert frame["priors"].mean() == pytest.approx(0) and frame["priors"].std(ddof=0) == pytest.approx(1)

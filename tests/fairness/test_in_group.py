@@ -1,0 +1,86 @@
+"""fairness.task_blocks.in_group_gaps: rater group x subject group interaction (in-group bias) with a
+rater-level permutation test; by hand, its level and power, and its CIs' coverage by simulation."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairness.rater_groups import ALL
+from fairness.task_blocks import Options, in_group_gaps
+
+SUBJECTS = pd.DataFrame({"subject": [f"s{i}" for i in range(20)], "group:race": ["A"] * 10 + ["B"] * 10})
+OPTS = Options(n_resamples=400, n_permutations=400, seed=1)
+
+
+def simulate(rng, *, raters=40, bias=0.0, noise=1.0):
+    """Ratings of 20 subjects (10 per race) by raters of two groups A and B (half each): rater leniency
+    N(0, 1), group A rates 0.3 higher overall, race B subjects 0.5 higher for everyone, and raters rate
+    their own race's subjects ``bias`` lower (in-group bias), plus N(0, noise^2) per answer."""
+    rater = np.repeat(np.arange(raters), len(SUBJECTS))
+    subject = np.tile(np.arange(len(SUBJECTS)), raters)
+    rater_race = np.where(np.arange(raters) % 2 == 0, "A", "B")[rater]
+    subject_race = SUBJECTS["group:race"].to_numpy()[subject]
+    rating = (
+        rng.normal(0, 1, raters)[rater]
+        + 0.3 * (rater_race == "A")
+        + 0.5 * (subject_race == "B")
+        - bias * (rater_race == subject_race)
+        + rng.normal(0, noise, rater.size)
+    )
+    return pd.DataFrame(
+        {
+            "participant_id": rater,
+            "rater_group": rater_race,
+            "subject": SUBJECTS["subject"].to_numpy()[subject],
+            "rating": rating,
+        }
+    )
+
+
+def test_gaps_by_hand():
+    """Two raters per group; rater 1 (A) rates A subjects 2 and B subjects 1: gap -1 ... by hand."""
+    rows = [
+        (1, "A", "s0", 2.0), (1, "A", "s10", 1.0),
+        (2, "A", "s1", 4.0), (2, "A", "s11", 1.0),
+        (3, "B", "s0", 1.0), (3, "B", "s10", 3.0), (3, "B", "s12", 5.0),
+        (4, "B", "s2", 2.0), (4, "B", "s13", 2.0),
+        (5, "B", "s3", 2.0),  # answered only race A subjects: no gap
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["participant_id", "rater_group", "subject", "rating"])
+    table, tests = in_group_gaps(frame, SUBJECTS, "rating", OPTS)
+    gaps = table.set_index("rater_group")["gap"]
+    # gap = mean on race A subjects - mean on the rest: rater 1: 1, rater 2: 3, rater 3: 1 - 4 = -3, rater 4: 0
+    assert gaps["A"] == pytest.approx(2.0) and gaps["B"] == pytest.approx(-1.5)
+    assert gaps[ALL] == pytest.approx(0.25)
+    assert table.set_index("rater_group")["n_raters"].to_dict() == {ALL: 4, "A": 2, "B": 2}
+    assert tests[0]["measure"] == "in-group: rating" and tests[0]["difference"] == pytest.approx(3.5)
+    assert (tests[0]["subject_attribute"], tests[0]["subject_group"]) == ("race", "A")
+    # 4 raters, 2 per group: 6 assignments, of which those splitting {1, 2} from {3, 4} give the largest
+    # spread (2 of 6), so p = (1 + about B/3) / (1 + B).
+    assert tests[0]["pvalue"] == pytest.approx(1 / 3, abs=0.06)
+
+
+def test_level_of_the_rater_level_test():
+    """200 null data sets (rater and subject-group main effects, no interaction; 40 raters x 20 subjects):
+    the permutation test rejects at 5% in 2-8% of them."""
+    rng = np.random.default_rng(2)
+    pvalues = [in_group_gaps(simulate(rng), SUBJECTS, "rating", OPTS)[1][0]["pvalue"] for _ in range(200)]
+    assert 0.02 <= np.mean(np.array(pvalues) <= 0.05) <= 0.08
+
+
+def test_finds_in_group_bias_and_its_intervals_cover():
+    """In-group bias 0.5: group A's gap (race A - race B) is -0.5 - 0.5 = -1.0, group B's +0.5 - 0.5 = 0;
+    over 200 studies the 95% CIs of each group's gap cover the truth in >= 93% and the test finds it."""
+    rng = np.random.default_rng(3)
+    truth = {"A": -1.0, "B": 0.0, ALL: -0.5}
+    covered, found, estimates = {g: 0 for g in truth}, 0, []
+    for _ in range(200):
+        table, tests = in_group_gaps(simulate(rng, bias=0.5), SUBJECTS, "rating", OPTS)
+        rows = table.set_index("rater_group")
+        for group, value in truth.items():
+            covered[group] += rows.loc[group, "ci_low"] <= value <= rows.loc[group, "ci_high"]
+        found += tests[0]["pvalue"] <= 0.05
+        estimates.append(rows.loc["A", "gap"] - rows.loc["B", "gap"])
+    assert min(covered.values()) / 200 >= 0.93, covered
+    assert found / 200 >= 0.8
+    assert np.mean(estimates) == pytest.approx(-1.0, abs=0.05)
