@@ -5,7 +5,7 @@ confidence and optional BTS prediction of the share answering "Yes, I agree").""
 from django import forms
 
 from core.columns import Column
-from core.report_texts import CI_LABEL, FEEDBACK, GROUP_MEANS, RESAMPLING, Explanation, ReportTable
+from core.report_texts import CI_LABEL, FEEDBACK, GROUP_MEANS, RESAMPLING, Explanation, ReportTable, TableView
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
@@ -200,6 +200,12 @@ class Agree(BlockTask):
         block.setdefault("question", DEFAULT_AGREE_QUESTION)
         block.setdefault("label_names", dict(DEFAULT_LABEL_NAMES))
         block.setdefault("confidence", False)
+
+    def present(self, name: str, frame) -> TableView:
+        """The ``agree_error_rates`` table with the accuracy's CI (FPR's and FNR's stay in the CSV)."""
+        if name != "agree_error_rates":
+            return super().present(name, frame)
+        return TableView(frame.rename(columns={"accuracy_low": "ci_low", "accuracy_high": "ci_high"}))
 
     def bts_positive(self, block: dict) -> BtsPositive | None:
         """Agreeing with the AI (1)."""

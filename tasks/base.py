@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING
 from django import forms
 
 from core.columns import Column
-from core.report_texts import ReportTable
+from core.report_texts import ReportTable, TableView
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
+    import pandas as pd
 
     from simulation.raters import SimulatedRater
 
@@ -147,6 +148,11 @@ class BlockTask(TaskType):
         """Fill in the documented defaults of the block's options (when the file is read)."""
         if "bts" in block and self.default_bts_prompt:
             block["bts"].setdefault("prompt", self.default_bts_prompt)
+
+    def present(self, name: str, frame: pd.DataFrame) -> TableView:
+        """What the analysis report shows of the block's table ``name`` (its CSV keeps all of ``frame``):
+        by default the whole table with its ``report_tables`` labels."""
+        return TableView(frame)
 
     def item_pages(self, block: dict, page: dict) -> list[dict]:
         """The pages of one item of a participant's plan, from its first (key ``<block>/<item>``)."""

@@ -4,7 +4,7 @@
 from django import forms
 
 from core.columns import Column
-from core.report_texts import GROUP_MEANS, RESAMPLING, Explanation, ReportTable
+from core.report_texts import GROUP_MEANS, RESAMPLING, Explanation, ReportTable, TableView
 from tasks.agree import BinaryTaskForm, binary_extras, bts_prompt
 from tasks.base import BlockTask, BtsPositive
 from tasks.fields import YES_NO
@@ -15,6 +15,21 @@ DEFAULT_COMPARABLE_QUESTION = "Should these two {subject_noun}s be treated alike
 
 # logit P(yes) = COMPARABLE_SLOPE * (1/2 - d) + leniency + noise, d the share of differing values
 COMPARABLE_SLOPE = 4.0
+
+
+PAIRS_SHOWN = 30  # pairs the report's table shows (the CSV has them all)
+
+
+def divisive_pairs(pairs, limit: int = PAIRS_SHOWN):
+    """The per-pair shares (a DataFrame) as one row per pair and one column per rater group, the ``limit``
+    pairs on which the rater groups differ most first."""
+    from fairness.rater_groups import ALL  # pandas: job workers only
+
+    wide = pairs.pivot_table(index="pair", columns="rater_group", values="share", aggfunc="first")
+    groups = [c for c in wide.columns if c != ALL]
+    spread = wide[groups].max(axis=1) - wide[groups].min(axis=1)
+    wide = wide[[ALL, *groups]].assign(spread=spread).sort_values("spread", ascending=False)
+    return wide.head(limit).reset_index().rename_axis(columns=None)
 
 
 class PairComparable(BlockTask):
@@ -79,6 +94,15 @@ class PairComparable(BlockTask):
         super().apply_defaults(block, pool)
         block.setdefault("question", DEFAULT_COMPARABLE_QUESTION)
         block.setdefault("strength", False)
+
+    def present(self, name: str, frame) -> TableView:
+        """The ``pairs`` table: the pairs that divide the rater groups most (:func:`divisive_pairs`)."""
+        if name != "pairs":
+            return super().present(name, frame)
+        shown = divisive_pairs(frame)
+        columns = {c: {"pair": "Pair", "spread": "Spread"}.get(c, c) for c in shown.columns}
+        note = f"The {len(shown)} pairs on which the rater groups differ most; every pair is in the CSV."
+        return TableView(shown, columns, (note,))
 
     def bts_positive(self, block: dict) -> BtsPositive | None:
         """Answering "Yes, treat them alike" (1)."""

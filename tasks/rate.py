@@ -7,7 +7,7 @@ import numpy as np
 from django import forms
 
 from core.columns import Column
-from core.report_texts import CI_LABEL, GROUP_MEANS, ICC_COLUMNS, RESAMPLING, Explanation, ReportTable
+from core.report_texts import CI_LABEL, GROUP_MEANS, ICC_COLUMNS, RESAMPLING, Explanation, ReportTable, TableView
 from tasks import questions
 from tasks.agree import bts_prompt
 from tasks.base import AnswerInput, BlockTask, BtsPositive
@@ -76,6 +76,9 @@ class RateForm(forms.Form):
             for name, measure in measures.items()
             if name in self.fields
         ]
+
+
+PARITY_ALPHA = 0.05  # the level of parity_by_rater_group's verdicts
 
 
 class Rate(BlockTask):
@@ -198,6 +201,18 @@ class Rate(BlockTask):
         scale = block["scale"]
         if scale["type"] == "likert":
             scale.setdefault("positive_from", len(scale["labels"]) // 2 + 1)
+
+    def present(self, name: str, frame) -> TableView:
+        """The ``parity`` table with the gap's CI (DPD's CI stays in the CSV) and, as notes, the verdicts
+        significant at :data:`PARITY_ALPHA`."""
+        if name != "parity":
+            return super().present(name, frame)
+        notes = tuple(
+            f"{r.subject_attribute} = {r.subject_group}: {r.verdict}"
+            for r in frame.itertuples(index=False)
+            if r.pvalue < PARITY_ALPHA
+        )
+        return TableView(frame.rename(columns={"gap_ci_low": "ci_low", "gap_ci_high": "ci_high"}), notes=notes)
 
     def bts_positive(self, block: dict) -> BtsPositive | None:
         """A rating at or above ``positive_from`` (Likert scales only: a number has no categories)."""

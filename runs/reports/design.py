@@ -51,20 +51,6 @@ HONESTY_COLUMNS = {
 }
 
 
-PAIRS_SHOWN = 30
-PARITY_ALPHA = 0.05  # the level of parity_by_rater_group's verdicts
-
-
-def divisive_pairs(pairs: pd.DataFrame, limit: int = PAIRS_SHOWN) -> pd.DataFrame:
-    """The per-pair shares as one row per pair and one column per rater group, the ``limit`` pairs on which
-    the rater groups differ most first (the full table is the section's CSV)."""
-    wide = pairs.pivot_table(index="pair", columns="rater_group", values="share", aggfunc="first")
-    groups = [c for c in wide.columns if c != ALL]
-    spread = wide[groups].max(axis=1) - wide[groups].min(axis=1)
-    wide = wide[[ALL, *groups]].assign(spread=spread).sort_values("spread", ascending=False)
-    return wide.head(limit).reset_index().rename_axis(columns=None)
-
-
 def honesty_summary(honesty: pd.DataFrame) -> pd.DataFrame:
     """Mean BTS scores of all scored participants and of each rater group."""
     columns = ["n_questions", "information", "prediction", "total"]
@@ -140,28 +126,15 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
             csv = f"{block.block}_{name}.csv"
             write_csv(frame, out_dir / csv)
             texts = DESIGN_TABLES[name]
-            shown, columns, notes = frame, texts.columns, []
-            if name == "pairs":
-                shown = divisive_pairs(frame)
-                columns = {c: {"pair": "Pair", "spread": "Spread"}.get(c, c) for c in shown.columns}
-                notes = [f"The {len(shown)} pairs on which the rater groups differ most; every pair is in the CSV."]
-            elif name == "parity":  # the gap's CI in the table; DPD's CI in the CSV
-                shown = frame.rename(columns={"gap_ci_low": "ci_low", "gap_ci_high": "ci_high"})
-                notes = [
-                    f"{r.subject_attribute} = {r.subject_group}: {r.verdict}"
-                    for r in frame.itertuples(index=False)
-                    if r.pvalue < PARITY_ALPHA
-                ]
-            elif name == "agree_error_rates":  # the accuracy's CI in the table; FPR's and FNR's in the CSV
-                shown = frame.rename(columns={"accuracy_low": "ci_low", "accuracy_high": "ci_high"})
+            view = BLOCK_TASKS[block.task].present(name, frame)
             section = table_section(
                 f"Block {block.block} ({block.task}): {texts.heading}",
-                shown,
+                view.frame,
                 explanation=texts.explanation,
                 csv=csv,
-                columns=columns,
+                columns=view.columns or texts.columns,
                 estimate=texts.estimate,
-                notes=notes,
+                notes=list(view.notes),
             )
             if i == 0:
                 section.paragraphs = list(block.notes)
