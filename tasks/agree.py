@@ -7,7 +7,7 @@ from django import forms
 from core.columns import Column
 from core.report_texts import CI_LABEL, FEEDBACK, GROUP_MEANS, RESAMPLING, Explanation, ReportTable, TableView
 from tasks import questions
-from tasks.base import AnswerInput, BlockTask, BtsPositive
+from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
 from tasks.schema import BTS, MODEL, QUESTION, TEXT, check_model
 
@@ -119,6 +119,16 @@ class Agree(BlockTask):
     shown_as = ("prompts", "subjects")
     export_table = "disagreements"
     builder_template = "disagreement"
+    builder_key = "agree"
+    builder_instructions = (
+        "You will read short descriptions of people, one at a time, together with the prediction of an AI "
+        "model about each of them.\n\n"
+        "For each person, say whether you agree with the AI's prediction and how confident you are. Then "
+        "estimate what percentage of the other participants agreed with the AI. There are no right or wrong "
+        "answers: we are interested in your own judgement."
+    )
+    builder_seconds = 25
+    builder_needs_model = True
     default_bts_prompt = "What percentage of other participants do you think agreed with the AI?"
     estimators = (
         "fairness.disagreement.disagreement_notions",
@@ -206,6 +216,10 @@ class Agree(BlockTask):
         if name != "agree_error_rates":
             return super().present(name, frame)
         return TableView(frame.rename(columns={"accuracy_low": "ci_low", "accuracy_high": "ci_high"}))
+
+    def builder_block(self, source: BuilderInput) -> dict:
+        """Every subject with the confidence question and the BTS follow-up."""
+        return {"task": self.name, "model": source.model, "confidence": True, "bts": {}}
 
     def bts_positive(self, block: dict) -> BtsPositive | None:
         """Agreeing with the AI (1)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 
@@ -39,6 +39,23 @@ class AnswerInput:
     subject_key: str = ""
     number: float | None = None
     text: str = ""
+
+
+@dataclass(frozen=True)
+class BuilderInput:
+    """What ``build_study`` gives a task type's builder template: the pool's subjects (CSV order; their
+    ``models`` hold ``model``'s output when the CSV has one), their feature columns (a DataFrame, one row
+    per subject), the pool's and the model's names, and the most items a block may list."""
+
+    subjects: list[dict]
+    features: Any
+    pool: str
+    model: str
+    max_items: int
+
+
+class BuilderProblem(ValueError):
+    """A CSV a task type's builder template cannot make a block of (the message says why)."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +133,17 @@ class BlockTask(TaskType):
     no_analysis: str = ""
     report_tables: dict[str, ReportTable] = {}
     default_bts_prompt: str = ""
+    # The builder template (``builder_template``): the block's key, the instructions page, the seconds one
+    # item takes (the consent text's estimate) and whether it needs the model's output.
+    builder_key: str = ""
+    builder_instructions: str = ""
+    builder_seconds: int = 0
+    builder_needs_model: bool = False
+
+    def builder_block(self, source: BuilderInput) -> dict:
+        """The options of the task block ``build_study --template builder_template`` makes (beside key,
+        type and pool); :class:`BuilderProblem` when the CSV cannot make one."""
+        raise NotImplementedError
 
     def item_id(self, item: dict) -> str:
         """A pair's or a set's id: ``"a~b"`` for a pair, the set's key (a subject's id is its own)."""

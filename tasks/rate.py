@@ -10,7 +10,7 @@ from core.columns import Column
 from core.report_texts import CI_LABEL, GROUP_MEANS, ICC_COLUMNS, RESAMPLING, Explanation, ReportTable, TableView
 from tasks import questions
 from tasks.agree import bts_prompt
-from tasks.base import AnswerInput, BlockTask, BtsPositive
+from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.fields import prediction_field, scale_field
 from tasks.schema import BTS, LABELS, MODEL, QUESTION, check_model
 
@@ -78,6 +78,17 @@ class RateForm(forms.Form):
         ]
 
 
+RATING_QUESTION = "How risky do you think this person is?"  # the builder template's question and scale
+RATING_LABELS = (
+    "Not at all risky",
+    "Slightly risky",
+    "Somewhat risky",
+    "Moderately risky",
+    "Quite risky",
+    "Very risky",
+    "Extremely risky",
+)
+RATING_POSITIVE_FROM = 5  # "Quite risky" and above count as the positive answer for BTS
 PARITY_ALPHA = 0.05  # the level of parity_by_rater_group's verdicts
 
 
@@ -110,6 +121,13 @@ class Rate(BlockTask):
     }
     needs = ("scale", "question")
     builder_template = "rating"
+    builder_key = "ratings"
+    builder_instructions = (
+        "You will read short descriptions of people, one at a time.\n\n"
+        "For each person, rate how risky you think they are, from 1 (not at all risky) to 7 (extremely "
+        "risky). There are no right or wrong answers: we are interested in your own judgement."
+    )
+    builder_seconds = 15
     default_bts_prompt = "What percentage of other participants do you think chose '{positive}' or higher?"
     estimators = (
         "fairness.rater_groups.rater_group_difference_tests",
@@ -213,6 +231,18 @@ class Rate(BlockTask):
             if r.pvalue < PARITY_ALPHA
         )
         return TableView(frame.rename(columns={"gap_ci_low": "ci_low", "gap_ci_high": "ci_high"}), notes=notes)
+
+    def builder_block(self, source: BuilderInput) -> dict:
+        """A 7-point Likert risk rating (points 5-7 count as "risky" if BTS is turned on); the model's output
+        kept, not shown, so that raters can be compared with the AI."""
+        block: dict = {
+            "task": self.name,
+            "question": RATING_QUESTION,
+            "scale": {"type": "likert", "labels": list(RATING_LABELS), "positive_from": RATING_POSITIVE_FROM},
+        }
+        if source.subjects[0]["models"]:
+            block.update(model=source.model, show_model=False)
+        return block
 
     def bts_positive(self, block: dict) -> BtsPositive | None:
         """A rating at or above ``positive_from`` (Likert scales only: a number has no categories)."""

@@ -115,3 +115,15 @@ def test_the_design_report_names_no_task_type_or_table():
     source = (Path(__file__).resolve().parents[1] / "runs" / "reports" / "design.py").read_text()
     names = {n for task in BLOCKS for n in (task.name, *task.report_tables)}
     assert not [n for n in sorted(names) if f'"{n}"' in source or f"'{n}'" in source]
+
+
+def test_the_builder_names_no_template_or_task_type():
+    """Each template's block, instructions, timing and option rules come from its task type
+    (``builder_block`` and the ``builder_*`` attributes): ``studies/builder.py`` names none of them."""
+    source = (Path(__file__).resolve().parents[1] / "studies" / "builder.py").read_text()
+    names = {n for task in BLOCKS for n in (task.name, task.builder_template) if n}
+    assert not [n for n in sorted(names) if f'"{n}"' in source or f"'{n}'" in source]
+    for task in BLOCKS:
+        if task.builder_template:
+            assert task.builder_key and task.builder_instructions and task.builder_seconds > 0, task.name
+            assert _overrides(task, "builder_block", BlockTask), task.name
