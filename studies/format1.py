@@ -16,13 +16,14 @@ per condition and in the same order of parts:
 * each attention check becomes an ``attention`` block placed after the stimulus set in which its
   ``after_pair``-th pair falls (:func:`attention_slots`, the rule format 1 plans use), counted in
   file order; ``exclude_if_failed`` / ``return_if_failed`` become ``attention``;
+* the condition's ``context`` sentence is each of its task blocks' ``intro`` (shown on every page);
 * slug, title, description, consent, completion, prolific, screening, time limit and bonus are kept.
 
 What format 2 has no field for yet, so the conversion does not carry it (see the README, "Format 1 in
 format 2"): the per-participant random order of the stimulus sets (format 2 shows blocks in file
 order), attention checks in the middle of a set's pairs, all prompts on one page with their prompt
-keys, and the conditions' ``context`` sentence, ``desirable`` and ``aggregate_scale`` (analysis
-parameters of the effort study). Page and question keys follow format 2's contract
+keys, and the conditions' ``desirable`` and ``aggregate_scale`` (analysis parameters of the effort
+study). Page and question keys follow format 2's contract
 (``<block>/<item>/<measure>``), not format 1's.
 """
 
@@ -87,6 +88,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
     when there are several conditions, so that keys stay unique)."""
     key = condition["key"]
     only = [key]
+    shown = {"intro": condition["context"]} if condition["context"] else {}  # on each of the block's pages
     n_pairs = sum(len(s["comparisons"]) for s in condition["stimulus_sets"])
     slots = attention_slots(checks, n_pairs)
     several = len(spec["conditions"]) > 1
@@ -108,6 +110,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             "task": "pair_distance",
             "pool": key,
             "conditions": only,
+            **shown,
             "pairs": [{"a": reference, "b": c["subject"], "relation": c["relation"]} for c in sset["comparisons"]],
             "measures": list(LIKERT_MEASURES),
             "likert": spec["likert"],
@@ -122,6 +125,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             "task": "fair_score",
             "pool": key,
             "conditions": only,
+            **shown,
             "model": AI_MODEL,
             "risk_label": condition["risk_label"],
             "sets": [
@@ -137,6 +141,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             "task": "agree",
             "pool": _prompt_pool_key(ci, condition),
             "conditions": only,
+            **shown,
             "model": AI_MODEL,
             "question": "The AI rates this {subject_noun} {prediction}. Do you agree?",
             "label_names": {"1": "high risk", "0": "low risk"},

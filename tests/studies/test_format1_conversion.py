@@ -50,6 +50,7 @@ def _small() -> dict:
                 "unit": "arrests",
                 "desirable": False,
                 "risk_label": "risk of re-offending",
+                "context": "Each person is a defendant.",
                 "subjects": subjects,
                 "stimulus_sets": sets,
                 "disagreement_prompts": [{"key": "q1", "subject": "A"}, {"key": "q2", "subject": "D"}],
@@ -88,6 +89,7 @@ def test_a_small_file_becomes_the_hand_worked_blocks():
     assert blocks[1]["rationale_factors"] is True and blocks[1]["bts"]["measures"] == ["overall"]
     assert blocks[5]["sets"] == [{"key": "s2", "reference": "K2", "comparisons": ["C", "D"]}]
     assert blocks[5]["risk_label"] == "risk of re-offending"
+    assert {b.get("intro") for b in blocks if b["type"] == "task"} == {"Each person is a defendant."}
     assert converted["attention"]["exclude_if_failed"] == 2
     prompts = next(p for p in converted["pools"] if p["key"] == blocks[-1]["pool"])
     assert [s["id"] for s in prompts["subjects"]] == ["A", "D"]
@@ -170,7 +172,7 @@ def test_simulated_participants_finish_a_converted_study_and_it_exports_their_pa
     assert set(export_tables("small-study").disagreements["prompt"].str.split("/").str[1]) == {"A", "D"}
 
 
-def test_a_fair_score_page_names_the_ai_score_with_the_blocks_risk_label(db, researcher):
+def test_a_fair_score_page_shows_the_blocks_intro_and_names_the_ai_score_with_its_risk_label(db, researcher):
     from django.template.loader import render_to_string
 
     from participation.pages import condition_index, page_context, page_form
@@ -181,6 +183,7 @@ def test_a_fair_score_page_names_the_ai_score_with_the_blocks_risk_label(db, res
     ctx = page_context(page, index)
     html = render_to_string(ctx.pop("template"), {**ctx, "form": page_form(page, index), "page": page})
     assert "The AI model gives K1 a risk of re-offending of <strong>10.0 out of 100</strong>" in html
+    assert '<h1>Fair risk scores</h1>\n<p class="context">Each person is a defendant.</p>' in html
     del study.spec["blocks"][2]["risk_label"]  # the default wording
     assert page_context(page, condition_index(study.spec, "other", "arrests"))["risk_label"] == "risk score"
 
