@@ -5,9 +5,10 @@ defaults filled in) and returns the format 2 file that asks the same questions o
 per condition and in the same order of parts:
 
 * each condition's subjects become a pool (key: the condition's key): ``series``, ``demographics``
-  as ``groups``, the AI's ``risk_score`` and ``label`` as model ``ai``, the chart's ``feature``,
-  ``unit`` and ``time_labels`` as its display; the subjects of the condition's disagreement prompts
-  also form a pool ``<condition>-prompts`` (an ``agree`` block asks about every subject of its pool);
+  as ``groups``, the AI's ``risk_score`` and ``label`` as model ``ai``, the condition's ``feature``,
+  ``unit`` and ``time_labels`` as its chart, the subject's id as its profile text; the subjects of
+  the condition's disagreement prompts also form a pool ``<condition>-prompts`` (an ``agree`` block
+  asks about every subject of its pool);
 * the instructions page, then per condition and stimulus set (file order) a ``pair_distance`` block
   over the set's pairs (reference K, comparison X, ``relation``) with the study's Likert scale, BTS
   questions and rationale factors, followed by a ``fair_score`` block over that set (model ``ai``,
@@ -59,7 +60,7 @@ def _pool(condition: dict, key: str, subject_ids: list[str] | None = None) -> di
     return {
         "key": key,
         "subject_noun": "person",
-        "display": {"chart": chart},
+        "display": {"profile": "{id}", "chart": chart},  # the id, as format 1 and the fair-score pages name them
         "subjects": [
             {
                 "id": s["id"],
