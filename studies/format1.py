@@ -17,12 +17,13 @@ per condition and in the same order of parts:
 * each attention check becomes an ``attention`` block placed after the stimulus set in which its
   ``after_pair``-th pair falls (:func:`attention_slots`, the rule format 1 plans use), counted in
   file order; ``exclude_if_failed`` / ``return_if_failed`` become ``attention``;
+* the stimulus sets (each a unit of its two blocks) are shown in an order drawn per participant, as in
+  format 1 (a ``shuffle`` per condition; the attention blocks keep their places between the sets);
 * the condition's ``context`` sentence is each of its task blocks' ``intro`` (shown on every page);
 * slug, title, description, consent, completion, prolific, screening, time limit and bonus are kept.
 
 What format 2 has no field for yet, so the conversion does not carry it (see the README, "Format 1 in
-format 2"): the per-participant random order of the stimulus sets (format 2 shows blocks in file
-order), attention checks in the middle of a set's pairs, all prompts on one page with their prompt
+format 2"): attention checks in the middle of a set's pairs, all prompts on one page with their prompt
 keys, and the conditions' ``desirable`` and ``aggregate_scale`` (analysis parameters of the effort
 study). Page and question keys follow format 2's contract
 (``<block>/<item>/<measure>``), not format 1's.
@@ -84,6 +85,15 @@ def _attention_block(check: dict, condition: str) -> dict:
     }
 
 
+def _set_units(ci: int, condition: dict) -> list[list[str]]:
+    """Each stimulus set's pair-distance and fair-score block keys (:func:`_condition_blocks`' keys)."""
+    units = []
+    for si, sset in enumerate(condition["stimulus_sets"]):
+        pairs_key = _key(condition["key"], sset["key"], fallback=f"c{ci + 1}-s{si + 1}")
+        units.append([pairs_key, _key(pairs_key, "output", fallback=f"c{ci + 1}-s{si + 1}-output")])
+    return units
+
+
 def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) -> Iterator[dict]:
     """One condition's task and attention blocks (attention blocks keyed ``<check>-<condition>``
     when there are several conditions, so that keys stay unique)."""
@@ -102,8 +112,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
 
     yield from attention_after(0, 0)
     pairs_before = 0
-    for si, sset in enumerate(condition["stimulus_sets"]):
-        pairs_key = _key(key, sset["key"], fallback=f"c{ci + 1}-s{si + 1}")
+    for sset, (pairs_key, output_key) in zip(condition["stimulus_sets"], _set_units(ci, condition), strict=True):
         reference = sset["reference"]
         block = {
             "key": pairs_key,
@@ -121,7 +130,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             block["bts"] = {"prompt": spec["bts"]["prompt"], "measures": spec["bts"]["questions"]}
         yield block
         yield {
-            "key": _key(pairs_key, "output", fallback=f"c{ci + 1}-s{si + 1}-output"),
+            "key": output_key,
             "type": "task",
             "task": "fair_score",
             "pool": key,
@@ -175,4 +184,7 @@ def format1_to_format2(spec: dict) -> dict:
     for ci, condition in enumerate(spec["conditions"]):
         blocks += _condition_blocks(spec, ci, condition, checks["items"])
     out["blocks"] = blocks
+    shuffles = [_set_units(ci, c) for ci, c in enumerate(spec["conditions"]) if len(c["stimulus_sets"]) > 1]
+    if shuffles:  # the sets in an order drawn per participant, as format 1 plans do
+        out["shuffle"] = [{"units": units} for units in shuffles]
     return out
