@@ -221,3 +221,18 @@ def test_the_converted_stimulus_sets_come_in_an_order_drawn_per_participant(demo
         ]
         firsts[sets[0]] += 1
     assert len(firsts) == 3 and all(67 <= n <= 133 for n in firsts.values()), firsts
+
+
+def test_convert_study_names_the_rule_when_the_converted_keys_collide(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    spec = _small()
+    spec["attention_checks"]["items"][0]["key"] = "instructions"  # the instructions block's key
+    source = tmp_path / "small.json"
+    source.write_text(json.dumps(spec))
+    with pytest.raises(
+        CommandError,
+        match="not a valid format 2 file: invalid study file:\n  - blocks: block key 'instructions' is used twice",
+    ):
+        call_command("convert_study", str(source), out=str(tmp_path / "out.json"))
+    assert not (tmp_path / "out.json").exists()

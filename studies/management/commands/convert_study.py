@@ -22,7 +22,10 @@ class Command(BaseCommand):
         if spec["format"] != 1:
             raise CommandError(f"{file}: format: is already {spec['format']}; only format 1 files are converted")
         converted = format1_to_format2(spec)
-        validate_study(converted)  # a converted file that format 2 refused would be a bug here, not in the file
+        try:
+            validate_study(converted)
+        except InvalidStudyFile as exc:  # e.g. two keys that only differ beyond 40 characters
+            raise CommandError(f"{file}: the converted file is not a valid format 2 file: {exc}") from exc
         Path(out).write_text(json.dumps(converted, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         blocks = len(converted["blocks"])
         self.stdout.write(
