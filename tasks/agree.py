@@ -2,12 +2,14 @@
 condition on one page; format 2 ``agree`` blocks: one subject per page with a profile card, optional
 confidence and optional BTS prediction of the share answering "Yes, I agree")."""
 
+import math
+
 from django import forms
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, FEEDBACK, GROUP_MEANS, RESAMPLING, Explanation, ReportTable, TableView
 from tasks import questions
-from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
+from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundAnswers
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
 from tasks.schema import BTS, MODEL, QUESTION, TEXT, check_model
 
@@ -216,6 +218,32 @@ class Agree(BlockTask):
         if name != "agree_error_rates":
             return super().present(name, frame)
         return TableView(frame.rename(columns={"accuracy_low": "ci_low", "accuracy_high": "ci_high"}))
+
+    def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
+        """The disagreements table: one row per answered page, ``prompt`` the page key, ``demo_*`` the
+        subject's group columns, ``model_label`` / ``model_score`` the block's model's output."""
+        rows = []
+        for page in pages:
+            agree = found.number(page["key"], "agree")
+            if math.isnan(agree):
+                continue
+            block = content.blocks[page["block"]]
+            subject = content.subject(block["pool"], page["item"])
+            output = content.model_output(block["pool"], page["item"], block["model"])
+            label = int(output["label"])
+            rows.append(
+                {
+                    "prompt": page["key"],
+                    "subject": page["item"],
+                    "model_label": label,
+                    "model_score": output.get("score", math.nan),
+                    "agree": int(agree),
+                    "disagreement": 1 - int(agree),
+                    "participant_label": label if agree == 1 else 1 - label,
+                    **{f"demo_{k}": v for k, v in subject["groups"].items()},
+                }
+            )
+        return rows
 
     def builder_block(self, source: BuilderInput) -> dict:
         """Every subject with the confidence question and the BTS follow-up."""

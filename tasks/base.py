@@ -41,6 +41,31 @@ class AnswerInput:
     text: str = ""
 
 
+def answer_number(value) -> float | None:
+    """A stored answer's number as a float; None when it has none (None or NaN)."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+class FoundAnswers:
+    """One participant's stored answers (rows with ``page``, ``measure``, ``subject``, ``number``,
+    ``text``) by (page, measure) and by (page, measure, subject): the first stored for a page and measure."""
+
+    def __init__(self, answers: list) -> None:
+        self.answers: dict[tuple[str, str, str], object] = {}
+        for answer in answers:
+            self.answers.setdefault((answer.page, answer.measure, ""), answer)
+            self.answers[(answer.page, answer.measure, answer.subject)] = answer
+
+    def number(self, page_key: str, measure: str, subject: str = "") -> float:
+        answer = self.answers.get((page_key, measure, subject))
+        value = None if answer is None else answer_number(answer.number)  # type: ignore[attr-defined]
+        return math.nan if value is None else value
+
+    def text(self, page_key: str, measure: str, subject: str = "") -> str:
+        answer = self.answers.get((page_key, measure, subject))
+        return "" if answer is None else answer.text  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
 class BuilderInput:
     """What ``build_study`` gives a task type's builder template: the pool's subjects (CSV order; their
@@ -139,6 +164,13 @@ class BlockTask(TaskType):
     builder_instructions: str = ""
     builder_seconds: int = 0
     builder_needs_model: bool = False
+
+    def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
+        """One participant's rows of the derived table ``export_table`` (its columns after the participant's
+        and before ``excluded``, which the export adds): ``pages`` are the participant's pages of this task
+        type in plan order, ``found`` their answers, ``content`` the study's ``studies.content.StudyContent``
+        and ``seconds(page_key)`` the time spent on a page (NaN if unknown)."""
+        return []
 
     def builder_block(self, source: BuilderInput) -> dict:
         """The options of the task block ``build_study --template builder_template`` makes (beside key,

@@ -127,3 +127,8 @@ def test_the_builder_names_no_template_or_task_type():
         if task.builder_template:
             assert task.builder_key and task.builder_instructions and task.builder_seconds > 0, task.name
             assert _overrides(task, "builder_block", BlockTask), task.name
+
+
+def test_a_task_type_with_an_export_table_makes_its_rows():
+    for task in BLOCKS:
+        assert (task.export_table is not None) == _overrides(task, "export_rows", BlockTask), task.name
