@@ -3,6 +3,7 @@ the formula and its source), its heading, its columns' labels and the estimate w
 numbers take. Neutral, so that each task type's module can state its own tables (``BlockTask.report_tables``)."""
 
 from dataclasses import dataclass
+from typing import Any
 
 CI_LABEL = "95% CI"
 EFFORT = "Effort-aware fairness paper"
@@ -30,6 +31,18 @@ class ReportTable:
     columns: dict[str, str]
     explanation: Explanation
     estimate: str | None = None
+
+
+@dataclass(frozen=True)
+class TableView:
+    """What a report shows of a table whose CSV holds all of it: the rows (a DataFrame), their column
+    labels (None: the ``ReportTable``'s), notes under the table and a figure of it (a Plotly figure,
+    built only by the job that writes the report; None: no figure)."""
+
+    frame: Any
+    columns: dict[str, str] | None = None
+    notes: tuple[str, ...] = ()
+    figure: Any = None
 
 
 GROUP_MEANS = {

@@ -179,17 +179,46 @@ def _ordered(block: dict, items: list[str], rng: np.random.Generator) -> list[st
     return [slot if slot is not None else next(fill) for slot in slots]
 
 
+SHUFFLE_STREAM = 2  # the participant's block order comes from default_rng([seed, SHUFFLE_STREAM])
+
+
+def shuffled_blocks(spec: dict, seed: int) -> list[dict]:
+    """The file's blocks in this participant's order: the units of each ``shuffle`` swap places in an
+    order drawn per participant (one permutation per shuffle, from its own stream ``default_rng([seed, 2])``,
+    so a file without a shuffle plans as before); blocks in no unit keep their places."""
+    blocks = spec["blocks"]
+    if not spec.get("shuffle"):
+        return blocks
+    rng = np.random.default_rng([seed, SHUFFLE_STREAM])
+    by_key = {b["key"]: b for b in blocks}
+    unit_at: dict[str, list[str]] = {}  # a unit's first block -> the unit shown in its place
+    inside: set[str] = set()
+    for shuffle in spec["shuffle"]:
+        units = shuffle["units"]
+        for unit, shown in zip(units, [units[i] for i in rng.permutation(len(units))], strict=True):
+            unit_at[unit[0]] = shown
+            inside.update(unit)
+    ordered: list[dict] = []
+    for block in blocks:
+        if block["key"] in unit_at:
+            ordered += [by_key[key] for key in unit_at[block["key"]]]
+        elif block["key"] not in inside:
+            ordered.append(block)
+    return ordered
+
+
 def build_plan_v2(
     spec: dict, content: StudyContent, condition_key: str, seed: int, item_choice: dict[str, list[str]]
 ) -> list[dict]:
-    """A format 2 participant's pages (the contract's page dicts), blocks in file order.
+    """A format 2 participant's pages (the contract's page dicts), blocks in file order (the units of a
+    ``shuffle`` in the participant's order, :func:`shuffled_blocks`).
 
     Blocks not shown in ``condition_key`` are left out; a task block's items are those of
     ``item_choice`` (the sampled blocks) or all of them, in the order drawn from ``seed``; every
     task page carries its ``position`` within the block."""
     rng = np.random.default_rng(seed)
     pages: list[dict] = [{"key": "screening", "kind": "screening"}] if spec.get("screening") else []
-    for block in spec["blocks"]:
+    for block in shuffled_blocks(spec, seed):
         key = block["key"]
         if condition_key not in block["conditions"]:
             continue

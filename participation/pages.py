@@ -135,5 +135,7 @@ def page_context(page: dict, index: PageIndex) -> dict:
     """Template name and the data it needs, beyond the form."""
     task = task_for(page)
     ctx: dict = {"condition": index.condition, "unit": index.condition.get("unit", "")}
+    if isinstance(index, ContentIndex) and "block" in page:  # a block's intro, shown on each of its pages
+        ctx["intro"] = index.block(page).get("intro", "")
     ctx.update(task.context(page, index))
     return {"template": task.template(page), **ctx}

@@ -12,18 +12,12 @@ this code never changes what a participant already saw.
 
 import numpy as np
 
+from studies.format1 import attention_slots
+
 PAIR_MEASURES = ("trajectory", "aggregate", "overall")
 # Page fields that record where a page fell in this participant's order; they do not change what
 # the page shows (its key, kind, set, subjects, prompts and check do).
 ORDER_FIELDS = ("set_position", "pair_position")
-
-
-def _attention_slots(checks: list[dict], n_pairs: int) -> dict[int, list[dict]]:
-    slots: dict[int, list[dict]] = {}
-    for i, check in enumerate(checks):
-        after = check.get("after_pair", round((i + 1) * n_pairs / (len(checks) + 1)))
-        slots.setdefault(min(after, n_pairs), []).append(check)
-    return slots
 
 
 def build_plan(spec: dict, condition_key: str, seed: int) -> list[dict]:
@@ -32,7 +26,7 @@ def build_plan(spec: dict, condition_key: str, seed: int) -> list[dict]:
     condition = next(c for c in spec["conditions"] if c["key"] == condition_key)
     sets = [condition["stimulus_sets"][i] for i in rng.permutation(len(condition["stimulus_sets"]))]
     n_pairs = sum(len(s["comparisons"]) for s in sets)
-    slots = _attention_slots(spec.get("attention_checks", {}).get("items", []), n_pairs)
+    slots = attention_slots(spec.get("attention_checks", {}).get("items", []), n_pairs)
 
     pages: list[dict] = [{"key": "screening", "kind": "screening"}] if spec.get("screening") else []
     pages.append({"key": "instructions", "kind": "instructions"})

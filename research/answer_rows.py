@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from participation.models import Participant
+from tasks.base import answer_number
 
 FORMAT1_PAGES = {  # page kind -> (block, task)
     "likert": ("pairs", "pair_distance"),
@@ -50,10 +51,6 @@ def references_of(spec: dict) -> dict[tuple[str, str], str]:
     if is_format2(spec):
         return {}
     return {(c["key"], s["key"]): s["reference"] for c in spec["conditions"] for s in c["stimulus_sets"]}
-
-
-def number_or_none(value) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
 def row_base(slug: str, version: int, p: Participant) -> dict[str, Any]:
@@ -98,7 +95,7 @@ def participant_answer_rows(
             "task": task,
             "subject": subject,
             "measure": answer.measure,
-            "value": number_or_none(answer.number),
+            "value": answer_number(answer.number),
             "text": answer.text,
             "page_position": position,
             "excluded": excluded,

@@ -27,6 +27,9 @@ from research.answer_rows import is_excluded, neutralise
 from research.participant_samples import DEFAULT_SAMPLE, sample_filter
 from research.tables import COLUMNS, TABLES, tables_of
 from studies.models import Study
+from tasks import block_task
+
+DISAGREE = "disagreements"  # the table whose rows carry the subjects' groups as demo_* columns
 
 if TYPE_CHECKING:
     from research.codebook import TableLabels
@@ -223,8 +226,8 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
     for column in ("first_shown_at", "submitted_at"):
         pages[column] = pages[column].map(_iso)
     source = export_answers.Source(slug, studies, participants, answers, visits, excluded)
-    pair_rows += export_answers.format2_pair_rows(source)
-    disagreement_rows += export_answers.format2_disagreement_rows(source)
+    pair_rows += export_answers.task_table_rows(source, "pairs")
+    disagreement_rows += export_answers.task_table_rows(source, DISAGREE)
     return ExportTables(
         pairs=pd.DataFrame(pair_rows, columns=list(COLUMNS["pairs"])),
         participants=pd.DataFrame(participant_rows, columns=list(COLUMNS["participants"])),
@@ -238,14 +241,16 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
 
 def demo_columns(specs: list[dict]) -> dict[str, list]:
     """The disagreements table's ``demo_<key>`` columns with their values, in file order: format 1
-    subjects' demographics, format 2 the groups of the subjects in pools that agree tasks draw from."""
+    subjects' demographics, format 2 the groups of the subjects in pools that the task blocks of the
+    disagreements table draw from."""
     values: dict[str, list] = {}
     for spec in specs:
         if spec.get("format", 1) == 1:
             subjects = [s for c in spec["conditions"] for s in c["subjects"] if c.get("disagreement_prompts")]
             groups = [s.get("demographics", {}) for s in subjects]
         else:
-            pools = {b["pool"] for b in spec["blocks"] if b["type"] == "task" and b["task"] == "agree"}
+            tasks = [b for b in spec["blocks"] if b["type"] == "task"]
+            pools = {b["pool"] for b in tasks if block_task(b).export_table == DISAGREE}
             groups = [s["groups"] for pool in spec["pools"] if pool["key"] in pools for s in pool["subjects"]]
         for group in groups:
             for key, value in group.items():

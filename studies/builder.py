@@ -39,33 +39,20 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from studies.format2 import item_strata, placeholder_problems, placeholders
 from studies.pools import subjects_from_frame
 from studies.study_file import MAX_LIST_ITEMS, SLUG_PATTERN, InvalidStudyFile
 from tasks import BLOCK_TASKS, block_task
+from tasks.base import BuilderInput, BuilderProblem
 
 # build_study --template name -> the task type whose block it builds (``BlockTask.builder_template``)
-TEMPLATE_TASKS = {task.builder_template: task.name for task in BLOCK_TASKS.values() if task.builder_template}
-TEMPLATES = tuple(TEMPLATE_TASKS)
+BUILDERS = {task.builder_template: task for task in BLOCK_TASKS.values() if task.builder_template}
+TEMPLATES = tuple(BUILDERS)
 POOL = "subjects"
 MODEL = "ai"
 NOUN = "person"
-TASK_BLOCKS = {"disagreement": "agree", "rating": "ratings", "comparable": "pairs"}
-RATING_QUESTION = "How risky do you think this person is?"
-RATING_LABELS = (
-    "Not at all risky",
-    "Slightly risky",
-    "Somewhat risky",
-    "Moderately risky",
-    "Quite risky",
-    "Very risky",
-    "Extremely risky",
-)
-RATING_POSITIVE_FROM = 5  # "Quite risky" and above count as the positive answer for BTS
-SECONDS_PER_ITEM = {"disagreement": 25, "rating": 15, "comparable": 30}  # for the consent text's estimate
 SHOWN_ROWS = 5  # rows named in one error message
 
 ROLES = ("Member of the public", "Works in criminal justice", "Affected person or family", "Other")
@@ -79,26 +66,6 @@ EDUCATION = (
     "Postgraduate degree",
     "Prefer not to say",
 )
-
-INSTRUCTIONS = {
-    "disagreement": (
-        "You will read short descriptions of people, one at a time, together with the prediction of an AI "
-        "model about each of them.\n\n"
-        "For each person, say whether you agree with the AI's prediction and how confident you are. Then "
-        "estimate what percentage of the other participants agreed with the AI. There are no right or wrong "
-        "answers: we are interested in your own judgement."
-    ),
-    "rating": (
-        "You will read short descriptions of people, one at a time.\n\n"
-        "For each person, rate how risky you think they are, from 1 (not at all risky) to 7 (extremely "
-        "risky). There are no right or wrong answers: we are interested in your own judgement."
-    ),
-    "comparable": (
-        "You will read descriptions of two people at a time.\n\n"
-        "For each pair, say whether a decision maker should treat the two people alike, and how sure you are. "
-        "There are no right or wrong answers: we are interested in your own judgement."
-    ),
-}
 
 
 class StudyBuildError(ValueError):
@@ -183,7 +150,7 @@ def build_study_from_frame(frame: pd.DataFrame, options: BuildOptions, *, name: 
             block["assignment"]["stratify_by"] = options.stratify_by
         _check_assignment(block, pool, options, items)
     shown = options.per_participant or items
-    minutes = math.ceil(3 + shown * SECONDS_PER_ITEM[options.template] / 60)
+    minutes = math.ceil(3 + shown * BUILDERS[options.template].builder_seconds / 60)
     default_slug = _slugify(f"{Path(name).stem}-{options.template}")
     return {
         "format": 2,
@@ -206,7 +173,7 @@ def build_study_from_frame(frame: pd.DataFrame, options: BuildOptions, *, name: 
         "seed": 0,
         "pools": [pool],
         "blocks": [
-            {"key": "instructions", "type": "instructions", "text": INSTRUCTIONS[options.template]},
+            {"key": "instructions", "type": "instructions", "text": BUILDERS[options.template].builder_instructions},
             stakeholder_questionnaire(),
             {
                 "key": "attention_1",
@@ -314,11 +281,14 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
         )
     if options.stratify_by and options.per_participant is None:
         problems.append("--stratify-by needs --per-participant (the number of items each participant sees)")
-    if options.template == "comparable" and options.stratify_by:
-        problems.append("--stratify-by is not available for the comparable template: its items are pairs of subjects")
-    if options.template == "disagreement" and not (options.label_column or options.score_column):
+    task = BUILDERS.get(options.template)
+    if task is not None and task.item_shape == "pairs" and options.stratify_by:
         problems.append(
-            "the disagreement template needs the AI's prediction: give --label-column and/or --score-column"
+            f"--stratify-by is not available for the {options.template} template: its items are pairs of subjects"
+        )
+    if task is not None and task.builder_needs_model and not (options.label_column or options.score_column):
+        problems.append(
+            f"the {options.template} template needs the AI's prediction: give --label-column and/or --score-column"
         )
     return problems
 
@@ -366,41 +336,23 @@ def _display(frame: pd.DataFrame, options: BuildOptions) -> dict:
 
 
 def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions) -> dict:
-    key = TASK_BLOCKS[options.template]
-    base = {"key": key, "type": "task", "pool": POOL}
-    if options.template == "disagreement":
-        return {**base, "task": TEMPLATE_TASKS["disagreement"], "model": MODEL, "confidence": True, "bts": {}}
-    if options.template == "rating":
-        block = {
-            **base,
-            "task": TEMPLATE_TASKS["rating"],
-            "question": RATING_QUESTION,
-            "scale": {"type": "likert", "labels": list(RATING_LABELS), "positive_from": RATING_POSITIVE_FROM},
-        }
-        if subjects[0]["models"]:
-            block.update(model=MODEL, show_model=False)
-        return block
+    """The template's task block: key, type and pool, then what its task type's builder makes
+    (``BlockTask.builder_block``) of the subjects and the feature columns."""
+    task = BUILDERS[options.template]
     model_columns = {options.id_column, options.label_column, options.score_column, options.outcome_column}
     model_columns |= set(options.group_columns)
     features = [str(c) for c in frame.columns if c not in model_columns]
-    if not features:
-        raise StudyBuildError(
-            ["the comparable template needs at least one feature column (besides id, groups and model) to draw pairs"]
-        )
-    if len(subjects) < 3:
-        raise StudyBuildError([f"the comparable template needs at least 3 subjects; the CSV has {len(subjects)}"])
-    pairs = draw_pairs(frame[features], [s["id"] for s in subjects], seed=0)
-    if len(pairs) > MAX_LIST_ITEMS:
-        raise StudyBuildError(
-            [f"{len(pairs):,} pairs from {len(subjects):,} subjects; a block holds at most {MAX_LIST_ITEMS:,}"]
-        )
-    return {**base, "task": TEMPLATE_TASKS["comparable"], "pairs": pairs, "strength": True}
+    source = BuilderInput(subjects, frame[features], POOL, MODEL, MAX_LIST_ITEMS)
+    try:
+        return {"key": task.builder_key, "type": "task", "pool": POOL, **task.builder_block(source)}
+    except BuilderProblem as exc:
+        raise StudyBuildError([str(exc)]) from exc
 
 
 def _check_assignment(block: dict, pool: dict, options: BuildOptions, items: int) -> None:
     """M items per participant fit the pool, and with strata M / k items from each of the k values."""
     m = options.per_participant
-    noun = "pairs" if options.template == "comparable" else "subjects"
+    noun = "pairs" if BUILDERS[options.template].item_shape == "pairs" else "subjects"
     if m < 1:
         raise StudyBuildError([f"--per-participant must be at least 1 (got {m})"])
     if m > items:
@@ -424,53 +376,6 @@ def _check_assignment(block: dict, pool: dict, options: BuildOptions, items: int
                 f"but {', '.join(small)}"
             ]
         )
-
-
-def gower_distances(features: pd.DataFrame, rows: slice) -> np.ndarray:
-    """Gower's (1971) distance of the subjects in ``rows`` to every subject: the mean over the columns of
-    |x_i - x_j| / range for numeric columns (0 when the range is 0) and 0/1 (equal / not) for the others."""
-    total = np.zeros((len(range(*rows.indices(len(features)))), len(features)))
-    for column in features.columns:
-        values = features[column]
-        numeric = pd.to_numeric(values, errors="coerce")
-        if numeric.notna().all():
-            x = numeric.to_numpy(dtype=float)
-            spread = x.max() - x.min()
-            if spread > 0:
-                total += np.abs(x[rows, None] - x[None, :]) / spread
-        else:
-            codes = values.astype(str).to_numpy()
-            total += codes[rows, None] != codes[None, :]
-    return total / len(features.columns)
-
-
-def draw_pairs(features: pd.DataFrame, ids: list[str], *, seed: int = 0, chunk: int = 512) -> list[dict]:
-    """Pairs for ``pair_comparable``: for each subject in CSV order, its nearest neighbour (Gower distance on
-    the feature columns; ties: the first in CSV order) and one far neighbour drawn uniformly with
-    ``numpy.random.default_rng(seed)`` from the subjects at or beyond the median of its distances (never the
-    near one). Each pair records its ``relation`` ("near" / "far"); a pair found twice (A-B and B-A) is kept
-    once, where it first appears."""
-    rng = np.random.default_rng(seed)
-    n = len(ids)
-    features = features.reset_index(drop=True)
-    pairs, seen = [], set()
-    for start in range(0, n, chunk):
-        block = gower_distances(features, slice(start, min(n, start + chunk)))
-        for offset, distances in enumerate(block):
-            i = start + offset
-            distances = distances.copy()
-            distances[i] = np.inf
-            near = int(np.argmin(distances))
-            others = np.delete(np.arange(n), [i, near])
-            median = np.median(distances[others])
-            far_candidates = others[distances[others] >= median]
-            far = int(rng.choice(far_candidates))
-            for j, relation in ((near, "near"), (far, "far")):
-                key = frozenset((ids[i], ids[j]))
-                if key not in seen:
-                    seen.add(key)
-                    pairs.append({"a": ids[i], "b": ids[j], "relation": relation})
-    return pairs
 
 
 def _slugify(text: str) -> str:

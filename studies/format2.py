@@ -219,6 +219,17 @@ SCHEMA: dict[str, Any] = {
         },
         "pools": {"type": "array", "minItems": 1, "items": _pool},
         "blocks": {"type": "array", "minItems": 1, "items": _block},
+        "shuffle": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["units"],
+                "properties": {
+                    "units": {"type": "array", "minItems": 2, "items": {"type": "array", "minItems": 1, "items": _key}}
+                },
+            },
+        },
     },
 }
 
@@ -319,8 +330,30 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
         # exclude_if_failed's default without checks (1) is inert, so a validated file validates again
         if name in checks and checks[name] > max(n_attention, name == "exclude_if_failed"):
             add(f"attention.{name}", f"cannot exceed the number of attention blocks ({n_attention})")
+    problems.extend(_shuffle_problems(spec))
     problems.extend(v1.screening_problems(spec))
     problems.extend(v1.quota_problems(spec))
+    return problems
+
+
+def _shuffle_problems(spec: dict) -> list[v1.StudyFileProblem]:
+    """Each unit of a ``shuffle`` lists blocks of the file, consecutive and in file order, and no
+    block is in two units."""
+    problems: list[v1.StudyFileProblem] = []
+    position = {b["key"]: i for i, b in enumerate(spec["blocks"])}
+    seen: set[str] = set()
+    for si, shuffle in enumerate(spec.get("shuffle", [])):
+        for ui, unit in enumerate(shuffle["units"]):
+            base = f"shuffle[{si}].units[{ui}]"
+            for ki, key in enumerate(unit):
+                if key not in position:
+                    problems.append(v1.StudyFileProblem(f"{base}[{ki}]", f"{key!r} is not a block"))
+                elif key in seen:
+                    problems.append(v1.StudyFileProblem(f"{base}[{ki}]", f"block {key!r} is in another unit"))
+                seen.add(key)
+            places = [position[key] for key in unit if key in position]
+            if len(places) == len(unit) and places != list(range(places[0], places[0] + len(unit))):
+                problems.append(v1.StudyFileProblem(base, "a unit's blocks must be consecutive blocks, in file order"))
     return problems
 
 

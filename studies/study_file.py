@@ -15,6 +15,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from tasks.fair_score import DEFAULT_RISK_LABEL
 from tasks.pair_distance import DEFAULT_BTS_PROMPT, LIKERT, likert_defaults
 from tasks.schema import KEY, LIKERT_QUESTIONS, TEXT, duplicates
 
@@ -415,7 +416,7 @@ def with_defaults(spec: dict) -> dict:
         cond.setdefault("time_labels", [f"Year {i + 1}" for i in range(steps)])
         cond.setdefault("aggregate_scale", 1.0)
         cond.setdefault("context", "")
-        cond.setdefault("risk_label", "risk score")
+        cond.setdefault("risk_label", DEFAULT_RISK_LABEL)
         cond.setdefault("disagreement_prompts", [])
         for subject in cond["subjects"]:
             subject.setdefault("demographics", {})

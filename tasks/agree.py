@@ -2,12 +2,14 @@
 condition on one page; format 2 ``agree`` blocks: one subject per page with a profile card, optional
 confidence and optional BTS prediction of the share answering "Yes, I agree")."""
 
+import math
+
 from django import forms
 
 from core.columns import Column
-from core.report_texts import CI_LABEL, FEEDBACK, GROUP_MEANS, IN_GROUP, RESAMPLING, Explanation, ReportTable
+from core.report_texts import CI_LABEL, FEEDBACK, GROUP_MEANS, IN_GROUP, RESAMPLING, Explanation, ReportTable, TableView
 from tasks import questions
-from tasks.base import AnswerInput, BlockTask, BtsPositive
+from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundAnswers
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
 from tasks.schema import BTS, MODEL, QUESTION, TEXT, check_model
 
@@ -119,6 +121,16 @@ class Agree(BlockTask):
     shown_as = ("prompts", "subjects")
     export_table = "disagreements"
     builder_template = "disagreement"
+    builder_key = "agree"
+    builder_instructions = (
+        "You will read short descriptions of people, one at a time, together with the prediction of an AI "
+        "model about each of them.\n\n"
+        "For each person, say whether you agree with the AI's prediction and how confident you are. Then "
+        "estimate what percentage of the other participants agreed with the AI. There are no right or wrong "
+        "answers: we are interested in your own judgement."
+    )
+    builder_seconds = 25
+    builder_needs_model = True
     default_bts_prompt = "What percentage of other participants do you think agreed with the AI?"
     estimators = (
         "fairness.disagreement.disagreement_notions",
@@ -201,6 +213,42 @@ class Agree(BlockTask):
         block.setdefault("question", DEFAULT_AGREE_QUESTION)
         block.setdefault("label_names", dict(DEFAULT_LABEL_NAMES))
         block.setdefault("confidence", False)
+
+    def present(self, name: str, frame) -> TableView:
+        """The ``agree_error_rates`` table with the accuracy's CI (FPR's and FNR's stay in the CSV)."""
+        if name != "agree_error_rates":
+            return super().present(name, frame)
+        return TableView(frame.rename(columns={"accuracy_low": "ci_low", "accuracy_high": "ci_high"}))
+
+    def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
+        """The disagreements table: one row per answered page, ``prompt`` the page key, ``demo_*`` the
+        subject's group columns, ``model_label`` / ``model_score`` the block's model's output."""
+        rows = []
+        for page in pages:
+            agree = found.number(page["key"], "agree")
+            if math.isnan(agree):
+                continue
+            block = content.blocks[page["block"]]
+            subject = content.subject(block["pool"], page["item"])
+            output = content.model_output(block["pool"], page["item"], block["model"])
+            label = int(output["label"])
+            rows.append(
+                {
+                    "prompt": page["key"],
+                    "subject": page["item"],
+                    "model_label": label,
+                    "model_score": output.get("score", math.nan),
+                    "agree": int(agree),
+                    "disagreement": 1 - int(agree),
+                    "participant_label": label if agree == 1 else 1 - label,
+                    **{f"demo_{k}": v for k, v in subject["groups"].items()},
+                }
+            )
+        return rows
+
+    def builder_block(self, source: BuilderInput) -> dict:
+        """Every subject with the confidence question and the BTS follow-up."""
+        return {"task": self.name, "model": source.model, "confidence": True, "bts": {}}
 
     def bts_positive(self, block: dict) -> BtsPositive | None:
         """Agreeing with the AI (1)."""

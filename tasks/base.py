@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 
 from core.columns import Column
-from core.report_texts import ReportTable
+from core.report_texts import ReportTable, TableView
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
+    import pandas as pd
 
     from simulation.raters import SimulatedRater
 
@@ -38,6 +39,48 @@ class AnswerInput:
     subject_key: str = ""
     number: float | None = None
     text: str = ""
+
+
+def answer_number(value) -> float | None:
+    """A stored answer's number as a float; None when it has none (None or NaN)."""
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+class FoundAnswers:
+    """One participant's stored answers (rows with ``page``, ``measure``, ``subject``, ``number``,
+    ``text``) by (page, measure) and by (page, measure, subject): the first stored for a page and measure."""
+
+    def __init__(self, answers: list) -> None:
+        self.answers: dict[tuple[str, str, str], object] = {}
+        for answer in answers:
+            self.answers.setdefault((answer.page, answer.measure, ""), answer)
+            self.answers[(answer.page, answer.measure, answer.subject)] = answer
+
+    def number(self, page_key: str, measure: str, subject: str = "") -> float:
+        answer = self.answers.get((page_key, measure, subject))
+        value = None if answer is None else answer_number(answer.number)  # type: ignore[attr-defined]
+        return math.nan if value is None else value
+
+    def text(self, page_key: str, measure: str, subject: str = "") -> str:
+        answer = self.answers.get((page_key, measure, subject))
+        return "" if answer is None else answer.text  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class BuilderInput:
+    """What ``build_study`` gives a task type's builder template: the pool's subjects (CSV order; their
+    ``models`` hold ``model``'s output when the CSV has one), their feature columns (a DataFrame, one row
+    per subject), the pool's and the model's names, and the most items a block may list."""
+
+    subjects: list[dict]
+    features: Any
+    pool: str
+    model: str
+    max_items: int
+
+
+class BuilderProblem(ValueError):
+    """A CSV a task type's builder template cannot make a block of (the message says why)."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +158,24 @@ class BlockTask(TaskType):
     no_analysis: str = ""
     report_tables: dict[str, ReportTable] = {}
     default_bts_prompt: str = ""
+    # The builder template (``builder_template``): the block's key, the instructions page, the seconds one
+    # item takes (the consent text's estimate) and whether it needs the model's output.
+    builder_key: str = ""
+    builder_instructions: str = ""
+    builder_seconds: int = 0
+    builder_needs_model: bool = False
+
+    def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
+        """One participant's rows of the derived table ``export_table`` (its columns after the participant's
+        and before ``excluded``, which the export adds): ``pages`` are the participant's pages of this task
+        type in plan order, ``found`` their answers, ``content`` the study's ``studies.content.StudyContent``
+        and ``seconds(page_key)`` the time spent on a page (NaN if unknown)."""
+        return []
+
+    def builder_block(self, source: BuilderInput) -> dict:
+        """The options of the task block ``build_study --template builder_template`` makes (beside key,
+        type and pool); :class:`BuilderProblem` when the CSV cannot make one."""
+        raise NotImplementedError
 
     def item_id(self, item: dict) -> str:
         """A pair's or a set's id: ``"a~b"`` for a pair, the set's key (a subject's id is its own)."""
@@ -147,6 +208,11 @@ class BlockTask(TaskType):
         """Fill in the documented defaults of the block's options (when the file is read)."""
         if "bts" in block and self.default_bts_prompt:
             block["bts"].setdefault("prompt", self.default_bts_prompt)
+
+    def present(self, name: str, frame: pd.DataFrame) -> TableView:
+        """What the analysis report shows of the block's table ``name`` (its CSV keeps all of ``frame``):
+        by default the whole table with its ``report_tables`` labels."""
+        return TableView(frame)
 
     def item_pages(self, block: dict, page: dict) -> list[dict]:
         """The pages of one item of a participant's plan, from its first (key ``<block>/<item>``)."""

@@ -15,7 +15,7 @@ from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask
 from tasks.fields import score_field
-from tasks.schema import KEY, MODEL, check_model, duplicates, once
+from tasks.schema import KEY, MODEL, TEXT, check_model, duplicates, once
 
 
 class FairScoreForm(forms.Form):
@@ -122,6 +122,9 @@ def _set_view(page: dict, index) -> tuple[str, list[str], float]:
     return sset["reference"], list(sset["comparisons"]), score
 
 
+DEFAULT_RISK_LABEL = "risk score"  # what the AI's score is called on the page ("a {risk_label} of 40 out of 100")
+
+
 class FairScore(BlockTask):
     kinds = ("output", "fair_score")
     name = "fair_score"
@@ -147,6 +150,7 @@ class FairScore(BlockTask):
             },
         },
         **MODEL,
+        "risk_label": TEXT,
     }
     needs = ("sets", "model")
     item_shape = "sets"
@@ -202,10 +206,12 @@ class FairScore(BlockTask):
                 "reference_chart": index.chart(reference),
                 "comparisons": [{"subject": x, "chart": index.chart(reference, x)} for x in subjects],
             }
-        pool = index.block(page)["pool"]
+        block = index.block(page)
+        pool = block["pool"]
         return {
             "reference": reference,
             "ai_score": round(score * 100, 1),
+            "risk_label": block.get("risk_label", DEFAULT_RISK_LABEL),
             "reference_card": index.card(pool, reference, reference),
             "comparisons": [{"subject": x, "card": index.card(pool, x, x)} for x in subjects],
         }

@@ -12,10 +12,12 @@ from django import forms
 from core.columns import Column
 from core.report_texts import CI_LABEL, EFFORT, Explanation, ReportTable
 from tasks import questions
-from tasks.base import AnswerInput, BlockTask, BtsPositive
+from tasks.base import AnswerInput, BlockTask, BtsPositive, FoundAnswers
 from tasks.fields import prediction_field, scale_field
 from tasks.schema import BTS, LIKERT_QUESTIONS, PAIRS, TEXT, check_pairs, once
 
+PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}  # the pairs table's
+SECONDS_COLUMNS = {"trajectory": "seconds_traj", "aggregate": "seconds_aggr", "overall": "seconds_overall"}
 FACTOR_CHOICES = [
     ("trajectory", "Trajectory / trend over the years"),
     ("aggregate", "Aggregate / total over the years"),
@@ -176,6 +178,28 @@ def _distance(index, page: dict) -> tuple[float, float]:
     return share, share
 
 
+def _series_facts(subject: dict) -> tuple[float, float]:
+    """A subject's total and trend (A_avg, ``fairness.effort.average_acceleration``) of its series; NaN
+    without a series."""
+    if not subject.get("series"):
+        return np.nan, np.nan
+    from fairness.effort import average_acceleration  # pandas: job workers only
+
+    series = np.asarray(subject["series"], dtype=float)
+    return float(series.sum()), float(average_acceleration(series[None, :])[0])
+
+
+def _fair_score_source(content, pool: str, a: str, b: str) -> tuple[str, dict] | None:
+    """The first fair-score block (a block over sets) of ``pool`` with a set whose reference is ``a`` and
+    whose comparisons include ``b``: (block key, set)."""
+    for block in content.blocks.values():
+        if block["type"] == "task" and block["pool"] == pool:
+            for sset in block.get("sets", []):
+                if sset["reference"] == a and b in sset["comparisons"]:
+                    return block["key"], sset
+    return None
+
+
 LIKERT = {
     "type": "object",
     "additionalProperties": False,
@@ -291,6 +315,61 @@ class PairDistance(BlockTask):
             return len(block["measures"])
         series = once({} if memo is None else memo, (pool.get("key"), "series"), lambda: _all_series(pool))
         return len(LIKERT_QUESTIONS) if series else 1
+
+    def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
+        """The pairs table: one row per block x pair. ``set`` is the block, ``set_position`` its place among
+        the participant's pair-distance blocks, ``pair_position`` the pair's place in the block, measures
+        not asked are blank. The output-space columns come from a fair-score block over the same pool whose
+        set has reference a and comparison b (blank without one); ``desirable`` is blank (format 2
+        conditions do not say)."""
+        number, text = found.number, found.text
+        items: dict[tuple[str, str], dict] = {}
+        for page in pages:
+            items.setdefault((page["block"], page["item"]), page)
+        block_order = list(dict.fromkeys(block for block, _ in items))
+        rows = []
+        for (block_key, item), page in items.items():
+            block, pair = content.blocks[block_key], content.pair(block_key, item)
+            a, b, similar_max = pair["a"], pair["b"], block["likert"]["similar_max"]
+            keys = {m: f"{block_key}/{item}/{m}" for m in PAIR_COLUMNS}
+            overall = number(keys["overall"], "overall")
+            factors = text(keys["overall"], "factors").split(",")
+            fair = _fair_score_source(content, block["pool"], a, b)
+            fair_page = f"{fair[0]}/{fair[1]['key']}" if fair else ""
+            k_ai = content.model_output(block["pool"], a, content.blocks[fair[0]]["model"]) if fair else {}
+            k_score, fair_score = number(fair_page, "k_score"), number(fair_page, "fair_score", b)
+            reference, comparison = content.subject(block["pool"], a), content.subject(block["pool"], b)
+            (ref_total, ref_trend), (comp_total, comp_trend) = _series_facts(reference), _series_facts(comparison)
+            rows.append(
+                {
+                    "desirable": np.nan,
+                    "set": block_key,
+                    "set_position": block_order.index(block_key),
+                    "reference": a,
+                    "comparison": b,
+                    "relation": pair.get("relation", ""),
+                    "pair_position": page.get("position", np.nan),
+                    **{column: number(keys[m], m) for m, column in PAIR_COLUMNS.items()},
+                    "overall_similar": np.nan if np.isnan(overall) else float(overall <= similar_max),
+                    "prediction_similar": number(keys["overall"], "prediction"),
+                    "factor_trajectory": int("trajectory" in factors),
+                    "factor_aggregate": int("aggregate" in factors),
+                    "factor_other": int("other" in factors),
+                    "factor_text": text(keys["overall"], "factor_text"),
+                    "k_ai_score": k_ai.get("score", np.nan),
+                    "k_accepted": number(fair_page, "k_accept"),
+                    "k_score": k_score,
+                    "fair_score": fair_score,
+                    "output_distance": abs(k_score - fair_score),
+                    "rationale": text(fair_page, "rationale", b),
+                    "ref_total": ref_total,
+                    "comp_total": comp_total,
+                    "ref_trend": ref_trend,
+                    "comp_trend": comp_trend,
+                    **{column: seconds(keys[m]) for m, column in SECONDS_COLUMNS.items()},
+                }
+            )
+        return rows
 
     def bts_positive(self, block: dict) -> BtsPositive | None:
         """A 'similar' rating (at most ``similar_max``) of the first measure with a BTS follow-up."""

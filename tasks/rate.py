@@ -7,10 +7,19 @@ import numpy as np
 from django import forms
 
 from core.columns import Column
-from core.report_texts import CI_LABEL, GROUP_MEANS, ICC_COLUMNS, IN_GROUP, RESAMPLING, Explanation, ReportTable
+from core.report_texts import (
+    CI_LABEL,
+    GROUP_MEANS,
+    ICC_COLUMNS,
+    IN_GROUP,
+    RESAMPLING,
+    Explanation,
+    ReportTable,
+    TableView,
+)
 from tasks import questions
 from tasks.agree import bts_prompt
-from tasks.base import AnswerInput, BlockTask, BtsPositive
+from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.fields import prediction_field, scale_field
 from tasks.schema import BTS, LABELS, MODEL, QUESTION, check_model
 
@@ -78,6 +87,20 @@ class RateForm(forms.Form):
         ]
 
 
+RATING_QUESTION = "How risky do you think this person is?"  # the builder template's question and scale
+RATING_LABELS = (
+    "Not at all risky",
+    "Slightly risky",
+    "Somewhat risky",
+    "Moderately risky",
+    "Quite risky",
+    "Very risky",
+    "Extremely risky",
+)
+RATING_POSITIVE_FROM = 5  # "Quite risky" and above count as the positive answer for BTS
+PARITY_ALPHA = 0.05  # the level of parity_by_rater_group's verdicts
+
+
 class Rate(BlockTask):
     kinds = ("rate",)
     name = "rate"
@@ -107,6 +130,13 @@ class Rate(BlockTask):
     }
     needs = ("scale", "question")
     builder_template = "rating"
+    builder_key = "ratings"
+    builder_instructions = (
+        "You will read short descriptions of people, one at a time.\n\n"
+        "For each person, rate how risky you think they are, from 1 (not at all risky) to 7 (extremely "
+        "risky). There are no right or wrong answers: we are interested in your own judgement."
+    )
+    builder_seconds = 15
     default_bts_prompt = "What percentage of other participants do you think chose '{positive}' or higher?"
     estimators = (
         "fairness.rater_groups.rater_group_difference_tests",
@@ -199,6 +229,30 @@ class Rate(BlockTask):
         scale = block["scale"]
         if scale["type"] == "likert":
             scale.setdefault("positive_from", len(scale["labels"]) // 2 + 1)
+
+    def present(self, name: str, frame) -> TableView:
+        """The ``parity`` table with the gap's CI (DPD's CI stays in the CSV) and, as notes, the verdicts
+        significant at :data:`PARITY_ALPHA`."""
+        if name != "parity":
+            return super().present(name, frame)
+        notes = tuple(
+            f"{r.subject_attribute} = {r.subject_group}: {r.verdict}"
+            for r in frame.itertuples(index=False)
+            if r.pvalue < PARITY_ALPHA
+        )
+        return TableView(frame.rename(columns={"gap_ci_low": "ci_low", "gap_ci_high": "ci_high"}), notes=notes)
+
+    def builder_block(self, source: BuilderInput) -> dict:
+        """A 7-point Likert risk rating (points 5-7 count as "risky" if BTS is turned on); the model's output
+        kept, not shown, so that raters can be compared with the AI."""
+        block: dict = {
+            "task": self.name,
+            "question": RATING_QUESTION,
+            "scale": {"type": "likert", "labels": list(RATING_LABELS), "positive_from": RATING_POSITIVE_FROM},
+        }
+        if source.subjects[0]["models"]:
+            block.update(model=source.model, show_model=False)
+        return block
 
     def bts_positive(self, block: dict) -> BtsPositive | None:
         """A rating at or above ``positive_from`` (Likert scales only: a number has no categories)."""

@@ -3,6 +3,7 @@ items, page, measures, BTS positive answer, integrity bounds, builder template, 
 a stated reason, report tables, simulation), and nothing about a task type is skipped silently."""
 
 import inspect
+from pathlib import Path
 
 import pytest
 from django.db import IntegrityError, transaction
@@ -106,3 +107,28 @@ def test_every_task_block_is_in_the_analysis_with_results_or_a_reason():
     spec = {"blocks": [{"key": "scores", "type": "task", "task": "fair_score", "pool": "people"}]}
     reason = block_analyses(spec)["scores"]
     assert reason == block_task(spec["blocks"][0]).no_analysis and "no estimator" in reason
+
+
+def test_the_design_report_names_no_task_type_or_table():
+    """A task type's report tables are shown as its ``present`` says: the report module special-cases
+    none of them by name (no string literal of a task type's or table's name)."""
+    source = (Path(__file__).resolve().parents[1] / "runs" / "reports" / "design.py").read_text()
+    names = {n for task in BLOCKS for n in (task.name, *task.report_tables)}
+    assert not [n for n in sorted(names) if f'"{n}"' in source or f"'{n}'" in source]
+
+
+def test_the_builder_names_no_template_or_task_type():
+    """Each template's block, instructions, timing and option rules come from its task type
+    (``builder_block`` and the ``builder_*`` attributes): ``studies/builder.py`` names none of them."""
+    source = (Path(__file__).resolve().parents[1] / "studies" / "builder.py").read_text()
+    names = {n for task in BLOCKS for n in (task.name, task.builder_template) if n}
+    assert not [n for n in sorted(names) if f'"{n}"' in source or f"'{n}'" in source]
+    for task in BLOCKS:
+        if task.builder_template:
+            assert task.builder_key and task.builder_instructions and task.builder_seconds > 0, task.name
+            assert _overrides(task, "builder_block", BlockTask), task.name
+
+
+def test_a_task_type_with_an_export_table_makes_its_rows():
+    for task in BLOCKS:
+        assert (task.export_table is not None) == _overrides(task, "export_rows", BlockTask), task.name

@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from analysis.bts import left_out_sentence
 from core.report_texts import ReportTable
@@ -51,43 +50,6 @@ HONESTY_COLUMNS = {
     "prediction": "Prediction",
     "total": "Total",
 }
-
-
-PAIRS_SHOWN = 30
-PARITY_ALPHA = 0.05  # the level of parity_by_rater_group's verdicts
-
-
-def divisive_pairs(pairs: pd.DataFrame, limit: int = PAIRS_SHOWN) -> pd.DataFrame:
-    """The per-pair shares as one row per pair and one column per rater group, the ``limit`` pairs on which
-    the rater groups differ most first (the full table is the section's CSV)."""
-    wide = pairs.pivot_table(index="pair", columns="rater_group", values="share", aggfunc="first")
-    groups = [c for c in wide.columns if c != ALL]
-    spread = wide[groups].max(axis=1) - wide[groups].min(axis=1)
-    wide = wide[[ALL, *groups]].assign(spread=spread).sort_values("spread", ascending=False)
-    return wide.head(limit).reset_index().rename_axis(columns=None)
-
-
-def utility_weights_figure(weights: pd.DataFrame, title: str) -> go.Figure:
-    """Each rater group's utility weight per feature with its CI (a dot and error bar per group)."""
-    fig = go.Figure()
-    for group, part in weights.groupby("rater_group", sort=False):
-        fig.add_trace(
-            go.Scatter(
-                x=part["weight"],
-                y=part["feature"],
-                mode="markers",
-                name=str(group),
-                error_x={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": part["ci_high"] - part["weight"],
-                    "arrayminus": part["weight"] - part["ci_low"],
-                },
-            )
-        )
-    fig.update_layout(title=title, xaxis_title="weight (log-odds per SD of the feature)", scattermode="group")
-    fig.add_vline(x=0, line_width=1, line_color="#888")
-    return fig
 
 
 def honesty_summary(honesty: pd.DataFrame) -> pd.DataFrame:
@@ -166,32 +128,18 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
             csv = f"{block.block}_{name}.csv"
             write_csv(frame, out_dir / csv)
             texts = DESIGN_TABLES[name]
-            shown, columns, notes = frame, texts.columns, []
-            if name == "pairs":
-                shown = divisive_pairs(frame)
-                columns = {c: {"pair": "Pair", "spread": "Spread"}.get(c, c) for c in shown.columns}
-                notes = [f"The {len(shown)} pairs on which the rater groups differ most; every pair is in the CSV."]
-            elif name == "parity":  # the gap's CI in the table; DPD's CI in the CSV
-                shown = frame.rename(columns={"gap_ci_low": "ci_low", "gap_ci_high": "ci_high"})
-                notes = [
-                    f"{r.subject_attribute} = {r.subject_group}: {r.verdict}"
-                    for r in frame.itertuples(index=False)
-                    if r.pvalue < PARITY_ALPHA
-                ]
-            elif name == "agree_error_rates":  # the accuracy's CI in the table; FPR's and FNR's in the CSV
-                shown = frame.rename(columns={"accuracy_low": "ci_low", "accuracy_high": "ci_high"})
+            view = BLOCK_TASKS[block.task].present(name, frame)
             section = table_section(
                 f"Block {block.block} ({block.task}): {texts.heading}",
-                shown,
+                view.frame,
                 explanation=texts.explanation,
                 csv=csv,
-                columns=columns,
+                columns=view.columns or texts.columns,
                 estimate=texts.estimate,
-                notes=notes,
+                notes=list(view.notes),
             )
-            if name == "utility_weights" and len(frame):
-                figure_title = f"Block {block.block}: utility weights by rater group (95% CIs)"
-                section.figure = figure_context(utility_weights_figure(frame, figure_title))
+            if view.figure is not None:
+                section.figure = figure_context(view.figure)
             if i == 0:
                 section.paragraphs = list(block.notes)
             sections.append(section)

@@ -215,3 +215,26 @@ def test_leniency_moves_simulated_agreement():
 
     low, high = rate(-1.0), rate(2.0)
     assert 0.4 < low < 0.6 and 0.9 < high  # expit(1 - 1) = 0.5, expit(1 + 2) = 0.95 (noise 0.5 widens a little)
+
+
+def test_a_task_blocks_intro_is_shown_under_the_heading_of_each_of_its_pages():
+    from django.template.loader import render_to_string
+
+    from participation.pages import condition_index, page_context, page_form
+
+    spec = example_spec()
+    for block in spec["blocks"]:
+        if block["type"] == "task":
+            block["intro"] = f"About block {block['key']} & its <items>."
+    seen = set()
+    for condition in spec["conditions"]:
+        index = condition_index(spec, "intro-test", condition["key"])
+        for page in simple_plan(spec, condition["key"]):
+            if page["kind"] not in BLOCK_TASKS:
+                continue
+            ctx = page_context(page, index)
+            html = render_to_string(ctx.pop("template"), {**ctx, "form": page_form(page, index), "page": page})
+            intro = f'<p class="context">About block {page["block"]} &amp; its &lt;items&gt;.</p>'
+            assert html.count(intro) == 1, page["key"]
+            seen.add(page["kind"])
+    assert seen == {b["task"] for b in spec["blocks"] if b["type"] == "task"} and len(seen) >= 5

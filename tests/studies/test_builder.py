@@ -16,13 +16,12 @@ from core.uploads import UploadError
 from studies.builder import (
     StudyBuildError,
     build_study,
-    draw_pairs,
-    gower_distances,
     study_file_bytes,
     summarise_study,
 )
 from studies.study_file import read_study_file, validate_study
 from studies.synthetic_defendants import PROFILE, bundled_studies, draw_defendants
+from tasks.pair_comparable import draw_pairs, gower_distances
 from tests.conftest import REFERENCE_DATA, ROOT
 
 BUNDLED = ROOT / "studies" / "bundled"

@@ -1,0 +1,190 @@
+"""Format 1 study files (the effort-aware fairness study) written as format 2 blocks.
+
+:func:`format1_to_format2` takes a validated format 1 file (``studies.study_file.validate_study``,
+defaults filled in) and returns the format 2 file that asks the same questions of the same subjects,
+per condition and in the same order of parts:
+
+* each condition's subjects become a pool (key: the condition's key): ``series``, ``demographics``
+  as ``groups``, the AI's ``risk_score`` and ``label`` as model ``ai``, the condition's ``feature``,
+  ``unit`` and ``time_labels`` as its chart, the subject's id as its profile text; the subjects of
+  the condition's disagreement prompts also form a pool ``<condition>-prompts`` (an ``agree`` block
+  asks about every subject of its pool);
+* the instructions page, then per condition and stimulus set (file order) a ``pair_distance`` block
+  over the set's pairs (reference K, comparison X, ``relation``) with the study's Likert scale, BTS
+  questions and rationale factors, followed by a ``fair_score`` block over that set (model ``ai``,
+  the condition's ``risk_label``); then an ``agree`` block over the prompts' subjects ("The AI rates
+  this person high / low risk. Do you agree?");
+* each attention check becomes an ``attention`` block placed after the stimulus set in which its
+  ``after_pair``-th pair falls (:func:`attention_slots`, the rule format 1 plans use), counted in
+  file order; ``exclude_if_failed`` / ``return_if_failed`` become ``attention``;
+* the stimulus sets (each a unit of its two blocks) are shown in an order drawn per participant, as in
+  format 1 (a ``shuffle`` per condition; the attention blocks keep their places between the sets);
+* the condition's ``context`` sentence is each of its task blocks' ``intro`` (shown on every page);
+* slug, title, description, consent, completion, prolific, screening, time limit and bonus are kept.
+
+What format 2 has no field for yet, so the conversion does not carry it (see the README, "Format 1 in
+format 2"): attention checks in the middle of a set's pairs, all prompts on one page with their prompt
+keys, the conditions' ``desirable`` and ``aggregate_scale`` (analysis parameters of the effort
+study), and the rationale bonus (format 2 pays an honesty bonus only). Page and question keys follow format 2's contract
+(``<block>/<item>/<measure>``), not format 1's.
+"""
+
+from collections.abc import Iterator
+
+AI_MODEL = "ai"
+LIKERT_MEASURES = ("trajectory", "aggregate", "overall")
+MAX_KEY = 40  # tasks.schema.KEY_PATTERN
+
+
+def attention_slots(checks: list[dict], n_pairs: int) -> dict[int, list[dict]]:
+    """Attention checks by the number of pairs after which they come: ``after_pair``, or by default
+    spread evenly, check i of n after round((i + 1) * n_pairs / (n + 1)) pairs (at most ``n_pairs``)."""
+    slots: dict[int, list[dict]] = {}
+    for i, check in enumerate(checks):
+        after = check.get("after_pair", round((i + 1) * n_pairs / (len(checks) + 1)))
+        slots.setdefault(min(after, n_pairs), []).append(check)
+    return slots
+
+
+def _key(*parts: str, fallback: str) -> str:
+    """``parts`` joined by '-', or ``fallback`` when that is longer than a key may be."""
+    key = "-".join(parts)
+    return key if len(key) <= MAX_KEY else fallback
+
+
+def _pool(condition: dict, key: str, subject_ids: list[str] | None = None) -> dict:
+    chart = {"feature": condition["feature"], "unit": condition["unit"], "time_labels": condition["time_labels"]}
+    subjects = condition["subjects"]
+    if subject_ids is not None:
+        by_id = {s["id"]: s for s in subjects}
+        subjects = [by_id[i] for i in dict.fromkeys(subject_ids)]
+    return {
+        "key": key,
+        "subject_noun": "person",
+        "display": {"profile": "{id}", "chart": chart},  # the id, as format 1 and the fair-score pages name them
+        "subjects": [
+            {
+                "id": s["id"],
+                "series": s["series"],
+                "groups": s["demographics"],
+                "models": {AI_MODEL: {"score": s["risk_score"], "label": s["label"]}},
+            }
+            for s in subjects
+        ],
+    }
+
+
+def _attention_block(check: dict, condition: str) -> dict:
+    return {
+        "key": check["key"],
+        "type": "attention",
+        "conditions": [condition],
+        "question": check["question"],
+        "options": check["options"],
+        "correct": check["correct"],
+    }
+
+
+def _set_units(ci: int, condition: dict) -> list[list[str]]:
+    """Each stimulus set's pair-distance and fair-score block keys (:func:`_condition_blocks`' keys)."""
+    units = []
+    for si, sset in enumerate(condition["stimulus_sets"]):
+        pairs_key = _key(condition["key"], sset["key"], fallback=f"c{ci + 1}-s{si + 1}")
+        units.append([pairs_key, _key(pairs_key, "output", fallback=f"c{ci + 1}-s{si + 1}-output")])
+    return units
+
+
+def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) -> Iterator[dict]:
+    """One condition's task and attention blocks (attention blocks keyed ``<check>-<condition>``
+    when there are several conditions, so that keys stay unique)."""
+    key = condition["key"]
+    only = [key]
+    shown = {"intro": condition["context"]} if condition["context"] else {}  # on each of the block's pages
+    n_pairs = sum(len(s["comparisons"]) for s in condition["stimulus_sets"])
+    slots = attention_slots(checks, n_pairs)
+    several = len(spec["conditions"]) > 1
+
+    def attention_after(first: int, last: int) -> Iterator[dict]:
+        for after in range(first, last + 1):
+            for check in slots.get(after, []):
+                name = _key(check["key"], key, fallback=f"{check['key'][:30]}-c{ci + 1}") if several else check["key"]
+                yield _attention_block({**check, "key": name}, key)
+
+    yield from attention_after(0, 0)
+    pairs_before = 0
+    for sset, (pairs_key, output_key) in zip(condition["stimulus_sets"], _set_units(ci, condition), strict=True):
+        reference = sset["reference"]
+        block = {
+            "key": pairs_key,
+            "type": "task",
+            "task": "pair_distance",
+            "pool": key,
+            "conditions": only,
+            **shown,
+            "pairs": [{"a": reference, "b": c["subject"], "relation": c["relation"]} for c in sset["comparisons"]],
+            "measures": list(LIKERT_MEASURES),
+            "likert": spec["likert"],
+            "rationale_factors": spec["rationale_factors"],
+        }
+        if spec["bts"]["questions"]:
+            block["bts"] = {"prompt": spec["bts"]["prompt"], "measures": spec["bts"]["questions"]}
+        yield block
+        yield {
+            "key": output_key,
+            "type": "task",
+            "task": "fair_score",
+            "pool": key,
+            "conditions": only,
+            **shown,
+            "model": AI_MODEL,
+            "risk_label": condition["risk_label"],
+            "sets": [
+                {"key": sset["key"], "reference": reference, "comparisons": [c["subject"] for c in sset["comparisons"]]}
+            ],
+        }
+        yield from attention_after(pairs_before + 1, pairs_before + len(sset["comparisons"]))
+        pairs_before += len(sset["comparisons"])
+    if condition["disagreement_prompts"]:
+        yield {
+            "key": _key(key, "disagreement", fallback=f"c{ci + 1}-disagreement"),
+            "type": "task",
+            "task": "agree",
+            "pool": _prompt_pool_key(ci, condition),
+            "conditions": only,
+            **shown,
+            "model": AI_MODEL,
+            "question": "The AI rates this {subject_noun} {prediction}. Do you agree?",
+            "label_names": {"1": "high risk", "0": "low risk"},
+        }
+
+
+def _prompt_pool_key(ci: int, condition: dict) -> str:
+    return _key(condition["key"], "prompts", fallback=f"c{ci + 1}-prompts")
+
+
+def format1_to_format2(spec: dict) -> dict:
+    """The format 2 study file of a validated format 1 file ``spec`` (see the module docstring)."""
+    checks = spec["attention_checks"]
+    out: dict = {"format": 2, "slug": spec["slug"], "title": spec["title"]}
+    for name in ("description", "consent", "completion", "prolific", "screening", "time_limit", "bonus"):
+        if name in spec:
+            out[name] = spec[name]
+    out["conditions"] = [{"key": c["key"], "label": c["label"]} for c in spec["conditions"]]
+    attention = {name: checks[name] for name in ("exclude_if_failed", "return_if_failed") if name in checks}
+    if checks["items"]:
+        out["attention"] = attention
+    pools = []
+    for ci, condition in enumerate(spec["conditions"]):
+        pools.append(_pool(condition, condition["key"]))
+        prompts = [p["subject"] for p in condition["disagreement_prompts"]]
+        if prompts:
+            pools.append(_pool(condition, _prompt_pool_key(ci, condition), prompts))
+    out["pools"] = pools
+    blocks = [{"key": "instructions", "type": "instructions", "text": spec["instructions"]}]
+    for ci, condition in enumerate(spec["conditions"]):
+        blocks += _condition_blocks(spec, ci, condition, checks["items"])
+    out["blocks"] = blocks
+    shuffles = [_set_units(ci, c) for ci, c in enumerate(spec["conditions"]) if len(c["stimulus_sets"]) > 1]
+    if shuffles:  # the sets in an order drawn per participant, as format 1 plans do
+        out["shuffle"] = [{"units": units} for units in shuffles]
+    return out

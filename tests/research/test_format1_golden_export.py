@@ -1,0 +1,110 @@
+"""The bundled effort demo (a format 1 study file) keeps exporting byte for byte what it exported
+before format 1 was converted to format 2 at load (issue 20, item 4).
+
+The study is loaded with ``load_study``, deterministic simulated participants (the project's
+simulator, seed 1) take it at a fixed clock, and every export a researcher can download is written:
+each table as CSV and JSON from the researcher's download page, each table from the API (JSON
+records and CSV), ``export_responses`` (CSV and JSON) and the codebook (``export_codebook``). The
+only values made deterministic are the ones the code draws at random or from the clock: the
+participants' pseudonyms (random UUIDs, replaced by ``UUID(int=i)`` in arrival order) and the current
+time (fixed, so the simulator's arrival times and every timestamp derived from them are fixed).
+The golden files are PostgreSQL's (CI's database): ``jsonb`` stores object keys in its own order, so
+the subjects' ``demo_*`` columns come out in another order on SQLite, where the test is skipped.
+The outputs are compared with golden files under ``golden_effort_demo/``; a file larger than
+:data:`MAX_INLINE` bytes is kept as its SHA-256 (``<name>.sha256``). The effort calibration alpha of
+the demo (``calibrations.csv``) is part of the golden files.
+
+``UPDATE_GOLDEN=1 DATABASE_URL=postgres://... pytest tests/research/test_format1_golden_export.py``
+rewrites the golden files (only when an export is meant to change).
+"""
+
+import datetime as dt
+import hashlib
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+
+from analysis.pipeline import run_pipeline
+from analysis.report import calibrations_table
+from participation.models import Participant
+from research.export import export_tables
+from tests.conftest import DEMO_FILE, required
+
+GOLDEN = Path(__file__).parent / "golden_effort_demo"
+MAX_INLINE = 200_000
+NOW = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)
+N_PARTICIPANTS = 8
+
+
+def _outputs(client, tmp_path: Path) -> dict[str, bytes]:
+    """Every export of the study ``effort-demo``, by file name."""
+    out: dict[str, bytes] = {}
+    tables = client.get("/api/studies/effort-demo/export/").json()["tables"]
+    assert tables == ["pairs", "participants", "disagreements", "pages", "answers"]
+    for table in tables:
+        for fmt in ("csv", "json"):
+            response = client.get(f"/researcher/studies/effort-demo/export/{table}.{fmt}")
+            assert response.status_code == 200, (table, fmt)
+            out[f"download-{table}.{fmt}"] = response.content
+        pages, url = [], f"/api/studies/effort-demo/export/{table}/?limit=1000"
+        while url:  # every page of the JSON records, one per line
+            response = client.get(url)
+            assert response.status_code == 200, table
+            pages.append(response.content)
+            url = response.json()["next"]
+        out[f"api-{table}.json"] = b"\n".join(pages)
+        response = client.get(f"/api/studies/effort-demo/export/{table}/?format=csv")
+        assert response.status_code == 200, table
+        out[f"api-{table}.csv"] = response.content
+    for fmt in ("csv", "json"):
+        call_command(
+            "export_responses", "effort-demo", format=fmt, out=str(tmp_path / fmt), stdout=open(os.devnull, "w")
+        )
+    call_command("export_codebook", "effort-demo", out=str(tmp_path / "codebook"), stdout=open(os.devnull, "w"))
+    for path in sorted(tmp_path.rglob("*.*")):
+        out[f"command-{path.parent.name}-{path.name}"] = path.read_bytes()
+    export = export_tables("effort-demo")
+    result = run_pipeline(
+        export.pairs.dropna(subset=["d_overall"]), export.participants, seed=1, n_resamples=200, mixed_models=False
+    )
+    out["calibrations.csv"] = calibrations_table(result).to_csv(index=False).encode()
+    return out
+
+
+def _golden(name: str, content: bytes) -> tuple[str, bytes]:
+    """The golden file's name and the bytes it holds for ``content`` (SHA-256 when large)."""
+    if len(content) > MAX_INLINE:
+        return f"{name}.sha256", (hashlib.sha256(content).hexdigest() + "\n").encode()
+    return name, content
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_effort_demo_exports_are_byte_identical(client, researcher, monkeypatch, tmp_path):
+    if connection.vendor != "postgresql":
+        if required("REQUIRE_POSTGRES"):
+            pytest.fail("CI requires PostgreSQL")
+        pytest.skip("golden files recorded on PostgreSQL (jsonb key order): set DATABASE_URL")
+    monkeypatch.setattr(timezone, "now", lambda: NOW)
+    call_command("load_study", str(DEMO_FILE), owner=researcher.username, stdout=open(os.devnull, "w"))
+    call_command("simulate_participants", "effort-demo", n=N_PARTICIPANTS, seed=1, stdout=open(os.devnull, "w"))
+    for i, participant in enumerate(Participant.objects.order_by("arrived_at", "pk")):
+        Participant.objects.filter(pk=participant.pk).update(pseudonym=uuid.UUID(int=i + 1))
+    assert Participant.objects.filter(status="completed").count() == N_PARTICIPANTS
+    client.force_login(researcher)
+
+    outputs = dict(_golden(name, content) for name, content in _outputs(client, tmp_path).items())
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        GOLDEN.mkdir(exist_ok=True)
+        for old in GOLDEN.iterdir():
+            old.unlink()
+        for name, content in outputs.items():
+            (GOLDEN / name).write_bytes(content)
+    assert sorted(outputs) == sorted(p.name for p in GOLDEN.iterdir())
+    for name, content in outputs.items():
+        assert content == (GOLDEN / name).read_bytes(), f"{name} differs from the golden file"

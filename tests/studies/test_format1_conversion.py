@@ -1,0 +1,238 @@
+"""Format 1 files written as format 2 blocks (``studies.format1.format1_to_format2``)."""
+
+import json
+import os
+from collections import Counter
+
+import pytest
+
+from participation.plan import build_plan, plan_for
+from participation.simulate import simulate_participants
+from research.export import export_tables
+from studies.format1 import attention_slots, format1_to_format2
+from studies.format2 import condition_summaries
+from studies.services import study_load
+from studies.study_file import pages_per_participant, validate_study
+from tests.conftest import DEMO_FILE
+
+
+@pytest.fixture
+def demo() -> dict:
+    return validate_study(json.loads(DEMO_FILE.read_text()))
+
+
+def _small() -> dict:
+    """One condition, two stimulus sets of two comparisons, two attention checks, two prompts."""
+    subjects = [
+        {"id": name, "series": [1, 2, 3], "risk_score": 0.1 * (i + 1), "label": i % 2, "demographics": {"race": "A"}}
+        for i, name in enumerate(["K1", "A", "B", "K2", "C", "D"])
+    ]
+    relations = ("similar_trend_similar_total", "different_trend_different_total")
+    sets = [
+        {
+            "key": key,
+            "reference": k,
+            "comparisons": [{"subject": x, "relation": r} for x, r in zip(xs, relations, strict=True)],
+        }
+        for key, k, xs in (("s1", "K1", ["A", "B"]), ("s2", "K2", ["C", "D"]))
+    ]
+    check = {"question": "Choose 'Blue'.", "options": ["Red", "Blue"], "correct": "Blue"}
+    return {
+        "format": 1,
+        "slug": "small-study",
+        "title": "Small",
+        "consent": {"text": "Consent?"},
+        "instructions": "Read this.",
+        "conditions": [
+            {
+                "key": "arrests",
+                "label": "Arrests",
+                "feature": "yearly arrests",
+                "unit": "arrests",
+                "desirable": False,
+                "risk_label": "risk of re-offending",
+                "context": "Each person is a defendant.",
+                "subjects": subjects,
+                "stimulus_sets": sets,
+                "disagreement_prompts": [{"key": "q1", "subject": "A"}, {"key": "q2", "subject": "D"}],
+            }
+        ],
+        "attention_checks": {"items": [{"key": "ac1", **check}, {"key": "ac2", **check}], "exclude_if_failed": 2},
+        "completion": {"code": "DONE1"},
+    }
+
+
+def test_attention_slots_spread_the_checks_evenly_or_after_the_pair_given():
+    # 2 checks over 4 pairs: after round(4/3) = 1 and round(8/3) = 3 pairs; after_pair wins, capped at n_pairs
+    assert attention_slots([{"key": "a"}, {"key": "b"}], 4) == {1: [{"key": "a"}], 3: [{"key": "b"}]}
+    assert attention_slots([{"key": "a", "after_pair": 9}], 4) == {4: [{"key": "a", "after_pair": 9}]}
+
+
+def test_a_small_file_becomes_the_hand_worked_blocks():
+    converted = validate_study(format1_to_format2(validate_study(_small())))
+    blocks = converted["blocks"]
+    # check 1 after pair 1 (in set s1), check 2 after pair 3 (in set s2): after those sets' output pages
+    assert [b["key"] for b in blocks] == [
+        "instructions",
+        "arrests-s1",
+        "arrests-s1-output",
+        "ac1",
+        "arrests-s2",
+        "arrests-s2-output",
+        "ac2",
+        "arrests-disagreement",
+    ]
+    assert blocks[1]["pairs"] == [
+        {"a": "K1", "b": "A", "relation": "similar_trend_similar_total"},
+        {"a": "K1", "b": "B", "relation": "different_trend_different_total"},
+    ]
+    assert blocks[1]["measures"] == ["trajectory", "aggregate", "overall"]
+    assert blocks[1]["rationale_factors"] is True and blocks[1]["bts"]["measures"] == ["overall"]
+    assert blocks[5]["sets"] == [{"key": "s2", "reference": "K2", "comparisons": ["C", "D"]}]
+    assert blocks[5]["risk_label"] == "risk of re-offending"
+    assert {b.get("intro") for b in blocks if b["type"] == "task"} == {"Each person is a defendant."}
+    assert converted["attention"]["exclude_if_failed"] == 2
+    prompts = next(p for p in converted["pools"] if p["key"] == blocks[-1]["pool"])
+    assert [s["id"] for s in prompts["subjects"]] == ["A", "D"]
+    assert prompts["subjects"][1]["models"] == {"ai": {"score": pytest.approx(0.6), "label": 1}}
+
+
+def test_the_demo_converts_to_a_valid_format2_file_with_every_subject_pair_set_and_prompt(demo):
+    converted = validate_study(format1_to_format2(demo))
+    assert converted["format"] == 2 and converted["slug"] == demo["slug"]
+    assert [c["key"] for c in converted["conditions"]] == [c["key"] for c in demo["conditions"]]
+    pools = {p["key"]: p for p in converted["pools"]}
+    for condition in demo["conditions"]:
+        key = condition["key"]
+        pool = pools[key]
+        assert pool["display"]["chart"]["time_labels"] == condition["time_labels"]
+        assert [
+            (s["id"], s["series"], s["groups"], s["models"]["ai"]["score"], s["models"]["ai"]["label"])
+            for s in pool["subjects"]
+        ] == [(s["id"], s["series"], s["demographics"], s["risk_score"], s["label"]) for s in condition["subjects"]]
+        mine = [b for b in converted["blocks"] if b.get("conditions") == [key]]
+        pairs = [(p["a"], p["b"], p["relation"]) for b in mine if b.get("task") == "pair_distance" for p in b["pairs"]]
+        assert pairs == [
+            (s["reference"], c["subject"], c["relation"]) for s in condition["stimulus_sets"] for c in s["comparisons"]
+        ]
+        sets = [s for b in mine if b.get("task") == "fair_score" for s in b["sets"]]
+        assert sets == [
+            {"key": s["key"], "reference": s["reference"], "comparisons": [c["subject"] for c in s["comparisons"]]}
+            for s in condition["stimulus_sets"]
+        ]
+        (agree,) = [b for b in mine if b.get("task") == "agree"]
+        assert [s["id"] for s in pools[agree["pool"]]["subjects"]] == [
+            p["subject"] for p in condition["disagreement_prompts"]
+        ]
+        assert [b["question"] for b in mine if b["type"] == "attention"] == [
+            c["question"] for c in demo["attention_checks"]["items"]
+        ]
+        for block in mine:
+            if block.get("task") == "pair_distance":
+                assert block["likert"] == demo["likert"] and block["bts"]["prompt"] == demo["bts"]["prompt"]
+        # the same pages, except that format 2 asks each disagreement prompt on its own page
+        prompts = len(condition["disagreement_prompts"])
+        assert condition_summaries(converted)[key]["pages"] == pages_per_participant(demo)[key] - 1 + prompts
+
+
+def test_the_attention_checks_follow_the_set_in_which_format1_plans_ask_them(demo):
+    """With the stimulus sets in file order (a seed that draws that order), a format 1 plan
+    (participation.plan.build_plan) asks each check among the pairs of some set; the converted
+    attention block comes right after that set's blocks (its pairs and its output page)."""
+    converted = format1_to_format2(demo)
+    for condition in demo["conditions"]:
+        key = condition["key"]
+        order = [b["key"] for b in converted["blocks"] if key in b.get("conditions", [key])]
+        seed = next(seed for seed in range(200) if _sets_in_order(demo, condition, seed))
+        current, asked = None, []
+        for page in build_plan(demo, key, seed):
+            current = page.get("set", current)
+            if page["kind"] == "attention":
+                asked.append((page["check"], current))
+        assert len(asked) == len(demo["attention_checks"]["items"]) > 0
+        for check, sset in asked:
+            position = order.index(f"{check}-{key}")
+            assert order[position - 1] in (f"{key}-{sset}-output", *(f"{c}-{key}" for c, _ in asked))
+            following = [k for k in order[position:] if not k.endswith(f"-{key}")]
+            assert not following or following[0] != f"{key}-{sset}"
+
+
+def _sets_in_order(spec: dict, condition: dict, seed: int) -> bool:
+    plan = build_plan(spec, condition["key"], seed)
+    seen = list(dict.fromkeys(p["set"] for p in plan if "set" in p))
+    return seen == [s["key"] for s in condition["stimulus_sets"]]
+
+
+def test_simulated_participants_finish_a_converted_study_and_it_exports_their_pairs(db, researcher):
+    spec = format1_to_format2(validate_study(_small()))
+    study_load(spec=validate_study(spec), owner=researcher)
+    report = simulate_participants("small-study", n=3, seed=2, decline_rate=0)
+    assert report.completed == 3
+    pairs = export_tables("small-study").pairs
+    assert len(pairs) == 3 * 4 and pairs["fair_score"].notna().all() and pairs["d_overall"].notna().all()
+    assert set(export_tables("small-study").disagreements["prompt"].str.split("/").str[1]) == {"A", "D"}
+
+
+def test_a_fair_score_page_shows_the_blocks_intro_and_names_the_ai_score_with_its_risk_label(db, researcher):
+    from django.template.loader import render_to_string
+
+    from participation.pages import condition_index, page_context, page_form
+
+    study = study_load(spec=validate_study(format1_to_format2(validate_study(_small()))), owner=researcher).study
+    index = condition_index(study.spec, study.spec_hash, "arrests")
+    page = {"key": "arrests-s1-output/s1", "kind": "fair_score", "block": "arrests-s1-output", "item": "s1"}
+    ctx = page_context(page, index)
+    html = render_to_string(ctx.pop("template"), {**ctx, "form": page_form(page, index), "page": page})
+    assert "The AI model gives K1 a risk of re-offending of <strong>10.0 out of 100</strong>" in html
+    assert '<h1>Fair risk scores</h1>\n<p class="context">Each person is a defendant.</p>' in html
+    del study.spec["blocks"][2]["risk_label"]  # the default wording
+    assert page_context(page, condition_index(study.spec, "other", "arrests"))["risk_label"] == "risk score"
+
+
+def test_convert_study_writes_a_format2_file_that_loads_and_refuses_a_format2_file(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    from studies.study_file import read_study_file
+
+    out = tmp_path / "demo2.json"
+    call_command("convert_study", str(DEMO_FILE), out=str(out), stdout=open(os.devnull, "w"))
+    assert read_study_file(out) == validate_study(format1_to_format2(validate_study(json.loads(DEMO_FILE.read_text()))))
+    with pytest.raises(CommandError, match="demo2.json: format: is already 2; only format 1 files are converted"):
+        call_command("convert_study", str(out), out=str(tmp_path / "again.json"))
+
+
+def test_the_converted_stimulus_sets_come_in_an_order_drawn_per_participant(demo):
+    """One shuffle per condition, a unit per set (its pairs, then its fair scores); the attention
+    blocks keep their places. Each of the 3 sets comes first with probability 1/3: in 300 plans
+    100 +- 4 sd (sd = 8.2) times, but for a 1 in 15,000 chance."""
+    converted = validate_study(format1_to_format2(demo))
+    assert [len(s["units"]) for s in converted["shuffle"]] == [len(c["stimulus_sets"]) for c in demo["conditions"]]
+    key = demo["conditions"][0]["key"]
+    attention = [b["key"] for b in converted["blocks"] if b["type"] == "attention" and key in b["conditions"]]
+    firsts: Counter = Counter()
+    for seed in range(300):
+        blocks = list(dict.fromkeys(p["block"] for p in plan_for(converted, key, seed) if "block" in p))
+        sets = [b for b in blocks if b.startswith(f"{key}-") and not b.endswith(("-output", "-disagreement"))]
+        assert [blocks[blocks.index(s) + 1] for s in sets] == [f"{s}-output" for s in sets]
+        assert [blocks.index(a) for a in attention] == [
+            i
+            for i, b in enumerate([k for k in (x["key"] for x in converted["blocks"]) if k in blocks])
+            if b in attention
+        ]
+        firsts[sets[0]] += 1
+    assert len(firsts) == 3 and all(67 <= n <= 133 for n in firsts.values()), firsts
+
+
+def test_convert_study_names_the_rule_when_the_converted_keys_collide(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    spec = _small()
+    spec["attention_checks"]["items"][0]["key"] = "instructions"  # the instructions block's key
+    source = tmp_path / "small.json"
+    source.write_text(json.dumps(spec))
+    with pytest.raises(
+        CommandError,
+        match="not a valid format 2 file: invalid study file:\n  - blocks: block key 'instructions' is used twice",
+    ):
+        call_command("convert_study", str(source), out=str(tmp_path / "out.json"))
+    assert not (tmp_path / "out.json").exists()
