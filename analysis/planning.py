@@ -215,7 +215,14 @@ def plan_study(
     )
     table["estimand"] = table["condition"].map(estimands)
     table["bias"] = table["estimand"] - true_alpha
-    for share in ("coverage", "coverage_generating", "coverage_plain", "coverage_two_way", "steiger_power", "wald_power"):
+    for share in (
+        "coverage",
+        "coverage_generating",
+        "coverage_plain",
+        "coverage_two_way",
+        "steiger_power",
+        "wald_power",
+    ):
         table[f"{share}_mcse"] = [mc_se(p, n_studies) for p in table[share]]
     return PlanResult(
         n,

@@ -187,6 +187,7 @@ class Options:
     n_permutations: int
     seed: int
     majority_tie: TieRule = "negative"
+    generalise: str | None = None  # "stimuli": alpha's CI resamples stimuli (subjects) too
 
 
 def _test_row(measure: str, test: dict, subject_attribute: str = "", subject_group: str = "") -> dict:
@@ -403,6 +404,7 @@ def pair_distance_block(
         return BlockAnalysis(block["key"], "pair_distance", {}, [note])
     pairs = wide.rename(columns=LIKERT_COLUMNS)[list(LIKERT_COLUMNS.values())].reset_index()
     pairs["rater_group"] = pairs["participant_id"].map(groups)
+    pairs["stimulus"] = pairs["subject"]  # one rated pair per pool item
     tables, tests, notes = [], [], []
     for condition, frame in pairs.groupby("condition"):
         try:
@@ -412,6 +414,7 @@ def pair_distance_block(
                 n_resamples=opts.n_resamples,
                 n_permutations=opts.n_permutations,
                 seed=opts.seed,
+                generalise=opts.generalise,
             )
         except ValueError as exc:
             notes.append(f"Condition {condition}: no alpha per rater group ({exc}).")
@@ -449,13 +452,15 @@ def analyze_design(
     n_permutations: int = 2000,
     majority_tie: TieRule = "negative",
     progress: Callable[[str, int, int], None] | None = None,
+    generalise: str | None = None,
 ) -> DesignAnalysis:
     """Every task block of a format 2 study analysed overall and per rater group (module doc).
     ``by``: questionnaire columns (validated by the caller); ``analyses``: block key -> its analysis,
     called as ``analysis(spec, block, answers, groups, opts)``, or the reason it has none (every task
     block has one or the other: none is skipped); ``positives``: block key -> its BTS positive answer.
     Participants excluded by the attention checks (``excluded`` = 1) are left out. ``majority_tie``: the
-    crowd majority's tie rule of the agree blocks' error rates (``fairness.error_rates``)."""
+    crowd majority's tie rule of the agree blocks' error rates (``fairness.error_rates``); ``generalise``:
+    "stimuli" makes the pair_distance blocks' alpha CIs the two-way (raters x pairs) bootstrap's."""
     by = tuple(by)
     answers = answers[answers["excluded"] != 1]
     questionnaire = questionnaire[questionnaire["participant_id"].isin(answers["participant_id"])]
@@ -464,7 +469,13 @@ def analyze_design(
     without = int(groups.isna().sum())
     if groups.notna().sum() == 0:
         raise ValueError(f"no analysable participant answered {' and '.join(by)}")
-    opts = Options(n_resamples=n_resamples, n_permutations=n_permutations, seed=seed, majority_tie=majority_tie)
+    opts = Options(
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+        seed=seed,
+        majority_tie=majority_tie,
+        generalise=generalise,
+    )
     tasks = [b for b in spec["blocks"] if b["type"] == "task"]  # every block: its results or why none
     results = []
     for done, block in enumerate(tasks):
