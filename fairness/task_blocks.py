@@ -41,7 +41,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 from analysis.agreement import rating_icc
 from analysis.bts import Positive, block_answers, honesty_scores
 from fairness.disagreement import disagreement_notions
-from fairness.error_rates import TieRule, agree_predictions, error_rates
+from fairness.error_rates import TieRule, agree_predictions, error_rates, rating_predictions
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import (
@@ -252,6 +252,29 @@ def _agree_error_rates(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame,
     participants, their majority and the block's model, per subject-group column and rater group."""
     frame = frame.dropna(subset=["model_label"])
     answers = frame.assign(predicted=agree_predictions(frame["value"], frame["model_label"]))
+    return _error_rates(block, answers, subjects, opts)
+
+
+def rating_threshold(scale: dict) -> float:
+    """The rating from which a ``rate`` answer counts as high: ``positive_from`` on a Likert scale (default
+    the upper half, labels // 2 + 1, as the block's BTS positive answer), the midpoint (min + max) / 2 on a
+    number scale."""
+    if scale["type"] == "likert":
+        return float(scale.get("positive_from", len(scale["labels"]) // 2 + 1))
+    return (scale["min"] + scale["max"]) / 2
+
+
+def _rate_error_rates(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> pd.DataFrame:
+    """Accuracy, FPR and FNR against the pool's outcome of the raters (a rating on the scale's unfavourable
+    side of ``rating_threshold`` predicts the event), their majority and the block's model."""
+    scale = block["scale"]
+    predicted = rating_predictions(
+        frame["value"], threshold=rating_threshold(scale), favourable=scale.get("favourable", "lower")
+    )
+    return _error_rates(block, frame.assign(predicted=predicted), subjects, opts)
+
+
+def _error_rates(block: dict, answers: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> pd.DataFrame:
     table = error_rates(
         answers[["participant_id", "subject", "predicted", "rater_group"]],
         subjects,
@@ -344,6 +367,8 @@ def _rate(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Option
     parity, notes = _rating_parity(block, frame, subjects, opts)
     if len(parity):
         tables["parity"] = parity
+    if "outcome" in subjects.columns:
+        tables["rate_error_rates"] = _rate_error_rates(block, frame, subjects, opts)
     icc = rating_icc(frame, target="subject", rater="participant_id", rating="value")
     if len(icc):
         tables["icc"] = icc

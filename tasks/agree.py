@@ -5,7 +5,15 @@ confidence and optional BTS prediction of the share answering "Yes, I agree").""
 from django import forms
 
 from core.columns import Column
-from core.report_texts import CI_LABEL, FEEDBACK, GROUP_MEANS, RESAMPLING, Explanation, ReportTable
+from core.report_texts import (
+    CI_LABEL,
+    ERROR_RATE_COLUMNS,
+    FEEDBACK,
+    GROUP_MEANS,
+    RESAMPLING,
+    Explanation,
+    ReportTable,
+)
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
@@ -163,17 +171,7 @@ class Agree(BlockTask):
         ),
         "agree_error_rates": ReportTable(
             "error rates against the outcome: participants, their majority and the model",
-            {
-                "subject_attribute": "Subject attribute",
-                "subject_group": "Subject group",
-                "rater_group": "Rater group",
-                "source": "Predictions of",
-                "accuracy": "Accuracy",
-                "ci": f"Accuracy {CI_LABEL}",
-                "fpr": "FPR",
-                "fnr": "FNR",
-                "n": "n",
-            },
+            ERROR_RATE_COLUMNS,
             Explanation(
                 "How often the participants' predictions (the AI's label when they agree, the other label when they "
                 "disagree), the majority of each subject's participants and the model are right about the true "

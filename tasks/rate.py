@@ -7,7 +7,15 @@ import numpy as np
 from django import forms
 
 from core.columns import Column
-from core.report_texts import CI_LABEL, GROUP_MEANS, ICC_COLUMNS, RESAMPLING, Explanation, ReportTable
+from core.report_texts import (
+    CI_LABEL,
+    ERROR_RATE_COLUMNS,
+    GROUP_MEANS,
+    ICC_COLUMNS,
+    RESAMPLING,
+    Explanation,
+    ReportTable,
+)
 from tasks import questions
 from tasks.agree import bts_prompt
 from tasks.base import AnswerInput, BlockTask, BtsPositive
@@ -172,6 +180,25 @@ class Rate(BlockTask):
                 "Shrout & Fleiss (1979); McGraw & Wong (1996); pingouin intraclass_corr",
             ),
             estimate="icc",
+        ),
+        "rate_error_rates": ReportTable(
+            "error rates against the outcome: raters, their majority and the model",
+            ERROR_RATE_COLUMNS,
+            Explanation(
+                "How often the raters' ratings, read as predictions of the pool's outcome (outcome_column), the "
+                "majority of each subject's raters and the block's model are right, over all subjects and per "
+                "subject group, for all raters and per rater group; only for pools with an outcome column.",
+                "A rating predicts the event (outcome 1) when it lies on the scale's unfavourable side: with "
+                "scale.favourable 'lower' (the default) a rating at or above the threshold, with 'higher' one below "
+                "it; the threshold is scale.positive_from on a Likert scale (default: the upper half) and the "
+                "midpoint (min + max) / 2 on a number scale. Lower FPR: fewer subjects without the event flagged; "
+                "lower FNR: fewer with it missed. FPR and FNR CIs are in the CSV, the model has none.",
+                "accuracy = P(yhat = y), FPR = P(yhat = 1 | y = 0), FNR = P(yhat = 0 | y = 1); raters pooled over "
+                "answers; majority per subject, a tie counted as 0 (as for agree blocks) or as the AI's label "
+                f"(majority_tie='agree'); {RESAMPLING.split(';')[0]}, the majority recomputed per resample",
+                "Dressel & Farid (2018), Table 1 (the agree blocks' table, for ratings)",
+            ),
+            estimate="accuracy",
         ),
     }
 

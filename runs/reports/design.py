@@ -152,7 +152,10 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
                     for r in frame.itertuples(index=False)
                     if r.pvalue < PARITY_ALPHA
                 ]
-            elif name == "agree_error_rates":  # the accuracy's CI in the table; FPR's and FNR's in the CSV
+            elif name in (
+                "agree_error_rates",
+                "rate_error_rates",
+            ):  # the accuracy's CI in the table; FPR's and FNR's in the CSV
                 shown = frame.rename(columns={"accuracy_low": "ci_low", "accuracy_high": "ci_high"})
             section = table_section(
                 f"Block {block.block} ({block.task}): {texts.heading}",

@@ -406,3 +406,54 @@ def test_rating_parity_finds_nothing_when_nothing_is_planted():
     assert set(parity["R1"]) == {"rater group lay"}  # no model named: the rater groups only
     assert (parity["pvalue"] > 0.05).all(), parity[["R0", "R1", "gap", "pvalue"]]
     assert any("names no model" in note for note in next(b for b in result.blocks if b.block == "score").notes)
+
+
+@pytest.mark.parametrize(
+    ("favourable", "participants", "fpr", "fnr"),
+    [("lower", 7 / 12, 1 / 3, 1 / 2), (None, 7 / 12, 1 / 3, 1 / 2), ("higher", 5 / 12, 2 / 3, 1 / 2)],
+)
+def test_rate_error_rates_worked_by_hand(favourable, participants, fpr, fnr):
+    """4 subjects (outcome 1, 0, 1, 0; the AI's labels 1, 1, 0, 0), 3 raters on a 1-5 scale (threshold: the
+    default positive_from 3). Ratings s0: 4 2 5, s1: 3 1 2, s2: 1 2 4, s3: 5 1 1, i.e. with favourable 'lower'
+    predictions 110 / 100 / 001 / 100: raters right 7 of 12, FPR 2 of 6, FNR 3 of 6; majority 1 0 0 0
+    (accuracy 3/4, FPR 0, FNR 1/2); the AI 2/4, FPR 1/2, FNR 1/2. With 'higher' a rating below 3 predicts
+    the event: every rater prediction flips (accuracy 5/12, FPR 4/6, FNR 3/6; majority 0 1 1 1)."""
+    spec = design_spec()
+    spec["pools"][0]["outcome_column"] = "reoffended"
+    subjects = spec["pools"][0]["subjects"] = spec["pools"][0]["subjects"][:4]
+    for subject, outcome, label in zip(subjects, (1, 0, 1, 0), (1, 1, 0, 0), strict=True):
+        subject["features"]["reoffended"] = outcome
+        subject["models"]["ai"]["label"] = label
+    block = spec["blocks"][2] | {"model": "ai"}
+    if favourable:
+        block["scale"] = block["scale"] | {"favourable": favourable}
+    spec["blocks"] = [spec["blocks"][0], block]
+    ratings = {"s0": (4, 2, 5), "s1": (3, 1, 2), "s2": (1, 2, 4), "s3": (5, 1, 1)}
+    rows = [
+        {
+            "participant_id": f"p{r}",
+            "condition": "main",
+            "block": "score",
+            "task": "rate",
+            "subject": s,
+            "measure": "rating",
+            "value": float(values[r]),
+            "text": "",
+            "excluded": 0,
+        }
+        for s, values in ratings.items()
+        for r in range(3)
+    ]
+    people = pd.DataFrame([{"participant_id": f"p{r}", "role": "judge", "age_band": "old"} for r in range(3)])
+    result = analyze_design(spec, pd.DataFrame(rows), people, by=("role",), n_resamples=50, n_permutations=9)
+    rates = tables(result, "score")["rate_error_rates"]
+    rates = rates[(rates["rater_group"] == ALL) & (rates["subject_attribute"] == "")].set_index("source")
+    assert rates.loc["participants", ["accuracy", "fpr", "fnr"]].tolist() == pytest.approx([participants, fpr, fnr])
+    assert rates.loc["participants", "n"] == 12
+    majority = [3 / 4, 0, 1 / 2] if favourable != "higher" else [1 / 4, 1, 1 / 2]
+    assert rates.loc["majority", ["accuracy", "fpr", "fnr"]].tolist() == pytest.approx(majority)
+    assert rates.loc["ai", ["accuracy", "fpr", "fnr"]].tolist() == pytest.approx([1 / 2, 1 / 2, 1 / 2])
+
+
+def test_rate_blocks_without_an_outcome_have_no_error_rates(differing):
+    assert "rate_error_rates" not in tables(differing, "score")
