@@ -342,6 +342,26 @@ def test_likert_alpha_per_rater_group_finds_the_known_weights():
     assert alpha.loc["judge", "ci_low"] < 0.8 < alpha.loc["judge", "ci_high"]
     assert alpha.loc["lay", "ci_low"] < 0.2 < alpha.loc["lay", "ci_high"]
     assert block["tests"]["pvalue"].iloc[0] < 0.05
+    # the rated pairs are the stimuli: both CIs reported, the participants' one chosen unless generalising
+    assert alpha["estimand"].str.startswith("for these 16 stimulus pairs").all()
+    assert (alpha["ci_low"] == alpha["ci_participants_low"]).all() and alpha["ci_stimuli_low"].notna().all()
+    general = (
+        analyze_design(
+            spec,
+            pd.DataFrame(rows),
+            pd.DataFrame(people),
+            by=["role"],
+            n_resamples=300,
+            n_permutations=300,
+            generalise="stimuli",
+        )
+        .blocks[0]
+        .tables["alpha"]
+        .set_index("rater_group")
+    )
+    assert (general["ci_low"] == general["ci_stimuli_low"]).all()
+    assert general["ci_stimuli_low"].tolist() == alpha["ci_stimuli_low"].tolist()
+    assert general["estimand"].str.startswith("for a population of stimulus pairs like these 16").all()
 
 
 def _planted_parity(judge_bias_for_a: float, seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
