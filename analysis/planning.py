@@ -31,8 +31,11 @@ share p over R simulated studies comes with its Monte Carlo standard error sqrt(
 (``*_mcse``). With ``stimulus_sd > 0`` the stimulus effects are drawn afresh for every simulated
 study: intervals that resample (or cluster by) participants only, as the headline ones do, estimate
 alpha *for the study's stimulus pairs* and cover the population estimand less than nominal; the
-two-way interval is the generalising one. ``stimulus_copies`` m simulates m times as many stimulus
-pairs (``simulate_pairs``), and ``stimuli_table`` projects the two-way width for more stimuli.
+two-way interval is the generalising one. It is calibrated for the complete crossed design (every
+participant rates every pair, as in the effort study); when each participant rates a subset of the
+pairs (``stimulus_copies`` m > 1: m times as many pairs, ``simulate_pairs``) the pigeonhole bootstrap
+is conservative and hardly narrows, while the true spread does: ``stimuli_table`` projects the spread
+of alpha, and the width of a calibrated generalising CI, for more stimuli from the simulation itself.
 """
 
 from collections.abc import Callable
@@ -174,6 +177,7 @@ def plan_study(
                     "condition": cond,
                     "n_stimuli": frame["stimulus"].nunique(),
                     "alpha": est.statistic,
+                    "se": est.se,
                     "interval": (lo, hi),
                     "interval_plain": (lo_plain, hi_plain),
                     "interval_two_way": (lo_two, hi_two),
@@ -256,22 +260,31 @@ def _leave_one_out_estimands(moments: list[tuple[str, np.ndarray, np.ndarray]]) 
     return targets, {cond: alpha_of(xx, xy) for cond, (xx, xy, _) in totals.items()}
 
 
-def stimuli_table(records: pd.DataFrame, multipliers: tuple[int, ...] = STIMULUS_MULTIPLIERS) -> pd.DataFrame:
-    """How more stimulus pairs narrow the generalising interval (a projection): the two-way variance
-    splits into the participant part (the clustered CI's) and the rest, attributed to stimuli, which
-    falls as 1 / m with m times as many pairs (each participant still rating as many):
-    width(m) = sqrt(w_p^2 + (w_2^2 - w_p^2) / m), w_p^2 and w_2^2 the mean squared widths of the
-    clustered and two-way CIs over the simulated studies. Checked against simulating m copies."""
+def stimuli_table(
+    records: pd.DataFrame, multipliers: tuple[int, ...] = STIMULUS_MULTIPLIERS, confidence_level: float = 0.95
+) -> pd.DataFrame:
+    """How much m times as many stimulus pairs (each participant still rating as many) would narrow alpha's
+    sampling spread: a projection from the simulated studies themselves, not from any interval. Var(alpha_r)
+    over the R studies is the variance over participants *and* stimuli, the mean squared clustered SE the
+    part from participants given the stimuli; the rest, V_s = Var(alpha_r) - mean(se^2) (at least 0), comes
+    from drawing the stimuli and falls as 1 / m:
+    ``sd_alpha`` = sqrt(mean(se^2) + V_s / m) and ``ci_width`` = 2 z sd_alpha, the width a calibrated
+    generalising 95% CI would have (NaN with fewer than 2 studies)."""
+    z = norm.ppf(0.5 + confidence_level / 2)
     rows = []
     for cond, part in records.groupby("condition"):
-        w_p2, w_22 = float((part["width"] ** 2).mean()), float((part["width_two_way"] ** 2).mean())
+        v_p = float((part["se"] ** 2).mean())
+        v_s = max(float(part["alpha"].var(ddof=1)) - v_p, 0.0) if len(part) > 1 else float("nan")
         for m in multipliers:
+            sd = float(np.sqrt(v_p + v_s / m))
             rows.append(
                 {
                     "condition": cond,
                     "stimulus_pairs": int(part["n_stimuli"].max()) * m,
-                    "ci_width": float(np.sqrt(w_p2)),
-                    "ci_width_two_way": float(np.sqrt(w_p2 + max(w_22 - w_p2, 0.0) / m)),
+                    "sd_participants": float(np.sqrt(v_p)),
+                    "sd_stimuli": float(np.sqrt(v_s / m)),
+                    "sd_alpha": sd,
+                    "ci_width": 2 * z * sd,
                 }
             )
     return pd.DataFrame(rows)
