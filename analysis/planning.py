@@ -195,7 +195,7 @@ def plan_study(
     frame["target"], estimands = _leave_one_out_estimands(moments)
     for kind in ("", "_plain", "_two_way"):
         frame[f"covers{kind}"] = [
-            lo <= t <= hi if np.isfinite(t) else np.nan
+            float(lo <= t <= hi) if np.isfinite(t) else np.nan
             for (lo, hi), t in zip(frame[f"interval{kind}"], frame["target"], strict=True)
         ]
     table = (
