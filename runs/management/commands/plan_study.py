@@ -71,5 +71,8 @@ class Command(BaseCommand):
             "Monte Carlo SE of each share in *_mcse"
         )
         self.stdout.write(result.table.set_index("condition").T.to_string(float_format=lambda v: f"{v:.4f}"))
-        self.stdout.write("Generalising CI width with more stimulus pairs (projection; each participant rates 12):")
+        self.stdout.write(
+            "alpha's spread with more stimulus pairs (projection, each participant rating 12; ci_width: that of a "
+            "calibrated generalising 95% CI):"
+        )
         self.stdout.write(result.stimuli.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
