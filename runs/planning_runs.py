@@ -91,7 +91,11 @@ def write_plan_report(result: PlanResult, out_dir: Path, *, title: str) -> Path:
     section = Section(
         title="Precision, coverage and power per condition",
         paragraphs=notes,
-        tables=[table_context(result.table.set_index("condition").T.rename_axis("measure"), index=True)],
+        tables=[
+            table_context(
+                result.table.drop(columns="n_stimuli").set_index("condition").T.rename_axis("measure"), index=True
+            )
+        ],
     )
     stimuli = Section(
         title="How more stimulus pairs narrow alpha's spread (projection)",
