@@ -13,7 +13,9 @@ distance D, in two conventions side by side, see ``table3_from_correlations``), 
 (participant-bootstrap 95% CIs of r_traj - r_aggr), Table 5 (Eq. 5-6 per condition and Eq. 7-8
 across conditions, plain and participant-clustered SEs), the shares of rationale factors, and
 the Calibration alpha = a2 / (a1 + a2) from Eq. 5 per condition (the paper:
-0.6114 / (0.6114 + 0.3182) = 0.6577), with a participant-bootstrap CI.
+0.6114 / (0.6114 + 0.3182) = 0.6577), with two CIs: the participant bootstrap's (its estimand: alpha
+*for these stimulus pairs*) and the two-way (participants x stimuli) bootstrap's (alpha for a
+population of stimulus pairs like these); ``generalise="stimuli"`` makes the second the calibration's.
 
 Sign convention: Table 4 reports r_traj - r_aggr (positive when trajectory correlates more). The
 paper's Table 4 prints negative intervals under that label, i.e. r_aggr - r_traj; only the sign differs.
@@ -52,6 +54,8 @@ from analysis.correlations import (
 from analysis.mixed_model import STIMULUS_COLUMNS, MixedModelResult, crossed_mixed_model, stimulus_key
 from analysis.regression import distance_regression, moderation_regression
 from analysis.repeated_measures import (
+    ESTIMAND_POPULATION,
+    ESTIMAND_STIMULI,
     cluster_bootstrap_ols,
     condition_tests,
     design,
@@ -59,6 +63,7 @@ from analysis.repeated_measures import (
     participant_level_table,
     participant_slope_effect,
     repeated_measures_correlation,
+    two_way_bootstrap_ols,
 )
 from analysis.sample import SampleSelection, select_participants
 
@@ -73,6 +78,9 @@ OUTCOMES = {"input": "d_overall", "output": "output_distance"}
 OUTCOME_LABELS = {"input": "d", "output": "D"}
 DESCRIPTIVE = "descriptive (pairs treated as independent)"
 PARTICIPANT_LEVEL = "participant-level (cluster-robust by participant)"
+MIXED_ESTIMAND = (
+    "for a population of stimulus pairs (crossed random intercepts; stimulus-specific weights not modelled)"
+)
 
 TABLE3_TESTS = {"hotelling": "Hotelling's t-test", "steiger": "Steiger's Z-test"}
 # convention -> test -> (analysis.correlations method, Spearman adjustment, label)
@@ -138,9 +146,24 @@ def stars(p: float, levels=(0.001, 0.01, 0.05)) -> str:
     return "*" * sum(p < level for level in levels)
 
 
+GENERALISE = ("stimuli",)  # values of the ``generalise`` option (None: the study's own stimuli)
+NAN_CI = (float("nan"), float("nan"))
+
+
+def check_generalise(generalise: str | None) -> str | None:
+    """The ``generalise`` option: None (inference for the study's stimuli) or "stimuli"."""
+    if generalise is not None and generalise not in GENERALISE:
+        raise ValueError(f"generalise must be one of {list(GENERALISE)} or left out, got {generalise!r}")
+    return generalise
+
+
 @dataclass(frozen=True)
 class Calibration:
-    """The human-calibrated effort weight of one condition: alpha = a2 / (a1 + a2)."""
+    """The human-calibrated effort weight of one condition: alpha = a2 / (a1 + a2).
+
+    ``ci`` is the calibration's CI: ``ci_stimuli`` (two-way bootstrap, generalising to other stimulus
+    pairs) when ``generalise == "stimuli"``, else ``ci_participants`` (participant bootstrap, for
+    these ``n_stimuli`` pairs); ``estimand`` says which in words."""
 
     condition: str
     alpha: float
@@ -150,6 +173,11 @@ class Calibration:
     n_participants: int
     n_resamples: int
     seed: int
+    ci_participants: tuple[float, float] = NAN_CI
+    ci_stimuli: tuple[float, float] = NAN_CI  # NaN when the pairs do not identify stimuli
+    n_stimuli: int = 0
+    generalise: str | None = None
+    estimand: str = ""
 
 
 @dataclass(frozen=True)
@@ -193,18 +221,36 @@ def bootstrap_alpha(
     level: float = 0.95,
     chunk: int = 1000,
     progress: Callable[[int], None] | None = None,
+    generalise: str | None = None,
+    stimulus: str = "stimulus",
 ) -> tuple[tuple[float, float], np.ndarray]:
     """Percentile CI of alpha = a2 / (a1 + a2) from Eq. 5, resampling participants
-    (``analysis.repeated_measures.cluster_bootstrap_ols``: vectorised per-participant normal equations)."""
-    betas = cluster_bootstrap_ols(
-        design(frame, ["d_aggr", "d_traj"]),
-        frame["d_overall"],
-        frame["participant_id"],
-        n_resamples=n_resamples,
-        seed=seed,
-        chunk=chunk,
-        progress=progress,
-    )
+    (``analysis.repeated_measures.cluster_bootstrap_ols``: vectorised per-participant normal equations);
+    with ``generalise="stimuli"`` participants and the ``stimulus`` column's stimuli
+    (``two_way_bootstrap_ols``), so the interval covers alpha of a population of such stimuli."""
+    x = design(frame, ["d_aggr", "d_traj"])
+    if check_generalise(generalise) == "stimuli":
+        if stimulus not in frame:
+            raise ValueError(f"generalising over stimuli needs a {stimulus!r} column identifying the rated pairs")
+        betas = two_way_bootstrap_ols(
+            x,
+            frame["d_overall"],
+            frame["participant_id"],
+            frame[stimulus],
+            n_resamples=n_resamples,
+            seed=seed,
+            progress=progress,
+        )
+    else:
+        betas = cluster_bootstrap_ols(
+            x,
+            frame["d_overall"],
+            frame["participant_id"],
+            n_resamples=n_resamples,
+            seed=seed,
+            chunk=chunk,
+            progress=progress,
+        )
     dist = betas[:, 2] / (betas[:, 1] + betas[:, 2])
     tail = (1 - level) / 2
     lo, hi = np.nanquantile(dist, [tail, 1 - tail])
@@ -221,13 +267,16 @@ def run_pipeline(
     progress: Callable[[str, int, int], None] | None = None,
     include_incomplete: bool = False,
     mixed_models: bool = True,
+    generalise: str | None = None,
 ) -> PipelineResult:
     """Everything the paper reports, per condition, from the pairs export, with participant-level
     inference first. With the ``participants`` table only completed participants are analysed
     unless ``include_incomplete``; attention-excluded participants never are (``result.sample``
     counts the dropped by reason). ``moderator_level`` is the condition coded C = 1 in Eq. 7-8
     (default: the undesirable-feature condition, the paper's CLUE). ``mixed_models=False`` skips
-    the (slow) crossed mixed models."""
+    the (slow) crossed mixed models. ``generalise="stimuli"`` makes each calibration's CI the two-way
+    (participants x stimuli) bootstrap's; both CIs are reported either way when stimuli are identified."""
+    check_generalise(generalise)
     sample = select_participants(pairs, participants, include_incomplete=include_incomplete)
     if sample.included < 3:
         raise ValueError(f"too few participants to analyse: {sample.sentence()}")
@@ -243,6 +292,8 @@ def run_pipeline(
     data = sample.pairs.dropna(subset=["d_traj", "d_aggr", "d_overall", "output_distance"])
     if all(c in data for c in STIMULUS_COLUMNS):
         data = data.assign(stimulus=stimulus_key(data))
+    elif generalise == "stimuli":
+        raise ValueError(f"generalising over stimuli needs the pairs table's columns {list(STIMULUS_COLUMNS)}")
     conditions = list(dict.fromkeys(data["condition"]))
     if moderator_level is None and "desirable" in data:
         undesirable = data.loc[data["desirable"] == 0, "condition"]
@@ -253,6 +304,8 @@ def run_pipeline(
     for ci_index, cond in enumerate(conditions):
         frame = data[data["condition"] == cond]
         n = len(frame)
+        n_stimuli = int(frame["stimulus"].nunique()) if "stimulus" in frame else 0
+        estimand = {"estimand": ESTIMAND_STIMULI.format(n=n_stimuli) if n_stimuli else "for the study's stimuli"}
         corr = {key: correlation(frame[a], frame[b], method="spearman") for key, (a, b, _) in CORRELATIONS.items()}
         adjusted = bonferroni([c.pvalue for c in corr.values()])
         for (key, (_, _, label)), p_adj in zip(CORRELATIONS.items(), adjusted, strict=True):
@@ -312,7 +365,7 @@ def run_pipeline(
                 fit = distance_regression(frame, outcome, cluster=cluster)
                 fits[(cond, space, "clustered" if cluster else "ols")] = fit
                 t5.append(_table5_rows(fit, cond, space, "clustered" if cluster else "ols"))
-            label = {"model": cond, "outcome": OUTCOME_LABELS[space]}
+            label = {"model": cond, "outcome": OUTCOME_LABELS[space]} | estimand
             rows = condition_tests(
                 frame,
                 outcome,
@@ -345,8 +398,34 @@ def run_pipeline(
             seed=seed + 100 + ci_index,
             progress=(lambda done, c=cond: progress(f"bootstrap alpha {c}", done, n_resamples)) if progress else None,
         )
+        ci_stimuli = NAN_CI
+        if n_stimuli:
+            ci_stimuli, _ = bootstrap_alpha(
+                frame,
+                n_resamples=n_resamples,
+                seed=seed + 400 + ci_index,
+                generalise="stimuli",
+                progress=(lambda done, c=cond: progress(f"two-way bootstrap alpha {c}", done, n_resamples))
+                if progress
+                else None,
+            )
+        chosen = ESTIMAND_POPULATION if generalise == "stimuli" else ESTIMAND_STIMULI
         calibrations.append(
-            Calibration(cond, alpha_from(a1, a2), ci, a1, a2, frame["participant_id"].nunique(), n_resamples, seed)
+            Calibration(
+                cond,
+                alpha_from(a1, a2),
+                ci_stimuli if generalise == "stimuli" else ci,
+                a1,
+                a2,
+                frame["participant_id"].nunique(),
+                n_resamples,
+                seed,
+                ci_participants=ci,
+                ci_stimuli=ci_stimuli,
+                n_stimuli=n_stimuli,
+                generalise=generalise,
+                estimand=chosen.format(n=n_stimuli) if n_stimuli else estimand["estimand"],
+            )
         )
     if len(conditions) > 1:
         for space, outcome in OUTCOMES.items():
@@ -356,7 +435,12 @@ def run_pipeline(
                 t5.append(
                     _table5_rows(fit, f"moderation (C = {moderator_level})", space, "clustered" if cluster else "ols")
                 )
-            label = {"model": f"moderation (C = {moderator_level})", "outcome": OUTCOME_LABELS[space]}
+            n_all = int(data["stimulus"].nunique()) if "stimulus" in data else 0
+            label = {
+                "model": f"moderation (C = {moderator_level})",
+                "outcome": OUTCOME_LABELS[space],
+                "estimand": ESTIMAND_STIMULI.format(n=n_all) if n_all else "for the study's stimuli",
+            }
             rows = moderation_tests(
                 data,
                 outcome,
@@ -412,6 +496,7 @@ def _mixed_rows(*, data: pd.DataFrame, outcome: str, label: dict, formula: str) 
             label | {"term": "", "converged": False, "note": "not fitted: the pairs table does not identify stimuli"}
         ]
     fit: MixedModelResult = crossed_mixed_model(data, formula)
+    label = label | {"estimand": MIXED_ESTIMAND}
     common = {
         "var_participant": fit.variance_components.get("participant", np.nan),
         "var_stimulus": fit.variance_components.get("stimulus", np.nan),

@@ -37,11 +37,19 @@ HEADINGS = {
 }
 NOTES = {
     "calibrations": [
+        "Two 95% CIs with two estimands: 'these stimuli' resamples participants and is alpha for the study's own "
+        "stimulus pairs; 'generalising over stimuli' also resamples the pairs (two-way pigeonhole bootstrap, "
+        "Owen 2007) and is alpha for a population of stimulus pairs like them, wider. The calibration's CI is the "
+        'second when the study file sets analysis.generalise = "stimuli" (or --generalise stimuli), else the first.',
         "Caveat: alpha is a ratio of linear weights of Likert ratings, used by EaIF as the weight of squared "
         "differences of effort E and aggregate S on their own scales; read it as the relative importance of "
-        "trajectory over aggregate, not as a calibrated metric weight (see analysis.pipeline.alpha_from)."
+        "trajectory over aggregate, not as a calibrated metric weight (see analysis.pipeline.alpha_from).",
     ],
     "participant_level": [
+        "Estimand: these tests and intervals resample participants only, so they are for the study's own stimulus "
+        "pairs (column estimand of participant_level.csv): with stimulus effects they can reject a true null for "
+        "other stimuli far more often than 5%. The mixed models below treat stimuli as random (intercepts only); "
+        "the calibration's generalising CI resamples stimuli too.",
         f"Family for multiple testing ('{FAMILY_NAME}'): {HEADLINE_FAMILY}; "
         f"p (Holm) is {FAMILY_METHOD.capitalize()}'s adjustment over the rows marked in the family "
         "(statsmodels multipletests). Read a row as significant when p (Holm) < .05; the bootstrap rows of "
@@ -132,8 +140,16 @@ def bts_figure(bts: pd.DataFrame) -> go.Figure:
 
 
 def calibrations_table(result: PipelineResult) -> pd.DataFrame:
-    """One row per condition: alpha, its CI, a1, a2, participants, resamples, seed."""
-    return pd.DataFrame([c.__dict__ | {"ci": list(c.ci)} for c in result.calibrations])
+    """One row per condition: alpha, its CI and that CI's estimand, both CIs (``ci_participants_low``...,
+    ``ci_stimuli_low``...), stimulus pairs, a1, a2, participants, resamples, seed, ``generalise``."""
+    rows = []
+    for c in result.calibrations:
+        row = {k: v for k, v in c.__dict__.items() if k not in ("ci_participants", "ci_stimuli")}
+        for kind in ("participants", "stimuli"):
+            low, high = getattr(c, f"ci_{kind}")
+            row |= {f"ci_{kind}_low": low, f"ci_{kind}_high": high}
+        rows.append(row | {"ci": list(c.ci)})
+    return pd.DataFrame(rows)
 
 
 def report_tables(result: PipelineResult) -> dict[str, pd.DataFrame]:

@@ -54,6 +54,17 @@ GROUP_MEANS = {
     "n_raters": "Raters",
     "n_answers": "Answers",
 }
+ERROR_RATE_COLUMNS = {  # fairness.error_rates.error_rates, the accuracy's CI shown (FPR's and FNR's in the CSV)
+    "subject_attribute": "Subject attribute",
+    "subject_group": "Subject group",
+    "rater_group": "Rater group",
+    "source": "Predictions of",
+    "accuracy": "Accuracy",
+    "ci": f"Accuracy {CI_LABEL}",
+    "fpr": "FPR",
+    "fnr": "FNR",
+    "n": "n",
+}
 ICC_COLUMNS = {
     "condition": "Condition",
     "measure": "Measure",

@@ -2,6 +2,11 @@
 participants' answers, of the crowd's majority and of the model, per subject group and per rater group
 (Dressel & Farid 2018, Table 1: humans vs COMPAS by defendant race).
 
+For a ``rate`` answer (:func:`rating_predictions`) the predicted label is 1 (the event) when the rating is
+on the scale's unfavourable side of a threshold: with ``favourable="lower"`` (higher ratings = more risk)
+rating >= threshold, with ``favourable="higher"`` rating < threshold (the threshold's rule per scale is
+the caller's: ``fairness.task_blocks.rating_threshold``).
+
 For an ``agree`` answer the participant's predicted label is the AI's label when they agree and the
 other label when they disagree (:func:`agree_predictions`). Against the outcome y (1 = the event, e.g.
 two-year recidivism):
@@ -41,6 +46,15 @@ def agree_predictions(agree: np.ndarray | pd.Series, ai_label: np.ndarray | pd.S
     """The participant's predicted label from an agree answer: ai_label if agree = 1, else 1 - ai_label."""
     agree, ai_label = np.asarray(agree, dtype=int), np.asarray(ai_label, dtype=int)
     return np.where(agree == 1, ai_label, 1 - ai_label)
+
+
+def rating_predictions(ratings: np.ndarray | pd.Series, *, threshold: float, favourable: str = "lower") -> np.ndarray:
+    """The predicted label (1 = the event) from ratings: 1 where rating >= threshold if ``favourable`` is
+    "lower" (high ratings are unfavourable), 1 where rating < threshold if it is "higher"."""
+    if favourable not in ("lower", "higher"):
+        raise ValueError(f"favourable must be 'lower' or 'higher', not {favourable!r}")
+    high = np.asarray(ratings, dtype=float) >= threshold
+    return (high if favourable == "lower" else ~high).astype(int)
 
 
 def confusion_rates(predicted: np.ndarray | pd.Series, outcome: np.ndarray | pd.Series) -> dict[str, float]:

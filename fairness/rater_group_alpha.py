@@ -2,7 +2,10 @@
 
 * Likert (``alpha_by_rater_group``): per rater group r, Eq. 5 d = a0 + a1 d_S + a2 d_E fitted by OLS on
   r's pairs and alpha_r = a2 / (a1 + a2) (``analysis.pipeline.alpha_from``); its CI is
-  ``analysis.pipeline.bootstrap_alpha`` on r's pairs (percentile, resampling r's participants).
+  ``analysis.pipeline.bootstrap_alpha`` on r's pairs (percentile, resampling r's participants: alpha
+  *for these stimulus pairs*). When the pairs identify their stimuli (a ``stimulus`` column), the two-way
+  (participants x stimuli) bootstrap's CI is reported too (``ci_stimuli``: alpha for a population of such
+  pairs), and with ``generalise="stimuli"`` it is the group's CI (and the contrast's distributions).
 * Disagreement (``disagreement_alpha_by_rater_group``): per rater group,
   ``fairness.calibration.calibrate_from_disagreement`` on r's yes/no feedback (its CI resamples r's
   participants and recomputes the subjects' disagreement rates).
@@ -32,8 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis.pipeline import bootstrap_alpha
-from analysis.repeated_measures import design
+from analysis.pipeline import NAN_CI, bootstrap_alpha, check_generalise
+from analysis.repeated_measures import ESTIMAND_POPULATION, ESTIMAND_STIMULI, design
 from fairness.calibration import alpha_from_rates, calibrate_from_disagreement, feedback_matrices
 from fairness.rater_groups import ALL, RaterGroupTest, group_of_raters, membership, permuted_assignments, spread_test
 
@@ -43,7 +46,8 @@ FEEDBACK_COLUMNS = ("participant", "subject", "disagreement")
 
 @dataclass(frozen=True)
 class GroupAlpha:
-    """alpha of one rater group (or of all participants), with its participant-bootstrap CI."""
+    """alpha of one rater group (or of all participants), with its bootstrap CI (``estimand`` says which:
+    participants resampled, or participants and stimuli); Likert: both CIs separately as well."""
 
     alpha: float
     confidence_interval: tuple[float, float]
@@ -51,6 +55,9 @@ class GroupAlpha:
     n_observations: int  # rated pairs (Likert) or yes/no answers (disagreement)
     note: str = ""
     distribution: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    ci_participants: tuple[float, float] = NAN_CI
+    ci_stimuli: tuple[float, float] = NAN_CI
+    estimand: str = ""
 
 
 @dataclass(frozen=True)
@@ -99,14 +106,16 @@ class AlphaByRaterGroup:
                     "ci_high": g.confidence_interval[1],
                     "n_participants": g.n_participants,
                     "n_observations": g.n_observations,
+                    "estimand": g.estimand,
+                    "ci_participants_low": g.ci_participants[0],
+                    "ci_participants_high": g.ci_participants[1],
+                    "ci_stimuli_low": g.ci_stimuli[0],
+                    "ci_stimuli_high": g.ci_stimuli[1],
                     "note": g.note,
                 }
                 for name, g in rows
             ]
         )
-
-
-NAN_CI = (float("nan"), float("nan"))
 
 
 def _grouped(
@@ -194,10 +203,14 @@ def alpha_by_rater_group(
     seed: int = 0,
     level: float = 0.95,
     min_participants: int = 3,
+    generalise: str | None = None,
 ) -> AlphaByRaterGroup:
     """Likert alpha per rater group (see module doc) from one condition's pairs export with the group
-    column(s) merged in (``participant_id``, ``d_aggr``, ``d_traj``, ``d_overall``). Group i (sorted)
-    is bootstrapped with seed ``seed + 1 + i``, all participants with ``seed``."""
+    column(s) merged in (``participant_id``, ``d_aggr``, ``d_traj``, ``d_overall``; optionally ``stimulus``).
+    Group i (sorted) is bootstrapped with seed ``seed + 1 + i``, all participants with ``seed`` (the two-way
+    bootstrap with those seeds + 7919)."""
+    if check_generalise(generalise) == "stimuli" and "stimulus" not in pairs:
+        raise ValueError("generalising over stimuli needs a 'stimulus' column identifying the rated pairs")
     if "condition" in pairs and pairs["condition"].nunique() > 1:
         raise ValueError("alpha is estimated per condition: pass the pairs of one condition")
     frame = pairs.rename(columns={participant: "participant_id"}) if participant != "participant_id" else pairs
@@ -221,7 +234,15 @@ def alpha_by_rater_group(
             note = "not estimated: Eq. 5 is degenerate (singular design or a1 + a2 = 0)"
             return GroupAlpha(float("nan"), NAN_CI, n_p, len(part), note)
         ci, dist = bootstrap_alpha(part, n_resamples=n_resamples, seed=boot_seed, level=level)
-        return GroupAlpha(alpha, ci, n_p, len(part), "", dist)
+        if "stimulus" not in part:
+            return GroupAlpha(alpha, ci, n_p, len(part), "", dist, ci, NAN_CI, "for the rated stimuli")
+        n_s = part["stimulus"].nunique()
+        ci_s, dist_s = bootstrap_alpha(
+            part, n_resamples=n_resamples, seed=boot_seed + 7919, level=level, generalise="stimuli"
+        )
+        if generalise == "stimuli":
+            return GroupAlpha(alpha, ci_s, n_p, len(part), "", dist_s, ci, ci_s, ESTIMAND_POPULATION.format(n=n_s))
+        return GroupAlpha(alpha, ci, n_p, len(part), "", dist, ci, ci_s, ESTIMAND_STIMULI.format(n=n_s))
 
     label = frame["participant_id"].map(groups)
     by_group = {g: estimate(frame[label == g], seed + 1 + i) for i, g in enumerate(sorted(groups.unique()))}
@@ -284,7 +305,8 @@ def disagreement_alpha_by_rater_group(
             )
         except ValueError as exc:
             return GroupAlpha(float("nan"), NAN_CI, n_p, len(part), f"not estimated: {exc}")
-        return GroupAlpha(cal.alpha, cal.ci, n_p, len(part), "", cal.distribution)
+        estimand = f"for these {part['subject'].nunique()} subjects (participants resampled)"
+        return GroupAlpha(cal.alpha, cal.ci, n_p, len(part), "", cal.distribution, cal.ci, NAN_CI, estimand)
 
     label = feedback["participant"].map(groups)
     by_group = {g: estimate(feedback[label == g], seed + 1 + i) for i, g in enumerate(sorted(groups.unique()))}

@@ -43,7 +43,7 @@ from analysis.agreement import rating_icc
 from analysis.bts import Positive, block_answers, honesty_scores
 from analysis.group_size import small_group_warnings
 from fairness.disagreement import disagreement_notions
-from fairness.error_rates import TieRule, agree_predictions, error_rates
+from fairness.error_rates import TieRule, agree_predictions, error_rates, rating_predictions
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import (
@@ -250,6 +250,7 @@ class Options:
     n_permutations: int
     seed: int
     majority_tie: TieRule = "negative"
+    generalise: str | None = None  # "stimuli": alpha's CI resamples stimuli (subjects) too
 
 
 def _test_row(measure: str, test: dict, subject_attribute: str = "", subject_group: str = "") -> dict:
@@ -322,6 +323,29 @@ def _agree_error_rates(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame,
     participants, their majority and the block's model, per subject-group column and rater group."""
     frame = frame.dropna(subset=["model_label"])
     answers = frame.assign(predicted=agree_predictions(frame["value"], frame["model_label"]))
+    return _error_rates(block, answers, subjects, opts)
+
+
+def rating_threshold(scale: dict) -> float:
+    """The rating from which a ``rate`` answer counts as high: ``positive_from`` on a Likert scale (default
+    the upper half, labels // 2 + 1, as the block's BTS positive answer), the midpoint (min + max) / 2 on a
+    number scale."""
+    if scale["type"] == "likert":
+        return float(scale.get("positive_from", len(scale["labels"]) // 2 + 1))
+    return (scale["min"] + scale["max"]) / 2
+
+
+def _rate_error_rates(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> pd.DataFrame:
+    """Accuracy, FPR and FNR against the pool's outcome of the raters (a rating on the scale's unfavourable
+    side of ``rating_threshold`` predicts the event), their majority and the block's model."""
+    scale = block["scale"]
+    predicted = rating_predictions(
+        frame["value"], threshold=rating_threshold(scale), favourable=scale.get("favourable", "lower")
+    )
+    return _error_rates(block, frame.assign(predicted=predicted), subjects, opts)
+
+
+def _error_rates(block: dict, answers: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> pd.DataFrame:
     table = error_rates(
         answers[["participant_id", "subject", "predicted", "rater_group"]],
         subjects,
@@ -418,6 +442,8 @@ def _rate(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Option
     parity, notes = _rating_parity(block, frame, subjects, opts)
     if len(parity):
         tables["parity"] = parity
+    if "outcome" in subjects.columns:
+        tables["rate_error_rates"] = _rate_error_rates(block, frame, subjects, opts)
     icc = rating_icc(frame, target="subject", rater="participant_id", rating="value")
     if len(icc):
         tables["icc"] = icc
@@ -478,6 +504,7 @@ def pair_distance_block(
         return BlockAnalysis(block["key"], "pair_distance", {}, [note])
     pairs = wide.rename(columns=LIKERT_COLUMNS)[list(LIKERT_COLUMNS.values())].reset_index()
     pairs["rater_group"] = pairs["participant_id"].map(groups)
+    pairs["stimulus"] = pairs["subject"]  # one rated pair per pool item
     tables, tests, notes = [], [], []
     for condition, frame in pairs.groupby("condition"):
         try:
@@ -487,6 +514,7 @@ def pair_distance_block(
                 n_resamples=opts.n_resamples,
                 n_permutations=opts.n_permutations,
                 seed=opts.seed,
+                generalise=opts.generalise,
             )
         except ValueError as exc:
             notes.append(f"Condition {condition}: no alpha per rater group ({exc}).")
@@ -524,13 +552,15 @@ def analyze_design(
     n_permutations: int = 2000,
     majority_tie: TieRule = "negative",
     progress: Callable[[str, int, int], None] | None = None,
+    generalise: str | None = None,
 ) -> DesignAnalysis:
     """Every task block of a format 2 study analysed overall and per rater group (module doc).
     ``by``: questionnaire columns (validated by the caller); ``analyses``: block key -> its analysis,
     called as ``analysis(spec, block, answers, groups, opts)``, or the reason it has none (every task
     block has one or the other: none is skipped); ``positives``: block key -> its BTS positive answer.
     Participants excluded by the attention checks (``excluded`` = 1) are left out. ``majority_tie``: the
-    crowd majority's tie rule of the agree blocks' error rates (``fairness.error_rates``)."""
+    crowd majority's tie rule of the agree blocks' error rates (``fairness.error_rates``); ``generalise``:
+    "stimuli" makes the pair_distance blocks' alpha CIs the two-way (raters x pairs) bootstrap's."""
     by = tuple(by)
     answers = answers[answers["excluded"] != 1]
     questionnaire = questionnaire[questionnaire["participant_id"].isin(answers["participant_id"])]
@@ -539,7 +569,13 @@ def analyze_design(
     without = int(groups.isna().sum())
     if groups.notna().sum() == 0:
         raise ValueError(f"no analysable participant answered {' and '.join(by)}")
-    opts = Options(n_resamples=n_resamples, n_permutations=n_permutations, seed=seed, majority_tie=majority_tie)
+    opts = Options(
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+        seed=seed,
+        majority_tie=majority_tie,
+        generalise=generalise,
+    )
     tasks = [b for b in spec["blocks"] if b["type"] == "task"]  # every block: its results or why none
     results = []
     for done, block in enumerate(tasks):

@@ -19,6 +19,7 @@ from runs.reports.effort import write_report
 from runs.storage import delete_prefix, new_prefix, store_directory
 from studies.models import Study
 from studies.services import latest_study
+from studies.study_file import GENERALISE
 
 
 def analysis_run_create(
@@ -31,14 +32,17 @@ def analysis_run_create(
     progress: Callable[[str, int, int], None] | None = None,
     include_pilot: bool = False,
     by: Sequence[str] = (),
+    generalise: str | None = None,
 ) -> AnalysisRun:
     """A format 2 study: :func:`design_run_create` split by the questionnaire questions ``by``.
     Format 1: export, analyse (completed, non-excluded participants only unless ``include_incomplete``;
     pilot participants only with ``include_pilot``; the report counts the dropped by reason), write
     the report into ``out_dir``, store its files (storage folder ``analysis/<uuid>``) and the run with
     one new Calibration version per condition in one transaction; if storing fails, nothing of the
-    run remains."""
+    run remains. ``generalise``: "stimuli" or "none" overrides the study file's ``analysis.generalise``
+    ("stimuli": alpha's CI resamples stimulus pairs too)."""
     study = latest_study(slug)
+    generalise = study_generalise(study.spec, generalise)
     if study.spec.get("format") == 2:
         return design_run_create(
             study,
@@ -49,6 +53,7 @@ def analysis_run_create(
             include_incomplete=include_incomplete,
             include_pilot=include_pilot,
             progress=progress,
+            generalise=generalise,
         )
     if by:
         raise ValueError(f"study {slug!r}: --by splits format 2 studies by questionnaire answers; this study has none")
@@ -61,6 +66,7 @@ def analysis_run_create(
             n_resamples=n_resamples,
             include_incomplete=include_incomplete,
             progress=progress,
+            generalise=generalise,
         )
     except ValueError as exc:
         raise ValueError(f"study {slug!r}: {exc}") from exc
@@ -76,6 +82,7 @@ def analysis_run_create(
             "Bootstrap resamples": str(n_resamples),
             "Participants": "all with answers" if include_incomplete else "completed only",
             "Pilot participants": "included" if include_pilot else "left out",
+            "Calibration CI": GENERALISE_SETTING[generalise],
         },
     )
     write_report(
@@ -105,11 +112,27 @@ def analysis_run_create(
                     a2=cal.a2,
                     n_participants=cal.n_participants,
                     seed=seed,
+                    generalise=cal.generalise or "",
                 )
     except BaseException:
         delete_prefix(prefix)
         raise
     return run
+
+
+GENERALISE_SETTING = {
+    None: "participants resampled (for the study's own stimulus pairs)",
+    "stimuli": "participants and stimulus pairs resampled (generalising over stimuli; two-way bootstrap)",
+}
+
+
+def study_generalise(spec: dict, generalise: str | None) -> str | None:
+    """The ``generalise`` option in effect: ``generalise`` ("stimuli", or "none" for the study's own stimuli)
+    if given, else the study file's ``analysis.generalise``; None means the study's own stimuli."""
+    chosen = generalise or spec.get("analysis", {}).get("generalise")
+    if chosen not in (None, "none", *GENERALISE):
+        raise ValueError(f"generalise must be one of {['none', *GENERALISE]}, got {chosen!r}")
+    return None if chosen == "none" else chosen
 
 
 def design_run_create(
@@ -122,6 +145,7 @@ def design_run_create(
     include_incomplete: bool,
     include_pilot: bool,
     progress: Callable[[str, int, int], None] | None = None,
+    generalise: str | None = None,
 ) -> AnalysisRun:
     """A format 2 study's analysis per task block and rater group (``runs.design_analysis``): report,
     results.json and CSVs stored under ``analysis/<uuid>``, and the run (no Calibration rows)."""
@@ -136,6 +160,7 @@ def design_run_create(
             n_resamples=n_resamples,
             n_permutations=n_resamples,
             progress=progress,
+            generalise=generalise,
         )
     except ValueError as exc:
         raise ValueError(f"study {study.slug!r}: {exc}") from exc
@@ -156,6 +181,7 @@ def design_run_create(
             "Bootstrap resamples and permutations": str(n_resamples),
             "Participants": "all with answers" if include_incomplete else "completed only",
             "Pilot participants": "included" if include_pilot else "left out",
+            "alpha's CI": GENERALISE_SETTING[generalise],
         },
     )
     write_design_report(

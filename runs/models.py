@@ -94,6 +94,13 @@ class Calibration(models.Model):
     a2 = models.FloatField(null=True, blank=True, help_text="Coefficient of trajectory distance d_E")
     n_participants = models.PositiveIntegerField()
     seed = models.BigIntegerField()
+    generalise = models.CharField(
+        max_length=16,
+        blank=True,
+        default="",
+        help_text="'stimuli': the CI resamples participants and stimulus pairs (alpha for a population of such "
+        "pairs); empty: participants only (alpha for the study's own pairs).",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

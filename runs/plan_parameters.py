@@ -35,6 +35,10 @@ PLAN_PARAMETERS: dict[str, PlanParameter] = {
         0, 5, False, DEFAULT_MODEL.participant_slope_sd, "SD of participants' random slopes on d_S and d_E"
     ),
     "stimulus_sd": PlanParameter(0, 5, False, DEFAULT_MODEL.stimulus_sd, "SD of the pairs' (stimuli's) random effects"),
+    "resamples": PlanParameter(100, 5000, True, 500, "two-way bootstrap resamples per simulated study"),
+    "stimulus_copies": PlanParameter(
+        1, 20, True, 1, "times as many stimulus pairs of the same design (each participant still rates 12)"
+    ),
 }
 
 

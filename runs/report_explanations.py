@@ -12,7 +12,8 @@ ANALYSIS = {
         "The human-calibrated effort weight alpha of each condition: how much participants' overall "
         "similarity ratings rest on the trajectory (effort) rather than on the aggregate.",
         "alpha near 1 means participants judged mostly by trajectory, near 0 mostly by aggregate, 0.5 both "
-        "equally; the 95% CI is a percentile interval over participant-bootstrap resamples.",
+        "equally; the 95% CI is a percentile bootstrap interval, over participants (alpha for these stimulus pairs) "
+        "or over participants and stimulus pairs (alpha for pairs like them): its estimand is stated in each row.",
         "alpha = a2 / (a1 + a2) with a1, a2 the OLS coefficients of d_S and d_E in d = a0 + a1 d_S + a2 d_E + e",
         f"{EFFORT}, Eq. 5 and the distance d of EaIF (Eq. 12)",
     ),
@@ -20,8 +21,8 @@ ANALYSIS = {
         "The study's headline tests, with the participant as the unit: each participant rates many pairs, so "
         "pairs are not independent evidence.",
         "Read a row as significant when its Holm-adjusted p (family 'headline') is below .05; rows outside the "
-        "family are second opinions. The tests hold for this study's stimulus set; the mixed models below "
-        "generalise to other stimuli.",
+        "family are second opinions. Estimand: these tests are for this study's stimulus pairs (stated under the "
+        "table); the mixed models below generalise to other stimuli.",
         "participant bootstrap of r_traj - r_aggr (Hall & Wilson 1991 p); Wald tests of Eq. 5-8 with CR1 "
         "standard errors clustered by participant; Holm over the family (statsmodels multipletests)",
         f"{EFFORT}, RQ1-RQ3, Eq. 5-8",

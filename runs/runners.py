@@ -44,6 +44,7 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         progress=context.progress,
         include_pilot=job.params.get("include_pilot", False),
         by=job.params.get("by", []),
+        generalise=job.params.get("generalise"),
     )
     context.log(f"analysis run {run.pk} stored with {run.calibrations.count()} calibrations")
     return {

@@ -18,6 +18,12 @@ class AnalysisRequestSerializer(serializers.Serializer):
     include_incomplete = serializers.BooleanField(
         default=False, help_text="Also analyse participants who have not completed (default: completed only)."
     )
+    generalise = serializers.ChoiceField(
+        choices=["stimuli", "none"],
+        required=False,
+        help_text="'stimuli': alpha's CI resamples stimulus pairs too (generalises to other pairs); 'none': "
+        "participants only (for the study's own pairs). Default: the study file's analysis.generalise.",
+    )
     by = serializers.ListField(
         child=serializers.CharField(max_length=60),
         default=list,

@@ -184,9 +184,16 @@ class SimulatedParticipant:
         return {"choice": str(self.rng.choice(check["options"]))}
 
 
-def simulate_pairs(spec: dict, n: int, *, seed: int, model: GenerativeModel | None = None) -> pd.DataFrame:
+def simulate_pairs(
+    spec: dict, n: int, *, seed: int, model: GenerativeModel | None = None, stimulus_copies: int = 1
+) -> pd.DataFrame:
     """A pairs table like the export's, drawn from the generative model without a database
     (for planning and benchmarks). Participants alternate between conditions; nobody is excluded.
+
+    ``stimulus_copies`` m > 1 stands for a study with m times as many stimulus pairs of the same
+    design: each pair has m versions with the same true distances and their own stimulus effects
+    v_p, and a condition's k-th participant rates version k mod m (still 12 pairs each); the ``set``
+    column then reads ``<set>~<version>`` so that every version is a stimulus of its own.
 
     The random effects (stimulus effects drawn afresh for each call, i.e. each simulated study) come
     from their own stream, ``default_rng([seed, 1])``: the answers' stream is the same whatever their
@@ -196,13 +203,16 @@ def simulate_pairs(spec: dict, n: int, *, seed: int, model: GenerativeModel | No
     model = model or GenerativeModel()
     rng = np.random.default_rng(seed)
     effects_rng = np.random.default_rng([seed, 1])
-    stimuli = draw_stimulus_effects(model, spec, effects_rng)
+    if stimulus_copies < 1:
+        raise ValueError(f"stimulus_copies must be at least 1, got {stimulus_copies}")
+    stimuli = [draw_stimulus_effects(model, spec, effects_rng) for _ in range(stimulus_copies)]
     similar_max = spec["likert"]["similar_max"]
     rows = []
     for i in range(n):
         cond = spec["conditions"][i % len(spec["conditions"])]
+        version = (i // len(spec["conditions"])) % stimulus_copies
         sets = {s["key"]: s for s in cond["stimulus_sets"]}
-        effects = draw_random_effects(model, stimuli[cond["key"]], effects_rng)
+        effects = draw_random_effects(model, stimuli[version][cond["key"]], effects_rng)
         person = SimulatedParticipant(model, spec, cond, rng, effects)
         plan = build_plan(spec, cond["key"], int(rng.integers(2**62)))
         answers: dict = {}
@@ -228,7 +238,7 @@ def simulate_pairs(spec: dict, n: int, *, seed: int, model: GenerativeModel | No
                             "participant_id": f"sim-{i}",
                             "condition": cond["key"],
                             "desirable": int(cond["desirable"]),
-                            "set": page["set"],
+                            "set": page["set"] if stimulus_copies == 1 else f"{page['set']}~{version}",
                             "comparison": x,
                             "d_traj": answers[(page["set"], x, "trajectory")]["rating"],
                             "d_aggr": answers[(page["set"], x, "aggregate")]["rating"],

@@ -62,6 +62,7 @@ _bonus = {
     },
 }
 
+GENERALISE = ("stimuli",)  # the study file's analysis.generalise values (analysis.pipeline.GENERALISE)
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -231,6 +232,12 @@ SCHEMA: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,
             "properties": {"currency": _text, "honesty": _bonus, "rationale": _bonus},
+        },
+        # analysis options; generalise "stimuli": alpha's CI resamples stimuli too (analysis.pipeline.GENERALISE)
+        "analysis": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"generalise": {"enum": list(GENERALISE)}},
         },
         "completion": {
             "type": "object",

@@ -7,7 +7,17 @@ import math
 from django import forms
 
 from core.columns import Column
-from core.report_texts import CI_LABEL, FEEDBACK, GROUP_MEANS, IN_GROUP, RESAMPLING, Explanation, ReportTable, TableView
+from core.report_texts import (
+    CI_LABEL,
+    ERROR_RATE_COLUMNS,
+    FEEDBACK,
+    GROUP_MEANS,
+    IN_GROUP,
+    RESAMPLING,
+    Explanation,
+    ReportTable,
+    TableView,
+)
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundAnswers
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
@@ -97,6 +107,12 @@ def agree_question(page: dict, index) -> str:
     return block["question"].format(subject_noun=noun, prediction=block["label_names"][str(label)])
 
 
+def error_rates_view(frame) -> TableView:
+    """An error-rates table (``fairness.error_rates``) as reports show it: the accuracy's CI; FPR's and
+    FNR's stay in the CSV."""
+    return TableView(frame.rename(columns={"accuracy_low": "ci_low", "accuracy_high": "ci_high"}))
+
+
 class Agree(BlockTask):
     kinds = ("disagreement", "agree")
     name = "agree"
@@ -176,17 +192,7 @@ class Agree(BlockTask):
         ),
         "agree_error_rates": ReportTable(
             "error rates against the outcome: participants, their majority and the model",
-            {
-                "subject_attribute": "Subject attribute",
-                "subject_group": "Subject group",
-                "rater_group": "Rater group",
-                "source": "Predictions of",
-                "accuracy": "Accuracy",
-                "ci": f"Accuracy {CI_LABEL}",
-                "fpr": "FPR",
-                "fnr": "FNR",
-                "n": "n",
-            },
+            ERROR_RATE_COLUMNS,
             Explanation(
                 "How often the participants' predictions (the AI's label when they agree, the other label when they "
                 "disagree), the majority of each subject's participants and the model are right about the true "
@@ -218,7 +224,7 @@ class Agree(BlockTask):
         """The ``agree_error_rates`` table with the accuracy's CI (FPR's and FNR's stay in the CSV)."""
         if name != "agree_error_rates":
             return super().present(name, frame)
-        return TableView(frame.rename(columns={"accuracy_low": "ci_low", "accuracy_high": "ci_high"}))
+        return error_rates_view(frame)
 
     def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
         """The disagreements table: one row per answered page, ``prompt`` the page key, ``demo_*`` the

@@ -273,6 +273,9 @@ class PairDistance(BlockTask):
                 "rater_group": "Rater group",
                 "alpha": "alpha",
                 "ci": CI_LABEL,
+                "estimand": "Estimand of the CI",
+                "ci_participants": "95% CI, these pairs",
+                "ci_stimuli": "95% CI, generalising over pairs",
                 "n_participants": "Participants",
                 "n_observations": "Pairs rated",
                 "note": "Note",
@@ -281,7 +284,9 @@ class PairDistance(BlockTask):
                 "The effort weight alpha per rater group: how much each group's overall similarity ratings rest on the "
                 "trajectory rather than the aggregate.",
                 "alpha near 1 means judged mostly by trajectory, near 0 mostly by aggregate; compare the groups' 95% "
-                "CIs (bootstrap over the group's participants).",
+                "CIs: 'these pairs' resamples the group's participants (alpha for the block's rated pairs), "
+                "'generalising over pairs' also resamples the pairs (two-way bootstrap; alpha for pairs like them, "
+                "the group's CI with analysis.generalise = stimuli).",
                 "alpha = a2 / (a1 + a2) from d = a0 + a1 d_S + a2 d_E + e, per group",
                 f"{EFFORT}, Eq. 5",
             ),

@@ -9,6 +9,7 @@ from django import forms
 from core.columns import Column
 from core.report_texts import (
     CI_LABEL,
+    ERROR_RATE_COLUMNS,
     GROUP_MEANS,
     ICC_COLUMNS,
     IN_GROUP,
@@ -18,7 +19,7 @@ from core.report_texts import (
     TableView,
 )
 from tasks import questions
-from tasks.agree import bts_prompt
+from tasks.agree import bts_prompt, error_rates_view
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.fields import prediction_field, scale_field
 from tasks.schema import BTS, LABELS, MODEL, QUESTION, check_model
@@ -204,6 +205,25 @@ class Rate(BlockTask):
             ),
             estimate="icc",
         ),
+        "rate_error_rates": ReportTable(
+            "error rates against the outcome: raters, their majority and the model",
+            ERROR_RATE_COLUMNS,
+            Explanation(
+                "How often the raters' ratings, read as predictions of the pool's outcome (outcome_column), the "
+                "majority of each subject's raters and the block's model are right, over all subjects and per "
+                "subject group, for all raters and per rater group; only for pools with an outcome column.",
+                "A rating predicts the event (outcome 1) when it lies on the scale's unfavourable side: with "
+                "scale.favourable 'lower' (the default) a rating at or above the threshold, with 'higher' one below "
+                "it; the threshold is scale.positive_from on a Likert scale (default: the upper half) and the "
+                "midpoint (min + max) / 2 on a number scale. Lower FPR: fewer subjects without the event flagged; "
+                "lower FNR: fewer with it missed. FPR and FNR CIs are in the CSV, the model has none.",
+                "accuracy = P(yhat = y), FPR = P(yhat = 1 | y = 0), FNR = P(yhat = 0 | y = 1); raters pooled over "
+                "answers; majority per subject, a tie counted as 0 (as for agree blocks) or as the AI's label "
+                f"(majority_tie='agree'); {RESAMPLING.split(';')[0]}, the majority recomputed per resample",
+                "Dressel & Farid (2018), Table 1 (the agree blocks' table, for ratings)",
+            ),
+            estimate="accuracy",
+        ),
     }
 
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
@@ -232,7 +252,9 @@ class Rate(BlockTask):
 
     def present(self, name: str, frame) -> TableView:
         """The ``parity`` table with the gap's CI (DPD's CI stays in the CSV) and, as notes, the verdicts
-        significant at :data:`PARITY_ALPHA`."""
+        significant at :data:`PARITY_ALPHA`; ``rate_error_rates`` as the agree blocks' error rates."""
+        if name == "rate_error_rates":
+            return error_rates_view(frame)
         if name != "parity":
             return super().present(name, frame)
         notes = tuple(

@@ -150,12 +150,15 @@ def _is_number(value: Any) -> bool:
 
 
 def _with_ci(frame: pd.DataFrame) -> pd.DataFrame:
-    """``ci_low``/``ci_high`` (or a ``ci`` column of pairs) as one ``ci`` column of pairs, where ci_low was."""
-    if {"ci_low", "ci_high"} <= set(frame.columns):
-        position = list(frame.columns).index("ci_low")
-        pairs = list(zip(frame["ci_low"], frame["ci_high"], strict=True))
-        frame = frame.drop(columns=["ci_low", "ci_high"])
-        frame.insert(position, "ci", pairs)
+    """``ci_low``/``ci_high`` (or a ``ci`` column of pairs) as one ``ci`` column of pairs, where ci_low was;
+    likewise every other ``ci_<kind>_low``/``ci_<kind>_high`` as ``ci_<kind>``."""
+    for low in [c for c in frame.columns if isinstance(c, str) and c.startswith("ci") and c.endswith("_low")]:
+        name, high = low.removesuffix("_low"), f"{low.removesuffix('_low')}_high"
+        if high in frame.columns:
+            position = list(frame.columns).index(low)
+            pairs = list(zip(frame[low], frame[high], strict=True))
+            frame = frame.drop(columns=[low, high])
+            frame.insert(position, name, pairs)
     return frame
 
 
@@ -191,7 +194,7 @@ def table_context(
         cells = []
         for name in names:
             value = record[name]
-            if name == "ci":
+            if name == "ci" or _pair(value):
                 cells.append(format_ci(*value, decimals=decimals) if _pair(value) else "")
             elif name in ("std_err", "se") and decimals is not None:
                 cells.append(format_value(value, decimals=decimals))
@@ -202,7 +205,9 @@ def table_context(
         rows.append(cells)
     labels = [columns[c] if columns else (CI_LABEL if c == "ci" else _label(c)) for c in names]
     numeric = [
-        name == "ci" or bool(len(frame)) and all(_is_number(v) or v is None for v in frame[name].dropna())
+        name == "ci"
+        or bool(len(frame))
+        and (all(map(_pair, frame[name])) or all(_is_number(v) or v is None for v in frame[name].dropna()))
         for name in names
     ]
     legend = [f"Stars: {stars_legend(star_levels)}."] if starred else []

@@ -36,6 +36,10 @@ ANALYSIS_COLUMNS = {
         "condition": "Condition",
         "alpha": "alpha",
         "ci": CI_LABEL,
+        "estimand": "Estimand of the CI",
+        "ci_participants": "95% CI, these stimuli",
+        "ci_stimuli": "95% CI, generalising over stimuli",
+        "n_stimuli": "Stimulus pairs",
         "a1": "a1 (d_S)",
         "a2": "a2 (d_E)",
         "n_participants": "Participants",
@@ -121,6 +125,16 @@ ANALYSIS_COLUMNS = {
 }
 SHORT_METHODS = {BOOTSTRAP: "participant bootstrap", CLUSTER_WALD: "cluster Wald (CR1)"}  # the long forms: CSV
 ANALYSIS_ESTIMATES = {"effect_sizes": "mean_difference", "icc": "icc", "rm_correlations": "r"}
+
+
+def estimand_notes(frame: pd.DataFrame) -> list[str]:
+    """The headline rows' estimands, one line per model (the same for each row of a model)."""
+    if "estimand" not in frame:
+        return []
+    return [
+        f"Estimand, {model}: {estimand}."
+        for model, estimand in frame.groupby("model", sort=False)["estimand"].first().items()
+    ]
 
 
 def mixed_model_notes(frame: pd.DataFrame) -> list[str]:
@@ -233,6 +247,7 @@ def write_report(
             if name == "mixed_models" and len(frame):
                 notes += mixed_model_notes(frame)
             if name == "participant_level" and len(frame):
+                notes += estimand_notes(frame)
                 frame = frame.assign(method=frame["method"].replace(SHORT_METHODS))
             if name == "effect_sizes" and len(frame):
                 frame = frame.assign(

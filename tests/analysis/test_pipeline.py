@@ -158,3 +158,22 @@ def test_table3_rejects_unknown_convention_and_missing_correlations():
         table3_from_correlations(r, n, convention="pearson")
     with pytest.raises(ValueError, match="traj_aggr"):
         table3_from_correlations({k: v for k, v in r.items() if k != "traj_aggr"}, n)
+
+
+def test_generalise_chooses_the_calibrations_ci_and_needs_stimuli(demo_spec):
+    """Both CIs are computed either way; ``generalise="stimuli"`` only chooses which is the calibration's."""
+    from analysis.pipeline import ESTIMAND_POPULATION, ESTIMAND_STIMULI
+    from simulation.effort import simulate_pairs
+    from studies.study_file import validate_study
+
+    pairs = simulate_pairs(validate_study(demo_spec), 24, seed=4).assign(reference="K")
+    fixed = run_pipeline(pairs, seed=2, n_resamples=200, mixed_models=False)
+    general = run_pipeline(pairs, seed=2, n_resamples=200, mixed_models=False, generalise="stimuli")
+    for f, g in zip(fixed.calibrations, general.calibrations, strict=True):
+        assert (f.ci_participants, f.ci_stimuli) == (g.ci_participants, g.ci_stimuli) and f.n_stimuli == 12
+        assert f.ci == f.ci_participants and g.ci == g.ci_stimuli and f.generalise is None
+        assert f.estimand == ESTIMAND_STIMULI.format(n=12) and g.estimand == ESTIMAND_POPULATION.format(n=12)
+    with pytest.raises(ValueError, match="generalising over stimuli needs the pairs table's columns"):
+        run_pipeline(pairs.drop(columns="reference"), seed=2, n_resamples=50, mixed_models=False, generalise="stimuli")
+    with pytest.raises(ValueError, match="generalise must be one of"):
+        run_pipeline(pairs, seed=2, n_resamples=50, mixed_models=False, generalise="population")

@@ -17,6 +17,7 @@ from analysis.repeated_measures import (
     participant_level_table,
     participant_slope_effect,
     repeated_measures_correlation,
+    two_way_bootstrap_ols,
 )
 from analysis.sample import select_participants
 
@@ -118,6 +119,38 @@ def test_cluster_bootstrap_matches_explicit_resampling():
         rows = pd.concat([frame[frame["g"] == g] for g in draws[b]])
         explicit = np.linalg.lstsq(np.column_stack([np.ones(len(rows)), rows["x"]]), rows["y"], rcond=None)[0]
         np.testing.assert_allclose(betas[b], explicit, rtol=1e-10)
+
+
+def test_two_way_bootstrap_matches_explicit_pigeonhole_resampling():
+    """Owen's (2007) pigeonhole resample built literally: every drawn participant's ratings of every
+    drawn stimulus (a participant or stimulus drawn twice appears twice), then OLS by least squares."""
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame({"p": np.repeat(range(7), 5), "s": np.tile(range(5), 7), "x": rng.normal(size=35)})
+    frame["y"] = 1 + 2 * frame["x"] + rng.normal(size=35)
+    x = np.column_stack([np.ones(35), frame["x"]])
+    betas = two_way_bootstrap_ols(x, frame["y"], frame["p"], frame["s"], n_resamples=6, seed=4)
+    draws = np.random.default_rng(4)
+    people, stimuli = draws.integers(0, 7, size=(6, 7)), draws.integers(0, 5, size=(6, 5))
+    for b in range(6):
+        rows = pd.concat([frame[(frame["p"] == p) & (frame["s"] == s)] for p in people[b] for s in stimuli[b]])
+        explicit = np.linalg.lstsq(np.column_stack([np.ones(len(rows)), rows["x"]]), rows["y"], rcond=None)[0]
+        np.testing.assert_allclose(betas[b], explicit, rtol=1e-10)
+
+
+def test_two_way_bootstrap_sees_stimulus_variance_that_participant_resampling_misses():
+    """Stimulus effects shared by every participant: only the two-way bootstrap sees their variance."""
+    rng = np.random.default_rng(9)
+    n_p, n_s = 40, 8
+    frame = pd.DataFrame({"p": np.repeat(range(n_p), n_s), "s": np.tile(range(n_s), n_p)})
+    frame["x"] = rng.normal(size=len(frame))
+    slope_by_stimulus = rng.normal(0, 1.0, n_s)  # each stimulus its own slope: big stimulus variance
+    frame["y"] = (1 + slope_by_stimulus[frame["s"]]) * frame["x"] + rng.normal(0, 0.3, len(frame))
+    x = np.column_stack([np.ones(len(frame)), frame["x"]])
+    two = two_way_bootstrap_ols(x, frame["y"], frame["p"], frame["s"], n_resamples=400, seed=1)[:, 1]
+    one = cluster_bootstrap_ols(x, frame["y"], frame["p"], n_resamples=400, seed=1)[:, 1]
+    assert two.std() > 3 * one.std()
+    # the slope's spread over stimuli / sqrt(8) is what the two-way SE estimates (pigeonhole: a bit more)
+    assert two.std() == pytest.approx(slope_by_stimulus.std() / np.sqrt(n_s), rel=0.5)
 
 
 def test_stratified_cluster_bootstrap_keeps_each_stratum_size():

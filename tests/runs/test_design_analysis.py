@@ -343,6 +343,26 @@ def test_likert_alpha_per_rater_group_finds_the_known_weights():
     assert alpha.loc["judge", "ci_low"] < 0.8 < alpha.loc["judge", "ci_high"]
     assert alpha.loc["lay", "ci_low"] < 0.2 < alpha.loc["lay", "ci_high"]
     assert block["tests"]["pvalue"].iloc[0] < 0.05
+    # the rated pairs are the stimuli: both CIs reported, the participants' one chosen unless generalising
+    assert alpha["estimand"].str.startswith("for these 16 stimulus pairs").all()
+    assert (alpha["ci_low"] == alpha["ci_participants_low"]).all() and alpha["ci_stimuli_low"].notna().all()
+    general = (
+        analyze_design(
+            spec,
+            pd.DataFrame(rows),
+            pd.DataFrame(people),
+            by=["role"],
+            n_resamples=300,
+            n_permutations=300,
+            generalise="stimuli",
+        )
+        .blocks[0]
+        .tables["alpha"]
+        .set_index("rater_group")
+    )
+    assert (general["ci_low"] == general["ci_stimuli_low"]).all()
+    assert general["ci_stimuli_low"].tolist() == alpha["ci_stimuli_low"].tolist()
+    assert general["estimand"].str.startswith("for a population of stimulus pairs like these 16").all()
 
 
 def _planted_parity(judge_bias_for_a: float, seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -415,3 +435,54 @@ def test_groups_too_small_to_compare_are_warned_about(differing):
     assert all(n < 64 for n in counts.values())
     assert [w.split(":")[0] for w in differing.warnings] == [f"Rater group {g}" for g in counts]
     assert design_results(differing)["warnings"] == list(differing.warnings)
+
+
+@pytest.mark.parametrize(
+    ("favourable", "participants", "fpr", "fnr"),
+    [("lower", 7 / 12, 1 / 3, 1 / 2), (None, 7 / 12, 1 / 3, 1 / 2), ("higher", 5 / 12, 2 / 3, 1 / 2)],
+)
+def test_rate_error_rates_worked_by_hand(favourable, participants, fpr, fnr):
+    """4 subjects (outcome 1, 0, 1, 0; the AI's labels 1, 1, 0, 0), 3 raters on a 1-5 scale (threshold: the
+    default positive_from 3). Ratings s0: 4 2 5, s1: 3 1 2, s2: 1 2 4, s3: 5 1 1, i.e. with favourable 'lower'
+    predictions 110 / 100 / 001 / 100: raters right 7 of 12, FPR 2 of 6, FNR 3 of 6; majority 1 0 0 0
+    (accuracy 3/4, FPR 0, FNR 1/2); the AI 2/4, FPR 1/2, FNR 1/2. With 'higher' a rating below 3 predicts
+    the event: every rater prediction flips (accuracy 5/12, FPR 4/6, FNR 3/6; majority 0 1 1 1)."""
+    spec = design_spec()
+    spec["pools"][0]["outcome_column"] = "reoffended"
+    subjects = spec["pools"][0]["subjects"] = spec["pools"][0]["subjects"][:4]
+    for subject, outcome, label in zip(subjects, (1, 0, 1, 0), (1, 1, 0, 0), strict=True):
+        subject["features"]["reoffended"] = outcome
+        subject["models"]["ai"]["label"] = label
+    block = spec["blocks"][2] | {"model": "ai"}
+    if favourable:
+        block["scale"] = block["scale"] | {"favourable": favourable}
+    spec["blocks"] = [spec["blocks"][0], block]
+    ratings = {"s0": (4, 2, 5), "s1": (3, 1, 2), "s2": (1, 2, 4), "s3": (5, 1, 1)}
+    rows = [
+        {
+            "participant_id": f"p{r}",
+            "condition": "main",
+            "block": "score",
+            "task": "rate",
+            "subject": s,
+            "measure": "rating",
+            "value": float(values[r]),
+            "text": "",
+            "excluded": 0,
+        }
+        for s, values in ratings.items()
+        for r in range(3)
+    ]
+    people = pd.DataFrame([{"participant_id": f"p{r}", "role": "judge", "age_band": "old"} for r in range(3)])
+    result = analyze_design(spec, pd.DataFrame(rows), people, by=("role",), n_resamples=50, n_permutations=9)
+    rates = tables(result, "score")["rate_error_rates"]
+    rates = rates[(rates["rater_group"] == ALL) & (rates["subject_attribute"] == "")].set_index("source")
+    assert rates.loc["participants", ["accuracy", "fpr", "fnr"]].tolist() == pytest.approx([participants, fpr, fnr])
+    assert rates.loc["participants", "n"] == 12
+    majority = [3 / 4, 0, 1 / 2] if favourable != "higher" else [1 / 4, 1, 1 / 2]
+    assert rates.loc["majority", ["accuracy", "fpr", "fnr"]].tolist() == pytest.approx(majority)
+    assert rates.loc["ai", ["accuracy", "fpr", "fnr"]].tolist() == pytest.approx([1 / 2, 1 / 2, 1 / 2])
+
+
+def test_rate_blocks_without_an_outcome_have_no_error_rates(differing):
+    assert "rate_error_rates" not in tables(differing, "score")

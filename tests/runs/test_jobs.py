@@ -64,6 +64,19 @@ def test_analysis_job_runs_on_the_worker_and_its_report_is_served(demo_study, ap
     assert [j["id"] for j in listed["results"]] == [body["id"]]
 
 
+def test_analysis_job_passes_generalise_and_refuses_an_unknown_value(demo_study, api):
+    simulate_participants("effort-demo", n=12, seed=9)
+    bad = api.post("/api/studies/effort-demo/analyses/", {"generalise": "everything"}, format="json")
+    assert bad.status_code == 400 and list(bad.json()["fields"]) == ["generalise"]
+    body = {"seed": 2, "n_resamples": 100, "generalise": "stimuli"}
+    response = api.post("/api/studies/effort-demo/analyses/", body, format="json")
+    assert response.status_code == 202, response.content
+    run_jobs()
+    job = api.get(response.json()["url"]).json()
+    assert job["status"] == "succeeded", job["error"]
+    assert set(Calibration.objects.values_list("generalise", flat=True)) == {"stimuli"}
+
+
 def test_jobs_and_their_files_are_private(demo_study, api, other_researcher, client):
     simulate_participants("effort-demo", n=6, seed=3)
     url = api.post("/api/studies/effort-demo/differential-parity/", {}, format="json").json()["url"]

@@ -38,13 +38,23 @@ def test_plan_job_matches_the_synchronous_call_and_stores_its_report(demo_study,
     result = job["result"]
     assert {row["condition"] for row in result["table"]} == {"arrests", "income"}
     assert "coverage_mcse" in result["table"][0] and result["model"]["participant_slope_sd"] == 0.2
-    assert sorted(f.rsplit("/", 1)[1] for f in job["files"]) == ["plan.csv", "report.html", "results.json"]
+    assert sorted(f.rsplit("/", 1)[1] for f in job["files"]) == [
+        "plan.csv",
+        "report.html",
+        "results.json",
+        "stimuli.csv",
+    ]
+    assert {row["stimulus_pairs"] for row in result["stimuli"]} == {12, 24, 48, 96}
     client.force_login(researcher)
     report = client.get(job["result"]["report_url"])
     assert report.status_code == 200 and b"coverage_plain" in b"".join(report.streaming_content)
     csv = client.get(f"/researcher/jobs/{body['id']}/plan.csv")
     content = b"".join(csv.streaming_content)
-    assert csv.status_code == 200 and content.startswith(b"condition,ci_width_mean") and b"_mcse" in content
+    assert (
+        csv.status_code == 200
+        and content.startswith(b"condition,n_stimuli,estimand,estimand_mcse,bias,ci_width_mean")
+        and b"_mcse" in content
+    )
 
 
 @pytest.mark.django_db

@@ -96,3 +96,34 @@ def _csv_rows(path):
 
     with open(path, newline="") as handle:
         return list(csv.DictReader(handle))
+
+
+def test_generalise_from_the_study_file_and_the_command(demo_study, tmp_path):
+    """analysis.generalise = "stimuli" in the study file makes the calibration's CI the two-way bootstrap's
+    (stored with generalise "stimuli"); --generalise none overrides it; the report states each estimand."""
+    import json
+
+    from django.core.management import call_command
+
+    simulate_participants("effort-demo", n=16, seed=7)
+    demo_study.spec["analysis"] = {"generalise": "stimuli"}
+    demo_study.save(update_fields=["spec"])
+    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=1, n_resamples=200)
+    for record in run.results["calibrations"]:
+        cal = run.calibrations.get(condition__key=record["condition"])
+        assert cal.generalise == "stimuli" and record["generalise"] == "stimuli"
+        assert [cal.ci_low, cal.ci_high] == pytest.approx(record["ci_stimuli"])
+        assert record["ci_stimuli"] != record["ci_participants"] and record["n_stimuli"] == 12
+        assert record["estimand"].startswith("for a population of stimulus pairs like these 12")
+    html = (tmp_path / "a" / "report.html").read_text()
+    assert "95% CI, generalising over stimuli" in html and "95% CI, these stimuli" in html
+    assert "Estimand, arrests: for these 12 stimulus pairs" in html  # the headline tests' estimand
+    levels = json.loads((tmp_path / "a" / "results.json").read_text())["participant_level"]
+    assert {row["estimand"][:27] for row in levels} == {"for these 12 stimulus pairs"} | (
+        {"for these 24 stimulus pairs"} if any(row["model"].startswith("moderation") for row in levels) else set()
+    )
+
+    call_command("analyze_study", "effort-demo", out=str(tmp_path / "b"), resamples=200, generalise="none")
+    latest = Calibration.objects.filter(condition__key="arrests").order_by("-version").first()
+    record = json.loads((tmp_path / "b" / "results.json").read_text())["calibrations"][0]
+    assert latest.generalise == "" and [latest.ci_low, latest.ci_high] == pytest.approx(record["ci_participants"])

@@ -87,3 +87,17 @@ def test_unreadable_file_is_reported(tmp_path):
 
 def test_read_study_file_roundtrip():
     assert read_study_file(DEMO_FILE)["slug"] == json.loads(DEMO_FILE.read_text())["slug"]
+
+
+def test_analysis_generalise_is_checked_with_path_and_rule(demo_spec):
+    from analysis.pipeline import GENERALISE
+    from studies.study_file import GENERALISE as FILE_GENERALISE
+
+    assert FILE_GENERALISE == GENERALISE  # the file's values are the pipeline's (the web process loads no scipy)
+    spec = copy.deepcopy(demo_spec)
+    spec["analysis"] = {"generalise": "stimuli"}
+    assert validate_study(spec)["analysis"] == {"generalise": "stimuli"}
+    spec["analysis"] = {"generalise": "participants"}
+    assert problems_of(spec) == ["analysis.generalise: 'participants' is not one of ['stimuli']"]
+    spec["analysis"] = {"generalize": "stimuli"}
+    assert len(problems_of(spec)) == 1 and problems_of(spec)[0].startswith("analysis")

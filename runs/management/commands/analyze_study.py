@@ -25,12 +25,18 @@ class Command(BaseCommand):
             help="format 2 studies: split by this questionnaire question (repeat to combine: --by role --by age_band)",
         )
         parser.add_argument(
+            "--generalise",
+            choices=["stimuli", "none"],
+            help="stimuli: alpha's CI resamples stimulus pairs too (generalises to other pairs); none: participants "
+            "only (for the study's own pairs). Default: the study file's analysis.generalise, else none",
+        )
+        parser.add_argument(
             "--include-incomplete",
             action="store_true",
             help="also analyse participants who have not completed (default: completed participants only)",
         )
 
-    def handle(self, *args, slug, out, seed, resamples, include_pilot, include_incomplete, by, **options):
+    def handle(self, *args, slug, out, seed, resamples, include_pilot, include_incomplete, by, generalise, **options):
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / slug / f"analysis-{seed}"
         bars: dict[str, ProgressBar] = {}
 
@@ -47,10 +53,12 @@ class Command(BaseCommand):
                 include_pilot=include_pilot,
                 progress=progress,
                 by=by,
+                generalise=generalise,
             )
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(run.results["sample"]["sentence"])
         for cal in run.calibrations.all():
-            self.stdout.write(f"  {cal}  95% CI [{cal.ci_low:.4f}, {cal.ci_high:.4f}]")
+            scope = "generalising over stimuli" if cal.generalise == "stimuli" else "for the study's stimulus pairs"
+            self.stdout.write(f"  {cal}  95% CI [{cal.ci_low:.4f}, {cal.ci_high:.4f}] ({scope})")
         self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))
