@@ -4,12 +4,16 @@ web worker serving it loads no scientific library)."""
 
 import json
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from datetime import timedelta
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q, Sum
+from django.db.models.functions import Coalesce
 
 from participation.models import Answer, Participant
+from research.quality import PageCounts, Quality, assess, excluded_by_quality, options
 from studies.models import Study
+from studies.study_file import QUALITY_RULES
 
 NO_CONDITION = "(none)"
 
@@ -30,6 +34,7 @@ class DashboardSummary:
     exclusion_rate: float | None
     median_minutes: float | None
     arrivals_figure_json: str
+    quality_flags: dict[str, int]  # completed participants each quality rule flags (research.quality)
 
 
 def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
@@ -37,8 +42,9 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
     over every version of the study (``participants`` narrows to a sample).
 
     completion rate = completed / consented (active or completed); exclusion rate = excluded /
-    completed, excluded meaning failed attention checks >= the version's ``exclude_if_failed`` (as in
-    the export); median time over completed participants, consent to completion.
+    completed, excluded meaning failed attention checks >= the version's ``exclude_if_failed`` or a
+    quality flag the version excludes by (as in the export); median time over completed participants,
+    consent to completion; completed participants flagged by each quality rule.
     """
     chosen = Participant.objects.filter(study__slug=slug).filter(participants or Q())
     counts: dict[tuple[str, str], int] = {}
@@ -59,17 +65,46 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
 
     done = chosen.filter(status=Participant.Status.COMPLETED, consented_at__isnull=False, completed_at__isnull=False)
     minutes = [(end - start).total_seconds() / 60 for start, end in done.values_list("consented_at", "completed_at")]
+    qualities = _qualities(slug, chosen)
+    quality_excluded = {pk for pk, (quality, spec) in qualities.items() if excluded_by_quality(quality, spec)}
     return DashboardSummary(
         total=sum(counts.values()),
         by_condition_status=table,
         completion_rate=completed / consented if consented else None,
-        exclusion_rate=_excluded(slug, chosen) / completed if completed else None,
+        exclusion_rate=len(_excluded(slug, chosen) | quality_excluded) / completed if completed else None,
         median_minutes=statistics.median(minutes) if minutes else None,
         arrivals_figure_json=_arrivals_figure(chosen),
+        quality_flags={rule: sum(rule in q.flags for q, _ in qualities.values()) for rule in QUALITY_RULES},
     )
 
 
-def _excluded(slug: str, chosen) -> int:
+def _qualities(slug: str, chosen) -> dict[int, tuple[Quality, dict]]:
+    """Each completed participant's answer quality and study file, from one aggregate query per version
+    (the page counts of ``research.quality.PageCounts``, counted by the database)."""
+    out = {}
+    for study in Study.objects.filter(slug=slug).only("pk", "spec"):
+        floor = timedelta(seconds=options(study.spec)["min_seconds_per_page"])
+        sent = Q(visits__submitted_at__isnull=False)
+        seen = sent & Q(visits__keystrokes__isnull=False)
+        text = seen & Q(visits__text_chars__gt=0)
+        rows = (
+            chosen.filter(study=study, status=Participant.Status.COMPLETED)
+            .annotate(
+                timed=Count("visits", filter=sent),
+                fast=Count("visits", filter=Q(visits__submitted_at__lt=F("visits__first_shown_at") + floor)),
+                seen=Count("visits", filter=seen),
+                away=Count("visits", filter=seen & Q(visits__focus_losses__gt=0)),
+                with_text=Count("visits", filter=text),
+                untyped=Count("visits", filter=text & Q(visits__keystrokes=0, visits__pastes=0)),
+                pasted_chars=Coalesce(Sum("visits__pasted_chars", filter=seen), 0),
+            )
+            .values_list("pk", *(f.name for f in fields(PageCounts)))
+        )
+        out |= {pk: (assess(PageCounts(*values), study.spec), study.spec) for pk, *values in rows}
+    return out
+
+
+def _excluded(slug: str, chosen) -> set[int]:
     """Completed participants whose failed attention checks reach their version's threshold."""
     thresholds = dict(Study.objects.filter(slug=slug).values_list("pk", "spec__attention_checks__exclude_if_failed"))
     failures = (
@@ -79,7 +114,7 @@ def _excluded(slug: str, chosen) -> int:
         .values("participant_id", "participant__study_id")
         .annotate(failed=Count("id"))
     )
-    return sum(1 for row in failures if row["failed"] >= int(thresholds[row["participant__study_id"]]))
+    return {row["participant_id"] for row in failures if row["failed"] >= int(thresholds[row["participant__study_id"]])}
 
 
 def _arrivals_figure(chosen) -> str:

@@ -190,7 +190,10 @@ _block = {
     + [{"if": {"properties": {"type": {"const": "task"}}}, "then": _task_block}],
 }
 _shared = {name: v1.SCHEMA["properties"][name] for name in ("slug", "title", "description", "consent", "completion")}
-_shared |= {name: v1.SCHEMA["properties"][name] for name in ("screening", "time_limit", "prolific", "bonus")}
+_shared |= {
+    name: v1.SCHEMA["properties"][name]
+    for name in ("screening", "time_limit", "prolific", "bonus", "telemetry", "quality")
+}
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
