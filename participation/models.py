@@ -105,6 +105,14 @@ class PageVisit(models.Model):
     first_shown_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
     refusals = models.PositiveIntegerField(default=0, help_text="Submissions refused by validation.")
+    # What the page's script saw (``participation.signals``; null: unknown, e.g. without JavaScript).
+    time_on_page_ms = models.PositiveIntegerField(null=True, blank=True)
+    focus_losses = models.PositiveIntegerField(null=True, blank=True, help_text="Times the page lost focus.")
+    pastes = models.PositiveIntegerField(null=True, blank=True, help_text="Paste events in text fields.")
+    pasted_chars = models.PositiveIntegerField(null=True, blank=True, help_text="Characters pasted in text fields.")
+    keystrokes = models.PositiveIntegerField(null=True, blank=True, help_text="Keys pressed in text fields.")
+    typing_ms = models.PositiveIntegerField(null=True, blank=True, help_text="First to last key in text fields.")
+    text_chars = models.PositiveIntegerField(null=True, blank=True, help_text="Characters in text fields when sent.")
 
     class Meta:
         db_table = "surveys_pagevisit"  # the table keeps its name from before the app owned it

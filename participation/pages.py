@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from core.caching import BoundedCache
 from participation.services import AnswerInput
+from participation.signals import records_signals
 from studies.content import StudyContent, line_chart, study_content
 from tasks import task_for
 
@@ -134,7 +135,11 @@ def form_answers(page: dict, index: PageIndex, form) -> list[AnswerInput]:
 def page_context(page: dict, index: PageIndex) -> dict:
     """Template name and the data it needs, beyond the form."""
     task = task_for(page)
-    ctx: dict = {"condition": index.condition, "unit": index.condition.get("unit", "")}
+    ctx: dict = {
+        "condition": index.condition,
+        "unit": index.condition.get("unit", ""),
+        "records_signals": records_signals(index.spec),
+    }
     if isinstance(index, ContentIndex) and "block" in page:  # a block's intro, shown on each of its pages
         ctx["intro"] = index.block(page).get("intro", "")
     ctx.update(task.context(page, index))

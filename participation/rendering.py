@@ -19,6 +19,7 @@ from django.utils.html import format_html
 from core.caching import BoundedCache
 from participation.pages import PageIndex, page_context, page_form
 from participation.plan import ORDER_FIELDS
+from participation.signals import records_signals
 
 _SLOT = "slot" + secrets.token_hex(8)  # unguessable, so no study text can collide with it
 _CSRF, _POSITION, _TOTAL, _PROGRESS, _RESUME = (
@@ -71,7 +72,7 @@ def consent_response(request: HttpRequest, spec: dict, spec_hash: str, *, resume
     key = (spec_hash, "consent")
     html = _cache.get(key)
     if html is None:
-        context = {"spec": spec, "resume_html": _RESUME, "csrf_token": _CSRF}
+        context = {"spec": spec, "resume_html": _RESUME, "csrf_token": _CSRF, "records_signals": records_signals(spec)}
         html = _cache.put(key, render_to_string("surveys/consent.html", context))
     return HttpResponse(html.replace(_CSRF, get_token(request)).replace(_RESUME, resume_html(resume_code)))
 

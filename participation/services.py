@@ -22,6 +22,9 @@ from participation.enrolment import Enrolment
 from participation.models import Answer, ConflictingArrival, PageVisit, Participant
 from participation.plan import plan_for
 from participation.quotas import quota_full
+from participation.signals import COLUMNS as SIGNAL_COLUMNS
+from participation.signals import UNKNOWN as UNKNOWN_SIGNALS
+from participation.signals import PageSignals
 from participation.sql import insert_row_if, insert_rows, update_rows
 from participation.time_limits import time_limit
 from studies.content import study_content
@@ -318,7 +321,7 @@ def page_shown(*, participant: Participant, page_key: str, at: datetime | None =
         insert_row_if(
             PageVisit,
             _VISIT_COLUMNS,
-            (participant.pk, page_key, at or timezone.now(), None, 0),
+            (participant.pk, page_key, at or timezone.now(), None, 0, *UNKNOWN_SIGNALS),
             guard=Participant,
             where={"id": participant.pk, "status": (Participant.Status.ACTIVE, Participant.Status.TIMED_OUT)},
             conflict=("participant", "page"),
@@ -370,7 +373,7 @@ _ANSWER_COLUMNS = (
     "text",
     "created_at",
 )
-_VISIT_COLUMNS = ("participant", "page", "first_shown_at", "submitted_at", "refusals")
+_VISIT_COLUMNS = ("participant", "page", "first_shown_at", "submitted_at", "refusals", *SIGNAL_COLUMNS)
 
 
 def page_submit(
@@ -382,6 +385,7 @@ def page_submit(
     show_next: bool = False,
     late: bool = False,
     screened_out: bool = False,
+    signals: PageSignals | None = None,
 ) -> SubmitResult:
     """Save one page's answers and advance the participant, all in one transaction.
 
@@ -399,6 +403,7 @@ def page_submit(
     page is saved for a timed-out participant too, who stays ``timed_out`` until the last page
     makes them ``completed``. ``screened_out``: the answer ends the study (status ``screened_out``), as
     it does when it places the participant in a group whose quota is full (``participation.quotas``).
+    ``signals``: what the page's script saw (``participation.signals``), stored on the page's visit.
     """
     now = at or timezone.now()
     pk, plan = enrolment.participant_id, enrolment.plan
@@ -428,12 +433,18 @@ def page_submit(
             _ANSWER_COLUMNS,
             [(pk, page_key, a.question, a.measure, a.set_key, a.subject_key, a.number, a.text, now) for a in answers],
         )
-        visits = [(pk, page_key, now, now, 0)]
+        visits = [(pk, page_key, now, now, 0, *(signals.values() if signals else UNKNOWN_SIGNALS))]
         if show_next and place + 1 < len(plan) and not screened_out:
-            visits.append((pk, plan[place + 1]["key"], now, None, 0))
-        # One statement: the submitted page's visit gets its submission time (its first display
-        # time stays), the next page's visit is created.
-        insert_rows(PageVisit, _VISIT_COLUMNS, visits, on_conflict=("participant", "page"), update=("submitted_at",))
+            visits.append((pk, plan[place + 1]["key"], now, None, 0, *UNKNOWN_SIGNALS))
+        # One statement: the submitted page's visit gets its submission time and signals (its first
+        # display time stays), the next page's visit is created.
+        insert_rows(
+            PageVisit,
+            _VISIT_COLUMNS,
+            visits,
+            on_conflict=("participant", "page"),
+            update=("submitted_at", *SIGNAL_COLUMNS),
+        )
     return SubmitResult(SubmitOutcome.SAVED, changes.get("status", status.ACTIVE), place + 1)
 
 

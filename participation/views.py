@@ -40,6 +40,8 @@ from participation.services import (
     participant_time_out,
     participant_withdraw,
 )
+from participation.signals import FIELD as SIGNALS_FIELD
+from participation.signals import parse_signals, records_signals
 from participation.throttle import client_network
 from participation.time_limits import time_limit
 from studies.services import StudyNotFound, latest_version
@@ -321,6 +323,7 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
             "surveys/consent.html",
             {
                 "spec": spec,
+                "records_signals": records_signals(spec),
                 "error": "Choose whether you agree to take part.",
                 "resume_html": resume_html(_resume_code(request, slug)),
             },
@@ -368,6 +371,7 @@ def _save_or_refuse(
             show_next=True,
             late=late,
             screened_out=task_for(page).screens_out(form),
+            signals=parse_signals(request.POST.get(SIGNALS_FIELD, "")) if records_signals(facts.spec) else None,
         )
         if result.status in FINISHED:  # the last page saved (or resent), or screened out: the session ends here
             _end_session(

@@ -10,8 +10,10 @@ from django.db.models import Count, Q
 
 from participation.models import Answer, Participant
 from participation.quotas import members
+from research.quality import database_qualities, excluded_by_quality
 from studies.models import Study
 from studies.quotas import quota_groups
+from studies.study_file import QUALITY_RULES
 
 NO_CONDITION = "(none)"
 
@@ -32,6 +34,7 @@ class DashboardSummary:
     exclusion_rate: float | None
     median_minutes: float | None
     arrivals_figure_json: str
+    quality_flags: dict[str, int]  # completed participants each quality rule flags (research.quality)
 
 
 def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
@@ -39,8 +42,9 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
     over every version of the study (``participants`` narrows to a sample).
 
     completion rate = completed / consented (active or completed); exclusion rate = excluded /
-    completed, excluded meaning failed attention checks >= the version's ``exclude_if_failed`` (as in
-    the export); median time over completed participants, consent to completion.
+    completed, excluded meaning failed attention checks >= the version's ``exclude_if_failed`` or a
+    quality flag the version excludes by (as in the export); median time over completed participants,
+    consent to completion; completed participants flagged by each quality rule.
     """
     chosen = Participant.objects.filter(study__slug=slug).filter(participants or Q())
     counts: dict[tuple[str, str], int] = {}
@@ -61,13 +65,16 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
 
     done = chosen.filter(status=Participant.Status.COMPLETED, consented_at__isnull=False, completed_at__isnull=False)
     minutes = [(end - start).total_seconds() / 60 for start, end in done.values_list("consented_at", "completed_at")]
+    qualities = database_qualities(slug, chosen.filter(status=Participant.Status.COMPLETED))
+    quality_excluded = {pk for pk, (quality, spec) in qualities.items() if excluded_by_quality(quality, spec)}
     return DashboardSummary(
         total=sum(counts.values()),
         by_condition_status=table,
         completion_rate=completed / consented if consented else None,
-        exclusion_rate=_excluded(slug, chosen) / completed if completed else None,
+        exclusion_rate=len(_excluded(slug, chosen) | quality_excluded) / completed if completed else None,
         median_minutes=statistics.median(minutes) if minutes else None,
         arrivals_figure_json=_arrivals_figure(chosen),
+        quality_flags={rule: sum(rule in q.flags for q, _ in qualities.values()) for rule in QUALITY_RULES},
     )
 
 
@@ -92,7 +99,7 @@ def quota_fill(slug: str, spec: dict) -> list[QuotaFill]:
     return [QuotaFill(g.label, g.text, counts[(g.question, g.text)], g.cap) for g in groups]
 
 
-def _excluded(slug: str, chosen) -> int:
+def _excluded(slug: str, chosen) -> set[int]:
     """Completed participants whose failed attention checks reach their version's threshold."""
     thresholds = dict(Study.objects.filter(slug=slug).values_list("pk", "spec__attention_checks__exclude_if_failed"))
     failures = (
@@ -102,7 +109,7 @@ def _excluded(slug: str, chosen) -> int:
         .values("participant_id", "participant__study_id")
         .annotate(failed=Count("id"))
     )
-    return sum(1 for row in failures if row["failed"] >= int(thresholds[row["participant__study_id"]]))
+    return {row["participant_id"] for row in failures if row["failed"] >= int(thresholds[row["participant__study_id"]])}
 
 
 def _arrivals_figure(chosen) -> str:

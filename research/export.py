@@ -22,9 +22,11 @@ from django.db.models import Count, Max, Q, Sum
 from core.caching import BoundedCache
 from fairness.effort import average_acceleration
 from participation.models import Answer, PageVisit, Participant
+from participation.signals import COLUMNS as SIGNAL_COLUMNS
 from research import export_answers
 from research.answer_rows import is_excluded, neutralise
 from research.participant_samples import DEFAULT_SAMPLE, sample_filter
+from research.quality import VisitSignals, assess, counts, excluded_by_quality
 from research.tables import COLUMNS, TABLES, tables_of
 from studies.models import Study
 from tasks import block_task
@@ -44,6 +46,7 @@ class ExportTables:
     disagreements: pd.DataFrame
     pages: pd.DataFrame
     answers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COLUMNS["answers"])))
+    quality: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COLUMNS["quality"])))
     questionnaire: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COLUMNS["questionnaire"])))
     present: tuple[str, ...] = TABLES
 
@@ -71,14 +74,35 @@ def _answers(participant_ids: list[int]) -> pd.DataFrame:
 
 
 def _visits(participant_ids: list[int]) -> pd.DataFrame:
-    rows = PageVisit.objects.filter(participant_id__in=participant_ids).values_list(
-        "participant_id", "page", "first_shown_at", "submitted_at", "refusals"
-    )
-    frame = pd.DataFrame(list(rows), columns=["pid", "page", "first_shown_at", "submitted_at", "refusals"])
+    columns = ["participant_id", "page", "first_shown_at", "submitted_at", "refusals", *SIGNAL_COLUMNS]
+    rows = PageVisit.objects.filter(participant_id__in=participant_ids).values_list(*columns)
+    frame = pd.DataFrame(list(rows), columns=["pid", *columns[1:]]).astype({c: "Int64" for c in SIGNAL_COLUMNS})
     frame["seconds"] = (
         pd.to_datetime(frame["submitted_at"]) - pd.to_datetime(frame["first_shown_at"])
     ).dt.total_seconds()
     return frame
+
+
+def _qualities(participants: list[Participant], studies: dict[int, Study], visits: pd.DataFrame) -> dict:
+    """Each participant's answer quality (``research.quality.assess``) over their submitted pages."""
+    submitted = visits[visits["submitted_at"].notna()]
+    by_participant: dict[int, list[VisitSignals]] = {}
+    for row in submitted.itertuples(index=False):
+        signals = {c: None if pd.isna(getattr(row, c)) else int(getattr(row, c)) for c in SIGNAL_COLUMNS}
+        by_participant.setdefault(row.pid, []).append(
+            VisitSignals(
+                seconds=row.seconds,
+                focus_losses=signals["focus_losses"],
+                pastes=signals["pastes"],
+                pasted_chars=signals["pasted_chars"],
+                keystrokes=signals["keystrokes"],
+                text_chars=signals["text_chars"],
+            )
+        )
+    return {
+        p.pk: assess(counts(by_participant.get(p.pk, []), studies[p.study_id].spec), studies[p.study_id].spec)
+        for p in participants
+    }
 
 
 def _iso(value) -> str:
@@ -100,12 +124,25 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
     attention = answers[answers["measure"] == "attention"].groupby("pid")["number"].agg(["sum", "count"])
     facts = {pk: _subject_facts(s) for pk, s in studies.items()}
 
-    participant_rows, excluded = [], {}
+    qualities = _qualities(participants, studies, visits)
+    participant_rows, excluded, quality_rows = [], {}, []
     for p in participants:
         study = studies[p.study_id]
         passed = int(attention["sum"].get(p.pk, 0))
         failed = int(attention["count"].get(p.pk, 0)) - passed
-        excluded[p.pk] = is_excluded(study.spec, failed)
+        quality = qualities[p.pk]
+        excluded[p.pk] = int(is_excluded(study.spec, failed) or excluded_by_quality(quality, study.spec))
+        quality_rows += [
+            {
+                "participant_id": str(p.pseudonym),
+                "study": slug,
+                "rule": r.rule,
+                "value": r.value,
+                "threshold": r.threshold,
+                "flagged": pd.NA if r.flagged is None else int(r.flagged),
+            }
+            for r in quality.rules
+        ]
         duration = (p.completed_at - p.consented_at).total_seconds() if p.completed_at and p.consented_at else np.nan
         participant_rows.append(
             {
@@ -126,6 +163,8 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
                 "attention_failed": failed,
                 "excluded": excluded[p.pk],
                 "seed": p.seed,
+                "quality_score": np.nan if quality.score is None else quality.score,
+                "quality_flags": ";".join(quality.flags),
             }
         )
 
@@ -235,6 +274,7 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
         pages=pages[list(COLUMNS["pages"])],
         answers=pd.DataFrame(export_answers.answer_rows(source), columns=list(COLUMNS["answers"])),
         questionnaire=export_answers.questionnaire_table(source, fixed=list(COLUMNS["questionnaire"])[:-1]),
+        quality=pd.DataFrame(quality_rows, columns=list(COLUMNS["quality"])).astype({"flagged": "Int64"}),
         present=tables_of([s.spec for s in studies.values()]),
     )
 

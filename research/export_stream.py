@@ -14,6 +14,7 @@ from django.http import StreamingHttpResponse
 
 from participation.models import Answer, Participant
 from research.answer_rows import is_excluded, neutralise, participant_answer_rows, references_of, row_base
+from research.quality import database_qualities, excluded_by_quality
 from research.tables import COLUMNS
 from studies.models import Study
 
@@ -67,15 +68,15 @@ def answers_csv_lines(slug: str, participants: Q, *, batch: int = BATCH) -> Iter
         )
         for pid, page, question, measure, subject, number, text in stored.iterator(chunk_size=CURSOR_ROWS):
             grouped[pid].append(StoredAnswer(page, question, measure, subject, number, text))
+        qualities = database_qualities(slug, Participant.objects.filter(pk__in=ids))
         lines = []
         for pk in ids:
             p, answers = people[pk], grouped.pop(pk, [])
             study = studies[p.study_id]
             failed = sum(1 - a.number for a in answers if a.measure == "attention" and a.number is not None)
             base = row_base(slug, study.version, p)
-            rows = participant_answer_rows(
-                base, study.spec, references[p.study_id], p, answers, is_excluded(study.spec, int(failed))
-            )
+            excluded = int(is_excluded(study.spec, int(failed)) or excluded_by_quality(*qualities[pk]))
+            rows = participant_answer_rows(base, study.spec, references[p.study_id], p, answers, excluded)
             lines += [writer.writerow([neutralise(row[c]) for c in columns]) for row in rows]
         yield "".join(lines)
 

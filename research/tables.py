@@ -71,8 +71,18 @@ COLUMNS: dict[str, dict[str, Column]] = {
         "pages_total": Column("integer", "Pages in this participant's plan."),
         "attention_passed": Column("integer", "Attention checks passed."),
         "attention_failed": Column("integer", "Attention checks failed."),
-        "excluded": Column("0/1", "1 if attention_failed >= the study's exclusion threshold."),
+        "excluded": Column(
+            "0/1",
+            "1 if attention_failed >= the study's exclusion threshold, or the participant has a quality flag "
+            "the study excludes by (quality.exclude_if).",
+        ),
         "seed": Column("integer", "Seed of the participant's randomised order."),
+        "quality_score": Column(
+            "number",
+            "Share of the evaluable quality rules that did not flag (1 = none; see the quality table).",
+            "0..1",
+        ),
+        "quality_flags": Column("string", "The quality rules that flag the participant, joined by ';'."),
     },
     "disagreements": {
         "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
@@ -99,6 +109,13 @@ COLUMNS: dict[str, dict[str, Column]] = {
         "submitted_at": Column("datetime", "When it was saved (UTC)."),
         "seconds": Column("number", "Time spent: submitted_at - first_shown_at.", ">= 0"),
         "refusals": Column("integer", "Submissions refused by validation before it was saved."),
+        "time_on_page_ms": Column("integer", "Milliseconds the page was open in the browser (blank: unknown).", ">= 0"),
+        "focus_losses": Column("integer", "Times the page lost focus to another tab or window (blank: unknown)."),
+        "pastes": Column("integer", "Paste events in the page's text fields (blank: unknown)."),
+        "pasted_chars": Column("integer", "Characters pasted into text fields (blank: unknown)."),
+        "keystrokes": Column("integer", "Keys pressed in text fields (blank: unknown)."),
+        "typing_ms": Column("integer", "Milliseconds from the first to the last key in text fields (blank: unknown)."),
+        "text_chars": Column("integer", "Characters in the text fields when the page was sent (blank: unknown)."),
     },
     "answers": {
         "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
@@ -140,10 +157,22 @@ COLUMNS: dict[str, dict[str, Column]] = {
             "chosen option, the number, the text, or the chosen options joined by '; '. Blank if unanswered.",
         ),
     },
+    "quality": {
+        "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
+        "study": Column("string", "Study slug."),
+        "rule": Column("string", "Quality rule (README 'Answer quality'): fast, pasted, away or untyped."),
+        "value": Column(
+            "number",
+            "What the rule measured: share of pages (fast, away), characters pasted (pasted), pages with "
+            "untyped text (untyped); blank when unknown (no signals).",
+        ),
+        "threshold": Column("number", "The study's threshold for the rule."),
+        "flagged": Column("0/1", "1 if the rule flags the participant, 0 if not; blank when unknown."),
+    },
 }
 TABLES = tuple(COLUMNS)
 # Tables of every study; the others only of studies whose design has them (``study_tables``).
-ALWAYS = ("participants", "answers", "pages")
+ALWAYS = ("participants", "answers", "pages", "quality")
 
 # The measures each task type writes to the answers table (``measure`` and what ``value`` / ``text``
 # hold), from the task registry (``TaskType.measures``).

@@ -192,7 +192,7 @@ _block = {
 _shared = {name: v1.SCHEMA["properties"][name] for name in ("slug", "title", "description", "consent", "completion")}
 _shared |= {
     name: v1.SCHEMA["properties"][name]
-    for name in ("screening", "quotas", "time_limit", "prolific", "bonus", "analysis")
+    for name in ("screening", "quotas", "time_limit", "prolific", "bonus", "analysis", "telemetry", "quality")
 }
 SCHEMA: dict[str, Any] = {
     "type": "object",

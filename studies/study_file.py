@@ -63,6 +63,8 @@ _bonus = {
 }
 
 GENERALISE = ("stimuli",)  # the study file's analysis.generalise values (analysis.pipeline.GENERALISE)
+# The answer-quality rules a study may exclude by (research.quality states each one).
+QUALITY_RULES = ("fast", "pasted", "away", "untyped")
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -238,6 +240,23 @@ SCHEMA: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,
             "properties": {"generalise": {"enum": list(GENERALISE)}},
+        },
+        # Interaction signals (participation.signals) and the quality rules over them (research.quality).
+        "telemetry": {"type": "boolean"},
+        "quality": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "min_seconds_per_page": {"type": "number", "minimum": 0, "maximum": 600},
+                "fast_share": {"type": "number", "minimum": 0, "maximum": 1},
+                "min_pasted_chars": {"type": "integer", "minimum": 1, "maximum": 100000},
+                "away_share": {"type": "number", "minimum": 0, "maximum": 1},
+                "exclude_if": {
+                    "type": "array",
+                    "uniqueItems": True,
+                    "items": {"enum": list(QUALITY_RULES)},
+                },
+            },
         },
         "completion": {
             "type": "object",

@@ -241,7 +241,7 @@ def test_format1_answers_equal_the_pairs_and_disagreements(demo_study):
 
 def test_export_of_a_study_without_answers(demo_study, tmp_path):
     tables = export_tables("effort-demo")
-    assert tables.present == ("pairs", "participants", "disagreements", "pages", "answers")
+    assert tables.present == ("pairs", "participants", "disagreements", "pages", "answers", "quality")
     for name, frame in tables.items():
         assert frame.empty, name
     paths = write_exports(tables, tmp_path, "csv")

@@ -59,7 +59,7 @@ def test_simulated_ratings_recover_the_generating_weights(demo_study):
 def test_write_exports_in_both_formats(simulated, tmp_path):
     tables = export_tables("effort-demo")
     paths = write_exports(tables, tmp_path / "csv", "csv") + write_exports(tables, tmp_path / "json", "json")
-    assert len(paths) == 10  # pairs, participants, disagreements, pages, answers (no questionnaire)
+    assert len(paths) == 12  # pairs, participants, disagreements, pages, answers, quality (no questionnaire)
     assert len(pd.read_csv(tmp_path / "csv" / "pairs.csv")) == len(tables.pairs)
     assert len(pd.read_json(tmp_path / "json" / "pairs.json")) == len(tables.pairs)
 

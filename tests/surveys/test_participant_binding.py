@@ -190,6 +190,7 @@ def test_the_cached_consent_page_equals_a_fresh_render_with_each_visitors_token_
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
         code = re.search(r'id="resume-code">.*?<strong>([A-Z0-9-]+)</strong>', html).group(1)
         context = {"spec": demo_study.spec, "resume_html": mark_safe(resume_html(code)), "csrf_token": token}
+        context["records_signals"] = True  # the demo records interaction signals (the default)
         assert html == render_to_string("surveys/consent.html", context)
         pages.append((token, code))
         assert browser.post("/s/effort-demo/consent/", {"decision": "accept"}).status_code == 302
