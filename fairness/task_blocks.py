@@ -47,14 +47,14 @@ from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import (
     ALL,
     SEPARATOR,
+    RaterGroupTest,
+    compare_groups,
     group_of_raters,
     membership,
     notion_rows,
     notions_by_rater_group,
-    permuted_assignments,
     rater_group_difference_tests,
     ratio_ci,
-    spread_test,
 )
 
 LIKERT_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
@@ -114,8 +114,9 @@ def rater_group_means(
     T = max_r mean_r - min_r mean_r. ``frame`` has participant_id, rater_group and ``value``; a rater
     whose rater_group is missing counts in the ALL row only (in no group row, not permuted in the test).
 
-    Returns (table: rater_group, mean, ci_low, ci_high, n_raters, n_answers; test: difference, pvalue,
-    n_permutations; NaN with fewer than two rater groups)."""
+    Returns (table: rater_group, mean, ci_low, ci_high, n_raters, n_answers; the tests of
+    ``fairness.rater_groups.compare_groups``: T, W weighted by the groups' answers, the pairs with Holm's
+    adjustment; NaN with fewer than two rater groups)."""
     per_rater = frame.groupby("participant_id").agg(
         rater_group=("rater_group", "first"), total=(value, "sum"), count=(value, "size")
     )
@@ -137,12 +138,17 @@ def rater_group_means(
         )
     grouped = per_rater.dropna(subset=["rater_group"])
     levels, codes = np.unique(grouped["rater_group"].astype(str), return_inverse=True)
-    test = {"difference": np.nan, "pvalue": np.nan, "n_permutations": n_permutations}
-    if len(levels) > 1:
-        weights = membership(permuted_assignments(codes, n_permutations, seed), len(levels))
+    if len(levels) < 2:
+        return pd.DataFrame(rows), RaterGroupTest(value, np.nan, np.nan, n_permutations, {})
+    totals, counts = grouped["total"].to_numpy(float), grouped["count"].to_numpy(float)
+
+    def values_of(kept: np.ndarray, assignments: np.ndarray, n_groups: int) -> dict:
+        weights = membership(assignments, n_groups)
+        answers = weights @ counts[kept]
         with np.errstate(invalid="ignore", divide="ignore"):
-            values = (weights @ grouped["total"].to_numpy(float)) / (weights @ grouped["count"].to_numpy(float))
-        test["difference"], test["pvalue"] = spread_test(values)
+            return {value: ((weights @ totals[kept]) / answers, answers)}
+
+    test = compare_groups(codes, levels.tolist(), values_of, n_permutations=n_permutations, seed=seed)[value]
     return pd.DataFrame(rows), test
 
 
@@ -189,8 +195,21 @@ class Options:
     majority_tie: TieRule = "negative"
 
 
-def _test_row(measure: str, test: dict, subject_attribute: str = "", subject_group: str = "") -> dict:
-    return {"measure": measure, "subject_attribute": subject_attribute, "subject_group": subject_group, **test}
+class Tests:
+    """A block's rater-group tests (the ``tests`` table: T and W per statistic) and their pairs of groups
+    (the ``pairwise`` table, Holm-adjusted within each statistic)."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict] = []
+        self.pairs: list[dict] = []
+
+    def add(self, measure: str, test: RaterGroupTest, subject_attribute: str = "", subject_group: str = "", **more):
+        where = {"measure": measure, "subject_attribute": subject_attribute, "subject_group": subject_group, **more}
+        self.rows.append(where | test.row())
+        self.pairs += [where | row for row in test.pairwise_rows()]
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"tests": pd.DataFrame(self.rows)} | ({"pairwise": pd.DataFrame(self.pairs)} if self.pairs else {})
 
 
 def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> BlockAnalysis:
@@ -200,7 +219,8 @@ def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Optio
     frame["disagreement"] = 1 - frame["value"].astype(int)
     means = dict(n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed)
     rates, test = rater_group_means(frame, "disagreement", **means)
-    tests, notion_tables, notes = [_test_row("DR", test)], [], []
+    tests, notion_tables, notes = Tests(), [], []
+    tests.add("DR", test)
     for attribute in _attributes(subjects):
         usable = frame.dropna(subset=[attribute, "model_label"])
         if usable[attribute].nunique() < 2 or usable["model_label"].nunique() < 2:
@@ -236,9 +256,8 @@ def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Optio
                 seed=opts.seed,
             )
             for statistic, result in results.items():
-                test = {"difference": result.statistic, "pvalue": result.pvalue, "n_permutations": opts.n_permutations}
-                tests.append(_test_row(statistic, test, _name(attribute)))
-    tables = {"disagreement_rate": rates, "tests": pd.DataFrame(tests)}
+                tests.add(statistic, result, _name(attribute))
+    tables = {"disagreement_rate": rates, **tests.tables()}
     if notion_tables:
         tables["notions"] = pd.concat(notion_tables, ignore_index=True)
     if "outcome" in subjects.columns:
@@ -265,17 +284,18 @@ def _agree_error_rates(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame,
 
 def _means_by_subject_group(
     frame: pd.DataFrame, subjects: pd.DataFrame, value: str, opts: Options
-) -> tuple[pd.DataFrame, list[dict]]:
+) -> tuple[pd.DataFrame, Tests]:
     """rater_group_means over all answers and within each value of each subject-group column."""
     means = dict(n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed)
     table, test = rater_group_means(frame, value, **means)
-    tables, tests = [table.assign(subject_attribute="", subject_group="")], [_test_row(value, test)]
+    tables, tests = [table.assign(subject_attribute="", subject_group="")], Tests()
+    tests.add(value, test)
     frame = frame.merge(subjects, on="subject", how="left")
     for attribute in _attributes(subjects):
         for group, part in frame.dropna(subset=[attribute]).groupby(attribute):
             table, test = rater_group_means(part, value, **means)
             tables.append(table.assign(subject_attribute=_name(attribute), subject_group=group))
-            tests.append(_test_row(value, test, _name(attribute), group))
+            tests.add(value, test, _name(attribute), group)
     return pd.concat(tables, ignore_index=True), tests
 
 
@@ -339,7 +359,7 @@ def _rate(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Option
     """Mean ratings per rater group and subject group, differential parity (:func:`_rating_parity`), the
     raters' ICC."""
     means, tests = _means_by_subject_group(frame.rename(columns={"value": "rating"}), subjects, "rating", opts)
-    tables = {"ratings": means, "tests": pd.DataFrame(tests)}
+    tables = {"ratings": means, **tests.tables()}
     parity, notes = _rating_parity(block, frame, subjects, opts)
     if len(parity):
         tables["parity"] = parity
@@ -378,11 +398,13 @@ def _pair_comparable(block: dict, frame: pd.DataFrame, opts: Options) -> BlockAn
     ).reset_index()
     per_pair = per_pair.rename(columns={"subject": "pair", "mean": "share", "size": "n_answers"})
     agreement = [{"rater_group": ALL, **_fleiss(frame.rename(columns={"comparable": "value"}))}]
+    tests = Tests()
+    tests.add("comparable", test)
     for group, part in sorted(frame.groupby("rater_group"), key=lambda item: str(item[0])):
         agreement.append({"rater_group": group, **_fleiss(part.rename(columns={"comparable": "value"}))})
     tables = {
         "shares": shares,
-        "tests": pd.DataFrame([_test_row("comparable", test)]),
+        **tests.tables(),
         "pairs": per_pair[["pair", "rater_group", "share", "n_answers"]],
         "agreement": pd.DataFrame(agreement),
     }
@@ -403,7 +425,7 @@ def pair_distance_block(
         return BlockAnalysis(block["key"], "pair_distance", {}, [note])
     pairs = wide.rename(columns=LIKERT_COLUMNS)[list(LIKERT_COLUMNS.values())].reset_index()
     pairs["rater_group"] = pairs["participant_id"].map(groups)
-    tables, tests, notes = [], [], []
+    tables, tests, notes = [], Tests(), []
     for condition, frame in pairs.groupby("condition"):
         try:
             result = alpha_by_rater_group(
@@ -416,17 +438,11 @@ def pair_distance_block(
         except ValueError as exc:
             notes.append(f"Condition {condition}: no alpha per rater group ({exc}).")
             continue
-        table = result.frame().assign(condition=condition)
-        tables.append(table)
-        test = {
-            "difference": result.test.statistic,
-            "pvalue": result.test.pvalue,
-            "n_permutations": opts.n_permutations,
-        }
-        tests.append({**_test_row("alpha", test), "condition": condition})
+        tables.append(result.frame().assign(condition=condition))
+        tests.add("alpha", result.test, condition=condition)
     out = {}
     if tables:
-        out = {"alpha": pd.concat(tables, ignore_index=True), "tests": pd.DataFrame(tests)}
+        out = {"alpha": pd.concat(tables, ignore_index=True), **tests.tables()}
     return BlockAnalysis(block["key"], "pair_distance", out, notes)
 
 
