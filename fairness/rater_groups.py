@@ -44,6 +44,7 @@ from fairness.disagreement import (
     disagreement_notions,
     notions_from_counts,
 )
+from fairness.group_options import MIN_GROUP_SIZE
 
 STATISTICS = ("DR", *NOTIONS)
 SEPARATOR = " / "
@@ -123,8 +124,6 @@ def weighted_spread(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return (w * (t - mean[..., None]) ** 2).sum(axis=-1) / total
 
 
-# The minimum size of a compared rater group (raters); smaller groups are TOO_FEW (or pooled into OTHER).
-MIN_GROUP_SIZE = 10
 TOO_FEW = "too few to compare"
 OTHER = "other"
 

@@ -40,14 +40,16 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 
 from analysis.agreement import rating_icc
 from analysis.bts import Positive, block_answers, honesty_scores
-from fairness.disagreement import disagreement_notions
+from fairness.disagreement import NOTIONS, disagreement_notions
 from fairness.error_rates import TieRule, agree_predictions, error_rates
+from fairness.group_options import BIN_ABOVE, DEFAULT_QUANTILES, MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import (
     ALL,
     SEPARATOR,
     RaterGroupTest,
+    apply_min_group_size,
     compare_groups,
     group_of_raters,
     membership,
@@ -73,7 +75,7 @@ class BlockAnalysis:
 @dataclass(frozen=True)
 class DesignAnalysis:
     by: tuple[str, ...]
-    rater_groups: pd.DataFrame  # rater_group, n_participants
+    rater_groups: pd.DataFrame  # rater_group, n_participants, status ("compared", "too few to compare", ...)
     blocks: list[BlockAnalysis]
     honesty: pd.DataFrame  # participant_id, rater_group, n_questions, information, prediction, total
     n_participants: int
@@ -81,6 +83,8 @@ class DesignAnalysis:
     seed: int
     n_resamples: int
     n_permutations: int
+    n_too_few: int = 0  # participants in rater groups too small to compare (in the ALL rows only)
+    options: dict = field(default_factory=dict)  # min_group_size, pool_small, min_subject_group, bins
 
     @property
     def rater_group(self) -> str:
@@ -166,13 +170,80 @@ def _pool_subjects(spec: dict, pool_key: str, model: str | None) -> pd.DataFrame
         rows.append(
             {
                 "subject": str(subject["id"]),
-                **{f"group:{k}": str(v) for k, v in subject.get("groups", {}).items()},
+                **{f"group:{k}": v for k, v in subject.get("groups", {}).items()},
                 "model_label": output.get("label", np.nan),
                 "model_score": output.get("score", np.nan),
                 **({"outcome": known.get(outcome, np.nan)} if outcome else {}),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _numeric(values: pd.Series) -> bool:
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values.dropna())
+
+
+def _cut(values: pd.Series, cuts: Sequence[float]) -> tuple[pd.Series, list[dict]]:
+    """Numbers binned at the cut points: "< c1", "c1 to < c2", ..., ">= ck"; and one row per bin (lower,
+    upper: the bin is lower <= x < upper)."""
+    edges = [-np.inf, *sorted(set(float(c) for c in cuts)), np.inf]
+    bins = []
+    for lower, upper in zip(edges, edges[1:], strict=False):
+        if lower == -np.inf:
+            label = f"< {upper:g}"
+        else:
+            label = f">= {lower:g}" if upper == np.inf else f"{lower:g} to < {upper:g}"
+        bins.append({"subject_group": label, "lower": lower, "upper": upper})
+    numbers = pd.to_numeric(values, errors="coerce").to_numpy(float)
+    index = np.searchsorted(edges[1:-1], numbers, side="right")
+    labels = pd.Series([bins[i]["subject_group"] for i in index], index=values.index, dtype=object)
+    return labels.where(values.notna()), bins
+
+
+def subject_groups(
+    subjects: pd.DataFrame,
+    *,
+    bins: Mapping[str, Sequence[float]] | None = None,
+    min_size: int = MIN_SUBJECT_GROUP,
+    pool_small: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The pool's ``group:<name>`` columns as group labels, and the table of the groups used.
+
+    A numeric column (every value a number) with more than ``BIN_ABOVE`` distinct values, or one named
+    in ``bins``, is binned at cut points: ``bins[name]`` when given, else the pool's quartiles
+    (``DEFAULT_QUANTILES``), so that a numeric column is not one group per value. Then every subject group
+    with fewer than ``min_size`` subjects is "too few to compare" (its subjects count in no comparison of
+    that column) or, with ``pool_small``, pooled into "other" (``fairness.rater_groups.apply_min_group_size``).
+    Table: subject_attribute, subject_group, lower, upper (the bin, lower <= x < upper; NaN for values),
+    n_subjects, status."""
+    bins = dict(bins or {})
+    unknown = sorted(set(bins) - {_name(c) for c in _attributes(subjects)})
+    if unknown:
+        raise ValueError(f"bins name {', '.join(map(repr, unknown))}: not a subject-group column of the pool")
+    subjects, tables = subjects.copy(), []
+    for attribute in _attributes(subjects):
+        values, name = subjects[attribute], _name(attribute)
+        if name in bins and not _numeric(values):
+            raise ValueError(f"bins: the subject-group column {name!r} is not numeric")
+        edges = pd.DataFrame(columns=["subject_group", "lower", "upper"])
+        if name in bins or (_numeric(values) and values.nunique() > BIN_ABOVE):
+            cuts = bins.get(name) or np.unique(np.quantile(values.dropna().astype(float), DEFAULT_QUANTILES))
+            labels, rows = _cut(values, cuts)
+            edges = pd.DataFrame(rows)
+        else:
+            labels = values.map(lambda v: v if pd.isna(v) else str(v))
+        kept, table = apply_min_group_size(labels.set_axis(subjects["subject"]), min_size, pool_small=pool_small)
+        subjects[attribute] = kept.to_numpy()
+        table = table.rename(columns={"rater_group": "subject_group", "n_participants": "n_subjects"})
+        tables.append(table.merge(edges, on="subject_group", how="left").assign(subject_attribute=name))
+    columns = ["subject_attribute", "subject_group", "lower", "upper", "n_subjects", "status"]
+    return subjects, (pd.concat(tables, ignore_index=True)[columns] if tables else pd.DataFrame(columns=columns))
+
+
+def two_largest(labels: pd.Series) -> list[str]:
+    """The two subject groups with the most subjects (ties: the first in sorted order)."""
+    counts = labels.dropna().value_counts()
+    return sorted(counts.index, key=lambda g: (-counts[g], str(g)))[:2]
 
 
 def _attributes(subjects: pd.DataFrame) -> list[str]:
@@ -193,6 +264,10 @@ class Options:
     n_permutations: int
     seed: int
     majority_tie: TieRule = "negative"
+    min_group_size: int = MIN_GROUP_SIZE  # raters per compared rater group
+    pool_small: bool = False  # pool smaller rater and subject groups into "other"
+    min_subject_group: int = MIN_SUBJECT_GROUP
+    bins: Mapping[str, Sequence[float]] = field(default_factory=dict)  # subject-group column -> cut points
 
 
 class Tests:
@@ -212,7 +287,9 @@ class Tests:
         return {"tests": pd.DataFrame(self.rows)} | ({"pairwise": pd.DataFrame(self.pairs)} if self.pairs else {})
 
 
-def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> BlockAnalysis:
+def _agree(
+    block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, groups: pd.DataFrame, opts: Options
+) -> BlockAnalysis:
     """DR and the disagreement notions over all answers and per rater group, per subject-group column
     (participants without a rater group count in the ALL rows only)."""
     frame = frame.merge(subjects, on="subject", how="left")
@@ -227,42 +304,50 @@ def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Optio
             notes.append(f"No notions by {_name(attribute)}: the answered subjects need two groups and both labels.")
             continue
         columns = dict(rater="participant_id", subject_group=attribute, model_label="model_label")
-        overall = disagreement_notions(
-            usable[attribute],
-            usable["model_label"],
-            usable["disagreement"],
-            labels=sorted(pd.unique(usable["model_label"]).tolist()),
-            subjects=usable["participant_id"],
-            n_resamples=opts.n_resamples,
-            seed=opts.seed,
-        )
+        pair = two_largest(subjects[attribute])
+        for scope, part in (("all", usable), (" vs ".join(pair), usable[usable[attribute].isin(pair)])):
+            table = _notion_table(part, attribute, columns, opts)
+            notion_tables.append(table.assign(subject_attribute=_name(attribute), subject_groups=scope))
         grouped = usable.dropna(subset=["rater_group"])
-        by_group = pd.DataFrame()
-        if grouped["rater_group"].nunique() > 1:
-            result = notions_by_rater_group(
-                grouped, rater_group="rater_group", **columns, n_resamples=opts.n_resamples, seed=opts.seed
-            )
-            by_group = result.frame().query("statistic != 'DR'")
-        rows = notion_rows(ALL, overall, usable["participant_id"].nunique(), len(usable))
-        table = pd.concat([pd.DataFrame(rows), by_group], ignore_index=True)
-        notion_tables.append(table.assign(subject_attribute=_name(attribute)))
         if grouped["rater_group"].nunique() > 1:
             results = rater_group_difference_tests(
                 grouped,
                 rater_group="rater_group",
                 **columns,
-                statistics=tuple(overall.notions),
+                statistics=NOTIONS,
                 n_permutations=opts.n_permutations,
                 seed=opts.seed,
             )
             for statistic, result in results.items():
                 tests.add(statistic, result, _name(attribute))
-    tables = {"disagreement_rate": rates, **tests.tables()}
+    tables = {"disagreement_rate": rates, **tests.tables(), "subject_groups": groups}
     if notion_tables:
         tables["notions"] = pd.concat(notion_tables, ignore_index=True)
     if "outcome" in subjects.columns:
         tables["agree_error_rates"] = _agree_error_rates(block, frame, subjects, opts)
     return BlockAnalysis(block["key"], "agree", tables, notes)
+
+
+def _notion_table(usable: pd.DataFrame, attribute: str, columns: dict, opts: Options):
+    """The notions over the subject groups of ``usable`` (answers), all raters and per rater group."""
+    overall = disagreement_notions(
+        usable[attribute],
+        usable["model_label"],
+        usable["disagreement"],
+        labels=sorted(pd.unique(usable["model_label"]).tolist()),
+        subjects=usable["participant_id"],
+        n_resamples=opts.n_resamples,
+        seed=opts.seed,
+    )
+    grouped = usable.dropna(subset=["rater_group"])
+    by_group = pd.DataFrame()
+    if grouped["rater_group"].nunique() > 1:
+        result = notions_by_rater_group(
+            grouped, rater_group="rater_group", **columns, n_resamples=opts.n_resamples, seed=opts.seed
+        )
+        by_group = result.frame().query("statistic != 'DR'")
+    rows = notion_rows(ALL, overall, usable["participant_id"].nunique(), len(usable))
+    return pd.concat([pd.DataFrame(rows), by_group], ignore_index=True)
 
 
 def _agree_error_rates(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> pd.DataFrame:
@@ -343,6 +428,7 @@ def _rating_parity(
                     favourable=favourable,
                     outcome="ratings",
                     n_resamples=opts.n_resamples,
+                    n_permutations=opts.n_permutations,
                     seed=opts.seed,
                 )
             except ValueError as exc:
@@ -355,11 +441,13 @@ def _rating_parity(
     return (pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()), notes
 
 
-def _rate(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> BlockAnalysis:
+def _rate(
+    block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, groups: pd.DataFrame, opts: Options
+) -> BlockAnalysis:
     """Mean ratings per rater group and subject group, differential parity (:func:`_rating_parity`), the
     raters' ICC."""
     means, tests = _means_by_subject_group(frame.rename(columns={"value": "rating"}), subjects, "rating", opts)
-    tables = {"ratings": means, **tests.tables()}
+    tables = {"ratings": means, **tests.tables(), "subject_groups": groups}
     parity, notes = _rating_parity(block, frame, subjects, opts)
     if len(parity):
         tables["parity"] = parity
@@ -464,6 +552,10 @@ def analyze_design(
     n_resamples: int = 2000,
     n_permutations: int = 2000,
     majority_tie: TieRule = "negative",
+    min_group_size: int = MIN_GROUP_SIZE,
+    pool_small: bool = False,
+    min_subject_group: int = MIN_SUBJECT_GROUP,
+    bins: Mapping[str, Sequence[float]] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> DesignAnalysis:
     """Every task block of a format 2 study analysed overall and per rater group (module doc).
@@ -471,7 +563,11 @@ def analyze_design(
     called as ``analysis(spec, block, answers, groups, opts)``, or the reason it has none (every task
     block has one or the other: none is skipped); ``positives``: block key -> its BTS positive answer.
     Participants excluded by the attention checks (``excluded`` = 1) are left out. ``majority_tie``: the
-    crowd majority's tie rule of the agree blocks' error rates (``fairness.error_rates``)."""
+    crowd majority's tie rule of the agree blocks' error rates (``fairness.error_rates``). Rater groups
+    with fewer than ``min_group_size`` participants are too few to compare (in the ALL rows only) or, with
+    ``pool_small``, pooled into "other" (``fairness.rater_groups.apply_min_group_size``); subject groups
+    likewise with ``min_subject_group`` subjects, numeric subject-group columns binned (``bins``:
+    column -> cut points; default quartiles; :func:`subject_groups`)."""
     by = tuple(by)
     answers = answers[answers["excluded"] != 1]
     questionnaire = questionnaire[questionnaire["participant_id"].isin(answers["participant_id"])]
@@ -480,7 +576,13 @@ def analyze_design(
     without = int(groups.isna().sum())
     if groups.notna().sum() == 0:
         raise ValueError(f"no analysable participant answered {' and '.join(by)}")
-    opts = Options(n_resamples=n_resamples, n_permutations=n_permutations, seed=seed, majority_tie=majority_tie)
+    groups, sizes = apply_min_group_size(groups, min_group_size, pool_small=pool_small)
+    settings = dict(
+        min_group_size=min_group_size, pool_small=pool_small, min_subject_group=min_subject_group, bins=dict(bins or {})
+    )
+    opts = Options(
+        n_resamples=n_resamples, n_permutations=n_permutations, seed=seed, majority_tie=majority_tie, **settings
+    )
     tasks = [b for b in spec["blocks"] if b["type"] == "task"]  # every block: its results or why none
     results = []
     for done, block in enumerate(tasks):
@@ -495,10 +597,9 @@ def analyze_design(
         progress("task blocks", len(tasks), len(tasks))
     honesty = honesty_scores(answers, positives)
     honesty.insert(1, "rater_group", honesty["participant_id"].map(groups))
-    counts = groups.value_counts().rename_axis("rater_group").rename("n_participants").reset_index()
     return DesignAnalysis(
         by=by,
-        rater_groups=counts.sort_values("rater_group", ignore_index=True),
+        rater_groups=sizes.sort_values("rater_group", ignore_index=True),
         blocks=results,
         honesty=honesty,
         n_participants=len(answered),
@@ -506,6 +607,18 @@ def analyze_design(
         seed=seed,
         n_resamples=n_resamples,
         n_permutations=n_permutations,
+        n_too_few=int(groups.isna().sum()) - without,
+        options=settings,
+    )
+
+
+def _block_subjects(spec: dict, block: dict, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The block pool's subjects with their groups and the table of those groups (:func:`subject_groups`)."""
+    return subject_groups(
+        _pool_subjects(spec, block["pool"], block.get("model")),
+        bins=opts.bins,
+        min_size=opts.min_subject_group,
+        pool_small=opts.pool_small,
     )
 
 
@@ -523,7 +636,7 @@ def agree_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Serie
     frame = _rated(block, answers, groups, "agree")
     if isinstance(frame, BlockAnalysis):
         return frame
-    return _agree(block, frame, _pool_subjects(spec, block["pool"], block.get("model")), opts)
+    return _agree(block, frame, *_block_subjects(spec, block, opts), opts)
 
 
 def rate_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
@@ -531,7 +644,7 @@ def rate_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series
     frame = _rated(block, answers, groups, "rating")
     if isinstance(frame, BlockAnalysis):
         return frame
-    return _rate(block, frame, _pool_subjects(spec, block["pool"], block.get("model")), opts)
+    return _rate(block, frame, *_block_subjects(spec, block, opts), opts)
 
 
 def pair_comparable_block(

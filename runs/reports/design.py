@@ -8,6 +8,7 @@ import pandas as pd
 
 from analysis.bts import left_out_sentence
 from core.report_texts import ReportTable
+from fairness.rater_group_parity import RULE_JACKKNIFE, RULE_PERMUTATION
 from fairness.rater_groups import ALL
 from runs.provenance import Provenance
 from runs.report_explanations import (
@@ -32,12 +33,42 @@ GENERIC_TABLES = {
             "measure": "Statistic",
             "subject_attribute": "Subject attribute",
             "subject_group": "Subject group",
-            "difference": "Difference",
-            "pvalue": "p (permutation)",
+            "difference": "Difference (max - min)",
+            "pvalue": "p (max - min)",
+            "weighted": "W (size-weighted)",
+            "weighted_pvalue": "p (W)",
             "n_permutations": "Permutations",
         },
         DESIGN["tests"],
         estimate="difference",
+    ),
+    "pairwise": ReportTable(
+        "pairs of rater groups (Holm-adjusted)",
+        {
+            "condition": "Condition",
+            "measure": "Statistic",
+            "subject_attribute": "Subject attribute",
+            "subject_group": "Subject group",
+            "group_a": "Group a",
+            "group_b": "Group b",
+            "difference": "b - a",
+            "pvalue": "p",
+            "pvalue_holm": "p (Holm)",
+        },
+        DESIGN["pairwise"],
+        estimate="difference",
+    ),
+    "subject_groups": ReportTable(
+        "subject groups compared",
+        {
+            "subject_attribute": "Subject attribute",
+            "subject_group": "Subject group",
+            "lower": "Bin from",
+            "upper": "Bin below",
+            "n_subjects": "Subjects",
+            "status": "Status",
+        },
+        DESIGN["subject_groups"],
     ),
 }
 DESIGN_TABLES = {**GENERIC_TABLES, **{n: t for task in BLOCK_TASKS.values() for n, t in task.report_tables.items()}}
@@ -80,12 +111,21 @@ def _sample_sentence(result) -> str:
     without = result.n_without_group
     sentence = f"{result.n_participants} participants analysed, split by {result.rater_group}"
     if not without:
-        return sentence + " (every one answered)."
-    return (
-        sentence + f" ({without} without an answer to {' or '.join(result.by)}, e.g. a code the import"
-        f' could not map to an option: they count in the "{ALL}" rows, in no rater-group row and in no'
-        " test between rater groups)."
-    )
+        sentence += " (every one answered)."
+    else:
+        sentence += (
+            f" ({without} without an answer to {' or '.join(result.by)}, e.g. a code the import"
+            f' could not map to an option: they count in the "{ALL}" rows, in no rater-group row and in no'
+            " test between rater groups)."
+        )
+    few = result.rater_groups.query("status == @TOO_FEW")
+    if len(few):
+        sentence += (
+            f" {result.n_too_few} participants are in rater groups with fewer than {result.options['min_group_size']}"
+            f' participants, too few to compare ({", ".join(few["rater_group"])}): they count in the "{ALL}"'
+            " rows only."
+        )
+    return sentence
 
 
 def design_results(result) -> dict:
@@ -96,6 +136,8 @@ def design_results(result) -> dict:
         "seed": result.seed,
         "n_resamples": result.n_resamples,
         "n_permutations": result.n_permutations,
+        "group_options": result.options,
+        "parity_rules": {"between rater groups": RULE_PERMUTATION, "against the AI": RULE_JACKKNIFE},
         "sample": {
             "participants": result.n_participants,
             "without_group": result.n_without_group,
@@ -129,7 +171,7 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
             result.rater_groups,
             explanation=DESIGN["rater_groups"],
             csv="rater_groups.csv",
-            columns={"rater_group": "Rater group", "n_participants": "Participants"},
+            columns={"rater_group": "Rater group", "n_participants": "Participants", "status": "Status"},
         )
     ]
     for block in result.blocks:
@@ -148,6 +190,10 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
             elif name == "parity":  # the gap's CI in the table; DPD's CI in the CSV
                 shown = frame.rename(columns={"gap_ci_low": "ci_low", "gap_ci_high": "ci_high"})
                 notes = [
+                    f"Verdict rule between rater groups: {RULE_PERMUTATION}; a rater group or all raters against "
+                    f"the AI: {RULE_JACKKNIFE} (alpha = {PARITY_ALPHA:g}). DPT's one-sided p is the paper's rule "
+                    "for two fixed decision sets, shown for reference."
+                ] + [
                     f"{r.subject_attribute} = {r.subject_group}: {r.verdict}"
                     for r in frame.itertuples(index=False)
                     if r.pvalue < PARITY_ALPHA

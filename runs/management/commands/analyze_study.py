@@ -1,11 +1,25 @@
+from argparse import ArgumentTypeError
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.progress import ProgressBar
+from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.analysis_runs import analysis_run_create
 from studies.services import StudyNotFound
+
+
+def _bins(text: str) -> tuple[str, list[float]]:
+    """COLUMN=CUT,CUT,... as (column, cuts)."""
+    column, _, cuts = text.partition("=")
+    try:
+        numbers = [float(c) for c in cuts.split(",")]
+    except ValueError:
+        numbers = []
+    if not column or not numbers:
+        raise ArgumentTypeError(f"expected COLUMN=CUT,CUT,... with numeric cut points, e.g. age=25,45 (got {text!r})")
+    return column, numbers
 
 
 class Command(BaseCommand):
@@ -25,12 +39,45 @@ class Command(BaseCommand):
             help="format 2 studies: split by this questionnaire question (repeat to combine: --by role --by age_band)",
         )
         parser.add_argument(
+            "--min-group-size",
+            type=int,
+            default=MIN_GROUP_SIZE,
+            help=f"format 2: rater groups with fewer participants are 'too few to compare' (default {MIN_GROUP_SIZE})",
+        )
+        parser.add_argument(
+            "--min-subject-group",
+            type=int,
+            default=MIN_SUBJECT_GROUP,
+            help=f"format 2: subject groups with fewer subjects are 'too few to compare' (default {MIN_SUBJECT_GROUP})",
+        )
+        parser.add_argument(
+            "--pool-small", action="store_true", help="pool the groups below the minimum into 'other' instead"
+        )
+        parser.add_argument(
+            "--bins",
+            action="append",
+            default=[],
+            type=_bins,
+            metavar="COLUMN=CUTS",
+            help="cut points of a numeric subject-group column, e.g. --bins age=25,45 (< 25, 25 to < 45, >= 45); "
+            "default: the pool's quartiles for a numeric column with more than 5 values",
+        )
+        parser.add_argument(
             "--include-incomplete",
             action="store_true",
             help="also analyse participants who have not completed (default: completed participants only)",
         )
 
     def handle(self, *args, slug, out, seed, resamples, include_pilot, include_incomplete, by, **options):
+        for name in ("min_group_size", "min_subject_group"):
+            if options[name] < 1:
+                raise CommandError(f"--{name.replace('_', '-')} must be at least 1, not {options[name]}")
+        groups = {
+            "min_group_size": options["min_group_size"],
+            "min_subject_group": options["min_subject_group"],
+            "pool_small": options["pool_small"],
+            "bins": dict(options["bins"]),
+        }
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / slug / f"analysis-{seed}"
         bars: dict[str, ProgressBar] = {}
 
@@ -47,6 +94,7 @@ class Command(BaseCommand):
                 include_pilot=include_pilot,
                 progress=progress,
                 by=by,
+                groups=groups,
             )
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
