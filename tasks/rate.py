@@ -155,8 +155,8 @@ class Rate(BlockTask):
                 "relative to the other subjects (the verdict rule is stated under the table: a permutation of raters "
                 "between rater groups, a rater jackknife t-test against the AI; DPT's one-sided p is the paper's "
                 "rule for two fixed decision sets, shown for reference); whether that favours them depends on the "
-                "scale's favourable end (scale.favourable, by default lower = less risky), as the verdicts under the table say. The gap's CI resamples raters "
-                "within their groups, subjects fixed.",
+                "scale's favourable end (scale.favourable, by default lower = less risky), as the verdicts under "
+                "the table say. The gap's CI resamples raters within their groups, subjects fixed.",
                 "R(x) = mean of the group's raters' ratings of x; m_a = mean over subjects with A = a of R0(x) - "
                 "R1(x); gap = m_1 - m_0; DPT = gap / its Welch standard error (one-sided p); DPD = gap / pooled SD",
                 "Differential Parity paper, Definitions 2-4; fairness.rater_group_parity (platform's choice: ratings "
