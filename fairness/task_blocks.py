@@ -235,7 +235,8 @@ def subject_groups(
         kept, table = apply_min_group_size(labels.set_axis(subjects["subject"]), min_size, pool_small=pool_small)
         subjects[attribute] = kept.to_numpy()
         table = table.rename(columns={"rater_group": "subject_group", "n_participants": "n_subjects"})
-        tables.append(table.merge(edges, on="subject_group", how="left").assign(subject_attribute=name))
+        table = table.merge(edges, on="subject_group", how="left").assign(subject_attribute=name)
+        tables.append(table.sort_values(["lower", "subject_group"], na_position="last"))  # bins in order
     columns = ["subject_attribute", "subject_group", "lower", "upper", "n_subjects", "status"]
     return subjects, (pd.concat(tables, ignore_index=True)[columns] if tables else pd.DataFrame(columns=columns))
 

@@ -294,7 +294,7 @@ def test_permutation_test_keeps_its_level_under_no_difference():
             }
         )
         _, test = rater_group_means(frame, "value", n_resamples=0, n_permutations=199, seed=int(rng.integers(1000)))
-        rejections += test["pvalue"] < 0.05
+        rejections += test.pvalue < 0.05
     assert rejections <= 10
 
 
