@@ -214,8 +214,8 @@ def subject_groups(
     (``DEFAULT_QUANTILES``), so that a numeric column is not one group per value. Then every subject group
     with fewer than ``min_size`` subjects is "too few to compare" (its subjects count in no comparison of
     that column) or, with ``pool_small``, pooled into "other" (``fairness.rater_groups.apply_min_group_size``).
-    Table: subject_attribute, subject_group, lower, upper (the bin, lower <= x < upper; NaN for values),
-    n_subjects, status."""
+    Table: subject_attribute, subject_group, lower, upper (the bin, lower <= x < upper; NaN: an open end,
+    or not binned), n_subjects, status."""
     bins = dict(bins or {})
     unknown = sorted(set(bins) - {_name(c) for c in _attributes(subjects)})
     if unknown:
@@ -236,7 +236,8 @@ def subject_groups(
         subjects[attribute] = kept.to_numpy()
         table = table.rename(columns={"rater_group": "subject_group", "n_participants": "n_subjects"})
         table = table.merge(edges, on="subject_group", how="left").assign(subject_attribute=name)
-        tables.append(table.sort_values(["lower", "subject_group"], na_position="last"))  # bins in order
+        table = table.sort_values(["lower", "subject_group"], na_position="last")  # bins in order
+        tables.append(table.replace([-np.inf, np.inf], np.nan))  # an open end: no edge
     columns = ["subject_attribute", "subject_group", "lower", "upper", "n_subjects", "status"]
     return subjects, (pd.concat(tables, ignore_index=True)[columns] if tables else pd.DataFrame(columns=columns))
 

@@ -9,7 +9,7 @@ import pandas as pd
 from analysis.bts import left_out_sentence
 from core.report_texts import ReportTable
 from fairness.rater_group_parity import RULE_JACKKNIFE, RULE_PERMUTATION
-from fairness.rater_groups import ALL
+from fairness.rater_groups import ALL, TOO_FEW
 from runs.provenance import Provenance
 from runs.report_explanations import (
     DESIGN,
@@ -118,7 +118,7 @@ def _sample_sentence(result) -> str:
             f' could not map to an option: they count in the "{ALL}" rows, in no rater-group row and in no'
             " test between rater groups)."
         )
-    few = result.rater_groups.query("status == @TOO_FEW")
+    few = result.rater_groups[result.rater_groups["status"] == TOO_FEW]
     if len(few):
         sentence += (
             f" {result.n_too_few} participants are in rater groups with fewer than {result.options['min_group_size']}"

@@ -414,3 +414,35 @@ def test_rating_parity_finds_nothing_when_nothing_is_planted():
     assert set(parity["R1"]) == {"rater group lay"}  # no model named: the rater groups only
     assert (parity["pvalue"] > 0.05).all(), parity[["R0", "R1", "gap", "pvalue"]]
     assert any("names no model" in note for note in next(b for b in result.blocks if b.block == "score").notes)
+
+
+def test_report_shows_small_groups_weighted_tests_bins_and_the_parity_rule(tmp_path):
+    """Issue 23: a one-rater group is "too few to compare" (sample sentence, rater-group table), the tests
+    table has W, the pairs their Holm p, the numeric subject column its bins, the notions the two largest
+    subject groups, and the parity section its verdict rule, in report.html and results.json."""
+    import json
+
+    from fairness.rater_group_parity import RULE_JACKKNIFE, RULE_PERMUTATION
+    from runs.reports.design import write_design_report
+
+    answers, questionnaire = simulate(True)
+    questionnaire.loc[questionnaire["participant_id"] == "p0", "role"] = "observer"
+    spec = design_spec()
+    for i, subject in enumerate(spec["pools"][0]["subjects"]):
+        subject["groups"]["age"] = 20 + i  # 40 values: quartiles 29.75, 39.5, 49.25
+    spec["blocks"][2]["model"] = "ai"
+    result = analyze_design(spec, answers, questionnaire, by=("role",), n_resamples=30, n_permutations=30)
+    html = write_design_report(result, tmp_path, title="Design").read_text()
+    for text in ("too few to compare", "W (size-weighted)", "p (Holm)", "29.75 to &lt; 39.5", "Bin from", "A vs B"):
+        assert text in html, text
+    assert RULE_PERMUTATION.split(":")[0] in html and "1 participants are in rater groups with fewer than 10" in html
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["group_options"]["min_group_size"] == 10
+    assert results["parity_rules"] == {"between rater groups": RULE_PERMUTATION, "against the AI": RULE_JACKKNIFE}
+    assert {"rater_group": "observer", "n_participants": 1, "status": "too few to compare"} in results["rater_groups"]
+    judge = next(b for b in results["blocks"] if b["block"] == "judge")["tables"]
+    assert {"weighted", "weighted_pvalue"} <= set(judge["tests"][0]) and "pvalue_holm" in judge["pairwise"][0]
+    assert [g["n_subjects"] for g in judge["subject_groups"] if g["subject_attribute"] == "age"] == [10, 10, 10, 10]
+    parity = next(b for b in results["blocks"] if b["block"] == "score")["tables"]["parity"]
+    assert {r["rule"] for r in parity} == {RULE_PERMUTATION, RULE_JACKKNIFE}
+    assert "observer" not in {r["rater_group"] for r in judge["disagreement_rate"]}
