@@ -244,7 +244,7 @@ def parity_by_rater_group(
 
     def rater_pvalue(r0: str, r1: str) -> tuple[float, str]:
         """The rater-level test of the gap (module doc): permutation between groups, jackknife t against the AI."""
-        if r1 == AI:
+        if r1 == AI and ai_values is not None:
             cols = raters_of[r0]
             if cols.size < 2:
                 return float("nan"), RULE_JACKKNIFE

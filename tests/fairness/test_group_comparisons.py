@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from analysis.correlations import adjust_pvalues
 from fairness.rater_group_parity import RULE_JACKKNIFE, RULE_PERMUTATION, parity_by_rater_group
 from fairness.rater_groups import OTHER, TOO_FEW, apply_min_group_size, holm
 from fairness.task_blocks import rater_group_means, subject_groups, two_largest
@@ -44,10 +45,14 @@ def test_weighted_statistic_of_a_rate_is_pearsons_chi_square_over_n():
     assert test.pairwise_rows()[0]["difference"] == pytest.approx(means["b"] - means["a"])
 
 
-def test_holm_by_hand():
-    """p = (.01, .04, .03): sorted .01 x 3 = .03, .03 x 2 = .06, .04 x 1 -> max(.06, .04) = .06."""
+def test_holm_by_hand_and_as_statsmodels():
+    """p = (.01, .04, .03): sorted .01 x 3 = .03, .03 x 2 = .06, .04 x 1 -> max(.06, .04) = .06; and
+    statsmodels' ``multipletests(method="holm")`` on random p-values with ties and NaN."""
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     assert np.isnan(holm([0.2, float("nan")])[1]) and holm([0.2, float("nan")])[0] == pytest.approx(0.2)
+    p = np.random.default_rng(0).uniform(0, 0.3, 12).round(2)
+    p[[2, 7]] = np.nan
+    assert holm(p) == pytest.approx(adjust_pvalues(p, method="holm").tolist(), nan_ok=True)
 
 
 def test_groups_below_the_minimum_are_too_few_or_pooled():
