@@ -18,8 +18,9 @@ subjects every decision maker rated, gap(r vs s) = gap(r vs AI) - gap(s vs AI).
 
 The verdict is not the paper's. The paper's rule (Welch's test on the per-subject decisions, one-sided in
 the observed direction) is for two fixed decision sets such as two models; a rater group is a sample of
-raters, and that rule treats their per-subject means as fixed: it says "evidence" in about 11% of null
-data sets with a one-sided p below .05 in either direction, and more when raters differ among themselves.
+raters, and that rule treats their per-subject means as fixed: with a one-sided p below .05 in either
+direction it says "evidence" more often than 5% under an exact null, and far more when raters differ among
+themselves (tests/fairness/test_group_comparisons.py simulates both).
 The verdict here rests on rater-level inference at level ``alpha`` (two-sided), and ``rule`` states which:
 * two rater groups (``RULE_PERMUTATION``): the group labels of the two groups' raters are permuted
   (each rater keeps their ratings, group sizes kept), p = (1 + #{|gap*_b| >= |gap|}) / (1 + B) over
