@@ -166,8 +166,10 @@ def test_analyze_study_group_options(researcher, tmp_path):
     assert {g["status"] for g in results["rater_groups"]} == {"pooled into other", "too few to compare"}
     with pytest.raises(CommandError, match="'race' is not numeric"):
         call_command("analyze_study", "design", "--bins", "race=1,2", out=str(tmp_path / "b"), by=["role"])
-    with pytest.raises(CommandError, match="--min-group-size must be at least 1"):
+    with pytest.raises(CommandError, match="--min-group-size must be a whole number of at least 1"):
         call_command("analyze_study", "design", "--min-group-size", "0", out=str(tmp_path / "c"), by=["role"])
+    with pytest.raises(CommandError, match="--min-subject-group must be a whole number of at least 1"):
+        call_command("analyze_study", "design", min_subject_group=2.5, out=str(tmp_path / "c"), by=["role"])
     with pytest.raises(CommandError, match="COLUMN=CUT"):
         call_command("analyze_study", "design", "--bins", "age", out=str(tmp_path / "d"), by=["role"])
 

@@ -1,25 +1,13 @@
-from argparse import ArgumentTypeError
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from core.cli_args import at_least_one, checked, cut_points
 from core.progress import ProgressBar
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.analysis_runs import analysis_run_create
 from studies.services import StudyNotFound
-
-
-def _bins(text: str) -> tuple[str, list[float]]:
-    """COLUMN=CUT,CUT,... as (column, cuts)."""
-    column, _, cuts = text.partition("=")
-    try:
-        numbers = [float(c) for c in cuts.split(",")]
-    except ValueError:
-        numbers = []
-    if not column or not numbers:
-        raise ArgumentTypeError(f"expected COLUMN=CUT,CUT,... with numeric cut points, e.g. age=25,45 (got {text!r})")
-    return column, numbers
 
 
 class Command(BaseCommand):
@@ -40,13 +28,13 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--min-group-size",
-            type=int,
+            type=at_least_one("--min-group-size"),
             default=MIN_GROUP_SIZE,
             help=f"format 2: rater groups with fewer participants are 'too few to compare' (default {MIN_GROUP_SIZE})",
         )
         parser.add_argument(
             "--min-subject-group",
-            type=int,
+            type=at_least_one("--min-subject-group"),
             default=MIN_SUBJECT_GROUP,
             help=f"format 2: subject groups with fewer subjects are 'too few to compare' (default {MIN_SUBJECT_GROUP})",
         )
@@ -57,7 +45,7 @@ class Command(BaseCommand):
             "--bins",
             action="append",
             default=[],
-            type=_bins,
+            type=cut_points,
             metavar="COLUMN=CUTS",
             help="cut points of a numeric subject-group column, e.g. --bins age=25,45 (< 25, 25 to < 45, >= 45); "
             "default: the pool's quartiles for a numeric column with more than 5 values",
@@ -69,12 +57,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug, out, seed, resamples, include_pilot, include_incomplete, by, **options):
-        for name in ("min_group_size", "min_subject_group"):
-            if options[name] < 1:
-                raise CommandError(f"--{name.replace('_', '-')} must be at least 1, not {options[name]}")
         groups = {
-            "min_group_size": options["min_group_size"],
-            "min_subject_group": options["min_subject_group"],
+            "min_group_size": checked(options["min_group_size"], at_least_one("--min-group-size")),
+            "min_subject_group": checked(options["min_subject_group"], at_least_one("--min-subject-group")),
             "pool_small": options["pool_small"],
             "bins": dict(options["bins"]),
         }
