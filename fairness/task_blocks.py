@@ -5,7 +5,11 @@ Rater groups are participants' answers to one questionnaire question or a combin
 Every participant answers many items, so answers are not independent: every CI resamples raters (a
 percentile cluster bootstrap, each rater's answers kept together) and every test of "no difference
 between rater groups" permutes the group labels across raters (group sizes kept;
-p = (1 + #{T*_b >= T}) / (1 + B), Phipson & Smyth 2010) with T = max_r T_r - min_r T_r. Per task type:
+p = (1 + #{T*_b >= T}) / (1 + B), Phipson & Smyth 2010) with T = max_r T_r - min_r T_r and with the
+size-weighted W, and every pair of groups with Holm's adjustment (``fairness.rater_groups.compare_groups``).
+Rater groups below ``min_group_size`` participants and subject groups below ``min_subject_group`` subjects
+are "too few to compare" (or pooled into "other"); numeric subject-group columns are binned
+(:func:`subject_groups`). Per task type:
 
 * ``agree``: disagreement s = 1 - agree; the disagreement rate DR and the disagreement-derived notions
   (CA, AE, EO, PE, OMR) per subject-group column of the pool, overall and per rater group
@@ -112,11 +116,12 @@ def rater_group_means(
     n_permutations: int,
     seed: int,
     level: float = 0.95,
-) -> tuple[pd.DataFrame, dict]:
+) -> tuple[pd.DataFrame, RaterGroupTest]:
     """The mean of ``value`` over the answers of all raters and of each rater group (sum / count over
-    the group's answers), its percentile CI resampling raters, and the permutation test of
-    T = max_r mean_r - min_r mean_r. ``frame`` has participant_id, rater_group and ``value``; a rater
-    whose rater_group is missing counts in the ALL row only (in no group row, not permuted in the test).
+    the group's answers), its percentile CI resampling raters, and the permutation tests of
+    T = max_r mean_r - min_r mean_r and of W (weights: the groups' answers). ``frame`` has
+    participant_id, rater_group and ``value``; a rater whose rater_group is missing counts in the ALL row
+    only (in no group row, not permuted in the test).
 
     Returns (table: rater_group, mean, ci_low, ci_high, n_raters, n_answers; the tests of
     ``fairness.rater_groups.compare_groups``: T, W weighted by the groups' answers, the pairs with Holm's
