@@ -120,8 +120,9 @@ def _sample_sentence(result) -> str:
         )
     few = result.rater_groups[result.rater_groups["status"] == TOO_FEW]
     if len(few):
+        who = "1 participant is" if result.n_too_few == 1 else f"{result.n_too_few} participants are"
         sentence += (
-            f" {result.n_too_few} participants are in rater groups with fewer than {result.options['min_group_size']}"
+            f" {who} in rater groups with fewer than {result.options['min_group_size']}"
             f' participants, too few to compare ({", ".join(few["rater_group"])}): they count in the "{ALL}"'
             " rows only."
         )
