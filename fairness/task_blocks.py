@@ -221,10 +221,7 @@ def subject_groups(
     that column) or, with ``pool_small``, pooled into "other" (``fairness.rater_groups.apply_min_group_size``).
     Table: subject_attribute, subject_group, lower, upper (the bin, lower <= x < upper; NaN: an open end,
     or not binned), n_subjects, status."""
-    bins = dict(bins or {})
-    unknown = sorted(set(bins) - {_name(c) for c in _attributes(subjects)})
-    if unknown:
-        raise ValueError(f"bins name {', '.join(map(repr, unknown))}: not a subject-group column of the pool")
+    bins = dict(bins or {})  # columns this pool lacks are ignored (analyze_design checks the names)
     subjects, tables = subjects.copy(), []
     for attribute in _attributes(subjects):
         values, name = subjects[attribute], _name(attribute)
@@ -584,6 +581,15 @@ def analyze_design(
     if groups.notna().sum() == 0:
         raise ValueError(f"no analysable participant answered {' and '.join(by)}")
     groups, sizes = apply_min_group_size(groups, min_group_size, pool_small=pool_small)
+    columns = {
+        name for pool in spec["pools"] for subject in pool.get("subjects", []) for name in subject.get("groups", {})
+    }
+    unknown = sorted(set(bins or {}) - columns)
+    if unknown:
+        raise ValueError(
+            f"bins name {', '.join(map(repr, unknown))}: not a subject-group column of any pool "
+            f"(the pools' columns: {', '.join(sorted(columns)) or 'none'})"
+        )
     settings = dict(
         min_group_size=min_group_size, pool_small=pool_small, min_subject_group=min_subject_group, bins=dict(bins or {})
     )

@@ -164,6 +164,8 @@ def test_analyze_study_group_options(researcher, tmp_path):
     call_command("analyze_study", "design", "--min-group-size", "1000", "--pool-small", out=str(out), by=["role"])
     results = json.loads((out / "results.json").read_text())
     assert {g["status"] for g in results["rater_groups"]} == {"pooled into other", "too few to compare"}
+    with pytest.raises(CommandError, match="'height': not a subject-group column of any pool .*: race"):
+        call_command("analyze_study", "design", "--bins", "height=1", out=str(tmp_path / "h"), by=["role"])
     with pytest.raises(CommandError, match="'race' is not numeric"):
         call_command("analyze_study", "design", "--bins", "race=1,2", out=str(tmp_path / "b"), by=["role"])
     with pytest.raises(CommandError, match="--min-group-size must be a whole number of at least 1"):
