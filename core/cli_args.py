@@ -47,6 +47,35 @@ def favourable_direction(text: str) -> str:
     return text
 
 
+def at_least_one(option: str) -> Callable[[str], int]:
+    """An option that is a whole number of at least 1 (e.g. --min-group-size)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1 or str(value) != text.strip():
+            raise argparse.ArgumentTypeError(f"{option} must be a whole number of at least 1, got {text!r}")
+        return value
+
+    return parse
+
+
+def cut_points(text: str) -> tuple[str, list[float]]:
+    """--bins: COLUMN=CUT,CUT,... as (column, numeric cut points)."""
+    column, _, cuts = text.partition("=")
+    try:
+        numbers = [float(c) for c in cuts.split(",")]
+    except ValueError:
+        numbers = []
+    if not column or not numbers or any(n != n for n in numbers):
+        raise argparse.ArgumentTypeError(
+            f"--bins expects COLUMN=CUT,CUT,... with numeric cut points, e.g. age=25,45 (got {text!r})"
+        )
+    return column, numbers
+
+
 def checked(value, kind: Callable[[str], T]) -> T:
     """Apply ``kind`` to a value that may have bypassed argparse (``call_command(..., alpha=2)``
     passes keyword options through unconverted), as a CommandError."""

@@ -19,7 +19,9 @@ groups' bootstrap distributions (independent, since each resamples its own parti
 
 Test of "alpha is equal across rater groups": the group labels are permuted across participants (each
 keeps all their pairs or answers; group sizes are kept), T = difference(), p = (1 + #{T*_b >= T}) / (1 + B)
-(Phipson & Smyth 2010), with the permuted groups' alphas computed as the observed ones are. The test is
+(Phipson & Smyth 2010), with the permuted groups' alphas computed as the observed ones are; beside it the
+weighted variance W of the alphas (w_r = the group's participants) and every pair of groups with Holm's
+adjustment (``fairness.rater_groups.compare_groups``). The test is
 exact under exchangeable participants (ratings that do not depend on the group), which implies equal
 alphas; groups that differ only in something else (e.g. how noisy their ratings are) can also make it reject.
 
@@ -38,7 +40,7 @@ import pandas as pd
 from analysis.pipeline import NAN_CI, bootstrap_alpha, check_generalise
 from analysis.repeated_measures import ESTIMAND_POPULATION, ESTIMAND_STIMULI, design
 from fairness.calibration import alpha_from_rates, calibrate_from_disagreement, feedback_matrices
-from fairness.rater_groups import ALL, RaterGroupTest, group_of_raters, membership, permuted_assignments, spread_test
+from fairness.rater_groups import ALL, RaterGroupTest, compare_groups, group_of_raters, membership
 
 LIKERT_COLUMNS = ("participant_id", "d_aggr", "d_traj", "d_overall")
 FEEDBACK_COLUMNS = ("participant", "subject", "disagreement")
@@ -172,11 +174,12 @@ def _assemble(
         test = RaterGroupTest(name, float("nan"), float("nan"), n_permutations, {g: float("nan") for g in by_group})
     else:
         codes = pd.Index(estimable).get_indexer(kept.to_numpy())
-        assignments = permuted_assignments(codes, n_permutations, seed)
-        values = values_of(kept.index, assignments, len(estimable))
-        statistic, pvalue = spread_test(values)
-        observed = dict(zip(estimable, values[0].tolist(), strict=True))
-        test = RaterGroupTest(name, statistic, pvalue, n_permutations, observed)
+
+        def sized(idx: np.ndarray, assignments: np.ndarray, n_groups: int) -> dict:
+            alphas = values_of(kept.index[idx], assignments, n_groups)
+            return {name: (alphas, membership(assignments, n_groups).sum(axis=-1))}  # w_r: participants
+
+        test = compare_groups(codes, estimable, sized, n_permutations=n_permutations, seed=seed)[name]
     return AlphaByRaterGroup(calibration, overall, by_group, contrast, test, n_without_group, n_resamples, seed)
 
 

@@ -4,7 +4,7 @@ Each rater group's ratings are a decision maker: for rater group r and subject x
 R_r(x) = the mean over r's raters who rated x of the rater's value for x (a rater's repeated ratings of
 x are averaged first), so every rater of x counts once. "Raters" (all raters, with a group or without) likewise.
 On these per-subject decisions ``fairness.differential_parity.differential_parity`` gives DPT, df, the
-one-sided p, DPD and the verdict (Differential Parity paper, Definitions 2-4), for
+paper's one-sided p (``dpt_pvalue``) and DPD (Differential Parity paper, Definitions 2-4), for
 * each rater group against the AI (``by_group``) and all raters against the AI (``overall``), when the
   ratings carry the AI's value of each subject (``ai``);
 * every pair of rater groups (``between_groups``: R0 = the first group in sorted order, R1 = the second),
@@ -15,6 +15,24 @@ against the rest), or ``sensitive`` itself when it is 0/1.
 The gap is m_1 - m_0, m_a = mean over subjects with A = a of R0(x) - R1(x): how much more R0 gives
 A = 1 than R1 does, relative to A = 0 (DPT is the gap over its standard error). It is linear, so on
 subjects every decision maker rated, gap(r vs s) = gap(r vs AI) - gap(s vs AI).
+
+The verdict is not the paper's. The paper's rule (Welch's test on the per-subject decisions, one-sided in
+the observed direction) is for two fixed decision sets such as two models; a rater group is a sample of
+raters, and that rule treats their per-subject means as fixed: with a one-sided p below .05 in either
+direction it says "evidence" more often than 5% under an exact null, and far more when raters differ among
+themselves (tests/fairness/test_group_comparisons.py simulates both).
+The verdict here rests on rater-level inference at level ``alpha`` (two-sided), and ``rule`` states which:
+* two rater groups (``RULE_PERMUTATION``): the group labels of the two groups' raters are permuted
+  (each rater keeps their ratings, group sizes kept), p = (1 + #{|gap*_b| >= |gap|}) / (1 + B) over
+  ``n_permutations`` permutations (Phipson & Smyth 2010): exact when the two groups' raters are
+  exchangeable, whatever the raters' individual styles;
+* a rater group (or all raters) against the AI (``RULE_JACKKNIFE``): the AI's decisions are fixed, the
+  raters are the sample: t = gap / SE_jack with the delete-one-rater jackknife SE_jack = sqrt((n - 1) / n
+  sum_i (gap_(i) - mean gap_(.))^2) over the n raters and p from Student's t with n - 1 df (Quenouille-Tukey
+  jackknife). When every rater rated every subject the gap is the mean of the raters' own gaps and this
+  is exactly the one-sample t-test of those gaps.
+``verdict``, ``direction`` and ``favoured_group`` word that test's result as the paper's verdicts are
+worded; ``result.verdict`` keeps the paper's rule for reference.
 
 Confidence intervals of the gap and of DPD resample raters, not answers: every rater rates many
 subjects, so raters are the clusters. Raters are drawn with replacement within their rater group (the
@@ -36,13 +54,22 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from analysis.correlations import resample_counts
-from fairness.differential_parity import DifferentialParityResult, differential_parity
-from fairness.rater_groups import group_of_raters
+from fairness.differential_parity import DifferentialParityResult, Wording, differential_parity
+from fairness.rater_groups import group_of_raters, membership, permutation_pvalue, permuted_assignments
 
 RATERS = "raters"
 AI = "the AI"
+RULE_PERMUTATION = (
+    "rater permutation test: evidence when p < alpha, p = (1 + #{|gap*| >= |gap|}) / (1 + B) over B "
+    "permutations of the group labels across the two groups' raters (two-sided)"
+)
+RULE_JACKKNIFE = (
+    "rater jackknife t-test: evidence when p < alpha, t = gap / SE (delete-one-rater jackknife), "
+    "two-sided p from Student's t with raters - 1 df"
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +82,11 @@ class ParityComparison:
     gap_confidence_interval: tuple[float, float]
     effect_size_confidence_interval: tuple[float, float]
     n_subjects: int
+    pvalue: float  # the rater-level test's (``rule``), two-sided
+    rule: str
+    verdict: str
+    direction: str | None
+    favoured_group: str | None
     note: str = ""
 
 
@@ -67,6 +99,7 @@ class RaterGroupParity:
     n_without_group: int
     n_resamples: int
     seed: int
+    n_permutations: int = 0
 
     def difference(self, metric: str = "gap") -> float:
         """max_r - min_r over the rater groups against the AI of ``gap`` or ``effect_size`` (DPD)."""
@@ -87,7 +120,8 @@ class RaterGroupParity:
                     "R1": c.names[1],
                     "DPT": r.statistic,
                     "df": r.df,
-                    "pvalue": r.pvalue,
+                    "dpt_pvalue": r.pvalue,
+                    "pvalue": c.pvalue,
                     "DPD": r.effect_size,
                     "DPD_ci_low": c.effect_size_confidence_interval[0],
                     "DPD_ci_high": c.effect_size_confidence_interval[1],
@@ -96,8 +130,9 @@ class RaterGroupParity:
                     "gap_ci_low": c.gap_confidence_interval[0],
                     "gap_ci_high": c.gap_confidence_interval[1],
                     "n_subjects": c.n_subjects,
-                    "favoured_group": r.favoured_group,
-                    "verdict": r.verdict,
+                    "favoured_group": c.favoured_group,
+                    "verdict": c.verdict,
+                    "rule": c.rule,
                     "note": c.note,
                 }
             )
@@ -149,6 +184,7 @@ def parity_by_rater_group(
     favourable: str = "higher",
     outcome: str = "values",
     n_resamples: int = 1000,
+    n_permutations: int = 1000,
     seed: int = 0,
     level: float = 0.95,
     min_raters: int = 3,
@@ -156,8 +192,9 @@ def parity_by_rater_group(
     """Differential parity of every rater group against the AI and against each other (see module doc).
     ``ratings`` has one row per rating: ``rater``, the group column(s), ``subject``, the subject's
     ``sensitive`` attribute, the rating ``value`` and optionally the AI's value ``ai``. ``favourable``
-    and ``outcome`` word the verdicts as in ``differential_parity``. A comparison involving a rater group
-    with fewer than ``min_raters`` raters has no CI (NaN) and a note: resampling so few raters says nothing."""
+    and ``outcome`` word the verdicts as in ``differential_parity``; the verdicts use the rater-level tests
+    of the module doc at level ``alpha``. A comparison involving a rater group with fewer than
+    ``min_raters`` raters has no CI and no rater-level p (NaN: "no evidence") and a note."""
     needed = [rater, subject, sensitive, value, *([ai] if ai else [])]
     missing = [c for c in needed if c not in ratings.columns]
     if missing:
@@ -197,11 +234,33 @@ def parity_by_rater_group(
         if idx.size:
             weights[1:, idx] = resample_counts(rng, idx.size, n_resamples)
 
-    def decisions(columns: np.ndarray) -> np.ndarray:
-        """R(x) for every weight row, over the raters ``columns`` (NaN where none of them rated x)."""
-        w = weights[:, columns]
+    def decisions(columns: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+        """R(x) for every weight row (default: the bootstrap's), over the raters ``columns`` (NaN where
+        none of them rated x)."""
+        w = weights[:, columns] if w is None else w
         with np.errstate(invalid="ignore", divide="ignore"):
             return (w @ means[columns]) / (w @ rated[columns])
+
+    raters_of = {RATERS: np.arange(len(groups))} | {f"rater group {g}": members[g] for g in levels}
+
+    def rater_pvalue(r0: str, r1: str) -> tuple[float, str]:
+        """The rater-level test of the gap (module doc): permutation between groups, jackknife t against the AI."""
+        if r1 == AI and ai_values is not None:
+            cols = raters_of[r0]
+            if cols.size < 2:
+                return float("nan"), RULE_JACKKNIFE
+            left_out, _ = _gap_and_effect(decisions(cols, 1.0 - np.eye(cols.size)), ai_values, a)
+            se = np.sqrt((cols.size - 1) / cols.size * np.sum((left_out - left_out.mean()) ** 2))
+            gap, _ = _gap_and_effect(decisions(cols, np.ones((1, cols.size))), ai_values, a)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                t = gap[0] / se
+            return float(2 * stats.t.sf(abs(t), cols.size - 1)) if np.isfinite(t) else float("nan"), RULE_JACKKNIFE
+        cols = np.concatenate([raters_of[r0], raters_of[r1]])
+        codes = np.repeat([0, 1], [raters_of[r0].size, raters_of[r1].size])
+        w = membership(permuted_assignments(codes, n_permutations, seed), 2)
+        both = decisions(cols, w)
+        gaps, _ = _gap_and_effect(both[:, 0], both[:, 1], a)
+        return permutation_pvalue(np.abs(gaps))[1], RULE_PERMUTATION
 
     makers = {RATERS: decisions(np.arange(len(groups)))} | {f"rater group {g}": decisions(members[g]) for g in levels}
     sizes = {RATERS: len(groups)} | {f"rater group {g}": len(members[g]) for g in levels}
@@ -222,18 +281,28 @@ def parity_by_rater_group(
         )
         gaps, effects = _gap_and_effect(makers[r0][1:], makers[r1][1:], a)
         no_ci = (float("nan"), float("nan"))
+        gap = point.mean_difference[1] - point.mean_difference[0]
+        pvalue, rule = rater_pvalue(r0, r1)
+        pvalue = float("nan") if few else pvalue
+        words = Wording(favourable, (r0, r1), names_a, outcome)
+        verdict, direction, favoured = words.verdict(gap, pvalue, alpha)
         return ParityComparison(
             (r0, r1),
             point,
-            point.mean_difference[1] - point.mean_difference[0],
+            gap,
             no_ci if few else _percentile(gaps, level),
             no_ci if few else _percentile(effects, level),
             point.n[0] + point.n[1],
-            f"no CI: {', '.join(few)}, fewer than {min_raters}" if few else "",
+            pvalue,
+            rule,
+            verdict,
+            direction,
+            favoured,
+            f"no CI and no test: {', '.join(few)}, fewer than {min_raters}" if few else "",
         )
 
     overall = compare(RATERS, AI) if ai_values is not None else None
     by_group = {g: compare(f"rater group {g}", AI) for g in levels} if ai_values is not None else {}
     between = {(g, h): compare(f"rater group {g}", f"rater group {h}") for g, h in combinations(levels, 2)}
     n_raters = {g: len(members[g]) for g in levels}
-    return RaterGroupParity(overall, by_group, between, n_raters, without, n_resamples, seed)
+    return RaterGroupParity(overall, by_group, between, n_raters, without, n_resamples, seed, n_permutations)

@@ -13,10 +13,25 @@ Confidence intervals resample raters (a cluster bootstrap: each rater's answers 
 the test of "no difference between rater groups" permutes the group labels across raters (each
 rater keeps their answers and the group sizes are kept), with p = (1 + #{T*_b >= T}) / (1 + B)
 (Phipson & Smyth 2010), exact under exchangeable raters whatever their individual response styles.
+
+Between-group tests (:func:`compare_groups`), all on permutations of the labels across raters:
+* T = max_r T_r - min_r T_r (``statistic``), every group counting alike;
+* W = sum_r w_r (T_r - Tbar)^2 / sum_r w_r with Tbar = sum_r w_r T_r / sum_r w_r (``weighted_statistic``),
+  the weighted variance of the group values, w_r the group's size (its answers; alpha: its participants),
+  so that a group of one rater moves W little. For a disagreement rate (a 0/1 answer's mean per group,
+  w_r = answers) N W / (p (1 - p)) is Pearson's chi-square of the groups x {agree, disagree} table
+  (N answers, p the pooled rate); its p-value here permutes raters, not answers, and so respects that a
+  rater's answers are not independent;
+* every pair of groups: T_s - T_r with p permuting the labels of the two groups' raters only (two-sided,
+  |d*| >= |d|), and Holm's adjustment over the pairs of one statistic (``pvalue_holm``; Holm 1979),
+  which keeps the family-wise error at the level.
+A rater group with fewer than ``MIN_GROUP_SIZE`` raters (default 10) is "too few to compare"
+(:func:`apply_min_group_size`): left out of the group rows and tests, or pooled into "other" on request.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -28,6 +43,7 @@ from fairness.disagreement import (
     disagreement_notions,
     notions_from_counts,
 )
+from fairness.group_options import MIN_GROUP_SIZE
 
 STATISTICS = ("DR", *NOTIONS)
 SEPARATOR = " / "
@@ -78,16 +94,63 @@ def membership(assignments: np.ndarray, n_groups: int) -> np.ndarray:
     return (assignments[:, None, :] == np.arange(n_groups)[None, :, None]).astype(float)
 
 
+def permutation_pvalue(statistics: np.ndarray) -> tuple[float, float]:
+    """(observed, p) from one statistic per assignment (row 0 observed): p = (1 + #{S*_b >= S}) / (1 + B)
+    over rows 1..B; a NaN permuted statistic counts as below, a NaN observed one gives (NaN, NaN)."""
+    observed = statistics[0]
+    if not np.isfinite(observed):
+        return float("nan"), float("nan")
+    exceed = int(np.sum(statistics[1:] >= observed - 1e-12))
+    return float(observed), (1 + exceed) / len(statistics)
+
+
 def spread_test(values: np.ndarray) -> tuple[float, float]:
     """(T, p) from per-assignment group values (row 0 observed): T = max_r - min_r of row 0 (groups
     with a NaN value ignored) and p = (1 + #{T*_b >= T}) / (1 + B) over rows 1..B."""
     with np.errstate(invalid="ignore"):
         spread = np.nanmax(values, axis=1) - np.nanmin(values, axis=1)
-    observed = spread[0]
-    if not np.isfinite(observed):
-        return float("nan"), float("nan")
-    exceed = int(np.sum(spread[1:] >= observed - 1e-12))  # a NaN spread (no group estimable) counts as below
-    return float(observed), (1 + exceed) / len(spread)
+    return permutation_pvalue(spread)
+
+
+def weighted_spread(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """W = sum_r w_r (T_r - Tbar)^2 / sum_r w_r, Tbar = sum_r w_r T_r / sum_r w_r, per row of
+    ``values`` and ``weights`` (assignments x groups); a group with a NaN value gets weight 0."""
+    w = np.where(np.isfinite(values), weights, 0.0)
+    t = np.where(np.isfinite(values), values, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = w.sum(axis=-1)
+        mean = (w * t).sum(axis=-1) / total
+        return (w * (t - mean[..., None]) ** 2).sum(axis=-1) / total
+
+
+TOO_FEW = "too few to compare"
+OTHER = "other"
+
+
+def apply_min_group_size(
+    groups: pd.Series, min_size: int = MIN_GROUP_SIZE, *, pool_small: bool = False
+) -> tuple[pd.Series, pd.DataFrame]:
+    """``groups`` (rater -> group label, missing: no group) with every group of fewer than ``min_size``
+    raters set missing, or with ``pool_small`` relabelled OTHER (itself too few when still smaller);
+    and the table of every group: rater_group, n_participants, status ("compared", TOO_FEW, or
+    "pooled into other")."""
+    if min_size < 1:
+        raise ValueError(f"the minimum rater-group size must be at least 1, not {min_size}")
+    sizes = groups.value_counts()
+    small = sizes.index[sizes < min_size]
+    rows = {g: (int(n), "compared") for g, n in sizes.items()}
+    if pool_small and len(small):
+        groups = groups.where(~groups.isin(small), OTHER)
+        rows |= {g: (int(sizes[g]), f"pooled into {OTHER}") for g in small}
+        pooled = int((groups == OTHER).sum())
+        rows[OTHER] = (pooled, "compared" if pooled >= min_size else TOO_FEW)
+    else:
+        rows |= {g: (int(sizes[g]), TOO_FEW) for g in small}
+    groups = groups.where(~groups.isin([g for g, (_, status) in rows.items() if status == TOO_FEW]))
+    table = pd.DataFrame(
+        [{"rater_group": str(g), "n_participants": n, "status": status} for g, (n, status) in rows.items()]
+    )
+    return groups, table.sort_values("rater_group", ignore_index=True)
 
 
 ALL = "all participants"  # the row of every rater group's table that pools all raters
@@ -159,14 +222,103 @@ def notion_rows(group: str, notions: DisagreementNotions, n_raters: int, n_answe
 
 
 @dataclass(frozen=True)
+class PairwiseDifference:
+    """T_second - T_first of two rater groups, its permutation p (two-sided) and Holm-adjusted p."""
+
+    groups: tuple[str, str]
+    difference: float
+    pvalue: float
+    pvalue_holm: float
+
+
+@dataclass(frozen=True)
 class RaterGroupTest:
-    """Permutation test of H0: the statistic does not differ between rater groups."""
+    """Permutation tests of H0: the statistic does not differ between rater groups (module doc)."""
 
     statistic_name: str
     statistic: float  # difference(): max_r T_r - min_r T_r
     pvalue: float
     n_permutations: int
     by_group: dict[str, float]
+    weighted_statistic: float = float("nan")  # W: the size-weighted variance of the group values
+    weighted_pvalue: float = float("nan")
+    pairwise: tuple[PairwiseDifference, ...] = ()
+
+    def row(self) -> dict:
+        """The test as a row of a report's tests table."""
+        return {
+            "difference": self.statistic,
+            "pvalue": self.pvalue,
+            "weighted": self.weighted_statistic,
+            "weighted_pvalue": self.weighted_pvalue,
+            "n_permutations": self.n_permutations,
+        }
+
+    def pairwise_rows(self) -> list[dict]:
+        """One row per pair of groups: group_a, group_b, difference (b - a), pvalue, pvalue_holm."""
+        return [
+            {"group_a": p.groups[0], "group_b": p.groups[1], "difference": p.difference, "pvalue": p.pvalue}
+            | {"pvalue_holm": p.pvalue_holm}
+            for p in self.pairwise
+        ]
+
+
+# values_of(raters, assignments, n_groups) -> {statistic: (values, weights)}, both assignments x groups:
+# each group's statistic and size when the raters ``raters`` (indices) have the group codes of each row
+GroupValues = Callable[[np.ndarray, np.ndarray, int], dict[str, tuple[np.ndarray, np.ndarray]]]
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (Holm 1979): with the m p-values sorted, p_(1) <= ... <= p_(m),
+    adjusted p_(i) = max_{j <= i} min(1, (m - j + 1) p_(j)); NaN entries stay NaN and are not counted.
+    (Hand-written: statsmodels' ``multipletests`` gives the same values but runs ``gc.collect()`` on every
+    call, half a second per test family in a report.)"""
+    p = np.asarray(pvalues, float)
+    out = np.full(len(p), np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    order = ok[np.argsort(p[ok], kind="stable")]
+    steps = np.minimum(1.0, (len(order) - np.arange(len(order))) * p[order])
+    out[order] = np.maximum.accumulate(steps)
+    return out.tolist()
+
+
+def compare_groups(
+    codes: np.ndarray, levels: Sequence[str], values_of: GroupValues, *, n_permutations: int, seed: int
+) -> dict[str, RaterGroupTest]:
+    """The module doc's tests of every statistic ``values_of`` gives: T and W on the same permutations
+    of all raters' group ``codes`` (0 .. len(levels) - 1), and every pair of groups on permutations of
+    the two groups' raters."""
+    values = values_of(np.arange(len(codes)), permuted_assignments(codes, n_permutations, seed), len(levels))
+    pairs: dict[str, list[PairwiseDifference]] = {name: [] for name in values}
+    for i, j in combinations(range(len(levels)), 2):
+        raters = np.flatnonzero((codes == i) | (codes == j))
+        if len(levels) == 2:  # the pair is all raters: the same permutations
+            pair = values
+        else:
+            pair = values_of(raters, permuted_assignments((codes[raters] == j).astype(int), n_permutations, seed), 2)
+        for name, (v, _) in pair.items():
+            difference = v[:, 1] - v[:, 0]
+            _, p = permutation_pvalue(np.abs(difference))
+            pairs[name].append(PairwiseDifference((str(levels[i]), str(levels[j])), float(difference[0]), p, p))
+    tests = {}
+    for name, (v, w) in values.items():
+        statistic, pvalue = spread_test(v)
+        weighted, weighted_p = permutation_pvalue(weighted_spread(v, w))
+        adjusted = holm([p.pvalue for p in pairs[name]])
+        tests[name] = RaterGroupTest(
+            statistic_name=name,
+            statistic=statistic,
+            pvalue=pvalue,
+            n_permutations=n_permutations,
+            by_group={str(g): float(x) for g, x in zip(levels, v[0], strict=True)},
+            weighted_statistic=weighted,
+            weighted_pvalue=weighted_p,
+            pairwise=tuple(
+                PairwiseDifference(p.groups, p.difference, p.pvalue, q)
+                for p, q in zip(pairs[name], adjusted, strict=True)
+            ),
+        )
+    return tests
 
 
 def _checked(answers: pd.DataFrame, columns: dict[str, str | Sequence[str]]) -> pd.DataFrame:
@@ -295,24 +447,23 @@ def rater_group_difference_tests(
     )
     first = pd.Series(frame["rater_group"].to_numpy()).groupby(rater_idx).first()
     group_levels, group_of_rater = np.unique(first.to_numpy(), return_inverse=True)
-    assignments = permuted_assignments(group_of_rater, n_permutations, seed)
-    counts = (membership(assignments, len(group_levels)) @ cells).reshape(
-        len(assignments), len(group_levels), len(m_levels), len(k_levels), 2
-    )
-    notions = notions_from_counts(counts) if any(name != "DR" for name in statistics) else {}
-    tests = {}
-    for name in statistics:
-        if name == "DR":
-            values = counts[..., 1].sum(axis=(-1, -2)) / counts.sum(axis=(-1, -2, -3))
-        else:
-            lower, upper, _ = notions[name]
-            values = (lower + upper) / 2
-        observed, pvalue = spread_test(values)
-        tests[name] = RaterGroupTest(
-            statistic_name=name,
-            statistic=observed,
-            pvalue=pvalue,
-            n_permutations=n_permutations,
-            by_group={str(g): float(v) for g, v in zip(group_levels, values[0], strict=True)},
+
+    def values_of(kept: np.ndarray, assignments: np.ndarray, n_groups: int) -> dict:
+        counts = (membership(assignments, n_groups) @ cells[kept]).reshape(
+            len(assignments), n_groups, len(m_levels), len(k_levels), 2
         )
-    return tests
+        answers = counts.sum(axis=(-1, -2, -3))
+        notions = notions_from_counts(counts) if any(name != "DR" for name in statistics) else {}
+        out = {}
+        for name in statistics:
+            if name == "DR":
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    out[name] = (counts[..., 1].sum(axis=(-1, -2)) / answers, answers)
+            else:
+                lower, upper, _ = notions[name]
+                out[name] = ((lower + upper) / 2, answers)
+        return out
+
+    return compare_groups(
+        group_of_rater, [str(g) for g in group_levels], values_of, n_permutations=n_permutations, seed=seed
+    )

@@ -5,7 +5,11 @@ Rater groups are participants' answers to one questionnaire question or a combin
 Every participant answers many items, so answers are not independent: every CI resamples raters (a
 percentile cluster bootstrap, each rater's answers kept together) and every test of "no difference
 between rater groups" permutes the group labels across raters (group sizes kept;
-p = (1 + #{T*_b >= T}) / (1 + B), Phipson & Smyth 2010) with T = max_r T_r - min_r T_r. Per task type:
+p = (1 + #{T*_b >= T}) / (1 + B), Phipson & Smyth 2010) with T = max_r T_r - min_r T_r and with the
+size-weighted W, and every pair of groups with Holm's adjustment (``fairness.rater_groups.compare_groups``).
+Rater groups below ``min_group_size`` participants and subject groups below ``min_subject_group`` subjects
+are "too few to compare" (or pooled into "other"); numeric subject-group columns are binned
+(:func:`subject_groups`). Per task type:
 
 * ``agree``: disagreement s = 1 - agree; the disagreement rate DR and the disagreement-derived notions
   (CA, AE, EO, PE, OMR) per subject-group column of the pool, overall and per rater group
@@ -42,21 +46,23 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 from analysis.agreement import rating_icc
 from analysis.bts import Positive, block_answers, honesty_scores
 from analysis.group_size import small_group_warnings
-from fairness.disagreement import disagreement_notions
+from fairness.disagreement import NOTIONS, disagreement_notions
 from fairness.error_rates import TieRule, agree_predictions, error_rates, rating_predictions
+from fairness.group_options import BIN_ABOVE, DEFAULT_QUANTILES, MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import (
     ALL,
     SEPARATOR,
+    RaterGroupTest,
+    apply_min_group_size,
+    compare_groups,
     group_of_raters,
     membership,
     notion_rows,
     notions_by_rater_group,
-    permuted_assignments,
     rater_group_difference_tests,
     ratio_ci,
-    spread_test,
 )
 
 IN_GROUP_MAX_LEVELS = 8  # subject-group columns with more values (age in years) get no in-group table
@@ -76,7 +82,7 @@ class BlockAnalysis:
 @dataclass(frozen=True)
 class DesignAnalysis:
     by: tuple[str, ...]
-    rater_groups: pd.DataFrame  # rater_group, n_participants
+    rater_groups: pd.DataFrame  # rater_group, n_participants, status ("compared", "too few to compare", ...)
     blocks: list[BlockAnalysis]
     honesty: pd.DataFrame  # participant_id, rater_group, n_questions, information, prediction, total
     n_participants: int
@@ -85,6 +91,8 @@ class DesignAnalysis:
     n_resamples: int
     n_permutations: int
     warnings: tuple[str, ...] = ()  # rater groups too small to compare (``analysis.group_size``)
+    n_too_few: int = 0  # participants in rater groups too small to compare (in the ALL rows only)
+    options: dict = field(default_factory=dict)  # min_group_size, pool_small, min_subject_group, bins
 
     @property
     def rater_group(self) -> str:
@@ -112,14 +120,16 @@ def rater_group_means(
     n_permutations: int,
     seed: int,
     level: float = 0.95,
-) -> tuple[pd.DataFrame, dict]:
+) -> tuple[pd.DataFrame, RaterGroupTest]:
     """The mean of ``value`` over the answers of all raters and of each rater group (sum / count over
-    the group's answers), its percentile CI resampling raters, and the permutation test of
-    T = max_r mean_r - min_r mean_r. ``frame`` has participant_id, rater_group and ``value``; a rater
-    whose rater_group is missing counts in the ALL row only (in no group row, not permuted in the test).
+    the group's answers), its percentile CI resampling raters, and the permutation tests of
+    T = max_r mean_r - min_r mean_r and of W (weights: the groups' answers). ``frame`` has
+    participant_id, rater_group and ``value``; a rater whose rater_group is missing counts in the ALL row
+    only (in no group row, not permuted in the test).
 
-    Returns (table: rater_group, mean, ci_low, ci_high, n_raters, n_answers; test: difference, pvalue,
-    n_permutations; NaN with fewer than two rater groups)."""
+    Returns (table: rater_group, mean, ci_low, ci_high, n_raters, n_answers; the tests of
+    ``fairness.rater_groups.compare_groups``: T, W weighted by the groups' answers, the pairs with Holm's
+    adjustment; NaN with fewer than two rater groups)."""
     per_rater = frame.groupby("participant_id").agg(
         rater_group=("rater_group", "first"), total=(value, "sum"), count=(value, "size")
     )
@@ -141,18 +151,23 @@ def rater_group_means(
         )
     grouped = per_rater.dropna(subset=["rater_group"])
     levels, codes = np.unique(grouped["rater_group"].astype(str), return_inverse=True)
-    test = {"difference": np.nan, "pvalue": np.nan, "n_permutations": n_permutations}
-    if len(levels) > 1:
-        weights = membership(permuted_assignments(codes, n_permutations, seed), len(levels))
+    if len(levels) < 2:
+        return pd.DataFrame(rows), RaterGroupTest(value, np.nan, np.nan, n_permutations, {})
+    totals, counts = grouped["total"].to_numpy(float), grouped["count"].to_numpy(float)
+
+    def values_of(kept: np.ndarray, assignments: np.ndarray, n_groups: int) -> dict:
+        weights = membership(assignments, n_groups)
+        answers = weights @ counts[kept]
         with np.errstate(invalid="ignore", divide="ignore"):
-            values = (weights @ grouped["total"].to_numpy(float)) / (weights @ grouped["count"].to_numpy(float))
-        test["difference"], test["pvalue"] = spread_test(values)
+            return {value: ((weights @ totals[kept]) / answers, answers)}
+
+    test = compare_groups(codes, levels.tolist(), values_of, n_permutations=n_permutations, seed=seed)[value]
     return pd.DataFrame(rows), test
 
 
 def in_group_gaps(
-    frame: pd.DataFrame, subjects: pd.DataFrame, value: str, opts: "Options"
-) -> tuple[pd.DataFrame, list[dict]]:
+    frame: pd.DataFrame, subjects: pd.DataFrame, value: str, opts: "Options", tests: "Tests"
+) -> pd.DataFrame:
     """Rater group x subject group interaction (in-group bias), tested at the rater level.
 
     For each subject-group column with at most ``IN_GROUP_MAX_LEVELS`` groups and each of its groups g (of
@@ -167,11 +182,12 @@ def in_group_gaps(
     in-group bias (Biswas et al., COMPASS 2020). The two-stage (summary statistics) test treats raters as
     the units: its level holds however a rater's answers are correlated.
 
-    ``frame``: participant_id, rater_group, subject and ``value``. Returns (table: measure, subject_attribute,
-    subject_group, rater_group, gap, ci_low, ci_high, n_raters; test rows for the ``tests`` table)."""
+    ``frame``: participant_id, rater_group, subject and ``value``. Returns the table (measure,
+    subject_attribute, subject_group, rater_group, gap, ci_low, ci_high, n_raters); each test goes to
+    ``tests`` (the block's ``tests`` and ``pairwise`` tables, as ``in-group: <value>``)."""
     frame = frame.merge(subjects, on="subject", how="left")
     means = dict(n_permutations=opts.n_permutations, seed=opts.seed)
-    tables, tests = [], []
+    tables = []
     for attribute in _attributes(subjects):
         usable = frame.dropna(subset=[attribute])
         values = sorted(usable[attribute].unique())
@@ -196,9 +212,9 @@ def in_group_gaps(
             ]
             table[["ci_low", "ci_high"]] = np.array(intervals, dtype=float).reshape(-1, 2)
             tables.append(table.assign(measure=value, subject_attribute=_name(attribute), subject_group=group))
-            tests.append(_test_row(f"in-group: {value}", test, _name(attribute), group))
+            tests.add(f"in-group: {value}", test, _name(attribute), group)
     columns = ["measure", "subject_attribute", "subject_group", "rater_group", "gap", "ci_low", "ci_high", "n_raters"]
-    return (pd.concat(tables, ignore_index=True)[columns] if tables else pd.DataFrame(columns=columns)), tests
+    return pd.concat(tables, ignore_index=True)[columns] if tables else pd.DataFrame(columns=columns)
 
 
 def _t_interval(values: pd.Series, level: float = 0.95) -> tuple[float, float]:
@@ -223,13 +239,79 @@ def _pool_subjects(spec: dict, pool_key: str, model: str | None) -> pd.DataFrame
         rows.append(
             {
                 "subject": str(subject["id"]),
-                **{f"group:{k}": str(v) for k, v in subject.get("groups", {}).items()},
+                **{f"group:{k}": v for k, v in subject.get("groups", {}).items()},
                 "model_label": output.get("label", np.nan),
                 "model_score": output.get("score", np.nan),
                 **({"outcome": known.get(outcome, np.nan)} if outcome else {}),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _numeric(values: pd.Series) -> bool:
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values.dropna())
+
+
+def _cut(values: pd.Series, cuts: Sequence[float]) -> tuple[pd.Series, list[dict]]:
+    """Numbers binned at the cut points: "< c1", "c1 to < c2", ..., ">= ck"; and one row per bin (lower,
+    upper: the bin is lower <= x < upper)."""
+    edges = [-np.inf, *sorted(set(float(c) for c in cuts)), np.inf]
+    bins = []
+    for lower, upper in zip(edges, edges[1:], strict=False):
+        if lower == -np.inf:
+            label = f"< {upper:g}"
+        else:
+            label = f">= {lower:g}" if upper == np.inf else f"{lower:g} to < {upper:g}"
+        bins.append({"subject_group": label, "lower": lower, "upper": upper})
+    numbers = pd.to_numeric(values, errors="coerce").to_numpy(float)
+    index = np.searchsorted(edges[1:-1], numbers, side="right")
+    labels = pd.Series([bins[i]["subject_group"] for i in index], index=values.index, dtype=object)
+    return labels.where(values.notna()), bins
+
+
+def subject_groups(
+    subjects: pd.DataFrame,
+    *,
+    bins: Mapping[str, Sequence[float]] | None = None,
+    min_size: int = MIN_SUBJECT_GROUP,
+    pool_small: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The pool's ``group:<name>`` columns as group labels, and the table of the groups used.
+
+    A numeric column (every value a number) with more than ``BIN_ABOVE`` distinct values, or one named
+    in ``bins``, is binned at cut points: ``bins[name]`` when given, else the pool's quartiles
+    (``DEFAULT_QUANTILES``), so that a numeric column is not one group per value. Then every subject group
+    with fewer than ``min_size`` subjects is "too few to compare" (its subjects count in no comparison of
+    that column) or, with ``pool_small``, pooled into "other" (``fairness.rater_groups.apply_min_group_size``).
+    Table: subject_attribute, subject_group, lower, upper (the bin, lower <= x < upper; NaN: an open end,
+    or not binned), n_subjects, status."""
+    bins = dict(bins or {})  # columns this pool lacks are ignored (analyze_design checks the names)
+    subjects, tables = subjects.copy(), []
+    for attribute in _attributes(subjects):
+        values, name = subjects[attribute], _name(attribute)
+        if name in bins and not _numeric(values):
+            raise ValueError(f"bins: the subject-group column {name!r} is not numeric")
+        edges = pd.DataFrame(columns=["subject_group", "lower", "upper"])
+        if name in bins or (_numeric(values) and values.nunique() > BIN_ABOVE):
+            cuts = bins.get(name) or np.unique(np.quantile(values.dropna().astype(float), DEFAULT_QUANTILES))
+            labels, rows = _cut(values, cuts)
+            edges = pd.DataFrame(rows)
+        else:
+            labels = values.map(lambda v: v if pd.isna(v) else str(v))
+        kept, table = apply_min_group_size(labels.set_axis(subjects["subject"]), min_size, pool_small=pool_small)
+        subjects[attribute] = kept.to_numpy()
+        table = table.rename(columns={"rater_group": "subject_group", "n_participants": "n_subjects"})
+        table = table.merge(edges, on="subject_group", how="left").assign(subject_attribute=name)
+        table = table.sort_values(["lower", "subject_group"], na_position="last")  # bins in order
+        tables.append(table.replace([-np.inf, np.inf], np.nan))  # an open end: no edge
+    columns = ["subject_attribute", "subject_group", "lower", "upper", "n_subjects", "status"]
+    return subjects, (pd.concat(tables, ignore_index=True)[columns] if tables else pd.DataFrame(columns=columns))
+
+
+def two_largest(labels: pd.Series) -> list[str]:
+    """The two subject groups with the most subjects (ties: the first in sorted order)."""
+    counts = labels.dropna().value_counts()
+    return sorted(counts.index, key=lambda g: (-counts[g], str(g)))[:2]
 
 
 def _attributes(subjects: pd.DataFrame) -> list[str]:
@@ -251,64 +333,69 @@ class Options:
     seed: int
     majority_tie: TieRule = "negative"
     generalise: str | None = None  # "stimuli": alpha's CI resamples stimuli (subjects) too
+    min_group_size: int = MIN_GROUP_SIZE  # raters per compared rater group
+    pool_small: bool = False  # pool smaller rater and subject groups into "other"
+    min_subject_group: int = MIN_SUBJECT_GROUP
+    bins: Mapping[str, Sequence[float]] = field(default_factory=dict)  # subject-group column -> cut points
 
 
-def _test_row(measure: str, test: dict, subject_attribute: str = "", subject_group: str = "") -> dict:
-    return {"measure": measure, "subject_attribute": subject_attribute, "subject_group": subject_group, **test}
+class Tests:
+    """A block's rater-group tests (the ``tests`` table: T and W per statistic) and their pairs of groups
+    (the ``pairwise`` table, Holm-adjusted within each statistic)."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict] = []
+        self.pairs: list[dict] = []
+
+    def add(self, measure: str, test: RaterGroupTest, subject_attribute: str = "", subject_group: str = "", **more):
+        where = {"measure": measure, "subject_attribute": subject_attribute, "subject_group": subject_group, **more}
+        self.rows.append(where | test.row())
+        self.pairs += [where | row for row in test.pairwise_rows()]
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {"tests": pd.DataFrame(self.rows)} | ({"pairwise": pd.DataFrame(self.pairs)} if self.pairs else {})
 
 
-def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> BlockAnalysis:
+def _agree(
+    block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, groups: pd.DataFrame, opts: Options
+) -> BlockAnalysis:
     """DR and the disagreement notions over all answers and per rater group, per subject-group column
     (participants without a rater group count in the ALL rows only)."""
     frame = frame.merge(subjects, on="subject", how="left")
     frame["disagreement"] = 1 - frame["value"].astype(int)
     means = dict(n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed)
     rates, test = rater_group_means(frame, "disagreement", **means)
-    tests, notion_tables, notes = [_test_row("DR", test)], [], []
+    tests, notion_tables, notes = Tests(), [], []
+    tests.add("DR", test)
     for attribute in _attributes(subjects):
         usable = frame.dropna(subset=[attribute, "model_label"])
         if usable[attribute].nunique() < 2 or usable["model_label"].nunique() < 2:
             notes.append(f"No notions by {_name(attribute)}: the answered subjects need two groups and both labels.")
             continue
         columns = dict(rater="participant_id", subject_group=attribute, model_label="model_label")
-        overall = disagreement_notions(
-            usable[attribute],
-            usable["model_label"],
-            usable["disagreement"],
-            labels=sorted(pd.unique(usable["model_label"]).tolist()),
-            subjects=usable["participant_id"],
-            n_resamples=opts.n_resamples,
-            seed=opts.seed,
-        )
+        pair = two_largest(subjects[attribute])
+        for scope, part in (("all", usable), (" vs ".join(pair), usable[usable[attribute].isin(pair)])):
+            table = _notion_table(part, attribute, columns, opts)
+            notion_tables.append(table.assign(subject_attribute=_name(attribute), subject_groups=scope))
         grouped = usable.dropna(subset=["rater_group"])
-        by_group = pd.DataFrame()
-        if grouped["rater_group"].nunique() > 1:
-            result = notions_by_rater_group(
-                grouped, rater_group="rater_group", **columns, n_resamples=opts.n_resamples, seed=opts.seed
-            )
-            by_group = result.frame().query("statistic != 'DR'")
-        rows = notion_rows(ALL, overall, usable["participant_id"].nunique(), len(usable))
-        table = pd.concat([pd.DataFrame(rows), by_group], ignore_index=True)
-        notion_tables.append(table.assign(subject_attribute=_name(attribute)))
         if grouped["rater_group"].nunique() > 1:
             results = rater_group_difference_tests(
                 grouped,
                 rater_group="rater_group",
                 **columns,
-                statistics=tuple(overall.notions),
+                statistics=NOTIONS,
                 n_permutations=opts.n_permutations,
                 seed=opts.seed,
             )
             for statistic, result in results.items():
-                test = {"difference": result.statistic, "pvalue": result.pvalue, "n_permutations": opts.n_permutations}
-                tests.append(_test_row(statistic, test, _name(attribute)))
+                tests.add(statistic, result, _name(attribute))
     keys = ["participant_id", "rater_group", "subject"]
-    in_group, in_group_tests = in_group_gaps(frame[[*keys, "disagreement"]], subjects, "disagreement", opts)
+    in_group = in_group_gaps(frame[[*keys, "disagreement"]], subjects, "disagreement", opts, tests)
     if frame["model_label"].notna().all():
         predicted = frame[keys].assign(predicted=agree_predictions(frame["value"], frame["model_label"]))
-        more, more_tests = in_group_gaps(predicted, subjects, "predicted", opts)
-        in_group, in_group_tests = pd.concat([in_group, more], ignore_index=True), in_group_tests + more_tests
-    tables = {"disagreement_rate": rates, "tests": pd.DataFrame(tests + in_group_tests)}
+        more = in_group_gaps(predicted, subjects, "predicted", opts, tests)
+        in_group = pd.concat([in_group, more], ignore_index=True)
+    tables = {"disagreement_rate": rates, **tests.tables(), "subject_groups": groups}
     if len(in_group):
         tables["in_group"] = in_group
     if notion_tables:
@@ -316,6 +403,28 @@ def _agree(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Optio
     if "outcome" in subjects.columns:
         tables["agree_error_rates"] = _agree_error_rates(block, frame, subjects, opts)
     return BlockAnalysis(block["key"], "agree", tables, notes)
+
+
+def _notion_table(usable: pd.DataFrame, attribute: str, columns: dict, opts: Options):
+    """The notions over the subject groups of ``usable`` (answers), all raters and per rater group."""
+    overall = disagreement_notions(
+        usable[attribute],
+        usable["model_label"],
+        usable["disagreement"],
+        labels=sorted(pd.unique(usable["model_label"]).tolist()),
+        subjects=usable["participant_id"],
+        n_resamples=opts.n_resamples,
+        seed=opts.seed,
+    )
+    grouped = usable.dropna(subset=["rater_group"])
+    by_group = pd.DataFrame()
+    if grouped["rater_group"].nunique() > 1:
+        result = notions_by_rater_group(
+            grouped, rater_group="rater_group", **columns, n_resamples=opts.n_resamples, seed=opts.seed
+        )
+        by_group = result.frame().query("statistic != 'DR'")
+    rows = notion_rows(ALL, overall, usable["participant_id"].nunique(), len(usable))
+    return pd.concat([pd.DataFrame(rows), by_group], ignore_index=True)
 
 
 def _agree_error_rates(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> pd.DataFrame:
@@ -360,17 +469,18 @@ def _error_rates(block: dict, answers: pd.DataFrame, subjects: pd.DataFrame, opt
 
 def _means_by_subject_group(
     frame: pd.DataFrame, subjects: pd.DataFrame, value: str, opts: Options
-) -> tuple[pd.DataFrame, list[dict]]:
+) -> tuple[pd.DataFrame, Tests]:
     """rater_group_means over all answers and within each value of each subject-group column."""
     means = dict(n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed)
     table, test = rater_group_means(frame, value, **means)
-    tables, tests = [table.assign(subject_attribute="", subject_group="")], [_test_row(value, test)]
+    tables, tests = [table.assign(subject_attribute="", subject_group="")], Tests()
+    tests.add(value, test)
     frame = frame.merge(subjects, on="subject", how="left")
     for attribute in _attributes(subjects):
         for group, part in frame.dropna(subset=[attribute]).groupby(attribute):
             table, test = rater_group_means(part, value, **means)
             tables.append(table.assign(subject_attribute=_name(attribute), subject_group=group))
-            tests.append(_test_row(value, test, _name(attribute), group))
+            tests.add(value, test, _name(attribute), group)
     return pd.concat(tables, ignore_index=True), tests
 
 
@@ -418,6 +528,7 @@ def _rating_parity(
                     favourable=favourable,
                     outcome="ratings",
                     n_resamples=opts.n_resamples,
+                    n_permutations=opts.n_permutations,
                     seed=opts.seed,
                 )
             except ValueError as exc:
@@ -430,13 +541,15 @@ def _rating_parity(
     return (pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()), notes
 
 
-def _rate(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> BlockAnalysis:
+def _rate(
+    block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, groups: pd.DataFrame, opts: Options
+) -> BlockAnalysis:
     """Mean ratings per rater group and subject group, differential parity (:func:`_rating_parity`), the
     raters' ICC."""
     rated = frame.rename(columns={"value": "rating"})
     means, tests = _means_by_subject_group(rated, subjects, "rating", opts)
-    in_group, in_group_tests = in_group_gaps(rated, subjects, "rating", opts)
-    tables = {"ratings": means, "tests": pd.DataFrame(tests + in_group_tests)}
+    in_group = in_group_gaps(rated, subjects, "rating", opts, tests)
+    tables = {"ratings": means, **tests.tables(), "subject_groups": groups}
     if len(in_group):
         tables["in_group"] = in_group
     parity, notes = _rating_parity(block, frame, subjects, opts)
@@ -479,11 +592,13 @@ def _pair_comparable(block: dict, frame: pd.DataFrame, opts: Options) -> BlockAn
     ).reset_index()
     per_pair = per_pair.rename(columns={"subject": "pair", "mean": "share", "size": "n_answers"})
     agreement = [{"rater_group": ALL, **_fleiss(frame.rename(columns={"comparable": "value"}))}]
+    tests = Tests()
+    tests.add("comparable", test)
     for group, part in sorted(frame.groupby("rater_group"), key=lambda item: str(item[0])):
         agreement.append({"rater_group": group, **_fleiss(part.rename(columns={"comparable": "value"}))})
     tables = {
         "shares": shares,
-        "tests": pd.DataFrame([_test_row("comparable", test)]),
+        **tests.tables(),
         "pairs": per_pair[["pair", "rater_group", "share", "n_answers"]],
         "agreement": pd.DataFrame(agreement),
     }
@@ -505,7 +620,7 @@ def pair_distance_block(
     pairs = wide.rename(columns=LIKERT_COLUMNS)[list(LIKERT_COLUMNS.values())].reset_index()
     pairs["rater_group"] = pairs["participant_id"].map(groups)
     pairs["stimulus"] = pairs["subject"]  # one rated pair per pool item
-    tables, tests, notes = [], [], []
+    tables, tests, notes = [], Tests(), []
     for condition, frame in pairs.groupby("condition"):
         try:
             result = alpha_by_rater_group(
@@ -519,17 +634,11 @@ def pair_distance_block(
         except ValueError as exc:
             notes.append(f"Condition {condition}: no alpha per rater group ({exc}).")
             continue
-        table = result.frame().assign(condition=condition)
-        tables.append(table)
-        test = {
-            "difference": result.test.statistic,
-            "pvalue": result.test.pvalue,
-            "n_permutations": opts.n_permutations,
-        }
-        tests.append({**_test_row("alpha", test), "condition": condition})
+        tables.append(result.frame().assign(condition=condition))
+        tests.add("alpha", result.test, condition=condition)
     out = {}
     if tables:
-        out = {"alpha": pd.concat(tables, ignore_index=True), "tests": pd.DataFrame(tests)}
+        out = {"alpha": pd.concat(tables, ignore_index=True), **tests.tables()}
     return BlockAnalysis(block["key"], "pair_distance", out, notes)
 
 
@@ -551,6 +660,10 @@ def analyze_design(
     n_resamples: int = 2000,
     n_permutations: int = 2000,
     majority_tie: TieRule = "negative",
+    min_group_size: int = MIN_GROUP_SIZE,
+    pool_small: bool = False,
+    min_subject_group: int = MIN_SUBJECT_GROUP,
+    bins: Mapping[str, Sequence[float]] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     generalise: str | None = None,
 ) -> DesignAnalysis:
@@ -560,7 +673,11 @@ def analyze_design(
     block has one or the other: none is skipped); ``positives``: block key -> its BTS positive answer.
     Participants excluded by the attention checks (``excluded`` = 1) are left out. ``majority_tie``: the
     crowd majority's tie rule of the agree blocks' error rates (``fairness.error_rates``); ``generalise``:
-    "stimuli" makes the pair_distance blocks' alpha CIs the two-way (raters x pairs) bootstrap's."""
+    "stimuli" makes the pair_distance blocks' alpha CIs the two-way (raters x pairs) bootstrap's. Rater groups
+    with fewer than ``min_group_size`` participants are too few to compare (in the ALL rows only) or, with
+    ``pool_small``, pooled into "other" (``fairness.rater_groups.apply_min_group_size``); subject groups
+    likewise with ``min_subject_group`` subjects, numeric subject-group columns binned (``bins``:
+    column -> cut points; default quartiles; :func:`subject_groups`)."""
     by = tuple(by)
     answers = answers[answers["excluded"] != 1]
     questionnaire = questionnaire[questionnaire["participant_id"].isin(answers["participant_id"])]
@@ -569,12 +686,26 @@ def analyze_design(
     without = int(groups.isna().sum())
     if groups.notna().sum() == 0:
         raise ValueError(f"no analysable participant answered {' and '.join(by)}")
+    groups, sizes = apply_min_group_size(groups, min_group_size, pool_small=pool_small)
+    columns = {
+        name for pool in spec["pools"] for subject in pool.get("subjects", []) for name in subject.get("groups", {})
+    }
+    unknown = sorted(set(bins or {}) - columns)
+    if unknown:
+        raise ValueError(
+            f"bins name {', '.join(map(repr, unknown))}: not a subject-group column of any pool "
+            f"(the pools' columns: {', '.join(sorted(columns)) or 'none'})"
+        )
+    settings = dict(
+        min_group_size=min_group_size, pool_small=pool_small, min_subject_group=min_subject_group, bins=dict(bins or {})
+    )
     opts = Options(
         n_resamples=n_resamples,
         n_permutations=n_permutations,
         seed=seed,
         majority_tie=majority_tie,
         generalise=generalise,
+        **settings,
     )
     tasks = [b for b in spec["blocks"] if b["type"] == "task"]  # every block: its results or why none
     results = []
@@ -590,11 +721,9 @@ def analyze_design(
         progress("task blocks", len(tasks), len(tasks))
     honesty = honesty_scores(answers, positives)
     honesty.insert(1, "rater_group", honesty["participant_id"].map(groups))
-    counts = groups.value_counts().rename_axis("rater_group").rename("n_participants").reset_index()
-    counts = counts.sort_values("rater_group", ignore_index=True)
     return DesignAnalysis(
         by=by,
-        rater_groups=counts,
+        rater_groups=sizes.sort_values("rater_group", ignore_index=True),
         blocks=results,
         honesty=honesty,
         n_participants=len(answered),
@@ -604,8 +733,20 @@ def analyze_design(
         n_permutations=n_permutations,
         warnings=tuple(
             f"Rater group {w}"
-            for w in small_group_warnings(counts.set_index("rater_group")["n_participants"].to_dict())
+            for w in small_group_warnings(dict(zip(sizes["rater_group"], sizes["n_participants"], strict=True)))
         ),
+        n_too_few=int(groups.isna().sum()) - without,
+        options=settings,
+    )
+
+
+def _block_subjects(spec: dict, block: dict, opts: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The block pool's subjects with their groups and the table of those groups (:func:`subject_groups`)."""
+    return subject_groups(
+        _pool_subjects(spec, block["pool"], block.get("model")),
+        bins=opts.bins,
+        min_size=opts.min_subject_group,
+        pool_small=opts.pool_small,
     )
 
 
@@ -623,7 +764,7 @@ def agree_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Serie
     frame = _rated(block, answers, groups, "agree")
     if isinstance(frame, BlockAnalysis):
         return frame
-    return _agree(block, frame, _pool_subjects(spec, block["pool"], block.get("model")), opts)
+    return _agree(block, frame, *_block_subjects(spec, block, opts), opts)
 
 
 def rate_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:
@@ -631,7 +772,7 @@ def rate_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series
     frame = _rated(block, answers, groups, "rating")
     if isinstance(frame, BlockAnalysis):
         return frame
-    return _rate(block, frame, _pool_subjects(spec, block["pool"], block.get("model")), opts)
+    return _rate(block, frame, *_block_subjects(spec, block, opts), opts)
 
 
 def pair_comparable_block(

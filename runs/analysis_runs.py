@@ -11,7 +11,7 @@ from analysis.pipeline import run_pipeline
 from fairness.rater_groups import ALL
 from research.export import export_tables
 from runs.calibrations import calibration_create
-from runs.design_analysis import study_analysis
+from runs.design_analysis import GroupOptions, study_analysis
 from runs.models import AnalysisRun
 from runs.provenance import study_provenance
 from runs.reports.design import write_design_report
@@ -33,6 +33,7 @@ def analysis_run_create(
     include_pilot: bool = False,
     by: Sequence[str] = (),
     generalise: str | None = None,
+    groups: GroupOptions | None = None,
 ) -> AnalysisRun:
     """A format 2 study: :func:`design_run_create` split by the questionnaire questions ``by``.
     Format 1: export, analyse (completed, non-excluded participants only unless ``include_incomplete``;
@@ -40,7 +41,8 @@ def analysis_run_create(
     the report into ``out_dir``, store its files (storage folder ``analysis/<uuid>``) and the run with
     one new Calibration version per condition in one transaction; if storing fails, nothing of the
     run remains. ``generalise``: "stimuli" or "none" overrides the study file's ``analysis.generalise``
-    ("stimuli": alpha's CI resamples stimulus pairs too)."""
+    ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``: the format 2 analysis's group options
+    (minimum sizes, pooling, bins)."""
     study = latest_study(slug)
     generalise = study_generalise(study.spec, generalise)
     if study.spec.get("format") == 2:
@@ -54,6 +56,7 @@ def analysis_run_create(
             include_pilot=include_pilot,
             progress=progress,
             generalise=generalise,
+            groups=groups or {},
         )
     if by:
         raise ValueError(f"study {slug!r}: --by splits format 2 studies by questionnaire answers; this study has none")
@@ -146,6 +149,7 @@ def design_run_create(
     include_pilot: bool,
     progress: Callable[[str, int, int], None] | None = None,
     generalise: str | None = None,
+    groups: GroupOptions,
 ) -> AnalysisRun:
     """A format 2 study's analysis per task block and rater group (``runs.design_analysis``): report,
     results.json and CSVs stored under ``analysis/<uuid>``, and the run (no Calibration rows)."""
@@ -161,6 +165,7 @@ def design_run_create(
             n_permutations=n_resamples,
             progress=progress,
             generalise=generalise,
+            **groups,
         )
     except ValueError as exc:
         raise ValueError(f"study {study.slug!r}: {exc}") from exc
@@ -178,6 +183,12 @@ def design_run_create(
         seeds={"analysis": seed},
         settings={
             "Rater groups": " / ".join(by),
+            "Smallest compared group": (
+                f"{result.options['min_group_size']} participants, {result.options['min_subject_group']} subjects "
+                + ("(smaller groups pooled into 'other')" if result.options["pool_small"] else "(smaller: too few)")
+            ),
+            "Subject-group bins": "; ".join(f"{k}: {v}" for k, v in result.options["bins"].items())
+            or "numeric columns at the pool's quartiles",
             "Bootstrap resamples and permutations": str(n_resamples),
             "Participants": "all with answers" if include_incomplete else "completed only",
             "Pilot participants": "included" if include_pilot else "left out",

@@ -2,7 +2,8 @@
 block (``fairness.task_blocks``), each block by the analysis its task type names (``BlockTask.analysis``)
 or with the reason it has none, per rater group of the questionnaire questions ``by``."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TypedDict
 
 from django.utils.module_loading import import_string
 
@@ -10,6 +11,18 @@ from fairness.task_blocks import DesignAnalysis
 from fairness.task_blocks import analyze_design as analyze_blocks
 from studies.format2 import check_by
 from tasks import block_task, bts_positives
+
+
+class GroupOptions(TypedDict, total=False):
+    """The group options of ``fairness.task_blocks.analyze_design`` a researcher chooses (command, API, form)."""
+
+    min_group_size: int
+    pool_small: bool
+    min_subject_group: int
+    bins: Mapping[str, Sequence[float]]
+
+
+GROUP_OPTIONS = tuple(GroupOptions.__annotations__)
 
 
 def block_analyses(spec: dict) -> dict:

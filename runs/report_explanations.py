@@ -278,11 +278,33 @@ DESIGN = {
         "Disagreement-feedback poster (Telukunta & Nadendla): diverse stakeholders compared",
     ),
     "tests": Explanation(
-        "Whether the rater groups differ, for each statistic of this block.",
-        "p below .05 is evidence that at least two rater groups differ; the difference is the largest group value "
-        "minus the smallest. p is not adjusted across the rows.",
-        "T = max_r T_r - min_r T_r; p = (1 + #{T*_b >= T}) / (1 + B) over B permutations of the groups across raters",
-        "Phipson & Smyth (2010), permutation p-values",
+        "Whether the rater groups differ, for each statistic of this block, by two statistics: the largest group "
+        "value minus the smallest, where every group counts alike, and W, the variance of the group values "
+        "weighted by the groups' sizes, which a small group moves little. Groups below the minimum size are not "
+        "compared.",
+        "p below .05 is evidence that at least two rater groups differ; prefer W's p when the groups' sizes differ "
+        "much. p is not adjusted across the rows.",
+        "T = max_r T_r - min_r T_r; W = sum_r w_r (T_r - Tbar)^2 / sum_r w_r, Tbar = sum_r w_r T_r / sum_r w_r, w_r "
+        "= the group's answers (alpha: participants); for a disagreement rate N W / (p (1 - p)) is Pearson's "
+        "chi-square; p = (1 + #{S*_b >= S}) / (1 + B) over B permutations of the groups across raters",
+        "Phipson & Smyth (2010), permutation p-values; weighted between-group variance (one-way ANOVA)",
+    ),
+    "pairwise": Explanation(
+        "Each pair of rater groups compared on each statistic of the tests table.",
+        "A Holm-adjusted p below .05 is evidence that the two groups differ, with the chance of any false finding "
+        "among the pairs of one statistic held at .05.",
+        "b - a = T_b - T_a; p = (1 + #{|d*| >= |d|}) / (1 + B) permuting the labels of the two groups' raters; "
+        "Holm's step-down adjustment over the pairs of a statistic",
+        "Holm (1979); Phipson & Smyth (2010)",
+    ),
+    "subject_groups": Explanation(
+        "The subject groups of each subject-group column of the block's pool: numeric columns cut into bins, and "
+        "which groups were compared.",
+        "A group marked too few to compare is in no notion, mean or parity of its column; notions compare all "
+        "compared groups (max - min) and also the two largest groups alone.",
+        "bin: lower <= x < upper, cut points the pool's quartiles unless given (--bins / bins); groups of fewer "
+        "subjects than the minimum (default 10) are left out or pooled into 'other'",
+        "platform choice (the disagreement poster's notions are max - min over groups)",
     ),
     "honesty": Explanation(
         "Bayesian Truth Serum honesty scores from the follow-up 'what share of other participants answered X?', "

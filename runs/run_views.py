@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from participation.models import ConflictingArrival
 from research.dashboard import quota_fill, summarise
 from research.participant_samples import SAMPLES, sample_filter
@@ -75,6 +76,8 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "by": request.POST.getlist("by"),
         "conditions": study.spec.get("conditions", []),
         "questions": questionnaire_questions(study.spec) if study.spec.get("format") == 2 else {},
+        "min_group_size": MIN_GROUP_SIZE,
+        "min_subject_group": MIN_SUBJECT_GROUP,
         "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT)
         .select_related("condition")
         .order_by("condition__key", "-version"),

@@ -12,6 +12,7 @@ from research.export import table_records
 from research.params import run_situation_testing
 from runs.analysis_runs import analysis_run_create
 from runs.audit_runs import audit_run_create
+from runs.design_analysis import GROUP_OPTIONS
 from runs.models import Job
 from runs.planning_runs import plan_results, run_plan, write_plan_report
 from runs.relative_fairness import write_study_dp_report
@@ -45,6 +46,7 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         include_pilot=job.params.get("include_pilot", False),
         by=job.params.get("by", []),
         generalise=job.params.get("generalise"),
+        groups={k: job.params[k] for k in GROUP_OPTIONS if k in job.params},
     )
     context.log(f"analysis run {run.pk} stored with {run.calibrations.count()} calibrations")
     return {

@@ -7,6 +7,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from core.uploads import UploadError, check_separator
+from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.plan_parameters import PLAN_PARAMETERS, check_weights
 from studies.format2 import check_by
 
@@ -30,6 +31,29 @@ class AnalysisRequestSerializer(serializers.Serializer):
         max_length=4,
         help_text="Format 2 studies: questionnaire question keys that define the rater (stakeholder) groups; "
         "several are combined (e.g. ['role', 'age_band']).",
+    )
+
+    min_group_size = serializers.IntegerField(
+        default=MIN_GROUP_SIZE,
+        min_value=1,
+        max_value=100000,
+        help_text="Format 2 studies: rater groups with fewer participants are 'too few to compare' (left out of "
+        "the group rows and tests).",
+    )
+    pool_small = serializers.BooleanField(
+        default=False, help_text="Pool the rater and subject groups below the minimum into 'other' instead."
+    )
+    min_subject_group = serializers.IntegerField(
+        default=MIN_SUBJECT_GROUP,
+        min_value=1,
+        max_value=100000,
+        help_text="Subject groups of the pool with fewer subjects are 'too few to compare'.",
+    )
+    bins = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField(), min_length=1, max_length=50),
+        default=dict,
+        help_text='Cut points of numeric subject-group columns, e.g. {"age": [25, 45]} gives < 25, 25 to < 45 '
+        "and >= 45 (default: the pool's quartiles for a numeric column with more than 5 values).",
     )
 
     def validate_by(self, by: list[str]) -> list[str]:

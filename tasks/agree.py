@@ -172,6 +172,7 @@ class Agree(BlockTask):
             "disagreement-derived notions by rater group",
             {
                 "subject_attribute": "Subject attribute",
+                "subject_groups": "Subject groups",
                 "rater_group": "Rater group",
                 "statistic": "Notion",
                 "value": "Value",
@@ -184,8 +185,9 @@ class Agree(BlockTask):
             Explanation(
                 "Group-fairness gaps computed with the participants' labels (their yes/no disagreement with the AI) "
                 "in place of true labels, per subject-group column, for all participants and per rater group.",
-                "Each value is the largest gap between subject groups (0 = equal treatment); when the notion is only "
-                "bounded, the value is the midpoint of lower and upper.",
+                "Each value is the largest gap between subject groups (0 = equal treatment), over all compared "
+                "subject groups ('all') and between the two largest alone ('a vs b'), which tiny groups cannot "
+                "dominate; when the notion is only bounded, the value is the midpoint of lower and upper.",
                 "f = max_k (max_m f_{m,k} - min_m f_{m,k}), with DR_{m,k} = P(s = 1 | yhat = k, m)",
                 f"{FEEDBACK}, Eq. 0-5",
             ),

@@ -170,7 +170,8 @@ class Rate(BlockTask):
                 "ci": f"{CI_LABEL} (gap)",
                 "DPT": "DPT",
                 "df": "df",
-                "pvalue": "p (one-sided)",
+                "dpt_pvalue": "p (DPT, one-sided)",
+                "pvalue": "p (rater-level)",
                 "DPD": "DPD",
                 "effect": "Effect",
                 "n_subjects": "Subjects",
@@ -182,10 +183,12 @@ class Rate(BlockTask):
                 "group's ratings act as one decision maker: per subject, the mean of its raters' ratings, on [0, 1] "
                 "((rating - lowest) / (highest - lowest) of the scale) so that they compare with the AI's score in "
                 "[0, 1] (its 0/1 label when the pool has no scores).",
-                "DPT > 0 (p < .05) means R0 gives the group (A = 1) more than R1 does, relative to the other "
-                "subjects; whether that favours them depends on the scale's favourable end (scale.favourable, by "
-                "default lower = less risky), as the verdicts under the table say. The gap's CI resamples raters "
-                "within their groups, subjects fixed.",
+                "A positive gap with a rater-level p below .05 means R0 gives the group (A = 1) more than R1 does, "
+                "relative to the other subjects (the verdict rule is stated under the table: a permutation of raters "
+                "between rater groups, a rater jackknife t-test against the AI; DPT's one-sided p is the paper's "
+                "rule for two fixed decision sets, shown for reference); whether that favours them depends on the "
+                "scale's favourable end (scale.favourable, by default lower = less risky), as the verdicts under "
+                "the table say. The gap's CI resamples raters within their groups, subjects fixed.",
                 "R(x) = mean of the group's raters' ratings of x; m_a = mean over subjects with A = a of R0(x) - "
                 "R1(x); gap = m_1 - m_0; DPT = gap / its Welch standard error (one-sided p); DPD = gap / pooled SD",
                 "Differential Parity paper, Definitions 2-4; fairness.rater_group_parity (platform's choice: ratings "
@@ -257,7 +260,14 @@ class Rate(BlockTask):
             return error_rates_view(frame)
         if name != "parity":
             return super().present(name, frame)
-        notes = tuple(
+        from fairness.rater_group_parity import RULE_JACKKNIFE, RULE_PERMUTATION  # the report job only
+
+        rule = (
+            f"Verdict rule between rater groups: {RULE_PERMUTATION}; a rater group or all raters against "
+            f"the AI: {RULE_JACKKNIFE} (alpha = {PARITY_ALPHA:g}). DPT's one-sided p is the paper's rule "
+            "for two fixed decision sets, shown for reference."
+        )
+        notes = (rule,) + tuple(
             f"{r.subject_attribute} = {r.subject_group}: {r.verdict}"
             for r in frame.itertuples(index=False)
             if r.pvalue < PARITY_ALPHA

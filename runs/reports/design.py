@@ -8,7 +8,8 @@ import pandas as pd
 
 from analysis.bts import left_out_sentence
 from core.report_texts import ReportTable
-from fairness.rater_groups import ALL
+from fairness.rater_group_parity import RULE_JACKKNIFE, RULE_PERMUTATION
+from fairness.rater_groups import ALL, TOO_FEW
 from runs.provenance import Provenance
 from runs.report_explanations import (
     DESIGN,
@@ -33,12 +34,42 @@ GENERIC_TABLES = {
             "measure": "Statistic",
             "subject_attribute": "Subject attribute",
             "subject_group": "Subject group",
-            "difference": "Difference",
-            "pvalue": "p (permutation)",
+            "difference": "Difference (max - min)",
+            "pvalue": "p (max - min)",
+            "weighted": "W (size-weighted)",
+            "weighted_pvalue": "p (W)",
             "n_permutations": "Permutations",
         },
         DESIGN["tests"],
         estimate="difference",
+    ),
+    "pairwise": ReportTable(
+        "pairs of rater groups (Holm-adjusted)",
+        {
+            "condition": "Condition",
+            "measure": "Statistic",
+            "subject_attribute": "Subject attribute",
+            "subject_group": "Subject group",
+            "group_a": "Group a",
+            "group_b": "Group b",
+            "difference": "b - a",
+            "pvalue": "p",
+            "pvalue_holm": "p (Holm)",
+        },
+        DESIGN["pairwise"],
+        estimate="difference",
+    ),
+    "subject_groups": ReportTable(
+        "subject groups compared",
+        {
+            "subject_attribute": "Subject attribute",
+            "subject_group": "Subject group",
+            "lower": "Bin from",
+            "upper": "Bin below",
+            "n_subjects": "Subjects",
+            "status": "Status",
+        },
+        DESIGN["subject_groups"],
     ),
 }
 DESIGN_TABLES = {**GENERIC_TABLES, **{n: t for task in BLOCK_TASKS.values() for n, t in task.report_tables.items()}}
@@ -67,12 +98,22 @@ def _sample_sentence(result) -> str:
     without = result.n_without_group
     sentence = f"{result.n_participants} participants analysed, split by {result.rater_group}"
     if not without:
-        return sentence + " (every one answered)."
-    return (
-        sentence + f" ({without} without an answer to {' or '.join(result.by)}, e.g. a code the import"
-        f' could not map to an option: they count in the "{ALL}" rows, in no rater-group row and in no'
-        " test between rater groups)."
-    )
+        sentence += " (every one answered)."
+    else:
+        sentence += (
+            f" ({without} without an answer to {' or '.join(result.by)}, e.g. a code the import"
+            f' could not map to an option: they count in the "{ALL}" rows, in no rater-group row and in no'
+            " test between rater groups)."
+        )
+    few = result.rater_groups[result.rater_groups["status"] == TOO_FEW]
+    if len(few):
+        who = "1 participant is" if result.n_too_few == 1 else f"{result.n_too_few} participants are"
+        sentence += (
+            f" {who} in rater groups with fewer than {result.options['min_group_size']}"
+            f' participants, too few to compare ({", ".join(few["rater_group"])}): they count in the "{ALL}"'
+            " rows only."
+        )
+    return sentence
 
 
 def design_results(result) -> dict:
@@ -83,6 +124,8 @@ def design_results(result) -> dict:
         "seed": result.seed,
         "n_resamples": result.n_resamples,
         "n_permutations": result.n_permutations,
+        "group_options": result.options,
+        "parity_rules": {"between rater groups": RULE_PERMUTATION, "against the AI": RULE_JACKKNIFE},
         "sample": {
             "participants": result.n_participants,
             "without_group": result.n_without_group,
@@ -117,7 +160,7 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
             result.rater_groups,
             explanation=DESIGN["rater_groups"],
             csv="rater_groups.csv",
-            columns={"rater_group": "Rater group", "n_participants": "Participants"},
+            columns={"rater_group": "Rater group", "n_participants": "Participants", "status": "Status"},
         )
     ]
     for block in result.blocks:

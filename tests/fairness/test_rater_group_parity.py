@@ -121,8 +121,13 @@ def test_rater_bootstrap_covers_the_true_gaps():
     hits = np.zeros(3)
     for i in range(reps):
         result = parity_by_rater_group(
-            _simulated(rng, {"a": 0.0, "b": 1.0}, n_raters=80), "role", ai="ai", n_resamples=200, seed=i
-        )
+            _simulated(rng, {"a": 0.0, "b": 1.0}, n_raters=80),
+            "role",
+            ai="ai",
+            n_resamples=200,
+            n_permutations=9,
+            seed=i,
+        )  # the verdicts' tests are not what this checks: few permutations
         intervals = [result.by_group["a"], result.by_group["b"], result.between_groups[("a", "b")]]
         hits += [
             lo <= truth <= hi

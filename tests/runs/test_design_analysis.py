@@ -166,7 +166,11 @@ def test_overall_values_equal_the_direct_computation(differing):
         agree["subject"].map(lambda s: subjects[s]["models"]["ai"]["label"]),
         (1 - agree["value"]).astype(int),
     )
-    notions = tables(differing, "judge")["notions"].query("rater_group == @ALL").set_index("statistic")
+    notions = (
+        tables(differing, "judge")["notions"]
+        .query("rater_group == @ALL and subject_groups == 'all'")
+        .set_index("statistic")
+    )
     for name, notion in direct.notions.items():
         assert notions.loc[name, "value"] == pytest.approx(notion.value)
     rating = answers[answers["measure"] == "rating"]
@@ -193,7 +197,11 @@ def test_all_participants_rows_include_raters_without_a_group():
         agree["subject"].map(lambda s: subjects[s]["models"]["ai"]["label"]),
         (1 - agree["value"]).astype(int),
     )
-    notions = tables(result, "judge")["notions"].query("rater_group == @ALL").set_index("statistic")
+    notions = (
+        tables(result, "judge")["notions"]
+        .query("rater_group == @ALL and subject_groups == 'all'")
+        .set_index("statistic")
+    )
     assert (notions["n_raters"] == N_RATERS).all()
     for name, notion in direct.notions.items():
         assert notions.loc[name, "value"] == pytest.approx(notion.value), name
@@ -295,7 +303,7 @@ def test_permutation_test_keeps_its_level_under_no_difference():
             }
         )
         _, test = rater_group_means(frame, "value", n_resamples=0, n_permutations=199, seed=int(rng.integers(1000)))
-        rejections += test["pvalue"] < 0.05
+        rejections += test.pvalue < 0.05
     assert rejections <= 10
 
 
@@ -431,7 +439,7 @@ def test_rating_parity_finds_nothing_when_nothing_is_planted():
 
 def test_groups_too_small_to_compare_are_warned_about(differing):
     """Each rater group holds fewer than the 64 per group of a medium difference (Cohen's table)."""
-    counts = dict(differing.rater_groups.itertuples(index=False))
+    counts = dict(zip(differing.rater_groups["rater_group"], differing.rater_groups["n_participants"], strict=True))
     assert all(n < 64 for n in counts.values())
     assert [w.split(":")[0] for w in differing.warnings] == [f"Rater group {g}" for g in counts]
     assert design_results(differing)["warnings"] == list(differing.warnings)
@@ -486,3 +494,35 @@ def test_rate_error_rates_worked_by_hand(favourable, participants, fpr, fnr):
 
 def test_rate_blocks_without_an_outcome_have_no_error_rates(differing):
     assert "rate_error_rates" not in tables(differing, "score")
+
+
+def test_report_shows_small_groups_weighted_tests_bins_and_the_parity_rule(tmp_path):
+    """Issue 23: a one-rater group is "too few to compare" (sample sentence, rater-group table), the tests
+    table has W, the pairs their Holm p, the numeric subject column its bins, the notions the two largest
+    subject groups, and the parity section its verdict rule, in report.html and results.json."""
+    import json
+
+    from fairness.rater_group_parity import RULE_JACKKNIFE, RULE_PERMUTATION
+    from runs.reports.design import write_design_report
+
+    answers, questionnaire = simulate(True)
+    questionnaire.loc[questionnaire["participant_id"] == "p0", "role"] = "observer"
+    spec = design_spec()
+    for i, subject in enumerate(spec["pools"][0]["subjects"]):
+        subject["groups"]["age"] = 20 + i  # 40 values: quartiles 29.75, 39.5, 49.25
+    spec["blocks"][2]["model"] = "ai"
+    result = analyze_design(spec, answers, questionnaire, by=("role",), n_resamples=30, n_permutations=30)
+    html = write_design_report(result, tmp_path, title="Design").read_text()
+    for text in ("too few to compare", "W (size-weighted)", "p (Holm)", "29.75 to &lt; 39.5", "Bin from", "A vs B"):
+        assert text in html, text
+    assert RULE_PERMUTATION.split(":")[0] in html and "1 participant is in rater groups with fewer than 10" in html
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["group_options"]["min_group_size"] == 10
+    assert results["parity_rules"] == {"between rater groups": RULE_PERMUTATION, "against the AI": RULE_JACKKNIFE}
+    assert {"rater_group": "observer", "n_participants": 1, "status": "too few to compare"} in results["rater_groups"]
+    judge = next(b for b in results["blocks"] if b["block"] == "judge")["tables"]
+    assert {"weighted", "weighted_pvalue"} <= set(judge["tests"][0]) and "pvalue_holm" in judge["pairwise"][0]
+    assert [g["n_subjects"] for g in judge["subject_groups"] if g["subject_attribute"] == "age"] == [10, 10, 10, 10]
+    parity = next(b for b in results["blocks"] if b["block"] == "score")["tables"]["parity"]
+    assert {r["rule"] for r in parity} == {RULE_PERMUTATION, RULE_JACKKNIFE}
+    assert "observer" not in {r["rater_group"] for r in judge["disagreement_rate"]}

@@ -153,18 +153,43 @@ def test_analyze_study_by_combined_questions_and_its_errors(researcher, demo_stu
 
 
 @pytest.mark.django_db
+def test_analyze_study_group_options(researcher, tmp_path):
+    """--min-group-size, --pool-small and --bins reach the analysis (issue 23), and bad values are named."""
+    load_design_study(researcher)
+    out = tmp_path / "few"
+    call_command("analyze_study", "design", "--min-group-size", "1000", out=str(out), resamples=100, by=["role"])
+    results = json.loads((out / "results.json").read_text())
+    assert {g["status"] for g in results["rater_groups"]} == {"too few to compare"}
+    assert results["group_options"]["min_group_size"] == 1000 and "too few to compare" in results["sample"]["sentence"]
+    call_command("analyze_study", "design", "--min-group-size", "1000", "--pool-small", out=str(out), by=["role"])
+    results = json.loads((out / "results.json").read_text())
+    assert {g["status"] for g in results["rater_groups"]} == {"pooled into other", "too few to compare"}
+    with pytest.raises(CommandError, match="'height': not a subject-group column of any pool .*: race"):
+        call_command("analyze_study", "design", "--bins", "height=1", out=str(tmp_path / "h"), by=["role"])
+    with pytest.raises(CommandError, match="'race' is not numeric"):
+        call_command("analyze_study", "design", "--bins", "race=1,2", out=str(tmp_path / "b"), by=["role"])
+    with pytest.raises(CommandError, match="--min-group-size must be a whole number of at least 1"):
+        call_command("analyze_study", "design", "--min-group-size", "0", out=str(tmp_path / "c"), by=["role"])
+    with pytest.raises(CommandError, match="--min-subject-group must be a whole number of at least 1"):
+        call_command("analyze_study", "design", min_subject_group=2.5, out=str(tmp_path / "c"), by=["role"])
+    with pytest.raises(CommandError, match="COLUMN=CUT"):
+        call_command("analyze_study", "design", "--bins", "age", out=str(tmp_path / "d"), by=["role"])
+
+
+@pytest.mark.django_db
 def test_dashboard_start_form_offers_the_questionnaire_questions(client, researcher, other_researcher):
     load_design_study(researcher)
     client.force_login(researcher)
     page = client.get("/researcher/studies/design/start/").content.decode()
     assert 'name="by"' in page and 'value="role"' in page and 'value="age_band"' in page
-    response = client.post(
-        "/researcher/studies/design/start/analysis/", {"seed": 1, "n_resamples": 100, "by": ["role", "age_band"]}
-    )
+    assert 'name="min_group_size"' in page and 'name="pool_small"' in page and 'name="min_subject_group"' in page
+    form = {"seed": 1, "n_resamples": 100, "by": ["role", "age_band"], "min_group_size": 5, "min_subject_group": 10}
+    response = client.post("/researcher/studies/design/start/analysis/", form | {"pool_small": "true"})
     assert response.status_code == 302
     from runs.models import Job
 
-    assert Job.objects.get().params["by"] == ["role", "age_band"]
+    params = Job.objects.get().params
+    assert params["by"] == ["role", "age_band"] and params["min_group_size"] == 5 and params["pool_small"] is True
     client.force_login(other_researcher)
     assert client.get("/researcher/studies/design/start/").status_code == 404
 
@@ -183,6 +208,8 @@ def test_an_unknown_by_question_is_refused_when_the_run_is_requested(client, res
         response.json()["fields"]["by"]
     )
     assert api.post("/api/studies/design/analyses/", {"by": ["role", "role"]}, format="json").status_code == 400
+    for bad in ({"min_group_size": 0}, {"bins": {"age": []}}, {"bins": {"age": ["x"]}}):
+        assert api.post("/api/studies/design/analyses/", {"by": ["role"], **bad}, format="json").status_code == 400
     demo_study.owner = researcher
     demo_study.save()
     response = api.post("/api/studies/effort-demo/analyses/", {"by": ["role"]}, format="json")

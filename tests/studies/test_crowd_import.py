@@ -118,6 +118,19 @@ def test_the_analysis_run_reproduces_the_release(imported):
         rates = blocks[block].tables["agree_error_rates"].query("rater_group == @ALL and subject_attribute == ''")
         accuracy = rates.set_index("source")["accuracy"]
         assert accuracy.round(3).to_dict() == {"participants": workers, "majority": majority, "compas": 0.652}
+    # issue 23: the one worker aged "75 or older" is too few to compare (not a group of the tests); defendant
+    # age (59 values) is 4 bins at the pool's quartiles (counts by pandas' cut, left-closed), not 59 groups
+    status = analysis.rater_groups.set_index("rater_group")["status"]
+    assert status["75 or older"] == "too few to compare" and "75 or older" not in set(
+        blocks["agree"].tables["disagreement_rate"]["rater_group"]
+    )
+    ages = pd.Series([s["groups"]["age"] for s in result.study.spec["pools"][0]["subjects"]], dtype=float)
+    cuts = ages.quantile([0.25, 0.5, 0.75]).to_numpy()
+    expected = pd.cut(ages, [-np.inf, *cuts, np.inf], right=False).value_counts(sort=False).tolist()
+    groups = blocks["agree"].tables["subject_groups"].query("subject_attribute == 'age'")
+    assert groups["n_subjects"].tolist() == expected and groups["lower"].iloc[1:].tolist() == cuts.tolist()
+    notions = blocks["agree"].tables["notions"].query("subject_attribute == 'age'")
+    assert len(set(notions["subject_groups"])) == 2  # all compared groups, and the two largest alone
 
 
 @pytest.mark.django_db

@@ -3,7 +3,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from core.cli_args import at_least_one, checked, cut_points
 from core.progress import ProgressBar
+from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.analysis_runs import analysis_run_create
 from studies.services import StudyNotFound
 
@@ -31,12 +33,42 @@ class Command(BaseCommand):
             "only (for the study's own pairs). Default: the study file's analysis.generalise, else none",
         )
         parser.add_argument(
+            "--min-group-size",
+            type=at_least_one("--min-group-size"),
+            default=MIN_GROUP_SIZE,
+            help=f"format 2: rater groups with fewer participants are 'too few to compare' (default {MIN_GROUP_SIZE})",
+        )
+        parser.add_argument(
+            "--min-subject-group",
+            type=at_least_one("--min-subject-group"),
+            default=MIN_SUBJECT_GROUP,
+            help=f"format 2: subject groups with fewer subjects are 'too few to compare' (default {MIN_SUBJECT_GROUP})",
+        )
+        parser.add_argument(
+            "--pool-small", action="store_true", help="pool the groups below the minimum into 'other' instead"
+        )
+        parser.add_argument(
+            "--bins",
+            action="append",
+            default=[],
+            type=cut_points,
+            metavar="COLUMN=CUTS",
+            help="cut points of a numeric subject-group column, e.g. --bins age=25,45 (< 25, 25 to < 45, >= 45); "
+            "default: the pool's quartiles for a numeric column with more than 5 values",
+        )
+        parser.add_argument(
             "--include-incomplete",
             action="store_true",
             help="also analyse participants who have not completed (default: completed participants only)",
         )
 
     def handle(self, *args, slug, out, seed, resamples, include_pilot, include_incomplete, by, generalise, **options):
+        groups = {
+            "min_group_size": checked(options["min_group_size"], at_least_one("--min-group-size")),
+            "min_subject_group": checked(options["min_subject_group"], at_least_one("--min-subject-group")),
+            "pool_small": options["pool_small"],
+            "bins": dict(options["bins"]),
+        }
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / slug / f"analysis-{seed}"
         bars: dict[str, ProgressBar] = {}
 
@@ -54,6 +86,7 @@ class Command(BaseCommand):
                 progress=progress,
                 by=by,
                 generalise=generalise,
+                groups=groups,
             )
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
