@@ -268,7 +268,7 @@ def utility_weights_figure(weights):
             )
         )
     fig.update_layout(
-        title="Utility weights by rater group (95% CIs)",
+        title="The block's utility weights by rater group (95% CIs)",
         xaxis_title="weight (log-odds per SD of the feature)",
         scattermode="group",
     )

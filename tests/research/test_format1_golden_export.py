@@ -45,12 +45,13 @@ def _outputs(client, tmp_path: Path) -> dict[str, bytes]:
     """Every export of the study ``effort-demo``, by file name."""
     out: dict[str, bytes] = {}
     tables = client.get("/api/studies/effort-demo/export/").json()["tables"]
-    assert tables == ["pairs", "participants", "disagreements", "pages", "answers"]
+    assert tables == ["pairs", "participants", "disagreements", "pages", "answers", "quality"]
     for table in tables:
         for fmt in ("csv", "json"):
             response = client.get(f"/researcher/studies/effort-demo/export/{table}.{fmt}")
             assert response.status_code == 200, (table, fmt)
-            out[f"download-{table}.{fmt}"] = response.content
+            streamed = getattr(response, "streaming", False)  # the answers CSV is streamed
+            out[f"download-{table}.{fmt}"] = b"".join(response.streaming_content) if streamed else response.content
         pages, url = [], f"/api/studies/effort-demo/export/{table}/?limit=1000"
         while url:  # every page of the JSON records, one per line
             response = client.get(url)
