@@ -17,9 +17,12 @@ kernel (comparing D^2 with d^2) and the NumPy loop (comparing D - d with 0) disa
 pairs add at most TIE_TOLERANCE each to the EaIF sum, so leaving them out does not change EaIF.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 try:  # pragma: no cover - exercised by whichever branch is installed
@@ -178,8 +181,6 @@ def subject_violations(effort, aggregate, risk, *, alpha: float, subjects=None) 
 def worst_pairs(effort, aggregate, risk, *, alpha: float, ids=None, k: int = 20):
     """The k pairs with the largest violation D - d > 0 (exact, blockwise), as a DataFrame with
     both ids, D, d and the violation, for an auditor to act on."""
-    import pandas as pd
-
     e, s, r = _inputs(effort, aggregate, risk, alpha)
     ids = np.arange(e.size) if ids is None else np.asarray(ids)
     best_v = np.empty(0)
@@ -207,3 +208,116 @@ def worst_pairs(effort, aggregate, risk, *, alpha: float, ids=None, k: int = 20)
     return pd.DataFrame(
         {"id_i": ids[bi], "id_j": ids[bj], "D": np.abs(r[bi] - r[bj]), "d": d, "violation": best_v[mask]}
     )
+
+
+class LearnedMetric(Protocol):
+    """What :func:`lipschitz_violations` needs of a metric learned from people
+    (``fairness.human_metric.fit_metric``'s result): the positive semi-definite ``matrix`` M over the
+    scaled feature columns, ``scaled(subjects)`` giving those columns as an n x d array, and ``draws``,
+    the matrices of its rater-bootstrap refits (may be empty)."""
+
+    matrix: np.ndarray
+    draws: Sequence[np.ndarray]
+
+    def scaled(self, subjects: pd.DataFrame) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class LipschitzResult:
+    """``statistic``: share of subject pairs with |s_i - s_j| > L d(x_i, x_j); ``confidence_interval``: the
+    percentile interval of that share over the metric's bootstrap draws (None without draws);
+    ``worst``: the pairs with the largest excess |s_i - s_j| - L d, for an auditor to act on."""
+
+    statistic: float
+    confidence_interval: tuple[float, float] | None
+    n_pairs: int
+    L: float
+    worst: pd.DataFrame
+    draws: np.ndarray
+
+
+def _square_root(matrix: np.ndarray) -> np.ndarray:
+    """A with A^T A = M for a symmetric positive semi-definite M (eigenvalues below 0 from rounding
+    are set to 0), so that (x - y)^T M (x - y) = |A (x - y)|^2."""
+    values, vectors = np.linalg.eigh((matrix + matrix.T) / 2)
+    return (vectors * np.sqrt(np.clip(values, 0, None))).T
+
+
+def _excess_blocks(z: np.ndarray, s: np.ndarray, matrix: np.ndarray, L: float):
+    """For each block of rows i (pairs j > i): the row indices, the column indices and the excess
+    |s_i - s_j| - L sqrt((z_i - z_j)^T M (z_i - z_j)). Memory: one block of BLOCK x n."""
+    y = z @ _square_root(matrix).T
+    norms = np.einsum("ij,ij->i", y, y)
+    n = len(s)
+    for start in range(0, n - 1, BLOCK):
+        stop = min(start + BLOCK, n - 1)
+        cols = np.arange(start + 1, n)
+        squared = norms[start:stop, None] + norms[None, cols] - 2 * y[start:stop] @ y[cols].T
+        excess = np.abs(s[start:stop, None] - s[None, cols]) - L * np.sqrt(np.clip(squared, 0, None))
+        excess[cols[None, :] <= np.arange(start, stop)[:, None]] = -np.inf  # each pair once
+        yield start, cols, excess
+
+
+def _share(z: np.ndarray, s: np.ndarray, matrix: np.ndarray, L: float) -> float:
+    n = len(s)
+    violating = sum(int((excess > TIE_TOLERANCE).sum()) for _, _, excess in _excess_blocks(z, s, matrix, L))
+    return violating / (n * (n - 1) / 2)
+
+
+def lipschitz_violations(
+    scores: pd.Series,
+    subjects: pd.DataFrame,
+    metric: LearnedMetric,
+    *,
+    L: float = 1.0,
+    k: int = 20,
+    confidence_level: float = 0.95,
+) -> LipschitzResult:
+    """Individual fairness under a metric learned from people (Dwork et al. 2012's Lipschitz condition
+    |f(x) - f(y)| <= L d(x, y), with d the human metric d(x, y) = sqrt((x - y)^T M (x - y))): the share of
+    the n(n - 1)/2 pairs of ``subjects`` whose ``scores`` differ by more than L times their distance (a
+    pair counts when the excess passes TIE_TOLERANCE, as EaIF's violations), the k worst pairs, and the
+    share's percentile interval over the metric's bootstrap draws (the metric's uncertainty; the
+    subjects and scores are fixed). ``scores`` is indexed by subject id, ``subjects`` by the same ids.
+    Exact over all pairs, in blocks: O(n^2 d) time, O(n d) memory."""
+    if L < 0 or not np.isfinite(L):
+        raise ValueError(f"L must be a finite number >= 0 (got {L})")
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must lie in (0, 1) (got {confidence_level})")
+    missing = subjects.index.difference(scores.index)
+    if len(missing):
+        raise ValueError(f"no score for {len(missing)} subject(s), e.g. {list(missing[:3])}")
+    if len(subjects) < 2:
+        raise ValueError("the Lipschitz audit needs at least two subjects")
+    s = scores.reindex(subjects.index).to_numpy(dtype=float)
+    if not np.isfinite(s).all():
+        raise ValueError("scores must be finite numbers")
+    z = np.asarray(metric.scaled(subjects), dtype=float)
+    best_v, best_i, best_j = np.empty(0), np.empty(0, dtype=int), np.empty(0, dtype=int)
+    violating = 0
+    for start, cols, excess in _excess_blocks(z, s, metric.matrix, L):
+        violating += int((excess > TIE_TOLERANCE).sum())
+        flat = excess.ravel()
+        top = np.argpartition(flat, -min(k, flat.size))[-min(k, flat.size) :]
+        best_v = np.concatenate([best_v, flat[top]])
+        best_i = np.concatenate([best_i, start + top // cols.size])
+        best_j = np.concatenate([best_j, cols[top % cols.size]])
+        keep = np.argsort(best_v)[::-1][:k]
+        best_v, best_i, best_j = best_v[keep], best_i[keep], best_j[keep]
+    n_pairs = len(s) * (len(s) - 1) // 2
+    mask = best_v > TIE_TOLERANCE
+    bi, bj, ids = best_i[mask], best_j[mask], subjects.index.to_numpy()
+    apart = z[bi] - z[bj]
+    worst = pd.DataFrame(
+        {
+            "id_i": ids[bi],
+            "id_j": ids[bj],
+            "score_difference": np.abs(s[bi] - s[bj]),
+            "distance": np.sqrt(np.clip(np.einsum("ij,jk,ik->i", apart, metric.matrix, apart), 0, None)),
+            "excess": best_v[mask],
+        }
+    )
+    draws = np.array([_share(z, s, np.asarray(matrix, dtype=float), L) for matrix in metric.draws])
+    tail = (1 - confidence_level) / 2
+    interval = (float(np.quantile(draws, tail)), float(np.quantile(draws, 1 - tail))) if draws.size else None
+    return LipschitzResult(violating / n_pairs, interval, n_pairs, L, worst, draws)
