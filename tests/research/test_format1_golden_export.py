@@ -41,6 +41,11 @@ NOW = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)
 N_PARTICIPANTS = 8
 
 
+def _body(response) -> bytes:
+    """A response's bytes, whether built or streamed (the answers CSV is streamed)."""
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
 def _outputs(client, tmp_path: Path) -> dict[str, bytes]:
     """Every export of the study ``effort-demo``, by file name."""
     out: dict[str, bytes] = {}
@@ -50,8 +55,7 @@ def _outputs(client, tmp_path: Path) -> dict[str, bytes]:
         for fmt in ("csv", "json"):
             response = client.get(f"/researcher/studies/effort-demo/export/{table}.{fmt}")
             assert response.status_code == 200, (table, fmt)
-            streamed = getattr(response, "streaming", False)  # the answers CSV is streamed
-            out[f"download-{table}.{fmt}"] = b"".join(response.streaming_content) if streamed else response.content
+            out[f"download-{table}.{fmt}"] = _body(response)
         pages, url = [], f"/api/studies/effort-demo/export/{table}/?limit=1000"
         while url:  # every page of the JSON records, one per line
             response = client.get(url)
@@ -61,7 +65,7 @@ def _outputs(client, tmp_path: Path) -> dict[str, bytes]:
         out[f"api-{table}.json"] = b"\n".join(pages)
         response = client.get(f"/api/studies/effort-demo/export/{table}/?format=csv")
         assert response.status_code == 200, table
-        out[f"api-{table}.csv"] = response.content
+        out[f"api-{table}.csv"] = _body(response)
     for fmt in ("csv", "json"):
         call_command(
             "export_responses", "effort-demo", format=fmt, out=str(tmp_path / fmt), stdout=open(os.devnull, "w")
