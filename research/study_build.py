@@ -13,25 +13,6 @@ from studies.builder import BuildOptions, build_study_from_frame, study_file_byt
 from studies.study_file import validate_study
 
 
-def build_params(data: dict, name: str) -> dict:
-    """The builder form's cleaned data as ``BuildOptions`` fields (JSON, a job's params) plus the file's ``name``."""
-    return {
-        "template": data["template"],
-        "id_column": data["id_column"].strip(),
-        "label_column": data["label_column"].strip() or None,
-        "score_column": data["score_column"].strip() or None,
-        "group_columns": [c.strip() for c in data["group_columns"].split(",") if c.strip()],
-        "outcome_column": data["outcome_column"].strip() or None,
-        "profile": data["profile"] or None,
-        "per_participant": data["per_participant"],
-        "stratify_by": data["stratify_by"].strip() or None,
-        "slug": data["slug"].strip() or None,
-        "title": data["title"].strip() or None,
-        "completion_code": data["completion_code"].strip() or None,
-        "name": name,
-    }
-
-
 def read_subjects(source, params: dict) -> pd.DataFrame:
     """The subjects CSV under the upload limits (``core.uploads.read_csv_upload``), ids read as text."""
     return read_csv_upload(source, name=params["name"], text_columns=(params["id_column"],))

@@ -55,6 +55,25 @@ class StudyBuildForm(forms.Form):
     completion_code = forms.CharField(max_length=64, required=False)
 
 
+def build_params(data: dict, name: str) -> dict:
+    """The builder form's cleaned data as ``BuildOptions`` fields (JSON, a job's params) plus the file's ``name``."""
+    return {
+        "template": data["template"],
+        "id_column": data["id_column"].strip(),
+        "label_column": data["label_column"].strip() or None,
+        "score_column": data["score_column"].strip() or None,
+        "group_columns": [c.strip() for c in data["group_columns"].split(",") if c.strip()],
+        "outcome_column": data["outcome_column"].strip() or None,
+        "profile": data["profile"] or None,
+        "per_participant": data["per_participant"],
+        "stratify_by": data["stratify_by"].strip() or None,
+        "slug": data["slug"].strip() or None,
+        "title": data["title"].strip() or None,
+        "completion_code": data["completion_code"].strip() or None,
+        "name": name,
+    }
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def study_build_preview(request: HttpRequest, digest: str) -> HttpResponse:

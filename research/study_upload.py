@@ -35,6 +35,8 @@ MAX_CHANGES = 60
 # Checked, previewed and loaded inside the web request up to this size (the work is linear in the bytes:
 # validation, the changes against the current version, two validations when loading); larger: a job.
 INLINE_MAX_BYTES = 128 * 1024
+# A builder CSV up to this size is parsed in the request (then built there if ``studies.builder.builds_inline``)
+BUILD_INLINE_MAX_BYTES = 256 * 1024
 PREVIEW_KINDS = ("build", "upload")
 # What loading a file did (``StudyLoadResult.action``), as the researcher reads it
 OUTCOMES = {

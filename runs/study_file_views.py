@@ -12,8 +12,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.uploads import UploadError
-from research.study_builder_views import StudyBuildForm
+from research.study_builder_views import StudyBuildForm, build_params
 from research.study_upload import (
+    BUILD_INLINE_MAX_BYTES,
     INLINE_MAX_BYTES,
     StashedFileMissing,
     StashNotStored,
@@ -43,12 +44,8 @@ def _queue(request: HttpRequest, **job_fields) -> tuple[Job | None, str, int]:
 @login_required
 @require_http_methods(["GET", "POST"])
 def study_build(request: HttpRequest) -> HttpResponse:
-    """The builder's form. A CSV of at most ``builder.INLINE_MAX_BYTES`` whose table ``builds_inline`` is
+    """The builder's form. A CSV of at most ``BUILD_INLINE_MAX_BYTES`` whose table ``builds_inline`` is
     built here (problems: 400, the preview: 302); any other is stored and built by a job (302 to its page)."""
-    from research.study_build import build_and_stash, build_params, read_subjects  # pandas: not for other pages
-    from studies.builder import INLINE_MAX_BYTES as BUILD_INLINE_MAX_BYTES
-    from studies.builder import StudyBuildError, builds_inline
-
     form = StudyBuildForm(request.POST or None, request.FILES or None)
     problems: list[str] = []
     error, status = "", 200
@@ -56,19 +53,18 @@ def study_build(request: HttpRequest) -> HttpResponse:
         upload = form.cleaned_data["subjects"]
         params = build_params(form.cleaned_data, upload.name)
         try:
-            frame = read_subjects(upload, params) if upload.size <= BUILD_INLINE_MAX_BYTES else None
-            if frame is None or not builds_inline(frame):
+            digest, problems = (
+                _build_inline(request.user, upload, params) if upload.size <= BUILD_INLINE_MAX_BYTES else (None, [])
+            )
+            if digest is not None:
+                return redirect("researcher:build-preview", digest=digest)
+            if not problems:
                 upload.seek(0)
                 job, error, status = _queue(
                     request, kind=Job.Kind.STUDY_BUILD, params=params, uploads={"subjects": upload}
                 )
                 if job is not None:
                     return redirect("researcher:job", job_id=job.pk)
-            else:
-                digest = build_and_stash(user=request.user, frame=frame, params=params)
-                return redirect("researcher:build-preview", digest=digest)
-        except StudyBuildError as exc:
-            problems = exc.problems
         except UploadError as exc:
             problems = [str(exc)]
         except InvalidStudyFile as exc:
@@ -79,6 +75,21 @@ def study_build(request: HttpRequest) -> HttpResponse:
         status = 400
     context = {"form": form, "problems": problems, "storage_error": error, "max_bytes": settings.UPLOAD_MAX_BYTES}
     return render(request, "researcher/build.html", context, status=status)
+
+
+def _build_inline(user, upload, params: dict) -> tuple[str | None, list[str]]:
+    """Parse a small CSV here and build it if its table ``builds_inline``: (its digest, []), (None, the
+    problems), or (None, []) for a table to build in a job. pandas is imported only on this path."""
+    from research.study_build import build_and_stash, read_subjects
+    from studies.builder import StudyBuildError, builds_inline
+
+    frame = read_subjects(upload, params)
+    if not builds_inline(frame):
+        return None, []
+    try:
+        return build_and_stash(user=user, frame=frame, params=params), []
+    except StudyBuildError as exc:
+        return None, exc.problems
 
 
 @login_required

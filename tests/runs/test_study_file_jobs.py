@@ -6,6 +6,9 @@ stored is lost. Small inputs stay inline (tests/studies/test_builder_views.py) w
 
 import io
 import json
+import os
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -16,7 +19,7 @@ from django.test import Client
 import research.study_build
 import research.study_upload
 import research.study_upload_views
-from research.study_upload import INLINE_MAX_BYTES, STASH_PREFIX
+from research.study_upload import BUILD_INLINE_MAX_BYTES, INLINE_MAX_BYTES, STASH_PREFIX
 from runs.models import Job
 from studies import builder
 from studies.builder import builds_inline
@@ -104,7 +107,7 @@ def test_a_large_build_is_a_job_that_leads_to_the_preview_and_saves_by_a_job(ali
 
 def test_a_csv_above_the_byte_bound_is_not_even_parsed_in_the_request(alice, monkeypatch):
     frame = draw_defendants(40, seed=5)
-    frame["notes"] = "x" * (builder.INLINE_MAX_BYTES // 40)
+    frame["notes"] = "x" * (BUILD_INLINE_MAX_BYTES // 40)
     forbid(monkeypatch, research.study_build, "read_subjects")
     response = alice.post("/researcher/build/", form(subjects=csv_upload(frame)))
     assert response.status_code == 302 and Job.objects.get().kind == Job.Kind.STUDY_BUILD
@@ -200,3 +203,15 @@ def test_job_quota_applies_to_study_file_jobs(alice, settings):
     refused = alice.post("/researcher/build/", form(subjects=csv_upload(draw_defendants(600, seed=6))))
     assert refused.status_code == 429 and "JOBS_QUEUED_PER_RESEARCHER = 1" in refused.content.decode()
     assert Job.objects.count() == 1
+
+
+def test_queueing_a_job_does_not_load_the_science_into_the_web_process():
+    """runs.tasks imports the runners (pandas, scipy, statsmodels) only in the worker: the first upload of a
+    web worker took 10.9 s when queueing a job imported them."""
+    code = (
+        "import django, sys; django.setup(); import config.urls, runs.services, runs.tasks, runs.study_file_views; "
+        "print(sorted(m for m in ('pandas', 'scipy', 'statsmodels', 'sklearn') if m in sys.modules))"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "[]", out.stderr
