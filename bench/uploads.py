@@ -15,10 +15,11 @@ upload itself: six such uploads made a new participant's arrival time out.
 ``--scenario study-files`` (issue 22, finding 4): one gunicorn worker of two threads, as in the finding.
 A researcher logs in and, while participants arrive, posts ``--builds`` builder forms (comparable template:
 Gower distances over all pairs of ``--build-rows`` x ``--build-columns``) and ``--study-uploads`` study files
-of about 4 MB; then saves the first built study and loads the first upload (load jobs). Prints arrivals'
-latency without and during this work, each researcher request's time (store + queue), the inline worst
-cases (a builder form at the inline bound, a study file just under ``INLINE_MAX_BYTES``), and the jobs'
-outcomes and durations. Before the jobs the builder held a web thread for the whole build.
+of about 4 MB; then "Save" / "Load" on the first two previews reached (load jobs). Prints arrivals' latency
+without, during this work and during the loads, each researcher request's time (store + queue), the inline
+worst cases (a builder form at the inline bound; a study file just under ``INLINE_MAX_BYTES`` uploaded,
+previewed and loaded), and the jobs' outcomes and durations. Before the jobs the builder held a web thread
+for the whole build.
 """
 
 import argparse
@@ -221,24 +222,37 @@ def study_files(args) -> None:
         f"{args.spacing} s"
     )
 
-    # The inline worst cases: a builder form at the inline bound (500 rows, 5,000 cells: 9 features + id)
-    # and a study file just under research.study_upload.INLINE_MAX_BYTES (128 KiB).
+    # The inline worst cases: a builder form at the inline bound, and a study file just under
+    # research.study_upload.INLINE_MAX_BYTES uploaded, previewed and loaded.
     def timed(path: str, fields: dict, files: dict) -> str:
         began = time.perf_counter()
         status, location, _ = researcher.post_form(path, fields, files)
         kind = "inline" if status == 302 and "/jobs/" not in location else f"{status} {location}"
         return f"{(time.perf_counter() - began) * 1000:.0f} ms ({kind})"
 
-    at_bound = {"subjects": subjects_csv(500, 8, 99)}  # id, label, 8 features: 500 rows, 5,000 cells
+    at_bound = {"subjects": subjects_csv(200, 8, 99)}  # id, label, 8 features: 200 rows, 2,000 cells
     cold = timed("/researcher/build/", build_fields(), at_bound)  # the worker's first build imports pandas
     warm = [
         timed("/researcher/build/", build_fields(template), at_bound) for template in ("comparable", "disagreement")
     ]
-    small = next(raw for n in range(400, 0, -1) if len(raw := study_file(n, f"bench-inline-{n}")) <= 128 * 1024)
     print(
-        f"inline worst cases: builder form 500 rows x 10 columns: first {cold} (imports pandas), then comparable "
-        f"{warm[0]}, disagreement {warm[1]}; study file of {len(small) / 1024:.0f} KiB: "
-        f"{timed('/researcher/upload/', {}, {'file': small})}"
+        f"inline worst case, builder form of 200 rows x 10 columns: first {cold} (imports pandas), then "
+        f"comparable {warm[0]}, disagreement {warm[1]}"
+    )
+    limit = 96 * 1024  # research.study_upload.INLINE_MAX_BYTES
+    small = next(raw for n in range(400, 0, -1) if len(raw := study_file(n, "bench-inline")) <= limit)
+    began = time.perf_counter()
+    _, preview, _ = researcher.post_form("/researcher/upload/", {}, {"file": small})
+    upload_ms = (time.perf_counter() - began) * 1000
+    began = time.perf_counter()
+    researcher.request("GET", preview)
+    preview_ms = (time.perf_counter() - began) * 1000
+    began = time.perf_counter()
+    load = f"csrfmiddlewaretoken={researcher.csrf()}".encode()
+    status, location, _ = researcher.request("POST", preview, load, "application/x-www-form-urlencoded")
+    print(
+        f"inline worst case, study file of {len(small) / 1024:.0f} KiB: upload {upload_ms:.0f} ms, preview "
+        f"{preview_ms:.0f} ms, load {(time.perf_counter() - began) * 1000:.0f} ms ({status} {location})"
     )
     asyncio.run(arrivals(8, "warm-up", 0.1))
     quiet = asyncio.run(arrivals(args.arrivals, "quiet", args.spacing))

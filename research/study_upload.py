@@ -34,7 +34,7 @@ DIGEST = re.compile(r"^[0-9a-f]{64}$")
 MAX_CHANGES = 60
 # Checked, previewed and loaded inside the web request up to this size (the work is linear in the bytes:
 # validation, the changes against the current version, two validations when loading); larger: a job.
-INLINE_MAX_BYTES = 128 * 1024
+INLINE_MAX_BYTES = 96 * 1024
 # A builder CSV up to this size is parsed in the request (then built there if ``studies.builder.builds_inline``)
 BUILD_INLINE_MAX_BYTES = 256 * 1024
 PREVIEW_KINDS = ("build", "upload")
