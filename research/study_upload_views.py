@@ -51,9 +51,10 @@ def study_upload_preview(request: HttpRequest, digest: str) -> HttpResponse:
     try:
         if large:
             stashed_bytes(user=request.user, digest=digest)  # still there, intact
-            preview = stashed_preview(user=request.user, digest=digest, kind="upload")
-            if preview is None:
+            stored = stashed_preview(user=request.user, digest=digest, kind="upload")
+            if stored is None:
                 raise StashedFileMissing(digest)
+            preview = stored
         else:
             spec = stashed_spec(user=request.user, digest=digest)
     except StashedFileMissing as exc:
