@@ -4,7 +4,8 @@ while researchers upload, against gunicorn in production settings with one job w
 Run: .venv/bin/python bench/uploads.py [--uploads 6] [--rows 20000] [--arrivals 30]
      [--database-url postgres://USER:PASS@127.0.0.1:5432/DB] [--port 8765]   (the bench database is WIPED first)
      .venv/bin/python bench/uploads.py --scenario study-files [--builds 2] [--build-rows 4000]
-     [--build-columns 50] [--study-uploads 2] [--workers 1 --threads 2] [--arrivals 60 --spacing 0.5] ...
+     [--build-columns 50] [--study-uploads 2] [--workers 1 --threads 2] [--arrivals 60 --spacing 0.5]
+     [--worker-nice 10] ...
 
 Default scenario (situation testing): six researchers each upload a 20,000-row CSV to the API.
 Prints the arrival latency (start link + consent page + consent POST) without uploads and during
@@ -322,6 +323,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, help="gunicorn workers (default 4; study-files: 1)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--port", type=int, default=launch.PORT)
+    parser.add_argument("--worker-nice", type=int, default=0, help="CPU niceness of the job worker (nice -n)")
     parser.add_argument("--database-url")
     parser.add_argument("--wait", type=float, default=600, help="seconds to wait for the jobs")
     args = parser.parse_args()
@@ -340,7 +342,8 @@ def main() -> None:
     processes = [
         launch.gunicorn(env),
         subprocess.Popen(
-            [launch.PY, "manage.py", "db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.2"],
+            ["nice", "-n", str(args.worker_nice)]
+            + [launch.PY, "manage.py", "db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.2"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

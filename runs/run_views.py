@@ -83,6 +83,14 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
     return render(request, "researcher/run_start.html", context, status=status)
 
 
+# A study file's job: the form it came from (URL name, label), linked from its page
+STUDY_FILE_FORMS = {
+    Job.Kind.STUDY_BUILD: ("researcher:build", "Build a study from a CSV"),
+    Job.Kind.STUDY_UPLOAD: ("researcher:upload", "Upload a study"),
+    Job.Kind.STUDY_LOAD: ("researcher:studies", "Studies"),
+}
+
+
 @login_required
 def job_detail(request: HttpRequest, job_id) -> HttpResponse:
     """A job's status, progress and log; ``static/surveys/job.js`` polls ``/api/jobs/<id>/`` and
@@ -108,6 +116,7 @@ def job_detail(request: HttpRequest, job_id) -> HttpResponse:
             "problems": result.get("problems", []) if job.status == Job.Status.FAILED else [],
             "more_problems": result.get("more_problems", 0),
             "files": [(name, reverse("researcher:job-file", args=[job.pk, name])) for name in job.files],
+            "form": STUDY_FILE_FORMS.get(job.kind),
             "api_url": reverse("api-job", args=[job.pk]),
         },
     )
