@@ -173,7 +173,7 @@ def stash_is_large(*, user, digest: str) -> bool:
     """Whether the stashed file is larger than INLINE_MAX_BYTES (loaded and previewed by jobs only)."""
     try:
         return default_storage.size(_stash_name(user, digest)) > INLINE_MAX_BYTES
-    except (FileNotFoundError, OSError):
+    except OSError:  # no such stash: the caller's hash check answers 404
         return False
 
 
