@@ -60,11 +60,12 @@ def forbid(monkeypatch, module, name: str) -> None:
 
 
 def test_the_inline_bound_is_rows_and_cells():
-    """The builder's worst inline case: 200 rows and 2,000 cells (Gower: 200 x 2,000 comparisons)."""
-    assert builder.INLINE_MAX_ROWS * builder.INLINE_MAX_CELLS == 400_000
-    assert builds_inline(pd.DataFrame(0, index=range(200), columns=range(10)))
+    """The builder's worst inline case: 200 rows and 2,500 cells (Gower: 200 x 2,500 comparisons)."""
+    assert builder.INLINE_MAX_ROWS * builder.INLINE_MAX_CELLS == 500_000
+    assert builds_inline(pd.DataFrame(0, index=range(200), columns=range(12)))
+    assert not builds_inline(pd.DataFrame(0, index=range(200), columns=range(13)))
     assert not builds_inline(pd.DataFrame(0, index=range(201), columns=range(2)))
-    assert not builds_inline(pd.DataFrame(0, index=range(40), columns=range(51)))
+    assert not builds_inline(pd.DataFrame(0, index=range(40), columns=range(63)))
 
 
 def test_a_large_build_is_a_job_that_leads_to_the_preview_and_saves_by_a_job(alice, researcher, monkeypatch):
@@ -78,7 +79,9 @@ def test_a_large_build_is_a_job_that_leads_to_the_preview_and_saves_by_a_job(ali
     assert job.params["stratify_by"] == "race" and job.params["group_columns"] == ["race", "sex"]
     assert stashed(researcher) == []  # nothing was built in the request
     page = alice.get(response["Location"])
-    assert page.status_code == 200 and "Study build (from a CSV)" in page.content.decode()
+    html = page.content.decode()
+    assert page.status_code == 200 and "Study build (from a CSV)" in html and 'value="0.000"' in html
+    assert "it opens the preview when the job is done" in html and '<a href="/researcher/build/">' in html
 
     run_jobs()
     job.refresh_from_db()
