@@ -191,10 +191,10 @@ def build_fields(template: str = "comparable") -> dict:
     }
 
 
-def wait_for_jobs(browser: Browser, job_paths: list[str], wait: float) -> dict[str, tuple[str, float]]:
-    """Poll each job page until it leads on (succeeded) or shows the failure: path -> (outcome, seconds)."""
+def wait_for_jobs(browser: Browser, job_paths: list[str], wait: float, begin: float) -> dict[str, tuple[str, float]]:
+    """Poll each job page until it leads on (succeeded) or shows the failure: path -> (outcome, seconds
+    since ``begin``, when the jobs were posted; a job done before the first poll counts at that poll)."""
     done: dict[str, tuple[str, float]] = {}
-    begin = time.perf_counter()
     while len(done) < len(job_paths) and time.perf_counter() - begin < wait:
         for path in job_paths:
             if path in done:
@@ -277,6 +277,7 @@ def study_files(args) -> None:
         threading.Thread(target=post, args=("/researcher/build/", build_fields(), {"subjects": c})) for c in builds
     ]
     threads += [threading.Thread(target=post, args=("/researcher/upload/", {}, {"file": c})) for c in uploads]
+    posted = time.perf_counter()
     for t in threads:
         t.start()
     busy = asyncio.run(arrivals(args.arrivals, "busy", args.spacing))
@@ -284,12 +285,13 @@ def study_files(args) -> None:
         t.join()
     print(f"arrivals, during builds/uploads:  {describe(busy)}")
     print(f"researcher requests (store + queue): {describe(request_times)}")
-    done = wait_for_jobs(researcher, job_paths, args.wait)
+    done = wait_for_jobs(researcher, job_paths, args.wait, posted)
     for path in job_paths:
         outcome, seconds = done.get(path, ("not finished", float("nan")))
-        print(f"  job {path.rsplit('/', 2)[-2][:8]}: {outcome} after {seconds:.1f} s")
+        print(f"  job {path.rsplit('/', 2)[-2][:8]}: {outcome}, {seconds:.1f} s after posting")
     previews = [outcome.split(" -> ")[1] for outcome, _ in done.values() if outcome.startswith("succeeded")]
     loads: list[str] = []
+    loading = time.perf_counter()
     for preview in previews[:2]:  # "Save" / "Load": the preview's form posts to its load job
         _, _, page = researcher.request("GET", preview)
         action = re.search(r'<form method="post" class="actions" action="([^"]+)"', page)
@@ -304,8 +306,8 @@ def study_files(args) -> None:
     if loads:
         busy_loads = asyncio.run(arrivals(args.arrivals, "loading", args.spacing))
         print(f"arrivals, during loads:           {describe(busy_loads)}")
-        for path, (outcome, seconds) in wait_for_jobs(researcher, loads, args.wait).items():
-            print(f"  load job {path.rsplit('/', 2)[-2][:8]}: {outcome} after {seconds:.1f} s")
+        for path, (outcome, seconds) in wait_for_jobs(researcher, loads, args.wait, loading).items():
+            print(f"  load job {path.rsplit('/', 2)[-2][:8]}: {outcome}, {seconds:.1f} s after posting")
 
 
 def main() -> None:
