@@ -1,18 +1,21 @@
 """The researcher's pages (namespace ``researcher``): studies, uploads, the builder and the dashboard
 (``research``), runs, jobs and their files (``runs``)."""
 
-from django.urls import include, path
+from django.urls import path
 
-from research import preview, study_upload_views
+from research import preview, study_builder_views, study_upload_views
 from research import researcher_views as views
-from runs import run_views
+from runs import run_views, study_file_views
 
 app_name = "researcher"
 urlpatterns = [
     path("", views.study_list, name="studies"),
-    path("upload/", study_upload_views.study_upload, name="upload"),
+    path("upload/", study_file_views.study_upload, name="upload"),
     path("upload/<str:digest>/", study_upload_views.study_upload_preview, name="upload-preview"),
-    path("build/", include("research.study_builder_urls")),
+    path("load/<str:digest>/", study_file_views.study_load_start, name="study-load"),
+    path("build/", study_file_views.study_build, name="build"),
+    path("build/<str:digest>/", study_builder_views.study_build_preview, name="build-preview"),
+    path("build/<str:digest>/study.json", study_builder_views.study_build_download, name="build-download"),
     path("studies/<slug:slug>/", run_views.dashboard, name="dashboard"),
     path("studies/<slug:slug>/runs/", run_views.run_list, name="runs"),
     path("studies/<slug:slug>/start/", run_views.run_start, name="start"),

@@ -1,22 +1,21 @@
-"""Build a study from a CSV in the browser: the form (template and options as ``build_study`` names them),
-the problems found, a preview of the built study (blocks, pool, items per participant, strata, one profile
-as participants see it), the study file to download, and "Save" = loading it like an uploaded study file
-(:mod:`research.study_upload`: stashed under its SHA-256 for this researcher, ``study_load``'s ownership rule)."""
+"""Build a study from a CSV in the browser: the form (template and options as ``build_study`` names them;
+its view, which builds small tables inline and queues a job for larger ones, is
+``runs.study_file_views.study_build``), a preview of the built study (blocks, pool, items per participant,
+strata, one profile as participants see it), the study file to download, and "Save" = loading it like an
+uploaded study file (:mod:`research.study_upload`: stashed under its SHA-256 for this researcher,
+``study_load``'s ownership rule)."""
 
-import hashlib
 import json
 
 from django import forms
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from core.uploads import UploadError
-from research.study_upload import StashedFileMissing, StashNotStored, stash_upload, stashed_bytes, stashed_spec
+from research.study_upload import StashedFileMissing, stash_is_large, stashed_bytes, stashed_preview
 from research.study_upload_views import load_stashed_and_redirect
-from studies.study_file import InvalidStudyFile, validate_study
 
 TEMPLATE_CHOICES = {
     "disagreement": "Disagreement: does the participant agree with the AI's prediction? (yes/no, confidence, BTS)",
@@ -56,69 +55,47 @@ class StudyBuildForm(forms.Form):
     completion_code = forms.CharField(max_length=64, required=False)
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def study_build(request: HttpRequest) -> HttpResponse:
-    from studies.builder import StudyBuildError, build_study, study_file_bytes  # pandas: not for other pages
-
-    form = StudyBuildForm(request.POST or None, request.FILES or None)
-    problems: list[str] = []
-    storage_error = ""
-    if request.method == "POST" and form.is_valid():
-        data, upload = form.cleaned_data, form.cleaned_data["subjects"]
-        try:
-            spec = build_study(
-                data["template"],
-                upload,
-                data["id_column"].strip(),
-                label_column=data["label_column"].strip() or None,
-                score_column=data["score_column"].strip() or None,
-                group_columns=[c.strip() for c in data["group_columns"].split(",") if c.strip()],
-                outcome_column=data["outcome_column"].strip() or None,
-                profile=data["profile"] or None,
-                per_participant=data["per_participant"],
-                stratify_by=data["stratify_by"].strip() or None,
-                slug=data["slug"].strip() or None,
-                title=data["title"].strip() or None,
-                completion_code=data["completion_code"].strip() or None,
-                name=upload.name,
-            )
-            validate_study(spec)
-            raw = study_file_bytes(spec, max_bytes=settings.STUDY_FILE_MAX_BYTES)
-            digest = hashlib.sha256(raw).hexdigest()
-            stash_upload(user=request.user, digest=digest, raw=raw)
-        except StudyBuildError as exc:
-            problems = exc.problems
-        except UploadError as exc:
-            problems = [str(exc)]
-        except InvalidStudyFile as exc:
-            problems = [str(p) for p in exc.problems]
-        except StashNotStored as exc:
-            storage_error = str(exc)
-        else:
-            return redirect("researcher:build-preview", digest=digest)
-    status = (507 if storage_error else 400) if request.method == "POST" else 200
-    context = {
-        "form": form,
-        "problems": problems,
-        "storage_error": storage_error,
-        "max_bytes": settings.UPLOAD_MAX_BYTES,
+def build_params(data: dict, name: str) -> dict:
+    """The builder form's cleaned data as ``BuildOptions`` fields (JSON, a job's params) plus the file's ``name``."""
+    return {
+        "template": data["template"],
+        "id_column": data["id_column"].strip(),
+        "label_column": data["label_column"].strip() or None,
+        "score_column": data["score_column"].strip() or None,
+        "group_columns": [c.strip() for c in data["group_columns"].split(",") if c.strip()],
+        "outcome_column": data["outcome_column"].strip() or None,
+        "profile": data["profile"] or None,
+        "per_participant": data["per_participant"],
+        "stratify_by": data["stratify_by"].strip() or None,
+        "slug": data["slug"].strip() or None,
+        "title": data["title"].strip() or None,
+        "completion_code": data["completion_code"].strip() or None,
+        "name": name,
     }
-    return render(request, "researcher/build.html", context, status=status)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def study_build_preview(request: HttpRequest, digest: str) -> HttpResponse:
-    from studies.builder import summarise_study
-
+    """The built study's summary (stored with the stash by ``research.study_build.build_and_stash``); "Save"
+    loads it here when the file is small, and queues a load job (``researcher:study-load``) when it is larger
+    than ``research.study_upload.INLINE_MAX_BYTES``."""
     try:
-        spec = stashed_spec(user=request.user, digest=digest)
+        stashed_bytes(user=request.user, digest=digest)  # still there, intact
+        summary = stashed_preview(user=request.user, digest=digest, kind="build")
+        if summary is None:
+            raise StashedFileMissing(digest)
     except StashedFileMissing as exc:
         raise Http404("No such study: saved already, expired, or never built. Build it again.") from exc
-    if request.method == "POST" and (loaded := load_stashed_and_redirect(request, digest)) is not None:
+    large = stash_is_large(user=request.user, digest=digest)
+    if request.method == "POST" and not large and (loaded := load_stashed_and_redirect(request, digest)) is not None:
         return loaded
-    return render(request, "researcher/build_preview.html", {"summary": summarise_study(spec), "digest": digest})
+    context = {
+        "summary": summary,
+        "digest": digest,
+        "load_url": reverse("researcher:study-load", args=[digest]) + "?from=build" if large else "",
+    }
+    return render(request, "researcher/build_preview.html", context)
 
 
 @login_required

@@ -5,11 +5,16 @@ study's current version (what loading it would do, and which fields change).
 The stash lives in the run storage (``study-uploads/<user id>/<sha256>.json``), so any web server
 can show the preview and load the file; the load reads the stored bytes again and checks their
 hash, so nothing the browser resends is trusted.
+
+A file larger than ``INLINE_MAX_BYTES`` is checked, previewed and loaded by background jobs, never
+inside a web request: the job stores its preview next to the stash (``<sha256>.<kind>.json``,
+:func:`stash_preview`) and the preview page shows that record.
 """
 
 import hashlib
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import timedelta
 
 from django.conf import settings
@@ -27,6 +32,20 @@ STASH_PREFIX = "study-uploads"
 STASH_MAX_AGE = timedelta(days=1)
 DIGEST = re.compile(r"^[0-9a-f]{64}$")
 MAX_CHANGES = 60
+# Checked, previewed and loaded inside the web request up to this size (the work is linear in the bytes:
+# validation, the changes against the current version, two validations when loading); larger: a job.
+INLINE_MAX_BYTES = 96 * 1024
+# A builder CSV up to this size is parsed in the request (then built there if ``studies.builder.builds_inline``)
+BUILD_INLINE_MAX_BYTES = 256 * 1024
+PREVIEW_KINDS = ("build", "upload")
+# What loading a file did (``StudyLoadResult.action``), as the researcher reads it
+OUTCOMES = {
+    "created": "created as a new study, owned by you",
+    "unchanged": "unchanged: the same content is already loaded",
+    "replaced": "updated in place (the previous version had no participants yet)",
+    "new_version": "saved as a new version (the previous one has participants, who keep theirs)",
+    "taken": "refused: the slug is another researcher's",
+}
 
 
 class StashedFileMissing(LookupError):
@@ -74,17 +93,22 @@ def _stash_name(user, digest: str) -> str:
     return f"{STASH_PREFIX}/{user.pk}/{digest}.json"
 
 
-def read_upload(upload) -> tuple[str, bytes]:
-    """The upload's hash and bytes, refused (InvalidStudyFile) above ``STUDY_FILE_MAX_BYTES`` or
-    when it is not UTF-8 JSON text that passes every study-file rule."""
+def check_upload_size(upload) -> None:
+    """InvalidStudyFile when the upload is larger than ``STUDY_FILE_MAX_BYTES`` (from its size, unread)."""
     limit = settings.STUDY_FILE_MAX_BYTES
     if upload.size > limit:
         raise InvalidStudyFile(
             [StudyFileProblem("", f"file is larger than the limit of {limit:,} bytes ({upload.size:,})")]
         )
+
+
+def read_upload(upload) -> tuple[str, bytes, dict]:
+    """The upload's hash, bytes and validated study, refused (InvalidStudyFile) above
+    ``STUDY_FILE_MAX_BYTES`` or when it is not UTF-8 JSON text that passes every study-file rule."""
+    check_upload_size(upload)
     raw = upload.read()
-    validated_spec(raw)
-    return hashlib.sha256(raw).hexdigest(), raw
+    spec = validated_spec(raw)
+    return hashlib.sha256(raw).hexdigest(), raw, spec
 
 
 def validated_spec(raw: bytes) -> dict:
@@ -145,10 +169,49 @@ def stashed_bytes(*, user, digest: str) -> bytes:
     return raw
 
 
+def stash_is_large(*, user, digest: str) -> bool:
+    """Whether the stashed file is larger than INLINE_MAX_BYTES (loaded and previewed by jobs only)."""
+    try:
+        return default_storage.size(_stash_name(user, digest)) > INLINE_MAX_BYTES
+    except OSError:  # no such stash: the caller's hash check answers 404
+        return False
+
+
+def _preview_name(user, digest: str, kind: str) -> str:
+    if kind not in PREVIEW_KINDS:
+        raise ValueError(f"preview kind {kind!r} is not one of {', '.join(PREVIEW_KINDS)}")
+    return f"{STASH_PREFIX}/{user.pk}/{digest}.{kind}.json"
+
+
+def stash_preview(*, user, digest: str, kind: str, preview: dict) -> None:
+    """Keep a job's preview record (JSON) of the stash ``digest`` next to it, for the preview page."""
+    name = _preview_name(user, digest, kind)
+    default_storage.delete(name)
+    try:
+        default_storage.save(name, ContentFile(json.dumps(preview).encode()))
+    except OSError as exc:
+        default_storage.delete(name)
+        raise StashNotStored(f"The preview could not be stored on the server ({exc.strerror or exc}).") from exc
+
+
+def stashed_preview(*, user, digest: str, kind: str) -> dict | None:
+    """The preview record a job stored for this stash, or None (a small file: previewed in the request)."""
+    if not DIGEST.match(digest):
+        return None
+    try:
+        with default_storage.open(_preview_name(user, digest, kind), "rb") as handle:
+            return json.loads(handle.read())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
 def load_stashed(*, user, digest: str) -> StudyLoadResult:
-    """Load the stashed file as the user (``study_load``'s ownership rule applies), then drop the stash."""
+    """Load the stashed file as the user (``study_load``'s ownership rule applies), then drop the stash
+    and its preview records."""
     result = study_load(spec=stashed_spec(user=user, digest=digest), owner=user)
     default_storage.delete(_stash_name(user, digest))
+    for kind in PREVIEW_KINDS:
+        default_storage.delete(_preview_name(user, digest, kind))
     return result
 
 
@@ -196,6 +259,14 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
         more_changes=max(0, len(changes) - MAX_CHANGES),
         refusal=refusal,
     )
+
+
+def preview_record(preview: StudyPreview) -> dict:
+    """A preview as JSON (the current version by its title and number), for :func:`stash_preview`."""
+    record = asdict(replace(preview, current=None))
+    if preview.current is not None:
+        record["current"] = {"title": preview.current.title, "version": preview.current.version}
+    return record
 
 
 def _format2_conditions(spec: dict) -> list[ConditionSummary]:

@@ -10,16 +10,18 @@ from pathlib import Path
 from django.conf import settings
 
 from core.time_limit import time_limit
+from research.study_upload import StashNotStored
 from runs.models import Job
 from runs.runners import RUNNERS, JobContext
 from runs.services import job_fail, job_folder, job_log, job_progress, job_start, job_succeed
 from runs.storage import RunStorageError, delete_prefix
+from studies.services import StudyOwnedByOther
 
 logger = logging.getLogger(__name__)
 
-# Errors that mean "this input or request cannot be run" (a bad file, an unknown study: LookupError),
-# shown to the researcher as they are.
-EXPECTED_ERRORS = (ValueError, LookupError, RunStorageError)
+# Errors that mean "this input or request cannot be run" (a bad file, an unknown study: LookupError, a
+# full disk, another researcher's slug), shown to the researcher as they are.
+EXPECTED_ERRORS = (ValueError, LookupError, RunStorageError, StashNotStored, StudyOwnedByOther)
 
 
 class JobTimeout(Exception):
@@ -67,7 +69,8 @@ def execute_job(job_id: str) -> str:
     except (*EXPECTED_ERRORS, JobTimeout) as exc:
         _clean_up(job, outputs)
         job_log(job_id=job.pk, line=f"failed: {exc}")
-        job_fail(job_id=job.pk, error=str(exc))
+        problems = getattr(exc, "problems", None)  # a bad study file or CSV: each problem as path: rule
+        job_fail(job_id=job.pk, error=str(exc), problems=[str(p) for p in problems] if problems else None)
         return Job.Status.FAILED
     except Exception as exc:
         logger.exception("job %s failed", job.pk)

@@ -1,5 +1,6 @@
-"""A background job: one analysis, audit, situation test, differential-parity run or study plan
-started from the web, executed by a worker process (``manage.py db_worker``), never inside a web request."""
+"""A background job: one analysis, audit, situation test, differential-parity run, study plan, or a
+large study file's build, check or load started from the web, executed by a worker process
+(``manage.py db_worker``), never inside a web request."""
 
 import uuid
 
@@ -18,6 +19,9 @@ class Job(models.Model):
         SITUATION_TESTING = "situation_testing", "Situation testing"
         DIFFERENTIAL_PARITY = "differential_parity", "Differential parity"
         PLAN = "plan", "Study plan (simulation)"
+        STUDY_BUILD = "study_build", "Study build (from a CSV)"
+        STUDY_UPLOAD = "study_upload", "Study file check"
+        STUDY_LOAD = "study_load", "Study file load"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

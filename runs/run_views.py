@@ -6,6 +6,7 @@ and jobs (reports, tables)."""
 import re
 from pathlib import Path
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.storage import default_storage
@@ -67,7 +68,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
             else:
                 return redirect("researcher:job", job_id=job.pk)
         else:
-            errors, status = {field: [str(m) for m in messages] for field, messages in serializer.errors.items()}, 400
+            errors, status = {field: [str(m) for m in found] for field, found in serializer.errors.items()}, 400
     context = {
         "study": study,
         "kind": kind if request.method == "POST" else "",
@@ -85,13 +86,28 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
     return render(request, "researcher/run_start.html", context, status=status)
 
 
+# A study file's job: the form it came from (URL name, label), linked from its page
+STUDY_FILE_FORMS = {
+    Job.Kind.STUDY_BUILD: ("researcher:build", "Build a study from a CSV"),
+    Job.Kind.STUDY_UPLOAD: ("researcher:upload", "Upload a study"),
+    Job.Kind.STUDY_LOAD: ("researcher:studies", "Studies"),
+}
+
+
 @login_required
 def job_detail(request: HttpRequest, job_id) -> HttpResponse:
     """A job's status, progress and log; ``static/surveys/job.js`` polls ``/api/jobs/<id>/`` and
-    reloads the page when the job ends (a ``<meta refresh>`` does it without JavaScript)."""
+    reloads the page when the job ends (a ``<meta refresh>`` does it without JavaScript). A study
+    file's job that succeeded leads on to its ``next_url`` (the preview, or the loaded study's dashboard);
+    one that failed lists the file's problems."""
     job = jobs_visible_to(request.user).select_related("created_by").filter(pk=job_id).first()
     if job is None:
         raise Http404("No such job among yours.")
+    result = job.result or {}
+    if job.status == Job.Status.SUCCEEDED and result.get("next_url"):  # a study file's build, check or load
+        if result.get("message"):
+            messages.success(request, result["message"])
+        return redirect(result["next_url"])
     finished = job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED)
     return render(
         request,
@@ -99,8 +115,11 @@ def job_detail(request: HttpRequest, job_id) -> HttpResponse:
         {
             "job": job,
             "finished": finished,
-            "report_url": (job.result or {}).get("report_url", "") if job.status == Job.Status.SUCCEEDED else "",
+            "report_url": result.get("report_url", "") if job.status == Job.Status.SUCCEEDED else "",
+            "problems": result.get("problems", []) if job.status == Job.Status.FAILED else [],
+            "more_problems": result.get("more_problems", 0),
             "files": [(name, reverse("researcher:job-file", args=[job.pk, name])) for name in job.files],
+            "form": STUDY_FILE_FORMS.get(job.kind),
             "api_url": reverse("api-job", args=[job.pk]),
         },
     )

@@ -5,11 +5,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.core.files import File
 from django.urls import reverse
 
 from core.uploads import read_csv_upload
 from research.export import table_records
 from research.params import run_situation_testing
+from research.study_upload import (
+    OUTCOMES,
+    load_stashed,
+    preview_record,
+    read_upload,
+    stash_preview,
+    stash_upload,
+    study_preview,
+)
 from runs.analysis_runs import analysis_run_create
 from runs.audit_runs import audit_run_create
 from runs.design_analysis import GROUP_OPTIONS
@@ -145,10 +155,57 @@ def run_plan_job(context: JobContext) -> tuple[dict, str]:
     }, prefix
 
 
+def run_study_build(context: JobContext) -> tuple[dict, str]:
+    """The builder on a CSV too large to build in a request: build, validate, stash with its summary;
+    the job's page then leads to the build preview."""
+    from research.study_build import build_and_stash, read_subjects
+
+    job, p = context.job, context.job.params
+    context.progress("reading the CSV", 0, 2)
+    frame = read_subjects(copy_to_local(job.inputs["subjects"], context.workdir / "subjects.csv"), p)
+    context.log(f"{p['name']}: {len(frame):,} rows, {len(frame.columns):,} columns")
+    context.progress("building and checking the study file", 1, 2)
+    digest = build_and_stash(user=job.created_by, frame=frame, params=p)
+    return {"digest": digest, "next_url": reverse("researcher:build-preview", args=[digest])}, ""
+
+
+def run_study_upload(context: JobContext) -> tuple[dict, str]:
+    """A study file too large to check in a request: validate, stash, and store the preview against the
+    current version; the job's page then leads to the upload preview."""
+    job = context.job
+    local = copy_to_local(job.inputs["file"], context.workdir / "study.json")
+    context.progress("checking the study file", 0, 2)
+    with local.open("rb") as handle:
+        digest, raw, spec = read_upload(File(handle))
+    stash_upload(user=job.created_by, digest=digest, raw=raw)
+    context.progress("comparing with the current version", 1, 2)
+    preview = study_preview(user=job.created_by, digest=digest, spec=spec)
+    stash_preview(user=job.created_by, digest=digest, kind="upload", preview=preview_record(preview))
+    return {"digest": digest, "next_url": reverse("researcher:upload-preview", args=[digest])}, ""
+
+
+def run_study_load(context: JobContext) -> tuple[dict, str]:
+    """Load a large stashed file as its researcher (``study_load``'s ownership rule); the job's page then
+    leads to the study's dashboard with the outcome."""
+    result = load_stashed(user=context.job.created_by, digest=context.job.params["digest"])
+    study = result.study
+    context.log(f"{study.slug} v{study.version}: {result.action}")
+    return {
+        "study": study.slug,
+        "version": study.version,
+        "action": result.action,
+        "next_url": reverse("researcher:dashboard", args=[study.slug]),
+        "message": f"{study.slug} v{study.version}: {OUTCOMES[result.action]}.",
+    }, ""
+
+
 RUNNERS: dict[str, Callable[[JobContext], tuple[dict, str]]] = {
     Job.Kind.ANALYSIS: run_analysis,
     Job.Kind.AUDIT: run_audit,
     Job.Kind.SITUATION_TESTING: run_situation_testing_job,
     Job.Kind.DIFFERENTIAL_PARITY: run_differential_parity,
     Job.Kind.PLAN: run_plan_job,
+    Job.Kind.STUDY_BUILD: run_study_build,
+    Job.Kind.STUDY_UPLOAD: run_study_upload,
+    Job.Kind.STUDY_LOAD: run_study_load,
 }

@@ -13,6 +13,7 @@ from runs.storage import delete_prefix, list_files, store_upload
 
 LOG_LIMIT = 100_000  # characters kept of a job's log
 LOWEST_PRIORITY = -100  # django-tasks' lowest task priority
+MAX_PROBLEMS = 200  # problems of a bad file kept with its failed job
 
 
 class JobQuotaExceeded(Exception):
@@ -94,7 +95,14 @@ def job_succeed(*, job_id, result: dict, files_prefix: str = "") -> None:
     )
 
 
-def job_fail(*, job_id, error: str) -> None:
+def job_fail(*, job_id, error: str, problems: list[str] | None = None) -> None:
+    """running -> failed; ``problems`` (a bad file's, each "path: rule") are kept as the result's ``problems``."""
     Job.objects.filter(pk=job_id).update(
-        status=Job.Status.FAILED, error=error[:5000], finished_at=timezone.now(), progress_message="failed"
+        status=Job.Status.FAILED,
+        error=error[:5000],
+        result={"problems": problems[:MAX_PROBLEMS], "more_problems": max(0, len(problems) - MAX_PROBLEMS)}
+        if problems
+        else None,
+        finished_at=timezone.now(),
+        progress_message="failed",
     )

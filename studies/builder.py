@@ -68,6 +68,22 @@ EDUCATION = (
 )
 
 
+# Built inside the web request only when the work is bounded (larger inputs: a background job, README
+# "Build a study from a dataset"): a file of at most research.study_upload.BUILD_INLINE_MAX_BYTES is parsed,
+# and then built inline when it has at most INLINE_MAX_ROWS rows and INLINE_MAX_CELLS cells (rows x
+# columns). The builder's work is O(cells) for the subjects and the study file's validation, and
+# O(rows x cells) <= 500,000 column comparisons for the comparable template's Gower distances
+# (bench/uploads.py --scenario study-files prints the time of the worst inline case). The bundled
+# synthetic_defendants.csv (200 rows x 11 columns) is built inline.
+INLINE_MAX_ROWS = 200
+INLINE_MAX_CELLS = 2_500
+
+
+def builds_inline(frame: pd.DataFrame) -> bool:
+    """Whether a table this size is built inside a web request (see INLINE_MAX_ROWS, INLINE_MAX_CELLS)."""
+    return len(frame) <= INLINE_MAX_ROWS and frame.size <= INLINE_MAX_CELLS
+
+
 class StudyBuildError(ValueError):
     """The CSV or the options cannot make a study; ``problems`` lists each one, naming its column or option."""
 
