@@ -137,7 +137,7 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
                 "participant_id": str(p.pseudonym),
                 "study": slug,
                 "rule": r.rule,
-                "value": r.value,
+                "measured": r.value,
                 "threshold": r.threshold,
                 "flagged": pd.NA if r.flagged is None else int(r.flagged),
             }

@@ -160,8 +160,12 @@ COLUMNS: dict[str, dict[str, Column]] = {
     "quality": {
         "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
         "study": Column("string", "Study slug."),
-        "rule": Column("string", "Quality rule (README 'Answer quality'): fast, pasted, away or untyped."),
-        "value": Column(
+        "rule": Column(
+            "string",
+            "Quality rule (README 'Answer quality'): fast, pasted, away or untyped.",
+            "fast, pasted, away, untyped",
+        ),
+        "measured": Column(
             "number",
             "What the rule measured: share of pages (fast, away), characters pasted (pasted), pages with "
             "untyped text (untyped); blank when unknown (no signals).",
