@@ -93,7 +93,9 @@ class BlockTask(TaskType):
     ``options`` are the JSON schemas of the block fields only this type takes beside the common ones
     (key, conditions, pool, title, intro, assignment, order); ``needs`` those a block must give;
     ``item_shape``: ``"subjects"`` (every subject of the pool), ``"pairs"`` (the block's ``pairs``,
-    id ``"a~b"``) or ``"sets"`` (the block's ``sets``, id the set key). ``shown_as`` names what the
+    id ``"a~b"``), ``"triplets"`` (the block's ``triplets``, id ``"anchor~b~c"``), ``"sets"`` (the
+    block's ``sets``, id the set key) or ``"features"`` (the block's ``features``: columns of the
+    pool, not subjects; id the column). ``shown_as`` names what the
     study summary counts one item as; ``export_table`` the derived export table its answers also make
     (``research.tables``), if any; ``builder_template`` its ``build_study --template`` name, if any.
     ``estimators`` are the dotted names of the functions in ``analysis/`` or ``fairness/`` its analysis
@@ -117,8 +119,13 @@ class BlockTask(TaskType):
     default_bts_prompt: str = ""
 
     def item_id(self, item: dict) -> str:
-        """A pair's or a set's id: ``"a~b"`` for a pair, the set's key (a subject's id is its own)."""
-        return f"{item['a']}~{item['b']}" if self.item_shape == "pairs" else item["key"]
+        """A pair's, triplet's, set's or feature's id: ``"a~b"`` for a pair, ``"anchor~b~c"`` for a
+        triplet, the set's key, the feature's column (a subject's id is its own)."""
+        if self.item_shape == "pairs":
+            return f"{item['a']}~{item['b']}"
+        if self.item_shape == "triplets":
+            return f"{item['anchor']}~{item['b']}~{item['c']}"
+        return item["column"] if self.item_shape == "features" else item["key"]
 
     def item_map(self, block: dict, pool: dict) -> dict[str, dict | str]:
         """Item id -> the item as the file gives it (a pair, a set; ``""`` for a subject), in file order."""
@@ -127,11 +134,16 @@ class BlockTask(TaskType):
         return {self.item_id(item): item for item in block[self.item_shape]}
 
     def item_subjects(self, item_id: str, item: dict | str) -> list[str]:
-        """The subject ids an item shows; strata go by the first (a pair's a, a set's reference)."""
+        """The subject ids an item shows; strata go by the first (a pair's a, a triplet's anchor, a
+        set's reference); a feature shows none."""
         if isinstance(item, str):
             return [item_id]
         if self.item_shape == "pairs":
             return [item["a"], item["b"]]
+        if self.item_shape == "triplets":
+            return [item["anchor"], item["b"], item["c"]]
+        if self.item_shape == "features":
+            return []
         return [item["reference"], *item["comparisons"]]
 
     def item_count(self, block: dict, pool: dict) -> int:

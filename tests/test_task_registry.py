@@ -46,7 +46,7 @@ def test_every_block_task_owns_its_whole_chain(task):
     assert isinstance(task, BlockTask)
     assert task.name in task.kinds, "a format 2 block's pages are of the kind its task names"
     assert set(task.needs) <= set(task.options), f"{task.name} needs an option it does not take"
-    assert task.item_shape in ("subjects", "pairs", "sets")
+    assert task.item_shape in ("subjects", "pairs", "triplets", "sets", "features")
     assert task.item_shape == "subjects" or task.item_shape in task.options
     for name in task.estimators:
         assert callable(import_string(name)), name
