@@ -46,7 +46,9 @@ PROPERTY_STATEMENTS = {
     "privacy": "This information is private or sensitive.",
     "volitionality": "This information is the result of the person's own choices.",
     "causes_outcome": "This information causes the outcome the decision is about.",
-    "vicious_cycle": "Using this information could create a vicious cycle that keeps disadvantaged people disadvantaged.",
+    "vicious_cycle": (
+        "Using this information could create a vicious cycle that keeps disadvantaged people disadvantaged."
+    ),
     "causes_disparity": "Using this information could lead to unequal outcomes for different social groups.",
     "caused_by_group": "This information is caused by membership of a social group (such as race or gender).",
 }
@@ -229,7 +231,6 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     """Per feature the share judging its use fair, overall and per rater group, with the rater-group test
     (``fairness.feature_fairness.feature_fairness_shares``); with ``properties`` the latent-property model
     (``latent_property_model``, all participants)."""
-    import pandas as pd
 
     from analysis.bts import block_answers
     from fairness.feature_fairness import feature_fairness_shares, latent_property_model
