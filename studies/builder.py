@@ -23,6 +23,16 @@ Templates (the task block):
 * ``comparable``: a ``pair_comparable`` block ``pairs`` ("Should these two people be treated
   alike?", with "How sure are you?") over pairs drawn by :func:`draw_pairs`: each subject with its
   nearest and with one far neighbour on the features.
+* ``choice``: a ``choose`` block ``choices`` ("Which of these two persons should {decision}?", with "How
+  sure are you?"; with the AI's score also the BTS follow-up) over pairs drawn by :func:`draw_pairs`.
+* ``triplet``: a ``triplet`` block ``triplets`` ("Who is more similar to Person A: Person B or Person C?",
+  with "How sure are you?") over triplets drawn by :func:`draw_triplets`.
+* ``feature_fairness``: a ``feature_fairness`` block ``features`` over the feature columns ("Is it fair to
+  use {feature} to decide {decision}?", the eight latent properties, the BTS follow-up).
+
+``mix`` names the relations drawn per subject (:data:`PAIR_RELATIONS`, :data:`TRIPLET_RELATIONS`;
+defaults :data:`DEFAULT_MIX`); ``decision`` the decision of the choice and feature_fairness questions
+(defaults :data:`DECISIONS`).
 
 ``per_participant`` = M gives each participant M items (least-judged first, balanced);
 ``stratify_by`` = a column gives M / k items from each of its k values. Without M every participant
@@ -53,7 +63,19 @@ TEMPLATES = tuple(TEMPLATE_TASKS)
 POOL = "subjects"
 MODEL = "ai"
 NOUN = "person"
-TASK_BLOCKS = {"disagreement": "agree", "rating": "ratings", "comparable": "pairs"}
+TASK_BLOCKS = {
+    "disagreement": "agree",
+    "rating": "ratings",
+    "comparable": "pairs",
+    "choice": "choices",
+    "triplet": "triplets",
+    "feature_fairness": "features",
+}
+PAIR_RELATIONS = ("near", "far", "random")
+TRIPLET_RELATIONS = ("near-far", "near-random", "random")
+DEFAULT_MIX = {"comparable": ("near", "far"), "choice": ("near", "far"), "triplet": ("near-far", "random")}
+DECISIONS = {"choice": "be considered lower risk", "feature_fairness": "whether a person is high risk"}
+ITEM_NOUNS = {"comparable": "pairs", "choice": "pairs", "triplet": "triplets", "feature_fairness": "features"}
 RATING_QUESTION = "How risky do you think this person is?"
 RATING_LABELS = (
     "Not at all risky",
@@ -65,7 +87,14 @@ RATING_LABELS = (
     "Extremely risky",
 )
 RATING_POSITIVE_FROM = 5  # "Quite risky" and above count as the positive answer for BTS
-SECONDS_PER_ITEM = {"disagreement": 25, "rating": 15, "comparable": 30}  # for the consent text's estimate
+SECONDS_PER_ITEM = {
+    "disagreement": 25,
+    "rating": 15,
+    "comparable": 30,
+    "choice": 25,
+    "triplet": 35,
+    "feature_fairness": 60,
+}  # for the consent text's estimate
 SHOWN_ROWS = 5  # rows named in one error message
 
 ROLES = ("Member of the public", "Works in criminal justice", "Affected person or family", "Other")
@@ -98,6 +127,23 @@ INSTRUCTIONS = {
         "For each pair, say whether a decision maker should treat the two people alike, and how sure you are. "
         "There are no right or wrong answers: we are interested in your own judgement."
     ),
+    "choice": (
+        "You will read descriptions of two people at a time.\n\n"
+        "For each pair, choose which of the two should receive the decision, and say how sure you are. "
+        "There are no right or wrong answers: we are interested in your own judgement."
+    ),
+    "triplet": (
+        "You will read descriptions of three people at a time: Person A and two others.\n\n"
+        "For each group, choose which of the other two is more similar to Person A, in the sense that a fair "
+        "decision should treat them alike, and say how sure you are. There are no right or wrong answers: we "
+        "are interested in your own judgement."
+    ),
+    "feature_fairness": (
+        "You will be asked about the kinds of information a decision about people could use.\n\n"
+        "For each kind of information, say how fair it would be to use it for the decision, and what you think "
+        "of the information itself. There are no right or wrong answers: we are interested in your own "
+        "judgement."
+    ),
 }
 
 
@@ -125,6 +171,8 @@ class BuildOptions:
     slug: str | None = None
     title: str | None = None
     completion_code: str | None = None
+    decision: str | None = None
+    mix: tuple[str, ...] = ()
 
 
 def build_study(
@@ -142,6 +190,8 @@ def build_study(
     slug: str | None = None,
     title: str | None = None,
     completion_code: str | None = None,
+    decision: str | None = None,
+    mix: list[str] | tuple[str, ...] = (),
     name: str | None = None,
 ) -> dict:
     """The study file (a dict, not yet validated) built from ``subjects_csv`` (a path, bytes or an uploaded
@@ -165,6 +215,8 @@ def build_study(
         slug=slug,
         title=title,
         completion_code=completion_code,
+        decision=decision,
+        mix=tuple(mix or ()),
     )
     return build_study_from_frame(frame, options, name=name)
 
@@ -314,8 +366,23 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
         )
     if options.stratify_by and options.per_participant is None:
         problems.append("--stratify-by needs --per-participant (the number of items each participant sees)")
-    if options.template == "comparable" and options.stratify_by:
-        problems.append("--stratify-by is not available for the comparable template: its items are pairs of subjects")
+    if options.template in ITEM_NOUNS and options.stratify_by:
+        problems.append(
+            f"--stratify-by is not available for the {options.template} template: its items are "
+            f"{ITEM_NOUNS[options.template]}, not subjects"
+        )
+    relations = TRIPLET_RELATIONS if options.template == "triplet" else PAIR_RELATIONS
+    if options.mix and options.template not in DEFAULT_MIX:
+        problems.append(f"--mix is for the templates that draw items from the pool: {', '.join(DEFAULT_MIX)}")
+    elif unknown := [r for r in options.mix if r not in relations]:
+        problems.append(
+            f"--mix: {unknown[0]!r} is not a relation of the {options.template} template; "
+            f"choose from {', '.join(relations)}"
+        )
+    elif len(set(options.mix)) < len(options.mix):
+        problems.append("--mix: a relation is named twice")
+    if options.decision is not None and options.template not in DECISIONS:
+        problems.append(f"--decision is for the templates whose question names it: {', '.join(DECISIONS)}")
     if options.template == "disagreement" and not (options.label_column or options.score_column):
         problems.append(
             "the disagreement template needs the AI's prediction: give --label-column and/or --score-column"
@@ -385,22 +452,43 @@ def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions
     features = [str(c) for c in frame.columns if c not in model_columns]
     if not features:
         raise StudyBuildError(
-            ["the comparable template needs at least one feature column (besides id, groups and model) to draw pairs"]
+            [
+                f"the {options.template} template needs at least one feature column (besides id, groups and model) "
+                f"to draw its {ITEM_NOUNS[options.template]}"
+            ]
         )
+    task = TEMPLATE_TASKS[options.template]
+    if options.template == "feature_fairness":
+        decision = options.decision or DECISIONS["feature_fairness"]
+        items = [{"column": column} for column in features]
+        return {**base, "task": task, "features": items, "decision": decision, "properties": True, "bts": {}}
     if len(subjects) < 3:
-        raise StudyBuildError([f"the comparable template needs at least 3 subjects; the CSV has {len(subjects)}"])
-    pairs = draw_pairs(frame[features], [s["id"] for s in subjects], seed=0)
-    if len(pairs) > MAX_LIST_ITEMS:
         raise StudyBuildError(
-            [f"{len(pairs):,} pairs from {len(subjects):,} subjects; a block holds at most {MAX_LIST_ITEMS:,}"]
+            [f"the {options.template} template needs at least 3 subjects; the CSV has {len(subjects)}"]
         )
-    return {**base, "task": TEMPLATE_TASKS["comparable"], "pairs": pairs, "strength": True}
+    ids, mix = [s["id"] for s in subjects], options.mix or DEFAULT_MIX[options.template]
+    shape = "triplets" if options.template == "triplet" else "pairs"
+    items = (
+        draw_triplets(frame[features], ids, mix=mix)
+        if shape == "triplets"
+        else draw_pairs(frame[features], ids, mix=mix)
+    )
+    if len(items) > MAX_LIST_ITEMS:
+        raise StudyBuildError(
+            [f"{len(items):,} {shape} from {len(subjects):,} subjects; a block holds at most {MAX_LIST_ITEMS:,}"]
+        )
+    block = {**base, "task": task, shape: items, "strength": True}
+    if options.template == "choice":
+        block["decision"] = options.decision or DECISIONS["choice"]
+        if any("score" in s["models"].get(MODEL, {}) for s in subjects):
+            block.update(model=MODEL, bts={})
+    return block
 
 
 def _check_assignment(block: dict, pool: dict, options: BuildOptions, items: int) -> None:
     """M items per participant fit the pool, and with strata M / k items from each of the k values."""
     m = options.per_participant
-    noun = "pairs" if options.template == "comparable" else "subjects"
+    noun = ITEM_NOUNS.get(options.template, "subjects")
     if m < 1:
         raise StudyBuildError([f"--per-participant must be at least 1 (got {m})"])
     if m > items:
@@ -444,16 +532,13 @@ def gower_distances(features: pd.DataFrame, rows: slice) -> np.ndarray:
     return total / len(features.columns)
 
 
-def draw_pairs(features: pd.DataFrame, ids: list[str], *, seed: int = 0, chunk: int = 512) -> list[dict]:
-    """Pairs for ``pair_comparable``: for each subject in CSV order, its nearest neighbour (Gower distance on
-    the feature columns; ties: the first in CSV order) and one far neighbour drawn uniformly with
-    ``numpy.random.default_rng(seed)`` from the subjects at or beyond the median of its distances (never the
-    near one). Each pair records its ``relation`` ("near" / "far"); a pair found twice (A-B and B-A) is kept
-    once, where it first appears."""
+def _partners(features: pd.DataFrame, ids: list[str], seed: int, chunk: int):
+    """For each subject in CSV order: its index, its nearest neighbour (Gower distance on the feature
+    columns; ties: the first in CSV order), the others at or beyond the median of its distances (never the
+    near one) and every other subject, with the generator ``numpy.random.default_rng(seed)``."""
     rng = np.random.default_rng(seed)
     n = len(ids)
     features = features.reset_index(drop=True)
-    pairs, seen = [], set()
     for start in range(0, n, chunk):
         block = gower_distances(features, slice(start, min(n, start + chunk)))
         for offset, distances in enumerate(block):
@@ -462,15 +547,57 @@ def draw_pairs(features: pd.DataFrame, ids: list[str], *, seed: int = 0, chunk: 
             distances[i] = np.inf
             near = int(np.argmin(distances))
             others = np.delete(np.arange(n), [i, near])
-            median = np.median(distances[others])
-            far_candidates = others[distances[others] >= median]
-            far = int(rng.choice(far_candidates))
-            for j, relation in ((near, "near"), (far, "far")):
-                key = frozenset((ids[i], ids[j]))
-                if key not in seen:
-                    seen.add(key)
-                    pairs.append({"a": ids[i], "b": ids[j], "relation": relation})
+            far_candidates = others[distances[others] >= np.median(distances[others])]
+            yield i, near, far_candidates, np.delete(np.arange(n), i), rng
+
+
+def draw_pairs(
+    features: pd.DataFrame, ids: list[str], *, seed: int = 0, mix=("near", "far"), chunk: int = 512
+) -> list[dict]:
+    """Pairs for ``pair_comparable`` and ``choose``: for each subject in CSV order, one partner per relation
+    of ``mix``: ``near`` its nearest neighbour (Gower distance on the feature columns; ties: the first in CSV
+    order), ``far`` one drawn uniformly from the subjects at or beyond the median of its distances (never
+    the near one), ``random`` one drawn uniformly from all others, with ``numpy.random.default_rng(seed)``.
+    Each pair records its ``relation``; a pair found twice (A-B and B-A) is kept once, where it first appears."""
+    pairs, seen = [], set()
+    for i, near, far_candidates, others, rng in _partners(features, ids, seed, chunk):
+        for relation in mix:
+            if relation == "near":
+                j = near
+            else:
+                j = int(rng.choice(far_candidates if relation == "far" else others))
+            key = frozenset((ids[i], ids[j]))
+            if key not in seen:
+                seen.add(key)
+                pairs.append({"a": ids[i], "b": ids[j], "relation": relation})
     return pairs
+
+
+def draw_triplets(
+    features: pd.DataFrame, ids: list[str], *, seed: int = 0, mix=("near-far", "random"), chunk: int = 512
+) -> list[dict]:
+    """Triplets for ``triplet``: each subject in CSV order is the anchor of one triplet per relation of
+    ``mix``: ``near-far`` its nearest neighbour and one of its far subjects (as in :func:`draw_pairs`),
+    ``near-random`` its nearest neighbour and one other drawn uniformly, ``random`` two others drawn
+    uniformly without replacement; which of the two is b (shown first) is drawn with probability 1/2.
+    Generator ``numpy.random.default_rng(seed)``; each triplet records its ``relation``; one found twice
+    (same anchor, same two others) is kept once."""
+    triplets, seen = [], set()
+    for i, near, far_candidates, others, rng in _partners(features, ids, seed, chunk):
+        for relation in mix:
+            if relation == "near-far":
+                two = [near, int(rng.choice(far_candidates))]
+            elif relation == "near-random":
+                two = [near, int(rng.choice(others[others != near]))]
+            else:
+                two = [int(j) for j in rng.choice(others, 2, replace=False)]
+            if rng.random() < 0.5:
+                two.reverse()
+            key = (ids[i], frozenset(ids[j] for j in two))
+            if key not in seen:
+                seen.add(key)
+                triplets.append({"anchor": ids[i], "b": ids[two[0]], "c": ids[two[1]], "relation": relation})
+    return triplets
 
 
 def _slugify(text: str) -> str:
@@ -536,7 +663,7 @@ def summarise_study(spec: dict) -> StudySummary:
             blocks.append(BlockSummary(block["key"], block["type"], None, None))
             pages += 1
             continue
-        items = len(block["pairs"]) if "pairs" in block else len(subjects)
+        items = block_task(block).item_count(block, pool)
         shown = block.get("assignment", {}).get("per_participant", items)
         blocks.append(BlockSummary(block["key"], block["task"], items, shown))
         pages += shown

@@ -108,6 +108,7 @@ class Choose(BlockTask):
     needs = ("pairs", "decision")
     item_shape = "pairs"
     shown_as = ("pairs",)
+    builder_template = "choice"
     default_bts_prompt = "What percentage of other participants do you think chose {favoured}?"
     estimators = ("analysis.paired_comparison.bradley_terry",)
     analysis = "tasks.choose.analyse"
