@@ -14,7 +14,7 @@ ways to learn individual fairness metrics from data", ICML 2020):
 
 Both log-likelihoods are concave in M (linear predictors; log 2 expit(-t) and log tanh(t / 2) are
 concave), so the fit is a convex problem over the PSD cone; it is solved over M = L L' (the
-analytic gradient, scipy's BFGS) with a small trace penalty ``PENALTY * tr(M)`` that sets directions no judgement
+analytic gradient, scipy's L-BFGS-B) with a small trace penalty ``PENALTY * tr(M)`` that sets directions no judgement
 informs (the sum of a many-valued column's indicators) to 0. ``feature_weights`` are per original
 feature the squared distance M gives to a difference in that feature alone: a full-range difference
 (numeric) or a change of value (categorical, averaged over the pairs of values). Their CIs are
@@ -30,11 +30,13 @@ from typing import Literal, NamedTuple
 import numpy as np
 import pandas as pd
 from scipy import optimize, special
+from threadpoolctl import threadpool_limits
 
 Kind = Literal["comparable", "triplet"]
 KINDS = ("comparable", "triplet")
 COLUMNS = {"comparable": ("rater", "a", "b", "answer"), "triplet": ("rater", "anchor", "b", "c", "answer")}
 PENALTY = 1e-3  # trace penalty (total, not per judgement): negligible beside hundreds of judgements
+FTOL = 1e-10  # L-BFGS-B's relative reduction of the objective at which the fit stops
 MIN_DISTANCE = 1e-12  # floor of d^2 in log tanh(d^2 / 2) (a "not alike" answer for identical subjects)
 
 
@@ -228,14 +230,15 @@ def _loss(flat: np.ndarray, design: _Design, weights: np.ndarray, kind: str) -> 
 
 
 def _fit(design: _Design, weights: np.ndarray, kind: str, start: np.ndarray) -> tuple[np.ndarray, float]:
-    result = optimize.minimize(
-        _loss,
-        start.ravel(),
-        args=(design, weights, kind),
-        jac=True,
-        method="BFGS",
-        options={"maxiter": 1000, "gtol": 1e-6},
-    )
+    with threadpool_limits(1):  # L-BFGS-B's small matrices: threads only contend (2 cores, many workers)
+        result = optimize.minimize(
+            _loss,
+            start.ravel(),
+            args=(design, weights, kind),
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": 2000, "ftol": FTOL, "gtol": 1e-6},
+        )
     L = result.x.reshape(start.shape)
     return L, -float(result.fun) + PENALTY * float(np.sum(L * L))
 
