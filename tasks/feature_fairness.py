@@ -146,6 +146,7 @@ class FeatureFairness(BlockTask):
                 "Grgic-Hlaca, Redmiles, Gummadi & Weller (WWW 2018)",
             ),
             estimate="share",
+            figure=("feature", "share"),
         ),
         "feature_properties": ReportTable(
             "why a feature is judged fair: the latent-property model",

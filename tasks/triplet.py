@@ -154,6 +154,7 @@ class Triplet(BlockTask):
                 "Mukherjee, Yurochkin, Banerjee & Sun (ICML 2020); Bradley & Terry (1952)",
             ),
             estimate="weight",
+            figure=("feature", "weight"),
         )
     }
 

@@ -9,12 +9,14 @@ import pandas as pd
 from analysis.bts import left_out_sentence
 from core.report_texts import ReportTable
 from fairness.rater_groups import ALL
+from fairness.relative_reports import rater_group_bars
 from runs.provenance import Provenance
 from runs.report_explanations import (
     DESIGN,
 )
 from runs.reports.base import (
     Section,
+    figure_context,
     render_report,
     table_section,
     write_csv,
@@ -163,6 +165,10 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
                 estimate=texts.estimate,
                 notes=notes,
             )
+            if texts.figure is not None and not frame.empty:
+                x, y = texts.figure
+                title = f"Block {block.block}: {texts.heading}"
+                section.figure = figure_context(rater_group_bars(frame, x=x, y=y, title=title))
             if i == 0:
                 section.paragraphs = list(block.notes)
             sections.append(section)

@@ -40,7 +40,12 @@ def simulate(n_raters: int, rng: np.random.Generator) -> pd.DataFrame:
         for feature in FEATURES:
             rating, properties, _ = draw_feature_judgement(property_means(feature), rng)
             rows.append(
-                {"participant_id": rater, "feature": feature, "value": rating, **dict(zip(PROPERTIES, properties))}
+                {
+                    "participant_id": rater,
+                    "feature": feature,
+                    "value": rating,
+                    **dict(zip(PROPERTIES, properties, strict=True)),
+                }
             )
     return pd.DataFrame(rows)
 
