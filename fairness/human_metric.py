@@ -265,8 +265,8 @@ def fit_metric(
     ValueError for an unknown kind, a missing column or subject, an answer other than 0/1, a constant feature."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    features = [str(f) for f in features]
-    scaling = feature_scaling(subjects, features)
+    names = [str(f) for f in features]
+    scaling = feature_scaling(subjects, names)
     design = _design(judgements, subjects, scaling, kind)
     k = design.p.shape[1]
     ones = np.ones(len(design.y))
@@ -285,14 +285,14 @@ def fit_metric(
     if boot:
         low, high = np.quantile(np.array(boot), [tail, 1 - tail], axis=0)
     else:
-        low = high = np.full(len(features), np.nan)
+        low = high = np.full(len(names), np.nan)
     columns = scaling.columns
     return HumanMetric(
         kind=kind,
         matrix=pd.DataFrame(matrix, index=columns, columns=columns),
-        feature_weights=pd.Series(weights, index=features, name="weight"),
-        ci_low=pd.Series(low, index=features, name="ci_low"),
-        ci_high=pd.Series(high, index=features, name="ci_high"),
+        feature_weights=pd.Series(weights, index=names, name="weight"),
+        ci_low=pd.Series(low, index=names, name="ci_low"),
+        ci_high=pd.Series(high, index=names, name="ci_high"),
         scaling=scaling,
         log_likelihood=log_likelihood,
         n_judgements=len(design.y),

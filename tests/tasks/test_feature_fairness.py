@@ -95,7 +95,7 @@ def test_a_participant_judges_a_feature_and_the_answers_follow_the_contract(clie
 
 
 @pytest.mark.django_db
-def test_simulated_judgements_give_shares_tests_and_the_property_model(researcher):
+def test_simulated_judgements_give_shares_tests_and_the_property_model(researcher, tmp_path):
     """Simulated raters (``simulation.feature_judgements``) judge every feature; the first questionnaire
     option's raters are more lenient (``default_group_effects``). The report has per-feature shares for all
     and each rater group, one test per feature, and property effects with the simulation's signs."""
@@ -117,3 +117,9 @@ def test_simulated_judgements_give_shares_tests_and_the_property_model(researche
     signs = model.loc[list(PROPERTIES), "statistic"] * PROPERTY_EFFECTS
     assert (signs > 0).sum() >= 6, model  # most effects recovered in sign from 240 judgements
     assert len(result.honesty) == 80
+    from runs.reports.design import write_design_report
+
+    html = write_design_report(result, tmp_path, title="Feature fairness").read_text()
+    assert html.count('class="chart report-chart"') == 1  # the shares' bars; no figure for the other tables
+    assert "Block uses: share judging the use of each feature fair, by rater group" in html
+    assert (tmp_path / "uses_feature_properties.csv").exists()

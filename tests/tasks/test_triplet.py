@@ -88,7 +88,7 @@ def test_a_participant_chooses_and_the_answers_follow_the_contract(client, resea
 
 
 @pytest.mark.django_db
-def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher):
+def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher, tmp_path):
     """Simulated raters judge by the pool's scaled features with equal weights (``simulation.metric``): the
     learned metric of all participants weighs every feature that varies, its CIs contain the estimates, and
     each rater group gets its own rows."""
@@ -107,3 +107,7 @@ def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher):
     assert (overall["ci_low"] <= overall["weight"]).all() and (overall["weight"] <= overall["ci_high"]).all()
     assert metric["rater_group"].nunique() > 2
     assert len(result.honesty) == 40 and result.honesty["n_questions"].min() >= 5
+    from runs.reports.design import write_design_report
+
+    html = write_design_report(result, tmp_path, title="Triplets").read_text()
+    assert html.count('class="chart report-chart"') == 1 and "learned fair metric: feature weights" in html
