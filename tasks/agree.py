@@ -119,6 +119,7 @@ class Agree(BlockTask):
     shown_as = ("prompts", "subjects")
     export_table = "disagreements"
     builder_template = "disagreement"
+    builder_description = "Disagreement: does the participant agree with the AI's prediction? (yes/no, confidence, BTS)"
     default_bts_prompt = "What percentage of other participants do you think agreed with the AI?"
     estimators = (
         "fairness.disagreement.disagreement_notions",

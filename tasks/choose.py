@@ -109,6 +109,7 @@ class Choose(BlockTask):
     item_shape = "pairs"
     shown_as = ("pairs",)
     builder_template = "choice"
+    builder_description = "Choice: which of these two people should receive the decision? (A/B, how sure, BTS)"
     default_bts_prompt = "What percentage of other participants do you think chose {favoured}?"
     estimators = ("analysis.paired_comparison.bradley_terry",)
     analysis = "tasks.choose.analyse"

@@ -120,6 +120,9 @@ class FeatureFairness(BlockTask):
     item_shape = "features"
     shown_as = ("features",)
     builder_template = "feature_fairness"
+    builder_description = (
+        "Feature fairness: is it fair to use each feature to decide? (7-point scale, eight properties, BTS)"
+    )
     default_bts_prompt = "What percentage of other participants do you think judged it fair to use {feature}?"
     estimators = (
         "fairness.feature_fairness.feature_fairness_shares",

@@ -30,6 +30,7 @@ class PairComparable(BlockTask):
     item_shape = "pairs"
     shown_as = ("pairs",)
     builder_template = "comparable"
+    builder_description = "Comparable pairs: should these two people be treated alike? (yes/no, how sure)"
     default_bts_prompt = "What percentage of other participants do you think answered 'Yes'?"
     estimators = ("fairness.rater_groups.rater_group_difference_tests",)
     analysis = "fairness.task_blocks.pair_comparable_block"

@@ -107,6 +107,7 @@ class Rate(BlockTask):
     }
     needs = ("scale", "question")
     builder_template = "rating"
+    builder_description = "Rating: how risky is this person? (7-point scale)"
     default_bts_prompt = "What percentage of other participants do you think chose '{positive}' or higher?"
     estimators = (
         "fairness.rater_groups.rater_group_difference_tests",

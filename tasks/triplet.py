@@ -135,6 +135,7 @@ class Triplet(BlockTask):
     item_shape = "triplets"
     shown_as = ("triplets",)
     builder_template = "triplet"
+    builder_description = "Triplets: who is more similar to Person A, Person B or Person C? (how sure)"
     default_bts_prompt = "What percentage of other participants do you think chose {closer}?"
     estimators = ("fairness.human_metric.fit_metric",)
     analysis = "tasks.triplet.analyse"

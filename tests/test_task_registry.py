@@ -74,8 +74,11 @@ def test_shared_options_have_one_schema():
 
 
 def test_builder_templates_come_from_the_registry():
+    from research.study_builder_views import TEMPLATE_CHOICES
+
     named = [t.builder_template for t in BLOCKS if t.builder_template]
     assert sorted(TEMPLATES) == sorted(named) and len(set(named)) == len(named)
+    assert list(TEMPLATE_CHOICES) == named and all(TEMPLATE_CHOICES.values()), "the web builder lists them all"
 
 
 def test_bts_positive_answers():
