@@ -18,8 +18,8 @@ analytic gradient, scipy's L-BFGS-B) with a small trace penalty ``PENALTY * tr(M
 informs (the sum of a many-valued column's indicators) to 0. ``feature_weights`` are per original
 feature the squared distance M gives to a difference in that feature alone: a full-range difference
 (numeric) or a change of value (categorical, averaged over the pairs of values). Their CIs are
-bias-corrected percentile intervals (:func:`bias_corrected_interval`, Efron 1981) over ``n_resamples``
-refits on raters resampled with replacement (each rater's judgements kept together, as the rater-group
+basic bootstrap intervals (:func:`basic_interval`) over ``n_resamples`` refits on raters resampled with
+replacement (each rater's judgements kept together, as the rater-group
 analyses resample).
 """
 
@@ -30,7 +30,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special, stats
+from scipy import optimize, special
 from threadpoolctl import threadpool_limits
 
 Kind = Literal["comparable", "triplet"]
@@ -250,20 +250,16 @@ def _weights(matrix: np.ndarray, scaling: Scaling) -> np.ndarray:
     )
 
 
-def bias_corrected_interval(
-    boot: np.ndarray, estimate: np.ndarray, confidence_level: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Efron's (1981) bias-corrected percentile interval per column of ``boot`` (resamples x estimates):
-    z0 = Phi^-1(share of resamples below the estimate, ties counted half), the quantiles
-    Phi(2 z0 -/+ z_(1 - alpha/2)) of the resamples. The plain percentile interval inherits the MLE's bias
-    (the weights' is upward: 3% at the builder's sizes) and covered 91% for comparable pairs."""
-    n = len(boot)
-    below = ((boot < estimate).sum(axis=0) + 0.5 * (boot == estimate).sum(axis=0)) / n
-    z0 = stats.norm.ppf(np.clip(below, 0.5 / n, 1 - 0.5 / n))
-    z = stats.norm.ppf(0.5 + confidence_level / 2)
-    low = [np.quantile(boot[:, j], stats.norm.cdf(2 * z0[j] - z)) for j in range(boot.shape[1])]
-    high = [np.quantile(boot[:, j], stats.norm.cdf(2 * z0[j] + z)) for j in range(boot.shape[1])]
-    return np.array(low), np.array(high)
+def basic_interval(boot: np.ndarray, estimate: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The basic bootstrap interval per column of ``boot`` (resamples x estimates), Davison & Hinkley (1997,
+    Eq. 5.6): (2 t - q_(1 - alpha/2), 2 t - q_(alpha/2)) with t the estimate and q the resamples' quantiles,
+    the lower end floored at 0 (a weight is a squared distance). It reflects the skew of the weights' sampling
+    distribution the right way round: at the builder's sizes it covered 95% (comparable) and 96% (triplet)
+    of 100 simulations where the percentile and the bias-corrected percentile intervals covered 91%
+    (comparable)."""
+    tail = (1 - confidence_level) / 2
+    low_q, high_q = np.quantile(boot, [tail, 1 - tail], axis=0)
+    return np.maximum(2 * estimate - high_q, 0.0), 2 * estimate - low_q
 
 
 def fit_metric(
@@ -299,7 +295,7 @@ def fit_metric(
             L_b, _ = _fit(design, counts[design.rater].astype(float), kind, L)
             boot.append(_weights(L_b @ L_b.T, scaling))
     if boot:
-        low, high = bias_corrected_interval(np.array(boot), weights, confidence_level)
+        low, high = basic_interval(np.array(boot), weights, confidence_level)
     else:
         low = high = np.full(len(names), np.nan)
     columns = scaling.columns

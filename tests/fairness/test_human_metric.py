@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import check_grad
 from scipy.special import expit
 
-from fairness.human_metric import _design, _loss, bias_corrected_interval, feature_scaling, fit_metric
+from fairness.human_metric import _design, _loss, basic_interval, feature_scaling, fit_metric
 from studies.builder import draw_pairs, draw_triplets
 
 # scaled columns: age in [0, 1], priors in [0, 1], sex=male 0/1 (two values: one column)
@@ -137,13 +137,11 @@ def test_rater_bootstrap_intervals_cover(kind):
     assert np.mean(covered) >= 0.93, np.mean(covered)
 
 
-def test_bias_corrected_interval_by_hand():
-    """Resamples 1..1000: with the estimate at their median z0 = 0 and the interval is the plain percentile
-    one; with the estimate 691.5 (691 below, share 0.691, about Phi(0.5) = 0.6915) z0 = 0.5 and the quantiles are
-    Phi(2 * 0.5 -/+ 1.96) = 0.1685 and 0.99846."""
-    boot = np.arange(1.0, 1001.0)[:, None]
-    low, high = bias_corrected_interval(boot, np.array([500.5]), 0.95)
-    assert (low[0], high[0]) == pytest.approx(tuple(np.quantile(boot[:, 0], [0.025, 0.975])))
-    low, high = bias_corrected_interval(boot, np.array([691.5]), 0.95)  # 691 below: share 0.691, near Phi(0.5)
-    assert low[0] == pytest.approx(np.quantile(boot[:, 0], 0.168528), abs=1)
-    assert high[0] == pytest.approx(np.quantile(boot[:, 0], 0.998462), abs=1)
+def test_basic_interval_by_hand():
+    """Resamples 1..1001 (quantiles 2.5% = 26, 97.5% = 976) around the estimate 400: (800 - 976, 800 - 26)
+    = (-176, 774), the lower end floored at 0; around 600: (224, 1174)."""
+    boot = np.arange(1.0, 1002.0)[:, None]
+    low, high = basic_interval(boot, np.array([400.0]), 0.95)
+    assert (low[0], high[0]) == pytest.approx((0.0, 774.0))
+    low, high = basic_interval(boot, np.array([600.0]), 0.95)
+    assert (low[0], high[0]) == pytest.approx((224.0, 1174.0))
