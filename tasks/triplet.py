@@ -34,6 +34,7 @@ TRIPLETS = {
         },
     }
 }
+MAX_METRIC_RESAMPLES = 200  # each rater resample refits the metric: the analysis's 2,000 would take minutes
 METRIC_COLUMNS = {
     "rater_group": "Rater group",
     "feature": "Feature",
@@ -246,7 +247,8 @@ def metric_rows(fit_by_group, notes: list[str]) -> list[dict]:
 
 
 def fit_by_rater_group(judgements, subjects, features, *, kind: str, opts):
-    """``fit_metric`` for all participants and each rater group (a failed fit: its ValueError)."""
+    """``fit_metric`` for all participants and each rater group (a failed fit: its ValueError), with at most
+    MAX_METRIC_RESAMPLES rater resamples (the coverage simulations used 100)."""
     from fairness.human_metric import fit_metric
     from fairness.rater_groups import ALL
 
@@ -260,7 +262,7 @@ def fit_by_rater_group(judgements, subjects, features, *, kind: str, opts):
                     subjects,
                     features,
                     kind=kind,  # type: ignore[arg-type]  # "comparable" or "triplet"
-                    n_resamples=opts.n_resamples,
+                    n_resamples=min(opts.n_resamples, MAX_METRIC_RESAMPLES),
                     seed=opts.seed,
                 ),
             )
@@ -292,7 +294,8 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
         }
     )
     subjects, features = pool_frame(next(p for p in spec["pools"] if p["key"] == block["pool"]))
-    notes: list[str] = []
+    resamples = min(opts.n_resamples, MAX_METRIC_RESAMPLES)
+    notes = [f"The weights' CIs come from {resamples} rater resamples, each a refit of the metric."]
     rows = metric_rows(fit_by_rater_group(judgements, subjects, features, kind="triplet", opts=opts), notes)
     columns = ["rater_group", "feature", "weight", "ci_low", "ci_high", "n_judgements", "n_raters", "note"]
     return BlockAnalysis(
