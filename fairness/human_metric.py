@@ -33,10 +33,13 @@ import pandas as pd
 from scipy import optimize, special
 from threadpoolctl import threadpool_limits
 
+from fairness.rater_groups import ALL
+
 Kind = Literal["comparable", "triplet"]
 KINDS = ("comparable", "triplet")
 COLUMNS = {"comparable": ("rater", "a", "b", "answer"), "triplet": ("rater", "anchor", "b", "c", "answer")}
 PENALTY = 1e-3  # trace penalty (total, not per judgement): negligible beside hundreds of judgements
+MAX_METRIC_RESAMPLES = 200  # a report's rater resamples (each a refit; its 2,000 would take minutes)
 FTOL = 1e-10  # L-BFGS-B's relative reduction of the objective at which the fit stops
 MIN_DISTANCE = 1e-12  # floor of d^2 in log tanh(d^2 / 2) (a "not alike" answer for identical subjects)
 
@@ -313,3 +316,44 @@ def fit_metric(
         confidence_level=confidence_level,
         seed=seed,
     )
+
+
+def pool_frame(pool: dict) -> tuple[pd.DataFrame, list[str]]:
+    """The pool's subjects (indexed by id) with their feature columns, and the features a metric can weigh:
+    those every subject has, with at least two values."""
+    frame = pd.DataFrame([subject.get("features", {}) for subject in pool["subjects"]])
+    frame.index = pd.Index([str(subject["id"]) for subject in pool["subjects"]])
+    usable = [str(c) for c in frame.columns if frame[c].notna().all() and frame[c].astype(str).nunique() > 1]
+    return frame, usable
+
+
+def metric_by_rater_group(
+    judgements: pd.DataFrame,
+    subjects: pd.DataFrame,
+    features: Sequence[str],
+    *,
+    kind: Kind,
+    n_resamples: int,
+    seed: int,
+) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`fit_metric` for all raters (``fairness.rater_groups.ALL``) and each rater group (``judgements``'
+    column rater_group), with at most MAX_METRIC_RESAMPLES rater resamples (each a refit; the coverage
+    simulations used 100). Returns the table (rater_group, feature, weight, ci_low, ci_high, n_judgements,
+    n_raters, note: a failed fit's reason) and the notes."""
+    resamples = min(n_resamples, MAX_METRIC_RESAMPLES)
+    notes = [f"The weights' CIs come from {resamples} rater resamples, each a refit of the metric."]
+    rows: list[dict] = []
+    parts = [(ALL, judgements)] + sorted(judgements.dropna(subset=["rater_group"]).groupby("rater_group"))
+    for group, part in parts:
+        try:
+            fit = fit_metric(
+                part.drop(columns="rater_group"), subjects, features, kind=kind, n_resamples=resamples, seed=seed
+            )
+        except ValueError as exc:
+            rows.append({"rater_group": group, "note": str(exc)})
+            notes.append(f"{group}: no metric ({exc}).")
+            continue
+        summary = fit.summary().assign(rater_group=group, n_judgements=fit.n_judgements, n_raters=fit.n_raters, note="")
+        rows += summary.to_dict("records")
+    columns = ["rater_group", "feature", "weight", "ci_low", "ci_high", "n_judgements", "n_raters", "note"]
+    return pd.DataFrame(rows).reindex(columns=columns), notes

@@ -8,20 +8,10 @@ logit P = d(anchor, c)^2 - d(anchor, b)^2 (plus the rater's leniency and noise, 
 """
 
 import numpy as np
-import pandas as pd
 
-from fairness.human_metric import feature_scaling
+from fairness.human_metric import feature_scaling, pool_frame
 
 TRIPLET_SLOPE = 8.0
-
-
-def pool_frame(pool: dict) -> tuple[pd.DataFrame, list[str]]:
-    """The pool's subjects (indexed by id) with their feature columns, and the features a metric can weigh:
-    those every subject has, with at least two values."""
-    frame = pd.DataFrame([subject.get("features", {}) for subject in pool["subjects"]])
-    frame.index = pd.Index([str(subject["id"]) for subject in pool["subjects"]])
-    usable = [str(c) for c in frame.columns if frame[c].notna().all() and frame[c].astype(str).nunique() > 1]
-    return frame, usable
 
 
 def pool_features(pool: dict) -> dict[str, np.ndarray]:

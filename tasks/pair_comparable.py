@@ -10,6 +10,7 @@ from tasks.base import BlockTask, BtsPositive
 from tasks.fields import YES_NO
 from tasks.pair_distance import _distance, _names
 from tasks.schema import BTS, PAIRS, QUESTION, check_pairs
+from tasks.triplet import METRIC_COLUMNS
 
 DEFAULT_COMPARABLE_QUESTION = "Should these two {subject_noun}s be treated alike?"
 
@@ -32,7 +33,7 @@ class PairComparable(BlockTask):
     builder_template = "comparable"
     builder_description = "Comparable pairs: should these two people be treated alike? (yes/no, how sure)"
     default_bts_prompt = "What percentage of other participants do you think answered 'Yes'?"
-    estimators = ("fairness.rater_groups.rater_group_difference_tests",)
+    estimators = ("fairness.rater_groups.rater_group_difference_tests", "fairness.human_metric.fit_metric")
     analysis = "fairness.task_blocks.pair_comparable_block"
     report_tables = {
         "shares": ReportTable(
@@ -59,6 +60,22 @@ class PairComparable(BlockTask):
                 "share = answers 'yes' / answers, per pair",
                 "Individual fairness judgements, Dwork et al. (2012)",
             ),
+        ),
+        "comparable_metric": ReportTable(
+            "learned fair metric: feature weights by rater group (comparable pairs)",
+            METRIC_COLUMNS,
+            Explanation(
+                "How much a difference in each feature makes two people not comparable, in the judgement of each "
+                "rater group: the metric learned from which pairs they said should be treated alike.",
+                "A larger weight means that a difference in that feature (its full range, or a change of value) "
+                "counts more against treating two people alike; a weight near 0 means the feature is ignored. "
+                "CIs resample raters.",
+                "P(treat alike) = 2 / (1 + exp(d_M(a, b)^2)), d_M(x, y)^2 = (x - y)' M (x - y), M positive "
+                "semi-definite; weight = d_M^2 of the feature's full range alone",
+                "EXPLORE, Mukherjee, Yurochkin, Banerjee & Sun (ICML 2020)",
+            ),
+            estimate="weight",
+            figure=("feature", "weight"),
         ),
         "agreement": ReportTable(
             "agreement among raters (Fleiss' kappa)",

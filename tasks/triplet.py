@@ -34,7 +34,6 @@ TRIPLETS = {
         },
     }
 }
-MAX_METRIC_RESAMPLES = 200  # each rater resample refits the metric: the analysis's 2,000 would take minutes
 METRIC_COLUMNS = {
     "rater_group": "Rater group",
     "feature": "Feature",
@@ -222,62 +221,14 @@ class Triplet(BlockTask):
         return data
 
 
-def metric_rows(fit_by_group, notes: list[str]) -> list[dict]:
-    """The rows of a metric table from ``(rater group, HumanMetric or the ValueError)`` pairs."""
-    rows = []
-    for group, fit in fit_by_group:
-        if isinstance(fit, ValueError):
-            rows.append({"rater_group": group, "note": str(fit)})
-            notes.append(f"{group}: no metric ({fit}).")
-            continue
-        for row in fit.summary().itertuples(index=False):
-            rows.append(
-                {
-                    "rater_group": group,
-                    "feature": row.feature,
-                    "weight": row.weight,
-                    "ci_low": row.ci_low,
-                    "ci_high": row.ci_high,
-                    "n_judgements": fit.n_judgements,
-                    "n_raters": fit.n_raters,
-                    "note": "",
-                }
-            )
-    return rows
-
-
-def fit_by_rater_group(judgements, subjects, features, *, kind: str, opts):
-    """``fit_metric`` for all participants and each rater group (a failed fit: its ValueError), with at most
-    MAX_METRIC_RESAMPLES rater resamples (the coverage simulations used 100)."""
-    from fairness.human_metric import fit_metric
-    from fairness.rater_groups import ALL
-
-    parts = [(ALL, judgements)] + sorted(judgements.dropna(subset=["rater_group"]).groupby("rater_group"))
-    for group, part in parts:
-        try:
-            yield (
-                group,
-                fit_metric(
-                    part.drop(columns="rater_group"),
-                    subjects,
-                    features,
-                    kind=kind,  # type: ignore[arg-type]  # "comparable" or "triplet"
-                    n_resamples=min(opts.n_resamples, MAX_METRIC_RESAMPLES),
-                    seed=opts.seed,
-                ),
-            )
-        except ValueError as exc:
-            yield group, exc
-
-
 def analyse(spec: dict, block: dict, answers, groups, opts):
     """The learned fair metric (``fairness.human_metric.fit_metric``, ``kind="triplet"``) over the pool's
     feature columns, from all participants' triplet answers and from each rater group's."""
     import pandas as pd
 
     from analysis.bts import block_answers
+    from fairness.human_metric import metric_by_rater_group, pool_frame
     from fairness.task_blocks import BlockAnalysis
-    from simulation.metric import pool_frame
 
     frame = block_answers(answers, block["key"], "closer")
     if frame.empty:
@@ -294,10 +245,7 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
         }
     )
     subjects, features = pool_frame(next(p for p in spec["pools"] if p["key"] == block["pool"]))
-    resamples = min(opts.n_resamples, MAX_METRIC_RESAMPLES)
-    notes = [f"The weights' CIs come from {resamples} rater resamples, each a refit of the metric."]
-    rows = metric_rows(fit_by_rater_group(judgements, subjects, features, kind="triplet", opts=opts), notes)
-    columns = ["rater_group", "feature", "weight", "ci_low", "ci_high", "n_judgements", "n_raters", "note"]
-    return BlockAnalysis(
-        block["key"], "triplet", {"triplet_metric": pd.DataFrame(rows).reindex(columns=columns)}, notes
+    table, notes = metric_by_rater_group(
+        judgements, subjects, features, kind="triplet", n_resamples=opts.n_resamples, seed=opts.seed
     )
+    return BlockAnalysis(block["key"], "triplet", {"triplet_metric": table}, notes)

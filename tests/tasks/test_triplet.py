@@ -111,3 +111,25 @@ def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher, tm
 
     html = write_design_report(result, tmp_path, title="Triplets").read_text()
     assert html.count('class="chart report-chart"') == 1 and "learned fair metric: feature weights" in html
+
+
+@pytest.mark.django_db
+def test_pair_comparable_blocks_also_learn_a_metric(researcher):
+    """The same estimator from "treat alike" answers (``kind="comparable"``, EXPLORE's link): the
+    pair_comparable analysis has a ``comparable_metric`` table for all participants and per rater group."""
+    from participation.simulate import simulate_participants
+    from runs.design_analysis import study_analysis
+    from studies.services import study_load
+
+    spec = triplet_spec()
+    pairs = [{"a": a, "b": b} for i, a in enumerate(SUBJECTS) for b in SUBJECTS[i + 1 :]]
+    spec["slug"] = "comparable-metric"
+    spec["blocks"][-1] = {"key": "alike", "type": "task", "task": "pair_comparable", "pool": "subjects", "pairs": pairs}
+    spec = study_load(spec=spec, owner=researcher).study.spec
+    simulate_participants("comparable-metric", n=30, seed=5, decline_rate=0)
+    result = study_analysis("comparable-metric", spec, by=["role"], n_resamples=30, n_permutations=30)
+    block = next(b for b in result.blocks if b.task == "pair_comparable")
+    metric = block.tables["comparable_metric"]
+    overall = metric[metric["rater_group"] == "all participants"]
+    assert len(overall) == 6 and (overall["n_judgements"] == 30 * len(pairs)).all()
+    assert (overall["weight"] >= 0).all() and "30 rater resamples" in block.notes[0]
