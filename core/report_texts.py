@@ -25,12 +25,14 @@ class Explanation:
 @dataclass(frozen=True)
 class ReportTable:
     """A table's section of a report: its heading, its columns (name -> label, in order), its
-    explanation, and the column whose estimate sets the table's precision (CIs)."""
+    explanation, the column whose estimate sets the table's precision (CIs), and ``figure``: the
+    (category, estimate) columns drawn as bars per rater group with their CIs, if the section has a figure."""
 
     heading: str
     columns: dict[str, str]
     explanation: Explanation
     estimate: str | None = None
+    figure: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,29 @@ def differences_figure(items: pd.DataFrame, *, difference: str, by: str, facet: 
     return fig
 
 
+def rater_group_bars(table: pd.DataFrame, *, x: str, y: str, title: str) -> go.Figure:
+    """Bars of ``y`` per ``x``, one colour per rater group (``rater_group``), with the CI (``ci_low``,
+    ``ci_high``) as error bars; rows without a value (a group whose estimate failed) are left out."""
+    fig = go.Figure()
+    shown = table.dropna(subset=[y])
+    for group, part in shown.groupby("rater_group", sort=False):
+        fig.add_trace(
+            go.Bar(
+                x=part[x].astype(str),
+                y=part[y],
+                name=str(group),
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (part["ci_high"] - part[y]).tolist(),
+                    "arrayminus": (part[y] - part["ci_low"]).tolist(),
+                },
+            )
+        )
+    fig.update_layout(barmode="group", title=title, xaxis_title=x, yaxis_title=y, legend_title="Rater group")
+    return fig
+
+
 def dp_results(tables: dict[str, pd.DataFrame]) -> dict:
     """results.json of a differential-parity report: each table as records."""
     return {name: json.loads(frame.to_json(orient="records")) for name, frame in tables.items()}

@@ -49,6 +49,7 @@ from analysis.group_size import small_group_warnings
 from fairness.disagreement import NOTIONS, disagreement_notions
 from fairness.error_rates import TieRule, agree_predictions, error_rates, rating_predictions
 from fairness.group_options import BIN_ABOVE, DEFAULT_QUANTILES, MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
+from fairness.human_metric import metric_by_rater_group, pool_frame
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import (
@@ -578,8 +579,9 @@ def _fleiss(frame: pd.DataFrame) -> dict:
     return {"kappa": float(fleiss_kappa(table, method="fleiss")), "n_items": len(kept), "raters_per_item": size}
 
 
-def _pair_comparable(block: dict, frame: pd.DataFrame, opts: Options) -> BlockAnalysis:
-    """The share of "treat alike" answers per rater group (all pairs) and per pair, and Fleiss' kappa."""
+def _pair_comparable(block: dict, frame: pd.DataFrame, opts: Options, pool: dict) -> BlockAnalysis:
+    """The share of "treat alike" answers per rater group (all pairs) and per pair, Fleiss' kappa, and the
+    learned fair metric over the pool's features (``fairness.human_metric``, EXPLORE's link)."""
     frame = frame.rename(columns={"value": "comparable"})
     shares, test = rater_group_means(
         frame, "comparable", n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed
@@ -602,7 +604,21 @@ def _pair_comparable(block: dict, frame: pd.DataFrame, opts: Options) -> BlockAn
         "pairs": per_pair[["pair", "rater_group", "share", "n_answers"]],
         "agreement": pd.DataFrame(agreement),
     }
-    return BlockAnalysis(block["key"], "pair_comparable", tables)
+    ends = frame["subject"].str.split("~", expand=True)
+    judgements = pd.DataFrame(
+        {
+            "rater": frame["participant_id"],
+            "a": ends[0],
+            "b": ends[1],
+            "answer": frame["comparable"],
+            "rater_group": frame["rater_group"],
+        }
+    )
+    subjects, features = pool_frame(pool)
+    tables["comparable_metric"], notes = metric_by_rater_group(
+        judgements, subjects, features, kind="comparable", n_resamples=opts.n_resamples, seed=opts.seed
+    )
+    return BlockAnalysis(block["key"], "pair_comparable", tables, notes)
 
 
 def pair_distance_block(
@@ -780,4 +796,6 @@ def pair_comparable_block(
 ) -> BlockAnalysis:
     """A ``pair_comparable`` block (module doc)."""
     frame = _rated(block, answers, groups, "comparable")
-    return frame if isinstance(frame, BlockAnalysis) else _pair_comparable(block, frame, opts)
+    if isinstance(frame, BlockAnalysis):
+        return frame
+    return _pair_comparable(block, frame, opts, next(p for p in spec["pools"] if p["key"] == block["pool"]))

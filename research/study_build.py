@@ -23,7 +23,9 @@ def build_and_stash(*, user, frame: pd.DataFrame, params: dict) -> str:
     (``summarise_study``, stored by ``stash_preview``); returns the file's SHA-256.
     Raises StudyBuildError, InvalidStudyFile or StashNotStored (nothing stashed)."""
     fields = {key: value for key, value in params.items() if key != "name"}
-    options = BuildOptions(**{**fields, "group_columns": tuple(fields["group_columns"])})
+    options = BuildOptions(
+        **{**fields, "group_columns": tuple(fields["group_columns"]), "mix": tuple(fields.get("mix", ()))}
+    )
     spec = build_study_from_frame(frame, options, name=params["name"])
     validated = validate_study(spec)
     raw = study_file_bytes(spec, max_bytes=settings.STUDY_FILE_MAX_BYTES)

@@ -16,12 +16,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from research.study_upload import StashedFileMissing, stash_is_large, stashed_bytes, stashed_preview
 from research.study_upload_views import load_stashed_and_redirect
+from tasks import BLOCK_TASKS
 
-TEMPLATE_CHOICES = {
-    "disagreement": "Disagreement: does the participant agree with the AI's prediction? (yes/no, confidence, BTS)",
-    "rating": "Rating: how risky is this person? (7-point scale)",
-    "comparable": "Comparable pairs: should these two people be treated alike? (yes/no, how sure)",
-}
+# build_study's templates as the registry lists them (``BlockTask.builder_template``, ``builder_description``)
+TEMPLATE_CHOICES = {t.builder_template: t.builder_description for t in BLOCK_TASKS.values() if t.builder_template}
 
 
 class StudyBuildForm(forms.Form):
@@ -50,6 +48,18 @@ class StudyBuildForm(forms.Form):
     )
     per_participant = forms.IntegerField(label="Items per participant", min_value=1, required=False)
     stratify_by = forms.CharField(label="Stratify by column", max_length=200, required=False)
+    decision = forms.CharField(
+        label="Decision",
+        max_length=200,
+        required=False,
+        help_text="Choice and feature fairness: the decision their questions name (empty: the template's default)",
+    )
+    mix = forms.CharField(
+        label="Item mix",
+        max_length=200,
+        required=False,
+        help_text="Comparable, choice: near, far, random; triplet: near-far, near-random, random (comma-separated)",
+    )
     slug = forms.CharField(max_length=60, required=False, help_text="Default: from the file name and template")
     title = forms.CharField(max_length=200, required=False)
     completion_code = forms.CharField(max_length=64, required=False)
@@ -70,6 +80,8 @@ def build_params(data: dict, name: str) -> dict:
         "slug": data["slug"].strip() or None,
         "title": data["title"].strip() or None,
         "completion_code": data["completion_code"].strip() or None,
+        "decision": data["decision"].strip() or None,
+        "mix": [r.strip() for r in data["mix"].split(",") if r.strip()],
         "name": name,
     }
 

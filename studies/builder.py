@@ -21,8 +21,19 @@ Templates (the task block):
   consistently than a slider and its points can be named. The AI's score/label is kept (not shown)
   so that raters can be compared with the AI.
 * ``comparable``: a ``pair_comparable`` block ``pairs`` ("Should these two people be treated
-  alike?", with "How sure are you?") over pairs drawn by :func:`draw_pairs`: each subject with its
-  nearest and with one far neighbour on the features.
+  alike?", with "How sure are you?") over pairs drawn by :func:`tasks.drawing.draw_pairs`: each subject
+  with its nearest and with one far neighbour on the features.
+* ``choice``: a ``choose`` block ``choices`` ("Which of these two persons should {decision}?", with "How
+  sure are you?"; with the AI's score also the BTS follow-up) over pairs drawn by
+  :func:`tasks.drawing.draw_pairs`.
+* ``triplet``: a ``triplet`` block ``triplets`` ("Who is more similar to Person A: Person B or Person C?",
+  with "How sure are you?") over triplets drawn by :func:`tasks.drawing.draw_triplets`.
+* ``feature_fairness``: a ``feature_fairness`` block ``features`` over the feature columns ("Is it fair to
+  use {feature} to decide {decision}?", the eight latent properties, the BTS follow-up).
+
+Each template is its task type's builder (``BlockTask.builder_block`` and the ``builder_*`` attributes):
+``mix`` names the relations drawn per subject (the task's ``builder_relations``, default ``builder_mix``);
+``decision`` the decision of the choice and feature_fairness questions (default ``builder_decision``).
 
 ``per_participant`` = M gives each participant M items (least-judged first, balanced);
 ``stratify_by`` = a column gives M / k items from each of its k values. Without M every participant
@@ -108,6 +119,8 @@ class BuildOptions:
     slug: str | None = None
     title: str | None = None
     completion_code: str | None = None
+    decision: str | None = None
+    mix: tuple[str, ...] = ()
 
 
 def build_study(
@@ -125,6 +138,8 @@ def build_study(
     slug: str | None = None,
     title: str | None = None,
     completion_code: str | None = None,
+    decision: str | None = None,
+    mix: list[str] | tuple[str, ...] = (),
     name: str | None = None,
 ) -> dict:
     """The study file (a dict, not yet validated) built from ``subjects_csv`` (a path, bytes or an uploaded
@@ -148,6 +163,8 @@ def build_study(
         slug=slug,
         title=title,
         completion_code=completion_code,
+        decision=decision,
+        mix=tuple(mix or ()),
     )
     return build_study_from_frame(frame, options, name=name)
 
@@ -298,10 +315,24 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
     if options.stratify_by and options.per_participant is None:
         problems.append("--stratify-by needs --per-participant (the number of items each participant sees)")
     task = BUILDERS.get(options.template)
-    if task is not None and task.item_shape == "pairs" and options.stratify_by:
+    if task is not None and task.item_shape != "subjects" and options.stratify_by:
         problems.append(
-            f"--stratify-by is not available for the {options.template} template: its items are pairs of subjects"
+            f"--stratify-by is not available for the {options.template} template: its items are "
+            f"{task.item_shape}, not subjects"
         )
+    with_mix = [t.builder_template for t in BUILDERS.values() if t.builder_relations]
+    if options.mix and (task is None or not task.builder_relations):
+        problems.append(f"--mix is for the templates that draw items from the pool: {', '.join(with_mix)}")
+    elif task is not None and (unknown := [r for r in options.mix if r not in task.builder_relations]):
+        problems.append(
+            f"--mix: {unknown[0]!r} is not a relation of the {options.template} template; "
+            f"choose from {', '.join(task.builder_relations)}"
+        )
+    elif len(set(options.mix)) < len(options.mix):
+        problems.append("--mix: a relation is named twice")
+    with_decision = [t.builder_template for t in BUILDERS.values() if t.builder_decision]
+    if options.decision is not None and (task is None or not task.builder_decision):
+        problems.append(f"--decision is for the templates whose question names it: {', '.join(with_decision)}")
     if task is not None and task.builder_needs_model and not (options.label_column or options.score_column):
         problems.append(
             f"the {options.template} template needs the AI's prediction: give --label-column and/or --score-column"
@@ -358,7 +389,9 @@ def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions
     model_columns = {options.id_column, options.label_column, options.score_column, options.outcome_column}
     model_columns |= set(options.group_columns)
     features = [str(c) for c in frame.columns if c not in model_columns]
-    source = BuilderInput(subjects, frame[features], POOL, MODEL, MAX_LIST_ITEMS)
+    source = BuilderInput(
+        subjects, frame[features], POOL, MODEL, MAX_LIST_ITEMS, decision=options.decision, mix=options.mix
+    )
     try:
         return {"key": task.builder_key, "type": "task", "pool": POOL, **task.builder_block(source)}
     except BuilderProblem as exc:
@@ -368,7 +401,7 @@ def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions
 def _check_assignment(block: dict, pool: dict, options: BuildOptions, items: int) -> None:
     """M items per participant fit the pool, and with strata M / k items from each of the k values."""
     m = options.per_participant
-    noun = "pairs" if BUILDERS[options.template].item_shape == "pairs" else "subjects"
+    noun = BUILDERS[options.template].item_shape
     if m < 1:
         raise StudyBuildError([f"--per-participant must be at least 1 (got {m})"])
     if m > items:
@@ -457,7 +490,7 @@ def summarise_study(spec: dict) -> StudySummary:
             blocks.append(BlockSummary(block["key"], block["type"], None, None))
             pages += 1
             continue
-        items = len(block["pairs"]) if "pairs" in block else len(subjects)
+        items = block_task(block).item_count(block, pool)
         shown = block.get("assignment", {}).get("per_participant", items)
         blocks.append(BlockSummary(block["key"], block["task"], items, shown))
         pages += shown

@@ -493,12 +493,14 @@ def _assignment_problems(block: dict, pool: dict, base: str, add, memo: dict) ->
 
 
 def item_strata(block: dict, pool: dict, column: str) -> dict[str, list[str]] | None:
-    """Item ids by the value of ``column`` (for pairs: the value of subject a); None when a subject lacks it."""
+    """Item ids by the value of ``column`` (for pairs: the value of subject a); None when a subject lacks it
+    or the items are not subjects (feature columns)."""
     by_id = {s["id"]: s for s in pool["subjects"]}
     strata: dict[str, list[str]] = {}
     task = block_task(block)
     for item, given in task.item_map(block, pool).items():
-        value = subject_value(by_id[task.item_subjects(item, given)[0]], column)
+        shown = task.item_subjects(item, given)
+        value = subject_value(by_id[shown[0]], column) if shown else None  # feature items show no subject
         if value is None:
             return None
         strata.setdefault(str(value), []).append(item)

@@ -13,12 +13,14 @@ from tasks.attention import Attention
 from tasks.base import BlockTask, BtsPositive, TaskType
 from tasks.choose import Choose
 from tasks.fair_score import FairScore
+from tasks.feature_fairness import FeatureFairness
 from tasks.instructions import Instructions
 from tasks.pair_comparable import PairComparable
 from tasks.pair_distance import PairDistance
 from tasks.questionnaire import Questionnaire
 from tasks.rate import Rate
 from tasks.screening import Screening
+from tasks.triplet import Triplet
 
 TASK_TYPES: tuple[TaskType, ...] = (
     Instructions(),
@@ -31,6 +33,8 @@ TASK_TYPES: tuple[TaskType, ...] = (
     Rate(),
     PairComparable(),
     Choose(),
+    Triplet(),
+    FeatureFairness(),
 )
 REGISTRY: dict[str, TaskType] = {kind: task for task in TASK_TYPES for kind in task.kinds}
 BLOCK_TASKS: dict[str, BlockTask] = {task.name: task for task in TASK_TYPES if isinstance(task, BlockTask)}

@@ -147,6 +147,7 @@ class Agree(BlockTask):
     )
     builder_seconds = 25
     builder_needs_model = True
+    builder_description = "Disagreement: does the participant agree with the AI's prediction? (yes/no, confidence, BTS)"
     default_bts_prompt = "What percentage of other participants do you think agreed with the AI?"
     estimators = (
         "fairness.disagreement.disagreement_notions",

@@ -77,6 +77,8 @@ class BuilderInput:
     pool: str
     model: str
     max_items: int
+    decision: str | None = None  # build_study --decision (None: the template's default)
+    mix: tuple[str, ...] = ()  # build_study --mix: the relations drawn per subject (empty: the default)
 
 
 class BuilderProblem(ValueError):
@@ -136,9 +138,12 @@ class BlockTask(TaskType):
     ``options`` are the JSON schemas of the block fields only this type takes beside the common ones
     (key, conditions, pool, title, intro, assignment, order); ``needs`` those a block must give;
     ``item_shape``: ``"subjects"`` (every subject of the pool), ``"pairs"`` (the block's ``pairs``,
-    id ``"a~b"``) or ``"sets"`` (the block's ``sets``, id the set key). ``shown_as`` names what the
+    id ``"a~b"``), ``"triplets"`` (the block's ``triplets``, id ``"anchor~b~c"``), ``"sets"`` (the
+    block's ``sets``, id the set key) or ``"features"`` (the block's ``features``: columns of the
+    pool, not subjects; id the column). ``shown_as`` names what the
     study summary counts one item as; ``export_table`` the derived export table its answers also make
-    (``research.tables``), if any; ``builder_template`` its ``build_study --template`` name, if any.
+    (``research.tables``), if any; ``builder_template`` its ``build_study --template`` name, if any, and
+    ``builder_description`` how the web builder lists it.
     ``estimators`` are the dotted names of the functions in ``analysis/`` or ``fairness/`` its analysis
     uses; ``analysis`` the dotted name of the block analysis the report runs (in
     ``fairness.task_blocks``, called with the spec, the block, the answers, the rater groups and the
@@ -153,6 +158,7 @@ class BlockTask(TaskType):
     shown_as: tuple[str, ...] = ("subjects",)
     export_table: str | None = None
     builder_template: str | None = None
+    builder_description: str = ""  # the web builder's label of the template
     estimators: tuple[str, ...] = ()
     analysis: str | None = None
     no_analysis: str = ""
@@ -164,6 +170,11 @@ class BlockTask(TaskType):
     builder_instructions: str = ""
     builder_seconds: int = 0
     builder_needs_model: bool = False
+    # ``--mix``: the relations the template may draw items by, and its default mix (empty: no --mix);
+    # ``--decision``: the default decision its question names (None: no --decision).
+    builder_relations: tuple[str, ...] = ()
+    builder_mix: tuple[str, ...] = ()
+    builder_decision: str | None = None
 
     def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
         """One participant's rows of the derived table ``export_table`` (its columns after the participant's
@@ -178,8 +189,13 @@ class BlockTask(TaskType):
         raise NotImplementedError
 
     def item_id(self, item: dict) -> str:
-        """A pair's or a set's id: ``"a~b"`` for a pair, the set's key (a subject's id is its own)."""
-        return f"{item['a']}~{item['b']}" if self.item_shape == "pairs" else item["key"]
+        """A pair's, triplet's, set's or feature's id: ``"a~b"`` for a pair, ``"anchor~b~c"`` for a
+        triplet, the set's key, the feature's column (a subject's id is its own)."""
+        if self.item_shape == "pairs":
+            return f"{item['a']}~{item['b']}"
+        if self.item_shape == "triplets":
+            return f"{item['anchor']}~{item['b']}~{item['c']}"
+        return item["column"] if self.item_shape == "features" else item["key"]
 
     def item_map(self, block: dict, pool: dict) -> dict[str, dict | str]:
         """Item id -> the item as the file gives it (a pair, a set; ``""`` for a subject), in file order."""
@@ -188,11 +204,16 @@ class BlockTask(TaskType):
         return {self.item_id(item): item for item in block[self.item_shape]}
 
     def item_subjects(self, item_id: str, item: dict | str) -> list[str]:
-        """The subject ids an item shows; strata go by the first (a pair's a, a set's reference)."""
+        """The subject ids an item shows; strata go by the first (a pair's a, a triplet's anchor, a
+        set's reference); a feature shows none."""
         if isinstance(item, str):
             return [item_id]
         if self.item_shape == "pairs":
             return [item["a"], item["b"]]
+        if self.item_shape == "triplets":
+            return [item["anchor"], item["b"], item["c"]]
+        if self.item_shape == "features":
+            return []
         return [item["reference"], *item["comparisons"]]
 
     def item_count(self, block: dict, pool: dict) -> int:

@@ -17,7 +17,8 @@ from django import forms
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable, TableView
-from tasks.base import AnswerInput, BlockTask, BtsPositive
+from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
+from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
 from tasks.pair_distance import _names
 from tasks.questions import task_question
@@ -109,6 +110,18 @@ class Choose(BlockTask):
     needs = ("pairs", "decision")
     item_shape = "pairs"
     shown_as = ("pairs",)
+    builder_template = "choice"
+    builder_description = "Choice: which of these two people should receive the decision? (A/B, how sure, BTS)"
+    builder_key = "choices"
+    builder_instructions = (
+        "You will read descriptions of two people at a time.\n\n"
+        "For each pair, choose which of the two should receive the decision, and say how sure you are. "
+        "There are no right or wrong answers: we are interested in your own judgement."
+    )
+    builder_seconds = 25
+    builder_relations = PAIR_RELATIONS
+    builder_mix = ("near", "far")
+    builder_decision = "be considered lower risk"
     default_bts_prompt = "What percentage of other participants do you think chose {favoured}?"
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.paired_comparison.utility_model")
     analysis = "tasks.choose.analyse"
@@ -184,6 +197,15 @@ class Choose(BlockTask):
             estimate="borda",
         ),
     }
+
+    def builder_block(self, source: BuilderInput) -> dict:
+        """Pairs drawn by :func:`tasks.drawing.draw_pairs`, the decision asked about, "How sure are you?" and,
+        when the CSV has the model's scores, the BTS follow-up on choosing the AI's favourite."""
+        block = {"task": self.name, "pairs": drawn_items(self, source, "pairs"), "strength": True}
+        block["decision"] = source.decision or self.builder_decision
+        if any("score" in s["models"].get(source.model, {}) for s in source.subjects):
+            block.update(model=source.model, bts={})
+        return block
 
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
         check_pairs(block, pool, base, add, memo)

@@ -1,70 +1,22 @@
 """Pair comparable: should subjects A and B be treated alike? Yes/no, optional 5-point strength
 ("How sure are you?") and optional BTS prediction of the share answering "Yes"."""
 
-import numpy as np
 from django import forms
 
 from core.columns import Column
 from core.report_texts import GROUP_MEANS, RESAMPLING, Explanation, ReportTable, TableView
 from tasks.agree import BinaryTaskForm, binary_extras, bts_prompt
-from tasks.base import BlockTask, BtsPositive, BuilderInput, BuilderProblem
+from tasks.base import BlockTask, BtsPositive, BuilderInput
+from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import YES_NO
 from tasks.pair_distance import _distance, _names
 from tasks.schema import BTS, PAIRS, QUESTION, check_pairs
+from tasks.triplet import METRIC_COLUMNS
 
 DEFAULT_COMPARABLE_QUESTION = "Should these two {subject_noun}s be treated alike?"
 
 # logit P(yes) = COMPARABLE_SLOPE * (1/2 - d) + leniency + noise, d the share of differing values
 COMPARABLE_SLOPE = 4.0
-
-
-def gower_distances(features, rows: slice) -> np.ndarray:
-    """Gower's (1971) distance of the subjects in ``rows`` to every subject: the mean over the columns of
-    |x_i - x_j| / range for numeric columns (0 when the range is 0) and 0/1 (equal / not) for the others."""
-    import pandas as pd  # job workers and the builder only
-
-    total = np.zeros((len(range(*rows.indices(len(features)))), len(features)))
-    for column in features.columns:
-        values = features[column]
-        numeric = pd.to_numeric(values, errors="coerce")
-        if numeric.notna().all():
-            x = numeric.to_numpy(dtype=float)
-            spread = x.max() - x.min()
-            if spread > 0:
-                total += np.abs(x[rows, None] - x[None, :]) / spread
-        else:
-            codes = values.astype(str).to_numpy()
-            total += codes[rows, None] != codes[None, :]
-    return total / len(features.columns)
-
-
-def draw_pairs(features, ids: list[str], *, seed: int = 0, chunk: int = 512) -> list[dict]:
-    """Pairs for ``pair_comparable``: for each subject in CSV order, its nearest neighbour (Gower distance on
-    the feature columns; ties: the first in CSV order) and one far neighbour drawn uniformly with
-    ``numpy.random.default_rng(seed)`` from the subjects at or beyond the median of its distances (never the
-    near one). Each pair records its ``relation`` ("near" / "far"); a pair found twice (A-B and B-A) is kept
-    once, where it first appears."""
-    rng = np.random.default_rng(seed)
-    n = len(ids)
-    features = features.reset_index(drop=True)
-    pairs, seen = [], set()
-    for start in range(0, n, chunk):
-        block = gower_distances(features, slice(start, min(n, start + chunk)))
-        for offset, distances in enumerate(block):
-            i = start + offset
-            distances = distances.copy()
-            distances[i] = np.inf
-            near = int(np.argmin(distances))
-            others = np.delete(np.arange(n), [i, near])
-            median = np.median(distances[others])
-            far_candidates = others[distances[others] >= median]
-            far = int(rng.choice(far_candidates))
-            for j, relation in ((near, "near"), (far, "far")):
-                key = frozenset((ids[i], ids[j]))
-                if key not in seen:
-                    seen.add(key)
-                    pairs.append({"a": ids[i], "b": ids[j], "relation": relation})
-    return pairs
 
 
 PAIRS_SHOWN = 30  # pairs the report's table shows (the CSV has them all)
@@ -102,8 +54,11 @@ class PairComparable(BlockTask):
         "There are no right or wrong answers: we are interested in your own judgement."
     )
     builder_seconds = 30
+    builder_relations = PAIR_RELATIONS
+    builder_mix = ("near", "far")
+    builder_description = "Comparable pairs: should these two people be treated alike? (yes/no, how sure)"
     default_bts_prompt = "What percentage of other participants do you think answered 'Yes'?"
-    estimators = ("fairness.rater_groups.rater_group_difference_tests",)
+    estimators = ("fairness.rater_groups.rater_group_difference_tests", "fairness.human_metric.fit_metric")
     analysis = "fairness.task_blocks.pair_comparable_block"
     report_tables = {
         "shares": ReportTable(
@@ -130,6 +85,22 @@ class PairComparable(BlockTask):
                 "share = answers 'yes' / answers, per pair",
                 "Individual fairness judgements, Dwork et al. (2012)",
             ),
+        ),
+        "comparable_metric": ReportTable(
+            "learned fair metric: feature weights by rater group (comparable pairs)",
+            METRIC_COLUMNS,
+            Explanation(
+                "How much a difference in each feature makes two people not comparable, in the judgement of each "
+                "rater group: the metric learned from which pairs they said should be treated alike.",
+                "A larger weight means that a difference in that feature (its full range, or a change of value) "
+                "counts more against treating two people alike; a weight near 0 means the feature is ignored. "
+                "CIs resample raters.",
+                "P(treat alike) = 2 / (1 + exp(d_M(a, b)^2)), d_M(x, y)^2 = (x - y)' M (x - y), M positive "
+                "semi-definite; weight = d_M^2 of the feature's full range alone",
+                "EXPLORE, Mukherjee, Yurochkin, Banerjee & Sun (ICML 2020)",
+            ),
+            estimate="weight",
+            figure=("feature", "weight"),
         ),
         "agreement": ReportTable(
             "agreement among raters (Fleiss' kappa)",
@@ -162,19 +133,8 @@ class PairComparable(BlockTask):
         return TableView(shown, columns, (note,))
 
     def builder_block(self, source: BuilderInput) -> dict:
-        """Pairs drawn by :func:`draw_pairs` over the feature columns, with "How sure are you?"."""
-        template, n, most = self.builder_template, len(source.subjects), source.max_items
-        if not len(source.features.columns):
-            raise BuilderProblem(
-                f"the {template} template needs at least one feature column (besides id, groups and model) to "
-                "draw pairs"
-            )
-        if n < 3:
-            raise BuilderProblem(f"the {template} template needs at least 3 subjects; the CSV has {n}")
-        pairs = draw_pairs(source.features, [s["id"] for s in source.subjects], seed=0)
-        if len(pairs) > most:
-            raise BuilderProblem(f"{len(pairs):,} pairs from {n:,} subjects; a block holds at most {most:,}")
-        return {"task": self.name, "pairs": pairs, "strength": True}
+        """Pairs drawn by :func:`tasks.drawing.draw_pairs` over the feature columns, with "How sure are you?"."""
+        return {"task": self.name, "pairs": drawn_items(self, source, "pairs"), "strength": True}
 
     def bts_positive(self, block: dict) -> BtsPositive | None:
         """Answering "Yes, treat them alike" (1)."""

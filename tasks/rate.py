@@ -138,6 +138,7 @@ class Rate(BlockTask):
         "risky). There are no right or wrong answers: we are interested in your own judgement."
     )
     builder_seconds = 15
+    builder_description = "Rating: how risky is this person? (7-point scale)"
     default_bts_prompt = "What percentage of other participants do you think chose '{positive}' or higher?"
     estimators = (
         "fairness.rater_groups.rater_group_difference_tests",

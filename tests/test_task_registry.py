@@ -47,7 +47,7 @@ def test_every_block_task_owns_its_whole_chain(task):
     assert isinstance(task, BlockTask)
     assert task.name in task.kinds, "a format 2 block's pages are of the kind its task names"
     assert set(task.needs) <= set(task.options), f"{task.name} needs an option it does not take"
-    assert task.item_shape in ("subjects", "pairs", "sets")
+    assert task.item_shape in ("subjects", "pairs", "triplets", "sets", "features")
     assert task.item_shape == "subjects" or task.item_shape in task.options
     for name in task.estimators:
         assert callable(import_string(name)), name
@@ -75,8 +75,11 @@ def test_shared_options_have_one_schema():
 
 
 def test_builder_templates_come_from_the_registry():
+    from research.study_builder_views import TEMPLATE_CHOICES
+
     named = [t.builder_template for t in BLOCKS if t.builder_template]
     assert sorted(TEMPLATES) == sorted(named) and len(set(named)) == len(named)
+    assert list(TEMPLATE_CHOICES) == named and all(TEMPLATE_CHOICES.values()), "the web builder lists them all"
 
 
 def test_bts_positive_answers():

@@ -10,6 +10,7 @@ from analysis.bts import left_out_sentence
 from core.report_texts import ReportTable
 from fairness.rater_group_parity import RULE_JACKKNIFE, RULE_PERMUTATION
 from fairness.rater_groups import ALL, TOO_FEW
+from fairness.relative_reports import rater_group_bars
 from runs.provenance import Provenance
 from runs.report_explanations import (
     DESIGN,
@@ -183,6 +184,10 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
             )
             if view.figure is not None:
                 section.figure = figure_context(view.figure)
+            elif texts.figure is not None and not frame.empty:
+                x, y = texts.figure
+                title = f"Block {block.block}: {texts.heading}"
+                section.figure = figure_context(rater_group_bars(frame, x=x, y=y, title=title))
             if i == 0:
                 section.paragraphs = list(block.notes)
             sections.append(section)

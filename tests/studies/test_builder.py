@@ -21,7 +21,7 @@ from studies.builder import (
 )
 from studies.study_file import read_study_file, validate_study
 from studies.synthetic_defendants import PROFILE, bundled_studies, draw_defendants
-from tasks.pair_comparable import draw_pairs, gower_distances
+from tasks.drawing import draw_pairs, gower_distances
 from tests.conftest import REFERENCE_DATA, ROOT
 
 BUNDLED = ROOT / "studies" / "bundled"

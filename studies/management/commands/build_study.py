@@ -27,6 +27,16 @@ class Command(BaseCommand):
         parser.add_argument("--profile", help='text with {column} placeholders, e.g. "A {sex} aged {age}."')
         parser.add_argument("--per-participant", type=int, metavar="M", help="items per participant (default all)")
         parser.add_argument("--stratify-by", metavar="COL", help="M / k items from each of the column's k values")
+        parser.add_argument(
+            "--decision", help="the decision the choice and feature_fairness questions name (default per template)"
+        )
+        parser.add_argument(
+            "--mix",
+            nargs="+",
+            default=[],
+            metavar="RELATION",
+            help="relations drawn per subject: near far random (pairs), near-far near-random random (triplets)",
+        )
         parser.add_argument("--slug")
         parser.add_argument("--title")
         parser.add_argument("--completion-code")
@@ -48,6 +58,8 @@ class Command(BaseCommand):
                 slug=options["slug"],
                 title=options["title"],
                 completion_code=options["completion_code"],
+                decision=options["decision"],
+                mix=options["mix"],
             )
             summary = summarise_study(validate_study(spec))
             raw = study_file_bytes(spec, max_bytes=settings.STUDY_FILE_MAX_BYTES)

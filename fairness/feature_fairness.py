@@ -1,0 +1,115 @@
+"""Feature fairness: is it fair to use a feature to decide, and why (Grgic-Hlaca, Redmiles, Gummadi &
+Weller, "Human perceptions of fairness in algorithmic decision making", WWW 2018).
+
+* :func:`feature_fairness_shares`: per feature, the share of answers judging its use fair (a rating of
+  at least ``fair_from`` on the 7-point scale, 5 = "Somewhat fair"), for all raters and per rater group,
+  with the percentile CI resampling raters and the permutation test of "no difference between the rater
+  groups" of the other rater-group analyses (``fairness.task_blocks.rater_group_means``:
+  T = max_r share_r - min_r share_r, rater-group labels permuted across raters).
+* :func:`latent_property_model`: the fair / not fair judgement on the eight latent properties the paper
+  rated (relevance, reliability, privacy, volitionality, causes the outcome, causes a vicious cycle, causes
+  disparity, caused by group membership), a logit model logit P(fair) = b0 + sum_j b_j (rating_j - 4) with
+  each rating on 1..7 (4 the scale's midpoint), its standard errors cluster-robust by rater (every rater
+  judges several features; statsmodels' ``cov_type="cluster"``), Wald CIs and p-values.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from scipy import stats
+
+from fairness.task_blocks import rater_group_means
+
+FAIR_FROM = 5  # "Somewhat fair" and above on the 7-point scale
+MIDPOINT = 4
+
+
+def feature_fairness_shares(
+    answers: pd.DataFrame,
+    *,
+    fair_from: int = FAIR_FROM,
+    n_resamples: int = 2000,
+    n_permutations: int = 2000,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``answers``: participant_id, rater_group (may be missing), feature, value (the 1..7 rating).
+
+    Returns (shares: feature, rater_group, share, ci_low, ci_high, n_raters, n_answers; tests: feature,
+    difference, pvalue, n_permutations, NaN with fewer than two rater groups)."""
+    missing = {"participant_id", "rater_group", "feature", "value"} - set(answers.columns)
+    if missing:
+        raise ValueError(f"answers need the columns {', '.join(sorted(missing))}")
+    frame = answers.assign(fair=(answers["value"] >= fair_from).astype(float))
+    shares, tests = [], []
+    for feature, part in frame.groupby("feature", sort=True):
+        table, test = rater_group_means(part, "fair", n_resamples=n_resamples, n_permutations=n_permutations, seed=seed)
+        shares.append(table.rename(columns={"mean": "share"}).assign(feature=feature))
+        tests.append({"feature": feature, **test.row()})
+    columns = ["feature", "rater_group", "share", "ci_low", "ci_high", "n_raters", "n_answers"]
+    return pd.concat(shares, ignore_index=True)[columns], pd.DataFrame(tests)
+
+
+@dataclass(frozen=True, eq=False)
+class LatentPropertyModel:
+    """The logit model of the fairness judgement on the properties (module doc): ``coefficients`` has
+    term (``intercept`` and each property), statistic (the coefficient, log-odds per scale point),
+    standard_error (cluster-robust), pvalue, ci_low, ci_high."""
+
+    coefficients: pd.DataFrame
+    n_judgements: int
+    n_raters: int
+    confidence_level: float
+
+    @property
+    def statistic(self) -> pd.Series:
+        return self.coefficients.set_index("term")["statistic"]
+
+    def confidence_interval(self) -> tuple[pd.Series, pd.Series]:
+        table = self.coefficients.set_index("term")
+        return table["ci_low"], table["ci_high"]
+
+
+def latent_property_model(
+    judgements: pd.DataFrame,
+    properties: Sequence[str],
+    *,
+    fair_from: int = FAIR_FROM,
+    confidence_level: float = 0.95,
+) -> LatentPropertyModel:
+    """``judgements``: one row per rater and feature with participant_id, value (the 1..7 fairness rating)
+    and one column per property (its 1..7 rating); rows missing a rating are left out. ValueError with
+    fewer than two raters, no variation in the judgement or a property without variation."""
+    columns = ["participant_id", "value", *properties]
+    missing = [c for c in columns if c not in judgements.columns]
+    if missing:
+        raise ValueError(f"judgements need the columns {', '.join(missing)}")
+    frame = judgements[columns].dropna()
+    fair = (frame["value"] >= fair_from).astype(float)
+    if frame["participant_id"].nunique() < 2:
+        raise ValueError("the property model needs the judgements of at least two raters")
+    if fair.nunique() < 2:
+        raise ValueError("every judgement is the same (all fair or all unfair): no model")
+    constant = [p for p in properties if frame[p].nunique() < 2]
+    if constant:
+        raise ValueError(f"properties rated the same by everyone: {', '.join(constant)}")
+    design = sm.add_constant(frame[list(properties)].astype(float) - MIDPOINT, has_constant="add")
+    _, clusters = np.unique(frame["participant_id"].astype(str), return_inverse=True)
+    fit = sm.Logit(fair.to_numpy(), design.to_numpy()).fit(
+        disp=0, cov_type="cluster", cov_kwds={"groups": clusters}, maxiter=200
+    )
+    z = stats.norm.ppf(0.5 + confidence_level / 2)
+    params, se = np.asarray(fit.params), np.asarray(fit.bse)
+    table = pd.DataFrame(
+        {
+            "term": ["intercept", *properties],
+            "statistic": params,
+            "standard_error": se,
+            "pvalue": np.asarray(fit.pvalues),
+            "ci_low": params - z * se,
+            "ci_high": params + z * se,
+        }
+    )
+    return LatentPropertyModel(table, len(frame), int(clusters.max()) + 1, confidence_level)

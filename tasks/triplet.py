@@ -1,0 +1,266 @@
+"""Triplet: which of two subjects is more similar to a third, the anchor ("Who is more similar to Person A:
+Person B or Person C?"), similar in the sense of "should be treated alike" (the page says so). An optional
+5-point strength ("How sure are you?"); an optional BTS follow-up when the block names a ``model``: the
+share of other participants choosing the subject whose model score is closer to the anchor's (the prompt
+names that subject without saying why, as ``choose`` does).
+
+Answers: ``closer`` = 1 when B (``b`` of the triplet) is chosen as more similar to the anchor, 0 for C
+(text: the chosen subject's id); ``ai_closer`` = 1 when the chosen subject is the one whose model score is
+closer to the anchor's (with a BTS follow-up; not when the two are equally close). Analysed by a learned
+fair metric (``fairness.human_metric.fit_metric``, ``kind="triplet"``) over the pool's feature columns,
+for all participants and per rater group.
+"""
+
+from django import forms
+
+from core.columns import Column
+from core.report_texts import CI_LABEL, Explanation, ReportTable
+from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
+from tasks.drawing import TRIPLET_RELATIONS, drawn_items
+from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
+from tasks.questions import task_question
+from tasks.schema import BTS, KEY, MODEL, QUESTION, TEXT, check_model, duplicates, once
+
+DEFAULT_QUESTION = "Who is more similar to {anchor}: {b} or {c}?"
+SIMILAR_MEANS = "Similar here means: a fair decision should treat the two alike."
+TRIPLETS = {
+    "triplets": {
+        "type": "array",
+        "minItems": 1,
+        "items": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["anchor", "b", "c"],
+            "properties": {"anchor": KEY, "b": KEY, "c": KEY, "relation": TEXT},
+        },
+    }
+}
+METRIC_COLUMNS = {
+    "rater_group": "Rater group",
+    "feature": "Feature",
+    "weight": "Weight",
+    "ci": CI_LABEL,
+    "n_judgements": "Judgements",
+    "n_raters": "Raters",
+    "note": "Note",
+}
+
+
+def names(index, page: dict) -> tuple[str, str, str]:
+    """The anchor's and the two others' names on the page: "<Noun> A", "<Noun> B", "<Noun> C"."""
+    noun = index.noun(index.pool_of(page)).capitalize()
+    return f"{noun} A", f"{noun} B", f"{noun} C"
+
+
+def ai_closer(index, page: dict) -> str | None:
+    """``"b"`` or ``"c"``: the one whose model score is closer to the anchor's; None without a model or on a tie."""
+    block, triplet = index.block(page), index.pair(page)
+    if not block.get("model"):
+        return None
+    score = {
+        end: index.model_output(block["pool"], triplet[end], block["model"]).get("score")
+        for end in ("anchor", "b", "c")
+    }
+    if None in (score["anchor"], score["b"], score["c"]):
+        return None
+    gap_b, gap_c = abs(score["b"] - score["anchor"]), abs(score["c"] - score["anchor"])
+    return None if gap_b == gap_c else ("b" if gap_b < gap_c else "c")
+
+
+class TripletForm(forms.Form):
+    def __init__(self, *args, page: dict, triplet: dict, question: str, shown: tuple, block: dict, ai, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.page, self.triplet, self.ai = page, triplet, ai
+        message = f"Choose {shown[1]} or {shown[2]}."
+        self.fields["closer"] = forms.ChoiceField(
+            label=question,
+            choices=[("b", shown[1]), ("c", shown[2])],
+            widget=forms.RadioSelect,
+            error_messages={"required": message, "invalid_choice": message},
+        )
+        if block["strength"]:
+            self.fields["sure"] = scale_field("How sure are you?", CONFIDENCE_LABELS)
+        if "bts" in block and ai is not None:
+            self.fields["prediction"] = prediction_field(
+                block["bts"]["prompt"].replace("{closer}", shown["bc".index(ai) + 1])
+            )
+
+    def answers(self) -> list[AnswerInput]:
+        block, item, chosen = self.page["block"], self.page["item"], self.cleaned_data["closer"]
+
+        def answer(measure: str, number: float, text: str = "") -> AnswerInput:
+            question = task_question(block, item, measure)
+            return AnswerInput(question, measure, set_key=block, subject_key=item, number=number, text=text)
+
+        out = [answer("closer", float(chosen == "b"), self.triplet[chosen])]
+        if "sure" in self.fields:
+            out.append(answer("strength", self.cleaned_data["sure"]))
+        if "prediction" in self.fields:
+            out.append(answer("prediction", self.cleaned_data["prediction"]))
+            out.append(answer("ai_closer", float(chosen == self.ai)))
+        return out
+
+
+def check_triplets(block: dict, pool: dict, base: str, add, memo: dict) -> None:
+    """Each triplet's subjects are in the pool and differ; no triplet is listed twice (b and c either way)."""
+    ids = once(memo, (pool["key"], "ids"), lambda: {s["id"] for s in pool["subjects"]})
+    for xi, triplet in enumerate(block["triplets"]):
+        for end in ("anchor", "b", "c"):
+            if triplet[end] not in ids:
+                add(f"{base}.triplets[{xi}].{end}", f"subject {triplet[end]!r} is not in pool {pool['key']!r}")
+        if len({triplet["anchor"], triplet["b"], triplet["c"]}) < 3:
+            add(f"{base}.triplets[{xi}]", "a triplet needs three different subjects")
+    keys = [f"{t['anchor']} ({' / '.join(sorted((t['b'], t['c'])))})" for t in block["triplets"]]
+    for dup in duplicates(keys):
+        add(f"{base}.triplets", f"the triplet {dup} is listed twice")
+
+
+class Triplet(BlockTask):
+    name = "triplet"
+    kinds = ("triplet",)
+    measures = {
+        "closer": Column(
+            "0/1", "1 when the participant judged subject b of the triplet more similar to the anchor, 0 for c."
+        ),
+        "ai_closer": Column(
+            "0/1",
+            "1 when the chosen subject is the one whose AI score is closer to the anchor's (triplet blocks with BTS).",
+        ),
+        "strength": Column("integer", "How sure the participant is (1 = not at all).", "1..5"),
+        "prediction": Column(
+            "number", "BTS prediction: percent of others expected to choose the subject named.", "0..100"
+        ),
+    }
+    options = {**TRIPLETS, **QUESTION, "strength": {"type": "boolean"}, **MODEL, **BTS}
+    needs = ("triplets",)
+    item_shape = "triplets"
+    shown_as = ("triplets",)
+    builder_template = "triplet"
+    builder_description = "Triplets: who is more similar to Person A, Person B or Person C? (how sure)"
+    builder_key = "triplets"
+    builder_instructions = (
+        "You will read descriptions of three people at a time: Person A and two others.\n\n"
+        "For each group, choose which of the other two is more similar to Person A, in the sense that a fair "
+        "decision should treat them alike, and say how sure you are. There are no right or wrong answers: we "
+        "are interested in your own judgement."
+    )
+    builder_seconds = 35
+    builder_relations = TRIPLET_RELATIONS
+    builder_mix = ("near-far", "random")
+    default_bts_prompt = "What percentage of other participants do you think chose {closer}?"
+    estimators = ("fairness.human_metric.fit_metric",)
+    analysis = "tasks.triplet.analyse"
+    report_tables = {
+        "triplet_metric": ReportTable(
+            "learned fair metric: feature weights by rater group (triplets)",
+            METRIC_COLUMNS,
+            Explanation(
+                "How much a difference in each feature makes two people dissimilar, in the judgement of each "
+                "rater group: the metric learned from which of two people they found more similar to a third.",
+                "A larger weight means that a difference in that feature (its full range, or a change of value) "
+                "counts more against treating two people alike; a weight near 0 means the feature is ignored. "
+                "CIs resample raters.",
+                "P(b more similar to anchor than c) = expit(d_M(anchor, c)^2 - d_M(anchor, b)^2), "
+                "d_M(x, y)^2 = (x - y)' M (x - y), M positive semi-definite; weight = d_M^2 of the feature's "
+                "full range alone",
+                "Mukherjee, Yurochkin, Banerjee & Sun (ICML 2020); Bradley & Terry (1952)",
+            ),
+            estimate="weight",
+            figure=("feature", "weight"),
+        )
+    }
+
+    def builder_block(self, source: BuilderInput) -> dict:
+        """Triplets drawn by :func:`tasks.drawing.draw_triplets`, with "How sure are you?"."""
+        return {"task": self.name, "triplets": drawn_items(self, source, "triplets"), "strength": True}
+
+    def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
+        check_triplets(block, pool, base, add, memo)
+        if "model" in block:
+            check_model(block, pool, base, add, "score", memo)
+        elif "bts" in block:
+            add(
+                f"{base}.bts",
+                "the BTS follow-up asks for the share choosing the subject the AI scores closer: name a model",
+            )
+
+    def apply_defaults(self, block: dict, pool: dict) -> None:
+        super().apply_defaults(block, pool)
+        block.setdefault("question", DEFAULT_QUESTION)
+        block.setdefault("strength", False)
+
+    def bts_positive(self, block: dict) -> BtsPositive | None:
+        """Choosing the subject whose AI score is closer to the anchor's (``ai_closer`` = 1)."""
+        return BtsPositive("ai_closer", 1, 1) if "bts" in block else None
+
+    def form(self, page: dict, index, data=None) -> forms.Form:
+        block, shown = index.block(page), names(index, page)
+        question = block["question"].format(anchor=shown[0], b=shown[1], c=shown[2])
+        return TripletForm(
+            data,
+            page=page,
+            triplet=index.pair(page),
+            question=question,
+            shown=shown,
+            block=block,
+            ai=ai_closer(index, page),
+        )
+
+    def context(self, page: dict, index) -> dict:
+        triplet, pool = index.pair(page), index.pool_of(page)["key"]
+        shown = names(index, page)
+        return {
+            "names": shown,
+            "similar_means": SIMILAR_MEANS,
+            "anchor": index.card(pool, triplet["anchor"], shown[0]),
+            "cards": [index.card(pool, triplet[end], name) for end, name in zip("bc", shown[1:], strict=True)],
+        }
+
+    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+        """B chosen with logit P = ``simulation.metric.triplet_logit`` (the difference of the squared
+        distances on the pool's scaled features) + leniency + N(0, noise); strength and the BTS prediction
+        as for the yes/no tasks (``simulation.raters``)."""
+        from simulation.metric import pool_features, triplet_logit
+        from simulation.raters import bts_prediction, draw_binary, draw_sureness
+
+        triplet = index.pair(page)
+        features = pool_features(index.pool_of(page))
+        answer, p = draw_binary(triplet_logit(features, triplet["anchor"], triplet["b"], triplet["c"]), rater, rng)
+        form = self.form(page, index)
+        data = {"closer": "bc"[1 - answer]}
+        if "sure" in form.fields:
+            data["sure"] = draw_sureness(p, rng)
+        if "prediction" in form.fields:
+            ai = ai_closer(index, page)
+            data["prediction"] = bts_prediction(p if ai == "b" else 1 - p, rater, rng, own=data["closer"] == ai)
+        return data
+
+
+def analyse(spec: dict, block: dict, answers, groups, opts):
+    """The learned fair metric (``fairness.human_metric.fit_metric``, ``kind="triplet"``) over the pool's
+    feature columns, from all participants' triplet answers and from each rater group's."""
+    import pandas as pd
+
+    from analysis.bts import block_answers
+    from fairness.human_metric import metric_by_rater_group, pool_frame
+    from fairness.task_blocks import BlockAnalysis
+
+    frame = block_answers(answers, block["key"], "closer")
+    if frame.empty:
+        return BlockAnalysis(block["key"], "triplet", {}, ["No triplet answers yet."])
+    ends = frame["subject"].str.split("~", expand=True)
+    judgements = pd.DataFrame(
+        {
+            "rater": frame["participant_id"],
+            "anchor": ends[0],
+            "b": ends[1],
+            "c": ends[2],
+            "answer": frame["value"],
+            "rater_group": frame["participant_id"].map(groups),
+        }
+    )
+    subjects, features = pool_frame(next(p for p in spec["pools"] if p["key"] == block["pool"]))
+    table, notes = metric_by_rater_group(
+        judgements, subjects, features, kind="triplet", n_resamples=opts.n_resamples, seed=opts.seed
+    )
+    return BlockAnalysis(block["key"], "triplet", {"triplet_metric": table}, notes)
