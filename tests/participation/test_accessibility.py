@@ -18,6 +18,8 @@ from tests.conftest import ROOT, required
 from tests.participation.format2_helpers import example_spec
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 from tests.tasks.test_choose import choice_spec
+from tests.tasks.test_feature_fairness import feature_spec
+from tests.tasks.test_triplet import triplet_spec
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -84,8 +86,9 @@ def _login(context, live_server) -> None:
 
 
 def _studies(researcher) -> list:
-    """The format 2 example (every block type but choose), a choose study, the effort demo (format 1), and a
-    screening question on the example, loaded for ``researcher``."""
+    """The format 2 example (every block type but choose, triplet and feature_fairness), a study of each of
+    these three, the effort demo (format 1), and a screening question on the example, loaded for
+    ``researcher``."""
     from studies.services import study_load
     from studies.study_file import validate_study
 
@@ -97,7 +100,8 @@ def _studies(researcher) -> list:
     }
     example["time_limit"] = {"max_minutes": 30}
     effort = json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text())
-    return [study_load(spec=validate_study(spec), owner=researcher).study for spec in (example, choice_spec(), effort)]
+    specs = (example, choice_spec(), triplet_spec(), feature_spec(), effort)
+    return [study_load(spec=validate_study(spec), owner=researcher).study for spec in specs]
 
 
 def test_every_participant_page_kind_has_no_serious_axe_violation(browser, live_server, researcher, axe):  # noqa: F811
