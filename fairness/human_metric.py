@@ -145,6 +145,7 @@ class HumanMetric:
     n_resamples: int
     confidence_level: float
     seed: int
+    draws: tuple[np.ndarray, ...] = ()  # the bootstrap refits' matrices (fairness.individual.lipschitz_violations)
 
     @property
     def statistic(self) -> pd.Series:
@@ -152,6 +153,10 @@ class HumanMetric:
 
     def confidence_interval(self) -> ConfidenceInterval:
         return ConfidenceInterval(self.ci_low, self.ci_high)
+
+    def scaled(self, subjects: pd.DataFrame) -> np.ndarray:
+        """The scaled feature columns of ``subjects`` (one row each), the space ``matrix`` measures in."""
+        return self.scaling.transform(subjects)
 
     def distance(self, x: Mapping | pd.Series, y: Mapping | pd.Series) -> float:
         """d_M(x, y) = sqrt(delta' M delta) for two subjects given by their feature values."""
@@ -291,12 +296,13 @@ def fit_metric(
     weights = _weights(matrix, scaling)
     n_raters = int(design.rater.max()) + 1
     rng = np.random.default_rng(seed)
-    boot = []
+    boot, draws = [], []
     if n_raters > 1:
         for _ in range(n_resamples):
             counts = np.bincount(rng.integers(0, n_raters, n_raters), minlength=n_raters)
             L_b, _ = _fit(design, counts[design.rater].astype(float), kind, L)
-            boot.append(_weights(L_b @ L_b.T, scaling))
+            draws.append(L_b @ L_b.T)
+            boot.append(_weights(draws[-1], scaling))
     if boot:
         low, high = basic_interval(np.array(boot), weights, confidence_level)
     else:
@@ -315,6 +321,7 @@ def fit_metric(
         n_resamples=len(boot),
         confidence_level=confidence_level,
         seed=seed,
+        draws=tuple(draws),
     )
 
 

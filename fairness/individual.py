@@ -19,7 +19,7 @@ pairs add at most TIE_TOLERANCE each to the EaIF sum, so leaving them out does n
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -216,7 +216,7 @@ class LearnedMetric(Protocol):
     scaled feature columns, ``scaled(subjects)`` giving those columns as an n x d array, and ``draws``,
     the matrices of its rater-bootstrap refits (may be empty)."""
 
-    matrix: np.ndarray
+    matrix: Any  # an array or a DataFrame
     draws: Sequence[np.ndarray]
 
     def scaled(self, subjects: pd.DataFrame) -> np.ndarray: ...
@@ -293,9 +293,10 @@ def lipschitz_violations(
     if not np.isfinite(s).all():
         raise ValueError("scores must be finite numbers")
     z = np.asarray(metric.scaled(subjects), dtype=float)
+    matrix = np.asarray(metric.matrix, dtype=float)
     best_v, best_i, best_j = np.empty(0), np.empty(0, dtype=int), np.empty(0, dtype=int)
     violating = 0
-    for start, cols, excess in _excess_blocks(z, s, metric.matrix, L):
+    for start, cols, excess in _excess_blocks(z, s, matrix, L):
         violating += int((excess > TIE_TOLERANCE).sum())
         flat = excess.ravel()
         top = np.argpartition(flat, -min(k, flat.size))[-min(k, flat.size) :]
@@ -313,7 +314,7 @@ def lipschitz_violations(
             "id_i": ids[bi],
             "id_j": ids[bj],
             "score_difference": np.abs(s[bi] - s[bj]),
-            "distance": np.sqrt(np.clip(np.einsum("ij,jk,ik->i", apart, metric.matrix, apart), 0, None)),
+            "distance": np.sqrt(np.clip(np.einsum("ij,jk,ik->i", apart, matrix, apart), 0, None)),
             "excess": best_v[mask],
         }
     )

@@ -9,7 +9,7 @@ from scipy.optimize import check_grad
 from scipy.special import expit
 
 from fairness.human_metric import _design, _loss, basic_interval, feature_scaling, fit_metric
-from studies.builder import draw_pairs, draw_triplets
+from tasks.drawing import draw_pairs, draw_triplets
 
 # scaled columns: age in [0, 1], priors in [0, 1], sex=male 0/1 (two values: one column)
 TRUE_M = np.array([[3.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 1.5]])

@@ -85,3 +85,23 @@ def test_bad_input_is_refused_with_a_reason():
         lipschitz_violations(pd.Series({"a": 1.0}), subjects.iloc[:1], metric)
     with pytest.raises(ValueError, match="finite"):
         lipschitz_violations(pd.Series({"a": np.nan, "b": 0.0}), subjects, metric)
+
+
+def test_a_metric_learned_from_people_audits_scores_end_to_end():
+    """fit_metric's HumanMetric is a LearnedMetric: scores s_i = c d(x_i, x_0) under the learned metric are
+    c-Lipschitz (triangle inequality), so with L = 1 they violate nothing for c <= 1 and some pairs for c = 3;
+    the interval runs over the metric's bootstrap refits."""
+    from fairness.human_metric import fit_metric
+    from tests.fairness.test_human_metric import FEATURES, judgements, pool
+
+    subjects = pool(60)
+    metric = fit_metric(judgements("comparable", subjects, 30, 10, np.random.default_rng(1)), subjects, FEATURES)
+    assert len(metric.draws) == metric.n_resamples > 0
+    origin = subjects.index[0]
+    apart = {i: metric.distance(subjects.loc[i], subjects.loc[origin]) for i in subjects.index}
+    for c, violating in ((0.9, False), (3.0, True)):
+        scores = pd.Series({i: c * d for i, d in apart.items()})
+        result = lipschitz_violations(scores, subjects[FEATURES], metric)
+        assert (result.statistic > 0) == violating and result.n_pairs == 60 * 59 // 2
+        low, high = result.confidence_interval
+        assert 0 <= low <= high <= 1
