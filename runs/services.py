@@ -107,9 +107,9 @@ def job_succeed(*, job_id, result: dict, files_prefix: str = "") -> bool:
     """running -> succeeded; False when the job was cancelled (or failed by the reaper) meanwhile."""
     return bool(
         Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(
-        status=Job.Status.SUCCEEDED,
-        result=result,
-        files_prefix=files_prefix,
+            status=Job.Status.SUCCEEDED,
+            result=result,
+            files_prefix=files_prefix,
             files=list_files(files_prefix),
             progress=1.0,
             progress_message="done",

@@ -85,45 +85,50 @@ class JobWorker(Worker):
             self._run_tasks += 1
 
     def _supervise(self, db_task_result: DBTaskResult, *, job_id: str) -> None:
-        """Run the job in a child process and watch it (heartbeat, cancellation, hard time limit)."""
+        """Run the job in a child process and watch it; afterwards fail it if it recorded no outcome
+        and delete its files unless it succeeded (``job_abandon``)."""
         _close_connections()
         child = multiprocessing.get_context("fork").Process(target=self._child, args=(db_task_result,))
         child.start()
-        hard_limit = settings.JOB_MAX_SECONDS + settings.JOB_KILL_GRACE_SECONDS if settings.JOB_MAX_SECONDS else None
-        deadline = time.monotonic() + hard_limit if hard_limit else None
         reason = ""
         try:
-            while child.exitcode is None:
-                wait = HEARTBEAT_SECONDS if deadline is None else min(HEARTBEAT_SECONDS, deadline - time.monotonic())
-                child.join(max(wait, 0.01))
-                if child.exitcode is not None:
-                    break
-                if deadline is not None and time.monotonic() >= deadline:
-                    reason = (
-                        f"the job ran longer than its limit of {settings.JOB_MAX_SECONDS:g} s (JOB_MAX_SECONDS) "
-                        f"and was killed {settings.JOB_KILL_GRACE_SECONDS:g} s later (JOB_KILL_GRACE_SECONDS)"
-                    )
-                    break
-                try:
-                    running = job_heartbeat(job_id=job_id)
-                except DatabaseError as exc:  # the job goes on; the lease covers a long outage
-                    logger.warning("heartbeat of job %s failed (%s)", job_id, exc)
-                    _close_connections()
-                    continue
-                if not running and Job.objects.filter(pk=job_id, status=Job.Status.CANCELLED).exists():
-                    reason = "cancelled"
-                    break
+            reason = self._watch(child, job_id=job_id)
+        except BaseException:  # the worker is stopping (a second SIGTERM or Ctrl+C): the job cannot go on
+            reason = "its worker was stopped while running it"
+            raise
         finally:
             if child.exitcode is None:
                 child.kill()
                 child.join()
-        if child.exitcode != 0 and not reason:
-            reason = f"the job's process ended unexpectedly ({_describe_exit(child.exitcode)})"
-        job_abandon(job_id=job_id, error=reason or "the job's process ended without recording a result")
-        if reason:
+            if child.exitcode != 0 and not reason:
+                reason = f"the job's process ended unexpectedly ({_describe_exit(child.exitcode)})"
+            job_abandon(job_id=job_id, error=reason or "the job's process ended without recording a result")
             db_task_result.refresh_from_db(fields=["status"])
-            if db_task_result.status == "RUNNING":
+            if reason and db_task_result.status == "RUNNING":
                 db_task_result.set_failed(JobKilled(reason))
+
+    def _watch(self, child, *, job_id: str) -> str:
+        """Wait for the child, beating the job's heart every second; return why it must be killed
+        (cancelled, past its hard time limit), or "" once it has ended by itself."""
+        limit = settings.JOB_MAX_SECONDS
+        deadline = time.monotonic() + limit + settings.JOB_KILL_GRACE_SECONDS if limit else None
+        while True:
+            wait = HEARTBEAT_SECONDS if deadline is None else min(HEARTBEAT_SECONDS, deadline - time.monotonic())
+            child.join(max(wait, 0.01))
+            if child.exitcode is not None:
+                return ""
+            if deadline is not None and time.monotonic() >= deadline:
+                return (
+                    f"the job ran longer than its limit of {limit:g} s (JOB_MAX_SECONDS) and was killed "
+                    f"{settings.JOB_KILL_GRACE_SECONDS:g} s later (JOB_KILL_GRACE_SECONDS)"
+                )
+            try:
+                running = job_heartbeat(job_id=job_id)
+                if not running and Job.objects.filter(pk=job_id, status=Job.Status.CANCELLED).exists():
+                    return "cancelled"
+            except DatabaseError as exc:  # the job goes on; the lease covers a long outage
+                logger.warning("heartbeat of job %s failed (%s)", job_id, exc)
+                _close_connections()
 
     def _child(self, db_task_result: DBTaskResult) -> None:
         """In the child: default signal handlers (the parent decides when the job stops), then the
