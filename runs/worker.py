@@ -77,9 +77,13 @@ class JobWorker(Worker):
         if db_task_result.task_path != run_job.module_path:
             super().run_task(db_task_result)
             return
+        job_id = db_task_result.args_kwargs["args"][0]
+        if not Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).exists():
+            super().run_task(db_task_result)  # cancelled, or run already: execute_job only says so
+            return
         self.running_task = True
         try:
-            self._supervise(db_task_result, job_id=db_task_result.args_kwargs["args"][0])
+            self._supervise(db_task_result, job_id=job_id)
         finally:
             self.running_task = False
             self._run_tasks += 1
