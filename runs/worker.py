@@ -11,9 +11,12 @@
   JOB_LEASE_SECONDS (``runs.services.jobs_reap_stale``): a worker SIGKILLed mid-job.
 """
 
+import ctypes
 import logging
 import multiprocessing
+import os
 import signal
+import sys
 import time
 
 from django.conf import settings
@@ -29,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 1.0
 MAX_BACKOFF_SECONDS = 30.0
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class JobKilled(Exception):
@@ -92,7 +96,7 @@ class JobWorker(Worker):
         """Run the job in a child process and watch it; afterwards fail it if it recorded no outcome
         and delete its files unless it succeeded (``job_abandon``)."""
         _close_connections()
-        child = multiprocessing.get_context("fork").Process(target=self._child, args=(db_task_result,))
+        child = multiprocessing.get_context("fork").Process(target=self._child, args=(db_task_result, os.getpid()))
         child.start()
         reason = ""
         try:
@@ -134,12 +138,23 @@ class JobWorker(Worker):
                 logger.warning("heartbeat of job %s failed (%s)", job_id, exc)
                 _close_connections()
 
-    def _child(self, db_task_result: DBTaskResult) -> None:
-        """In the child: default signal handlers (the parent decides when the job stops), then the
-        library's task execution (it records the task's outcome)."""
+    def _child(self, db_task_result: DBTaskResult, parent: int) -> None:
+        """In the child: default signal handlers (the parent decides when the job stops), death with
+        the worker (a SIGKILLed worker's job must not run on unwatched), then the library's task
+        execution (it records the task's outcome)."""
         self.reset_signals()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C reaches the whole group: the parent decides
+        _die_with_parent(parent)
         super().run_task(db_task_result)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: SIGKILL this process when its parent dies (prctl PR_SET_PDEATHSIG); exit at once if
+    the parent is already gone."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _describe_exit(exitcode: int | None) -> str:
