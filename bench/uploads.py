@@ -103,7 +103,7 @@ def main() -> None:
     processes = [
         launch.gunicorn(env),
         subprocess.Popen(
-            [launch.PY, "manage.py", "db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.2"],
+            [launch.PY, "manage.py", "job_worker", "--no-startup-delay", "--interval", "0.2"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

@@ -1,5 +1,5 @@
 """A background job: one analysis, audit, situation test, differential-parity run or study plan
-started from the web, executed by a worker process (``manage.py db_worker``), never inside a web request."""
+started from the web, executed by a worker process (``manage.py job_worker``), never inside a web request."""
 
 import uuid
 

@@ -136,8 +136,8 @@ def job_cancel(*, job_id, user) -> bool:
         previous = job.values_list("status", flat=True).first()
         if previous is None:
             return False
-        job.update(status=Job.Status.CANCELLED, finished_at=timezone.now(), progress_message="cancelled")
-    who = getattr(user, "username", "") or "an administrator"
+        who = getattr(user, "username", "") or "an administrator"
+        job.update(status=Job.Status.CANCELLED, finished_at=timezone.now(), progress_message=f"by {who}"[:200])
     job_log(job_id=job_id, line=f"cancelled by {who} ({previous})")
     if previous == Job.Status.QUEUED:
         delete_prefix(job_folder(job_id))

@@ -4,7 +4,8 @@
   second, kills the child when a researcher cancels the job or when it is still running
   JOB_KILL_GRACE_SECONDS after JOB_MAX_SECONDS (stuck in a C call the in-job SIGALRM cannot
   interrupt), and fails a job whose child died without recording an outcome. The job's uploaded
-  inputs and temporary folders are deleted unless it succeeded.
+  inputs and temporary folders are deleted unless it succeeded. The child dies with the worker
+  (``PR_SET_PDEATHSIG``): a SIGKILLed worker's job does not run on unwatched.
 * A lost database (a PostgreSQL restart, idle or mid-job) does not end the worker: it closes its
   connections, waits (1, 2, 4, ... up to 30 s) and carries on.
 * Before looking for work it fails every running job whose worker gave no sign of life for
