@@ -106,22 +106,24 @@ from tests.conftest import DEMO_FILE
 user, _ = get_user_model().objects.get_or_create(username="alice")
 study = Study.objects.filter(slug="effort-demo").first()
 study = study or study_load(spec=json.loads(DEMO_FILE.read_text()), owner=user).study
-params = {name: p.default for name, p in PLAN_PARAMETERS.items()} | {"studies": STUDIES, "n": 40}
-print(job_create(kind="plan", user=user, study=study, params=params).pk)
+for studies in STUDIES:
+    params = {name: p.default for name, p in PLAN_PARAMETERS.items()} | {"studies": studies, "n": 40}
+    print(job_create(kind="plan", user=user, study=study, params=params).pk)
 """
 
 
-def queue_plan(server: Postgres, studies: int) -> str:
-    """Queue a study plan job of ``studies`` simulated studies (a long one, or a short one)."""
+def queue_plans(server: Postgres, *studies: int) -> list[str]:
+    """Queue study plan jobs of ``studies`` simulated studies each (long ones, short ones), in this
+    order (a researcher's later job ranks lower: they run in this order)."""
     done = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", QUEUE_PLAN.replace("STUDIES", str(int(studies)))],
+        [sys.executable, "manage.py", "shell", "-c", QUEUE_PLAN.replace("STUDIES", repr([int(n) for n in studies]))],
         cwd=ROOT,
         env=env(server),
         check=True,
         capture_output=True,
         text=True,
     )
-    return done.stdout.strip().splitlines()[-1]
+    return done.stdout.strip().splitlines()[-len(studies) :]
 
 
 def job_row(server: Postgres, job_id: str) -> dict:
@@ -173,8 +175,9 @@ def status_is(server: Postgres, job_id: str, *statuses: str):
     return lambda: job_row(server, job_id).get("status") in statuses
 
 
-def runs_a_short_job(server: Postgres, worker: subprocess.Popen) -> None:
-    job_id = queue_plan(server, 1)
+def runs_a_short_job(server: Postgres, worker: subprocess.Popen, job_id: str | None = None) -> None:
+    """The worker runs the job ``job_id`` (or a new short one) to success and is still alive."""
+    job_id = job_id or queue_plans(server, 1)[0]
     wait_for(status_is(server, job_id, "succeeded", "failed"), "the next job to finish")
     row = job_row(server, job_id)
     assert row["status"] == "succeeded", row
@@ -184,7 +187,7 @@ def runs_a_short_job(server: Postgres, worker: subprocess.Popen) -> None:
 def test_a_job_whose_worker_was_sigkilled_fails_and_the_restarted_worker_goes_on(postgres, tmp_path):
     worker = start_worker(postgres, tmp_path)
     try:
-        job_id = queue_plan(postgres, 5000)
+        job_id, next_job = queue_plans(postgres, 5000, 1)
         wait_for(lambda: job_row(postgres, job_id).get("progress", 0) > 0, "the long job to make progress")
         assert list(tmp_path.glob(f"job-{job_id}-*")), "the job's temporary folder"
         children = [int(pid) for pid in Path(f"/proc/{worker.pid}/task/{worker.pid}/children").read_text().split()]
@@ -198,7 +201,7 @@ def test_a_job_whose_worker_was_sigkilled_fails_and_the_restarted_worker_goes_on
         assert row["error"].startswith(f"its worker stopped: no sign of life for {LEASE_SECONDS} s"), row
         assert not list(tmp_path.glob(f"job-{job_id}-*")), "a temporary folder was left behind"
         wait_for(lambda: not any(alive(pid) for pid in children), "the job to die with its worker")
-        runs_a_short_job(postgres, worker)
+        runs_a_short_job(postgres, worker, next_job)
     finally:
         stop(worker)
 
@@ -218,7 +221,7 @@ def test_the_worker_outlives_a_postgres_restart_while_idle(postgres, tmp_path):
 def test_the_worker_outlives_a_postgres_restart_mid_job(postgres, tmp_path):
     worker = start_worker(postgres, tmp_path)
     try:
-        job_id = queue_plan(postgres, 5000)
+        job_id, next_job = queue_plans(postgres, 5000, 1)
         wait_for(lambda: job_row(postgres, job_id).get("progress", 0) > 0, "the long job to make progress")
         postgres.stop()
         time.sleep(2)
@@ -228,6 +231,6 @@ def test_the_worker_outlives_a_postgres_restart_mid_job(postgres, tmp_path):
         assert row["status"] == "failed" and row["error"], row  # a reason, not an endless "running"
         assert not list(tmp_path.glob(f"job-{job_id}-*")), "a temporary folder was left behind"
         assert worker.poll() is None, "the worker died with the database"
-        runs_a_short_job(postgres, worker)
+        runs_a_short_job(postgres, worker, next_job)
     finally:
         stop(worker)
