@@ -12,11 +12,14 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-# Background jobs (analyses, audits, ... started from the web) run in `db_worker` processes beside
-# the web server; JOB_WORKERS of them (default 1), stopped with the server.
+# Background jobs (analyses, audits, ... started from the web) run in `job_worker` processes beside
+# the web server; JOB_WORKERS of them (default 1), each restarted 1 s after it dies (killed, crashed),
+# stopped with the server. A worker outlives database restarts by itself (runs/worker.py).
 JOB_WORKERS ?= 1
 WORKERS = pids=""; for i in $$(seq $(JOB_WORKERS)); do \
-	$(PY) manage.py db_worker --interval 1 --no-startup-delay --no-reload & pids="$$pids $$!"; done; \
+	( trap 'kill $$w 2>/dev/null; exit 0' INT TERM; while :; do \
+		$(PY) manage.py job_worker --interval 1 --no-startup-delay & w=$$!; wait $$w; \
+		echo "job worker $$w exited ($$?); restarting it in 1 s" >&2; sleep 1; done ) & pids="$$pids $$!"; done; \
 	trap 'kill $$pids 2>/dev/null' EXIT INT TERM;
 
 demo: $(STAMP)

@@ -345,7 +345,7 @@ def main() -> None:
         launch.gunicorn(env),
         subprocess.Popen(
             ["nice", "-n", str(args.worker_nice)]
-            + [launch.PY, "manage.py", "db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.2"],
+            + [launch.PY, "manage.py", "job_worker", "--no-startup-delay", "--interval", "0.2"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

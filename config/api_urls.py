@@ -20,6 +20,7 @@ urlpatterns = [
     path("situation-testing/", run_api.SituationTestingRun.as_view(), name="api-situation-testing"),
     path("jobs/", run_api.JobList.as_view(), name="api-jobs"),
     path("jobs/<uuid:job_id>/", run_api.JobDetail.as_view(), name="api-job"),
+    path("jobs/<uuid:job_id>/cancel/", run_api.JobCancel.as_view(), name="api-job-cancel"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", ApiDocs.as_view(), name="api-docs"),
 ]

@@ -25,6 +25,7 @@ urlpatterns = [
     path("runs/analysis/<int:run_id>/<str:filename>", run_views.analysis_file, name="analysis-file"),
     path("runs/audit/<int:run_id>/<str:filename>", run_views.audit_file, name="audit-file"),
     path("jobs/<uuid:job_id>/", run_views.job_detail, name="job"),
+    path("jobs/<uuid:job_id>/cancel/", run_views.job_cancel_view, name="job-cancel"),
     path("jobs/<uuid:job_id>/<str:filename>", run_views.job_file, name="job-file"),
     path("studies/<slug:slug>/export/<str:table>.<str:fmt>", views.export_download, name="export"),
     path("studies/<slug:slug>/submissions.csv", views.submissions_download, name="submissions"),

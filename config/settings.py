@@ -224,10 +224,15 @@ LOGGING = {
 }
 
 # Background jobs (analyses, audits, situation testing, differential parity started from the web):
-# django-tasks with its database backend; workers run `manage.py db_worker` (`make demo` and
-# `make serve` start them). A job running longer than JOB_MAX_SECONDS fails with a clear error.
+# django-tasks with its database backend; workers run `manage.py job_worker` (`make demo` and
+# `make serve` start and restart them). A job running longer than JOB_MAX_SECONDS fails with a clear
+# error; one still running JOB_KILL_GRACE_SECONDS later (stuck in a C call) is killed by its worker.
+# A running job whose worker gave no sign of life for JOB_LEASE_SECONDS (killed, machine or database
+# gone) is marked failed by any other worker.
 TASKS = {"default": {"BACKEND": "django_tasks_db.backend.DatabaseBackend"}}
 JOB_MAX_SECONDS = env_int("JOB_MAX_SECONDS", 1800)
+JOB_KILL_GRACE_SECONDS = env_int("JOB_KILL_GRACE_SECONDS", 10)
+JOB_LEASE_SECONDS = env_int("JOB_LEASE_SECONDS", 30)
 # Most jobs one researcher may have queued or running at once (429 beyond); each further job of theirs
 # gets a lower task priority, so one researcher's burst does not starve the others' jobs.
 JOBS_QUEUED_PER_RESEARCHER = env_int("JOBS_QUEUED_PER_RESEARCHER", 5)

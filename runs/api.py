@@ -23,7 +23,7 @@ from runs.serializers import (
     PlanRequestSerializer,
     SituationTestingRequestSerializer,
 )
-from runs.services import JobQuotaExceeded, job_create
+from runs.services import JobQuotaExceeded, job_cancel, job_create
 from runs.storage import RunStorageError
 
 
@@ -157,12 +157,37 @@ class JobList(generics.ListAPIView):
         return jobs_visible_to(self.request.user).order_by("-created_at", "pk")
 
 
+def visible_job(user, job_id) -> Job:
+    """The job if ``user`` may see it (its study's owner, collaborators, superusers; the starter of a
+    job tied to no study), else 404."""
+    job = jobs_visible_to(user).filter(pk=job_id).first()
+    if job is None:
+        raise Http404("No such job among yours.")
+    return job
+
+
+class JobAlreadyFinished(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "job_finished"
+
+
+class JobCancel(APIView):
+    """Cancel a queued or running job (POST): 200 and the job, now ``cancelled`` (a running job is
+    stopped by its worker within a second); 409 when it has already ended."""
+
+    @extend_schema(request=None, responses={200: JobSerializer})
+    def post(self, request, job_id):
+        job = visible_job(request.user, job_id)
+        if not job_cancel(job_id=job.pk, user=request.user):
+            job.refresh_from_db()
+            raise JobAlreadyFinished(f"The job has already ended ({job.status}); there is nothing to cancel.")
+        job.refresh_from_db()
+        return Response(JobSerializer(job).data)
+
+
 class JobDetail(APIView):
     """One job: status, progress, log, and its result or error."""
 
     @extend_schema(responses=JobSerializer)
     def get(self, request, job_id):
-        job = jobs_visible_to(request.user).filter(pk=job_id).first()
-        if job is None:
-            raise Http404("No such job among yours.")
-        return Response(JobSerializer(job).data)
+        return Response(JobSerializer(visible_job(request.user, job_id)).data)

@@ -13,7 +13,15 @@ from core.time_limit import time_limit
 from research.study_upload import StashNotStored
 from runs.models import Job
 from runs.runners import RUNNERS, JobContext
-from runs.services import job_fail, job_folder, job_log, job_progress, job_start, job_succeed
+from runs.services import (
+    job_fail,
+    job_folder,
+    job_log,
+    job_progress,
+    job_start,
+    job_succeed,
+    job_workdir_prefix,
+)
 from runs.storage import RunStorageError, delete_prefix
 from studies.services import StudyOwnedByOther
 
@@ -50,7 +58,7 @@ def execute_job(job_id: str) -> str:
     outputs: list[str] = []
     try:
         with (
-            tempfile.TemporaryDirectory(prefix=f"job-{job.pk}-") as workdir,
+            tempfile.TemporaryDirectory(prefix=job_workdir_prefix(job.pk)) as workdir,
             time_limit(
                 settings.JOB_MAX_SECONDS,
                 lambda: JobTimeout(
@@ -78,8 +86,11 @@ def execute_job(job_id: str) -> str:
         job_log(job_id=job.pk, line=f"failed: internal error ({type(exc).__name__})")
         job_fail(job_id=job.pk, error=f"internal error ({type(exc).__name__}: {exc}); the server log has details")
         return Job.Status.FAILED
+    if not job_succeed(job_id=job.pk, result=result, files_prefix=files_prefix):
+        # cancelled in the moment between storing its run and recording it: the run stays listed
+        job_log(job_id=job.pk, line="finished after it was cancelled; its run was stored")
+        return Job.objects.values_list("status", flat=True).get(pk=job.pk)
     job_log(job_id=job.pk, line="finished")
-    job_succeed(job_id=job.pk, result=result, files_prefix=files_prefix)
     return Job.Status.SUCCEEDED
 
 

@@ -1,6 +1,6 @@
 """A background job: one analysis, audit, situation test, differential-parity run, study plan, or a
 large study file's build, check or load started from the web, executed by a worker process
-(``manage.py db_worker``), never inside a web request."""
+(``manage.py job_worker``), never inside a web request."""
 
 import uuid
 
@@ -28,6 +28,9 @@ class Job(models.Model):
         RUNNING = "running"
         SUCCEEDED = "succeeded"
         FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     kind = models.CharField(max_length=32, choices=Kind.choices)
@@ -47,6 +50,9 @@ class Job(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life from the worker running the job (every second)."
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -28,7 +28,7 @@ from runs.serializers import (
     AuditRequestSerializer,
     DifferentialParityRequestSerializer,
 )
-from runs.services import JobQuotaExceeded, job_create
+from runs.services import JobQuotaExceeded, job_cancel, job_create
 from runs.storage import RunStorageError, list_files
 from studies.format2 import questionnaire_questions
 from studies.selectors import studies_visible_to, visible_versions
@@ -95,6 +95,17 @@ STUDY_FILE_FORMS = {
 
 
 @login_required
+@require_http_methods(["POST"])
+def job_cancel_view(request: HttpRequest, job_id) -> HttpResponse:
+    """The job page's "Cancel" button (POST with the CSRF token): cancel the job, back to its page."""
+    job = jobs_visible_to(request.user).filter(pk=job_id).first()
+    if job is None:
+        raise Http404("No such job among yours.")
+    job_cancel(job_id=job.pk, user=request.user)  # a job that has just ended stays as it ended
+    return redirect("researcher:job", job_id=job.pk)
+
+
+@login_required
 def job_detail(request: HttpRequest, job_id) -> HttpResponse:
     """A job's status, progress and log; ``static/surveys/job.js`` polls ``/api/jobs/<id>/`` and
     reloads the page when the job ends (a ``<meta refresh>`` does it without JavaScript). A study
@@ -108,7 +119,7 @@ def job_detail(request: HttpRequest, job_id) -> HttpResponse:
         if result.get("message"):
             messages.success(request, result["message"])
         return redirect(result["next_url"])
-    finished = job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED)
+    finished = job.status in Job.FINISHED
     return render(
         request,
         "researcher/job.html",

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from core.uploads import UploadError, check_separator
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
+from runs.models import Job
 from runs.plan_parameters import PLAN_PARAMETERS, check_weights
 from studies.format2 import check_by
 
@@ -163,13 +164,13 @@ class PlanRequestSerializer(serializers.Serializer):
 
 
 class JobSerializer(serializers.Serializer):
-    """A background job: poll ``url`` until ``status`` is ``succeeded`` (see ``result``) or ``failed``
-    (see ``error``)."""
+    """A background job: poll ``url`` until ``status`` is ``succeeded`` (see ``result``), ``failed``
+    (see ``error``) or ``cancelled``."""
 
     id = serializers.UUIDField()
     url = serializers.SerializerMethodField()
     kind = serializers.CharField()
-    status = serializers.ChoiceField(choices=["queued", "running", "succeeded", "failed"])
+    status = serializers.ChoiceField(choices=Job.Status.values)
     study = serializers.CharField(source="study.slug", default=None)
     progress = serializers.FloatField(help_text="0 to 1")
     progress_message = serializers.CharField()

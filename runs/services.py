@@ -1,11 +1,18 @@
 """Writes to jobs: create (within the researcher's quota; store the uploads, enqueue the task in the
-same transaction), report progress, append to the log, finish. Each is one statement or one transaction."""
+same transaction), report progress, append to the log, beat the heart, finish, cancel, and fail the
+jobs whose worker died. Each is one statement or one transaction; a finished or cancelled job is
+never changed again (every write after the start is a compare-and-set on ``running``)."""
+
+import shutil
+import tempfile
+from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F, Value
-from django.db.models.functions import Concat
+from django.db.models.functions import Coalesce, Concat
 from django.utils import timezone
 
 from runs.models import Job
@@ -65,17 +72,31 @@ def job_folder(job_id) -> str:
     return f"jobs/{job_id}"
 
 
+def job_workdir_prefix(job_id) -> str:
+    """Name prefix of a job's private temporary folder (under the worker's temporary directory)."""
+    return f"job-{job_id}-"
+
+
 def job_start(*, job_id) -> bool:
     """queued -> running (compare-and-set: a job runs once even if two workers see it)."""
+    now = timezone.now()
     return bool(
         Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
-            status=Job.Status.RUNNING, started_at=timezone.now(), progress=0.0
+            status=Job.Status.RUNNING, started_at=now, heartbeat_at=now, progress=0.0
         )
     )
 
 
+def job_heartbeat(*, job_id) -> bool:
+    """The worker's sign of life for a running job; False once the job is no longer running (it
+    ended, or a researcher cancelled it)."""
+    return bool(Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(heartbeat_at=timezone.now()))
+
+
 def job_progress(*, job_id, fraction: float, message: str = "") -> None:
-    Job.objects.filter(pk=job_id).update(progress=min(max(float(fraction), 0.0), 1.0), progress_message=message[:200])
+    Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(
+        progress=min(max(float(fraction), 0.0), 1.0), progress_message=message[:200]
+    )
 
 
 def job_log(*, job_id, line: str) -> None:
@@ -83,26 +104,95 @@ def job_log(*, job_id, line: str) -> None:
     Job.objects.filter(pk=job_id).update(log=Concat(F("log"), Value(f"{stamp} {line}\n")))
 
 
-def job_succeed(*, job_id, result: dict, files_prefix: str = "") -> None:
-    Job.objects.filter(pk=job_id).update(
-        status=Job.Status.SUCCEEDED,
-        result=result,
-        files_prefix=files_prefix,
-        files=list_files(files_prefix),
-        progress=1.0,
-        progress_message="done",
-        finished_at=timezone.now(),
+def job_succeed(*, job_id, result: dict, files_prefix: str = "") -> bool:
+    """running -> succeeded; False when the job was cancelled (or failed by the reaper) meanwhile."""
+    return bool(
+        Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(
+            status=Job.Status.SUCCEEDED,
+            result=result,
+            files_prefix=files_prefix,
+            files=list_files(files_prefix),
+            progress=1.0,
+            progress_message="done",
+            finished_at=timezone.now(),
+        )
     )
 
 
-def job_fail(*, job_id, error: str, problems: list[str] | None = None) -> None:
-    """running -> failed; ``problems`` (a bad file's, each "path: rule") are kept as the result's ``problems``."""
-    Job.objects.filter(pk=job_id).update(
-        status=Job.Status.FAILED,
-        error=error[:5000],
-        result={"problems": problems[:MAX_PROBLEMS], "more_problems": max(0, len(problems) - MAX_PROBLEMS)}
-        if problems
-        else None,
-        finished_at=timezone.now(),
-        progress_message="failed",
+def job_fail(*, job_id, error: str, problems: list[str] | None = None) -> bool:
+    """running -> failed with ``error``; ``problems`` (a bad file's, each "path: rule") are kept as the
+    result's ``problems``. False when the job had already ended or was cancelled."""
+    return bool(
+        Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(
+            status=Job.Status.FAILED,
+            error=error[:5000],
+            result={"problems": problems[:MAX_PROBLEMS], "more_problems": max(0, len(problems) - MAX_PROBLEMS)}
+            if problems
+            else None,
+            finished_at=timezone.now(),
+            progress_message="failed",
+        )
     )
+
+
+def job_cancel(*, job_id, user) -> bool:
+    """queued or running -> cancelled; False when the job had already ended. A queued job's uploads
+    are deleted now (no worker will run it); a running job is killed by its worker within a second,
+    which then deletes its files (:func:`job_discard_files`)."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id, status__in=(Job.Status.QUEUED, Job.Status.RUNNING))
+        previous = job.values_list("status", flat=True).first()
+        if previous is None:
+            return False
+        who = getattr(user, "username", "") or "an administrator"
+        job.update(status=Job.Status.CANCELLED, finished_at=timezone.now(), progress_message=f"by {who}"[:200])
+    job_log(job_id=job_id, line=f"cancelled by {who} ({previous})")
+    if previous == Job.Status.QUEUED:
+        delete_prefix(job_folder(job_id))
+    return True
+
+
+def job_remove_workdirs(*, job_id) -> None:
+    """Remove a job's temporary folders on this machine (a killed job never removes its own)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{job_workdir_prefix(job_id)}*"):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def job_discard_files(*, job_id) -> None:
+    """Delete what a job that will not finish left: its uploaded inputs and its temporary folders."""
+    delete_prefix(job_folder(job_id))
+    job_remove_workdirs(job_id=job_id)
+
+
+def job_abandon(*, job_id, error: str) -> None:
+    """After a job's process ended: if it recorded no outcome, the job fails with ``error``; a job
+    that did not succeed (failed, or cancelled while running) keeps no files."""
+    if job_fail(job_id=job_id, error=error):
+        job_log(job_id=job_id, line=f"failed: {error}")
+    if Job.objects.filter(pk=job_id).exclude(status=Job.Status.SUCCEEDED).exists():
+        job_discard_files(job_id=job_id)
+    else:
+        job_remove_workdirs(job_id=job_id)
+
+
+def jobs_reap_stale() -> list:
+    """Fail the running jobs whose worker gave no sign of life for JOB_LEASE_SECONDS (it was killed,
+    or its machine or the database went away) and delete their files; return their ids."""
+    lease = settings.JOB_LEASE_SECONDS
+    stale = (
+        Job.objects.filter(status=Job.Status.RUNNING)
+        .alias(alive=Coalesce("heartbeat_at", "started_at"))
+        .filter(alive__lt=timezone.now() - timedelta(seconds=lease))
+        .values_list("pk", flat=True)
+    )
+    reaped = []
+    for job_id in stale:
+        error = (
+            f"its worker stopped: no sign of life for {lease} s (JOB_LEASE_SECONDS); the worker was killed "
+            "or lost the database. Start the job again."
+        )
+        if job_fail(job_id=job_id, error=error):
+            job_log(job_id=job_id, line=f"failed: {error}")
+            job_discard_files(job_id=job_id)
+            reaped.append(job_id)
+    return reaped

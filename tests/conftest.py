@@ -61,7 +61,7 @@ def _run_storage(settings, tmp_path_factory):
 
 
 def run_jobs() -> None:
-    """Run every queued job with the real worker (``db_worker --batch``), then restore the signal
+    """Run every queued job with the real worker (``job_worker --batch``), then restore the signal
     handlers the worker installs. Needs a transactional database (the worker commits)."""
     import signal
 
@@ -69,7 +69,7 @@ def run_jobs() -> None:
 
     saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT)}
     try:
-        call_command("db_worker", batch=True, interval=0, startup_delay=False, reload=False, verbosity=0)
+        call_command("job_worker", batch=True, interval=0, startup_delay=False, reload=False, verbosity=0)
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)

@@ -73,7 +73,7 @@ def test_two_servers_one_database_and_a_worker_stay_consistent(demo_study, resea
         for port in ports:
             servers.append(start_server(port, shared_env(port)))
         worker = subprocess.Popen(
-            [sys.executable, "manage.py", "db_worker", "--interval", "0.2", "--no-startup-delay", "--no-reload"],
+            [sys.executable, "manage.py", "job_worker", "--interval", "0.2", "--no-startup-delay"],
             cwd=ROOT,
             env=shared_env(ports[0]),
             stdout=subprocess.DEVNULL,

@@ -1,0 +1,164 @@
+"""The job worker (``manage.py job_worker``): django-tasks' database worker made to survive faults.
+
+* Each job runs in a forked child process; the worker (the parent) beats the job's heart every
+  second, kills the child when a researcher cancels the job or when it is still running
+  JOB_KILL_GRACE_SECONDS after JOB_MAX_SECONDS (stuck in a C call the in-job SIGALRM cannot
+  interrupt), and fails a job whose child died without recording an outcome. The job's uploaded
+  inputs and temporary folders are deleted unless it succeeded. The child dies with the worker
+  (``PR_SET_PDEATHSIG``): a SIGKILLed worker's job does not run on unwatched.
+* A lost database (a PostgreSQL restart, idle or mid-job) does not end the worker: it closes its
+  connections, waits (1, 2, 4, ... up to 30 s) and carries on.
+* Before looking for work it fails every running job whose worker gave no sign of life for
+  JOB_LEASE_SECONDS (``runs.services.jobs_reap_stale``): a worker SIGKILLed mid-job.
+"""
+
+import ctypes
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import time
+
+from django.conf import settings
+from django.db import DatabaseError, connections
+from django_tasks_db.management.commands.db_worker import Worker
+from django_tasks_db.models import DBTaskResult
+
+from runs.models import Job
+from runs.services import job_abandon, job_heartbeat, jobs_reap_stale
+from runs.tasks import run_job
+
+logger = logging.getLogger(__name__)
+
+HEARTBEAT_SECONDS = 1.0
+MAX_BACKOFF_SECONDS = 30.0
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+class JobKilled(Exception):
+    """The worker killed the job's process, or the process died: recorded on the task result."""
+
+
+def _close_connections() -> None:
+    """Drop every database connection (a broken one after a restart, or before a fork so that
+    parent and child never share a socket); the next query opens a new one."""
+    for conn in connections.all(initialized_only=True):
+        try:
+            conn.close()
+        except DatabaseError:
+            conn.connection = None
+
+
+class JobWorker(Worker):
+    """Runs tasks until stopped (``batch``: until the queue is empty), whatever the database does."""
+
+    def __init__(self, **options) -> None:
+        self.drain = options.pop("batch")
+        super().__init__(batch=True, **options)  # the library's loop returns when the queue is empty
+
+    def run(self) -> None:
+        failures = 0
+        while self.running:
+            try:
+                for job_id in jobs_reap_stale():
+                    logger.warning("job %s failed: its worker stopped giving signs of life", job_id)
+                super().run()
+                failures = 0
+            except DatabaseError as exc:
+                failures += 1
+                wait = min(MAX_BACKOFF_SECONDS, 2.0 ** (failures - 1))
+                logger.warning("database unavailable (%s); trying again in %g s", exc, wait)
+                _close_connections()
+                time.sleep(wait)
+                continue
+            finally:
+                self.startup_delay = False
+            if self.drain or (self.max_tasks is not None and self._run_tasks >= self.max_tasks):
+                return
+            time.sleep(self.interval)
+
+    def run_task(self, db_task_result: DBTaskResult) -> None:
+        if db_task_result.task_path != run_job.module_path:
+            super().run_task(db_task_result)
+            return
+        job_id = db_task_result.args_kwargs["args"][0]
+        if not Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).exists():
+            super().run_task(db_task_result)  # cancelled, or run already: execute_job only says so
+            return
+        self.running_task = True
+        try:
+            self._supervise(db_task_result, job_id=job_id)
+        finally:
+            self.running_task = False
+            self._run_tasks += 1
+
+    def _supervise(self, db_task_result: DBTaskResult, *, job_id: str) -> None:
+        """Run the job in a child process and watch it; afterwards fail it if it recorded no outcome
+        and delete its files unless it succeeded (``job_abandon``)."""
+        _close_connections()
+        child = multiprocessing.get_context("fork").Process(target=self._child, args=(db_task_result, os.getpid()))
+        child.start()
+        reason = ""
+        try:
+            reason = self._watch(child, job_id=job_id)
+        except BaseException:  # the worker is stopping (a second SIGTERM or Ctrl+C): the job cannot go on
+            reason = "its worker was stopped while running it"
+            raise
+        finally:
+            if child.exitcode is None:
+                child.kill()
+                child.join()
+            if child.exitcode != 0 and not reason:
+                reason = f"the job's process ended unexpectedly ({_describe_exit(child.exitcode)})"
+            job_abandon(job_id=job_id, error=reason or "the job's process ended without recording a result")
+            db_task_result.refresh_from_db(fields=["status"])
+            if reason and db_task_result.status == "RUNNING":
+                db_task_result.set_failed(JobKilled(reason))
+
+    def _watch(self, child, *, job_id: str) -> str:
+        """Wait for the child, beating the job's heart every second; return why it must be killed
+        (cancelled, past its hard time limit), or "" once it has ended by itself."""
+        limit = settings.JOB_MAX_SECONDS
+        deadline = time.monotonic() + limit + settings.JOB_KILL_GRACE_SECONDS if limit else None
+        while True:
+            wait = HEARTBEAT_SECONDS if deadline is None else min(HEARTBEAT_SECONDS, deadline - time.monotonic())
+            child.join(max(wait, 0.01))
+            if child.exitcode is not None:
+                return ""
+            if deadline is not None and time.monotonic() >= deadline:
+                return (
+                    f"the job ran longer than its limit of {limit:g} s (JOB_MAX_SECONDS) and was killed "
+                    f"{settings.JOB_KILL_GRACE_SECONDS:g} s later (JOB_KILL_GRACE_SECONDS)"
+                )
+            try:
+                running = job_heartbeat(job_id=job_id)
+                if not running and Job.objects.filter(pk=job_id, status=Job.Status.CANCELLED).exists():
+                    return "cancelled"
+            except DatabaseError as exc:  # the job goes on; the lease covers a long outage
+                logger.warning("heartbeat of job %s failed (%s)", job_id, exc)
+                _close_connections()
+
+    def _child(self, db_task_result: DBTaskResult, parent: int) -> None:
+        """In the child: default signal handlers (the parent decides when the job stops), death with
+        the worker (a SIGKILLed worker's job must not run on unwatched), then the library's task
+        execution (it records the task's outcome)."""
+        self.reset_signals()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C reaches the whole group: the parent decides
+        _die_with_parent(parent)
+        super().run_task(db_task_result)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: SIGKILL this process when its parent dies (prctl PR_SET_PDEATHSIG); exit at once if
+    the parent is already gone."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _describe_exit(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        return f"killed by {signal.Signals(-exitcode).name}"
+    return f"exit code {exitcode}"

@@ -1,0 +1,97 @@
+"""Cancelling a job: the API (``POST /api/jobs/<id>/cancel/``), the job page's button (POST with
+the CSRF token) and the admin action; only those who may see the job's study (owner,
+collaborators, superusers) may cancel it (issue 22, finding 3). A running job being stopped by its
+worker is in test_job_lifecycle.py."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from rest_framework.test import APIClient
+
+from runs.models import Job
+from runs.services import JobQuotaExceeded, job_create, job_folder
+from runs.storage import list_files
+
+pytestmark = pytest.mark.django_db
+
+
+def api_as(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def job(demo_study, researcher) -> Job:
+    return job_create(kind=Job.Kind.ANALYSIS, user=researcher, study=demo_study, params={"seed": 1})
+
+
+def status(job: Job) -> str:
+    job.refresh_from_db()
+    return job.status
+
+
+def test_the_api_cancels_a_queued_job_and_refuses_a_finished_one(job, researcher):
+    response = api_as(researcher).post(f"/api/jobs/{job.pk}/cancel/")
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == "cancelled" and "cancelled by alice (queued)" in response.json()["log"]
+    again = api_as(researcher).post(f"/api/jobs/{job.pk}/cancel/")
+    assert again.status_code == 409
+    assert again.json()["detail"] == "The job has already ended (cancelled); there is nothing to cancel."
+
+
+def test_a_collaborator_may_cancel_others_may_not(job, demo_study, other_researcher):
+    assert api_as(other_researcher).post(f"/api/jobs/{job.pk}/cancel/").status_code == 404
+    assert APIClient().post(f"/api/jobs/{job.pk}/cancel/").status_code in (401, 403)
+    assert status(job) == Job.Status.QUEUED
+    demo_study.collaborators.add(other_researcher)
+    assert api_as(other_researcher).post(f"/api/jobs/{job.pk}/cancel/").status_code == 200
+    assert status(job) == Job.Status.CANCELLED
+
+
+def test_a_cancelled_job_frees_its_place_in_the_quota_and_keeps_no_upload(researcher, settings):
+    settings.JOBS_QUEUED_PER_RESEARCHER = 1
+    upload = SimpleUploadedFile("data.csv", b"a,b\n1,2\n", content_type="text/csv")
+    job = job_create(kind=Job.Kind.SITUATION_TESTING, user=researcher, params={}, uploads={"data": upload})
+    assert list_files(f"{job_folder(job.pk)}/inputs")
+    with pytest.raises(JobQuotaExceeded):
+        job_create(kind=Job.Kind.SITUATION_TESTING, user=researcher, params={})
+    assert api_as(researcher).post(f"/api/jobs/{job.pk}/cancel/").status_code == 200
+    assert not list_files(f"{job_folder(job.pk)}/inputs")
+    job_create(kind=Job.Kind.SITUATION_TESTING, user=researcher, params={})  # room again
+
+
+def test_the_job_page_has_a_cancel_button_that_needs_the_csrf_token(job, researcher, other_researcher):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(researcher)
+    page = browser.get(f"/researcher/jobs/{job.pk}/")
+    assert f'action="/researcher/jobs/{job.pk}/cancel/"' in page.text and "Cancel this job" in page.text
+    assert browser.post(f"/researcher/jobs/{job.pk}/cancel/").status_code == 403  # no token
+    assert browser.get(f"/researcher/jobs/{job.pk}/cancel/").status_code == 405
+    assert status(job) == Job.Status.QUEUED
+    stranger = Client()
+    stranger.force_login(other_researcher)
+    assert stranger.post(f"/researcher/jobs/{job.pk}/cancel/").status_code == 404
+    token = page.cookies["csrftoken"].value
+    done = browser.post(f"/researcher/jobs/{job.pk}/cancel/", {"csrfmiddlewaretoken": token})
+    assert done.status_code == 302 and done["Location"] == f"/researcher/jobs/{job.pk}/"
+    assert status(job) == Job.Status.CANCELLED
+    shown = browser.get(f"/researcher/jobs/{job.pk}/")
+    assert "The job was cancelled" in shown.text and "Cancel this job" not in shown.text
+    assert 'data-finished="1"' in shown.text  # the page stops polling
+
+
+def test_the_admin_action_cancels_the_selected_jobs(job, demo_study, researcher):
+    finished = Job.objects.create(kind=Job.Kind.ANALYSIS, study=demo_study, status=Job.Status.SUCCEEDED)
+    admin = Client()
+    admin.force_login(get_user_model().objects.create_superuser("root", password="root-pass-123"))
+    response = admin.post(
+        "/admin/runs/job/", {"action": "cancel_jobs", "_selected_action": [job.pk, finished.pk]}, follow=True
+    )
+    assert "1 of 2 jobs cancelled (the others had already ended)." in response.text
+    assert status(job) == Job.Status.CANCELLED and status(finished) == Job.Status.SUCCEEDED
+    assert "cancelled by root (queued)" in Job.objects.get(pk=job.pk).log
+    staff = Client()
+    staff.force_login(get_user_model().objects.create_user("staff", password="staff-pass-123", is_staff=True))
+    assert staff.get("/admin/runs/job/").status_code == 403  # no permission on jobs, no action

@@ -1,0 +1,236 @@
+"""Fault tests of the job worker against a throw-away PostgreSQL server of their own (initdb into a
+temporary folder, its own port), which they stop and start: never the shared server. A worker
+SIGKILLed mid-job (its job fails with the reason once its lease expires, its temporary folder is
+removed, the restarted worker runs the next job), and PostgreSQL restarted while the worker is idle
+and mid-job (the worker lives on and runs the next job). Marked ``faults``; mandatory when
+REQUIRE_POSTGRES=1 (CI), skipped with the reason otherwise when the PostgreSQL binaries are absent."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.conftest import ROOT, required
+from tests.surveys.test_faults import free_port
+
+pytestmark = pytest.mark.faults
+
+LEASE_SECONDS = 3
+WAIT_SECONDS = 120  # how long a state may take to appear before the test gives up (not a timing assertion)
+
+
+def postgres_bin() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parent.parent.name))
+    return found[-1].parent if found else None
+
+
+@dataclass
+class Postgres:
+    """A PostgreSQL server in a temporary folder, run as ``postgres`` when the tests run as root
+    (initdb refuses root)."""
+
+    bin: Path
+    data: Path
+    port: int
+    as_user: list[str]
+
+    def ctl(self, *args: str) -> None:
+        options = f"-p {self.port} -k {self.data.parent} -c listen_addresses=127.0.0.1 -c fsync=off"
+        command = [str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-w", "-t", "60", *args]
+        subprocess.run([*self.as_user, *command], check=True, capture_output=True)
+
+    def stop(self) -> None:
+        self.ctl("-m", "fast", "stop")
+
+    def start(self) -> None:
+        self.ctl("-l", str(self.data.parent / "server.log"), "start")
+
+    @property
+    def url(self) -> str:
+        return f"postgres://fairness@127.0.0.1:{self.port}/faults"
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[Postgres]:
+    pg_bin = postgres_bin()
+    if pg_bin is None:
+        if required("REQUIRE_POSTGRES"):
+            pytest.fail("CI requires the PostgreSQL server binaries (/usr/lib/postgresql/*/bin) for the fault tests")
+        pytest.skip("needs the PostgreSQL server binaries (/usr/lib/postgresql/*/bin) for a throw-away server")
+    root = Path(tempfile.mkdtemp(prefix="fault-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root: the folder and the server belong to postgres
+        shutil.chown(root, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    server = Postgres(pg_bin, root / "data", free_port(), as_user)
+    subprocess.run(
+        [*as_user, str(pg_bin / "initdb"), "-D", str(server.data), "-U", "fairness", "-A", "trust", "--no-sync"],
+        check=True,
+        capture_output=True,
+    )
+    server.start()
+    try:
+        with psycopg.connect(f"host=127.0.0.1 port={server.port} user=fairness dbname=postgres", autocommit=True) as c:
+            c.execute("CREATE DATABASE faults")
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env(server), check=True)
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def env(server: Postgres, tmp: Path | None = None) -> dict:
+    result = {**os.environ, "DATABASE_URL": server.url, "DJANGO_DEBUG": "1", "JOB_LEASE_SECONDS": str(LEASE_SECONDS)}
+    if tmp is not None:  # the worker's temporary folders and run files, to check what stays behind
+        result.update(TMPDIR=str(tmp), REPORTS_DIR=str(tmp / "runs"))
+    return result
+
+
+QUEUE_PLAN = """
+import json
+from django.contrib.auth import get_user_model
+from runs.plan_parameters import PLAN_PARAMETERS
+from runs.services import job_create
+from studies.models import Study
+from studies.services import study_load
+from tests.conftest import DEMO_FILE
+user, _ = get_user_model().objects.get_or_create(username="alice")
+study = Study.objects.filter(slug="effort-demo").first()
+study = study or study_load(spec=json.loads(DEMO_FILE.read_text()), owner=user).study
+for studies in STUDIES:
+    params = {name: p.default for name, p in PLAN_PARAMETERS.items()} | {"studies": studies, "n": 40}
+    print(job_create(kind="plan", user=user, study=study, params=params).pk)
+"""
+
+
+def queue_plans(server: Postgres, *studies: int) -> list[str]:
+    """Queue study plan jobs of ``studies`` simulated studies each (long ones, short ones), in this
+    order (a researcher's later job ranks lower: they run in this order)."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", QUEUE_PLAN.replace("STUDIES", repr([int(n) for n in studies]))],
+        cwd=ROOT,
+        env=env(server),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip().splitlines()[-len(studies) :]
+
+
+def job_row(server: Postgres, job_id: str) -> dict:
+    """The job's row, read directly (the server may be down: then an empty dict)."""
+    try:
+        with psycopg.connect(f"host=127.0.0.1 port={server.port} user=fairness dbname=faults", connect_timeout=3) as c:
+            row = c.execute("SELECT status, error, log, progress FROM runs_job WHERE id = %s", (job_id,)).fetchone()
+    except psycopg.OperationalError:
+        return {}
+    return dict(zip(("status", "error", "log", "progress"), row, strict=True)) if row else {}
+
+
+def wait_for(predicate, what: str) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not predicate():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.2)
+
+
+def start_worker(server: Postgres, tmp: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "job_worker", "--interval", "0.2", "--no-startup-delay"],
+        cwd=ROOT,
+        env=env(server, tmp),
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp / "worker.log", "ab"),  # noqa: SIM115  # closed with the process
+    )
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (an orphan's exit status may never be collected here)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def status_is(server: Postgres, job_id: str, *statuses: str):
+    return lambda: job_row(server, job_id).get("status") in statuses
+
+
+def runs_a_short_job(server: Postgres, worker: subprocess.Popen, job_id: str | None = None) -> None:
+    """The worker runs the job ``job_id`` (or a new short one) to success and is still alive."""
+    job_id = job_id or queue_plans(server, 1)[0]
+    wait_for(status_is(server, job_id, "succeeded", "failed"), "the next job to finish")
+    row = job_row(server, job_id)
+    assert row["status"] == "succeeded", row
+    assert worker.poll() is None, "the worker died"
+
+
+def test_a_job_whose_worker_was_sigkilled_fails_and_the_restarted_worker_goes_on(postgres, tmp_path):
+    worker = start_worker(postgres, tmp_path)
+    try:
+        job_id, next_job = queue_plans(postgres, 5000, 1)
+        wait_for(lambda: job_row(postgres, job_id).get("progress", 0) > 0, "the long job to make progress")
+        assert list(tmp_path.glob(f"job-{job_id}-*")), "the job's temporary folder"
+        children = [int(pid) for pid in Path(f"/proc/{worker.pid}/task/{worker.pid}/children").read_text().split()]
+        assert children, "the job runs in a child of the worker"
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+        worker = start_worker(postgres, tmp_path)  # what the supervisor (make serve, systemd) does
+        wait_for(status_is(postgres, job_id, "failed", "succeeded"), "the dead worker's job to be failed")
+        row = job_row(postgres, job_id)
+        assert row["status"] == "failed", row
+        assert row["error"].startswith(f"its worker stopped: no sign of life for {LEASE_SECONDS} s"), row
+        assert not list(tmp_path.glob(f"job-{job_id}-*")), "a temporary folder was left behind"
+        wait_for(lambda: not any(alive(pid) for pid in children), "the job to die with its worker")
+        runs_a_short_job(postgres, worker, next_job)
+    finally:
+        stop(worker)
+
+
+def test_the_worker_outlives_a_postgres_restart_while_idle(postgres, tmp_path):
+    worker = start_worker(postgres, tmp_path)
+    try:
+        runs_a_short_job(postgres, worker)
+        postgres.stop()
+        time.sleep(2)  # the worker polls a missing server for a while
+        postgres.start()
+        runs_a_short_job(postgres, worker)
+    finally:
+        stop(worker)
+
+
+def test_the_worker_outlives_a_postgres_restart_mid_job(postgres, tmp_path):
+    worker = start_worker(postgres, tmp_path)
+    try:
+        job_id, next_job = queue_plans(postgres, 5000, 1)
+        wait_for(lambda: job_row(postgres, job_id).get("progress", 0) > 0, "the long job to make progress")
+        postgres.stop()
+        time.sleep(2)
+        postgres.start()
+        wait_for(status_is(postgres, job_id, "failed", "succeeded"), "the interrupted job to end")
+        row = job_row(postgres, job_id)
+        assert row["status"] == "failed" and row["error"], row  # a reason, not an endless "running"
+        assert not list(tmp_path.glob(f"job-{job_id}-*")), "a temporary folder was left behind"
+        assert worker.poll() is None, "the worker died with the database"
+        runs_a_short_job(postgres, worker, next_job)
+    finally:
+        stop(worker)
