@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('runs', '0003_runs_from_surveys'),
+        ('runs', '0005_job_kinds_study_files'),
     ]
 
     operations = [
