@@ -68,7 +68,7 @@ def answers_csv_lines(slug: str, participants: Q, *, batch: int = BATCH) -> Iter
         )
         for pid, page, question, measure, subject, number, text in stored.iterator(chunk_size=CURSOR_ROWS):
             grouped[pid].append(StoredAnswer(page, question, measure, subject, number, text))
-        qualities = database_qualities(slug, Participant.objects.filter(pk__in=ids))
+        qualities = database_qualities(studies.values(), Participant.objects.filter(pk__in=ids))
         lines = []
         for pk in ids:
             p, answers = people[pk], grouped.pop(pk, [])

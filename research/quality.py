@@ -136,12 +136,12 @@ def excluded_by_quality(quality: Quality, spec: dict) -> bool:
     return bool(set(spec.get("quality", {}).get("exclude_if", ())) & set(quality.flags))
 
 
-def database_qualities(slug: str, chosen) -> dict[int, tuple[Quality, dict]]:
-    """Each participant of ``chosen`` (a queryset of the study's participants) with their answer quality and
-    study file, from one aggregate query per version: the :class:`PageCounts` counted by the database (the
-    dashboard and the streamed export, which build no export table)."""
+def database_qualities(studies: Iterable[Study], chosen) -> dict[int, tuple[Quality, dict]]:
+    """Each participant of ``chosen`` (a queryset of participants of ``studies``, the study's versions) with
+    their answer quality and study file, from one aggregate query per version: the :class:`PageCounts`
+    counted by the database (the dashboard and the streamed export, which build no export table)."""
     out: dict[int, tuple[Quality, dict]] = {}
-    for study in Study.objects.filter(slug=slug).only("pk", "spec"):
+    for study in studies:
         floor = timedelta(seconds=options(study.spec)["min_seconds_per_page"])
         sent = Q(visits__submitted_at__isnull=False)
         seen = sent & Q(visits__keystrokes__isnull=False)
