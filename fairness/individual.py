@@ -27,6 +27,12 @@ from scipy import stats
 
 try:  # pragma: no cover - exercised by whichever branch is installed
     import numba
+
+    # Jobs run in processes forked from the worker (runs/worker.py), and a test process forks after
+    # running kernels itself: GNU OpenMP terminates a forked child that uses it ("fork() called from a
+    # process already using GNU OpenMP"), so the parallel kernel uses a fork-safe threading layer (TBB
+    # when installed, else numba's workqueue). Set before the first parallel launch.
+    numba.config.THREADING_LAYER = "forksafe"
 except ImportError:  # pragma: no cover
     numba = None
 
