@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from fairness.rater_groups import ALL
-from fairness.task_blocks import Options, in_group_gaps
+from fairness.task_blocks import Options, Tests, in_group_gaps
 
 SUBJECTS = pd.DataFrame({"subject": [f"s{i}" for i in range(20)], "group:race": ["A"] * 10 + ["B"] * 10})
 OPTS = Options(n_resamples=400, n_permutations=400, seed=1)
@@ -37,6 +37,13 @@ def simulate(rng, *, raters=40, bias=0.0, noise=1.0):
     )
 
 
+def gaps_and_tests(frame: pd.DataFrame, value: str = "rating") -> tuple[pd.DataFrame, list[dict]]:
+    """The in-group table and the test rows it adds to a block's tests table."""
+    tests = Tests()
+    table = in_group_gaps(frame, SUBJECTS, value, OPTS, tests)
+    return table, tests.rows
+
+
 def test_gaps_by_hand():
     """Two raters per group; rater 1 (A) rates A subjects 2 and B subjects 1: gap -1 ... by hand."""
     rows = [
@@ -47,7 +54,7 @@ def test_gaps_by_hand():
         (5, "B", "s3", 2.0),  # answered only race A subjects: no gap
     ]  # fmt: skip
     frame = pd.DataFrame(rows, columns=["participant_id", "rater_group", "subject", "rating"])
-    table, tests = in_group_gaps(frame, SUBJECTS, "rating", OPTS)
+    table, tests = gaps_and_tests(frame)
     gaps = table.set_index("rater_group")["gap"]
     # gap = mean on race A subjects - mean on the rest: rater 1: 1, rater 2: 3, rater 3: 1 - 4 = -3, rater 4: 0
     assert gaps["A"] == pytest.approx(2.0) and gaps["B"] == pytest.approx(-1.5)
@@ -64,7 +71,7 @@ def test_level_of_the_rater_level_test():
     """200 null data sets (rater and subject-group main effects, no interaction; 40 raters x 20 subjects):
     the permutation test rejects at 5% in 2-8% of them."""
     rng = np.random.default_rng(2)
-    pvalues = [in_group_gaps(simulate(rng), SUBJECTS, "rating", OPTS)[1][0]["pvalue"] for _ in range(200)]
+    pvalues = [gaps_and_tests(simulate(rng))[1][0]["pvalue"] for _ in range(200)]
     assert 0.02 <= np.mean(np.array(pvalues) <= 0.05) <= 0.08
 
 
@@ -75,7 +82,7 @@ def test_finds_in_group_bias_and_its_intervals_cover():
     truth = {"A": -1.0, "B": 0.0, ALL: -0.5}
     covered, found, estimates = {g: 0 for g in truth}, 0, []
     for _ in range(200):
-        table, tests = in_group_gaps(simulate(rng, bias=0.5), SUBJECTS, "rating", OPTS)
+        table, tests = gaps_and_tests(simulate(rng, bias=0.5))
         rows = table.set_index("rater_group")
         for group, value in truth.items():
             covered[group] += rows.loc[group, "ci_low"] <= value <= rows.loc[group, "ci_high"]

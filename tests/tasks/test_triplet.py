@@ -104,7 +104,8 @@ def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher, tm
     overall = metric[metric["rater_group"] == "all participants"].set_index("feature")
     assert overall["n_judgements"].iloc[0] == 40 * 16 and overall["n_raters"].iloc[0] == 40
     assert (overall["weight"] >= 0).all() and overall["weight"].sum() > 1
-    assert (overall["ci_low"] <= overall["weight"]).all() and (overall["weight"] <= overall["ci_high"]).all()
+    # basic bootstrap intervals (2 t - quantiles) need not contain the estimate; they are ordered and finite
+    assert (overall["ci_low"] <= overall["ci_high"]).all() and overall[["ci_low", "ci_high"]].notna().all().all()
     assert metric["rater_group"].nunique() > 2
     assert len(result.honesty) == 40 and result.honesty["n_questions"].min() >= 5
     from runs.reports.design import write_design_report
