@@ -68,6 +68,16 @@ class CrowdImportResult:
     participants: int
     answers: int
 
+    @property
+    def message(self) -> str:
+        """What an import command prints (the same for every source and a generic CSV)."""
+        head = f"{self.study.slug} v{self.study.version}"
+        if self.action == "already_imported":
+            return (
+                f"{head}: already imported ({self.participants} participants, {self.answers} answers); nothing changed"
+            )
+        return f"{head}: imported {self.participants} completed participants and {self.answers} answers"
+
 
 # --- Dressel & Farid (2018), "The accuracy, fairness, and limits of predicting recidivism" ---------------
 

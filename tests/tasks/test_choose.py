@@ -8,10 +8,10 @@ import re
 import pytest
 from scipy.stats import spearmanr
 
-from participation.loadclient import HTTPParticipant
-from participation.models import Answer, Participant
+from participation.models import Answer
 from studies.study_file import InvalidStudyFile, validate_study
 from tests.conftest import ROOT
+from tests.tasks import reach_task_page
 
 SUBJECTS = ["D031", "D076", "D112", "D148", "D196"]  # AI risk scores .18 to .57, about .1 apart
 
@@ -51,20 +51,9 @@ def test_the_block_is_validated_by_its_own_rules():
 def test_a_participant_chooses_and_the_answers_follow_the_contract(client, researcher):
     from studies.services import study_load
 
-    study_load(spec=choice_spec(allow_equal=True), owner=researcher)
-    client.get("/s/choose-loan/?participant_label=p1")
-    client.post("/s/choose-loan/consent/", {"decision": "accept"})
-    participant = Participant.objects.get(external_id="p1")
-    checks = {b["key"]: b["correct"] for b in choice_spec()["blocks"] if b["type"] == "attention"}
-    person = HTTPParticipant(0, "p1", checks)  # fills any other page as a browser would
-    for _ in range(10):
-        page = participant.plan[participant.position]
-        if page["kind"] == "choose":
-            break
-        html = client.get("/s/choose-loan/page/").content.decode()
-        client.post("/s/choose-loan/page/", person.answer(page["key"], html))
-        participant.refresh_from_db()
-    page = participant.plan[participant.position]
+    spec = choice_spec(allow_equal=True)
+    study_load(spec=spec, owner=researcher)
+    participant, page = reach_task_page(client, spec, "choose")
     html = client.get("/s/choose-loan/page/").content.decode()
     assert "<h1>Defendant A or Defendant B?</h1>" in html
     assert "Which of these two defendants should be released before trial?" in html

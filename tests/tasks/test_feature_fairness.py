@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from participation.loadclient import HTTPParticipant
-from participation.models import Answer, Participant
+from participation.models import Answer
 from studies.study_file import InvalidStudyFile, validate_study
 from tests.conftest import ROOT
+from tests.tasks import reach_task_page
 
 FEATURES = [{"column": "priors", "label": "the number of prior convictions"}, {"column": "age"}, {"column": "charge"}]
 
@@ -49,20 +49,9 @@ def test_the_block_is_validated_by_its_own_rules():
 def test_a_participant_judges_a_feature_and_the_answers_follow_the_contract(client, researcher):
     from studies.services import study_load
 
-    study_load(spec=feature_spec(order={"fixed": {"priors": 0}}), owner=researcher)
-    client.get("/s/feature-sim/?participant_label=p1")
-    client.post("/s/feature-sim/consent/", {"decision": "accept"})
-    participant = Participant.objects.get(external_id="p1")
-    checks = {b["key"]: b["correct"] for b in feature_spec()["blocks"] if b["type"] == "attention"}
-    person = HTTPParticipant(0, "p1", checks)
-    for _ in range(10):
-        page = participant.plan[participant.position]
-        if page["kind"] == "feature_fairness":
-            break
-        html = client.get("/s/feature-sim/page/").content.decode()
-        client.post("/s/feature-sim/page/", person.answer(page["key"], html))
-        participant.refresh_from_db()
-    page = participant.plan[participant.position]
+    spec = feature_spec(order={"fixed": {"priors": 0}})
+    study_load(spec=spec, owner=researcher)
+    participant, page = reach_task_page(client, spec, "feature_fairness")
     assert page["item"] == "priors"
     html = client.get("/s/feature-sim/page/").content.decode()
     assert "Is it fair to use the number of prior convictions to decide whether a defendant is released?" in html

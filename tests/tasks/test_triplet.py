@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from participation.loadclient import HTTPParticipant
-from participation.models import Answer, Participant
+from participation.models import Answer
 from studies.study_file import InvalidStudyFile, validate_study
 from tests.conftest import ROOT
+from tests.tasks import reach_task_page
 
 SUBJECTS = ["D031", "D076", "D112", "D148", "D196", "D003", "D010", "D020"]
 
@@ -57,20 +57,9 @@ def test_the_block_is_validated_by_its_own_rules():
 def test_a_participant_chooses_and_the_answers_follow_the_contract(client, researcher):
     from studies.services import study_load
 
-    study_load(spec=triplet_spec(), owner=researcher)
-    client.get("/s/triplet-sim/?participant_label=p1")
-    client.post("/s/triplet-sim/consent/", {"decision": "accept"})
-    participant = Participant.objects.get(external_id="p1")
-    checks = {b["key"]: b["correct"] for b in triplet_spec()["blocks"] if b["type"] == "attention"}
-    person = HTTPParticipant(0, "p1", checks)
-    for _ in range(10):
-        page = participant.plan[participant.position]
-        if page["kind"] == "triplet":
-            break
-        html = client.get("/s/triplet-sim/page/").content.decode()
-        client.post("/s/triplet-sim/page/", person.answer(page["key"], html))
-        participant.refresh_from_db()
-    page = participant.plan[participant.position]
+    spec = triplet_spec()
+    study_load(spec=spec, owner=researcher)
+    participant, page = reach_task_page(client, spec, "triplet")
     html = client.get("/s/triplet-sim/page/").content.decode()
     assert "Who is more similar to Defendant A: Defendant B or Defendant C?" in html
     assert "a fair decision should treat the two alike" in html

@@ -21,16 +21,5 @@ class Command(BaseCommand):
             result = crowd_study_import(source=source, path=path, slug=slug, owner=user)
         except (FileNotFoundError, ValueError, InvalidStudyFile, StudyOwnedByOther) as exc:
             raise CommandError(str(exc)) from exc
-        study = result.study
-        if result.action == "already_imported":
-            self.stdout.write(
-                f"{study.slug} v{study.version}: already imported ({result.participants} participants, "
-                f"{result.answers} answers); nothing changed"
-            )
-        else:
-            self.stdout.write(
-                self.style.SUCCESS(
-                    f"{study.slug} v{study.version}: imported {result.participants} completed participants "
-                    f"and {result.answers} answers"
-                )
-            )
+        imported = result.action != "already_imported"
+        self.stdout.write(self.style.SUCCESS(result.message) if imported else result.message)
