@@ -38,13 +38,11 @@ class ReportTable:
 @dataclass(frozen=True)
 class TableView:
     """What a report shows of a table whose CSV holds all of it: the rows (a DataFrame), their column
-    labels (None: the ``ReportTable``'s), notes under the table and a figure of it (a Plotly figure,
-    built only by the job that writes the report; None: no figure)."""
+    labels (None: the ``ReportTable``'s) and notes under the table."""
 
     frame: Any
     columns: dict[str, str] | None = None
     notes: tuple[str, ...] = ()
-    figure: Any = None
 
 
 GROUP_MEANS = {

@@ -16,7 +16,7 @@ subjects' features with a Borda ranking (``analysis.paired_comparison.utility_mo
 from django import forms
 
 from core.columns import Column
-from core.report_texts import CI_LABEL, Explanation, ReportTable, TableView
+from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
@@ -173,6 +173,7 @@ class Choose(BlockTask):
                 "WeBuildAI, Lee et al. (CSCW 2019); Bradley & Terry (1952); Liang & Zeger (1986)",
             ),
             estimate="weight",
+            figure=("feature", "weight"),
         ),
         "borda": ReportTable(
             "Borda ranking of the subjects from each rater's utility model",
@@ -225,12 +226,6 @@ class Choose(BlockTask):
         """Choosing the subject the AI favours (``ai_choice`` = 1)."""
         return BtsPositive("ai_choice", 1, 1) if "bts" in block else None
 
-    def present(self, name: str, frame) -> TableView:
-        """The utility weights with their figure (a dot and CI per rater group and feature)."""
-        if name == "utility_weights" and len(frame):
-            return TableView(frame, figure=utility_weights_figure(frame))
-        return TableView(frame)
-
     def form(self, page: dict, index, data=None) -> forms.Form:
         block = index.block(page)
         question = block["question"].format(subject_noun=index.noun(index.pool_of(page)), decision=block["decision"])
@@ -266,36 +261,6 @@ class Choose(BlockTask):
             p_ai = p if favoured(block, scores) == "a" else 1 - p
             data["prediction"] = bts_prediction(p_ai, rater, rng, own=data["choice"] == favoured(block, scores))
         return data
-
-
-def utility_weights_figure(weights):
-    """Each rater group's utility weight per feature with its CI (a dot and error bar per group); Plotly is
-    imported here, by the job writing the report, never by a web worker."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    for group, part in weights.groupby("rater_group", sort=False):
-        fig.add_trace(
-            go.Scatter(
-                x=part["weight"],
-                y=part["feature"],
-                mode="markers",
-                name=str(group),
-                error_x={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": part["ci_high"] - part["weight"],
-                    "arrayminus": part["weight"] - part["ci_low"],
-                },
-            )
-        )
-    fig.update_layout(
-        title="The block's utility weights by rater group (95% CIs)",
-        xaxis_title="weight (log-odds per SD of the feature)",
-        scattermode="group",
-    )
-    fig.add_vline(x=0, line_width=1, line_color="#888")
-    return fig
 
 
 def analyse(spec: dict, block: dict, answers, groups, opts):

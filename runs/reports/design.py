@@ -182,9 +182,7 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
                 estimate=texts.estimate,
                 notes=list(view.notes),
             )
-            if view.figure is not None:
-                section.figure = figure_context(view.figure)
-            elif texts.figure is not None and not frame.empty:
+            if texts.figure is not None and not frame.empty:
                 x, y = texts.figure
                 title = f"Block {block.block}: {texts.heading}"
                 section.figure = figure_context(rater_group_bars(frame, x=x, y=y, title=title))

@@ -113,7 +113,10 @@ def test_simulated_choices_give_utility_weights_a_borda_ranking_and_a_report_fig
     # Five subjects span four dimensions: of the pool's features, those collinear with earlier ones are named.
     assert any(note.startswith("Utility model without") for note in block.notes)
     html = write_design_report(result, tmp_path, title="Choose").read_text()
-    assert "utility weights by rater group (95% CIs)" in html and (tmp_path / "loan_utility_weights.csv").exists()
+    assert (
+        "Block loan: utility weights of the subjects&#x27; features by rater group" in html
+        and (tmp_path / "loan_utility_weights.csv").exists()
+    )
 
 
 def study_load_choice(researcher) -> dict:
