@@ -233,6 +233,8 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.backend.DatabaseBackend"}}
 JOB_MAX_SECONDS = env_int("JOB_MAX_SECONDS", 1800)
 JOB_KILL_GRACE_SECONDS = env_int("JOB_KILL_GRACE_SECONDS", 10)
 JOB_LEASE_SECONDS = env_int("JOB_LEASE_SECONDS", 30)
+# Jobs run at this much lower CPU priority (nice) than their worker: participants' requests first.
+JOB_NICENESS = env_int("JOB_NICENESS", 10)
 # Most jobs one researcher may have queued or running at once (429 beyond); each further job of theirs
 # gets a lower task priority, so one researcher's burst does not starve the others' jobs.
 JOBS_QUEUED_PER_RESEARCHER = env_int("JOBS_QUEUED_PER_RESEARCHER", 5)

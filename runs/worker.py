@@ -5,7 +5,9 @@
   JOB_KILL_GRACE_SECONDS after JOB_MAX_SECONDS (stuck in a C call the in-job SIGALRM cannot
   interrupt), and fails a job whose child died without recording an outcome. The job's uploaded
   inputs and temporary folders are deleted unless it succeeded. The child dies with the worker
-  (``PR_SET_PDEATHSIG``): a SIGKILLed worker's job does not run on unwatched.
+  (``PR_SET_PDEATHSIG``): a SIGKILLed worker's job does not run on unwatched. The child runs at a
+  lower CPU priority (``JOB_NICENESS``, default 10), so that on a machine shared with the web server
+  participants' requests get the cores first and a job only takes what they leave.
 * A lost database (a PostgreSQL restart, idle or mid-job) does not end the worker: it closes its
   connections, waits (1, 2, 4, ... up to 30 s) and carries on.
 * Before looking for work it fails every running job whose worker gave no sign of life for
@@ -141,11 +143,12 @@ class JobWorker(Worker):
 
     def _child(self, db_task_result: DBTaskResult, parent: int) -> None:
         """In the child: default signal handlers (the parent decides when the job stops), death with
-        the worker (a SIGKILLed worker's job must not run on unwatched), then the library's task
-        execution (it records the task's outcome)."""
+        the worker (a SIGKILLed worker's job must not run on unwatched), a lower CPU priority than the
+        web server's, then the library's task execution (it records the task's outcome)."""
         self.reset_signals()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C reaches the whole group: the parent decides
         _die_with_parent(parent)
+        lower_priority(settings.JOB_NICENESS)
         super().run_task(db_task_result)
 
 
@@ -156,6 +159,12 @@ def _die_with_parent(parent: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(1)
+
+
+def lower_priority(niceness: int) -> None:
+    """Add ``niceness`` to this process's nice value (Unix; 0 leaves it, the kernel caps it at 19)."""
+    if niceness > 0:
+        os.nice(niceness)
 
 
 def _describe_exit(exitcode: int | None) -> str:

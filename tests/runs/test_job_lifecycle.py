@@ -142,3 +142,19 @@ def test_the_worker_outlives_a_lost_database(researcher, monkeypatch):
     run_jobs()
     job.refresh_from_db()
     assert len(calls) == 2 and job.status == Job.Status.SUCCEEDED and job.result == {"ok": True}
+
+
+def reports_its_priority(context: JobContext):
+    return {"niceness": os.getpriority(os.PRIO_PROCESS, 0)}, ""
+
+
+@pytest.mark.parametrize("niceness", [0, 7])
+def test_a_job_runs_at_a_lower_cpu_priority_than_its_worker(researcher, settings, monkeypatch, niceness):
+    """On cores shared with the web server the job yields to participants' requests (JOB_NICENESS)."""
+    settings.JOB_NICENESS = niceness
+    monkeypatch.setitem(RUNNERS, KIND, reports_its_priority)
+    job = queued_job(researcher)
+    run_jobs()
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert job.result["niceness"] == min(19, os.getpriority(os.PRIO_PROCESS, 0) + niceness)
