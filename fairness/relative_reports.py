@@ -2,6 +2,7 @@
 JSON results (pure; no Django). The HTML is rendered from templates by ``runs.reports``."""
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -26,15 +27,19 @@ def differences_figure(items: pd.DataFrame, *, difference: str, by: str, facet: 
     return fig
 
 
-def rater_group_bars(table: pd.DataFrame, *, x: str, y: str, title: str) -> go.Figure:
+def rater_group_bars(
+    table: pd.DataFrame, *, x: str, y: str, title: str, labels: Mapping[str, str] | None = None
+) -> go.Figure:
     """Bars of ``y`` per ``x``, one colour per rater group (``rater_group``), with the CI (``ci_low``,
-    ``ci_high``) as error bars; rows without a value (a group whose estimate failed) are left out."""
+    ``ci_high``) as error bars; rows without a value (a group whose estimate failed) are left out, and an
+    empty category (the row over all subjects of a by-subject-group table) is labelled "all"; the axes
+    are titled by ``labels`` (column -> label, the report's column labels) or the column names."""
     fig = go.Figure()
     shown = table.dropna(subset=[y])
     for group, part in shown.groupby("rater_group", sort=False):
         fig.add_trace(
             go.Bar(
-                x=part[x].astype(str),
+                x=part[x].astype(str).replace("", "all"),
                 y=part[y],
                 name=str(group),
                 error_y={
@@ -45,7 +50,14 @@ def rater_group_bars(table: pd.DataFrame, *, x: str, y: str, title: str) -> go.F
                 },
             )
         )
-    fig.update_layout(barmode="group", title=title, xaxis_title=x, yaxis_title=y, legend_title="Rater group")
+    names = labels or {}
+    fig.update_layout(
+        barmode="group",
+        title=title,
+        xaxis_title=names.get(x, x),
+        yaxis_title=names.get(y, y),
+        legend_title="Rater group",
+    )
     return fig
 
 

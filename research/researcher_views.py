@@ -1,9 +1,6 @@
 """The researcher's pages: study list, dashboard and export downloads (login required; a
 researcher sees only the studies they own or that are shared with them)."""
 
-import tempfile
-from pathlib import Path
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -15,8 +12,8 @@ from django.views.decorators.http import require_POST
 from participation.models import Participant
 from participation.pilot import pilot_token
 from participation.services import pilot_participants_delete
-from research.export_stream import STREAMED, streamed_csv_response
-from research.participant_samples import DEFAULT_SAMPLE, SAMPLES, sample_filter
+from research.downloads import DOWNLOAD_TYPES, table_download
+from research.participant_samples import DEFAULT_SAMPLE, SAMPLES
 from research.tables import study_tables
 from studies.selectors import can_view, latest_versions, owning_version, visible_versions
 
@@ -77,38 +74,8 @@ def submissions_download(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
-DOWNLOAD_TYPES = {
-    "csv": "text/csv; charset=utf-8",
-    "json": "application/json",
-    "parquet": "application/vnd.apache.parquet",
-    "sav": "application/x-spss-sav",
-    "dta": "application/x-stata-dta",
-}
-
-
-@login_required
 def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponseBase:
     """One export table as CSV (the answers table streamed), JSON, Parquet, SPSS or Stata."""
     if fmt not in DOWNLOAD_TYPES or not can_view(request.user, slug) or table not in study_tables(slug):
         raise Http404("No such export.")
-    sample = sample_of(request)
-    name = slug if sample == DEFAULT_SAMPLE else f"{slug}-{sample}"
-    filename = f"{name}-{table}.{fmt}"
-    if fmt == "csv" and table in STREAMED:
-        return streamed_csv_response(slug, table, sample_filter(sample), filename)
-    from research.export import cached_export, table_to_csv, table_to_json  # pandas only for a download
-
-    frame = getattr(cached_export(slug, sample), table)
-    if fmt in ("csv", "json"):
-        body: bytes | str = table_to_csv(frame) if fmt == "csv" else table_to_json(frame)
-    else:
-        from research.codebook import export_labels
-        from research.export_formats import write_table
-
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / filename
-            write_table(frame, path, fmt, export_labels(slug)[table])
-            body = path.read_bytes()
-    response = HttpResponse(body, content_type=DOWNLOAD_TYPES[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return table_download(slug, table, sample_of(request), fmt)

@@ -168,6 +168,7 @@ class Agree(BlockTask):
                 f"{FEEDBACK}, the disagreement rate",
             ),
             estimate="mean",
+            figure=("rater_group", "mean"),
         ),
         "notions": ReportTable(
             "disagreement-derived notions by rater group",

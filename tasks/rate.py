@@ -159,6 +159,7 @@ class Rate(BlockTask):
                 "Differential parity paper, Section 2 (raters as decision makers)",
             ),
             estimate="mean",
+            figure=("subject_group", "mean"),
         ),
         "parity": ReportTable(
             "differential parity of rater groups and the AI",

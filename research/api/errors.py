@@ -113,7 +113,15 @@ def api_exception_handler(exc, context):
     response = drf_exception_handler(exc, context)
     if response is None:
         return None  # an unexpected error: handler500 answers in the same format
-    response.data = _from_api_exception(exc, response.status_code)  # DRF answers APIExceptions only
+    body = _from_api_exception(exc, response.status_code)  # DRF answers APIExceptions only
+    from research.api.renderers import TableFileRenderer
+
+    if isinstance(getattr(context.get("request"), "accepted_renderer", None), TableFileRenderer):
+        json_response = JsonResponse(body, status=response.status_code)  # an error is no Parquet file
+        for header, value in response.items():
+            json_response.setdefault(header, value)
+        return json_response
+    response.data = body
     return response
 
 

@@ -16,3 +16,23 @@ class CSVRenderer(BaseRenderer):
         if isinstance(data, dict):
             data = [data]
         return table_to_csv(pd.DataFrame(data or []))
+
+
+class TableFileRenderer(BaseRenderer):
+    """Negotiates ``?format=parquet|sav|dta`` for an export table; the view answers with the file itself
+    (``research.downloads.table_download``) and errors are answered as JSON (``api_exception_handler``)."""
+
+    charset = None
+    render_style = "binary"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return data
+
+
+def _file_renderer(fmt: str) -> type[TableFileRenderer]:
+    from research.downloads import DOWNLOAD_TYPES
+
+    return type(f"{fmt.title()}Renderer", (TableFileRenderer,), {"format": fmt, "media_type": DOWNLOAD_TYPES[fmt]})
+
+
+FILE_RENDERERS = [_file_renderer(fmt) for fmt in ("parquet", "sav", "dta")]

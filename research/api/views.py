@@ -8,12 +8,13 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from research.api.renderers import CSVRenderer
+from research.api.renderers import FILE_RENDERERS, CSVRenderer, TableFileRenderer
 from research.api.serializers import (
     ParticipantRowSerializer,
     StudyDetailSerializer,
     StudySerializer,
 )
+from research.downloads import DOWNLOAD_TYPES, table_download
 from research.export_stream import STREAMED, streamed_csv_response
 from research.participant_samples import DEFAULT_SAMPLE, sample_filter
 from research.tables import TABLES, study_tables
@@ -87,15 +88,17 @@ class ExportTableList(APIView):
 
 class ExportTable(generics.GenericAPIView):
     """A tidy export table: JSON records, paged (``limit``, ``offset``), or the whole table as CSV
-    (``?format=csv``, one download, not paged; the answers table streamed as it is read). The export
-    is built once per state of the study's data (``research.export.cached_export``), not once per page."""
+    (``?format=csv``, one download, not paged; the answers table streamed as it is read), or as a
+    Parquet, SPSS or Stata file typed and labelled by the codebook (``?format=parquet|sav|dta``, the
+    dashboard's downloads). The export is built once per state of the study's data
+    (``research.export.cached_export``), not once per page."""
 
-    renderer_classes = [JSONRenderer, CSVRenderer]
+    renderer_classes = [JSONRenderer, CSVRenderer, *FILE_RENDERERS]
 
     @extend_schema(
         parameters=[
             OpenApiParameter("table", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(TABLES)),
-            OpenApiParameter("format", OpenApiTypes.STR, OpenApiParameter.QUERY, enum=["json", "csv"]),
+            OpenApiParameter("format", OpenApiTypes.STR, OpenApiParameter.QUERY, enum=list(DOWNLOAD_TYPES)),
             OpenApiParameter("limit", OpenApiTypes.INT, OpenApiParameter.QUERY, description="Rows per page (JSON)."),
             OpenApiParameter("offset", OpenApiTypes.INT, OpenApiParameter.QUERY, description="First row (JSON)."),
             INCLUDE_PILOT,
@@ -111,6 +114,7 @@ class ExportTable(generics.GenericAPIView):
                 },
             ),
             (200, "text/csv"): OpenApiTypes.STR,
+            **{(200, DOWNLOAD_TYPES[r.format]): OpenApiTypes.BINARY for r in FILE_RENDERERS},
         },
     )
     def get(self, request, slug: str, table: str):
@@ -118,6 +122,8 @@ class ExportTable(generics.GenericAPIView):
         tables = study_tables(slug)
         if table not in tables:
             raise Http404(f"Unknown table {table!r} for this study; choose one of {', '.join(tables)}.")
+        if isinstance(request.accepted_renderer, TableFileRenderer):
+            return table_download(slug, table, _sample(request), request.accepted_renderer.format)
         if request.accepted_renderer.format == CSVRenderer.format and table in STREAMED:
             sample = _sample(request)
             return streamed_csv_response(slug, table, sample_filter(sample), f"{slug}-{table}.csv")

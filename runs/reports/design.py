@@ -185,7 +185,7 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
             if texts.figure is not None and not frame.empty:
                 x, y = texts.figure
                 title = f"Block {block.block}: {texts.heading}"
-                section.figure = figure_context(rater_group_bars(frame, x=x, y=y, title=title))
+                section.figure = figure_context(rater_group_bars(frame, x=x, y=y, title=title, labels=texts.columns))
             if i == 0:
                 section.paragraphs = list(block.notes)
             sections.append(section)

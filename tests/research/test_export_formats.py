@@ -99,3 +99,42 @@ def test_typed_frame_keeps_missing_values_missing():
     assert typed["n"].tolist()[0] == 1 and pd.isna(typed["n"].tolist()[1])
     assert typed["s"].tolist()[0] == "a" and pd.isna(typed["s"].tolist()[1])
     assert typed["t"].isna().tolist() == [False, True]
+
+
+def test_the_api_serves_the_dashboards_file_formats(demo_study, researcher, other_researcher, client, tmp_path):
+    """``?format=parquet|sav|dta`` on the API's export table: the dashboard's download (the same table,
+    types and labels; SPSS and Stata files carry their creation time), errors stay JSON, another
+    researcher gets 404."""
+    from rest_framework.test import APIClient
+
+    simulate_participants("effort-demo", n=3, seed=2)
+    api = APIClient()
+    api.force_authenticate(researcher)
+    client.force_login(researcher)
+    for fmt, media_type, read in [
+        ("parquet", "application/vnd.apache.parquet", None),
+        ("sav", "application/x-spss-sav", pyreadstat.read_sav),
+        ("dta", "application/x-stata-dta", pyreadstat.read_dta),
+    ]:
+        response = api.get(f"/api/studies/effort-demo/export/pairs/?format={fmt}")
+        assert response.status_code == 200 and response["Content-Type"] == media_type
+        assert response["Content-Disposition"] == f'attachment; filename="effort-demo-pairs.{fmt}"'
+        download = client.get(f"/researcher/studies/effort-demo/export/pairs.{fmt}")
+        assert download.status_code == 200
+        if read is None:
+            assert response.content == download.content
+            continue
+        (tmp_path / f"api.{fmt}").write_bytes(response.content)
+        (tmp_path / f"page.{fmt}").write_bytes(download.content)
+        api_frame, api_meta = read(str(tmp_path / f"api.{fmt}"))
+        page_frame, page_meta = read(str(tmp_path / f"page.{fmt}"))
+        pd.testing.assert_frame_equal(api_frame, page_frame)
+        assert api_meta.column_names_to_labels == page_meta.column_names_to_labels
+    pairs = pd.read_parquet(io.BytesIO(api.get("/api/studies/effort-demo/export/pairs/?format=parquet").content))
+    likert = export_tables("effort-demo").pairs["d_overall"].astype(int).tolist()
+    assert pairs["d_overall"].tolist() == likert  # Int64 in Parquet
+    missing = api.get("/api/studies/effort-demo/export/nonsense/?format=sav")
+    assert missing.status_code == 404 and missing["Content-Type"] == "application/json"
+    assert missing.json()["code"] == "not_found"
+    api.force_authenticate(other_researcher)
+    assert api.get("/api/studies/effort-demo/export/pairs/?format=dta").status_code == 404

@@ -517,6 +517,8 @@ def test_report_shows_small_groups_weighted_tests_bins_and_the_parity_rule(tmp_p
     html = write_design_report(result, tmp_path, title="Design").read_text()
     for text in ("too few to compare", "W (size-weighted)", "p (Holm)", "29.75 to &lt; 39.5", "Bin from", "A vs B"):
         assert text in html, text
+    for figure in ("Block judge: disagreement rate by rater group", "Block score: mean ratings by rater group"):
+        assert f'"text": "{figure}' in html, figure  # issue 21, part 6: DR and ratings drawn with their CIs
     assert RULE_PERMUTATION.split(":")[0] in html and "1 participant is in rater groups with fewer than 10" in html
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["group_options"]["min_group_size"] == 10
