@@ -25,7 +25,7 @@ per condition and in the same order of parts:
 What format 2 has no field for yet, so the conversion does not carry it (see the README, "Format 1 in
 format 2"): attention checks in the middle of a set's pairs, all prompts on one page with their prompt
 keys, the conditions' ``desirable`` and ``aggregate_scale`` (analysis parameters of the effort
-study), and the rationale bonus (format 2 pays an honesty bonus only). Page and question keys follow format 2's contract
+study). Page and question keys follow format 2's contract
 (``<block>/<item>/<measure>``), not format 1's.
 """
 
