@@ -20,12 +20,12 @@ per condition and in the same order of parts:
 * the stimulus sets (each a unit of its two blocks) are shown in an order drawn per participant, as in
   format 1 (a ``shuffle`` per condition; the attention blocks keep their places between the sets);
 * the condition's ``context`` sentence is each of its task blocks' ``intro`` (shown on every page);
-* slug, title, description, consent, completion, prolific, screening, time limit and bonus are kept.
+* slug, title, description, consent, completion, prolific, screening, time limit and bonus are kept,
+  and so are the conditions' ``desirable`` and ``aggregate_scale``.
 
 What format 2 has no field for yet, so the conversion does not carry it (see the README, "Format 1 in
 format 2"): attention checks in the middle of a set's pairs, all prompts on one page with their prompt
-keys, the conditions' ``desirable`` and ``aggregate_scale`` (analysis parameters of the effort
-study). Page and question keys follow format 2's contract
+keys. Page and question keys follow format 2's contract
 (``<block>/<item>/<measure>``), not format 1's.
 """
 
@@ -169,7 +169,9 @@ def format1_to_format2(spec: dict) -> dict:
     for name in ("description", "consent", "completion", "prolific", "screening", "time_limit", "bonus"):
         if name in spec:
             out[name] = spec[name]
-    out["conditions"] = [{"key": c["key"], "label": c["label"]} for c in spec["conditions"]]
+    out["conditions"] = [
+        {name: c[name] for name in ("key", "label", "desirable", "aggregate_scale")} for c in spec["conditions"]
+    ]
     attention = {name: checks[name] for name in ("exclude_if_failed", "return_if_failed") if name in checks}
     if checks["items"]:
         out["attention"] = attention

@@ -23,6 +23,7 @@ QUESTION_TYPES = ("single_choice", "multiple_choice", "number", "text", "likert"
 DEFAULT_CONDITION = {"key": "main", "label": "Main"}
 
 _text, _key = v1._text, v1._key
+_v1_condition = v1.SCHEMA["properties"]["conditions"]["items"]["properties"]
 _value = {"type": ["string", "number"]}
 _columns = {"type": "array", "items": _text, "uniqueItems": True}
 _labels = LABELS
@@ -217,7 +218,12 @@ SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "additionalProperties": False,
                 "required": ["key", "label"],
-                "properties": {"key": _key, "label": _text, "cap": {"type": "integer", "minimum": 1}},
+                "properties": {
+                    "key": _key,
+                    "label": _text,
+                    "cap": {"type": "integer", "minimum": 1},
+                    **{name: _v1_condition[name] for name in ("desirable", "aggregate_scale")},
+                },
             },
         },
         "pools": {"type": "array", "minItems": 1, "items": _pool},
@@ -302,6 +308,9 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
     conditions = [c["key"] for c in spec.get("conditions", [DEFAULT_CONDITION])]
     for dup in duplicates(conditions):
         add("conditions", f"condition key {dup!r} is used twice")
+    for ci, condition in enumerate(spec.get("conditions", [])):
+        if "aggregate_scale" in condition and "desirable" not in condition:
+            add(f"conditions[{ci}].aggregate_scale", "needs desirable (both describe the condition's effort feature)")
     pools = {}
     for dup in duplicates([p["key"] for p in spec["pools"]]):
         add("pools", f"pool key {dup!r} is used twice")
@@ -512,6 +521,9 @@ def with_defaults(spec: dict) -> dict:
     out = json.loads(json.dumps(spec))
     out.setdefault("seed", 0)
     out.setdefault("conditions", [dict(DEFAULT_CONDITION)])
+    for condition in out["conditions"]:
+        if "desirable" in condition:  # an effort feature: its aggregate's scale as in format 1
+            condition.setdefault("aggregate_scale", 1.0)
     out["consent"].setdefault("decline_message", v1.DEFAULT_DECLINE_MESSAGE)
     n_checks = sum(b["type"] == "attention" for b in out["blocks"])
     attention = out.setdefault("attention", {})

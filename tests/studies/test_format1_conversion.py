@@ -100,7 +100,9 @@ def test_a_small_file_becomes_the_hand_worked_blocks():
 def test_the_demo_converts_to_a_valid_format2_file_with_every_subject_pair_set_and_prompt(demo):
     converted = validate_study(format1_to_format2(demo))
     assert converted["format"] == 2 and converted["slug"] == demo["slug"]
-    assert [c["key"] for c in converted["conditions"]] == [c["key"] for c in demo["conditions"]]
+    assert [(c["key"], c["desirable"], c["aggregate_scale"]) for c in converted["conditions"]] == [
+        (c["key"], c["desirable"], c["aggregate_scale"]) for c in demo["conditions"]
+    ]
     pools = {p["key"]: p for p in converted["pools"]}
     for condition in demo["conditions"]:
         key = condition["key"]
@@ -170,6 +172,7 @@ def test_simulated_participants_finish_a_converted_study_and_it_exports_their_pa
     assert report.completed == 3
     pairs = export_tables("small-study").pairs
     assert len(pairs) == 3 * 4 and pairs["fair_score"].notna().all() and pairs["d_overall"].notna().all()
+    assert (pairs["desirable"] == 0).all()  # the condition's, as format 1 exports it
     assert set(export_tables("small-study").disagreements["prompt"].str.split("/").str[1]) == {"A", "D"}
 
 

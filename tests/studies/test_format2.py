@@ -94,6 +94,25 @@ def test_errors_name_path_and_rule(edit, expected):
     assert any(p.startswith(expected) for p in found), found
 
 
+def test_a_condition_may_say_whether_its_effort_feature_is_desirable_and_its_aggregate_scale():
+    """``desirable`` with ``aggregate_scale`` (default 1.0, as in format 1) or neither; a scale alone,
+    a scale <= 0 and a desirable that is not a boolean are refused with their path."""
+    spec = example()
+    spec["conditions"][0].update(desirable=True, aggregate_scale=20.0)
+    spec["conditions"][1].update(desirable=False)
+    conditions = validate_study(spec)["conditions"]
+    assert [(c.get("desirable"), c.get("aggregate_scale")) for c in conditions] == [(True, 20.0), (False, 1.0)]
+    assert all("desirable" not in c and "aggregate_scale" not in c for c in validate_study(example())["conditions"])
+    spec["conditions"][1] = {"key": "hidden", "label": "Hidden", "aggregate_scale": 2.0}
+    assert problems(spec) == [
+        "conditions[1].aggregate_scale: needs desirable (both describe the condition's effort feature)"
+    ]
+    spec["conditions"][1].update(desirable="yes", aggregate_scale=0)
+    found = problems(spec)
+    assert any(p.startswith("conditions[1].desirable: ") for p in found), found
+    assert any(p.startswith("conditions[1].aggregate_scale: ") for p in found), found
+
+
 def test_csv_pool_is_read_at_load_and_stored_inline(tmp_path):
     spec = example()
     (tmp_path / "people.csv").write_text(
