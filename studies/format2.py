@@ -174,6 +174,15 @@ _page_blocks = {
             "question": _text,
             "options": _options,
             "correct": _text,
+            "among": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["blocks", "after_items"],
+                "properties": {
+                    "blocks": {"type": "array", "minItems": 1, "items": _key, "uniqueItems": True},
+                    "after_items": {"type": "integer", "minimum": 0},
+                },
+            },
         },
     },
 }
@@ -343,6 +352,7 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
         if name in checks and checks[name] > max(n_attention, name == "exclude_if_failed"):
             add(f"attention.{name}", f"cannot exceed the number of attention blocks ({n_attention})")
     problems.extend(_shuffle_problems(spec))
+    problems.extend(_among_problems(spec, conditions, pools))
     problems.extend(v1.screening_problems(spec))
     problems.extend(v1.quota_problems(spec))
     return problems
@@ -366,6 +376,43 @@ def _shuffle_problems(spec: dict) -> list[v1.StudyFileProblem]:
             places = [position[key] for key in unit if key in position]
             if len(places) == len(unit) and places != list(range(places[0], places[0] + len(unit))):
                 problems.append(v1.StudyFileProblem(base, "a unit's blocks must be consecutive blocks, in file order"))
+    return problems
+
+
+def _among_problems(spec: dict, conditions: list[str], pools: dict[str, dict]) -> list[v1.StudyFileProblem]:
+    """An attention block ``among`` task blocks names task blocks, is in no ``shuffle`` unit (it moves
+    with its blocks' items), and comes after at most the items of its blocks that a participant of
+    each of its conditions is shown (``per_participant`` or all)."""
+    problems: list[v1.StudyFileProblem] = []
+    blocks = {b["key"]: b for b in spec["blocks"]}
+    shuffled = {key for shuffle in spec.get("shuffle", []) for unit in shuffle["units"] for key in unit}
+    for bi, block in enumerate(spec["blocks"]):
+        if "among" not in block:
+            continue
+        base, among = f"blocks[{bi}].among", block["among"]
+        if block["key"] in shuffled:
+            problems.append(
+                v1.StudyFileProblem(base, "an attention block among task items cannot be in a shuffle unit")
+            )
+        hosts = [blocks.get(key, {}) for key in among["blocks"]]
+        for ki, (key, host) in enumerate(zip(among["blocks"], hosts, strict=True)):
+            if host.get("type") != "task":
+                problems.append(v1.StudyFileProblem(f"{base}.blocks[{ki}]", f"{key!r} is not a task block"))
+        if any(h.get("type") != "task" or h["pool"] not in pools for h in hosts):
+            continue
+        shown = {}
+        for host in hosts:
+            items = block_task(host).item_count(host, pools[host["pool"]])
+            shown[host["key"]] = min(host.get("assignment", {}).get("per_participant", items), items)
+        for condition in block.get("conditions", conditions):
+            n = sum(shown[h["key"]] for h in hosts if condition in h.get("conditions", conditions))
+            if among["after_items"] > n:
+                problems.append(
+                    v1.StudyFileProblem(
+                        f"{base}.after_items",
+                        f"must be <= the items of its blocks shown in condition {condition!r} ({n})",
+                    )
+                )
     return problems
 
 
