@@ -171,10 +171,15 @@ def test_the_attention_checks_come_after_the_pair_where_format1_plans_ask_them(d
 
 
 def test_simulated_participants_finish_a_converted_study_and_it_exports_their_pairs(db, researcher):
+    from django.core.management import call_command
+
     spec = format1_to_format2(validate_study(_small()))
     study_load(spec=validate_study(spec), owner=researcher)
     report = simulate_participants("small-study", n=3, seed=2, decline_rate=0)
     assert report.completed == 3
+    call_command("check_integrity", "small-study", stdout=open(os.devnull, "w"))  # exits 1 on a problem
+    pages = export_tables("small-study").pages
+    assert (pages.groupby("participant_id")["page"].apply(lambda p: p.isin(["ac1", "ac2"]).sum()) == 2).all()
     pairs = export_tables("small-study").pairs
     assert len(pairs) == 3 * 4 and pairs["fair_score"].notna().all() and pairs["d_overall"].notna().all()
     assert (pairs["desirable"] == 0).all()  # the condition's, as format 1 exports it
