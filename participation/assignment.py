@@ -215,12 +215,25 @@ def build_plan_v2(
 
     Blocks not shown in ``condition_key`` are left out; a task block's items are those of
     ``item_choice`` (the sampled blocks) or all of them, in the order drawn from ``seed``; every
-    task page carries its ``position`` within the block."""
+    task page carries its ``position`` within the block. An attention block ``among`` task blocks comes
+    right after the participant's ``after_items``-th item of those blocks (in the order shown; 0:
+    before the first), not at its place in the file; several at one place in file order."""
     rng = np.random.default_rng(seed)
     pages: list[dict] = [{"key": "screening", "kind": "screening"}] if spec.get("screening") else []
-    for block in shuffled_blocks(spec, seed):
+    shown = [b for b in shuffled_blocks(spec, seed) if condition_key in b["conditions"]]
+    among = [b for b in shown if "among" in b]
+    hosts = {key for b in among for key in b["among"]["blocks"]}
+    counted = 0
+
+    def checks_after(n: int) -> list[dict]:
+        due = [b for b in among if b["among"]["after_items"] == n]
+        for b in due:
+            among.remove(b)
+        return [{"key": b["key"], "kind": "attention", "block": b["key"]} for b in due]
+
+    for block in shown:
         key = block["key"]
-        if condition_key not in block["conditions"]:
+        if "among" in block:
             continue
         if block["type"] != "task":
             pages.append({"key": key, "kind": block["type"], "block": key})
@@ -228,5 +241,10 @@ def build_plan_v2(
         items = _ordered(block, item_choice.get(key) or content.items(key), rng)
         for position, item in enumerate(items):
             page = {"key": f"{key}/{item}", "kind": block["task"], "block": key, "item": item, "position": position}
+            if key in hosts:
+                pages += checks_after(counted)
             pages += block_task(block).item_pages(block, page)
+            if key in hosts:
+                counted += 1
+                pages += checks_after(counted)
     return pages

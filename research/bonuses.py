@@ -18,6 +18,7 @@ from studies.services import latest_study
 from tasks import bts_positives
 
 KINDS = ("honesty", "rationale")
+RATIONALE_MEASURE = "rationale"  # the measure of the rationale a fair-score page asks with each fair score
 
 
 def bonus_table(
@@ -34,8 +35,9 @@ def bonus_table(
     Honesty scores: format 1, the Likert pairs' BTS (``analysis.bts.participant_bts``); format 2, the
     mean BTS over every question with a ``bts`` follow-up the participant answered, each question scored
     over the eligible participants who answered it (``analysis.bts.honesty_scores``; each block's positive
-    answer from its task type, ``tasks.bts_positives``). Format 2 studies have no rationale bonus (their
-    tasks ask for no rationale). A question answered by fewer than
+    answer from its task type, ``tasks.bts_positives``). Rationale scores, both formats: the rationales in
+    the answers table (measure ``rationale``: the one a fair-score page asks with each fair score) of
+    the eligible participants, ranked by ``analysis.bts.rationale_detail``. A question answered by fewer than
     ``min_respondents`` eligible participants (the argument, else the study's
     ``bonus.honesty.min_respondents``, else ``analysis.bts.MIN_RESPONDENTS`` = 10) counts in no honesty score.
 
@@ -60,24 +62,26 @@ def bonus_table(
     tables = export_tables(slug)
     people = tables.participants
     eligible_ids = set(people.loc[(people["status"] == "completed") & (people["excluded"] != 1), "participant_id"])
-    if study.spec.get("format", 1) == 2:
-        if kind != "honesty":
-            raise ValueError("format 2 studies have no rationale bonus: their tasks ask for no rationale")
-        answers = tables.answers[tables.answers["participant_id"].isin(eligible_ids)]
+    answers = tables.answers[tables.answers["participant_id"].isin(eligible_ids)]
+    tie_columns: tuple[str, ...] = ()
+    if kind == "rationale":
+        rationales = answers.loc[answers["measure"] == RATIONALE_MEASURE, ["participant_id", "text"]]
+        if rationales.empty:
+            raise ValueError(
+                "no rationale scores: no eligible participant wrote a rationale (fair_score blocks ask for one)"
+            )
+        scores = rationale_detail(rationales.rename(columns={"text": "rationale"}))
+        scores = scores.rename(columns={"rationale_words": "score"})
+        tie_columns = RATIONALE_TIE_COLUMNS
+    elif study.spec.get("format", 1) == 2:
         scores = honesty_scores(answers, bts_positives(study.spec), min_respondents=min_respondents)
-        tie_columns: tuple[str, ...] = ()
     else:
         pairs = tables.pairs
         answered = pairs[pairs["participant_id"].isin(eligible_ids)].dropna(subset=["d_overall", "fair_score"])
-        if kind == "honesty":
-            # BTS compares each answer with everyone's answers: score on the eligible participants only
-            scores = participant_bts(
-                answered, similar_max=study.spec["likert"]["similar_max"], min_respondents=min_respondents
-            )
-            tie_columns = ()
-        else:
-            scores = rationale_detail(answered).rename(columns={"rationale_words": "score"})
-            tie_columns = RATIONALE_TIE_COLUMNS
+        # BTS compares each answer with everyone's answers: score on the eligible participants only
+        scores = participant_bts(
+            answered, similar_max=study.spec["likert"]["similar_max"], min_respondents=min_respondents
+        )
     left_out = {"left_out": scores.attrs.get("left_out", {}), "min_respondents": min_respondents}
     if kind == "honesty" and scores.empty:
         raise ValueError(

@@ -96,9 +96,19 @@ def questionnaire_table(source: Source, *, fixed: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*fixed, *columns.values()])
 
 
+def _condition_columns(p: Participant, table: str) -> dict:
+    """The participant's condition's columns of a derived table: the pairs table's ``desirable``
+    (1 / 0, blank when the condition does not say)."""
+    if table != "pairs":
+        return {}
+    desirable = p.condition.desirable if p.condition else None
+    return {"desirable": np.nan if desirable is None else int(desirable)}
+
+
 def task_table_rows(source: Source, table: str) -> list[dict]:
     """Format 2 rows of a derived table (``pairs``, ``disagreements``): each task type whose
-    ``export_table`` it is makes them from a participant's pages of its kind (``BlockTask.export_rows``)."""
+    ``export_table`` it is makes them from a participant's pages of its kind (``BlockTask.export_rows``),
+    after the participant's columns (``row_base`` and :func:`_condition_columns`)."""
     tasks = [task for task in BLOCK_TASKS.values() if task.export_table == table]
     visits = source.visits
     seconds = dict(zip(zip(visits["pid"], visits["page"], strict=True), visits["seconds"], strict=True))
@@ -109,7 +119,8 @@ def task_table_rows(source: Source, table: str) -> list[dict]:
         if not is_format2(study.spec):
             continue
         content = study_content(study.spec, study.spec_hash)
-        found, base, excluded = FoundAnswers(grouped.get(p.pk, [])), source.base(p), source.excluded[p.pk]
+        found, excluded = FoundAnswers(grouped.get(p.pk, [])), source.excluded[p.pk]
+        base = source.base(p) | _condition_columns(p, table)
 
         def spent(page_key: str, pk: int = p.pk) -> float:
             return seconds.get((pk, page_key), np.nan)

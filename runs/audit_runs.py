@@ -50,6 +50,11 @@ def audit_run_create(
     condition = condition or next(iter(conditions))
     if condition not in conditions:
         raise AuditError(f"unknown condition {condition!r}; the study has {sorted(conditions)}")
+    if "desirable" not in conditions[condition]:
+        raise AuditError(
+            f"condition {condition!r} does not say whether more of its effort feature is good: give it "
+            "'desirable' (and 'aggregate_scale') in the study file"
+        )
     if likert is None:
         likert = (
             Calibration.objects.filter(study__slug=slug, kind="likert", condition__key=condition)

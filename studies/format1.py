@@ -14,18 +14,18 @@ per condition and in the same order of parts:
   questions and rationale factors, followed by a ``fair_score`` block over that set (model ``ai``,
   the condition's ``risk_label``); then an ``agree`` block over the prompts' subjects ("The AI rates
   this person high / low risk. Do you agree?");
-* each attention check becomes an ``attention`` block placed after the stimulus set in which its
-  ``after_pair``-th pair falls (:func:`attention_slots`, the rule format 1 plans use), counted in
-  file order; ``exclude_if_failed`` / ``return_if_failed`` become ``attention``;
+* each attention check becomes an ``attention`` block ``among`` the condition's pair-distance blocks,
+  after the participant's ``after_pair``-th pair of them (:func:`attention_slots`, the rule format 1
+  plans use), listed before the condition's sets; ``exclude_if_failed`` / ``return_if_failed`` become
+  ``attention``;
 * the stimulus sets (each a unit of its two blocks) are shown in an order drawn per participant, as in
-  format 1 (a ``shuffle`` per condition; the attention blocks keep their places between the sets);
+  format 1 (a ``shuffle`` per condition);
 * the condition's ``context`` sentence is each of its task blocks' ``intro`` (shown on every page);
-* slug, title, description, consent, completion, prolific, screening, time limit and bonus are kept.
+* slug, title, description, consent, completion, prolific, screening, time limit and bonus are kept,
+  and so are the conditions' ``desirable`` and ``aggregate_scale``.
 
 What format 2 has no field for yet, so the conversion does not carry it (see the README, "Format 1 in
-format 2"): attention checks in the middle of a set's pairs, all prompts on one page with their prompt
-keys, the conditions' ``desirable`` and ``aggregate_scale`` (analysis parameters of the effort
-study), and the rationale bonus (format 2 pays an honesty bonus only). Page and question keys follow format 2's contract
+format 2"): all prompts on one page with their prompt keys. Page and question keys follow format 2's contract
 (``<block>/<item>/<measure>``), not format 1's.
 """
 
@@ -101,18 +101,14 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
     only = [key]
     shown = {"intro": condition["context"]} if condition["context"] else {}  # on each of the block's pages
     n_pairs = sum(len(s["comparisons"]) for s in condition["stimulus_sets"])
-    slots = attention_slots(checks, n_pairs)
     several = len(spec["conditions"]) > 1
-
-    def attention_after(first: int, last: int) -> Iterator[dict]:
-        for after in range(first, last + 1):
-            for check in slots.get(after, []):
-                name = _key(check["key"], key, fallback=f"{check['key'][:30]}-c{ci + 1}") if several else check["key"]
-                yield _attention_block({**check, "key": name}, key)
-
-    yield from attention_after(0, 0)
-    pairs_before = 0
-    for sset, (pairs_key, output_key) in zip(condition["stimulus_sets"], _set_units(ci, condition), strict=True):
+    units = _set_units(ci, condition)
+    among = [pairs_key for pairs_key, _ in units]
+    for after, slot in sorted(attention_slots(checks, n_pairs).items()):
+        for check in slot:
+            name = _key(check["key"], key, fallback=f"{check['key'][:30]}-c{ci + 1}") if several else check["key"]
+            yield _attention_block({**check, "key": name}, key) | {"among": {"blocks": among, "after_items": after}}
+    for sset, (pairs_key, output_key) in zip(condition["stimulus_sets"], units, strict=True):
         reference = sset["reference"]
         block = {
             "key": pairs_key,
@@ -142,8 +138,6 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
                 {"key": sset["key"], "reference": reference, "comparisons": [c["subject"] for c in sset["comparisons"]]}
             ],
         }
-        yield from attention_after(pairs_before + 1, pairs_before + len(sset["comparisons"]))
-        pairs_before += len(sset["comparisons"])
     if condition["disagreement_prompts"]:
         yield {
             "key": _key(key, "disagreement", fallback=f"c{ci + 1}-disagreement"),
@@ -169,7 +163,9 @@ def format1_to_format2(spec: dict) -> dict:
     for name in ("description", "consent", "completion", "prolific", "screening", "time_limit", "bonus"):
         if name in spec:
             out[name] = spec[name]
-    out["conditions"] = [{"key": c["key"], "label": c["label"]} for c in spec["conditions"]]
+    out["conditions"] = [
+        {name: c[name] for name in ("key", "label", "desirable", "aggregate_scale")} for c in spec["conditions"]
+    ]
     attention = {name: checks[name] for name in ("exclude_if_failed", "return_if_failed") if name in checks}
     if checks["items"]:
         out["attention"] = attention

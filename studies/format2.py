@@ -23,6 +23,7 @@ QUESTION_TYPES = ("single_choice", "multiple_choice", "number", "text", "likert"
 DEFAULT_CONDITION = {"key": "main", "label": "Main"}
 
 _text, _key = v1._text, v1._key
+_v1_condition = v1.SCHEMA["properties"]["conditions"]["items"]["properties"]
 _value = {"type": ["string", "number"]}
 _columns = {"type": "array", "items": _text, "uniqueItems": True}
 _labels = LABELS
@@ -173,6 +174,15 @@ _page_blocks = {
             "question": _text,
             "options": _options,
             "correct": _text,
+            "among": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["blocks", "after_items"],
+                "properties": {
+                    "blocks": {"type": "array", "minItems": 1, "items": _key, "uniqueItems": True},
+                    "after_items": {"type": "integer", "minimum": 0},
+                },
+            },
         },
     },
 }
@@ -217,7 +227,12 @@ SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "additionalProperties": False,
                 "required": ["key", "label"],
-                "properties": {"key": _key, "label": _text, "cap": {"type": "integer", "minimum": 1}},
+                "properties": {
+                    "key": _key,
+                    "label": _text,
+                    "cap": {"type": "integer", "minimum": 1},
+                    **{name: _v1_condition[name] for name in ("desirable", "aggregate_scale")},
+                },
             },
         },
         "pools": {"type": "array", "minItems": 1, "items": _pool},
@@ -302,6 +317,9 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
     conditions = [c["key"] for c in spec.get("conditions", [DEFAULT_CONDITION])]
     for dup in duplicates(conditions):
         add("conditions", f"condition key {dup!r} is used twice")
+    for ci, condition in enumerate(spec.get("conditions", [])):
+        if "aggregate_scale" in condition and "desirable" not in condition:
+            add(f"conditions[{ci}].aggregate_scale", "needs desirable (both describe the condition's effort feature)")
     pools = {}
     for dup in duplicates([p["key"] for p in spec["pools"]]):
         add("pools", f"pool key {dup!r} is used twice")
@@ -334,6 +352,7 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
         if name in checks and checks[name] > max(n_attention, name == "exclude_if_failed"):
             add(f"attention.{name}", f"cannot exceed the number of attention blocks ({n_attention})")
     problems.extend(_shuffle_problems(spec))
+    problems.extend(_among_problems(spec, conditions, pools))
     problems.extend(v1.screening_problems(spec))
     problems.extend(v1.quota_problems(spec))
     return problems
@@ -357,6 +376,43 @@ def _shuffle_problems(spec: dict) -> list[v1.StudyFileProblem]:
             places = [position[key] for key in unit if key in position]
             if len(places) == len(unit) and places != list(range(places[0], places[0] + len(unit))):
                 problems.append(v1.StudyFileProblem(base, "a unit's blocks must be consecutive blocks, in file order"))
+    return problems
+
+
+def _among_problems(spec: dict, conditions: list[str], pools: dict[str, dict]) -> list[v1.StudyFileProblem]:
+    """An attention block ``among`` task blocks names task blocks, is in no ``shuffle`` unit (it moves
+    with its blocks' items), and comes after at most the items of its blocks that a participant of
+    each of its conditions is shown (``per_participant`` or all)."""
+    problems: list[v1.StudyFileProblem] = []
+    blocks = {b["key"]: b for b in spec["blocks"]}
+    shuffled = {key for shuffle in spec.get("shuffle", []) for unit in shuffle["units"] for key in unit}
+    for bi, block in enumerate(spec["blocks"]):
+        if "among" not in block:
+            continue
+        base, among = f"blocks[{bi}].among", block["among"]
+        if block["key"] in shuffled:
+            problems.append(
+                v1.StudyFileProblem(base, "an attention block among task items cannot be in a shuffle unit")
+            )
+        hosts = [blocks.get(key, {}) for key in among["blocks"]]
+        for ki, (key, host) in enumerate(zip(among["blocks"], hosts, strict=True)):
+            if host.get("type") != "task":
+                problems.append(v1.StudyFileProblem(f"{base}.blocks[{ki}]", f"{key!r} is not a task block"))
+        if any(h.get("type") != "task" or h["pool"] not in pools for h in hosts):
+            continue
+        shown = {}
+        for host in hosts:
+            items = block_task(host).item_count(host, pools[host["pool"]])
+            shown[host["key"]] = min(host.get("assignment", {}).get("per_participant", items), items)
+        for condition in block.get("conditions", conditions):
+            n = sum(shown[h["key"]] for h in hosts if condition in h.get("conditions", conditions))
+            if among["after_items"] > n:
+                problems.append(
+                    v1.StudyFileProblem(
+                        f"{base}.after_items",
+                        f"must be <= the items of its blocks shown in condition {condition!r} ({n})",
+                    )
+                )
     return problems
 
 
@@ -512,6 +568,9 @@ def with_defaults(spec: dict) -> dict:
     out = json.loads(json.dumps(spec))
     out.setdefault("seed", 0)
     out.setdefault("conditions", [dict(DEFAULT_CONDITION)])
+    for condition in out["conditions"]:
+        if "desirable" in condition:  # an effort feature: its aggregate's scale as in format 1
+            condition.setdefault("aggregate_scale", 1.0)
     out["consent"].setdefault("decline_message", v1.DEFAULT_DECLINE_MESSAGE)
     n_checks = sum(b["type"] == "attention" for b in out["blocks"])
     attention = out.setdefault("attention", {})

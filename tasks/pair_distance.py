@@ -325,8 +325,8 @@ class PairDistance(BlockTask):
         """The pairs table: one row per block x pair. ``set`` is the block, ``set_position`` its place among
         the participant's pair-distance blocks, ``pair_position`` the pair's place in the block, measures
         not asked are blank. The output-space columns come from a fair-score block over the same pool whose
-        set has reference a and comparison b (blank without one); ``desirable`` is blank (format 2
-        conditions do not say)."""
+        set has reference a and comparison b (blank without one); ``desirable``, the condition's, is added
+        with the participant's columns (``research.export_answers.task_table_rows``)."""
         number, text = found.number, found.text
         items: dict[tuple[str, str], dict] = {}
         for page in pages:
@@ -347,7 +347,6 @@ class PairDistance(BlockTask):
             (ref_total, ref_trend), (comp_total, comp_trend) = _series_facts(reference), _series_facts(comparison)
             rows.append(
                 {
-                    "desirable": np.nan,
                     "set": block_key,
                     "set_position": block_order.index(block_key),
                     "reference": a,

@@ -114,8 +114,8 @@ def format2(db):
     questions out (and failed it)."""
     spec = validate_study(json.loads(EXAMPLE.read_text()))
     study = Study.objects.create(slug=SLUG, title=spec["title"], spec=spec, spec_hash=spec_digest(spec))
-    condition = Condition.objects.create(
-        study=study, key="shown", label="AI score shown", feature="", unit="", desirable=False, position=0
+    condition = Condition.objects.create(  # the example's conditions do not say whether a feature is desirable
+        study=study, key="shown", label="AI score shown", feature="", unit="", desirable=None, position=0
     )
     people = []
     for i, (agree, full) in enumerate([(1, True), (0, False)]):

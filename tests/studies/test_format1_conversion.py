@@ -71,25 +71,29 @@ def test_attention_slots_spread_the_checks_evenly_or_after_the_pair_given():
 def test_a_small_file_becomes_the_hand_worked_blocks():
     converted = validate_study(format1_to_format2(validate_study(_small())))
     blocks = converted["blocks"]
-    # check 1 after pair 1 (in set s1), check 2 after pair 3 (in set s2): after those sets' output pages
+    # check 1 after pair 1, check 2 after pair 3 (round(i x 4 / 3)) of the participant's pairs
     assert [b["key"] for b in blocks] == [
         "instructions",
+        "ac1",
+        "ac2",
         "arrests-s1",
         "arrests-s1-output",
-        "ac1",
         "arrests-s2",
         "arrests-s2-output",
-        "ac2",
         "arrests-disagreement",
     ]
-    assert blocks[1]["pairs"] == [
+    assert [b["among"] for b in blocks[1:3]] == [
+        {"blocks": ["arrests-s1", "arrests-s2"], "after_items": 1},
+        {"blocks": ["arrests-s1", "arrests-s2"], "after_items": 3},
+    ]
+    assert blocks[3]["pairs"] == [
         {"a": "K1", "b": "A", "relation": "similar_trend_similar_total"},
         {"a": "K1", "b": "B", "relation": "different_trend_different_total"},
     ]
-    assert blocks[1]["measures"] == ["trajectory", "aggregate", "overall"]
-    assert blocks[1]["rationale_factors"] is True and blocks[1]["bts"]["measures"] == ["overall"]
-    assert blocks[5]["sets"] == [{"key": "s2", "reference": "K2", "comparisons": ["C", "D"]}]
-    assert blocks[5]["risk_label"] == "risk of re-offending"
+    assert blocks[3]["measures"] == ["trajectory", "aggregate", "overall"]
+    assert blocks[3]["rationale_factors"] is True and blocks[3]["bts"]["measures"] == ["overall"]
+    assert blocks[6]["sets"] == [{"key": "s2", "reference": "K2", "comparisons": ["C", "D"]}]
+    assert blocks[6]["risk_label"] == "risk of re-offending"
     assert {b.get("intro") for b in blocks if b["type"] == "task"} == {"Each person is a defendant."}
     assert converted["attention"]["exclude_if_failed"] == 2
     prompts = next(p for p in converted["pools"] if p["key"] == blocks[-1]["pool"])
@@ -100,7 +104,9 @@ def test_a_small_file_becomes_the_hand_worked_blocks():
 def test_the_demo_converts_to_a_valid_format2_file_with_every_subject_pair_set_and_prompt(demo):
     converted = validate_study(format1_to_format2(demo))
     assert converted["format"] == 2 and converted["slug"] == demo["slug"]
-    assert [c["key"] for c in converted["conditions"]] == [c["key"] for c in demo["conditions"]]
+    assert [(c["key"], c["desirable"], c["aggregate_scale"]) for c in converted["conditions"]] == [
+        (c["key"], c["desirable"], c["aggregate_scale"]) for c in demo["conditions"]
+    ]
     pools = {p["key"]: p for p in converted["pools"]}
     for condition in demo["conditions"]:
         key = condition["key"]
@@ -135,41 +141,48 @@ def test_the_demo_converts_to_a_valid_format2_file_with_every_subject_pair_set_a
         assert condition_summaries(converted)[key]["pages"] == pages_per_participant(demo)[key] - 1 + prompts
 
 
-def test_the_attention_checks_follow_the_set_in_which_format1_plans_ask_them(demo):
-    """With the stimulus sets in file order (a seed that draws that order), a format 1 plan
-    (participation.plan.build_plan) asks each check among the pairs of some set; the converted
-    attention block comes right after that set's blocks (its pairs and its output page)."""
-    converted = format1_to_format2(demo)
+def _checks_among_pairs(plan: list[dict], pair_kind: str) -> list[tuple[str, int, str]]:
+    """(check, pairs before it, the kind of the page before it) of a plan, counting a pair at its
+    ``overall`` page (format 1 ``likert``, format 2 ``pair_distance``)."""
+    pairs, out = 0, []
+    for i, page in enumerate(plan):
+        if page["kind"] == pair_kind and page["measure"] == "overall":
+            pairs += 1
+        elif page["kind"] == "attention":
+            out.append((page.get("check") or page["block"], pairs, plan[i - 1]["kind"]))
+    return out
+
+
+def test_the_attention_checks_come_after_the_pair_where_format1_plans_ask_them(demo):
+    """In every plan (whatever order of sets and pairs a seed draws), the converted attention block comes
+    right after the same number of the participant's pairs as in a format 1 plan, never between the
+    pages of one pair and, after a set's last pair, before its fair-score page, as format 1 asks it."""
+    converted = validate_study(format1_to_format2(demo))
     for condition in demo["conditions"]:
         key = condition["key"]
-        order = [b["key"] for b in converted["blocks"] if key in b.get("conditions", [key])]
-        seed = next(seed for seed in range(200) if _sets_in_order(demo, condition, seed))
-        current, asked = None, []
-        for page in build_plan(demo, key, seed):
-            current = page.get("set", current)
-            if page["kind"] == "attention":
-                asked.append((page["check"], current))
-        assert len(asked) == len(demo["attention_checks"]["items"]) > 0
-        for check, sset in asked:
-            position = order.index(f"{check}-{key}")
-            assert order[position - 1] in (f"{key}-{sset}-output", *(f"{c}-{key}" for c, _ in asked))
-            following = [k for k in order[position:] if not k.endswith(f"-{key}")]
-            assert not following or following[0] != f"{key}-{sset}"
-
-
-def _sets_in_order(spec: dict, condition: dict, seed: int) -> bool:
-    plan = build_plan(spec, condition["key"], seed)
-    seen = list(dict.fromkeys(p["set"] for p in plan if "set" in p))
-    return seen == [s["key"] for s in condition["stimulus_sets"]]
+        for seed in range(20):
+            expected = _checks_among_pairs(build_plan(demo, key, seed), "likert")
+            found = [
+                (check.removesuffix(f"-{key}"), n, {"pair_distance": "likert"}.get(before, before))
+                for check, n, before in _checks_among_pairs(plan_for(converted, key, seed), "pair_distance")
+            ]
+            assert len(found) == len(demo["attention_checks"]["items"]) > 0
+            assert found == expected
 
 
 def test_simulated_participants_finish_a_converted_study_and_it_exports_their_pairs(db, researcher):
+    from django.core.management import call_command
+
     spec = format1_to_format2(validate_study(_small()))
     study_load(spec=validate_study(spec), owner=researcher)
     report = simulate_participants("small-study", n=3, seed=2, decline_rate=0)
     assert report.completed == 3
+    call_command("check_integrity", "small-study", stdout=open(os.devnull, "w"))  # exits 1 on a problem
+    pages = export_tables("small-study").pages
+    assert (pages.groupby("participant_id")["page"].apply(lambda p: p.isin(["ac1", "ac2"]).sum()) == 2).all()
     pairs = export_tables("small-study").pairs
     assert len(pairs) == 3 * 4 and pairs["fair_score"].notna().all() and pairs["d_overall"].notna().all()
+    assert (pairs["desirable"] == 0).all()  # the condition's, as format 1 exports it
     assert set(export_tables("small-study").disagreements["prompt"].str.split("/").str[1]) == {"A", "D"}
 
 
@@ -185,7 +198,7 @@ def test_a_fair_score_page_shows_the_blocks_intro_and_names_the_ai_score_with_it
     html = render_to_string(ctx.pop("template"), {**ctx, "form": page_form(page, index), "page": page})
     assert "The AI model gives K1 a risk of re-offending of <strong>10.0 out of 100</strong>" in html
     assert '<h1>Fair risk scores</h1>\n<p class="context">Each person is a defendant.</p>' in html
-    del study.spec["blocks"][2]["risk_label"]  # the default wording
+    del next(b for b in study.spec["blocks"] if b["key"] == "arrests-s1-output")["risk_label"]  # the default
     assert page_context(page, condition_index(study.spec, "other", "arrests"))["risk_label"] == "risk score"
 
 
@@ -202,23 +215,18 @@ def test_convert_study_writes_a_format2_file_that_loads_and_refuses_a_format2_fi
 
 
 def test_the_converted_stimulus_sets_come_in_an_order_drawn_per_participant(demo):
-    """One shuffle per condition, a unit per set (its pairs, then its fair scores); the attention
-    blocks keep their places. Each of the 3 sets comes first with probability 1/3: in 300 plans
-    100 +- 4 sd (sd = 8.2) times, but for a 1 in 15,000 chance."""
+    """One shuffle per condition, a unit per set (its pairs, then its fair scores). Each of the 3 sets
+    comes first with probability 1/3: in 300 plans 100 +- 4 sd (sd = 8.2) times, but for a 1 in 15,000
+    chance."""
     converted = validate_study(format1_to_format2(demo))
     assert [len(s["units"]) for s in converted["shuffle"]] == [len(c["stimulus_sets"]) for c in demo["conditions"]]
     key = demo["conditions"][0]["key"]
-    attention = [b["key"] for b in converted["blocks"] if b["type"] == "attention" and key in b["conditions"]]
     firsts: Counter = Counter()
     for seed in range(300):
-        blocks = list(dict.fromkeys(p["block"] for p in plan_for(converted, key, seed) if "block" in p))
+        plan = [p for p in plan_for(converted, key, seed) if p["kind"] != "attention"]
+        blocks = list(dict.fromkeys(p["block"] for p in plan if "block" in p))
         sets = [b for b in blocks if b.startswith(f"{key}-") and not b.endswith(("-output", "-disagreement"))]
         assert [blocks[blocks.index(s) + 1] for s in sets] == [f"{s}-output" for s in sets]
-        assert [blocks.index(a) for a in attention] == [
-            i
-            for i, b in enumerate([k for k in (x["key"] for x in converted["blocks"]) if k in blocks])
-            if b in attention
-        ]
         firsts[sets[0]] += 1
     assert len(firsts) == 3 and all(67 <= n <= 133 for n in firsts.values()), firsts
 

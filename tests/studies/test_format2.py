@@ -94,6 +94,68 @@ def test_errors_name_path_and_rule(edit, expected):
     assert any(p.startswith(expected) for p in found), found
 
 
+def test_a_condition_may_say_whether_its_effort_feature_is_desirable_and_its_aggregate_scale():
+    """``desirable`` with ``aggregate_scale`` (default 1.0, as in format 1) or neither; a scale alone,
+    a scale <= 0 and a desirable that is not a boolean are refused with their path."""
+    spec = example()
+    spec["conditions"][0].update(desirable=True, aggregate_scale=20.0)
+    spec["conditions"][1].update(desirable=False)
+    conditions = validate_study(spec)["conditions"]
+    assert [(c.get("desirable"), c.get("aggregate_scale")) for c in conditions] == [(True, 20.0), (False, 1.0)]
+    assert all("desirable" not in c and "aggregate_scale" not in c for c in validate_study(example())["conditions"])
+    spec["conditions"][1] = {"key": "hidden", "label": "Hidden", "aggregate_scale": 2.0}
+    assert problems(spec) == [
+        "conditions[1].aggregate_scale: needs desirable (both describe the condition's effort feature)"
+    ]
+    spec["conditions"][1].update(desirable="yes", aggregate_scale=0)
+    found = problems(spec)
+    assert any(p.startswith("conditions[1].desirable: ") for p in found), found
+    assert any(p.startswith("conditions[1].aggregate_scale: ") for p in found), found
+
+
+def _among(after_items: int, blocks: tuple[str, ...] = ("judge", "risk")) -> dict:
+    spec = example()
+    spec["blocks"][3]["among"] = {"blocks": list(blocks), "after_items": after_items}
+    return spec
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_an_attention_block_among_task_blocks_comes_after_that_many_of_their_items(seed):
+    """The check (condition shown) among judge (4 items shown) and risk (2): after_items 2 puts it
+    between the participant's 2nd and 3rd judge pages, 5 after the first risk page; the other pages
+    and their order are those of the plan without ``among`` (the check drawn nothing)."""
+    from participation.plan import plan_for
+
+    chosen = {"judge": ["d01", "d02", "d07", "d08"], "risk": ["d03", "d09"]}  # as the assignment samples them
+    plain = plan_for(validate_study(example()), "shown", seed, chosen)
+    without = [p for p in plain if p["kind"] != "attention"]
+    for after, before in ((2, "judge"), (5, "risk"), (0, "about")):
+        spec = _among(after)
+        spec["blocks"][3]["conditions"] = ["shown"]  # 5 items only there
+        plan = plan_for(validate_study(spec), "shown", seed, chosen)
+        at = next(i for i, p in enumerate(plan) if p["kind"] == "attention")
+        assert plan[at] == {"key": "check", "kind": "attention", "block": "check"}
+        assert [p for p in plan if p["kind"] != "attention"] == without
+        assert sum(p.get("block") in ("judge", "risk") for p in plan[:at]) == after
+        assert plan[at - 1]["block"] == before
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (_among(5), "blocks[3].among.after_items: must be <= the items of its blocks shown in condition 'hidden' (4)"),
+        (_among(1, ("judge", "intro")), "blocks[3].among.blocks[1]: 'intro' is not a task block"),
+        (_among(1, ("nope",)), "blocks[3].among.blocks[0]: 'nope' is not a task block"),
+        (
+            _among(1) | {"shuffle": [{"units": [["check"], ["risk"]]}]},
+            "blocks[3].among: an attention block among task items cannot be in a shuffle unit",
+        ),
+    ],
+)
+def test_an_attention_block_among_task_blocks_is_checked(spec, expected):
+    assert problems(spec) == [expected]
+
+
 def test_csv_pool_is_read_at_load_and_stored_inline(tmp_path):
     spec = example()
     (tmp_path / "people.csv").write_text(

@@ -118,3 +118,37 @@ def test_audit_api(demo_subjects, researcher, other_researcher):
     listed = client.get("/api/studies/effort-demo/audits/").json()
     assert listed["count"] == 1 and listed["results"][0]["condition"] == "arrests"
     assert AuditRun.objects.get().condition == Condition.objects.get(study__slug="effort-demo", key="arrests")
+
+
+def test_a_format2_study_is_audited_with_its_conditions_effort_feature(db, demo_spec, tmp_path, settings):
+    """The demo converted to format 2 keeps its conditions' ``desirable`` and ``aggregate_scale``, which the
+    audit scores effort with (the same EaIF as the format 1 demo's, without a calibration: equal weights);
+    a format 2 condition that does not say whether its feature is desirable is refused with the reason."""
+    from runs.audit_runs import AuditError, audit_run_create
+    from studies.format1 import format1_to_format2
+    from studies.services import study_load
+    from studies.study_file import validate_study
+
+    settings.REPORTS_DIR = tmp_path / "reports"
+    subjects = tmp_path / "subjects.csv"
+    call_command("generate_demo_audit", condition="income", out=str(subjects), stdout=StringIO())
+    results = {}
+    for fmt in (1, 2):
+        spec = demo_spec if fmt == 1 else format1_to_format2(validate_study(demo_spec)) | {"slug": "effort-demo-2"}
+        study_load(spec=spec)
+        run = audit_run_create(
+            slug=spec["slug"],
+            subjects_file=subjects,
+            out_dir=tmp_path / f"audit{fmt}",
+            condition="income",
+            n_resamples=50,
+        )
+        results[fmt] = run.results
+    assert results[1]["eaif"] == results[2]["eaif"] and results[1]["settings"] == results[2]["settings"]
+    assert (results[2]["settings"]["desirable"], results[2]["settings"]["scale"]) == (True, 20.0)
+    spec = format1_to_format2(validate_study(demo_spec)) | {"slug": "effort-demo-3"}
+    for condition in spec["conditions"]:
+        del condition["desirable"], condition["aggregate_scale"]
+    study_load(spec=spec)
+    with pytest.raises(AuditError, match="condition 'income' does not say whether more of its effort feature is good"):
+        audit_run_create(slug="effort-demo-3", subjects_file=subjects, out_dir=tmp_path / "audit3", condition="income")

@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from participation.models import Participant
+from participation.models import Answer, Participant
 from participation.simulate import simulate_participants
 from research.bonuses import bonus_table
 
@@ -117,8 +117,57 @@ def test_format2_honesty_bonus_ranks_the_bts_scores_of_every_question(db):
     assert set(honesty["participant_id"]) >= {raw[uuid.UUID(p)] for p in best["participant_id"]}
     assert honesty.attrs["eligible"] == len(eligible) and honesty.attrs["target"] == 4
     assert (honesty["amount"] == 1.5).all() and honesty["score"].min() >= best["total"].min() - 1e-12
-    with pytest.raises(ValueError, match="no rationale bonus"):
-        bonus_table(slug, "rationale", amount=1.0)
+    with pytest.raises(ValueError, match="no eligible participant wrote a rationale"):
+        bonus_table(slug, "rationale", amount=1.0)  # agree blocks ask for no rationale
+
+
+def _rationale_study(spec: dict) -> dict[str, str]:
+    """``spec`` loaded with 6 simulated participants whose i-th (in arrival order) writes every rationale
+    as the i distinct words "w1 ... wi"; raw id -> i."""
+    from studies.services import study_load
+
+    study_load(spec=spec)
+    simulate_participants(spec["slug"], n=6, seed=5)
+    people = Participant.objects.filter(study__slug=spec["slug"]).order_by("arrived_at", "pk")
+    assert [p.status for p in people] == [Participant.Status.COMPLETED] * 6
+    for i, p in enumerate(people, start=1):
+        Answer.objects.filter(participant=p, measure="rationale").update(
+            text=" ".join(f"W{j}" for j in range(1, i + 1))
+        )
+    return {p.external_id: str(i) for i, p in enumerate(people, start=1)}
+
+
+@pytest.mark.parametrize("fmt", [1, 2])
+def test_rationale_bonus_ranks_the_fair_score_rationales_of_both_formats(db, demo_spec, fmt):
+    """The effort demo (format 1) and its format 2 conversion (fair_score blocks) pay the same rationale
+    bonus: with rationales of 1..6 distinct words, the top half (ceil(0.5 x 6) = 3) are participants 4-6,
+    scored by their mean distinct words per rationale."""
+    from studies.format1 import format1_to_format2
+    from studies.study_file import validate_study
+
+    spec = demo_spec if fmt == 1 else format1_to_format2(validate_study(demo_spec)) | {"slug": "effort-demo-2"}
+    rank = _rationale_study(spec)
+    table = bonus_table(spec["slug"], "rationale", amount=2.0, top_fraction=0.5)
+    assert [rank[p] for p in table["participant_id"]] == ["6", "5", "4"]
+    assert table["score"].tolist() == [6.0, 5.0, 4.0] and (table["amount"] == 2.0).all()
+    assert table.attrs == {"eligible": 6, "target": 3, "tie_warning": ""}
+
+
+def test_format1_rationale_scores_are_those_of_the_pairs_table(demo_study):
+    """For format 1 the answers' rationales give the scores the pairs table's rationales gave."""
+    from analysis.bts import rationale_detail
+    from research.export import export_tables
+
+    simulate_participants("effort-demo", n=6, seed=6)
+    for answer in Answer.objects.filter(measure="rationale"):  # rationales of 0-6 words, some repeated
+        answer.text = " ".join(f"w{answer.pk % (j + 2)}" for j in range(answer.pk % 7))
+        answer.save(update_fields=["text"])
+    tables = export_tables("effort-demo")
+    from_pairs = rationale_detail(tables.pairs.dropna(subset=["d_overall", "fair_score"]))
+    answers = tables.answers[tables.answers["measure"] == "rationale"]
+    from_answers = rationale_detail(answers.rename(columns={"text": "rationale"}))
+    assert from_answers[list(from_pairs)].equals(from_pairs)
+    assert from_pairs["rationale_words"].nunique() > 1
 
 
 def test_export_bonuses_names_the_questions_with_too_few_respondents(db):
