@@ -266,7 +266,8 @@ def _link(kind: str, t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarr
         return y - p, p * (1 - p)
     t = np.maximum(t, MIN_DISTANCE)
     p = special.expit(t)
-    return np.where(y == 1, -p, 1 / np.sinh(t)), np.where(y == 1, p * (1 - p), 1 / (np.tanh(t) * np.sinh(t)))
+    with np.errstate(over="ignore"):  # sinh(t) = inf far away: 1 / inf = 0 is the limit
+        return np.where(y == 1, -p, 1 / np.sinh(t)), np.where(y == 1, p * (1 - p), 1 / (np.tanh(t) * np.sinh(t)))
 
 
 def _gram(design: _Design, v: np.ndarray) -> np.ndarray:
