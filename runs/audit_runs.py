@@ -98,6 +98,7 @@ def audit_run_create(
             n_participants=likert.n_participants,
             alpha=likert.alpha,
             ci=(likert.ci_low, likert.ci_high),
+            estimand=likert.estimand_text,
         )
         if likert
         else None,
