@@ -127,6 +127,7 @@ def audit_run_create(
                     ci_high=cal.ci[1],
                     n_participants=cal.n_participants,
                     seed=seed,
+                    estimand=cal.estimand,
                 )
     except BaseException:
         delete_prefix(prefix)

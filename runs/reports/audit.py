@@ -90,7 +90,7 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, proven
                 paragraphs=[
                     f"alpha = {format_estimate(cal.alpha)}, {CI_LABEL} {format_ci(*cal.ci, cal.alpha)}; criterion: "
                     f"{cal.criterion}; {cal.n_subjects} subjects, {cal.n_participants} participants. Estimand: alpha "
-                    f"for these {cal.n_subjects} subjects (participants resampled; other subjects not represented).",
+                    f"{cal.estimand}.",
                     *[note for note in [boundary_note(cal.alpha, cal.ci)] if note],
                 ],
             )
