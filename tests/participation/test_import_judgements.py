@@ -74,10 +74,14 @@ def test_agree_judgements_are_analysed_with_their_in_group_test(tmp_path):
     test = block.tables["tests"].query("measure == 'in-group: disagreement'").iloc[0]
     assert test["pvalue"] < 0.01  # 0.5 in-group difference in agreement, 15 raters per group
 
+    assert_second_run_changes_nothing(path, AGREE, "30 participants, 290 answers")
+
+
+def assert_second_run_changes_nothing(path, arguments: list[str], counts: str) -> None:
     before = Answer.objects.count()
     out = StringIO()
-    call_command("import_judgements", str(path), *AGREE, stdout=out)
-    assert "already imported (30 participants, 290 answers); nothing changed" in out.getvalue()
+    call_command("import_judgements", str(path), *arguments, stdout=out)
+    assert f"already imported ({counts}); nothing changed" in out.getvalue()
     assert Answer.objects.count() == before
 
 
@@ -176,11 +180,7 @@ def test_triplet_judgements_keep_one_orientation_per_triplet(tmp_path):
     assert set(Answer.objects.values_list("question", flat=True)) == {
         "judgements/A~B~C/closer", "judgements/B~A~C/closer"
     }  # fmt: skip
-    before = Answer.objects.count()
-    out = StringIO()
-    call_command("import_judgements", str(path), *TRIPLET, stdout=out)
-    assert "already imported (2 participants, 4 answers); nothing changed" in out.getvalue()
-    assert Answer.objects.count() == before
+    assert_second_run_changes_nothing(path, TRIPLET, "2 participants, 4 answers")
 
 
 @pytest.mark.django_db
