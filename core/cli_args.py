@@ -76,6 +76,16 @@ def cut_points(text: str) -> tuple[str, list[float]]:
     return column, numbers
 
 
+def bins_text(text: str) -> dict[str, list[float]]:
+    """Several --bins in one text, as the web form takes them: ``age=25,45; priors=1,3`` (``;`` or new lines
+    between columns; blank: none) as {column: cut points}."""
+    parts = [part.strip() for part in text.replace("\n", ";").split(";") if part.strip()]
+    bins = dict(cut_points(part) for part in parts)
+    if len(bins) < len(parts):
+        raise argparse.ArgumentTypeError(f"each column's cut points once, please (got {text!r})")
+    return bins
+
+
 def checked(value, kind: Callable[[str], T]) -> T:
     """Apply ``kind`` to a value that may have bypassed argparse (``call_command(..., alpha=2)``
     passes keyword options through unconverted), as a CommandError."""

@@ -30,6 +30,11 @@ class DisagreementCalibration:
     seed: int
     distribution: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)  # bootstrap alphas
 
+    @property
+    def estimand(self) -> str:
+        """What alpha and its CI are about: the CI resamples participants, the subjects stay fixed."""
+        return f"for these {self.n_subjects} subjects (participants resampled; other subjects not represented)"
+
 
 def _ranks(matrix: np.ndarray) -> np.ndarray:
     """Average ranks along the last axis."""

@@ -30,7 +30,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, special
+from scipy import linalg, optimize, special
 from threadpoolctl import threadpool_limits
 
 from fairness.rater_groups import ALL
@@ -181,6 +181,10 @@ class _Design:
     y: np.ndarray
     rater: np.ndarray  # index of each judgement's rater
 
+    def rows(self, keep: np.ndarray) -> "_Design":
+        """The judgements where ``keep`` is true (a resample's raters drawn at least once)."""
+        return _Design(self.p[keep], None if self.q is None else self.q[keep], self.y[keep], self.rater[keep])
+
 
 def _design(judgements: pd.DataFrame, subjects: pd.DataFrame, scaling: Scaling, kind: str) -> _Design:
     needed = COLUMNS[kind]
@@ -221,14 +225,17 @@ def _loss(flat: np.ndarray, design: _Design, weights: np.ndarray, kind: str) -> 
         ql = design.q @ L
         d = d - np.einsum("ij,ij->i", ql, ql)
     y = design.y
-    if kind == "comparable":
+    if kind == "comparable":  # each branch only on its answers (the profile's largest cost after the products)
         t = np.maximum(d, MIN_DISTANCE)
-        log_alike = np.log(2.0) - np.logaddexp(0.0, t)  # log 2 expit(-t)
-        log_not = np.log(-np.expm1(-t)) - np.log1p(np.exp(-t))  # log tanh(t / 2)
-        ll = y * log_alike + (1 - y) * log_not
-        slope = y * -special.expit(t) + (1 - y) / np.sinh(t)  # d ll / d t
+        alike = y == 1
+        ll, slope = np.empty_like(t), np.empty_like(t)  # slope = d ll / d t
+        t_alike, t_not = t[alike], t[~alike]
+        ll[alike] = np.log(2.0) - np.logaddexp(0.0, t_alike)  # log 2 expit(-t)
+        slope[alike] = -special.expit(t_alike)
+        ll[~alike] = np.log(-np.expm1(-t_not)) - np.log1p(np.exp(-t_not))  # log tanh(t / 2)
+        slope[~alike] = 1 / np.sinh(t_not)
     else:
-        ll = y * special.log_expit(d) + (1 - y) * special.log_expit(-d)
+        ll = special.log_expit(np.where(y == 1, d, -d))
         slope = y - special.expit(d)
     w = weights * slope
     grad = 2 * design.p.T @ (w[:, None] * pl)
@@ -250,6 +257,99 @@ def _fit(design: _Design, weights: np.ndarray, kind: str, start: np.ndarray) -> 
         )
     L = result.x.reshape(start.shape)
     return L, -float(result.fun) + PENALTY * float(np.sum(L * L))
+
+
+def _link(kind: str, t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per judgement d ll / d t and the curvature -d^2 ll / d t^2 (>= 0) of its log-likelihood (module doc)."""
+    if kind == "triplet":
+        p = special.expit(t)
+        return y - p, p * (1 - p)
+    t = np.maximum(t, MIN_DISTANCE)
+    p = special.expit(t)
+    with np.errstate(over="ignore"):  # sinh(t) = inf far away: 1 / inf = 0 is the limit
+        return np.where(y == 1, -p, 1 / np.sinh(t)), np.where(y == 1, p * (1 - p), 1 / (np.tanh(t) * np.sinh(t)))
+
+
+def _gram(design: _Design, v: np.ndarray) -> np.ndarray:
+    """sum_i v_i (p_i p_i' - q_i q_i'): the gradient of sum_i v_i t_i in M (t_i = p_i' M p_i - q_i' M q_i)."""
+    out = (design.p.T * v) @ design.p
+    if design.q is not None:
+        out -= (design.q.T * v) @ design.q
+    return out
+
+
+def _predictor(design: _Design, matrix: np.ndarray) -> np.ndarray:
+    t = np.einsum("ij,ij->i", design.p @ matrix, design.p)
+    if design.q is not None:
+        t -= np.einsum("ij,ij->i", design.q @ matrix, design.q)
+    return t
+
+
+class _Refit:
+    """Bootstrap refits by Newton iterations in M with the full data's Hessian: M <- M - H0^{-1} grad f_w(M).
+
+    f_w(M) = -sum_i w_i ll_i(t_i) + PENALTY tr(M) is convex in M's k(k+1)/2 free entries m, t_i = z_i' m
+    (z_i the entries of p_i p_i' - q_i q_i', off-diagonal ones doubled), so its Hessian is
+    Z' diag(w c) Z with c = -ll''. A resample's weights average 1, so H0 (unit weights, at the full fit)
+    is close to a resample's Hessian and each iteration shrinks the error by their difference: a few
+    gradient evaluations instead of L-BFGS's 30-40 over L. When the fit is inside the PSD cone the fixed
+    point is the resample's maximum likelihood M (the cone's constraint is not active). A resample whose
+    fixed point is outside the cone is refitted by :func:`_fit` (L-BFGS over L) from that point's projection
+    onto the cone (its negative eigenvalues set to 0), one whose iterations do not converge (or every
+    resample when the full fit is on the cone's boundary) from the full fit's L.
+    """
+
+    TOLERANCE = 1e-14  # squared Newton decrement (H0's metric) at which the iterations stop
+    MAX_STEPS = 50
+
+    def __init__(self, design: _Design, kind: str, L: np.ndarray) -> None:
+        self.design, self.kind, self.L = design, kind, L
+        self.matrix = L @ L.T
+        k = L.shape[0]
+        self.upper = np.triu_indices(k)
+        self.doubled = np.where(self.upper[0] == self.upper[1], 1.0, 2.0)
+        self.factor = None
+        eigenvalues = np.linalg.eigvalsh(self.matrix)
+        if eigenvalues.min() <= 1e-6 * eigenvalues.max():  # on the cone's boundary: the constraint may bind
+            return
+        _, curvature = _link(kind, _predictor(design, self.matrix), design.y)
+        hessian = np.zeros((len(self.doubled),) * 2)
+        for start in range(0, len(design.y), 4096):  # Z' diag(c) Z in chunks of rows (Z: rows x k(k+1)/2)
+            rows = slice(start, start + 4096)
+            z = self._entries(design.p[rows])
+            if design.q is not None:
+                z -= self._entries(design.q[rows])
+            hessian += z.T @ (curvature[rows, None] * z)
+        try:
+            self.factor = linalg.cho_factor(hessian)
+        except linalg.LinAlgError:
+            self.factor = None
+
+    def _entries(self, p: np.ndarray) -> np.ndarray:
+        return p[:, self.upper[0]] * p[:, self.upper[1]] * self.doubled
+
+    def __call__(self, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The refit M for the judgements ``rows`` weighted by ``weights``."""
+        design = self.design.rows(rows)
+        start = self.L
+        if self.factor is not None:
+            matrix = self.matrix.copy()
+            penalty = PENALTY * np.eye(len(matrix))[self.upper]
+            for _ in range(self.MAX_STEPS):
+                slope, _ = _link(self.kind, _predictor(design, matrix), design.y)
+                gradient = (-_gram(design, weights * slope)[self.upper]) * self.doubled + penalty
+                step = linalg.cho_solve(self.factor, gradient)
+                change = np.zeros_like(matrix)
+                change[self.upper] = step
+                matrix -= change + np.triu(change, 1).T
+                if gradient @ step < self.TOLERANCE:
+                    eigenvalues, vectors = np.linalg.eigh(matrix)
+                    if eigenvalues.min() >= 0:
+                        return matrix
+                    start = vectors * np.sqrt(np.maximum(eigenvalues, 0.0))  # the projection's factor
+                    break
+        L, _ = _fit(design, weights, self.kind, start)
+        return L @ L.T
 
 
 def _weights(matrix: np.ndarray, scaling: Scaling) -> np.ndarray:
@@ -297,12 +397,14 @@ def fit_metric(
     n_raters = int(design.rater.max()) + 1
     rng = np.random.default_rng(seed)
     boot, draws = [], []
-    if n_raters > 1:
-        for _ in range(n_resamples):
-            counts = np.bincount(rng.integers(0, n_raters, n_raters), minlength=n_raters)
-            L_b, _ = _fit(design, counts[design.rater].astype(float), kind, L)
-            draws.append(L_b @ L_b.T)
-            boot.append(_weights(draws[-1], scaling))
+    if n_raters > 1 and n_resamples > 0:
+        with threadpool_limits(1):
+            refit = _Refit(design, kind, L)
+            for _ in range(n_resamples):
+                weight = np.bincount(rng.integers(0, n_raters, n_raters), minlength=n_raters)[design.rater]
+                drawn = weight > 0  # a third of the raters are not drawn: their judgements weigh 0, leave them out
+                draws.append(refit(drawn, weight[drawn].astype(float)))
+                boot.append(_weights(draws[-1], scaling))
     if boot:
         low, high = basic_interval(np.array(boot), weights, confidence_level)
     else:

@@ -318,6 +318,7 @@ def audit_summary(result: AuditResult) -> dict:
             "correlation": cal.correlation,
             "n_subjects": cal.n_subjects,
             "n_participants": cal.n_participants,
+            "estimand": cal.estimand,
             "boundary_note": boundary_note(cal.alpha, cal.ci),
         },
     }

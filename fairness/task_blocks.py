@@ -375,21 +375,23 @@ def _agree(
             continue
         columns = dict(rater="participant_id", subject_group=attribute, model_label="model_label")
         pair = two_largest(subjects[attribute])
+        # The max - min over all compared subject groups and the two largest groups alone, each with its CIs
+        # and its rater-group permutation tests (the pair's tests name it in subject_group).
         for scope, part in (("all", usable), (" vs ".join(pair), usable[usable[attribute].isin(pair)])):
             table = _notion_table(part, attribute, columns, opts)
             notion_tables.append(table.assign(subject_attribute=_name(attribute), subject_groups=scope))
-        grouped = usable.dropna(subset=["rater_group"])
-        if grouped["rater_group"].nunique() > 1:
-            results = rater_group_difference_tests(
-                grouped,
-                rater_group="rater_group",
-                **columns,
-                statistics=NOTIONS,
-                n_permutations=opts.n_permutations,
-                seed=opts.seed,
-            )
-            for statistic, result in results.items():
-                tests.add(statistic, result, _name(attribute))
+            grouped = part.dropna(subset=["rater_group"])
+            if grouped["rater_group"].nunique() > 1:
+                results = rater_group_difference_tests(
+                    grouped,
+                    rater_group="rater_group",
+                    **columns,
+                    statistics=NOTIONS,
+                    n_permutations=opts.n_permutations,
+                    seed=opts.seed,
+                )
+                for statistic, result in results.items():
+                    tests.add(statistic, result, _name(attribute), "" if scope == "all" else scope)
     keys = ["participant_id", "rater_group", "subject"]
     in_group = in_group_gaps(frame[[*keys, "disagreement"]], subjects, "disagreement", opts, tests)
     if frame["model_label"].notna().all():

@@ -1,16 +1,17 @@
 """Judgements collected elsewhere (a Qualtrics or Prolific export) stored as a completed format 2 study, so
 that the platform's exports and per-rater-group analyses run on them (``import_judgements``).
 
-One CSV row per judgement, in long form: the participant, the item (a subject, or a pair's two subjects),
-the answer, and optionally the participant's questionnaire answers and the subjects' groups, features and
-model outputs (repeated on every row; a subject's first row counts). Columns are named by options
-(:class:`JudgementColumns`). The study has one condition, the task block (plan = the participant's items in
-the file's order) and a questionnaire with one optional single-choice question per questionnaire column.
-A second import of the same slug changes nothing (``participation.imports``).
+One CSV row per judgement, in long form: the participant, the item (a subject, a pair's two subjects, or a
+triplet's anchor and two others), the answer, and optionally the participant's questionnaire answers and the
+subjects' groups, features and model outputs (repeated on every row; a subject's first row counts). Columns are
+named by options (:class:`JudgementColumns`). The study has one condition, the task block (plan = the
+participant's items in the file's order) and a questionnaire with one optional single-choice question per
+questionnaire column. A second import of the same slug changes nothing (``participation.imports``).
 """
 
 import re
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 
 import pandas as pd
@@ -27,7 +28,8 @@ from participation.imports import (
 from tasks import BLOCK_TASKS
 from tasks.questions import questionnaire_question, task_question
 
-PAIR_TASKS = {"choose": "choice", "pair_comparable": "comparable"}  # task -> stored measure
+SET_TASKS = {"choose": "choice", "pair_comparable": "comparable", "triplet": "closer"}  # task -> stored measure
+ENDS = {"choose": ("a", "b"), "pair_comparable": ("a", "b"), "triplet": ("anchor", "b", "c")}  # an item's subjects
 SUBJECT_TASKS = {"agree": "agree", "rate": "rating"}
 TASKS = ("agree", "rate", "choose", "pair_comparable", "triplet")
 BLOCK, QUESTIONNAIRE, CONDITION, POOL, MODEL = "judgements", "questionnaire", "main", "subjects", "model"
@@ -44,7 +46,9 @@ class JudgementColumns:
     answer: str
     item: str | None = None  # agree, rate
     a: str | None = None  # choose, pair_comparable
-    b: str | None = None
+    b: str | None = None  # choose, pair_comparable, triplet
+    anchor: str | None = None  # triplet
+    c: str | None = None
     questionnaire: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
     features: tuple[str, ...] = ()
@@ -58,8 +62,6 @@ def _check_task(task: str) -> None:
         raise InvalidJudgements(
             f"--task {task!r} is not a registered task type this import supports; choose one of {', '.join(registered)}"
         )
-    if task == "triplet":
-        raise InvalidJudgements("--task triplet: importing triplet judgements is not supported yet")
 
 
 def _read(path: Path, task: str, columns: JudgementColumns) -> pd.DataFrame:
@@ -67,9 +69,9 @@ def _read(path: Path, task: str, columns: JudgementColumns) -> pd.DataFrame:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, pd.errors.ParserError, UnicodeDecodeError) as error:
         raise InvalidJudgements(f"{path}: cannot read the CSV ({error})") from error
-    pair = task in PAIR_TASKS
+    item_options = {f"--{end}": getattr(columns, end) for end in ENDS.get(task, ("item",))}
     needed: dict[str, str | None] = {"--participant": columns.participant, "--answer": columns.answer}
-    needed |= {"--a": columns.a, "--b": columns.b} if pair else {"--item": columns.item}
+    needed |= item_options
     missing_options = [option for option, column in needed.items() if not column]
     if missing_options:
         raise InvalidJudgements(f"{path}: a {task} import needs {' and '.join(missing_options)}")
@@ -82,7 +84,7 @@ def _read(path: Path, task: str, columns: JudgementColumns) -> pd.DataFrame:
         )
     if frame.empty:
         raise InvalidJudgements(f"{path}: no rows")
-    for column in [columns.participant, *([columns.a, columns.b] if pair else [columns.item])]:
+    for column in [columns.participant, *item_options.values()]:
         blank = frame[column].str.strip() == ""
         if blank.any():
             raise InvalidJudgements(f"{path}:row {int(blank.idxmax()) + 2}: {column!r} is empty")
@@ -134,45 +136,56 @@ def judgements_dataset(path: Path, task: str, columns: JudgementColumns, *, titl
         _numbers(path, frame, columns.model_label, {0.0, 1.0})
     if columns.model_score:
         _numbers(path, frame, columns.model_score)
-    pair = task in PAIR_TASKS
     block: dict = {"key": BLOCK, "type": "task", "task": task, "pool": POOL}
-    if pair:
-        first, second = frame[columns.a].str.strip(), frame[columns.b].str.strip()
-        same = first == second
-        if same.any():
-            raise InvalidJudgements(
-                f"{path}:row {int(same.idxmax()) + 2}: a pair of one subject ({first[same].iloc[0]!r})"
-            )
-        # One orientation per pair (its first row's): a later (b, a) row is the same pair (a choice is stored
-        # against the pair's a; a yes/no answer does not depend on the order).
+    if task in SET_TASKS:
+        names = ENDS[task]
+        ends = [frame[getattr(columns, end)].str.strip() for end in names]
+        for i, j in combinations(range(len(ends)), 2):
+            same = ends[i] == ends[j]
+            if same.any():
+                raise InvalidJudgements(
+                    f"{path}:row {int(same.idxmax()) + 2}: {names[i]} and {names[j]} are one subject "
+                    f"({ends[i][same].iloc[0]!r}); a {task} item needs {len(ends)} different subjects"
+                )
+        # One orientation per item (its first row's): a later row with the last two subjects swapped, (b, a) or
+        # (anchor, c, b), is the same item (a choice is stored against the pair's a, a triplet's answer against
+        # its b; a yes/no answer does not depend on the order).
+        first, second = ends[-2], ends[-1]
         key = first.where(first < second, second) + "~" + second.where(first < second, first)
-        shown = pd.Series(first + "~" + second).groupby(key).transform("first")
-        items = shown
-        ids = pd.concat([first, second], ignore_index=True)
-        pairs = [dict(zip("ab", item.split("~"), strict=True)) for item in pd.unique(shown)]
-        block["pairs"] = pairs
-        frame_for_pool = pd.concat([frame, frame], ignore_index=True)
+        if len(ends) == 3:
+            key = ends[0] + "~" + key
+        items = pd.Series(["~".join(row) for row in zip(*ends, strict=True)], index=frame.index)
+        items = items.groupby(key).transform("first")
+        ids = pd.concat(ends, ignore_index=True)
+        block[BLOCK_TASKS[task].item_shape] = [
+            dict(zip(names, item.split("~"), strict=True)) for item in pd.unique(items)
+        ]
+        frame_for_pool = pd.concat([frame] * len(ends), ignore_index=True)
     else:
         items = frame[columns.item].str.strip()
         ids, frame_for_pool = items, frame
-    measure = PAIR_TASKS.get(task) or SUBJECT_TASKS[task]
+    measure = SET_TASKS.get(task) or SUBJECT_TASKS[task]
     texts = pd.Series("", index=frame.index)
-    if task == "choose":
+    if task in ("choose", "triplet"):  # the answer names a subject: the pair's a or b, the triplet's b or c
         chosen = frame[columns.answer].str.strip()
-        a_side = pd.Series([item.split("~")[0] for item in items], index=frame.index)
-        b_side = pd.Series([item.split("~")[1] for item in items], index=frame.index)
-        equal = chosen.str.lower().isin(EQUALLY)
-        bad = ~equal & (chosen != a_side) & (chosen != b_side)
+        first_side = pd.Series([item.split("~")[-2] for item in items], index=frame.index)
+        second_side = pd.Series([item.split("~")[-1] for item in items], index=frame.index)
+        equal = chosen.str.lower().isin(EQUALLY) if task == "choose" else pd.Series(False, index=frame.index)
+        bad = ~equal & (chosen != first_side) & (chosen != second_side)
         if bad.any():
             row = int(bad.idxmax())
-            raise InvalidJudgements(
-                f"{path}:row {row + 2}: {columns.answer!r} must name one of the pair's subjects "
-                f"({a_side[row]!r}, {b_side[row]!r}) or be empty / 'Equally', got {chosen[row]!r}"
+            sides = f"({first_side[row]!r}, {second_side[row]!r})"
+            rule = (
+                f"name one of the pair's subjects {sides} or be empty / 'Equally'"
+                if task == "choose"
+                else f"name the subject more similar to the anchor, one of {sides}"
             )
-        values = (chosen == a_side).astype(float).where(~equal, 0.5)
+            raise InvalidJudgements(f"{path}:row {row + 2}: {columns.answer!r} must {rule}, got {chosen[row]!r}")
+        values = (chosen == first_side).astype(float).where(~equal, 0.5)
         texts = chosen.where(~equal, "")
-        block["decision"] = options.get("decision") or "be chosen"
-        block["allow_equal"] = bool(equal.any())
+        if task == "choose":
+            block["decision"] = options.get("decision") or "be chosen"
+            block["allow_equal"] = bool(equal.any())
     elif task == "rate":
         values = _numbers(path, frame, columns.answer)
         low, high = options.get("min"), options.get("max")

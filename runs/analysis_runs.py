@@ -116,6 +116,7 @@ def analysis_run_create(
                     n_participants=cal.n_participants,
                     seed=seed,
                     generalise=cal.generalise or "",
+                    estimand=cal.estimand,
                 )
     except BaseException:
         delete_prefix(prefix)

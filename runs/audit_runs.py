@@ -103,6 +103,7 @@ def audit_run_create(
             n_participants=likert.n_participants,
             alpha=likert.alpha,
             ci=(likert.ci_low, likert.ci_high),
+            estimand=likert.estimand_text,
         )
         if likert
         else None,
@@ -131,6 +132,7 @@ def audit_run_create(
                     ci_high=cal.ci[1],
                     n_participants=cal.n_participants,
                     seed=seed,
+                    estimand=cal.estimand,
                 )
     except BaseException:
         delete_prefix(prefix)

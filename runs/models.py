@@ -111,6 +111,13 @@ class Calibration(models.Model):
         help_text="'stimuli': the CI resamples participants and stimulus pairs (alpha for a population of such "
         "pairs); empty: participants only (alpha for the study's own pairs).",
     )
+    estimand = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        help_text="What alpha and its CI are about, as the analysis states it (e.g. 'for these 12 stimulus pairs "
+        "(participants resampled; ...)'); empty: stated from ``generalise`` (``estimand_text``).",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -122,6 +129,16 @@ class Calibration(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study.slug} {self.kind}/{self.condition.key} v{self.version}: alpha={self.alpha:.4f}"
+
+    @property
+    def estimand_text(self) -> str:
+        """The estimand of alpha and its CI, printed wherever they are (issue 23, item 8): the stored one, else
+        (calibrations stored before it, disagreement calibrations) the one ``generalise`` implies."""
+        if self.estimand:
+            return self.estimand
+        if self.generalise == "stimuli":
+            return "for a population of stimulus pairs like the study's (participants and stimuli resampled)"
+        return "for the study's own stimuli (participants resampled; other stimuli not represented)"
 
 
 class AuditRun(models.Model):

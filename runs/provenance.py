@@ -27,6 +27,7 @@ class CalibrationUsed:
     n_participants: int | None
     alpha: float
     ci: tuple[float | None, float | None]
+    estimand: str = ""  # what alpha and its CI are about (Calibration.estimand_text)
 
 
 @dataclass

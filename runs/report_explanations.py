@@ -281,7 +281,8 @@ DESIGN = {
         "Whether the rater groups differ, for each statistic of this block, by two statistics: the largest group "
         "value minus the smallest, where every group counts alike, and W, the variance of the group values "
         "weighted by the groups' sizes, which a small group moves little. Groups below the minimum size are not "
-        "compared.",
+        "compared. A notion's rows whose subject group reads 'a vs b' test it between the two largest subject "
+        "groups alone, the others over all compared subject groups.",
         "p below .05 is evidence that at least two rater groups differ; prefer W's p when the groups' sizes differ "
         "much. p is not adjusted across the rows.",
         "T = max_r T_r - min_r T_r; W = sum_r w_r (T_r - Tbar)^2 / sum_r w_r, Tbar = sum_r w_r T_r / sum_r w_r, w_r "

@@ -63,10 +63,16 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         "analysis_run": run.pk,
         "report_url": reverse("researcher:analysis-file", args=[run.pk, "report.html"]),
         "calibrations": [
-            {"id": pk, "condition": key, "version": version, "alpha": alpha, "ci_low": low, "ci_high": high}
-            for pk, key, version, alpha, low, high in run.calibrations.values_list(
-                "id", "condition__key", "version", "alpha", "ci_low", "ci_high"
-            )
+            {
+                "id": cal.pk,
+                "condition": cal.condition.key,
+                "version": cal.version,
+                "alpha": cal.alpha,
+                "ci_low": cal.ci_low,
+                "ci_high": cal.ci_high,
+                "estimand": cal.estimand_text,
+            }
+            for cal in run.calibrations.select_related("condition")
         ],
     }, run.files_prefix
 

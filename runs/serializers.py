@@ -1,16 +1,39 @@
 """The API's serializers of background jobs and their runs: what starting each kind of job takes
 (checked when the request is made, 400 with field errors) and what a job or run looks like."""
 
+import argparse
 import math
 
 from django.urls import reverse
 from rest_framework import serializers
+from rest_framework.fields import empty
+from rest_framework.utils import html
 
+from core.cli_args import bins_text
 from core.uploads import UploadError, check_separator
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.models import Job
 from runs.plan_parameters import PLAN_PARAMETERS, check_weights
 from studies.format2 import check_by
+
+
+class BinsField(serializers.DictField):
+    """{column: cut points}, or the text of ``analyze_study --bins`` for several columns (``core.cli_args.bins_text``),
+    which the dashboard's form posts in one text box."""
+
+    def get_value(self, dictionary):
+        if html.is_html_input(dictionary):  # a form: one text field, not DRF's "bins.<key>" fields
+            text = dictionary.get(self.field_name, "")
+            return text if text.strip() else empty
+        return super().get_value(dictionary)
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            try:
+                data = bins_text(data)
+            except argparse.ArgumentTypeError as exc:
+                raise serializers.ValidationError(str(exc)) from exc
+        return super().to_internal_value(data)
 
 
 class AnalysisRequestSerializer(serializers.Serializer):
@@ -50,11 +73,12 @@ class AnalysisRequestSerializer(serializers.Serializer):
         max_value=100000,
         help_text="Subject groups of the pool with fewer subjects are 'too few to compare'.",
     )
-    bins = serializers.DictField(
+    bins = BinsField(
         child=serializers.ListField(child=serializers.FloatField(), min_length=1, max_length=50),
         default=dict,
         help_text='Cut points of numeric subject-group columns, e.g. {"age": [25, 45]} gives < 25, 25 to < 45 '
-        "and >= 45 (default: the pool's quartiles for a numeric column with more than 5 values).",
+        "and >= 45 (default: the pool's quartiles for a numeric column with more than 5 values); also as the "
+        "command's text, \"age=25,45; priors=1,3\" (the dashboard's form).",
     )
 
     def validate_by(self, by: list[str]) -> list[str]:

@@ -89,7 +89,8 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, proven
                 explanation=AUDIT["disagreement_calibration"],
                 paragraphs=[
                     f"alpha = {format_estimate(cal.alpha)}, {CI_LABEL} {format_ci(*cal.ci, cal.alpha)}; criterion: "
-                    f"{cal.criterion}; {cal.n_subjects} subjects, {cal.n_participants} participants.",
+                    f"{cal.criterion}; {cal.n_subjects} subjects, {cal.n_participants} participants. Estimand: alpha "
+                    f"{cal.estimand}.",
                     *[note for note in [boundary_note(cal.alpha, cal.ci)] if note],
                 ],
             )

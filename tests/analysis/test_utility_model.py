@@ -7,7 +7,7 @@ import pytest
 import statsmodels.api as sm
 from scipy import optimize, special, stats
 
-from analysis.paired_comparison import ALL_RATERS, bradley_terry, utility_model
+from analysis.paired_comparison import ALL_RATERS, BORDA_COVERAGE_RATERS, bradley_terry, utility_model
 
 FEATURES = ["priors", "age", "noise"]
 WEIGHTS = np.array([1.0, -0.5, 0.0])
@@ -201,3 +201,15 @@ def test_unknown_feature():
     frame = pd.DataFrame({"rater": ["r", "r"], "winner": ["a", "b"], "loser": ["b", "a"]})
     with pytest.raises(ValueError, match=r"features \['age'\] are not columns"):
         utility_model(frame, subjects, ["age"])
+
+
+def test_groups_below_the_borda_coverage_size_get_a_note():
+    """Issue 21: the Borda intervals' coverage holds from BORDA_COVERAGE_RATERS raters per group (the test
+    above); a smaller group's note says so, a large enough one gets none."""
+    rng = np.random.default_rng(11)
+    subjects = population(rng, 10)
+    small = utility_model(simulate(subjects, rng, raters=60), subjects, FEATURES, by="group", n_resamples=200)
+    assert any(n.startswith("all participants: Borda CIs from 60 raters") for n in small.notes), small.notes
+    assert any(n.startswith("g0: Borda CIs from 30 raters") for n in small.notes)
+    large = utility_model(simulate(subjects, rng, raters=200), subjects, FEATURES, by="group", n_resamples=200)
+    assert BORDA_COVERAGE_RATERS == 100 and not any("Borda" in n for n in large.notes)

@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import check_grad
 from scipy.special import expit
 
-from fairness.human_metric import _design, _loss, basic_interval, feature_scaling, fit_metric
+from fairness.human_metric import _design, _fit, _loss, _Refit, basic_interval, feature_scaling, fit_metric
 from tasks.drawing import draw_pairs, draw_triplets
 
 # scaled columns: age in [0, 1], priors in [0, 1], sex=male 0/1 (two values: one column)
@@ -145,3 +145,26 @@ def test_basic_interval_by_hand():
     assert (low[0], high[0]) == pytest.approx((0.0, 774.0))
     low, high = basic_interval(boot, np.array([600.0]), 0.95)
     assert (low[0], high[0]) == pytest.approx((224.0, 1174.0))
+
+
+@pytest.mark.parametrize("kind", ["comparable", "triplet"])
+@pytest.mark.parametrize("irrelevant", [False, True])
+def test_bootstrap_refits_equal_the_lbfgs_refit(kind, irrelevant):
+    """The Newton refits with the full data's Hessian (``_Refit``) reach the maximum likelihood M of a rater
+    resample that L-BFGS over L reaches, inside the cone and, with a feature nobody uses (the fit on the
+    cone's boundary, refits by L-BFGS from the projection or from L), on it."""
+    subjects = pool()
+    frame = judgements(kind, subjects, 100, 20, np.random.default_rng(7))
+    if irrelevant:
+        subjects = subjects.assign(noise=np.random.default_rng(8).uniform(size=len(subjects)))
+    features = FEATURES + (["noise"] if irrelevant else [])
+    design = _design(frame, subjects, feature_scaling(subjects, features), kind)
+    L, _ = _fit(design, np.ones(len(design.y)), kind, np.eye(len(features)))
+    refit = _Refit(design, kind, L)
+    rng = np.random.default_rng(9)
+    for _ in range(5):
+        weight = np.bincount(rng.integers(0, 100, 100), minlength=100)[design.rater]
+        drawn = weight > 0
+        L_b, _ = _fit(design.rows(drawn), weight[drawn].astype(float), kind, L)
+        expected = L_b @ L_b.T
+        assert refit(drawn, weight[drawn].astype(float)) == pytest.approx(expected, abs=2e-3 * np.abs(expected).max())

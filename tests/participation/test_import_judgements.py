@@ -10,7 +10,6 @@ from django.core.management import CommandError, call_command
 
 from participation.models import Answer, Participant
 from runs.design_analysis import study_analysis
-from tasks import BLOCK_TASKS
 
 RACES = ["Black", "White"]
 
@@ -75,10 +74,14 @@ def test_agree_judgements_are_analysed_with_their_in_group_test(tmp_path):
     test = block.tables["tests"].query("measure == 'in-group: disagreement'").iloc[0]
     assert test["pvalue"] < 0.01  # 0.5 in-group difference in agreement, 15 raters per group
 
+    assert_second_run_changes_nothing(path, AGREE, "30 participants, 290 answers")
+
+
+def assert_second_run_changes_nothing(path, arguments: list[str], counts: str) -> None:
     before = Answer.objects.count()
     out = StringIO()
-    call_command("import_judgements", str(path), *AGREE, stdout=out)
-    assert "already imported (30 participants, 290 answers); nothing changed" in out.getvalue()
+    call_command("import_judgements", str(path), *arguments, stdout=out)
+    assert f"already imported ({counts}); nothing changed" in out.getvalue()
     assert Answer.objects.count() == before
 
 
@@ -138,7 +141,64 @@ def test_rating_outside_the_scale_and_triplet(tmp_path):
     assert Participant.objects.get(external_id="p1").study.spec["blocks"][0]["scale"] == {
         "type": "number", "min": 3.0, "max": 9.0
     }  # fmt: skip
-    triplet = ["--task", "triplet", "--slug", "t", "--participant", "pid", "--item", "item", "--answer", "rating"]
-    expected = "not supported yet" if "triplet" in BLOCK_TASKS else "choose one of agree, choose, pair_comparable, rate"
-    with pytest.raises(CommandError, match=expected):
-        call_command("import_judgements", str(path), *triplet)
+
+
+TRIPLET = [
+    "--task", "triplet", "--slug", "triplets", "--participant", "pid", "--anchor", "ref", "--b", "left",
+    "--c", "right", "--answer", "closer", "--feature", "age",
+]  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_triplet_judgements_keep_one_orientation_per_triplet(tmp_path):
+    """(A, B, C) and (A, C, B) are one triplet, stored as first seen; the answer names the subject judged more
+    similar and becomes closer = 1 for the stored b; a second run changes nothing."""
+    rows = [
+        ("p1", "A", "B", "C", "B", 30), ("p1", "B", "A", "C", "C", 40),
+        ("p2", "A", "C", "B", "B", 50), ("p2", "B", "C", "A", "A", 40),
+    ]  # fmt: skip
+    path = tmp_path / "triplets.csv"
+    pd.DataFrame(rows, columns=["pid", "ref", "left", "right", "closer", "age"]).to_csv(path, index=False)
+    out = StringIO()
+    call_command("import_judgements", str(path), *TRIPLET, stdout=out)
+    assert "imported 2 completed participants and 4 answers" in out.getvalue()
+    study = Participant.objects.get(external_id="p2").study
+    block = study.spec["blocks"][0]
+    assert block["task"] == "triplet"
+    assert block["triplets"] == [{"anchor": "A", "b": "B", "c": "C"}, {"anchor": "B", "b": "A", "c": "C"}]
+    assert [s["features"]["age"] for s in study.spec["pools"][0]["subjects"]] == [30.0, 40.0, 50.0]  # A, B, C
+    stored = {
+        (p, key): (number, text)
+        for p, key, number, text in Answer.objects.values_list(
+            "participant__external_id", "subject_key", "number", "text"
+        )
+    }  # p2 saw A: C or B and chose B = the stored b: 1; B: C or A chose A = the stored b: 1
+    assert stored == {
+        ("p1", "A~B~C"): (1.0, "B"), ("p1", "B~A~C"): (0.0, "C"),
+        ("p2", "A~B~C"): (1.0, "B"), ("p2", "B~A~C"): (1.0, "A"),
+    }  # fmt: skip
+    assert set(Answer.objects.values_list("question", flat=True)) == {
+        "judgements/A~B~C/closer", "judgements/B~A~C/closer"
+    }  # fmt: skip
+    assert_second_run_changes_nothing(path, TRIPLET, "2 participants, 4 answers")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "rows, arguments, message",
+    [
+        (
+            [("p1", "A", "B", "C", "D")],
+            [],
+            ":row 2: 'closer' must name the subject more similar to the anchor, one of ('B', 'C'), got 'D'",
+        ),
+        ([("p1", "A", "A", "C", "C")], [], ":row 2: anchor and b are one subject ('A')"),
+        ([("p1", "A", "B", "C", "B")], ["--c", ""], "a triplet import needs --c"),
+    ],
+)  # fmt: skip
+def test_bad_triplet_files_are_refused_naming_the_row(tmp_path, rows, arguments, message):
+    path = tmp_path / "triplets.csv"
+    pd.DataFrame(rows, columns=["pid", "ref", "left", "right", "closer"]).to_csv(path, index=False)
+    with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        call_command("import_judgements", str(path), *TRIPLET[:-2], *arguments, stdout=StringIO())
+    assert not Participant.objects.exists()

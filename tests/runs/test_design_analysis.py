@@ -526,6 +526,10 @@ def test_report_shows_small_groups_weighted_tests_bins_and_the_parity_rule(tmp_p
     assert {"rater_group": "observer", "n_participants": 1, "status": "too few to compare"} in results["rater_groups"]
     judge = next(b for b in results["blocks"] if b["block"] == "judge")["tables"]
     assert {"weighted", "weighted_pvalue"} <= set(judge["tests"][0]) and "pvalue_holm" in judge["pairwise"][0]
+    notion_tests = [(r["measure"], r["subject_attribute"], r["subject_group"]) for r in judge["tests"]]
+    over_all = {(m, a) for m, a, g in notion_tests if a and not g}
+    two_largest = {(m, a) for m, a, g in notion_tests if a and " vs " in str(g)}
+    assert over_all and two_largest == over_all  # each notion's permutation tests for the two largest groups too
     assert [g["n_subjects"] for g in judge["subject_groups"] if g["subject_attribute"] == "age"] == [10, 10, 10, 10]
     parity = next(b for b in results["blocks"] if b["block"] == "score")["tables"]["parity"]
     assert {r["rule"] for r in parity} == {RULE_PERMUTATION, RULE_JACKKNIFE}

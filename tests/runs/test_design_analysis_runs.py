@@ -190,8 +190,30 @@ def test_dashboard_start_form_offers_the_questionnaire_questions(client, researc
 
     params = Job.objects.get().params
     assert params["by"] == ["role", "age_band"] and params["min_group_size"] == 5 and params["pool_small"] is True
+    assert params["bins"] == {}  # no bins given: the pool's quartiles
     client.force_login(other_researcher)
     assert client.get("/researcher/studies/design/start/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_dashboard_start_form_takes_the_subject_group_bins(client, researcher):
+    """Issue 23 item 6: the numeric subject-group bins on the web form, in the command's syntax, reach the job;
+    a bad text is refused naming the rule, nothing queued."""
+    from runs.models import Job
+
+    load_design_study(researcher)
+    client.force_login(researcher)
+    assert 'name="bins"' in client.get("/researcher/studies/design/start/").content.decode()
+    form = {"seed": 1, "n_resamples": 100, "by": ["role"], "min_group_size": 5, "min_subject_group": 10}
+    page = client.post("/researcher/studies/design/start/analysis/", form | {"bins": "age=25 45"})
+    assert page.status_code == 400 and "COLUMN=CUT,CUT" in page.content.decode()
+    assert 'value="age=25 45"' in page.content.decode()  # the text stays in the form
+    page = client.post("/researcher/studies/design/start/analysis/", form | {"bins": "age=1; age=2"})
+    assert page.status_code == 400 and "each column&#x27;s cut points once" in page.content.decode()
+    assert not Job.objects.exists()
+    response = client.post("/researcher/studies/design/start/analysis/", form | {"bins": "age=25,45;\n priors=1"})
+    assert response.status_code == 302
+    assert Job.objects.get().params["bins"] == {"age": [25.0, 45.0], "priors": [1.0]}
 
 
 @pytest.mark.django_db

@@ -1,3 +1,5 @@
+from io import StringIO
+
 import pytest
 
 from participation.simulate import simulate_participants
@@ -38,6 +40,10 @@ def test_dashboard_links_the_latest_report(client, demo_study, researcher, other
     client.force_login(researcher)
     body = client.get("/researcher/studies/effort-demo/").content.decode()
     assert "/researcher/studies/effort-demo/report/report.html" in body and "alpha" in body
+    # Issue 23 item 8: alpha is printed with its estimand on the dashboard and the runs page
+    assert '<th scope="col">Estimand</th>' in body and "for these 12 stimulus pairs (participants resampled" in body
+    runs = client.get("/researcher/studies/effort-demo/runs/").content.decode()
+    assert "for these 12 stimulus pairs (participants resampled" in runs
     assert client.get("/researcher/studies/effort-demo/report/report.html").status_code == 200
     assert client.get("/researcher/studies/effort-demo/report/table2.csv").status_code == 200
     assert client.get("/researcher/studies/effort-demo/report/plotly.min.js").status_code == 404
@@ -111,6 +117,7 @@ def test_generalise_from_the_study_file_and_the_command(demo_study, tmp_path):
     run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=1, n_resamples=200)
     for record in run.results["calibrations"]:
         cal = run.calibrations.get(condition__key=record["condition"])
+        assert cal.estimand == cal.estimand_text == record["estimand"]  # stored, printed with alpha everywhere
         assert cal.generalise == "stimuli" and record["generalise"] == "stimuli"
         assert [cal.ci_low, cal.ci_high] == pytest.approx(record["ci_stimuli"])
         assert record["ci_stimuli"] != record["ci_participants"] and record["n_stimuli"] == 12
@@ -123,7 +130,10 @@ def test_generalise_from_the_study_file_and_the_command(demo_study, tmp_path):
         {"for these 24 stimulus pairs"} if any(row["model"].startswith("moderation") for row in levels) else set()
     )
 
-    call_command("analyze_study", "effort-demo", out=str(tmp_path / "b"), resamples=200, generalise="none")
+    out = StringIO()
+    call_command("analyze_study", "effort-demo", out=str(tmp_path / "b"), resamples=200, generalise="none", stdout=out)
+    assert "(for these 12 stimulus pairs (participants resampled" in out.getvalue()
     latest = Calibration.objects.filter(condition__key="arrests").order_by("-version").first()
+    assert latest.estimand.startswith("for these 12 stimulus pairs")
     record = json.loads((tmp_path / "b" / "results.json").read_text())["calibrations"][0]
     assert latest.generalise == "" and [latest.ci_low, latest.ci_high] == pytest.approx(record["ci_participants"])

@@ -78,6 +78,7 @@ def test_api_starts_an_analysis_and_lists_runs(demo_study, researcher, other_res
     run_jobs()
     result = client.get(response["Location"]).json()["result"]
     assert {c["condition"] for c in result["calibrations"]} == {"arrests", "income"}
+    assert {c["estimand"][:27] for c in result["calibrations"]} == {"for these 12 stimulus pairs"}  # issue 23 item 8
     runs = client.get("/api/studies/effort-demo/analyses/").json()["results"]
     assert len(runs) == 1 and runs[0]["report_url"] == result["report_url"]
     assert runs[0]["results"]["sample"]["include_incomplete"] is False

@@ -51,6 +51,11 @@ def test_boundary_alpha_is_explained_in_the_command_output_and_the_report(demo_s
     for text in (out.getvalue(), html, cal["boundary_note"]):
         assert "is at the boundary of [0, 1]" in text and "effort carries no weight" in text
         assert "[0.00, 0.87] spans 87% of the range: the feedback barely determines alpha" in text
+    estimand = f"for these {cal['n_subjects']} subjects (participants resampled; other subjects not represented)"
+    assert cal["estimand"] == estimand and f"({estimand})" in out.getvalue()  # issue 23 item 8
+    assert f"Estimand: alpha {estimand}." in html
+    assert "(for these 12 stimulus pairs (participants resampled" in html  # the Likert calibration used
+    assert Calibration.objects.get(kind="disagreement").estimand_text == estimand
     assert boundary_note(0.4, (0.0, 0.87)) == ""
     assert "(alpha = 1: the distance uses effort alone" in boundary_note(1.0, (0.9, 1.0))
 

@@ -21,10 +21,18 @@ class Command(BaseCommand):
         parser.add_argument("--title", default="", help="the study's title")
         parser.add_argument("--owner", help="username of the researcher who owns the study")
         parser.add_argument("--participant", required=True, help="column: the participant's id")
-        parser.add_argument("--answer", required=True, help="column: the answer (0/1, a number, or the chosen id)")
+        parser.add_argument(
+            "--answer",
+            required=True,
+            help="column: the answer (0/1, a number, or the chosen id: choose, and triplet's more similar subject)",
+        )
         parser.add_argument("--item", help="column: the subject's id (agree, rate)")
         parser.add_argument("--a", help="column: the pair's first subject (choose, pair_comparable)")
-        parser.add_argument("--b", help="column: the pair's second subject (choose, pair_comparable)")
+        parser.add_argument(
+            "--b", help="column: the pair's second subject (choose, pair_comparable); the triplet's first other"
+        )
+        parser.add_argument("--anchor", help="column: the triplet's anchor (triplet)")
+        parser.add_argument("--c", help="column: the triplet's second other (triplet)")
         parser.add_argument("--questionnaire", nargs="*", default=[], help="columns: the participant's answers")
         parser.add_argument("--group", nargs="*", default=[], help="columns: the subjects' groups (e.g. race)")
         parser.add_argument("--feature", nargs="*", default=[], help="columns: the subjects' features")
@@ -43,6 +51,8 @@ class Command(BaseCommand):
             item=opts["item"],
             a=opts["a"],
             b=opts["b"],
+            anchor=opts["anchor"],
+            c=opts["c"],
             questionnaire=tuple(opts["questionnaire"]),
             groups=tuple(opts["group"]),
             features=tuple(opts["feature"]),

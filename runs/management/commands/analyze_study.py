@@ -92,6 +92,5 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         self.stdout.write(run.results["sample"]["sentence"])
         for cal in run.calibrations.all():
-            scope = "generalising over stimuli" if cal.generalise == "stimuli" else "for the study's stimulus pairs"
-            self.stdout.write(f"  {cal}  95% CI [{cal.ci_low:.4f}, {cal.ci_high:.4f}] ({scope})")
+            self.stdout.write(f"  {cal}  95% CI [{cal.ci_low:.4f}, {cal.ci_high:.4f}] ({cal.estimand_text})")
         self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))

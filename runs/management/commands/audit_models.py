@@ -39,7 +39,8 @@ class Command(BaseCommand):
         cal = run.results.get("disagreement_calibration")
         if cal:
             self.stdout.write(
-                f"  alpha from disagreement feedback: {cal['alpha']:.2f} [{cal['ci'][0]:.2f}, {cal['ci'][1]:.2f}]"
+                f"  alpha from disagreement feedback: {cal['alpha']:.2f} [{cal['ci'][0]:.2f}, {cal['ci'][1]:.2f}] "
+                f"({cal['estimand']})"
             )
             if cal.get("boundary_note"):
                 self.stdout.write(f"  {cal['boundary_note']}")
