@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from fairness.individual import LearnedMetric, lipschitz_violations
 
 BATCH = 200  # rater resamples per vectorised batch (resamples x subjects utilities at once)
 
@@ -118,7 +119,9 @@ def utility_agreement(
             rhos = np.vstack(
                 [
                     _rank_correlations(own[draws].mean(axis=1) @ x.T, ranked)
-                    for draws in np.array_split(rng.integers(0, len(own), size=(n_resamples, len(own))), -(-n_resamples // BATCH))
+                    for draws in np.array_split(
+                        rng.integers(0, len(own), size=(n_resamples, len(own))), -(-n_resamples // BATCH)
+                    )
                 ]
             )
             low, high = np.nanquantile(rhos, tail, axis=0), np.nanquantile(rhos, 1 - tail, axis=0)
@@ -233,4 +236,44 @@ def unfair_feature_reliance(
             )
     columns = ["model", "rater_group", "feature", "importance", "importance_sd", "unfair_share", "ci_unfair_low"]
     columns += ["ci_unfair_high", "weighted", "ci_weighted_low", "ci_weighted_high"]
-    return FeatureReliance(pd.concat(feature_rows, ignore_index=True)[columns], pd.DataFrame(model_rows), n_repeats, seed)
+    return FeatureReliance(
+        pd.concat(feature_rows, ignore_index=True)[columns], pd.DataFrame(model_rows), n_repeats, seed
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class HumanAudit:
+    """The audit's parts that use what people said (each None when its source was not given): ``lipschitz``
+    (model, statistic, ci_low, ci_high, n_pairs, L: :func:`fairness.individual.lipschitz_violations` under the
+    learned metric) and its ``worst`` pairs per model, the ``utility`` agreement and the ``reliance`` on
+    features judged unfair; ``sources`` describes each source (option -> text)."""
+
+    lipschitz: pd.DataFrame | None = None
+    worst: dict[str, pd.DataFrame] | None = None
+    utility: UtilityAgreement | None = None
+    reliance: FeatureReliance | None = None
+    sources: dict[str, str] | None = None
+
+
+def lipschitz_table(
+    scores: pd.DataFrame, subjects: pd.DataFrame, metric: LearnedMetric, *, L: float = 1.0, k: int = 20
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """:func:`fairness.individual.lipschitz_violations` for each model (a column of ``scores``, indexed like
+    ``subjects``): one row per model (model, statistic, ci_low, ci_high, n_pairs, L) and its worst pairs."""
+    rows, worst = [], {}
+    for model in scores.columns:
+        result = lipschitz_violations(scores[model], subjects, metric, L=L, k=k)
+        low, high = result.confidence_interval or (np.nan, np.nan)
+        rows.append(
+            {
+                "model": model,
+                "statistic": result.statistic,
+                "ci_low": low,
+                "ci_high": high,
+                "n_pairs": result.n_pairs,
+                "n_draws": len(result.draws),
+                "L": L,
+            }
+        )
+        worst[model] = result.worst
+    return pd.DataFrame(rows), worst

@@ -309,7 +309,9 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     if not features:
         notes.append("No utility model: the pool's subjects have no numeric or two-valued feature that varies.")
         return BlockAnalysis(block["key"], "choose", tables, notes)
-    utilities = utility_model(comparisons, subjects, features, by="rater_group", n_resamples=opts.n_resamples, seed=opts.seed)
+    utilities = utility_model(
+        comparisons, subjects, features, by="rater_group", n_resamples=opts.n_resamples, seed=opts.seed
+    )
     notes += [f"Utility model, {note}" for note in utilities.notes]
     if utilities.n_ties_dropped:
         notes.append(f"The utility model leaves out the {utilities.n_ties_dropped} 'Equally' answers.")

@@ -36,6 +36,47 @@ EAIF_COLUMNS = {
     "method": "Method",
 }
 WORST_COLUMNS = {"id_i": "Subject i", "id_j": "Subject j", "D": "D", "d": "d", "violation": "D - d"}
+LIPSCHITZ_COLUMNS = {
+    "model": "Model",
+    "statistic": "Pairs violating |s_i - s_j| <= L d_M (share)",
+    "ci": CI_LABEL,
+    "n_pairs": "Pairs",
+    "L": "L",
+    "eaif": "EaIF",
+    "parity": "Parity (lowest)",
+}
+HUMAN_WORST_COLUMNS = {
+    "id_i": "Subject i",
+    "id_j": "Subject j",
+    "score_difference": "|s_i - s_j|",
+    "distance": "d_M",
+    "excess": "Excess",
+}
+UTILITY_COLUMNS = {
+    "model": "Model",
+    "rater_group": "Rater group",
+    "statistic": "Spearman rho with the stakeholders' utility",
+    "ci": CI_LABEL,
+    "n_raters": "Raters",
+    "n_subjects": "Subjects",
+}
+RELIANCE_COLUMNS = {
+    "model": "Model",
+    "rater_group": "Rater group",
+    "reliance": "Reliance on features judged unfair",
+    "unfair_fraction": "Unfair fraction",
+    "surrogate_r2": "Surrogate R^2",
+}
+IMPORTANCE_COLUMNS = {
+    "model": "Model",
+    "rater_group": "Rater group",
+    "feature": "Feature",
+    "importance": "Permutation importance",
+    "unfair_share": "Share judging it unfair",
+    "ci_unfair": CI_LABEL,
+    "weighted": "Weighted",
+    "ci_weighted": CI_LABEL,
+}
 
 
 def _exact_without_ci(eaif: pd.DataFrame) -> pd.DataFrame:
@@ -104,8 +145,83 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, proven
             ],
         )
     )
+    if result.human is not None:
+        sections += human_sections(result)
     figures = audit_figures(result)
     n_groups = len(figures) - 1 - (cal is not None)
     explanations = [AUDIT["eaif_figure"], *[AUDIT["eagf_figure"]] * n_groups, AUDIT["calibration_curve"]]
     sections += figure_sections(figures, explanations)
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
+
+
+def human_sections(result: AuditResult) -> list[Section]:
+    """The sections of what people said: individual fairness under the human metric beside EaIF and parity
+    and its worst pairs, the agreement with the stakeholders' utility, the reliance on features judged unfair."""
+    human = result.human
+    assert human is not None
+    sections = []
+    if human.lipschitz is not None and human.worst is not None:
+        last = list(result.settings["weights"])[-1]
+        eaif = result.eaif[result.eaif["weights"] == last].set_index("model")["eaif"]
+        parity = result.parity.min(axis=1) if result.parity.shape[1] else pd.Series(dtype=float)
+        beside = human.lipschitz.assign(
+            eaif=human.lipschitz["model"].map(eaif), parity=human.lipschitz["model"].map(parity)
+        )
+        sections.append(
+            table_section(
+                "Individual fairness under the human metric",
+                beside,
+                explanation=AUDIT["human_metric"],
+                csv="human_metric_lipschitz.csv",
+                columns=LIPSCHITZ_COLUMNS,
+                estimate="statistic",
+                notes=[f"Metric: {human.sources['--metric-from']}. EaIF with {last} weights."],
+            )
+        )
+        sections.append(
+            Section(
+                title="Worst pairs under the human metric",
+                explanation=AUDIT["human_metric_worst"],
+                csv="human_metric_worst_pairs.csv",
+                tables=[
+                    table_context(pairs.head(10), caption=f"Worst pairs: {model}", columns=HUMAN_WORST_COLUMNS)
+                    for model, pairs in human.worst.items()
+                ],
+                empty="No pair violates.",
+            )
+        )
+    if human.utility is not None:
+        sections.append(
+            table_section(
+                "Agreement with the stakeholders' utility",
+                human.utility.table,
+                explanation=AUDIT["utility_agreement"],
+                csv="utility_agreement.csv",
+                columns=UTILITY_COLUMNS,
+                estimate="statistic",
+                notes=[f"Utility model: {human.sources['--utility-from']}."],
+            )
+        )
+    if human.reliance is not None:
+        sections.append(
+            table_section(
+                "Reliance on features judged unfair",
+                human.reliance.models,
+                explanation=AUDIT["unfair_feature_reliance"],
+                csv="unfair_feature_reliance.csv",
+                columns=RELIANCE_COLUMNS,
+                estimate="reliance",
+                notes=[f"Feature-fairness judgements: {human.sources['--features-from']}."],
+            )
+        )
+        sections.append(
+            table_section(
+                "Permutation importance and feature-fairness judgements",
+                human.reliance.features,
+                explanation=AUDIT["feature_importance"],
+                csv="feature_importance.csv",
+                columns=IMPORTANCE_COLUMNS,
+                estimate="weighted",
+            )
+        )
+    return sections
