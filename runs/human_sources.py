@@ -54,7 +54,8 @@ class Source:
     @property
     def label(self) -> str:
         raters = self.answers["participant_id"].nunique()
-        return f"{self.study.slug}:{self.block['key']} ({self.block['task']}, {raters} raters)"
+        decision = f", decision {self.block['decision']!r}" if self.block.get("decision") else ""
+        return f"{self.study.slug}:{self.block['key']} ({self.block['task']}, {raters} raters{decision})"
 
     def error(self, message: str) -> SourceError:
         return SourceError(f"{OPTIONS[self.option][0]} {self.study.slug}:{self.block['key']}: {message}")

@@ -198,8 +198,9 @@ AUDIT = {
     "utility_agreement": Explanation(
         "How each model ranks the audited subjects compared with the stakeholders' utility model learned from "
         "their pairwise choices (--utility-from), for all raters and per rater group.",
-        "rho = 1: the model ranks subjects exactly as the stakeholders' utility does; near 0 or below: most unlike "
-        "them. The 95% CI is the percentile interval over 1,000 rater resamples (raters drawn with replacement, "
+        "rho = 1: the model ranks subjects exactly as the stakeholders' utility of being chosen does (the block's "
+        "decision, named under the table: a risk score agrees with 'be considered lower risk' at rho = -1); near 0: "
+        "unlike them. The 95% CI is the percentile interval over 1,000 rater resamples (raters drawn with replacement, "
         "the mean utility recomputed); a model ranking exactly as the utility has rho = 1 and an interval "
         "ending below 1 (read it as 'at least').",
         "rho = Spearman(s, u), u(x) = mean over raters of w_r . x (each rater's Bradley-Terry utility weights)",
