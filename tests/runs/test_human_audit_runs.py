@@ -112,3 +112,38 @@ def test_a_pool_feature_missing_from_the_audited_subjects_is_named(sources, tmp_
     study_load(spec=other, owner=other_researcher)
     with pytest.raises(CommandError, match="no study 'bobs-alike' among the researcher's studies"):
         audit(sources, tmp_path, metric_from="bobs-alike")
+
+
+@pytest.mark.django_db(transaction=True)  # the job worker commits
+def test_the_api_and_the_web_form_take_the_same_options(sources, researcher, other_researcher, client):
+    from rest_framework.test import APIClient
+
+    from tests.conftest import run_jobs
+
+    api = APIClient()
+    api.force_authenticate(researcher)
+    with sources.open("rb") as fh:
+        response = api.post(
+            "/api/studies/effort-demo/audits/",
+            {"subjects": fh, "utility_from": "people-choose", "by": ["role"]},
+            format="multipart",
+        )
+    assert response.status_code == 202, response.content
+    run_jobs()
+    job = api.get(response["Location"]).json()
+    assert job["status"] == "succeeded", job["error"]
+    assert {row["model"] for row in job["result"]["results"]["human"]["utility_agreement"]} == {"ai", "by_priors"}
+    client.force_login(researcher)
+    page = client.get("/researcher/studies/effort-demo/start/").content.decode()
+    assert '<option value="people-choose:choices">people-choose: choices (choose)</option>' in page
+    assert 'name="metric_from"' in page and 'name="utility_from"' in page and 'name="features_from"' in page
+    # another researcher's job cannot read this researcher's study, even when it names it
+    bobs = build(draw_defendants(10, seed=2), "triplet", group_columns=GROUPS, slug="bobs-own")
+    study_load(spec=bobs, owner=other_researcher)
+    with sources.open("rb") as fh:
+        refused = api.post(
+            "/api/studies/effort-demo/audits/", {"subjects": fh, "metric_from": "bobs-own"}, format="multipart"
+        )
+    run_jobs()
+    failed = api.get(refused["Location"]).json()
+    assert failed["status"] == "failed" and "no study 'bobs-own' among the researcher's studies" in failed["error"]
