@@ -24,7 +24,7 @@ utility model from ``choose`` blocks, and how much it relies on features people 
   the model's reliance on the judged features that falls where people judged the use unfair.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -252,7 +252,7 @@ class HumanAudit:
     worst: dict[str, pd.DataFrame] | None = None
     utility: UtilityAgreement | None = None
     reliance: FeatureReliance | None = None
-    sources: dict[str, str] | None = None
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 def lipschitz_table(

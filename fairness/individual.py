@@ -222,8 +222,11 @@ class LearnedMetric(Protocol):
     scaled feature columns, ``scaled(subjects)`` giving those columns as an n x d array, and ``draws``,
     the matrices of its rater-bootstrap refits (may be empty)."""
 
-    matrix: Any  # an array or a DataFrame
-    draws: Sequence[np.ndarray]
+    @property
+    def matrix(self) -> Any: ...  # an array or a DataFrame
+
+    @property
+    def draws(self) -> Sequence[np.ndarray]: ...
 
     def scaled(self, subjects: pd.DataFrame) -> np.ndarray: ...
 

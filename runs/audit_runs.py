@@ -110,7 +110,7 @@ def audit_run_create(
             "Models": ", ".join(sorted(models)),
             "Bootstrap resamples": str(n_resamples),
             **({} if likert else {"Calibration used": "none: the condition has no Likert calibration (equal weights)"}),
-            **(human.sources if human and human.sources else {}),
+            **(human.sources if human else {}),
             **({"Rater groups of the sources": " / ".join(by)} if human and by else {}),
         },
         calibration=CalibrationUsed(

@@ -24,7 +24,7 @@ from fairness.human_audit import (
     unfair_feature_reliance,
     utility_agreement,
 )
-from fairness.human_metric import MAX_METRIC_RESAMPLES, HumanMetric, fit_metric, judgements_of, pool_frame
+from fairness.human_metric import MAX_METRIC_RESAMPLES, HumanMetric, Kind, fit_metric, judgements_of, pool_frame
 from fairness.model_audit import Subjects
 from fairness.rater_groups import group_of_raters
 from research.export import export_tables
@@ -121,7 +121,7 @@ def source_metric(source: Source, subjects: pd.DataFrame, *, n_resamples: int, s
             f"the block's pool features {', '.join(missing)} are not columns of the audited subjects (their "
             f"columns: {', '.join(map(str, subjects.columns))})"
         )
-    kind = "comparable" if source.block["task"] == "pair_comparable" else "triplet"
+    kind: Kind = "comparable" if source.block["task"] == "pair_comparable" else "triplet"
     judgements = judgements_of(source.answers, kind).drop(columns="rater_group")
     try:
         metric = fit_metric(
