@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from fairness.individual import LearnedMetric, lipschitz_violations
+from fairness.individual import LearnedMetric, lipschitz_violations, require_subjects
 
 BATCH = 200  # rater resamples per vectorised batch (resamples x subjects utilities at once)
 
@@ -94,11 +94,7 @@ def utility_agreement(
     missing = [c for c in columns if c not in features.columns]
     if missing:
         raise ValueError(f"utility features missing from the subjects: {', '.join(map(str, missing))}")
-    absent = scores.index.difference(features.index)
-    if len(absent):
-        raise ValueError(f"no utility features for {len(absent)} subject(s), e.g. {list(absent[:3])}")
-    if len(scores) < 2:
-        raise ValueError("the rank correlation needs at least two subjects")
+    require_subjects(scores.index, features.index, what="utility features", audit="the rank correlation")
     if rater_weights.empty:
         raise ValueError("no rater's utility weights")
     x = features.loc[scores.index, columns].to_numpy(float)

@@ -180,7 +180,7 @@ AUDIT = {
         "Spearman(v_i(alpha), DR_i) for alpha in [0, 1]",
         f"{EFFORT}, Eq. 12; {FEEDBACK}, Eq. 3",
     ),
-    "human_metric": Explanation(
+    "human_metric_lipschitz": Explanation(
         "Individual fairness under the fair metric learned from people's judgements (--metric-from), beside "
         "EaIF and parity: the share of subject pairs whose scores differ by more than L times their distance.",
         "0 means every pair is treated as alike as people say it should be; the 95% CI is the percentile "

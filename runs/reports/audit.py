@@ -6,7 +6,14 @@ from pathlib import Path
 import pandas as pd
 
 from fairness.calibration import boundary_note
-from fairness.model_audit import AuditResult, audit_figures, audit_summary, audit_tables, notions_pivot
+from fairness.model_audit import (
+    AuditResult,
+    audit_figures,
+    audit_summary,
+    audit_tables,
+    human_tables,
+    notions_pivot,
+)
 from runs.provenance import Provenance
 from runs.report_explanations import (
     AUDIT,
@@ -154,74 +161,64 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, proven
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
 
 
+# a table of what people said (its CSV name) -> section title, columns shown, estimate column, its option
+HUMAN_SECTIONS = {
+    "human_metric_lipschitz": (
+        "Individual fairness under the human metric",
+        LIPSCHITZ_COLUMNS,
+        "statistic",
+        "--metric-from",
+    ),
+    "utility_agreement": ("Agreement with the stakeholders' utility", UTILITY_COLUMNS, "statistic", "--utility-from"),
+    "unfair_feature_reliance": ("Reliance on features judged unfair", RELIANCE_COLUMNS, "reliance", "--features-from"),
+    "feature_importance": (
+        "Permutation importance and feature-fairness judgements",
+        IMPORTANCE_COLUMNS,
+        "weighted",
+        "--features-from",
+    ),
+}
+
+
 def human_sections(result: AuditResult) -> list[Section]:
-    """The sections of what people said: individual fairness under the human metric beside EaIF and parity
-    and its worst pairs, the agreement with the stakeholders' utility, the reliance on features judged unfair."""
+    """The sections of what people said: individual fairness under the human metric beside EaIF (the last
+    effort weight) and the lowest parity over the group columns, with its worst pairs; the agreement with the
+    stakeholders' utility; the reliance on features judged unfair."""
     human = result.human
     assert human is not None
+    tables = human_tables(human)
     sections = []
-    if human.lipschitz is not None and human.worst is not None:
-        last = list(result.settings["weights"])[-1]
-        eaif = result.eaif[result.eaif["weights"] == last].set_index("model")["eaif"]
-        parity = result.parity.min(axis=1) if result.parity.shape[1] else pd.Series(dtype=float)
-        beside = human.lipschitz.assign(
-            eaif=human.lipschitz["model"].map(eaif), parity=human.lipschitz["model"].map(parity)
-        )
+    for name, (title, columns, estimate, option) in HUMAN_SECTIONS.items():
+        if name not in tables:
+            continue
+        frame = tables[name]
+        if name == "human_metric_lipschitz":
+            last = list(result.settings["weights"])[-1]
+            eaif = result.eaif[result.eaif["weights"] == last].set_index("model")["eaif"]
+            parity = result.parity.min(axis=1) if result.parity.shape[1] else pd.Series(dtype=float)
+            frame = frame.assign(eaif=frame["model"].map(eaif), parity=frame["model"].map(parity))
         sections.append(
             table_section(
-                "Individual fairness under the human metric",
-                beside,
-                explanation=AUDIT["human_metric"],
-                csv="human_metric_lipschitz.csv",
-                columns=LIPSCHITZ_COLUMNS,
-                estimate="statistic",
-                notes=[f"Metric: {human.sources['--metric-from']}. EaIF with {last} weights."],
+                title,
+                frame,
+                explanation=AUDIT[name],
+                csv=f"{name}.csv",
+                columns=columns,
+                estimate=estimate,
+                notes=[f"From {human.sources[option]}."],
             )
         )
-        sections.append(
-            Section(
-                title="Worst pairs under the human metric",
-                explanation=AUDIT["human_metric_worst"],
-                csv="human_metric_worst_pairs.csv",
-                tables=[
-                    table_context(pairs.head(10), caption=f"Worst pairs: {model}", columns=HUMAN_WORST_COLUMNS)
-                    for model, pairs in human.worst.items()
-                ],
-                empty="No pair violates.",
+        if name == "human_metric_lipschitz" and human.worst is not None:
+            sections.append(
+                Section(
+                    title="Worst pairs under the human metric",
+                    explanation=AUDIT["human_metric_worst"],
+                    csv="human_metric_worst_pairs.csv",
+                    tables=[
+                        table_context(pairs.head(10), caption=f"Worst pairs: {model}", columns=HUMAN_WORST_COLUMNS)
+                        for model, pairs in human.worst.items()
+                    ],
+                    empty="No pair violates.",
+                )
             )
-        )
-    if human.utility is not None:
-        sections.append(
-            table_section(
-                "Agreement with the stakeholders' utility",
-                human.utility.table,
-                explanation=AUDIT["utility_agreement"],
-                csv="utility_agreement.csv",
-                columns=UTILITY_COLUMNS,
-                estimate="statistic",
-                notes=[f"Utility model: {human.sources['--utility-from']}."],
-            )
-        )
-    if human.reliance is not None:
-        sections.append(
-            table_section(
-                "Reliance on features judged unfair",
-                human.reliance.models,
-                explanation=AUDIT["unfair_feature_reliance"],
-                csv="unfair_feature_reliance.csv",
-                columns=RELIANCE_COLUMNS,
-                estimate="reliance",
-                notes=[f"Feature-fairness judgements: {human.sources['--features-from']}."],
-            )
-        )
-        sections.append(
-            table_section(
-                "Permutation importance and feature-fairness judgements",
-                human.reliance.features,
-                explanation=AUDIT["feature_importance"],
-                csv="feature_importance.csv",
-                columns=IMPORTANCE_COLUMNS,
-                estimate="weighted",
-            )
-        )
     return sections
