@@ -13,6 +13,7 @@ from participation.simulate import simulate_participants
 from studies.services import study_load
 from studies.synthetic_defendants import draw_defendants
 from tests.studies.test_builder import build
+from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 
 GROUPS = ["race", "sex"]
 
@@ -147,3 +148,34 @@ def test_the_api_and_the_web_form_take_the_same_options(sources, researcher, oth
     run_jobs()
     failed = api.get(refused["Location"]).json()
     assert failed["status"] == "failed" and "no study 'bobs-own' among the researcher's studies" in failed["error"]
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_human_sections_render_in_chromium_at_desktop_and_phone_width(sources, tmp_path, browser, live_server):  # noqa: F811
+    """The audit report with the three sources: every human section shown, no horizontal scroll at 390 px
+    (``REPORT_SCREENSHOTS=DIR`` keeps the screenshots)."""
+    import os
+    from pathlib import Path
+
+    audit(sources, tmp_path, metric_from="people-alike", utility_from="people-choose", features_from="people-fair")
+    shots = os.environ.get("REPORT_SCREENSHOTS")
+    for width, height in ((1280, 900), (390, 844)):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/effort-demo/audit/report.html")
+        page.fill("#id_username", "alice")
+        page.fill("#id_password", "alice-pass-123")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Log in").click()
+        for title in ("Individual fairness under the human metric", "Reliance on features judged unfair"):
+            assert page.get_by_role("heading", name=title).is_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        if shots:
+            Path(shots).mkdir(parents=True, exist_ok=True)
+            section = page.locator(
+                "section", has=page.get_by_role("heading", name="Individual fairness under the human metric")
+            )
+            section.first.scroll_into_view_if_needed()
+            page.screenshot(path=str(Path(shots) / f"human-audit-{width}.png"), full_page=width > 1000)
+        context.close()
