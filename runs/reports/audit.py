@@ -45,7 +45,7 @@ EAIF_COLUMNS = {
 WORST_COLUMNS = {"id_i": "Subject i", "id_j": "Subject j", "D": "D", "d": "d", "violation": "D - d"}
 LIPSCHITZ_COLUMNS = {
     "model": "Model",
-    "statistic": "Pairs violating |s_i - s_j| <= L d_M (share)",
+    "statistic": "Violating pairs (share)",
     "ci": CI_LABEL,
     "n_pairs": "Pairs",
     "L": "L",
@@ -62,7 +62,7 @@ HUMAN_WORST_COLUMNS = {
 UTILITY_COLUMNS = {
     "model": "Model",
     "rater_group": "Rater group",
-    "statistic": "Spearman rho with the stakeholders' utility",
+    "statistic": "Spearman rho",
     "ci": CI_LABEL,
     "n_raters": "Raters",
     "n_subjects": "Subjects",
@@ -70,7 +70,7 @@ UTILITY_COLUMNS = {
 RELIANCE_COLUMNS = {
     "model": "Model",
     "rater_group": "Rater group",
-    "reliance": "Reliance on features judged unfair",
+    "reliance": "Reliance",
     "unfair_fraction": "Unfair fraction",
     "surrogate_r2": "Surrogate R^2",
 }
@@ -78,8 +78,8 @@ IMPORTANCE_COLUMNS = {
     "model": "Model",
     "rater_group": "Rater group",
     "feature": "Feature",
-    "importance": "Permutation importance",
-    "unfair_share": "Share judging it unfair",
+    "importance": "Importance",
+    "unfair_share": "Judged unfair (share)",
     "ci_unfair": CI_LABEL,
     "weighted": "Weighted",
     "ci_weighted": CI_LABEL,
@@ -217,8 +217,9 @@ def human_sections(result: AuditResult) -> list[Section]:
                     tables=[
                         table_context(pairs.head(10), caption=f"Worst pairs: {model}", columns=HUMAN_WORST_COLUMNS)
                         for model, pairs in human.worst.items()
+                        if len(pairs)
                     ],
-                    empty="No pair violates.",
+                    empty="No pair of any model violates the condition.",
                 )
             )
     return sections
