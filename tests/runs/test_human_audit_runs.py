@@ -178,4 +178,9 @@ def test_the_human_sections_render_in_chromium_at_desktop_and_phone_width(source
             )
             section.first.scroll_into_view_if_needed()
             page.screenshot(path=str(Path(shots) / f"human-audit-{width}.png"), full_page=width > 1000)
+        page.goto(f"{live_server.url}/researcher/studies/effort-demo/start/")
+        page.select_option("#audit-utility_from", "people-choose:choices")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        if shots:
+            page.locator("#audit").screenshot(path=str(Path(shots) / f"audit-form-{width}.png"))
         context.close()
