@@ -187,13 +187,13 @@ AUDIT = {
         "interval of the share over the metric's rater-bootstrap refits (the metric's uncertainty; the subjects "
         "and scores are fixed). EaIF is under the last effort weight, parity the lowest over the group columns.",
         "share = #{i < j: |s_i - s_j| > L d_M(x_i, x_j)} / (n(n - 1) / 2), d_M(x, y)^2 = (x - y)' M (x - y), L = 1",
-        "Dwork et al. 2012 (Lipschitz condition); Mukherjee et al., ICML 2020 (the learned metric M)",
+        "Dwork et al. (2012), the Lipschitz condition; Mukherjee et al. (2020, ICML), the learned metric M",
     ),
     "human_metric_worst": Explanation(
         "The ten pairs with the largest excess of score difference over the human-metric distance, per model.",
         "Pairs people would treat alike that the model scores far apart; look them up by id.",
         "excess = |s_i - s_j| - L d_M(x_i, x_j)",
-        "Dwork et al. 2012; Mukherjee et al., ICML 2020",
+        "Dwork et al. (2012); Mukherjee et al. (2020, ICML)",
     ),
     "utility_agreement": Explanation(
         "How each model ranks the audited subjects compared with the stakeholders' utility model learned from "
@@ -204,7 +204,7 @@ AUDIT = {
         "the mean utility recomputed); a model ranking exactly as the utility has rho = 1 and an interval "
         "ending below 1 (read it as 'at least').",
         "rho = Spearman(s, u), u(x) = mean over raters of w_r . x (each rater's Bradley-Terry utility weights)",
-        "Lee et al., WeBuildAI, CSCW 2019; Spearman 1904",
+        "Lee et al. (2019, CSCW), WeBuildAI; Spearman (1904)",
     ),
     "unfair_feature_reliance": Explanation(
         "How much each model relies on the features people judged unfair to use (--features-from).",
@@ -214,7 +214,8 @@ AUDIT = {
         "on the features: its R^2 says how much of the scores that describes.",
         "I_j = mean over 20 seeded permutations of mean_i |f(x_i) - f(x_i, x_j permuted)|; reliance = sum_j "
         "u_j I_j, u_j = 1 - share judging j fair; unfair fraction = reliance / sum_j I_j",
-        "Grgic-Hlaca et al., WWW 2018 (judgements); Breiman 2001, Fisher et al. 2019 (permutation importance)",
+        "Grgic-Hlaca et al. (2018, WWW), the judgements; Breiman (2001) and Fisher et al. (2019), permutation "
+        "importance",
     ),
     "feature_importance": Explanation(
         "Each feature's permutation importance for each model's surrogate, the share judging it unfair and "
@@ -223,7 +224,7 @@ AUDIT = {
         "the importance; the importance itself is the surrogate's, with its spread over the permutations in "
         "the CSV.",
         "weighted_j = u_j I_j",
-        "Grgic-Hlaca et al., WWW 2018; Breiman 2001",
+        "Grgic-Hlaca et al. (2018, WWW); Breiman (2001)",
     ),
 }
 
