@@ -427,6 +427,17 @@ def fit_metric(
     )
 
 
+def judgements_of(frame: pd.DataFrame, kind: Kind) -> pd.DataFrame:
+    """A ``pair_comparable`` block's "comparable" answers (``kind="comparable"``) or a ``triplet`` block's
+    "closer" answers (``kind="triplet"``), as ``analysis.bts.block_answers`` gives them (participant_id, subject
+    "a~b" or "anchor~b~c", value, rater_group), as :func:`fit_metric`'s judgements (with rater_group)."""
+    ends = frame["subject"].str.split("~", expand=True)
+    named = dict(zip(COLUMNS[kind][1:-1], (ends[i] for i in range(len(COLUMNS[kind]) - 2)), strict=True))
+    return pd.DataFrame(
+        {"rater": frame["participant_id"], **named, "answer": frame["value"], "rater_group": frame["rater_group"]}
+    )
+
+
 def pool_frame(pool: dict) -> tuple[pd.DataFrame, list[str]]:
     """The pool's subjects (indexed by id) with their feature columns, and the features a metric can weigh:
     those every subject has, with at least two values."""

@@ -222,8 +222,11 @@ class LearnedMetric(Protocol):
     scaled feature columns, ``scaled(subjects)`` giving those columns as an n x d array, and ``draws``,
     the matrices of its rater-bootstrap refits (may be empty)."""
 
-    matrix: Any  # an array or a DataFrame
-    draws: Sequence[np.ndarray]
+    @property
+    def matrix(self) -> Any: ...  # an array or a DataFrame
+
+    @property
+    def draws(self) -> Sequence[np.ndarray]: ...
 
     def scaled(self, subjects: pd.DataFrame) -> np.ndarray: ...
 
@@ -270,6 +273,16 @@ def _share(z: np.ndarray, s: np.ndarray, matrix: np.ndarray, L: float) -> float:
     return violating / (n * (n - 1) / 2)
 
 
+def require_subjects(needed: pd.Index, present: pd.Index, *, what: str, audit: str) -> None:
+    """ValueError naming up to three subjects of ``needed`` missing from ``present``, or saying that ``audit``
+    needs at least two subjects."""
+    missing = needed.difference(present)
+    if len(missing):
+        raise ValueError(f"no {what} for {len(missing)} subject(s), e.g. {list(missing[:3])}")
+    if len(needed) < 2:
+        raise ValueError(f"{audit} needs at least two subjects")
+
+
 def lipschitz_violations(
     scores: pd.Series,
     subjects: pd.DataFrame,
@@ -290,11 +303,7 @@ def lipschitz_violations(
         raise ValueError(f"L must be a finite number >= 0 (got {L})")
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level must lie in (0, 1) (got {confidence_level})")
-    missing = subjects.index.difference(scores.index)
-    if len(missing):
-        raise ValueError(f"no score for {len(missing)} subject(s), e.g. {list(missing[:3])}")
-    if len(subjects) < 2:
-        raise ValueError("the Lipschitz audit needs at least two subjects")
+    require_subjects(subjects.index, scores.index, what="score", audit="the Lipschitz audit")
     s = scores.reindex(subjects.index).to_numpy(dtype=float)
     if not np.isfinite(s).all():
         raise ValueError("scores must be finite numbers")

@@ -37,6 +37,7 @@ from fairness.effort import aggregate as aggregate_of
 from fairness.effort import effort as effort_of
 from fairness.effort import inertia_from_groups
 from fairness.group import GroupParity, effort_aware_parity, parity_figure
+from fairness.human_audit import HumanAudit
 from fairness.individual import eaif_details, eaif_sampled, worst_pairs
 
 
@@ -127,6 +128,7 @@ class AuditResult:
     notions: pd.DataFrame | None
     disagreement_calibration: DisagreementCalibration | None
     settings: dict = field(default_factory=dict)
+    human: HumanAudit | None = None  # what people said: the human metric, utilities, feature fairness
 
 
 def _eaif_row(model, weights, alpha, e, s, risk, exact: bool, seed: int) -> dict:
@@ -176,11 +178,13 @@ def audit(
     exact_limit: int = 50_000,
     seed: int = 0,
     n_resamples: int = 1000,
+    human: HumanAudit | None = None,
 ) -> AuditResult:
     """Compare the models of ``subjects``. ``alphas`` names extra effort weights (e.g. {"human
     (likert)": 0.6577}); equal weights (0.5) are always included. ``feedback`` has columns
     participant, subject, model_label (label shown), disagreement; ``shown_model`` is the model
-    whose scores participants saw (for the disagreement calibration)."""
+    whose scores participants saw (for the disagreement calibration); ``human``: the parts from what people
+    said (``fairness.human_audit``), kept in the result for the report."""
     frame = subjects.frame
     series = frame[subjects.series_columns].to_numpy(float)
     e = effort_of(series, frame["inertia"].to_numpy(float), desirable=desirable)
@@ -283,6 +287,7 @@ def audit(
             "n_subjects": len(frame),
             "weights": weight_sets,
         },
+        human,
     )
 
 
@@ -298,6 +303,26 @@ def audit_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
     }
     if result.notions is not None:
         tables["disagreement_notions"] = result.notions
+    return tables | human_tables(result.human)
+
+
+def human_tables(human: HumanAudit | None) -> dict[str, pd.DataFrame]:
+    """The CSV tables of what people said, by file name: human_metric_lipschitz and human_metric_worst_pairs
+    (--metric-from), utility_agreement (--utility-from), unfair_feature_reliance and feature_importance
+    (--features-from)."""
+    if human is None:
+        return {}
+    tables = {}
+    if human.lipschitz is not None and human.worst is not None:
+        tables["human_metric_lipschitz"] = human.lipschitz
+        tables["human_metric_worst_pairs"] = pd.concat(
+            [pairs.assign(model=model) for model, pairs in human.worst.items()], ignore_index=True
+        )
+    if human.utility is not None:
+        tables["utility_agreement"] = human.utility.table
+    if human.reliance is not None:
+        tables["unfair_feature_reliance"] = human.reliance.models
+        tables["feature_importance"] = human.reliance.features
     return tables
 
 
@@ -320,6 +345,12 @@ def audit_summary(result: AuditResult) -> dict:
             "n_participants": cal.n_participants,
             "estimand": cal.estimand,
             "boundary_note": boundary_note(cal.alpha, cal.ci),
+        },
+        "human": None
+        if result.human is None
+        else {
+            "sources": result.human.sources,
+            **{name: json.loads(frame.to_json(orient="records")) for name, frame in human_tables(result.human).items()},
         },
     }
     return json.loads(json.dumps(summary, default=str))

@@ -49,7 +49,7 @@ from analysis.group_size import small_group_warnings
 from fairness.disagreement import NOTIONS, disagreement_notions
 from fairness.error_rates import TieRule, agree_predictions, error_rates, rating_predictions
 from fairness.group_options import BIN_ABOVE, DEFAULT_QUANTILES, MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
-from fairness.human_metric import metric_by_rater_group, pool_frame
+from fairness.human_metric import judgements_of, metric_by_rater_group, pool_frame
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import (
@@ -606,16 +606,7 @@ def _pair_comparable(block: dict, frame: pd.DataFrame, opts: Options, pool: dict
         "pairs": per_pair[["pair", "rater_group", "share", "n_answers"]],
         "agreement": pd.DataFrame(agreement),
     }
-    ends = frame["subject"].str.split("~", expand=True)
-    judgements = pd.DataFrame(
-        {
-            "rater": frame["participant_id"],
-            "a": ends[0],
-            "b": ends[1],
-            "answer": frame["comparable"],
-            "rater_group": frame["rater_group"],
-        }
-    )
+    judgements = judgements_of(frame.rename(columns={"comparable": "value"}), "comparable")
     subjects, features = pool_frame(pool)
     tables["comparable_metric"], notes = metric_by_rater_group(
         judgements, subjects, features, kind="comparable", n_resamples=opts.n_resamples, seed=opts.seed

@@ -1,6 +1,7 @@
 """Audit models against a study's human calibration and yes/no feedback, and store the run."""
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -9,6 +10,7 @@ from django.db import transaction
 from fairness.model_audit import audit, read_subjects
 from research.export import export_tables
 from runs.calibrations import calibration_create, study_condition
+from runs.human_sources import human_audit_of
 from runs.models import AuditRun, Calibration
 from runs.provenance import CalibrationUsed, participant_counts, study_provenance
 from runs.reports.audit import write_audit_report
@@ -31,12 +33,19 @@ def audit_run_create(
     shown_model: str | None = "study_ai",
     seed: int = 1,
     n_resamples: int = 1000,
+    metric_from: str | None = None,
+    utility_from: str | None = None,
+    features_from: str | None = None,
+    by: Sequence[str] = (),
+    researcher=None,
 ) -> AuditRun:
     """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
     limits), pick the human weights (the given Calibration, else the latest
     Likert calibration of the condition), score every model, estimate alpha from the study's
     yes/no feedback when its subjects are in the file, write the report into ``out_dir``, store
-    its files (storage folder ``audit/<uuid>``), the run and the disagreement Calibration."""
+    its files (storage folder ``audit/<uuid>``), the run and the disagreement Calibration. ``metric_from``,
+    ``utility_from``, ``features_from`` (``SLUG[:BLOCK]``, studies of ``researcher``, else of the audited
+    study's owner) add what people said, per rater group of ``by`` (``runs.human_sources``)."""
     study = latest_study(slug)
     likert = None
     if calibration_id is not None:
@@ -63,6 +72,17 @@ def audit_run_create(
             .first()
         )
     subjects = read_subjects(subjects_file if subjects_frame is None else subjects_frame)
+    human = human_audit_of(
+        subjects,
+        audited_slug=slug,
+        researcher=researcher,
+        metric_from=metric_from,
+        utility_from=utility_from,
+        features_from=features_from,
+        by=by,
+        seed=seed,
+        n_resamples=n_resamples,
+    )
     alphas = {f"human (likert v{likert.version})": likert.alpha} if likert else {}
     disagreements = export_tables(slug).disagreements
     feedback = None
@@ -74,6 +94,7 @@ def audit_run_create(
     models = set(subjects.models)
     result = audit(
         subjects,
+        human=human,
         desirable=conditions[condition]["desirable"],
         scale=conditions[condition]["aggregate_scale"],
         alphas=alphas,
@@ -94,6 +115,8 @@ def audit_run_create(
             "Models": ", ".join(sorted(models)),
             "Bootstrap resamples": str(n_resamples),
             **({} if likert else {"Calibration used": "none: the condition has no Likert calibration (equal weights)"}),
+            **(human.sources if human else {}),
+            **({"Rater groups of the sources": " / ".join(by)} if human and by else {}),
         },
         calibration=CalibrationUsed(
             study=f"{likert.study.title} ({likert.study.slug} v{likert.study.version})",

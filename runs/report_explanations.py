@@ -180,6 +180,52 @@ AUDIT = {
         "Spearman(v_i(alpha), DR_i) for alpha in [0, 1]",
         f"{EFFORT}, Eq. 12; {FEEDBACK}, Eq. 3",
     ),
+    "human_metric_lipschitz": Explanation(
+        "Individual fairness under the fair metric learned from people's judgements (--metric-from), beside "
+        "EaIF and parity: the share of subject pairs whose scores differ by more than L times their distance.",
+        "0 means every pair is treated as alike as people say it should be; the 95% CI is the percentile "
+        "interval of the share over the metric's rater-bootstrap refits (the metric's uncertainty; the subjects "
+        "and scores are fixed). EaIF is under the last effort weight, parity the lowest over the group columns.",
+        "share = #{i < j: |s_i - s_j| > L d_M(x_i, x_j)} / (n(n - 1) / 2), d_M(x, y)^2 = (x - y)' M (x - y), L = 1",
+        "Dwork et al. (2012), the Lipschitz condition; Mukherjee et al. (2020, ICML), the learned metric M",
+    ),
+    "human_metric_worst": Explanation(
+        "The ten pairs with the largest excess of score difference over the human-metric distance, per model.",
+        "Pairs people would treat alike that the model scores far apart; look them up by id.",
+        "excess = |s_i - s_j| - L d_M(x_i, x_j)",
+        "Dwork et al. (2012); Mukherjee et al. (2020, ICML)",
+    ),
+    "utility_agreement": Explanation(
+        "How each model ranks the audited subjects compared with the stakeholders' utility model learned from "
+        "their pairwise choices (--utility-from), for all raters and per rater group.",
+        "rho = 1: the model ranks subjects exactly as the stakeholders' utility of being chosen does (the block's "
+        "decision, named under the table: a risk score agrees with 'be considered lower risk' at rho = -1); near 0: "
+        "unlike them. The 95% CI is the percentile interval over 1,000 rater resamples (raters drawn with replacement, "
+        "the mean utility recomputed); a model ranking exactly as the utility has rho = 1 and an interval "
+        "ending below 1 (read it as 'at least').",
+        "rho = Spearman(s, u), u(x) = mean over raters of w_r . x (each rater's Bradley-Terry utility weights)",
+        "Lee et al. (2019, CSCW), WeBuildAI; Spearman (1904)",
+    ),
+    "unfair_feature_reliance": Explanation(
+        "How much each model relies on the features people judged unfair to use (--features-from).",
+        "reliance is in score units: the mean change of a model's scores when the features are shuffled, each "
+        "weighted by the share judging it unfair; unfair fraction is the part of the model's reliance on the "
+        "judged features that falls on unfair ones. Each model is replaced by a linear surrogate of its scores "
+        "on the features: its R^2 says how much of the scores that describes.",
+        "I_j = mean over 20 seeded permutations of mean_i |f(x_i) - f(x_i, x_j permuted)|; reliance = sum_j "
+        "u_j I_j, u_j = 1 - share judging j fair; unfair fraction = reliance / sum_j I_j",
+        "Grgic-Hlaca et al. (2018, WWW), the judgements; Breiman (2001) and Fisher et al. (2019), permutation "
+        "importance",
+    ),
+    "feature_importance": Explanation(
+        "Each feature's permutation importance for each model's surrogate, the share judging it unfair and "
+        "their product.",
+        "The CIs are those of the share judging the feature unfair (rater bootstrap), and that interval times "
+        "the importance; the importance itself is the surrogate's, with its spread over the permutations in "
+        "the CSV.",
+        "weighted_j = u_j I_j",
+        "Grgic-Hlaca et al. (2018, WWW); Breiman (2001)",
+    ),
 }
 
 DIFFERENTIAL_PARITY = {

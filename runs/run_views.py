@@ -21,6 +21,7 @@ from research.dashboard import quota_fill, summarise
 from research.participant_samples import SAMPLES, sample_filter
 from research.researcher_views import pilot_context, sample_of
 from research.tables import study_tables
+from runs.human_source_options import OPTIONS
 from runs.models import AnalysisRun, AuditRun, Calibration, Job
 from runs.selectors import jobs_visible_to
 from runs.serializers import (
@@ -31,7 +32,7 @@ from runs.serializers import (
 from runs.services import JobQuotaExceeded, job_cancel, job_create
 from runs.storage import RunStorageError, list_files
 from studies.format2 import questionnaire_questions
-from studies.selectors import studies_visible_to, visible_versions
+from studies.selectors import latest_versions, studies_visible_to, visible_versions
 
 # URL name of a run kind -> (job kind, the API's serializer of its options, its uploaded files)
 STARTABLE = {
@@ -79,11 +80,45 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "questions": questionnaire_questions(study.spec) if study.spec.get("format") == 2 else {},
         "min_group_size": MIN_GROUP_SIZE,
         "min_subject_group": MIN_SUBJECT_GROUP,
+        "human_sources": human_source_choices(request.user, errors if kind == "audit" else {}, request.POST),
         "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT)
         .select_related("condition")
         .order_by("condition__key", "-version"),
     }
     return render(request, "researcher/run_start.html", context, status=status)
+
+
+HUMAN_SOURCE_FIELDS = {
+    "metric_from": ("Human metric from", "Individual fairness under the fair metric learned from these judgements."),
+    "utility_from": ("Stakeholders' utility from", "Rank correlation of each model with the utility model of choices."),
+    "features_from": ("Feature fairness from", "Each model's reliance on the features people judged unfair to use."),
+}
+
+
+def human_source_choices(user, errors: dict, values) -> list[dict]:
+    """The audit form's ``metric_from``, ``utility_from`` and ``features_from`` selects: the blocks of the
+    kind in the latest version of each of the researcher's studies (``runs.human_sources.OPTIONS``)."""
+    blocks = [
+        (study.slug, block)
+        for study in latest_versions(user)
+        for block in study.spec.get("blocks", [])
+        if block.get("type") == "task"
+    ]
+    return [
+        {
+            "name": name,
+            "label": label,
+            "hint": hint,
+            "value": values.get(name, ""),
+            "errors": errors.get(name, []),
+            "choices": [
+                (f"{slug}:{block['key']}", f"{slug}: {block['key']} ({block['task']})")
+                for slug, block in blocks
+                if block.get("task") in OPTIONS[name][1]
+            ],
+        }
+        for name, (label, hint) in HUMAN_SOURCE_FIELDS.items()
+    ]
 
 
 # A study file's job: the form it came from (URL name, label), linked from its page

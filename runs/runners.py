@@ -91,6 +91,11 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
         condition=job.params.get("condition") or None,
         calibration_id=job.params.get("calibration"),
         shown_model=job.params.get("shown_model") or "study_ai",
+        metric_from=job.params.get("metric_from") or None,
+        utility_from=job.params.get("utility_from") or None,
+        features_from=job.params.get("features_from") or None,
+        by=job.params.get("by") or (),
+        researcher=job.created_by,
     )
     context.log(f"audit run {run.pk} stored")
     return {

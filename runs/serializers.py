@@ -114,6 +114,18 @@ class AuditRequestSerializer(serializers.Serializer):
     condition = serializers.CharField(required=False, allow_blank=True)
     calibration = serializers.IntegerField(required=False)
     shown_model = serializers.CharField(required=False, allow_blank=True)
+    metric_from = serializers.CharField(
+        required=False, allow_blank=True, max_length=200, help_text="SLUG[:BLOCK]: a pair_comparable or triplet block"
+    )
+    utility_from = serializers.CharField(
+        required=False, allow_blank=True, max_length=200, help_text="SLUG[:BLOCK]: a choose block"
+    )
+    features_from = serializers.CharField(
+        required=False, allow_blank=True, max_length=200, help_text="SLUG[:BLOCK]: a feature_fairness block"
+    )
+    by = serializers.ListField(
+        child=serializers.CharField(max_length=100), required=False, help_text="rater groups of those studies"
+    )
 
 
 class AuditRunSerializer(serializers.Serializer):

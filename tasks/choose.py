@@ -278,21 +278,12 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     frame = block_answers(answers, block["key"], "choice")
     if frame.empty:
         return BlockAnalysis(block["key"], "choose", {}, ["No choices yet."])
-    pairs = frame["subject"].str.split("~", expand=True)
-    chose_a = frame["value"] >= 0.5
-    comparisons = pd.DataFrame(
-        {
-            "winner": pairs[0].where(chose_a, pairs[1]),
-            "loser": pairs[1].where(chose_a, pairs[0]),
-            "tie": (frame["value"] == 0.5).astype(int),
-            "rater_group": frame["participant_id"].map(groups),
-        }
-    )
+    comparisons = choices_of(frame, groups)
     rows, notes = [], []
     parts = [(ALL, comparisons)] + sorted(comparisons.dropna(subset=["rater_group"]).groupby("rater_group"))
     for group, part in parts:
         try:
-            fit = bradley_terry(part.drop(columns="rater_group"))
+            fit = bradley_terry(part.drop(columns=["rater_group", "rater"]))
         except ValueError as exc:
             rows.append({"rater_group": group, "note": str(exc), "n_comparisons": len(part)})
             notes.append(f"{group}: no strengths ({exc}).")
@@ -319,14 +310,33 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     if not features:
         notes.append("No utility model: the pool's subjects have no numeric or two-valued feature that varies.")
         return BlockAnalysis(block["key"], "choose", tables, notes)
-    by = comparisons.assign(rater=frame["participant_id"].to_numpy())
-    utilities = utility_model(by, subjects, features, by="rater_group", n_resamples=opts.n_resamples, seed=opts.seed)
+    utilities = utility_model(
+        comparisons, subjects, features, by="rater_group", n_resamples=opts.n_resamples, seed=opts.seed
+    )
     notes += [f"Utility model, {note}" for note in utilities.notes]
     if utilities.n_ties_dropped:
         notes.append(f"The utility model leaves out the {utilities.n_ties_dropped} 'Equally' answers.")
     tables["utility_weights"] = utilities.weights
     tables["borda"] = utilities.borda
     return BlockAnalysis(block["key"], "choose", tables, notes)
+
+
+def choices_of(frame, groups):
+    """A ``choose`` block's "choice" answers (``analysis.bts.block_answers``: participant_id, subject "a~b",
+    value 1 = a, 0 = b, 0.5 = "Equally") as comparisons: winner, loser, tie, rater_group, rater."""
+    import pandas as pd
+
+    pairs = frame["subject"].str.split("~", expand=True)
+    chose_a = frame["value"] >= 0.5
+    return pd.DataFrame(
+        {
+            "winner": pairs[0].where(chose_a, pairs[1]),
+            "loser": pairs[1].where(chose_a, pairs[0]),
+            "tie": (frame["value"] == 0.5).astype(int),
+            "rater_group": frame["participant_id"].map(groups),
+            "rater": frame["participant_id"],
+        }
+    )
 
 
 def feature_matrix(spec: dict, block: dict):
@@ -337,10 +347,7 @@ def feature_matrix(spec: dict, block: dict):
     import numpy as np
     import pandas as pd
 
-    pool = next(p for p in spec["pools"] if p["key"] == block["pool"])
-    raw = pd.DataFrame(
-        [s.get("features", {}) for s in pool["subjects"]], index=[str(s["id"]) for s in pool["subjects"]]
-    )
+    raw = pool_features(spec, block)
     columns, dropped = {}, []
     for name in raw.columns:
         values = raw[name]
@@ -360,5 +367,38 @@ def feature_matrix(spec: dict, block: dict):
             kept.append(name)
         else:
             dropped.append(name)
-    frame = pd.DataFrame({name: columns[name] for name in kept}, index=raw.index)
-    return (frame - frame.mean()) / frame.std(ddof=0), kept, dropped
+    return coded_like_pool(raw, kept, raw), kept, dropped
+
+
+def pool_features(spec: dict, block: dict):
+    """The raw feature columns of the block's pool (one row per subject, indexed by id)."""
+    import pandas as pd
+
+    pool = next(p for p in spec["pools"] if p["key"] == block["pool"])
+    return pd.DataFrame(
+        [s.get("features", {}) for s in pool["subjects"]], index=[str(s["id"]) for s in pool["subjects"]]
+    )
+
+
+def coded_like_pool(raw, names: list[str], subjects):
+    """The columns ``names`` of :func:`feature_matrix` (``feature`` or ``feature=value``) for the rows of
+    ``subjects`` (raw feature columns), z-scored by the pool's (``raw``) means and standard deviations, so
+    that utilities fitted on the pool apply to other subjects. ValueError naming a missing column or a
+    value that is not a number."""
+    import pandas as pd
+
+    def coded(frame, name: str):
+        column, _, value = name.partition("=")
+        column = name if name in raw.columns else column
+        if column not in frame.columns:
+            raise ValueError(f"column {column!r} (a feature of the utility model) is missing")
+        if column == name:
+            numbers = pd.to_numeric(frame[column], errors="coerce")
+            if numbers.isna().any():
+                raise ValueError(f"column {column!r} must be a number for every subject")
+            return numbers.astype(float)
+        return (frame[column].astype(str) == value).astype(float)
+
+    out = pd.DataFrame({name: coded(subjects, name) for name in names}, index=subjects.index)
+    reference = pd.DataFrame({name: coded(raw, name) for name in names}, index=raw.index)
+    return (out - reference.mean()) / reference.std(ddof=0)

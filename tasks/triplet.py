@@ -239,26 +239,14 @@ class Triplet(BlockTask):
 def analyse(spec: dict, block: dict, answers, groups, opts):
     """The learned fair metric (``fairness.human_metric.fit_metric``, ``kind="triplet"``) over the pool's
     feature columns, from all participants' triplet answers and from each rater group's."""
-    import pandas as pd
-
     from analysis.bts import block_answers
-    from fairness.human_metric import metric_by_rater_group, pool_frame
+    from fairness.human_metric import judgements_of, metric_by_rater_group, pool_frame
     from fairness.task_blocks import BlockAnalysis
 
     frame = block_answers(answers, block["key"], "closer")
     if frame.empty:
         return BlockAnalysis(block["key"], "triplet", {}, ["No triplet answers yet."])
-    ends = frame["subject"].str.split("~", expand=True)
-    judgements = pd.DataFrame(
-        {
-            "rater": frame["participant_id"],
-            "anchor": ends[0],
-            "b": ends[1],
-            "c": ends[2],
-            "answer": frame["value"],
-            "rater_group": frame["participant_id"].map(groups),
-        }
-    )
+    judgements = judgements_of(frame.assign(rater_group=frame["participant_id"].map(groups)), "triplet")
     subjects, features = pool_frame(next(p for p in spec["pools"] if p["key"] == block["pool"]))
     table, notes = metric_by_rater_group(
         judgements, subjects, features, kind="triplet", n_resamples=opts.n_resamples, seed=opts.seed

@@ -6,7 +6,14 @@ from pathlib import Path
 import pandas as pd
 
 from fairness.calibration import boundary_note
-from fairness.model_audit import AuditResult, audit_figures, audit_summary, audit_tables, notions_pivot
+from fairness.model_audit import (
+    AuditResult,
+    audit_figures,
+    audit_summary,
+    audit_tables,
+    human_tables,
+    notions_pivot,
+)
 from runs.provenance import Provenance
 from runs.report_explanations import (
     AUDIT,
@@ -36,6 +43,47 @@ EAIF_COLUMNS = {
     "method": "Method",
 }
 WORST_COLUMNS = {"id_i": "Subject i", "id_j": "Subject j", "D": "D", "d": "d", "violation": "D - d"}
+LIPSCHITZ_COLUMNS = {
+    "model": "Model",
+    "statistic": "Violating pairs (share)",
+    "ci": CI_LABEL,
+    "n_pairs": "Pairs",
+    "L": "L",
+    "eaif": "EaIF",
+    "parity": "Parity (lowest)",
+}
+HUMAN_WORST_COLUMNS = {
+    "id_i": "Subject i",
+    "id_j": "Subject j",
+    "score_difference": "|s_i - s_j|",
+    "distance": "d_M",
+    "excess": "Excess",
+}
+UTILITY_COLUMNS = {
+    "model": "Model",
+    "rater_group": "Rater group",
+    "statistic": "Spearman rho",
+    "ci": CI_LABEL,
+    "n_raters": "Raters",
+    "n_subjects": "Subjects",
+}
+RELIANCE_COLUMNS = {
+    "model": "Model",
+    "rater_group": "Rater group",
+    "reliance": "Reliance",
+    "unfair_fraction": "Unfair fraction",
+    "surrogate_r2": "Surrogate R^2",
+}
+IMPORTANCE_COLUMNS = {
+    "model": "Model",
+    "rater_group": "Rater group",
+    "feature": "Feature",
+    "importance": "Importance",
+    "unfair_share": "Judged unfair (share)",
+    "ci_unfair": CI_LABEL,
+    "weighted": "Weighted",
+    "ci_weighted": CI_LABEL,
+}
 
 
 def _exact_without_ci(eaif: pd.DataFrame) -> pd.DataFrame:
@@ -105,8 +153,74 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, proven
             ],
         )
     )
+    if result.human is not None:
+        sections += human_sections(result)
     figures = audit_figures(result)
     n_groups = len(figures) - 1 - (cal is not None)
     explanations = [AUDIT["eaif_figure"], *[AUDIT["eagf_figure"]] * n_groups, AUDIT["calibration_curve"]]
     sections += figure_sections(figures, explanations)
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
+
+
+# a table of what people said (its CSV name) -> section title, columns shown, estimate column, its option
+HUMAN_SECTIONS = {
+    "human_metric_lipschitz": (
+        "Individual fairness under the human metric",
+        LIPSCHITZ_COLUMNS,
+        "statistic",
+        "--metric-from",
+    ),
+    "utility_agreement": ("Agreement with the stakeholders' utility", UTILITY_COLUMNS, "statistic", "--utility-from"),
+    "unfair_feature_reliance": ("Reliance on features judged unfair", RELIANCE_COLUMNS, "reliance", "--features-from"),
+    "feature_importance": (
+        "Permutation importance and feature-fairness judgements",
+        IMPORTANCE_COLUMNS,
+        "weighted",
+        "--features-from",
+    ),
+}
+
+
+def human_sections(result: AuditResult) -> list[Section]:
+    """The sections of what people said: individual fairness under the human metric beside EaIF (the last
+    effort weight) and the lowest parity over the group columns, with its worst pairs; the agreement with the
+    stakeholders' utility; the reliance on features judged unfair."""
+    human = result.human
+    assert human is not None
+    tables = human_tables(human)
+    sections = []
+    for name, (title, columns, estimate, option) in HUMAN_SECTIONS.items():
+        if name not in tables:
+            continue
+        frame = tables[name]
+        if name == "human_metric_lipschitz":
+            last = list(result.settings["weights"])[-1]
+            eaif = result.eaif[result.eaif["weights"] == last].set_index("model")["eaif"]
+            parity = result.parity.min(axis=1) if result.parity.shape[1] else pd.Series(dtype=float)
+            frame = frame.assign(eaif=frame["model"].map(eaif), parity=frame["model"].map(parity))
+        sections.append(
+            table_section(
+                title,
+                frame,
+                explanation=AUDIT[name],
+                csv=f"{name}.csv",
+                columns=columns,
+                estimate=estimate,
+                notes=[f"From {human.sources[option]}."],
+            )
+        )
+        if name == "human_metric_lipschitz" and human.worst is not None:
+            sections.append(
+                Section(
+                    title="Worst pairs under the human metric",
+                    explanation=AUDIT["human_metric_worst"],
+                    csv="human_metric_worst_pairs.csv",
+                    tables=[
+                        table_context(pairs.head(10), caption=f"Worst pairs: {model}", columns=HUMAN_WORST_COLUMNS)
+                        for model, pairs in human.worst.items()
+                        if len(pairs)
+                    ],
+                    empty="No pair of any model violates the condition.",
+                )
+            )
+    return sections

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from fairness.model_audit import SubjectsFileError
 from runs.audit_runs import AuditError, audit_run_create
+from runs.human_sources import SourceError
 from studies.services import StudyNotFound
 
 
@@ -19,8 +20,26 @@ class Command(BaseCommand):
         parser.add_argument("--shown-model", default="study_ai", help="model whose labels participants saw")
         parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/audit-<condition>)")
         parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument(
+            "--metric-from",
+            metavar="SLUG[:BLOCK]",
+            help="individual fairness under the fair metric learned from a study's pair_comparable or triplet block",
+        )
+        parser.add_argument(
+            "--utility-from",
+            metavar="SLUG[:BLOCK]",
+            help="rank correlation of each model with the stakeholders' utility model of a study's choose block",
+        )
+        parser.add_argument(
+            "--features-from",
+            metavar="SLUG[:BLOCK]",
+            help="each model's reliance on features judged unfair in a study's feature_fairness block",
+        )
+        parser.add_argument(
+            "--by", nargs="+", default=[], metavar="QUESTION", help="rater groups of those studies (questionnaire)"
+        )
 
-    def handle(self, *args, study, subjects, calibration, condition, shown_model, out, seed, **options):
+    def handle(self, *args, study, subjects, calibration, condition, shown_model, out, seed, by, **options):
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / study / f"audit-{condition or 'default'}"
         try:
             run = audit_run_create(
@@ -31,8 +50,12 @@ class Command(BaseCommand):
                 calibration_id=calibration,
                 shown_model=shown_model,
                 seed=seed,
+                metric_from=options["metric_from"],
+                utility_from=options["utility_from"],
+                features_from=options["features_from"],
+                by=by,
             )
-        except (StudyNotFound, AuditError, SubjectsFileError) as exc:
+        except (StudyNotFound, AuditError, SubjectsFileError, SourceError) as exc:
             raise CommandError(str(exc)) from exc
         for row in run.results["eaif"]:
             self.stdout.write(f"  {row['model']:<22} {row['weights']:<22} EaIF {row['eaif']:.4f}")
@@ -44,4 +67,15 @@ class Command(BaseCommand):
             )
             if cal.get("boundary_note"):
                 self.stdout.write(f"  {cal['boundary_note']}")
+        human = run.results.get("human") or {}
+        for row in human.get("human_metric_lipschitz", []):
+            self.stdout.write(f"  {row['model']:<22} human metric: share of pairs violating {row['statistic']:.4f}")
+        for row in human.get("utility_agreement", []):
+            self.stdout.write(
+                f"  {row['model']:<22} Spearman with the utility of {row['rater_group']}: {row['statistic']:.3f}"
+            )
+        for row in human.get("unfair_feature_reliance", []):
+            self.stdout.write(
+                f"  {row['model']:<22} reliance on features judged unfair ({row['rater_group']}): {row['reliance']:.4f}"
+            )
         self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))

@@ -1,0 +1,226 @@
+"""What people said in a study, for a model audit (``audit_models --metric-from / --utility-from /
+--features-from SLUG[:BLOCK]``): the learned fair metric of a ``pair_comparable`` or ``triplet`` block, the
+per-rater utilities of a ``choose`` block, the feature-fairness shares of a ``feature_fairness`` block.
+
+``SLUG`` must be a study of the researcher (the one who starts the audit; from the command line, the owner of
+the audited study); ``BLOCK`` (a task block's key) chooses when the study has several blocks of the kind.
+Answers are the completed, non-pilot participants' who passed the attention checks; rater groups are the
+source study's questionnaire answers to ``by`` (none: the "all raters" rows only)."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from django.db.models import Q
+
+from analysis.bts import block_answers
+from analysis.paired_comparison import ALL_RATERS, utility_model
+from fairness.feature_fairness import feature_fairness_shares
+from fairness.human_audit import (
+    HumanAudit,
+    UtilityAgreement,
+    lipschitz_table,
+    unfair_feature_reliance,
+    utility_agreement,
+)
+from fairness.human_metric import MAX_METRIC_RESAMPLES, HumanMetric, Kind, fit_metric, judgements_of, pool_frame
+from fairness.model_audit import Subjects
+from fairness.rater_groups import group_of_raters
+from research.export import export_tables
+from runs.human_source_options import OPTIONS
+from studies.format2 import check_by
+from studies.models import Study
+from studies.selectors import can_view, owning_version
+from tasks.choose import choices_of, coded_like_pool, feature_matrix, pool_features
+
+MEASURES = {"pair_comparable": "comparable", "triplet": "closer", "choose": "choice", "feature_fairness": "fair_use"}
+
+
+class SourceError(ValueError):
+    """A ``SLUG[:BLOCK]`` the audit cannot use; the message names the option and the reason."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A source block with its study, its answers (one measure, with each rater's group) and a description."""
+
+    option: str
+    study: Study
+    block: dict
+    answers: pd.DataFrame
+    groups: pd.Series  # participant_id -> rater group (missing without ``by`` or an answer to it)
+
+    @property
+    def label(self) -> str:
+        raters = self.answers["participant_id"].nunique()
+        decision = f", decision {self.block['decision']!r}" if self.block.get("decision") else ""
+        return f"{self.study.slug}:{self.block['key']} ({self.block['task']}, {raters} raters{decision})"
+
+    def error(self, message: str) -> SourceError:
+        return SourceError(f"{OPTIONS[self.option][0]} {self.study.slug}:{self.block['key']}: {message}")
+
+
+def _may_use(researcher, audited_slug: str, slug: str) -> bool:
+    """A researcher's study (``studies.selectors.can_view``); without a researcher (the command line), a
+    study with the audited study's owner."""
+    if researcher is not None:
+        return can_view(researcher, slug)
+    source, audited = owning_version(slug), owning_version(audited_slug)
+    return source is not None and audited is not None and source.owner_id == audited.owner_id
+
+
+def source_block(option: str, reference: str, *, researcher, audited_slug: str, by: Sequence[str] = ()) -> Source:
+    """The block ``reference`` (``SLUG[:BLOCK]``) names for ``option`` (a key of :data:`OPTIONS`) and its
+    answers; SourceError for a study not the researcher's, no or several blocks of the kind, no answers."""
+    flag, tasks, kind = OPTIONS[option]
+    slug, _, key = reference.partition(":")
+    if not slug or not _may_use(researcher, audited_slug, slug):
+        raise SourceError(f"{flag} {reference!r}: no study {slug!r} among the researcher's studies")
+    study = Study.objects.filter(slug=slug).order_by("-version").first()
+    assert study is not None  # _may_use found its owning version
+    blocks = [b for b in study.spec.get("blocks", []) if b.get("type") == "task" and b.get("task") in tasks]
+    if key:
+        blocks = [b for b in blocks if b["key"] == key]
+    if not blocks:
+        where = f"no block {key!r} of type" if key else "no block of type"
+        raise SourceError(f"{flag} {reference!r}: {where} {' or '.join(tasks)} ({kind}) in study {slug!r}")
+    if len(blocks) > 1:
+        keys = ", ".join(b["key"] for b in blocks)
+        raise SourceError(
+            f"{flag} {reference!r}: study {slug!r} has several such blocks ({keys}); name one: {slug}:BLOCK"
+        )
+    block = blocks[0]
+    tables = export_tables(slug, participants=Q(status="completed", pilot=False))
+    answers = tables.answers
+    answers = answers[(answers["measure"] != "questionnaire") & (answers["excluded"] != 1)] if len(answers) else answers
+    frame = block_answers(answers, block["key"], MEASURES[block["task"]]) if len(answers) else answers
+    if frame.empty:
+        raise SourceError(f"{flag} {slug}:{block['key']}: no completed participant's answers yet")
+    groups = pd.Series(np.nan, index=pd.Index(frame["participant_id"].unique()), dtype=object)
+    if by:
+        try:
+            columns = list(check_by(study.spec, by))
+        except ValueError as exc:
+            raise SourceError(f"{flag} {slug}:{block['key']}: {exc}") from exc
+        questionnaire = tables.questionnaire.reindex(columns=["participant_id", *columns])
+        questionnaire[columns] = questionnaire[columns].replace("", np.nan)
+        groups = group_of_raters(questionnaire, "participant_id", columns).reindex(groups.index)
+    return Source(option, study, block, frame.assign(rater_group=frame["participant_id"].map(groups)), groups)
+
+
+def source_metric(source: Source, subjects: pd.DataFrame, *, n_resamples: int, seed: int) -> HumanMetric:
+    """The block's learned metric (``fairness.human_metric.fit_metric`` over the pool's features, at most
+    MAX_METRIC_RESAMPLES rater-bootstrap refits); SourceError when an audited subject lacks a feature or
+    has a text value the pool does not have (the metric cannot measure it)."""
+    pool = next(p for p in source.study.spec["pools"] if p["key"] == source.block["pool"])
+    pool_subjects, features = pool_frame(pool)
+    missing = [f for f in features if f not in subjects.columns]
+    if missing:
+        raise source.error(
+            f"the block's pool features {', '.join(missing)} are not columns of the audited subjects (their "
+            f"columns: {', '.join(map(str, subjects.columns))})"
+        )
+    kind: Kind = "comparable" if source.block["task"] == "pair_comparable" else "triplet"
+    judgements = judgements_of(source.answers, kind).drop(columns="rater_group")
+    try:
+        metric = fit_metric(
+            judgements,
+            pool_subjects,
+            features,
+            kind=kind,
+            n_resamples=min(n_resamples, MAX_METRIC_RESAMPLES),
+            seed=seed,
+        )
+    except ValueError as exc:
+        raise source.error(f"no metric ({exc})") from exc
+    for feature in metric.scaling.numeric:
+        if pd.to_numeric(subjects[feature], errors="coerce").isna().any():
+            raise source.error(f"column {feature!r} of the audited subjects must be a number for every subject")
+    for feature, levels in metric.scaling.categorical.items():
+        unseen = sorted(set(subjects[feature].astype(str)) - set(levels))
+        if unseen:
+            raise source.error(
+                f"column {feature!r} of the audited subjects has values the pool does not ({', '.join(unseen[:5])}; "
+                f"the pool's: {', '.join(levels)})"
+            )
+    return metric
+
+
+def source_utility(
+    source: Source, scores: pd.DataFrame, subjects: pd.DataFrame, *, n_resamples: int, seed: int
+) -> UtilityAgreement:
+    """Each rater's utility weights from the block's choices over the pool's coded features
+    (``analysis.paired_comparison.utility_model``, ``tasks.choose.feature_matrix``) and the models' rank
+    correlation with the stakeholders' utility of the audited subjects (``fairness.human_audit``)."""
+    coded_pool, features, _ = feature_matrix(source.study.spec, source.block)
+    if not features:
+        raise source.error("the pool's subjects have no numeric or two-valued feature that varies: no utility model")
+    try:
+        coded = coded_like_pool(pool_features(source.study.spec, source.block), features, subjects)
+    except ValueError as exc:
+        raise source.error(f"the audited subjects: {exc}") from exc
+    try:
+        comparisons = choices_of(source.answers, source.groups)
+        model = utility_model(comparisons, coded_pool, features, by="rater_group", n_resamples=0, seed=seed)
+        return utility_agreement(
+            scores,
+            model.per_rater[features],
+            coded,
+            groups=model.per_rater["rater_group"],
+            all_raters=ALL_RATERS,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+    except ValueError as exc:
+        raise source.error(str(exc)) from exc
+
+
+def source_shares(source: Source, *, n_resamples: int, seed: int) -> pd.DataFrame:
+    """The share of answers judging each feature fair, all raters and per rater group, with its
+    rater-bootstrap CI (``fairness.feature_fairness.feature_fairness_shares``)."""
+    frame = source.answers.assign(feature=source.answers["subject"])
+    shares, _ = feature_fairness_shares(frame, n_resamples=n_resamples, n_permutations=n_resamples, seed=seed)
+    return shares
+
+
+def human_audit_of(
+    subjects: Subjects,
+    *,
+    audited_slug: str,
+    researcher=None,
+    metric_from: str | None = None,
+    utility_from: str | None = None,
+    features_from: str | None = None,
+    by: Sequence[str] = (),
+    seed: int = 1,
+    n_resamples: int = 1000,
+) -> HumanAudit | None:
+    """The audit's parts from what people said (``fairness.human_audit.HumanAudit``; None when no source is
+    given): every source is checked before anything is fitted."""
+    references = {"metric_from": metric_from, "utility_from": utility_from, "features_from": features_from}
+    sources = {
+        option: source_block(option, reference, researcher=researcher, audited_slug=audited_slug, by=by)
+        for option, reference in references.items()
+        if reference
+    }
+    if not sources:
+        return None
+    frame = subjects.frame.set_index("id")
+    scores = pd.DataFrame({model: frame[f"score_{model}"] for model in subjects.models})
+    lipschitz = worst = utility = reliance = None
+    if "metric_from" in sources:
+        metric = source_metric(sources["metric_from"], frame, n_resamples=n_resamples, seed=seed)
+        lipschitz, worst = lipschitz_table(scores, frame, metric)
+    if "utility_from" in sources:
+        utility = source_utility(sources["utility_from"], scores, frame, n_resamples=n_resamples, seed=seed)
+    if "features_from" in sources:
+        source = sources["features_from"]
+        shares = source_shares(source, n_resamples=n_resamples, seed=seed)
+        try:
+            reliance = unfair_feature_reliance(scores, frame, shares, seed=seed)
+        except ValueError as exc:
+            raise source.error(str(exc)) from exc
+    return HumanAudit(
+        lipschitz, worst, utility, reliance, {OPTIONS[o][0]: source.label for o, source in sources.items()}
+    )
