@@ -109,10 +109,14 @@ def _iso(value) -> str:
     return value.isoformat() if value is not None else ""
 
 
-def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | None = None) -> ExportTables:
+def export_tables(
+    slug: str, *, include_pilot: bool = False, participants: Q | None = None, quality_exclusion: str = "study"
+) -> ExportTables:
     """Every table for every version of the study ``slug`` (``present``: those its design has);
     pilot participants only with ``include_pilot``. ``participants`` (a condition on ``Participant``, e.g.
-    ``research.participant_samples.sample_filter``) chooses the participants instead."""
+    ``research.participant_samples.sample_filter``) chooses the participants instead. ``quality_exclusion``
+    (``research.quality.EXCLUSION_MODES``) chooses which quality flags set ``excluded``: the study's
+    ``exclude_if`` (default), none or any (the analyses' sensitivity to flagged participants)."""
     studies = {s.pk: s for s in Study.objects.filter(slug=slug)}
     if participants is None:
         participants = Q() if include_pilot else Q(pilot=False)
@@ -131,7 +135,9 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
         passed = int(attention["sum"].get(p.pk, 0))
         failed = int(attention["count"].get(p.pk, 0)) - passed
         quality = qualities[p.pk]
-        excluded[p.pk] = int(is_excluded(study.spec, failed) or excluded_by_quality(quality, study.spec))
+        excluded[p.pk] = int(
+            is_excluded(study.spec, failed) or excluded_by_quality(quality, study.spec, quality_exclusion)
+        )
         quality_rows += [
             {
                 "participant_id": str(p.pseudonym),

@@ -131,9 +131,21 @@ def assess(page_counts: PageCounts, spec: dict) -> Quality:
     )
 
 
-def excluded_by_quality(quality: Quality, spec: dict) -> bool:
-    """Whether the study's ``quality.exclude_if`` names one of the participant's flags."""
-    return bool(set(spec.get("quality", {}).get("exclude_if", ())) & set(quality.flags))
+# Which quality flags exclude a participant: those the study's ``quality.exclude_if`` names ("study", the
+# default), none ("none": every participant kept, the sensitivity analysis's "all"), or any ("flagged": its
+# "without_flagged").
+EXCLUSION_MODES = ("study", "none", "flagged")
+
+
+def excluded_by_quality(quality: Quality, spec: dict, mode: str = "study") -> bool:
+    """Whether the participant is excluded for answer quality under ``mode`` (:data:`EXCLUSION_MODES`):
+    by default when the study's ``quality.exclude_if`` names one of the participant's flags."""
+    if mode not in EXCLUSION_MODES:
+        raise ValueError(f"quality exclusion must be one of {list(EXCLUSION_MODES)}, got {mode!r}")
+    if mode == "none":
+        return False
+    named = set(quality.flags) if mode == "flagged" else set(spec.get("quality", {}).get("exclude_if", ()))
+    return bool(named & set(quality.flags))
 
 
 def database_qualities(studies: Iterable[Study], chosen) -> dict[int, tuple[Quality, dict]]:
