@@ -15,7 +15,8 @@ Flagged participants are a subset of all, so the two estimates are not independe
 screening rule (a robustness check), not a test of their difference.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -86,14 +87,29 @@ def compare_estimates(all_frame: pd.DataFrame, without: pd.DataFrame, *, estimat
     return merged[COLUMNS].reset_index(drop=True)
 
 
-def sensitivity_sentence(table: pd.DataFrame, n_flagged: int) -> str:
-    """'Without the 3 participants flagged for answer quality, 2 of 14 headline estimates change their
-    conclusion.'"""
-    changed = int(table["conclusion_changes"].sum()) if len(table) else 0
-    who = f"the {n_flagged} participant{'s' * (n_flagged != 1)} flagged for answer quality"
-    if not n_flagged:
-        return "No participant was flagged for answer quality: every headline estimate is the same without them."
-    return (
-        f"Without {who}, {changed} of {len(table)} headline estimate{'s' * (len(table) != 1)} "
-        f"change{'s' * (changed == 1)} {'its' if changed == 1 else 'their'} conclusion."
-    )
+@dataclass(frozen=True)
+class Sensitivity:
+    """A report's headline estimates with all participants and without the ``n_flagged`` flagged ones
+    (``table``: :data:`COLUMNS`, rows of :func:`compare_estimates`)."""
+
+    table: pd.DataFrame
+    n_flagged: int
+
+    def sentence(self) -> str:
+        """'Without the 3 participants flagged for answer quality, 2 of 14 headline estimates change their
+        conclusion.'"""
+        if not self.n_flagged:
+            return "No participant was flagged for answer quality: every headline estimate is the same without them."
+        n, changed = len(self.table), int(self.table["conclusion_changes"].sum()) if len(self.table) else 0
+        who = f"the {self.n_flagged} participant{'s' * (self.n_flagged != 1)} flagged for answer quality"
+        return (
+            f"Without {who}, {changed} of {n} headline estimate{'s' * (n != 1)} "
+            f"change{'s' * (changed == 1)} {'its' if changed == 1 else 'their'} conclusion."
+        )
+
+
+def sensitivity_of(pieces: Iterable[pd.DataFrame], n_flagged: int) -> Sensitivity:
+    """The :class:`Sensitivity` of a report from its tables' :func:`compare_estimates` rows."""
+    frames = [frame for frame in pieces if len(frame)]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    return Sensitivity(table.astype({"conclusion_changes": bool}), n_flagged)

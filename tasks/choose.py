@@ -147,6 +147,7 @@ class Choose(BlockTask):
                 "Bradley & Terry (1952); Davidson (1970); WeBuildAI, Lee et al. (CSCW 2019)",
             ),
             estimate="strength",
+            headline="strength",
         ),
         "utility_weights": ReportTable(
             "utility weights of the subjects' features by rater group",

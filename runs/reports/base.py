@@ -25,10 +25,12 @@ from django.template.loader import render_to_string
 from django.templatetags.static import PrefixNode
 from django.utils.text import slugify
 
+from analysis.sensitivity import Sensitivity
 from core.report_texts import CI_LABEL
 from research.export import table_to_csv
 from runs.provenance import Provenance
 from runs.report_explanations import (
+    SENSITIVITY,
     Explanation,
 )
 from runs.report_format import (
@@ -322,3 +324,40 @@ def table_section(
     if frame is not None and len(frame):
         section.tables = [table_context(frame, index=index, **table)]
     return section
+
+
+SENSITIVITY_COLUMNS = {
+    "estimate": "Estimate",
+    "all": "All participants",
+    "without_flagged": "Without flagged",
+    "conclusion_changes": "Conclusion changes",
+    "reason": "Why",
+}
+
+
+def sensitivity_section(sensitivity: Sensitivity, out_dir: Path) -> Section:
+    """The report's sensitivity section (``sensitivity.csv`` written beside it): every headline estimate
+    with all participants and without the flagged ones, and whether its conclusion changes."""
+    write_csv(sensitivity.table, out_dir / "sensitivity.csv")
+    shown = sensitivity.table.assign(
+        conclusion_changes=sensitivity.table["conclusion_changes"].map({True: "yes", False: "no"})
+    )
+    section = table_section(
+        "Sensitivity: without participants flagged for answer quality",
+        shown,
+        empty="No headline estimate to compare.",
+        explanation=SENSITIVITY,
+        csv="sensitivity.csv",
+        columns=SENSITIVITY_COLUMNS,
+    )
+    section.paragraphs = [sensitivity.sentence()]
+    return section
+
+
+def sensitivity_results(sensitivity: Sensitivity) -> dict:
+    """results.json's ``sensitivity``: the flagged count, the sentence and the rows."""
+    return {
+        "n_flagged": sensitivity.n_flagged,
+        "sentence": sensitivity.sentence(),
+        "estimates": json.loads(sensitivity.table.to_json(orient="records")),
+    }

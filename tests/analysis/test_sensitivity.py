@@ -4,7 +4,7 @@ row, and the conclusion-change rule on hand-made tables."""
 import numpy as np
 import pandas as pd
 
-from analysis.sensitivity import COLUMNS, compare_estimates, sensitivity_sentence
+from analysis.sensitivity import COLUMNS, Sensitivity, compare_estimates, sensitivity_of
 
 
 def test_rows_are_matched_by_their_keys_and_each_rule_fires():
@@ -53,8 +53,9 @@ def test_identical_analyses_change_nothing_and_the_sentence_counts():
     table = compare_estimates(frame, frame, estimate="alpha", prefix="alpha")
     assert table["all"].tolist() == table["without_flagged"].tolist() == [0.6]
     assert not table["conclusion_changes"].any()
-    assert sensitivity_sentence(table, 0).startswith("No participant was flagged")
-    changed = table.assign(conclusion_changes=True)
-    assert sensitivity_sentence(changed, 2) == (
+    assert Sensitivity(table, 0).sentence().startswith("No participant was flagged")
+    changed = sensitivity_of([table.assign(conclusion_changes=True), table.iloc[0:0]], 2)
+    assert len(changed.table) == 1
+    assert changed.sentence() == (
         "Without the 2 participants flagged for answer quality, 1 of 1 headline estimate changes its conclusion."
     )
