@@ -26,7 +26,7 @@ from participation.signals import COLUMNS as SIGNAL_COLUMNS
 from research import export_answers
 from research.answer_rows import is_excluded, neutralise
 from research.participant_samples import DEFAULT_SAMPLE, sample_filter
-from research.quality import VisitSignals, assess, counts, excluded_by_quality
+from research.quality import VisitSignals, assess, counts, detected, excluded_by_quality
 from research.tables import COLUMNS, TABLES, tables_of
 from studies.models import Study
 from tasks import block_task
@@ -83,8 +83,11 @@ def _visits(participant_ids: list[int]) -> pd.DataFrame:
     return frame
 
 
-def _qualities(participants: list[Participant], studies: dict[int, Study], visits: pd.DataFrame) -> dict:
-    """Each participant's answer quality (``research.quality.assess``) over their submitted pages."""
+def _qualities(
+    participants: list[Participant], studies: dict[int, Study], visits: pd.DataFrame, answers: pd.DataFrame
+) -> dict:
+    """Each participant's answer quality (``research.quality.assess``) over their submitted pages and
+    detection answers."""
     submitted = visits[visits["submitted_at"].notna()]
     by_participant: dict[int, list[VisitSignals]] = {}
     for row in submitted.itertuples(index=False):
@@ -99,8 +102,17 @@ def _qualities(participants: list[Participant], studies: dict[int, Study], visit
                 text_chars=signals["text_chars"],
             )
         )
+    pastes = dict(zip(zip(visits["pid"], visits["page"], strict=True), visits["pastes"], strict=True))
+    items: dict[int, list] = {}
+    for row in answers[answers["measure"] == "detection"].itertuples(index=False):
+        found = pastes.get((row.pid, row.page))
+        items.setdefault(row.pid, []).append((row.page, row.number, None if pd.isna(found) else int(found)))
     return {
-        p.pk: assess(counts(by_participant.get(p.pk, []), studies[p.study_id].spec), studies[p.study_id].spec)
+        p.pk: assess(
+            counts(by_participant.get(p.pk, []), studies[p.study_id].spec),
+            studies[p.study_id].spec,
+            detected(items.get(p.pk, []), studies[p.study_id].spec),
+        )
         for p in participants
     }
 
@@ -128,7 +140,7 @@ def export_tables(
     attention = answers[answers["measure"] == "attention"].groupby("pid")["number"].agg(["sum", "count"])
     facts = {pk: _subject_facts(s) for pk, s in studies.items()}
 
-    qualities = _qualities(participants, studies, visits)
+    qualities = _qualities(participants, studies, visits, answers)
     participant_rows, excluded, quality_rows = [], {}, []
     for p in participants:
         study = studies[p.study_id]
