@@ -33,6 +33,7 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from unittest import mock
@@ -162,6 +163,65 @@ def headline(slug: str, spec: dict, mode: str, seed: int, humans: set[str] | Non
     return float(frame.loc[frame["rater_group"] == ALL, "mean"].iloc[0])
 
 
+@dataclass(frozen=True)
+class Contamination:
+    """What the benchmark measured: per client kind, its completed participants, the share flagged by any
+    rule and by each rule; the headline disagreement rate with everyone, without the flagged and of the
+    human-like clients alone."""
+
+    n: dict[str, int]
+    flagged: dict[str, float]
+    by_rule: dict[str, dict[str, float]]
+    everyone: float
+    without_flagged: float
+    humans_only: float
+
+
+def contamination(humans: int, bots: int, paced: int, seed: int, owner) -> Contamination:
+    """Load the study for ``owner``, run the clients in a shuffled order and measure (a configured
+    database: the command's or a test's)."""
+    from django.test import Client
+    from django.utils import timezone
+
+    from participation.models import Participant
+    from research.export import export_tables
+    from studies.services import study_load
+    from studies.study_file import validate_study
+
+    spec = study_load(spec=validate_study(study_spec()), owner=owner).study.spec
+    slug = spec["slug"]
+    rng = np.random.default_rng(seed)
+    clock = Clock(timezone.now() - timedelta(days=2))
+    order = [kind for kind, n in zip(KINDS, (humans, bots, paced), strict=True) for _ in range(n)]
+    rng.shuffle(order)
+    with mock.patch("django.utils.timezone.now", clock):
+        for i, kind in enumerate(order):
+            take_study(Client(), clock, slug, f"{kind.replace(' ', '-')}-{i}", kind, rng)
+
+    people = Participant.objects.filter(study__slug=slug)
+    kinds = {str(p.pseudonym): p.external_id.rsplit("-", 1)[0].replace("-", " ") for p in people}
+    tables = export_tables(slug)
+    table = tables.participants[tables.participants["status"] == "completed"]
+    table = table.assign(kind=table["participant_id"].map(kinds))
+    rules = tables.quality.assign(kind=tables.quality["participant_id"].map(kinds))
+    by_rule = {
+        kind: rules[rules["kind"] == kind]
+        .groupby("rule", sort=False)["flagged"]
+        .agg(lambda f: f.fillna(0).mean())
+        .to_dict()
+        for kind in KINDS
+    }
+    human_ids = set(table.loc[table["kind"] == "human", "participant_id"])
+    return Contamination(
+        n={kind: int((table["kind"] == kind).sum()) for kind in KINDS},
+        flagged={kind: float((table.loc[table["kind"] == kind, "quality_flags"] != "").mean()) for kind in KINDS},
+        by_rule=by_rule,
+        everyone=headline(slug, spec, "none", seed),
+        without_flagged=headline(slug, spec, "flagged", seed),
+        humans_only=headline(slug, spec, "none", seed, human_ids),
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--humans", type=int, default=200)
@@ -174,47 +234,22 @@ def main() -> None:
 
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from django.test import Client
-    from django.utils import timezone
-
-    from participation.models import Participant
-    from research.export import export_tables
-    from studies.services import study_load
-    from studies.study_file import validate_study
 
     call_command("migrate", verbosity=0)
     call_command("flush", interactive=False, verbosity=0)
-    spec = study_load(
-        spec=validate_study(study_spec()), owner=get_user_model().objects.create(username="bench")
-    ).study.spec
-    slug = spec["slug"]
-    rng = np.random.default_rng(args.seed)
-    clock = Clock(timezone.now() - timedelta(days=2))
-    people = [("human", args.humans), ("bot", args.bots), ("paced bot", args.paced)]
-    order = [kind for kind, n in people for _ in range(n)]
-    rng.shuffle(order)
     started = time.perf_counter()
-    with mock.patch("django.utils.timezone.now", clock):
-        for i, kind in enumerate(order):
-            take_study(Client(), clock, slug, f"{kind.replace(' ', '-')}-{i}", kind, rng)
-    print(f"{len(order)} participants took the study in {time.perf_counter() - started:.0f} s")
-
-    kinds = {str(p.pseudonym): p.external_id.rsplit("-", 1)[0].replace("-", " ") for p in Participant.objects.all()}
-    table = export_tables(slug).participants
-    table = table[table["status"] == "completed"].assign(kind=table["participant_id"].map(kinds))
-    rules = export_tables(slug).quality.assign(kind=lambda q: q["participant_id"].map(kinds))
+    owner = get_user_model().objects.create(username="bench")
+    found = contamination(args.humans, args.bots, args.paced, args.seed, owner)
+    seconds = time.perf_counter() - started
+    print(f"{sum(found.n.values())} participants took the study and were measured in {seconds:.0f} s")
     print(f"\n{'client':<10} {'n':>4} {'flagged':>8}   by rule (share flagged)")
     for kind in KINDS:
-        mine = table[table["kind"] == kind]
-        share = (mine["quality_flags"] != "").mean()
-        by_rule = rules[rules["kind"] == kind].groupby("rule", sort=False)["flagged"].agg(lambda f: f.fillna(0).mean())
-        detail = ", ".join(f"{rule} {value:.0%}" for rule, value in by_rule.items())
-        print(f"{kind:<10} {len(mine):>4} {share:>8.1%}   {detail}")
-    humans = set(table.loc[table["kind"] == "human", "participant_id"])
+        detail = ", ".join(f"{rule} {value:.0%}" for rule, value in found.by_rule[kind].items())
+        print(f"{kind:<10} {found.n[kind]:>4} {found.flagged[kind]:>8.1%}   {detail}")
     print("\nheadline: disagreement rate of all participants (agree block)")
-    print(f"  every participant:        {headline(slug, spec, 'none', args.seed):.3f}")
-    print(f"  without the flagged:      {headline(slug, spec, 'flagged', args.seed):.3f}")
-    print(f"  the human-like ones only: {headline(slug, spec, 'none', args.seed, humans):.3f}")
+    print(f"  every participant:        {found.everyone:.3f}")
+    print(f"  without the flagged:      {found.without_flagged:.3f}")
+    print(f"  the human-like ones only: {found.humans_only:.3f}")
 
 
 if __name__ == "__main__":
