@@ -130,7 +130,8 @@ def detected(answers: Iterable[tuple[str, float | None, int | None]], spec: dict
     """Check -> :class:`Detected` from a participant's detection answers, each (page key, stored flag,
     pastes on the page or None): an item flags when its answer did, or, for ``copy``, when its page saw
     a paste."""
-    checks, out = detection_checks(spec), {}
+    checks = detection_checks(spec)
+    out: dict[str, Detected] = {}
     for page, flag, pastes in answers:
         check = checks[page]
         hit = bool(flag) or (check == "copy" and bool(pastes))
