@@ -180,24 +180,8 @@ def design_run_create(
 ) -> AnalysisRun:
     """A format 2 study's analysis per task block and rater group (``runs.design_analysis``): report,
     results.json and CSVs stored under ``analysis/<uuid>``, and the run (no Calibration rows)."""
-    try:
-        result = study_analysis(
-            study.slug,
-            study.spec,
-            by=by,
-            include_pilot=include_pilot,
-            include_incomplete=include_incomplete,
-            seed=seed,
-            n_resamples=n_resamples,
-            n_permutations=n_resamples,
-            progress=progress,
-            generalise=generalise,
-            **groups,
-        )
-    except ValueError as exc:
-        raise ValueError(f"study {study.slug!r}: {exc}") from exc
 
-    def analyse(quality_exclusion: str) -> DesignAnalysis:
+    def analyse(quality_exclusion: str, progress: Callable[[str, int, int], None] | None = None) -> DesignAnalysis:
         return study_analysis(
             study.slug,
             study.spec,
@@ -208,10 +192,15 @@ def design_run_create(
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_resamples,
+            progress=progress,
             generalise=generalise,
             **groups,
         )
 
+    try:
+        result = analyse("study", progress)
+    except ValueError as exc:
+        raise ValueError(f"study {study.slug!r}: {exc}") from exc
     sensitivity = design_sensitivity(*without_flagged(analyse, result, study.spec))
     provenance = study_provenance(
         study,
