@@ -336,21 +336,27 @@ SENSITIVITY_COLUMNS = {
 
 
 def sensitivity_section(sensitivity: Sensitivity, out_dir: Path) -> Section:
-    """The report's sensitivity section (``sensitivity.csv`` written beside it): every headline estimate
-    with all participants and without the flagged ones, and whether its conclusion changes."""
-    write_csv(sensitivity.table, out_dir / "sensitivity.csv")
-    shown = sensitivity.table.assign(
-        conclusion_changes=sensitivity.table["conclusion_changes"].map({True: "yes", False: "no"})
-    )
+    """The report's sensitivity section (``sensitivity.csv`` written beside it, every headline estimate with
+    all participants and without the flagged ones): the estimates whose conclusion changes, and how many
+    others keep theirs."""
+    table = sensitivity.table
+    write_csv(table, out_dir / "sensitivity.csv")
+    changed = table[table["conclusion_changes"]].assign(conclusion_changes="yes")
     section = table_section(
         "Sensitivity: without participants flagged for answer quality",
-        shown,
-        empty="No headline estimate to compare.",
+        changed,
+        empty="No headline estimate changes its conclusion without the flagged participants.",
         explanation=SENSITIVITY,
         csv="sensitivity.csv",
         columns=SENSITIVITY_COLUMNS,
     )
+    kept = len(table) - len(changed)
     section.paragraphs = [sensitivity.sentence()]
+    if len(changed) and kept:
+        section.paragraphs.append(
+            f"The other {kept} headline estimate{'s keep their' if kept != 1 else ' keeps its'} conclusion "
+            "(all of them in sensitivity.csv)."
+        )
     return section
 
 

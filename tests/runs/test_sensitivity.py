@@ -84,3 +84,7 @@ def test_design_report_flags_a_conclusion_the_flagged_participants_carry(researc
     dr = run.results["blocks"][0]["tables"]["disagreement_rate"][0]
     assert dr["mean"] == pytest.approx(overall["without_flagged"])
     assert run.results["sensitivity"]["n_flagged"] == 12
+    html = (tmp_path / "report.html").read_text()  # the report lists the changed estimates, the CSV all of them
+    assert "agree disagreement_rate: rater_group=all participants" in html
+    kept = int((~table["conclusion_changes"]).sum())
+    assert f"The other {kept} headline estimates keep their conclusion" in html
