@@ -8,11 +8,12 @@ import re
 import pytest
 
 from participation.models import Answer, Participant
+from research.dashboard import summarise
 from research.export import export_tables
 from research.quality import database_qualities
 from studies.models import Study
 from studies.study_file import InvalidStudyFile, validate_study
-from tasks.detection import DEFAULTS, copy_error_share, levenshtein
+from tasks.detection import CHECKS, DEFAULTS, copy_error_share, levenshtein
 from tests.participation.test_format2_browser import _disagreement_spec
 from tests.tasks import reach_task_page
 
@@ -90,7 +91,7 @@ def _walk(client, spec: dict, label: str, answers: dict[str, str], copy_signals:
 
 
 @pytest.mark.django_db
-def test_pages_hide_the_instruction_from_people_and_flag_what_a_machine_answers(client, researcher):
+def test_pages_hide_the_instruction_from_people_and_flag_what_a_machine_answers(client, researcher, mini_study):
     spec = detection_spec(exclude_if=["hidden"])
     study = _study(researcher, spec)
     participant, page = reach_task_page(client, spec, "detection", "reader")
@@ -137,8 +138,16 @@ def test_pages_hide_the_instruction_from_people_and_flag_what_a_machine_answers(
     assert quality.loc["hidden", "measured"] == 1 and quality.loc["hidden", "threshold"] == 1
     assert quality.loc["copy", "flagged"] == 1
 
-    # the dashboard's aggregate path agrees with the export
+    # the dashboard's aggregate path agrees with the export, and counts each check's flags
     found = database_qualities([study], Participant.objects.filter(study=study))
     for p in (human, bot, typo):
         row = people.loc[p.external_id]
         assert ";".join(found[p.pk][0].flags) == row["quality_flags"]
+    counted = summarise(spec["slug"]).quality_flags
+    assert {rule: counted[rule] for rule in CHECKS} == {"hidden": 1, "shibboleth": 1, "copy": 2}
+    assert "copy" not in summarise("disagreement-mini").quality_flags  # a study without detection blocks
+
+
+@pytest.fixture
+def mini_study(db, researcher):
+    return _study(researcher, _disagreement_spec())
