@@ -35,6 +35,9 @@ KEYS = (
     "feature",
     "R0",
     "R1",
+    "comparison",
+    "attribute",
+    "group",
 )
 LEVEL = 0.05
 

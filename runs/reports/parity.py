@@ -4,12 +4,22 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.sensitivity import Sensitivity
 from fairness.relative_reports import DP_NOTE, dp_results
 from runs.provenance import Provenance
 from runs.report_explanations import (
     DIFFERENTIAL_PARITY,
 )
-from runs.reports.base import _heading, figure_sections, render_report, table_section, write_csv, write_json
+from runs.reports.base import (
+    _heading,
+    figure_sections,
+    render_report,
+    sensitivity_results,
+    sensitivity_section,
+    table_section,
+    write_csv,
+    write_json,
+)
 
 DP_HEADINGS = {
     "fair_scores_vs_ai": "Participants' fair scores vs the AI's scores",
@@ -48,6 +58,7 @@ def write_dp_report(
     title: str,
     definitions: dict[str, str] | None = None,
     provenance: Provenance | None = None,
+    sensitivity: Sensitivity | None = None,
 ) -> Path:
     """Differential parity: report.html, results.json and one CSV per table. ``definitions`` (by table
     name, e.g. ``fairness.study_parity.TABLE_DEFINITIONS``) say at the top of each section what R0, R1
@@ -56,7 +67,10 @@ def write_dp_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
         write_csv(frame, out_dir / f"{name}.csv")
-    write_json(dp_results(tables), out_dir / "results.json")
+    results = dp_results(tables)
+    if sensitivity is not None:
+        results["sensitivity"] = sensitivity_results(sensitivity)
+    write_json(results, out_dir / "results.json")
     sections = []
     for name, frame in tables.items():
         family = (
@@ -82,4 +96,7 @@ def write_dp_report(
             section.paragraphs.insert(0, definitions[name])
         sections.append(section)
     sections += figure_sections(figures, [DIFFERENTIAL_PARITY["differences_figure"]] * len(figures))
-    return render_report(out_dir, title, sections, intro=[DP_NOTE], provenance=provenance)
+    if sensitivity is not None:
+        sections.append(sensitivity_section(sensitivity, out_dir))
+    intro = [DP_NOTE, *([sensitivity.sentence()] if sensitivity is not None else [])]
+    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)

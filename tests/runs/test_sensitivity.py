@@ -88,3 +88,29 @@ def test_design_report_flags_a_conclusion_the_flagged_participants_carry(researc
     assert "agree disagreement_rate: rater_group=all participants" in html
     kept = int((~table["conclusion_changes"]).sum())
     assert f"The other {kept} headline estimates keep their conclusion" in html
+
+
+def test_differential_parity_report_gives_each_test_with_and_without_the_flagged(demo_study, tmp_path):
+    from dataclasses import replace
+
+    from runs.relative_fairness import study_differential_parity, write_study_dp_report
+
+    simulate_participants("effort-demo", n=24, seed=6)
+    _machine_speed("effort-demo", 8)
+    _, tables = write_study_dp_report("effort-demo", tmp_path)
+    table = pd.read_csv(tmp_path / "sensitivity.csv")
+    scores = tables["fair_scores_vs_ai"]
+    assert len(table) == len(scores) + len(tables["disagreements"]) > 0
+    assert table["all"].tolist()[: len(scores)] == pytest.approx(scores["DPT"].tolist())
+    # "without_flagged": the same tests on the export with the flagged participants marked excluded by hand
+    export = export_tables("effort-demo")
+    flagged = set(export.participants.loc[export.participants["quality_flags"] != "", "participant_id"])
+    assert flagged
+
+    def drop(frame: pd.DataFrame) -> pd.DataFrame:  # attention exclusions kept
+        return frame.assign(excluded=(frame["excluded"].eq(1) | frame["participant_id"].isin(flagged)).astype(int))
+
+    by_hand = replace(export, pairs=drop(export.pairs), disagreements=drop(export.disagreements))
+    without = study_differential_parity("effort-demo", by_hand)[0]["fair_scores_vs_ai"]
+    assert table["without_flagged"].tolist()[: len(scores)] == pytest.approx(without["DPT"].tolist())
+    assert "Sensitivity: without participants flagged for answer quality" in (tmp_path / "report.html").read_text()
