@@ -15,6 +15,7 @@ from studies.models import Study
 from studies.study_file import InvalidStudyFile, validate_study
 from tasks.detection import CHECKS, DEFAULTS, copy_error_share, levenshtein
 from tests.participation.test_format2_browser import _disagreement_spec
+from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 from tests.tasks import reach_task_page
 
 SENTENCE = DEFAULTS["copy"]["sentence"]
@@ -151,3 +152,62 @@ def test_pages_hide_the_instruction_from_people_and_flag_what_a_machine_answers(
 @pytest.fixture
 def mini_study(db, researcher):
     return _study(researcher, _disagreement_spec())
+
+
+def _detect(page, *, human: bool) -> None:
+    """Answer a detection page in the browser: a person reads the visible question (or types the sentence
+    key by key); a naive LLM-driven bot answers from the page's text and pastes the sentence."""
+    if human:
+        page.wait_for_timeout(2300)
+    field = page.get_by_label("Type the sentence above, exactly as it is written.")
+    if field.count():
+        if human:
+            field.click()
+            page.keyboard.type(SENTENCE, delay=20)
+        else:
+            field.evaluate(
+                """(el, text) => { const data = new DataTransfer(); data.setData("text/plain", text);
+                el.dispatchEvent(new ClipboardEvent("paste", {clipboardData: data, bubbles: true}));
+                el.value = text; }""",
+                SENTENCE,
+            )
+    elif page.get_by_label("I don't know").count():
+        page.get_by_label("I don't know" if human else "49,660,049").check()
+    else:
+        page.get_by_label("7" if human else "8", exact=True).check()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Next").click()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_in_a_browser_the_instruction_reaches_machines_only_and_the_signals_flag_a_paste(
+    browser,  # noqa: F811
+    live_server,
+    researcher,
+):
+    from tests.participation.test_answer_quality import _answer
+
+    study = _study(researcher, detection_spec())
+    for label, human in {"person": True, "bot": False}.items():
+        page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+        page.goto(f"{live_server.url}/s/{study.slug}/?participant_label={label}")
+        with page.expect_navigation():
+            page.get_by_role("button", name="I agree to take part").click()
+        while "/done/" not in page.url:
+            if page.get_by_role("heading", name="A quick check").count() and not page.get_by_label("Blue").count():
+                if page.get_by_label("8", exact=True).count():
+                    hidden = page.locator("p.visually-hidden")
+                    assert hidden.bounding_box()["width"] <= 1 and "choose 8" in page.locator("main").inner_text()
+                    assert "choose 8" not in page.locator("main").aria_snapshot()  # no screen reader meets it
+                _detect(page, human=human)
+            else:
+                _answer(page, human=human)
+        page.context.close()
+    flags = {
+        p.external_id: found[0].flags
+        for p in Participant.objects.filter(study=study)
+        for found in [database_qualities([study], Participant.objects.filter(pk=p.pk))[p.pk]]
+    }
+    assert not set(flags["person"]) & set(CHECKS), flags
+    assert set(flags["bot"]) >= {"hidden", "shibboleth", "copy"}, flags
