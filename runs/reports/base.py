@@ -360,10 +360,18 @@ def sensitivity_section(sensitivity: Sensitivity, out_dir: Path) -> Section:
     return section
 
 
-def sensitivity_results(sensitivity: Sensitivity) -> dict:
-    """results.json's ``sensitivity``: the flagged count, the sentence and the rows."""
-    return {
+def add_sensitivity(
+    sensitivity: Sensitivity | None, out_dir: Path, *, results: dict, sections: list[Section], intro: list[str]
+) -> None:
+    """A report's sensitivity to the flagged participants, if it has one: ``results["sensitivity"]`` (the
+    flagged count, the sentence and the rows), its section (:func:`sensitivity_section`) and its sentence
+    in the introduction."""
+    if sensitivity is None:
+        return
+    results["sensitivity"] = {
         "n_flagged": sensitivity.n_flagged,
         "sentence": sensitivity.sentence(),
         "estimates": json.loads(sensitivity.table.to_json(orient="records")),
     }
+    sections.append(sensitivity_section(sensitivity, out_dir))
+    intro.append(sensitivity.sentence())

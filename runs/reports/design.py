@@ -18,10 +18,9 @@ from runs.report_explanations import (
 )
 from runs.reports.base import (
     Section,
+    add_sensitivity,
     figure_context,
     render_report,
-    sensitivity_results,
-    sensitivity_section,
     table_section,
     write_csv,
     write_json,
@@ -182,10 +181,6 @@ def write_design_report(
     CSV per block and table (``<block>_<table>.csv``), rater_groups.csv and honesty.csv; with
     ``sensitivity`` also its section and sensitivity.csv."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    results = design_results(result)
-    if sensitivity is not None:
-        results["sensitivity"] = sensitivity_results(sensitivity)
-    write_json(results, out_dir / "results.json")
     write_csv(result.rater_groups, out_dir / "rater_groups.csv")
     sections = [
         table_section(
@@ -234,7 +229,7 @@ def write_design_report(
             notes=[note for note in [left_out_sentence(result.honesty)] if note],
         )
     )
-    if sensitivity is not None:
-        sections.append(sensitivity_section(sensitivity, out_dir))
-    intro = [_sample_sentence(result), *result.warnings, *([sensitivity.sentence()] if sensitivity else [])]
+    results, intro = design_results(result), [_sample_sentence(result), *result.warnings]
+    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)

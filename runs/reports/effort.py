@@ -24,10 +24,9 @@ from runs.reports.base import (
     CI_LABEL,
     Section,
     Table,
+    add_sensitivity,
     figure_sections,
     render_report,
-    sensitivity_results,
-    sensitivity_section,
     table_context,
     table_section,
     write_csv,
@@ -241,10 +240,6 @@ def write_report(
     for name, frame in tables.items():
         write_csv(frame, out_dir / f"{name}.csv")
     write_csv(bts, out_dir / "bts_scores.csv")
-    results = results_dict(result)
-    if sensitivity is not None:
-        results["sensitivity"] = sensitivity_results(sensitivity)
-    write_json(results, out_dir / "results.json")
     sections = []
     for name, frame in tables.items():
         if name == "table5":
@@ -281,12 +276,12 @@ def write_report(
         report_figures(result, pairs, bts),
         [ANALYSIS["ratings_figure"], ANALYSIS["coefficient_figure"], ANALYSIS["bts_figure"]],
     )
-    if sensitivity is not None:
-        sections.append(sensitivity_section(sensitivity, out_dir))
     if provenance is None:
         provenance = Provenance(seeds={"bootstrap": result.seed})
     intro = [result.sample.sentence()] if result.sample else []
-    intro += [sensitivity.sentence()] if sensitivity is not None else []
+    results = results_dict(result)
+    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
 
 

@@ -12,10 +12,9 @@ from runs.report_explanations import (
 )
 from runs.reports.base import (
     _heading,
+    add_sensitivity,
     figure_sections,
     render_report,
-    sensitivity_results,
-    sensitivity_section,
     table_section,
     write_csv,
     write_json,
@@ -67,10 +66,6 @@ def write_dp_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
         write_csv(frame, out_dir / f"{name}.csv")
-    results = dp_results(tables)
-    if sensitivity is not None:
-        results["sensitivity"] = sensitivity_results(sensitivity)
-    write_json(results, out_dir / "results.json")
     sections = []
     for name, frame in tables.items():
         family = (
@@ -96,7 +91,7 @@ def write_dp_report(
             section.paragraphs.insert(0, definitions[name])
         sections.append(section)
     sections += figure_sections(figures, [DIFFERENTIAL_PARITY["differences_figure"]] * len(figures))
-    if sensitivity is not None:
-        sections.append(sensitivity_section(sensitivity, out_dir))
-    intro = [DP_NOTE, *([sensitivity.sentence()] if sensitivity is not None else [])]
+    results, intro = dp_results(tables), [DP_NOTE]
+    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
