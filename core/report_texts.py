@@ -26,13 +26,16 @@ class Explanation:
 class ReportTable:
     """A table's section of a report: its heading, its columns (name -> label, in order), its
     explanation, the column whose estimate sets the table's precision (CIs), and ``figure``: the
-    (category, estimate) columns drawn as bars per rater group with their CIs, if the section has a figure."""
+    (category, estimate) columns drawn as bars per rater group with their CIs, if the section has a figure;
+    ``headline``: the column of a headline estimate, which the report's sensitivity table gives with all
+    participants and without those flagged for answer quality (``analysis.sensitivity``)."""
 
     heading: str
     columns: dict[str, str]
     explanation: Explanation
     estimate: str | None = None
     figure: tuple[str, str] | None = None
+    headline: str | None = None
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,8 @@ class Answer(models.Model):
                 name="answer_score_range",
             ),
             models.CheckConstraint(
-                condition=~Q(measure__in=["k_accept", "agree", "attention", "comparable"]) | Q(number__in=[0, 1]),
+                condition=~Q(measure__in=["k_accept", "agree", "attention", "comparable", "detection"])
+                | Q(number__in=[0, 1]),
                 name="answer_binary",
             ),
             models.CheckConstraint(

@@ -45,7 +45,7 @@ def _answer_tasks(specs: list[dict]) -> list[str]:
             continue
         tasks += ["screening"] if spec.get("screening") else []
         for block in spec["blocks"]:
-            if block["type"] in ("questionnaire", "attention"):
+            if block["type"] in ("questionnaire", "attention", "detection"):
                 tasks.append(block["type"])
             elif block["type"] == "task":
                 tasks.append(block["task"])

@@ -10,10 +10,11 @@ from django.db.models import Count, Q
 
 from participation.models import Answer, Participant
 from participation.quotas import members
-from research.quality import database_qualities, excluded_by_quality
+from research.quality import database_qualities, detection_checks, excluded_by_quality
 from studies.models import Study
 from studies.quotas import quota_groups
 from studies.study_file import QUALITY_RULES
+from tasks.detection import CHECKS
 
 NO_CONDITION = "(none)"
 
@@ -74,7 +75,7 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
         exclusion_rate=len(_excluded(slug, chosen) | quality_excluded) / completed if completed else None,
         median_minutes=statistics.median(minutes) if minutes else None,
         arrivals_figure_json=_arrivals_figure(chosen),
-        quality_flags={rule: sum(rule in q.flags for q, _ in qualities.values()) for rule in QUALITY_RULES},
+        quality_flags={rule: sum(rule in q.flags for q, _ in qualities.values()) for rule in _rules(slug)},
     )
 
 
@@ -110,6 +111,17 @@ def _excluded(slug: str, chosen) -> set[int]:
         .annotate(failed=Count("id"))
     )
     return {row["participant_id"] for row in failures if row["failed"] >= int(thresholds[row["participant__study_id"]])}
+
+
+def _rules(slug: str) -> list[str]:
+    """The quality rules of the study's versions: the signal rules, and a detection check's only when one
+    of its versions has a detection block of that check."""
+    checks = {
+        c
+        for spec in Study.objects.filter(slug=slug).values_list("spec", flat=True)
+        for c in detection_checks(spec).values()
+    }
+    return [rule for rule in QUALITY_RULES if rule not in CHECKS or rule in checks]
 
 
 def _arrivals_figure(chosen) -> str:

@@ -26,7 +26,7 @@ from participation.signals import COLUMNS as SIGNAL_COLUMNS
 from research import export_answers
 from research.answer_rows import is_excluded, neutralise
 from research.participant_samples import DEFAULT_SAMPLE, sample_filter
-from research.quality import VisitSignals, assess, counts, excluded_by_quality
+from research.quality import VisitSignals, assess, counts, detected, excluded_by_quality
 from research.tables import COLUMNS, TABLES, tables_of
 from studies.models import Study
 from tasks import block_task
@@ -83,8 +83,11 @@ def _visits(participant_ids: list[int]) -> pd.DataFrame:
     return frame
 
 
-def _qualities(participants: list[Participant], studies: dict[int, Study], visits: pd.DataFrame) -> dict:
-    """Each participant's answer quality (``research.quality.assess``) over their submitted pages."""
+def _qualities(
+    participants: list[Participant], studies: dict[int, Study], visits: pd.DataFrame, answers: pd.DataFrame
+) -> dict:
+    """Each participant's answer quality (``research.quality.assess``) over their submitted pages and
+    detection answers."""
     submitted = visits[visits["submitted_at"].notna()]
     by_participant: dict[int, list[VisitSignals]] = {}
     for row in submitted.itertuples(index=False):
@@ -99,8 +102,17 @@ def _qualities(participants: list[Participant], studies: dict[int, Study], visit
                 text_chars=signals["text_chars"],
             )
         )
+    pastes = dict(zip(zip(visits["pid"], visits["page"], strict=True), visits["pastes"], strict=True))
+    items: dict[int, list] = {}
+    for row in answers[answers["measure"] == "detection"].itertuples(index=False):
+        found = pastes.get((row.pid, row.page))
+        items.setdefault(row.pid, []).append((row.page, row.number, None if pd.isna(found) else int(found)))
     return {
-        p.pk: assess(counts(by_participant.get(p.pk, []), studies[p.study_id].spec), studies[p.study_id].spec)
+        p.pk: assess(
+            counts(by_participant.get(p.pk, []), studies[p.study_id].spec),
+            studies[p.study_id].spec,
+            detected(items.get(p.pk, []), studies[p.study_id].spec),
+        )
         for p in participants
     }
 
@@ -109,10 +121,14 @@ def _iso(value) -> str:
     return value.isoformat() if value is not None else ""
 
 
-def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | None = None) -> ExportTables:
+def export_tables(
+    slug: str, *, include_pilot: bool = False, participants: Q | None = None, quality_exclusion: str = "study"
+) -> ExportTables:
     """Every table for every version of the study ``slug`` (``present``: those its design has);
     pilot participants only with ``include_pilot``. ``participants`` (a condition on ``Participant``, e.g.
-    ``research.participant_samples.sample_filter``) chooses the participants instead."""
+    ``research.participant_samples.sample_filter``) chooses the participants instead. ``quality_exclusion``
+    (``research.quality.EXCLUSION_MODES``) chooses which quality flags set ``excluded``: the study's
+    ``exclude_if`` (default), none or any (the analyses' sensitivity to flagged participants)."""
     studies = {s.pk: s for s in Study.objects.filter(slug=slug)}
     if participants is None:
         participants = Q() if include_pilot else Q(pilot=False)
@@ -124,14 +140,16 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
     attention = answers[answers["measure"] == "attention"].groupby("pid")["number"].agg(["sum", "count"])
     facts = {pk: _subject_facts(s) for pk, s in studies.items()}
 
-    qualities = _qualities(participants, studies, visits)
+    qualities = _qualities(participants, studies, visits, answers)
     participant_rows, excluded, quality_rows = [], {}, []
     for p in participants:
         study = studies[p.study_id]
         passed = int(attention["sum"].get(p.pk, 0))
         failed = int(attention["count"].get(p.pk, 0)) - passed
         quality = qualities[p.pk]
-        excluded[p.pk] = int(is_excluded(study.spec, failed) or excluded_by_quality(quality, study.spec))
+        excluded[p.pk] = int(
+            is_excluded(study.spec, failed) or excluded_by_quality(quality, study.spec, quality_exclusion)
+        )
         quality_rows += [
             {
                 "participant_id": str(p.pseudonym),

@@ -19,16 +19,22 @@ file's ``quality`` options, defaults in ``DEFAULTS``):
   signals: answers looked up or generated elsewhere.
 - ``untyped``: a page was sent with text in its text fields but saw no key pressed and nothing pasted
   there: the text was put in by a script, not typed.
+- ``hidden``, ``shibboleth``, ``copy``: one of the participant's detection items of that check
+  (``tasks.detection``, which states each with its source) flagged their answer: the hidden instruction
+  followed, the machine's answer to a reverse shibboleth, the sentence typed beyond the tolerance or
+  pasted (the page's signals). Only for studies with such blocks; unknown until one is answered.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from datetime import timedelta
 
 from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import Coalesce
 
+from participation.models import Answer, PageVisit
 from studies.models import Study
+from tasks.detection import CHECKS
 
 DEFAULTS = {"min_seconds_per_page": 2.0, "fast_share": 0.5, "min_pasted_chars": 20, "away_share": 0.5}
 
@@ -107,10 +113,42 @@ def options(spec: dict) -> dict:
     return {**DEFAULTS, **{k: v for k, v in spec.get("quality", {}).items() if k in DEFAULTS}}
 
 
-def assess(page_counts: PageCounts, spec: dict) -> Quality:
+def detection_checks(spec: dict) -> dict[str, str]:
+    """Detection block key (its page's key) -> its check, for a format 2 study's detection blocks."""
+    return {b["key"]: b["check"] for b in spec.get("blocks", []) if b["type"] == "detection"}
+
+
+@dataclass(frozen=True)
+class Detected:
+    """A participant's detection items of one check: how many were ``answered`` and how many ``flagged``."""
+
+    answered: int = 0
+    flagged: int = 0
+
+
+def detected(answers: Iterable[tuple[str, float | None, int | None]], spec: dict) -> dict[str, Detected]:
+    """Check -> :class:`Detected` from a participant's detection answers, each (page key, stored flag,
+    pastes on the page or None): an item flags when its answer did, or, for ``copy``, when its page saw
+    a paste."""
+    checks = detection_checks(spec)
+    out: dict[str, Detected] = {}
+    for page, flag, pastes in answers:
+        check = checks[page]
+        hit = bool(flag) or (check == "copy" and bool(pastes))
+        seen = out.get(check, Detected())
+        out[check] = Detected(seen.answered + 1, seen.flagged + hit)
+    return out
+
+
+def assess(page_counts: PageCounts, spec: dict, detections: Mapping[str, Detected] | None = None) -> Quality:
     """The participant's rule results (see the module's rules); a rule is unknown (None) when none of
-    the pages it looks at carries what it needs."""
+    the pages it looks at carries what it needs. ``detections`` (:func:`detected`) adds a rule per check
+    the study's detection blocks have."""
     limits = options(spec)
+    used, items = set(detection_checks(spec).values()), []
+    for check in (c for c in CHECKS if c in used):
+        d = (detections or {}).get(check, Detected())
+        items.append(RuleResult(check, d.flagged if d.answered else None, 1, bool(d.flagged) if d.answered else None))
     c = page_counts
     fast = c.fast / c.timed if c.timed else None
     pasted = c.pasted_chars if c.seen else None
@@ -127,13 +165,26 @@ def assess(page_counts: PageCounts, spec: dict) -> Quality:
             ),
             RuleResult("away", away, limits["away_share"], None if away is None else away > limits["away_share"]),
             RuleResult("untyped", untyped, 1, None if untyped is None else untyped >= 1),
+            *items,
         )
     )
 
 
-def excluded_by_quality(quality: Quality, spec: dict) -> bool:
-    """Whether the study's ``quality.exclude_if`` names one of the participant's flags."""
-    return bool(set(spec.get("quality", {}).get("exclude_if", ())) & set(quality.flags))
+# Which quality flags exclude a participant: those the study's ``quality.exclude_if`` names ("study", the
+# default), none ("none": every participant kept, the sensitivity analysis's "all"), or any ("flagged": its
+# "without_flagged").
+EXCLUSION_MODES = ("study", "none", "flagged")
+
+
+def excluded_by_quality(quality: Quality, spec: dict, mode: str = "study") -> bool:
+    """Whether the participant is excluded for answer quality under ``mode`` (:data:`EXCLUSION_MODES`):
+    by default when the study's ``quality.exclude_if`` names one of the participant's flags."""
+    if mode not in EXCLUSION_MODES:
+        raise ValueError(f"quality exclusion must be one of {list(EXCLUSION_MODES)}, got {mode!r}")
+    if mode == "none":
+        return False
+    named = set(quality.flags) if mode == "flagged" else set(spec.get("quality", {}).get("exclude_if", ()))
+    return bool(named & set(quality.flags))
 
 
 def database_qualities(studies: Iterable[Study], chosen) -> dict[int, tuple[Quality, dict]]:
@@ -159,5 +210,22 @@ def database_qualities(studies: Iterable[Study], chosen) -> dict[int, tuple[Qual
             )
             .values_list("pk", *(f.name for f in fields(PageCounts)))
         )
-        out |= {pk: (assess(PageCounts(*values), study.spec), study.spec) for pk, *values in rows}
+        found = _database_detections(study, chosen.filter(study=study))
+        out |= {pk: (assess(PageCounts(*values), study.spec, found.get(pk)), study.spec) for pk, *values in rows}
     return out
+
+
+def _database_detections(study: Study, chosen) -> dict[int, dict[str, Detected]]:
+    """Participant -> their :func:`detected` checks, from two queries (detection answers, pastes on the
+    copy pages); nothing when the study has no detection block."""
+    checks = detection_checks(study.spec)
+    if not checks:
+        return {}
+    answers = Answer.objects.filter(participant__in=chosen, measure="detection")
+    copies = [key for key, check in checks.items() if check == "copy"]
+    visits = PageVisit.objects.filter(participant__in=chosen, page__in=copies)
+    pastes = {(pid, page): n for pid, page, n in visits.values_list("participant_id", "page", "pastes")}
+    rows: dict[int, list] = {}
+    for pid, page, flag in answers.values_list("participant_id", "page", "number"):
+        rows.setdefault(pid, []).append((page, flag, pastes.get((pid, page))))
+    return {pid: detected(found, study.spec) for pid, found in rows.items()}

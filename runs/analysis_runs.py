@@ -3,23 +3,27 @@
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from django.db import transaction
 
 from analysis.bts import MIN_RESPONDENTS, participant_bts
 from analysis.pipeline import run_pipeline
 from fairness.rater_groups import ALL
+from fairness.task_blocks import DesignAnalysis
 from research.export import export_tables
 from runs.calibrations import calibration_create
 from runs.design_analysis import GroupOptions, study_analysis
 from runs.models import AnalysisRun
 from runs.provenance import study_provenance
-from runs.reports.design import write_design_report
-from runs.reports.effort import write_report
+from runs.reports.design import design_sensitivity, write_design_report
+from runs.reports.effort import alpha_sensitivity, write_report
 from runs.storage import delete_prefix, new_prefix, store_directory
 from studies.models import Study
 from studies.services import latest_study
 from studies.study_file import GENERALISE
+
+R = TypeVar("R")
 
 
 def analysis_run_create(
@@ -60,8 +64,9 @@ def analysis_run_create(
         )
     if by:
         raise ValueError(f"study {slug!r}: --by splits format 2 studies by questionnaire answers; this study has none")
-    tables = export_tables(slug, include_pilot=include_pilot)
-    try:
+
+    def analyse(quality_exclusion: str = "study", progress=progress):
+        tables = export_tables(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
         result = run_pipeline(
             tables.pairs.dropna(subset=["d_overall"]),
             tables.participants,
@@ -71,8 +76,13 @@ def analysis_run_create(
             progress=progress,
             generalise=generalise,
         )
+        return tables, result
+
+    try:
+        tables, result = analyse()
     except ValueError as exc:
         raise ValueError(f"study {slug!r}: {exc}") from exc
+    sensitivity = alpha_sensitivity(*without_flagged(lambda mode: analyse(mode, None)[1], result, study.spec))
     sample = result.sample
     floor = study.spec.get("bonus", {}).get("honesty", {}).get("min_respondents", MIN_RESPONDENTS)
     bts = participant_bts(sample.pairs, similar_max=study.spec["likert"]["similar_max"], min_respondents=floor)
@@ -89,7 +99,13 @@ def analysis_run_create(
         },
     )
     write_report(
-        result, sample.pairs, bts, out_dir, title=f"{study.title}: analysis (seed {seed})", provenance=provenance
+        result,
+        sample.pairs,
+        bts,
+        out_dir,
+        title=f"{study.title}: analysis (seed {seed})",
+        provenance=provenance,
+        sensitivity=sensitivity,
     )
     prefix = new_prefix("analysis")
     store_directory(out_dir, prefix)
@@ -130,6 +146,17 @@ GENERALISE_SETTING = {
 }
 
 
+def without_flagged(analyse: Callable[[str], R], main: R, spec: dict) -> tuple[R, R | None]:
+    """The analyses with all participants and without those flagged for answer quality (``analyse(mode)``
+    with ``research.quality.EXCLUSION_MODES`` "none" and "flagged"): the first is ``main`` when the study
+    excludes by no flag; the second None when too few participants are left to analyse."""
+    everyone = analyse("none") if spec.get("quality", {}).get("exclude_if") else main
+    try:
+        return everyone, analyse("flagged")
+    except ValueError:
+        return everyone, None
+
+
 def study_generalise(spec: dict, generalise: str | None) -> str | None:
     """The ``generalise`` option in effect: ``generalise`` ("stimuli", or "none" for the study's own stimuli)
     if given, else the study file's ``analysis.generalise``; None means the study's own stimuli."""
@@ -154,13 +181,15 @@ def design_run_create(
 ) -> AnalysisRun:
     """A format 2 study's analysis per task block and rater group (``runs.design_analysis``): report,
     results.json and CSVs stored under ``analysis/<uuid>``, and the run (no Calibration rows)."""
-    try:
-        result = study_analysis(
+
+    def analyse(quality_exclusion: str, progress: Callable[[str, int, int], None] | None = None) -> DesignAnalysis:
+        return study_analysis(
             study.slug,
             study.spec,
             by=by,
             include_pilot=include_pilot,
             include_incomplete=include_incomplete,
+            quality_exclusion=quality_exclusion,
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_resamples,
@@ -168,8 +197,12 @@ def design_run_create(
             generalise=generalise,
             **groups,
         )
+
+    try:
+        result = analyse("study", progress)
     except ValueError as exc:
         raise ValueError(f"study {study.slug!r}: {exc}") from exc
+    sensitivity = design_sensitivity(*without_flagged(analyse, result, study.spec))
     provenance = study_provenance(
         study,
         participants={
@@ -197,7 +230,11 @@ def design_run_create(
         },
     )
     write_design_report(
-        result, out_dir, title=f"{study.title}: analysis by {result.rater_group} (seed {seed})", provenance=provenance
+        result,
+        out_dir,
+        title=f"{study.title}: analysis by {result.rater_group} (seed {seed})",
+        provenance=provenance,
+        sensitivity=sensitivity,
     )
     prefix = new_prefix("analysis")
     store_directory(out_dir, prefix)

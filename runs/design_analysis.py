@@ -56,11 +56,13 @@ def study_analysis(
     by: Sequence[str],
     include_pilot: bool = False,
     include_incomplete: bool = False,
+    quality_exclusion: str = "study",
     **options,
 ) -> DesignAnalysis:
     """:func:`analyze_design` on the ``answers`` and ``questionnaire`` tables of the study's export
     (``research.export``): completed participants (with ``include_incomplete`` also active and timed-out
-    ones), pilots only with ``include_pilot`` (``options``: seed, n_resamples, n_permutations, progress)."""
+    ones), pilots only with ``include_pilot``, those excluded for answer quality as ``quality_exclusion``
+    says (``research.quality.EXCLUSION_MODES``) (``options``: seed, n_resamples, n_permutations, progress)."""
     from django.db.models import Q
 
     from research.export import export_tables
@@ -68,7 +70,7 @@ def study_analysis(
     by = check_by(spec, by)
     statuses = ("active", "completed", "timed_out") if include_incomplete else ("completed",)
     chosen = Q(status__in=statuses) if include_pilot else Q(status__in=statuses, pilot=False)
-    tables = export_tables(slug, participants=chosen)
+    tables = export_tables(slug, participants=chosen, quality_exclusion=quality_exclusion)
     answers = tables.answers[tables.answers["measure"] != "questionnaire"].reset_index(drop=True)
     if answers.empty:
         raise ValueError("no answers to analyse: no participant has completed the study yet")

@@ -2,9 +2,11 @@
 
 from pathlib import Path
 
+from analysis.sensitivity import Sensitivity, compare_estimates, sensitivity_of
 from fairness.relative_reports import differences_figure
 from fairness.study_parity import disagreement_parity, fair_scores_vs_ai, subject_table, table_definitions
 from research.export import ExportTables, export_tables
+from runs.analysis_runs import without_flagged
 from runs.provenance import Provenance, participant_counts, study_provenance
 from runs.reports.parity import write_dp_report
 from studies.services import latest_study
@@ -52,10 +54,30 @@ def dp_provenance(slug: str, export: ExportTables, *, alpha: float, favourable: 
     )
 
 
+def dp_sensitivity(slug: str, export: ExportTables, tables: dict, *, alpha: float, favourable: str) -> Sensitivity:
+    """Each differential parity test's DPT (its p and verdict) with all participants and without those
+    flagged for answer quality (``export`` and ``tables``: the report's, under the study's own exclusions)."""
+    exports: dict[str, ExportTables] = {"none": export}  # replaced when the study excludes by a flag
+
+    def analyse(mode: str) -> dict:
+        exports[mode] = export_tables(slug, quality_exclusion=mode)
+        return study_differential_parity(slug, exports[mode], alpha=alpha, favourable=favourable)[0]
+
+    everyone, without = without_flagged(analyse, tables, latest_study(slug).spec)
+    kept = {mode: int((found.participants["excluded"] == 0).sum()) for mode, found in exports.items()}
+    pieces = [
+        compare_estimates(frame, (without or {}).get(name, frame.iloc[0:0]), estimate="DPT", prefix=name)
+        for name, frame in everyone.items()
+        if "DPT" in frame
+    ]
+    return sensitivity_of(pieces, kept["none"] - kept["flagged"])
+
+
 def write_study_dp_report(
     slug: str, out_dir: Path, *, alpha: float = 0.05, favourable: str = "lower"
 ) -> tuple[Path, dict]:
-    """The study's differential-parity report (runs.reports.parity.write_dp_report) and its tables."""
+    """The study's differential-parity report (runs.reports.parity.write_dp_report, with its sensitivity to
+    the participants flagged for answer quality) and its tables."""
     export = export_tables(slug)
     tables, figures = study_differential_parity(slug, export, alpha=alpha, favourable=favourable)
     path = write_dp_report(
@@ -65,5 +87,6 @@ def write_study_dp_report(
         title=f"{slug}: differential parity",
         definitions=table_definitions(favourable),
         provenance=dp_provenance(slug, export, alpha=alpha, favourable=favourable),
+        sensitivity=dp_sensitivity(slug, export, tables, alpha=alpha, favourable=favourable),
     )
     return path, tables

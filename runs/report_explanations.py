@@ -362,3 +362,16 @@ DESIGN = {
         "Prelec (2004), Bayesian Truth Serum",
     ),
 }
+
+
+SENSITIVITY = Explanation(
+    "Each headline estimate of this report (alpha, disagreement rates and notions per rater group, differential "
+    "parity gaps and verdicts, Bradley-Terry strengths) computed with all participants and again without those "
+    "flagged by any answer-quality rule (interaction signals and detection items), whatever the study's "
+    "quality.exclude_if; the attention-check exclusions hold in both.",
+    "A conclusion changes when the estimate exists in one analysis only, when the estimate without the flagged "
+    "lies outside the 95% CI with all participants, when a test's p crosses .05, or when a parity verdict reads "
+    "differently; such estimates rest on the flagged participants, so report both.",
+    "the same estimator on two samples: all analysable participants, and those without a quality flag",
+    "platform's robustness check (analysis.sensitivity); flags: research.quality (README 'Answer quality')",
+)

@@ -17,6 +17,7 @@ from typing import Any
 
 from studies import study_file as v1
 from tasks import BLOCK_TASKS, block_task
+from tasks.detection import CHECKS, apply_detection_defaults, detection_problems
 from tasks.schema import LABELS, duplicates, once
 
 QUESTION_TYPES = ("single_choice", "multiple_choice", "number", "text", "likert")
@@ -116,7 +117,8 @@ _question = {
         "labels": _labels,
     },
 }
-_block_common = {"key": _key, "type": {"enum": ["instructions", "questionnaire", "attention", "task"]}}
+BLOCK_TYPES = ["instructions", "questionnaire", "attention", "detection", "task"]
+_block_common = {"key": _key, "type": {"enum": BLOCK_TYPES}}
 _block_conditions = {"type": "array", "minItems": 1, "items": _key, "uniqueItems": True}
 # A task block: the common fields, and the options of every registered task type (each type's own
 # options are checked against its type in _task_problems, so "not used by a rate task" names the rule).
@@ -185,11 +187,25 @@ _page_blocks = {
             },
         },
     },
+    "detection": {
+        "required": ["key", "type", "check"],
+        "properties": {
+            **_block_common,
+            "conditions": _block_conditions,
+            "check": {"enum": list(CHECKS)},
+            "question": _text,
+            "options": _options,
+            "flag_if": _text,
+            "instruction": _text,
+            "sentence": _text,
+            "max_error_share": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+    },
 }
 _block = {
     "type": "object",
     "required": ["key", "type"],
-    "properties": {"type": {"enum": ["instructions", "questionnaire", "attention", "task"]}},
+    "properties": {"type": {"enum": BLOCK_TYPES}},
     "allOf": [
         {
             "if": {"properties": {"type": {"const": kind}}},
@@ -341,6 +357,8 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
                 add(f"{base}.correct", f"{block['correct']!r} is not one of the options")
         elif block["type"] == "questionnaire":
             _questionnaire_problems(block, base, add)
+        elif block["type"] == "detection":
+            detection_problems(block, base, add)
         elif block["type"] == "task":
             if block["pool"] not in pools:
                 add(f"{base}.pool", f"{block['pool']!r} is not one of the pools ({_listing(pools)})")
@@ -351,6 +369,10 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
         # exclude_if_failed's default without checks (1) is inert, so a validated file validates again
         if name in checks and checks[name] > max(n_attention, name == "exclude_if_failed"):
             add(f"attention.{name}", f"cannot exceed the number of attention blocks ({n_attention})")
+    checks_used = {block["check"] for block in spec["blocks"] if block["type"] == "detection"}
+    for ri, rule in enumerate(spec.get("quality", {}).get("exclude_if", [])):
+        if rule in CHECKS and rule not in checks_used:
+            add(f"quality.exclude_if[{ri}]", f"{rule!r} needs a detection block with check {rule!r}")
     problems.extend(_shuffle_problems(spec))
     problems.extend(_among_problems(spec, conditions, pools))
     problems.extend(v1.screening_problems(spec))
@@ -589,6 +611,8 @@ def with_defaults(spec: dict) -> dict:
     for block in out["blocks"]:
         if "conditions" not in block:
             block["conditions"] = list(every)
+        if block["type"] == "detection":
+            apply_detection_defaults(block)
         if block["type"] == "questionnaire":
             for question in block["questions"]:
                 question.setdefault("required", True)

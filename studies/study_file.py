@@ -15,6 +15,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from tasks.detection import CHECKS
 from tasks.fair_score import DEFAULT_RISK_LABEL
 from tasks.pair_distance import DEFAULT_BTS_PROMPT, LIKERT, likert_defaults
 from tasks.schema import KEY, LIKERT_QUESTIONS, TEXT, duplicates
@@ -63,8 +64,9 @@ _bonus = {
 }
 
 GENERALISE = ("stimuli",)  # the study file's analysis.generalise values (analysis.pipeline.GENERALISE)
-# The answer-quality rules a study may exclude by (research.quality states each one).
-QUALITY_RULES = ("fast", "pasted", "away", "untyped")
+# The answer-quality rules a study may exclude by (research.quality states each one): four over the pages'
+# signals and one per check of the detection items (tasks.detection).
+QUALITY_RULES = ("fast", "pasted", "away", "untyped", *CHECKS)
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,

@@ -12,6 +12,7 @@ from tasks.agree import Agree
 from tasks.attention import Attention
 from tasks.base import BlockTask, BtsPositive, TaskType
 from tasks.choose import Choose
+from tasks.detection import Detection
 from tasks.fair_score import FairScore
 from tasks.feature_fairness import FeatureFairness
 from tasks.instructions import Instructions
@@ -26,6 +27,7 @@ TASK_TYPES: tuple[TaskType, ...] = (
     Instructions(),
     Screening(),
     Attention(),
+    Detection(),
     Questionnaire(),
     PairDistance(),
     FairScore(),

@@ -169,6 +169,7 @@ class Agree(BlockTask):
             ),
             estimate="mean",
             figure=("rater_group", "mean"),
+            headline="mean",
         ),
         "notions": ReportTable(
             "disagreement-derived notions by rater group",
@@ -193,6 +194,7 @@ class Agree(BlockTask):
                 "f = max_k (max_m f_{m,k} - min_m f_{m,k}), with DR_{m,k} = P(s = 1 | yhat = k, m)",
                 f"{FEEDBACK}, Eq. 0-5",
             ),
+            headline="value",
         ),
         "agree_error_rates": ReportTable(
             "error rates against the outcome: participants, their majority and the model",

@@ -148,6 +148,7 @@ class Choose(BlockTask):
             ),
             estimate="strength",
             figure=("subject", "strength"),
+            headline="strength",
         ),
         "utility_weights": ReportTable(
             "utility weights of the subjects' features by rater group",

@@ -290,6 +290,7 @@ class PairDistance(BlockTask):
                 "alpha = a2 / (a1 + a2) from d = a0 + a1 d_S + a2 d_E + e, per group",
                 f"{EFFORT}, Eq. 5",
             ),
+            headline="alpha",
         ),
     }
 

@@ -197,6 +197,7 @@ class Rate(BlockTask):
                 "moved onto [0, 1] to meet the AI's score)",
             ),
             estimate="gap",
+            headline="gap",
         ),
         "icc": ReportTable(
             "agreement among raters (ICC)",

@@ -25,10 +25,12 @@ from django.template.loader import render_to_string
 from django.templatetags.static import PrefixNode
 from django.utils.text import slugify
 
+from analysis.sensitivity import Sensitivity
 from core.report_texts import CI_LABEL
 from research.export import table_to_csv
 from runs.provenance import Provenance
 from runs.report_explanations import (
+    SENSITIVITY,
     Explanation,
 )
 from runs.report_format import (
@@ -322,3 +324,54 @@ def table_section(
     if frame is not None and len(frame):
         section.tables = [table_context(frame, index=index, **table)]
     return section
+
+
+SENSITIVITY_COLUMNS = {
+    "estimate": "Estimate",
+    "all": "All participants",
+    "without_flagged": "Without flagged",
+    "conclusion_changes": "Conclusion changes",
+    "reason": "Why",
+}
+
+
+def sensitivity_section(sensitivity: Sensitivity, out_dir: Path) -> Section:
+    """The report's sensitivity section (``sensitivity.csv`` written beside it, every headline estimate with
+    all participants and without the flagged ones): the estimates whose conclusion changes, and how many
+    others keep theirs."""
+    table = sensitivity.table
+    write_csv(table, out_dir / "sensitivity.csv")
+    changed = table[table["conclusion_changes"]].assign(conclusion_changes="yes")
+    section = table_section(
+        "Sensitivity: without participants flagged for answer quality",
+        changed,
+        empty="No headline estimate changes its conclusion without the flagged participants.",
+        explanation=SENSITIVITY,
+        csv="sensitivity.csv",
+        columns=SENSITIVITY_COLUMNS,
+    )
+    kept = len(table) - len(changed)
+    section.paragraphs = [sensitivity.sentence()]
+    if len(changed) and kept:
+        section.paragraphs.append(
+            f"The other {kept} headline estimate{'s keep their' if kept != 1 else ' keeps its'} conclusion "
+            "(all of them in sensitivity.csv)."
+        )
+    return section
+
+
+def add_sensitivity(
+    sensitivity: Sensitivity | None, out_dir: Path, *, results: dict, sections: list[Section], intro: list[str]
+) -> None:
+    """A report's sensitivity to the flagged participants, if it has one: ``results["sensitivity"]`` (the
+    flagged count, the sentence and the rows), its section (:func:`sensitivity_section`) and its sentence
+    in the introduction."""
+    if sensitivity is None:
+        return
+    results["sensitivity"] = {
+        "n_flagged": sensitivity.n_flagged,
+        "sentence": sensitivity.sentence(),
+        "estimates": json.loads(sensitivity.table.to_json(orient="records")),
+    }
+    sections.append(sensitivity_section(sensitivity, out_dir))
+    intro.append(sensitivity.sentence())

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.bts import left_out_sentence
+from analysis.sensitivity import Sensitivity, compare_estimates, sensitivity_of
 from core.report_texts import ReportTable
 from fairness.rater_group_parity import RULE_JACKKNIFE, RULE_PERMUTATION
 from fairness.rater_groups import ALL, TOO_FEW
@@ -17,6 +18,7 @@ from runs.report_explanations import (
 )
 from runs.reports.base import (
     Section,
+    add_sensitivity,
     figure_context,
     render_report,
     table_section,
@@ -149,11 +151,36 @@ def design_results(result) -> dict:
     }
 
 
-def write_design_report(result, out_dir: Path, *, title: str, provenance: Provenance | None = None) -> Path:
+def design_sensitivity(all_result, without) -> Sensitivity:
+    """Every headline table's estimates (``ReportTable.headline``) of the analysis with all participants
+    (``all_result``) and without the flagged ones (``without``; None when none is left)."""
+    other = {} if without is None else {(b.block, n): f for b in without.blocks for n, f in b.tables.items()}
+    pieces = [
+        compare_estimates(
+            frame,
+            other.get((block.block, name), frame.iloc[0:0]),
+            estimate=column,
+            prefix=f"{block.block} {name}",
+        )
+        for block in all_result.blocks
+        for name, frame in block.tables.items()
+        if (column := DESIGN_TABLES[name].headline) is not None
+    ]
+    return sensitivity_of(pieces, all_result.n_participants - (without.n_participants if without else 0))
+
+
+def write_design_report(
+    result,
+    out_dir: Path,
+    *,
+    title: str,
+    provenance: Provenance | None = None,
+    sensitivity: Sensitivity | None = None,
+) -> Path:
     """A format 2 study's analysis (``fairness.task_blocks.DesignAnalysis``): report.html, results.json, one
-    CSV per block and table (``<block>_<table>.csv``), rater_groups.csv and honesty.csv."""
+    CSV per block and table (``<block>_<table>.csv``), rater_groups.csv and honesty.csv; with
+    ``sensitivity`` also its section and sensitivity.csv."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_json(design_results(result), out_dir / "results.json")
     write_csv(result.rater_groups, out_dir / "rater_groups.csv")
     sections = [
         table_section(
@@ -202,5 +229,7 @@ def write_design_report(result, out_dir: Path, *, title: str, provenance: Proven
             notes=[note for note in [left_out_sentence(result.honesty)] if note],
         )
     )
-    intro = [_sample_sentence(result), *result.warnings]
+    results, intro = design_results(result), [_sample_sentence(result), *result.warnings]
+    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)

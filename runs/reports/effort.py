@@ -9,6 +9,7 @@ import pandas as pd
 from analysis.pipeline import PipelineResult
 from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD
 from analysis.report import HEADINGS, NOTES, report_figures, report_tables, results_dict
+from analysis.sensitivity import Sensitivity, compare_estimates, sensitivity_of
 from core.report_texts import ICC_COLUMNS
 from runs.provenance import Provenance
 from runs.report_explanations import (
@@ -23,6 +24,7 @@ from runs.reports.base import (
     CI_LABEL,
     Section,
     Table,
+    add_sensitivity,
     figure_sections,
     render_report,
     table_context,
@@ -229,14 +231,15 @@ def write_report(
     *,
     title: str,
     provenance: Provenance | None = None,
+    sensitivity: Sensitivity | None = None,
 ) -> Path:
-    """The study analysis: report.html, results.json, one CSV per table and bts_scores.csv."""
+    """The study analysis: report.html, results.json, one CSV per table and bts_scores.csv; with
+    ``sensitivity`` also its section and sensitivity.csv."""
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = report_tables(result)
     for name, frame in tables.items():
         write_csv(frame, out_dir / f"{name}.csv")
     write_csv(bts, out_dir / "bts_scores.csv")
-    write_json(results_dict(result), out_dir / "results.json")
     sections = []
     for name, frame in tables.items():
         if name == "table5":
@@ -276,4 +279,28 @@ def write_report(
     if provenance is None:
         provenance = Provenance(seeds={"bootstrap": result.seed})
     intro = [result.sample.sentence()] if result.sample else []
+    results = results_dict(result)
+    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
+
+
+def _alphas(result: PipelineResult) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"condition": c.condition, "alpha": c.alpha, "ci_low": c.ci[0], "ci_high": c.ci[1]}
+            for c in result.calibrations
+        ],
+        columns=["condition", "alpha", "ci_low", "ci_high"],
+    )
+
+
+def alpha_sensitivity(all_result: PipelineResult, without: PipelineResult | None) -> Sensitivity:
+    """Each condition's alpha (the effort study's headline estimate) with all participants and without the
+    flagged ones (``without``; None when too few are left)."""
+    others = _alphas(without) if without is not None else _alphas(all_result).iloc[0:0]
+    n_all = all_result.sample.included if all_result.sample else 0
+    n_without = without.sample.included if without is not None and without.sample else 0
+    return sensitivity_of(
+        [compare_estimates(_alphas(all_result), others, estimate="alpha", prefix="alpha")], n_all - n_without
+    )

@@ -4,12 +4,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.sensitivity import Sensitivity
 from fairness.relative_reports import DP_NOTE, dp_results
 from runs.provenance import Provenance
 from runs.report_explanations import (
     DIFFERENTIAL_PARITY,
 )
-from runs.reports.base import _heading, figure_sections, render_report, table_section, write_csv, write_json
+from runs.reports.base import (
+    _heading,
+    add_sensitivity,
+    figure_sections,
+    render_report,
+    table_section,
+    write_csv,
+    write_json,
+)
 
 DP_HEADINGS = {
     "fair_scores_vs_ai": "Participants' fair scores vs the AI's scores",
@@ -48,6 +57,7 @@ def write_dp_report(
     title: str,
     definitions: dict[str, str] | None = None,
     provenance: Provenance | None = None,
+    sensitivity: Sensitivity | None = None,
 ) -> Path:
     """Differential parity: report.html, results.json and one CSV per table. ``definitions`` (by table
     name, e.g. ``fairness.study_parity.TABLE_DEFINITIONS``) say at the top of each section what R0, R1
@@ -56,7 +66,6 @@ def write_dp_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
         write_csv(frame, out_dir / f"{name}.csv")
-    write_json(dp_results(tables), out_dir / "results.json")
     sections = []
     for name, frame in tables.items():
         family = (
@@ -82,4 +91,7 @@ def write_dp_report(
             section.paragraphs.insert(0, definitions[name])
         sections.append(section)
     sections += figure_sections(figures, [DIFFERENTIAL_PARITY["differences_figure"]] * len(figures))
-    return render_report(out_dir, title, sections, intro=[DP_NOTE], provenance=provenance)
+    results, intro = dp_results(tables), [DP_NOTE]
+    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    write_json(results, out_dir / "results.json")
+    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)

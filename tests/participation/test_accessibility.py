@@ -13,7 +13,9 @@ from django.utils import timezone
 
 from participation.models import Participant
 from research.preview import preview_pages
+from studies.format2 import BLOCK_TYPES
 from tasks import BLOCK_TASKS
+from tasks.detection import CHECKS
 from tests.conftest import ROOT, required
 from tests.participation.format2_helpers import example_spec
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
@@ -21,6 +23,8 @@ from tests.tasks.test_choose import choice_spec
 from tests.tasks.test_feature_fairness import feature_spec
 from tests.tasks.test_triplet import triplet_spec
 
+# Every format 2 page kind: each task type of a task block and each page block type (instructions, ...).
+PAGE_KINDS = set(BLOCK_TASKS) | set(BLOCK_TYPES) - {"task"}
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -99,6 +103,9 @@ def _studies(researcher) -> list:
         "eligible": ["Yes"],
     }
     example["time_limit"] = {"max_minutes": 30}
+    example["blocks"][-1:-1] = [  # a detection item of each check (tasks.detection)
+        {"key": f"detect_{check}", "type": "detection", "check": check} for check in CHECKS
+    ]
     effort = json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text())
     specs = (example, choice_spec(), triplet_spec(), feature_spec(), effort)
     return [study_load(spec=validate_study(spec), owner=researcher).study for spec in specs]
@@ -119,7 +126,7 @@ def test_every_participant_page_kind_has_no_serious_axe_violation(browser, live_
             audited_tasks.add(shown.page["kind"])
         # The questionnaire and the first task page submitted empty: their error messages, linked to their fields.
         for number, shown in enumerate(preview_pages(study.spec, study.spec_hash), start=1):
-            if shown.page["kind"] in {"questionnaire", *BLOCK_TASKS} - errors_seen:
+            if shown.page["kind"] in PAGE_KINDS - {"instructions", "attention"} - errors_seen:
                 errors_seen.add(shown.page["kind"])
                 page.goto(f"{live_server.url}/researcher/studies/{study.slug}/v{study.version}/preview/{number}/")
                 with page.expect_navigation():
@@ -129,7 +136,7 @@ def test_every_participant_page_kind_has_no_serious_axe_violation(browser, live_
                 _audit(page, axe, f"{study.slug}: {shown.label} with errors", problems)
     page.set_content('<html lang="en"><body><main><img src="x.png"><p style="color:#bbb">grey</p></main></body></html>')
     assert {line.split()[1] for line in serious_violations(page, axe)} >= {"image-alt", "color-contrast"}  # axe sees
-    assert set(BLOCK_TASKS) <= audited_tasks, f"task types never audited: {set(BLOCK_TASKS) - audited_tasks}"
+    assert PAGE_KINDS <= audited_tasks, f"task types never audited: {PAGE_KINDS - audited_tasks}"
 
     example = studies[0]
     _participant_pages(browser, live_server, example, axe, problems)
