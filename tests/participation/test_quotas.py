@@ -141,16 +141,13 @@ def test_screened_out_page_shows_the_quotas_message(client, db, researcher, mess
     assert shown in again and not any("quota_screened_out" in q["sql"] for q in queries.captured_queries)
 
 
-@pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-def test_hundred_simultaneous_arrivals_never_overfill_a_group(researcher):
+def _rush(researcher, quotas: list[dict], roles: list[str]) -> list[str]:
+    """Each role's participant answers at once (threads released together); their statuses."""
     from tests.surveys.test_concurrency import _postgres_only
 
     _postgres_only()
-    caps = {ROLES[0]: 20, ROLES[1]: 15, ROLES[2]: 40}
-    services.study_load(spec=_with_quotas([{"question": "role", "max": caps}]), owner=researcher)
-    people = [_arrive(f"rush-{i}") for i in range(100)]
-    roles = [ROLES[i % 3] for i in range(100)]  # 34, 33 and 33 want in
+    services.study_load(spec=_with_quotas(quotas), owner=researcher)
+    people = [_arrive(f"rush-{i}") for i in range(len(roles))]
     barrier = threading.Barrier(len(people))
     # 100 threads released at once; at most CONNECTIONS hold a database connection at a time (the
     # shared server's max_connections), as a pool of web workers would.
@@ -174,12 +171,42 @@ def test_hundred_simultaneous_arrivals_never_overfill_a_group(researcher):
     for thread in threads:
         thread.join()
     assert not errors, errors
-    wanted = {role: roles.count(role) for role in ROLES}
+    return statuses
+
+
+def _admitted(roles: list[str], statuses: list[str]) -> dict[str, int]:
+    admitted = {role: sum(1 for r, s in zip(roles, statuses, strict=True) if r == role and s == "active") for role in ROLES}
     for role in ROLES:
-        admitted = sum(1 for r, s in zip(roles, statuses, strict=True) if r == role and s == "active")
-        assert admitted == min(caps[role], wanted[role]), role  # full to the cap, never above it
-        assert Participant.objects.filter(answers__text=role, status="active").count() == admitted
+        assert Participant.objects.filter(answers__text=role, status="active").count() == admitted[role]
+    return admitted
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_hundred_simultaneous_arrivals_never_overfill_a_group(researcher):
+    caps = {ROLES[0]: 20, ROLES[1]: 15, ROLES[2]: 40}
+    roles = [ROLES[i % 3] for i in range(100)]  # 34, 33 and 33 want in
+    statuses = _rush(researcher, [{"question": "role", "max": caps}], roles)
+    admitted = _admitted(roles, statuses)
+    for role in ROLES:
+        assert admitted[role] == min(caps[role], roles.count(role)), role  # full to the cap, never above it
     assert statuses.count("screened_out") == (34 - 20) + (33 - 15)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_hundred_simultaneous_arrivals_reach_every_minimum(researcher):
+    """of 30 with minimums 10 (second role) and 12 (third) and a cap of 25 (first): whatever order the
+    100 arrivals take, the quota admits exactly 30, the first role at most 30 - 10 - 12 = 8 and each
+    minimum is reached (60 of the arrivals are the first role's, 20 each the others')."""
+    quota = {"question": "role", "max": {ROLES[0]: 25}, "min": {ROLES[1]: 10, ROLES[2]: 12}, "of": 30}
+    roles = [ROLES[0]] * 60 + [ROLES[1 + i % 2] for i in range(40)]
+    statuses = _rush(researcher, [quota], roles)
+    admitted = _admitted(roles, statuses)
+    assert sum(admitted.values()) == 30
+    assert admitted[ROLES[0]] <= 8 and admitted[ROLES[1]] >= 10 and admitted[ROLES[2]] >= 12, admitted
+    reasons = set(Participant.objects.filter(status="screened_out").values_list("quota_screened_out", flat=True))
+    assert reasons == {"role: minimums"}
 
 
 def test_dashboard_shows_each_quotas_fill(client, db, researcher):
@@ -293,3 +320,21 @@ def test_minimums_through_the_pages(db, researcher):
     assert statuses == ["active"] * 3 + ["screened_out", "active", "screened_out", "screened_out"]
     reasons = [Participant.objects.get(pk=p.pk).quota_screened_out for p, _ in people]
     assert reasons == ["", "", "", "role: minimums", "", "role: minimums", "role: minimums"]
+
+
+def test_export_records_quota_group_and_screening_quota(db, researcher):
+    from research.export import export_tables
+    from research.tables import COLUMNS
+
+    _study(db, researcher, [{"question": "news", "max": 1}])
+    _answer(_arrive("both"), ROLES[0], news=["TV", "Newspapers"])
+    _answer(_arrive("late"), ROLES[0], news=["TV"])
+    _answer(_arrive("none"), ROLES[0])
+    rows = export_tables(SLUG).participants
+    by_id = dict(zip(rows["participant_id"], zip(rows["quota_group"], rows["quota_screened_out"], strict=True), strict=True))
+    pseudonyms = {p.external_id: str(p.pseudonym) for p in Participant.objects.all()}
+    assert by_id[pseudonyms["both"]] == ("news = TV;news = Newspapers", "")
+    assert by_id[pseudonyms["late"]] == ("", "news = TV")  # screened out: not counted
+    assert by_id[pseudonyms["none"]] == ("", "")
+    assert len(rows) == 3
+    assert {"quota_group", "quota_screened_out"} <= set(COLUMNS["participants"])
