@@ -98,9 +98,7 @@ def quota_fill(slug: str, spec: dict) -> list[QuotaFill]:
     """Each quota group of ``spec`` (the newest version's file) with its members over every version."""
     found = quotas(spec)
     counts = tally(slug, found) if found else {}
-    return [
-        QuotaFill(q.label, g.text, counts[q.label][0][g.text], g.cap, g.minimum) for q in found for g in q.groups
-    ]
+    return [QuotaFill(q.label, g.text, counts[q.label][0][g.text], g.cap, g.minimum) for q in found for g in q.groups]
 
 
 def _excluded(slug: str, chosen) -> set[int]:

@@ -115,7 +115,9 @@ def _quota_groups(participants: list, studies: dict, answers: pd.DataFrame) -> d
     asked = {pk: quotas(spec) for pk, spec in counted.items() if spec.get("quotas")}
     found: dict[int, list[str]] = {}
     wanted = answers[answers["pid"].isin(list(asked))]
-    for pid, question, number, text in zip(wanted["pid"], wanted["question"], wanted["number"], wanted["text"], strict=True):
+    for pid, question, number, text in zip(
+        wanted["pid"], wanted["question"], wanted["number"], wanted["text"], strict=True
+    ):
         for quota in asked[pid]:
             if quota.question == question:
                 groups = quota.groups_of(text, None if pd.isna(number) else float(number))

@@ -17,6 +17,7 @@ is ``studies.study_file.QUOTAS_SCHEMA``; the participant runtime (``participatio
 import json
 import math
 from dataclasses import dataclass
+from itertools import pairwise
 
 from studies.study_file import StudyFileProblem
 from tasks import questions
@@ -94,11 +95,13 @@ def _bin_problems(quota: dict, kind: str, add) -> None:
     if (kind == "number") != ("bins" in quota):
         add(".bins", "a number question's quota needs bins" if kind == "number" else "only used with number questions")
     bounds = quota.get("bins", {}).items()
-    spans = sorted((-math.inf if lo is None else lo, math.inf if hi is None else hi, label) for label, (lo, hi) in bounds)
+    spans = sorted(
+        (-math.inf if lo is None else lo, math.inf if hi is None else hi, label) for label, (lo, hi) in bounds
+    )
     for lo, hi, label in spans:
         if lo > hi:
             add(f".bins.{label}", "the low bound is above the high bound")
-    for (_, hi, label), (lo, _, after) in zip(spans, spans[1:]):
+    for (_, hi, label), (lo, _, after) in pairwise(spans):
         if lo <= hi:
             add(f".bins.{after}", f"overlaps bin {label!r}")
 

@@ -47,7 +47,10 @@ def test_quota_rules_name_the_place_of_each_problem():
     assert "quotas[2].question: 'role' already has a quota" in text
     assert "quotas[2].of: a share quota needs the planned sample size 'of'" in text
     assert "quotas[2].share: the shares add up to more than 1" in text
-    assert "quotas[3].question: 'trust' is not the screening or a choice or number questionnaire question (role, age, news)" in text
+    assert (
+        "quotas[3].question: 'trust' is not the screening or a choice or number questionnaire question "
+        "(role, age, news)" in text
+    )
     with pytest.raises(InvalidStudyFile, match=r"quotas\[0\]: give either max or share"):
         validate_study(_with_quotas([{"question": "role", "max": 2, "share": {ROLES[0]: 0.5}, "of": 10}]))
     with pytest.raises(InvalidStudyFile, match=r"quotas\[0\].max: .*is not valid"):
@@ -113,7 +116,10 @@ def test_a_full_group_screens_out_and_a_withdrawal_frees_its_place(db, researche
 
 @pytest.mark.parametrize(
     ("message", "shown"),
-    [(None, DEFAULT_MESSAGE), ("<b>Sorry</b>, we have enough\nreturn it", "&lt;b&gt;Sorry&lt;/b&gt;, we have enough<br>return it")],
+    [
+        (None, DEFAULT_MESSAGE),
+        ("<b>Sorry</b>, we have enough\nreturn it", "&lt;b&gt;Sorry&lt;/b&gt;, we have enough<br>return it"),
+    ],
 )
 def test_screened_out_page_shows_the_quotas_message(client, db, researcher, message, shown):
     """The quota's message (escaped) or the default one, with the screened-out code; the study's
@@ -175,7 +181,9 @@ def _rush(researcher, quotas: list[dict], roles: list[str]) -> list[str]:
 
 
 def _admitted(roles: list[str], statuses: list[str]) -> dict[str, int]:
-    admitted = {role: sum(1 for r, s in zip(roles, statuses, strict=True) if r == role and s == "active") for role in ROLES}
+    admitted = {
+        role: sum(1 for r, s in zip(roles, statuses, strict=True) if r == role and s == "active") for role in ROLES
+    }
     for role in ROLES:
         assert Participant.objects.filter(answers__text=role, status="active").count() == admitted[role]
     return admitted
@@ -331,7 +339,9 @@ def test_export_records_quota_group_and_screening_quota(db, researcher):
     _answer(_arrive("late"), ROLES[0], news=["TV"])
     _answer(_arrive("none"), ROLES[0])
     rows = export_tables(SLUG).participants
-    by_id = dict(zip(rows["participant_id"], zip(rows["quota_group"], rows["quota_screened_out"], strict=True), strict=True))
+    by_id = dict(
+        zip(rows["participant_id"], zip(rows["quota_group"], rows["quota_screened_out"], strict=True), strict=True)
+    )
     pseudonyms = {p.external_id: str(p.pseudonym) for p in Participant.objects.all()}
     assert by_id[pseudonyms["both"]] == ("news = TV;news = Newspapers", "")
     assert by_id[pseudonyms["late"]] == ("", "news = TV")  # screened out: not counted
