@@ -30,8 +30,15 @@ def _with_quotas(quotas: list[dict]) -> dict:
     return {**example_spec(), "quotas": quotas}
 
 
+def _problems(quotas: list[dict]) -> str:
+    """The study file's problems, one per line, with the example's questions and these quotas."""
+    with pytest.raises(InvalidStudyFile) as error:
+        validate_study(_with_quotas(quotas))
+    return str(error.value)
+
+
 def test_quota_rules_name_the_place_of_each_problem():
-    spec = _with_quotas(
+    text = _problems(
         [
             {"question": "age", "max": 5},  # a number question without bins
             {"question": "role", "max": {"Pilot": 3}},
@@ -39,9 +46,6 @@ def test_quota_rules_name_the_place_of_each_problem():
             {"question": "trust", "max": 2, "of": 100},
         ]
     )
-    with pytest.raises(InvalidStudyFile) as error:
-        validate_study(spec)
-    text = str(error.value)
     assert "quotas[0].bins: a number question's quota needs bins" in text
     assert "quotas[1].max.Pilot: 'Pilot' is not one of the options" in text
     assert "quotas[2].question: 'role' already has a quota" in text
@@ -250,16 +254,13 @@ def test_format1_quota_over_the_screening_answer(db, demo_spec, researcher):
 
 def test_number_bins_and_multiple_choice_rules():
     bins = {"18-29": [18, 29], "30-44": [30, 44], "45+": [45, None]}
-    spec = _with_quotas(
+    text = _problems(
         [
             {"question": "age", "bins": {**bins, "40-50": [40, 50], "odd": [30, 20]}, "max": 5},
             {"question": "role", "bins": bins, "min": {ROLES[0]: 3}},
             {"question": "news", "min": {"TV": 8, "Radio": 1}, "max": {"TV": 5}, "of": 10},
         ]
     )
-    with pytest.raises(InvalidStudyFile) as error:
-        validate_study(spec)
-    text = str(error.value)
     assert "quotas[0].bins.40-50: overlaps bin '30-44'" in text
     assert "quotas[0].bins.odd: the low bound is above the high bound" in text
     assert "quotas[1].bins: only used with number questions" in text
