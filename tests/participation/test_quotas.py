@@ -349,3 +349,14 @@ def test_export_records_quota_group_and_screening_quota(db, researcher):
     assert by_id[pseudonyms["none"]] == ("", "")
     assert len(rows) == 3
     assert {"quota_group", "quota_screened_out"} <= set(COLUMNS["participants"])
+
+
+def test_dashboard_shows_minimums_and_groups_without_cap(client, db, researcher):
+    _study(db, researcher, [{"question": "role", "max": {ROLES[0]: 4}, "min": {ROLES[1]: 1}, "of": 10}])
+    _answer(_arrive("m0"), ROLES[1])
+    client.force_login(researcher)
+    html = client.get(f"/researcher/studies/{SLUG}/").content.decode()
+    rows = html.split("<h2>Quotas</h2>", 1)[1].split("</table>", 1)[0]
+    assert f'<td>{ROLES[0]}</td><td class="num">0 / 4</td><td class="num"></td>' in rows
+    assert f'<td>{ROLES[1]}</td><td class="num">1 / no cap</td><td class="num">1 reached</td>' in rows
+    assert "Affected person" not in rows  # neither capped nor with a minimum
