@@ -55,6 +55,11 @@ class Participant(models.Model):
     resume_code_hash = models.CharField(
         max_length=64, blank=True, help_text="Keyed hash (HMAC) of the resume code shown to the participant."
     )
+    quota_screened_out = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="The quota that screened the participant out ('question = group' full, or 'question: minimums').",
+    )
     resume_failures = models.PositiveSmallIntegerField(default=0, help_text="Wrong resume codes in a row.")
     resume_failed_at = models.DateTimeField(null=True, blank=True)
 

@@ -11,7 +11,8 @@ Outcomes (the study file's ``prolific.completion_codes`` has one optional code p
   fail at least two fair checks before their submission may be returned or rejected). They are shown
   ``prolific.failed_attention_message`` (default: Prolific's request to return the submission).
 * ``screened_out``: their answer to the study file's ``screening`` question is not eligible; they
-  are shown ``prolific.screened_out_message``.
+  are shown ``prolific.screened_out_message``. Screened out by a quota, they are shown the quota's
+  ``message`` (``studies.quotas.quota_message``) instead.
 
 A code's link is Prolific's ``https://app.prolific.com/submissions/complete?cc=CODE``. An outcome
 without a code shows its message and no code, so the submission cannot be sent as complete.

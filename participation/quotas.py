@@ -1,57 +1,64 @@
 """Quotas by stakeholder group at the participant's page (``studies.quotas`` has the rules).
 
-When a page's answers place a participant in a capped group, ``quota_full`` runs inside the
-page's transaction (``participation.services.page_submit``): it locks the study's first version row
-(``SELECT .. FOR UPDATE``), so such submissions of one study run one at a time, counts the group's
-members and, if the group already holds its cap, the page screens the participant out (status
-``screened_out``: the screened-out outcome, its Prolific code and message). The count is read after
-the lock, so it includes every earlier member's committed answer: simultaneous arrivals never
-push a group over its cap. Members are the participants who gave the group's answer and are
-active, timed out or completed, pilots left out (pilots neither count nor are screened out by a
-quota); a withdrawal (answers deleted) frees the place.
+When a page answers a quota's question, ``quota_check`` runs inside the page's transaction
+(``participation.services.page_submit``): it locks the study's first version row
+(``SELECT .. FOR UPDATE``), so such submissions of one study run one at a time, counts each group's
+members and applies ``studies.quotas.admission`` (caps, then minimums); a participant it refuses is
+screened out (status ``screened_out``, the quota's message, the screened-out Prolific code) and the
+reason is stored in ``Participant.quota_screened_out``. The counts are read after the lock, so they
+include every earlier member's committed answer: simultaneous arrivals never push a group over its
+cap nor past the places other groups' minimums need. Members are the participants who gave the
+group's answer (multiple choice: each option chosen; number: the bin holding it) and are active,
+timed out or completed, pilots left out (pilots neither count nor are screened out by a quota); a
+withdrawal (answers deleted) frees the place.
 """
-
-from collections.abc import Iterable
 
 from participation.models import Answer, Participant
 from studies.models import Study
-from studies.quotas import QuotaGroup, quota_groups
+from studies.quotas import Quota, admission, quotas
 from tasks.base import AnswerInput
 
 COUNTED = (Participant.Status.ACTIVE, Participant.Status.TIMED_OUT, Participant.Status.COMPLETED)
 
 
-def members(slug: str, groups: Iterable[QuotaGroup]) -> dict[tuple[str, str], int]:
-    """(stored question, answer) -> the group's members, over every version of the study."""
-    groups = list(groups)
+def tally(slug: str, asked: list[Quota]) -> dict[str, tuple[dict[str, int], int]]:
+    """Quota label -> (group -> members, members who answered the question), over every version."""
     rows = (
         Answer.objects.filter(
             participant__study__slug=slug,
             participant__status__in=COUNTED,
             participant__pilot=False,
-            question__in={g.question for g in groups},
-            text__in={g.text for g in groups},
+            question__in={q.question for q in asked},
         )
-        .values_list("question", "text")
+        .values_list("question", "text", "number")
         .order_by()
     )
-    counts = dict.fromkeys(((g.question, g.text) for g in groups), 0)
-    for key in rows:
-        if key in counts:
-            counts[key] += 1
-    return counts
+    by_question = {q.question: q for q in asked}
+    counts = {q.label: dict.fromkeys((g.text for g in q.groups), 0) for q in asked}
+    answered = dict.fromkeys(counts, 0)
+    for question, text, number in rows:
+        quota = by_question[question]
+        answered[quota.label] += 1
+        for group in quota.groups_of(text, number):
+            counts[quota.label][group] += 1
+    return {label: (counts[label], answered[label]) for label in counts}
 
 
-def quota_full(*, slug: str, spec: dict, participant_id: int, answers: list[AnswerInput]) -> bool:
-    """Whether ``answers`` place the participant in a group that is already full. Call inside the
+def quota_check(*, slug: str, spec: dict, participant_id: int, answers: list[AnswerInput]) -> str:
+    """Why ``answers`` screen the participant out by a quota ('' if they do not). Call inside the
     transaction that saves them: it takes the study's quota lock (held until that transaction ends)."""
     if not spec.get("quotas"):
-        return False
-    given = {(a.question, a.text) for a in answers}
-    groups = [g for g in quota_groups(spec) if (g.question, g.text) in given]
-    if not groups or Participant.objects.filter(pk=participant_id, pilot=True).exists():
-        return False
+        return ""
+    given = {a.question: a for a in answers}
+    asked = [q for q in quotas(spec) if q.question in given]
+    if not asked or Participant.objects.filter(pk=participant_id, pilot=True).exists():
+        return ""
     first = Study.objects.filter(slug=slug).order_by("version").values_list("pk", flat=True)[:1]
     list(Study.objects.select_for_update().filter(pk__in=list(first)).values_list("pk", flat=True))
-    counts = members(slug, groups)
-    return any(counts[(g.question, g.text)] >= g.cap for g in groups)
+    counts = tally(slug, asked)
+    for quota in asked:
+        answer = given[quota.question]
+        reason = admission(quota, *counts[quota.label], quota.groups_of(answer.text, answer.number))
+        if reason:
+            return reason
+    return ""

@@ -21,7 +21,7 @@ from participation.assignment import StudyFull, capacity, condition_for, item_ch
 from participation.enrolment import Enrolment
 from participation.models import Answer, ConflictingArrival, PageVisit, Participant
 from participation.plan import plan_for
-from participation.quotas import quota_full
+from participation.quotas import quota_check
 from participation.signals import COLUMNS as SIGNAL_COLUMNS
 from participation.signals import UNKNOWN as UNKNOWN_SIGNALS
 from participation.signals import PageSignals
@@ -413,7 +413,9 @@ def page_submit(
         changes: dict = {}
         if place is not None and not screened_out:
             facts = study_facts(enrolment.study_id, enrolment.condition_id)
-            screened_out = quota_full(slug=facts.slug, spec=facts.spec, participant_id=pk, answers=answers)
+            quota = quota_check(slug=facts.slug, spec=facts.spec, participant_id=pk, answers=answers)
+            if quota:
+                screened_out, changes["quota_screened_out"] = True, quota
         if place is not None:
             changes["position"] = place + 1
             if screened_out:

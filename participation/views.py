@@ -4,6 +4,8 @@ so a participant can only ever see and answer their own pages, and knowing someo
 id is not enough to continue, answer or withdraw for them. The session ends at completion and at
 withdrawal."""
 
+from dataclasses import replace
+
 from django.conf import settings
 from django.db.models import F
 from django.http import HttpRequest, HttpResponse
@@ -44,6 +46,7 @@ from participation.signals import FIELD as SIGNALS_FIELD
 from participation.signals import parse_signals, records_signals
 from participation.throttle import client_network
 from participation.time_limits import time_limit
+from studies.quotas import quota_message
 from studies.services import StudyNotFound, latest_version
 from studies.study_facts import StudyFacts, study_facts
 from tasks import task_for
@@ -445,28 +448,36 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
 
 def done(request: HttpRequest, slug: str) -> HttpResponse:
     """The last page: the completion code and link of the participant's outcome (completed, failed
-    attention checks, screened out), with the outcome's message."""
+    attention checks, screened out), with the outcome's message (screened out by a quota: the
+    quota's, ``studies.quotas.quota_message``)."""
     _, facts, detour = _require(request, slug, (Status.COMPLETED, Status.SCREENED_OUT))
     if detour:
         return detour
-    completion = completion_for(facts.spec, _outcome(request, slug, facts.spec))
+    outcome, quota = _outcome(request, slug, facts.spec)
+    completion = completion_for(facts.spec, outcome)
+    if quota:
+        completion = replace(completion, message=quota_message(facts.spec, quota))
     return render(request, "surveys/done.html", {"spec": facts.spec, "completion": completion})
 
 
-def _outcome(request: HttpRequest, slug: str, spec: dict) -> str:
-    """The outcome of this browser's finished participant, worked out once (one count of their
-    failed attention checks, only when they could reach the threshold) and kept in the session's
-    "ended" marker, so a reload of the page runs no query."""
-    marker = request.session[_ended_key(slug)]  # [status, study, condition, participant(, outcome)]
-    if len(marker) > 4:
-        return marker[4]
+def _outcome(request: HttpRequest, slug: str, spec: dict) -> tuple[str, str]:
+    """The outcome of this browser's finished participant and the quota that screened them out
+    ('' if none), worked out once (one count of their failed attention checks, only when they could
+    reach the threshold; one read of the quota, only for a screened-out participant of a study with
+    quotas) and kept in the session's "ended" marker, so a reload of the page runs no query."""
+    marker = request.session[_ended_key(slug)]  # [status, study, condition, participant(, outcome, quota)]
+    if len(marker) > 5:
+        return marker[4], marker[5]
     status, participant_id = marker[0], marker[3] if len(marker) > 3 else None
-    failed = 0
+    failed, quota = 0, ""
     if status == Status.COMPLETED and attention_count(spec) >= return_if_failed(spec):
         failed = Answer.objects.filter(participant_id=participant_id, measure="attention", number=0).count()
+    if status == Status.SCREENED_OUT and spec.get("quotas"):
+        found = Participant.objects.filter(pk=participant_id).values_list("quota_screened_out", flat=True)
+        quota = next(iter(found), "")
     outcome = outcome_of(spec, status, failed)
-    request.session[_ended_key(slug)] = [*marker[:4], outcome]
-    return outcome
+    request.session[_ended_key(slug)] = [*marker[:4], outcome, quota]
+    return outcome, quota
 
 
 def declined(request: HttpRequest, slug: str) -> HttpResponse:

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 
 from participation.models import Answer, Participant
-from participation.quotas import members
+from participation.quotas import tally
 from research.quality import database_qualities, detection_checks, excluded_by_quality
 from studies.models import Study
-from studies.quotas import quota_groups
+from studies.quotas import quotas
 from studies.study_file import QUALITY_RULES
 from tasks.detection import CHECKS
 
@@ -81,23 +81,25 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
 
 @dataclass(frozen=True)
 class QuotaFill:
-    """One quota group's fill: its members (``participation.quotas.members``) against its cap."""
+    """One quota group's fill: its members (``participation.quotas.tally``) against its cap (None:
+    no cap) and its minimum (0: none)."""
 
     question: str
     group: str
     filled: int
-    cap: int
+    cap: int | None
+    minimum: int = 0
 
     @property
-    def percent(self) -> int:
-        return round(100 * self.filled / self.cap)
+    def percent(self) -> int | None:
+        return None if self.cap is None else round(100 * self.filled / self.cap)
 
 
 def quota_fill(slug: str, spec: dict) -> list[QuotaFill]:
     """Each quota group of ``spec`` (the newest version's file) with its members over every version."""
-    groups = quota_groups(spec)
-    counts = members(slug, groups) if groups else {}
-    return [QuotaFill(g.label, g.text, counts[(g.question, g.text)], g.cap) for g in groups]
+    found = quotas(spec)
+    counts = tally(slug, found) if found else {}
+    return [QuotaFill(q.label, g.text, counts[q.label][0][g.text], g.cap, g.minimum) for q in found for g in q.groups]
 
 
 def _excluded(slug: str, chosen) -> set[int]:

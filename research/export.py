@@ -22,6 +22,7 @@ from django.db.models import Count, Max, Q, Sum
 from core.caching import BoundedCache
 from fairness.effort import average_acceleration
 from participation.models import Answer, PageVisit, Participant
+from participation.quotas import COUNTED
 from participation.signals import COLUMNS as SIGNAL_COLUMNS
 from research import export_answers
 from research.answer_rows import is_excluded, neutralise
@@ -29,6 +30,7 @@ from research.participant_samples import DEFAULT_SAMPLE, sample_filter
 from research.quality import VisitSignals, assess, counts, detected, excluded_by_quality
 from research.tables import COLUMNS, TABLES, tables_of
 from studies.models import Study
+from studies.quotas import quotas
 from tasks import block_task
 
 DISAGREE = "disagreements"  # the table whose rows carry the subjects' groups as demo_* columns
@@ -117,6 +119,24 @@ def _qualities(
     }
 
 
+def _quota_groups(participants: list, studies: dict, answers: pd.DataFrame) -> dict[int, str]:
+    """Participant -> the quota groups they are counted in (``question = group``, joined by ';';
+    ``participation.quotas``: active, timed out or completed non-pilots; a multiple-choice answer
+    counts in each option chosen), from their version's quotas."""
+    counted = {p.pk: studies[p.study_id].spec for p in participants if p.status in COUNTED and not p.pilot}
+    asked = {pk: quotas(spec) for pk, spec in counted.items() if spec.get("quotas")}
+    found: dict[int, list[str]] = {}
+    wanted = answers[answers["pid"].isin(list(asked))]
+    for pid, question, number, text in zip(
+        wanted["pid"], wanted["question"], wanted["number"], wanted["text"], strict=True
+    ):
+        for quota in asked[pid]:
+            if quota.question == question:
+                groups = quota.groups_of(text, None if pd.isna(number) else float(number))
+                found.setdefault(pid, []).extend(f"{quota.label} = {group}" for group in groups)
+    return {pid: ";".join(groups) for pid, groups in found.items()}
+
+
 def _iso(value) -> str:
     return value.isoformat() if value is not None else ""
 
@@ -141,6 +161,7 @@ def export_tables(
     facts = {pk: _subject_facts(s) for pk, s in studies.items()}
 
     qualities = _qualities(participants, studies, visits, answers)
+    quota_groups = _quota_groups(participants, studies, answers)
     participant_rows, excluded, quality_rows = [], {}, []
     for p in participants:
         study = studies[p.study_id]
@@ -183,6 +204,8 @@ def export_tables(
                 "seed": p.seed,
                 "quality_score": np.nan if quality.score is None else quality.score,
                 "quality_flags": ";".join(quality.flags),
+                "quota_group": quota_groups.get(p.pk, ""),
+                "quota_screened_out": p.quota_screened_out,
             }
         )
 

@@ -83,6 +83,17 @@ COLUMNS: dict[str, dict[str, Column]] = {
             "0..1",
         ),
         "quality_flags": Column("string", "The quality rules that flag the participant, joined by ';'."),
+        "quota_group": Column(
+            "string",
+            "The quota groups the participant is counted in ('question = group', joined by ';'; a multiple-choice "
+            "answer counts in each option chosen; blank for pilots and for participants not active, timed out or "
+            "completed).",
+        ),
+        "quota_screened_out": Column(
+            "string",
+            "For a participant screened out by a quota, which: 'question = group' (the group was full) or "
+            "'question: minimums' (the places left were needed for other groups' minimums); blank otherwise.",
+        ),
     },
     "disagreements": {
         "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),

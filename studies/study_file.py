@@ -48,6 +48,18 @@ QUOTAS_SCHEMA = {  # studies.quotas: its rules and caps
             },
             "tolerance": {"type": "number", "minimum": 0, "maximum": 0.5},
             "of": _count,
+            "min": {"oneOf": [_count, {"type": "object", "minProperties": 1, "additionalProperties": _count}]},
+            "bins": {
+                "type": "object",
+                "minProperties": 1,
+                "additionalProperties": {
+                    "type": "array",
+                    "items": {"type": ["number", "null"]},
+                    "minItems": 2,
+                    "maxItems": 2,
+                },
+            },
+            "message": _text,
         },
     },
 }
