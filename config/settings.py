@@ -99,6 +99,10 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# The platform's own texts on participant pages (studies.translation.PLATFORM_LANGUAGES): English, and
+# German from locale/de/LC_MESSAGES/django.po (the compiled .mo is committed). Researcher pages are English.
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 # Run files (reports, tables, uploads of jobs) go through Django's storage API, addressed by run:

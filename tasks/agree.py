@@ -5,6 +5,7 @@ confidence and optional BTS prediction of the share answering "Yes, I agree").""
 import math
 
 from django import forms
+from django.utils.translation import gettext
 
 from core.columns import Column
 from core.report_texts import (
@@ -21,7 +22,7 @@ from core.report_texts import (
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundAnswers
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
-from tasks.schema import BTS, MODEL, QUESTION, TEXT, check_model
+from tasks.schema import BTS, MODEL, QUESTION, SHOWN, check_model
 
 DEFAULT_AGREE_QUESTION = "The AI predicts that this {subject_noun} {prediction}. Do you agree?"
 DEFAULT_LABEL_NAMES = {"1": "is high risk", "0": "is low risk"}
@@ -127,7 +128,7 @@ class Agree(BlockTask):
             "type": "object",
             "additionalProperties": False,
             "required": ["0", "1"],
-            "properties": {"0": TEXT, "1": TEXT},
+            "properties": {"0": SHOWN, "1": SHOWN},
         },
         "confidence": {"type": "boolean"},
         **BTS,
@@ -219,8 +220,8 @@ class Agree(BlockTask):
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
-        block.setdefault("question", DEFAULT_AGREE_QUESTION)
-        block.setdefault("label_names", dict(DEFAULT_LABEL_NAMES))
+        block.setdefault("question", gettext(DEFAULT_AGREE_QUESTION))
+        block.setdefault("label_names", {k: gettext(v) for k, v in DEFAULT_LABEL_NAMES.items()})
         block.setdefault("confidence", False)
 
     def present(self, name: str, frame) -> TableView:

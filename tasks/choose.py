@@ -14,6 +14,7 @@ subjects' features with a Borda ranking (``analysis.paired_comparison.utility_mo
 """
 
 from django import forms
+from django.utils.translation import gettext
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
@@ -22,7 +23,7 @@ from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
 from tasks.pair_distance import _names
 from tasks.questions import task_question
-from tasks.schema import BTS, MODEL, PAIRS, QUESTION, TEXT, check_model, check_pairs
+from tasks.schema import BTS, MODEL, PAIRS, QUESTION, SHOWN, check_model, check_pairs
 
 DEFAULT_QUESTION = "Which of these two {subject_noun}s should {decision}?"
 EQUALLY = "Equally"
@@ -99,7 +100,7 @@ class Choose(BlockTask):
     }
     options = {
         **PAIRS,
-        "decision": TEXT,
+        "decision": SHOWN,
         **QUESTION,
         "allow_equal": {"type": "boolean"},
         "strength": {"type": "boolean"},
@@ -217,7 +218,7 @@ class Choose(BlockTask):
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
-        block.setdefault("question", DEFAULT_QUESTION)
+        block.setdefault("question", gettext(DEFAULT_QUESTION))
         block.setdefault("allow_equal", False)
         block.setdefault("strength", False)
         block.setdefault("favourable", "lower")

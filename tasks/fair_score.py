@@ -15,7 +15,7 @@ from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask
 from tasks.fields import score_field
-from tasks.schema import KEY, MODEL, TEXT, check_model, duplicates, once
+from tasks.schema import KEY, MODEL, SHOWN, check_model, duplicates, once
 
 
 class FairScoreForm(forms.Form):
@@ -150,7 +150,7 @@ class FairScore(BlockTask):
             },
         },
         **MODEL,
-        "risk_label": TEXT,
+        "risk_label": SHOWN,
     }
     needs = ("sets", "model")
     item_shape = "sets"

@@ -11,6 +11,7 @@ share judging it fair per rater group with the rater-group test, and the latent-
 """
 
 from django import forms
+from django.utils.translation import gettext
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, RESAMPLING, Explanation, ReportTable
@@ -18,7 +19,7 @@ from simulation.feature_judgements import PROPERTIES
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, BuilderProblem
 from tasks.fields import prediction_field, scale_field
 from tasks.questions import task_question
-from tasks.schema import BTS, KEY, QUESTION, TEXT, duplicates, once
+from tasks.schema import BTS, KEY, QUESTION, SHOWN, duplicates, once
 
 DEFAULT_QUESTION = "Is it fair to use {feature} to decide {decision}?"
 FAIR_LABELS = (
@@ -60,7 +61,7 @@ FEATURES = {
             "type": "object",
             "additionalProperties": False,
             "required": ["column"],
-            "properties": {"column": KEY, "label": TEXT, "description": TEXT},
+            "properties": {"column": KEY, "label": SHOWN, "description": SHOWN},
         },
     }
 }
@@ -115,7 +116,7 @@ class FeatureFairness(BlockTask):
             "number", "BTS prediction: percent of others expected to judge using the feature fair (5-7).", "0..100"
         ),
     }
-    options = {**FEATURES, "decision": TEXT, **QUESTION, "properties": {"type": "boolean"}, **BTS}
+    options = {**FEATURES, "decision": SHOWN, **QUESTION, "properties": {"type": "boolean"}, **BTS}
     needs = ("features", "decision")
     item_shape = "features"
     shown_as = ("features",)
@@ -216,7 +217,7 @@ class FeatureFairness(BlockTask):
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
-        block.setdefault("question", DEFAULT_QUESTION)
+        block.setdefault("question", gettext(DEFAULT_QUESTION))
         block.setdefault("properties", False)
 
     def bts_positive(self, block: dict) -> BtsPositive | None:

@@ -2,6 +2,7 @@
 ("How sure are you?") and optional BTS prediction of the share answering "Yes"."""
 
 from django import forms
+from django.utils.translation import gettext
 
 from core.columns import Column
 from core.report_texts import GROUP_MEANS, RESAMPLING, Explanation, ReportTable, TableView
@@ -120,7 +121,7 @@ class PairComparable(BlockTask):
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
-        block.setdefault("question", DEFAULT_COMPARABLE_QUESTION)
+        block.setdefault("question", gettext(DEFAULT_COMPARABLE_QUESTION))
         block.setdefault("strength", False)
 
     def present(self, name: str, frame) -> TableView:

@@ -8,13 +8,14 @@ from typing import Any
 
 import numpy as np
 from django import forms
+from django.utils.translation import gettext
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, EFFORT, Explanation, ReportTable
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, FoundAnswers
 from tasks.fields import prediction_field, scale_field
-from tasks.schema import BTS, LIKERT_QUESTIONS, PAIRS, TEXT, check_pairs, once
+from tasks.schema import BTS, LIKERT_QUESTIONS, PAIRS, SHOWN, check_pairs, once
 
 PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}  # the pairs table's
 SECONDS_COLUMNS = {"trajectory": "seconds_traj", "aggregate": "seconds_aggr", "overall": "seconds_overall"}
@@ -206,7 +207,7 @@ LIKERT = {
     "required": ["points", "labels"],
     "properties": {
         "points": {"type": "integer", "minimum": 2, "maximum": 11},
-        "labels": {"type": "array", "items": TEXT},
+        "labels": {"type": "array", "items": SHOWN},
         "similar_max": {"type": "integer", "minimum": 1},
     },
 }
@@ -235,7 +236,7 @@ def likert_defaults(likert: dict) -> dict:
     out.setdefault("points", 6)
     if "labels" not in out:
         points = out["points"]
-        out["labels"] = list(DEFAULT_LIKERT_LABELS) if points == 6 else [str(i + 1) for i in range(points)]
+        out["labels"] = [gettext(label) for label in DEFAULT_LIKERT_LABELS] if points == 6 else [str(i + 1) for i in range(points)]
     out.setdefault("similar_max", out["points"] // 2)
     return out
 

@@ -12,6 +12,7 @@ for all participants and per rater group.
 """
 
 from django import forms
+from django.utils.translation import gettext
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
@@ -186,7 +187,7 @@ class Triplet(BlockTask):
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
-        block.setdefault("question", DEFAULT_QUESTION)
+        block.setdefault("question", gettext(DEFAULT_QUESTION))
         block.setdefault("strength", False)
 
     def bts_positive(self, block: dict) -> BtsPositive | None:
