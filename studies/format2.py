@@ -91,7 +91,11 @@ _pool = {
                     "type": "object",
                     "additionalProperties": False,
                     "required": ["feature", "unit"],
-                    "properties": {"feature": _shown, "unit": _shown, "time_labels": {"type": "array", "items": _shown}},
+                    "properties": {
+                        "feature": _shown,
+                        "unit": _shown,
+                        "time_labels": {"type": "array", "items": _shown},
+                    },
                 },
             },
         },

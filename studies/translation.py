@@ -77,7 +77,11 @@ def language_schema(schema: dict, languages: Sequence[str]) -> dict:
 
 def shown_rule(error) -> str | None:
     """The rule a schema error on a shown text breaks, in the file's terms (None for other errors)."""
-    if error.schema.get("$comment") != SHOWN_MARK or error.validator not in ("type", "required", "additionalProperties"):
+    if error.schema.get("$comment") != SHOWN_MARK or error.validator not in (
+        "type",
+        "required",
+        "additionalProperties",
+    ):
         return None
     if "properties" not in error.schema:  # the schema of a file without languages
         return 'a text in several languages needs the file\'s "languages" (for example ["en", "de"])'
@@ -254,10 +258,10 @@ def localized(spec: dict, spec_hash: str, language: str) -> tuple[dict, str]:
     return out, key
 
 
-def study_language(spec: dict, wanted: Sequence[str]) -> str:
-    """The first of ``wanted`` (the link's ``?lang=``, then the browser's languages, best first) that
-    the study is in, matching ``de-AT`` to ``de``; else the study's first language."""
-    languages = file_languages(spec)
+def choose_language(languages: Sequence[str], wanted: Sequence[str]) -> str:
+    """The first of ``wanted`` (the link's ``?lang=``, then the browser's languages, best first) that is
+    one of ``languages`` (a study's, or the platform's), matching ``de-AT`` to ``de``; else the first of
+    ``languages``."""
     for code in wanted:
         code = code.strip().lower()
         for candidate in (code, code.split("-")[0]):
