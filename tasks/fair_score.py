@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 from django import forms
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from core.columns import Column
 from tasks import questions
@@ -136,7 +136,9 @@ def _set_view(page: dict, index) -> tuple[str, list[str], float]:
     return sset["reference"], list(sset["comparisons"]), score
 
 
-DEFAULT_RISK_LABEL = "risk score"  # what the AI's score is called on the page ("a {risk_label} of 40 out of 100")
+DEFAULT_RISK_LABEL = gettext_noop(
+    "risk score"
+)  # what the AI's score is called on the page ("a {risk_label} of 40 out of 100")
 
 
 class FairScore(BlockTask):
@@ -225,7 +227,7 @@ class FairScore(BlockTask):
         return {
             "reference": reference,
             "ai_score": round(score * 100, 1),
-            "risk_label": block.get("risk_label", DEFAULT_RISK_LABEL),
+            "risk_label": block.get("risk_label", gettext(DEFAULT_RISK_LABEL)),
             "reference_card": index.card(pool, reference, reference),
             "comparisons": [{"subject": x, "card": index.card(pool, x, x)} for x in subjects],
         }
