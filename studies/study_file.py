@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.utils.translation import override
+from django.utils.translation import gettext_noop, override
 from jsonschema import Draft202012Validator
 
 from tasks.fair_score import DEFAULT_RISK_LABEL
@@ -276,7 +276,7 @@ FORMAT1_LANGUAGES = (
     "format 1 files are in one language: convert the file to format 2 (manage.py convert_study) and give "
     "its texts in each language there"
 )
-DEFAULT_DECLINE_MESSAGE = (
+DEFAULT_DECLINE_MESSAGE = gettext_noop(
     "Thank you. You chose not to take part, and no answers were recorded. You may close this page."
 )
 
