@@ -153,6 +153,7 @@ def export_tables(slug: str, *, include_pilot: bool = False, participants: Q | N
                 "status": p.status,
                 "simulated": int(p.simulated),
                 "pilot": int(p.pilot),
+                "language": p.language,
                 "arrived_at": _iso(p.arrived_at),
                 "consented_at": _iso(p.consented_at),
                 "completed_at": _iso(p.completed_at),
