@@ -606,16 +606,25 @@ def questionnaire_questions(spec: dict) -> dict[str, dict]:
     }
 
 
+# ``--by language``: the participant's language (the participants table's column) as a rater group,
+# unless a questionnaire question has that key.
+BY_LANGUAGE = "language"
+
+
 def check_by(spec: dict, by: Sequence[str]) -> tuple[str, ...]:
-    """``by`` as a tuple of questionnaire question keys; a specific error for anything else."""
+    """``by`` as a tuple of questionnaire question keys (or ``language``, :data:`BY_LANGUAGE`); a specific
+    error for anything else."""
     by = tuple(by)
     if not by:
         raise ValueError("name at least one questionnaire question to split by (--by QUESTION)")
     known = questionnaire_questions(spec)
-    unknown = [key for key in by if key not in known]
+    unknown = [key for key in by if key not in known and key != BY_LANGUAGE]
     if unknown:
         choices = ", ".join(known) or "none: the study has no questionnaire"
-        raise ValueError(f"--by {unknown[0]!r} is not a questionnaire question of the study; its questions: {choices}")
+        raise ValueError(
+            f"--by {unknown[0]!r} is not a questionnaire question of the study; its questions: {choices} "
+            f"(or --by {BY_LANGUAGE}: the participant's language)"
+        )
     if len(set(by)) < len(by):
         raise ValueError("--by names a question twice")
     return by

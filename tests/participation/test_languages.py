@@ -50,8 +50,8 @@ def test_language_from_link_then_browser_then_study(client, translated_study, qu
         assert "<h1>Consent</h1>" in html and "Taking part is voluntary." in html
 
 
-def _pages(client, study) -> list[str]:
-    """Answer every page of a German participant of the translated study; the HTML of each page."""
+def _pages(client, study, label: str = "de1", agree: str = "1") -> list[str]:
+    """Answer every page of a participant of the translated study; the HTML of each page."""
     seen = []
     response = client.post(f"/s/{study.slug}/consent/", {"decision": "accept"}, follow=True)
     for _ in range(10):
@@ -59,7 +59,7 @@ def _pages(client, study) -> list[str]:
         seen.append(html)
         if "/done/" in response.request["PATH_INFO"]:
             return seen
-        participant = Participant.objects.get(external_id="de1")
+        participant = Participant.objects.get(external_id=label)
         page = participant.plan[participant.position]
         data = {"page_key": page["key"]}
         if page.get("block") == "about":
@@ -67,7 +67,7 @@ def _pages(client, study) -> list[str]:
         elif page.get("block") == "check":
             data["choice"] = "Blue"
         elif page.get("block") == "judge":
-            data["answer"] = "1"
+            data["answer"] = agree
         response = client.post(f"/s/{study.slug}/page/", data, follow=True, headers={"Accept-Language": "en"})
     raise AssertionError("the study did not end")
 
@@ -116,3 +116,31 @@ def test_a_study_in_one_language_is_shown_in_it_whatever_the_link_asks(client, d
     response = _arrive(client, demo_study, "p9", "&lang=de", **{"Accept-Language": "de"})
     assert '<html lang="en">' in response.content.decode() and "I agree to take part" in response.content.decode()
     assert Participant.objects.get(external_id="p9").language == "en"
+
+
+def test_exports_record_the_language_and_the_analysis_splits_by_it(client, translated_study):
+    from research.export import export_tables
+    from runs.design_analysis import study_analysis
+
+    for label, query, agree in (("g1", "&lang=de", "1"), ("g2", "&lang=de", "1"), ("e1", "", "0"), ("e2", "", "0")):
+        client.cookies.clear()
+        _arrive(client, translated_study, label, query)
+        _pages(client, translated_study, label, agree)
+    participants = export_tables(translated_study.slug).participants.set_index("participant_id")
+    by_label = {p.external_id: str(p.pseudonym) for p in Participant.objects.all()}
+    assert participants.loc[by_label["g1"], "language"] == "de" and participants.loc[by_label["e2"], "language"] == "en"
+    result = study_analysis(
+        translated_study.slug,
+        translated_study.spec,
+        by=["language"],
+        seed=1,
+        n_resamples=50,
+        n_permutations=50,
+        min_group_size=1,
+    )
+    groups = result.rater_groups.set_index("rater_group")
+    assert groups.loc["de", "n_participants"] == 2 and groups.loc["en", "n_participants"] == 2
+    # the German participants agreed with the AI on both people, the English ones disagreed: DR 0 and 1
+    rates = result.blocks[0].tables["disagreement_rate"].set_index("rater_group")["mean"]
+    assert rates["de"] == 0.0 and rates["en"] == 1.0 and rates["all participants"] == 0.5
+    assert result.blocks[0].tables["tests"].iloc[0]["difference"] == 1.0

@@ -109,9 +109,8 @@ def test_texts_per_language_need_languages_and_format_1_refuses_them():
     stored["translations"]["de"]["blocks[0].text"] = ""
     assert "blocks[0].text.de: '' should be non-empty" in problems(stored)
     del stored["translations"]["de"]["blocks[0].text"]
-    assert (
-        "blocks[0].text: must give the text in each of the study's languages: an object with 'en', 'de'"
-        in problems(stored)
+    assert "blocks[0].text: must give the text in each of the study's languages: an object with 'en', 'de'" in problems(
+        stored
     )
     format1 = json.loads(FORMAT1.read_text())
     format1["languages"] = ["en", "de"]
