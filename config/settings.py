@@ -96,7 +96,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"  # researcher pages; participant pages: the participant's language
 TIME_ZONE = "UTC"
 USE_I18N = True
 # The platform's own texts on participant pages (studies.translation.PLATFORM_LANGUAGES): English, and
