@@ -53,12 +53,12 @@ def test_a_german_participant_completes_the_study_on_a_phone(browser, live_serve
     _next(page, "Los geht’s")
     page.get_by_label("In einem juristischen Beruf tätig").check()
     _next(page)
+    page.get_by_label("Blau").check()
+    _next(page)
     for _ in range(2):  # the two people, in this participant's order
         assert "Die KI sagt für diese Person ein" in page.content()
         page.get_by_label("Nein, ich stimme nicht zu").check()
         _next(page)
-    page.get_by_label("Blau").check()
-    _next(page)
     assert page.get_by_role("heading", name="Vielen Dank, Ihre Antworten sind gespeichert").is_visible()
     assert page.locator("#completion-code").inner_text() == "TRANS1"
     if SHOTS:
