@@ -227,7 +227,7 @@ def _placeholder_problems(maps: dict[Path, dict], languages: list[str], problem:
     """A profile text names the same ``{column}`` placeholders in every language."""
     from studies.format2 import placeholder_problems, placeholders
 
-    out = []
+    out: list = []
     for path, texts in maps.items():
         if path[-1] != "profile":
             continue

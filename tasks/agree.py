@@ -29,7 +29,7 @@ DEFAULT_AGREE_QUESTION = gettext_noop("The AI predicts that this {subject_noun} 
 DEFAULT_LABEL_NAMES = {"1": gettext_noop("is high risk"), "0": gettext_noop("is low risk")}
 
 AGREE_CHOICES = ((1, _("Yes, I agree")), (0, _("No, I disagree")))
-ANSWER_YES_NO = _("Answer yes or no.")
+ANSWER_YES_NO = gettext_noop("Answer yes or no.")
 
 
 class DisagreementPageForm(forms.Form):
@@ -41,7 +41,7 @@ class DisagreementPageForm(forms.Form):
             self.fields[f"agree_{key}"] = binary_field(
                 f"The AI rates this person ({prompts[key]['subject']}) {level} risk. Do you agree?",
                 AGREE_CHOICES,
-                ANSWER_YES_NO,
+                gettext(ANSWER_YES_NO),
             )
 
     def answers(self) -> list[AnswerInput]:
@@ -275,7 +275,7 @@ class Agree(BlockTask):
             page=page,
             question=agree_question(page, index),
             choices=AGREE_CHOICES,
-            required_message=ANSWER_YES_NO,
+            required_message=gettext(ANSWER_YES_NO),
             answer_measure="agree",
             sure_label=gettext("How confident are you?") if block["confidence"] else None,
             sure_measure="confidence",

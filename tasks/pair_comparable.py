@@ -149,7 +149,7 @@ class PairComparable(BlockTask):
             page=page,
             question=block["question"].format(subject_noun=noun),
             choices=YES_NO,
-            required_message=ANSWER_YES_NO,
+            required_message=gettext(ANSWER_YES_NO),
             answer_measure="comparable",
             sure_label=gettext("How sure are you?") if block["strength"] else None,
             sure_measure="strength",

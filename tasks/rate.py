@@ -62,7 +62,7 @@ def number_field(
     elif high is not None:
         message = _NUMBER_MESSAGES[whole][2] % bounds
     else:
-        message = _NUMBER_MESSAGES[whole][3]
+        message = str(_NUMBER_MESSAGES[whole][3])
     attrs = {"step": step or (1 if whole else "any"), "inputmode": "numeric" if whole else "decimal"}
     attrs.update({name: bound for name, bound in (("min", low), ("max", high)) if bound is not None})
 
