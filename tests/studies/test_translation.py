@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from studies.study_file import InvalidStudyFile, validate_study
+from studies.study_file import validate_study
 from studies.translation import choose_language, localized, parse_path, path_text
+from tests.studies.test_format2 import problems
 
 TRANSLATED = Path(__file__).resolve().parent / "translated_study.json"
 FORMAT1 = Path(__file__).resolve().parent.parent.parent / "studies" / "bundled" / "effort_demo.json"
@@ -16,12 +17,6 @@ FORMAT1 = Path(__file__).resolve().parent.parent.parent / "studies" / "bundled" 
 
 def translated() -> dict:
     return json.loads(TRANSLATED.read_text())
-
-
-def problems(spec: dict) -> list[str]:
-    with pytest.raises(InvalidStudyFile) as caught:
-        validate_study(spec)
-    return [str(p) for p in caught.value.problems]
 
 
 def test_stored_file_is_the_first_language_plus_translations_and_validates_again():
