@@ -96,9 +96,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"  # researcher pages; participant pages: the participant's language
 TIME_ZONE = "UTC"
 USE_I18N = True
+# The platform's own texts on participant pages (studies.translation.PLATFORM_LANGUAGES): English, and
+# German from locale/de/LC_MESSAGES/django.po (the compiled .mo is committed). Researcher pages are English.
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 # Run files (reports, tables, uploads of jobs) go through Django's storage API, addressed by run:

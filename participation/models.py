@@ -45,6 +45,11 @@ class Participant(models.Model):
         "another participant.",
     )
     simulated = models.BooleanField(default=False)
+    language = models.CharField(
+        max_length=8,
+        default="en",
+        help_text="The language of the participant's pages, chosen at arrival (studies.translation.choose_language).",
+    )
     pilot = models.BooleanField(
         default=False, help_text="Came through the researcher's pilot link: left out of balance, exports and analyses."
     )

@@ -15,6 +15,7 @@ from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.html import format_html
+from django.utils.translation import gettext
 
 from core.caching import BoundedCache
 from participation.pages import PageIndex, page_context, page_form
@@ -36,8 +37,8 @@ def resume_html(code: str) -> str:
     if not code:
         return ""
     return format_html(
-        '<p class="resume-code" id="resume-code">To continue on another device, open your study link there and '
-        "enter this code: <strong>{}</strong></p>",
+        '<p class="resume-code" id="resume-code">{} <strong>{}</strong></p>',
+        gettext("To continue on another device, open your study link there and enter this code:"),
         code,
     )
 

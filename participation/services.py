@@ -6,6 +6,7 @@ participants or answers.
 
 import secrets
 import unicodedata
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,6 +32,7 @@ from studies.content import study_content
 from studies.models import Study
 from studies.services import latest_version
 from studies.study_facts import study_facts
+from studies.translation import choose_language, file_languages
 from tasks.base import AnswerInput
 
 
@@ -71,6 +73,7 @@ def participant_arrive(
     seed: int | None = None,
     resume_code: str = "",
     looked_up: bool = False,
+    languages: Sequence[str] = (),
 ) -> tuple[Participant, bool]:
     """Find the participant with this id in any version of the study, or register them in the latest.
 
@@ -81,7 +84,9 @@ def participant_arrive(
     (``normalise_external_id``). ``looked_up``: the caller has just found no participant with this
     id (``participant_find``), so the lookup is not repeated. ``pilot``: the researcher's pilot link
     (checked by the caller) brought them; pilots are left out of the balance, exports and analyses.
-    A new participant carries its version's file digest as ``spec_hash``.
+    A new participant carries its version's file digest as ``spec_hash``. ``languages``: the languages
+    the participant asked for, best first (the link's ``?lang=``, then the browser's); a new participant
+    gets the first the study is in, else the study's first (``studies.translation.choose_language``).
     """
     external_id = normalise_external_id(external_id)
     existing = None if looked_up else participant_find(study_slug=study_slug, external_id=external_id)
@@ -97,6 +102,7 @@ def participant_arrive(
         simulated=simulated,
         pilot=pilot,
         arrived_at=at or timezone.now(),
+        language=choose_language(file_languages(study_facts(study_id, spec_hash=spec_hash).spec), languages),
     )
     if resume_code:
         participant.resume_code_hash = resume_code_digest(participant, resume_code)

@@ -5,6 +5,7 @@ id is not enough to continue, answer or withdraw for them. The session ends at c
 withdrawal."""
 
 from dataclasses import replace
+from functools import wraps
 
 from django.conf import settings
 from django.db.models import F
@@ -13,6 +14,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
+from django.utils.translation import get_language, gettext, override
+from django.utils.translation.trans_real import parse_accept_lang_header
 from django.views.decorators.http import require_http_methods
 
 from participation import throttle
@@ -49,6 +52,7 @@ from participation.time_limits import time_limit
 from studies.quotas import quota_message
 from studies.services import StudyNotFound, latest_version
 from studies.study_facts import StudyFacts, study_facts
+from studies.translation import PLATFORM_LANGUAGES, choose_language, localized
 from tasks import task_for
 from tasks.attention import attention_count
 
@@ -66,6 +70,39 @@ def _ended_key(slug: str) -> str:
     return f"ended:{slug}"
 
 
+def _language_key(slug: str) -> str:
+    return f"language:{slug}"
+
+
+def _wanted_languages(request: HttpRequest) -> list[str]:
+    """The languages the visitor asks for, best first: the link's ``?lang=``, then the browser's."""
+    header = request.headers.get("Accept-Language", "")[:256]
+    return [request.GET.get("lang", "")[:16], *(code for code, _ in parse_accept_lang_header(header))]
+
+
+def in_participant_language(view):
+    """Run a participant view in the participant's language, chosen once at arrival and kept in the
+    session (never re-read from the request once chosen); before that, the language the visitor asks
+    for among the platform's. The response says which (``Content-Language``)."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, slug: str, *args, **kwargs) -> HttpResponse:
+        language = request.session.get(_language_key(slug)) or choose_language(
+            PLATFORM_LANGUAGES, _wanted_languages(request)
+        )
+        with override(language):
+            response = view(request, slug, *args, **kwargs)
+        response.headers.setdefault("Content-Language", language)
+        return response
+
+    return wrapped
+
+
+def _shown(facts: StudyFacts) -> tuple[dict, str]:
+    """The study file in the active language and the key its cached pages go under."""
+    return localized(facts.spec, facts.spec_hash, get_language())
+
+
 # After completion or withdrawal the session no longer names the participant; it keeps only a
 # marker (status, study version, condition) so that the completion or withdrawal page can still be
 # shown for this long. The next person on a shared computer cannot reach the pages of the last.
@@ -81,10 +118,13 @@ def _end_session(
     session = request.session
     for key in (_session_key(slug), _resume_key(slug), "shown"):
         session.pop(key, None)
+    language = session.get(_language_key(slug))
     if not any(key.startswith("participant:") for key in session.keys()):
         session.flush()
         session.set_expiry(ENDED_MARKER_SECONDS)
     session[_ended_key(slug)] = [status, study_id, condition_id, participant_id]
+    if language:  # the last pages stay in the participant's language
+        session[_language_key(slug)] = language
 
 
 def _ended(request: HttpRequest, slug: str) -> tuple[str, StudyFacts] | None:
@@ -152,12 +192,13 @@ def _remember(request: HttpRequest, slug: str, participant: Participant, code: s
         request.session.pop(_ended_key(slug), None)
         request.session.set_expiry(None)
         request.session[_session_key(slug)] = participant.pk
+        request.session[_language_key(slug)] = participant.language
         if code:
             request.session[_resume_key(slug)] = code
 
 
 def _too_many(request: HttpRequest, message: str) -> HttpResponse:
-    response = _problem(request, "Please wait a little", message, 429)
+    response = _problem(request, gettext("Please wait a little"), message, 429)
     response["Retry-After"] = str(settings.PARTICIPANT_LIMIT_WINDOW_SECONDS)
     return response
 
@@ -171,6 +212,7 @@ def _resume_form(
 
 
 @require_http_methods(["GET", "POST"])
+@in_participant_language
 def start(request: HttpRequest, slug: str) -> HttpResponse:
     """Entry link: ``/s/<slug>/?PROLIFIC_PID=..&STUDY_ID=..&SESSION_ID=..`` or ``?participant_label=..``.
 
@@ -188,19 +230,24 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     address = client_network(request)
     pilot = "pilot" in params
     if pilot and not is_pilot_token(slug, params["pilot"]):
-        return _problem(request, "This pilot link is not valid", "Ask the researcher for the study's pilot link.", 403)
+        return _problem(
+            request,
+            gettext("This pilot link is not valid"),
+            gettext("Ask the researcher for the study's pilot link."),
+            403,
+        )
     try:
         external_id = normalise_external_id(
             params.get("PROLIFIC_PID") or params.get("participant_label") or (new_pilot_id() if pilot else "")
         )
     except InvalidParticipantId as exc:
-        return _problem(request, "The link is incomplete", str(exc), 400)
+        return _problem(request, gettext("The link is incomplete"), str(exc), 400)
     participant = participant_find(study_slug=slug, external_id=external_id)
     if participant is None:
         if request.method == "POST":
             return redirect(_where(Status.ARRIVED, slug))  # nothing to resume; _require explains
         if not throttle.count("arrival", address, settings.PARTICIPANT_ARRIVALS_PER_ADDRESS):
-            return _too_many(request, "Too many people have started this study from your network just now.")
+            return _too_many(request, gettext("Too many people have started this study from your network just now."))
         code = new_resume_code()
         try:
             participant, created = participant_arrive(
@@ -211,15 +258,22 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
                 pilot=pilot,
                 resume_code=code,
                 looked_up=True,
+                languages=_wanted_languages(request),
             )
         except StudyNotFound:
             return _problem(
-                request, "Study not found", "This link does not lead to a study. Please check the link.", 404
+                request,
+                gettext("Study not found"),
+                gettext("This link does not lead to a study. Please check the link."),
+                404,
             )
         if created:  # the consent page at once (its form posts to /consent/): one request less per arrival
             _remember(request, slug, participant, code)
             facts = study_facts(participant.study_id, spec_hash=participant.spec_hash)
-            return consent_response(request, facts.spec, facts.spec_hash, resume_code=code)
+            with override(participant.language):
+                response = consent_response(request, *_shown(facts), resume_code=code)
+            response.headers["Content-Language"] = participant.language
+            return response
     # A returning participant.
     ended = request.session.get(_ended_key(slug))
     if ended and len(ended) > 3 and ended[3] == participant.pk:  # finished in this browser: their last page
@@ -245,7 +299,9 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "GET":
         return _resume_form(request, slug, params, external_id)
     if throttle.exceeded("resume-failure", address, settings.PARTICIPANT_RESUME_FAILURES_PER_ADDRESS):
-        return _too_many(request, "Too many wrong codes were entered from your network. Please try again later.")
+        return _too_many(
+            request, gettext("Too many wrong codes were entered from your network. Please try again later.")
+        )
     typed = clean_resume_code(params.get("code", ""))
     outcome = participant_resume(participant_id=participant.pk, code=typed)
     if outcome is ResumeOutcome.ACCEPTED:
@@ -257,11 +313,14 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
             slug,
             params,
             external_id,
-            error=f"Too many wrong codes. Please wait {minutes} minutes, or continue in the browser where you started.",
+            error=gettext(
+                "Too many wrong codes. Please wait %(minutes)d minutes, or continue in the browser where you started."
+            )
+            % {"minutes": minutes},
             status=429,
         )
     throttle.count("resume-failure", address, settings.PARTICIPANT_RESUME_FAILURES_PER_ADDRESS)
-    return _resume_form(request, slug, params, external_id, error="This code is not right.", status=422)
+    return _resume_form(request, slug, params, external_id, error=gettext("This code is not right."), status=422)
 
 
 def _resume_code(request: HttpRequest, slug: str) -> str:
@@ -286,15 +345,21 @@ def _require(
         try:
             latest_version(slug)
         except StudyNotFound:
-            return None, None, _problem(request, "Study not found", "This link does not lead to a study.", 404)
+            return (
+                None,
+                None,
+                _problem(request, gettext("Study not found"), gettext("This link does not lead to a study."), 404),
+            )
         return (
             None,
             None,
             _problem(
                 request,
-                "Please use your study link",
-                "We could not tell who you are. Open the study from the link you were given (for example on Prolific); "
-                "your answers so far are kept and you will continue where you stopped.",
+                gettext("Please use your study link"),
+                gettext(
+                    "We could not tell who you are. Open the study from the link you were given (for example on "
+                    "Prolific); your answers so far are kept and you will continue where you stopped."
+                ),
                 403,
             ),
         )
@@ -306,11 +371,12 @@ def _require(
 
 
 @require_http_methods(["GET", "POST"])
+@in_participant_language
 def consent(request: HttpRequest, slug: str) -> HttpResponse:
     participant, facts, detour = _require(request, slug, Status.ARRIVED)
     if detour:
         return detour
-    spec = facts.spec
+    spec, spec_key = _shown(facts)
     if request.method == "POST":
         decision = request.POST.get("decision")
         if decision in ("accept", "decline"):
@@ -327,12 +393,12 @@ def consent(request: HttpRequest, slug: str) -> HttpResponse:
             {
                 "spec": spec,
                 "records_signals": records_signals(spec),
-                "error": "Choose whether you agree to take part.",
+                "error": gettext("Choose whether you agree to take part."),
                 "resume_html": resume_html(_resume_code(request, slug)),
             },
             status=422,
         )
-    return consent_response(request, spec, facts.spec_hash, resume_code=_resume_code(request, slug))
+    return consent_response(request, spec, spec_key, resume_code=_resume_code(request, slug))
 
 
 def _submit(request: HttpRequest, slug: str) -> HttpResponse | None:
@@ -364,7 +430,8 @@ def _save_or_refuse(
     request: HttpRequest, slug: str, enrolment: Enrolment, facts: StudyFacts, page: dict, *, late: bool
 ) -> HttpResponse:
     place = enrolment.places[page["key"]]
-    index = condition_index(facts.spec, facts.spec_hash, facts.condition_keys[enrolment.condition_id])
+    spec, spec_key = _shown(facts)
+    index = condition_index(spec, spec_key, facts.condition_keys[enrolment.condition_id])
     form = page_form(page, index, data=request.POST)
     if form.is_valid():
         result = page_submit(
@@ -389,7 +456,7 @@ def _save_or_refuse(
                 request,
                 following,
                 index,
-                facts.spec_hash,
+                spec_key,
                 position=result.position,
                 total=len(enrolment.plan),
                 resume_code=_resume_code(request, slug),
@@ -404,7 +471,7 @@ def _save_or_refuse(
         request,
         page,
         index,
-        facts.spec_hash,
+        spec_key,
         form=form,
         status=422,
         position=place,
@@ -414,6 +481,7 @@ def _save_or_refuse(
 
 
 @require_http_methods(["GET", "POST"])
+@in_participant_language
 def page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         response = _submit(request, slug)
@@ -427,11 +495,12 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
         participant_time_out(participant_id=participant.pk)  # lazily, on their next request
         participant.status = Status.TIMED_OUT
     if participant.status == Status.TIMED_OUT and not limit.may_finish_late:
-        return render(request, "surveys/timed_out.html", {"spec": facts.spec, "minutes": limit.max_minutes})
+        return render(request, "surveys/timed_out.html", {"spec": _shown(facts)[0], "minutes": limit.max_minutes})
     if request.method == "POST":  # a participant whose enrolment could not be read
         return redirect("surveys:page", slug=slug)
     current = participant.plan[participant.position]
-    index = condition_index(facts.spec, facts.spec_hash, facts.condition_keys[participant.condition_id])
+    spec, spec_key = _shown(facts)
+    index = condition_index(spec, spec_key, facts.condition_keys[participant.condition_id])
     if request.session.get("shown") != current["key"]:
         page_shown(participant=participant, page_key=current["key"])
         request.session["shown"] = current["key"]  # a reload does not write again
@@ -439,13 +508,14 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
         request,
         current,
         index,
-        facts.spec_hash,
+        spec_key,
         position=participant.position,
         total=len(participant.plan),
         resume_code=_resume_code(request, slug),
     )
 
 
+@in_participant_language
 def done(request: HttpRequest, slug: str) -> HttpResponse:
     """The last page: the completion code and link of the participant's outcome (completed, failed
     attention checks, screened out), with the outcome's message (screened out by a quota: the
@@ -453,11 +523,12 @@ def done(request: HttpRequest, slug: str) -> HttpResponse:
     _, facts, detour = _require(request, slug, (Status.COMPLETED, Status.SCREENED_OUT))
     if detour:
         return detour
+    spec = _shown(facts)[0]
     outcome, quota = _outcome(request, slug, facts.spec)
-    completion = completion_for(facts.spec, outcome)
+    completion = completion_for(spec, outcome)
     if quota:
         completion = replace(completion, message=quota_message(facts.spec, quota))
-    return render(request, "surveys/done.html", {"spec": facts.spec, "completion": completion})
+    return render(request, "surveys/done.html", {"spec": spec, "completion": completion})
 
 
 def _outcome(request: HttpRequest, slug: str, spec: dict) -> tuple[str, str]:
@@ -480,14 +551,16 @@ def _outcome(request: HttpRequest, slug: str, spec: dict) -> tuple[str, str]:
     return outcome, quota
 
 
+@in_participant_language
 def declined(request: HttpRequest, slug: str) -> HttpResponse:
     participant, facts, detour = _require(request, slug, Status.DECLINED)
     if detour:
         return detour
-    return render(request, "surveys/declined.html", {"spec": facts.spec})
+    return render(request, "surveys/declined.html", {"spec": _shown(facts)[0]})
 
 
 @require_http_methods(["GET", "POST"])
+@in_participant_language
 def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
     """Withdraw from the study at any point: confirm, then every answer is deleted."""
     participant, facts = _participant(request, slug)
@@ -498,11 +571,14 @@ def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
         participant = participant_withdraw(participant_id=participant.pk)
         _end_session(request, slug, participant.pk, participant.status, participant.study_id, participant.condition_id)
         return redirect(_where(participant.status, slug))
-    return render(request, "surveys/withdraw.html", {"spec": facts.spec, "back": _where(participant.status, slug)})
+    return render(
+        request, "surveys/withdraw.html", {"spec": _shown(facts)[0], "back": _where(participant.status, slug)}
+    )
 
 
+@in_participant_language
 def withdrawn(request: HttpRequest, slug: str) -> HttpResponse:
     participant, facts, detour = _require(request, slug, Status.WITHDRAWN)
     if detour:
         return detour
-    return render(request, "surveys/withdrawn.html", {"spec": facts.spec})
+    return render(request, "surveys/withdrawn.html", {"spec": _shown(facts)[0]})

@@ -192,6 +192,7 @@ def export_tables(
                 "status": p.status,
                 "simulated": int(p.simulated),
                 "pilot": int(p.pilot),
+                "language": p.language,
                 "arrived_at": _iso(p.arrived_at),
                 "consented_at": _iso(p.consented_at),
                 "completed_at": _iso(p.completed_at),

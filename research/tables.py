@@ -63,6 +63,11 @@ COLUMNS: dict[str, dict[str, Column]] = {
         ),
         "simulated": Column("0/1", "1 if created by simulate_participants."),
         "pilot": Column("0/1", "1 if brought by the researcher's pilot link (only with include_pilot)."),
+        "language": Column(
+            "string",
+            "Language of the participant's pages (ISO 639-1), chosen at arrival: the link's ?lang=, else the "
+            "browser's, else the study's first.",
+        ),
         "arrived_at": Column("datetime", "First arrival (UTC, ISO 8601)."),
         "consented_at": Column("datetime", "Consent time (UTC)."),
         "completed_at": Column("datetime", "Completion time (UTC)."),

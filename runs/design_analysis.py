@@ -9,7 +9,7 @@ from django.utils.module_loading import import_string
 
 from fairness.task_blocks import DesignAnalysis
 from fairness.task_blocks import analyze_design as analyze_blocks
-from studies.format2 import check_by
+from studies.format2 import BY_LANGUAGE, check_by, questionnaire_questions
 from tasks import block_task, bts_positives
 
 
@@ -60,9 +60,10 @@ def study_analysis(
     **options,
 ) -> DesignAnalysis:
     """:func:`analyze_design` on the ``answers`` and ``questionnaire`` tables of the study's export
-    (``research.export``): completed participants (with ``include_incomplete`` also active and timed-out
-    ones), pilots only with ``include_pilot``, those excluded for answer quality as ``quality_exclusion``
-    says (``research.quality.EXCLUSION_MODES``) (``options``: seed, n_resamples, n_permutations, progress)."""
+    (``research.export``; ``by`` may name ``language``, the participants table's column): completed
+    participants (with ``include_incomplete`` also active and timed-out ones), pilots only with
+    ``include_pilot``, those excluded for answer quality as ``quality_exclusion`` says
+    (``research.quality.EXCLUSION_MODES``) (``options``: seed, n_resamples, n_permutations, progress)."""
     from django.db.models import Q
 
     from research.export import export_tables
@@ -74,4 +75,10 @@ def study_analysis(
     answers = tables.answers[tables.answers["measure"] != "questionnaire"].reset_index(drop=True)
     if answers.empty:
         raise ValueError("no answers to analyse: no participant has completed the study yet")
-    return analyze_design(spec, answers, tables.questionnaire, by=by, **options)
+    questionnaire = tables.questionnaire
+    if BY_LANGUAGE in by and BY_LANGUAGE not in questionnaire_questions(spec):  # the participants table's column
+        languages = tables.participants[["participant_id", BY_LANGUAGE]]
+        questionnaire = questionnaire.drop(columns=BY_LANGUAGE, errors="ignore").merge(
+            languages, on="participant_id", how="outer"
+        )
+    return analyze_design(spec, answers, questionnaire, by=by, **options)

@@ -31,8 +31,9 @@ from runs.serializers import (
 )
 from runs.services import JobQuotaExceeded, job_cancel, job_create
 from runs.storage import RunStorageError, list_files
-from studies.format2 import questionnaire_questions
+from studies.format2 import BY_LANGUAGE, questionnaire_questions
 from studies.selectors import latest_versions, studies_visible_to, visible_versions
+from studies.translation import file_languages
 
 # URL name of a run kind -> (job kind, the API's serializer of its options, its uploaded files)
 STARTABLE = {
@@ -78,6 +79,9 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "by": request.POST.getlist("by"),
         "conditions": study.spec.get("conditions", []),
         "questions": questionnaire_questions(study.spec) if study.spec.get("format") == 2 else {},
+        "by_language": BY_LANGUAGE
+        if len(file_languages(study.spec)) > 1 and BY_LANGUAGE not in questionnaire_questions(study.spec)
+        else "",
         "min_group_size": MIN_GROUP_SIZE,
         "min_subject_group": MIN_SUBJECT_GROUP,
         "human_sources": human_source_choices(request.user, errors if kind == "audit" else {}, request.POST),

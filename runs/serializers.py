@@ -53,8 +53,8 @@ class AnalysisRequestSerializer(serializers.Serializer):
         child=serializers.CharField(max_length=60),
         default=list,
         max_length=4,
-        help_text="Format 2 studies: questionnaire question keys that define the rater (stakeholder) groups; "
-        "several are combined (e.g. ['role', 'age_band']).",
+        help_text="Format 2 studies: questionnaire question keys that define the rater (stakeholder) groups, or "
+        "'language' (the participant's); several are combined (e.g. ['role', 'age_band']).",
     )
 
     min_group_size = serializers.IntegerField(

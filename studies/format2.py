@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from django.utils.translation import gettext
+
 from studies import study_file as v1
 from tasks import BLOCK_TASKS, block_task
 from tasks.detection import CHECKS, apply_detection_defaults, detection_problems
@@ -23,12 +25,12 @@ from tasks.schema import LABELS, duplicates, once
 QUESTION_TYPES = ("single_choice", "multiple_choice", "number", "text", "likert")
 DEFAULT_CONDITION = {"key": "main", "label": "Main"}
 
-_text, _key = v1._text, v1._key
+_text, _shown, _key = v1._text, v1._shown, v1._key
 _v1_condition = v1.SCHEMA["properties"]["conditions"]["items"]["properties"]
 _value = {"type": ["string", "number"]}
 _columns = {"type": "array", "items": _text, "uniqueItems": True}
 _labels = LABELS
-_options = {"type": "array", "minItems": 2, "items": _text}
+_options = {"type": "array", "minItems": 2, "items": _shown}
 _subject = {
     "type": "object",
     "additionalProperties": False,
@@ -57,7 +59,7 @@ _pool = {
     "required": ["key", "display"],
     "properties": {
         "key": _key,
-        "subject_noun": _text,
+        "subject_noun": _shown,
         "outcome_column": _text,
         "subjects": {"type": "array", "minItems": 1, "items": _subject},
         "csv": {
@@ -85,13 +87,17 @@ _pool = {
             "additionalProperties": False,
             "minProperties": 1,
             "properties": {
-                "profile": _text,
+                "profile": _shown,
                 "table": {**_columns, "minItems": 1},
                 "chart": {
                     "type": "object",
                     "additionalProperties": False,
                     "required": ["feature", "unit"],
-                    "properties": {"feature": _text, "unit": _text, "time_labels": {"type": "array", "items": _text}},
+                    "properties": {
+                        "feature": _shown,
+                        "unit": _shown,
+                        "time_labels": {"type": "array", "items": _shown},
+                    },
                 },
             },
         },
@@ -105,7 +111,7 @@ _question = {
     "properties": {
         "key": _key,
         "type": {"enum": list(QUESTION_TYPES)},
-        "text": _text,
+        "text": _shown,
         "required": {"type": "boolean"},
         "options": {**_options, "uniqueItems": True},
         "min_choices": {"type": "integer", "minimum": 0},
@@ -132,8 +138,8 @@ _task_block = {
         "conditions": _block_conditions,
         "task": {"enum": list(BLOCK_TASKS)},
         "pool": _key,
-        "title": _text,
-        "intro": _text,
+        "title": _shown,
+        "intro": _shown,
         "assignment": {
             "type": "object",
             "additionalProperties": False,
@@ -156,15 +162,15 @@ _task_block = {
 _page_blocks = {
     "instructions": {
         "required": ["key", "type", "text"],
-        "properties": {**_block_common, "conditions": _block_conditions, "title": _text, "text": _text},
+        "properties": {**_block_common, "conditions": _block_conditions, "title": _shown, "text": _shown},
     },
     "questionnaire": {
         "required": ["key", "type", "questions"],
         "properties": {
             **_block_common,
             "conditions": _block_conditions,
-            "title": _text,
-            "intro": _text,
+            "title": _shown,
+            "intro": _shown,
             "questions": {"type": "array", "minItems": 1, "items": _question},
         },
     },
@@ -173,7 +179,7 @@ _page_blocks = {
         "properties": {
             **_block_common,
             "conditions": _block_conditions,
-            "question": _text,
+            "question": _shown,
             "options": _options,
             "correct": _text,
             "among": {
@@ -224,6 +230,7 @@ SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["format", "slug", "title", "consent", "pools", "blocks", "completion"],
+    "dependentRequired": {"translations": ["languages"]},
     "properties": {
         **_shared,
         "format": {"const": 2},
@@ -251,6 +258,8 @@ SCHEMA: dict[str, Any] = {
                 },
             },
         },
+        "languages": {"type": "array"},  # studies.translation checks it and the texts in each language
+        "translations": {"type": "object"},  # written by studies.translation from the texts per language
         "pools": {"type": "array", "minItems": 1, "items": _pool},
         "blocks": {"type": "array", "minItems": 1, "items": _block},
         "shuffle": {
@@ -586,27 +595,28 @@ def item_strata(block: dict, pool: dict, column: str) -> dict[str, list[str]] | 
 
 
 def with_defaults(spec: dict) -> dict:
-    """A copy with the documented defaults filled in."""
+    """A copy with the documented defaults filled in (texts in the active language)."""
     out = json.loads(json.dumps(spec))
     out.setdefault("seed", 0)
     out.setdefault("conditions", [dict(DEFAULT_CONDITION)])
     for condition in out["conditions"]:
         if "desirable" in condition:  # an effort feature: its aggregate's scale as in format 1
             condition.setdefault("aggregate_scale", 1.0)
-    out["consent"].setdefault("decline_message", v1.DEFAULT_DECLINE_MESSAGE)
+    out["consent"].setdefault("decline_message", gettext(v1.DEFAULT_DECLINE_MESSAGE))
     n_checks = sum(b["type"] == "attention" for b in out["blocks"])
     attention = out.setdefault("attention", {})
     attention.setdefault("exclude_if_failed", max(1, (2 * n_checks + 2) // 3) if n_checks else 1)
     out.setdefault("bonus", {}).setdefault("currency", "GBP")
     pools = {p["key"]: p for p in out["pools"]}
     for pool in out["pools"]:
-        pool.setdefault("subject_noun", "person")
+        pool.setdefault("subject_noun", gettext("person"))
         for subject in pool["subjects"]:
             for name in ("features", "groups", "models"):
                 subject.setdefault(name, {})
         chart = pool["display"].get("chart")
         if chart is not None:
-            chart.setdefault("time_labels", [f"Year {i + 1}" for i in range(len(pool["subjects"][0]["series"]))])
+            years = range(1, len(pool["subjects"][0]["series"]) + 1)
+            chart.setdefault("time_labels", [gettext("Year %(number)d") % {"number": i} for i in years])
     every = [c["key"] for c in out["conditions"]]
     for block in out["blocks"]:
         if "conditions" not in block:
@@ -679,16 +689,25 @@ def questionnaire_questions(spec: dict) -> dict[str, dict]:
     }
 
 
+# ``--by language``: the participant's language (the participants table's column) as a rater group,
+# unless a questionnaire question has that key.
+BY_LANGUAGE = "language"
+
+
 def check_by(spec: dict, by: Sequence[str]) -> tuple[str, ...]:
-    """``by`` as a tuple of questionnaire question keys; a specific error for anything else."""
+    """``by`` as a tuple of questionnaire question keys (or ``language``, :data:`BY_LANGUAGE`); a specific
+    error for anything else."""
     by = tuple(by)
     if not by:
         raise ValueError("name at least one questionnaire question to split by (--by QUESTION)")
     known = questionnaire_questions(spec)
-    unknown = [key for key in by if key not in known]
+    unknown = [key for key in by if key not in known and key != BY_LANGUAGE]
     if unknown:
         choices = ", ".join(known) or "none: the study has no questionnaire"
-        raise ValueError(f"--by {unknown[0]!r} is not a questionnaire question of the study; its questions: {choices}")
+        raise ValueError(
+            f"--by {unknown[0]!r} is not a questionnaire question of the study; its questions: {choices} "
+            f"(or --by {BY_LANGUAGE}: the participant's language)"
+        )
     if len(set(by)) < len(by):
         raise ValueError("--by names a question twice")
     return by

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.utils.translation import gettext_noop, override
 from jsonschema import Draft202012Validator
 
 from tasks.detection import CHECKS
 from tasks.fair_score import DEFAULT_RISK_LABEL
 from tasks.pair_distance import DEFAULT_BTS_PROMPT, LIKERT, likert_defaults
-from tasks.schema import KEY, LIKERT_QUESTIONS, TEXT, duplicates
+from tasks.schema import KEY, LIKERT_QUESTIONS, SHOWN, TEXT, duplicates
 
 RELATIONS = (
     "similar_trend_similar_total",
@@ -28,7 +29,7 @@ RELATIONS = (
 )
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{1,58}[a-z0-9]$"
 
-_text, _key = TEXT, KEY
+_text, _shown, _key = TEXT, SHOWN, KEY
 _code = {"type": "string", "pattern": r"^[A-Za-z0-9_-]{1,64}$"}  # a completion code, e.g. Prolific's
 _count = {"type": "integer", "minimum": 1}
 QUOTAS_SCHEMA = {  # studies.quotas: its rules and caps
@@ -86,13 +87,13 @@ SCHEMA: dict[str, Any] = {
     "properties": {
         "format": {"const": 1},
         "slug": {"type": "string", "pattern": SLUG_PATTERN},
-        "title": _text,
+        "title": _shown,
         "description": {"type": "string"},
         "consent": {
             "type": "object",
             "required": ["text"],
             "additionalProperties": False,
-            "properties": {"text": _text, "decline_message": _text},
+            "properties": {"text": _shown, "decline_message": _shown},
         },
         "instructions": _text,
         "likert": LIKERT,
@@ -216,8 +217,8 @@ SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "required": ["question", "options", "eligible"],
             "properties": {
-                "question": _text,
-                "options": {"type": "array", "minItems": 2, "items": _text},
+                "question": _shown,
+                "options": {"type": "array", "minItems": 2, "items": _shown},
                 "eligible": {"type": "array", "minItems": 1, "items": _text, "uniqueItems": True},
             },
         },
@@ -240,8 +241,8 @@ SCHEMA: dict[str, Any] = {
                     "additionalProperties": False,
                     "properties": {outcome: _code for outcome in ("completed", "failed_attention", "screened_out")},
                 },
-                "failed_attention_message": _text,
-                "screened_out_message": _text,
+                "failed_attention_message": _shown,
+                "screened_out_message": _shown,
             },
         },
         "bonus": {
@@ -285,7 +286,11 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-DEFAULT_DECLINE_MESSAGE = (
+FORMAT1_LANGUAGES = (
+    "format 1 files are in one language: convert the file to format 2 (manage.py convert_study) and give "
+    "its texts in each language there"
+)
+DEFAULT_DECLINE_MESSAGE = gettext_noop(
     "Thank you. You chose not to take part, and no answers were recorded. You may close this page."
 )
 
@@ -323,6 +328,11 @@ def _schema_problems(spec: Any, schema: dict) -> list[StudyFileProblem]:
 
 
 def _schema_rule(error) -> str:
+    from studies.translation import shown_rule
+
+    shown = shown_rule(error)
+    if shown is not None:
+        return shown
     if error.validator == "required":
         return error.message.replace("is a required property", "is required")
     if error.validator == "additionalProperties":
@@ -608,22 +618,32 @@ def _validate(spec: Any, duplicates: dict[int, dict[str, int]] | None) -> dict:
         found = spec.get("format", "missing") if isinstance(spec, dict) else type(spec).__name__
         raise InvalidStudyFile([StudyFileProblem("format", f"must be 1 or 2 (got {found!r})")])
     from studies import format2  # format 2 builds on this module's schema parts
+    from studies.translation import DEFAULT_LANGUAGE, translated_file
 
     schema, pages, semantic, defaults = (
         (SCHEMA, _page_problems, _semantic_problems, with_defaults)
         if spec["format"] == 1
         else (format2.SCHEMA, format2.page_problems, format2._semantic_problems, format2.with_defaults)
     )
-    problems = _schema_problems(spec, schema)
+
+    def checked(spec: dict) -> list[StudyFileProblem]:
+        # pages before any check whose cost grows with the pages
+        return _schema_problems(spec, schema) or pages(spec) or semantic(spec)
+
+    if "languages" in spec:
+        if spec["format"] == 1:
+            raise InvalidStudyFile([StudyFileProblem("languages", FORMAT1_LANGUAGES)])
+        stored, problems = translated_file(
+            spec, schema, problem=StudyFileProblem, schema_problems=_schema_problems, check=checked, defaults=defaults
+        )
+    else:
+        problems = checked(spec)
+        if not problems:
+            with override(DEFAULT_LANGUAGE):  # the defaults' texts in English
+                stored = defaults(spec)
     if problems:
         raise InvalidStudyFile(problems)
-    problems = pages(spec)  # before any check whose cost grows with the pages
-    if problems:
-        raise InvalidStudyFile(problems)
-    problems = semantic(spec)
-    if problems:
-        raise InvalidStudyFile(problems)
-    return defaults(spec)
+    return stored
 
 
 def read_study_file(path: str | Path, *, max_bytes: int | None = None) -> dict:

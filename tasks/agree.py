@@ -5,6 +5,8 @@ confidence and optional BTS prediction of the share answering "Yes, I agree").""
 import math
 
 from django import forms
+from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext_lazy as _
 
 from core.columns import Column
 from core.report_texts import (
@@ -21,12 +23,13 @@ from core.report_texts import (
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundAnswers
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
-from tasks.schema import BTS, MODEL, QUESTION, TEXT, check_model
+from tasks.schema import BTS, MODEL, QUESTION, SHOWN, check_model
 
-DEFAULT_AGREE_QUESTION = "The AI predicts that this {subject_noun} {prediction}. Do you agree?"
-DEFAULT_LABEL_NAMES = {"1": "is high risk", "0": "is low risk"}
+DEFAULT_AGREE_QUESTION = gettext_noop("The AI predicts that this {subject_noun} {prediction}. Do you agree?")
+DEFAULT_LABEL_NAMES = {"1": gettext_noop("is high risk"), "0": gettext_noop("is low risk")}
 
-AGREE_CHOICES = ((1, "Yes, I agree"), (0, "No, I disagree"))
+AGREE_CHOICES = ((1, _("Yes, I agree")), (0, _("No, I disagree")))
+ANSWER_YES_NO = gettext_noop("Answer yes or no.")
 
 
 class DisagreementPageForm(forms.Form):
@@ -38,7 +41,7 @@ class DisagreementPageForm(forms.Form):
             self.fields[f"agree_{key}"] = binary_field(
                 f"The AI rates this person ({prompts[key]['subject']}) {level} risk. Do you agree?",
                 AGREE_CHOICES,
-                "Answer yes or no.",
+                gettext(ANSWER_YES_NO),
             )
 
     def answers(self) -> list[AnswerInput]:
@@ -127,7 +130,7 @@ class Agree(BlockTask):
             "type": "object",
             "additionalProperties": False,
             "required": ["0", "1"],
-            "properties": {"0": TEXT, "1": TEXT},
+            "properties": {"0": SHOWN, "1": SHOWN},
         },
         "confidence": {"type": "boolean"},
         **BTS,
@@ -148,7 +151,7 @@ class Agree(BlockTask):
     builder_seconds = 25
     builder_needs_model = True
     builder_description = "Disagreement: does the participant agree with the AI's prediction? (yes/no, confidence, BTS)"
-    default_bts_prompt = "What percentage of other participants do you think agreed with the AI?"
+    default_bts_prompt = gettext_noop("What percentage of other participants do you think agreed with the AI?")
     estimators = (
         "fairness.disagreement.disagreement_notions",
         "fairness.rater_groups.rater_group_difference_tests",
@@ -222,8 +225,8 @@ class Agree(BlockTask):
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
-        block.setdefault("question", DEFAULT_AGREE_QUESTION)
-        block.setdefault("label_names", dict(DEFAULT_LABEL_NAMES))
+        block.setdefault("question", gettext(DEFAULT_AGREE_QUESTION))
+        block.setdefault("label_names", {k: gettext(v) for k, v in DEFAULT_LABEL_NAMES.items()})
         block.setdefault("confidence", False)
 
     def present(self, name: str, frame) -> TableView:
@@ -275,9 +278,9 @@ class Agree(BlockTask):
             page=page,
             question=agree_question(page, index),
             choices=AGREE_CHOICES,
-            required_message="Answer yes or no.",
+            required_message=gettext(ANSWER_YES_NO),
             answer_measure="agree",
-            sure_label="How confident are you?" if block["confidence"] else None,
+            sure_label=gettext("How confident are you?") if block["confidence"] else None,
             sure_measure="confidence",
             prediction_prompt=bts_prompt(block),
         )
@@ -286,7 +289,7 @@ class Agree(BlockTask):
         if index.format == 1:
             return {"prompt_charts": {key: index.chart(index.prompts[key]["subject"]) for key in page["prompts"]}}
         pool = index.pool_of(page)
-        return {"cards": [index.card(pool["key"], page["item"], f"This {index.noun(pool)}")]}
+        return {"cards": [index.card(pool["key"], page["item"], gettext("This %(noun)s") % {"noun": index.noun(pool)})]}
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
         """Agree with logit P = agree_logit(the AI's score) + leniency + N(0, noise)

@@ -13,7 +13,7 @@ class AttentionPageForm(forms.Form):
     def __init__(self, *args, check: dict, set_key: str = "", **kwargs):
         super().__init__(*args, **kwargs)
         self.check, self.set_key = check, set_key
-        self.fields["choice"] = option_field(check["question"], check["options"])
+        self.fields["choice"] = option_field(check["question"], check)
 
     def answers(self) -> list[AnswerInput]:
         choice = self.cleaned_data["choice"]

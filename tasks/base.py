@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django import forms
+from django.utils.translation import gettext
 
 from core.columns import Column
 from core.report_texts import ReportTable, TableView
@@ -228,7 +229,7 @@ class BlockTask(TaskType):
     def apply_defaults(self, block: dict, pool: dict) -> None:
         """Fill in the documented defaults of the block's options (when the file is read)."""
         if "bts" in block and self.default_bts_prompt:
-            block["bts"].setdefault("prompt", self.default_bts_prompt)
+            block["bts"].setdefault("prompt", gettext(self.default_bts_prompt))
 
     def present(self, name: str, frame: pd.DataFrame) -> TableView:
         """What the analysis report shows of the block's table ``name`` (its CSV keeps all of ``frame``):

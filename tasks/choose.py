@@ -14,6 +14,8 @@ subjects' features with a Borda ranking (``analysis.paired_comparison.utility_mo
 """
 
 from django import forms
+from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext_lazy as _
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
@@ -22,10 +24,10 @@ from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
 from tasks.pair_distance import _names
 from tasks.questions import task_question
-from tasks.schema import BTS, MODEL, PAIRS, QUESTION, TEXT, check_model, check_pairs
+from tasks.schema import BTS, MODEL, PAIRS, QUESTION, SHOWN, check_model, check_pairs
 
-DEFAULT_QUESTION = "Which of these two {subject_noun}s should {decision}?"
-EQUALLY = "Equally"
+DEFAULT_QUESTION = gettext_noop("Which of these two {subject_noun}s should {decision}?")
+EQUALLY = _("Equally")
 CHOICE_SLOPE = 4.0  # simulation: logit P(choose a) = CHOICE_SLOPE * (favourable score gap) + leniency + noise
 
 
@@ -43,7 +45,9 @@ class ChoiceForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.page, self.pair, self.ai = page, pair, ai
         choices = [("a", names[0]), ("b", names[1])] + ([("equal", EQUALLY)] if block["allow_equal"] else [])
-        message = "Choose one of the two." if not block["allow_equal"] else "Choose one of the two, or Equally."
+        message = (
+            gettext("Choose one of the two, or Equally.") if block["allow_equal"] else gettext("Choose one of the two.")
+        )
         self.fields["choice"] = forms.ChoiceField(
             label=question,
             choices=choices,
@@ -51,7 +55,7 @@ class ChoiceForm(forms.Form):
             error_messages={"required": message, "invalid_choice": message},
         )
         if block["strength"]:
-            self.fields["sure"] = scale_field("How sure are you?", CONFIDENCE_LABELS)
+            self.fields["sure"] = scale_field(gettext("How sure are you?"), CONFIDENCE_LABELS)
         if "bts" in block and ai is not None:
             name = names[0] if ai == "a" else names[1]
             self.fields["prediction"] = prediction_field(block["bts"]["prompt"].replace("{favoured}", name))
@@ -99,7 +103,7 @@ class Choose(BlockTask):
     }
     options = {
         **PAIRS,
-        "decision": TEXT,
+        "decision": SHOWN,
         **QUESTION,
         "allow_equal": {"type": "boolean"},
         "strength": {"type": "boolean"},
@@ -122,7 +126,7 @@ class Choose(BlockTask):
     builder_relations = PAIR_RELATIONS
     builder_mix = ("near", "far")
     builder_decision = "be considered lower risk"
-    default_bts_prompt = "What percentage of other participants do you think chose {favoured}?"
+    default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {favoured}?")
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.paired_comparison.utility_model")
     analysis = "tasks.choose.analyse"
     report_tables = {
@@ -219,7 +223,7 @@ class Choose(BlockTask):
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
-        block.setdefault("question", DEFAULT_QUESTION)
+        block.setdefault("question", gettext(DEFAULT_QUESTION))
         block.setdefault("allow_equal", False)
         block.setdefault("strength", False)
         block.setdefault("favourable", "lower")

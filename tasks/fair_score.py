@@ -10,12 +10,13 @@ from typing import Any
 
 import numpy as np
 from django import forms
+from django.utils.translation import gettext, gettext_noop
 
 from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask
 from tasks.fields import score_field
-from tasks.schema import KEY, MODEL, TEXT, check_model, duplicates, once
+from tasks.schema import KEY, MODEL, SHOWN, check_model, duplicates, once
 
 
 class FairScoreForm(forms.Form):
@@ -27,22 +28,31 @@ class FairScoreForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.reference, self.subjects, self.set_key, self.key = reference, subjects, set_key, key
         self.fields["k_decision"] = forms.ChoiceField(
-            label=f"Do you accept the AI's risk score for {reference}?",
-            choices=[("accept", "Accept the AI's score"), ("correct", "Correct it with my own score")],
+            label=gettext("Do you accept the AI's risk score for %(name)s?") % {"name": reference},
+            choices=[
+                ("accept", gettext("Accept the AI's score")),
+                ("correct", gettext("Correct it with my own score")),
+            ],
             widget=forms.RadioSelect,
-            error_messages={"required": f"Say whether you accept the AI's score for {reference}."},
+            error_messages={
+                "required": gettext("Say whether you accept the AI's score for %(name)s.") % {"name": reference}
+            },
         )
-        self.fields["k_score"] = score_field(f"Your risk score for {reference} (0-100)", required=False)
+        self.fields["k_score"] = score_field(
+            gettext("Your risk score for %(name)s (0-100)") % {"name": reference}, required=False
+        )
         for subject in subjects:
-            self.fields[f"score_{subject}"] = score_field(f"Fair risk score for {subject} (0-100)")
+            self.fields[f"score_{subject}"] = score_field(
+                gettext("Fair risk score for %(name)s (0-100)") % {"name": subject}
+            )
             self.fields[f"rationale_{subject}"] = forms.CharField(
-                label=f"Why is this score fair for {subject}?",
+                label=gettext("Why is this score fair for %(name)s?") % {"name": subject},
                 min_length=5,
                 max_length=4000,
                 widget=forms.Textarea(attrs={"rows": 3}),
                 error_messages={
-                    "required": f"Write a short rationale for {subject}'s score.",
-                    "min_length": "Write at least a few words (5 characters or more).",
+                    "required": gettext("Write a short rationale for the score of %(name)s.") % {"name": subject},
+                    "min_length": gettext("Write at least a few words (5 characters or more)."),
                 },
             )
 
@@ -50,15 +60,19 @@ class FairScoreForm(forms.Form):
         data = super().clean()
         if data.get("k_decision") == "correct" and data.get("k_score") is None and "k_score" not in self.errors:
             self.add_error(
-                "k_score", f"You chose to correct the score: enter your risk score for {self.reference} (0-100)."
+                "k_score",
+                gettext("You chose to correct the score: enter your risk score for %(name)s (0-100).")
+                % {"name": self.reference},
             )
         if data.get("k_decision") == "accept" and data.get("k_score") is not None:
             # the typed score would otherwise be dropped silently (an accepted score is the AI's)
             self.add_error(
                 "k_score",
-                f"You chose to accept the AI's score for {self.reference} but also typed your own score "
-                f'({data["k_score"]:g}): choose "Correct it with my own score" to use yours, or clear the box '
-                "to accept the AI's.",
+                gettext(
+                    "You chose to accept the AI's score for %(name)s but also typed your own score (%(score)s): "
+                    'choose "Correct it with my own score" to use yours, or clear the box to accept the AI\'s.'
+                )
+                % {"name": self.reference, "score": f"{data['k_score']:g}"},
             )
         return data
 
@@ -122,7 +136,9 @@ def _set_view(page: dict, index) -> tuple[str, list[str], float]:
     return sset["reference"], list(sset["comparisons"]), score
 
 
-DEFAULT_RISK_LABEL = "risk score"  # what the AI's score is called on the page ("a {risk_label} of 40 out of 100")
+DEFAULT_RISK_LABEL = gettext_noop(
+    "risk score"
+)  # what the AI's score is called on the page ("a {risk_label} of 40 out of 100")
 
 
 class FairScore(BlockTask):
@@ -150,7 +166,7 @@ class FairScore(BlockTask):
             },
         },
         **MODEL,
-        "risk_label": TEXT,
+        "risk_label": SHOWN,
     }
     needs = ("sets", "model")
     item_shape = "sets"
@@ -211,7 +227,7 @@ class FairScore(BlockTask):
         return {
             "reference": reference,
             "ai_score": round(score * 100, 1),
-            "risk_label": block.get("risk_label", DEFAULT_RISK_LABEL),
+            "risk_label": block.get("risk_label", gettext(DEFAULT_RISK_LABEL)),
             "reference_card": index.card(pool, reference, reference),
             "comparisons": [{"subject": x, "card": index.card(pool, x, x)} for x in subjects],
         }

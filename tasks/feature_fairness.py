@@ -11,6 +11,8 @@ share judging it fair per rater group with the rater-group test, and the latent-
 """
 
 from django import forms
+from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext_lazy as _
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, RESAMPLING, Explanation, ReportTable
@@ -18,39 +20,39 @@ from simulation.feature_judgements import PROPERTIES
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, BuilderProblem
 from tasks.fields import prediction_field, scale_field
 from tasks.questions import task_question
-from tasks.schema import BTS, KEY, QUESTION, TEXT, duplicates, once
+from tasks.schema import BTS, KEY, QUESTION, SHOWN, duplicates, once
 
-DEFAULT_QUESTION = "Is it fair to use {feature} to decide {decision}?"
+DEFAULT_QUESTION = gettext_noop("Is it fair to use {feature} to decide {decision}?")
 FAIR_LABELS = (
-    "Very unfair",
-    "Unfair",
-    "Somewhat unfair",
-    "Neither fair nor unfair",
-    "Somewhat fair",
-    "Fair",
-    "Very fair",
+    _("Very unfair"),
+    _("Unfair"),
+    _("Somewhat unfair"),
+    _("Neither fair nor unfair"),
+    _("Somewhat fair"),
+    _("Fair"),
+    _("Very fair"),
 )
 FAIR_FROM = 5  # "Somewhat fair" and above: the positive answer (BTS) and the share judging the use fair
 AGREE_LABELS = (
-    "Strongly disagree",
-    "Disagree",
-    "Somewhat disagree",
-    "Neither agree nor disagree",
-    "Somewhat agree",
-    "Agree",
-    "Strongly agree",
+    _("Strongly disagree"),
+    _("Disagree"),
+    _("Somewhat disagree"),
+    _("Neither agree nor disagree"),
+    _("Somewhat agree"),
+    _("Agree"),
+    _("Strongly agree"),
 )
 PROPERTY_STATEMENTS = {
-    "relevance": "This information is relevant to deciding {decision}.",
-    "reliability": "This information can be assessed reliably.",
-    "privacy": "This information is private or sensitive.",
-    "volitionality": "This information is the result of the person's own choices.",
-    "causes_outcome": "This information causes the outcome the decision is about.",
-    "vicious_cycle": (
+    "relevance": _("This information is relevant to deciding {decision}."),
+    "reliability": _("This information can be assessed reliably."),
+    "privacy": _("This information is private or sensitive."),
+    "volitionality": _("This information is the result of the person's own choices."),
+    "causes_outcome": _("This information causes the outcome the decision is about."),
+    "vicious_cycle": _(
         "Using this information could create a vicious cycle that keeps disadvantaged people disadvantaged."
     ),
-    "causes_disparity": "Using this information could lead to unequal outcomes for different social groups.",
-    "caused_by_group": "This information is caused by membership of a social group (such as race or gender).",
+    "causes_disparity": _("Using this information could lead to unequal outcomes for different social groups."),
+    "caused_by_group": _("This information is caused by membership of a social group (such as race or gender)."),
 }
 FEATURES = {
     "features": {
@@ -60,7 +62,7 @@ FEATURES = {
             "type": "object",
             "additionalProperties": False,
             "required": ["column"],
-            "properties": {"column": KEY, "label": TEXT, "description": TEXT},
+            "properties": {"column": KEY, "label": SHOWN, "description": SHOWN},
         },
     }
 }
@@ -80,7 +82,7 @@ class FeatureFairnessForm(forms.Form):
         if block["properties"]:
             for name in PROPERTIES:
                 self.fields[name] = scale_field(
-                    PROPERTY_STATEMENTS[name].format(decision=block["decision"]), AGREE_LABELS
+                    str(PROPERTY_STATEMENTS[name]).format(decision=block["decision"]), AGREE_LABELS
                 )
         if "bts" in block:
             self.fields["prediction"] = prediction_field(block["bts"]["prompt"].replace("{feature}", label))
@@ -115,7 +117,7 @@ class FeatureFairness(BlockTask):
             "number", "BTS prediction: percent of others expected to judge using the feature fair (5-7).", "0..100"
         ),
     }
-    options = {**FEATURES, "decision": TEXT, **QUESTION, "properties": {"type": "boolean"}, **BTS}
+    options = {**FEATURES, "decision": SHOWN, **QUESTION, "properties": {"type": "boolean"}, **BTS}
     needs = ("features", "decision")
     item_shape = "features"
     shown_as = ("features",)
@@ -132,7 +134,9 @@ class FeatureFairness(BlockTask):
     )
     builder_seconds = 60
     builder_decision = "whether a person is high risk"
-    default_bts_prompt = "What percentage of other participants do you think judged it fair to use {feature}?"
+    default_bts_prompt = gettext_noop(
+        "What percentage of other participants do you think judged it fair to use {feature}?"
+    )
     estimators = (
         "fairness.feature_fairness.feature_fairness_shares",
         "fairness.feature_fairness.latent_property_model",
@@ -216,7 +220,7 @@ class FeatureFairness(BlockTask):
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
-        block.setdefault("question", DEFAULT_QUESTION)
+        block.setdefault("question", gettext(DEFAULT_QUESTION))
         block.setdefault("properties", False)
 
     def bts_positive(self, block: dict) -> BtsPositive | None:

@@ -3,18 +3,20 @@
 from decimal import Decimal
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
 
 SCORE_ERRORS = {
-    "required": "Enter a risk score between 0 and 100.",
-    "invalid": "Enter a number between 0 and 100, such as 35 or 62.5.",
-    "min_value": "A risk score cannot be below 0. Enter a number between 0 and 100.",
-    "max_value": "A risk score cannot be above 100. Enter a number between 0 and 100.",
-    "max_decimal_places": "Use at most two decimal places.",
-    "max_digits": "Enter a number between 0 and 100.",
-    "max_whole_digits": "Enter a number between 0 and 100.",
+    "required": _("Enter a risk score between 0 and 100."),
+    "invalid": _("Enter a number between 0 and 100, such as 35 or 62.5."),
+    "min_value": _("A risk score cannot be below 0. Enter a number between 0 and 100."),
+    "max_value": _("A risk score cannot be above 100. Enter a number between 0 and 100."),
+    "max_decimal_places": _("Use at most two decimal places."),
+    "max_digits": _("Enter a number between 0 and 100."),
+    "max_whole_digits": _("Enter a number between 0 and 100."),
 }
-CONFIDENCE_LABELS = ("Not at all", "Slightly", "Moderately", "Very", "Completely")
-YES_NO = ((1, "Yes"), (0, "No"))
+CONFIDENCE_LABELS = (_("Not at all"), _("Slightly"), _("Moderately"), _("Very"), _("Completely"))
+YES_NO = ((1, _("Yes")), (0, _("No")))
 
 
 def score_field(label: str, required: bool = True) -> forms.DecimalField:
@@ -38,10 +40,10 @@ def prediction_field(label: str) -> forms.IntegerField:
         min_value=0,
         max_value=100,
         error_messages={
-            "required": "Enter a percentage between 0 and 100.",
-            "invalid": "Enter a whole number between 0 and 100.",
-            "min_value": "A percentage cannot be below 0.",
-            "max_value": "A percentage cannot be above 100.",
+            "required": _("Enter a percentage between 0 and 100."),
+            "invalid": _("Enter a whole number between 0 and 100."),
+            "min_value": _("A percentage cannot be below 0."),
+            "max_value": _("A percentage cannot be above 100."),
         },
         widget=forms.NumberInput(attrs={"min": 0, "max": 100, "inputmode": "numeric"}),
     )
@@ -57,8 +59,12 @@ def scale_field(label: str, labels, *, required: bool = True) -> forms.TypedChoi
         required=required,
         widget=forms.RadioSelect,
         error_messages={
-            "required": f"Choose one of the {points} options.",
-            "invalid_choice": f"Choose one of the {points} options on the scale.",
+            "required": ngettext_lazy("Choose one of the %(n)d options.", "Choose one of the %(n)d options.", "n")
+            % {"n": points},
+            "invalid_choice": ngettext_lazy(
+                "Choose one of the %(n)d options on the scale.", "Choose one of the %(n)d options on the scale.", "n"
+            )
+            % {"n": points},
         },
     )
 
@@ -74,11 +80,18 @@ def binary_field(label: str, choices, required_message: str) -> forms.TypedChoic
     )
 
 
-def option_field(label: str, options) -> forms.ChoiceField:
-    """One of the given options (stored as its text)."""
+def option_choices(given: dict) -> list[tuple[str, str]]:
+    """(value, text) of the ``options`` of a question, attention check or screening: the value is the
+    option as the study file's first language words it, the text as the participant's language does
+    (``option_labels`` of a translated file, ``studies.translation.localized``)."""
+    return list(zip(given["options"], given.get("option_labels", given["options"]), strict=True))
+
+
+def option_field(label: str, given: dict) -> forms.ChoiceField:
+    """One of the ``options`` of ``given`` (stored as its first-language text)."""
     return forms.ChoiceField(
         label=label,
-        choices=[(o, o) for o in options],
+        choices=option_choices(given),
         widget=forms.RadioSelect,
-        error_messages={"required": "Choose one option."},
+        error_messages={"required": _("Choose one option.")},
     )

@@ -2,10 +2,11 @@
 ("How sure are you?") and optional BTS prediction of the share answering "Yes"."""
 
 from django import forms
+from django.utils.translation import gettext, gettext_noop
 
 from core.columns import Column
 from core.report_texts import GROUP_MEANS, RESAMPLING, Explanation, ReportTable, TableView
-from tasks.agree import BinaryTaskForm, binary_extras, bts_prompt
+from tasks.agree import ANSWER_YES_NO, BinaryTaskForm, binary_extras, bts_prompt
 from tasks.base import BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import YES_NO
@@ -13,7 +14,7 @@ from tasks.pair_distance import _distance, _names
 from tasks.schema import BTS, PAIRS, QUESTION, check_pairs
 from tasks.triplet import METRIC_COLUMNS
 
-DEFAULT_COMPARABLE_QUESTION = "Should these two {subject_noun}s be treated alike?"
+DEFAULT_COMPARABLE_QUESTION = gettext_noop("Should these two {subject_noun}s be treated alike?")
 
 # logit P(yes) = COMPARABLE_SLOPE * (1/2 - d) + leniency + noise, d the share of differing values
 COMPARABLE_SLOPE = 4.0
@@ -57,7 +58,7 @@ class PairComparable(BlockTask):
     builder_relations = PAIR_RELATIONS
     builder_mix = ("near", "far")
     builder_description = "Comparable pairs: should these two people be treated alike? (yes/no, how sure)"
-    default_bts_prompt = "What percentage of other participants do you think answered 'Yes'?"
+    default_bts_prompt = gettext_noop("What percentage of other participants do you think answered 'Yes'?")
     estimators = ("fairness.rater_groups.rater_group_difference_tests", "fairness.human_metric.fit_metric")
     analysis = "fairness.task_blocks.pair_comparable_block"
     report_tables = {
@@ -120,7 +121,7 @@ class PairComparable(BlockTask):
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
-        block.setdefault("question", DEFAULT_COMPARABLE_QUESTION)
+        block.setdefault("question", gettext(DEFAULT_COMPARABLE_QUESTION))
         block.setdefault("strength", False)
 
     def present(self, name: str, frame) -> TableView:
@@ -148,9 +149,9 @@ class PairComparable(BlockTask):
             page=page,
             question=block["question"].format(subject_noun=noun),
             choices=YES_NO,
-            required_message="Answer yes or no.",
+            required_message=gettext(ANSWER_YES_NO),
             answer_measure="comparable",
-            sure_label="How sure are you?" if block["strength"] else None,
+            sure_label=gettext("How sure are you?") if block["strength"] else None,
             sure_measure="strength",
             prediction_prompt=bts_prompt(block),
         )

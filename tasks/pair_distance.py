@@ -8,20 +8,22 @@ from typing import Any
 
 import numpy as np
 from django import forms
+from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext_lazy as _
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, EFFORT, Explanation, ReportTable
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, FoundAnswers
 from tasks.fields import prediction_field, scale_field
-from tasks.schema import BTS, LIKERT_QUESTIONS, PAIRS, TEXT, check_pairs, once
+from tasks.schema import BTS, LIKERT_QUESTIONS, PAIRS, SHOWN, check_pairs, once
 
 PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}  # the pairs table's
 SECONDS_COLUMNS = {"trajectory": "seconds_traj", "aggregate": "seconds_aggr", "overall": "seconds_overall"}
 FACTOR_CHOICES = [
-    ("trajectory", "Trajectory / trend over the years"),
-    ("aggregate", "Aggregate / total over the years"),
-    ("other", "Other (please specify below)"),
+    ("trajectory", _("Trajectory / trend over the years")),
+    ("aggregate", _("Aggregate / total over the years")),
+    ("other", _("Other (please specify below)")),
 ]
 
 
@@ -59,13 +61,13 @@ class PairDistanceForm(forms.Form):
             self.fields["prediction"] = prediction_field(prediction_prompt)
         if factors:
             self.fields["factors"] = forms.MultipleChoiceField(
-                label="Optional: which factor(s) influenced your answer? Select all that apply.",
+                label=gettext("Optional: which factor(s) influenced your answer? Select all that apply."),
                 choices=FACTOR_CHOICES,
                 required=False,
                 widget=forms.CheckboxSelectMultiple,
             )
             self.fields["factor_text"] = forms.CharField(
-                label="If other, please specify",
+                label=gettext("If other, please specify"),
                 required=False,
                 max_length=2000,
                 widget=forms.Textarea(attrs={"rows": 2}),
@@ -74,7 +76,7 @@ class PairDistanceForm(forms.Form):
     def clean(self):
         data = super().clean()
         if "other" in data.get("factors", []) and not data.get("factor_text", "").strip():
-            self.add_error("factor_text", "You chose 'Other': please say which factor.")
+            self.add_error("factor_text", gettext("You chose 'Other': please say which factor."))
         return data
 
     def answers(self) -> list[AnswerInput]:
@@ -140,20 +142,29 @@ def likert_question(page: dict, index) -> str:
 
 
 def _names(index, page: dict) -> tuple[str, str]:
-    noun = index.noun(index.pool_of(page)).capitalize()
-    return f"{noun} A", f"{noun} B"
+    noun = index.noun(index.pool_of(page))
+    noun = noun[:1].upper() + noun[1:]
+    return gettext("%(noun)s A") % {"noun": noun}, gettext("%(noun)s B") % {"noun": noun}
 
 
 def pair_question_text(page: dict, index) -> str:
     """The format 2 question of a pair page's measure, over the pool's charted feature if any."""
     a, b = _names(index, page)
     chart = index.pool_of(page)["display"].get("chart")
-    feature = f" in terms of their {chart['feature']}" if chart else ""
+    if page["measure"] == "overall" and chart:
+        return gettext("Overall, how different are %(a)s and %(b)s in terms of their %(feature)s?") % {
+            "a": a,
+            "b": b,
+            "feature": chart["feature"],
+        }
     if page["measure"] == "overall":
-        return f"Overall, how different are {a} and {b}{feature}?"
-    feature_name = chart["feature"] if chart else "the values"
-    what = "trajectories (the trends over time)" if page["measure"] == "trajectory" else "totals"
-    return f"How different are the {what} of {feature_name} of {a} and {b}?"
+        return gettext("Overall, how different are %(a)s and %(b)s?") % {"a": a, "b": b}
+    feature_name = chart["feature"] if chart else gettext("the values")
+    if page["measure"] == "trajectory":
+        text = gettext("How different are the trajectories (the trends over time) of %(feature)s of %(a)s and %(b)s?")
+    else:
+        text = gettext("How different are the totals of %(feature)s of %(a)s and %(b)s?")
+    return text % {"feature": feature_name, "a": a, "b": b}
 
 
 def _distance(index, page: dict) -> tuple[float, float]:
@@ -206,19 +217,19 @@ LIKERT = {
     "required": ["points", "labels"],
     "properties": {
         "points": {"type": "integer", "minimum": 2, "maximum": 11},
-        "labels": {"type": "array", "items": TEXT},
+        "labels": {"type": "array", "items": SHOWN},
         "similar_max": {"type": "integer", "minimum": 1},
     },
 }
 DEFAULT_LIKERT_LABELS = (
-    "Very similar",
-    "Similar",
-    "Somewhat similar",
-    "Somewhat different",
-    "Different",
-    "Very different",
+    gettext_noop("Very similar"),
+    gettext_noop("Similar"),
+    gettext_noop("Somewhat similar"),
+    gettext_noop("Somewhat different"),
+    gettext_noop("Different"),
+    gettext_noop("Very different"),
 )
-DEFAULT_BTS_PROMPT = (
+DEFAULT_BTS_PROMPT = gettext_noop(
     "What percentage of other participants do you think chose a 'similar' answer "
     "(any of the similar options) to this question?"
 )
@@ -235,7 +246,9 @@ def likert_defaults(likert: dict) -> dict:
     out.setdefault("points", 6)
     if "labels" not in out:
         points = out["points"]
-        out["labels"] = list(DEFAULT_LIKERT_LABELS) if points == 6 else [str(i + 1) for i in range(points)]
+        out["labels"] = (
+            [gettext(label) for label in DEFAULT_LIKERT_LABELS] if points == 6 else [str(i + 1) for i in range(points)]
+        )
     out.setdefault("similar_max", out["points"] // 2)
     return out
 

@@ -9,11 +9,13 @@ import json
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, TaskType
-from tasks.fields import option_field, scale_field
+from tasks.fields import option_choices, option_field, scale_field
 from tasks.rate import number_field
 
 DEFAULT_TEXT_LENGTH = 500
@@ -22,9 +24,9 @@ DEFAULT_TEXT_LENGTH = 500
 def _multiple_field(question: dict) -> forms.MultipleChoiceField:
     return forms.MultipleChoiceField(
         label=question["text"],
-        choices=[(o, o) for o in question["options"]],
+        choices=option_choices(question),
         widget=forms.CheckboxSelectMultiple,
-        error_messages={"required": "Choose at least one option."},
+        error_messages={"required": _("Choose at least one option.")},
     )
 
 
@@ -35,8 +37,8 @@ def _text_field(question: dict) -> forms.CharField:
         max_length=limit,
         widget=forms.TextInput(attrs={"maxlength": limit}),
         error_messages={
-            "required": "Write an answer.",
-            "max_length": f"Keep your answer to at most {limit} characters.",
+            "required": _("Write an answer."),
+            "max_length": gettext("Keep your answer to at most %(limit)d characters.") % {"limit": limit},
         },
     )
 
@@ -45,7 +47,7 @@ def question_field(question: dict) -> forms.Field:
     """The form field of one questionnaire question."""
     kind = question["type"]
     builders = {
-        "single_choice": lambda q: option_field(q["text"], q["options"]),
+        "single_choice": lambda q: option_field(q["text"], q),
         "multiple_choice": _multiple_field,
         "number": lambda q: number_field(
             q["text"], q.get("min"), q.get("max"), 1 if q.get("integer") else None, whole=q.get("integer", False)
@@ -56,7 +58,7 @@ def question_field(question: dict) -> forms.Field:
     field = builders[kind](question)
     field.required = question.get("required", True)
     if not field.required:
-        field.label = f"{field.label} (optional)"
+        field.label = gettext("%(question)s (optional)") % {"question": field.label}
     return field
 
 
@@ -76,9 +78,10 @@ class QuestionnaireForm(forms.Form):
                 continue
             low, high = question.get("min_choices"), question.get("max_choices")
             if low and len(chosen) < low:
-                self.add_error(key, f"Choose at least {low} options.")
+                self.add_error(key, gettext("Choose at least %(n)d options.") % {"n": low})
             elif high and len(chosen) > high:
-                self.add_error(key, f"Choose at most {high} option{'s' if high > 1 else ''}.")
+                message = ngettext("Choose at most %(n)d option.", "Choose at most %(n)d options.", high)
+                self.add_error(key, message % {"n": high})
         return data
 
     def answers(self) -> list[AnswerInput]:
@@ -118,7 +121,7 @@ class Questionnaire(TaskType):
 
     def context(self, page: dict, index) -> dict:
         block = index.block(page)
-        return {"title": block.get("title", "About you"), "intro": block.get("intro", "")}
+        return {"title": block.get("title", gettext("About you")), "intro": block.get("intro", "")}
 
     def simulate(self, page, index, rater, rng) -> dict:
         """The rater's ``group`` answers where it has them (multiple choice: "a; b"); otherwise the

@@ -5,6 +5,7 @@ from decimal import Decimal
 
 import numpy as np
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from core.columns import Column
 from core.report_texts import (
@@ -29,6 +30,23 @@ def _shown(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
+# (between, at least, at most, any) for a whole number (True) and any number (False)
+_NUMBER_MESSAGES = {
+    True: (
+        _("Enter a whole number between %(low)s and %(high)s."),
+        _("Enter a whole number of at least %(low)s."),
+        _("Enter a whole number of at most %(high)s."),
+        _("Enter a whole number."),
+    ),
+    False: (
+        _("Enter a number between %(low)s and %(high)s."),
+        _("Enter a number of at least %(low)s."),
+        _("Enter a number of at most %(high)s."),
+        _("Enter a number."),
+    ),
+}
+
+
 def number_field(
     label: str, low: float | None, high: float | None, step: float | None, *, whole: bool | None = None
 ) -> forms.Field:
@@ -36,15 +54,15 @@ def number_field(
     are whole numbers) asks for a whole number. Every error names the allowed range."""
     if whole is None:
         whole = all(float(v).is_integer() for v in (low, high, step or 1) if v is not None)
-    kind = "a whole number" if whole else "a number"
+    bounds = {"low": _shown(low) if low is not None else "", "high": _shown(high) if high is not None else ""}
     if low is not None and high is not None:
-        message = f"Enter {kind} between {_shown(low)} and {_shown(high)}."
+        message = _NUMBER_MESSAGES[whole][0] % bounds
     elif low is not None:
-        message = f"Enter {kind} of at least {_shown(low)}."
+        message = _NUMBER_MESSAGES[whole][1] % bounds
     elif high is not None:
-        message = f"Enter {kind} of at most {_shown(high)}."
+        message = _NUMBER_MESSAGES[whole][2] % bounds
     else:
-        message = f"Enter {kind}."
+        message = str(_NUMBER_MESSAGES[whole][3])
     attrs = {"step": step or (1 if whole else "any"), "inputmode": "numeric" if whole else "decimal"}
     attrs.update({name: bound for name, bound in (("min", low), ("max", high)) if bound is not None})
 

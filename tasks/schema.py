@@ -9,18 +9,22 @@ KEY_PATTERN = r"^[A-Za-z0-9_-]{1,40}$"
 LIKERT_QUESTIONS = ("trajectory", "aggregate", "overall")
 
 TEXT = {"type": "string", "minLength": 1}
+# A text participants see: with the file's ``languages``, one text per language (studies.translation
+# finds these fields by this mark and asks for a {"en": ..., "de": ...} object in their place).
+SHOWN_MARK = "shown to participants"
+SHOWN = {**TEXT, "$comment": SHOWN_MARK}
 KEY = {"type": "string", "pattern": KEY_PATTERN}
-LABELS = {"type": "array", "minItems": 2, "maxItems": 11, "items": TEXT}
+LABELS = {"type": "array", "minItems": 2, "maxItems": 11, "items": SHOWN}
 
 # Options shared by several task types: one schema each, whichever type takes it.
 MODEL = {"model": KEY}
-QUESTION = {"question": TEXT}
+QUESTION = {"question": SHOWN}
 BTS = {
     "bts": {
         "type": "object",
         "additionalProperties": False,
         "properties": {
-            "prompt": TEXT,
+            "prompt": SHOWN,
             "measures": {"type": "array", "minItems": 1, "items": {"enum": list(LIKERT_QUESTIONS)}},
         },
     }

@@ -12,7 +12,7 @@ class ScreeningPageForm(forms.Form):
     def __init__(self, *args, screening: dict, **kwargs):
         super().__init__(*args, **kwargs)
         self.screening = screening
-        self.fields["choice"] = option_field(screening["question"], screening["options"])
+        self.fields["choice"] = option_field(screening["question"], screening)
 
     @property
     def eligible(self) -> bool:

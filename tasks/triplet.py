@@ -12,6 +12,8 @@ for all participants and per rater group.
 """
 
 from django import forms
+from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext_lazy as _
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
@@ -21,8 +23,8 @@ from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
 from tasks.questions import task_question
 from tasks.schema import BTS, KEY, MODEL, QUESTION, TEXT, check_model, duplicates, once
 
-DEFAULT_QUESTION = "Who is more similar to {anchor}: {b} or {c}?"
-SIMILAR_MEANS = "Similar here means: a fair decision should treat the two alike."
+DEFAULT_QUESTION = gettext_noop("Who is more similar to {anchor}: {b} or {c}?")
+SIMILAR_MEANS = _("Similar here means: a fair decision should treat the two alike.")
 TRIPLETS = {
     "triplets": {
         "type": "array",
@@ -71,7 +73,7 @@ class TripletForm(forms.Form):
     def __init__(self, *args, page: dict, triplet: dict, question: str, shown: tuple, block: dict, ai, **kwargs):
         super().__init__(*args, **kwargs)
         self.page, self.triplet, self.ai = page, triplet, ai
-        message = f"Choose {shown[1]} or {shown[2]}."
+        message = gettext("Choose %(b)s or %(c)s.") % {"b": shown[1], "c": shown[2]}
         self.fields["closer"] = forms.ChoiceField(
             label=question,
             choices=[("b", shown[1]), ("c", shown[2])],
@@ -79,7 +81,7 @@ class TripletForm(forms.Form):
             error_messages={"required": message, "invalid_choice": message},
         )
         if block["strength"]:
-            self.fields["sure"] = scale_field("How sure are you?", CONFIDENCE_LABELS)
+            self.fields["sure"] = scale_field(gettext("How sure are you?"), CONFIDENCE_LABELS)
         if "bts" in block and ai is not None:
             self.fields["prediction"] = prediction_field(
                 block["bts"]["prompt"].replace("{closer}", shown["bc".index(ai) + 1])
@@ -147,7 +149,7 @@ class Triplet(BlockTask):
     builder_seconds = 35
     builder_relations = TRIPLET_RELATIONS
     builder_mix = ("near-far", "random")
-    default_bts_prompt = "What percentage of other participants do you think chose {closer}?"
+    default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {closer}?")
     estimators = ("fairness.human_metric.fit_metric",)
     analysis = "tasks.triplet.analyse"
     report_tables = {
@@ -186,7 +188,7 @@ class Triplet(BlockTask):
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
-        block.setdefault("question", DEFAULT_QUESTION)
+        block.setdefault("question", gettext(DEFAULT_QUESTION))
         block.setdefault("strength", False)
 
     def bts_positive(self, block: dict) -> BtsPositive | None:

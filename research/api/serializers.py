@@ -43,6 +43,7 @@ class ParticipantRowSerializer(serializers.Serializer):
     status = serializers.CharField()
     simulated = serializers.IntegerField()
     pilot = serializers.IntegerField()
+    language = serializers.CharField()
     arrived_at = serializers.CharField()
     completed_at = serializers.CharField(allow_blank=True)
     duration_seconds = serializers.FloatField(allow_null=True)

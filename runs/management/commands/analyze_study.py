@@ -24,7 +24,8 @@ class Command(BaseCommand):
             action="append",
             default=[],
             metavar="QUESTION",
-            help="format 2 studies: split by this questionnaire question (repeat to combine: --by role --by age_band)",
+            help="format 2 studies: split by this questionnaire question, or by language (the participant's); "
+            "repeat to combine: --by role --by age_band",
         )
         parser.add_argument(
             "--generalise",
