@@ -51,8 +51,9 @@ def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
             )
             continue
         task = block_task(block)
-        if task.one_page(block):
-            pages.append(PreviewPage(f"{key} ({block['task']}, one page)", condition, task.block_page(block, content.items(key))))
+        if task.one_page(block):  # as many items as a participant sees
+            items = content.items(key)[: block["assignment"].get("per_participant")]
+            pages.append(PreviewPage(f"{key} ({block['task']}, one page)", condition, task.block_page(block, items)))
             continue
         item = content.items(key)[0]
         page = {"key": f"{key}/{item}", "kind": block["task"], "block": key, "item": item}
