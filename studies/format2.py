@@ -610,10 +610,10 @@ def with_defaults(spec: dict) -> dict:
 
 def condition_summaries(spec: dict) -> dict[str, dict[str, int]]:
     """What one participant of each condition sees of a validated file: ``pages`` (screening,
-    every page block, one page per task item shown (pair_distance one per measure; a ``one_page`` block
-one in all), and the items
-    shown per task kind: ``subjects`` (agree / rate), ``pairs``, ``prompts`` (agree), ``sets``
-    (``BlockTask.shown_as``). One pass over the blocks' condition lists (never blocks x conditions)."""
+    every page block, one page per task item shown (pair_distance one per measure; a ``one_page``
+    block one in all), and the items shown per task kind: ``subjects`` (agree / rate), ``pairs``,
+    ``prompts`` (agree), ``sets`` (``BlockTask.shown_as``). One pass over the blocks' condition lists
+    (never blocks x conditions)."""
     pools = {p["key"]: p for p in spec["pools"]}
     empty = {"pages": int("screening" in spec), "subjects": 0, "pairs": 0, "prompts": 0, "sets": 0}
     out = {c["key"]: dict(empty) for c in spec["conditions"]}

@@ -106,7 +106,7 @@ class OnePageForm(forms.Form):
     prefix ``item<n>``) merged, their fields under the prefixed names; ``groups`` are the items in page
     order, each its profile card and its bound fields by unprefixed name (``answer``, ``sure``, ...)."""
 
-    def __init__(self, *args, item_forms: list[forms.Form], cards: list[dict], **kwargs):
+    def __init__(self, *args, item_forms: list[BinaryTaskForm], cards: list[dict], **kwargs):
         super().__init__(*args, **kwargs)
         self.item_forms, self.cards = item_forms, cards
         for item_form in item_forms:
@@ -124,7 +124,7 @@ class OnePageForm(forms.Form):
         out: list[AnswerInput] = []
         for item_form in self.item_forms:
             item_form.cleaned_data = {name: self.cleaned_data[item_form.add_prefix(name)] for name in item_form.fields}
-            out += item_form.answers()  # type: ignore[attr-defined]  # every item form has answers()
+            out += item_form.answers()
         return out
 
 

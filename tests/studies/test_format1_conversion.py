@@ -188,14 +188,14 @@ def test_simulated_participants_finish_a_converted_study_and_it_exports_their_pa
     assert len(pairs) == 3 * 4 and pairs["fair_score"].notna().all() and pairs["d_overall"].notna().all()
     assert (pairs["desirable"] == 0).all()  # the condition's, as format 1 exports it
     disagreements = export_tables("small-study").disagreements
-    assert len(disagreements) == 3 * 2 and set(zip(disagreements["prompt"], disagreements["subject"])) == {
+    assert len(disagreements) == 3 * 2 and set(zip(disagreements["prompt"], disagreements["subject"], strict=True)) == {
         ("q1", "A"),
         ("q2", "D"),
     }
     answers = export_tables("small-study").answers
     agree = answers[answers["measure"] == "agree"]
     assert set(agree["block"]) == {"arrests-disagreement"}
-    assert set(zip(agree["text"], agree["subject"])) == {("q1", "A"), ("q2", "D")}
+    assert set(zip(agree["text"], agree["subject"], strict=True)) == {("q1", "A"), ("q2", "D")}
 
 
 def test_a_fair_score_page_shows_the_blocks_intro_and_names_the_ai_score_with_its_risk_label(db, researcher):
