@@ -30,7 +30,12 @@ def main(slug: str) -> None:
     print(f"participants per condition: {dict(sorted(conditions.items()))}")
     judgements: dict[str, Counter] = {}
     for plan in consented.values_list("plan", flat=True):
-        items = {(page["block"], page["item"]) for page in plan if "item" in page and "block" in page}
+        items = {
+            (page["block"], item)  # a one_page block's page lists its items
+            for page in plan
+            if "block" in page
+            for item in page.get("items", [page["item"]] if "item" in page else [])
+        }
         for block, item in items:
             judgements.setdefault(block, Counter())[item] += 1
     study = latest_study(slug)

@@ -215,7 +215,8 @@ def build_plan_v2(
 
     Blocks not shown in ``condition_key`` are left out; a task block's items are those of
     ``item_choice`` (the sampled blocks) or all of them, in the order drawn from ``seed``; every
-    task page carries its ``position`` within the block. An attention block ``among`` task blocks comes
+    task page carries its ``position`` within the block (a ``one_page`` block is one page listing its
+    ``items``, ``BlockTask.block_page``). An attention block ``among`` task blocks comes
     right after the participant's ``after_items``-th item of those blocks (in the order shown; 0:
     before the first), not at its place in the file; several at one place in file order."""
     rng = np.random.default_rng(seed)
@@ -239,6 +240,9 @@ def build_plan_v2(
             pages.append({"key": key, "kind": block["type"], "block": key})
             continue
         items = _ordered(block, item_choice.get(key) or content.items(key), rng)
+        if block_task(block).one_page(block):  # never among an attention block's hosts (validated)
+            pages.append(block_task(block).block_page(block, items))
+            continue
         for position, item in enumerate(items):
             page = {"key": f"{key}/{item}", "kind": block["task"], "block": key, "item": item, "position": position}
             if key in hosts:

@@ -27,7 +27,8 @@ class PreviewPage:
 
 def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
     """One page per page kind (format 1: of the first condition, in plan order; pair pages once per
-    measure) or per block (format 2: its first item, in the first condition that shows it)."""
+    measure) or per block (format 2: its first item, or its one page for a ``one_page`` block, in the first condition
+    that shows it)."""
     if spec.get("format", 1) == 1:
         condition = spec["conditions"][0]["key"]
         seen: dict[tuple, PreviewPage] = {}
@@ -49,9 +50,14 @@ def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
                 PreviewPage(f"{key} ({block['type']})", condition, {"key": key, "kind": block["type"], "block": key})
             )
             continue
+        task = block_task(block)
+        if task.one_page(block):  # as many items as a participant sees
+            items = content.items(key)[: block["assignment"].get("per_participant")]
+            pages.append(PreviewPage(f"{key} ({block['task']}, one page)", condition, task.block_page(block, items)))
+            continue
         item = content.items(key)[0]
         page = {"key": f"{key}/{item}", "kind": block["task"], "block": key, "item": item}
-        for shown in block_task(block).item_pages(block, page):
+        for shown in task.item_pages(block, page):
             measure = f", {shown['measure']}" if "measure" in shown else ""
             pages.append(PreviewPage(f"{key} ({block['task']}{measure}; item {item})", condition, shown))
     return pages

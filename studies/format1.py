@@ -13,7 +13,8 @@ per condition and in the same order of parts:
   over the set's pairs (reference K, comparison X, ``relation``) with the study's Likert scale, BTS
   questions and rationale factors, followed by a ``fair_score`` block over that set (model ``ai``,
   the condition's ``risk_label``); then an ``agree`` block over the prompts' subjects ("The AI rates
-  this person high / low risk. Do you agree?");
+  this person high / low risk. Do you agree?") asking them all on one page (``one_page``), each
+  keeping its prompt key (``item_keys``; a subject of two prompts keeps the first's);
 * each attention check becomes an ``attention`` block ``among`` the condition's pair-distance blocks,
   after the participant's ``after_pair``-th pair of them (:func:`attention_slots`, the rule format 1
   plans use), listed before the condition's sets; ``exclude_if_failed`` / ``return_if_failed`` become
@@ -24,9 +25,8 @@ per condition and in the same order of parts:
 * slug, title, description, consent, completion, prolific, screening, time limit and bonus are kept,
   and so are the conditions' ``desirable`` and ``aggregate_scale``.
 
-What format 2 has no field for yet, so the conversion does not carry it (see the README, "Format 1 in
-format 2"): all prompts on one page with their prompt keys. Page and question keys follow format 2's contract
-(``<block>/<item>/<measure>``), not format 1's.
+Page and question keys follow format 2's contract (``<block>/<item>/<measure>``), not format 1's (see
+the README, "Format 1 in format 2").
 """
 
 from collections.abc import Iterator
@@ -139,6 +139,9 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             ],
         }
     if condition["disagreement_prompts"]:
+        item_keys: dict[str, str] = {}
+        for prompt in condition["disagreement_prompts"]:
+            item_keys.setdefault(prompt["subject"], prompt["key"])
         yield {
             "key": _key(key, "disagreement", fallback=f"c{ci + 1}-disagreement"),
             "type": "task",
@@ -149,6 +152,8 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             "model": AI_MODEL,
             "question": "The AI rates this {subject_noun} {prediction}. Do you agree?",
             "label_names": {"1": "high risk", "0": "low risk"},
+            "one_page": True,
+            "item_keys": item_keys,
         }
 
 

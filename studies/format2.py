@@ -286,7 +286,7 @@ def page_problems(spec: dict) -> list[v1.StudyFileProblem]:
     """Pages per participant above the limit (:func:`studies.study_file.page_limit_problems`), from
     the file's list lengths (after the schema, before the semantic checks): screening, one per page
     block, and per task block its items shown (``per_participant`` or all) times pages per item
-    (``BlockTask.item_count`` and ``pages_per_item``: pair_distance one per measure)."""
+    (``BlockTask.item_count`` and ``pages_shown``: pair_distance one per measure, a one_page block one)."""
     pools = {p["key"]: p for p in spec["pools"]}
     memo: dict = {}
     parts: list[tuple[str, int, list[str] | None]] = [("screening", int("screening" in spec), None)]
@@ -295,8 +295,8 @@ def page_problems(spec: dict) -> list[v1.StudyFileProblem]:
         if block["type"] == "task":
             task, pool = block_task(block), pools.get(block["pool"], {})
             items = task.item_count(block, pool)
-            pages = min(block.get("assignment", {}).get("per_participant", items), items)
-            pages *= task.pages_per_item(block, pool, memo)
+            shown = min(block.get("assignment", {}).get("per_participant", items), items)
+            pages = task.pages_shown(block, pool, shown, memo)
         parts.append((f"blocks[{bi}] ({block['key']})", pages, block.get("conditions")))
     conditions = [c["key"] for c in spec.get("conditions", [DEFAULT_CONDITION])]
     return v1.page_limit_problems(conditions, parts, dict.fromkeys(conditions, "blocks"))
@@ -429,6 +429,10 @@ def _among_problems(spec: dict, conditions: list[str], pools: dict[str, dict]) -
         for ki, (key, host) in enumerate(zip(among["blocks"], hosts, strict=True)):
             if host.get("type") != "task":
                 problems.append(v1.StudyFileProblem(f"{base}.blocks[{ki}]", f"{key!r} is not a task block"))
+            elif host.get("task") in BLOCK_TASKS and block_task(host).one_page(host):
+                problems.append(
+                    v1.StudyFileProblem(f"{base}.blocks[{ki}]", f"{key!r} asks its items on one page (one_page)")
+                )
         if any(h.get("type") != "task" or h["pool"] not in pools for h in hosts):
             continue
         shown = {}
@@ -640,9 +644,10 @@ def with_defaults(spec: dict) -> dict:
 
 def condition_summaries(spec: dict) -> dict[str, dict[str, int]]:
     """What one participant of each condition sees of a validated file: ``pages`` (screening,
-    every page block, one page per task item shown; pair_distance one per measure), and the items
-    shown per task kind: ``subjects`` (agree / rate), ``pairs``, ``prompts`` (agree), ``sets``
-    (``BlockTask.shown_as``). One pass over the blocks' condition lists (never blocks x conditions)."""
+    every page block, one page per task item shown (pair_distance one per measure; a ``one_page``
+    block one in all), and the items shown per task kind: ``subjects`` (agree / rate), ``pairs``,
+    ``prompts`` (agree), ``sets`` (``BlockTask.shown_as``). One pass over the blocks' condition lists
+    (never blocks x conditions)."""
     pools = {p["key"]: p for p in spec["pools"]}
     empty = {"pages": int("screening" in spec), "subjects": 0, "pairs": 0, "prompts": 0, "sets": 0}
     out = {c["key"]: dict(empty) for c in spec["conditions"]}
@@ -652,7 +657,7 @@ def condition_summaries(spec: dict) -> dict[str, dict[str, int]]:
             task, pool = block_task(block), pools[block["pool"]]
             items = task.item_count(block, pool)
             shown = block["assignment"].get("per_participant", items)
-            seen = {"pages": shown * task.pages_per_item(block, pool)} | dict.fromkeys(task.shown_as, shown)
+            seen = {"pages": task.pages_shown(block, pool, shown)} | dict.fromkeys(task.shown_as, shown)
         for key in set(block["conditions"]):
             for name, n in seen.items():
                 out[key][name] = out[key].get(name, 0) + n

@@ -1,6 +1,8 @@
 """Agree: "The AI predicts ... Do you agree?" (format 1 ``disagreement`` page: every prompt of the
 condition on one page; format 2 ``agree`` blocks: one subject per page with a profile card, optional
-confidence and optional BTS prediction of the share answering "Yes, I agree")."""
+confidence and optional BTS prediction of the share answering "Yes, I agree"; with ``one_page`` every
+subject of the block on one page, one fieldset each; ``item_keys`` give items keys (format 1's prompt
+keys) that their answers' ``text`` and the disagreements table's ``prompt`` carry)."""
 
 import math
 
@@ -23,7 +25,7 @@ from core.report_texts import (
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundAnswers
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
-from tasks.schema import BTS, MODEL, QUESTION, SHOWN, check_model
+from tasks.schema import BTS, KEY, MODEL, QUESTION, SHOWN, check_model, duplicates, once
 
 DEFAULT_AGREE_QUESTION = gettext_noop("The AI predicts that this {subject_noun} {prediction}. Do you agree?")
 DEFAULT_LABEL_NAMES = {"1": gettext_noop("is high risk"), "0": gettext_noop("is low risk")}
@@ -59,7 +61,8 @@ class DisagreementPageForm(forms.Form):
 
 class BinaryTaskForm(forms.Form):
     """A format 2 yes/no task on one item: the answer (measure ``answer_measure``, 1/0), an optional
-    5-point follow-up (``sure_measure``) and an optional BTS prediction of the share answering yes."""
+    5-point follow-up (``sure_measure``) and an optional BTS prediction of the share answering yes;
+    ``text`` (the item's key, or blank) is stored with each answer."""
 
     def __init__(
         self,
@@ -72,10 +75,12 @@ class BinaryTaskForm(forms.Form):
         sure_label: str | None,
         sure_measure: str,
         prediction_prompt: str | None,
+        text: str = "",
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
         self.page, self.answer_measure, self.sure_measure = page, answer_measure, sure_measure
+        self.text = text
         self.fields["answer"] = binary_field(question, choices, required_message)
         if sure_label:
             self.fields["sure"] = scale_field(sure_label, CONFIDENCE_LABELS)
@@ -92,10 +97,38 @@ class BinaryTaskForm(forms.Form):
                 set_key=block,
                 subject_key=item,
                 number=self.cleaned_data[name],
+                text=self.text,
             )
             for name in ("answer", "sure", "prediction")
             if name in self.fields
         ]
+
+
+class OnePageForm(forms.Form):
+    """Every item of a ``one_page`` block on one page: the items' forms (``item_forms``, each with its
+    prefix ``item<n>``) merged, their fields under the prefixed names; ``groups`` are the items in page
+    order, each its profile card and its bound fields by unprefixed name (``answer``, ``sure``, ...)."""
+
+    def __init__(self, *args, item_forms: list[BinaryTaskForm], cards: list[dict], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.item_forms, self.cards = item_forms, cards
+        for item_form in item_forms:
+            for name, field in item_form.fields.items():
+                self.fields[item_form.add_prefix(name)] = field
+
+    @property
+    def groups(self) -> list[dict]:
+        return [
+            {"card": card, **{name: self[item_form.add_prefix(name)] for name in item_form.fields}}
+            for item_form, card in zip(self.item_forms, self.cards, strict=True)
+        ]
+
+    def answers(self) -> list[AnswerInput]:
+        out: list[AnswerInput] = []
+        for item_form in self.item_forms:
+            item_form.cleaned_data = {name: self.cleaned_data[item_form.add_prefix(name)] for name in item_form.fields}
+            out += item_form.answers()
+        return out
 
 
 def bts_prompt(block: dict, positive: str = "") -> str | None:
@@ -133,6 +166,8 @@ class Agree(BlockTask):
             "properties": {"0": SHOWN, "1": SHOWN},
         },
         "confidence": {"type": "boolean"},
+        "one_page": {"type": "boolean"},
+        "item_keys": {"type": "object", "propertyNames": KEY, "additionalProperties": KEY},
         **BTS,
         **QUESTION,
     }
@@ -221,13 +256,26 @@ class Agree(BlockTask):
     }
 
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
+        """The model labels every subject; ``item_keys`` name subjects of the pool, each key once."""
         check_model(block, pool, base, add, "label", memo)
+        item_keys = block.get("item_keys", {})
+        ids = once(memo, (pool["key"], "ids"), lambda: {s["id"] for s in pool["subjects"]})
+        for item in item_keys:
+            if item not in ids:
+                add(f"{base}.item_keys.{item}", f"subject {item!r} is not in pool {pool['key']!r}")
+        for dup in sorted(duplicates(list(item_keys.values()))):
+            add(f"{base}.item_keys", f"key {dup!r} is given to two items")
 
     def apply_defaults(self, block: dict, pool: dict) -> None:
         super().apply_defaults(block, pool)
         block.setdefault("question", gettext(DEFAULT_AGREE_QUESTION))
         block.setdefault("label_names", {k: gettext(v) for k, v in DEFAULT_LABEL_NAMES.items()})
         block.setdefault("confidence", False)
+        block.setdefault("one_page", False)
+        block.setdefault("item_keys", {})
+
+    def one_page(self, block: dict) -> bool:
+        return bool(block.get("one_page"))
 
     def present(self, name: str, frame) -> TableView:
         """The ``agree_error_rates`` table with the accuracy's CI (FPR's and FNR's stay in the CSV)."""
@@ -236,29 +284,31 @@ class Agree(BlockTask):
         return error_rates_view(frame)
 
     def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
-        """The disagreements table: one row per answered page, ``prompt`` the page key, ``demo_*`` the
+        """The disagreements table: one row per answered item, ``prompt`` the item's key (``item_keys``)
+        or else ``<block>/<item>`` (the item's page key when each item has its page), ``demo_*`` the
         subject's group columns, ``model_label`` / ``model_score`` the block's model's output."""
         rows = []
         for page in pages:
-            agree = found.number(page["key"], "agree")
-            if math.isnan(agree):
-                continue
             block = content.blocks[page["block"]]
-            subject = content.subject(block["pool"], page["item"])
-            output = content.model_output(block["pool"], page["item"], block["model"])
-            label = int(output["label"])
-            rows.append(
-                {
-                    "prompt": page["key"],
-                    "subject": page["item"],
-                    "model_label": label,
-                    "model_score": output.get("score", math.nan),
-                    "agree": int(agree),
-                    "disagreement": 1 - int(agree),
-                    "participant_label": label if agree == 1 else 1 - label,
-                    **{f"demo_{k}": v for k, v in subject["groups"].items()},
-                }
-            )
+            for item in page.get("items", [page.get("item")]):
+                agree = found.number(page["key"], "agree", item)
+                if math.isnan(agree):
+                    continue
+                subject = content.subject(block["pool"], item)
+                output = content.model_output(block["pool"], item, block["model"])
+                label = int(output["label"])
+                rows.append(
+                    {
+                        "prompt": block["item_keys"].get(item, f"{block['key']}/{item}"),
+                        "subject": item,
+                        "model_label": label,
+                        "model_score": output.get("score", math.nan),
+                        "agree": int(agree),
+                        "disagreement": 1 - int(agree),
+                        "participant_label": label if agree == 1 else 1 - label,
+                        **{f"demo_{k}": v for k, v in subject["groups"].items()},
+                    }
+                )
         return rows
 
     def builder_block(self, source: BuilderInput) -> dict:
@@ -273,6 +323,28 @@ class Agree(BlockTask):
         if index.format == 1:
             return DisagreementPageForm(data, page=page, prompts=index.prompts)
         block = index.block(page)
+        if "items" not in page:
+            return self.item_form(block, page, index, data)
+        pool = index.pool_of(page)
+        noun, n = index.noun(pool), len(page["items"])
+        return OnePageForm(
+            data,
+            item_forms=self.item_forms(block, page, index),
+            cards=[
+                index.card(pool["key"], item, f"{noun.capitalize()} {i} of {n}")
+                for i, item in enumerate(page["items"], start=1)
+            ],
+        )
+
+    def item_forms(self, block: dict, page: dict, index) -> list[BinaryTaskForm]:
+        """The unbound forms of a one-page block's items, in page order (prefixes ``item0``, ``item1``, ...)."""
+        return [
+            self.item_form(block, {**page, "item": item}, index, prefix=f"item{i}")
+            for i, item in enumerate(page["items"])
+        ]
+
+    def item_form(self, block: dict, page: dict, index, data=None, prefix: str | None = None) -> BinaryTaskForm:
+        """The form of one item (``page["item"]``) of a format 2 block; its answers carry the item's key."""
         return BinaryTaskForm(
             data,
             page=page,
@@ -283,26 +355,37 @@ class Agree(BlockTask):
             sure_label=gettext("How confident are you?") if block["confidence"] else None,
             sure_measure="confidence",
             prediction_prompt=bts_prompt(block),
+            text=block["item_keys"].get(page["item"], ""),
+            prefix=prefix,
         )
 
     def context(self, page: dict, index) -> dict:
+        """Format 1: each prompt's chart; format 2: the item's profile card (a one-page block's cards
+        are in its form's ``groups``)."""
         if index.format == 1:
             return {"prompt_charts": {key: index.chart(index.prompts[key]["subject"]) for key in page["prompts"]}}
+        if "items" in page:
+            return {"cards": []}
         pool = index.pool_of(page)
         return {"cards": [index.card(pool["key"], page["item"], gettext("This %(noun)s") % {"noun": index.noun(pool)})]}
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
         """Agree with logit P = agree_logit(the AI's score) + leniency + N(0, noise)
         (``simulation.raters``); confidence from how sure the rater is; the BTS prediction
-        from the rater's own agreement probability and answer."""
+        from the rater's own agreement probability and answer; a one-page block's items in page order."""
         from simulation.raters import agree_logit, draw_binary
 
         if index.format == 1:
             return {f"agree_{key}": str(draw_binary(agree_logit(None), rater, rng)[0]) for key in page["prompts"]}
         block = index.block(page)
-        score = index.model_output(block["pool"], page["item"], block["model"]).get("score")
-        answer, p = draw_binary(agree_logit(score), rater, rng)
-        return binary_extras(self.form(page, index), {"answer": str(answer)}, p, rater, rng)
+        forms_ = [self.item_form(block, page, index)] if "items" not in page else self.item_forms(block, page, index)
+        data: dict[str, str] = {}
+        for form in forms_:  # on one page, item by item as on their own pages
+            score = index.model_output(block["pool"], form.page["item"], block["model"]).get("score")
+            answer, p = draw_binary(agree_logit(score), rater, rng)
+            answers = binary_extras(form, {"answer": str(answer)}, p, rater, rng)
+            data |= {form.add_prefix(name): value for name, value in answers.items()}
+        return data
 
 
 def binary_extras(form: forms.Form, data: dict[str, str], p: float, rater, rng) -> dict:

@@ -245,6 +245,21 @@ class BlockTask(TaskType):
         block's defaults are filled in."""
         return 1
 
+    def one_page(self, block: dict) -> bool:
+        """Whether the block asks all its items on one page (:meth:`block_page`), not one item per page."""
+        return False
+
+    def block_page(self, block: dict, items: list[str]) -> dict:
+        """The one page of a :meth:`one_page` block: key the block's, ``items`` in the participant's order."""
+        return {"key": block["key"], "kind": block["task"], "block": block["key"], "items": items, "position": 0}
+
+    def pages_shown(self, block: dict, pool: dict, items: int, memo: dict | None = None) -> int:
+        """Pages a participant shown ``items`` of the block's items sees: one for a :meth:`one_page`
+        block (none without items), else ``items`` x :meth:`pages_per_item`."""
+        if self.one_page(block):
+            return min(items, 1)
+        return items * self.pages_per_item(block, pool, memo)
+
     def bts_positive(self, block: dict) -> BtsPositive | None:
         """The positive answer of the block's BTS follow-up; None without one."""
         return None

@@ -19,6 +19,7 @@ from tasks.detection import CHECKS
 from tests.conftest import ROOT, required
 from tests.participation.format2_helpers import example_spec
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
+from tests.tasks.test_agree_one_page import one_page_spec
 from tests.tasks.test_choose import choice_spec
 from tests.tasks.test_feature_fairness import feature_spec
 from tests.tasks.test_triplet import triplet_spec
@@ -91,8 +92,8 @@ def _login(context, live_server) -> None:
 
 def _studies(researcher) -> list:
     """The format 2 example (every block type but choose, triplet and feature_fairness), a study of each of
-    these three, the effort demo (format 1), and a screening question on the example, loaded for
-    ``researcher``."""
+    these three, an agree block on one page (``one_page``), the effort demo (format 1), and a screening
+    question on the example, loaded for ``researcher``."""
     from studies.services import study_load
     from studies.study_file import validate_study
 
@@ -107,7 +108,7 @@ def _studies(researcher) -> list:
         {"key": f"detect_{check}", "type": "detection", "check": check} for check in CHECKS
     ]
     effort = json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text())
-    specs = (example, choice_spec(), triplet_spec(), feature_spec(), effort)
+    specs = (example, choice_spec(), triplet_spec(), feature_spec(), one_page_spec(), effort)
     return [study_load(spec=validate_study(spec), owner=researcher).study for spec in specs]
 
 
@@ -118,16 +119,18 @@ def test_every_participant_page_kind_has_no_serious_axe_violation(browser, live_
     page = context.new_page()
     problems: dict[str, list[str]] = {}
     audited_tasks = set()
-    errors_seen: set[str] = set()
+    errors_seen: set[tuple[str, bool]] = set()  # (page kind, one page of a block's items)
     for study in studies:
         for number, shown in enumerate(preview_pages(study.spec, study.spec_hash), start=1):
             page.goto(f"{live_server.url}/researcher/studies/{study.slug}/v{study.version}/preview/{number}/")
             _audit(page, axe, f"{study.slug}: {shown.label}", problems)
             audited_tasks.add(shown.page["kind"])
-        # The questionnaire and the first task page submitted empty: their error messages, linked to their fields.
+        # The questionnaire and the first task page of each kind (and one-page kind) submitted empty: their
+        # error messages, linked to their fields.
         for number, shown in enumerate(preview_pages(study.spec, study.spec_hash), start=1):
-            if shown.page["kind"] in PAGE_KINDS - {"instructions", "attention"} - errors_seen:
-                errors_seen.add(shown.page["kind"])
+            seen = (shown.page["kind"], "items" in shown.page)
+            if seen[0] in PAGE_KINDS - {"instructions", "attention"} and seen not in errors_seen:
+                errors_seen.add(seen)
                 page.goto(f"{live_server.url}/researcher/studies/{study.slug}/v{study.version}/preview/{number}/")
                 with page.expect_navigation():
                     page.locator("main form").last.evaluate("form => form.submit()")
@@ -137,6 +140,7 @@ def test_every_participant_page_kind_has_no_serious_axe_violation(browser, live_
     page.set_content('<html lang="en"><body><main><img src="x.png"><p style="color:#bbb">grey</p></main></body></html>')
     assert {line.split()[1] for line in serious_violations(page, axe)} >= {"image-alt", "color-contrast"}  # axe sees
     assert PAGE_KINDS <= audited_tasks, f"task types never audited: {PAGE_KINDS - audited_tasks}"
+    assert ("agree", True) in errors_seen, "the one-page agree form was not audited with its errors"
 
     example = studies[0]
     _participant_pages(browser, live_server, example, axe, problems)

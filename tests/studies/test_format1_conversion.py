@@ -130,15 +130,19 @@ def test_the_demo_converts_to_a_valid_format2_file_with_every_subject_pair_set_a
         assert [s["id"] for s in pools[agree["pool"]]["subjects"]] == [
             p["subject"] for p in condition["disagreement_prompts"]
         ]
+        assert agree["one_page"] and agree["item_keys"] == {
+            p["subject"]: p["key"] for p in condition["disagreement_prompts"]
+        }
         assert [b["question"] for b in mine if b["type"] == "attention"] == [
             c["question"] for c in demo["attention_checks"]["items"]
         ]
         for block in mine:
             if block.get("task") == "pair_distance":
                 assert block["likert"] == demo["likert"] and block["bts"]["prompt"] == demo["bts"]["prompt"]
-        # the same pages, except that format 2 asks each disagreement prompt on its own page
-        prompts = len(condition["disagreement_prompts"])
-        assert condition_summaries(converted)[key]["pages"] == pages_per_participant(demo)[key] - 1 + prompts
+        # the same pages: all disagreement prompts on one page, as format 1 asks them
+        assert condition_summaries(converted)[key]["pages"] == pages_per_participant(demo)[key]
+        for seed in range(3):
+            assert len(plan_for(converted, key, seed)) == len(build_plan(demo, key, seed))
 
 
 def _checks_among_pairs(plan: list[dict], pair_kind: str) -> list[tuple[str, int, str]]:
@@ -183,7 +187,15 @@ def test_simulated_participants_finish_a_converted_study_and_it_exports_their_pa
     pairs = export_tables("small-study").pairs
     assert len(pairs) == 3 * 4 and pairs["fair_score"].notna().all() and pairs["d_overall"].notna().all()
     assert (pairs["desirable"] == 0).all()  # the condition's, as format 1 exports it
-    assert set(export_tables("small-study").disagreements["prompt"].str.split("/").str[1]) == {"A", "D"}
+    disagreements = export_tables("small-study").disagreements
+    assert len(disagreements) == 3 * 2 and set(zip(disagreements["prompt"], disagreements["subject"], strict=True)) == {
+        ("q1", "A"),
+        ("q2", "D"),
+    }
+    answers = export_tables("small-study").answers
+    agree = answers[answers["measure"] == "agree"]
+    assert set(agree["block"]) == {"arrests-disagreement"}
+    assert set(zip(agree["text"], agree["subject"], strict=True)) == {("q1", "A"), ("q2", "D")}
 
 
 def test_a_fair_score_page_shows_the_blocks_intro_and_names_the_ai_score_with_its_risk_label(db, researcher):
