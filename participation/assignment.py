@@ -157,7 +157,9 @@ def item_choice(spec: dict, content: StudyContent, ticket: int) -> dict[str, lis
     condition = condition_for(spec, ticket)
     choice = {}
     for block in spec["blocks"]:
-        if block["type"] == "task" and "per_participant" in block["assignment"] and condition in block["conditions"]:
+        if block["type"] != "task" or condition not in block["conditions"]:
+            continue
+        if "per_participant" in block["assignment"] and "adaptive" not in block["assignment"]:
             choice[block["key"]] = items_for(spec, content, block["key"], rank_in(spec, ticket, block["conditions"]))
     return choice
 
@@ -215,7 +217,9 @@ def build_plan_v2(
 
     Blocks not shown in ``condition_key`` are left out; a task block's items are those of
     ``item_choice`` (the sampled blocks) or all of them, in the order drawn from ``seed``; every
-    task page carries its ``position`` within the block."""
+    task page carries its ``position`` within the block. An adaptive block (``assignment.adaptive``)
+    gets ``per_participant`` slot pages (``slot``, no ``item``), whose items are chosen when the
+    participant reaches them (``participation.adaptive``)."""
     rng = np.random.default_rng(seed)
     pages: list[dict] = [{"key": "screening", "kind": "screening"}] if spec.get("screening") else []
     for block in shuffled_blocks(spec, seed):
@@ -224,6 +228,12 @@ def build_plan_v2(
             continue
         if block["type"] != "task":
             pages.append({"key": key, "kind": block["type"], "block": key})
+            continue
+        if "adaptive" in block["assignment"]:  # its items are chosen when reached (participation.adaptive)
+            pages += [
+                {"key": f"{key}/#{slot}", "kind": block["task"], "block": key, "slot": slot, "position": slot}
+                for slot in range(block["assignment"]["per_participant"])
+            ]
             continue
         items = _ordered(block, item_choice.get(key) or content.items(key), rng)
         for position, item in enumerate(items):

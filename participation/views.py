@@ -14,6 +14,7 @@ from django.utils.crypto import constant_time_compare
 from django.views.decorators.http import require_http_methods
 
 from participation import throttle
+from participation.adaptive import resolved_page
 from participation.assignment import StudyFull
 from participation.enrolment import Enrolment, cached_enrolment
 from participation.models import Answer, Participant
@@ -362,6 +363,7 @@ def _save_or_refuse(
 ) -> HttpResponse:
     place = enrolment.places[page["key"]]
     index = condition_index(facts.spec, facts.spec_hash, facts.condition_keys[enrolment.condition_id])
+    page = resolved_page(page, index, participant_id=enrolment.participant_id, study_id=enrolment.study_id)
     form = page_form(page, index, data=request.POST)
     if form.is_valid():
         result = page_submit(
@@ -381,7 +383,12 @@ def _save_or_refuse(
             # The answer to the POST is the next page itself (one round trip, not a redirect and a
             # GET); page_submit has recorded it as shown. Its address stays /page/, so a reload
             # (made a GET by page.js) or a resent form shows the current page and saves nothing.
-            following = enrolment.plan[result.position]
+            following = resolved_page(
+                enrolment.plan[result.position],
+                index,
+                participant_id=enrolment.participant_id,
+                study_id=enrolment.study_id,
+            )
             return study_page_response(
                 request,
                 following,
@@ -427,8 +434,10 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "surveys/timed_out.html", {"spec": facts.spec, "minutes": limit.max_minutes})
     if request.method == "POST":  # a participant whose enrolment could not be read
         return redirect("surveys:page", slug=slug)
-    current = participant.plan[participant.position]
     index = condition_index(facts.spec, facts.spec_hash, facts.condition_keys[participant.condition_id])
+    current = resolved_page(
+        participant.plan[participant.position], index, participant_id=participant.pk, study_id=participant.study_id
+    )
     if request.session.get("shown") != current["key"]:
         page_shown(participant=participant, page_key=current["key"])
         request.session["shown"] = current["key"]  # a reload does not write again

@@ -1,0 +1,119 @@
+"""Adaptive design of paired comparisons: which pair to ask about next, given a Bradley-Terry fit.
+
+Plain Python (no numpy): the web worker scores candidate pairs with it while serving participant pages
+(``participation.adaptive``), and the simulation of adaptive elicitation (``simulation.adaptive``) uses
+the same functions.
+
+With strengths s of the subjects and their covariance V (both centred on the subjects' mean, so no
+subject is a reference), p = expit(s_a - s_b) and w = p (1 - p), the Fisher information of one choice
+between a and b (Bradley & Terry 1952), one more choice x = e_a - e_b updates V to
+V - w V x x'V / (1 + w x'Vx) (Sherman-Morrison), lowering the sum of the strengths' variances by
+
+    gain = w ||V x||^2 / (1 + w x'Vx),
+
+the A-optimality criterion (Chaloner & Verdinelli 1995, section 2.2; the mean CI width is what the
+benchmark compares): pairs whose outcome is uncertain (w near 1/4) and whose difference is uncertain and
+moves the other strengths. Pairs already assigned since the fit count as W = the sum of their w (the
+same update applied to x again: x'Vx and ||Vx||^2 shrink by 1 + W x'Vx), so the decisions made under
+one fit do not all go to the same best pair; other pairs' assignments are left out until the next fit.
+Without a fit the score is -(times the pair was assigned so far): balanced.
+"""
+
+import math
+import random
+from dataclasses import dataclass
+from functools import cached_property
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A stored fit as the scoring reads it: the subjects' strengths and their covariance matrix, both
+    centred on the subjects' mean (:func:`centred`), as plain lists in the order of ``subjects``."""
+
+    id: int
+    subjects: list[str]
+    strength: list[float]
+    covariance: list[list[float]]
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        return {subject: i for i, subject in enumerate(self.subjects)}
+
+
+def pair_information(fit: Fit, a: str, b: str) -> float:
+    """w = p (1 - p), p = expit(s_a - s_b): the Fisher information of one choice between a and b."""
+    i, j = fit.index.get(a), fit.index.get(b)
+    d = (0.0 if i is None else fit.strength[i]) - (0.0 if j is None else fit.strength[j])
+    p = 1.0 / (1.0 + math.exp(-d))
+    return p * (1.0 - p)
+
+
+def pair_score(fit: Fit, pending: dict[str, float], item: str, a: str, b: str) -> float:
+    """The A-optimal gain of one more choice between a and b (see the module docstring):
+    w ||V x||^2 / ((1 + W x'Vx) (1 + (W + w) x'Vx)), x = e_a - e_b, W = ``pending[item]``; infinite
+    for a subject the fit has no choice of."""
+    i, j = fit.index.get(a), fit.index.get(b)
+    if i is None or j is None:
+        return math.inf
+    v = fit.covariance
+    w, assigned = pair_information(fit, a, b), pending.get(item, 0.0)
+    xvx = v[i][i] + v[j][j] - 2 * v[i][j]
+    spread = sum((row[i] - row[j]) ** 2 for row in v)
+    return w * spread / ((1.0 + assigned * xvx) * (1.0 + (assigned + w) * xvx))
+
+
+def draw_candidates(items: list[str], given: set[str], limit: int, seed: str) -> list[str]:
+    """The items not ``given`` in an order drawn from ``seed``; at most ``limit`` of them."""
+    rng = random.Random(seed)
+    rest = [item for item in items if item not in given]
+    return rng.sample(rest, limit) if len(rest) > limit else rng.sample(rest, len(rest))
+
+
+def score_candidates(
+    candidates: list[str], pairs: dict[str, tuple[str, str]], fit: Fit | None, counts: dict, pending: dict
+) -> list[list]:
+    """[[item, score], ...] for each candidate (the balanced fallback without a fit)."""
+    if fit is None:
+        return [[item, -counts.get(item, 0)] for item in candidates]
+    return [[item, pair_score(fit, pending, item, *pairs[item])] for item in candidates]
+
+
+def best(scored: list[list]) -> str:
+    """The first candidate with the highest score."""
+    top = max(score for _, score in scored)
+    return next(item for item, score in scored if score == top)
+
+
+def next_item(
+    pairs: dict[str, tuple[str, str]],
+    given: set[str],
+    fit: Fit | None,
+    counts: dict,
+    pending: dict,
+    *,
+    limit: int,
+    seed: str,
+) -> tuple[str, list[list]]:
+    """The next item and the scored candidates: the items not ``given`` in an order drawn from ``seed``,
+    all of them without a fit (balanced), at most ``limit`` with one; the first best-scoring wins."""
+    candidates = draw_candidates(list(pairs), given, limit if fit is not None else len(pairs), seed)
+    scored = score_candidates(candidates, pairs, fit, counts, pending)
+    return best(scored), scored
+
+
+def record(item: str, pair: tuple[str, str], fit: Fit | None, counts: dict, pending: dict) -> None:
+    """Count a decided item, and add its information to its subjects' since the fit."""
+    counts[item] = counts.get(item, 0) + 1
+    if fit is not None:
+        pending[item] = pending.get(item, 0.0) + pair_information(fit, *pair)
+
+
+def centred(strength, covariance) -> tuple[list[str], list[float], list[list[float]]]:
+    """A fit's subjects, strengths (a pandas Series by subject) minus their mean, and the covariance of
+    those (from the strengths' covariance V, a DataFrame): C V C with C = I - J/n, the same whichever
+    subject was the fit's reference."""
+    values = covariance.to_numpy()
+    row = values.mean(axis=1, keepdims=True)
+    centred_covariance = values - row - row.T + values.mean()
+    names = [str(item) for item in strength.index]
+    return names, (strength - strength.mean()).astype(float).tolist(), centred_covariance.tolist()
