@@ -7,16 +7,18 @@ the same functions.
 With strengths s of the subjects and their covariance V (both centred on the subjects' mean, so no
 subject is a reference), p = expit(s_a - s_b) and w = p (1 - p), the Fisher information of one choice
 between a and b (Bradley & Terry 1952), one more choice x = e_a - e_b updates V to
-V - w V x x'V / (1 + w x'Vx) (Sherman-Morrison), lowering the sum of the strengths' variances by
+V - w V x x'V / (1 + w x'Vx) (Sherman-Morrison), lowering subject i's variance by
+w (V x)_i^2 / (1 + w x'Vx) and so, to first order, its standard deviation by that / (2 sd_i). A pair
+scores the drop in the sum of the standard deviations (twice it, a constant that changes no choice):
 
-    gain = w ||V x||^2 / (1 + w x'Vx),
+    score = w sum_i (V x)_i^2 / sd_i / (1 + w x'Vx),
 
-the A-optimality criterion (Chaloner & Verdinelli 1995, section 2.2; the mean CI width is what the
-benchmark compares): pairs whose outcome is uncertain (w near 1/4) and whose difference is uncertain and
-moves the other strengths. Pairs already assigned since the fit count as W = the sum of their w (the
-same update applied to x again: x'Vx and ||Vx||^2 shrink by 1 + W x'Vx), so the decisions made under
-one fit do not all go to the same best pair; other pairs' assignments are left out until the next fit.
-Without a fit the score is -(times the pair was assigned so far): balanced.
+a weighted A-optimality criterion (Chaloner & Verdinelli 1995, section 2.2) for the mean CI width of
+the strengths, which the benchmark compares: pairs whose outcome is uncertain (w near 1/4) and whose
+difference is uncertain and moves the other strengths. Pairs already assigned since the fit count as
+W = the sum of their w (the same update applied to x again: (V x)_i and x'Vx shrink by 1 + W x'Vx), so
+the decisions made under one fit do not all go to the same best pair; other pairs' assignments are left
+out until the next fit. Without a fit the score is -(times the pair was assigned so far): balanced.
 """
 
 import math
@@ -39,6 +41,11 @@ class Fit:
     def index(self) -> dict[str, int]:
         return {subject: i for i, subject in enumerate(self.subjects)}
 
+    @cached_property
+    def sd(self) -> list[float]:
+        """The strengths' standard deviations."""
+        return [math.sqrt(self.covariance[i][i]) for i in range(len(self.subjects))]
+
 
 def pair_information(fit: Fit, a: str, b: str) -> float:
     """w = p (1 - p), p = expit(s_a - s_b): the Fisher information of one choice between a and b."""
@@ -49,16 +56,16 @@ def pair_information(fit: Fit, a: str, b: str) -> float:
 
 
 def pair_score(fit: Fit, pending: dict[str, float], item: str, a: str, b: str) -> float:
-    """The A-optimal gain of one more choice between a and b (see the module docstring):
-    w ||V x||^2 / ((1 + W x'Vx) (1 + (W + w) x'Vx)), x = e_a - e_b, W = ``pending[item]``; infinite
-    for a subject the fit has no choice of."""
+    """The first-order drop in the sum of the strengths' standard deviations by one more choice between a
+    and b (see the module docstring): w sum_i (V x)_i^2 / sd_i / ((1 + W x'Vx) (1 + (W + w) x'Vx)),
+    x = e_a - e_b, W = ``pending[item]``; infinite for a subject the fit has no choice of."""
     i, j = fit.index.get(a), fit.index.get(b)
     if i is None or j is None:
         return math.inf
     v = fit.covariance
     w, assigned = pair_information(fit, a, b), pending.get(item, 0.0)
     xvx = v[i][i] + v[j][j] - 2 * v[i][j]
-    spread = sum((row[i] - row[j]) ** 2 for row in v)
+    spread = sum((row[i] - row[j]) ** 2 / sd for row, sd in zip(v, fit.sd, strict=True))
     return w * spread / ((1.0 + assigned * xvx) * (1.0 + (assigned + w) * xvx))
 
 
@@ -117,3 +124,31 @@ def centred(strength, covariance) -> tuple[list[str], list[float], list[list[flo
     centred_covariance = values - row - row.T + values.mean()
     names = [str(item) for item in strength.index]
     return names, (strength - strength.mean()).astype(float).tolist(), centred_covariance.tolist()
+
+
+PRIOR = "\x00prior"  # the virtual subject of :func:`fit_for_design` (no subject id is this)
+
+
+def fit_for_design(comparisons, *, virtual_games: int = 1) -> tuple[list[str], list[float], list[list[float]]]:
+    """The Bradley-Terry fit the design scores with, as :func:`centred` gives it: ``comparisons``
+    (``winner``, ``loser`` and optionally ``tie``, as ``bradley_terry`` takes them) plus, per subject,
+    ``virtual_games`` wins and losses against a virtual subject of strength 0 (Coulom 2008's virtual
+    draws of Whole-History Rating): a prior that keeps every strength finite, so a design fit exists from
+    the first answers on (the estimates the analysis reports use no such games). Raises ValueError
+    only without any comparison."""
+    import pandas as pd
+
+    from analysis.paired_comparison import bradley_terry
+
+    subjects = sorted(set(comparisons["winner"]) | set(comparisons["loser"]))
+    if not subjects:
+        raise ValueError("no comparisons to fit")
+    games = pd.DataFrame(
+        {
+            "winner": [*subjects, *[PRIOR] * len(subjects)] * virtual_games,
+            "loser": [*[PRIOR] * len(subjects), *subjects] * virtual_games,
+        }
+    )
+    fit = bradley_terry(pd.concat([comparisons, games], ignore_index=True).fillna({"tie": 0}), reference=PRIOR)
+    kept = [subject for subject in fit.strength.index if subject != PRIOR]
+    return centred(fit.strength[kept], fit.covariance.loc[kept, kept])

@@ -1,15 +1,14 @@
 """The refit of an adaptive block (``participation.adaptive``), run by the job worker as an ``adaptive_refit``
-job: Bradley-Terry strengths of the block's subjects from every counted participant's choices
-(``analysis.paired_comparison.bradley_terry``, "Equally" as Davidson ties), stored as plain numbers
-(``AdaptiveFit``: strengths and their covariance, centred on the subjects' mean) and made the block's
-current fit. A comparison graph the estimator cannot fit yet (not strongly connected: some subject never
-chosen or always chosen) stores no fit: the block stays on its current fit (or the balanced fallback)
-until the next ``refit_every`` answers.
+job: Bradley-Terry strengths of the block's subjects from every non-pilot participant's choices ("Equally"
+as Davidson ties) with one virtual win and loss per subject (``analysis.adaptive_design.fit_for_design``:
+finite from the first answers on), stored as plain numbers (``AdaptiveFit``: strengths and their
+covariance, centred on the subjects' mean) and made the block's current fit. The block stays on the
+balanced fallback until its first refit (``refit_every`` answers).
 """
 
 from django.db import transaction
 
-from analysis.adaptive_design import centred
+from analysis.adaptive_design import fit_for_design
 from participation.adaptive import refit_wanted
 from participation.models import AdaptiveFit, AdaptiveState, Answer
 
@@ -28,41 +27,36 @@ def adaptive_refit(*, study_id: int, block: str) -> dict:
 def _refit(state: AdaptiveState) -> dict:
     import pandas as pd
 
-    from analysis.paired_comparison import bradley_terry
-
-    study_id, block = state.study_id, state.block
     rows = list(
         Answer.objects.filter(
-            participant__study_id=study_id, participant__pilot=False, set_key=block, measure="choice"
+            participant__study_id=state.study_id, participant__pilot=False, set_key=state.block, measure="choice"
         ).values_list("subject_key", "number")
     )
-    result = {"block": block, "n_answers": len(rows)}
-    try:
-        pairs = [subject.split("~") for subject, _ in rows]
-        comparisons = pd.DataFrame(
-            {
-                "winner": [a if value >= 0.5 else b for (a, b), (_, value) in zip(pairs, rows, strict=True)],
-                "loser": [b if value >= 0.5 else a for (a, b), (_, value) in zip(pairs, rows, strict=True)],
-                "tie": [int(value == 0.5) for _, value in rows],
-            }
-        )
-        fit = bradley_terry(comparisons)
-    except ValueError as exc:
-        return {**result, "fit": None, "reason": str(exc)}
-    subjects, strength, covariance = centred(fit.strength, fit.covariance)
+    result = {"block": state.block, "n_answers": len(rows)}
+    if not rows:
+        return {**result, "fit": None}
+    pairs = [subject.split("~") for subject, _ in rows]
+    comparisons = pd.DataFrame(
+        {
+            "winner": [a if value >= 0.5 else b for (a, b), (_, value) in zip(pairs, rows, strict=True)],
+            "loser": [b if value >= 0.5 else a for (a, b), (_, value) in zip(pairs, rows, strict=True)],
+            "tie": [int(value == 0.5) for _, value in rows],
+        }
+    )
+    subjects, strength, covariance = fit_for_design(comparisons)
     with transaction.atomic():
-        state = AdaptiveState.objects.select_for_update().get(pk=state.pk)
-        version = AdaptiveFit.objects.filter(study_id=study_id, block=block).count() + 1
+        locked = AdaptiveState.objects.select_for_update().get(pk=state.pk)
+        version = AdaptiveFit.objects.filter(study_id=state.study_id, block=state.block).count() + 1
         stored = AdaptiveFit.objects.create(
-            study_id=study_id,
-            block=block,
+            study_id=state.study_id,
+            block=state.block,
             version=version,
             n_answers=len(rows),
             subjects=subjects,
             strength=strength,
             covariance=covariance,
         )
-        AdaptiveState.objects.filter(pk=state.pk).update(fit=stored, pending={})
+        AdaptiveState.objects.filter(pk=locked.pk).update(fit=stored, pending={})
     return {**result, "fit": version}
 
 

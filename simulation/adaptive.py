@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.adaptive_design import Fit, centred, next_item, record
+from analysis.adaptive_design import Fit, centred, fit_for_design, next_item, record
 from analysis.paired_comparison import bradley_terry
 
 Z95 = 1.959963984540054
@@ -88,9 +88,8 @@ def simulate_elicitation(
         losers.append(b if a_wins else a)
         answered = n + 1
         if design == "adaptive" and answered % refit_every == 0:
-            result = _fit(winners, losers)
-            if result is not None:
-                fit, pending = Fit(answered, *centred(result.strength, result.covariance)), {}
+            comparisons = pd.DataFrame({"winner": winners, "loser": losers})
+            fit, pending = Fit(answered, *fit_for_design(comparisons)), {}
         if answered % step == 0:
             result = _fit(winners, losers)
             recorded.append(answered)
