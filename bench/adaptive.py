@@ -3,6 +3,7 @@ and the time the web worker takes to choose the next item.
 
 Run: .venv/bin/python bench/adaptive.py [--subjects 30] [--spread 2.0] [--judgements 3000] [--seeds 5]
      [--database-url postgres://USER:PASS@127.0.0.1:5432/DB --participants 200 --threads 8]
+     .venv/bin/python bench/adaptive.py --write-study FILE.json   (the study for bench/launch.py --study)
 
 Part 1 (``simulation.adaptive``, no database): per seed, simulated raters with known Bradley-Terry
 strengths s ~ N(0, spread^2) judge pairs of ``--subjects`` subjects (all pairs are candidates), 10 per
@@ -18,6 +19,7 @@ the block's lock wait included) and of the whole ``slot_item`` call.
 """
 
 import argparse
+import json
 import os
 import sys
 import threading
@@ -90,24 +92,18 @@ def part_two(args) -> None:
     from runs.models import Job
     from studies.content import study_content
     from studies.services import study_load
-    from tests.tasks.test_choose import choice_spec
 
-    spec = choice_spec(assignment={"per_participant": 10, "adaptive": {"refit_every": 50}})
-    spec["slug"], block = "adaptive-bench", spec["blocks"][-1]
-    pool = spec["pools"][0]
-    pool["subjects"] = json_pool()[: args.subjects]
-    ids = [s["id"] for s in pool["subjects"]]
-    block["pairs"] = [{"a": a, "b": b} for i, a in enumerate(ids) for b in ids[i + 1 :]]
+    spec = adaptive_choice_spec(args.subjects)
     study = study_load(spec=spec).study
     for batch in range(5):
-        simulate_participants("adaptive-bench", n=20, seed=batch, decline_rate=0)
+        simulate_participants(SLUG, n=20, seed=batch, decline_rate=0)
         for job in Job.objects.filter(kind="adaptive_refit", status="queued"):
             execute_job(str(job.pk))
     print(f"{AdaptiveFit.objects.count()} fits; {AdaptiveDecision.objects.count()} decisions before the timing")
     items = block_items(study.spec, study_content(study.spec, study.spec_hash), "loan")
     people = []
     for i in range(args.participants):
-        participant, _ = participant_arrive(study_slug="adaptive-bench", external_id=f"timed-{i}", seed=i)
+        participant, _ = participant_arrive(study_slug=SLUG, external_id=f"timed-{i}", seed=i)
         people.append(participant_consent(participant_id=participant.pk, accept=True).pk)
     calls: list[float] = []
     queue = list(people)
@@ -138,11 +134,21 @@ def part_two(args) -> None:
         print(f"  {name}: p50 {p50:.1f} ms, p95 {p95:.1f} ms, p99 {p99:.1f} ms")
 
 
-def json_pool() -> list[dict]:
-    import json
+SLUG = "adaptive-choice"
 
+
+def adaptive_choice_spec(n_subjects: int) -> dict:
+    """The bundled disagreement study with its task block replaced by an adaptive choose block over every
+    pair of its first ``n_subjects`` defendants (10 pairs per participant, refit every 50 answers)."""
     spec = json.loads((ROOT / "studies/bundled/disagreement_synthetic.json").read_text())
-    return spec["pools"][0]["subjects"]
+    spec["slug"], pool = SLUG, spec["pools"][0]
+    pool["subjects"] = pool["subjects"][:n_subjects]
+    ids = [s["id"] for s in pool["subjects"]]
+    block = {"key": "loan", "type": "task", "task": "choose", "pool": pool["key"], "decision": "be released"}
+    block["pairs"] = [{"a": a, "b": b} for i, a in enumerate(ids) for b in ids[i + 1 :]]
+    block["assignment"] = {"per_participant": 10, "adaptive": {"refit_every": 50}}
+    spec["blocks"] = [b for b in spec["blocks"] if b["type"] != "task"] + [block]
+    return spec
 
 
 def main() -> None:
@@ -158,7 +164,11 @@ def main() -> None:
     parser.add_argument("--participants", type=int, default=200)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--skip-simulation", action="store_true")
+    parser.add_argument("--write-study", type=Path, help="write the adaptive choose study file (for launch.py)")
     args = parser.parse_args()
+    if args.write_study:
+        args.write_study.write_text(json.dumps(adaptive_choice_spec(args.subjects), indent=1))
+        return
     if not args.skip_simulation:
         part_one(args)
     if args.database_url:

@@ -23,7 +23,11 @@ of a block from its stored fits and reports those that differ.
 
 Concurrency: a decision runs in one transaction that first locks the block's ``AdaptiveState`` row
 (``SELECT .. FOR UPDATE``): simultaneous participants are decided one after the other, each seeing
-the counts and information of the ones before. Refits: each saved answer on a slot page adds one to the
+the counts and information of the ones before; two requests of one participant for one slot are
+settled by the unique (participant, block, slot) constraint (the second reads the first's decision).
+On PostgreSQL the decision commits with ``synchronous_commit`` off (it does not wait for the disk):
+a decision lost in a crash is simply made again, and one that an answer was given to is durable with
+that answer (the WAL is flushed in order). Refits: each saved answer on a slot page adds one to the
 state's ``answers``; when ``refit_every`` answers have arrived since the last refit started, one refit is
 queued (:data:`refit_wanted`, which the ``runs`` app answers with an ``adaptive_refit`` job, in the job
 worker: ``runs.adaptive``).
@@ -32,7 +36,7 @@ worker: ``runs.adaptive``).
 import time
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.dispatch import Signal
 
@@ -101,42 +105,44 @@ def block_items(spec: dict, content, block_key: str) -> BlockItems:
     return BlockItems(block_key, pairs, options, spec.get("seed", 0))
 
 
-def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems) -> str:
+def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems, given: dict[int, str]) -> str:
+    """Decide the slot's item under the block's lock; ``given``: the participant's decided slots -> items."""
     started = time.perf_counter()
     if _STATES.get((study_id, block.key)) is None:
         AdaptiveState.objects.get_or_create(study_id=study_id, block=block.key)
         _STATES.put((study_id, block.key), True)
-    with transaction.atomic():
-        state = AdaptiveState.objects.select_for_update().get(study_id=study_id, block=block.key)
-        given = dict(
-            AdaptiveDecision.objects.filter(participant_id=participant_id, block=block.key).values_list("slot", "item")
-        )
-        if slot in given:  # decided at the same moment by another request of this participant
-            return given[slot]
-        fit = load_fit(state.fit_id)
-        item, scored = next_item(
-            block.pairs,
-            set(given.values()),
-            fit,
-            state.counts,
-            state.pending,
-            limit=block.options.candidates,
-            seed=f"{block.seed}:{block.key}:{state.decisions}",
-        )
-        AdaptiveDecision.objects.create(
-            study_id=study_id,
-            participant_id=participant_id,
-            block=block.key,
-            slot=slot,
-            sequence=state.decisions,
-            fit_id=state.fit_id,
-            item=item,
-            candidates=scored,
-            seconds=time.perf_counter() - started,
-        )
-        record(item, block.pairs[item], fit, state.counts, state.pending)
-        state.decisions += 1
-        state.save(update_fields=["decisions", "counts", "pending"])
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":  # see the module docstring: durable with the next answer
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
+            state = AdaptiveState.objects.select_for_update().get(study_id=study_id, block=block.key)
+            fit = load_fit(state.fit_id)
+            item, scored = next_item(
+                block.pairs,
+                set(given.values()),
+                fit,
+                state.counts,
+                state.pending,
+                limit=block.options.candidates,
+                seed=f"{block.seed}:{block.key}:{state.decisions}",
+            )
+            AdaptiveDecision.objects.create(
+                study_id=study_id,
+                participant_id=participant_id,
+                block=block.key,
+                slot=slot,
+                sequence=state.decisions,
+                fit_id=state.fit_id,
+                item=item,
+                candidates=scored,
+                seconds=time.perf_counter() - started,
+            )
+            record(item, block.pairs[item], fit, state.counts, state.pending)
+            state.decisions += 1
+            state.save(update_fields=["decisions", "counts", "pending"])
+    except IntegrityError:  # another request of this participant decided the slot at the same moment
+        return AdaptiveDecision.objects.get(participant_id=participant_id, block=block.key, slot=slot).item
     return item
 
 
@@ -145,13 +151,12 @@ def slot_item(*, participant_id: int, study_id: int, slot: int, block: BlockItem
     key = (participant_id, block.key, slot)
     item = _DECIDED.get(key)
     if item is None:
-        item = (
-            AdaptiveDecision.objects.filter(participant_id=participant_id, block=block.key, slot=slot)
-            .values_list("item", flat=True)
-            .first()
+        given = dict(
+            AdaptiveDecision.objects.filter(participant_id=participant_id, block=block.key).values_list("slot", "item")
         )
-        if item is None:
-            item = _decide(participant_id=participant_id, study_id=study_id, slot=slot, block=block)
+        item = given.get(slot) or _decide(
+            participant_id=participant_id, study_id=study_id, slot=slot, block=block, given=given
+        )
         _DECIDED.put(key, item)
     return item
 

@@ -27,19 +27,23 @@ def adaptive_refit(*, study_id: int, block: str) -> dict:
 def _refit(state: AdaptiveState) -> dict:
     import pandas as pd
 
-    rows = list(
-        Answer.objects.filter(
-            participant__study_id=state.study_id, participant__pilot=False, set_key=state.block, measure="choice"
+    rows = [
+        (subject.split("~"), float(value or 0.0))  # never None: number__isnull=False
+        for subject, value in Answer.objects.filter(
+            participant__study_id=state.study_id,
+            participant__pilot=False,
+            set_key=state.block,
+            measure="choice",
+            number__isnull=False,
         ).values_list("subject_key", "number")
-    )
+    ]
     result = {"block": state.block, "n_answers": len(rows)}
     if not rows:
         return {**result, "fit": None}
-    pairs = [subject.split("~") for subject, _ in rows]
     comparisons = pd.DataFrame(
         {
-            "winner": [a if value >= 0.5 else b for (a, b), (_, value) in zip(pairs, rows, strict=True)],
-            "loser": [b if value >= 0.5 else a for (a, b), (_, value) in zip(pairs, rows, strict=True)],
+            "winner": [a if value >= 0.5 else b for (a, b), value in rows],
+            "loser": [b if value >= 0.5 else a for (a, b), value in rows],
             "tie": [int(value == 0.5) for _, value in rows],
         }
     )
