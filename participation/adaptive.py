@@ -127,20 +127,20 @@ def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems,
                 limit=block.options.candidates,
                 seed=f"{block.seed}:{block.key}:{state.decisions}",
             )
+            record(item, block.pairs[item], fit, state.counts, state.pending)
+            state.decisions += 1
+            state.save(update_fields=["decisions", "counts", "pending"])
             AdaptiveDecision.objects.create(
                 study_id=study_id,
                 participant_id=participant_id,
                 block=block.key,
                 slot=slot,
-                sequence=state.decisions,
+                sequence=state.decisions - 1,
                 fit_id=state.fit_id,
                 item=item,
                 candidates=scored,
                 seconds=time.perf_counter() - started,
             )
-            record(item, block.pairs[item], fit, state.counts, state.pending)
-            state.decisions += 1
-            state.save(update_fields=["decisions", "counts", "pending"])
     except IntegrityError:  # another request of this participant decided the slot at the same moment
         return AdaptiveDecision.objects.get(participant_id=participant_id, block=block.key, slot=slot).item
     return item
@@ -196,7 +196,8 @@ def adaptive_answered(*, study_id: int, block: dict) -> None:
 def adaptive_replay(*, study_id: int, block: BlockItems) -> list[str]:
     """Recompute every stored decision of the block from its stored fit and the decisions before it
     (candidates drawn again, scored again); returns a message per decision that differs (none: all
-    reproduced)."""
+    reproduced). The decisions of deleted participants (pilots) count for the later ones but cannot be
+    checked themselves (which pairs their participant had is gone)."""
     counts: dict[str, int] = {}
     pending: dict[str, float] = {}
     given: dict[int, set[str]] = {}
@@ -216,7 +217,8 @@ def adaptive_replay(*, study_id: int, block: BlockItems) -> list[str]:
             limit=block.options.candidates,
             seed=f"{block.seed}:{block.key}:{decision.sequence}",
         )
-        if scored != decision.candidates or item != decision.item:
+        known = decision.participant_id is not None  # a deleted (pilot) participant's items are unknown
+        if known and (scored != decision.candidates or item != decision.item):
             problems.append(f"decision {decision.sequence} ({decision.block}#{decision.slot}) is not reproduced")
         record(decision.item, block.pairs[decision.item], fit, counts, pending)
         mine.add(decision.item)

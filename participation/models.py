@@ -233,14 +233,22 @@ class AdaptiveDecision(models.Model):
     fallback), the candidates with their scores, and the item chosen (the best-scoring candidate)."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="adaptive_decisions")
-    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="adaptive_decisions")
+    participant = models.ForeignKey(
+        Participant,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="adaptive_decisions",
+        help_text="Empty once the participant was deleted (a pilot): the decision stays for the replay.",
+    )
     block = models.CharField(max_length=40)
     slot = models.PositiveIntegerField(help_text="The participant's page of the block (0, 1, ...).")
     sequence = models.PositiveIntegerField(help_text="Order of the decision within the block (0, 1, ...).")
     fit = models.ForeignKey(AdaptiveFit, null=True, blank=True, on_delete=models.PROTECT, related_name="decisions")
     item = models.CharField(max_length=120)
     candidates = models.JSONField(help_text="[[item id, score], ...] in the order they were scored.")
-    seconds = models.FloatField(help_text="How long the decision took, waiting for the block's lock included.")
+    seconds = models.FloatField(
+        help_text="How long the decision took until this row was written (the block's lock wait included)."
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
