@@ -6,26 +6,29 @@ without an item). When the participant reaches a slot (its page is shown, or the
 and the slot comes next), :func:`slot_item` decides its pair once, stores the decision and reuses it
 ever after (a reload, a second tab, the export and the integrity check all see the same pair).
 
-Decision. The candidates are the block's pairs the participant has not been given, in an order drawn
-from ``random.Random("<study seed>:<block>:<sequence>")`` (``sequence`` numbers the block's decisions
-0, 1, ...); with a fit and more than ``candidates`` of them, that many drawn without replacement. Each
+Decision. A block's participants are decided in ``STRIPES`` independent stripes (participant id modulo
+``STRIPES``), so that simultaneous participants of different stripes do not wait for each other. The
+candidates are the block's pairs the participant has not been given, in an order drawn from
+``random.Random("<study seed>:<block>:<stripe>:<sequence>")`` (``sequence`` numbers the stripe's
+decisions 0, 1, ...); with a fit and more than ``candidates`` of them, that many drawn without replacement. Each
 is scored and the first with the highest score wins:
 
 * no fit yet (the balanced fallback): score = -(times the pair was assigned so far), so the
   least-assigned pairs go first;
-* with a fit (the subjects' strengths and their covariance, centred on their mean): the A-optimal
-  gain of one more choice of the pair, the expected drop in the sum of the strengths' variances
+* with a fit (the subjects' strengths and their covariance, centred on their mean): the first-order
+  drop in the sum of the strengths' standard deviations by one more choice of the pair
   (``analysis.adaptive_design``, which gives the formula and its sources).
 
-Scores use only the stored fit and the decisions made since it (plain Python arithmetic, no numpy),
+Scores use only the stored fit and the stripe's decisions made since it (plain Python arithmetic, no numpy),
 so a decision is reproducible from what is stored: :func:`adaptive_replay` recomputes every decision
 of a block from its stored fits and reports those that differ.
 
-Concurrency: a decision runs in one transaction that first locks the block's ``AdaptiveState`` row
-(``SELECT .. FOR UPDATE``): simultaneous participants are decided one after the other, each seeing
-the counts and information of the ones before; two requests of one participant for one slot are
-settled by the unique (participant, block, slot) constraint (the second reads the first's decision).
-On PostgreSQL the decision commits with ``synchronous_commit`` off (it does not wait for the disk):
+Concurrency: a decision runs in one transaction that first locks its stripe's ``AdaptiveStripe`` row
+(``SELECT .. FOR UPDATE``): simultaneous participants of a stripe are decided one after the other, each
+seeing the counts and information of the ones before (the balanced fallback balances each stripe, so
+the block's pairs stay within ``STRIPES`` assignments of each other); two requests of one participant
+for one slot are settled by the unique (participant, block, slot) constraint (the second reads the
+first's decision). On PostgreSQL the decision commits with ``synchronous_commit`` off (it does not wait for the disk):
 a decision lost in a crash is simply made again, and one that an answer was given to is durable with
 that answer (the WAL is flushed in order). Refits: each saved answer on a slot page adds one to the
 state's ``answers``; when ``refit_every`` answers have arrived since the last refit started, one refit is
@@ -37,15 +40,16 @@ import time
 from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Subquery
 from django.dispatch import Signal
 
 from analysis.adaptive_design import Fit, next_item, record
 from core.caching import BoundedCache
-from participation.models import AdaptiveDecision, AdaptiveFit, AdaptiveState
+from participation.models import AdaptiveDecision, AdaptiveFit, AdaptiveState, AdaptiveStripe
 
 DEFAULT_REFIT_EVERY = 20  # answers between refits
 DEFAULT_CANDIDATES = 50  # pairs scored per decision, at most
+STRIPES = 8  # a block's participants are decided in this many independent stripes (participant id modulo)
 
 # Sent (after the answer's transaction commits) with study_id and block when a refit is due.
 refit_wanted = Signal()
@@ -69,7 +73,7 @@ def adaptive_options(block: dict) -> AdaptiveOptions | None:
 
 _FITS: BoundedCache[Fit] = BoundedCache(size=256)  # a stored fit never changes
 _DECIDED: BoundedCache[str] = BoundedCache(size=100_000)  # (participant, block, slot) -> item
-_STATES: BoundedCache[bool] = BoundedCache(size=4096)  # (study, block): the state row exists
+_STATES: BoundedCache[bool] = BoundedCache(size=4096)  # (study, block, stripe): its rows exist
 
 
 def load_fit(fit_id: int | None) -> Fit | None:
@@ -108,15 +112,24 @@ def block_items(spec: dict, content, block_key: str) -> BlockItems:
 def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems, given: dict[int, str]) -> str:
     """Decide the slot's item under the block's lock; ``given``: the participant's decided slots -> items."""
     started = time.perf_counter()
-    if _STATES.get((study_id, block.key)) is None:
+    stripe = participant_id % STRIPES
+    if _STATES.get((study_id, block.key, stripe)) is None:
         AdaptiveState.objects.get_or_create(study_id=study_id, block=block.key)
-        _STATES.put((study_id, block.key), True)
+        AdaptiveStripe.objects.get_or_create(study_id=study_id, block=block.key, stripe=stripe)
+        _STATES.put((study_id, block.key, stripe), True)
     try:
         with transaction.atomic():
             if connection.vendor == "postgresql":  # see the module docstring: durable with the next answer
                 with connection.cursor() as cursor:
                     cursor.execute("SET LOCAL synchronous_commit TO OFF")
-            state = AdaptiveState.objects.select_for_update().get(study_id=study_id, block=block.key)
+            current = AdaptiveState.objects.filter(study_id=study_id, block=block.key).values("fit_id")[:1]
+            state = (
+                AdaptiveStripe.objects.select_for_update(of=("self",))
+                .annotate(current_fit=Subquery(current))
+                .get(study_id=study_id, block=block.key, stripe=stripe)
+            )
+            if state.fit_id != state.current_fit:  # a new fit: the information assigned since the old one goes
+                state.fit_id, state.pending = state.current_fit, {}
             fit = load_fit(state.fit_id)
             item, scored = next_item(
                 block.pairs,
@@ -125,16 +138,17 @@ def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems,
                 state.counts,
                 state.pending,
                 limit=block.options.candidates,
-                seed=f"{block.seed}:{block.key}:{state.decisions}",
+                seed=f"{block.seed}:{block.key}:{stripe}:{state.decisions}",
             )
             record(item, block.pairs[item], fit, state.counts, state.pending)
             state.decisions += 1
-            state.save(update_fields=["decisions", "counts", "pending"])
+            state.save(update_fields=["fit", "decisions", "counts", "pending"])
             AdaptiveDecision.objects.create(
                 study_id=study_id,
                 participant_id=participant_id,
                 block=block.key,
                 slot=slot,
+                stripe=stripe,
                 sequence=state.decisions - 1,
                 fit_id=state.fit_id,
                 item=item,
@@ -198,12 +212,15 @@ def adaptive_replay(*, study_id: int, block: BlockItems) -> list[str]:
     (candidates drawn again, scored again); returns a message per decision that differs (none: all
     reproduced). The decisions of deleted participants (pilots) count for the later ones but cannot be
     checked themselves (which pairs their participant had is gone)."""
+    given: dict[int | None, set[str]] = {}
     counts: dict[str, int] = {}
     pending: dict[str, float] = {}
-    given: dict[int, set[str]] = {}
     fit_id: int | None = None
-    problems = []
-    for decision in AdaptiveDecision.objects.filter(study_id=study_id, block=block.key).order_by("sequence"):
+    stripe, problems = None, []
+    decisions = AdaptiveDecision.objects.filter(study_id=study_id, block=block.key).order_by("stripe", "sequence")
+    for decision in decisions:
+        if decision.stripe != stripe:
+            stripe, fit_id, counts, pending = decision.stripe, None, {}, {}
         if decision.fit_id != fit_id:
             fit_id, pending = decision.fit_id, {}
         fit = load_fit(fit_id)
@@ -215,11 +232,13 @@ def adaptive_replay(*, study_id: int, block: BlockItems) -> list[str]:
             counts,
             pending,
             limit=block.options.candidates,
-            seed=f"{block.seed}:{block.key}:{decision.sequence}",
+            seed=f"{block.seed}:{block.key}:{decision.stripe}:{decision.sequence}",
         )
         known = decision.participant_id is not None  # a deleted (pilot) participant's items are unknown
         if known and (scored != decision.candidates or item != decision.item):
-            problems.append(f"decision {decision.sequence} ({decision.block}#{decision.slot}) is not reproduced")
+            problems.append(
+                f"decision {decision.stripe}/{decision.sequence} ({decision.block}#{decision.slot}) is not reproduced"
+            )
         record(decision.item, block.pairs[decision.item], fit, counts, pending)
         mine.add(decision.item)
     return problems

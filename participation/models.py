@@ -207,25 +207,43 @@ class AdaptiveFit(models.Model):
 
 
 class AdaptiveState(models.Model):
-    """The running state of one adaptive block of a study version: the row every decision locks (so
-    simultaneous participants are decided one after the other), the current fit, and the counters that
-    queue a refit every ``refit_every`` answers."""
+    """One adaptive block of a study version: its current fit and the counters that queue a refit every
+    ``refit_every`` answers."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="adaptive_states")
     block = models.CharField(max_length=40)
     fit = models.ForeignKey(AdaptiveFit, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    decisions = models.PositiveIntegerField(default=0, help_text="Decisions made (the next decision's sequence).")
     answers = models.PositiveIntegerField(default=0, help_text="Answers saved on the block's adaptive pages.")
     fitted_answers = models.PositiveIntegerField(default=0, help_text="``answers`` when the last refit started.")
     refit_queued = models.BooleanField(default=False)
-    counts = models.JSONField(default=dict, help_text="Item id -> times assigned (balanced fallback).")
-    pending = models.JSONField(default=dict, help_text="Item id -> Fisher information assigned since the current fit.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["study", "block"], name="adaptive_state_unique")]
 
     def __str__(self) -> str:
         return f"{self.block} adaptive state"
+
+
+class AdaptiveStripe(models.Model):
+    """The decisions of one stripe of an adaptive block's participants (participant id modulo
+    ``participation.adaptive.STRIPES``): the row each of their decisions locks, so that the stripe's
+    participants are decided one after the other, and what those decisions need."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="adaptive_stripes")
+    block = models.CharField(max_length=40)
+    stripe = models.PositiveSmallIntegerField()
+    fit = models.ForeignKey(
+        AdaptiveFit, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="``pending``'s fit."
+    )
+    decisions = models.PositiveIntegerField(default=0, help_text="Decisions made (the next decision's sequence).")
+    counts = models.JSONField(default=dict, help_text="Item id -> times assigned (balanced fallback).")
+    pending = models.JSONField(default=dict, help_text="Item id -> Fisher information assigned since ``fit``.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "block", "stripe"], name="adaptive_stripe_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.block} stripe {self.stripe}"
 
 
 class AdaptiveDecision(models.Model):
@@ -242,7 +260,8 @@ class AdaptiveDecision(models.Model):
     )
     block = models.CharField(max_length=40)
     slot = models.PositiveIntegerField(help_text="The participant's page of the block (0, 1, ...).")
-    sequence = models.PositiveIntegerField(help_text="Order of the decision within the block (0, 1, ...).")
+    stripe = models.PositiveSmallIntegerField(help_text="The participant's stripe (``AdaptiveStripe``).")
+    sequence = models.PositiveIntegerField(help_text="Order of the decision within its stripe (0, 1, ...).")
     fit = models.ForeignKey(AdaptiveFit, null=True, blank=True, on_delete=models.PROTECT, related_name="decisions")
     item = models.CharField(max_length=120)
     candidates = models.JSONField(help_text="[[item id, score], ...] in the order they were scored.")
@@ -252,10 +271,10 @@ class AdaptiveDecision(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        ordering = ["study", "block", "sequence"]
+        ordering = ["study", "block", "stripe", "sequence"]
         constraints = [
             models.UniqueConstraint(fields=["participant", "block", "slot"], name="adaptive_decision_unique"),
-            models.UniqueConstraint(fields=["study", "block", "sequence"], name="adaptive_decision_sequence"),
+            models.UniqueConstraint(fields=["study", "block", "stripe", "sequence"], name="adaptive_decision_sequence"),
         ]
 
     def __str__(self) -> str:

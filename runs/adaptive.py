@@ -60,7 +60,7 @@ def _refit(state: AdaptiveState) -> dict:
             strength=strength,
             covariance=covariance,
         )
-        AdaptiveState.objects.filter(pk=locked.pk).update(fit=stored, pending={})
+        AdaptiveState.objects.filter(pk=locked.pk).update(fit=stored)
     return {**result, "fit": version}
 
 

@@ -83,10 +83,12 @@ def _run_refits(study) -> list:
 
 
 @pytest.mark.django_db
-def test_before_a_fit_the_pairs_are_balanced_and_slots_carry_no_item(adaptive_study):
+def test_before_a_fit_the_pairs_are_balanced_and_slots_carry_no_item(adaptive_study, monkeypatch):
+    """One stripe (``STRIPES`` = 1): the block's pairs within one assignment of each other."""
     from participation.models import AdaptiveDecision, Participant
     from participation.simulate import simulate_participants
 
+    monkeypatch.setattr("participation.adaptive.STRIPES", 1)
     simulate_participants("choose-loan", n=5, seed=1, decline_rate=0)
     participant = Participant.objects.filter(study=adaptive_study).first()
     slots = [page for page in participant.plan if page.get("block") == "loan"]
@@ -108,7 +110,7 @@ def test_a_study_runs_adaptively_with_refits_and_every_decision_is_reproduced(
     batches, as a worker would): later participants are decided by the fits, and the integrity check
     replays every decision from the stored fits."""
     from participation.integrity import check_integrity
-    from participation.models import AdaptiveDecision, AdaptiveFit, AdaptiveState, Answer
+    from participation.models import AdaptiveDecision, AdaptiveFit, AdaptiveState, AdaptiveStripe, Answer
     from participation.simulate import simulate_participants
     from research.export import export_tables
 
@@ -120,7 +122,8 @@ def test_a_study_runs_adaptively_with_refits_and_every_decision_is_reproduced(
     assert fits and len(fits[-1].subjects) == len(SUBJECTS)
     assert sum(fits[-1].strength) == pytest.approx(0, abs=1e-9)  # centred
     state = AdaptiveState.objects.get(study=adaptive_study)
-    assert state.answers == 160 and state.decisions == 160 and state.fit_id == fits[-1].pk
+    assert state.answers == 160 and state.fit_id == fits[-1].pk
+    assert sum(AdaptiveStripe.objects.filter(study=adaptive_study).values_list("decisions", flat=True)) == 160
     decided = AdaptiveDecision.objects.filter(study=adaptive_study, fit__isnull=False)
     assert decided.count() > 0 and all(len(d.candidates) > 0 for d in decided)
     # the answers are stored under the decided pair
@@ -156,13 +159,15 @@ def test_a_participant_sees_the_decided_pair_on_their_page(client, adaptive_stud
 
 
 @pytest.mark.django_db(transaction=True)
-def test_simultaneous_participants_are_decided_one_after_the_other(researcher):
-    """Threads (PostgreSQL) reach their first adaptive page at once: the block's lock orders them, so the
-    sequence has no gap or duplicate and the balanced fallback gives each pair once."""
+@pytest.mark.parametrize("stripes", [1, 4])
+def test_simultaneous_participants_are_decided_one_after_the_other(researcher, monkeypatch, stripes):
+    """Threads (PostgreSQL) reach their first adaptive page at once: their stripe's lock orders them, so each
+    stripe's sequence has no gap or duplicate, and with one stripe the balanced fallback gives each pair once."""
     if connection.vendor != "postgresql":
         pytest.skip("row locks: PostgreSQL only")
-    from participation.adaptive import block_items, slot_item
-    from participation.models import AdaptiveDecision, AdaptiveState
+    monkeypatch.setattr("participation.adaptive.STRIPES", stripes)
+    from participation.adaptive import adaptive_replay, block_items, slot_item
+    from participation.models import AdaptiveDecision, AdaptiveStripe
     from participation.services import participant_arrive, participant_consent
     from studies.content import study_content
     from studies.services import study_load
@@ -191,9 +196,14 @@ def test_simultaneous_participants_are_decided_one_after_the_other(researcher):
         thread.join()
     assert not errors
     decisions = AdaptiveDecision.objects.filter(study=study)
-    assert sorted(decisions.values_list("sequence", flat=True)) == list(range(PAIRS))
-    assert sorted(decisions.values_list("item", flat=True)) == sorted(block.pairs)  # each pair once
-    assert AdaptiveState.objects.get(study=study).decisions == PAIRS
+    for stripe in range(stripes):
+        sequences = sorted(decisions.filter(stripe=stripe).values_list("sequence", flat=True))
+        assert sequences == list(range(sum(pk % stripes == stripe for pk in ids)))
+        assert AdaptiveStripe.objects.get(study=study, stripe=stripe).decisions == len(sequences)
+    assert decisions.count() == PAIRS
+    if stripes == 1:
+        assert sorted(decisions.values_list("item", flat=True)) == sorted(block.pairs)  # each pair once
+    assert not adaptive_replay(study_id=study.pk, block=block)
 
 
 def test_the_design_fit_is_finite_from_the_first_answers_and_tends_to_the_plain_fit():
