@@ -101,9 +101,15 @@ def next_item(
     limit: int,
     seed: str,
 ) -> tuple[str, list[list]]:
-    """The next item and the scored candidates: the items not ``given`` in an order drawn from ``seed``,
-    all of them without a fit (balanced), at most ``limit`` with one; the first best-scoring wins."""
-    candidates = draw_candidates(list(pairs), given, limit if fit is not None else len(pairs), seed)
+    """The next item and the scored candidates: of the items not ``given``, in an order drawn from
+    ``seed``, at most ``limit``: with a fit the first ones, without one the least assigned ones (a stable
+    sort by count, so the first of them is the least-assigned item overall: balanced); the first
+    best-scoring wins."""
+    if fit is not None:
+        candidates = draw_candidates(list(pairs), given, limit, seed)
+    else:
+        shuffled = draw_candidates(list(pairs), given, len(pairs), seed)
+        candidates = sorted(shuffled, key=lambda item: counts.get(item, 0))[:limit]
     scored = score_candidates(candidates, pairs, fit, counts, pending)
     return best(scored), scored
 

@@ -10,8 +10,8 @@ Decision. A block's participants are decided in ``STRIPES`` independent stripes 
 ``STRIPES``), so that simultaneous participants of different stripes do not wait for each other. The
 candidates are the block's pairs the participant has not been given, in an order drawn from
 ``random.Random("<study seed>:<block>:<stripe>:<sequence>")`` (``sequence`` numbers the stripe's
-decisions 0, 1, ...); with a fit and more than ``candidates`` of them, that many drawn without replacement. Each
-is scored and the first with the highest score wins:
+decisions 0, 1, ...); at most ``candidates`` of them are scored (with a fit the first ones, without
+one the least-assigned ones) and the first with the highest score wins:
 
 * no fit yet (the balanced fallback): score = -(times the pair was assigned so far), so the
   least-assigned pairs go first;

@@ -287,7 +287,7 @@ def _assignments(slug: str, participants: list[Participant], studies: dict[int, 
     decisions = (
         AdaptiveDecision.objects.filter(participant_id__in=list(pseudonyms))
         .select_related("fit")
-        .order_by("study_id", "block", "sequence")
+        .order_by("study_id", "block", "stripe", "sequence")
     )
     rows = [
         {
@@ -296,6 +296,7 @@ def _assignments(slug: str, participants: list[Participant], studies: dict[int, 
             "study_version": studies[d.study_id].version,
             "block": d.block,
             "slot": d.slot,
+            "stripe": d.stripe,
             "sequence": d.sequence,
             "fit_version": d.fit.version if d.fit else None,
             "item": d.item,
