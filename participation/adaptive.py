@@ -110,7 +110,7 @@ def block_items(spec: dict, content, block_key: str) -> BlockItems:
 
 
 def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems, given: dict[int, str]) -> str:
-    """Decide the slot's item under the block's lock; ``given``: the participant's decided slots -> items."""
+    """Decide the slot's item under its stripe's lock; ``given``: the participant's decided slots -> items."""
     started = time.perf_counter()
     stripe = participant_id % STRIPES
     if _STATES.get((study_id, block.key, stripe)) is None:
