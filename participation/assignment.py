@@ -157,7 +157,9 @@ def item_choice(spec: dict, content: StudyContent, ticket: int) -> dict[str, lis
     condition = condition_for(spec, ticket)
     choice = {}
     for block in spec["blocks"]:
-        if block["type"] == "task" and "per_participant" in block["assignment"] and condition in block["conditions"]:
+        if block["type"] != "task" or condition not in block["conditions"]:
+            continue
+        if "per_participant" in block["assignment"] and "adaptive" not in block["assignment"]:
             choice[block["key"]] = items_for(spec, content, block["key"], rank_in(spec, ticket, block["conditions"]))
     return choice
 
@@ -218,7 +220,9 @@ def build_plan_v2(
     task page carries its ``position`` within the block (a ``one_page`` block is one page listing its
     ``items``, ``BlockTask.block_page``). An attention block ``among`` task blocks comes
     right after the participant's ``after_items``-th item of those blocks (in the order shown; 0:
-    before the first), not at its place in the file; several at one place in file order."""
+    before the first), not at its place in the file; several at one place in file order. An adaptive
+    block (``assignment.adaptive``) gets ``per_participant`` slot pages (``slot``, no ``item``), whose
+    items are chosen when the participant reaches them (``participation.adaptive``)."""
     rng = np.random.default_rng(seed)
     pages: list[dict] = [{"key": "screening", "kind": "screening"}] if spec.get("screening") else []
     shown = [b for b in shuffled_blocks(spec, seed) if condition_key in b["conditions"]]
@@ -238,6 +242,12 @@ def build_plan_v2(
             continue
         if block["type"] != "task":
             pages.append({"key": key, "kind": block["type"], "block": key})
+            continue
+        if "adaptive" in block["assignment"]:  # its items are chosen when reached (participation.adaptive)
+            pages += [
+                {"key": f"{key}/#{slot}", "kind": block["task"], "block": key, "slot": slot, "position": slot}
+                for slot in range(block["assignment"]["per_participant"])
+            ]
             continue
         items = _ordered(block, item_choice.get(key) or content.items(key), rng)
         if block_task(block).one_page(block):  # never among an attention block's hosts (validated)

@@ -1,16 +1,18 @@
 """Integrity check after a launch: every saved page of every participant has the answers it implies
 (none lost, none duplicated; each page's task type gives its bounds, ``TaskType.answer_bounds``)
 and no answer belongs to a page they have not saved, every withdrawn participant has no answers and no page visits left,
-and the conditions are balanced within one."""
+the conditions are balanced within one, and every adaptive decision is reproduced from its stored fit."""
 
 from collections import Counter
 from dataclasses import dataclass, field
 
 from django.db.models import Count
 
-from participation.models import Answer, PageVisit, Participant
+from participation.adaptive import adaptive_options, adaptive_replay, block_items, decided_page
+from participation.models import AdaptiveDecision, Answer, PageVisit, Participant
 from participation.pages import condition_index
 from participation.rendering import page_content_key
+from studies.content import study_content
 from studies.models import Study
 from tasks import task_for
 
@@ -23,20 +25,23 @@ class IntegrityReport:
     by_condition: dict[str, int]
     withdrawn: int = 0
     withdrawn_with_data: list[str] = field(default_factory=list)  # pseudonyms with answers or visits left
+    adaptive_not_reproduced: list[str] = field(default_factory=list)  # adaptive decisions that replay differently
 
     @property
     def ok(self) -> bool:
-        return not self.wrong and not self.withdrawn_with_data and self.balanced
+        return not self.wrong and not self.withdrawn_with_data and self.balanced and not self.adaptive_not_reproduced
 
     @property
     def balanced(self) -> bool:
         return not self.by_condition or max(self.by_condition.values()) - min(self.by_condition.values()) <= 1
 
     def __str__(self) -> str:
+        replay = self.adaptive_not_reproduced
         return (
             f"{self.participants} participants, {self.completed} completed, answers wrong for {len(self.wrong)}; "
             f"{self.withdrawn} withdrawn, {len(self.withdrawn_with_data)} of them with answers or page visits left; "
             f"conditions {self.by_condition}; balanced within one: {self.balanced}"
+            + (f"; adaptive decisions not reproduced: {len(replay)}" if replay else "")
         )
 
 
@@ -63,13 +68,22 @@ def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityRe
             known[key] = task_for(page).answer_bounds(page, index)
         return known[key]
 
+    decisions: dict[int, dict[tuple[str, int], str]] = {}
+    for participant_id, block, slot, item in AdaptiveDecision.objects.filter(participant__in=people).values_list(
+        "participant", "block", "slot", "item"
+    ):
+        decisions.setdefault(participant_id, {})[(block, slot)] = item
     wrong = []
     for p in people:
         if p.status == Participant.Status.WITHDRAWN:  # checked above: nothing of theirs may remain
             continue
         stored = dict(counts.get(p.pk, {}))
         ok = True
-        for page in p.plan[: p.position]:
+        for planned in p.plan[: p.position]:
+            page = decided_page(planned, decisions.get(p.pk, {}))
+            if page is None:  # a saved adaptive page whose item was never decided
+                ok = False
+                continue
             low, high = bounds(p, page)
             ok &= low <= stored.pop(page["key"], 0) <= high
         if not ok or stored:  # a saved page's answers out of bounds, or answers of a page not saved
@@ -84,4 +98,17 @@ def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityRe
         dict(consented),
         withdrawn=len(withdrawn),
         withdrawn_with_data=withdrawn_with_data,
+        adaptive_not_reproduced=_replay_adaptive(versions.values()),
     )
+
+
+def _replay_adaptive(versions) -> list[str]:
+    """Every adaptive block's decisions recomputed from their stored fits (``adaptive_replay``)."""
+    problems = []
+    for study in versions:
+        content = study_content(study.spec, study.spec_hash) if study.spec.get("format", 1) == 2 else None
+        for key, block in (content.blocks if content else {}).items():
+            if block.get("type") == "task" and adaptive_options(block) is not None:
+                items = block_items(study.spec, content, key)
+                problems += [f"v{study.version} {p}" for p in adaptive_replay(study_id=study.pk, block=items)]
+    return problems

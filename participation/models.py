@@ -191,3 +191,102 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return self.question
+
+
+class AdaptiveFit(models.Model):
+    """One fit of an adaptive block (``participation.adaptive``), stored as plain numbers so that the web
+    worker scores candidate items without the scientific stack: the subjects' strengths and their
+    covariance, centred on the subjects' mean (Bradley-Terry, from ``runs.adaptive``)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="adaptive_fits")
+    block = models.CharField(max_length=40)
+    version = models.PositiveIntegerField(help_text="1, 2, ... per study version and block.")
+    n_answers = models.PositiveIntegerField(help_text="Answers of the block the fit used.")
+    subjects = models.JSONField(help_text="The subject ids, in the order of strength and covariance.")
+    strength = models.JSONField(help_text="The subjects' strengths (log-odds scale, centred on their mean).")
+    covariance = models.JSONField(help_text="The covariance matrix of the centred strengths (a list of rows).")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["study", "block", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "block", "version"], name="adaptive_fit_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.block} fit v{self.version}"
+
+
+class AdaptiveState(models.Model):
+    """One adaptive block of a study version: its current fit and the counters that queue a refit every
+    ``refit_every`` answers."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="adaptive_states")
+    block = models.CharField(max_length=40)
+    fit = models.ForeignKey(AdaptiveFit, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    answers = models.PositiveIntegerField(default=0, help_text="Answers saved on the block's adaptive pages.")
+    fitted_answers = models.PositiveIntegerField(default=0, help_text="``answers`` when the last refit started.")
+    refit_queued = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "block"], name="adaptive_state_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.block} adaptive state"
+
+
+class AdaptiveStripe(models.Model):
+    """The decisions of one stripe of an adaptive block's participants (participant id modulo
+    ``participation.adaptive.STRIPES``): the row each of their decisions locks, so that the stripe's
+    participants are decided one after the other, and what those decisions need."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="adaptive_stripes")
+    block = models.CharField(max_length=40)
+    stripe = models.PositiveSmallIntegerField()
+    fit = models.ForeignKey(
+        AdaptiveFit, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="``pending``'s fit."
+    )
+    decisions = models.PositiveIntegerField(default=0, help_text="Decisions made (the next decision's sequence).")
+    counts = models.JSONField(default=dict, help_text="Item id -> times assigned (balanced fallback).")
+    pending = models.JSONField(default=dict, help_text="Item id -> Fisher information assigned since ``fit``.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "block", "stripe"], name="adaptive_stripe_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.block} stripe {self.stripe}"
+
+
+class AdaptiveDecision(models.Model):
+    """One adaptive choice of the next item: for whom and which page, the fit it used (none: the balanced
+    fallback), the candidates with their scores, and the item chosen (the best-scoring candidate)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="adaptive_decisions")
+    participant = models.ForeignKey(
+        Participant,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="adaptive_decisions",
+        help_text="Empty once the participant was deleted (a pilot): the decision stays for the replay.",
+    )
+    block = models.CharField(max_length=40)
+    slot = models.PositiveIntegerField(help_text="The participant's page of the block (0, 1, ...).")
+    stripe = models.PositiveSmallIntegerField(help_text="The participant's stripe (``AdaptiveStripe``).")
+    sequence = models.PositiveIntegerField(help_text="Order of the decision within its stripe (0, 1, ...).")
+    fit = models.ForeignKey(AdaptiveFit, null=True, blank=True, on_delete=models.PROTECT, related_name="decisions")
+    item = models.CharField(max_length=120)
+    candidates = models.JSONField(help_text="[[item id, score], ...] in the order they were scored.")
+    seconds = models.FloatField(
+        help_text="How long the decision took until this row was written (the block's lock wait included)."
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["study", "block", "stripe", "sequence"]
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "block", "slot"], name="adaptive_decision_unique"),
+            models.UniqueConstraint(fields=["study", "block", "stripe", "sequence"], name="adaptive_decision_sequence"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.block}#{self.slot}: {self.item}"

@@ -18,6 +18,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
+from participation.adaptive import adaptive_answered
 from participation.assignment import StudyFull, capacity, condition_for, item_choice
 from participation.enrolment import Enrolment
 from participation.models import Answer, ConflictingArrival, PageVisit, Participant
@@ -410,6 +411,8 @@ def page_submit(
     makes them ``completed``. ``screened_out``: the answer ends the study (status ``screened_out``), as
     it does when it places the participant in a group whose quota is full (``participation.quotas``).
     ``signals``: what the page's script saw (``participation.signals``), stored on the page's visit.
+    A saved page of an adaptive block counts towards the block's next refit (``participation.adaptive``),
+    after the page's transaction.
     """
     now = at or timezone.now()
     pk, plan = enrolment.participant_id, enrolment.plan
@@ -453,6 +456,10 @@ def page_submit(
             on_conflict=("participant", "page"),
             update=("submitted_at", *SIGNAL_COLUMNS),
         )
+    if "slot" in plan[place]:  # an adaptive block's page: counts towards its next refit
+        facts = study_facts(enrolment.study_id, enrolment.condition_id)
+        block = study_content(facts.spec, facts.spec_hash).blocks[plan[place]["block"]]
+        adaptive_answered(study_id=enrolment.study_id, block=block)
     return SubmitResult(SubmitOutcome.SAVED, changes.get("status", status.ACTIVE), place + 1)
 
 

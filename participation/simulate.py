@@ -8,6 +8,7 @@ import numpy as np
 from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 
+from participation.adaptive import resolved_page
 from participation.enrolment import enrolment_of
 from participation.models import Participant
 from participation.pages import condition_index, form_answers, page_form
@@ -115,7 +116,8 @@ def _take_study_v2(participant: Participant, spec: dict, spec_hash: str, effects
     index = condition_index(spec, spec_hash, participant.condition.key)
     rater = draw_rater(spec, effects, rng)
     enrolment = enrolment_of(participant)
-    for page in participant.plan:
+    for planned in participant.plan:
+        page = resolved_page(planned, index, participant_id=participant.pk, study_id=participant.study_id)
         at = _submit(participant, enrolment, page, index, task_for(page).simulate(page, index, rater, rng), rng, at)
     return 1
 

@@ -19,6 +19,7 @@ from django.utils.translation.trans_real import parse_accept_lang_header
 from django.views.decorators.http import require_http_methods
 
 from participation import throttle
+from participation.adaptive import resolved_page
 from participation.assignment import StudyFull
 from participation.enrolment import Enrolment, cached_enrolment
 from participation.models import Answer, Participant
@@ -432,6 +433,7 @@ def _save_or_refuse(
     place = enrolment.places[page["key"]]
     spec, spec_key = _shown(facts)
     index = condition_index(spec, spec_key, facts.condition_keys[enrolment.condition_id])
+    page = resolved_page(page, index, participant_id=enrolment.participant_id, study_id=enrolment.study_id)
     form = page_form(page, index, data=request.POST)
     if form.is_valid():
         result = page_submit(
@@ -451,7 +453,12 @@ def _save_or_refuse(
             # The answer to the POST is the next page itself (one round trip, not a redirect and a
             # GET); page_submit has recorded it as shown. Its address stays /page/, so a reload
             # (made a GET by page.js) or a resent form shows the current page and saves nothing.
-            following = enrolment.plan[result.position]
+            following = resolved_page(
+                enrolment.plan[result.position],
+                index,
+                participant_id=enrolment.participant_id,
+                study_id=enrolment.study_id,
+            )
             return study_page_response(
                 request,
                 following,
@@ -498,9 +505,11 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "surveys/timed_out.html", {"spec": _shown(facts)[0], "minutes": limit.max_minutes})
     if request.method == "POST":  # a participant whose enrolment could not be read
         return redirect("surveys:page", slug=slug)
-    current = participant.plan[participant.position]
     spec, spec_key = _shown(facts)
     index = condition_index(spec, spec_key, facts.condition_keys[participant.condition_id])
+    current = resolved_page(
+        participant.plan[participant.position], index, participant_id=participant.pk, study_id=participant.study_id
+    )
     if request.session.get("shown") != current["key"]:
         page_shown(participant=participant, page_key=current["key"])
         request.session["shown"] = current["key"]  # a reload does not write again

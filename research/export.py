@@ -21,7 +21,7 @@ from django.db.models import Count, Max, Q, Sum
 
 from core.caching import BoundedCache
 from fairness.effort import average_acceleration
-from participation.models import Answer, PageVisit, Participant
+from participation.models import AdaptiveDecision, Answer, PageVisit, Participant
 from participation.quotas import COUNTED
 from participation.signals import COLUMNS as SIGNAL_COLUMNS
 from research import export_answers
@@ -50,6 +50,7 @@ class ExportTables:
     answers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COLUMNS["answers"])))
     quality: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COLUMNS["quality"])))
     questionnaire: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COLUMNS["questionnaire"])))
+    assignments: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COLUMNS["assignments"])))
     present: tuple[str, ...] = TABLES
 
     def items(self) -> list[tuple[str, pd.DataFrame]]:
@@ -317,8 +318,39 @@ def export_tables(
         answers=pd.DataFrame(export_answers.answer_rows(source), columns=list(COLUMNS["answers"])),
         questionnaire=export_answers.questionnaire_table(source, fixed=list(COLUMNS["questionnaire"])[:-1]),
         quality=pd.DataFrame(quality_rows, columns=list(COLUMNS["quality"])).astype({"flagged": "Int64"}),
+        assignments=_assignments(slug, participants, studies),
         present=tables_of([s.spec for s in studies.values()]),
     )
+
+
+def _assignments(slug: str, participants: list[Participant], studies: dict[int, Study]) -> pd.DataFrame:
+    """The adaptive decisions of the exported participants (``participation.adaptive``), in decision order."""
+    pseudonyms = {p.pk: str(p.pseudonym) for p in participants}
+    decisions = (
+        AdaptiveDecision.objects.filter(participant_id__in=list(pseudonyms))
+        .select_related("fit")
+        .order_by("study_id", "block", "stripe", "sequence")
+    )
+    rows = [
+        {
+            "participant_id": pseudonyms[d.participant_id],
+            "study": slug,
+            "study_version": studies[d.study_id].version,
+            "block": d.block,
+            "slot": d.slot,
+            "stripe": d.stripe,
+            "sequence": d.sequence,
+            "fit_version": d.fit.version if d.fit else None,
+            "item": d.item,
+            "score": next(score for item, score in d.candidates if item == d.item),
+            "n_candidates": len(d.candidates),
+            "candidates": json.dumps(d.candidates),
+            "decided_at": _iso(d.created_at),
+            "seconds": d.seconds,
+        }
+        for d in decisions
+    ]
+    return pd.DataFrame(rows, columns=list(COLUMNS["assignments"])).astype({"fit_version": "Int64"})
 
 
 def demo_columns(specs: list[dict]) -> dict[str, list]:

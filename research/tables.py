@@ -189,6 +189,22 @@ COLUMNS: dict[str, dict[str, Column]] = {
         "threshold": Column("number", "The study's threshold for the rule."),
         "flagged": Column("0/1", "1 if the rule flags the participant, 0 if not; blank when unknown."),
     },
+    "assignments": {
+        "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
+        "study": Column("string", "Study slug."),
+        "study_version": Column("integer", "Version of the study file."),
+        "block": Column("string", "Key of the adaptive block (assignment.adaptive)."),
+        "slot": Column("integer", "The participant's page of the block (0-based); its page key is block/#slot."),
+        "stripe": Column("integer", "The participant's stripe (participant id modulo 8): its decisions' lock."),
+        "sequence": Column("integer", "Order of the decision within its stripe (0-based)."),
+        "fit_version": Column("integer", "Version of the block's fit the decision used; blank: balanced fallback."),
+        "item": Column("string", "The item chosen (a pair a~b)."),
+        "score": Column("number", "Its score (A-optimal gain with a fit; minus times assigned without)."),
+        "n_candidates": Column("integer", "Candidates scored."),
+        "candidates": Column("string", "Every candidate scored, as JSON [[item, score], ...] in scoring order."),
+        "decided_at": Column("datetime", "When the participant reached the page and the item was chosen (UTC)."),
+        "seconds": Column("number", "Time the decision took, waiting for the block's lock included.", ">= 0"),
+    },
 }
 TABLES = tuple(COLUMNS)
 # Tables of every study; the others only of studies whose design has them (``study_tables``).
@@ -202,7 +218,8 @@ TASK_MEASURES: dict[str, dict[str, Column]] = {task.name: task.measures for task
 def tables_of(specs: list[dict]) -> tuple[str, ...]:
     """The tables a study with these versions' files exports, in ``TABLES`` order: ``ALWAYS``, plus
     pairs / disagreements / questionnaire when some version has pair-distance, agree or questionnaire
-    blocks (format 1: pairs always, disagreements when a condition has prompts)."""
+    blocks (format 1: pairs always, disagreements when a condition has prompts), and assignments when
+    some version has an adaptive block."""
     has = set(ALWAYS)
     for spec in specs:
         if spec.get("format", 1) == 1:
@@ -215,6 +232,8 @@ def tables_of(specs: list[dict]) -> tuple[str, ...]:
                 has.add("questionnaire")
             elif block["type"] == "task" and (table := block_task(block).export_table):
                 has.add(table)
+            if block["type"] == "task" and "adaptive" in block.get("assignment", {}):
+                has.add("assignments")
     return tuple(name for name in TABLES if name in has)
 
 

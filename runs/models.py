@@ -22,6 +22,7 @@ class Job(models.Model):
         STUDY_BUILD = "study_build", "Study build (from a CSV)"
         STUDY_UPLOAD = "study_upload", "Study file check"
         STUDY_LOAD = "study_load", "Study file load"
+        ADAPTIVE_REFIT = "adaptive_refit", "Adaptive block refit"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -20,6 +20,7 @@ from research.study_upload import (
     stash_upload,
     study_preview,
 )
+from runs.adaptive import adaptive_refit
 from runs.analysis_runs import analysis_run_create
 from runs.audit_runs import audit_run_create
 from runs.design_analysis import GROUP_OPTIONS
@@ -210,6 +211,11 @@ def run_study_load(context: JobContext) -> tuple[dict, str]:
     }, ""
 
 
+def run_adaptive_refit(context: JobContext) -> tuple[dict, str]:
+    job = context.job
+    return adaptive_refit(study_id=job.study_id, block=job.params["block"]), ""
+
+
 RUNNERS: dict[str, Callable[[JobContext], tuple[dict, str]]] = {
     Job.Kind.ANALYSIS: run_analysis,
     Job.Kind.AUDIT: run_audit,
@@ -219,4 +225,5 @@ RUNNERS: dict[str, Callable[[JobContext], tuple[dict, str]]] = {
     Job.Kind.STUDY_BUILD: run_study_build,
     Job.Kind.STUDY_UPLOAD: run_study_upload,
     Job.Kind.STUDY_LOAD: run_study_load,
+    Job.Kind.ADAPTIVE_REFIT: run_adaptive_refit,
 }

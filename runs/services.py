@@ -67,6 +67,18 @@ def job_create(*, kind: str, user, study=None, params: dict | None = None, uploa
     return job
 
 
+def job_queue_system(*, kind: str, study_id: int, params: dict) -> Job:
+    """Queue a job the platform starts by itself (no researcher, no quota, the default priority), e.g.
+    an adaptive block's refit (a short job: it does not wait behind a researcher's busy queue)."""
+    from runs.tasks import run_job
+
+    job = Job(kind=kind, study_id=study_id, params=params)
+    with transaction.atomic():
+        job.task_id = str(run_job.enqueue(str(job.id)).id)
+        job.save(force_insert=True)
+    return job
+
+
 def job_folder(job_id) -> str:
     """The storage folder of a job's uploaded inputs (``<folder>/inputs``), removed whole on failure."""
     return f"jobs/{job_id}"

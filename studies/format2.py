@@ -146,6 +146,14 @@ _task_block = {
             "properties": {
                 "per_participant": {"type": "integer", "minimum": 1},
                 "stratify_by": _text,
+                "adaptive": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "refit_every": {"type": "integer", "minimum": 1},
+                        "candidates": {"type": "integer", "minimum": 1},
+                    },
+                },
             },
         },
         "order": {
@@ -570,6 +578,8 @@ def _assignment_problems(block: dict, pool: dict, base: str, add, memo: dict) ->
                     )
     elif "stratify_by" in assignment:
         add(f"{base}.assignment.stratify_by", "needs per_participant (stratification applies to a sample)")
+    if "adaptive" in assignment:
+        _adaptive_problems(block, assignment, base, add)
     fixed = block.get("order", {}).get("fixed", {})
     listed = set(items) if fixed else set()
     for item, position in fixed.items():
@@ -581,6 +591,16 @@ def _assignment_problems(block: dict, pool: dict, base: str, add, memo: dict) ->
             add(f"{base}.order.fixed.{item}", "a fixed item must be shown to everyone: not with per_participant")
     for dup in duplicates([str(p) for p in fixed.values()]):
         add(f"{base}.order.fixed", f"position {dup} is given to more than one item")
+
+
+def _adaptive_problems(block: dict, assignment: dict, base: str, add) -> None:
+    adaptive = [name for name, task in BLOCK_TASKS.items() if task.adaptive]
+    if not block_task(block).adaptive:
+        add(f"{base}.assignment.adaptive", f"adaptive assignment is available for {', '.join(adaptive)} blocks")
+    if "per_participant" not in assignment:
+        add(f"{base}.assignment.adaptive", "needs per_participant (how many items each participant judges)")
+    if "stratify_by" in assignment:
+        add(f"{base}.assignment.stratify_by", "not with adaptive (the fit chooses the items)")
 
 
 def item_strata(block: dict, pool: dict, column: str) -> dict[str, list[str]] | None:

@@ -176,6 +176,9 @@ class BlockTask(TaskType):
     builder_relations: tuple[str, ...] = ()
     builder_mix: tuple[str, ...] = ()
     builder_decision: str | None = None
+    # ``assignment.adaptive``: whether its blocks may choose each participant's next item from the current
+    # fit of the block's answers (``participation.adaptive``).
+    adaptive: bool = False
 
     def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
         """One participant's rows of the derived table ``export_table`` (its columns after the participant's

@@ -126,6 +126,7 @@ class Choose(BlockTask):
     builder_relations = PAIR_RELATIONS
     builder_mix = ("near", "far")
     builder_decision = "be considered lower risk"
+    adaptive = True
     default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {favoured}?")
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.paired_comparison.utility_model")
     analysis = "tasks.choose.analyse"
@@ -239,6 +240,12 @@ class Choose(BlockTask):
         return ChoiceForm(
             data, page=page, pair=index.pair(page), question=question, names=_names(index, page), block=block, ai=ai
         )
+
+    def answer_bounds(self, page: dict, index) -> tuple[int, int]:
+        """One answer per field, and with the BTS prediction also ``ai_choice`` (not after "Equally")."""
+        form = self.form(page, index)
+        low, high = super().answer_bounds(page, index)
+        return low, high + ("prediction" in form.fields)
 
     def context(self, page: dict, index) -> dict:
         pair, pool = index.pair(page), index.pool_of(page)["key"]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('participation', '0005_triplet_feature_fairness_measures'),
+        ('participation', '0006_detection_measure'),
     ]
 
     operations = [

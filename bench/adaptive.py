@@ -1,0 +1,179 @@
+"""Adaptive against balanced assignment of paired choices: judgements needed for the same mean CI width,
+and the time the web worker takes to choose the next item.
+
+Run: .venv/bin/python bench/adaptive.py [--subjects 30] [--spread 2.0] [--judgements 3000] [--seeds 5]
+     [--database-url postgres://USER:PASS@127.0.0.1:5432/DB --participants 200 --threads 8]
+     .venv/bin/python bench/adaptive.py --write-study FILE.json   (the study for bench/launch.py --study)
+
+Part 1 (``simulation.adaptive``, no database): per seed, simulated raters with known Bradley-Terry
+strengths s ~ N(0, spread^2) judge pairs of ``--subjects`` subjects (all pairs are candidates), 10 per
+rater, under each design; the target is the balanced design's mean 95% CI width after ``--judgements``
+judgements, and the adaptive design's judgements to reach it are read off its curve (recorded every
+``--step``, linearly interpolated). Prints both, their ratio and the reduction, per seed and over seeds.
+
+Part 2 (with ``--database-url``; the database is WIPED first): a choose study with an adaptive block
+over the same kind of pairs is loaded, simulated participants take it (refits run as the job worker
+would, between batches), then ``--participants`` new participants reach their first adaptive page from
+``--threads`` threads at once; prints p50/p95/p99 of the decision time (``AdaptiveDecision.seconds``,
+the block's lock wait included) and of the whole ``slot_item`` call.
+"""
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from simulation.adaptive import simulate_elicitation  # noqa: E402
+
+
+def judgements_at(run, width: float) -> float:
+    """Judgements at which the run's mean CI width first reaches ``width`` (linear between records)."""
+    points = [(n, w) for n, w in zip(run.judgements, run.mean_ci_width, strict=True) if np.isfinite(w)]
+    for (n0, w0), (n1, w1) in zip(points, points[1:], strict=False):
+        if w1 <= width:
+            return float(n1) if w0 <= width else n0 + (w0 - width) / (w0 - w1) * (n1 - n0)
+    return float("nan")
+
+
+def part_one(args) -> None:
+    print(
+        f"{args.subjects} subjects, strengths N(0, {args.spread:g}^2), all {args.subjects * (args.subjects - 1) // 2} "
+        f"pairs candidates, 10 judgements per rater, refit every {args.refit_every}, {args.candidates} candidates"
+    )
+    ratios = []
+    for seed in range(args.seeds):
+        started = time.perf_counter()
+        options = {
+            "n_subjects": args.subjects,
+            "spread": args.spread,
+            "judgements": args.judgements,
+            "step": args.step,
+            "refit_every": args.refit_every,
+            "candidates": args.candidates,
+            "seed": seed,
+        }
+        balanced = simulate_elicitation("balanced", **options)
+        adaptive = simulate_elicitation("adaptive", **options)
+        target = balanced.mean_ci_width[-1]
+        needed = judgements_at(adaptive, target)
+        ratios.append(needed / args.judgements)
+        print(
+            f"seed {seed}: mean CI width {target:.3f}: balanced {args.judgements} judgements, adaptive "
+            f"{needed:.0f}; ratio {needed / args.judgements:.2f} ({time.perf_counter() - started:.0f} s)"
+        )
+    mean = float(np.mean(ratios))
+    print(f"over {args.seeds} seeds: adaptive/balanced judgements {mean:.2f} (reduction {1 - mean:.0%})")
+
+
+def part_two(args) -> None:
+    os.environ["DATABASE_URL"] = args.database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    call_command("flush", interactive=False, verbosity=0)
+    call_command("migrate", verbosity=0)
+    from participation.adaptive import block_items, slot_item
+    from participation.models import AdaptiveDecision, AdaptiveFit
+    from participation.services import participant_arrive, participant_consent
+    from participation.simulate import simulate_participants
+    from runs.execution import execute_job
+    from runs.models import Job
+    from studies.content import study_content
+    from studies.services import study_load
+
+    spec = adaptive_choice_spec(args.subjects)
+    study = study_load(spec=spec).study
+    for batch in range(5):
+        simulate_participants(SLUG, n=20, seed=batch, decline_rate=0)
+        for job in Job.objects.filter(kind="adaptive_refit", status="queued"):
+            execute_job(str(job.pk))
+    print(f"{AdaptiveFit.objects.count()} fits; {AdaptiveDecision.objects.count()} decisions before the timing")
+    items = block_items(study.spec, study_content(study.spec, study.spec_hash), "loan")
+    people = []
+    for i in range(args.participants):
+        participant, _ = participant_arrive(study_slug=SLUG, external_id=f"timed-{i}", seed=i)
+        people.append(participant_consent(participant_id=participant.pk, accept=True).pk)
+    calls: list[float] = []
+    queue = list(people)
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                if not queue:
+                    break
+                pk = queue.pop()
+            started = time.perf_counter()
+            slot_item(participant_id=pk, study_id=study.pk, slot=0, block=items)
+            calls.append(time.perf_counter() - started)
+        connection.close()
+
+    threads = [threading.Thread(target=work) for _ in range(args.threads)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    decided = AdaptiveDecision.objects.filter(participant_id__in=people)
+    inside = [s for s in decided.values_list("seconds", flat=True)]
+    with_fit = decided.filter(fit__isnull=False).count()
+    print(f"{len(calls)} next-item choices from {args.threads} threads at once ({with_fit} from a fit)")
+    for name, values in (("decision (lock wait included)", inside), ("slot_item call", calls)):
+        p50, p95, p99 = np.percentile(np.array(values) * 1000, [50, 95, 99])
+        print(f"  {name}: p50 {p50:.1f} ms, p95 {p95:.1f} ms, p99 {p99:.1f} ms")
+
+
+SLUG = "adaptive-choice"
+
+
+def adaptive_choice_spec(n_subjects: int) -> dict:
+    """The bundled disagreement study with its task block replaced by an adaptive choose block over every
+    pair of its first ``n_subjects`` defendants (10 pairs per participant, refit every 50 answers)."""
+    spec = json.loads((ROOT / "studies/bundled/disagreement_synthetic.json").read_text())
+    spec["slug"], pool = SLUG, spec["pools"][0]
+    pool["subjects"] = pool["subjects"][:n_subjects]
+    ids = [s["id"] for s in pool["subjects"]]
+    block = {"key": "loan", "type": "task", "task": "choose", "pool": pool["key"], "decision": "be released"}
+    block["pairs"] = [{"a": a, "b": b} for i, a in enumerate(ids) for b in ids[i + 1 :]]
+    block["assignment"] = {"per_participant": 10, "adaptive": {"refit_every": 50}}
+    spec["blocks"] = [b for b in spec["blocks"] if b["type"] != "task"] + [block]
+    return spec
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--subjects", type=int, default=30)
+    parser.add_argument("--spread", type=float, default=2.0)
+    parser.add_argument("--judgements", type=int, default=3000)
+    parser.add_argument("--step", type=int, default=50)
+    parser.add_argument("--refit-every", type=int, default=20)
+    parser.add_argument("--candidates", type=int, default=50)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--database-url")
+    parser.add_argument("--participants", type=int, default=200)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--skip-simulation", action="store_true")
+    parser.add_argument("--write-study", type=Path, help="write the adaptive choose study file (for launch.py)")
+    args = parser.parse_args()
+    if args.write_study:
+        args.write_study.write_text(json.dumps(adaptive_choice_spec(args.subjects), indent=1))
+        return
+    if not args.skip_simulation:
+        part_one(args)
+    if args.database_url:
+        part_two(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,244 @@
+"""Adaptive assignment (``assignment: {adaptive: {...}}`` on a ``choose`` block): each participant's next
+pair is chosen, when they reach its page, from the current Bradley-Terry fit of the block's answers.
+
+A participant's plan holds, for an adaptive block, ``per_participant`` *slots* (pages ``<block>/#<slot>``
+without an item). When the participant reaches a slot (its page is shown, or the previous page is saved
+and the slot comes next), :func:`slot_item` decides its pair once, stores the decision and reuses it
+ever after (a reload, a second tab, the export and the integrity check all see the same pair).
+
+Decision. A block's participants are decided in ``STRIPES`` independent stripes (participant id modulo
+``STRIPES``), so that simultaneous participants of different stripes do not wait for each other. The
+candidates are the block's pairs the participant has not been given, in an order drawn from
+``random.Random("<study seed>:<block>:<stripe>:<sequence>")`` (``sequence`` numbers the stripe's
+decisions 0, 1, ...); at most ``candidates`` of them are scored (with a fit the first ones, without
+one the least-assigned ones) and the first with the highest score wins:
+
+* no fit yet (the balanced fallback): score = -(times the pair was assigned so far), so the
+  least-assigned pairs go first;
+* with a fit (the subjects' strengths and their covariance, centred on their mean): the first-order
+  drop in the sum of the strengths' standard deviations by one more choice of the pair
+  (``analysis.adaptive_design``, which gives the formula and its sources).
+
+Scores use only the stored fit and the stripe's decisions made since it (plain Python arithmetic, no numpy),
+so a decision is reproducible from what is stored: :func:`adaptive_replay` recomputes every decision
+of a block from its stored fits and reports those that differ.
+
+Concurrency: a decision runs in one transaction that first locks its stripe's ``AdaptiveStripe`` row
+(``SELECT .. FOR UPDATE``): simultaneous participants of a stripe are decided one after the other, each
+seeing the counts and information of the ones before (the balanced fallback balances each stripe, so
+the block's pairs stay within ``STRIPES`` assignments of each other); two requests of one participant
+for one slot are settled by the unique (participant, block, slot) constraint (the second reads the
+first's decision). On PostgreSQL the decision commits with ``synchronous_commit`` off (it does not wait for the disk):
+a decision lost in a crash is simply made again, and one that an answer was given to is durable with
+that answer (the WAL is flushed in order). Refits: each saved answer on a slot page adds one to the
+state's ``answers``; when ``refit_every`` answers have arrived since the last refit started, one refit is
+queued (:data:`refit_wanted`, which the ``runs`` app answers with an ``adaptive_refit`` job, in the job
+worker: ``runs.adaptive``).
+"""
+
+import time
+from dataclasses import dataclass
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Subquery
+from django.dispatch import Signal
+
+from analysis.adaptive_design import Fit, next_item, record
+from core.caching import BoundedCache
+from participation.models import AdaptiveDecision, AdaptiveFit, AdaptiveState, AdaptiveStripe
+
+DEFAULT_REFIT_EVERY = 20  # answers between refits
+DEFAULT_CANDIDATES = 50  # pairs scored per decision, at most
+STRIPES = 8  # a block's participants are decided in this many independent stripes (participant id modulo)
+
+# Sent (after the answer's transaction commits) with study_id and block when a refit is due.
+refit_wanted = Signal()
+
+
+@dataclass(frozen=True)
+class AdaptiveOptions:
+    refit_every: int
+    candidates: int
+
+
+def adaptive_options(block: dict) -> AdaptiveOptions | None:
+    """The block's ``assignment.adaptive`` options with their defaults; None when the block is not adaptive."""
+    options = block.get("assignment", {}).get("adaptive")
+    if options is None:
+        return None
+    return AdaptiveOptions(
+        options.get("refit_every", DEFAULT_REFIT_EVERY), options.get("candidates", DEFAULT_CANDIDATES)
+    )
+
+
+_FITS: BoundedCache[Fit] = BoundedCache(size=256)  # a stored fit never changes
+_DECIDED: BoundedCache[str] = BoundedCache(size=100_000)  # (participant, block, slot) -> item
+_STATES: BoundedCache[bool] = BoundedCache(size=4096)  # (study, block, stripe): its rows exist
+
+
+def load_fit(fit_id: int | None) -> Fit | None:
+    if fit_id is None:
+        return None
+    fit = _FITS.get(fit_id)
+    if fit is None:
+        subjects, strength, covariance = AdaptiveFit.objects.values_list("subjects", "strength", "covariance").get(
+            pk=fit_id
+        )
+        fit = _FITS.put(fit_id, Fit(fit_id, subjects, strength, covariance))
+    return fit
+
+
+@dataclass(frozen=True)
+class BlockItems:
+    """What a decision needs of the block: its pairs in file order and the study's seed."""
+
+    key: str
+    pairs: dict[str, tuple[str, str]]
+    options: AdaptiveOptions
+    seed: int
+
+
+def block_items(spec: dict, content, block_key: str) -> BlockItems:
+    block = content.blocks[block_key]
+    pairs = {}
+    for item in content.items(block_key):
+        pair = content.pair(block_key, item)
+        pairs[item] = (pair["a"], pair["b"])
+    options = adaptive_options(block)
+    assert options is not None, f"block {block_key!r} is not adaptive"
+    return BlockItems(block_key, pairs, options, spec.get("seed", 0))
+
+
+def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems, given: dict[int, str]) -> str:
+    """Decide the slot's item under its stripe's lock; ``given``: the participant's decided slots -> items."""
+    started = time.perf_counter()
+    stripe = participant_id % STRIPES
+    if _STATES.get((study_id, block.key, stripe)) is None:
+        AdaptiveState.objects.get_or_create(study_id=study_id, block=block.key)
+        AdaptiveStripe.objects.get_or_create(study_id=study_id, block=block.key, stripe=stripe)
+        _STATES.put((study_id, block.key, stripe), True)
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":  # see the module docstring: durable with the next answer
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
+            current = AdaptiveState.objects.filter(study_id=study_id, block=block.key).values("fit_id")[:1]
+            state = (
+                AdaptiveStripe.objects.select_for_update(of=("self",))
+                .annotate(current_fit=Subquery(current))
+                .get(study_id=study_id, block=block.key, stripe=stripe)
+            )
+            if state.fit_id != state.current_fit:  # a new fit: the information assigned since the old one goes
+                state.fit_id, state.pending = state.current_fit, {}
+            fit = load_fit(state.fit_id)
+            item, scored = next_item(
+                block.pairs,
+                set(given.values()),
+                fit,
+                state.counts,
+                state.pending,
+                limit=block.options.candidates,
+                seed=f"{block.seed}:{block.key}:{stripe}:{state.decisions}",
+            )
+            record(item, block.pairs[item], fit, state.counts, state.pending)
+            state.decisions += 1
+            state.save(update_fields=["fit", "decisions", "counts", "pending"])
+            AdaptiveDecision.objects.create(
+                study_id=study_id,
+                participant_id=participant_id,
+                block=block.key,
+                slot=slot,
+                stripe=stripe,
+                sequence=state.decisions - 1,
+                fit_id=state.fit_id,
+                item=item,
+                candidates=scored,
+                seconds=time.perf_counter() - started,
+            )
+    except IntegrityError:  # another request of this participant decided the slot at the same moment
+        return AdaptiveDecision.objects.get(participant_id=participant_id, block=block.key, slot=slot).item
+    return item
+
+
+def slot_item(*, participant_id: int, study_id: int, slot: int, block: BlockItems) -> str:
+    """The item of a participant's slot: the stored decision, or a new one (see the module docstring)."""
+    key = (participant_id, block.key, slot)
+    item = _DECIDED.get(key)
+    if item is None:
+        given = dict(
+            AdaptiveDecision.objects.filter(participant_id=participant_id, block=block.key).values_list("slot", "item")
+        )
+        item = given.get(slot) or _decide(
+            participant_id=participant_id, study_id=study_id, slot=slot, block=block, given=given
+        )
+        _DECIDED.put(key, item)
+    return item
+
+
+def resolved_page(page: dict, index, *, participant_id: int, study_id: int) -> dict:
+    """The page with its item: a slot page of an adaptive block gets the decided item (deciding it now
+    if needed); any other page is returned as it is. ``index``: the page index of the participant's
+    condition (``participation.pages.ContentIndex``)."""
+    if "slot" not in page:
+        return page
+    block = block_items(index.spec, index.content, page["block"])
+    item = slot_item(participant_id=participant_id, study_id=study_id, slot=page["slot"], block=block)
+    return {**page, "item": item}
+
+
+def decided_page(page: dict, decisions: dict[tuple[str, int], str]) -> dict | None:
+    """A slot page with the item of ``decisions`` ((block, slot) -> item, as stored), None when its
+    item was never decided; any other page as it is."""
+    if "slot" not in page:
+        return page
+    item = decisions.get((page["block"], page["slot"]))
+    return None if item is None else {**page, "item": item}
+
+
+def adaptive_answered(*, study_id: int, block: dict) -> None:
+    """Count one saved answer of an adaptive block; when ``refit_every`` have arrived since the last refit
+    started and none is queued, mark one queued and send :data:`refit_wanted` once the answer commits."""
+    options = adaptive_options(block)
+    assert options is not None
+    rows = AdaptiveState.objects.filter(study_id=study_id, block=block["key"])
+    rows.update(answers=F("answers") + 1)
+    due = rows.filter(refit_queued=False, answers__gte=F("fitted_answers") + options.refit_every)
+    if due.update(refit_queued=True):
+        transaction.on_commit(lambda: refit_wanted.send(AdaptiveState, study_id=study_id, block=block["key"]))
+
+
+def adaptive_replay(*, study_id: int, block: BlockItems) -> list[str]:
+    """Recompute every stored decision of the block from its stored fit and the decisions before it
+    (candidates drawn again, scored again); returns a message per decision that differs (none: all
+    reproduced). The decisions of deleted participants (pilots) count for the later ones but cannot be
+    checked themselves (which pairs their participant had is gone)."""
+    given: dict[int | None, set[str]] = {}
+    counts: dict[str, int] = {}
+    pending: dict[str, float] = {}
+    fit_id: int | None = None
+    stripe, problems = None, []
+    decisions = AdaptiveDecision.objects.filter(study_id=study_id, block=block.key).order_by("stripe", "sequence")
+    for decision in decisions:
+        if decision.stripe != stripe:
+            stripe, fit_id, counts, pending = decision.stripe, None, {}, {}
+        if decision.fit_id != fit_id:
+            fit_id, pending = decision.fit_id, {}
+        fit = load_fit(fit_id)
+        mine = given.setdefault(decision.participant_id, set())
+        item, scored = next_item(
+            block.pairs,
+            mine,
+            fit,
+            counts,
+            pending,
+            limit=block.options.candidates,
+            seed=f"{block.seed}:{block.key}:{decision.stripe}:{decision.sequence}",
+        )
+        known = decision.participant_id is not None  # a deleted (pilot) participant's items are unknown
+        if known and (scored != decision.candidates or item != decision.item):
+            problems.append(
+                f"decision {decision.stripe}/{decision.sequence} ({decision.block}#{decision.slot}) is not reproduced"
+            )
+        record(decision.item, block.pairs[decision.item], fit, counts, pending)
+        mine.add(decision.item)
+    return problems
