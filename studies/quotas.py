@@ -19,11 +19,13 @@ import math
 from dataclasses import dataclass
 from itertools import pairwise
 
+from django.utils.translation import gettext, gettext_noop
+
 from studies.study_file import StudyFileProblem
 from tasks import questions
 
 DEFAULT_TOLERANCE = 0.05
-DEFAULT_MESSAGE = (
+DEFAULT_MESSAGE = gettext_noop(
     "Thank you for your interest. This study already has all the participants it needs from your group, "
     "so it ends here. Please return your submission on Prolific."
 )
@@ -221,11 +223,12 @@ def admission(quota: Quota, counts: dict[str, int], answered: int, chosen: list[
 
 
 def quota_message(spec: dict, reason: str) -> str:
-    """The screened-out page's text for a participant screened out for ``reason`` (``admission``)."""
+    """The screened-out page's text for a participant screened out for ``reason`` (``admission``): the
+    quota's own message, else the default in the participant's language (the platform's catalogue)."""
     for quota in quotas(spec):
         if reason.startswith((f"{quota.label} = ", f"{quota.label}: ")):
-            return quota.message
-    return DEFAULT_MESSAGE
+            return gettext(quota.message) if quota.message == DEFAULT_MESSAGE else quota.message
+    return gettext(DEFAULT_MESSAGE)
 
 
 def planned_group_sizes(spec: dict, n: int) -> dict[str, float]:

@@ -126,7 +126,7 @@ class DetectionPageForm(forms.Form):
                 widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
             )
         else:
-            self.fields["answer"] = option_field(block["question"], block["options"])
+            self.fields["answer"] = option_field(block["question"], block)
 
     def answers(self) -> list[AnswerInput]:
         answer, block = self.cleaned_data["answer"], self.block

@@ -360,3 +360,13 @@ def test_dashboard_shows_minimums_and_groups_without_cap(client, db, researcher)
     assert f'<td>{ROLES[0]}</td><td class="num">0 / 4</td><td class="num"></td>' in rows
     assert f'<td>{ROLES[1]}</td><td class="num">1 / no cap</td><td class="num">1 reached</td>' in rows
     assert "Affected person" not in rows  # neither capped nor with a minimum
+
+
+def test_the_default_quota_message_is_in_the_participants_language():
+    from django.utils import translation
+
+    from studies.quotas import quota_message
+
+    assert quota_message({}, "") == DEFAULT_MESSAGE
+    with translation.override("de"):
+        assert quota_message({}, "").startswith("Vielen Dank für Ihr Interesse.")
