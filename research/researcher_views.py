@@ -74,6 +74,7 @@ def submissions_download(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
+@login_required
 def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponseBase:
     """One export table as CSV (the answers table streamed), JSON, Parquet, SPSS or Stata."""
     if fmt not in DOWNLOAD_TYPES or not can_view(request.user, slug) or table not in study_tables(slug):

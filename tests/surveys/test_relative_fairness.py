@@ -19,7 +19,8 @@ def test_study_differential_parity_command_and_api(demo_study, researcher, other
     simulate_participants("effort-demo", n=20, seed=3)
     call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp"))
     results = json.loads((tmp_path / "dp" / "results.json").read_text())
-    assert set(results) == {"fair_scores_vs_ai", "disagreements"}  # no cross-task bridge between conditions
+    # the tables, no cross-task bridge between conditions; and the estimates without flagged participants
+    assert set(results) == {"fair_scores_vs_ai", "disagreements", "sensitivity"}
     rows = results["fair_scores_vs_ai"]
     assert {r["condition"] for r in rows} == {"arrests", "income"} and {r["attribute"] for r in rows} == {"race", "sex"}
     for r in rows:  # the verdict names who, which group and the direction in the outcome's words
