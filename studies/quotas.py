@@ -50,7 +50,7 @@ class QuotaGroup:
 @dataclass(frozen=True)
 class Quota:
     """One quota of the study file: its groups, the question's ``kind`` (choice, multiple or number),
-    the planned sample ``of`` (None without it) and its screened-out ``message``."""
+    the planned sample ``of`` (None without it) and its screened-out ``message`` ("" for the default)."""
 
     label: str
     question: str
@@ -191,7 +191,7 @@ def quotas(spec: dict) -> list[Quota]:
     out = []
     for quota in spec.get("quotas", []):
         kind, groups = _quota(quota, found[quota["question"]])
-        message = quota.get("message", DEFAULT_MESSAGE)
+        message = quota.get("message", "")  # "": the default, in the participant's language (quota_message)
         out.append(Quota(quota["question"], groups[0].question, kind, tuple(groups), quota.get("of"), message))
     return out
 
@@ -227,7 +227,7 @@ def quota_message(spec: dict, reason: str) -> str:
     quota's own message, else the default in the participant's language (the platform's catalogue)."""
     for quota in quotas(spec):
         if reason.startswith((f"{quota.label} = ", f"{quota.label}: ")):
-            return gettext(quota.message) if quota.message == DEFAULT_MESSAGE else quota.message
+            return quota.message or gettext(DEFAULT_MESSAGE)
     return gettext(DEFAULT_MESSAGE)
 
 
