@@ -342,6 +342,13 @@ def _bootstrap_difference(
     return BootstrapResult(estimate, (float(lo), float(hi)), n_resamples, seed, dist)
 
 
+def spearman_from_counts(counts: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's r (mid-ranks for ties) of data given as counts: ``counts[k]`` rows with the values
+    (``a[k]``, ``b[k]``); equals ``scipy.stats.spearmanr`` on the rows written out."""
+    weights = np.asarray(counts, dtype=float)[None, :]
+    return float(_weighted_corr(weights, np.asarray(a, dtype=float), np.asarray(b, dtype=float), "spearman")[0])
+
+
 class _Cells:
     """Distinct (a, b) value pairs and how many rows of each participant fall in each."""
 
