@@ -91,7 +91,7 @@ def bootstrap_wald_pvalue(draws: np.ndarray, estimate: np.ndarray, null: np.ndar
     ok = np.asarray(draws, dtype=float)
     ok = ok[~np.isnan(ok).any(axis=1)]
     estimate = np.asarray(estimate, dtype=float)
-    precision = np.linalg.pinv(np.cov(ok, rowvar=False))
+    precision = np.linalg.pinv(np.atleast_2d(np.cov(ok, rowvar=False)))
     gap = estimate - np.asarray(null, dtype=float)
     centred = ok - estimate
     statistic = float(gap @ precision @ gap)
