@@ -36,6 +36,11 @@ participant rates every pair, as in the effort study); when each participant rat
 pairs (``stimulus_copies`` m > 1: m times as many pairs, ``simulate_pairs``) the pigeonhole bootstrap
 is conservative and hardly narrows, while the true spread does: ``stimuli_table`` projects the spread
 of alpha, and the width of a calibrated generalising CI, for more stimuli from the simulation itself.
+
+``headline_sizes`` (``plan_study(..., size_studies=R)``) measures the size of the headline tests (RQ1
+r_traj = r_aggr, RQ2 a2 = a1 and a1 = a2 = 0, RQ3 a4 = a5 = 0) at stimulus SD 0, 0.1 and 0.3: each test of
+H0: theta = the population's value (the other studies' pooled fit), both the participant-level tests (for
+the study's own stimuli) and the two-way bootstrap tests used with ``generalise="stimuli"``.
 """
 
 from collections.abc import Callable

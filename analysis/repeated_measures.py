@@ -20,7 +20,9 @@ The headline tests (``participant_level_tests``) condition on the study's stimul
 valid for any dependence among one participant's ratings (response styles, individual weights)
 and for stimulus effects that are the same in every sample of participants: their estimand is the
 quantity *for these stimulus pairs* (``ESTIMAND_STIMULI``). Generalising to other stimuli needs the
-stimulus variance of the crossed mixed model (``analysis.mixed_model``) or the two-way bootstrap.
+stimulus variance of the crossed mixed model (``analysis.mixed_model``) or the two-way bootstrap:
+``generalising_tests`` (the family's RQ1-RQ2 tests with ``generalise="stimuli"``, ``ESTIMAND_POPULATION``)
+resamples participants and stimuli (pigeonhole) for r_traj - r_aggr and (a1, a2), with centred p-values.
 """
 
 from collections.abc import Callable
