@@ -25,7 +25,7 @@ Pearson 1957): every z statistic is divided by sqrt(1.06), Zou's Fisher interval
 the same factor, and the t statistics of Hotelling and Williams are divided by sqrt(1.06) as well.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -234,6 +234,7 @@ def bootstrap_correlation_difference(
     method: str = "spearman",
     chunk: int = 500,
     progress=None,
+    stimuli: Sequence | None = None,
 ) -> BootstrapResult:
     """Percentile bootstrap CI of r(x1, y) - r(x2, y) resampling *participants* (``groups``), not
     rows, because each participant rates many pairs.
@@ -243,88 +244,31 @@ def bootstrap_correlation_difference(
     draw counts K, n_groups draws with replacement) gives cell weights K @ C. Correlations (Spearman: on
     mid-ranks recomputed within each resample) are weighted correlations over the cells, which
     equal those of the explicitly resampled rows.
+
+    With ``stimuli`` (one value per row) the resamples are two-way (pigeonhole): participants and stimuli
+    drawn with replacement independently, the row of (i, j) weighted by the product c_i d_j of their draw
+    counts (Owen 2007, *Ann. Appl. Stat.* 1: 386-411; as ``analysis.repeated_measures.two_way_bootstrap_ols``):
+    the interval includes the variation from drawing other stimuli, r for a population of stimuli like these.
     """
     x1, x2, y = (np.asarray(v, dtype=float) for v in (x1, x2, y))
     keep = ~(np.isnan(x1) | np.isnan(x2) | np.isnan(y))
     x1, x2, y = x1[keep], x2[keep], y[keep]
-    codes = np.unique(np.asarray(groups)[keep], return_inverse=True)[1]
+    codes = np.unique(np.asarray(groups)[keep], return_inverse=True)[1].ravel()
     n_groups = int(codes.max()) + 1
-    first, second = _Cells(codes, n_groups, x1, y), _Cells(codes, n_groups, x2, y)
-    return _bootstrap_difference(
-        first,
-        second,
-        lambda rng, size: resample_counts(rng, n_groups, size),
-        n_groups,
-        n_resamples=n_resamples,
-        seed=seed,
-        level=level,
-        method=method,
-        chunk=chunk,
-        progress=progress,
-    )
+    if stimuli is None:
+        units, n_units = codes, n_groups
 
+        def draw(rng: np.random.Generator, size: int) -> np.ndarray:
+            return resample_counts(rng, n_groups, size)
+    else:  # the units are the rows, weighted c_i d_j
+        cols = np.unique(np.asarray(stimuli)[keep], return_inverse=True)[1].ravel()
+        units, n_units, n_stimuli = np.arange(codes.size), codes.size, int(cols.max()) + 1
 
-def two_way_bootstrap_correlation_difference(
-    participants: Sequence,
-    stimuli: Sequence,
-    x1: Sequence[float],
-    x2: Sequence[float],
-    y: Sequence[float],
-    *,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    level: float = 0.95,
-    method: str = "spearman",
-    chunk: int = 500,
-    progress=None,
-) -> BootstrapResult:
-    """Percentile bootstrap CI of r(x1, y) - r(x2, y) on two-way (pigeonhole) resamples: participants and
-    ``stimuli`` drawn with replacement independently, the row of (i, j) weighted by the product c_i d_j of
-    their draw counts (Owen 2007, *Ann. Appl. Stat.* 1: 386-411; as ``analysis.repeated_measures.
-    two_way_bootstrap_ols``). Spearman's r of a resample are computed on its weighted mid-ranks, which equal
-    those of the explicitly replicated rows. The interval includes the variation from drawing other stimuli:
-    r for a population of stimuli like the study's."""
-    x1, x2, y = (np.asarray(v, dtype=float) for v in (x1, x2, y))
-    keep = ~(np.isnan(x1) | np.isnan(x2) | np.isnan(y))
-    x1, x2, y = x1[keep], x2[keep], y[keep]
-    rows = np.unique(np.asarray(participants)[keep], return_inverse=True)[1].ravel()
-    cols = np.unique(np.asarray(stimuli)[keep], return_inverse=True)[1].ravel()
-    n_p, n_s, n_rows = int(rows.max()) + 1, int(cols.max()) + 1, rows.size
-    every_row = np.arange(n_rows)
+        def draw(rng: np.random.Generator, size: int) -> np.ndarray:
+            return resample_counts(rng, n_groups, size)[:, codes] * resample_counts(rng, n_stimuli, size)[:, cols]
 
-    def draw(rng: np.random.Generator, size: int) -> np.ndarray:
-        return resample_counts(rng, n_p, size)[:, rows] * resample_counts(rng, n_s, size)[:, cols]
-
-    return _bootstrap_difference(
-        _Cells(every_row, n_rows, x1, y),
-        _Cells(every_row, n_rows, x2, y),
-        draw,
-        n_rows,
-        n_resamples=n_resamples,
-        seed=seed,
-        level=level,
-        method=method,
-        chunk=chunk,
-        progress=progress,
-    )
-
-
-def _bootstrap_difference(
-    first: "_Cells",
-    second: "_Cells",
-    draw: Callable[[np.random.Generator, int], np.ndarray],
-    n_units: int,
-    *,
-    n_resamples: int,
-    seed: int,
-    level: float,
-    method: str,
-    chunk: int,
-    progress,
-) -> BootstrapResult:
-    """The estimate and percentile CI of first.corr - second.corr over resamples whose unit weights
-    (``size`` x ``n_units``) ``draw(rng, size)`` gives."""
     rng = np.random.default_rng(seed)
+    first, second = _Cells(units, n_units, x1, y), _Cells(units, n_units, x2, y)
     ones = np.ones((1, n_units))
     estimate = float(first.corr(ones, method)[0] - second.corr(ones, method)[0])
     draws = []

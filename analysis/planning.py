@@ -56,7 +56,6 @@ from analysis.correlations import (
     compare_correlations,
     correlation,
     spearman_from_counts,
-    two_way_bootstrap_correlation_difference,
 )
 from analysis.repeated_measures import (
     BOOTSTRAP,
@@ -345,8 +344,8 @@ def _study_statistics(pairs: pd.DataFrame, n_resamples: int, seed: int, points: 
             "r_boot": bootstrap_correlation_difference(
                 frame["participant_id"], *args, n_resamples=n_resamples, seed=seed
             ),
-            "r_two_way": two_way_bootstrap_correlation_difference(
-                frame["participant_id"], frame["stimulus"], *args, n_resamples=n_resamples, seed=seed + 1
+            "r_two_way": bootstrap_correlation_difference(
+                frame["participant_id"], *args, stimuli=frame["stimulus"], n_resamples=n_resamples, seed=seed + 1
             ),
             "betas_two_way": two_way_bootstrap_ols(
                 x, y, frame["participant_id"], frame["stimulus"], n_resamples=n_resamples, seed=seed + 2

@@ -33,12 +33,7 @@ import pandas as pd
 import pingouin as pg
 from scipy import stats
 
-from analysis.correlations import (
-    BootstrapResult,
-    adjust_pvalues,
-    resample_counts,
-    two_way_bootstrap_correlation_difference,
-)
+from analysis.correlations import BootstrapResult, adjust_pvalues, bootstrap_correlation_difference, resample_counts
 from analysis.regression import RegressionResult
 
 HEADLINE_FAMILY = (
@@ -372,17 +367,17 @@ def generalising_tests(
 ) -> list[dict]:
     """RQ1-RQ2 for one condition and outcome generalising over stimuli (``generalise="stimuli"``): two-way
     (pigeonhole) bootstraps of participants and the ``stimulus`` column's stimuli, for r_traj - r_aggr
-    (Spearman, ``two_way_bootstrap_correlation_difference``, seeded ``seed``) and for Eq. 5/6's (a1, a2)
+    (Spearman, ``bootstrap_correlation_difference`` with ``stimuli``, seeded ``seed``) and for Eq. 5/6's (a1, a2)
     (:func:`two_way_bootstrap_ols`, ``seed + 1``): percentile CIs, centred p of r_traj = r_aggr and a2 = a1
     (:func:`bootstrap_pvalue`) and the joint centred p of a1 = a2 = 0 (:func:`bootstrap_wald_pvalue`).
     Their estimand: the quantity for a population of stimulus pairs like the study's."""
     x, y = design(frame, ["d_aggr", "d_traj"]), frame[outcome].to_numpy(float)
-    r_boot = two_way_bootstrap_correlation_difference(
+    r_boot = bootstrap_correlation_difference(
         frame["participant_id"],
-        frame[stimulus],
         frame["d_traj"],
         frame["d_aggr"],
         y,
+        stimuli=frame[stimulus],
         n_resamples=n_resamples,
         seed=seed,
     )

@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 from analysis.correlations import (
+    bootstrap_correlation_difference,
     resample_counts,
     spearman_from_counts,
-    two_way_bootstrap_correlation_difference,
 )
 from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD, TWO_WAY, bootstrap_pvalue, bootstrap_wald_pvalue
 
@@ -24,7 +24,7 @@ def test_two_way_correlation_difference_matches_literal_pigeonhole_resamples():
     x1 = rng.integers(1, 7, pid.size).astype(float)
     x2 = rng.integers(1, 7, pid.size).astype(float)
     y = x1 + rng.normal(0, 1, pid.size).round(1)  # continuous y: ties and no ties mixed
-    result = two_way_bootstrap_correlation_difference(pid, sid, x1, x2, y, n_resamples=5, seed=3)
+    result = bootstrap_correlation_difference(pid, x1, x2, y, stimuli=sid, n_resamples=5, seed=3)
     draws = np.random.default_rng(3)
     people, stimuli = resample_counts(draws, n_p, 5), resample_counts(draws, n_s, 5)
     for b in range(5):
