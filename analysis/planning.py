@@ -279,7 +279,8 @@ def plan_study(
 
 
 SIZE_COLUMNS = ("stimulus_sd", "model", "hypothesis", "method", "inference", "size", "size_mcse", "n_studies")
-INTERACTIONS = [[0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 1]]  # a4, a5 of Eq. 7 (design 1, d_S, d_E, C, d_S C, d_E C)
+# a4, a5 of Eq. 7 (design: 1, d_S, d_E, C, d_S C, d_E C)
+INTERACTIONS: list[list[float]] = [[0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 1]]
 PARTICIPANTS_INFERENCE = "for these stimuli (participants resampled)"
 GENERALISING_INFERENCE = "generalising (participants and stimuli resampled)"
 
