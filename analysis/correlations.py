@@ -234,6 +234,7 @@ def bootstrap_correlation_difference(
     method: str = "spearman",
     chunk: int = 500,
     progress=None,
+    stimuli: Sequence | None = None,
 ) -> BootstrapResult:
     """Percentile bootstrap CI of r(x1, y) - r(x2, y) resampling *participants* (``groups``), not
     rows, because each participant rates many pairs.
@@ -243,21 +244,38 @@ def bootstrap_correlation_difference(
     draw counts K, n_groups draws with replacement) gives cell weights K @ C. Correlations (Spearman: on
     mid-ranks recomputed within each resample) are weighted correlations over the cells, which
     equal those of the explicitly resampled rows.
+
+    With ``stimuli`` (one value per row) the resamples are two-way (pigeonhole): participants and stimuli
+    drawn with replacement independently, the row of (i, j) weighted by the product c_i d_j of their draw
+    counts (Owen 2007, *Ann. Appl. Stat.* 1: 386-411; as ``analysis.repeated_measures.two_way_bootstrap_ols``):
+    the interval includes the variation from drawing other stimuli, r for a population of stimuli like these.
     """
     x1, x2, y = (np.asarray(v, dtype=float) for v in (x1, x2, y))
     keep = ~(np.isnan(x1) | np.isnan(x2) | np.isnan(y))
     x1, x2, y = x1[keep], x2[keep], y[keep]
-    codes = np.unique(np.asarray(groups)[keep], return_inverse=True)[1]
+    codes = np.unique(np.asarray(groups)[keep], return_inverse=True)[1].ravel()
     n_groups = int(codes.max()) + 1
+    if stimuli is None:
+        units, n_units = codes, n_groups
+
+        def draw(rng: np.random.Generator, size: int) -> np.ndarray:
+            return resample_counts(rng, n_groups, size)
+    else:  # the units are the rows, weighted c_i d_j
+        cols = np.unique(np.asarray(stimuli)[keep], return_inverse=True)[1].ravel()
+        units, n_units, n_stimuli = np.arange(codes.size), codes.size, int(cols.max()) + 1
+
+        def draw(rng: np.random.Generator, size: int) -> np.ndarray:
+            return resample_counts(rng, n_groups, size)[:, codes] * resample_counts(rng, n_stimuli, size)[:, cols]
+
     rng = np.random.default_rng(seed)
-    first, second = _Cells(codes, n_groups, x1, y), _Cells(codes, n_groups, x2, y)
-    ones = np.ones((1, n_groups))
+    first, second = _Cells(units, n_units, x1, y), _Cells(units, n_units, x2, y)
+    ones = np.ones((1, n_units))
     estimate = float(first.corr(ones, method)[0] - second.corr(ones, method)[0])
     draws = []
     done = 0
     while done < n_resamples:
         size = min(chunk, n_resamples - done)
-        counts = resample_counts(rng, n_groups, size)
+        counts = draw(rng, size)
         draws.append(first.corr(counts, method) - second.corr(counts, method))
         done += size
         if progress:
@@ -266,6 +284,13 @@ def bootstrap_correlation_difference(
     alpha = (1 - level) / 2
     lo, hi = np.quantile(dist, [alpha, 1 - alpha])
     return BootstrapResult(estimate, (float(lo), float(hi)), n_resamples, seed, dist)
+
+
+def spearman_from_counts(counts: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's r (mid-ranks for ties) of data given as counts: ``counts[k]`` rows with the values
+    (``a[k]``, ``b[k]``); equals ``scipy.stats.spearmanr`` on the rows written out."""
+    weights = np.asarray(counts, dtype=float)[None, :]
+    return float(_weighted_corr(weights, np.asarray(a, dtype=float), np.asarray(b, dtype=float), "spearman")[0])
 
 
 class _Cells:

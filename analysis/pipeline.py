@@ -59,6 +59,7 @@ from analysis.repeated_measures import (
     cluster_bootstrap_ols,
     condition_tests,
     design,
+    generalising_tests,
     moderation_tests,
     participant_level_table,
     participant_slope_effect,
@@ -197,6 +198,7 @@ class PipelineResult:
     effect_sizes: pd.DataFrame = field(default_factory=pd.DataFrame)
     rm_correlations: pd.DataFrame = field(default_factory=pd.DataFrame)
     icc: pd.DataFrame = field(default_factory=pd.DataFrame)
+    generalise: str | None = None  # "stimuli": the family's RQ1-RQ2 rows are the two-way bootstrap's
 
 
 def alpha_from(a1: float, a2: float) -> float:
@@ -275,7 +277,9 @@ def run_pipeline(
     counts the dropped by reason). ``moderator_level`` is the condition coded C = 1 in Eq. 7-8
     (default: the undesirable-feature condition, the paper's CLUE). ``mixed_models=False`` skips
     the (slow) crossed mixed models. ``generalise="stimuli"`` makes each calibration's CI the two-way
-    (participants x stimuli) bootstrap's; both CIs are reported either way when stimuli are identified."""
+    (participants x stimuli) bootstrap's (both CIs are reported either way when stimuli are identified) and
+    the headline family's RQ1-RQ2 tests the two-way bootstrap's (``generalising_tests``); the
+    participant-level rows stay, outside the family, as second opinions for the study's own stimuli."""
     check_generalise(generalise)
     sample = select_participants(pairs, participants, include_incomplete=include_incomplete)
     if sample.included < 3:
@@ -377,6 +381,19 @@ def run_pipeline(
                 if progress
                 else None,
             )
+            if generalise == "stimuli":
+                general = generalising_tests(
+                    frame,
+                    outcome,
+                    n_resamples=n_resamples,
+                    seed=seed + 500 + 10 * ci_index + (space == "output"),
+                    progress=(lambda done, c=cond, s=space: progress(f"two-way bootstrap {c}/{s}", done, n_resamples))
+                    if progress
+                    else None,
+                )
+                population = {"estimand": ESTIMAND_POPULATION.format(n=n_stimuli), "in_family": True}
+                headline += [label | row | population for row in general]
+                rows = [row | {"in_family": False} for row in rows]  # second opinions for these stimuli
             headline += [label | row for row in rows]
             effects.append(label | _effect_or_note(frame, outcome))
             if mixed_models:
@@ -470,6 +487,7 @@ def run_pipeline(
         effect_sizes=pd.DataFrame(effects),
         rm_correlations=pd.DataFrame(rm),
         icc=likert_icc(data) if "stimulus" in data else pd.DataFrame(),
+        generalise=generalise,
     )
 
 

@@ -36,17 +36,37 @@ participant rates every pair, as in the effort study); when each participant rat
 pairs (``stimulus_copies`` m > 1: m times as many pairs, ``simulate_pairs``) the pigeonhole bootstrap
 is conservative and hardly narrows, while the true spread does: ``stimuli_table`` projects the spread
 of alpha, and the width of a calibrated generalising CI, for more stimuli from the simulation itself.
+
+``headline_sizes`` (``plan_study(..., size_studies=R)``) measures the size of the headline tests (RQ1
+r_traj = r_aggr, RQ2 a2 = a1 and a1 = a2 = 0, RQ3 a4 = a5 = 0) at stimulus SD 0, 0.1 and 0.3: each test of
+H0: theta = the population's value (the other studies' pooled fit), both the participant-level tests (for
+the study's own stimuli) and the two-way bootstrap tests used with ``generalise="stimuli"``.
 """
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
-from scipy.stats import norm
+from scipy.stats import chi2, norm
 
-from analysis.correlations import compare_correlations, correlation
+from analysis.correlations import (
+    bootstrap_correlation_difference,
+    compare_correlations,
+    correlation,
+    spearman_from_counts,
+)
+from analysis.repeated_measures import (
+    BOOTSTRAP,
+    CLUSTER_WALD,
+    TWO_WAY,
+    bootstrap_pvalue,
+    bootstrap_wald_pvalue,
+    design,
+    two_way_bootstrap_ols,
+)
+from simulation.effort_model import SIZE_STIMULUS_SDS
 
 TABLE_COLUMNS = (
     "condition",
@@ -102,6 +122,7 @@ class PlanResult:
     n_resamples: int = 0
     stimulus_copies: int = 1
     warnings: tuple[str, ...] = ()  # groups too small to compare (``analysis.group_size``)
+    sizes: pd.DataFrame = field(default_factory=pd.DataFrame)  # headline_sizes, when asked for
 
 
 def alpha_estimate(pairs: pd.DataFrame, *, cluster: str = "participant_id") -> AlphaEstimate:
@@ -144,14 +165,16 @@ def plan_study(
     n_tests: int = 4,
     n_resamples: int = 500,
     stimulus_copies: int = 1,
+    size_studies: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> PlanResult:
     """Simulate ``n_studies`` studies of ``n`` participants; the table described in the module
     docstring. ``alpha_level`` is the tests' level; Steiger's test is Bonferroni-adjusted over
     ``n_tests`` (the pipeline's Table 3 family); ``n_resamples`` is the two-way bootstrap's size;
-    ``stimulus_copies`` multiplies the stimulus pairs (each participant still rates 12)."""
+    ``stimulus_copies`` multiplies the stimulus pairs (each participant still rates 12). With
+    ``size_studies`` > 0, ``sizes`` is :func:`headline_sizes` with that many studies per stimulus SD
+    (``progress`` then counts on past ``n_studies``)."""
     from analysis.pipeline import bootstrap_alpha
-    from analysis.repeated_measures import design
     from simulation.effort import GenerativeModel, simulate_pairs
 
     model = model or GenerativeModel()
@@ -229,6 +252,18 @@ def plan_study(
         "wald_power",
     ):
         table[f"{share}_mcse"] = [mc_se(p, n_studies) for p in table[share]]
+    sizes = pd.DataFrame()
+    if size_studies:
+        sizes = headline_sizes(
+            spec,
+            n=n,
+            n_studies=size_studies,
+            seed=seed,
+            model=model,
+            level=alpha_level,
+            n_resamples=n_resamples,
+            progress=(lambda done: progress(n_studies + done)) if progress else None,
+        )
     return PlanResult(
         n,
         n_studies,
@@ -239,7 +274,187 @@ def plan_study(
         stimuli_table(frame),
         n_resamples,
         stimulus_copies,
+        sizes=sizes,
     )
+
+
+SIZE_COLUMNS = ("stimulus_sd", "model", "hypothesis", "method", "inference", "size", "size_mcse", "n_studies")
+# a4, a5 of Eq. 7 (design: 1, d_S, d_E, C, d_S C, d_E C)
+INTERACTIONS: list[list[float]] = [[0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 1]]
+PARTICIPANTS_INFERENCE = "for these stimuli (participants resampled)"
+GENERALISING_INFERENCE = "generalising (participants and stimuli resampled)"
+
+
+def headline_sizes(
+    spec: dict,
+    *,
+    n: int,
+    n_studies: int,
+    seed: int,
+    model=None,
+    stimulus_sds: tuple[float, ...] = SIZE_STIMULUS_SDS,
+    level: float = 0.05,
+    n_resamples: int = 500,
+    progress: Callable[[int], None] | None = None,
+) -> pd.DataFrame:
+    """The size of each headline test on the overall rating d, by simulation: ``n_studies`` studies of ``n``
+    participants per stimulus SD in ``stimulus_sds`` (the model's other parameters; the same study seeds at
+    every SD: common random numbers). Stimulus effects are drawn afresh per study, so the null that matters
+    is the population's: each test is of H0: theta = theta*, theta* the pooled value over the *other* studies
+    (the population estimand, as for alpha's coverage; Spearman's r from the pooled counts of rating pairs).
+    Its rejection rate at ``level`` is the size (= 1 - coverage of the test's confidence region).
+
+    Tests, per condition: RQ1 r_traj = r_aggr (participant bootstrap, centred p; and the two-way bootstrap),
+    RQ2 a2 = a1 and a1 = a2 = 0 (cluster-robust Wald, CR1 by participant, chi-square; and the two-way
+    bootstrap, centred p, joint by :func:`analysis.repeated_measures.bootstrap_wald_pvalue`); across the
+    conditions RQ3 a4 = a5 = 0 (cluster-robust Wald). Columns ``SIZE_COLUMNS``; ``size_mcse`` =
+    sqrt(p (1 - p) / R). The output distance D has no stimulus effect in the simulator and is left out."""
+    from simulation.effort import GenerativeModel, simulate_pairs
+
+    model = model or GenerativeModel()
+    seeds = [int(s) for s in np.random.default_rng([seed, 23]).integers(2**62, size=n_studies)]
+    points = np.arange(1, spec["likert"]["points"] + 1, dtype=float)
+    grid_a, grid_b = np.repeat(points, points.size), np.tile(points, points.size)
+    rows, done = [], 0
+    for sd in stimulus_sds:
+        studies = []
+        for study_seed in seeds:
+            pairs = simulate_pairs(spec, n, seed=study_seed, model=replace(model, stimulus_sd=sd))
+            studies.append(_study_statistics(pairs, n_resamples, study_seed, points))
+            done += 1
+            if progress:
+                progress(done)
+        rows += [{"stimulus_sd": sd} | row for row in _sizes(studies, grid_a, grid_b, level)]
+    return pd.DataFrame(rows, columns=list(SIZE_COLUMNS))
+
+
+def _study_statistics(pairs: pd.DataFrame, n_resamples: int, seed: int, points: np.ndarray) -> dict:
+    """Per condition (and ``moderation``): the estimates, clustered covariances, bootstrap draws and the
+    moments/counts from which the other studies' pooled values are formed."""
+    pairs = pairs.assign(stimulus=pairs["set"] + "/" + pairs["comparison"])
+    out = {}
+    for cond, frame in pairs.groupby("condition"):
+        x, y = design(frame, ["d_aggr", "d_traj"]), frame["d_overall"].to_numpy(float)
+        fit = _clustered_ols(x, y, frame["participant_id"])
+        args = (frame["d_traj"], frame["d_aggr"], frame["d_overall"])
+        out[cond] = {
+            "beta": fit.params,
+            "cov": fit.cov_params(),
+            "moments": (x.T @ x, x.T @ y),
+            "counts": [_value_counts(frame[c], frame["d_overall"], points) for c in ("d_traj", "d_aggr")],
+            "r_boot": bootstrap_correlation_difference(
+                frame["participant_id"], *args, n_resamples=n_resamples, seed=seed
+            ),
+            "r_two_way": bootstrap_correlation_difference(
+                frame["participant_id"], *args, stimuli=frame["stimulus"], n_resamples=n_resamples, seed=seed + 1
+            ),
+            "betas_two_way": two_way_bootstrap_ols(
+                x, y, frame["participant_id"], frame["stimulus"], n_resamples=n_resamples, seed=seed + 2
+            ),
+        }
+    conditions = sorted(out)
+    if len(conditions) == 2:
+        c = (pairs["condition"] == conditions[0]).to_numpy(float)
+        x = design(pairs.assign(C=c), ["d_aggr", "d_traj", "C"])
+        x = np.column_stack([x, x[:, 1] * c, x[:, 2] * c])
+        y = pairs["d_overall"].to_numpy(float)
+        fit = _clustered_ols(x, y, pairs["participant_id"])
+        out["moderation"] = {"beta": fit.params, "cov": fit.cov_params(), "moments": (x.T @ x, x.T @ y)}
+    return out
+
+
+def _clustered_ols(x: np.ndarray, y: np.ndarray, groups) -> sm.regression.linear_model.RegressionResultsWrapper:
+    """OLS with the participant-clustered (CR1) covariance, as the pipeline's headline Wald tests."""
+    return sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": pd.factorize(groups)[0]})
+
+
+def _value_counts(a: pd.Series, b: pd.Series, points: np.ndarray) -> np.ndarray:
+    """Counts of the rating pairs (a, b) over the Likert grid (a major), flattened."""
+    ia = np.searchsorted(points, a.to_numpy(float))
+    ib = np.searchsorted(points, b.to_numpy(float))
+    return np.bincount(ia * points.size + ib, minlength=points.size**2).astype(float)
+
+
+def _sizes(studies: list[dict], grid_a: np.ndarray, grid_b: np.ndarray, level: float) -> list[dict]:
+    """Rejection rates of H0: theta = (the other studies' pooled value) over the simulated studies."""
+    records = []
+    for key in studies[0]:
+        part = [s[key] for s in studies]
+        xx, xy = sum(p["moments"][0] for p in part), sum(p["moments"][1] for p in part)
+        totals = [sum(p["counts"][k] for p in part) for k in (0, 1)] if key != "moderation" else []
+        for p in part:
+            null = np.linalg.solve(xx - p["moments"][0], xy - p["moments"][1])
+            if key == "moderation":
+                tests = [
+                    (
+                        "a4 = a5 = 0",
+                        CLUSTER_WALD,
+                        PARTICIPANTS_INFERENCE,
+                        _wald_p(p["beta"], p["cov"], null, INTERACTIONS),
+                    )
+                ]
+            else:
+                r_null = spearman_from_counts(totals[0] - p["counts"][0], grid_a, grid_b) - spearman_from_counts(
+                    totals[1] - p["counts"][1], grid_a, grid_b
+                )
+                tests = _condition_pvalues(p, null, r_null)
+            records += [(key, *test) for test in tests]
+    frame = pd.DataFrame(records, columns=["model", "hypothesis", "method", "inference", "pvalue"])
+    rows = []
+    for (key, hypothesis, method, inference), ps in frame.groupby(
+        ["model", "hypothesis", "method", "inference"], sort=False
+    )["pvalue"]:
+        size = float((ps < level).mean())
+        rows.append(
+            {
+                "model": key,
+                "hypothesis": hypothesis,
+                "method": method,
+                "inference": inference,
+                "size": size,
+                "size_mcse": mc_se(size, len(ps)),
+                "n_studies": len(ps),
+            }
+        )
+    return rows
+
+
+def _condition_pvalues(p: dict, null: np.ndarray, r_null: float) -> list[tuple[str, str, str, float]]:
+    """One study's p-values of RQ1-RQ2 at the population values ``null`` (Eq. 5) and ``r_null``."""
+    beta, cov, draws = p["beta"], p["cov"], p["betas_two_way"]
+    boot, two_way = p["r_boot"], p["r_two_way"]
+    contrast = beta[2] - beta[1]
+    return [
+        (
+            "r_traj = r_aggr",
+            BOOTSTRAP,
+            PARTICIPANTS_INFERENCE,
+            bootstrap_pvalue(boot.distribution, boot.estimate, r_null),
+        ),
+        ("a2 = a1", CLUSTER_WALD, PARTICIPANTS_INFERENCE, _wald_p(beta, cov, null, [[0, -1, 1]])),
+        ("a1 = a2 = 0", CLUSTER_WALD, PARTICIPANTS_INFERENCE, _wald_p(beta, cov, null, [[0, 1, 0], [0, 0, 1]])),
+        (
+            "r_traj = r_aggr",
+            TWO_WAY,
+            GENERALISING_INFERENCE,
+            bootstrap_pvalue(two_way.distribution, two_way.estimate, r_null),
+        ),
+        (
+            "a2 = a1",
+            TWO_WAY,
+            GENERALISING_INFERENCE,
+            bootstrap_pvalue(draws[:, 2] - draws[:, 1], contrast, null[2] - null[1]),
+        ),
+        ("a1 = a2 = 0", TWO_WAY, GENERALISING_INFERENCE, bootstrap_wald_pvalue(draws[:, 1:], beta[1:], null[1:])[1]),
+    ]
+
+
+def _wald_p(beta: np.ndarray, cov: np.ndarray, null: np.ndarray, restrictions: list[list[float]]) -> float:
+    """Wald chi-square p of H0: R beta = R null (R: ``restrictions``, one row each) with the clustered
+    covariance ``cov``: W = (R (beta - null))' (R cov R')^-1 R (beta - null) ~ chi-square(rows of R)."""
+    r = np.asarray(restrictions, dtype=float)
+    gap = r @ (beta - null)
+    return float(chi2.sf(gap @ np.linalg.solve(r @ cov @ r.T, gap), r.shape[0]))
 
 
 def _leave_one_out_estimands(moments: list[tuple[str, np.ndarray, np.ndarray]]) -> tuple[list[float], dict]:

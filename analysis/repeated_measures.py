@@ -20,7 +20,9 @@ The headline tests (``participant_level_tests``) condition on the study's stimul
 valid for any dependence among one participant's ratings (response styles, individual weights)
 and for stimulus effects that are the same in every sample of participants: their estimand is the
 quantity *for these stimulus pairs* (``ESTIMAND_STIMULI``). Generalising to other stimuli needs the
-stimulus variance of the crossed mixed model (``analysis.mixed_model``) or the two-way bootstrap.
+stimulus variance of the crossed mixed model (``analysis.mixed_model``) or the two-way bootstrap:
+``generalising_tests`` (the family's RQ1-RQ2 tests with ``generalise="stimuli"``, ``ESTIMAND_POPULATION``)
+resamples participants and stimuli (pigeonhole) for r_traj - r_aggr and (a1, a2), with centred p-values.
 """
 
 from collections.abc import Callable
@@ -31,13 +33,18 @@ import pandas as pd
 import pingouin as pg
 from scipy import stats
 
-from analysis.correlations import BootstrapResult, adjust_pvalues, resample_counts
+from analysis.correlations import BootstrapResult, adjust_pvalues, bootstrap_correlation_difference, resample_counts
 from analysis.regression import RegressionResult
 
 HEADLINE_FAMILY = (
     "headline participant-level tests: RQ1 r_traj = r_aggr (participant bootstrap), RQ2 a2 = a1 and "
     "a1 = a2 = 0 (cluster-robust Wald), per condition and outcome (d, D); RQ3 a4 = a5 = 0 (cluster-robust "
     "Wald) per outcome"
+)
+HEADLINE_FAMILY_STIMULI = (
+    "headline tests generalising over stimuli (generalise = stimuli): RQ1 r_traj = r_aggr, RQ2 a2 = a1 and "
+    "a1 = a2 = 0 (two-way bootstrap of participants and stimuli, centred p), per condition and outcome (d, D); "
+    "RQ3 a4 = a5 = 0 (cluster-robust Wald, for these stimuli) per outcome"
 )
 FAMILY_NAME = "headline"  # the ``family`` column; HEADLINE_FAMILY states it in full
 FAMILY_METHOD = "holm"
@@ -49,6 +56,7 @@ ESTIMAND_POPULATION = (
     "for a population of stimulus pairs like these {n} (participants and stimuli resampled: two-way bootstrap)"
 )
 CLUSTER_WALD = "cluster-robust Wald (CR1, by participant)"
+TWO_WAY = "two-way bootstrap of participants and stimuli (pigeonhole; percentile CI, centred p)"
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,21 @@ def bootstrap_pvalue(distribution: np.ndarray, estimate: float, null: float = 0.
     dist = dist[~np.isnan(dist)]
     extreme = np.abs(dist - estimate) >= abs(estimate - null)
     return float((1 + extreme.sum()) / (dist.size + 1))
+
+
+def bootstrap_wald_pvalue(draws: np.ndarray, estimate: np.ndarray, null: np.ndarray) -> tuple[float, float]:
+    """Joint test of H0: theta = ``null`` (a vector) from bootstrap ``draws`` (B x k, NaN rows ignored), centred
+    as :func:`bootstrap_pvalue`: with S the bootstrap covariance, T = (theta_hat - null)' S^-1 (theta_hat - null)
+    and p = (1 + #{(theta*_b - theta_hat)' S^-1 (theta*_b - theta_hat) >= T}) / (B + 1). Returns (T, p)."""
+    ok = np.asarray(draws, dtype=float)
+    ok = ok[~np.isnan(ok).any(axis=1)]
+    estimate = np.asarray(estimate, dtype=float)
+    precision = np.linalg.pinv(np.atleast_2d(np.cov(ok, rowvar=False)))
+    gap = estimate - np.asarray(null, dtype=float)
+    centred = ok - estimate
+    statistic = float(gap @ precision @ gap)
+    spread = np.einsum("bi,ij,bj->b", centred, precision, centred)
+    return statistic, float((1 + (spread >= statistic).sum()) / (ok.shape[0] + 1))
 
 
 def summarise_bootstrap(
@@ -250,14 +273,19 @@ def design(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
 
 def _wald_row(hypothesis: str, test) -> dict:
     """A joint cluster-robust Wald test (chi-square) from ``RegressionResult.wald_*``."""
+    return _joint_row(hypothesis, CLUSTER_WALD, test.chi2, test.df[0], test.pvalue_chi2)
+
+
+def _joint_row(hypothesis: str, method: str, statistic: float, df: int, pvalue: float) -> dict:
+    """A row of a joint test: no single estimate or interval."""
     return {
         "hypothesis": hypothesis,
-        "method": CLUSTER_WALD,
+        "method": method,
         "estimate": np.nan,
         "std_err": np.nan,
-        "statistic": test.chi2,
-        "df": test.df[0],
-        "pvalue": test.pvalue_chi2,
+        "statistic": statistic,
+        "df": df,
+        "pvalue": pvalue,
         "ci_low": np.nan,
         "ci_high": np.nan,
     }
@@ -281,10 +309,10 @@ def _contrast_row(fit: RegressionResult, a: str, b: str, hypothesis: str) -> dic
     }
 
 
-def _bootstrap_row(boot: ClusterBootstrap, hypothesis: str) -> dict:
+def _bootstrap_row(boot: ClusterBootstrap, hypothesis: str, method: str = BOOTSTRAP) -> dict:
     return {
         "hypothesis": hypothesis,
-        "method": BOOTSTRAP,
+        "method": method,
         "estimate": boot.estimate,
         "std_err": boot.std_err,
         "statistic": boot.statistic,
@@ -325,6 +353,45 @@ def condition_tests(
         {**_contrast_row(clustered, "d_aggr", "d_traj", "a2 = a1"), "quantity": "a2 - a1", "in_family": True},
         {**_wald_row("a1 = a2 = 0", clustered.wald_joint), "quantity": "a1, a2", "in_family": True},
         {**_bootstrap_row(contrast, "a2 = a1"), "quantity": "a2 - a1", "in_family": False},
+    ]
+
+
+def generalising_tests(
+    frame: pd.DataFrame,
+    outcome: str,
+    *,
+    n_resamples: int,
+    seed: int,
+    stimulus: str = "stimulus",
+    progress: Callable[[int], None] | None = None,
+) -> list[dict]:
+    """RQ1-RQ2 for one condition and outcome generalising over stimuli (``generalise="stimuli"``): two-way
+    (pigeonhole) bootstraps of participants and the ``stimulus`` column's stimuli, for r_traj - r_aggr
+    (Spearman, ``bootstrap_correlation_difference`` with ``stimuli``, seeded ``seed``) and for Eq. 5/6's (a1, a2)
+    (:func:`two_way_bootstrap_ols`, ``seed + 1``): percentile CIs, centred p of r_traj = r_aggr and a2 = a1
+    (:func:`bootstrap_pvalue`) and the joint centred p of a1 = a2 = 0 (:func:`bootstrap_wald_pvalue`).
+    Their estimand: the quantity for a population of stimulus pairs like the study's."""
+    x, y = design(frame, ["d_aggr", "d_traj"]), frame[outcome].to_numpy(float)
+    r_boot = bootstrap_correlation_difference(
+        frame["participant_id"],
+        frame["d_traj"],
+        frame["d_aggr"],
+        y,
+        stimuli=frame[stimulus],
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    betas = two_way_bootstrap_ols(
+        x, y, frame["participant_id"], frame[stimulus], n_resamples=n_resamples, seed=seed + 1, progress=progress
+    )
+    beta = np.linalg.lstsq(x, y, rcond=None)[0]
+    r_diff = summarise_bootstrap(r_boot.distribution, r_boot.estimate, seed=seed)
+    contrast = summarise_bootstrap(betas[:, 2] - betas[:, 1], beta[2] - beta[1], seed=seed + 1)
+    chi2, pvalue = bootstrap_wald_pvalue(betas[:, 1:], beta[1:], np.zeros(2))
+    return [
+        {**_bootstrap_row(r_diff, "r_traj = r_aggr", TWO_WAY), "quantity": "r_traj - r_aggr (Spearman)"},
+        {**_bootstrap_row(contrast, "a2 = a1", TWO_WAY), "quantity": "a2 - a1"},
+        {**_joint_row("a1 = a2 = 0", TWO_WAY, chi2, 2, pvalue), "quantity": "a1, a2"},
     ]
 
 

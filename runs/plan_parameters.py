@@ -3,7 +3,7 @@ fields (light: the web process validates a request without loading the simulatio
 
 from dataclasses import dataclass
 
-from simulation.effort_model import GenerativeModel
+from simulation.effort_model import SIZE_STIMULUS_SDS, GenerativeModel
 
 DEFAULT_MODEL = GenerativeModel()
 
@@ -39,7 +39,21 @@ PLAN_PARAMETERS: dict[str, PlanParameter] = {
     "stimulus_copies": PlanParameter(
         1, 20, True, 1, "times as many stimulus pairs of the same design (each participant still rates 12)"
     ),
+    "size_studies": PlanParameter(
+        0,
+        5000,
+        True,
+        0,
+        "simulated studies per stimulus SD ("
+        + ", ".join(f"{sd:g}" for sd in SIZE_STIMULUS_SDS)
+        + ") measuring the headline tests' size (0: not measured)",
+    ),
 }
+
+
+def plan_total(params: dict) -> int:
+    """The simulated studies a plan runs: ``studies``, then ``size_studies`` per stimulus SD of the sizes."""
+    return params["studies"] + len(SIZE_STIMULUS_SDS) * params.get("size_studies", 0)
 
 
 def check_weights(a1: float, a2: float) -> None:

@@ -22,9 +22,11 @@ ANALYSIS = {
         "pairs are not independent evidence.",
         "Read a row as significant when its Holm-adjusted p (family 'headline') is below .05; rows outside the "
         "family are second opinions. Estimand: these tests are for this study's stimulus pairs (stated under the "
-        "table); the mixed models below generalise to other stimuli.",
+        "table), unless the analysis generalises over stimuli (then the family's RQ1-RQ2 rows are two-way "
+        "bootstrap tests for stimulus pairs like these); the mixed models below generalise to other stimuli.",
         "participant bootstrap of r_traj - r_aggr (Hall & Wilson 1991 p); Wald tests of Eq. 5-8 with CR1 "
-        "standard errors clustered by participant; Holm over the family (statsmodels multipletests)",
+        "standard errors clustered by participant; with generalise = stimuli, two-way (pigeonhole, Owen 2007) "
+        "bootstrap of participants and stimuli; Holm over the family (statsmodels multipletests)",
         f"{EFFORT}, RQ1-RQ3, Eq. 5-8",
     ),
     "mixed_models": Explanation(

@@ -25,6 +25,7 @@ from runs.analysis_runs import analysis_run_create
 from runs.audit_runs import audit_run_create
 from runs.design_analysis import GROUP_OPTIONS
 from runs.models import Job
+from runs.plan_parameters import plan_total
 from runs.planning_runs import plan_results, run_plan, write_plan_report
 from runs.relative_fairness import write_study_dp_report
 from runs.storage import copy_to_local, new_prefix, store_directory
@@ -153,7 +154,7 @@ def run_plan_job(context: JobContext) -> tuple[dict, str]:
     plan.csv are stored with the job."""
     job, p = context.job, context.job.params
     result = run_plan(
-        job.study.spec, p, progress=lambda done: context.progress("simulated studies", done, p["studies"])
+        job.study.spec, p, progress=lambda done: context.progress("simulated studies", done, plan_total(p))
     )
     out = _report_dir(context)
     write_plan_report(result, out, title=f"{job.study.slug}: study plan for {p['n']} participants")

@@ -46,3 +46,7 @@ class GenerativeModel:
     participant_intercept_sd: float = 0.3
     participant_slope_sd: float = 0.1
     stimulus_sd: float = 0.1
+
+
+# the stimulus SDs at which ``plan_study`` measures the headline tests' size (issue 23, item 8)
+SIZE_STIMULUS_SDS = (0.0, 0.1, 0.3)

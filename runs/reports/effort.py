@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.pipeline import PipelineResult
-from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD
+from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD, TWO_WAY
 from analysis.report import HEADINGS, NOTES, report_figures, report_tables, results_dict
 from analysis.sensitivity import Sensitivity, compare_estimates, sensitivity_of
 from core.report_texts import ICC_COLUMNS
@@ -125,18 +125,21 @@ ANALYSIS_COLUMNS = {
         "other": "Other",
     },
 }
-SHORT_METHODS = {BOOTSTRAP: "participant bootstrap", CLUSTER_WALD: "cluster Wald (CR1)"}  # the long forms: CSV
+SHORT_METHODS = {  # the long forms: CSV
+    BOOTSTRAP: "participant bootstrap",
+    CLUSTER_WALD: "cluster Wald (CR1)",
+    TWO_WAY: "two-way bootstrap (participants x stimuli)",
+}
 ANALYSIS_ESTIMATES = {"effect_sizes": "mean_difference", "icc": "icc", "rm_correlations": "r"}
 
 
 def estimand_notes(frame: pd.DataFrame) -> list[str]:
-    """The headline rows' estimands, one line per model (the same for each row of a model)."""
+    """The headline rows' estimands, one line per model and estimand (two per model with generalise = stimuli:
+    the two-way bootstrap rows' and the participant-level rows')."""
     if "estimand" not in frame:
         return []
-    return [
-        f"Estimand, {model}: {estimand}."
-        for model, estimand in frame.groupby("model", sort=False)["estimand"].first().items()
-    ]
+    pairs = frame[["model", "estimand"]].drop_duplicates()
+    return [f"Estimand, {model}: {estimand}." for model, estimand in pairs.itertuples(index=False)]
 
 
 def mixed_model_notes(frame: pd.DataFrame) -> list[str]:

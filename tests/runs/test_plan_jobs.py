@@ -66,6 +66,7 @@ def test_plan_job_matches_the_synchronous_call_and_stores_its_report(demo_study,
         ({"n": "many"}, "n"),
         ({"participant_slope_sd": -0.1}, "participant_slope_sd"),
         ({"stimulus_sd": 6}, "stimulus_sd"),
+        ({"size_studies": -1}, "size_studies"),
         ({"a1": -0.5, "a2": 0.4}, "a2"),
     ],
 )
@@ -114,3 +115,17 @@ def test_plan_warns_about_quota_groups_too_small_to_compare(demo_spec):
     shares = {"question": "screening", "share": {"Judge": 0.7, "Public": 0.3}, "tolerance": 0, "of": 100}
     spec = validate_study({**spec, "quotas": [shares]})
     assert [w.split(":")[0] for w in run_plan(spec, params).warnings] == ["Quota group screening = Public"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_plan_job_measures_the_headline_tests_size_when_asked(demo_study, api):
+    """size_studies > 0: sizes.csv, the result's sizes (per stimulus SD 0, 0.1, 0.3) and progress over all."""
+    response = api.post("/api/studies/effort-demo/plans/", PARAMS | {"size_studies": 2}, format="json")
+    assert response.status_code == 202, response.content
+    run_jobs()
+    job = api.get(response.json()["url"]).json()
+    assert job["status"] == "succeeded", job["error"]
+    assert "sizes.csv" in {f.rsplit("/", 1)[1] for f in job["files"]}
+    sizes = job["result"]["sizes"]
+    assert {row["stimulus_sd"] for row in sizes} == {0.0, 0.1, 0.3} and {row["n_studies"] for row in sizes} == {2}
+    assert {row["model"] for row in sizes} == {"arrests", "income", "moderation"}

@@ -124,11 +124,19 @@ def test_generalise_from_the_study_file_and_the_command(demo_study, tmp_path):
         assert record["estimand"].startswith("for a population of stimulus pairs like these 12")
     html = (tmp_path / "a" / "report.html").read_text()
     assert "95% CI, generalising over stimuli" in html and "95% CI, these stimuli" in html
-    assert "Estimand, arrests: for these 12 stimulus pairs" in html  # the headline tests' estimand
-    levels = json.loads((tmp_path / "a" / "results.json").read_text())["participant_level"]
-    assert {row["estimand"][:27] for row in levels} == {"for these 12 stimulus pairs"} | (
+    assert "Estimand, arrests: for these 12 stimulus pairs" in html  # the participant-level rows' estimand
+    assert "Estimand, arrests: for a population of stimulus pairs like these 12" in html  # the family's RQ1-RQ2
+    results = json.loads((tmp_path / "a" / "results.json").read_text())
+    levels = results["participant_level"]
+    two_way = [row for row in levels if row["method"].startswith("two-way bootstrap")]
+    assert {(row["model"], row["hypothesis"]) for row in two_way if row["outcome"] == "d"} == {
+        (c, h) for c in ("arrests", "income") for h in ("r_traj = r_aggr", "a2 = a1", "a1 = a2 = 0")
+    }
+    assert all(row["in_family"] and row["estimand"].startswith("for a population of stimulus") for row in two_way)
+    assert {row["estimand"][:27] for row in levels if row not in two_way} == {"for these 12 stimulus pairs"} | (
         {"for these 24 stimulus pairs"} if any(row["model"].startswith("moderation") for row in levels) else set()
     )
+    assert results["multiple_testing"]["definition"].startswith("headline tests generalising over stimuli")
 
     out = StringIO()
     call_command("analyze_study", "effort-demo", out=str(tmp_path / "b"), resamples=200, generalise="none", stdout=out)

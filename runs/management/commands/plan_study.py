@@ -5,8 +5,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.progress import ProgressBar
-from runs.plan_parameters import PLAN_PARAMETERS, PlanParameter
-from runs.planning_runs import run_plan
+from runs.plan_parameters import PLAN_PARAMETERS, PlanParameter, plan_total
+from runs.planning_runs import run_plan, size_overview
 from studies.study_file import InvalidStudyFile, read_study_file
 
 DEMO_FILE = Path(settings.BASE_DIR) / "studies" / "bundled" / "effort_demo.json"
@@ -61,7 +61,7 @@ class Command(BaseCommand):
         except InvalidStudyFile as exc:
             raise CommandError(str(exc)) from exc
         try:
-            result = run_plan(spec, params, progress=ProgressBar(params["studies"], "studies", self.stderr))
+            result = run_plan(spec, params, progress=ProgressBar(plan_total(params), "studies", self.stderr))
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(
@@ -76,3 +76,9 @@ class Command(BaseCommand):
             "calibrated generalising 95% CI):"
         )
         self.stdout.write(result.stimuli.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        if len(result.sizes):
+            self.stdout.write(
+                f"size of the headline tests at 5% against the population's value, {params['size_studies']} "
+                "studies per stimulus SD (Monte Carlo SE sqrt(p (1 - p) / R) in results.json / sizes.csv):"
+            )
+            self.stdout.write(size_overview(result.sizes).to_string(float_format=lambda v: f"{v:.3f}"))
