@@ -536,7 +536,7 @@ def done(request: HttpRequest, slug: str) -> HttpResponse:
     outcome, quota = _outcome(request, slug, facts.spec)
     completion = completion_for(spec, outcome)
     if quota:
-        completion = replace(completion, message=quota_message(facts.spec, quota))
+        completion = replace(completion, message=quota_message(spec, quota))
     return render(request, "surveys/done.html", {"spec": spec, "completion": completion})
 
 
