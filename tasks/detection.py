@@ -198,7 +198,7 @@ class Detection(TaskType):
 
 
 def _dont_know() -> set[str]:
-    """"I don't know" in each of the platform's languages (the value a file in that language stores)."""
+    """ "I don't know" in each of the platform's languages (the value a file in that language stores)."""
     texts = set()
     for code, _name in settings.LANGUAGES:
         with translation.override(code):
