@@ -8,6 +8,7 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from participation.models import Answer, Participant
@@ -61,6 +62,21 @@ def test_a_german_first_file_stores_german_defaults_and_its_values():
     stored = validate_study(spec)
     assert stored["blocks"][4]["options"][0] == "Ich weiß nicht" and stored["blocks"][4]["flag_if"] == "49.660.049"
     assert stored["translations"]["en"]["blocks[5].sentence"] == ENGLISH
+
+
+def test_simulated_people_answer_i_dont_know_in_the_files_language():
+    from participation.pages import condition_index
+    from simulation.raters import SimulatedRater
+    from tasks.detection import Detection
+
+    spec = detection_spec()
+    spec["languages"] = ["de", "en"]
+    spec["blocks"][2]["correct"] = "Blau"
+    index = condition_index(validate_study(spec), "detect-de-first", "main")
+    page = {"key": "d_shibboleth", "kind": "detection", "block": "d_shibboleth"}
+    rng = np.random.default_rng(0)
+    answers = {Detection().simulate(page, index, SimulatedRater(), rng)["answer"] for _ in range(20)}
+    assert answers == {"Ich weiß nicht"}  # the value of a German-first file, not a random other option
 
 
 @pytest.mark.parametrize(
