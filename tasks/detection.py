@@ -191,14 +191,16 @@ class Detection(TaskType):
         block = index.block(page)
         if block["check"] == "copy":
             return {"answer": block["sentence"]}
-        dont_know = [o for o in block["options"] if o in _dont_know()]
+        known = _dont_know()
+        dont_know = [o for o in block["options"] if o in known]
         if dont_know:
             return {"answer": dont_know[0]}
         return {"answer": str(rng.choice([o for o in block["options"] if o != block["flag_if"]]))}
 
 
 def _dont_know() -> set[str]:
-    """ "I don't know" in each of the platform's languages (the value a file in that language stores)."""
+    """The text of "I don't know" in each of the platform's languages (the value a file in that language
+    stores)."""
     texts = set()
     for code, _name in settings.LANGUAGES:
         with translation.override(code):
