@@ -20,15 +20,17 @@ without a code shows its message and no code, so the submission cannot be sent a
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext, gettext_noop
+
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 COMPLETED, FAILED_ATTENTION, SCREENED_OUT = "completed", "failed_attention", "screened_out"
 OUTCOMES = (COMPLETED, FAILED_ATTENTION, SCREENED_OUT)
 DEFAULT_RETURN_IF_FAILED = 2
-DEFAULT_FAILED_ATTENTION_MESSAGE = (
+DEFAULT_FAILED_ATTENTION_MESSAGE = gettext_noop(
     "Unfortunately you did not pass the attention checks in this study. In line with Prolific's attention "
     "check policy, please return your submission on Prolific."
 )
-DEFAULT_SCREENED_OUT_MESSAGE = (
+DEFAULT_SCREENED_OUT_MESSAGE = gettext_noop(
     "Your answer shows that this study is not for you, so it ends here. Please return your submission on Prolific."
 )
 
@@ -67,7 +69,8 @@ def outcome_of(spec: dict, status: str, attention_failed: int) -> str:
 
 
 def completion_for(spec: dict, outcome: str) -> Completion:
-    """The code, link and message shown for ``outcome``."""
+    """The code, link and message shown for ``outcome`` (the study file's message, else the default in the
+    active language)."""
     prolific = spec.get("prolific", {})
     code = prolific.get("completion_codes", {}).get(outcome, "")
     url = PROLIFIC_COMPLETE_URL.format(code=code) if code else ""
@@ -76,7 +79,7 @@ def completion_for(spec: dict, outcome: str) -> Completion:
             code, url = spec["completion"]["code"], spec["completion"].get("url", "")
         return Completion(outcome, code, url, "")
     default = DEFAULT_FAILED_ATTENTION_MESSAGE if outcome == FAILED_ATTENTION else DEFAULT_SCREENED_OUT_MESSAGE
-    return Completion(outcome, code, url, prolific.get(f"{outcome}_message", default))
+    return Completion(outcome, code, url, prolific.get(f"{outcome}_message") or gettext(default))
 
 
 @dataclass(frozen=True)

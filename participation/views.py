@@ -76,9 +76,11 @@ def _language_key(slug: str) -> str:
 
 
 def _wanted_languages(request: HttpRequest) -> list[str]:
-    """The languages the visitor asks for, best first: the link's ``?lang=``, then the browser's."""
+    """The languages the visitor asks for, best first: the link's ``?lang=`` (or the resume form's, which
+    carries it), then the browser's."""
     header = request.headers.get("Accept-Language", "")[:256]
-    return [request.GET.get("lang", "")[:16], *(code for code, _ in parse_accept_lang_header(header))]
+    link = request.POST if request.method == "POST" else request.GET
+    return [link.get("lang", "")[:16], *(code for code, _ in parse_accept_lang_header(header))]
 
 
 def in_participant_language(view):
@@ -207,7 +209,7 @@ def _too_many(request: HttpRequest, message: str) -> HttpResponse:
 def _resume_form(
     request: HttpRequest, slug: str, params, external_id: str, *, error: str = "", status: int = 200
 ) -> HttpResponse:
-    link = {name: params.get(name, "")[:128] for name in ("STUDY_ID", "SESSION_ID")}
+    link = {name: params.get(name, "")[:128] for name in ("STUDY_ID", "SESSION_ID", "lang")}
     context = {"slug": slug, "external_id": external_id, "link": link, "error": error}
     return render(request, "surveys/resume.html", context, status=status)
 
@@ -536,7 +538,7 @@ def done(request: HttpRequest, slug: str) -> HttpResponse:
     outcome, quota = _outcome(request, slug, facts.spec)
     completion = completion_for(spec, outcome)
     if quota:
-        completion = replace(completion, message=quota_message(facts.spec, quota))
+        completion = replace(completion, message=quota_message(spec, quota))
     return render(request, "surveys/done.html", {"spec": spec, "completion": completion})
 
 

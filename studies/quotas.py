@@ -224,7 +224,8 @@ def admission(quota: Quota, counts: dict[str, int], answered: int, chosen: list[
 
 def quota_message(spec: dict, reason: str) -> str:
     """The screened-out page's text for a participant screened out for ``reason`` (``admission``): the
-    quota's own message, else the default in the participant's language (the platform's catalogue)."""
+    quota's own message (``spec``: the file in the participant's language, ``translation.localized``),
+    else the default in the participant's language (the platform's catalogue)."""
     for quota in quotas(spec):
         if reason.startswith((f"{quota.label} = ", f"{quota.label}: ")):
             return quota.message or gettext(DEFAULT_MESSAGE)

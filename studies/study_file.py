@@ -60,7 +60,7 @@ QUOTAS_SCHEMA = {  # studies.quotas: its rules and caps
                     "maxItems": 2,
                 },
             },
-            "message": _text,
+            "message": _shown,
         },
     },
 }

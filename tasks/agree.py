@@ -7,6 +7,7 @@ keys) that their answers' ``text`` and the disagreements table's ``prompt`` carr
 import math
 
 from django import forms
+from django.utils.text import capfirst
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
@@ -129,6 +130,12 @@ class OnePageForm(forms.Form):
             item_form.cleaned_data = {name: self.cleaned_data[item_form.add_prefix(name)] for name in item_form.fields}
             out += item_form.answers()
         return out
+
+
+def item_card(page: dict, index) -> dict:
+    """The profile card of a format 2 page's item, titled "This <noun>" in the participant's language."""
+    pool = index.pool_of(page)
+    return index.card(pool["key"], page["item"], gettext("This %(noun)s") % {"noun": index.noun(pool)})
 
 
 def bts_prompt(block: dict, positive: str = "") -> str | None:
@@ -326,12 +333,16 @@ class Agree(BlockTask):
         if "items" not in page:
             return self.item_form(block, page, index, data)
         pool = index.pool_of(page)
-        noun, n = index.noun(pool), len(page["items"])
+        noun, n = capfirst(index.noun(pool)), len(page["items"])
         return OnePageForm(
             data,
             item_forms=self.item_forms(block, page, index),
             cards=[
-                index.card(pool["key"], item, f"{noun.capitalize()} {i} of {n}")
+                index.card(
+                    pool["key"],
+                    item,
+                    gettext("%(noun)s %(number)d of %(total)d") % {"noun": noun, "number": i, "total": n},
+                )
                 for i, item in enumerate(page["items"], start=1)
             ],
         )
@@ -366,8 +377,7 @@ class Agree(BlockTask):
             return {"prompt_charts": {key: index.chart(index.prompts[key]["subject"]) for key in page["prompts"]}}
         if "items" in page:
             return {"cards": []}
-        pool = index.pool_of(page)
-        return {"cards": [index.card(pool["key"], page["item"], gettext("This %(noun)s") % {"noun": index.noun(pool)})]}
+        return {"cards": [item_card(page, index)]}
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
         """Agree with logit P = agree_logit(the AI's score) + leniency + N(0, noise)

@@ -6,6 +6,7 @@ from decimal import Decimal
 import numpy as np
 from django import forms
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from core.columns import Column
 from core.report_texts import (
@@ -20,7 +21,7 @@ from core.report_texts import (
     TableView,
 )
 from tasks import questions
-from tasks.agree import bts_prompt, error_rates_view
+from tasks.agree import bts_prompt, error_rates_view, item_card
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.fields import prediction_field, scale_field
 from tasks.schema import BTS, LABELS, MODEL, QUESTION, check_model
@@ -157,7 +158,9 @@ class Rate(BlockTask):
     )
     builder_seconds = 15
     builder_description = "Rating: how risky is this person? (7-point scale)"
-    default_bts_prompt = "What percentage of other participants do you think chose '{positive}' or higher?"
+    default_bts_prompt = gettext_noop(
+        "What percentage of other participants do you think chose '{positive}' or higher?"
+    )
     estimators = (
         "fairness.rater_groups.rater_group_difference_tests",
         "analysis.agreement.rating_icc",
@@ -322,7 +325,7 @@ class Rate(BlockTask):
 
     def context(self, page: dict, index) -> dict:
         block, pool = index.block(page), index.pool_of(page)
-        ctx = {"cards": [index.card(pool["key"], page["item"], f"This {index.noun(pool)}")]}
+        ctx = {"cards": [item_card(page, index)]}
         if block.get("show_model") and block.get("model"):
             score = index.model_output(pool["key"], page["item"], block["model"]).get("score")
             if score is not None:

@@ -12,6 +12,7 @@ for all participants and per rater group.
 """
 
 from django import forms
+from django.utils.text import capfirst
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
@@ -50,7 +51,7 @@ METRIC_COLUMNS = {
 
 def names(index, page: dict) -> tuple[str, str, str]:
     """The anchor's and the two others' names on the page: "<Noun> A", "<Noun> B", "<Noun> C"."""
-    noun = index.noun(index.pool_of(page)).capitalize()
+    noun = capfirst(index.noun(index.pool_of(page)))  # "Angeklagte Person A": only the first letter raised
     return f"{noun} A", f"{noun} B", f"{noun} C"
 
 
