@@ -181,6 +181,15 @@ HUMAN_SECTIONS = {
 }
 
 
+def lipschitz_sentence(L: float) -> str:
+    """What the audit's L means, printed under the share of violating pairs."""
+    return (
+        f"L = {L:g}: a pair violates when its scores differ by more than {L:g} score units per unit of human-metric "
+        f"distance (|s_i - s_j| > {L:g} d_M); a larger L tolerates larger score differences, so the share cannot grow "
+        "with L."
+    )
+
+
 def human_sections(result: AuditResult) -> list[Section]:
     """The sections of what people said: individual fairness under the human metric beside EaIF (the last
     effort weight) and the lowest parity over the group columns, with its worst pairs; the agreement with the
@@ -198,6 +207,9 @@ def human_sections(result: AuditResult) -> list[Section]:
             eaif = result.eaif[result.eaif["weights"] == last].set_index("model")["eaif"]
             parity = result.parity.min(axis=1) if result.parity.shape[1] else pd.Series(dtype=float)
             frame = frame.assign(eaif=frame["model"].map(eaif), parity=frame["model"].map(parity))
+        notes = [f"From {human.sources[option]}."]
+        if name == "human_metric_lipschitz":
+            notes += [lipschitz_sentence(frame["L"].iloc[0])]
         sections.append(
             table_section(
                 title,
@@ -206,7 +218,7 @@ def human_sections(result: AuditResult) -> list[Section]:
                 csv=f"{name}.csv",
                 columns=columns,
                 estimate=estimate,
-                notes=[f"From {human.sources[option]}."],
+                notes=notes,
             )
         )
         if name == "human_metric_lipschitz" and human.worst is not None:
