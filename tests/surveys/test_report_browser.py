@@ -86,3 +86,37 @@ def test_report_figures_download_as_png_and_svg(browser, live_server, demo_study
     assert "Download plot as SVG" in titles and any(t.startswith("Download plot as a") for t in titles), titles
     assert errors == []
     context.close()
+
+
+def test_in_group_figure_of_a_format_2_analysis(browser, live_server, researcher, tmp_path, settings):  # noqa: F811
+    """The rater group x subject group figure (``in_group_rates``) of an agree and a rate block is drawn at desktop
+    and phone width without horizontal scroll (``REPORT_SCREENSHOTS=DIR`` keeps it)."""
+    from tests.runs.test_design_analysis_runs import load_design_study
+
+    settings.REPORTS_DIR = tmp_path / "reports"
+    load_design_study(researcher)
+    call_command("analyze_study", "design", out=str(tmp_path / "design"), resamples=100, by=["role"])
+    heading = "Block judge (agree): rater group x subject group: each rater group's mean per subject group"
+    assert heading in (tmp_path / "design" / "report.html").read_text().replace("&#x27;", "'")
+    shots = os.environ.get("REPORT_SCREENSHOTS")
+    for width, height in ((1280, 900), (390, 844)):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+        page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/design/report/report.html")
+        page.fill("#id_username", "alice")
+        page.fill("#id_password", "alice-pass-123")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Log in").click()
+        for block in ("judge (agree)", "score (rate)"):
+            name = f"Block {block}: rater group x subject group: each rater group's mean per subject group"
+            section = page.locator("section", has=page.get_by_role("heading", name=name, exact=True)).first
+            section.locator(".main-svg").first.wait_for(timeout=20000)
+            section.scroll_into_view_if_needed()
+            if shots:
+                Path(shots).mkdir(parents=True, exist_ok=True)
+                section.screenshot(path=str(Path(shots) / f"in-group-{block.split()[0]}-{width}.png"))
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        assert errors == [], errors
+        context.close()
