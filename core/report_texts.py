@@ -111,15 +111,7 @@ IN_GROUP = ReportTable(
 )
 IN_GROUP_RATES = ReportTable(
     "rater group x subject group: each rater group's mean per subject group",
-    {
-        "measure": "Measure",
-        "subject_attribute": "Subject attribute",
-        "subject_group": "Subject group",
-        "rater_group": "Rater group",
-        "mean": "Mean",
-        "ci": CI_LABEL,
-        "n_raters": "Raters",
-    },
+    {"measure": "Measure", **{k: v for k, v in GROUP_MEANS.items() if k != "n_answers"}},
     Explanation(
         "The cells of the in-group table: per rater group, the mean answer on each subject group (a rating, the "
         "share disagreeing with the AI, or the share predicting the positive label), each rater's own mean "

@@ -27,6 +27,12 @@ def differences_figure(items: pd.DataFrame, *, difference: str, by: str, facet: 
     return fig
 
 
+def plain(value: object) -> str:
+    """A label as Plotly shows it as text: Plotly reads <b>, <i>, <a href> in labels, so ``<``, ``>`` and ``&``
+    are written as entities (a rater group "<i>judge</i>" is shown as typed, not in italics)."""
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def rater_group_bars(
     table: pd.DataFrame,
     *,
@@ -47,9 +53,10 @@ def rater_group_bars(
     outer = [f for f in facets if f in shown.columns and shown[f].nunique() > 1]
     parts = shown.groupby("rater_group", sort=False) if "rater_group" in shown.columns else [("", shown)]
     for group, part in parts:
-        categories = part[x].astype(str).replace("", "all").tolist()
-        positions = [part[outer].astype(str).agg(" · ".join, axis=1).tolist(), categories] if outer else categories
-        bars = go.Bar(x=positions, y=part[y], name=str(group), showlegend="rater_group" in shown.columns)
+        categories = [plain(v) for v in part[x].astype(str).replace("", "all")]
+        facet = part[outer].astype(str).agg(" · ".join, axis=1).map(plain).tolist() if outer else []
+        positions = [facet, categories] if outer else categories
+        bars = go.Bar(x=positions, y=part[y], name=plain(group), showlegend="rater_group" in shown.columns)
         if {"ci_low", "ci_high"} <= set(part.columns):
             bars.error_y = {
                 "type": "data",

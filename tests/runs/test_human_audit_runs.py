@@ -15,6 +15,7 @@ from studies.services import study_load
 from studies.synthetic_defendants import draw_defendants
 from tests.studies.test_builder import build
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
+from tests.surveys.test_report_browser import open_as_alice
 
 GROUPS = ["race", "sex"]
 
@@ -221,21 +222,19 @@ def test_the_human_sections_render_in_chromium_at_desktop_and_phone_width(source
     for width, height in ((1280, 900), (390, 844)):
         context = browser.new_context(viewport={"width": width, "height": height})
         page = context.new_page()
-        page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/effort-demo/audit/report.html")
-        page.fill("#id_username", "alice")
-        page.fill("#id_password", "alice-pass-123")
-        with page.expect_navigation():
-            page.get_by_role("button", name="Log in").click()
-        for title in ("Individual fairness under the human metric", "Reliance on features judged unfair"):
-            assert page.get_by_role("heading", name=title).is_visible()
+        open_as_alice(page, live_server, "/researcher/studies/effort-demo/audit/report.html")
+        for title, shot in (
+            ("Individual fairness under the human metric", "lipschitz"),
+            ("Agreement with the stakeholders' utility", "utility"),
+            ("Reliance on features judged unfair", "reliance"),
+        ):
+            section = page.locator("section", has=page.get_by_role("heading", name=title, exact=True)).first
+            section.locator(".main-svg").first.wait_for(timeout=20000)  # its figure is drawn
+            if shots:
+                Path(shots).mkdir(parents=True, exist_ok=True)
+                section.scroll_into_view_if_needed()
+                section.screenshot(path=str(Path(shots) / f"human-audit-{shot}-{width}.png"))
         assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
-        if shots:
-            Path(shots).mkdir(parents=True, exist_ok=True)
-            section = page.locator(
-                "section", has=page.get_by_role("heading", name="Individual fairness under the human metric")
-            )
-            section.first.scroll_into_view_if_needed()
-            page.screenshot(path=str(Path(shots) / f"human-audit-{width}.png"), full_page=width > 1000)
         page.goto(f"{live_server.url}/researcher/studies/effort-demo/start/")
         page.select_option("#audit-utility_from", "people-choose:choices")
         assert page.evaluate("document.documentElement.scrollWidth") <= width + 1

@@ -15,6 +15,15 @@ from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+def open_as_alice(page, live_server, path: str) -> None:
+    """Log in as the ``researcher`` fixture (alice) and land on ``path``."""
+    page.goto(f"{live_server.url}/accounts/login/?next={path}")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "alice-pass-123")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+
+
 def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tmp_path, settings):  # noqa: F811
     settings.REPORTS_DIR = tmp_path / "reports"
     simulate_participants("effort-demo", n=12, seed=5)
@@ -31,11 +40,7 @@ def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tm
         messages: list[str] = []
         page.on("console", lambda m, messages=messages: messages.append(m.text))
         page.on("pageerror", lambda e, messages=messages: messages.append(str(e)))
-        page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/effort-demo/audit/report.html")
-        page.fill("#id_username", "alice")
-        page.fill("#id_password", "alice-pass-123")
-        with page.expect_navigation():
-            page.get_by_role("button", name="Log in").click()
+        open_as_alice(page, live_server, "/researcher/studies/effort-demo/audit/report.html")
         assert page.url.endswith("/audit/report.html")
         page.locator(".report-chart .main-svg").nth(figures - 1).wait_for(timeout=20000)
         assert page.locator(".report-chart .main-svg").count() >= figures
@@ -63,11 +68,7 @@ def test_report_figures_download_as_png_and_svg(browser, live_server, demo_study
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/effort-demo/audit/report.html")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "alice-pass-123")
-    with page.expect_navigation():
-        page.get_by_role("button", name="Log in").click()
+    open_as_alice(page, live_server, "/researcher/studies/effort-demo/audit/report.html")
     figure = page.locator(".chart-figure").first
     figure.locator(".main-svg").first.wait_for(timeout=20000)
     assert page.locator(".provenance").get_by_text("Calibration used").is_visible()
@@ -104,11 +105,7 @@ def test_in_group_figure_of_a_format_2_analysis(browser, live_server, researcher
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
-        page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/design/report/report.html")
-        page.fill("#id_username", "alice")
-        page.fill("#id_password", "alice-pass-123")
-        with page.expect_navigation():
-            page.get_by_role("button", name="Log in").click()
+        open_as_alice(page, live_server, "/researcher/studies/design/report/report.html")
         for block in ("judge (agree)", "score (rate)"):
             name = f"Block {block}: rater group x subject group: each rater group's mean per subject group"
             section = page.locator("section", has=page.get_by_role("heading", name=name, exact=True)).first
