@@ -167,8 +167,9 @@ def check_sources(
     by: Sequence[str] = (),
     lipschitz: float = 1.0,
 ) -> dict[str, Source]:
-    """The audit's source options checked before anything is queued or fitted (the API, the audit form and
-    ``audit_models`` call it when the request is made, the job again as a second line): each ``SLUG[:BLOCK]``
+    """The audit's source options checked before anything is queued or fitted (the API and the audit form call
+    it when the request is made, ``audit_models`` and the job through :func:`human_audit_of`, the job's second
+    line): each ``SLUG[:BLOCK]``
     names a study of ``researcher`` (:func:`source_block`: a block of the option's task type, with answers),
     ``by`` questions of each source study, the audited subjects' ``columns`` (None: not checked) have every
     feature the source reads (:meth:`Source.missing_columns`), ``lipschitz`` > 0. Returns the sources by
