@@ -27,8 +27,10 @@ class ReportTable:
     """A table's section of a report: its heading, its columns (name -> label, in order), its
     explanation, the column whose estimate sets the table's precision (CIs), and ``figure``: the
     (category, estimate) columns drawn as bars per rater group with their CIs, if the section has a figure;
-    ``headline``: the column of a headline estimate, which the report's sensitivity table gives with all
-    participants and without those flagged for answer quality (``analysis.sensitivity``)."""
+    ``figure_facets``: columns labelling an outer level of the figure's x axis where they vary (e.g. the
+    measure and subject attribute of the subject groups); ``headline``: the column of a headline estimate,
+    which the report's sensitivity table gives with all participants and without those flagged for answer
+    quality (``analysis.sensitivity``)."""
 
     heading: str
     columns: dict[str, str]
@@ -36,6 +38,7 @@ class ReportTable:
     estimate: str | None = None
     figure: tuple[str, str] | None = None
     headline: str | None = None
+    figure_facets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,4 +108,21 @@ IN_GROUP = ReportTable(
         "group's raters; permutation test of the rater groups (Phipson & Smyth 2010)",
     ),
     estimate="gap",
+)
+IN_GROUP_RATES = ReportTable(
+    "rater group x subject group: each rater group's mean per subject group",
+    {"measure": "Measure", **{k: v for k, v in GROUP_MEANS.items() if k != "n_answers"}},
+    Explanation(
+        "The cells of the in-group table: per rater group, the mean answer on each subject group (a rating, the "
+        "share disagreeing with the AI, or the share predicting the positive label), each rater's own mean "
+        "counted once.",
+        "In the figure, bars of one colour are one rater group: rater groups whose bars rise and fall differently "
+        "across the subject groups interact with them (the gaps and their test are in the in-group table); "
+        "parallel bars at different heights are a main effect (one group answers higher for every subject group).",
+        "mean_{r,g} = (1/n_r) sum_{i in r} mean_i(g); t interval over the n_r raters",
+        "Biswas et al. (COMPASS 2020), respondent race x defendant race",
+    ),
+    estimate="mean",
+    figure=("subject_group", "mean"),
+    figure_facets=("measure", "subject_attribute"),
 )

@@ -121,6 +121,27 @@ def _check_header(text: str, *, name: str, sep: str, max_columns: int) -> list[s
     return first_line
 
 
+def _read_text(source, *, name: str, max_bytes: int) -> str:
+    """The upload as text: not empty, UTF-8 (a byte-order mark dropped), no NUL bytes."""
+    raw = _read_bytes(source, name=name, max_bytes=max_bytes)
+    if not raw.strip():
+        raise UploadError(f"{name}: the file is empty")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UploadError(f"{name}: the file is not UTF-8 text (byte {exc.start}); save it as CSV UTF-8") from exc
+    if "\x00" in text:
+        raise UploadError(f"{name}: the file contains NUL bytes; it is not a text CSV")
+    return text
+
+
+def csv_upload_header(source, *, name: str, sep: str = ",") -> list[str]:
+    """The column names of an uploaded CSV (its checked header, as :func:`read_csv_upload` checks it, under
+    the same byte and column limits), without pandas: a request can check an upload's columns."""
+    text = _read_text(source, name=name, max_bytes=settings.UPLOAD_MAX_BYTES)
+    return _check_header(text, name=name, sep=check_separator(sep, name), max_columns=settings.UPLOAD_MAX_COLUMNS)
+
+
 class _ParseTimeout(BaseException):
     """A BaseException, so that no ``except Exception`` inside pandas turns it into another error."""
 
@@ -151,15 +172,7 @@ def read_csv_upload(
     max_columns = settings.UPLOAD_MAX_COLUMNS if max_columns is None else max_columns
     max_seconds = settings.UPLOAD_MAX_PARSE_SECONDS if max_seconds is None else max_seconds
     sep = check_separator(sep, name)
-    raw = _read_bytes(source, name=name, max_bytes=max_bytes)
-    if not raw.strip():
-        raise UploadError(f"{name}: the file is empty")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UploadError(f"{name}: the file is not UTF-8 text (byte {exc.start}); save it as CSV UTF-8") from exc
-    if "\x00" in text:
-        raise UploadError(f"{name}: the file contains NUL bytes; it is not a text CSV")
+    text = _read_text(source, name=name, max_bytes=max_bytes)
     _check_header(text, name=name, sep=sep, max_columns=max_columns)
     try:
         with time_limit(max_seconds, _ParseTimeout):

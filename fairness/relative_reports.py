@@ -2,7 +2,7 @@
 JSON results (pure; no Django). The HTML is rendered from templates by ``runs.reports``."""
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -27,29 +27,44 @@ def differences_figure(items: pd.DataFrame, *, difference: str, by: str, facet: 
     return fig
 
 
+def plain(value: object) -> str:
+    """A label as Plotly shows it as text: Plotly reads <b>, <i>, <a href> in labels, so ``<``, ``>`` and ``&``
+    are written as entities (a rater group "<i>judge</i>" is shown as typed, not in italics)."""
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def rater_group_bars(
-    table: pd.DataFrame, *, x: str, y: str, title: str, labels: Mapping[str, str] | None = None
+    table: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    title: str,
+    labels: Mapping[str, str] | None = None,
+    facets: Sequence[str] = (),
 ) -> go.Figure:
-    """Bars of ``y`` per ``x``, one colour per rater group (``rater_group``), with the CI (``ci_low``,
-    ``ci_high``) as error bars; rows without a value (a group whose estimate failed) are left out, and an
-    empty category (the row over all subjects of a by-subject-group table) is labelled "all"; the axes
-    are titled by ``labels`` (column -> label, the report's column labels) or the column names."""
+    """Bars of ``y`` per ``x``, one colour per rater group (``rater_group``; one colour for a table without it),
+    with the CI (``ci_low``, ``ci_high``, when the table has them) as error bars; rows without a value (a group
+    whose estimate failed) are left out, and an empty category (the row over all subjects of a by-subject-group
+    table) is labelled "all". ``facets``: columns that, where they vary, label an outer level of the x axis
+    (Plotly's multicategory axis: e.g. measure · subject attribute, then subject group). The axes are titled by
+    ``labels`` (column -> label, the report's column labels) or the column names."""
     fig = go.Figure()
     shown = table.dropna(subset=[y])
-    for group, part in shown.groupby("rater_group", sort=False):
-        fig.add_trace(
-            go.Bar(
-                x=part[x].astype(str).replace("", "all"),
-                y=part[y],
-                name=str(group),
-                error_y={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": (part["ci_high"] - part[y]).tolist(),
-                    "arrayminus": (part[y] - part["ci_low"]).tolist(),
-                },
-            )
-        )
+    outer = [f for f in facets if f in shown.columns and shown[f].nunique() > 1]
+    parts = shown.groupby("rater_group", sort=False) if "rater_group" in shown.columns else [("", shown)]
+    for group, part in parts:
+        categories = [plain(v) for v in part[x].astype(str).replace("", "all")]
+        facet = part[outer].astype(str).agg(" · ".join, axis=1).map(plain).tolist() if outer else []
+        positions = [facet, categories] if outer else categories
+        bars = go.Bar(x=positions, y=part[y], name=plain(group), showlegend="rater_group" in shown.columns)
+        if {"ci_low", "ci_high"} <= set(part.columns):
+            bars.error_y = {
+                "type": "data",
+                "symmetric": False,
+                "array": (part["ci_high"] - part[y]).tolist(),
+                "arrayminus": (part[y] - part["ci_low"]).tolist(),
+            }
+        fig.add_trace(bars)
     names = labels or {}
     fig.update_layout(
         barmode="group",

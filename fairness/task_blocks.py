@@ -186,15 +186,10 @@ def in_group_gaps(
     ``frame``: participant_id, rater_group, subject and ``value``. Returns the table (measure,
     subject_attribute, subject_group, rater_group, gap, ci_low, ci_high, n_raters); each test goes to
     ``tests`` (the block's ``tests`` and ``pairwise`` tables, as ``in-group: <value>``)."""
-    frame = frame.merge(subjects, on="subject", how="left")
     means = dict(n_permutations=opts.n_permutations, seed=opts.seed)
     tables = []
-    for attribute in _attributes(subjects):
-        usable = frame.dropna(subset=[attribute])
-        values = sorted(usable[attribute].unique())
-        if len(values) > IN_GROUP_MAX_LEVELS:  # e.g. age in years: one test per year would be noise
-            continue
-        for group in values[:1] if len(values) == 2 else values if len(values) > 2 else []:
+    for attribute, usable, values in _in_group_attributes(frame, subjects):
+        for group in values[:1] if len(values) == 2 else values:
             inside = usable[attribute] == group
             per_rater = usable.assign(inside=inside).pivot_table(
                 index="participant_id", columns="inside", values=value, aggfunc="mean"
@@ -216,6 +211,51 @@ def in_group_gaps(
             tests.add(f"in-group: {value}", test, _name(attribute), group)
     columns = ["measure", "subject_attribute", "subject_group", "rater_group", "gap", "ci_low", "ci_high", "n_raters"]
     return pd.concat(tables, ignore_index=True)[columns] if tables else pd.DataFrame(columns=columns)
+
+
+def _in_group_attributes(frame: pd.DataFrame, subjects: pd.DataFrame):
+    """(attribute, the answers with a value of it, its sorted values) for each subject-group column with 2 to
+    ``IN_GROUP_MAX_LEVELS`` values among the answered subjects (age in years: one test per year would be noise)."""
+    frame = frame.merge(subjects, on="subject", how="left")
+    for attribute in _attributes(subjects):
+        usable = frame.dropna(subset=[attribute])
+        values = sorted(usable[attribute].unique())
+        if 2 <= len(values) <= IN_GROUP_MAX_LEVELS:
+            yield attribute, usable, values
+
+
+def in_group_rates(frame: pd.DataFrame, subjects: pd.DataFrame, value: str) -> pd.DataFrame:
+    """The cells of :func:`in_group_gaps`' interaction (its figure): for each subject-group column it uses and
+    each of its groups g, every rater's own mean of ``value`` on the subjects in g, averaged over all raters
+    (``ALL``) and over the raters of each rater group, with the t interval over those raters (mean -/+ t_{n-1}
+    s / sqrt(n); each rater weighs once, as in the gaps, so a rater who answered more does not count more).
+
+    ``frame``: participant_id, rater_group, subject and ``value``. Returns measure, subject_attribute,
+    subject_group, rater_group, mean, ci_low, ci_high, n_raters."""
+    rows = []
+    for attribute, usable, _ in _in_group_attributes(frame, subjects):
+        per_rater = usable.groupby(["participant_id", attribute])[value].mean().rename("mean").reset_index()
+        per_rater["rater_group"] = per_rater["participant_id"].map(
+            usable.groupby("participant_id")["rater_group"].first()
+        )
+        for group, cell in per_rater.groupby(attribute, sort=True):
+            parts = [(ALL, cell), *cell.dropna(subset=["rater_group"]).groupby("rater_group", sort=True)]
+            for rater_group, part in parts:
+                low, high = _t_interval(part["mean"])
+                rows.append(
+                    {
+                        "measure": value,
+                        "subject_attribute": _name(attribute),
+                        "subject_group": group,
+                        "rater_group": rater_group,
+                        "mean": float(part["mean"].mean()),
+                        "ci_low": low,
+                        "ci_high": high,
+                        "n_raters": len(part),
+                    }
+                )
+    columns = ["measure", "subject_attribute", "subject_group", "rater_group", "mean", "ci_low", "ci_high", "n_raters"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _t_interval(values: pd.Series, level: float = 0.95) -> tuple[float, float]:
@@ -393,14 +433,15 @@ def _agree(
                 for statistic, result in results.items():
                     tests.add(statistic, result, _name(attribute), "" if scope == "all" else scope)
     keys = ["participant_id", "rater_group", "subject"]
-    in_group = in_group_gaps(frame[[*keys, "disagreement"]], subjects, "disagreement", opts, tests)
+    measures = {"disagreement": frame[[*keys, "disagreement"]]}
     if frame["model_label"].notna().all():
-        predicted = frame[keys].assign(predicted=agree_predictions(frame["value"], frame["model_label"]))
-        more = in_group_gaps(predicted, subjects, "predicted", opts, tests)
-        in_group = pd.concat([in_group, more], ignore_index=True)
+        measures["predicted"] = frame[keys].assign(predicted=agree_predictions(frame["value"], frame["model_label"]))
+    in_group = pd.concat([in_group_gaps(m, subjects, name, opts, tests) for name, m in measures.items()])
+    cells = pd.concat([in_group_rates(m, subjects, name) for name, m in measures.items()])
     tables = {"disagreement_rate": rates, **tests.tables(), "subject_groups": groups}
     if len(in_group):
-        tables["in_group"] = in_group
+        tables["in_group"] = in_group.reset_index(drop=True)
+        tables["in_group_rates"] = cells.reset_index(drop=True)
     if notion_tables:
         tables["notions"] = pd.concat(notion_tables, ignore_index=True)
     if "outcome" in subjects.columns:
@@ -555,6 +596,7 @@ def _rate(
     tables = {"ratings": means, **tests.tables(), "subject_groups": groups}
     if len(in_group):
         tables["in_group"] = in_group
+        tables["in_group_rates"] = in_group_rates(rated, subjects, "rating")
     parity, notes = _rating_parity(block, frame, subjects, opts)
     if len(parity):
         tables["parity"] = parity

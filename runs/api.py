@@ -56,7 +56,7 @@ def _start(request, slug: str, kind: str, serializer_class, uploads: tuple[str, 
     """Validate a job's parameters (400 with field errors), take its upload fields out of them and
     queue it on the latest visible version of ``slug`` (:func:`_accepted`)."""
     study = latest_visible(request, slug)
-    params = serializer_class(data=request.data, context={"study": study})
+    params = serializer_class(data=request.data, context={"study": study, "researcher": request.user})
     params.is_valid(raise_exception=True)
     data = dict(params.validated_data)
     files = {name: data.pop(name) for name in uploads}

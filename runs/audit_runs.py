@@ -37,6 +37,7 @@ def audit_run_create(
     utility_from: str | None = None,
     features_from: str | None = None,
     by: Sequence[str] = (),
+    lipschitz: float = 1.0,
     researcher=None,
 ) -> AuditRun:
     """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
@@ -45,7 +46,8 @@ def audit_run_create(
     yes/no feedback when its subjects are in the file, write the report into ``out_dir``, store
     its files (storage folder ``audit/<uuid>``), the run and the disagreement Calibration. ``metric_from``,
     ``utility_from``, ``features_from`` (``SLUG[:BLOCK]``, studies of ``researcher``, else of the audited
-    study's owner) add what people said, per rater group of ``by`` (``runs.human_sources``)."""
+    study's owner) add what people said, per rater group of ``by`` (``runs.human_sources``), the human metric's
+    Lipschitz condition with L = ``lipschitz``."""
     study = latest_study(slug)
     likert = None
     if calibration_id is not None:
@@ -80,6 +82,7 @@ def audit_run_create(
         utility_from=utility_from,
         features_from=features_from,
         by=by,
+        lipschitz=lipschitz,
         seed=seed,
         n_resamples=n_resamples,
     )

@@ -1,8 +1,21 @@
 """The audit's options that read what people said in a study (no scientific imports: the web form lists them)."""
 
+import math
+
 # option (the API's and the form's field name) -> the command's option, the task types it reads, a name
 OPTIONS = {
     "metric_from": ("--metric-from", ("pair_comparable", "triplet"), "a learned fair metric"),
     "utility_from": ("--utility-from", ("choose",), "a utility model"),
     "features_from": ("--features-from", ("feature_fairness",), "feature-fairness judgements"),
 }
+LIPSCHITZ = "lipschitz"  # the Lipschitz constant L of the audit under the human metric (--lipschitz)
+
+
+def lipschitz_problem(value: object) -> str | None:
+    """Why ``value`` cannot be the audit's L (a finite number > 0, in the scores' units per unit of
+    human-metric distance), or None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+        return None
+    return (
+        f"--lipschitz must be a finite number > 0 (the scores' units per unit of human-metric distance), not {value!r}"
+    )

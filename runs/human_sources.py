@@ -7,7 +7,8 @@ the audited study); ``BLOCK`` (a task block's key) chooses when the study has se
 Answers are the completed, non-pilot participants' who passed the attention checks; rater groups are the
 source study's questionnaire answers to ``by`` (none: the "all raters" rows only)."""
 
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +29,7 @@ from fairness.human_metric import MAX_METRIC_RESAMPLES, HumanMetric, Kind, fit_m
 from fairness.model_audit import Subjects
 from fairness.rater_groups import group_of_raters
 from research.export import export_tables
-from runs.human_source_options import OPTIONS
+from runs.human_source_options import LIPSCHITZ, OPTIONS, lipschitz_problem
 from studies.format2 import check_by
 from studies.models import Study
 from studies.selectors import can_view, owning_version
@@ -38,7 +39,12 @@ MEASURES = {"pair_comparable": "comparable", "triplet": "closer", "choose": "cho
 
 
 class SourceError(ValueError):
-    """A ``SLUG[:BLOCK]`` the audit cannot use; the message names the option and the reason."""
+    """A ``SLUG[:BLOCK]`` the audit cannot use; the message names the option and the reason, ``field`` the
+    option's API and form field (``metric_from``, ``utility_from``, ``features_from``, ``by`` or ``lipschitz``)."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -58,7 +64,33 @@ class Source:
         return f"{self.study.slug}:{self.block['key']} ({self.block['task']}, {raters} raters{decision})"
 
     def error(self, message: str) -> SourceError:
-        return SourceError(f"{OPTIONS[self.option][0]} {self.study.slug}:{self.block['key']}: {message}")
+        return SourceError(f"{OPTIONS[self.option][0]} {self.study.slug}:{self.block['key']}: {message}", self.option)
+
+    def subject_columns(self) -> list[str]:
+        """The audited subjects' columns the source reads: the pool features of a metric, the raw columns of
+        a utility model's coded features, the judged features of feature-fairness answers."""
+        task = self.block["task"]
+        if task == "choose":
+            raw = pool_features(self.study.spec, self.block).columns
+            _, coded, _ = feature_matrix(self.study.spec, self.block)
+            return list(dict.fromkeys(name if name in raw else name.partition("=")[0] for name in coded))
+        if task == "feature_fairness":
+            return sorted(self.answers["subject"].astype(str).unique())
+        return pool_frame(self.pool())[1]
+
+    def pool(self) -> dict:
+        """The block's pool in the study file."""
+        return next(p for p in self.study.spec["pools"] if p["key"] == self.block["pool"])
+
+    def missing_columns(self, columns: Collection[str]) -> None:
+        """SourceError naming the :meth:`subject_columns` that ``columns`` (the audited subjects') lack."""
+        missing = [c for c in self.subject_columns() if c not in columns]
+        if missing:
+            what = {"choose": "utility model's", "feature_fairness": "judged"}.get(self.block["task"], "pool")
+            raise self.error(
+                f"the block's {what} features {', '.join(missing)} are not columns of the audited subjects (their "
+                f"columns: {', '.join(map(str, columns))})"
+            )
 
 
 def _may_use(researcher, audited_slug: str, slug: str) -> bool:
@@ -76,19 +108,25 @@ def source_block(option: str, reference: str, *, researcher, audited_slug: str, 
     flag, tasks, kind = OPTIONS[option]
     slug, _, key = reference.partition(":")
     if not slug or not _may_use(researcher, audited_slug, slug):
-        raise SourceError(f"{flag} {reference!r}: no study {slug!r} among the researcher's studies")
+        raise SourceError(f"{flag} {reference!r}: no study {slug!r} among the researcher's studies", option)
     study = Study.objects.filter(slug=slug).order_by("-version").first()
     assert study is not None  # _may_use found its owning version
-    blocks = [b for b in study.spec.get("blocks", []) if b.get("type") == "task" and b.get("task") in tasks]
-    if key:
-        blocks = [b for b in blocks if b["key"] == key]
+    named = [b for b in study.spec.get("blocks", []) if b.get("type") == "task" and (not key or b["key"] == key)]
+    blocks = [b for b in named if b.get("task") in tasks]
+    needs = f"{' or '.join(tasks)} ({kind})"
+    if key and named and not blocks:
+        raise SourceError(
+            f"{flag} {reference!r}: block {key!r} of study {slug!r} is a {named[0]['task']} block; {flag} needs a "
+            f"{needs} block",
+            option,
+        )
     if not blocks:
-        where = f"no block {key!r} of type" if key else "no block of type"
-        raise SourceError(f"{flag} {reference!r}: {where} {' or '.join(tasks)} ({kind}) in study {slug!r}")
+        where = f"no task block {key!r}" if key else f"no block of type {needs}"
+        raise SourceError(f"{flag} {reference!r}: {where} in study {slug!r}", option)
     if len(blocks) > 1:
         keys = ", ".join(b["key"] for b in blocks)
         raise SourceError(
-            f"{flag} {reference!r}: study {slug!r} has several such blocks ({keys}); name one: {slug}:BLOCK"
+            f"{flag} {reference!r}: study {slug!r} has several such blocks ({keys}); name one: {slug}:BLOCK", option
         )
     block = blocks[0]
     tables = export_tables(slug, participants=Q(status="completed", pilot=False))
@@ -96,31 +134,78 @@ def source_block(option: str, reference: str, *, researcher, audited_slug: str, 
     answers = answers[(answers["measure"] != "questionnaire") & (answers["excluded"] != 1)] if len(answers) else answers
     frame = block_answers(answers, block["key"], MEASURES[block["task"]]) if len(answers) else answers
     if frame.empty:
-        raise SourceError(f"{flag} {slug}:{block['key']}: no completed participant's answers yet")
+        raise SourceError(f"{flag} {slug}:{block['key']}: no completed participant's answers yet", option)
     groups = pd.Series(np.nan, index=pd.Index(frame["participant_id"].unique()), dtype=object)
     if by:
         try:
             columns = list(check_by(study.spec, by))
         except ValueError as exc:
-            raise SourceError(f"{flag} {slug}:{block['key']}: {exc}") from exc
+            raise SourceError(f"--by: {exc} (study {slug!r}, read by {flag})", "by") from exc
         questionnaire = tables.questionnaire.reindex(columns=["participant_id", *columns])
         questionnaire[columns] = questionnaire[columns].replace("", np.nan)
         groups = group_of_raters(questionnaire, "participant_id", columns).reindex(groups.index)
     return Source(option, study, block, frame.assign(rater_group=frame["participant_id"].map(groups)), groups)
 
 
+class SourceErrors(ValueError):
+    """Every problem of an audit's source options (:func:`check_sources`): ``errors`` maps each field
+    (``metric_from``, ``utility_from``, ``features_from``, ``by``, ``lipschitz``) to its messages."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        super().__init__("; ".join(message for messages in errors.values() for message in messages))
+        self.errors = errors
+
+
+def check_sources(
+    *,
+    audited_slug: str,
+    researcher=None,
+    columns: Collection[str] | None = None,
+    metric_from: str | None = None,
+    utility_from: str | None = None,
+    features_from: str | None = None,
+    by: Sequence[str] = (),
+    lipschitz: float = 1.0,
+) -> dict[str, Source]:
+    """The audit's source options checked before anything is queued or fitted (the API and the audit form call
+    it when the request is made, ``audit_models`` and the job through :func:`human_audit_of`, the job's second
+    line): each ``SLUG[:BLOCK]``
+    names a study of ``researcher`` (:func:`source_block`: a block of the option's task type, with answers),
+    ``by`` questions of each source study, the audited subjects' ``columns`` (None: not checked) have every
+    feature the source reads (:meth:`Source.missing_columns`), ``lipschitz`` > 0. Returns the sources by
+    option; SourceErrors with every problem by field."""
+    errors: dict[str, list[str]] = defaultdict(list)
+    problem = lipschitz_problem(lipschitz)
+    if problem:
+        errors[LIPSCHITZ].append(problem)
+    references = {"metric_from": metric_from, "utility_from": utility_from, "features_from": features_from}
+    given = {option: reference for option, reference in references.items() if reference}
+    if by and not given:
+        errors["by"].append(
+            "--by splits the raters of the sources into groups: name a source (--metric-from, --utility-from or "
+            "--features-from)"
+        )
+    sources = {}
+    for option, reference in given.items():
+        try:
+            source = source_block(option, reference, researcher=researcher, audited_slug=audited_slug, by=by)
+            if columns is not None:
+                source.missing_columns(columns)
+        except SourceError as exc:
+            errors[exc.field].append(str(exc))
+        else:
+            sources[option] = source
+    if errors:
+        raise SourceErrors(dict(errors))
+    return sources
+
+
 def source_metric(source: Source, subjects: pd.DataFrame, *, n_resamples: int, seed: int) -> HumanMetric:
     """The block's learned metric (``fairness.human_metric.fit_metric`` over the pool's features, at most
-    MAX_METRIC_RESAMPLES rater-bootstrap refits); SourceError when an audited subject lacks a feature or
-    has a text value the pool does not have (the metric cannot measure it)."""
-    pool = next(p for p in source.study.spec["pools"] if p["key"] == source.block["pool"])
-    pool_subjects, features = pool_frame(pool)
-    missing = [f for f in features if f not in subjects.columns]
-    if missing:
-        raise source.error(
-            f"the block's pool features {', '.join(missing)} are not columns of the audited subjects (their "
-            f"columns: {', '.join(map(str, subjects.columns))})"
-        )
+    MAX_METRIC_RESAMPLES rater-bootstrap refits; :func:`check_sources` has checked that the audited subjects
+    have its features); SourceError when an audited subject has a text value the pool does not have (the
+    metric cannot measure it)."""
+    pool_subjects, features = pool_frame(source.pool())
     kind: Kind = "comparable" if source.block["task"] == "pair_comparable" else "triplet"
     judgements = judgements_of(source.answers, kind).drop(columns="rater_group")
     try:
@@ -193,25 +278,31 @@ def human_audit_of(
     utility_from: str | None = None,
     features_from: str | None = None,
     by: Sequence[str] = (),
+    lipschitz: float = 1.0,
     seed: int = 1,
     n_resamples: int = 1000,
 ) -> HumanAudit | None:
     """The audit's parts from what people said (``fairness.human_audit.HumanAudit``; None when no source is
-    given): every source is checked before anything is fitted."""
-    references = {"metric_from": metric_from, "utility_from": utility_from, "features_from": features_from}
-    sources = {
-        option: source_block(option, reference, researcher=researcher, audited_slug=audited_slug, by=by)
-        for option, reference in references.items()
-        if reference
-    }
+    given): every source is checked (:func:`check_sources`) before anything is fitted; the human metric's
+    Lipschitz condition uses L = ``lipschitz``."""
+    frame = subjects.frame.set_index("id")
+    sources = check_sources(
+        audited_slug=audited_slug,
+        researcher=researcher,
+        columns=frame.columns,
+        metric_from=metric_from,
+        utility_from=utility_from,
+        features_from=features_from,
+        by=by,
+        lipschitz=lipschitz,
+    )
     if not sources:
         return None
-    frame = subjects.frame.set_index("id")
     scores = pd.DataFrame({model: frame[f"score_{model}"] for model in subjects.models})
-    lipschitz = worst = utility = reliance = None
+    violations = worst = utility = reliance = None
     if "metric_from" in sources:
         metric = source_metric(sources["metric_from"], frame, n_resamples=n_resamples, seed=seed)
-        lipschitz, worst = lipschitz_table(scores, frame, metric)
+        violations, worst = lipschitz_table(scores, frame, metric, L=lipschitz)
     if "utility_from" in sources:
         utility = source_utility(sources["utility_from"], scores, frame, n_resamples=n_resamples, seed=seed)
     if "features_from" in sources:
@@ -222,5 +313,5 @@ def human_audit_of(
         except ValueError as exc:
             raise source.error(str(exc)) from exc
     return HumanAudit(
-        lipschitz, worst, utility, reliance, {OPTIONS[o][0]: source.label for o, source in sources.items()}
+        violations, worst, utility, reliance, {OPTIONS[o][0]: source.label for o, source in sources.items()}
     )

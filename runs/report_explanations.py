@@ -188,7 +188,8 @@ AUDIT = {
         "0 means every pair is treated as alike as people say it should be; the 95% CI is the percentile "
         "interval of the share over the metric's rater-bootstrap refits (the metric's uncertainty; the subjects "
         "and scores are fixed). EaIF is under the last effort weight, parity the lowest over the group columns.",
-        "share = #{i < j: |s_i - s_j| > L d_M(x_i, x_j)} / (n(n - 1) / 2), d_M(x, y)^2 = (x - y)' M (x - y), L = 1",
+        "share = #{i < j: |s_i - s_j| > L d_M(x_i, x_j)} / (n(n - 1) / 2), d_M(x, y)^2 = (x - y)' M (x - y); "
+        "L (--lipschitz, default 1) in the scores' units per unit of d_M",
         "Dwork et al. (2012), the Lipschitz condition; Mukherjee et al. (2020, ICML), the learned metric M",
     ),
     "human_metric_worst": Explanation(

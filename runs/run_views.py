@@ -57,7 +57,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         job_kind, serializer_class, upload_fields = STARTABLE[kind]
         data = request.POST.copy()
         data.update(request.FILES)
-        serializer = serializer_class(data=data, context={"study": study})
+        serializer = serializer_class(data=data, context={"study": study, "researcher": request.user})
         if serializer.is_valid():
             params = dict(serializer.validated_data)
             uploads = {field: params.pop(field) for field in upload_fields}

@@ -10,8 +10,9 @@ from rest_framework.fields import empty
 from rest_framework.utils import html
 
 from core.cli_args import bins_text
-from core.uploads import UploadError, check_separator
+from core.uploads import UploadError, check_separator, csv_upload_header
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
+from runs.human_source_options import LIPSCHITZ, OPTIONS, lipschitz_problem
 from runs.models import Job
 from runs.plan_parameters import PLAN_PARAMETERS, check_weights
 from studies.format2 import check_by
@@ -124,8 +125,47 @@ class AuditRequestSerializer(serializers.Serializer):
         required=False, allow_blank=True, max_length=200, help_text="SLUG[:BLOCK]: a feature_fairness block"
     )
     by = serializers.ListField(
-        child=serializers.CharField(max_length=100), required=False, help_text="rater groups of those studies"
+        child=serializers.CharField(max_length=100, allow_blank=True),
+        required=False,
+        help_text="rater groups of those studies: questionnaire question keys (the form's text box: separated by "
+        "spaces or commas)",
     )
+    lipschitz = serializers.FloatField(
+        default=1.0,
+        help_text="L of the human metric's Lipschitz condition |s_i - s_j| <= L d(i, j): the scores' units per unit "
+        "of human-metric distance (> 0)",
+    )
+
+    def validate_by(self, by: list[str]) -> list[str]:
+        """Question keys, the form's one text box split at spaces and commas."""
+        return [key for text in by for key in text.replace(",", " ").split()]
+
+    def validate(self, data: dict) -> dict:
+        """The source options checked against the researcher's studies and the subjects' columns when the request
+        is made (``runs.human_sources.check_sources``, which the job repeats), not in the job."""
+        problem = lipschitz_problem(data[LIPSCHITZ])
+        if not data.get("by") and not any(data.get(option) for option in OPTIONS):
+            if problem:  # no source: nothing to read, and no scientific import in the web worker
+                raise serializers.ValidationError({LIPSCHITZ: [problem]})
+            return data
+        from runs.human_sources import SourceErrors, check_sources  # reads the sources' answers (pandas)
+
+        try:
+            columns = csv_upload_header(data["subjects"], name="subjects")
+        except UploadError as exc:
+            raise serializers.ValidationError({"subjects": [str(exc)]}) from exc
+        try:
+            check_sources(
+                audited_slug=self.context["study"].slug,
+                researcher=self.context["researcher"],
+                columns=columns,
+                **{option: data.get(option) or None for option in OPTIONS},
+                by=data.get("by") or (),
+                lipschitz=data[LIPSCHITZ],
+            )
+        except SourceErrors as exc:
+            raise serializers.ValidationError(exc.errors) from exc
+        return data
 
 
 class AuditRunSerializer(serializers.Serializer):

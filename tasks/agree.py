@@ -18,6 +18,7 @@ from core.report_texts import (
     FEEDBACK,
     GROUP_MEANS,
     IN_GROUP,
+    IN_GROUP_RATES,
     RESAMPLING,
     Explanation,
     ReportTable,
@@ -202,6 +203,7 @@ class Agree(BlockTask):
     analysis = "fairness.task_blocks.agree_block"
     report_tables = {
         "in_group": IN_GROUP,
+        "in_group_rates": IN_GROUP_RATES,
         "disagreement_rate": ReportTable(
             "disagreement rate by rater group",
             {**GROUP_MEANS, "mean": "DR"},

@@ -15,6 +15,7 @@ from core.report_texts import (
     GROUP_MEANS,
     ICC_COLUMNS,
     IN_GROUP,
+    IN_GROUP_RATES,
     RESAMPLING,
     Explanation,
     ReportTable,
@@ -169,6 +170,7 @@ class Rate(BlockTask):
     analysis = "fairness.task_blocks.rate_block"
     report_tables = {
         "in_group": IN_GROUP,
+        "in_group_rates": IN_GROUP_RATES,
         "ratings": ReportTable(
             "mean ratings by rater group and subject group",
             GROUP_MEANS,

@@ -14,6 +14,7 @@ from fairness.model_audit import (
     human_tables,
     notions_pivot,
 )
+from fairness.relative_reports import rater_group_bars
 from runs.provenance import Provenance
 from runs.report_explanations import (
     AUDIT,
@@ -25,6 +26,7 @@ from runs.report_format import (
 from runs.reports.base import (
     CI_LABEL,
     Section,
+    figure_context,
     figure_sections,
     render_report,
     table_context,
@@ -162,6 +164,20 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, proven
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
 
 
+# a table of what people said -> its figure: (x, y) columns and title ({L}: the audit's L), bars per rater group
+HUMAN_FIGURES = {
+    "human_metric_lipschitz": (
+        "model",
+        "statistic",
+        "Pairs violating the human metric (L = {L:g}), per model",
+    ),
+    "utility_agreement": (
+        "model",
+        "statistic",
+        "Spearman rho with the stakeholders' utility, per model",
+    ),
+    "unfair_feature_reliance": ("model", "reliance", "Reliance on features judged unfair, per model"),
+}
 # a table of what people said (its CSV name) -> section title, columns shown, estimate column, its option
 HUMAN_SECTIONS = {
     "human_metric_lipschitz": (
@@ -181,6 +197,15 @@ HUMAN_SECTIONS = {
 }
 
 
+def lipschitz_sentence(L: float) -> str:
+    """What the audit's L means, printed under the share of violating pairs."""
+    return (
+        f"L = {L:g}: a pair violates when its scores differ by more than {L:g} score units per unit of human-metric "
+        f"distance (|s_i - s_j| > {L:g} d_M); a larger L tolerates larger score differences, so the share cannot grow "
+        "with L."
+    )
+
+
 def human_sections(result: AuditResult) -> list[Section]:
     """The sections of what people said: individual fairness under the human metric beside EaIF (the last
     effort weight) and the lowest parity over the group columns, with its worst pairs; the agreement with the
@@ -198,17 +223,17 @@ def human_sections(result: AuditResult) -> list[Section]:
             eaif = result.eaif[result.eaif["weights"] == last].set_index("model")["eaif"]
             parity = result.parity.min(axis=1) if result.parity.shape[1] else pd.Series(dtype=float)
             frame = frame.assign(eaif=frame["model"].map(eaif), parity=frame["model"].map(parity))
-        sections.append(
-            table_section(
-                title,
-                frame,
-                explanation=AUDIT[name],
-                csv=f"{name}.csv",
-                columns=columns,
-                estimate=estimate,
-                notes=[f"From {human.sources[option]}."],
-            )
+        notes = [f"From {human.sources[option]}."]
+        if name == "human_metric_lipschitz":
+            notes += [lipschitz_sentence(frame["L"].iloc[0])]
+        section = table_section(
+            title, frame, explanation=AUDIT[name], csv=f"{name}.csv", columns=columns, estimate=estimate, notes=notes
         )
+        if name in HUMAN_FIGURES and len(frame):
+            x, y, heading = HUMAN_FIGURES[name]
+            heading = heading.format(L=frame["L"].iloc[0]) if "L" in frame else heading
+            section.figure = figure_context(rater_group_bars(frame, x=x, y=y, title=heading, labels=columns))
+        sections.append(section)
         if name == "human_metric_lipschitz" and human.worst is not None:
             sections.append(
                 Section(

@@ -212,7 +212,9 @@ def write_design_report(
             if texts.figure is not None and not frame.empty:
                 x, y = texts.figure
                 title = f"Block {block.block}: {texts.heading}"
-                section.figure = figure_context(rater_group_bars(frame, x=x, y=y, title=title, labels=texts.columns))
+                section.figure = figure_context(
+                    rater_group_bars(frame, x=x, y=y, title=title, labels=texts.columns, facets=texts.figure_facets)
+                )
             if i == 0:
                 section.paragraphs = list(block.notes)
             sections.append(section)

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from fairness.rater_groups import ALL
-from fairness.task_blocks import Options, Tests, in_group_gaps
+from fairness.task_blocks import Options, Tests, in_group_gaps, in_group_rates
 
 SUBJECTS = pd.DataFrame({"subject": [f"s{i}" for i in range(20)], "group:race": ["A"] * 10 + ["B"] * 10})
 OPTS = Options(n_resamples=400, n_permutations=400, seed=1)
@@ -91,3 +91,37 @@ def test_finds_in_group_bias_and_its_intervals_cover():
     assert min(covered.values()) / 200 >= 0.93, covered
     assert found / 200 >= 0.8
     assert np.mean(estimates) == pytest.approx(-1.0, abs=0.05)
+
+
+def test_rates_by_hand():
+    """The figure's cells on the by-hand data: each rater's mean per subject race, averaged per rater group."""
+    rows = [
+        (1, "A", "s0", 2.0), (1, "A", "s1", 4.0), (1, "A", "s10", 1.0),
+        (2, "A", "s11", 5.0),
+        (3, "B", "s0", 1.0), (3, "B", "s10", 3.0), (3, "B", "s12", 5.0),
+        (4, "B", "s2", 2.0), (4, "B", None, 9.0),  # a subject without a race counts nowhere
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["participant_id", "rater_group", "subject", "rating"])
+    table = in_group_rates(frame, SUBJECTS, "rating").set_index(["subject_group", "rater_group"])
+    # race A subjects: rater 1 (2 + 4) / 2 = 3, rater 3: 1, rater 4: 2; race B: rater 1: 1, 2: 5, 3: (3 + 5) / 2 = 4
+    expected = {("A", "A"): (3.0, 1), ("A", "B"): (1.5, 2), ("A", ALL): (2.0, 3)}
+    expected |= {("B", "A"): (3.0, 2), ("B", "B"): (4.0, 1), ("B", ALL): (10 / 3, 3)}
+    for cell, (mean, n) in expected.items():
+        assert table.loc[cell, "mean"] == pytest.approx(mean) and table.loc[cell, "n_raters"] == n, cell
+    assert np.isnan(table.loc[("A", "A"), "ci_low"])  # one rater: no interval
+    low, high = table.loc[("A", "B"), ["ci_low", "ci_high"]]  # raters' means 1 and 2: 1.5 -/+ t_1 0.5
+    assert (low, high) == pytest.approx((1.5 - 12.7062 * 0.5, 1.5 + 12.7062 * 0.5), abs=1e-3)
+    assert set(table["measure"]) == {"rating"} and set(table["subject_attribute"]) == {"race"}
+
+
+def test_rates_intervals_cover():
+    """In-group bias 0.5 (simulate): the true cell means are 0.3 - 0.5 = -0.2 (A raters, race A), 0.3 + 0.5 = 0.8
+    (A, B), 0 (B, A), 0.5 - 0.5 = 0 (B, B); over 200 studies each 95% CI covers its cell in >= 93%."""
+    rng = np.random.default_rng(4)
+    truth = {("A", "A"): -0.2, ("B", "A"): 0.8, ("A", "B"): 0.0, ("B", "B"): 0.0}  # (subject race, rater group)
+    covered = dict.fromkeys(truth, 0)
+    for _ in range(200):
+        table = in_group_rates(simulate(rng, bias=0.5), SUBJECTS, "rating").set_index(["subject_group", "rater_group"])
+        for cell, value in truth.items():
+            covered[cell] += table.loc[cell, "ci_low"] <= value <= table.loc[cell, "ci_high"]
+    assert min(covered.values()) / 200 >= 0.93, covered

@@ -105,3 +105,26 @@ def test_a_metric_learned_from_people_audits_scores_end_to_end():
         assert (result.statistic > 0) == violating and result.n_pairs == 60 * 59 // 2
         low, high = result.confidence_interval
         assert 0 <= low <= high <= 1
+
+
+def test_the_audits_L_changes_the_share_as_it_must():
+    """``fairness.human_audit.lipschitz_table`` (the audit's ``--lipschitz L``) by hand on three subjects, and the
+    share and its interval non-increasing in L on random data (a larger L tolerates larger score differences)."""
+    from fairness.human_audit import lipschitz_table
+
+    subjects = pd.DataFrame({"x": [0.0, 1.0, 3.0]}, index=["a", "b", "c"])
+    scores = pd.DataFrame({"m": [0.0, 2.0, 2.5]}, index=["a", "b", "c"])
+    # |s_i - s_j| vs d: a-b 2 vs 1, a-c 2.5 vs 3, b-c 0.5 vs 2; a pair violates when the difference > L d
+    by_hand = {0.1: 3 / 3, 0.25: 2 / 3, 0.5: 2 / 3, 0.9: 1 / 3, 1.0: 1 / 3, 2.0: 0.0, 5.0: 0.0}  # 0.25: b-c a tie
+    for L, share in by_hand.items():
+        table, _ = lipschitz_table(scores, subjects, Metric(np.eye(1)), L=L)
+        assert table.loc[0, "statistic"] == pytest.approx(share) and table.loc[0, "L"] == L, L
+    rng = np.random.default_rng(3)
+    subjects = pd.DataFrame(rng.normal(size=(60, 2)), columns=["x", "y"])
+    scores = pd.DataFrame({"m": rng.uniform(size=60), "n": rng.uniform(size=60) * 3})
+    draws = [np.diag(rng.uniform(0.2, 2, size=2)) for _ in range(30)]
+    tables = [lipschitz_table(scores, subjects, Metric(np.eye(2), draws), L=L)[0] for L in np.geomspace(0.01, 50, 25)]
+    for column in ("statistic", "ci_low", "ci_high"):
+        values = np.array([t[column].to_numpy() for t in tables])  # L x models
+        assert (np.diff(values, axis=0) <= 1e-12).all(), column
+    assert tables[0]["statistic"].gt(0.9).all() and tables[-1]["statistic"].eq(0).all()

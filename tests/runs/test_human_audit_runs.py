@@ -3,6 +3,7 @@ feature_fairness templates, run by simulated participants, then a model audit th
 sources' refusals; the same options from the API and the web form."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,7 @@ from studies.services import study_load
 from studies.synthetic_defendants import draw_defendants
 from tests.studies.test_builder import build
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
+from tests.surveys.test_report_browser import open_as_alice
 
 GROUPS = ["race", "sex"]
 
@@ -57,11 +59,13 @@ def test_an_audit_uses_the_metric_the_utilities_and_the_feature_judgements_peopl
         utility_from="people-choose:choices",
         features_from="people-fair",
         by=["role"],
+        lipschitz=2.0,
     )
     results = json.loads((out / "results.json").read_text())["human"]
     assert set(results["sources"]) == {"--metric-from", "--utility-from", "--features-from"}
     lipschitz = pd.read_csv(out / "human_metric_lipschitz.csv")
     assert list(lipschitz["model"]) == ["ai", "by_priors"] and lipschitz["n_pairs"].eq(40 * 39 // 2).all()
+    assert lipschitz["L"].eq(2.0).all()
     assert (lipschitz["ci_low"] <= lipschitz["ci_high"]).all() and lipschitz["statistic"].between(0, 1).all()
     assert {"id_i", "id_j", "excess", "model"} <= set(pd.read_csv(out / "human_metric_worst_pairs.csv").columns)
     utility = pd.read_csv(out / "utility_agreement.csv")
@@ -78,6 +82,7 @@ def test_an_audit_uses_the_metric_the_utilities_and_the_feature_judgements_peopl
     priors_only = importance[(importance["model"] == "by_priors") & (importance["feature"] != "priors")]
     assert priors_only["importance"].abs().max() < 1e-9  # a model that ignores a feature does not rely on it
     html = (out / "report.html").read_text()
+    assert "L = 2: a pair violates when its scores differ by more than 2 score units per unit of human-metric" in html
     for title in (
         "Individual fairness under the human metric",
         "Worst pairs under the human metric",
@@ -88,37 +93,81 @@ def test_an_audit_uses_the_metric_the_utilities_and_the_feature_judgements_peopl
         assert title in html
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize(
-    "options, message",
-    [
-        ({"metric_from": "nobody-study"}, "--metric-from 'nobody-study': no study 'nobody-study' among the researcher"),
-        ({"metric_from": "people-choose"}, "no block of type pair_comparable or triplet"),
-        ({"utility_from": "people-choose:other"}, "no block 'other' of type choose"),
-        ({"features_from": "people-alike"}, "no block of type feature_fairness"),
-        ({"metric_from": "people-alike", "by": ["nothing"]}, "'nothing' is not a questionnaire question"),
-    ],
-)
-def test_sources_the_audit_cannot_use_are_refused_with_the_reason(sources, tmp_path, options, message):
-    with pytest.raises(CommandError, match=message):
-        audit(sources, tmp_path, **options)
+# each refusal: the options, the field that names it (API, form, SourceErrors.errors) and its message
+REFUSED = [
+    ({"metric_from": "nobody-study"}, "metric_from", "--metric-from 'nobody-study': no study 'nobody-study' among the"),
+    ({"metric_from": "bobs-alike"}, "metric_from", "no study 'bobs-alike' among the researcher's studies"),
+    ({"utility_from": "people-choose:other"}, "utility_from", "no task block 'other' in study 'people-choose'"),
+    ({"features_from": "people-alike"}, "features_from", "no block of type feature_fairness"),
+    (
+        {"metric_from": "people-choose:choices"},
+        "metric_from",
+        "block 'choices' of study 'people-choose' is a choose block; --metric-from needs a pair_comparable or triplet",
+    ),
+    (
+        {"metric_from": "nobody-answered"},
+        "metric_from",
+        "--metric-from nobody-answered:triplets: no completed participant's answers",
+    ),
+    ({"metric_from": "people-alike", "subjects": "fewer"}, "metric_from", "the block's pool features charge are not"),
+    ({"features_from": "people-fair", "subjects": "fewer"}, "features_from", "the block's judged features charge are"),
+    ({"metric_from": "people-alike", "by": ["nothing"]}, "by", "--by 'nothing' is not a questionnaire question"),
+    ({"by": ["role"]}, "by", "--by splits the raters of the sources into groups: name a source"),
+    ({"lipschitz": 0.0}, "lipschitz", "--lipschitz must be a finite number > 0"),
+    ({"metric_from": "people-alike", "lipschitz": -1.0}, "lipschitz", "--lipschitz must be a finite number > 0"),
+]
 
 
 @pytest.mark.django_db
-def test_a_pool_feature_missing_from_the_audited_subjects_is_named(sources, tmp_path, other_researcher):
-    pd.read_csv(sources).drop(columns=["charge"]).to_csv(tmp_path / "fewer.csv", index=False)
-    with pytest.raises(CommandError, match="the block's pool features charge are not columns of the audited subjects"):
-        audit(tmp_path / "fewer.csv", tmp_path, metric_from="people-alike")
-    other = build(draw_defendants(10, seed=1), "triplet", group_columns=GROUPS, slug="bobs-alike")
-    study_load(spec=other, owner=other_researcher)
-    with pytest.raises(CommandError, match="no study 'bobs-alike' among the researcher's studies"):
-        audit(sources, tmp_path, metric_from="bobs-alike")
+def test_sources_the_audit_cannot_use_are_refused_before_anything_is_queued(
+    sources, tmp_path, researcher, other_researcher, client
+):
+    """One check (``runs.human_sources.check_sources``) for the command (CommandError), the API (400 with the
+    field's error) and the audit form (the error under its field): nothing is queued, run or stored."""
+    from django.utils.html import escape
+    from rest_framework.test import APIClient
+
+    from runs.models import AuditRun, Job
+
+    study_load(
+        spec=build(draw_defendants(10, seed=1), "triplet", group_columns=GROUPS, slug="bobs-alike"),
+        owner=other_researcher,
+    )
+    study_load(
+        spec=build(draw_defendants(10, seed=2), "triplet", group_columns=GROUPS, slug="nobody-answered"),
+        owner=researcher,
+    )
+    files = {"all": sources, "fewer": tmp_path / "fewer.csv"}
+    pd.read_csv(sources).drop(columns=["charge"]).to_csv(files["fewer"], index=False)
+    api = APIClient()
+    api.force_authenticate(researcher)
+    client.force_login(researcher)
+    for options, field, message in REFUSED:
+        options = dict(options)
+        path = files[options.pop("subjects", "all")]
+        with pytest.raises(CommandError, match=re.escape(message)):
+            audit(path, tmp_path, **options)
+        form = {k: " ".join(v) if k == "by" else v for k, v in options.items()}
+        with path.open("rb") as fh:
+            response = api.post("/api/studies/effort-demo/audits/", {"subjects": fh, **options}, format="multipart")
+        assert response.status_code == 400, (options, response.content)
+        assert any(message in error for error in response.json()["fields"][field]), (options, response.json())
+        with path.open("rb") as fh:
+            page = client.post("/researcher/studies/effort-demo/start/audit/", {"subjects": fh, **form})
+        assert page.status_code == 400, options
+        html = page.content.decode()
+        own = html[html.index(f'id="audit-{field}"') :]
+        assert escape(message) in own[: own.index("</div>")], (options, field)  # under its own field
+        assert Job.objects.count() == 0 and AuditRun.objects.count() == 0, options
 
 
 @pytest.mark.django_db(transaction=True)  # the job worker commits
-def test_the_api_and_the_web_form_take_the_same_options(sources, researcher, other_researcher, client):
+def test_the_api_and_the_web_form_take_the_same_options(sources, demo_study, researcher, other_researcher, client):
+    from django.core.files import File
     from rest_framework.test import APIClient
 
+    from runs.models import Job
+    from runs.services import job_create
     from tests.conftest import run_jobs
 
     api = APIClient()
@@ -138,16 +187,26 @@ def test_the_api_and_the_web_form_take_the_same_options(sources, researcher, oth
     page = client.get("/researcher/studies/effort-demo/start/").content.decode()
     assert '<option value="people-choose:choices">people-choose: choices (choose)</option>' in page
     assert 'name="metric_from"' in page and 'name="utility_from"' in page and 'name="features_from"' in page
-    # another researcher's job cannot read this researcher's study, even when it names it
+    # another researcher's study is refused when the request is made, and again by the job (a job queued before
+    # the source became unusable, here one queued without the request's check)
     bobs = build(draw_defendants(10, seed=2), "triplet", group_columns=GROUPS, slug="bobs-own")
     study_load(spec=bobs, owner=other_researcher)
     with sources.open("rb") as fh:
         refused = api.post(
             "/api/studies/effort-demo/audits/", {"subjects": fh, "metric_from": "bobs-own"}, format="multipart"
         )
+    assert refused.status_code == 400 and "no study 'bobs-own' among" in refused.json()["fields"]["metric_from"][0]
+    with sources.open("rb") as fh:
+        job = job_create(
+            kind=Job.Kind.AUDIT,
+            user=researcher,
+            study=demo_study,
+            params={"metric_from": "bobs-own"},
+            uploads={"subjects": File(fh, name="subjects.csv")},
+        )
     run_jobs()
-    failed = api.get(refused["Location"]).json()
-    assert failed["status"] == "failed" and "no study 'bobs-own' among the researcher's studies" in failed["error"]
+    job.refresh_from_db()
+    assert job.status == "failed" and "no study 'bobs-own' among the researcher's studies" in job.error
 
 
 @pytest.mark.browser
@@ -163,21 +222,19 @@ def test_the_human_sections_render_in_chromium_at_desktop_and_phone_width(source
     for width, height in ((1280, 900), (390, 844)):
         context = browser.new_context(viewport={"width": width, "height": height})
         page = context.new_page()
-        page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/effort-demo/audit/report.html")
-        page.fill("#id_username", "alice")
-        page.fill("#id_password", "alice-pass-123")
-        with page.expect_navigation():
-            page.get_by_role("button", name="Log in").click()
-        for title in ("Individual fairness under the human metric", "Reliance on features judged unfair"):
-            assert page.get_by_role("heading", name=title).is_visible()
+        open_as_alice(page, live_server, "/researcher/studies/effort-demo/audit/report.html")
+        for title, shot in (
+            ("Individual fairness under the human metric", "lipschitz"),
+            ("Agreement with the stakeholders' utility", "utility"),
+            ("Reliance on features judged unfair", "reliance"),
+        ):
+            section = page.locator("section", has=page.get_by_role("heading", name=title, exact=True)).first
+            section.locator(".main-svg").first.wait_for(timeout=20000)  # its figure is drawn
+            if shots:
+                Path(shots).mkdir(parents=True, exist_ok=True)
+                section.scroll_into_view_if_needed()
+                section.screenshot(path=str(Path(shots) / f"human-audit-{shot}-{width}.png"))
         assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
-        if shots:
-            Path(shots).mkdir(parents=True, exist_ok=True)
-            section = page.locator(
-                "section", has=page.get_by_role("heading", name="Individual fairness under the human metric")
-            )
-            section.first.scroll_into_view_if_needed()
-            page.screenshot(path=str(Path(shots) / f"human-audit-{width}.png"), full_page=width > 1000)
         page.goto(f"{live_server.url}/researcher/studies/effort-demo/start/")
         page.select_option("#audit-utility_from", "people-choose:choices")
         assert page.evaluate("document.documentElement.scrollWidth") <= width + 1

@@ -15,6 +15,15 @@ from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+def open_as_alice(page, live_server, path: str) -> None:
+    """Log in as the ``researcher`` fixture (alice) and land on ``path``."""
+    page.goto(f"{live_server.url}/accounts/login/?next={path}")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "alice-pass-123")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+
+
 def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tmp_path, settings):  # noqa: F811
     settings.REPORTS_DIR = tmp_path / "reports"
     simulate_participants("effort-demo", n=12, seed=5)
@@ -31,11 +40,7 @@ def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tm
         messages: list[str] = []
         page.on("console", lambda m, messages=messages: messages.append(m.text))
         page.on("pageerror", lambda e, messages=messages: messages.append(str(e)))
-        page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/effort-demo/audit/report.html")
-        page.fill("#id_username", "alice")
-        page.fill("#id_password", "alice-pass-123")
-        with page.expect_navigation():
-            page.get_by_role("button", name="Log in").click()
+        open_as_alice(page, live_server, "/researcher/studies/effort-demo/audit/report.html")
         assert page.url.endswith("/audit/report.html")
         page.locator(".report-chart .main-svg").nth(figures - 1).wait_for(timeout=20000)
         assert page.locator(".report-chart .main-svg").count() >= figures
@@ -63,11 +68,7 @@ def test_report_figures_download_as_png_and_svg(browser, live_server, demo_study
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/effort-demo/audit/report.html")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "alice-pass-123")
-    with page.expect_navigation():
-        page.get_by_role("button", name="Log in").click()
+    open_as_alice(page, live_server, "/researcher/studies/effort-demo/audit/report.html")
     figure = page.locator(".chart-figure").first
     figure.locator(".main-svg").first.wait_for(timeout=20000)
     assert page.locator(".provenance").get_by_text("Calibration used").is_visible()
@@ -86,3 +87,33 @@ def test_report_figures_download_as_png_and_svg(browser, live_server, demo_study
     assert "Download plot as SVG" in titles and any(t.startswith("Download plot as a") for t in titles), titles
     assert errors == []
     context.close()
+
+
+def test_in_group_figure_of_a_format_2_analysis(browser, live_server, researcher, tmp_path, settings):  # noqa: F811
+    """The rater group x subject group figure (``in_group_rates``) of an agree and a rate block is drawn at desktop
+    and phone width without horizontal scroll (``REPORT_SCREENSHOTS=DIR`` keeps it)."""
+    from tests.runs.test_design_analysis_runs import load_design_study
+
+    settings.REPORTS_DIR = tmp_path / "reports"
+    load_design_study(researcher)
+    call_command("analyze_study", "design", out=str(tmp_path / "design"), resamples=100, by=["role"])
+    heading = "Block judge (agree): rater group x subject group: each rater group's mean per subject group"
+    assert heading in (tmp_path / "design" / "report.html").read_text().replace("&#x27;", "'")
+    shots = os.environ.get("REPORT_SCREENSHOTS")
+    for width, height in ((1280, 900), (390, 844)):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+        open_as_alice(page, live_server, "/researcher/studies/design/report/report.html")
+        for block in ("judge (agree)", "score (rate)"):
+            name = f"Block {block}: rater group x subject group: each rater group's mean per subject group"
+            section = page.locator("section", has=page.get_by_role("heading", name=name, exact=True)).first
+            section.locator(".main-svg").first.wait_for(timeout=20000)
+            section.scroll_into_view_if_needed()
+            if shots:
+                Path(shots).mkdir(parents=True, exist_ok=True)
+                section.screenshot(path=str(Path(shots) / f"in-group-{block.split()[0]}-{width}.png"))
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        assert errors == [], errors
+        context.close()

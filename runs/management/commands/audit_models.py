@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from fairness.model_audit import SubjectsFileError
 from runs.audit_runs import AuditError, audit_run_create
-from runs.human_sources import SourceError
+from runs.human_sources import SourceError, SourceErrors
 from studies.services import StudyNotFound
 
 
@@ -36,10 +36,18 @@ class Command(BaseCommand):
             help="each model's reliance on features judged unfair in a study's feature_fairness block",
         )
         parser.add_argument(
+            "--lipschitz",
+            type=float,
+            default=1.0,
+            metavar="L",
+            help="with --metric-from: a pair violates when its scores differ by more than L times its human-metric "
+            "distance (scores' units per unit of distance; default 1)",
+        )
+        parser.add_argument(
             "--by", nargs="+", default=[], metavar="QUESTION", help="rater groups of those studies (questionnaire)"
         )
 
-    def handle(self, *args, study, subjects, calibration, condition, shown_model, out, seed, by, **options):
+    def handle(self, *args, study, subjects, calibration, condition, shown_model, out, seed, by, lipschitz, **options):
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / study / f"audit-{condition or 'default'}"
         try:
             run = audit_run_create(
@@ -54,8 +62,9 @@ class Command(BaseCommand):
                 utility_from=options["utility_from"],
                 features_from=options["features_from"],
                 by=by,
+                lipschitz=lipschitz,
             )
-        except (StudyNotFound, AuditError, SubjectsFileError, SourceError) as exc:
+        except (StudyNotFound, AuditError, SubjectsFileError, SourceError, SourceErrors) as exc:
             raise CommandError(str(exc)) from exc
         for row in run.results["eaif"]:
             self.stdout.write(f"  {row['model']:<22} {row['weights']:<22} EaIF {row['eaif']:.4f}")
@@ -69,7 +78,9 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {cal['boundary_note']}")
         human = run.results.get("human") or {}
         for row in human.get("human_metric_lipschitz", []):
-            self.stdout.write(f"  {row['model']:<22} human metric: share of pairs violating {row['statistic']:.4f}")
+            self.stdout.write(
+                f"  {row['model']:<22} human metric: share of pairs violating (L = {row['L']:g}) {row['statistic']:.4f}"
+            )
         for row in human.get("utility_agreement", []):
             self.stdout.write(
                 f"  {row['model']:<22} Spearman with the utility of {row['rater_group']}: {row['statistic']:.3f}"
