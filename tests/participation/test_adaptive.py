@@ -457,7 +457,7 @@ Participant.objects.filter(pk=participant.pk).update(position=first)
 html = client.get(f"/s/{slug}/page/").content.decode()
 assert 'value="alike/#0"' in html, html[-2000:]
 assert participant.adaptive_decisions.get().fit_id == fit.pk
-heavy = [m for m in ("scipy", "pandas", "statsmodels", "sklearn") if m in sys.modules]
+heavy = [m for m in sys.argv[2].split(",") if m in sys.modules]
 print("heavy:", ",".join(heavy))
 """
 
@@ -466,22 +466,20 @@ print("heavy:", ",".join(heavy))
 def test_a_metric_decision_in_the_web_worker_imports_no_scientific_library(tmp_path, task):
     """A participant page of an adaptive metric block with a stored fit, in a fresh interpreter started
     as a web worker: the decision is scored with plain Python (``tests/test_web_worker_imports.py``)."""
-    import os
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE", "PYTHONPATH")}
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
-        SQLITE_PATH=str(tmp_path / "light.sqlite3"),
-        REPORTS_DIR=str(tmp_path / "reports"),
-        PYTHONPATH=str(ROOT),
-        DJANGO_ALLOWED_HOSTS="testserver",
-    )
+    from tests.test_web_worker_imports import HEAVY, web_worker_env
+
+    env = web_worker_env(tmp_path)
     spec = tmp_path / "study.json"
     spec.write_text(json.dumps(metric_spec(task)))
     run = subprocess.run(
-        [sys.executable, "-c", LIGHT_PROBE, str(spec)], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, "-c", LIGHT_PROBE, str(spec), ",".join(HEAVY)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split()[-1] == "heavy:", run.stdout
