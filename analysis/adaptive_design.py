@@ -101,7 +101,10 @@ def pair_direction(fit: Fit, subjects: Sequence[str]) -> Direction | None:
 
 CHOICE = Design("choice", pair_information, pair_direction)
 
-MIN_PREDICTOR = 1e-9  # floor of t = d^2 in the comparable information (infinite at 0, identical subjects)
+# Floor of t = d^2 in the comparable information, which grows as 1/t towards identical subjects (where
+# "treat alike" is certain, so one "not alike" would be infinitely informative): at most about 50, so a
+# weight fitted at 0 does not make the pairs that differ only in its feature look settled.
+MIN_PREDICTOR = 0.01
 
 
 def comparable_information(t: float) -> float:

@@ -526,6 +526,8 @@ def design_fit(answers: Sequence[tuple], pool: dict, *, kind: Kind):
     frame = pd.DataFrame(list(answers), columns=["participant_id", "subject", "value"])
     judgements = judgements_of(frame.assign(rater_group=None), kind).drop(columns="rater_group")
     subjects, features = pool_frame(pool)
+    if not features:
+        raise ValueError("the pool's subjects differ in no feature column: there is no metric to fit")
     return metric_for_design(judgements, subjects, features, kind=kind)
 
 

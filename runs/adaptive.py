@@ -5,7 +5,9 @@ block's current fit. The block stays on the balanced fallback until its first re
 answers). The refits: ``choose``, Bradley-Terry strengths ("Equally" as Davidson ties) with one virtual
 win and loss per subject (``analysis.adaptive_design.choice_fit``: finite from the first answers on);
 ``pair_comparable`` and ``triplet``, the learned metric's per-column weights with their covariance
-(``fairness.human_metric.metric_for_design``).
+(``fairness.human_metric.metric_for_design``). A refit the data cannot give (a metric over a pool whose
+subjects do not differ in any feature) stores nothing and says why in the job's result: the block keeps
+its current fit, or the balanced fallback.
 """
 
 from django.db import transaction
@@ -46,7 +48,10 @@ def _refit(state: AdaptiveState) -> dict:
     result = {"block": state.block, "n_answers": len(rows)}
     if not rows:
         return {**result, "fit": None}
-    fitted = import_string(adaptive.fit)(rows, content.pools[block["pool"]])
+    try:
+        fitted = import_string(adaptive.fit)(rows, content.pools[block["pool"]])
+    except ValueError as exc:  # e.g. a metric over a pool without a usable feature: the current fit stays
+        return {**result, "fit": None, "problem": str(exc)}
     parameters, estimate, covariance, vectors = fitted
     with transaction.atomic():
         locked = AdaptiveState.objects.select_for_update().get(pk=state.pk)

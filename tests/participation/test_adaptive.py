@@ -340,8 +340,10 @@ def test_the_metric_scores_match_numpy():
 
 def test_the_comparable_information_is_the_expected_curvature_of_the_log_likelihood():
     """w(t) = E[-d^2 log L / dt^2] for P(alike) = 2 expit(-t), by finite differences over both answers;
-    finite and continuous near t = 0 (identical subjects) and 0 far away."""
-    for t in (1e-3, 0.05, 0.5, 2.0, 8.0):
+    bounded near t = 0 (identical subjects: t floored at MIN_PREDICTOR) and 0 far away."""
+    from analysis.adaptive_design import MIN_PREDICTOR
+
+    for t in (0.02, 0.05, 0.5, 2.0, 8.0):
         h = 1e-4 * max(t, 1e-2)
         pi = 2 / (1 + np.exp(t))
 
@@ -351,7 +353,7 @@ def test_the_comparable_information_is_the_expected_curvature_of_the_log_likelih
 
         curvature = [-(ll(t + h, y) - 2 * ll(t, y) + ll(t - h, y)) / h**2 for y in (True, False)]
         assert comparable_information(t) == pytest.approx(pi * curvature[0] + (1 - pi) * curvature[1], rel=1e-4)
-    assert comparable_information(0.0) == comparable_information(-1.0) > 1e8
+    assert comparable_information(0.0) == comparable_information(MIN_PREDICTOR) == pytest.approx(50, rel=0.01)
     assert comparable_information(800.0) == 0.0
 
 
@@ -499,3 +501,26 @@ def test_by_simulation_adaptive_metric_elicitation_reaches_a_narrower_ci_than_ba
             for design in ("balanced", "adaptive")
         }
         assert runs["adaptive"].mean_ci_width[-1] < 0.9 * runs["balanced"].mean_ci_width[-1], runs
+
+
+@pytest.mark.django_db
+def test_a_metric_refit_the_pool_cannot_give_leaves_the_block_balanced(researcher, django_capture_on_commit_callbacks):
+    """Subjects that differ in no feature give no metric: the refit job says why and stores no fit."""
+    from participation.models import AdaptiveFit, AdaptiveState
+    from participation.simulate import simulate_participants
+    from studies.services import study_load
+
+    spec = metric_spec("pair_comparable", refit_every=5)
+    subjects = spec["pools"][0]["subjects"]
+    for subject in subjects:
+        subject["features"] = dict(subjects[0]["features"])
+    study = study_load(spec=spec, owner=researcher).study
+    with django_capture_on_commit_callbacks(execute=True):
+        simulate_participants("comparable-sim", n=3, seed=1, decline_rate=0)
+    from runs.models import Job
+
+    assert _run_refits(study) == ["succeeded"] * len(Job.objects.filter(kind="adaptive_refit", study=study))
+    results = list(Job.objects.filter(kind="adaptive_refit", study=study).values_list("result", flat=True))
+    assert results and "differ in no feature" in results[0]["problem"] and results[0]["fit"] is None
+    assert not AdaptiveFit.objects.filter(study=study).exists()
+    assert AdaptiveState.objects.get(study=study).fit_id is None
