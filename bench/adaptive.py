@@ -2,7 +2,7 @@
 web worker takes to choose the next item.
 
 Run: .venv/bin/python bench/adaptive.py [--task choose|pair_comparable|triplet] [--subjects 30]
-     [--spread 2.0] [--features 4] [--judgements 3000] [--seeds 5]
+     [--spread 2.0] [--features 4] [--rater-spread 0] [--judgements 3000] [--seeds 5]
      [--database-url postgres://USER:PASS@127.0.0.1:5432/DB --participants 200 --threads 8]
      .venv/bin/python bench/adaptive.py --write-study FILE.json   (the study for bench/launch.py --study)
 
@@ -10,7 +10,8 @@ Part 1 (``simulation.adaptive``, no database): per seed, simulated raters answer
 10 per rater: ``--task choose`` (the default), pairs of ``--subjects`` subjects with known Bradley-Terry
 strengths s ~ N(0, spread^2) (all pairs are candidates); ``pair_comparable`` (all pairs) and ``triplet``
 (all triplets) of ``--subjects`` subjects with ``--features`` uniform features, judged under a diagonal
-metric whose weights are ``simulation.metric``'s times exp(N(0, spread^2)) (default spread 1 for these).
+metric whose weights are ``simulation.metric``'s times exp(N(0, spread^2)) (default spread 1 for these;
+``--rater-spread``: each rater's own weights, times exp(N(0, rater_spread^2))).
 The target is the balanced design's mean 95% CI width (of the strengths, or of the metric's weights)
 after ``--judgements`` judgements, and the adaptive design's judgements to reach it are read off its
 curve (recorded every ``--step``, linearly interpolated). Prints both, their ratio and the reduction,
@@ -64,7 +65,8 @@ def part_one(args) -> None:
         )
         print(
             f"{args.task}: {args.subjects} subjects, {args.features} uniform features, metric weights "
-            f"{TRIPLET_SLOPE / args.features:g} exp(N(0, {args.spread:g}^2)), {items} candidates, 10 judgements per "
+            f"{TRIPLET_SLOPE / args.features:g} exp(N(0, {args.spread:g}^2)) (per rater times exp(N(0, "
+            f"{args.rater_spread:g}^2))), {items} candidates, 10 judgements per "
             f"rater, refit every {args.refit_every}, {args.candidates} candidates"
         )
     ratios = []
@@ -73,6 +75,7 @@ def part_one(args) -> None:
         options = {
             "task": args.task,
             "n_features": args.features,
+            "rater_spread": args.rater_spread,
             "n_subjects": args.subjects,
             "spread": args.spread,
             "judgements": args.judgements,
@@ -178,6 +181,9 @@ def main() -> None:
     parser.add_argument("--task", choices=TASKS, default="choose")
     parser.add_argument("--spread", type=float, help="default 2 (choose), 1 (pair_comparable, triplet)")
     parser.add_argument("--features", type=int, default=4, help="pair_comparable, triplet: features per subject")
+    parser.add_argument(
+        "--rater-spread", type=float, default=0.0, help="pair_comparable, triplet: SD of each rater's log weights"
+    )
     parser.add_argument("--judgements", type=int, default=3000)
     parser.add_argument("--step", type=int, default=50)
     parser.add_argument("--refit-every", type=int, default=20)

@@ -17,8 +17,10 @@ The task types (``task``):
 * ``pair_comparable`` and ``triplet``: subjects with ``n_features`` features uniform on [0, 1], scaled as
   ``fairness.human_metric`` scales them; the raters' metric is ``simulation.metric``'s (M =
   TRIPLET_SLOPE / k I on the k scaled columns) with each weight multiplied by exp(N(0, spread^2)), so
-  M = diag(m); P("treat alike") = 2 expit(-d_M^2) over all pairs, P(b more similar to the anchor than c)
-  = expit(d_M(anchor, c)^2 - d_M(anchor, b)^2) over all triplets. Refits by
+  M = diag(m) (with ``rater_spread``, each rater's own: m times exp(N(0, rater_spread^2)) per weight,
+  raters who disagree, which the design's one fit for all does not model); P("treat alike") =
+  2 expit(-d_M^2) over all pairs, P(b more similar to the anchor than c) =
+  expit(d_M(anchor, c)^2 - d_M(anchor, b)^2) over all triplets. Refits by
   ``fairness.human_metric.metric_for_design``; widths of the weights m_k from the Fisher information of
   the same diagonal model without its prior (Wald intervals, 2 z_0.975 sd; NaN while it is singular).
 """
@@ -70,17 +72,17 @@ def mean_ci_width(result) -> float:
 
 @dataclass
 class _Task:
-    """A simulated task: its design, items (id -> subjects), how a rater answers an item (given a
-    uniform draw), the design's fit of the answers so far and the mean CI width of their estimate."""
+    """A simulated task: its design, items (id -> subjects), how a rater (their number) answers an item
+    (given a uniform draw), the design's fit of the answers so far and the mean CI width of their estimate."""
 
     design: Design
     items: dict[str, tuple[str, ...]]
-    answer: Callable[[tuple[str, ...], float], float]
+    answer: Callable[[int, tuple[str, ...], float], float]
     fit: Callable[[list[tuple]], tuple]
     width: Callable[[list[tuple]], float]
 
 
-def _choice_task(rng: np.random.Generator, n_subjects: int, spread: float, n_features: int) -> _Task:
+def _choice_task(rng: np.random.Generator, n_subjects: int, spread: float) -> _Task:
     subjects = [f"s{i:03d}" for i in range(n_subjects)]
     truth = dict(zip(subjects, rng.normal(0.0, spread, n_subjects), strict=True))
 
@@ -98,13 +100,15 @@ def _choice_task(rng: np.random.Generator, n_subjects: int, spread: float, n_fea
     return _Task(
         CHOICE,
         {f"{a}~{b}": (a, b) for a, b in combinations(subjects, 2)},
-        lambda ends, u: float(u < 1.0 / (1.0 + np.exp(truth[ends[1]] - truth[ends[0]]))),
+        lambda rater, ends, u: float(u < 1.0 / (1.0 + np.exp(truth[ends[1]] - truth[ends[0]]))),
         lambda answers: fit_for_design(comparisons(answers)),
         width,
     )
 
 
-def _metric_task(rng: np.random.Generator, n_subjects: int, spread: float, n_features: int, kind: Kind) -> _Task:
+def _metric_task(
+    rng: np.random.Generator, n_subjects: int, spread: float, n_features: int, rater_spread: float, kind: Kind
+) -> _Task:
     subjects = pd.DataFrame(
         rng.random((n_subjects, n_features)),
         index=[f"s{i:03d}" for i in range(n_subjects)],
@@ -113,17 +117,21 @@ def _metric_task(rng: np.random.Generator, n_subjects: int, spread: float, n_fea
     features = list(subjects.columns)
     scaled = dict(zip(subjects.index, feature_scaling(subjects, features).transform(subjects), strict=True))
     weights = TRIPLET_SLOPE / n_features * np.exp(rng.normal(0.0, spread, n_features))
+    own = np.random.default_rng(int(rng.integers(2**32))) if rater_spread else None  # drawn only when used
+    raters: dict[int, np.ndarray] = {}
 
-    def d2(x: str, y: str) -> float:
-        return float(weights @ (scaled[x] - scaled[y]) ** 2)
+    def d2(rater: int, x: str, y: str) -> float:
+        if own is not None and rater not in raters:
+            raters[rater] = weights * np.exp(own.normal(0.0, rater_spread, n_features))
+        return float(raters.get(rater, weights) @ (scaled[x] - scaled[y]) ** 2)
 
     items: dict[str, tuple[str, ...]]
     if kind == "comparable":
         items = {f"{a}~{b}": (a, b) for a, b in combinations(subjects.index, 2)}
         design = COMPARABLE
 
-        def answer(ends: tuple[str, ...], u: float) -> float:
-            return float(u < 2.0 / (1.0 + np.exp(d2(*ends))))
+        def answer(rater: int, ends: tuple[str, ...], u: float) -> float:
+            return float(u < 2.0 / (1.0 + np.exp(d2(rater, *ends))))
 
     else:
         items = {
@@ -133,9 +141,9 @@ def _metric_task(rng: np.random.Generator, n_subjects: int, spread: float, n_fea
         }
         design = TRIPLET
 
-        def answer(ends: tuple[str, ...], u: float) -> float:
+        def answer(rater: int, ends: tuple[str, ...], u: float) -> float:
             anchor, b, c = ends
-            return float(u < 1.0 / (1.0 + np.exp(d2(anchor, b) - d2(anchor, c))))
+            return float(u < 1.0 / (1.0 + np.exp(d2(rater, anchor, b) - d2(rater, anchor, c))))
 
     def judgements(answers: list[tuple]) -> pd.DataFrame:
         return pd.DataFrame([(rater, *ends, value) for rater, ends, value in answers], columns=list(COLUMNS[kind]))
@@ -156,13 +164,15 @@ def _metric_task(rng: np.random.Generator, n_subjects: int, spread: float, n_fea
     )
 
 
-def simulation_task(task: str, rng: np.random.Generator, n_subjects: int, spread: float, n_features: int) -> _Task:
+def simulation_task(
+    task: str, rng: np.random.Generator, n_subjects: int, spread: float, n_features: int, rater_spread: float = 0.0
+) -> _Task:
     """The simulated ``task`` (module doc), its truth drawn from ``rng``."""
     if task == "choose":
-        return _choice_task(rng, n_subjects, spread, n_features)
+        return _choice_task(rng, n_subjects, spread)
     if task in ("pair_comparable", "triplet"):
         kind: Kind = "comparable" if task == "pair_comparable" else "triplet"
-        return _metric_task(rng, n_subjects, spread, n_features, kind)
+        return _metric_task(rng, n_subjects, spread, n_features, rater_spread, kind)
     raise ValueError(f"task must be one of {', '.join(TASKS)}, not {task!r}")
 
 
@@ -173,6 +183,7 @@ def simulate_elicitation(
     n_subjects: int = 30,
     spread: float = 1.5,
     n_features: int = 4,
+    rater_spread: float = 0.0,
     per_rater: int = 10,
     judgements: int = 3000,
     step: int = 100,
@@ -182,7 +193,7 @@ def simulate_elicitation(
 ) -> ElicitationRun:
     """One simulated study of ``design`` ("adaptive" or "balanced") on ``task``; see the module docstring."""
     rng = np.random.default_rng(seed)
-    sim = simulation_task(task, rng, n_subjects, spread, n_features)
+    sim = simulation_task(task, rng, n_subjects, spread, n_features, rater_spread)
     counts: dict[str, int] = {}
     pending: dict[str, float] = {}
     fit: Fit | None = None
@@ -196,7 +207,8 @@ def simulate_elicitation(
         ends = sim.items[item]
         record(sim.design, item, ends, fit, counts, pending)
         given.add(item)
-        answers.append((n // per_rater, ends, sim.answer(ends, rng.random())))
+        rater = n // per_rater
+        answers.append((rater, ends, sim.answer(rater, ends, rng.random())))
         answered = n + 1
         if design == "adaptive" and answered % refit_every == 0:
             fit, pending = Fit(answered, *sim.fit(answers)), {}
