@@ -524,3 +524,22 @@ def test_a_metric_refit_the_pool_cannot_give_leaves_the_block_balanced(researche
     assert results and "differ in no feature" in results[0]["problem"] and results[0]["fit"] is None
     assert not AdaptiveFit.objects.filter(study=study).exists()
     assert AdaptiveState.objects.get(study=study).fit_id is None
+
+
+def test_simulated_raters_may_disagree_on_the_metric():
+    """``rater_spread``: each rater answers by their own weights (the same for all their items); without
+    it every rater answers by the one metric, and the truth drawn from the seed is the same either way."""
+    from simulation.adaptive import simulation_task
+
+    grid = np.linspace(0.01, 0.99, 50)
+
+    def shares(rater_spread: float) -> list[float]:
+        """Per rater (0, 1, 0 again) the share of "alike" over every pair and the grid of uniform draws."""
+        sim = simulation_task("pair_comparable", np.random.default_rng(0), 10, 1.0, 4, rater_spread)
+        return [
+            float(np.mean([sim.answer(rater, ends, u) for ends in sim.items.values() for u in grid]))
+            for rater in (0, 1, 0)
+        ]
+
+    same, differ = shares(0.0), shares(0.5)
+    assert same[0] == same[1] == same[2] and differ[0] == differ[2] != differ[1]
