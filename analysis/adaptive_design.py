@@ -1,71 +1,172 @@
-"""Adaptive design of paired comparisons: which pair to ask about next, given a Bradley-Terry fit.
+"""Adaptive design of paired comparisons and similarity judgements: which item to ask about next, given a fit.
 
-Plain Python (no numpy): the web worker scores candidate pairs with it while serving participant pages
+Plain Python (no numpy): the web worker scores candidate items with it while serving participant pages
 (``participation.adaptive``), and the simulation of adaptive elicitation (``simulation.adaptive``) uses
 the same functions.
 
-With strengths s of the subjects and their covariance V (both centred on the subjects' mean, so no
-subject is a reference), p = expit(s_a - s_b) and w = p (1 - p), the Fisher information of one choice
-between a and b (Bradley & Terry 1952), one more choice x = e_a - e_b updates V to
-V - w V x x'V / (1 + w x'Vx) (Sherman-Morrison), lowering subject i's variance by
-w (V x)_i^2 / (1 + w x'Vx) and so, to first order, its standard deviation by that / (2 sd_i). A pair
+Every design is a model whose answer to item x (a vector over the fit's parameters theta) has a
+linear predictor t = x' theta, and one answer's Fisher information about theta is w(t) x x'
+(McCullagh & Nelder 1989, section 2.5: a generalised linear model's information). With the fit's
+estimate theta, its covariance V and sd_i = sqrt(V_ii), one more answer updates V to
+V - w V x x'V / (1 + w x'Vx) (Sherman-Morrison), lowering parameter i's variance by
+w (V x)_i^2 / (1 + w x'Vx) and so, to first order, its standard deviation by that / (2 sd_i). An item
 scores the drop in the sum of the standard deviations (twice it, a constant that changes no choice):
 
     score = w sum_i (V x)_i^2 / sd_i / (1 + w x'Vx),
 
 a weighted A-optimality criterion (Chaloner & Verdinelli 1995, section 2.2) for the mean CI width of
-the strengths, which the benchmark compares: pairs whose outcome is uncertain (w near 1/4) and whose
-difference is uncertain and moves the other strengths. Pairs already assigned since the fit count as
-W = the sum of their w (the same update applied to x again: (V x)_i and x'Vx shrink by 1 + W x'Vx), so
-the decisions made under one fit do not all go to the same best pair; other pairs' assignments are left
-out until the next fit. Without a fit the score is -(times the pair was assigned so far): balanced.
+the parameters, which the benchmark compares. Items already assigned since the fit count as W = the
+sum of their w (the same update applied to x again: (V x)_i and x'Vx shrink by 1 + W x'Vx), so the
+decisions made under one fit do not all go to the same best item; other items' assignments are left
+out until the next fit. Without a fit the score is -(times the item was assigned so far): balanced.
+
+Each task type that may be adaptive names its :class:`Design` (``tasks.base.Adaptive``):
+
+* :data:`CHOICE` (``choose``): theta the subjects' Bradley-Terry strengths (Bradley & Terry 1952),
+  centred on their mean so no subject is a reference; x = e_a - e_b, p = expit(s_a - s_b), w = p (1 - p).
+* :data:`COMPARABLE` (``pair_comparable``): theta = m, the diagonal of the learned metric's matrix M
+  over the scaled feature columns (``fairness.human_metric``), so d^2 = sum_k m_k delta_k^2 = m'x with
+  x = the pair's squared scaled differences; EXPLORE's link P(alike) = 2 expit(-t) (Mukherjee et al.
+  2020), whose Bernoulli information is w = pi'(t)^2 / (pi (1 - pi)) = 2 s^2 (1 - s) / (2 s - 1),
+  s = expit(t) (:func:`comparable_information`).
+* :data:`TRIPLET` (``triplet``): theta = m as for COMPARABLE; x = (anchor - c)^2 - (anchor - b)^2
+  (squared scaled differences), P(b more similar to the anchor) = expit(t), w = p (1 - p).
 """
 
 import math
 import random
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
+
+Direction = tuple[list[float], float]  # (V x, x'Vx)
 
 
 @dataclass(frozen=True)
 class Fit:
-    """A stored fit as the scoring reads it: the subjects' strengths and their covariance matrix, both
-    centred on the subjects' mean (:func:`centred`), as plain lists in the order of ``subjects``."""
+    """A stored fit as the scoring reads it: the estimate of the design's ``parameters`` and their
+    covariance matrix (plain lists in the order of ``parameters``), and for the metric designs each
+    subject's scaled feature vector (``vectors``, subject id -> list; empty for CHOICE, whose
+    parameters are the subjects' strengths, centred on their mean: :func:`centred`)."""
 
     id: int
-    subjects: list[str]
-    strength: list[float]
+    parameters: list[str]
+    estimate: list[float]
     covariance: list[list[float]]
+    vectors: dict[str, list[float]] = field(default_factory=dict)
 
     @cached_property
     def index(self) -> dict[str, int]:
-        return {subject: i for i, subject in enumerate(self.subjects)}
+        return {parameter: i for i, parameter in enumerate(self.parameters)}
 
     @cached_property
     def sd(self) -> list[float]:
-        """The strengths' standard deviations."""
-        return [math.sqrt(self.covariance[i][i]) for i in range(len(self.subjects))]
+        """The estimates' standard deviations."""
+        return [math.sqrt(self.covariance[i][i]) for i in range(len(self.parameters))]
 
 
-def pair_information(fit: Fit, a: str, b: str) -> float:
+@dataclass(frozen=True)
+class Design:
+    """How a task type's items are scored: ``information(fit, subjects)`` is w of one answer on the item
+    showing ``subjects`` (a pair's a and b, a triplet's anchor, b and c), ``direction(fit, subjects)`` its
+    (V x, x'Vx), None when the fit knows nothing of a subject (the item then scores infinite: first)."""
+
+    name: str
+    information: Callable[[Fit, Sequence[str]], float]
+    direction: Callable[[Fit, Sequence[str]], Direction | None]
+
+
+def expit(t: float) -> float:
+    return 1.0 / (1.0 + math.exp(-t)) if t >= 0 else math.exp(t) / (1.0 + math.exp(t))
+
+
+def pair_information(fit: Fit, subjects: Sequence[str]) -> float:
     """w = p (1 - p), p = expit(s_a - s_b): the Fisher information of one choice between a and b."""
+    a, b = subjects
     i, j = fit.index.get(a), fit.index.get(b)
-    d = (0.0 if i is None else fit.strength[i]) - (0.0 if j is None else fit.strength[j])
+    d = (0.0 if i is None else fit.estimate[i]) - (0.0 if j is None else fit.estimate[j])
     p = 1.0 / (1.0 + math.exp(-d))
     return p * (1.0 - p)
 
 
-def pair_score(fit: Fit, pending: dict[str, float], item: str, a: str, b: str) -> float:
-    """The first-order drop in the sum of the strengths' standard deviations by one more choice between a
-    and b (see the module docstring): w sum_i (V x)_i^2 / sd_i / ((1 + W x'Vx) (1 + (W + w) x'Vx)),
-    x = e_a - e_b, W = ``pending[item]``; infinite for a subject the fit has no choice of."""
+def pair_direction(fit: Fit, subjects: Sequence[str]) -> Direction | None:
+    """V x and x'Vx for x = e_a - e_b (the columns' difference: no product with the zeros of x)."""
+    a, b = subjects
     i, j = fit.index.get(a), fit.index.get(b)
     if i is None or j is None:
-        return math.inf
+        return None
     v = fit.covariance
-    w, assigned = pair_information(fit, a, b), pending.get(item, 0.0)
-    xvx = v[i][i] + v[j][j] - 2 * v[i][j]
-    spread = sum((row[i] - row[j]) ** 2 / sd for row, sd in zip(v, fit.sd, strict=True))
+    return [row[i] - row[j] for row in v], v[i][i] + v[j][j] - 2 * v[i][j]
+
+
+CHOICE = Design("choice", pair_information, pair_direction)
+
+# Floor of t = d^2 in the comparable information, which grows as 1/t towards identical subjects (where
+# "treat alike" is certain, so one "not alike" would be infinitely informative): at most about 50, so a
+# weight fitted at 0 does not make the pairs that differ only in its feature look settled.
+MIN_PREDICTOR = 0.01
+
+
+def comparable_information(t: float) -> float:
+    """w(t) = pi'(t)^2 / (pi (1 - pi)) for pi = 2 expit(-t): 2 s^2 (1 - s) / (2 s - 1), s = expit(t)
+    (1 - s = expit(-t), 2 s - 1 = tanh(t / 2): no cancellation)."""
+    t = max(t, MIN_PREDICTOR)
+    s, q = expit(t), expit(-t)
+    return 2.0 * s * s * q / math.tanh(t / 2)  # 2 s - 1 = s - q = tanh(t / 2)
+
+
+def logistic_information(t: float) -> float:
+    """w(t) = p (1 - p), p = expit(t): a logistic model's information."""
+    return expit(t) * expit(-t)
+
+
+def metric_vector(fit: Fit, subjects: Sequence[str]) -> list[float] | None:
+    """x of a pair (the squared scaled differences) or a triplet ((anchor - c)^2 - (anchor - b)^2); None
+    for a subject the fit has no vector of."""
+    rows = [fit.vectors.get(s) for s in subjects]
+    if any(row is None for row in rows):
+        return None
+    if len(rows) == 2:
+        a, b = rows
+        return [(u - v) ** 2 for u, v in zip(a, b, strict=True)]  # type: ignore[arg-type]
+    anchor, b, c = rows
+    return [(u - z) ** 2 - (u - y) ** 2 for u, y, z in zip(anchor, b, c, strict=True)]  # type: ignore[arg-type]
+
+
+def metric_information(link: Callable[[float], float]) -> Callable[[Fit, Sequence[str]], float]:
+    """w of an item under a metric design: ``link``'s information at t = m'x."""
+
+    def information(fit: Fit, subjects: Sequence[str]) -> float:
+        x = metric_vector(fit, subjects)
+        return 0.0 if x is None else link(sum(m * u for m, u in zip(fit.estimate, x, strict=True)))
+
+    return information
+
+
+def metric_direction(fit: Fit, subjects: Sequence[str]) -> Direction | None:
+    """V x and x'Vx of the item's x (:func:`metric_vector`)."""
+    x = metric_vector(fit, subjects)
+    if x is None:
+        return None
+    vx = [sum(v * u for v, u in zip(row, x, strict=True)) for row in fit.covariance]
+    return vx, sum(u * v for u, v in zip(x, vx, strict=True))
+
+
+COMPARABLE = Design("comparable", metric_information(comparable_information), metric_direction)
+TRIPLET = Design("triplet", metric_information(logistic_information), metric_direction)
+DESIGNS = {design.name: design for design in (CHOICE, COMPARABLE, TRIPLET)}
+
+
+def item_score(design: Design, fit: Fit, pending: dict[str, float], item: str, subjects: Sequence[str]) -> float:
+    """The first-order drop in the sum of the parameters' standard deviations by one more answer on the
+    item (see the module docstring): w sum_i (V x)_i^2 / sd_i / ((1 + W x'Vx) (1 + (W + w) x'Vx)),
+    W = ``pending[item]``; infinite when the fit knows nothing of one of its subjects."""
+    direction = design.direction(fit, subjects)
+    if direction is None:
+        return math.inf
+    vx, xvx = direction
+    w, assigned = design.information(fit, subjects), pending.get(item, 0.0)
+    spread = sum(u**2 / sd for u, sd in zip(vx, fit.sd, strict=True))
     return w * spread / ((1.0 + assigned * xvx) * (1.0 + (assigned + w) * xvx))
 
 
@@ -77,12 +178,17 @@ def draw_candidates(items: list[str], given: set[str], limit: int, seed: str) ->
 
 
 def score_candidates(
-    candidates: list[str], pairs: dict[str, tuple[str, str]], fit: Fit | None, counts: dict, pending: dict
+    design: Design,
+    candidates: list[str],
+    items: dict[str, tuple[str, ...]],
+    fit: Fit | None,
+    counts: dict,
+    pending: dict,
 ) -> list[list]:
     """[[item, score], ...] for each candidate (the balanced fallback without a fit)."""
     if fit is None:
         return [[item, -counts.get(item, 0)] for item in candidates]
-    return [[item, pair_score(fit, pending, item, *pairs[item])] for item in candidates]
+    return [[item, item_score(design, fit, pending, item, items[item])] for item in candidates]
 
 
 def best(scored: list[list]) -> str:
@@ -92,7 +198,8 @@ def best(scored: list[list]) -> str:
 
 
 def next_item(
-    pairs: dict[str, tuple[str, str]],
+    design: Design,
+    items: dict[str, tuple[str, ...]],
     given: set[str],
     fit: Fit | None,
     counts: dict,
@@ -101,24 +208,24 @@ def next_item(
     limit: int,
     seed: str,
 ) -> tuple[str, list[list]]:
-    """The next item and the scored candidates: of the items not ``given``, in an order drawn from
-    ``seed``, at most ``limit``: with a fit the first ones, without one the least assigned ones (a stable
-    sort by count, so the first of them is the least-assigned item overall: balanced); the first
-    best-scoring wins."""
+    """The next item and the scored candidates: ``items`` maps each item id to the subjects it shows; of
+    the items not ``given``, in an order drawn from ``seed``, at most ``limit``: with a fit the first
+    ones, without one the least assigned ones (a stable sort by count, so the first of them is the
+    least-assigned item overall: balanced); the first best-scoring wins."""
     if fit is not None:
-        candidates = draw_candidates(list(pairs), given, limit, seed)
+        candidates = draw_candidates(list(items), given, limit, seed)
     else:
-        shuffled = draw_candidates(list(pairs), given, len(pairs), seed)
+        shuffled = draw_candidates(list(items), given, len(items), seed)
         candidates = sorted(shuffled, key=lambda item: counts.get(item, 0))[:limit]
-    scored = score_candidates(candidates, pairs, fit, counts, pending)
+    scored = score_candidates(design, candidates, items, fit, counts, pending)
     return best(scored), scored
 
 
-def record(item: str, pair: tuple[str, str], fit: Fit | None, counts: dict, pending: dict) -> None:
-    """Count a decided item, and add its information to its subjects' since the fit."""
+def record(design: Design, item: str, subjects: Sequence[str], fit: Fit | None, counts: dict, pending: dict) -> None:
+    """Count a decided item, and add its information to the item's since the fit."""
     counts[item] = counts.get(item, 0) + 1
     if fit is not None:
-        pending[item] = pending.get(item, 0.0) + pair_information(fit, *pair)
+        pending[item] = pending.get(item, 0.0) + design.information(fit, subjects)
 
 
 def centred(strength, covariance) -> tuple[list[str], list[float], list[list[float]]]:
@@ -158,3 +265,22 @@ def fit_for_design(comparisons, *, virtual_games: int = 1) -> tuple[list[str], l
     fit = bradley_terry(pd.concat([comparisons, games], ignore_index=True).fillna({"tie": 0}), reference=PRIOR)
     kept = [subject for subject in fit.strength.index if subject != PRIOR]
     return centred(fit.strength[kept], fit.covariance.loc[kept, kept])
+
+
+DesignFit = tuple[list[str], list[float], list[list[float]], dict[str, list[float]]]  # as Fit stores them
+
+
+def choice_fit(answers: Sequence[tuple], pool: dict) -> DesignFit:
+    """:data:`CHOICE`'s fit of a choose block's answers ((rater, "a~b", choice: 1 = a, 0 = b, 0.5 =
+    "Equally", a Davidson tie)): :func:`fit_for_design`, no vectors. ``pool`` is not needed."""
+    import pandas as pd
+
+    rows = [(str(key).split("~"), float(value)) for _, key, value in answers]
+    comparisons = pd.DataFrame(
+        {
+            "winner": [a if value >= 0.5 else b for (a, b), value in rows],
+            "loser": [b if value >= 0.5 else a for (a, b), value in rows],
+            "tie": [int(value == 0.5) for _, value in rows],
+        }
+    )
+    return (*fit_for_design(comparisons), {})

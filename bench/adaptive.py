@@ -1,15 +1,21 @@
-"""Adaptive against balanced assignment of paired choices: judgements needed for the same mean CI width,
-and the time the web worker takes to choose the next item.
+"""Adaptive against balanced assignment: judgements needed for the same mean CI width, and the time the
+web worker takes to choose the next item.
 
-Run: .venv/bin/python bench/adaptive.py [--subjects 30] [--spread 2.0] [--judgements 3000] [--seeds 5]
+Run: .venv/bin/python bench/adaptive.py [--task choose|pair_comparable|triplet] [--subjects 30]
+     [--spread 2.0] [--features 4] [--rater-spread 0] [--judgements 3000] [--seeds 5]
      [--database-url postgres://USER:PASS@127.0.0.1:5432/DB --participants 200 --threads 8]
      .venv/bin/python bench/adaptive.py --write-study FILE.json   (the study for bench/launch.py --study)
 
-Part 1 (``simulation.adaptive``, no database): per seed, simulated raters with known Bradley-Terry
-strengths s ~ N(0, spread^2) judge pairs of ``--subjects`` subjects (all pairs are candidates), 10 per
-rater, under each design; the target is the balanced design's mean 95% CI width after ``--judgements``
-judgements, and the adaptive design's judgements to reach it are read off its curve (recorded every
-``--step``, linearly interpolated). Prints both, their ratio and the reduction, per seed and over seeds.
+Part 1 (``simulation.adaptive``, no database): per seed, simulated raters answer items under each design,
+10 per rater: ``--task choose`` (the default), pairs of ``--subjects`` subjects with known Bradley-Terry
+strengths s ~ N(0, spread^2) (all pairs are candidates); ``pair_comparable`` (all pairs) and ``triplet``
+(all triplets) of ``--subjects`` subjects with ``--features`` uniform features, judged under a diagonal
+metric whose weights are ``simulation.metric``'s times exp(N(0, spread^2)) (default spread 1 for these;
+``--rater-spread``: each rater's own weights, times exp(N(0, rater_spread^2))).
+The target is the balanced design's mean 95% CI width (of the strengths, or of the metric's weights)
+after ``--judgements`` judgements, and the adaptive design's judgements to reach it are read off its
+curve (recorded every ``--step``, linearly interpolated). Prints both, their ratio and the reduction,
+per seed and over seeds.
 
 Part 2 (with ``--database-url``; the database is WIPED first): a choose study with an adaptive block
 over the same kind of pairs is loaded, simulated participants take it (refits run as the job worker
@@ -31,7 +37,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from simulation.adaptive import simulate_elicitation  # noqa: E402
+from simulation.adaptive import TASKS, simulate_elicitation  # noqa: E402
+from simulation.metric import TRIPLET_SLOPE  # noqa: E402
 
 
 def judgements_at(run, width: float) -> float:
@@ -44,14 +51,31 @@ def judgements_at(run, width: float) -> float:
 
 
 def part_one(args) -> None:
-    print(
-        f"{args.subjects} subjects, strengths N(0, {args.spread:g}^2), all {args.subjects * (args.subjects - 1) // 2} "
-        f"pairs candidates, 10 judgements per rater, refit every {args.refit_every}, {args.candidates} candidates"
-    )
+    pairs = args.subjects * (args.subjects - 1) // 2
+    if args.task == "choose":
+        print(
+            f"{args.subjects} subjects, strengths N(0, {args.spread:g}^2), all {pairs} "
+            f"pairs candidates, 10 judgements per rater, refit every {args.refit_every}, {args.candidates} candidates"
+        )
+    else:
+        items = (
+            f"all {pairs} pairs"
+            if args.task == "pair_comparable"
+            else f"all {args.subjects * (pairs - args.subjects + 1)} triplets"
+        )
+        print(
+            f"{args.task}: {args.subjects} subjects, {args.features} uniform features, metric weights "
+            f"{TRIPLET_SLOPE / args.features:g} exp(N(0, {args.spread:g}^2)) (per rater times exp(N(0, "
+            f"{args.rater_spread:g}^2))), {items} candidates, 10 judgements per "
+            f"rater, refit every {args.refit_every}, {args.candidates} candidates"
+        )
     ratios = []
     for seed in range(args.seeds):
         started = time.perf_counter()
         options = {
+            "task": args.task,
+            "n_features": args.features,
+            "rater_spread": args.rater_spread,
             "n_subjects": args.subjects,
             "spread": args.spread,
             "judgements": args.judgements,
@@ -154,7 +178,12 @@ def adaptive_choice_spec(n_subjects: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--subjects", type=int, default=30)
-    parser.add_argument("--spread", type=float, default=2.0)
+    parser.add_argument("--task", choices=TASKS, default="choose")
+    parser.add_argument("--spread", type=float, help="default 2 (choose), 1 (pair_comparable, triplet)")
+    parser.add_argument("--features", type=int, default=4, help="pair_comparable, triplet: features per subject")
+    parser.add_argument(
+        "--rater-spread", type=float, default=0.0, help="pair_comparable, triplet: SD of each rater's log weights"
+    )
     parser.add_argument("--judgements", type=int, default=3000)
     parser.add_argument("--step", type=int, default=50)
     parser.add_argument("--refit-every", type=int, default=20)
@@ -166,6 +195,8 @@ def main() -> None:
     parser.add_argument("--skip-simulation", action="store_true")
     parser.add_argument("--write-study", type=Path, help="write the adaptive choose study file (for launch.py)")
     args = parser.parse_args()
+    if args.spread is None:
+        args.spread = 2.0 if args.task == "choose" else 1.0
     if args.write_study:
         args.write_study.write_text(json.dumps(adaptive_choice_spec(args.subjects), indent=1))
         return

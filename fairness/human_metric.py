@@ -477,3 +477,65 @@ def metric_by_rater_group(
         rows += summary.to_dict("records")
     columns = ["rater_group", "feature", "weight", "ci_low", "ci_high", "n_judgements", "n_raters", "note"]
     return pd.DataFrame(rows).reindex(columns=columns), notes
+
+
+DESIGN_PRIOR = (
+    1.0  # the metric designs' prior information per weight (a N(m, 1) prior; module doc of metric_for_design)
+)
+
+
+def metric_for_design(
+    judgements: pd.DataFrame,
+    subjects: pd.DataFrame,
+    features: Sequence[str],
+    *,
+    kind: Kind,
+    prior: float = DESIGN_PRIOR,
+) -> tuple[list[str], list[float], list[list[float]], dict[str, list[float]]]:
+    """The fit the adaptive metric designs score with (``analysis.adaptive_design.COMPARABLE`` and
+    ``TRIPLET``): the scaled columns, m = the diagonal of :func:`fit_metric`'s M (the per-column weights,
+    floored at 0), their covariance, and each subject's scaled feature vector.
+
+    The covariance is that of the diagonal model t = m'x (x the judgement's squared scaled differences,
+    minus those of the other pair for a triplet) at m: (sum_i w(t_i) x_i x_i' + prior I)^-1, with w the
+    expected Fisher information of the link (``comparable_information``, ``logistic_information``); the
+    prior (``prior`` per weight, a Gaussian prior's precision) keeps it finite from the first answers
+    on, as the choose design's virtual games do (the reported analysis uses no prior)."""
+    from analysis.adaptive_design import comparable_information, logistic_information
+
+    metric = fit_metric(judgements, subjects, features, kind=kind, n_resamples=0)
+    design = _design(judgements, subjects, metric.scaling, kind)
+    x = design.p**2 if design.q is None else design.p**2 - design.q**2
+    m = np.maximum(np.diagonal(metric.matrix.to_numpy()), 0.0)
+    link = comparable_information if kind == "comparable" else logistic_information
+    w = np.array([link(float(t)) for t in x @ m])
+    information = (x.T * w) @ x + prior * np.eye(len(m))
+    covariance = np.linalg.inv(information)
+    vectors = metric.scaled(subjects)
+    return (
+        list(metric.scaling.columns),
+        m.tolist(),
+        ((covariance + covariance.T) / 2).tolist(),
+        {str(s): row.tolist() for s, row in zip(subjects.index, vectors, strict=True)},
+    )
+
+
+def design_fit(answers: Sequence[tuple], pool: dict, *, kind: Kind):
+    """:func:`metric_for_design` of a block's answers ((rater, "a~b" or "anchor~b~c", answer 0/1)) over
+    the pool's usable feature columns (:func:`pool_frame`)."""
+    frame = pd.DataFrame(list(answers), columns=["participant_id", "subject", "value"])
+    judgements = judgements_of(frame.assign(rater_group=None), kind).drop(columns="rater_group")
+    subjects, features = pool_frame(pool)
+    if not features:
+        raise ValueError("the pool's subjects differ in no feature column: there is no metric to fit")
+    return metric_for_design(judgements, subjects, features, kind=kind)
+
+
+def comparable_design_fit(answers: Sequence[tuple], pool: dict):
+    """The ``pair_comparable`` blocks' adaptive fit (:func:`design_fit`, ``kind="comparable"``)."""
+    return design_fit(answers, pool, kind="comparable")
+
+
+def triplet_design_fit(answers: Sequence[tuple], pool: dict):
+    """The ``triplet`` blocks' adaptive fit (:func:`design_fit`, ``kind="triplet"``)."""
+    return design_fit(answers, pool, kind="triplet")

@@ -1,23 +1,25 @@
-"""Adaptive assignment (``assignment: {adaptive: {...}}`` on a ``choose`` block): each participant's next
-pair is chosen, when they reach its page, from the current Bradley-Terry fit of the block's answers.
+"""Adaptive assignment (``assignment: {adaptive: {...}}`` on a ``choose``, ``pair_comparable`` or ``triplet``
+block): each participant's next item is chosen, when they reach its page, from the current fit of the
+block's answers (the task type's ``adaptive``: its design, ``analysis.adaptive_design``, and its refit).
 
 A participant's plan holds, for an adaptive block, ``per_participant`` *slots* (pages ``<block>/#<slot>``
 without an item). When the participant reaches a slot (its page is shown, or the previous page is saved
-and the slot comes next), :func:`slot_item` decides its pair once, stores the decision and reuses it
-ever after (a reload, a second tab, the export and the integrity check all see the same pair).
+and the slot comes next), :func:`slot_item` decides its item once, stores the decision and reuses it
+ever after (a reload, a second tab, the export and the integrity check all see the same item).
 
 Decision. A block's participants are decided in ``STRIPES`` independent stripes (participant id modulo
 ``STRIPES``), so that simultaneous participants of different stripes do not wait for each other. The
-candidates are the block's pairs the participant has not been given, in an order drawn from
+candidates are the block's items the participant has not been given, in an order drawn from
 ``random.Random("<study seed>:<block>:<stripe>:<sequence>")`` (``sequence`` numbers the stripe's
 decisions 0, 1, ...); at most ``candidates`` of them are scored (with a fit the first ones, without
 one the least-assigned ones) and the first with the highest score wins:
 
-* no fit yet (the balanced fallback): score = -(times the pair was assigned so far), so the
-  least-assigned pairs go first;
-* with a fit (the subjects' strengths and their covariance, centred on their mean): the first-order
-  drop in the sum of the strengths' standard deviations by one more choice of the pair
-  (``analysis.adaptive_design``, which gives the formula and its sources).
+* no fit yet (the balanced fallback): score = -(times the item was assigned so far), so the
+  least-assigned items go first;
+* with a fit (the design's parameters and their covariance: the subjects' strengths for ``choose``, the
+  learned metric's per-column weights for ``pair_comparable`` and ``triplet``): the first-order drop in
+  the sum of the parameters' standard deviations by one more answer on the item
+  (``analysis.adaptive_design``, which gives the formulas and their sources).
 
 Scores use only the stored fit and the stripe's decisions made since it (plain Python arithmetic, no numpy),
 so a decision is reproducible from what is stored: :func:`adaptive_replay` recomputes every decision
@@ -26,7 +28,7 @@ of a block from its stored fits and reports those that differ.
 Concurrency: a decision runs in one transaction that first locks its stripe's ``AdaptiveStripe`` row
 (``SELECT .. FOR UPDATE``): simultaneous participants of a stripe are decided one after the other, each
 seeing the counts and information of the ones before (the balanced fallback balances each stripe, so
-the block's pairs stay within ``STRIPES`` assignments of each other); two requests of one participant
+the block's items stay within ``STRIPES`` assignments of each other); two requests of one participant
 for one slot are settled by the unique (participant, block, slot) constraint (the second reads the
 first's decision). On PostgreSQL the decision commits with ``synchronous_commit`` off (it does not wait for the disk):
 a decision lost in a crash is simply made again, and one that an answer was given to is durable with
@@ -43,12 +45,13 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Subquery
 from django.dispatch import Signal
 
-from analysis.adaptive_design import Fit, next_item, record
+from analysis.adaptive_design import DESIGNS, Design, Fit, next_item, record
 from core.caching import BoundedCache
 from participation.models import AdaptiveDecision, AdaptiveFit, AdaptiveState, AdaptiveStripe
+from tasks import block_task
 
 DEFAULT_REFIT_EVERY = 20  # answers between refits
-DEFAULT_CANDIDATES = 50  # pairs scored per decision, at most
+DEFAULT_CANDIDATES = 50  # items scored per decision, at most
 STRIPES = 8  # a block's participants are decided in this many independent stripes (participant id modulo)
 
 # Sent (after the answer's transaction commits) with study_id and block when a refit is due.
@@ -81,32 +84,29 @@ def load_fit(fit_id: int | None) -> Fit | None:
         return None
     fit = _FITS.get(fit_id)
     if fit is None:
-        subjects, strength, covariance = AdaptiveFit.objects.values_list("subjects", "strength", "covariance").get(
-            pk=fit_id
-        )
-        fit = _FITS.put(fit_id, Fit(fit_id, subjects, strength, covariance))
+        stored = AdaptiveFit.objects.values_list("parameters", "estimate", "covariance", "vectors").get(pk=fit_id)
+        fit = _FITS.put(fit_id, Fit(fit_id, *stored))
     return fit
 
 
 @dataclass(frozen=True)
 class BlockItems:
-    """What a decision needs of the block: its pairs in file order and the study's seed."""
+    """What a decision needs of the block: its items (id -> the subjects shown) in file order, the task
+    type's design and the study's seed."""
 
     key: str
-    pairs: dict[str, tuple[str, str]]
+    items: dict[str, tuple[str, ...]]
+    design: Design
     options: AdaptiveOptions
     seed: int
 
 
 def block_items(spec: dict, content, block_key: str) -> BlockItems:
     block = content.blocks[block_key]
-    pairs = {}
-    for item in content.items(block_key):
-        pair = content.pair(block_key, item)
-        pairs[item] = (pair["a"], pair["b"])
-    options = adaptive_options(block)
-    assert options is not None, f"block {block_key!r} is not adaptive"
-    return BlockItems(block_key, pairs, options, spec.get("seed", 0))
+    items = {item: tuple(content.subjects_of(block_key, item)) for item in content.items(block_key)}
+    options, task = adaptive_options(block), block_task(block)
+    assert options is not None and task.adaptive is not None, f"block {block_key!r} is not adaptive"
+    return BlockItems(block_key, items, DESIGNS[task.adaptive.design], options, spec.get("seed", 0))
 
 
 def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems, given: dict[int, str]) -> str:
@@ -132,7 +132,8 @@ def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems,
                 state.fit_id, state.pending = state.current_fit, {}
             fit = load_fit(state.fit_id)
             item, scored = next_item(
-                block.pairs,
+                block.design,
+                block.items,
                 set(given.values()),
                 fit,
                 state.counts,
@@ -140,7 +141,7 @@ def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems,
                 limit=block.options.candidates,
                 seed=f"{block.seed}:{block.key}:{stripe}:{state.decisions}",
             )
-            record(item, block.pairs[item], fit, state.counts, state.pending)
+            record(block.design, item, block.items[item], fit, state.counts, state.pending)
             state.decisions += 1
             state.save(update_fields=["fit", "decisions", "counts", "pending"])
             AdaptiveDecision.objects.create(
@@ -211,7 +212,7 @@ def adaptive_replay(*, study_id: int, block: BlockItems) -> list[str]:
     """Recompute every stored decision of the block from its stored fit and the decisions before it
     (candidates drawn again, scored again); returns a message per decision that differs (none: all
     reproduced). The decisions of deleted participants (pilots) count for the later ones but cannot be
-    checked themselves (which pairs their participant had is gone)."""
+    checked themselves (which items their participant had is gone)."""
     given: dict[int | None, set[str]] = {}
     counts: dict[str, int] = {}
     pending: dict[str, float] = {}
@@ -226,7 +227,8 @@ def adaptive_replay(*, study_id: int, block: BlockItems) -> list[str]:
         fit = load_fit(fit_id)
         mine = given.setdefault(decision.participant_id, set())
         item, scored = next_item(
-            block.pairs,
+            block.design,
+            block.items,
             mine,
             fit,
             counts,
@@ -239,6 +241,6 @@ def adaptive_replay(*, study_id: int, block: BlockItems) -> list[str]:
             problems.append(
                 f"decision {decision.stripe}/{decision.sequence} ({decision.block}#{decision.slot}) is not reproduced"
             )
-        record(decision.item, block.pairs[decision.item], fit, counts, pending)
+        record(block.design, decision.item, block.items[decision.item], fit, counts, pending)
         mine.add(decision.item)
     return problems

@@ -195,16 +195,27 @@ class Answer(models.Model):
 
 class AdaptiveFit(models.Model):
     """One fit of an adaptive block (``participation.adaptive``), stored as plain numbers so that the web
-    worker scores candidate items without the scientific stack: the subjects' strengths and their
-    covariance, centred on the subjects' mean (Bradley-Terry, from ``runs.adaptive``)."""
+    worker scores candidate items without the scientific stack (``runs.adaptive``): the design's
+    parameters, their estimate and covariance (``choose``: the subjects' Bradley-Terry strengths, centred
+    on their mean; ``pair_comparable``, ``triplet``: the learned metric's per-column weights) and, for the
+    metric designs, each subject's scaled feature vector (``analysis.adaptive_design``)."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="adaptive_fits")
     block = models.CharField(max_length=40)
     version = models.PositiveIntegerField(help_text="1, 2, ... per study version and block.")
     n_answers = models.PositiveIntegerField(help_text="Answers of the block the fit used.")
-    subjects = models.JSONField(help_text="The subject ids, in the order of strength and covariance.")
-    strength = models.JSONField(help_text="The subjects' strengths (log-odds scale, centred on their mean).")
-    covariance = models.JSONField(help_text="The covariance matrix of the centred strengths (a list of rows).")
+    parameters = models.JSONField(
+        help_text="The parameters' names (choose: subject ids; metric: scaled feature columns), in the order of "
+        "estimate and covariance."
+    )
+    estimate = models.JSONField(
+        help_text="The parameters' estimates (choose: strengths on the log-odds scale, centred on their mean; "
+        "metric: the weights M_kk)."
+    )
+    covariance = models.JSONField(help_text="The covariance matrix of the estimates (a list of rows).")
+    vectors = models.JSONField(
+        default=dict, blank=True, help_text="Metric designs: subject id -> scaled feature vector (choose: empty)."
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

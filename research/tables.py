@@ -198,7 +198,7 @@ COLUMNS: dict[str, dict[str, Column]] = {
         "stripe": Column("integer", "The participant's stripe (participant id modulo 8): its decisions' lock."),
         "sequence": Column("integer", "Order of the decision within its stripe (0-based)."),
         "fit_version": Column("integer", "Version of the block's fit the decision used; blank: balanced fallback."),
-        "item": Column("string", "The item chosen (a pair a~b)."),
+        "item": Column("string", "The item chosen (a pair a~b; a triplet anchor~b~c)."),
         "score": Column("number", "Its score (A-optimal gain with a fit; minus times assigned without)."),
         "n_candidates": Column("integer", "Candidates scored."),
         "candidates": Column("string", "Every candidate scored, as JSON [[item, score], ...] in scoring order."),

@@ -1,20 +1,26 @@
 """The refit of an adaptive block (``participation.adaptive``), run by the job worker as an ``adaptive_refit``
-job: Bradley-Terry strengths of the block's subjects from every non-pilot participant's choices ("Equally"
-as Davidson ties) with one virtual win and loss per subject (``analysis.adaptive_design.fit_for_design``:
-finite from the first answers on), stored as plain numbers (``AdaptiveFit``: strengths and their
-covariance, centred on the subjects' mean) and made the block's current fit. The block stays on the
-balanced fallback until its first refit (``refit_every`` answers).
+job: the block's task type names its refit (``tasks.base.Adaptive.fit``), which fits every non-pilot
+participant's answers of its measure; the result is stored as plain numbers (``AdaptiveFit``) and made the
+block's current fit. The block stays on the balanced fallback until its first refit (``refit_every``
+answers). The refits: ``choose``, Bradley-Terry strengths ("Equally" as Davidson ties) with one virtual
+win and loss per subject (``analysis.adaptive_design.choice_fit``: finite from the first answers on);
+``pair_comparable`` and ``triplet``, the learned metric's per-column weights with their covariance
+(``fairness.human_metric.metric_for_design``). A refit the data cannot give (a metric over a pool whose
+subjects do not differ in any feature) stores nothing and says why in the job's result: the block keeps
+its current fit, or the balanced fallback.
 """
 
 from django.db import transaction
+from django.utils.module_loading import import_string
 
-from analysis.adaptive_design import fit_for_design
 from participation.adaptive import refit_wanted
 from participation.models import AdaptiveFit, AdaptiveState, Answer
+from studies.content import study_content
+from tasks import block_task
 
 
 def adaptive_refit(*, study_id: int, block: str) -> dict:
-    """Fit the block's choices and install the fit; returns what happened (the job's result)."""
+    """Fit the block's answers and install the fit; returns what happened (the job's result)."""
     with transaction.atomic():
         state = AdaptiveState.objects.select_for_update().get(study_id=study_id, block=block)
         AdaptiveState.objects.filter(pk=state.pk).update(fitted_answers=state.answers)
@@ -25,29 +31,28 @@ def adaptive_refit(*, study_id: int, block: str) -> dict:
 
 
 def _refit(state: AdaptiveState) -> dict:
-    import pandas as pd
-
-    rows = [
-        (subject.split("~"), float(value or 0.0))  # never None: number__isnull=False
-        for subject, value in Answer.objects.filter(
+    study = state.study
+    content = study_content(study.spec, study.spec_hash)
+    block = content.blocks[state.block]
+    adaptive = block_task(block).adaptive
+    assert adaptive is not None, f"block {state.block!r} is not adaptive"
+    rows = list(
+        Answer.objects.filter(
             participant__study_id=state.study_id,
             participant__pilot=False,
             set_key=state.block,
-            measure="choice",
+            measure=adaptive.measure,
             number__isnull=False,
-        ).values_list("subject_key", "number")
-    ]
+        ).values_list("participant_id", "subject_key", "number")
+    )
     result = {"block": state.block, "n_answers": len(rows)}
     if not rows:
         return {**result, "fit": None}
-    comparisons = pd.DataFrame(
-        {
-            "winner": [a if value >= 0.5 else b for (a, b), value in rows],
-            "loser": [b if value >= 0.5 else a for (a, b), value in rows],
-            "tie": [int(value == 0.5) for _, value in rows],
-        }
-    )
-    subjects, strength, covariance = fit_for_design(comparisons)
+    try:
+        fitted = import_string(adaptive.fit)(rows, content.pools[block["pool"]])
+    except ValueError as exc:  # e.g. a metric over a pool without a usable feature: the current fit stays
+        return {**result, "fit": None, "problem": str(exc)}
+    parameters, estimate, covariance, vectors = fitted
     with transaction.atomic():
         locked = AdaptiveState.objects.select_for_update().get(pk=state.pk)
         version = AdaptiveFit.objects.filter(study_id=state.study_id, block=state.block).count() + 1
@@ -56,9 +61,10 @@ def _refit(state: AdaptiveState) -> dict:
             block=state.block,
             version=version,
             n_answers=len(rows),
-            subjects=subjects,
-            strength=strength,
+            parameters=parameters,
+            estimate=estimate,
             covariance=covariance,
+            vectors=vectors,
         )
         AdaptiveState.objects.filter(pk=locked.pk).update(fit=stored)
     return {**result, "fit": version}

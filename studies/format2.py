@@ -594,7 +594,7 @@ def _assignment_problems(block: dict, pool: dict, base: str, add, memo: dict) ->
 
 
 def _adaptive_problems(block: dict, assignment: dict, base: str, add) -> None:
-    adaptive = [name for name, task in BLOCK_TASKS.items() if task.adaptive]
+    adaptive = sorted(name for name, task in BLOCK_TASKS.items() if task.adaptive)
     if not block_task(block).adaptive:
         add(f"{base}.assignment.adaptive", f"adaptive assignment is available for {', '.join(adaptive)} blocks")
     if "per_participant" not in assignment:

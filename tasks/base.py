@@ -96,6 +96,18 @@ class BtsPositive:
     high: float = math.inf
 
 
+@dataclass(frozen=True)
+class Adaptive:
+    """What an adaptive block of a task type uses (``participation.adaptive``, ``runs.adaptive``): ``design``
+    the candidate score (a name in ``analysis.adaptive_design.DESIGNS``), ``fit`` the dotted path of the
+    refit function (job workers only: it may import the scientific stack), called with the block's answers
+    ((participant id, item id, number) of ``measure``) and its pool, returning what ``AdaptiveFit`` stores."""
+
+    design: str
+    fit: str
+    measure: str
+
+
 class TaskType:
     """One task type: its form, template, context, answers, measures, integrity bounds and simulation."""
 
@@ -176,9 +188,9 @@ class BlockTask(TaskType):
     builder_relations: tuple[str, ...] = ()
     builder_mix: tuple[str, ...] = ()
     builder_decision: str | None = None
-    # ``assignment.adaptive``: whether its blocks may choose each participant's next item from the current
-    # fit of the block's answers (``participation.adaptive``).
-    adaptive: bool = False
+    # ``assignment.adaptive``: what its blocks choose each participant's next item with from the current
+    # fit of the block's answers (``participation.adaptive``); None: not adaptive.
+    adaptive: Adaptive | None = None
 
     def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
         """One participant's rows of the derived table ``export_table`` (its columns after the participant's

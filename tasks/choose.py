@@ -19,7 +19,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
-from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
+from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
 from tasks.pair_distance import _names
@@ -126,7 +126,7 @@ class Choose(BlockTask):
     builder_relations = PAIR_RELATIONS
     builder_mix = ("near", "far")
     builder_decision = "be considered lower risk"
-    adaptive = True
+    adaptive = Adaptive("choice", "analysis.adaptive_design.choice_fit", "choice")
     default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {favoured}?")
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.paired_comparison.utility_model")
     analysis = "tasks.choose.analyse"

@@ -7,7 +7,7 @@ from django.utils.translation import gettext, gettext_noop
 from core.columns import Column
 from core.report_texts import GROUP_MEANS, RESAMPLING, Explanation, ReportTable, TableView
 from tasks.agree import ANSWER_YES_NO, BinaryTaskForm, binary_extras, bts_prompt
-from tasks.base import BlockTask, BtsPositive, BuilderInput
+from tasks.base import Adaptive, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import YES_NO
 from tasks.pair_distance import _distance, _names
@@ -57,6 +57,7 @@ class PairComparable(BlockTask):
     builder_seconds = 30
     builder_relations = PAIR_RELATIONS
     builder_mix = ("near", "far")
+    adaptive = Adaptive("comparable", "fairness.human_metric.comparable_design_fit", "comparable")
     builder_description = "Comparable pairs: should these two people be treated alike? (yes/no, how sure)"
     default_bts_prompt = gettext_noop("What percentage of other participants do you think answered 'Yes'?")
     estimators = ("fairness.rater_groups.rater_group_difference_tests", "fairness.human_metric.fit_metric")

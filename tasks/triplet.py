@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
-from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
+from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import TRIPLET_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
 from tasks.questions import task_question
@@ -150,6 +150,7 @@ class Triplet(BlockTask):
     builder_seconds = 35
     builder_relations = TRIPLET_RELATIONS
     builder_mix = ("near-far", "random")
+    adaptive = Adaptive("triplet", "fairness.human_metric.triplet_design_fit", "closer")
     default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {closer}?")
     estimators = ("fairness.human_metric.fit_metric",)
     analysis = "tasks.triplet.analyse"
@@ -208,6 +209,12 @@ class Triplet(BlockTask):
             block=block,
             ai=ai_closer(index, page),
         )
+
+    def answer_bounds(self, page: dict, index) -> tuple[int, int]:
+        """One answer per field, and with the BTS prediction also ``ai_closer`` (always: no "Equally")."""
+        low, high = super().answer_bounds(page, index)
+        extra = int("prediction" in self.form(page, index).fields)
+        return low + extra, high + extra
 
     def context(self, page: dict, index) -> dict:
         triplet, pool = index.pair(page), index.pool_of(page)["key"]

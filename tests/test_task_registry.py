@@ -67,6 +67,16 @@ def test_every_block_task_owns_its_whole_chain(task):
         )
 
 
+@pytest.mark.parametrize("task", [t for t in BLOCKS if t.adaptive], ids=lambda t: t.name)
+def test_an_adaptive_task_type_names_its_design_fit_and_measure(task):
+    """``adaptive`` (``tasks.base.Adaptive``): a design of ``analysis.adaptive_design``, a refit function
+    and one of the type's measures (the answers the refit reads)."""
+    from analysis.adaptive_design import DESIGNS
+
+    assert task.adaptive.design in DESIGNS and callable(import_string(task.adaptive.fit))
+    assert task.adaptive.measure in task.measures
+
+
 def test_shared_options_have_one_schema():
     seen: dict[str, dict] = {}
     for task in BLOCKS:

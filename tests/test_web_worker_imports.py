@@ -85,7 +85,8 @@ PROBE = textwrap.dedent(
 )
 
 
-def test_serving_pages_dashboard_and_api_reads_imports_no_scientific_library(tmp_path):
+def web_worker_env(tmp_path) -> dict[str, str]:
+    """The environment of a fresh interpreter started as a web worker, on its own SQLite file in ``tmp_path``."""
     env = {
         key: value
         for key, value in os.environ.items()
@@ -98,6 +99,11 @@ def test_serving_pages_dashboard_and_api_reads_imports_no_scientific_library(tmp
         PYTHONPATH=str(ROOT),
         DJANGO_ALLOWED_HOSTS="testserver",
     )
+    return env
+
+
+def test_serving_pages_dashboard_and_api_reads_imports_no_scientific_library(tmp_path):
+    env = web_worker_env(tmp_path)
     run = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:] + run.stdout[-2000:]
     assert int(run.stdout.split()[-1]) > 80  # every page of two participants of each study was served

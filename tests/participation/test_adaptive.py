@@ -1,7 +1,8 @@
-"""Adaptive assignment of choose blocks (``participation.adaptive``, ``runs.adaptive``,
-``analysis.adaptive_design``): validation, the balanced fallback before a fit, decisions reproduced from
-the stored fits, simultaneous participants (PostgreSQL, threads), a whole study through the simulator with
-refits by the job, and by simulation a narrower CI than balanced assignment."""
+"""Adaptive assignment of choose, pair_comparable and triplet blocks (``participation.adaptive``,
+``runs.adaptive``, ``analysis.adaptive_design``): validation, the balanced fallback before a fit, the
+scores against numpy, decisions reproduced from the stored fits, simultaneous participants (PostgreSQL,
+threads), whole studies through the simulator with refits by the job, no scientific library in the web
+worker, and by simulation a narrower CI than balanced assignment."""
 
 import json
 import re
@@ -11,16 +12,42 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from analysis.adaptive_design import Fit, pair_score
+from analysis.adaptive_design import CHOICE, COMPARABLE, TRIPLET, Fit, comparable_information, item_score
 from studies.study_file import InvalidStudyFile, validate_study
 from tests.conftest import ROOT
 from tests.tasks.test_choose import SUBJECTS, choice_spec
+from tests.tasks.test_triplet import SUBJECTS as METRIC_SUBJECTS
+from tests.tasks.test_triplet import triplet_spec
 
 PAIRS = len(SUBJECTS) * (len(SUBJECTS) - 1) // 2  # 10
 
 
 def adaptive_spec(per_participant: int = 4, **adaptive) -> dict:
     return choice_spec(assignment={"per_participant": per_participant, "adaptive": adaptive})
+
+
+def metric_spec(task: str, per_participant: int = 4, **adaptive) -> dict:
+    """``tests.tasks.test_triplet``'s study (eight defendants, six features) with an adaptive block: its
+    16 triplets, or (``pair_comparable``) every one of the 28 pairs of its subjects."""
+    assignment = {"assignment": {"per_participant": per_participant, "adaptive": adaptive}}
+    if task == "triplet":
+        return triplet_spec(**assignment)
+    spec = triplet_spec()
+    pairs = [{"a": a, "b": b} for i, a in enumerate(METRIC_SUBJECTS) for b in METRIC_SUBJECTS[i + 1 :]]
+    spec["slug"] = "comparable-sim"
+    spec["blocks"][-1] = {
+        "key": "alike",
+        "type": "task",
+        "task": "pair_comparable",
+        "pool": "subjects",
+        "pairs": pairs,
+        **assignment,
+    }
+    return spec
+
+
+def spec_of(task: str, **adaptive) -> dict:
+    return adaptive_spec(**adaptive) if task == "choose" else metric_spec(task, **adaptive)
 
 
 def test_adaptive_options_are_validated_with_path_and_rule():
@@ -35,13 +62,19 @@ def test_adaptive_options_are_validated_with_path_and_rule():
         "blocks[4].assignment.stratify_by: not with adaptive": choice_spec(
             assignment={"per_participant": 2, "stratify_by": "race", "adaptive": {}}
         ),
-        f"{where}.assignment.adaptive: adaptive assignment is available for choose blocks": agree,
+        f"{where}.assignment.adaptive: adaptive assignment is available for choose, pair_comparable, triplet "
+        "blocks": agree,
         "blocks[4].assignment.adaptive.refit_every": adaptive_spec(refit_every=0),
         "blocks[4].assignment.adaptive": adaptive_spec(every=3),
     }
     for message, bad in problems.items():
         with pytest.raises(InvalidStudyFile, match=re.escape(message)):
             validate_study(bad)
+    for task in ("triplet", "pair_comparable"):
+        block = validate_study(metric_spec(task, refit_every=5, candidates=3))["blocks"][-1]
+        assert block["task"] == task and block["assignment"]["adaptive"] == {"refit_every": 5, "candidates": 3}
+        with pytest.raises(InvalidStudyFile, match=re.escape("blocks[4].assignment.adaptive.candidates")):
+            validate_study(metric_spec(task, candidates=0))
 
 
 def test_the_score_matches_the_sherman_morrison_update():
@@ -63,8 +96,8 @@ def test_the_score_matches_the_sherman_morrison_update():
 
     after_pending = update(v, big_w)
     expected = np.sum((np.diagonal(after_pending) - np.diagonal(update(after_pending, w))) / np.sqrt(np.diagonal(v)))
-    assert pair_score(fit, {"a~c": big_w}, "a~c", "a", "c") == pytest.approx(expected, rel=1e-12)
-    assert pair_score(fit, {}, "a~e", "a", "e") == float("inf")  # a subject without a choice yet: first
+    assert item_score(CHOICE, fit, {"a~c": big_w}, "a~c", ("a", "c")) == pytest.approx(expected, rel=1e-12)
+    assert item_score(CHOICE, fit, {}, "a~e", ("a", "e")) == float("inf")  # a subject without a choice yet: first
 
 
 @pytest.fixture
@@ -119,8 +152,8 @@ def test_a_study_runs_adaptively_with_refits_and_every_decision_is_reproduced(
             simulate_participants("choose-loan", n=10, seed=10 + batch, decline_rate=0)
         assert _run_refits(adaptive_study)
     fits = list(AdaptiveFit.objects.filter(study=adaptive_study))
-    assert fits and len(fits[-1].subjects) == len(SUBJECTS)
-    assert sum(fits[-1].strength) == pytest.approx(0, abs=1e-9)  # centred
+    assert fits and len(fits[-1].parameters) == len(SUBJECTS) and fits[-1].vectors == {}
+    assert sum(fits[-1].estimate) == pytest.approx(0, abs=1e-9)  # centred
     state = AdaptiveState.objects.get(study=adaptive_study)
     assert state.answers == 160 and state.fit_id == fits[-1].pk
     assert sum(AdaptiveStripe.objects.filter(study=adaptive_study).values_list("decisions", flat=True)) == 160
@@ -158,25 +191,43 @@ def test_a_participant_sees_the_decided_pair_on_their_page(client, adaptive_stud
     assert AdaptiveDecision.objects.filter(participant=participant).count() == 2  # the next one decided on saving
 
 
+SLUGS = {
+    "choose": ("choose-loan", "loan"),
+    "pair_comparable": ("comparable-sim", "alike"),
+    "triplet": ("triplet-sim", "alike"),
+}
+
+
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("stripes", [1, 4])
-def test_simultaneous_participants_are_decided_one_after_the_other(researcher, monkeypatch, stripes):
+@pytest.mark.parametrize(
+    "task,stripes,with_fit",
+    [("choose", 1, False), ("choose", 4, False), ("pair_comparable", 4, True), ("triplet", 1, True)],
+)
+def test_simultaneous_participants_are_decided_one_after_the_other(researcher, monkeypatch, task, stripes, with_fit):
     """Threads (PostgreSQL) reach their first adaptive page at once: their stripe's lock orders them, so each
-    stripe's sequence has no gap or duplicate, and with one stripe the balanced fallback gives each pair once."""
+    stripe's sequence has no gap or duplicate, and with one stripe and no fit the balanced fallback gives
+    each item once; with a fit (metric designs, after a refit by the job) every decision is replayed."""
     if connection.vendor != "postgresql":
         pytest.skip("row locks: PostgreSQL only")
     monkeypatch.setattr("participation.adaptive.STRIPES", stripes)
     from participation.adaptive import adaptive_replay, block_items, slot_item
     from participation.models import AdaptiveDecision, AdaptiveStripe
     from participation.services import participant_arrive, participant_consent
+    from participation.simulate import simulate_participants
     from studies.content import study_content
     from studies.services import study_load
 
-    study = study_load(spec=adaptive_spec(), owner=researcher).study
-    block = block_items(study.spec, study_content(study.spec, study.spec_hash), "loan")
+    slug, key = SLUGS[task]
+    study = study_load(spec=spec_of(task, refit_every=10), owner=researcher).study
+    block = block_items(study.spec, study_content(study.spec, study.spec_hash), key)
+    before = 0
+    if with_fit:
+        simulate_participants(slug, n=5, seed=3, decline_rate=0)  # transaction=True: the refit job is queued
+        assert _run_refits(study)
+        before = AdaptiveDecision.objects.filter(study=study).count()
     ids = []
-    for i in range(PAIRS):
-        participant, _ = participant_arrive(study_slug="choose-loan", external_id=f"t{i}", seed=i)
+    for i in range(min(len(block.items), 12)):
+        participant, _ = participant_arrive(study_slug=slug, external_id=f"t{i}", seed=i)
         ids.append(participant_consent(participant_id=participant.pk, accept=True).pk)
     barrier, errors = threading.Barrier(len(ids)), []
 
@@ -198,11 +249,14 @@ def test_simultaneous_participants_are_decided_one_after_the_other(researcher, m
     decisions = AdaptiveDecision.objects.filter(study=study)
     for stripe in range(stripes):
         sequences = sorted(decisions.filter(stripe=stripe).values_list("sequence", flat=True))
-        assert sequences == list(range(sum(pk % stripes == stripe for pk in ids)))
+        assert sequences == list(range(len(sequences)))
         assert AdaptiveStripe.objects.get(study=study, stripe=stripe).decisions == len(sequences)
-    assert decisions.count() == PAIRS
-    if stripes == 1:
-        assert sorted(decisions.values_list("item", flat=True)) == sorted(block.pairs)  # each pair once
+    mine = decisions.filter(participant_id__in=ids)
+    assert decisions.count() == before + len(ids) and mine.count() == len(ids)
+    if with_fit:
+        assert all(d.fit_id is not None for d in mine)
+    elif stripes == 1:
+        assert len(set(mine.values_list("item", flat=True))) == len(ids)  # each item once
     assert not adaptive_replay(study_id=study.pk, block=block)
 
 
@@ -244,3 +298,248 @@ def test_by_simulation_adaptive_assignment_reaches_a_narrower_ci_than_balanced()
             for design in ("balanced", "adaptive")
         }
         assert runs["adaptive"].mean_ci_width[-1] < 0.97 * runs["balanced"].mean_ci_width[-1], runs
+
+
+def _random_fit(rng, k: int, subjects: list[str]) -> Fit:
+    m = rng.normal(size=(k, k))
+    v = m @ m.T / k + 0.1 * np.eye(k)
+    vectors = {s: rng.random(k).tolist() for s in subjects}
+    return Fit(1, [f"f{i}" for i in range(k)], rng.uniform(0.2, 3.0, k).tolist(), v.tolist(), vectors)
+
+
+def test_the_metric_scores_match_numpy():
+    """COMPARABLE and TRIPLET: the score is the drop in the weights' variances (each over its SD) from
+    numpy's inverse of V^-1 + W x x' to that of V^-1 + (W + w) x x', with x the squared differences and w
+    the link's Fisher information computed here: p (1 - p) (triplet), pi'^2 / (pi (1 - pi)) with
+    pi = 2 expit(-t) (comparable)."""
+    rng = np.random.default_rng(4)
+    fit = _random_fit(rng, 5, ["a", "b", "c"])
+    vec = {s: np.array(v) for s, v in fit.vectors.items()}
+    m, v = np.array(fit.estimate), np.array(fit.covariance)
+
+    def expected(x: np.ndarray, w: float, big_w: float) -> float:
+        inverse = np.linalg.inv(v)
+        before = np.linalg.inv(inverse + big_w * np.outer(x, x))
+        after = np.linalg.inv(inverse + (big_w + w) * np.outer(x, x))
+        return float(np.sum((np.diagonal(before) - np.diagonal(after)) / np.sqrt(np.diagonal(v))))
+
+    x = (vec["a"] - vec["b"]) ** 2
+    t = x @ m
+    pi = 2 / (1 + np.exp(t))
+    slope = -2 * np.exp(t) / (1 + np.exp(t)) ** 2
+    w = slope**2 / (pi * (1 - pi))
+    assert COMPARABLE.information(fit, ("a", "b")) == pytest.approx(w, rel=1e-12)
+    assert item_score(COMPARABLE, fit, {"a~b": 0.7}, "a~b", ("a", "b")) == pytest.approx(expected(x, w, 0.7), rel=1e-9)
+    x = (vec["a"] - vec["c"]) ** 2 - (vec["a"] - vec["b"]) ** 2
+    p = 1 / (1 + np.exp(-(x @ m)))
+    assert TRIPLET.information(fit, ("a", "b", "c")) == pytest.approx(p * (1 - p), rel=1e-12)
+    score = item_score(TRIPLET, fit, {}, "a~b~c", ("a", "b", "c"))
+    assert score == pytest.approx(expected(x, p * (1 - p), 0.0), rel=1e-9)
+    assert item_score(TRIPLET, fit, {}, "a~b~z", ("a", "b", "z")) == float("inf")  # no vector: first
+
+
+def test_the_comparable_information_is_the_expected_curvature_of_the_log_likelihood():
+    """w(t) = E[-d^2 log L / dt^2] for P(alike) = 2 expit(-t), by finite differences over both answers;
+    bounded near t = 0 (identical subjects: t floored at MIN_PREDICTOR) and 0 far away."""
+    from analysis.adaptive_design import MIN_PREDICTOR
+
+    for t in (0.02, 0.05, 0.5, 2.0, 8.0):
+        h = 1e-4 * max(t, 1e-2)
+        pi = 2 / (1 + np.exp(t))
+
+        def ll(u: float, alike: bool) -> float:
+            p = 2 / (1 + np.exp(u))
+            return float(np.log(p) if alike else np.log(1 - p))
+
+        curvature = [-(ll(t + h, y) - 2 * ll(t, y) + ll(t - h, y)) / h**2 for y in (True, False)]
+        assert comparable_information(t) == pytest.approx(pi * curvature[0] + (1 - pi) * curvature[1], rel=1e-4)
+    assert comparable_information(0.0) == comparable_information(MIN_PREDICTOR) == pytest.approx(50, rel=0.01)
+    assert comparable_information(800.0) == 0.0
+
+
+@pytest.mark.parametrize("kind", ["comparable", "triplet"])
+def test_the_metric_design_fit_recovers_the_weights_and_its_intervals_cover(kind):
+    """``metric_for_design`` on simulated judgements under a diagonal metric: the weights within their
+    95% Wald intervals (prior 0) in at least 90% of 4 weights x 25 simulations, centred on the truth."""
+    import pandas as pd
+
+    from fairness.human_metric import COLUMNS, metric_for_design
+
+    rng = np.random.default_rng(11)
+    subjects = pd.DataFrame(rng.random((20, 4)), index=[f"s{i}" for i in range(20)], columns=list("wxyz"))
+    subjects.iloc[0], subjects.iloc[1] = 0.0, 1.0  # each feature's range is [0, 1]: scaled = raw
+    truth = np.array([0.5, 1.5, 3.0, 6.0])
+    x = subjects.to_numpy()
+    covered, estimates = [], []
+    for _ in range(25):
+        ends = [rng.choice(20, 3 if kind == "triplet" else 2, replace=False) for _ in range(1500)]
+        if kind == "comparable":
+            t = np.array([truth @ (x[a] - x[b]) ** 2 for a, b in ends])
+            answer = rng.random(len(t)) < 2 / (1 + np.exp(t))
+        else:
+            t = np.array([truth @ ((x[a] - x[c]) ** 2 - (x[a] - x[b]) ** 2) for a, b, c in ends])
+            answer = rng.random(len(t)) < 1 / (1 + np.exp(-t))
+        rows = [(i // 10, *(f"s{j}" for j in e), int(y)) for i, (e, y) in enumerate(zip(ends, answer, strict=True))]
+        judgements = pd.DataFrame(rows, columns=list(COLUMNS[kind]))
+        columns, m, cov, vectors = metric_for_design(judgements, subjects, list("wxyz"), kind=kind, prior=0.0)
+        assert columns == list("wxyz") and np.allclose(vectors["s5"], x[5])
+        half = 1.959964 * np.sqrt(np.diagonal(cov))
+        covered += list(np.abs(np.array(m) - truth) <= half)
+        estimates.append(m)
+    assert np.mean(covered) >= 0.90, np.mean(covered)
+    assert np.allclose(np.mean(estimates, axis=0), truth, rtol=0.15)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("task", ["pair_comparable", "triplet"])
+def test_a_metric_study_runs_adaptively_and_every_decision_is_reproduced(
+    researcher, django_capture_on_commit_callbacks, task
+):
+    """As for choose: refits by the job store the metric's per-column weights, their covariance and the
+    subjects' scaled vectors; later decisions use them, the answers are stored under the decided item,
+    and the integrity check replays every decision (and catches one changed by hand)."""
+    from participation.integrity import check_integrity
+    from participation.models import AdaptiveDecision, AdaptiveFit, Answer
+    from participation.simulate import simulate_participants
+    from research.export import export_tables
+    from studies.services import study_load
+
+    slug, key = SLUGS[task]
+    study = study_load(spec=metric_spec(task, refit_every=10), owner=researcher).study
+    for batch in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            simulate_participants(slug, n=8, seed=20 + batch, decline_rate=0)
+        assert _run_refits(study)
+    fit = AdaptiveFit.objects.filter(study=study).last()
+    k = len(fit.parameters)
+    assert k >= 6 and len(fit.estimate) == k and np.array(fit.covariance).shape == (k, k)
+    assert set(fit.vectors) == set(METRIC_SUBJECTS) and all(len(v) == k for v in fit.vectors.values())
+    assert min(fit.estimate) >= 0 and np.all(np.linalg.eigvalsh(np.array(fit.covariance)) > 0)
+    decided = AdaptiveDecision.objects.filter(study=study, fit__isnull=False)
+    assert decided.count() > 0
+    measure = "closer" if task == "triplet" else "comparable"
+    first = decided.first()
+    answer = Answer.objects.get(participant_id=first.participant_id, page=f"{key}/#{first.slot}", measure=measure)
+    assert answer.subject_key == first.item and len(first.item.split("~")) == (3 if task == "triplet" else 2)
+    assert len(export_tables(slug).assignments) == 96
+    report = check_integrity(slug)
+    assert report.ok and not report.adaptive_not_reproduced, str(report)
+    AdaptiveDecision.objects.filter(pk=decided.last().pk).update(candidates=[[first.item, 0.0]])
+    assert check_integrity(slug).adaptive_not_reproduced
+
+
+LIGHT_PROBE = """
+import json
+import sys
+import django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+import config.wsgi  # noqa: F401
+from django.contrib.auth import get_user_model
+from django.test import Client
+from participation.models import AdaptiveFit, AdaptiveState, Participant
+from studies.services import study_load
+
+user = get_user_model().objects.create_user("light", password="light-pass-123")
+study = study_load(spec=json.load(open(sys.argv[1])), owner=user).study
+ids = [s["id"] for s in study.spec["pools"][0]["subjects"]]
+fit = AdaptiveFit.objects.create(
+    study=study, block="alike", version=1, n_answers=1, parameters=["u", "v"], estimate=[1.0, 2.0],
+    covariance=[[1.0, 0.2], [0.2, 0.5]], vectors={s: [i / 8, (i % 3) / 2] for i, s in enumerate(ids)},
+)
+AdaptiveState.objects.create(study=study, block="alike", fit=fit)
+client = Client()
+slug = study.slug
+client.get(f"/s/{slug}/?participant_label=light")
+client.post(f"/s/{slug}/consent/", {"decision": "accept"})
+participant = Participant.objects.get(external_id="light")
+first = next(i for i, page in enumerate(participant.plan) if page.get("block") == "alike")
+Participant.objects.filter(pk=participant.pk).update(position=first)
+html = client.get(f"/s/{slug}/page/").content.decode()
+assert 'value="alike/#0"' in html, html[-2000:]
+assert participant.adaptive_decisions.get().fit_id == fit.pk
+heavy = [m for m in sys.argv[2].split(",") if m in sys.modules]
+print("heavy:", ",".join(heavy))
+"""
+
+
+@pytest.mark.parametrize("task", ["pair_comparable", "triplet"])
+def test_a_metric_decision_in_the_web_worker_imports_no_scientific_library(tmp_path, task):
+    """A participant page of an adaptive metric block with a stored fit, in a fresh interpreter started
+    as a web worker: the decision is scored with plain Python (``tests/test_web_worker_imports.py``)."""
+    import subprocess
+    import sys
+
+    from tests.test_web_worker_imports import HEAVY, web_worker_env
+
+    env = web_worker_env(tmp_path)
+    spec = tmp_path / "study.json"
+    spec.write_text(json.dumps(metric_spec(task)))
+    run = subprocess.run(
+        [sys.executable, "-c", LIGHT_PROBE, str(spec), ",".join(HEAVY)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split()[-1] == "heavy:", run.stdout
+
+
+def test_by_simulation_adaptive_metric_elicitation_reaches_a_narrower_ci_than_balanced():
+    """Simulated raters under a diagonal metric (``simulation.adaptive``): after the same number of
+    judgements, the adaptive design's mean 95% CI width of the weights is narrower than the balanced
+    design's (``bench/adaptive.py --task`` gives the judgements each needs)."""
+    from simulation.adaptive import simulate_elicitation
+
+    for task in ("pair_comparable", "triplet"):
+        runs = {
+            design: simulate_elicitation(
+                design, task=task, n_subjects=12, spread=1.0, judgements=800, step=800, refit_every=20, seed=1
+            )
+            for design in ("balanced", "adaptive")
+        }
+        assert runs["adaptive"].mean_ci_width[-1] < 0.9 * runs["balanced"].mean_ci_width[-1], runs
+
+
+@pytest.mark.django_db
+def test_a_metric_refit_the_pool_cannot_give_leaves_the_block_balanced(researcher, django_capture_on_commit_callbacks):
+    """Subjects that differ in no feature give no metric: the refit job says why and stores no fit."""
+    from participation.models import AdaptiveFit, AdaptiveState
+    from participation.simulate import simulate_participants
+    from studies.services import study_load
+
+    spec = metric_spec("pair_comparable", refit_every=5)
+    subjects = spec["pools"][0]["subjects"]
+    for subject in subjects:
+        subject["features"] = dict(subjects[0]["features"])
+    study = study_load(spec=spec, owner=researcher).study
+    with django_capture_on_commit_callbacks(execute=True):
+        simulate_participants("comparable-sim", n=3, seed=1, decline_rate=0)
+    from runs.models import Job
+
+    assert _run_refits(study) == ["succeeded"] * len(Job.objects.filter(kind="adaptive_refit", study=study))
+    results = list(Job.objects.filter(kind="adaptive_refit", study=study).values_list("result", flat=True))
+    assert results and "differ in no feature" in results[0]["problem"] and results[0]["fit"] is None
+    assert not AdaptiveFit.objects.filter(study=study).exists()
+    assert AdaptiveState.objects.get(study=study).fit_id is None
+
+
+def test_simulated_raters_may_disagree_on_the_metric():
+    """``rater_spread``: each rater answers by their own weights (the same for all their items); without
+    it every rater answers by the one metric, and the truth drawn from the seed is the same either way."""
+    from simulation.adaptive import simulation_task
+
+    grid = np.linspace(0.01, 0.99, 50)
+
+    def shares(rater_spread: float) -> list[float]:
+        """Per rater (0, 1, 0 again) the share of "alike" over every pair and the grid of uniform draws."""
+        sim = simulation_task("pair_comparable", np.random.default_rng(0), 10, 1.0, 4, rater_spread)
+        return [
+            float(np.mean([sim.answer(rater, ends, u) for ends in sim.items.values() for u in grid]))
+            for rater in (0, 1, 0)
+        ]
+
+    same, differ = shares(0.0), shares(0.5)
+    assert same[0] == same[1] == same[2] and differ[0] == differ[2] != differ[1]
