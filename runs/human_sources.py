@@ -70,9 +70,18 @@ def _may_use(researcher, audited_slug: str, slug: str) -> bool:
     return source is not None and audited is not None and source.owner_id == audited.owner_id
 
 
-def source_block(option: str, reference: str, *, researcher, audited_slug: str, by: Sequence[str] = ()) -> Source:
+def source_block(
+    option: str,
+    reference: str,
+    *,
+    researcher,
+    audited_slug: str,
+    by: Sequence[str] = (),
+    quality_exclusion: str = "study",
+) -> Source:
     """The block ``reference`` (``SLUG[:BLOCK]``) names for ``option`` (a key of :data:`OPTIONS`) and its
-    answers; SourceError for a study not the researcher's, no or several blocks of the kind, no answers."""
+    answers (``quality_exclusion``: which quality flags exclude a rater, ``research.export.export_tables``);
+    SourceError for a study not the researcher's, no or several blocks of the kind, no answers."""
     flag, tasks, kind = OPTIONS[option]
     slug, _, key = reference.partition(":")
     if not slug or not _may_use(researcher, audited_slug, slug):
@@ -91,7 +100,7 @@ def source_block(option: str, reference: str, *, researcher, audited_slug: str, 
             f"{flag} {reference!r}: study {slug!r} has several such blocks ({keys}); name one: {slug}:BLOCK"
         )
     block = blocks[0]
-    tables = export_tables(slug, participants=Q(status="completed", pilot=False))
+    tables = export_tables(slug, participants=Q(status="completed", pilot=False), quality_exclusion=quality_exclusion)
     answers = tables.answers
     answers = answers[(answers["measure"] != "questionnaire") & (answers["excluded"] != 1)] if len(answers) else answers
     frame = block_answers(answers, block["key"], MEASURES[block["task"]]) if len(answers) else answers
@@ -195,12 +204,20 @@ def human_audit_of(
     by: Sequence[str] = (),
     seed: int = 1,
     n_resamples: int = 1000,
+    quality_exclusion: str = "study",
 ) -> HumanAudit | None:
     """The audit's parts from what people said (``fairness.human_audit.HumanAudit``; None when no source is
-    given): every source is checked before anything is fitted."""
+    given): every source is checked before anything is fitted. ``quality_exclusion``: :func:`source_block`'s."""
     references = {"metric_from": metric_from, "utility_from": utility_from, "features_from": features_from}
     sources = {
-        option: source_block(option, reference, researcher=researcher, audited_slug=audited_slug, by=by)
+        option: source_block(
+            option,
+            reference,
+            researcher=researcher,
+            audited_slug=audited_slug,
+            by=by,
+            quality_exclusion=quality_exclusion,
+        )
         for option, reference in references.items()
         if reference
     }
