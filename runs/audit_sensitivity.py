@@ -132,11 +132,17 @@ def audit_sensitivity(
             for name, frame in everyone.items()
         ]
     if result.human is not None:
+
+        def from_sources(mode: str) -> HumanAudit:
+            parts = human(mode)
+            assert parts is not None  # the audit has sources
+            return parts
+
         rules = [latest_study(source).spec.get("quality", {}).get("exclude_if", []) for source in source_slugs]
         everyone_human, without_human = without_flagged(
-            human, result.human, {"quality": {"exclude_if": [flag for names in rules for flag in names]}}
+            from_sources, result.human, {"quality": {"exclude_if": [flag for names in rules for flag in names]}}
         )
-        pieces += list(_human_pieces(everyone_human or result.human, without_human))
+        pieces += list(_human_pieces(everyone_human, without_human))
     n_flagged = _flagged(exports.get("flagged") or export_tables(slug)) + sum(
         _flagged(export_tables(source, participants=Q(status="completed", pilot=False)))
         for source in dict.fromkeys(source_slugs)

@@ -17,6 +17,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import OperationalError
+from django.urls import reverse
 from django.utils import timezone
 
 from runs import worker
@@ -94,7 +95,7 @@ def reads_its_input_then_dies_once(context: JobContext):
     return {"attempt": context.job.attempts, "inputs": inputs}, ""
 
 
-def test_a_retry_safe_job_whose_process_died_runs_again_with_its_inputs(researcher, monkeypatch):
+def test_a_retry_safe_job_whose_process_died_runs_again_with_its_inputs(researcher, monkeypatch, client):
     monkeypatch.setitem(RUNNERS, SAFE, reads_its_input_then_dies_once)
     job = queued_job(researcher, SAFE)
     run_jobs()
@@ -102,6 +103,11 @@ def test_a_retry_safe_job_whose_process_died_runs_again_with_its_inputs(research
     assert job.status == Job.Status.SUCCEEDED and job.result == {"attempt": 2, "inputs": ["data.csv"]}, job.log
     assert job.attempts == 2 and job.error == ""
     assert "its worker died (the job's process ended unexpectedly (killed by SIGKILL)); queued again" in job.log
+    client.force_login(researcher)  # the attempts on the job page and in the API
+    page = client.get(reverse("researcher:job", args=[job.pk])).content.decode()
+    assert '<dd id="job-attempts">2 (run again once: its first worker died)</dd>' in page
+    shown = client.get(reverse("api-job", args=[job.pk])).json()
+    assert shown["attempts"] == 2 and shown["retry_safe"] is True
 
 
 REPORT_FILES = ("a.csv", "b.csv", "report.html")
