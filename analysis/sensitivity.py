@@ -24,6 +24,7 @@ import pandas as pd
 COLUMNS = ["estimate", "all", "without_flagged", "conclusion_changes", "reason"]
 # Columns that name a row of a headline table (the rest are numbers or notes).
 KEYS = (
+    "model",
     "condition",
     "rater_group",
     "subject_attribute",

@@ -232,7 +232,8 @@ LOGGING = {
 # `make serve` start and restart them). A job running longer than JOB_MAX_SECONDS fails with a clear
 # error; one still running JOB_KILL_GRACE_SECONDS later (stuck in a C call) is killed by its worker.
 # A running job whose worker gave no sign of life for JOB_LEASE_SECONDS (killed, machine or database
-# gone) is marked failed by any other worker.
+# gone) is marked failed by any other worker, or queued again once if its kind is retry-safe
+# (runs.models.Job.RETRY_SAFE_KINDS).
 TASKS = {"default": {"BACKEND": "django_tasks_db.backend.DatabaseBackend"}}
 JOB_MAX_SECONDS = env_int("JOB_MAX_SECONDS", 1800)
 JOB_KILL_GRACE_SECONDS = env_int("JOB_KILL_GRACE_SECONDS", 10)

@@ -165,6 +165,16 @@ def critic_labels(feedback: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def effort_and_aggregate(subjects: Subjects, *, desirable: bool, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each subject's effort E = m * sigmoid(A_avg) (or m * (1 - sigmoid(A_avg)) for an undesirable feature)
+    and aggregate S = 2 * sigmoid(total / ``scale``) - 1 of its effort series (``fairness.effort``, Eq. 11)."""
+    series = subjects.frame[subjects.series_columns].to_numpy(float)
+    return (
+        effort_of(series, subjects.frame["inertia"].to_numpy(float), desirable=desirable),
+        aggregate_of(series, scale=scale),
+    )
+
+
 def audit(
     subjects: Subjects,
     *,
@@ -186,9 +196,7 @@ def audit(
     whose scores participants saw (for the disagreement calibration); ``human``: the parts from what people
     said (``fairness.human_audit``), kept in the result for the report."""
     frame = subjects.frame
-    series = frame[subjects.series_columns].to_numpy(float)
-    e = effort_of(series, frame["inertia"].to_numpy(float), desirable=desirable)
-    s = aggregate_of(series, scale=scale)
+    e, s = effort_and_aggregate(subjects, desirable=desirable, scale=scale)
     weight_sets = {"equal": 0.5, **(alphas or {})}
     exact = len(frame) <= exact_limit
     eaif_rows, worst = [], {}
@@ -209,68 +217,23 @@ def audit(
     parity = pd.DataFrame({col: {m: eagf[(m, col)].overall for m in subjects.models} for col in subjects.group_columns})
     notions, calibration = None, None
     if feedback is not None and len(feedback):
-        fb = critic_labels(feedback[feedback["subject"].isin(set(frame["id"]))])
-        info = frame.set_index("id")
-        group_col = "race" if "race" in frame else subjects.group_columns[0]
-        rows = []
-        for model in subjects.models:
-            label = (info.loc[fb["subject"], f"score_{model}"].to_numpy() >= 0.5).astype(int)
-            s_model = (label != fb["critic_label"].to_numpy()).astype(int)
-            groups = info.loc[fb["subject"], group_col].astype(str).to_numpy()
-            try:
-                res = disagreement_notions(
-                    groups,
-                    label,
-                    s_model,
-                    labels=[0, 1],
-                    subjects=fb["subject"].to_numpy(),
-                    n_resamples=n_resamples,
-                    seed=seed,
-                )
-            except ValueError:
-                continue
-            for name, v in res.notions.items():
-                rows.append(
-                    {
-                        "model": model,
-                        "group_column": group_col,
-                        "notion": name,
-                        "value": v.value,
-                        "ci_low": v.ci[0],
-                        "ci_high": v.ci[1],
-                        "exact": v.exact,
-                        "disagreement_rate": res.overall_dr,
-                    }
-                )
-        notions = pd.DataFrame(rows)
-        if shown_model is not None:
-            index = {sid: i for i, sid in enumerate(frame["id"])}
-            try:
-                calibration = calibrate_from_disagreement(
-                    e,
-                    s,
-                    frame[f"score_{shown_model}"].to_numpy(float),
-                    fb,
-                    subject_index=index,
-                    n_resamples=n_resamples,
-                    seed=seed,
-                )
-            except ValueError:
-                calibration = None
-            if calibration is not None:  # both human weights side by side
-                for model in subjects.models:
-                    eaif_rows.append(
-                        _eaif_row(
-                            model,
-                            "human (disagreement)",
-                            calibration.alpha,
-                            e,
-                            s,
-                            frame[f"score_{model}"].to_numpy(float),
-                            exact,
-                            seed,
-                        )
+        notions, calibration = feedback_estimates(
+            subjects, feedback, e=e, s=s, shown_model=shown_model, n_resamples=n_resamples, seed=seed
+        )
+        if calibration is not None:  # both human weights side by side
+            for model in subjects.models:
+                eaif_rows.append(
+                    _eaif_row(
+                        model,
+                        "human (disagreement)",
+                        calibration.alpha,
+                        e,
+                        s,
+                        frame[f"score_{model}"].to_numpy(float),
+                        exact,
+                        seed,
                     )
+                )
     return AuditResult(
         pd.DataFrame(eaif_rows),
         parity,
@@ -289,6 +252,73 @@ def audit(
         },
         human,
     )
+
+
+def feedback_estimates(
+    subjects: Subjects,
+    feedback: pd.DataFrame,
+    *,
+    e: np.ndarray,
+    s: np.ndarray,
+    shown_model: str | None,
+    n_resamples: int,
+    seed: int,
+) -> tuple[pd.DataFrame, DisagreementCalibration | None]:
+    """What yes/no ``feedback`` (participant, subject, model_label, disagreement) says about the models of
+    ``subjects`` (efforts ``e``, aggregates ``s``): the disagreement-derived notions per model (model,
+    group_column, notion, value, ci_low, ci_high, exact, disagreement_rate; binary labels score >= 0.5, the
+    critic's label recovered from the shown label and the disagreement) and, given the ``shown_model``, the
+    disagreement calibration of alpha (None when it cannot be estimated)."""
+    frame = subjects.frame
+    fb = critic_labels(feedback[feedback["subject"].isin(set(frame["id"]))])
+    info = frame.set_index("id")
+    group_col = "race" if "race" in frame else subjects.group_columns[0]
+    rows = []
+    for model in subjects.models:
+        label = (info.loc[fb["subject"], f"score_{model}"].to_numpy() >= 0.5).astype(int)
+        s_model = (label != fb["critic_label"].to_numpy()).astype(int)
+        groups = info.loc[fb["subject"], group_col].astype(str).to_numpy()
+        try:
+            res = disagreement_notions(
+                groups,
+                label,
+                s_model,
+                labels=[0, 1],
+                subjects=fb["subject"].to_numpy(),
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+        except ValueError:
+            continue
+        for name, v in res.notions.items():
+            rows.append(
+                {
+                    "model": model,
+                    "group_column": group_col,
+                    "notion": name,
+                    "value": v.value,
+                    "ci_low": v.ci[0],
+                    "ci_high": v.ci[1],
+                    "exact": v.exact,
+                    "disagreement_rate": res.overall_dr,
+                }
+            )
+    calibration = None
+    if shown_model is not None:
+        index = {sid: i for i, sid in enumerate(frame["id"])}
+        try:
+            calibration = calibrate_from_disagreement(
+                e,
+                s,
+                frame[f"score_{shown_model}"].to_numpy(float),
+                fb,
+                subject_index=index,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+        except ValueError:
+            calibration = None
+    return pd.DataFrame(rows), calibration
 
 
 def audit_tables(result: AuditResult) -> dict[str, pd.DataFrame]:

@@ -11,7 +11,7 @@ from runs.services import job_cancel
 
 @admin.register(Job)
 class JobAdmin(ReadOnlyFieldsMixin, admin.ModelAdmin):
-    list_display = ["id", "kind", "status", "study", "created_by", "created_at", "heartbeat_at"]
+    list_display = ["id", "kind", "status", "attempts", "study", "created_by", "created_at", "heartbeat_at"]
     list_filter = ["status", "kind"]
     actions = ["cancel_jobs"]
 

@@ -9,6 +9,7 @@ from django.db import transaction
 
 from fairness.model_audit import audit, read_subjects
 from research.export import export_tables
+from runs.audit_sensitivity import audit_sensitivity, study_feedback
 from runs.calibrations import calibration_create, study_condition
 from runs.human_sources import human_audit_of
 from runs.models import AuditRun, Calibration
@@ -88,13 +89,9 @@ def audit_run_create(
     )
     alphas = {f"human (likert v{likert.version})": likert.alpha} if likert else {}
     disagreements = export_tables(slug).disagreements
-    feedback = None
-    if len(disagreements):
-        chosen = disagreements[(disagreements["condition"] == condition) & (disagreements["excluded"] != 1)]
-        feedback = chosen.rename(columns={"participant_id": "participant"})[
-            ["participant", "subject", "model_label", "disagreement"]
-        ]
+    feedback = study_feedback(disagreements, condition)
     models = set(subjects.models)
+    shown_model = shown_model if shown_model in models else None
     result = audit(
         subjects,
         human=human,
@@ -102,7 +99,7 @@ def audit_run_create(
         scale=conditions[condition]["aggregate_scale"],
         alphas=alphas,
         feedback=feedback,
-        shown_model=shown_model if shown_model in models else None,
+        shown_model=shown_model,
         seed=seed,
         n_resamples=n_resamples,
     )
@@ -134,7 +131,35 @@ def audit_run_create(
         if likert
         else None,
     )
-    write_audit_report(result, out_dir, title=f"{study.title}: model audit ({condition})", provenance=provenance)
+    sources = {"metric_from": metric_from, "utility_from": utility_from, "features_from": features_from}
+    sensitivity = audit_sensitivity(
+        result,
+        subjects,
+        slug=slug,
+        condition=condition,
+        likert=likert,
+        shown_model=shown_model,
+        seed=seed,
+        n_resamples=n_resamples,
+        human=lambda mode: human_audit_of(
+            subjects,
+            audited_slug=slug,
+            researcher=researcher,
+            by=by,
+            seed=seed,
+            n_resamples=n_resamples,
+            quality_exclusion=mode,
+            **sources,
+        ),
+        source_slugs=[reference.partition(":")[0] for reference in sources.values() if reference],
+    )
+    write_audit_report(
+        result,
+        out_dir,
+        title=f"{study.title}: model audit ({condition})",
+        provenance=provenance,
+        sensitivity=sensitivity,
+    )
     prefix = new_prefix("audit")
     store_directory(out_dir, prefix)
     try:

@@ -14,15 +14,16 @@ from research.study_upload import StashNotStored
 from runs.models import Job
 from runs.runners import RUNNERS, JobContext
 from runs.services import (
+    job_claim_output,
+    job_discard_files,
     job_fail,
-    job_folder,
     job_log,
     job_progress,
     job_start,
     job_succeed,
     job_workdir_prefix,
 )
-from runs.storage import RunStorageError, delete_prefix
+from runs.storage import RunStorageError, prefixes_claimed
 from studies.services import StudyOwnedByOther
 
 logger = logging.getLogger(__name__)
@@ -55,7 +56,6 @@ def execute_job(job_id: str) -> str:
         return Job.objects.values_list("status", flat=True).filter(pk=job_id).first() or "missing"
     job = Job.objects.select_related("study").get(pk=job_id)
     job_log(job_id=job.pk, line=f"started {job.get_kind_display().lower()}")
-    outputs: list[str] = []
     try:
         with (
             tempfile.TemporaryDirectory(prefix=job_workdir_prefix(job.pk)) as workdir,
@@ -65,24 +65,24 @@ def execute_job(job_id: str) -> str:
                     f"the job ran longer than its limit of {settings.JOB_MAX_SECONDS:g} s (JOB_MAX_SECONDS)"
                 ),
             ),
+            prefixes_claimed(lambda prefix: job_claim_output(job_id=job.pk, prefix=prefix)),
         ):
             context = JobContext(
                 job=job,
                 workdir=Path(workdir),
                 progress=_progress_reporter(job.pk),
                 log=lambda line: job_log(job_id=job.pk, line=line),
-                outputs=outputs,
             )
             result, files_prefix = RUNNERS[job.kind](context)
     except (*EXPECTED_ERRORS, JobTimeout) as exc:
-        _clean_up(job, outputs)
+        job_discard_files(job_id=job.pk)  # a failed job keeps no files
         job_log(job_id=job.pk, line=f"failed: {exc}")
         problems = getattr(exc, "problems", None)  # a bad study file or CSV: each problem as path: rule
         job_fail(job_id=job.pk, error=str(exc), problems=[str(p) for p in problems] if problems else None)
         return Job.Status.FAILED
     except Exception as exc:
         logger.exception("job %s failed", job.pk)
-        _clean_up(job, outputs)
+        job_discard_files(job_id=job.pk)  # a failed job keeps no files
         job_log(job_id=job.pk, line=f"failed: internal error ({type(exc).__name__})")
         job_fail(job_id=job.pk, error=f"internal error ({type(exc).__name__}: {exc}); the server log has details")
         return Job.Status.FAILED
@@ -92,10 +92,3 @@ def execute_job(job_id: str) -> str:
         return Job.objects.values_list("status", flat=True).get(pk=job.pk)
     job_log(job_id=job.pk, line="finished")
     return Job.Status.SUCCEEDED
-
-
-def _clean_up(job: Job, outputs: list[str]) -> None:
-    """A failed job keeps no files and no folders: its stored outputs and its uploaded inputs are deleted."""
-    for prefix in outputs:
-        delete_prefix(prefix)
-    delete_prefix(job_folder(job.pk))

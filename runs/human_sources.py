@@ -102,9 +102,18 @@ def _may_use(researcher, audited_slug: str, slug: str) -> bool:
     return source is not None and audited is not None and source.owner_id == audited.owner_id
 
 
-def source_block(option: str, reference: str, *, researcher, audited_slug: str, by: Sequence[str] = ()) -> Source:
+def source_block(
+    option: str,
+    reference: str,
+    *,
+    researcher,
+    audited_slug: str,
+    by: Sequence[str] = (),
+    quality_exclusion: str = "study",
+) -> Source:
     """The block ``reference`` (``SLUG[:BLOCK]``) names for ``option`` (a key of :data:`OPTIONS`) and its
-    answers; SourceError for a study not the researcher's, no or several blocks of the kind, no answers."""
+    answers (``quality_exclusion``: which quality flags exclude a rater, ``research.export.export_tables``);
+    SourceError for a study not the researcher's, no or several blocks of the kind, no answers."""
     flag, tasks, kind = OPTIONS[option]
     slug, _, key = reference.partition(":")
     if not slug or not _may_use(researcher, audited_slug, slug):
@@ -129,7 +138,7 @@ def source_block(option: str, reference: str, *, researcher, audited_slug: str, 
             f"{flag} {reference!r}: study {slug!r} has several such blocks ({keys}); name one: {slug}:BLOCK", option
         )
     block = blocks[0]
-    tables = export_tables(slug, participants=Q(status="completed", pilot=False))
+    tables = export_tables(slug, participants=Q(status="completed", pilot=False), quality_exclusion=quality_exclusion)
     answers = tables.answers
     answers = answers[(answers["measure"] != "questionnaire") & (answers["excluded"] != 1)] if len(answers) else answers
     frame = block_answers(answers, block["key"], MEASURES[block["task"]]) if len(answers) else answers
@@ -166,13 +175,15 @@ def check_sources(
     features_from: str | None = None,
     by: Sequence[str] = (),
     lipschitz: float = 1.0,
+    quality_exclusion: str = "study",
 ) -> dict[str, Source]:
     """The audit's source options checked before anything is queued or fitted (the API and the audit form call
     it when the request is made, ``audit_models`` and the job through :func:`human_audit_of`, the job's second
     line): each ``SLUG[:BLOCK]``
     names a study of ``researcher`` (:func:`source_block`: a block of the option's task type, with answers),
     ``by`` questions of each source study, the audited subjects' ``columns`` (None: not checked) have every
-    feature the source reads (:meth:`Source.missing_columns`), ``lipschitz`` > 0. Returns the sources by
+    feature the source reads (:meth:`Source.missing_columns`), ``lipschitz`` > 0 (``quality_exclusion``:
+    :func:`source_block`'s). Returns the sources by
     option; SourceErrors with every problem by field."""
     errors: dict[str, list[str]] = defaultdict(list)
     problem = lipschitz_problem(lipschitz)
@@ -188,7 +199,14 @@ def check_sources(
     sources = {}
     for option, reference in given.items():
         try:
-            source = source_block(option, reference, researcher=researcher, audited_slug=audited_slug, by=by)
+            source = source_block(
+                option,
+                reference,
+                researcher=researcher,
+                audited_slug=audited_slug,
+                by=by,
+                quality_exclusion=quality_exclusion,
+            )
             if columns is not None:
                 source.missing_columns(columns)
         except SourceError as exc:
@@ -281,10 +299,11 @@ def human_audit_of(
     lipschitz: float = 1.0,
     seed: int = 1,
     n_resamples: int = 1000,
+    quality_exclusion: str = "study",
 ) -> HumanAudit | None:
     """The audit's parts from what people said (``fairness.human_audit.HumanAudit``; None when no source is
     given): every source is checked (:func:`check_sources`) before anything is fitted; the human metric's
-    Lipschitz condition uses L = ``lipschitz``."""
+    Lipschitz condition uses L = ``lipschitz``; ``quality_exclusion``: :func:`source_block`'s."""
     frame = subjects.frame.set_index("id")
     sources = check_sources(
         audited_slug=audited_slug,
@@ -295,6 +314,7 @@ def human_audit_of(
         features_from=features_from,
         by=by,
         lipschitz=lipschitz,
+        quality_exclusion=quality_exclusion,
     )
     if not sources:
         return None

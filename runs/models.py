@@ -32,6 +32,14 @@ class Job(models.Model):
         CANCELLED = "cancelled"
 
     FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+    # Kinds that only read stored data and write a new run folder (or only their own row): repeating one
+    # whose worker died gives a run like the first, with nothing of the dead attempt kept (README "Job
+    # lifecycle"). The study file kinds and the adaptive refit change shared state (the stash, a study, an
+    # assignment) that a dead attempt may have left half written: they fail instead.
+    RETRY_SAFE_KINDS = frozenset(
+        {Kind.ANALYSIS, Kind.AUDIT, Kind.SITUATION_TESTING, Kind.DIFFERENTIAL_PARITY, Kind.PLAN}
+    )
+    MAX_ATTEMPTS = 2  # a retry-safe job whose worker died runs once more
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     kind = models.CharField(max_length=32, choices=Kind.choices)
@@ -47,6 +55,15 @@ class Job(models.Model):
     error = models.TextField(blank=True)
     files_prefix = models.CharField(max_length=200, blank=True, help_text="Storage folder of the job's output files.")
     files = models.JSONField(default=list, blank=True, help_text="Names of the output files, listed once at success.")
+    output_prefix = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Storage folder the running job writes its output into, recorded before its first file is "
+        "copied: deleted when the job fails or its worker dies.",
+    )
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="How many times a worker started the job (2: re-run once after its worker died)."
+    )
     task_id = models.CharField(max_length=64, blank=True, help_text="The task framework's result id.")
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -64,6 +81,11 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.id} ({self.status})"
+
+    @property
+    def retry_safe(self) -> bool:
+        """Whether the job runs once more when its worker dies (its kind is in RETRY_SAFE_KINDS)."""
+        return self.kind in self.RETRY_SAFE_KINDS
 
 
 class AnalysisRun(models.Model):

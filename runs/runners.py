@@ -2,7 +2,7 @@
 commands use, with the uploaded inputs read under the upload limits."""
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.core.files import File
@@ -37,7 +37,6 @@ class JobContext:
     workdir: Path
     progress: Callable[[str, int, int], None]
     log: Callable[[str], None]
-    outputs: list[str] = field(default_factory=list)  # storage folders to delete if the job fails
 
 
 def _report_dir(context: JobContext) -> Path:
@@ -142,7 +141,6 @@ def run_differential_parity(context: JobContext) -> tuple[dict, str]:
     out = _report_dir(context)
     _, tables = write_study_dp_report(slug, out, alpha=job.params.get("alpha", 0.05), favourable=favourable)
     prefix = new_prefix("differential_parity")
-    context.outputs.append(prefix)
     store_directory(out, prefix)
     return {
         "tables": {name: table_records(frame) for name, frame in tables.items()},
@@ -160,7 +158,6 @@ def run_plan_job(context: JobContext) -> tuple[dict, str]:
     out = _report_dir(context)
     write_plan_report(result, out, title=f"{job.study.slug}: study plan for {p['n']} participants")
     prefix = new_prefix("plan")
-    context.outputs.append(prefix)
     store_directory(out, prefix)
     context.log(f"{p['studies']} simulated studies of {p['n']} participants")
     return {

@@ -253,6 +253,8 @@ class JobSerializer(serializers.Serializer):
     params = serializers.JSONField()
     result = serializers.JSONField(allow_null=True)
     error = serializers.CharField()
+    attempts = serializers.IntegerField(help_text="How many times a worker started the job (2: its first worker died)")
+    retry_safe = serializers.BooleanField(help_text="Whether the job runs once more if its worker dies")
     log = serializers.CharField()
     files = serializers.SerializerMethodField(help_text="URLs of the job's output files")
     created_at = serializers.DateTimeField()

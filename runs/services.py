@@ -15,7 +15,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Concat
 from django.utils import timezone
 
-from runs.models import Job
+from runs.models import AnalysisRun, AuditRun, Job
 from runs.storage import delete_prefix, list_files, store_upload
 
 LOG_LIMIT = 100_000  # characters kept of a job's log
@@ -90,13 +90,24 @@ def job_workdir_prefix(job_id) -> str:
 
 
 def job_start(*, job_id) -> bool:
-    """queued -> running (compare-and-set: a job runs once even if two workers see it)."""
+    """queued -> running, one more attempt (compare-and-set: a job runs once even if two workers see it)."""
     now = timezone.now()
     return bool(
         Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
-            status=Job.Status.RUNNING, started_at=now, heartbeat_at=now, progress=0.0
+            status=Job.Status.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            progress=0.0,
+            attempts=F("attempts") + 1,
+            output_prefix="",
         )
     )
+
+
+def job_claim_output(*, job_id, prefix: str) -> None:
+    """Record the storage folder a job is about to write (``runs.storage.prefixes_claimed``), before its
+    first file is copied: a job killed mid-copy leaves a folder its clean-up finds (:func:`job_discard_files`)."""
+    Job.objects.filter(pk=job_id).update(output_prefix=prefix)
 
 
 def job_heartbeat(*, job_id) -> bool:
@@ -170,15 +181,58 @@ def job_remove_workdirs(*, job_id) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def job_discard_files(*, job_id) -> None:
-    """Delete what a job that will not finish left: its uploaded inputs and its temporary folders."""
-    delete_prefix(job_folder(job_id))
+def _discard_attempt(job_id) -> None:
+    """Delete what one attempt of a job left: the output folder it claimed, whole or half copied (kept
+    when a stored run owns it: a job cancelled between storing its run and recording it), and its
+    temporary folders."""
+    prefix = Job.objects.filter(pk=job_id).values_list("output_prefix", flat=True).first()
+    owned = any(run.objects.filter(files_prefix=prefix).exists() for run in (AnalysisRun, AuditRun))
+    if prefix and not owned:
+        delete_prefix(prefix)
     job_remove_workdirs(job_id=job_id)
 
 
-def job_abandon(*, job_id, error: str) -> None:
-    """After a job's process ended: if it recorded no outcome, the job fails with ``error``; a job
+def job_discard_files(*, job_id) -> None:
+    """Delete what a job that will not finish left: its output folder, its uploaded inputs and its
+    temporary folders."""
+    _discard_attempt(job_id)
+    delete_prefix(job_folder(job_id))
+
+
+def job_requeue(*, job_id, error: str) -> bool:
+    """running -> queued again, once: a retry-safe job (``Job.RETRY_SAFE_KINDS``) on its first attempt
+    whose worker died with ``error``. What the dead attempt left is deleted first (its uploaded inputs
+    are kept for the next). False, and nothing changed, for any other job."""
+    from runs.tasks import run_job
+
+    candidate = Job.objects.filter(
+        pk=job_id, status=Job.Status.RUNNING, kind__in=Job.RETRY_SAFE_KINDS, attempts__lt=Job.MAX_ATTEMPTS
+    )
+    if not candidate.exists():
+        return False
+    _discard_attempt(job_id)
+    with transaction.atomic():
+        if not list(candidate.select_for_update().values_list("pk", flat=True)):
+            return False  # cancelled meanwhile
+        task_id = str(run_job.enqueue(str(job_id)).id)
+        candidate.update(
+            status=Job.Status.QUEUED,
+            task_id=task_id,
+            output_prefix="",
+            progress=0.0,
+            progress_message="queued again: its worker died",
+            heartbeat_at=None,
+        )
+    job_log(job_id=job_id, line=f"its worker died ({error}); queued again (attempt {Job.MAX_ATTEMPTS})")
+    return True
+
+
+def job_abandon(*, job_id, error: str, worker_died: bool = False) -> None:
+    """After a job's process ended: if it recorded no outcome, a retry-safe job whose worker died
+    (``worker_died``) is queued again once (:func:`job_requeue`), any other fails with ``error``; a job
     that did not succeed (failed, or cancelled while running) keeps no files."""
+    if worker_died and job_requeue(job_id=job_id, error=error):
+        return
     if job_fail(job_id=job_id, error=error):
         job_log(job_id=job_id, line=f"failed: {error}")
     if Job.objects.filter(pk=job_id).exclude(status=Job.Status.SUCCEEDED).exists():
@@ -189,7 +243,8 @@ def job_abandon(*, job_id, error: str) -> None:
 
 def jobs_reap_stale() -> list:
     """Fail the running jobs whose worker gave no sign of life for JOB_LEASE_SECONDS (it was killed,
-    or its machine or the database went away) and delete their files; return their ids."""
+    or its machine or the database went away) and delete their files, or queue a retry-safe one again
+    once (:func:`job_requeue`); return their ids."""
     lease = settings.JOB_LEASE_SECONDS
     stale = (
         Job.objects.filter(status=Job.Status.RUNNING)
@@ -203,7 +258,9 @@ def jobs_reap_stale() -> list:
             f"its worker stopped: no sign of life for {lease} s (JOB_LEASE_SECONDS); the worker was killed "
             "or lost the database. Start the job again."
         )
-        if job_fail(job_id=job_id, error=error):
+        if job_requeue(job_id=job_id, error=f"no sign of life for {lease} s"):
+            reaped.append(job_id)
+        elif job_fail(job_id=job_id, error=error):
             job_log(job_id=job_id, line=f"failed: {error}")
             job_discard_files(job_id=job_id)
             reaped.append(job_id)

@@ -4,6 +4,9 @@ web server can serve any run's report. A run's files are written all or nothing.
 
 import shutil
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from django.core.files import File
@@ -14,9 +17,28 @@ class RunStorageError(OSError):
     """The run's files could not be stored (disk full, backend down); nothing of them was kept."""
 
 
+_claim: ContextVar[Callable[[str], None] | None] = ContextVar("claim_prefix", default=None)
+
+
+@contextmanager
+def prefixes_claimed(claim: Callable[[str], None]) -> Iterator[None]:
+    """Within the block every :func:`new_prefix` is passed to ``claim`` before the folder is returned (a job
+    records it on its row, so that the folder is found and deleted if the job's process dies mid-copy)."""
+    token = _claim.set(claim)
+    try:
+        yield
+    finally:
+        _claim.reset(token)
+
+
 def new_prefix(kind: str) -> str:
-    """A fresh storage folder for one run: ``<kind>/<uuid4>`` (two runs in one second never share one)."""
-    return f"{kind}/{uuid.uuid4()}"
+    """A fresh storage folder for one run: ``<kind>/<uuid4>`` (two runs in one second never share one),
+    claimed first if a :func:`prefixes_claimed` block is open."""
+    prefix = f"{kind}/{uuid.uuid4()}"
+    claim = _claim.get()
+    if claim is not None:
+        claim(prefix)
+    return prefix
 
 
 def store_directory(local_dir: Path, prefix: str) -> list[str]:

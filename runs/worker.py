@@ -3,15 +3,18 @@
 * Each job runs in a forked child process; the worker (the parent) beats the job's heart every
   second, kills the child when a researcher cancels the job or when it is still running
   JOB_KILL_GRACE_SECONDS after JOB_MAX_SECONDS (stuck in a C call the in-job SIGALRM cannot
-  interrupt), and fails a job whose child died without recording an outcome. The job's uploaded
-  inputs and temporary folders are deleted unless it succeeded. The child dies with the worker
-  (``PR_SET_PDEATHSIG``): a SIGKILLed worker's job does not run on unwatched. The child runs at a
-  lower CPU priority (``JOB_NICENESS``, default 10), so that on a machine shared with the web server
-  participants' requests get the cores first and a job only takes what they leave.
+  interrupt), and fails a job whose child died without recording an outcome (a retry-safe one,
+  ``Job.RETRY_SAFE_KINDS``, is queued again once). The job's uploaded inputs, temporary folders and
+  the output folder it claimed (``Job.output_prefix``, even half copied) are deleted unless it
+  succeeded. The child dies with the worker (``PR_SET_PDEATHSIG``): a SIGKILLed worker's job does
+  not run on unwatched. The child runs at a lower CPU priority (``JOB_NICENESS``, default 10), so
+  that on a machine shared with the web server participants' requests get the cores first and a job
+  only takes what they leave.
 * A lost database (a PostgreSQL restart, idle or mid-job) does not end the worker: it closes its
   connections, waits (1, 2, 4, ... up to 30 s) and carries on.
 * Before looking for work it fails every running job whose worker gave no sign of life for
-  JOB_LEASE_SECONDS (``runs.services.jobs_reap_stale``): a worker SIGKILLed mid-job.
+  JOB_LEASE_SECONDS (``runs.services.jobs_reap_stale``): a worker SIGKILLed mid-job (a retry-safe
+  job is queued again once).
 """
 
 import ctypes
@@ -96,24 +99,29 @@ class JobWorker(Worker):
             self._run_tasks += 1
 
     def _supervise(self, db_task_result: DBTaskResult, *, job_id: str) -> None:
-        """Run the job in a child process and watch it; afterwards fail it if it recorded no outcome
-        and delete its files unless it succeeded (``job_abandon``)."""
+        """Run the job in a child process and watch it; afterwards fail it if it recorded no outcome (or
+        queue it again once if it is retry-safe and its process died) and delete its files unless it
+        succeeded (``job_abandon``)."""
         _close_connections()
         child = multiprocessing.get_context("fork").Process(target=self._child, args=(db_task_result, os.getpid()))
         child.start()
-        reason = ""
+        reason, died = "", False  # died: its process or its worker, not the job's limit or a cancel
         try:
             reason = self._watch(child, job_id=job_id)
         except BaseException:  # the worker is stopping (a second SIGTERM or Ctrl+C): the job cannot go on
-            reason = "its worker was stopped while running it"
+            reason, died = "its worker was stopped while running it", True
             raise
         finally:
             if child.exitcode is None:
                 child.kill()
                 child.join()
             if child.exitcode != 0 and not reason:
-                reason = f"the job's process ended unexpectedly ({_describe_exit(child.exitcode)})"
-            job_abandon(job_id=job_id, error=reason or "the job's process ended without recording a result")
+                reason, died = f"the job's process ended unexpectedly ({_describe_exit(child.exitcode)})", True
+            job_abandon(
+                job_id=job_id,
+                error=reason or "the job's process ended without recording a result",
+                worker_died=died,
+            )
             db_task_result.refresh_from_db(fields=["status"])
             if reason and db_task_result.status == "RUNNING":
                 db_task_result.set_failed(JobKilled(reason))

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.sensitivity import Sensitivity
 from fairness.calibration import boundary_note
 from fairness.model_audit import (
     AuditResult,
@@ -26,6 +27,7 @@ from runs.report_format import (
 from runs.reports.base import (
     CI_LABEL,
     Section,
+    add_sensitivity,
     figure_context,
     figure_sections,
     render_report,
@@ -94,13 +96,20 @@ def _exact_without_ci(eaif: pd.DataFrame) -> pd.DataFrame:
     return eaif.assign(ci_low=eaif["ci_low"].mask(exact), ci_high=eaif["ci_high"].mask(exact))
 
 
-def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, provenance: Provenance | None = None) -> Path:
+def write_audit_report(
+    result: AuditResult,
+    out_dir: Path,
+    *,
+    title: str,
+    provenance: Provenance | None = None,
+    sensitivity: Sensitivity | None = None,
+) -> Path:
     """A model audit: report.html, results.json, eaif.csv, parity.csv, eagf_bins.csv and, with
-    feedback, disagreement_notions.csv."""
+    feedback, disagreement_notions.csv; with ``sensitivity`` also its section and sensitivity.csv."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, frame in audit_tables(result).items():
         write_csv(frame, out_dir / f"{name}.csv")
-    write_json(audit_summary(result), out_dir / "results.json")
+    results = audit_summary(result)
     weights = ", ".join(f"{name} {format_estimate(alpha)}" for name, alpha in result.settings["weights"].items())
     intro = [f"{result.settings['n_subjects']} subjects. Effort weights alpha: {weights}."]
     sections = [
@@ -161,6 +170,8 @@ def write_audit_report(result: AuditResult, out_dir: Path, *, title: str, proven
     n_groups = len(figures) - 1 - (cal is not None)
     explanations = [AUDIT["eaif_figure"], *[AUDIT["eagf_figure"]] * n_groups, AUDIT["calibration_curve"]]
     sections += figure_sections(figures, explanations)
+    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
 
 

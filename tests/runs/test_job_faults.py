@@ -5,6 +5,7 @@ removed, the restarted worker runs the next job), and PostgreSQL restarted while
 and mid-job (the worker lives on and runs the next job). Marked ``faults``; mandatory when
 REQUIRE_POSTGRES=1 (CI), skipped with the reason otherwise when the PostgreSQL binaries are absent."""
 
+import json
 import os
 import shutil
 import signal
@@ -126,14 +127,24 @@ def queue_plans(server: Postgres, *studies: int) -> list[str]:
     return done.stdout.strip().splitlines()[-len(studies) :]
 
 
+JOB_COLUMNS = ("status", "error", "log", "progress", "attempts", "output_prefix", "files_prefix")
+
+
 def job_row(server: Postgres, job_id: str) -> dict:
     """The job's row, read directly (the server may be down: then an empty dict)."""
     try:
         with psycopg.connect(f"host=127.0.0.1 port={server.port} user=fairness dbname=faults", connect_timeout=3) as c:
-            row = c.execute("SELECT status, error, log, progress FROM runs_job WHERE id = %s", (job_id,)).fetchone()
+            query = f"SELECT {', '.join(JOB_COLUMNS)} FROM runs_job WHERE id = %s"
+            row = c.execute(query, (job_id,)).fetchone()  # type: ignore[call-overload]  # a fixed column list
     except psycopg.OperationalError:
         return {}
-    return dict(zip(("status", "error", "log", "progress"), row, strict=True)) if row else {}
+    return dict(zip(JOB_COLUMNS, row, strict=True)) if row else {}
+
+
+def cancel_job(server: Postgres, job_id: str) -> None:
+    """What ``job_cancel`` does to the row (its worker then stops the job within a second)."""
+    with psycopg.connect(f"host=127.0.0.1 port={server.port} user=fairness dbname=faults") as c:
+        c.execute("UPDATE runs_job SET status = 'cancelled', finished_at = now() WHERE id = %s", (job_id,))
 
 
 def wait_for(predicate, what: str) -> None:
@@ -143,11 +154,11 @@ def wait_for(predicate, what: str) -> None:
         time.sleep(0.2)
 
 
-def start_worker(server: Postgres, tmp: Path) -> subprocess.Popen:
+def start_worker(server: Postgres, tmp: Path, extra_env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "manage.py", "job_worker", "--interval", "0.2", "--no-startup-delay"],
         cwd=ROOT,
-        env=env(server, tmp),
+        env=env(server, tmp) | (extra_env or {}),
         stdout=subprocess.DEVNULL,
         stderr=open(tmp / "worker.log", "ab"),  # noqa: SIM115  # closed with the process
     )
@@ -185,22 +196,33 @@ def runs_a_short_job(server: Postgres, worker: subprocess.Popen, job_id: str | N
 
 
 def test_a_job_whose_worker_was_sigkilled_fails_and_the_restarted_worker_goes_on(postgres, tmp_path):
+    """A study plan is retry-safe: its first worker's death queues it again (attempt 2), the second fails it
+    with the reason."""
     worker = start_worker(postgres, tmp_path)
     try:
         job_id, next_job = queue_plans(postgres, 5000, 1)
-        wait_for(lambda: job_row(postgres, job_id).get("progress", 0) > 0, "the long job to make progress")
-        assert list(tmp_path.glob(f"job-{job_id}-*")), "the job's temporary folder"
-        children = [int(pid) for pid in Path(f"/proc/{worker.pid}/task/{worker.pid}/children").read_text().split()]
-        assert children, "the job runs in a child of the worker"
-        worker.send_signal(signal.SIGKILL)
-        worker.wait()
-        worker = start_worker(postgres, tmp_path)  # what the supervisor (make serve, systemd) does
+        for attempt in (1, 2):
+            wait_for(
+                lambda attempt=attempt: (
+                    (row := job_row(postgres, job_id)).get("attempts") == attempt and row.get("progress", 0) > 0
+                ),
+                f"attempt {attempt} of the long job to make progress",
+            )
+            assert list(tmp_path.glob(f"job-{job_id}-*")), "the job's temporary folder"
+            children = [int(pid) for pid in Path(f"/proc/{worker.pid}/task/{worker.pid}/children").read_text().split()]
+            assert children, "the job runs in a child of the worker"
+            worker.send_signal(signal.SIGKILL)
+            worker.wait()
+            worker = start_worker(postgres, tmp_path)  # what the supervisor (make serve, systemd) does
+            wait_for(
+                lambda children=children: not any(alive(pid) for pid in children), "the job to die with its worker"
+            )
         wait_for(status_is(postgres, job_id, "failed", "succeeded"), "the dead worker's job to be failed")
         row = job_row(postgres, job_id)
-        assert row["status"] == "failed", row
+        assert row["status"] == "failed" and row["attempts"] == 2, row
         assert row["error"].startswith(f"its worker stopped: no sign of life for {LEASE_SECONDS} s"), row
+        assert f"its worker died (no sign of life for {LEASE_SECONDS} s); queued again (attempt 2)" in row["log"]
         assert not list(tmp_path.glob(f"job-{job_id}-*")), "a temporary folder was left behind"
-        wait_for(lambda: not any(alive(pid) for pid in children), "the job to die with its worker")
         runs_a_short_job(postgres, worker, next_job)
     finally:
         stop(worker)
@@ -226,11 +248,52 @@ def test_the_worker_outlives_a_postgres_restart_mid_job(postgres, tmp_path):
         postgres.stop()
         time.sleep(2)
         postgres.start()
-        wait_for(status_is(postgres, job_id, "failed", "succeeded"), "the interrupted job to end")
+        wait_for(
+            lambda: (
+                (row := job_row(postgres, job_id)).get("status") in ("failed", "succeeded") or row.get("attempts") == 2
+            ),
+            "the interrupted job to end or to run again",
+        )
         row = job_row(postgres, job_id)
-        assert row["status"] == "failed" and row["error"], row  # a reason, not an endless "running"
-        assert not list(tmp_path.glob(f"job-{job_id}-*")), "a temporary folder was left behind"
+        if row["status"] == "failed":
+            assert row["error"], row  # a reason, not an endless "running"
+        else:  # retry-safe: its process died with the database, so it runs once more (stopped here)
+            assert row["attempts"] == 2 and "queued again (attempt 2)" in row["log"], row
+            cancel_job(postgres, job_id)
+        wait_for(lambda: not list(tmp_path.glob(f"job-{job_id}-*")), "the job's temporary folders to be removed")
         assert worker.poll() is None, "the worker died with the database"
         runs_a_short_job(postgres, worker, next_job)
+    finally:
+        stop(worker)
+
+
+def test_a_worker_sigkilled_while_copying_a_report_leaves_no_run_folder_and_its_job_runs_again(postgres, tmp_path):
+    """Issue 22, item 3: the run folder is recorded on the job before the copy. A study plan (retry-safe) stalls
+    while its report is copied into the run storage (tests/runs/blocking_storage.py: plan.csv stored, report.html
+    not yet); its worker is SIGKILLed. The restarted worker finds the job by its lease, deletes the half-copied
+    folder and runs the job once more (attempt 2) to success: one run folder, the second attempt's."""
+    stalled, runs = tmp_path / "stalled", tmp_path / "runs"
+    slow_storage = {
+        "STORAGE_BACKEND": "tests.runs.blocking_storage.BlockingStorage",
+        "STORAGE_OPTIONS": json.dumps({"location": str(runs), "signal_file": str(stalled)}),
+    }
+    worker = start_worker(postgres, tmp_path, slow_storage)
+    try:
+        (job_id,) = queue_plans(postgres, 1)
+        wait_for(stalled.exists, "the copy of the report to stall")
+        half_copied = stalled.read_text().rsplit("/", 1)[0]
+        assert job_row(postgres, job_id)["output_prefix"] == half_copied  # recorded before the first file
+        assert sorted(p.name for p in (runs / half_copied).iterdir()) == ["plan.csv"]
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+        worker = start_worker(postgres, tmp_path, slow_storage)
+        wait_for(status_is(postgres, job_id, "succeeded", "failed"), "the dead worker's job to end")
+        row = job_row(postgres, job_id)
+        assert row["status"] == "succeeded" and row["attempts"] == 2, row
+        assert "its worker died (no sign of life for 3 s); queued again (attempt 2)" in row["log"]
+        assert not (runs / half_copied).exists(), "the half-copied run folder was left behind"
+        assert [f"plan/{p.name}" for p in (runs / "plan").iterdir()] == [row["files_prefix"]]
+        assert "report.html" in {p.name for p in (runs / row["files_prefix"]).iterdir()}
+        assert not list(tmp_path.glob(f"job-{job_id}-*")), "a temporary folder was left behind"
     finally:
         stop(worker)

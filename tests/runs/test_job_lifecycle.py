@@ -3,16 +3,21 @@ a job stuck in a call the in-job timer cannot interrupt is killed past its limit
 process dies or whose worker died is failed with the reason, a cancelled job stops, the worker
 outlives a database error, and no job leaves files behind (issue 22, findings 3 and 16)."""
 
+import multiprocessing
 import os
 import signal
 import tempfile
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import OperationalError
+from django.urls import reverse
 from django.utils import timezone
 
 from runs import worker
@@ -20,17 +25,18 @@ from runs.execution import execute_job
 from runs.models import Job
 from runs.runners import RUNNERS, JobContext
 from runs.services import job_cancel, job_create, job_folder
-from runs.storage import list_files
+from runs.storage import list_files, new_prefix, store_directory
 from tests.conftest import run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 KIND = Job.Kind.SITUATION_TESTING  # a job tied to no study: the runner is replaced in each test
+SAFE, UNSAFE = Job.Kind.SITUATION_TESTING, Job.Kind.STUDY_UPLOAD  # retry-safe or not, both tied to no study
 
 
-def queued_job(user) -> Job:
+def queued_job(user, kind: str = KIND) -> Job:
     upload = SimpleUploadedFile("data.csv", b"a,b\n1,2\n", content_type="text/csv")
-    return job_create(kind=KIND, user=user, params={}, uploads={"data": upload})
+    return job_create(kind=kind, user=user, params={}, uploads={"data": upload})
 
 
 def workdirs(job: Job) -> list[Path]:
@@ -68,14 +74,120 @@ def dies(context: JobContext):
     return {}, ""
 
 
-def test_a_job_whose_process_dies_fails_with_the_reason(researcher, monkeypatch):
-    monkeypatch.setitem(RUNNERS, KIND, dies)
+@pytest.mark.parametrize(("kind", "attempts"), [(UNSAFE, 1), (SAFE, 2)])
+def test_a_job_whose_process_dies_fails_with_the_reason(researcher, monkeypatch, kind, attempts):
+    """An unsafe job fails at the first death; a retry-safe one runs once more, and fails at the second."""
+    monkeypatch.setitem(RUNNERS, kind, dies)
+    job = queued_job(researcher, kind)
+    run_jobs()
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and job.attempts == attempts, job.log
+    assert job.error == "the job's process ended unexpectedly (killed by SIGKILL)"
+    assert ("queued again (attempt 2)" in job.log) == (kind == SAFE)
+    assert leaves_nothing(job)
+
+
+def reads_its_input_then_dies_once(context: JobContext):
+    """Dies on its first attempt (after reading its upload); the second succeeds with the same upload."""
+    inputs = list_files(f"{job_folder(context.job.pk)}/inputs")
+    if context.job.attempts == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"attempt": context.job.attempts, "inputs": inputs}, ""
+
+
+def test_a_retry_safe_job_whose_process_died_runs_again_with_its_inputs(researcher, monkeypatch, client):
+    monkeypatch.setitem(RUNNERS, SAFE, reads_its_input_then_dies_once)
+    job = queued_job(researcher, SAFE)
+    run_jobs()
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED and job.result == {"attempt": 2, "inputs": ["data.csv"]}, job.log
+    assert job.attempts == 2 and job.error == ""
+    assert "its worker died (the job's process ended unexpectedly (killed by SIGKILL)); queued again" in job.log
+    client.force_login(researcher)  # the attempts on the job page and in the API
+    page = client.get(reverse("researcher:job", args=[job.pk])).content.decode()
+    assert '<dd id="job-attempts">2 (run again once: its first worker died)</dd>' in page
+    shown = client.get(reverse("api-job", args=[job.pk])).json()
+    assert shown["attempts"] == 2 and shown["retry_safe"] is True
+
+
+REPORT_FILES = ("a.csv", "b.csv", "report.html")
+
+
+def stores_a_report(context: JobContext):
+    """What a report job does at its end: write the report, claim a run folder, copy the files into it."""
+    out = context.workdir / "report"
+    out.mkdir()
+    for name in REPORT_FILES:
+        (out / name).write_text("x\n")
+    prefix = new_prefix("plan")
+    store_directory(out, prefix)
+    return {"attempt": context.job.attempts}, prefix
+
+
+def run_folders() -> list[str]:
+    """The run folders in the run storage (``plan/<uuid>``)."""
+    return [f"plan/{name}" for name in default_storage.listdir("plan")[0]] if default_storage.exists("plan") else []
+
+
+@pytest.fixture
+def copy_stalls(settings, tmp_path):
+    """The run storage stalls before the report.html of the first copy (tests/runs/blocking_storage.py);
+    a thread SIGKILLs the job's process then, mid-copy. Yields the file that tells when it stalled."""
+    signal_file = tmp_path / "stalled"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "tests.runs.blocking_storage.BlockingStorage",
+            "OPTIONS": {**settings.STORAGES["default"]["OPTIONS"], "signal_file": str(signal_file)},
+        },
+    }
+
+    def kill_the_job_mid_copy():
+        deadline = time.monotonic() + 60
+        while not signal_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # the job's process is asleep inside the copy, one file stored
+        for child in multiprocessing.active_children():  # the worker's child: the job's process
+            os.kill(child.pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_the_job_mid_copy, daemon=True)
+    killer.start()
+    yield signal_file
+    killer.join()
+
+
+@pytest.mark.parametrize("kind", [UNSAFE, SAFE])
+def test_a_job_killed_while_copying_its_report_leaves_no_run_folder(researcher, monkeypatch, copy_stalls, kind):
+    """Issue 22, item 3: the run folder is recorded on the job before the copy, so that the clean-up of a job
+    SIGKILLed mid-copy finds it. Unsafe: failed, no folder; retry-safe: the second attempt's folder only."""
+    monkeypatch.setitem(RUNNERS, kind, stores_a_report)
+    job = queued_job(researcher, kind)
+    run_jobs()
+    job.refresh_from_db()
+    half_copied = copy_stalls.read_text().rsplit("/", 1)[0]
+    assert half_copied.startswith("plan/"), "the copy stalled"  # after a.csv and b.csv, before report.html
+    if kind == UNSAFE:
+        assert job.status == Job.Status.FAILED and job.attempts == 1
+        assert job.error == "the job's process ended unexpectedly (killed by SIGKILL)"
+        assert run_folders() == [] and leaves_nothing(job)
+    else:
+        assert job.status == Job.Status.SUCCEEDED and job.attempts == 2, job.log
+        assert run_folders() == [job.files_prefix] != [half_copied]
+        assert sorted(list_files(job.files_prefix)) == sorted(REPORT_FILES)
+
+
+def stores_a_report_then_fails(context: JobContext):
+    stores_a_report(context)
+    raise ValueError("the report has no estimate")
+
+
+def test_a_job_failing_after_storing_its_report_leaves_no_run_folder(researcher, monkeypatch):
+    monkeypatch.setitem(RUNNERS, KIND, stores_a_report_then_fails)
     job = queued_job(researcher)
     run_jobs()
     job.refresh_from_db()
-    assert job.status == Job.Status.FAILED
-    assert job.error == "the job's process ended unexpectedly (killed by SIGKILL)"
-    assert leaves_nothing(job)
+    assert job.status == Job.Status.FAILED and job.error == "the report has no estimate"
+    assert job.output_prefix.startswith("plan/") and run_folders() == [] and leaves_nothing(job)
 
 
 def cancelled_while_running(context: JobContext):
@@ -106,20 +218,37 @@ def test_a_cancelled_queued_job_never_runs(researcher, monkeypatch):
     assert not job_cancel(job_id=job.pk, user=researcher)  # already ended
 
 
-def test_a_running_job_whose_worker_died_is_failed_by_another_worker(researcher, settings):
+@pytest.mark.parametrize(
+    ("kind", "attempts", "outcome"), [(UNSAFE, 1, "failed"), (SAFE, 2, "failed"), (SAFE, 1, "rerun")]
+)
+def test_a_running_job_whose_worker_died_is_failed_by_another_worker(
+    researcher, settings, monkeypatch, kind, attempts, outcome
+):
+    """The lease: an unsafe job, or a retry-safe one on its second attempt, fails with the reason; a retry-safe
+    one on its first attempt runs again (attempt 2). Either way the dead attempt's files are deleted."""
     settings.JOB_LEASE_SECONDS = 30
-    job = queued_job(researcher)
+    monkeypatch.setitem(RUNNERS, kind, lambda context: ({"attempt": context.job.attempts}, ""))
+    job = queued_job(researcher, kind)
+    half_copied = new_prefix("plan")  # what a worker SIGKILLed mid-copy leaves in the run storage
+    default_storage.save(f"{half_copied}/a.csv", ContentFile(b"x\n"))
     stale = timezone.now() - timedelta(seconds=31)
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, started_at=stale, heartbeat_at=stale)
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING, started_at=stale, heartbeat_at=stale, attempts=attempts, output_prefix=half_copied
+    )
     left = Path(tempfile.mkdtemp(prefix=f"job-{job.pk}-"))  # what a SIGKILLed worker's job leaves
     (left / "partial.csv").write_text("x\n")
     fresh = queued_job(researcher)
     Job.objects.filter(pk=fresh.pk).update(status=Job.Status.RUNNING, heartbeat_at=timezone.now())
     run_jobs()
     job.refresh_from_db()
-    assert job.status == Job.Status.FAILED
-    assert job.error.startswith("its worker stopped: no sign of life for 30 s (JOB_LEASE_SECONDS)")
-    assert leaves_nothing(job)
+    assert run_folders() == [] and not left.exists()
+    if outcome == "failed":
+        assert job.status == Job.Status.FAILED and job.attempts == attempts
+        assert job.error.startswith("its worker stopped: no sign of life for 30 s (JOB_LEASE_SECONDS)")
+        assert leaves_nothing(job)
+    else:
+        assert job.status == Job.Status.SUCCEEDED and job.attempts == 2 and job.result == {"attempt": 2}, job.log
+        assert "its worker died (no sign of life for 30 s); queued again (attempt 2)" in job.log
     fresh.refresh_from_db()
     assert fresh.status == Job.Status.RUNNING  # its worker is alive: left alone
 
