@@ -16,6 +16,12 @@ the demo (``calibrations.csv``) is part of the golden files.
 
 ``UPDATE_GOLDEN=1 DATABASE_URL=postgres://... pytest tests/research/test_format1_golden_export.py``
 rewrites the golden files (only when an export is meant to change).
+
+The existing study: ``golden_effort_demo_stored/stored.json`` holds the rows the format 1 runtime
+stored for that state (study version, conditions, participants with their plans, page visits,
+answers; recorded once at commit 0035148, before format 1 was converted at load, and never
+regenerated), and ``mid_study.json`` one more participant of that runtime stopped after 10 pages.
+Loaded into an empty database (``loaddata``), the stored rows must export the same golden files.
 """
 
 import datetime as dt
@@ -32,10 +38,12 @@ from django.utils import timezone
 from analysis.pipeline import run_pipeline
 from analysis.report import calibrations_table
 from participation.models import Participant
+from studies.models import Study
 from research.export import export_tables
 from tests.conftest import DEMO_FILE, required
 
 GOLDEN = Path(__file__).parent / "golden_effort_demo"
+STORED = Path(__file__).parent / "golden_effort_demo_stored"
 MAX_INLINE = 200_000
 NOW = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)
 N_PARTICIPANTS = 8
@@ -88,13 +96,41 @@ def _golden(name: str, content: bytes) -> tuple[str, bytes]:
     return name, content
 
 
-@pytest.mark.postgres
-@pytest.mark.django_db
-def test_effort_demo_exports_are_byte_identical(client, researcher, monkeypatch, tmp_path):
+def _require_postgres() -> None:
     if connection.vendor != "postgresql":
         if required("REQUIRE_POSTGRES"):
             pytest.fail("CI requires PostgreSQL")
         pytest.skip("golden files recorded on PostgreSQL (jsonb key order): set DATABASE_URL")
+
+
+def load_stored(researcher, *names: str) -> None:
+    """The format 1 runtime's stored rows (``golden_effort_demo_stored/<name>``), owned by ``researcher``."""
+    call_command("loaddata", *(str(STORED / name) for name in names), verbosity=0)
+    Study.objects.filter(slug="effort-demo").update(owner=researcher, loaded_by=researcher)
+
+
+def _assert_golden(outputs: dict[str, bytes]) -> None:
+    assert sorted(outputs) == sorted(p.name for p in GOLDEN.iterdir())
+    for name, content in outputs.items():
+        assert content == (GOLDEN / name).read_bytes(), f"{name} differs from the golden file"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_stored_effort_demo_exports_are_byte_identical(client, researcher, monkeypatch, tmp_path):
+    """The rows a format 1 study stored before the conversion at load export the golden files."""
+    _require_postgres()
+    monkeypatch.setattr(timezone, "now", lambda: NOW)
+    load_stored(researcher, "stored.json")
+    assert Participant.objects.filter(status="completed").count() == N_PARTICIPANTS
+    client.force_login(researcher)
+    _assert_golden(dict(_golden(name, content) for name, content in _outputs(client, tmp_path).items()))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_effort_demo_exports_are_byte_identical(client, researcher, monkeypatch, tmp_path):
+    _require_postgres()
     monkeypatch.setattr(timezone, "now", lambda: NOW)
     call_command("load_study", str(DEMO_FILE), owner=researcher.username, stdout=open(os.devnull, "w"))
     call_command("simulate_participants", "effort-demo", n=N_PARTICIPANTS, seed=1, stdout=open(os.devnull, "w"))
@@ -110,6 +146,4 @@ def test_effort_demo_exports_are_byte_identical(client, researcher, monkeypatch,
             old.unlink()
         for name, content in outputs.items():
             (GOLDEN / name).write_bytes(content)
-    assert sorted(outputs) == sorted(p.name for p in GOLDEN.iterdir())
-    for name, content in outputs.items():
-        assert content == (GOLDEN / name).read_bytes(), f"{name} differs from the golden file"
+    _assert_golden(outputs)
