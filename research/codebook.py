@@ -13,6 +13,7 @@ from research.export import demo_columns, table_to_csv
 from research.tables import COLUMNS, TASK_MEASURES, Column, tables_of
 from studies.format2 import questionnaire_columns
 from studies.models import Study
+from tasks.questions import answers_block
 
 CODEBOOK_COLUMNS = ("table", "column", "type", "allowed_values", "meaning")
 BINARY = "0, 1"
@@ -114,7 +115,9 @@ def _study_values(specs: list[dict], versions: list[int], slug: str) -> dict[str
     """Allowed values of columns that every table shares or that the study's files fix."""
     blocks = []
     for spec in specs:
-        blocks += [b["key"] for b in spec["blocks"]] if is_format2(spec) else [b for b, _ in FORMAT1_PAGES.values()]
+        blocks += (
+            [answers_block(b) for b in spec["blocks"]] if is_format2(spec) else [b for b, _ in FORMAT1_PAGES.values()]
+        )
     relations = [
         c["relation"]
         for s in specs

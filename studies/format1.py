@@ -25,8 +25,9 @@ per condition and in the same order of parts:
 * slug, title, description, consent, completion, prolific, screening, time limit and bonus are kept,
   and so are the conditions' ``desirable`` and ``aggregate_scale``.
 
-Page and question keys follow format 2's contract (``<block>/<item>/<measure>``), not format 1's (see
-the README, "Format 1 in format 2").
+Every converted task and attention block has ``page_key`` (the format 1 part it was, with its set or
+check key), so its pages, answers and exports keep format 1's keys (``tasks.questions``; see the
+README, "Format 1 in format 2").
 """
 
 from collections.abc import Iterator
@@ -74,14 +75,15 @@ def _pool(condition: dict, key: str, subject_ids: list[str] | None = None) -> di
     }
 
 
-def _attention_block(check: dict, condition: str) -> dict:
+def _attention_block(check: dict, condition: str, key: str) -> dict:
     return {
-        "key": check["key"],
+        "key": key,
         "type": "attention",
         "conditions": [condition],
         "question": check["question"],
         "options": check["options"],
         "correct": check["correct"],
+        "page_key": {"block": "attention", "key": check["key"]},
     }
 
 
@@ -107,7 +109,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
     for after, slot in sorted(attention_slots(checks, n_pairs).items()):
         for check in slot:
             name = _key(check["key"], key, fallback=f"{check['key'][:30]}-c{ci + 1}") if several else check["key"]
-            yield _attention_block({**check, "key": name}, key) | {"among": {"blocks": among, "after_items": after}}
+            yield _attention_block(check, key, name) | {"among": {"blocks": among, "after_items": after}}
     for sset, (pairs_key, output_key) in zip(condition["stimulus_sets"], units, strict=True):
         reference = sset["reference"]
         block = {
@@ -121,6 +123,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             "measures": list(LIKERT_MEASURES),
             "likert": spec["likert"],
             "rationale_factors": spec["rationale_factors"],
+            "page_key": {"block": "pairs", "key": sset["key"]},
         }
         if spec["bts"]["questions"]:
             block["bts"] = {"prompt": spec["bts"]["prompt"], "measures": spec["bts"]["questions"]}
@@ -134,6 +137,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             **shown,
             "model": AI_MODEL,
             "risk_label": condition["risk_label"],
+            "page_key": {"block": "output"},
             "sets": [
                 {"key": sset["key"], "reference": reference, "comparisons": [c["subject"] for c in sset["comparisons"]]}
             ],
@@ -154,6 +158,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             "label_names": {"1": "high risk", "0": "low risk"},
             "one_page": True,
             "item_keys": item_keys,
+            "page_key": {"block": "disagreement"},
         }
 
 

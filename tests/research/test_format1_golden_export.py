@@ -38,8 +38,8 @@ from django.utils import timezone
 from analysis.pipeline import run_pipeline
 from analysis.report import calibrations_table
 from participation.models import Participant
-from studies.models import Study
 from research.export import export_tables
+from studies.models import Study
 from tests.conftest import DEMO_FILE, required
 
 GOLDEN = Path(__file__).parent / "golden_effort_demo"
