@@ -13,7 +13,6 @@ from research.export import demo_columns, table_to_csv
 from research.tables import COLUMNS, TASK_MEASURES, Column, tables_of
 from studies.format2 import questionnaire_columns
 from studies.models import Study
-from tasks.questions import answers_block
 
 CODEBOOK_COLUMNS = ("table", "column", "type", "allowed_values", "meaning")
 BINARY = "0, 1"
@@ -37,11 +36,18 @@ def _likert_points(specs: list[dict]) -> list[int]:
     return points
 
 
+def _format1_parts(spec: dict) -> bool:
+    """Whether the answers table names format 1's blocks and tasks for this file: a format 1 file, or
+    its conversion (blocks with ``page_key``, ``tasks.questions.answers_block``)."""
+    return not is_format2(spec) or any("page_key" in block for block in spec["blocks"])
+
+
 def _answer_tasks(specs: list[dict]) -> list[str]:
-    """Task names in the answers table: format 1's, or format 2's block types and tasks."""
+    """Task names in the answers table: format 1's (also for a converted file), or format 2's block
+    types and tasks."""
     tasks: list[str] = []
     for spec in specs:
-        if not is_format2(spec):
+        if _format1_parts(spec):
             tasks += [task for _, task in FORMAT1_PAGES.values()]
             continue
         tasks += ["screening"] if spec.get("screening") else []
@@ -115,9 +121,7 @@ def _study_values(specs: list[dict], versions: list[int], slug: str) -> dict[str
     """Allowed values of columns that every table shares or that the study's files fix."""
     blocks = []
     for spec in specs:
-        blocks += (
-            [answers_block(b) for b in spec["blocks"]] if is_format2(spec) else [b for b, _ in FORMAT1_PAGES.values()]
-        )
+        blocks += [b for b, _ in FORMAT1_PAGES.values()] if _format1_parts(spec) else [b["key"] for b in spec["blocks"]]
     relations = [
         c["relation"]
         for s in specs

@@ -137,7 +137,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             **shown,
             "model": AI_MODEL,
             "risk_label": condition["risk_label"],
-            "page_key": {"block": "output"},
+            "page_key": {"block": "output", "key": sset["key"]},
             "sets": [
                 {"key": sset["key"], "reference": reference, "comparisons": [c["subject"] for c in sset["comparisons"]]}
             ],
@@ -194,3 +194,43 @@ def format1_to_format2(spec: dict) -> dict:
     if shuffles:  # the sets in an order drawn per participant, as format 1 plans do
         out["shuffle"] = [{"units": units} for units in shuffles]
     return out
+
+
+def converted_plan(spec: dict, condition: str, plan: list[dict]) -> list[dict]:
+    """A format 1 participant's stored ``plan`` as pages of ``spec``, the study's conversion
+    (:func:`format1_to_format2`, validated): each page keeps its key and its place, and becomes the page
+    dict the format 2 runtime makes for the converted block (found by its ``page_key``): a pair page of
+    the set's ``pair_distance`` block (item ``K~X``, ``position`` the pair's place in the set), the set's
+    ``fair_score`` page, the one ``agree`` page (items: the prompts' subjects in the participant's
+    order), an ``attention`` page; the instructions and screening pages as they are."""
+    blocks = {}
+    for block in spec["blocks"]:
+        keys = block.get("page_key")
+        if keys is not None and condition in block["conditions"]:
+            blocks[(keys["block"], keys.get("key", ""))] = block
+    pages = []
+    for page in plan:
+        kind, key = page["kind"], page["key"]
+        if kind == "likert":
+            block = blocks[("pairs", page["set"])]
+            reference = next(p["a"] for p in block["pairs"] if p["b"] == page["subject"])
+            item = f"{reference}~{page['subject']}"
+            pages.append(
+                {"key": key, "kind": "pair_distance", "block": block["key"], "item": item}
+                | {"position": page["pair_position"], "measure": page["measure"]}
+            )
+        elif kind == "output":
+            block = blocks[("output", page["set"])]
+            pages.append({"key": key, "kind": "fair_score", "block": block["key"], "item": page["set"], "position": 0})
+        elif kind == "disagreement":
+            block = blocks[("disagreement", "")]
+            subjects = {prompt: subject for subject, prompt in block["item_keys"].items()}
+            items = list(dict.fromkeys(subjects[prompt] for prompt in page["prompts"] if prompt in subjects))
+            pages.append({"key": key, "kind": "agree", "block": block["key"], "items": items, "position": 0})
+        elif kind == "attention":
+            pages.append({"key": key, "kind": "attention", "block": blocks[("attention", page["check"])]["key"]})
+        elif kind == "instructions":
+            pages.append({"key": key, "kind": "instructions", "block": "instructions"})
+        else:  # screening
+            pages.append(page)
+    return pages
