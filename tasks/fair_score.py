@@ -174,8 +174,9 @@ class FairScore(BlockTask):
     item_shape = "sets"
     shown_as = ("sets",)
     no_analysis = (
-        "no estimator for fair_score blocks of format 2 yet: their fair scores are in the answers export "
-        "(format 1 studies: output-space distances in the effort analysis)"
+        "no estimator for fair_score blocks of format 2 yet: their fair scores are in the answers export, and "
+        "where a pair_distance block rates pairs of the same pool, in the pairs table's output-space distance D "
+        "of the effort analysis of the pair_distance blocks"
     )
 
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 
+from analysis.report import HEADINGS, TABLES
 from participation.format1 import convert_stored_study
 from runs.models import AnalysisRun, AuditRun, Calibration
 from studies.models import Study
@@ -40,7 +41,7 @@ def _analyse(out_dir, *by: str) -> AnalysisRun:
 def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, tmp_path, settings):
     settings.REPORTS_DIR = tmp_path / "reports"
     load_stored(researcher, "stored.json")
-    _analyse(tmp_path / "format1")
+    format1 = _analyse(tmp_path / "format1").results
     Calibration.objects.all().delete()
     convert_stored_study(Study.objects.get(slug="effort-demo"))
 
@@ -60,6 +61,15 @@ def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, t
     html = (tmp_path / "format2" / "report.html").read_text()
     assert "Effort analysis of the pair_distance blocks" in html and "stored as a Likert Calibration" in html
     assert (tmp_path / "format2" / "effort_calibrations.csv").exists()
+
+    # the effort tables (headline tests, Tables 2-5, ...) are the format 1 analysis's, in results.json and CSV
+    for name in ("calibrations", *TABLES):
+        assert effort[name] == format1[name], name
+        assert (tmp_path / "format2" / f"effort_{name}.csv").read_bytes() == (
+            tmp_path / "format1" / f"{name}.csv"
+        ).read_bytes()
+    assert effort["sample"] == format1["sample"]
+    assert "Effort analysis of the pair_distance blocks: " + HEADINGS["table2"] in html
 
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
