@@ -3,7 +3,8 @@
 stores the Likert Calibrations the format 1 analysis stores, computed by the same call
 (``runs.analysis_runs.effort_analysis``: ``analysis.pipeline.run_pipeline`` on the pairs table), so its
 alpha and CI are the golden ``calibrations.csv``'s (recorded from the format 1 path), an audit finds them,
-and the report's effort tables are those of the format 1 analysis."""
+the report's effort tables are those of the format 1 analysis, and ``relative_fairness`` gives the same
+results before and after the conversion."""
 
 import json
 import os
@@ -14,9 +15,12 @@ import pytest
 from django.core.management import call_command
 
 from analysis.report import HEADINGS, TABLES
+from fairness.study_parity import subject_table
 from participation.format1 import convert_stored_study
 from runs.models import AnalysisRun, AuditRun, Calibration
+from studies.format1 import format1_to_format2
 from studies.models import Study
+from studies.study_file import validate_study
 from tests.research.test_format1_golden_export import GOLDEN, load_stored
 
 SEED, RESAMPLES = 1, 200  # those of the golden calibrations.csv
@@ -42,6 +46,7 @@ def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, t
     settings.REPORTS_DIR = tmp_path / "reports"
     load_stored(researcher, "stored.json")
     format1 = _analyse(tmp_path / "format1").results
+    call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp1"), stdout=open(os.devnull, "w"))
     Calibration.objects.all().delete()
     convert_stored_study(Study.objects.get(slug="effort-demo"))
 
@@ -70,6 +75,9 @@ def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, t
         ).read_bytes()
     assert effort["sample"] == format1["sample"]
     assert "Effort analysis of the pair_distance blocks: " + HEADINGS["table2"] in html
+    call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp2"), stdout=open(os.devnull, "w"))
+    dp1, dp2 = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("dp1", "dp2"))
+    assert dp2 == dp1 and dp1["fair_scores_vs_ai"]  # relative_fairness: the same differential parity
 
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
@@ -101,3 +109,12 @@ def test_a_format_2_study_without_effort_measures_says_why_it_stores_no_calibrat
     assert not Calibration.objects.exists()
     assert AnalysisRun.objects.get().results["effort"] == {"note": NO_EFFORT_BLOCK}
     assert NO_EFFORT_BLOCK in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_relative_fairness_reads_the_same_subjects_from_a_converted_file(demo_spec):
+    """``relative_fairness``'s subject table (AI score and label, demographics, series per condition) of the
+    demo's conversion is the format 1 file's (format 2: the pools of each condition's fair_score blocks)."""
+    original = validate_study(demo_spec)
+    converted = validate_study(format1_to_format2(original))
+    pd.testing.assert_frame_equal(subject_table(converted), subject_table(original))
+    assert len(subject_table(original)) == sum(len(c["subjects"]) for c in original["conditions"])
