@@ -10,6 +10,7 @@ from django.db import transaction
 from analysis.bts import MIN_RESPONDENTS, participant_bts
 from analysis.pipeline import Calibration as EffortCalibration
 from analysis.pipeline import PipelineResult, run_pipeline
+from analysis.sensitivity import sensitivity_of
 from fairness.rater_groups import ALL
 from fairness.task_blocks import DesignAnalysis
 from research.export import ExportTables, export_tables
@@ -284,6 +285,10 @@ def design_run_create(
         include_pilot=include_pilot,
         generalise=generalise,
     )
+    if effort.sensitivity is not None:  # the effort alphas' rows beside the blocks', as in a format 1 report
+        sensitivity = sensitivity_of(
+            [sensitivity.table, effort.sensitivity.table], max(sensitivity.n_flagged, effort.sensitivity.n_flagged)
+        )
     write_design_report(
         result,
         out_dir,
@@ -314,17 +319,22 @@ def design_effort(
         for b in study.spec["blocks"]
     ):
         return EffortOfDesign(None, NO_EFFORT_BLOCK)
-    try:
-        _, result = effort_analysis(
+
+    def analyse(quality_exclusion: str = "study") -> PipelineResult:
+        return effort_analysis(
             study.slug,
             seed=seed,
             n_resamples=n_resamples,
             include_incomplete=include_incomplete,
             include_pilot=include_pilot,
             generalise=generalise,
-        )
+            quality_exclusion=quality_exclusion,
+        )[1]
+
+    try:
+        result = analyse()
     except ValueError as exc:
         return EffortOfDesign(None, f"No effort analysis of the pair_distance blocks and no Calibration stored: {exc}.")
     if not result.calibrations:
         return EffortOfDesign(None, NO_EFFORT_PAIRS)
-    return EffortOfDesign(result, "")
+    return EffortOfDesign(result, "", alpha_sensitivity(*without_flagged(analyse, result, study.spec)))

@@ -133,10 +133,12 @@ EFFORT_STORED = (
 
 @dataclass(frozen=True)
 class EffortOfDesign:
-    """The effort pipeline's result on a format 2 study's pairs table, or (``result`` None) why there is none."""
+    """The effort pipeline's result on a format 2 study's pairs table, or (``result`` None) why there is none;
+    ``sensitivity``: its alphas without the participants flagged for answer quality."""
 
     result: PipelineResult | None
     note: str
+    sensitivity: Sensitivity | None = None
 
 
 def design_results(result) -> dict:

@@ -74,6 +74,8 @@ def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, t
             tmp_path / "format1" / f"{name}.csv"
         ).read_bytes()
     assert effort["sample"] == format1["sample"]
+    alphas = [row for row in run.results["sensitivity"]["estimates"] if row["estimate"].startswith("alpha")]
+    assert alphas and alphas == format1["sensitivity"]["estimates"]  # the alphas without flagged participants
     assert "Effort analysis of the pair_distance blocks: " + HEADINGS["table2"] in html
     call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp2"), stdout=open(os.devnull, "w"))
     dp1, dp2 = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("dp1", "dp2"))
