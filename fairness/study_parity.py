@@ -59,21 +59,42 @@ TABLE_DEFINITIONS = table_definitions("lower")
 
 
 def subject_table(spec: dict) -> pd.DataFrame:
-    """One row per subject of the study: condition, subject, ai_score, ai_label, demographics, series."""
+    """One row per subject of the study: condition, subject, ai_score, ai_label, demographics, series.
+    Format 2 (e.g. a converted format 1 file): per condition, the subjects of the pools its ``fair_score``
+    blocks draw from, with the block's ``model``'s score and label and the subjects' ``groups``."""
     rows = []
-    for cond in spec["conditions"]:
-        for s in cond["subjects"]:
-            rows.append(
-                {
-                    "condition": cond["key"],
-                    "subject": s["id"],
-                    "ai_score": s["risk_score"],
-                    "ai_label": s["label"],
-                    **{k: str(v) for k, v in s.get("demographics", {}).items()},
-                    **{f"x{t}": v for t, v in enumerate(s["series"])},
-                }
-            )
+    for cond, s, ai, demographics in _subjects(spec):
+        rows.append(
+            {
+                "condition": cond,
+                "subject": s["id"],
+                "ai_score": ai["score"],
+                "ai_label": ai["label"],
+                **{k: str(v) for k, v in demographics.items()},
+                **{f"x{t}": v for t, v in enumerate(s.get("series", []))},
+            }
+        )
     return pd.DataFrame(rows)
+
+
+def _subjects(spec: dict):
+    """(condition key, subject, its AI's ``score`` and ``label``, its demographics) for every subject of
+    :func:`subject_table`, each once per condition."""
+    if spec.get("format", 1) == 1:
+        for cond in spec["conditions"]:
+            for s in cond["subjects"]:
+                yield cond["key"], s, {"score": s["risk_score"], "label": s["label"]}, s.get("demographics", {})
+        return
+    pools = {pool["key"]: pool for pool in spec["pools"]}
+    for cond in spec["conditions"]:
+        seen: set[str] = set()
+        for block in spec["blocks"]:
+            if block.get("task") != "fair_score" or cond["key"] not in block.get("conditions", [cond["key"]]):
+                continue  # a block without ``conditions`` is in every condition
+            for s in pools[block["pool"]]["subjects"]:
+                if s["id"] not in seen:
+                    seen.add(s["id"])
+                    yield cond["key"], s, s["models"][block["model"]], s.get("groups", {})
 
 
 def _one_vs_rest(

@@ -36,6 +36,7 @@ import numpy as np
 
 from studies.content import StudyContent
 from tasks import block_task
+from tasks.questions import page_key
 
 
 class StudyFull(Exception):
@@ -234,14 +235,14 @@ def build_plan_v2(
         due = [b for b in among if b["among"]["after_items"] == n]
         for b in due:
             among.remove(b)
-        return [{"key": b["key"], "kind": "attention", "block": b["key"]} for b in due]
+        return [{"key": page_key(b), "kind": "attention", "block": b["key"]} for b in due]
 
     for block in shown:
         key = block["key"]
         if "among" in block:
             continue
         if block["type"] != "task":
-            pages.append({"key": key, "kind": block["type"], "block": key})
+            pages.append({"key": page_key(block), "kind": block["type"], "block": key})
             continue
         if "adaptive" in block["assignment"]:  # its items are chosen when reached (participation.adaptive)
             pages += [
@@ -254,7 +255,13 @@ def build_plan_v2(
             pages.append(block_task(block).block_page(block, items))
             continue
         for position, item in enumerate(items):
-            page = {"key": f"{key}/{item}", "kind": block["task"], "block": key, "item": item, "position": position}
+            page = {
+                "key": page_key(block, item),
+                "kind": block["task"],
+                "block": key,
+                "item": item,
+                "position": position,
+            }
             if key in hosts:
                 pages += checks_after(counted)
             pages += block_task(block).item_pages(block, page)

@@ -13,6 +13,7 @@ from typing import Any
 
 from participation.models import Participant
 from tasks.base import answer_number
+from tasks.questions import answers_block, answers_subject
 
 FORMAT1_PAGES = {  # page kind -> (block, task)
     "likert": ("pairs", "pair_distance"),
@@ -46,10 +47,11 @@ def is_excluded(spec: dict, failed: int) -> int:
     return int(failed >= exclusion_threshold(spec) and failed > 0)
 
 
-def references_of(spec: dict) -> dict[tuple[str, str], str]:
-    """Format 1: (condition, stimulus set) -> the set's reference subject (format 2: empty)."""
+def references_of(spec: dict) -> dict[tuple[str, str], Any]:
+    """What locating an answer needs: format 1, (condition, stimulus set) -> the set's reference
+    subject; format 2, ("block", key) -> the block."""
     if is_format2(spec):
-        return {}
+        return {("block", b["key"]): b for b in spec["blocks"]}
     return {(c["key"], s["key"]): s["reference"] for c in spec["conditions"] for s in c["stimulus_sets"]}
 
 
@@ -74,10 +76,12 @@ def _locate(spec: dict, references: dict, p: Participant, page: dict, answer) ->
         if kind == "attention":
             return block, task, page["check"]
         return block, task, answer.subject
-    block = page.get("block", kind)
+    if "block" not in page:  # the screening page
+        return kind, kind, answer.subject
+    block = references[("block", page["block"])]
     if kind == "questionnaire":
-        return block, kind, answer.question.split("/", 1)[1]
-    return block, kind, answer.subject or page.get("item", "")
+        return block["key"], kind, answer.question.split("/", 1)[1]
+    return answers_block(block), kind, answers_subject(block, page.get("item", ""), answer.subject)
 
 
 def participant_answer_rows(

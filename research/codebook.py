@@ -36,11 +36,18 @@ def _likert_points(specs: list[dict]) -> list[int]:
     return points
 
 
+def _format1_parts(spec: dict) -> bool:
+    """Whether the answers table names format 1's blocks and tasks for this file: a format 1 file, or
+    its conversion (blocks with ``page_key``, ``tasks.questions.answers_block``)."""
+    return not is_format2(spec) or any("page_key" in block for block in spec["blocks"])
+
+
 def _answer_tasks(specs: list[dict]) -> list[str]:
-    """Task names in the answers table: format 1's, or format 2's block types and tasks."""
+    """Task names in the answers table: format 1's (also for a converted file), or format 2's block
+    types and tasks."""
     tasks: list[str] = []
     for spec in specs:
-        if not is_format2(spec):
+        if _format1_parts(spec):
             tasks += [task for _, task in FORMAT1_PAGES.values()]
             continue
         tasks += ["screening"] if spec.get("screening") else []
@@ -114,7 +121,7 @@ def _study_values(specs: list[dict], versions: list[int], slug: str) -> dict[str
     """Allowed values of columns that every table shares or that the study's files fix."""
     blocks = []
     for spec in specs:
-        blocks += [b["key"] for b in spec["blocks"]] if is_format2(spec) else [b for b, _ in FORMAT1_PAGES.values()]
+        blocks += [b for b, _ in FORMAT1_PAGES.values()] if _format1_parts(spec) else [b["key"] for b in spec["blocks"]]
     relations = [
         c["relation"]
         for s in specs

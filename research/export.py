@@ -354,9 +354,10 @@ def _assignments(slug: str, participants: list[Participant], studies: dict[int, 
 
 
 def demo_columns(specs: list[dict]) -> dict[str, list]:
-    """The disagreements table's ``demo_<key>`` columns with their values, in file order: format 1
-    subjects' demographics, format 2 the groups of the subjects in pools that the task blocks of the
-    disagreements table draw from."""
+    """The disagreements table's ``demo_<key>`` columns with their values, in file order, from the
+    subjects of the conditions with disagreement prompts or blocks: format 1 the conditions' subjects'
+    demographics, format 2 the groups of the subjects in the pools that those conditions' task blocks
+    draw from (so a converted format 1 file lists the same values in the same order)."""
     values: dict[str, list] = {}
     for spec in specs:
         if spec.get("format", 1) == 1:
@@ -364,7 +365,8 @@ def demo_columns(specs: list[dict]) -> dict[str, list]:
             groups = [s.get("demographics", {}) for s in subjects]
         else:
             tasks = [b for b in spec["blocks"] if b["type"] == "task"]
-            pools = {b["pool"] for b in tasks if block_task(b).export_table == DISAGREE}
+            asked = {c for b in tasks if block_task(b).export_table == DISAGREE for c in b["conditions"]}
+            pools = {b["pool"] for b in tasks if asked.intersection(b["conditions"])}
             groups = [s["groups"] for pool in spec["pools"] if pool["key"] in pools for s in pool["subjects"]]
         for group in groups:
             for key, value in group.items():

@@ -16,6 +16,7 @@ from studies.content import study_content
 from studies.models import Study
 from studies.selectors import studies_visible_to
 from tasks import block_task
+from tasks.questions import page_key
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,9 @@ def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
         key, condition = block["key"], block["conditions"][0]
         if block["type"] != "task":
             pages.append(
-                PreviewPage(f"{key} ({block['type']})", condition, {"key": key, "kind": block["type"], "block": key})
+                PreviewPage(
+                    f"{key} ({block['type']})", condition, {"key": page_key(block), "kind": block["type"], "block": key}
+                )
             )
             continue
         task = block_task(block)
@@ -56,7 +59,7 @@ def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
             pages.append(PreviewPage(f"{key} ({block['task']}, one page)", condition, task.block_page(block, items)))
             continue
         item = content.items(key)[0]
-        page = {"key": f"{key}/{item}", "kind": block["task"], "block": key, "item": item}
+        page = {"key": page_key(block, item), "kind": block["task"], "block": key, "item": item}
         for shown in task.item_pages(block, page):
             measure = f", {shown['measure']}" if "measure" in shown else ""
             pages.append(PreviewPage(f"{key} ({block['task']}{measure}; item {item})", condition, shown))

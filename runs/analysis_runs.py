@@ -8,15 +8,17 @@ from typing import TypeVar
 from django.db import transaction
 
 from analysis.bts import MIN_RESPONDENTS, participant_bts
-from analysis.pipeline import run_pipeline
+from analysis.pipeline import Calibration as EffortCalibration
+from analysis.pipeline import PipelineResult, run_pipeline
+from analysis.sensitivity import sensitivity_of
 from fairness.rater_groups import ALL
 from fairness.task_blocks import DesignAnalysis
-from research.export import export_tables
+from research.export import ExportTables, export_tables
 from runs.calibrations import calibration_create
 from runs.design_analysis import GroupOptions, study_analysis
 from runs.models import AnalysisRun
 from runs.provenance import study_provenance
-from runs.reports.design import design_sensitivity, write_design_report
+from runs.reports.design import EffortOfDesign, design_sensitivity, write_design_report
 from runs.reports.effort import alpha_sensitivity, write_report
 from runs.storage import delete_prefix, new_prefix, store_directory
 from studies.models import Study
@@ -24,6 +26,15 @@ from studies.services import latest_study
 from studies.study_file import GENERALISE
 
 R = TypeVar("R")
+EFFORT_MEASURES = ("trajectory", "aggregate", "overall")  # the pair_distance measures Eq. 5 needs
+NO_EFFORT_BLOCK = (
+    "No effort analysis and no Calibration stored: no pair_distance block rates the trajectory, aggregate and "
+    "overall measures (Eq. 5 needs all three)."
+)
+NO_EFFORT_PAIRS = (
+    "No effort analysis and no Calibration stored: no rated pair has all of d_S, d_E, d and the output-space "
+    "distance D (the effort pipeline needs a fair_score block over the same pool, as format 1's studies have)."
+)
 
 
 def analysis_run_create(
@@ -66,17 +77,16 @@ def analysis_run_create(
         raise ValueError(f"study {slug!r}: --by splits format 2 studies by questionnaire answers; this study has none")
 
     def analyse(quality_exclusion: str = "study", progress=progress):
-        tables = export_tables(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
-        result = run_pipeline(
-            tables.pairs.dropna(subset=["d_overall"]),
-            tables.participants,
+        return effort_analysis(
+            slug,
             seed=seed,
             n_resamples=n_resamples,
             include_incomplete=include_incomplete,
-            progress=progress,
+            include_pilot=include_pilot,
             generalise=generalise,
+            quality_exclusion=quality_exclusion,
+            progress=progress,
         )
-        return tables, result
 
     try:
         tables, result = analyse()
@@ -107,6 +117,15 @@ def analysis_run_create(
         provenance=provenance,
         sensitivity=sensitivity,
     )
+    return store_run(study, out_dir, seed=seed, n_resamples=n_resamples, calibrations=result.calibrations)
+
+
+def store_run(
+    study: Study, out_dir: Path, *, seed: int, n_resamples: int, calibrations: Sequence[EffortCalibration]
+) -> AnalysisRun:
+    """Store the report folder ``out_dir`` (storage folder ``analysis/<uuid>``) and the run with one new
+    Likert Calibration version per condition of ``calibrations`` in one transaction; if storing fails,
+    nothing of the run remains."""
     prefix = new_prefix("analysis")
     store_directory(out_dir, prefix)
     try:
@@ -118,7 +137,7 @@ def analysis_run_create(
                 files_prefix=prefix,
                 results=json.loads((out_dir / "results.json").read_text()),
             )
-            for cal in result.calibrations:
+            for cal in calibrations:
                 calibration_create(
                     study=study,
                     analysis_run=run,
@@ -138,6 +157,33 @@ def analysis_run_create(
         delete_prefix(prefix)
         raise
     return run
+
+
+def effort_analysis(
+    slug: str,
+    *,
+    seed: int,
+    n_resamples: int,
+    include_incomplete: bool,
+    include_pilot: bool,
+    generalise: str | None,
+    quality_exclusion: str = "study",
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[ExportTables, PipelineResult]:
+    """The effort pipeline (``analysis.pipeline.run_pipeline``: Tables 2-5, the headline tests and each
+    condition's calibration alpha) on the study's pairs table, the rows with an overall rating; the one
+    analysis of a format 1 study's pairs and of a format 2 study's ``pair_distance`` blocks."""
+    tables = export_tables(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
+    result = run_pipeline(
+        tables.pairs.dropna(subset=["d_overall"]),
+        tables.participants,
+        seed=seed,
+        n_resamples=n_resamples,
+        include_incomplete=include_incomplete,
+        progress=progress,
+        generalise=generalise,
+    )
+    return tables, result
 
 
 GENERALISE_SETTING = {
@@ -180,7 +226,9 @@ def design_run_create(
     groups: GroupOptions,
 ) -> AnalysisRun:
     """A format 2 study's analysis per task block and rater group (``runs.design_analysis``): report,
-    results.json and CSVs stored under ``analysis/<uuid>``, and the run (no Calibration rows)."""
+    results.json and CSVs stored under ``analysis/<uuid>``, and the run; with the effort analysis of its
+    ``pair_distance`` blocks (:func:`design_effort`) also one new Likert Calibration per condition, as a
+    format 1 study's."""
 
     def analyse(quality_exclusion: str, progress: Callable[[str, int, int], None] | None = None) -> DesignAnalysis:
         return study_analysis(
@@ -229,23 +277,64 @@ def design_run_create(
             "alpha's CI": GENERALISE_SETTING[generalise],
         },
     )
+    effort = design_effort(
+        study,
+        seed=seed,
+        n_resamples=n_resamples,
+        include_incomplete=include_incomplete,
+        include_pilot=include_pilot,
+        generalise=generalise,
+    )
+    if effort.sensitivity is not None:  # the effort alphas' rows beside the blocks', as in a format 1 report
+        sensitivity = sensitivity_of(
+            [sensitivity.table, effort.sensitivity.table], max(sensitivity.n_flagged, effort.sensitivity.n_flagged)
+        )
     write_design_report(
         result,
         out_dir,
         title=f"{study.title}: analysis by {result.rater_group} (seed {seed})",
         provenance=provenance,
         sensitivity=sensitivity,
+        effort=effort,
     )
-    prefix = new_prefix("analysis")
-    store_directory(out_dir, prefix)
-    try:
-        return AnalysisRun.objects.create(
-            study=study,
+    calibrations = effort.result.calibrations if effort.result else []
+    return store_run(study, out_dir, seed=seed, n_resamples=n_resamples, calibrations=calibrations)
+
+
+def design_effort(
+    study: Study,
+    *,
+    seed: int,
+    n_resamples: int,
+    include_incomplete: bool,
+    include_pilot: bool,
+    generalise: str | None,
+) -> EffortOfDesign:
+    """The effort analysis of a format 2 study's ``pair_distance`` blocks: :func:`effort_analysis`, the same
+    call on the same pairs table as a format 1 study's analysis (so a converted study's alphas, CIs and
+    tables are format 1's), or the reason there is none (no block rating trajectory, aggregate and overall;
+    too few participants)."""
+    if not any(
+        b["type"] == "task" and b["task"] == "pair_distance" and set(EFFORT_MEASURES) <= set(b.get("measures", []))
+        for b in study.spec["blocks"]
+    ):
+        return EffortOfDesign(None, NO_EFFORT_BLOCK)
+
+    def analyse(quality_exclusion: str = "study") -> PipelineResult:
+        return effort_analysis(
+            study.slug,
             seed=seed,
             n_resamples=n_resamples,
-            files_prefix=prefix,
-            results=json.loads((out_dir / "results.json").read_text()),
-        )
-    except BaseException:
-        delete_prefix(prefix)
-        raise
+            include_incomplete=include_incomplete,
+            include_pilot=include_pilot,
+            generalise=generalise,
+            quality_exclusion=quality_exclusion,
+        )[1]
+
+    try:
+        result = analyse()
+    except ValueError as exc:
+        return EffortOfDesign(None, f"No effort analysis of the pair_distance blocks and no Calibration stored: {exc}.")
+    if not result.calibrations:
+        return EffortOfDesign(None, NO_EFFORT_PAIRS)
+    return EffortOfDesign(result, "", alpha_sensitivity(*without_flagged(analyse, result, study.spec)))

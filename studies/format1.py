@@ -25,8 +25,9 @@ per condition and in the same order of parts:
 * slug, title, description, consent, completion, prolific, screening, time limit and bonus are kept,
   and so are the conditions' ``desirable`` and ``aggregate_scale``.
 
-Page and question keys follow format 2's contract (``<block>/<item>/<measure>``), not format 1's (see
-the README, "Format 1 in format 2").
+Every converted task and attention block has ``page_key`` (the format 1 part it was, with its set or
+check key), so its pages, answers and exports keep format 1's keys (``tasks.questions``; see the
+README, "Format 1 in format 2").
 """
 
 from collections.abc import Iterator
@@ -74,14 +75,15 @@ def _pool(condition: dict, key: str, subject_ids: list[str] | None = None) -> di
     }
 
 
-def _attention_block(check: dict, condition: str) -> dict:
+def _attention_block(check: dict, condition: str, key: str) -> dict:
     return {
-        "key": check["key"],
+        "key": key,
         "type": "attention",
         "conditions": [condition],
         "question": check["question"],
         "options": check["options"],
         "correct": check["correct"],
+        "page_key": {"block": "attention", "key": check["key"]},
     }
 
 
@@ -107,7 +109,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
     for after, slot in sorted(attention_slots(checks, n_pairs).items()):
         for check in slot:
             name = _key(check["key"], key, fallback=f"{check['key'][:30]}-c{ci + 1}") if several else check["key"]
-            yield _attention_block({**check, "key": name}, key) | {"among": {"blocks": among, "after_items": after}}
+            yield _attention_block(check, key, name) | {"among": {"blocks": among, "after_items": after}}
     for sset, (pairs_key, output_key) in zip(condition["stimulus_sets"], units, strict=True):
         reference = sset["reference"]
         block = {
@@ -121,6 +123,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             "measures": list(LIKERT_MEASURES),
             "likert": spec["likert"],
             "rationale_factors": spec["rationale_factors"],
+            "page_key": {"block": "pairs", "key": sset["key"]},
         }
         if spec["bts"]["questions"]:
             block["bts"] = {"prompt": spec["bts"]["prompt"], "measures": spec["bts"]["questions"]}
@@ -134,6 +137,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             **shown,
             "model": AI_MODEL,
             "risk_label": condition["risk_label"],
+            "page_key": {"block": "output", "key": sset["key"]},
             "sets": [
                 {"key": sset["key"], "reference": reference, "comparisons": [c["subject"] for c in sset["comparisons"]]}
             ],
@@ -154,6 +158,7 @@ def _condition_blocks(spec: dict, ci: int, condition: dict, checks: list[dict]) 
             "label_names": {"1": "high risk", "0": "low risk"},
             "one_page": True,
             "item_keys": item_keys,
+            "page_key": {"block": "disagreement"},
         }
 
 
@@ -189,3 +194,43 @@ def format1_to_format2(spec: dict) -> dict:
     if shuffles:  # the sets in an order drawn per participant, as format 1 plans do
         out["shuffle"] = [{"units": units} for units in shuffles]
     return out
+
+
+def converted_plan(spec: dict, condition: str, plan: list[dict]) -> list[dict]:
+    """A format 1 participant's stored ``plan`` as pages of ``spec``, the study's conversion
+    (:func:`format1_to_format2`, validated): each page keeps its key and its place, and becomes the page
+    dict the format 2 runtime makes for the converted block (found by its ``page_key``): a pair page of
+    the set's ``pair_distance`` block (item ``K~X``, ``position`` the pair's place in the set), the set's
+    ``fair_score`` page, the one ``agree`` page (items: the prompts' subjects in the participant's
+    order), an ``attention`` page; the instructions and screening pages as they are."""
+    blocks = {}
+    for block in spec["blocks"]:
+        keys = block.get("page_key")
+        if keys is not None and condition in block["conditions"]:
+            blocks[(keys["block"], keys.get("key", ""))] = block
+    pages = []
+    for page in plan:
+        kind, key = page["kind"], page["key"]
+        if kind == "likert":
+            block = blocks[("pairs", page["set"])]
+            reference = next(p["a"] for p in block["pairs"] if p["b"] == page["subject"])
+            item = f"{reference}~{page['subject']}"
+            pages.append(
+                {"key": key, "kind": "pair_distance", "block": block["key"], "item": item}
+                | {"position": page["pair_position"], "measure": page["measure"]}
+            )
+        elif kind == "output":
+            block = blocks[("output", page["set"])]
+            pages.append({"key": key, "kind": "fair_score", "block": block["key"], "item": page["set"], "position": 0})
+        elif kind == "disagreement":
+            block = blocks[("disagreement", "")]
+            subjects = {prompt: subject for subject, prompt in block["item_keys"].items()}
+            items = list(dict.fromkeys(subjects[prompt] for prompt in page["prompts"] if prompt in subjects))
+            pages.append({"key": key, "kind": "agree", "block": block["key"], "items": items, "position": 0})
+        elif kind == "attention":
+            pages.append({"key": key, "kind": "attention", "block": blocks[("attention", page["check"])]["key"]})
+        elif kind == "instructions":
+            pages.append({"key": key, "kind": "instructions", "block": "instructions"})
+        else:  # screening
+            pages.append(page)
+    return pages

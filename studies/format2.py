@@ -19,8 +19,9 @@ from django.utils.translation import gettext
 
 from studies import study_file as v1
 from tasks import BLOCK_TASKS, block_task
+from tasks.attention import Attention
 from tasks.detection import CHECKS, apply_detection_defaults, detection_problems
-from tasks.schema import LABELS, duplicates, once
+from tasks.schema import LABELS, PAGE_KEY, duplicates, once
 
 QUESTION_TYPES = ("single_choice", "multiple_choice", "number", "text", "likert")
 DEFAULT_CONDITION = {"key": "main", "label": "Main"}
@@ -190,6 +191,7 @@ _page_blocks = {
             "question": _shown,
             "options": _options,
             "correct": _text,
+            "page_key": PAGE_KEY,
             "among": {
                 "type": "object",
                 "additionalProperties": False,
@@ -372,6 +374,7 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
             n_attention += 1
             if block["correct"] not in block["options"]:
                 add(f"{base}.correct", f"{block['correct']!r} is not one of the options")
+            _page_key_problems(block, Attention.format1_part, base, add)
         elif block["type"] == "questionnaire":
             _questionnaire_problems(block, base, add)
         elif block["type"] == "detection":
@@ -381,6 +384,7 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
                 add(f"{base}.pool", f"{block['pool']!r} is not one of the pools ({_listing(pools)})")
                 continue
             _task_problems(block, pools[block["pool"]], base, add, memo)
+            _page_key_problems(block, block_task(block).format1_part, base, add)
     checks = spec.get("attention", {})
     for name in ("exclude_if_failed", "return_if_failed"):
         # exclude_if_failed's default without checks (1) is inert, so a validated file validates again
@@ -395,6 +399,21 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
     problems.extend(v1.screening_problems(spec))
     problems.extend(v1.quota_problems(spec))
     return problems
+
+
+def _page_key_problems(block: dict, part: str | None, base: str, add) -> None:
+    """A converted block's ``page_key`` (``tasks.questions.page_key``): the format 1 part its type was,
+    the set or check key where format 1's page keys hold one, and a disagreement block asked as format 1
+    asked it (one page, one answer per prompt)."""
+    keys = block.get("page_key")
+    if keys is None:
+        return
+    if keys["block"] != part:
+        add(f"{base}.page_key.block", f"must be {part!r} for this block" if part else "not used by this block")
+    elif part in ("pairs", "attention") and "key" not in keys:
+        add(f"{base}.page_key", f"a {part!r} page key needs 'key' (the format 1 set or check)")
+    elif part == "disagreement" and (not block.get("one_page") or block.get("confidence") or "bts" in block):
+        add(f"{base}.page_key", "a 'disagreement' page key needs one_page, without confidence or bts")
 
 
 def _shuffle_problems(spec: dict) -> list[v1.StudyFileProblem]:

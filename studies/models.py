@@ -26,6 +26,12 @@ class Study(models.Model):
         related_name="+",
         help_text="Who loaded this version's file (the owner, or an account with studies.load_any_study).",
     )
+    format1_spec = models.JSONField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The format 1 study file (validated) this version was converted from (studies.format1): provenance.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     tickets_issued = models.PositiveIntegerField(
         default=0,

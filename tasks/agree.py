@@ -27,7 +27,7 @@ from core.report_texts import (
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundAnswers
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
-from tasks.schema import BTS, KEY, MODEL, QUESTION, SHOWN, check_model, duplicates, once
+from tasks.schema import BTS, KEY, MODEL, PAGE_KEY, QUESTION, SHOWN, check_model, duplicates, once
 
 DEFAULT_AGREE_QUESTION = gettext_noop("The AI predicts that this {subject_noun} {prediction}. Do you agree?")
 DEFAULT_LABEL_NAMES = {"1": gettext_noop("is high risk"), "0": gettext_noop("is low risk")}
@@ -64,7 +64,8 @@ class DisagreementPageForm(forms.Form):
 class BinaryTaskForm(forms.Form):
     """A format 2 yes/no task on one item: the answer (measure ``answer_measure``, 1/0), an optional
     5-point follow-up (``sure_measure``) and an optional BTS prediction of the share answering yes;
-    ``text`` (the item's key, or blank) is stored with each answer."""
+    ``text`` (the item's key, or blank) is stored with each answer; ``block`` is the page's block (its
+    answers' keys: ``tasks.questions.answer_question``)."""
 
     def __init__(
         self,
@@ -77,12 +78,13 @@ class BinaryTaskForm(forms.Form):
         sure_label: str | None,
         sure_measure: str,
         prediction_prompt: str | None,
+        block: dict,
         text: str = "",
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
         self.page, self.answer_measure, self.sure_measure = page, answer_measure, sure_measure
-        self.text = text
+        self.text, self.block = text, block
         self.fields["answer"] = binary_field(question, choices, required_message)
         if sure_label:
             self.fields["sure"] = scale_field(sure_label, CONFIDENCE_LABELS)
@@ -90,13 +92,13 @@ class BinaryTaskForm(forms.Form):
             self.fields["prediction"] = prediction_field(prediction_prompt)
 
     def answers(self) -> list[AnswerInput]:
-        block, item = self.page["block"], self.page["item"]
+        block, item = self.block, self.page["item"]
         measures = {"answer": self.answer_measure, "sure": self.sure_measure, "prediction": "prediction"}
         return [
             AnswerInput(
-                question=questions.task_question(block, item, measures[name]),
+                question=questions.answer_question(block, item, measures[name]),
                 measure=measures[name],
-                set_key=block,
+                set_key=questions.answer_set(block, item),
                 subject_key=item,
                 number=self.cleaned_data[name],
                 text=self.text,
@@ -160,6 +162,7 @@ def error_rates_view(frame) -> TableView:
 class Agree(BlockTask):
     kinds = ("disagreement", "agree")
     name = "agree"
+    format1_part = "disagreement"
     measures = {
         "agree": Column("0/1", "1 when the participant agrees with the AI's prediction, else 0."),
         "confidence": Column("integer", "How confident the participant is (1 = not at all).", "1..5"),
@@ -178,6 +181,7 @@ class Agree(BlockTask):
         "item_keys": {"type": "object", "propertyNames": KEY, "additionalProperties": KEY},
         **BTS,
         **QUESTION,
+        "page_key": PAGE_KEY,
     }
     needs = ("model",)
     shown_as = ("prompts", "subjects")
@@ -369,6 +373,7 @@ class Agree(BlockTask):
             sure_measure="confidence",
             prediction_prompt=bts_prompt(block),
             text=block["item_keys"].get(page["item"], ""),
+            block=block,
             prefix=prefix,
         )
 

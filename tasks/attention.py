@@ -29,10 +29,12 @@ class AttentionPageForm(forms.Form):
 
 
 def attention_check(page: dict, index) -> dict:
-    """The check shown on an attention page: key, question, options, correct."""
+    """The check shown on an attention page: question, options, correct, and the key of its answer
+    (``attention/<key>``): the block's, or the format 1 check a converted block was."""
     if index.format == 1:
         return index.checks[page["check"]]
-    return {"key": page["block"], **index.block(page)}
+    block = index.block(page)
+    return {**block, "key": block.get("page_key", {}).get("key", block["key"])}
 
 
 def attention_count(spec: dict) -> int:
@@ -45,13 +47,14 @@ def attention_count(spec: dict) -> int:
 class Attention(TaskType):
     kinds = ("attention",)
     name = "attention"
+    format1_part = "attention"
     measures = {"attention": Column("0/1", "1 if the attention check was answered correctly (text: the choice).")}
 
     def template(self, page: dict) -> str:
         return "surveys/page_attention.html"
 
     def form(self, page: dict, index, data=None) -> forms.Form:
-        set_key = "" if index.format == 1 else page["block"]  # format 2 answers name their block
+        set_key = "" if index.format == 1 else questions.answer_set(index.block(page))  # format 2: the block
         return AttentionPageForm(data, check=attention_check(page, index), set_key=set_key)
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:

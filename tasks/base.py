@@ -21,6 +21,7 @@ from django.utils.translation import gettext
 
 from core.columns import Column
 from core.report_texts import ReportTable, TableView
+from tasks.questions import page_key
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
@@ -115,6 +116,8 @@ class TaskType:
     kinds: tuple[str, ...] = ()
     # Answer.measure values this type writes -> the codebook's column (type, meaning, values)
     measures: dict[str, Column] = {}
+    # the part of a format 1 study this type's converted blocks were (their ``page_key.block``), if any
+    format1_part: str | None = None
 
     def template(self, page: dict) -> str:
         return f"surveys/page_{page['kind']}.html"
@@ -266,7 +269,7 @@ class BlockTask(TaskType):
 
     def block_page(self, block: dict, items: list[str]) -> dict:
         """The one page of a :meth:`one_page` block: key the block's, ``items`` in the participant's order."""
-        return {"key": block["key"], "kind": block["task"], "block": block["key"], "items": items, "position": 0}
+        return {"key": page_key(block), "kind": block["task"], "block": block["key"], "items": items, "position": 0}
 
     def pages_shown(self, block: dict, pool: dict, items: int, memo: dict | None = None) -> int:
         """Pages a participant shown ``items`` of the block's items sees: one for a :meth:`one_page`

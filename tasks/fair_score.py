@@ -16,7 +16,7 @@ from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask
 from tasks.fields import score_field
-from tasks.schema import KEY, MODEL, SHOWN, check_model, duplicates, once
+from tasks.schema import KEY, MODEL, PAGE_KEY, SHOWN, check_model, duplicates, once
 
 
 class FairScoreForm(forms.Form):
@@ -144,6 +144,7 @@ DEFAULT_RISK_LABEL = gettext_noop(
 class FairScore(BlockTask):
     kinds = ("output", "fair_score")
     name = "fair_score"
+    format1_part = "output"
     measures = {
         "k_accept": Column("0/1", "1 if the participant accepted the AI's score for the reference."),
         "k_score": Column("number", "The risk score the participant fixed for the reference.", "0..1"),
@@ -167,13 +168,15 @@ class FairScore(BlockTask):
         },
         **MODEL,
         "risk_label": SHOWN,
+        "page_key": PAGE_KEY,
     }
     needs = ("sets", "model")
     item_shape = "sets"
     shown_as = ("sets",)
     no_analysis = (
-        "no estimator for fair_score blocks of format 2 yet: their fair scores are in the answers export "
-        "(format 1 studies: output-space distances in the effort analysis)"
+        "no estimator for fair_score blocks of format 2 yet: their fair scores are in the answers export, and "
+        "where a pair_distance block rates pairs of the same pool, in the pairs table's output-space distance D "
+        "of the effort analysis of the pair_distance blocks"
     )
 
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
@@ -201,13 +204,13 @@ class FairScore(BlockTask):
         if index.format == 1:
             return OutputPageForm(data, page=page, reference=index.sets[page["set"]]["reference"])
         reference, subjects, _ = _set_view(page, index)
-        block, item = page["block"], page["item"]
+        block, item = index.block(page), page["item"]
         return FairScoreForm(
             data,
             reference=reference,
             subjects=subjects,
-            set_key=block,
-            key=lambda name, subject: questions.task_question(block, item, name, subject),
+            set_key=questions.answer_set(block, item),
+            key=lambda name, subject: questions.answer_question(block, item, name, subject),
         )
 
     def answers(self, page: dict, index, form) -> list[AnswerInput]:

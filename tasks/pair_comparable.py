@@ -148,6 +148,7 @@ class PairComparable(BlockTask):
         return BinaryTaskForm(
             data,
             page=page,
+            block=block,
             question=block["question"].format(subject_noun=noun),
             choices=YES_NO,
             required_message=gettext(ANSWER_YES_NO),

@@ -16,7 +16,7 @@ from core.report_texts import CI_LABEL, EFFORT, Explanation, ReportTable
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, FoundAnswers
 from tasks.fields import prediction_field, scale_field
-from tasks.schema import BTS, LIKERT_QUESTIONS, PAIRS, SHOWN, check_pairs, once
+from tasks.schema import BTS, LIKERT_QUESTIONS, PAGE_KEY, PAIRS, SHOWN, check_pairs, once
 
 PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}  # the pairs table's
 SECONDS_COLUMNS = {"trajectory": "seconds_traj", "aggregate": "seconds_aggr", "overall": "seconds_overall"}
@@ -30,16 +30,24 @@ FACTOR_CHOICES = [
 @dataclass(frozen=True)
 class PairKeys:
     """Where a pair page's answers are stored: ``question(name)`` builds the key of the measure or of
-    ``factors`` / ``factor_text``; ``set_key`` and ``subject_key`` go on every answer."""
+    ``factors`` / ``factor_text``; ``set_key`` and ``subject_key`` go on every answer. ``block``: the
+    format 2 block (``tasks.questions.answer_question``), None on a format 1 ``likert`` page."""
 
-    format: int
     set_key: str
     item: str
+    subject: str
+    block: dict | None = None
 
     def question(self, name: str) -> str:
-        if self.format == 1:
+        if self.block is None:
             return questions.pair_question(self.set_key, self.item, name)
-        return questions.task_question(self.set_key, self.item, name)
+        return questions.answer_question(self.block, self.item, name)
+
+
+def _stored_subject(block: dict, item: str) -> str:
+    """The ``subject_key`` of a pair's answers: the pair ``a~b``; a converted block's (``page_key``) is
+    format 1's, the comparison ``b``."""
+    return item.split("~")[1] if "page_key" in block else item
 
 
 class PairDistanceForm(forms.Form):
@@ -81,7 +89,7 @@ class PairDistanceForm(forms.Form):
 
     def answers(self) -> list[AnswerInput]:
         data, keys = self.cleaned_data, self.keys
-        common: dict[str, Any] = {"set_key": keys.set_key, "subject_key": keys.item}
+        common: dict[str, Any] = {"set_key": keys.set_key, "subject_key": keys.subject}
         question = keys.question(self.measure)
         out = [AnswerInput(question=question, measure=self.measure, number=data["rating"], **common)]
         if "prediction" in self.fields:
@@ -123,7 +131,7 @@ class LikertPageForm(PairDistanceForm):
             labels=spec["likert"]["labels"],
             prediction_prompt=spec["bts"]["prompt"] if measure in spec["bts"]["questions"] else None,
             factors=measure == "overall" and spec["rationale_factors"],
-            keys=PairKeys(1, page["set"], page["subject"]),
+            keys=PairKeys(page["set"], page["subject"], page["subject"]),
             **kwargs,
         )
 
@@ -256,6 +264,7 @@ def likert_defaults(likert: dict) -> dict:
 class PairDistance(BlockTask):
     kinds = ("likert", "pair_distance")
     name = "pair_distance"
+    format1_part = "pairs"
     measures = {
         "trajectory": Column("integer", "Trajectory distance d_E (Likert, 1 = most similar).", "1..points"),
         "aggregate": Column("integer", "Aggregate distance d_S (Likert).", "1..points"),
@@ -270,6 +279,7 @@ class PairDistance(BlockTask):
         "likert": LIKERT,
         "rationale_factors": {"type": "boolean"},
         **BTS,
+        "page_key": PAGE_KEY,
     }
     needs = ("pairs",)
     item_shape = "pairs"
@@ -327,7 +337,7 @@ class PairDistance(BlockTask):
 
     def item_pages(self, block: dict, page: dict) -> list[dict]:
         """One page per measure of the pair, keyed ``<block>/<item>/<measure>``."""
-        return [{**page, "key": f"{page['key']}/{m}", "measure": m} for m in block["measures"]]
+        return [{**page, "key": questions.page_key(block, page["item"], m), "measure": m} for m in block["measures"]]
 
     def pages_per_item(self, block: dict, pool: dict, memo: dict | None = None) -> int:
         if "measures" in block:
@@ -350,18 +360,18 @@ class PairDistance(BlockTask):
         for (block_key, item), page in items.items():
             block, pair = content.blocks[block_key], content.pair(block_key, item)
             a, b, similar_max = pair["a"], pair["b"], block["likert"]["similar_max"]
-            keys = {m: f"{block_key}/{item}/{m}" for m in PAIR_COLUMNS}
+            keys = {m: questions.page_key(block, item, m) for m in PAIR_COLUMNS}
             overall = number(keys["overall"], "overall")
             factors = text(keys["overall"], "factors").split(",")
             fair = _fair_score_source(content, block["pool"], a, b)
-            fair_page = f"{fair[0]}/{fair[1]['key']}" if fair else ""
+            fair_page = questions.page_key(content.blocks[fair[0]], fair[1]["key"]) if fair else ""
             k_ai = content.model_output(block["pool"], a, content.blocks[fair[0]]["model"]) if fair else {}
             k_score, fair_score = number(fair_page, "k_score"), number(fair_page, "fair_score", b)
             reference, comparison = content.subject(block["pool"], a), content.subject(block["pool"], b)
             (ref_total, ref_trend), (comp_total, comp_trend) = _series_facts(reference), _series_facts(comparison)
             rows.append(
                 {
-                    "set": block_key,
+                    "set": questions.block_set(block),
                     "set_position": block_order.index(block_key),
                     "reference": a,
                     "comparison": b,
@@ -411,7 +421,7 @@ class PairDistance(BlockTask):
             labels=block["likert"]["labels"],
             prediction_prompt=block["bts"]["prompt"] if measure in block.get("bts", {}).get("measures", []) else None,
             factors=measure == "overall" and block["rationale_factors"],
-            keys=PairKeys(2, page["block"], page["item"]),
+            keys=PairKeys(questions.answer_set(block), page["item"], _stored_subject(block, page["item"]), block),
         )
 
     def context(self, page: dict, index) -> dict:

@@ -29,6 +29,15 @@ BTS = {
         },
     }
 }
+# A block converted from a format 1 file keeps format 1's page and question keys (``tasks.questions.page_key``):
+# ``block`` is the part of format 1 it was (the answers table's ``block``), ``key`` the set or check key.
+FORMAT1_PARTS = ("pairs", "output", "disagreement", "attention")
+PAGE_KEY = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["block"],
+    "properties": {"block": {"enum": list(FORMAT1_PARTS)}, "key": KEY},
+}
 PAIRS = {
     "pairs": {
         "type": "array",

@@ -2,11 +2,14 @@
 type names, ``BlockTask.report_tables``), rater groups and honesty."""
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from analysis.bts import left_out_sentence
+from analysis.pipeline import PipelineResult
+from analysis.report import results_dict
 from analysis.sensitivity import Sensitivity, compare_estimates, sensitivity_of
 from core.report_texts import ReportTable
 from fairness.rater_group_parity import RULE_JACKKNIFE, RULE_PERMUTATION
@@ -25,6 +28,7 @@ from runs.reports.base import (
     write_csv,
     write_json,
 )
+from runs.reports.effort import effort_sections
 from tasks import BLOCK_TASKS
 
 # The tables of a format 2 analysis: those every block may have (the rater-group tests), the study's
@@ -119,6 +123,24 @@ def _sample_sentence(result) -> str:
     return sentence
 
 
+EFFORT_HEADING = "Effort analysis of the pair_distance blocks: "
+EFFORT_STORED = (
+    "The pair_distance blocks' effort analysis (the sections headed 'Effort analysis') is the format 1 pipeline "
+    "on the pairs table; its calibration alpha of each condition is stored as a Likert Calibration, which "
+    "audits (audit_models) and relative_fairness use."
+)
+
+
+@dataclass(frozen=True)
+class EffortOfDesign:
+    """The effort pipeline's result on a format 2 study's pairs table, or (``result`` None) why there is none;
+    ``sensitivity``: its alphas without the participants flagged for answer quality."""
+
+    result: PipelineResult | None
+    note: str
+    sensitivity: Sensitivity | None = None
+
+
 def design_results(result) -> dict:
     """results.json of a format 2 analysis: settings, rater groups, every block's tables as records, honesty."""
     return {
@@ -176,10 +198,13 @@ def write_design_report(
     title: str,
     provenance: Provenance | None = None,
     sensitivity: Sensitivity | None = None,
+    effort: EffortOfDesign | None = None,
 ) -> Path:
     """A format 2 study's analysis (``fairness.task_blocks.DesignAnalysis``): report.html, results.json, one
     CSV per block and table (``<block>_<table>.csv``), rater_groups.csv and honesty.csv; with
-    ``sensitivity`` also its section and sensitivity.csv."""
+    ``sensitivity`` also its section and sensitivity.csv; with ``effort`` the effort analysis of the
+    ``pair_distance`` blocks (results.json ``effort``, its sections and ``effort_<table>.csv``) or why
+    there is none."""
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(result.rater_groups, out_dir / "rater_groups.csv")
     sections = [
@@ -232,6 +257,13 @@ def write_design_report(
         )
     )
     results, intro = design_results(result), [_sample_sentence(result), *result.warnings]
+    if effort is not None:
+        results["effort"] = results_dict(effort.result) if effort.result else {"note": effort.note}
+        if effort.result:
+            intro.append(EFFORT_STORED)
+            sections += effort_sections(effort.result, out_dir, prefix="effort_", heading=EFFORT_HEADING)
+        else:
+            intro.append(effort.note)
     add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
     write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)

@@ -239,15 +239,33 @@ def write_report(
     """The study analysis: report.html, results.json, one CSV per table and bts_scores.csv; with
     ``sensitivity`` also its section and sensitivity.csv."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    sections = effort_sections(result, out_dir)
+    write_csv(bts, out_dir / "bts_scores.csv")
+    sections += figure_sections(
+        report_figures(result, pairs, bts),
+        [ANALYSIS["ratings_figure"], ANALYSIS["coefficient_figure"], ANALYSIS["bts_figure"]],
+    )
+    if provenance is None:
+        provenance = Provenance(seeds={"bootstrap": result.seed})
+    intro = [result.sample.sentence()] if result.sample else []
+    results = results_dict(result)
+    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    write_json(results, out_dir / "results.json")
+    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
+
+
+def effort_sections(result: PipelineResult, out_dir: Path, *, prefix: str = "", heading: str = "") -> list[Section]:
+    """The effort analysis's report sections (calibrations, Tables 2-5, headline tests, factors), each table
+    also written as ``<prefix><name>.csv`` into ``out_dir``; ``heading`` goes before each section's title."""
     tables = report_tables(result)
     for name, frame in tables.items():
-        write_csv(frame, out_dir / f"{name}.csv")
-    write_csv(bts, out_dir / "bts_scores.csv")
+        write_csv(frame, out_dir / f"{prefix}{name}.csv")
     sections = []
     for name, frame in tables.items():
+        title = f"{heading}{HEADINGS[name]}"
         if name == "table5":
-            section = Section(title=HEADINGS[name], tables=regression_tables(frame) if len(frame) else [])
-            section.explanation, section.csv = ANALYSIS[name], f"{name}.csv"
+            section = Section(title=title, tables=regression_tables(frame) if len(frame) else [])
+            section.explanation, section.csv = ANALYSIS[name], f"{prefix}{name}.csv"
         else:
             notes = [ANALYSIS_FAMILIES[name]] if name in ANALYSIS_FAMILIES else []
             if name == "mixed_models" and len(frame):
@@ -265,27 +283,17 @@ def write_report(
                     ]
                 )
             section = table_section(
-                HEADINGS[name],
+                title,
                 frame,
                 explanation=ANALYSIS[name],
-                csv=f"{name}.csv",
+                csv=f"{prefix}{name}.csv",
                 columns=ANALYSIS_COLUMNS.get(name),
                 estimate=ANALYSIS_ESTIMATES.get(name),
                 notes=notes,
             )
         section.paragraphs = list(NOTES.get(name, []))
         sections.append(section)
-    sections += figure_sections(
-        report_figures(result, pairs, bts),
-        [ANALYSIS["ratings_figure"], ANALYSIS["coefficient_figure"], ANALYSIS["bts_figure"]],
-    )
-    if provenance is None:
-        provenance = Provenance(seeds={"bootstrap": result.seed})
-    intro = [result.sample.sentence()] if result.sample else []
-    results = results_dict(result)
-    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
-    write_json(results, out_dir / "results.json")
-    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
+    return sections
 
 
 def _alphas(result: PipelineResult) -> pd.DataFrame:

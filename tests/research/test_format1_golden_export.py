@@ -16,6 +16,15 @@ the demo (``calibrations.csv``) is part of the golden files.
 
 ``UPDATE_GOLDEN=1 DATABASE_URL=postgres://... pytest tests/research/test_format1_golden_export.py``
 rewrites the golden files (only when an export is meant to change).
+
+The existing study: ``golden_effort_demo_stored/stored.json`` holds the rows the format 1 runtime
+stored for that state (study version, conditions, participants with their plans, page visits,
+answers; recorded once at commit 0035148, before format 1 was converted at load, and never
+regenerated), and ``mid_study.json`` one more participant of that runtime stopped after 10 pages.
+Loaded into an empty database (``loaddata``), the stored rows must export the same golden files, both
+as they are and converted to format 2 (``participation.format1.convert_stored_study``: the study file
+and the plans; page visits and answers unchanged), and the mid-study participant, converted, finishes
+the study through the participant views on the format 2 runtime.
 """
 
 import datetime as dt
@@ -24,6 +33,7 @@ import os
 import uuid
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.db import connection
@@ -31,11 +41,18 @@ from django.utils import timezone
 
 from analysis.pipeline import run_pipeline
 from analysis.report import calibrations_table
-from participation.models import Participant
+from participation.format1 import convert_stored_study
+from participation.models import Answer, Participant
+from participation.pages import condition_index
+from participation.services import participant_set_resume_code
 from research.export import export_tables
+from simulation.raters import default_group_effects, draw_rater
+from studies.models import Study
+from tasks import task_for
 from tests.conftest import DEMO_FILE, required
 
 GOLDEN = Path(__file__).parent / "golden_effort_demo"
+STORED = Path(__file__).parent / "golden_effort_demo_stored"
 MAX_INLINE = 200_000
 NOW = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)
 N_PARTICIPANTS = 8
@@ -88,13 +105,88 @@ def _golden(name: str, content: bytes) -> tuple[str, bytes]:
     return name, content
 
 
-@pytest.mark.postgres
-@pytest.mark.django_db
-def test_effort_demo_exports_are_byte_identical(client, researcher, monkeypatch, tmp_path):
+def _require_postgres() -> None:
     if connection.vendor != "postgresql":
         if required("REQUIRE_POSTGRES"):
             pytest.fail("CI requires PostgreSQL")
         pytest.skip("golden files recorded on PostgreSQL (jsonb key order): set DATABASE_URL")
+
+
+def load_stored(researcher, *names: str) -> None:
+    """The format 1 runtime's stored rows (``golden_effort_demo_stored/<name>``), owned by ``researcher``."""
+    call_command("loaddata", *(str(STORED / name) for name in names), verbosity=0)
+    Study.objects.filter(slug="effort-demo").update(owner=researcher, loaded_by=researcher)
+
+
+def _assert_golden(outputs: dict[str, bytes]) -> None:
+    assert sorted(outputs) == sorted(p.name for p in GOLDEN.iterdir())
+    for name, content in outputs.items():
+        assert content == (GOLDEN / name).read_bytes(), f"{name} differs from the golden file"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+@pytest.mark.parametrize("convert", [False, True], ids=["format1", "converted"])
+def test_stored_effort_demo_exports_are_byte_identical(client, researcher, monkeypatch, tmp_path, convert):
+    """The rows a format 1 study stored export the golden files, also once converted to format 2."""
+    _require_postgres()
+    monkeypatch.setattr(timezone, "now", lambda: NOW)
+    load_stored(researcher, "stored.json")
+    assert Participant.objects.filter(status="completed").count() == N_PARTICIPANTS
+    if convert:
+        assert convert_stored_study(Study.objects.get(slug="effort-demo")) == N_PARTICIPANTS
+        study = Study.objects.get(slug="effort-demo")
+        assert study.spec["format"] == 2 and study.format1_spec["format"] == 1
+        assert {page["kind"] for p in Participant.objects.all() for page in p.plan} == {
+            "instructions",
+            "pair_distance",
+            "fair_score",
+            "agree",
+            "attention",
+        }
+    client.force_login(researcher)
+    _assert_golden(dict(_golden(name, content) for name, content in _outputs(client, tmp_path).items()))
+
+
+@pytest.mark.django_db
+def test_a_converted_mid_study_participant_finishes_through_the_participant_views(client, researcher, monkeypatch):
+    """The format 1 participant stopped after 10 pages resumes (resume code) on the converted study and
+    answers the rest through the participant pages; the first 10 pages' answers stay as they were and
+    the new ones are stored under format 1's keys."""
+    monkeypatch.setattr(timezone, "now", lambda: NOW)
+    load_stored(researcher, "stored.json", "mid_study.json")
+    participant = Participant.objects.get(external_id="mid-study")
+    before = list(Answer.objects.filter(participant=participant).values_list("page", "question", "number"))
+    assert participant.status == "active" and participant.position == 10 and len(before) > 0
+    convert_stored_study(participant.study)
+    participant.refresh_from_db()
+    code = participant_set_resume_code(participant_id=participant.pk)
+    assert client.post("/s/effort-demo/", {"participant_label": "mid-study", "code": code}).status_code == 302
+    index = condition_index(participant.study.spec, participant.study.spec_hash, participant.condition.key)
+    rater = draw_rater(participant.study.spec, default_group_effects(participant.study.spec), np.random.default_rng(3))
+    shown = []
+    response = client.get("/s/effort-demo/page/")
+    for page in participant.plan[participant.position :]:  # a saved page's answer is the next page
+        assert response.status_code == 200 and response.context["page"]["key"] == page["key"]
+        data = task_for(page).simulate(page, index, rater, np.random.default_rng(len(shown)))
+        response = client.post("/s/effort-demo/page/", {**data, "page_key": page["key"]}, follow=True)
+        shown.append(page["key"])
+    participant.refresh_from_db()
+    assert participant.status == "completed" and participant.position == len(participant.plan)
+    assert shown[0] == "attention/ac1" and shown[-1] == "disagreement"
+    answers = Answer.objects.filter(participant=participant)
+    assert list(answers.values_list("page", "question", "number")[: len(before)]) == before
+    assert {page for page, _, _ in answers.values_list("page", "question", "number")} == {
+        page["key"] for page in participant.plan if page["kind"] != "instructions"
+    }
+    assert answers.filter(question="attention/ac1").exists() and answers.filter(question__startswith="output/").exists()
+    call_command("check_integrity", "effort-demo", stdout=open(os.devnull, "w"))  # exits 1 on a problem
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_effort_demo_exports_are_byte_identical(client, researcher, monkeypatch, tmp_path):
+    _require_postgres()
     monkeypatch.setattr(timezone, "now", lambda: NOW)
     call_command("load_study", str(DEMO_FILE), owner=researcher.username, stdout=open(os.devnull, "w"))
     call_command("simulate_participants", "effort-demo", n=N_PARTICIPANTS, seed=1, stdout=open(os.devnull, "w"))
@@ -110,6 +202,4 @@ def test_effort_demo_exports_are_byte_identical(client, researcher, monkeypatch,
             old.unlink()
         for name, content in outputs.items():
             (GOLDEN / name).write_bytes(content)
-    assert sorted(outputs) == sorted(p.name for p in GOLDEN.iterdir())
-    for name, content in outputs.items():
-        assert content == (GOLDEN / name).read_bytes(), f"{name} differs from the golden file"
+    _assert_golden(outputs)

@@ -6,13 +6,15 @@ from collections import Counter
 
 import pytest
 
+from participation.models import Answer
 from participation.plan import build_plan, plan_for
 from participation.simulate import simulate_participants
 from research.export import export_tables
 from studies.format1 import attention_slots, format1_to_format2
 from studies.format2 import condition_summaries
 from studies.services import study_load
-from studies.study_file import pages_per_participant, validate_study
+from studies.study_file import InvalidStudyFile, pages_per_participant, validate_study
+from tasks.questions import answer_question, answer_set, answers_block, answers_subject, block_set, page_key
 from tests.conftest import DEMO_FILE
 
 
@@ -183,10 +185,13 @@ def test_simulated_participants_finish_a_converted_study_and_it_exports_their_pa
     assert report.completed == 3
     call_command("check_integrity", "small-study", stdout=open(os.devnull, "w"))  # exits 1 on a problem
     pages = export_tables("small-study").pages
-    assert (pages.groupby("participant_id")["page"].apply(lambda p: p.isin(["ac1", "ac2"]).sum()) == 2).all()
+    checks = ["attention/ac1", "attention/ac2"]  # format 1's page keys (page_key)
+    assert (pages.groupby("participant_id")["page"].apply(lambda p: p.isin(checks).sum()) == 2).all()
+    assert {"pair/s1/A/trajectory", "pair/s2/D/overall", "output/s1", "disagreement"} <= set(pages["page"])
     pairs = export_tables("small-study").pairs
     assert len(pairs) == 3 * 4 and pairs["fair_score"].notna().all() and pairs["d_overall"].notna().all()
     assert (pairs["desirable"] == 0).all()  # the condition's, as format 1 exports it
+    assert set(pairs["set"]) == {"s1", "s2"}
     disagreements = export_tables("small-study").disagreements
     assert len(disagreements) == 3 * 2 and set(zip(disagreements["prompt"], disagreements["subject"], strict=True)) == {
         ("q1", "A"),
@@ -194,8 +199,24 @@ def test_simulated_participants_finish_a_converted_study_and_it_exports_their_pa
     }
     answers = export_tables("small-study").answers
     agree = answers[answers["measure"] == "agree"]
-    assert set(agree["block"]) == {"arrests-disagreement"}
+    assert set(agree["block"]) == {"disagreement"}
     assert set(zip(agree["text"], agree["subject"], strict=True)) == {("q1", "A"), ("q2", "D")}
+    assert set(answers["block"]) == {"pairs", "output", "disagreement", "attention"}
+    attention = answers[answers["block"] == "attention"]
+    assert set(attention["subject"]) == {"ac1", "ac2"}
+    assert set(answers.loc[answers["block"] == "pairs", "subject"]) == {"K1~A", "K1~B", "K2~C", "K2~D"}
+    stored = Answer.objects.filter(participant__study__slug="small-study")
+    assert set(stored.filter(measure="fair_score").values_list("question", flat=True)) == {
+        "output/s1/A/score",
+        "output/s1/B/score",
+        "output/s2/C/score",
+        "output/s2/D/score",
+    }
+    assert set(stored.filter(measure="agree").values_list("question", flat=True)) == {
+        "disagreement/q1",
+        "disagreement/q2",
+    }
+    assert set(stored.filter(page="pair/s1/A/overall").values_list("set_key", "subject_key")) == {("s1", "A")}
 
 
 def test_a_fair_score_page_shows_the_blocks_intro_and_names_the_ai_score_with_its_risk_label(db, researcher):
@@ -256,3 +277,51 @@ def test_convert_study_names_the_rule_when_the_converted_keys_collide(tmp_path):
     ):
         call_command("convert_study", str(source), out=str(tmp_path / "out.json"))
     assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("block_key", "page_key", "extra", "problem"),
+    [
+        ("arrests-s1", {"block": "output"}, {}, "page_key.block: must be 'pairs' for this block"),
+        ("arrests-s1", {"block": "pairs"}, {}, "page_key: a 'pairs' page key needs 'key' (the format 1 set or check)"),
+        ("ac1", {"block": "attention"}, {}, "page_key: a 'attention' page key needs 'key' (the format 1 set or check)"),
+        ("arrests-disagreement", {"block": "disagreement"}, {"one_page": False}, "needs one_page, without confidence"),
+        ("arrests-disagreement", {"block": "disagreement"}, {"confidence": True}, "needs one_page, without confidence"),
+        ("instructions", {"block": "pairs", "key": "s1"}, {}, "blocks[0]"),
+    ],
+)
+def test_a_page_key_is_checked_against_its_block(block_key, page_key, extra, problem):
+    spec = format1_to_format2(validate_study(_small()))
+    block = next(b for b in spec["blocks"] if b["key"] == block_key)
+    block.update(page_key=page_key, **extra)
+    with pytest.raises(InvalidStudyFile) as caught:
+        validate_study(spec)
+    assert any(problem in str(p) for p in caught.value.problems), caught.value.problems
+
+
+def test_a_converted_block_keeps_format1_page_and_question_keys():
+    """Hand-worked keys of the small file's converted blocks (``tasks.questions``)."""
+    blocks = {b["key"]: b for b in validate_study(format1_to_format2(validate_study(_small())))["blocks"]}
+    pairs, output, agree, check = (
+        blocks["arrests-s1"],
+        blocks["arrests-s1-output"],
+        blocks["arrests-disagreement"],
+        blocks["ac1"],
+    )
+    assert page_key(pairs, "K1~A", "overall") == answer_question(pairs, "K1~A", "overall") == "pair/s1/A/overall"
+    assert (answer_set(pairs), block_set(pairs), answers_block(pairs)) == ("s1", "s1", "pairs")
+    assert answers_subject(pairs, "K1~A", "A") == "K1~A"
+    assert page_key(output, "s1") == "output/s1"
+    assert answer_question(output, "s1", "k_accept") == "output/s1/k_accept"
+    assert answer_question(output, "s1", "fair_score", "A") == "output/s1/A/score"
+    assert (answer_set(output, "s1"), answers_block(output)) == ("s1", "output")
+    assert page_key(agree) == "disagreement" and answer_question(agree, "A", "agree") == "disagreement/q1"
+    assert (answer_set(agree, "A"), answers_subject(agree, "", "A")) == ("", "A")
+    assert page_key(check) == "attention/ac1" and answers_subject(check, "", "") == "ac1"
+    assert (answer_set(check), answers_block(check)) == ("", "attention")
+    native = {"key": "rate-1", "type": "task"}
+    assert page_key(native, "x", "overall") == answer_question(native, "x", "overall") == "rate-1/x/overall"
+    assert (page_key(native), answer_set(native), answers_block(native), block_set(native)) == ("rate-1",) + (
+        "rate-1",
+    ) * 3
+    assert answers_subject(native, "x", "") == "x" and answers_subject(native, "s1", "A") == "A"

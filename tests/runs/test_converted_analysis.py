@@ -1,0 +1,122 @@
+"""One analysis path (issue 20, item 4): a stored format 1 study converted to format 2
+(``participation.format1.convert_stored_study``) and analysed by the format 2 path (``analyze_study``)
+stores the Likert Calibrations the format 1 analysis stores, computed by the same call
+(``runs.analysis_runs.effort_analysis``: ``analysis.pipeline.run_pipeline`` on the pairs table), so its
+alpha and CI are the golden ``calibrations.csv``'s (recorded from the format 1 path), an audit finds them,
+the report's effort tables are those of the format 1 analysis, and ``relative_fairness`` gives the same
+results before and after the conversion."""
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from django.core.management import call_command
+
+from analysis.report import HEADINGS, TABLES
+from fairness.study_parity import subject_table
+from participation.format1 import convert_stored_study
+from runs.models import AnalysisRun, AuditRun, Calibration
+from studies.format1 import format1_to_format2
+from studies.models import Study
+from studies.study_file import validate_study
+from tests.research.test_format1_golden_export import GOLDEN, load_stored
+
+SEED, RESAMPLES = 1, 200  # those of the golden calibrations.csv
+
+
+def _analyse(out_dir, *by: str) -> AnalysisRun:
+    """``analyze_study`` on the demo (a format 2 study is split by ``by``: the converted demo has no questionnaire,
+    so by the participants' language)."""
+    call_command(
+        "analyze_study",
+        "effort-demo",
+        out=str(out_dir),
+        seed=SEED,
+        resamples=RESAMPLES,
+        by=list(by),
+        stdout=open(os.devnull, "w"),
+    )
+    return AnalysisRun.objects.order_by("-created_at").first()
+
+
+@pytest.mark.django_db
+def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, tmp_path, settings):
+    settings.REPORTS_DIR = tmp_path / "reports"
+    load_stored(researcher, "stored.json")
+    format1 = _analyse(tmp_path / "format1").results
+    call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp1"), stdout=open(os.devnull, "w"))
+    Calibration.objects.all().delete()
+    convert_stored_study(Study.objects.get(slug="effort-demo"))
+
+    run = _analyse(tmp_path / "format2", "language")
+    golden = pd.read_csv(GOLDEN / "calibrations.csv").set_index("condition")
+    stored = {c.condition.key: c for c in Calibration.objects.filter(analysis_run=run, kind="likert")}
+    assert sorted(stored) == sorted(golden.index) == ["arrests", "income"]
+    for key, cal in stored.items():
+        row = golden.loc[key]
+        assert (cal.alpha, cal.ci_low, cal.ci_high) == pytest.approx(
+            (row["alpha"], row["ci_participants_low"], row["ci_participants_high"]), abs=1e-12
+        )
+        assert (cal.a1, cal.a2, cal.n_participants) == pytest.approx((row["a1"], row["a2"], row["n_participants"]))
+        assert cal.estimand == row["estimand"] and cal.generalise == "" and cal.version == 1
+    effort = run.results["effort"]
+    assert [c["alpha"] for c in effort["calibrations"]] == [stored[k].alpha for k in ("arrests", "income")]
+    html = (tmp_path / "format2" / "report.html").read_text()
+    assert "Effort analysis of the pair_distance blocks" in html and "stored as a Likert Calibration" in html
+    assert (tmp_path / "format2" / "effort_calibrations.csv").exists()
+
+    # the effort tables (headline tests, Tables 2-5, ...) are the format 1 analysis's, in results.json and CSV
+    for name in ("calibrations", *TABLES):
+        assert effort[name] == format1[name], name
+        assert (tmp_path / "format2" / f"effort_{name}.csv").read_bytes() == (
+            tmp_path / "format1" / f"{name}.csv"
+        ).read_bytes()
+    assert effort["sample"] == format1["sample"]
+    alphas = [row for row in run.results["sensitivity"]["estimates"] if row["estimate"].startswith("alpha")]
+    assert alphas and alphas == format1["sensitivity"]["estimates"]  # the alphas without flagged participants
+    assert "Effort analysis of the pair_distance blocks: " + HEADINGS["table2"] in html
+    call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp2"), stdout=open(os.devnull, "w"))
+    dp1, dp2 = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("dp1", "dp2"))
+    assert dp2 == dp1 and dp1["fair_scores_vs_ai"]  # relative_fairness: the same differential parity
+
+    subjects = tmp_path / "subjects.csv"
+    call_command("generate_demo_audit", condition="arrests", out=str(subjects))
+    call_command(
+        "audit_models",
+        study="effort-demo",
+        subjects=str(subjects),
+        condition="arrests",
+        out=str(tmp_path / "audit"),
+        stdout=open(os.devnull, "w"),
+    )
+    assert AuditRun.objects.get().likert_calibration == stored["arrests"]
+
+
+@pytest.mark.django_db
+def test_a_format_2_study_without_effort_measures_says_why_it_stores_no_calibration(researcher, tmp_path, settings):
+    """A format 2 study whose pair_distance blocks do not rate all of trajectory, aggregate and overall (or
+    that has none) stores no Calibration, and its report and results.json say why."""
+    from runs.analysis_runs import NO_EFFORT_BLOCK
+
+    settings.REPORTS_DIR = tmp_path / "reports"
+    path = Path(settings.BASE_DIR) / "studies" / "bundled" / "disagreement_synthetic.json"
+    call_command("load_study", str(path), owner=researcher.username, stdout=open(os.devnull, "w"))
+    slug = json.loads(path.read_text())["slug"]
+    call_command("simulate_participants", slug, n=6, seed=1, stdout=open(os.devnull, "w"))
+    call_command(
+        "analyze_study", slug, out=str(tmp_path / "out"), resamples=50, by=["language"], stdout=open(os.devnull, "w")
+    )
+    assert not Calibration.objects.exists()
+    assert AnalysisRun.objects.get().results["effort"] == {"note": NO_EFFORT_BLOCK}
+    assert NO_EFFORT_BLOCK in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_relative_fairness_reads_the_same_subjects_from_a_converted_file(demo_spec):
+    """``relative_fairness``'s subject table (AI score and label, demographics, series per condition) of the
+    demo's conversion is the format 1 file's (format 2: the pools of each condition's fair_score blocks)."""
+    original = validate_study(demo_spec)
+    converted = validate_study(format1_to_format2(original))
+    pd.testing.assert_frame_equal(subject_table(converted), subject_table(original))
+    assert len(subject_table(original)) == sum(len(c["subjects"]) for c in original["conditions"])
