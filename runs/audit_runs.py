@@ -131,7 +131,7 @@ def audit_run_create(
         if likert
         else None,
     )
-    sources = {"metric_from": metric_from, "utility_from": utility_from, "features_from": features_from}
+    sources = (metric_from, utility_from, features_from)
     sensitivity = audit_sensitivity(
         result,
         subjects,
@@ -145,13 +145,16 @@ def audit_run_create(
             subjects,
             audited_slug=slug,
             researcher=researcher,
+            metric_from=metric_from,
+            utility_from=utility_from,
+            features_from=features_from,
             by=by,
+            lipschitz=lipschitz,
             seed=seed,
             n_resamples=n_resamples,
             quality_exclusion=mode,
-            **sources,
         ),
-        source_slugs=[reference.partition(":")[0] for reference in sources.values() if reference],
+        source_slugs=[reference.partition(":")[0] for reference in sources if reference],
     )
     write_audit_report(
         result,
