@@ -46,10 +46,11 @@ def simulate_participants(
     """Create ``n`` simulated participants (ids ``sim-<seed>-<i>``) who arrive over the past
     ``hours`` and take the whole study; a share ``decline_rate`` declines consent.
 
-    Format 1 studies: answers from ``model`` (``simulation.effort``). Format 2 studies: each
-    participant is a rater drawn by ``simulation.raters.draw_rater`` with ``group_effects``
-    (default: ``default_group_effects``), and every page's POST data comes from its task type's
-    ``simulate``."""
+    Format 1 studies, and format 2 studies converted from format 1 (blocks with ``page_key``): answers
+    from ``model`` (``simulation.effort``), drawn in the same order in both, so that a converted study
+    gets format 1's answers. Format 2 studies: each participant is a rater drawn by
+    ``simulation.raters.draw_rater`` with ``group_effects`` (default: ``default_group_effects``), and
+    every page's POST data comes from its task type's ``simulate``."""
     model = model or GenerativeModel()
     rng = np.random.default_rng(seed)
     study = latest_study(slug)
@@ -139,9 +140,9 @@ def _converted_participant(model: GenerativeModel, index, rng) -> SimulatedParti
         "bts": {"questions": block.get("bts", {}).get("measures", [])},
     }
     subjects = [
-        {"id": s["id"], "series": s["series"], "risk_score": s["models"][AI_MODEL]["score"]}
-        | {"label": s["models"][AI_MODEL]["label"]}
+        {"id": s["id"], "series": s["series"], "risk_score": ai["score"], "label": ai["label"]}
         for s in index.content.pools[block["pool"]]["subjects"]
+        for ai in (s["models"][AI_MODEL],)
     ]
     return SimulatedParticipant(model, spec, {"subjects": subjects, "desirable": index.condition["desirable"]}, rng)
 
