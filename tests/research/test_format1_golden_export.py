@@ -14,6 +14,10 @@ The outputs are compared with golden files under ``golden_effort_demo/``; a file
 :data:`MAX_INLINE` bytes is kept as its SHA-256 (``<name>.sha256``). The effort calibration alpha of
 the demo (``calibrations.csv``) is part of the golden files.
 
+The demo's conversion (``studies.format1.format1_to_format2``), loaded and simulated the same way,
+must export the same golden files: the format 2 plan and simulator draw as format 1's for converted
+blocks (README, "What a converted demo still exports differently (measured)").
+
 ``UPDATE_GOLDEN=1 DATABASE_URL=postgres://... pytest tests/research/test_format1_golden_export.py``
 rewrites the golden files (only when an export is meant to change).
 
