@@ -10,10 +10,14 @@ utility model from ``choose`` blocks, and how much it relies on features people 
   the correlation recomputed; the subjects and scores are fixed). rho near 1: the model ranks the subjects
   as the stakeholders would; near 0 or below: most unlike them.
 * :func:`unfair_feature_reliance`: the audit has each model's scores only, not the model, so each model is
-  replaced by a surrogate fitted on the audited subjects, a least-squares linear regression of its scores
-  on the judged features (numeric columns as they are, text columns one-hot), whose R^2 is reported next
-  to it (a low R^2 means the importances describe only the part of the scores the features explain
-  linearly). The permutation importance of feature j (Breiman 2001; Fisher, Rudin & Dominici 2019;
+  replaced by a surrogate fitted on the audited subjects (numeric columns as they are, text columns
+  one-hot), whose R^2 is reported next to it. ``surrogate="linear"`` (the default): a least-squares linear
+  regression, with its in-sample R^2 (a low R^2 means the importances describe only the part of the scores
+  the features explain linearly). ``surrogate="forest"``: a random forest (Breiman 2001; scikit-learn's
+  ``RandomForestRegressor``, 300 trees, at least 5 subjects a leaf, seeded), which also follows thresholds
+  and interactions; its R^2 is the out-of-bag one (each subject predicted by the trees that did not see
+  it), since a forest's in-sample R^2 flatters it.
+  The permutation importance of feature j (Breiman 2001; Fisher, Rudin & Dominici 2019;
   scikit-learn's ``permutation_importance``) is the mean absolute change of the surrogate's scores when
   column j alone is permuted across subjects, I_j = mean over ``n_repeats`` seeded permutations of
   mean_i |f(x_i) - f(x_i with x_ij permuted)|, in score units. It is weighted by the share of raters'
@@ -25,7 +29,7 @@ utility model from ``choose`` blocks, and how much it relies on features people 
 """
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -33,6 +37,8 @@ from scipy import stats
 
 from fairness.individual import LearnedMetric, lipschitz_violations, require_subjects
 
+Surrogate = Literal["linear", "forest"]
+SURROGATES: tuple[Surrogate, ...] = ("linear", "forest")  # runs.human_source_options.SURROGATES lists the same
 BATCH = 200  # rater resamples per vectorised batch (resamples x subjects utilities at once)
 
 
@@ -140,12 +146,13 @@ def utility_agreement(
 class FeatureReliance:
     """:func:`unfair_feature_reliance`'s result. ``features``: model, rater_group, feature, importance,
     importance_sd (over the repeats), unfair_share with ci_unfair_low/high, weighted with
-    ci_weighted_low/high. ``models``: model, rater_group, reliance, unfair_fraction, surrogate_r2."""
+    ci_weighted_low/high. ``models``: model, rater_group, reliance, unfair_fraction, surrogate, surrogate_r2."""
 
     features: pd.DataFrame
     models: pd.DataFrame
     n_repeats: int
     seed: int
+    surrogate: Surrogate = "linear"
 
     @property
     def statistic(self) -> pd.Series:
@@ -153,15 +160,26 @@ class FeatureReliance:
 
 
 def surrogate_importance(
-    scores: pd.Series, subjects: pd.DataFrame, features: list[str], *, n_repeats: int = 20, seed: int = 0
+    scores: pd.Series,
+    subjects: pd.DataFrame,
+    features: list[str],
+    *,
+    n_repeats: int = 20,
+    seed: int = 0,
+    surrogate: Surrogate = "linear",
 ) -> tuple[pd.DataFrame, float]:
-    """The linear surrogate of ``scores`` on ``features`` of ``subjects`` (same index) and each feature's
-    permutation importance (module doc): (feature, importance, importance_sd) and the surrogate's R^2."""
+    """The ``surrogate`` ("linear" or "forest") of ``scores`` on ``features`` of ``subjects`` (same index) and
+    each feature's permutation importance (module doc): (feature, importance, importance_sd) and the
+    surrogate's R^2 (the forest's out of bag)."""
     from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestRegressor
     from sklearn.inspection import permutation_importance
     from sklearn.linear_model import LinearRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder
+
+    if surrogate not in SURROGATES:
+        raise ValueError(f"surrogate must be one of {', '.join(SURROGATES)}, not {surrogate!r}")
 
     frame = subjects.loc[scores.index, features].copy()
     numeric = [f for f in features if pd.to_numeric(frame[f], errors="coerce").notna().all()]
@@ -171,12 +189,17 @@ def surrogate_importance(
     coding = ColumnTransformer(
         [("numeric", "passthrough", numeric), ("text", OneHotEncoder(handle_unknown="ignore"), text)]
     )
-    surrogate = make_pipeline(coding, LinearRegression()).fit(frame, scores.to_numpy(float))
-    fitted = surrogate.predict(frame)
-    r2 = float(surrogate.score(frame, scores.to_numpy(float)))
+    y = scores.to_numpy(float)
+    if surrogate == "forest":
+        forest = RandomForestRegressor(n_estimators=300, min_samples_leaf=5, oob_score=True, random_state=seed)
+        model = make_pipeline(coding, forest).fit(frame, y)
+        r2 = float(forest.oob_score_)
+    else:
+        model = make_pipeline(coding, LinearRegression()).fit(frame, y)
+        r2 = float(model.score(frame, y))
     # scored against the surrogate's own predictions: the baseline error is 0 and the drop is mean |change|
     result = permutation_importance(
-        surrogate, frame, fitted, scoring="neg_mean_absolute_error", n_repeats=n_repeats, random_state=seed
+        model, frame, model.predict(frame), scoring="neg_mean_absolute_error", n_repeats=n_repeats, random_state=seed
     )
     table = pd.DataFrame(
         {"feature": features, "importance": result.importances_mean, "importance_sd": result.importances_std}
@@ -191,11 +214,13 @@ def unfair_feature_reliance(
     *,
     n_repeats: int = 20,
     seed: int = 0,
+    surrogate: Surrogate = "linear",
 ) -> FeatureReliance:
-    """Each model's permutation importance of the judged features weighted by the share judging each unfair
-    (module doc). scores: indexed by subject id, one column per model; subjects: the same index with the
-    judged features as columns; shares: ``feature_fairness_shares``' table (feature, rater_group, share,
-    ci_low, ci_high). ValueError for a judged feature missing from the subjects or one without variation."""
+    """Each model's permutation importance of the judged features, under its ``surrogate``, weighted by the
+    share judging each unfair (module doc). scores: indexed by subject id, one column per model; subjects: the
+    same index with the judged features as columns; shares: ``feature_fairness_shares``' table (feature,
+    rater_group, share, ci_low, ci_high). ValueError for a judged feature missing from the subjects or one
+    without variation, or an unknown surrogate."""
     features = sorted(shares["feature"].astype(str).unique())
     missing = [f for f in features if f not in subjects.columns]
     if missing:
@@ -211,7 +236,9 @@ def unfair_feature_reliance(
     )[["rater_group", "feature", "unfair_share", "ci_unfair_low", "ci_unfair_high"]]
     feature_rows, model_rows = [], []
     for model in scores.columns:
-        importance, r2 = surrogate_importance(scores[model], subjects, features, n_repeats=n_repeats, seed=seed)
+        importance, r2 = surrogate_importance(
+            scores[model], subjects, features, n_repeats=n_repeats, seed=seed, surrogate=surrogate
+        )
         table = unfair.merge(importance, on="feature").assign(model=model)
         table = table.assign(
             weighted=table["unfair_share"] * table["importance"],
@@ -227,13 +254,14 @@ def unfair_feature_reliance(
                     "rater_group": group,
                     "reliance": float(part["weighted"].sum()),
                     "unfair_fraction": float(part["weighted"].sum() / total) if total > 0 else np.nan,
+                    "surrogate": surrogate,
                     "surrogate_r2": r2,
                 }
             )
     columns = ["model", "rater_group", "feature", "importance", "importance_sd", "unfair_share", "ci_unfair_low"]
     columns += ["ci_unfair_high", "weighted", "ci_weighted_low", "ci_weighted_high"]
     return FeatureReliance(
-        pd.concat(feature_rows, ignore_index=True)[columns], pd.DataFrame(model_rows), n_repeats, seed
+        pd.concat(feature_rows, ignore_index=True)[columns], pd.DataFrame(model_rows), n_repeats, seed, surrogate
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 from django.db import transaction
 
+from fairness.human_audit import Surrogate
 from fairness.model_audit import audit, read_subjects
 from research.export import export_tables
 from runs.audit_sensitivity import audit_sensitivity, study_feedback
@@ -40,6 +41,7 @@ def audit_run_create(
     features_from: str | None = None,
     by: Sequence[str] = (),
     lipschitz: float = 1.0,
+    surrogate: Surrogate = "linear",
     researcher=None,
 ) -> AuditRun:
     """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
@@ -49,7 +51,8 @@ def audit_run_create(
     its files (storage folder ``audit/<uuid>``), the run and the disagreement Calibration. ``metric_from``,
     ``utility_from``, ``features_from`` (``SLUG[:BLOCK]``, studies of ``researcher``, else of the audited
     study's owner) add what people said, per rater group of ``by`` (``runs.human_sources``), the human metric's
-    Lipschitz condition with L = ``lipschitz``."""
+    Lipschitz condition with L = ``lipschitz``, the reliance on features judged unfair with the ``surrogate``
+    ("linear" or "forest") of each model's scores."""
     study = latest_study(slug)
     likert = None
     if calibration_id is not None:
@@ -86,6 +89,7 @@ def audit_run_create(
         features_from=features_from,
         by=by,
         lipschitz=lipschitz,
+        surrogate=surrogate,
         seed=seed,
         n_resamples=n_resamples,
     )

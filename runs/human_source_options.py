@@ -9,6 +9,12 @@ OPTIONS = {
     "features_from": ("--features-from", ("feature_fairness",), "feature-fairness judgements"),
 }
 LIPSCHITZ = "lipschitz"  # the Lipschitz constant L of the audit under the human metric (--lipschitz)
+SURROGATE = "surrogate"  # the model standing in for each audited model's scores under --features-from (--surrogate)
+# the surrogates and their names in the form: fairness.human_audit.SURROGATES (not imported here: scipy)
+SURROGATES = {
+    "linear": "Linear regression",
+    "forest": "Random forest (interactions)",
+}
 
 
 def lipschitz_problem(value: object) -> str | None:
@@ -19,3 +25,16 @@ def lipschitz_problem(value: object) -> str | None:
     return (
         f"--lipschitz must be a finite number > 0 (the scores' units per unit of human-metric distance), not {value!r}"
     )
+
+
+def surrogate_problem(value: object) -> str | None:
+    """Why ``value`` cannot be the audit's surrogate (one of :data:`SURROGATES`), or None."""
+    if value in SURROGATES:
+        return None
+    return f"--surrogate must be {' or '.join(SURROGATES)}, not {value!r}"
+
+
+def parameter_problems(*, lipschitz: object, surrogate: object) -> dict[str, list[str]]:
+    """The audit's parameters that are not sources (L and the surrogate): each field's problem."""
+    problems = {LIPSCHITZ: lipschitz_problem(lipschitz), SURROGATE: surrogate_problem(surrogate)}
+    return {name: [problem] for name, problem in problems.items() if problem}

@@ -20,6 +20,7 @@ from analysis.paired_comparison import ALL_RATERS, utility_model
 from fairness.feature_fairness import feature_fairness_shares
 from fairness.human_audit import (
     HumanAudit,
+    Surrogate,
     UtilityAgreement,
     lipschitz_table,
     unfair_feature_reliance,
@@ -29,7 +30,7 @@ from fairness.human_metric import MAX_METRIC_RESAMPLES, HumanMetric, Kind, fit_m
 from fairness.model_audit import Subjects
 from fairness.rater_groups import group_of_raters
 from research.export import export_tables
-from runs.human_source_options import LIPSCHITZ, OPTIONS, lipschitz_problem
+from runs.human_source_options import OPTIONS, parameter_problems
 from studies.format2 import check_by
 from studies.models import Study
 from studies.selectors import can_view, owning_version
@@ -175,6 +176,7 @@ def check_sources(
     features_from: str | None = None,
     by: Sequence[str] = (),
     lipschitz: float = 1.0,
+    surrogate: str = "linear",
     quality_exclusion: str = "study",
 ) -> dict[str, Source]:
     """The audit's source options checked before anything is queued or fitted (the API and the audit form call
@@ -182,13 +184,11 @@ def check_sources(
     line): each ``SLUG[:BLOCK]``
     names a study of ``researcher`` (:func:`source_block`: a block of the option's task type, with answers),
     ``by`` questions of each source study, the audited subjects' ``columns`` (None: not checked) have every
-    feature the source reads (:meth:`Source.missing_columns`), ``lipschitz`` > 0 (``quality_exclusion``:
+    feature the source reads (:meth:`Source.missing_columns`), ``lipschitz`` > 0, ``surrogate`` one of
+    ``runs.human_source_options.SURROGATES`` (``quality_exclusion``:
     :func:`source_block`'s). Returns the sources by
     option; SourceErrors with every problem by field."""
-    errors: dict[str, list[str]] = defaultdict(list)
-    problem = lipschitz_problem(lipschitz)
-    if problem:
-        errors[LIPSCHITZ].append(problem)
+    errors: dict[str, list[str]] = defaultdict(list, parameter_problems(lipschitz=lipschitz, surrogate=surrogate))
     references = {"metric_from": metric_from, "utility_from": utility_from, "features_from": features_from}
     given = {option: reference for option, reference in references.items() if reference}
     if by and not given:
@@ -297,13 +297,15 @@ def human_audit_of(
     features_from: str | None = None,
     by: Sequence[str] = (),
     lipschitz: float = 1.0,
+    surrogate: Surrogate = "linear",
     seed: int = 1,
     n_resamples: int = 1000,
     quality_exclusion: str = "study",
 ) -> HumanAudit | None:
     """The audit's parts from what people said (``fairness.human_audit.HumanAudit``; None when no source is
     given): every source is checked (:func:`check_sources`) before anything is fitted; the human metric's
-    Lipschitz condition uses L = ``lipschitz``; ``quality_exclusion``: :func:`source_block`'s."""
+    Lipschitz condition uses L = ``lipschitz``, the reliance on features judged unfair the ``surrogate``
+    ("linear" or "forest") of each model's scores; ``quality_exclusion``: :func:`source_block`'s."""
     frame = subjects.frame.set_index("id")
     sources = check_sources(
         audited_slug=audited_slug,
@@ -314,6 +316,7 @@ def human_audit_of(
         features_from=features_from,
         by=by,
         lipschitz=lipschitz,
+        surrogate=surrogate,
         quality_exclusion=quality_exclusion,
     )
     if not sources:
@@ -329,7 +332,7 @@ def human_audit_of(
         source = sources["features_from"]
         shares = source_shares(source, n_resamples=n_resamples, seed=seed)
         try:
-            reliance = unfair_feature_reliance(scores, frame, shares, seed=seed)
+            reliance = unfair_feature_reliance(scores, frame, shares, seed=seed, surrogate=surrogate)
         except ValueError as exc:
             raise source.error(str(exc)) from exc
     return HumanAudit(

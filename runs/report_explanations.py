@@ -213,8 +213,9 @@ AUDIT = {
         "How much each model relies on the features people judged unfair to use (--features-from).",
         "reliance is in score units: the mean change of a model's scores when the features are shuffled, each "
         "weighted by the share judging it unfair; unfair fraction is the part of the model's reliance on the "
-        "judged features that falls on unfair ones. Each model is replaced by a linear surrogate of its scores "
-        "on the features: its R^2 says how much of the scores that describes.",
+        "judged features that falls on unfair ones. Each model is replaced by a surrogate of its scores on the "
+        "features (a linear regression, or with --surrogate forest a random forest): its R^2 says how much of "
+        "the scores that describes.",
         "I_j = mean over 20 seeded permutations of mean_i |f(x_i) - f(x_i, x_j permuted)|; reliance = sum_j "
         "u_j I_j, u_j = 1 - share judging j fair; unfair fraction = reliance / sum_j I_j",
         "Grgic-Hlaca et al. (2018, WWW), the judgements; Breiman (2001) and Fisher et al. (2019), permutation "

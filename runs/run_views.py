@@ -21,7 +21,7 @@ from research.dashboard import quota_fill, summarise
 from research.participant_samples import SAMPLES, sample_filter
 from research.researcher_views import pilot_context, sample_of
 from research.tables import study_tables
-from runs.human_source_options import OPTIONS
+from runs.human_source_options import OPTIONS, SURROGATES
 from runs.models import AnalysisRun, AuditRun, Calibration, Job
 from runs.selectors import jobs_visible_to
 from runs.serializers import (
@@ -85,6 +85,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "min_group_size": MIN_GROUP_SIZE,
         "min_subject_group": MIN_SUBJECT_GROUP,
         "human_sources": human_source_choices(request.user, errors if kind == "audit" else {}, request.POST),
+        "surrogates": SURROGATES,
         "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT)
         .select_related("condition")
         .order_by("condition__key", "-version"),

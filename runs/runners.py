@@ -97,6 +97,7 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
         features_from=job.params.get("features_from") or None,
         by=job.params.get("by") or (),
         lipschitz=job.params.get("lipschitz", 1.0),  # jobs queued before the option: L = 1
+        surrogate=job.params.get("surrogate", "linear"),  # and a linear surrogate
         researcher=job.created_by,
     )
     context.log(f"audit run {run.pk} stored")

@@ -12,7 +12,7 @@ from rest_framework.utils import html
 from core.cli_args import bins_text
 from core.uploads import UploadError, check_separator, csv_upload_header
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
-from runs.human_source_options import LIPSCHITZ, OPTIONS, lipschitz_problem
+from runs.human_source_options import LIPSCHITZ, OPTIONS, SURROGATE, parameter_problems
 from runs.models import Job
 from runs.plan_parameters import PLAN_PARAMETERS, check_weights
 from studies.format2 import check_by
@@ -135,6 +135,12 @@ class AuditRequestSerializer(serializers.Serializer):
         help_text="L of the human metric's Lipschitz condition |s_i - s_j| <= L d(i, j): the scores' units per unit "
         "of human-metric distance (> 0)",
     )
+    surrogate = serializers.CharField(
+        default="linear",
+        max_length=20,
+        help_text="with features_from: the model fitted to each audited model's scores for its permutation "
+        "importances, 'linear' (least squares) or 'forest' (random forest, out-of-bag R^2)",
+    )
 
     def validate_by(self, by: list[str]) -> list[str]:
         """Question keys, the form's one text box split at spaces and commas."""
@@ -143,10 +149,10 @@ class AuditRequestSerializer(serializers.Serializer):
     def validate(self, data: dict) -> dict:
         """The source options checked against the researcher's studies and the subjects' columns when the request
         is made (``runs.human_sources.check_sources``, which the job repeats), not in the job."""
-        problem = lipschitz_problem(data[LIPSCHITZ])
         if not data.get("by") and not any(data.get(option) for option in OPTIONS):
-            if problem:  # no source: nothing to read, and no scientific import in the web worker
-                raise serializers.ValidationError({LIPSCHITZ: [problem]})
+            problems = parameter_problems(lipschitz=data[LIPSCHITZ], surrogate=data[SURROGATE])
+            if problems:  # no source: nothing to read, and no scientific import in the web worker
+                raise serializers.ValidationError(problems)
             return data
         from runs.human_sources import SourceErrors, check_sources  # reads the sources' answers (pandas)
 
@@ -162,6 +168,7 @@ class AuditRequestSerializer(serializers.Serializer):
                 **{option: data.get(option) or None for option in OPTIONS},
                 by=data.get("by") or (),
                 lipschitz=data[LIPSCHITZ],
+                surrogate=data[SURROGATE],
             )
         except SourceErrors as exc:
             raise serializers.ValidationError(exc.errors) from exc

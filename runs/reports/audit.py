@@ -76,6 +76,7 @@ RELIANCE_COLUMNS = {
     "rater_group": "Rater group",
     "reliance": "Reliance",
     "unfair_fraction": "Unfair fraction",
+    "surrogate": "Surrogate",
     "surrogate_r2": "Surrogate R^2",
 }
 IMPORTANCE_COLUMNS = {
@@ -208,6 +209,14 @@ HUMAN_SECTIONS = {
 }
 
 
+SURROGATE_NOTES = {  # under the reliance table: which surrogate (--surrogate) and what its R^2 is
+    "linear": "Surrogate: a linear regression of each model's scores on the judged features (in-sample R^2); "
+    "when R^2 is low, --surrogate forest follows thresholds and interactions.",
+    "forest": "Surrogate: a random forest of each model's scores on the judged features (--surrogate forest); R^2 "
+    "is out of bag (each subject predicted by the trees that did not see it).",
+}
+
+
 def lipschitz_sentence(L: float) -> str:
     """What the audit's L means, printed under the share of violating pairs."""
     return (
@@ -237,6 +246,8 @@ def human_sections(result: AuditResult) -> list[Section]:
         notes = [f"From {human.sources[option]}."]
         if name == "human_metric_lipschitz":
             notes += [lipschitz_sentence(frame["L"].iloc[0])]
+        if name == "unfair_feature_reliance" and human.reliance is not None:
+            notes += [SURROGATE_NOTES[human.reliance.surrogate]]
         section = table_section(
             title, frame, explanation=AUDIT[name], csv=f"{name}.csv", columns=columns, estimate=estimate, notes=notes
         )

@@ -89,6 +89,26 @@ def test_permutation_importance_is_the_expected_change_of_a_permutation(people):
     assert importance["priors"] == pytest.approx(0, abs=1e-12) and r2 == pytest.approx(1)
 
 
+def test_a_forest_surrogate_follows_an_interaction_the_linear_one_misses(people):
+    """Scores s = a XOR p, a = 1{age > 44}, p = 1{priors >= 2}: no linear function of the features describes them
+    (linear R^2 near 0), a forest does (out-of-bag R^2 near 1). Permuting age changes s exactly when a_i != a_pi(i),
+    so the expected importance is mean_ij |a_i - a_j| (as for the linear model above, with beta = 1); the same for
+    priors; race, which the scores ignore, gets next to nothing. An unknown surrogate is refused."""
+    a, p = people["age"] > 44, people["priors"] >= 2
+    scores = (a ^ p).astype(float)
+    features = ["age", "race", "priors"]
+    _, linear_r2 = surrogate_importance(scores, people, features, n_repeats=20, seed=2)
+    table, forest_r2 = surrogate_importance(scores, people, features, n_repeats=50, seed=2, surrogate="forest")
+    importance = table.set_index("feature")["importance"]
+    assert linear_r2 < 0.1 and forest_r2 > 0.9
+    for feature, indicator in (("age", a), ("priors", p)):
+        x = indicator.to_numpy(float)
+        assert importance[feature] == pytest.approx(np.abs(x[:, None] - x).mean(), rel=0.1), feature
+    assert importance["race"] < 0.05 * importance["age"]
+    with pytest.raises(ValueError, match="surrogate must be one of linear, forest, not 'tree'"):
+        surrogate_importance(scores, people, features, surrogate="tree")
+
+
 def test_reliance_weights_importance_by_the_share_judging_unfair(people):
     scores = pd.DataFrame(
         {"fair": 0.01 * people["age"] + 0.05 * people["priors"], "uses_race": 0.3 * (people["race"] == "B")},
@@ -104,6 +124,7 @@ def test_reliance_weights_importance_by_the_share_judging_unfair(people):
         }
     )
     result = unfair_feature_reliance(scores, people, shares, n_repeats=10, seed=0)
+    assert result.surrogate == "linear" and result.models["surrogate"].eq("linear").all()
     rows = result.features.set_index(["model", "feature"])
     # hand-worked weighting: unfair share 1 - 0.1 = 0.9 with CI (1 - 0.2, 1 - 0.05), times the importance
     race = rows.loc[("uses_race", "race")]

@@ -93,6 +93,31 @@ def test_an_audit_uses_the_metric_the_utilities_and_the_feature_judgements_peopl
         assert title in html
 
 
+def test_the_form_and_the_command_offer_the_surrogates_the_audit_fits():
+    from fairness.human_audit import SURROGATES as FITTED
+    from runs.human_source_options import SURROGATES
+
+    assert tuple(SURROGATES) == FITTED
+
+
+@pytest.mark.django_db
+def test_a_forest_surrogate_is_named_in_the_tables_and_the_report(sources, tmp_path):
+    """``--surrogate forest``: the reliance table names it and the report says its R^2 is out of bag; a model of
+    priors alone relies on priors under the forest too (the other features get a tenth of its importance at most:
+    the forest's splits in small nodes may still use them)."""
+    out = audit(sources, tmp_path, features_from="people-fair", surrogate="forest")
+    reliance = pd.read_csv(out / "unfair_feature_reliance.csv")
+    assert reliance["surrogate"].eq("forest").all() and reliance["surrogate_r2"].le(1).all()
+    assert reliance.set_index("model").loc["by_priors", "surrogate_r2"] > 0.5  # 40 subjects, 5 a leaf
+    importance = pd.read_csv(out / "feature_importance.csv")
+    by_priors = importance[importance["model"] == "by_priors"].groupby("feature")["importance"].first()
+    assert by_priors.drop("priors").max() < 0.1 * by_priors["priors"]
+    assert (
+        "R^2 is out of bag (each subject predicted by the trees that did not see it)"
+        in (out / "report.html").read_text()
+    )
+
+
 # each refusal: the options, the field that names it (API, form, SourceErrors.errors) and its message
 REFUSED = [
     ({"metric_from": "nobody-study"}, "metric_from", "--metric-from 'nobody-study': no study 'nobody-study' among the"),
@@ -115,6 +140,8 @@ REFUSED = [
     ({"by": ["role"]}, "by", "--by splits the raters of the sources into groups: name a source"),
     ({"lipschitz": 0.0}, "lipschitz", "--lipschitz must be a finite number > 0"),
     ({"metric_from": "people-alike", "lipschitz": -1.0}, "lipschitz", "--lipschitz must be a finite number > 0"),
+    ({"surrogate": "tree"}, "surrogate", "--surrogate must be linear or forest, not 'tree'"),
+    ({"features_from": "people-fair", "surrogate": "tree"}, "surrogate", "--surrogate must be linear or forest"),
 ]
 
 
@@ -175,10 +202,11 @@ def test_the_api_and_the_web_form_take_the_same_options(sources, demo_study, res
     with sources.open("rb") as fh:
         response = api.post(
             "/api/studies/effort-demo/audits/",
-            {"subjects": fh, "utility_from": "people-choose", "by": ["role"]},
+            {"subjects": fh, "utility_from": "people-choose", "by": ["role"], "surrogate": "forest"},
             format="multipart",
         )
     assert response.status_code == 202, response.content
+    assert Job.objects.get().params["surrogate"] == "forest"  # the job's audit_run_create gets it
     run_jobs()
     job = api.get(response["Location"]).json()
     assert job["status"] == "succeeded", job["error"]
@@ -187,6 +215,7 @@ def test_the_api_and_the_web_form_take_the_same_options(sources, demo_study, res
     page = client.get("/researcher/studies/effort-demo/start/").content.decode()
     assert '<option value="people-choose:choices">people-choose: choices (choose)</option>' in page
     assert 'name="metric_from"' in page and 'name="utility_from"' in page and 'name="features_from"' in page
+    assert '<option value="forest">Random forest' in page
     # another researcher's study is refused when the request is made, and again by the job (a job queued before
     # the source became unusable, here one queued without the request's check)
     bobs = build(draw_defendants(10, seed=2), "triplet", group_columns=GROUPS, slug="bobs-own")

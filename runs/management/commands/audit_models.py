@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from fairness.model_audit import SubjectsFileError
 from runs.audit_runs import AuditError, audit_run_create
+from runs.human_source_options import SURROGATES
 from runs.human_sources import SourceError, SourceErrors
 from studies.services import StudyNotFound
 
@@ -44,6 +45,14 @@ class Command(BaseCommand):
             "distance (scores' units per unit of distance; default 1)",
         )
         parser.add_argument(
+            "--surrogate",
+            choices=list(SURROGATES),
+            default="linear",
+            help="with --features-from: the model fitted to each audited model's scores for its permutation "
+            "importances: linear (least squares, in-sample R^2; the default) or forest (a random forest, which "
+            "follows thresholds and interactions; out-of-bag R^2)",
+        )
+        parser.add_argument(
             "--by", nargs="+", default=[], metavar="QUESTION", help="rater groups of those studies (questionnaire)"
         )
 
@@ -63,6 +72,7 @@ class Command(BaseCommand):
                 features_from=options["features_from"],
                 by=by,
                 lipschitz=lipschitz,
+                surrogate=options["surrogate"],
             )
         except (StudyNotFound, AuditError, SubjectsFileError, SourceError, SourceErrors) as exc:
             raise CommandError(str(exc)) from exc
