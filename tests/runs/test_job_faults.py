@@ -228,6 +228,37 @@ def test_a_job_whose_worker_was_sigkilled_fails_and_the_restarted_worker_goes_on
         stop(worker)
 
 
+def test_a_second_sigterm_stops_the_job_and_queues_it_again_at_once(postgres, tmp_path):
+    """Issue 22: the first SIGTERM lets the running job finish (a graceful stop); a second one stops the worker
+    and its job now. A study plan is retry-safe, so the stopped worker queues it again itself (attempt 2),
+    without waiting for its lease to expire, and deletes its temporary folder; the next worker runs attempt 2
+    (stopped here by a cancel) and then the next job."""
+    worker = start_worker(postgres, tmp_path)
+    try:
+        job_id, next_job = queue_plans(postgres, 5000, 1)
+        wait_for(lambda: job_row(postgres, job_id).get("progress", 0) > 0, "the long job to make progress")
+        children = [int(pid) for pid in Path(f"/proc/{worker.pid}/task/{worker.pid}/children").read_text().split()]
+        worker.send_signal(signal.SIGTERM)
+        time.sleep(1)
+        assert worker.poll() is None and job_row(postgres, job_id)["status"] == "running", "a graceful stop waits"
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(WAIT_SECONDS) == 1
+        wait_for(lambda: not any(alive(pid) for pid in children), "the job's process to end with its worker")
+        row = job_row(postgres, job_id)
+        assert row["status"] == "queued" and row["attempts"] == 1, row  # at once: no lease had to expire
+        assert "its worker died (its worker was stopped while running it); queued again (attempt 2)" in row["log"]
+        assert not list(tmp_path.glob(f"job-{job_id}-*")), "a temporary folder was left behind"
+        worker = start_worker(postgres, tmp_path)
+        wait_for(
+            lambda: (row := job_row(postgres, job_id)).get("attempts") == 2 and row.get("progress", 0) > 0,
+            "attempt 2 to make progress",
+        )
+        cancel_job(postgres, job_id)
+        runs_a_short_job(postgres, worker, next_job)
+    finally:
+        stop(worker)
+
+
 def test_the_worker_outlives_a_postgres_restart_while_idle(postgres, tmp_path):
     worker = start_worker(postgres, tmp_path)
     try:
