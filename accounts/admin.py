@@ -20,7 +20,7 @@ def logout_everywhere(modeladmin, request, queryset):
 
 
 class ResearcherUserAdmin(UserAdmin):
-    actions = [*UserAdmin.actions, logout_everywhere]
+    actions = [*(UserAdmin.actions or ()), logout_everywhere]  # type: ignore[misc]  # a class attribute of the generic
 
 
 if admin.site.is_registered(User):

@@ -15,7 +15,7 @@ class ResearcherSession(AbstractBaseSession):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
 
-    class Meta(AbstractBaseSession.Meta):
+    class Meta(AbstractBaseSession.Meta):  # type: ignore[name-defined]  # django-stubs does not declare Meta
         db_table = "accounts_researcher_session"
 
     @classmethod

@@ -52,7 +52,7 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
                 form = TokenCreateForm(request=request)
             except TokenLimitReached as exc:
                 form.add_error(None, str(exc))
-    tokens = ApiToken.objects.filter(user=request.user)
+    tokens = ApiToken.objects.filter(user=request.user)  # type: ignore[misc]  # login_required: never anonymous
     api_root = request.build_absolute_uri("/api/")
     return render(
         request, "accounts/api_tokens.html", {"form": form, "new_key": new_key, "tokens": tokens, "api_root": api_root}

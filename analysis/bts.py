@@ -32,6 +32,7 @@ from typing import Protocol
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 EPS = 1e-3
 MIN_RESPONDENTS = 10  # fewest respondents a question needs to count in honesty scores and bonuses (module doc)
@@ -42,7 +43,7 @@ def _clip_predictions(predictions: np.ndarray) -> np.ndarray:
     return clipped / clipped.sum(axis=1, keepdims=True)
 
 
-def bts_scores(answers: Sequence[int], predictions, alpha: float = 1.0) -> pd.DataFrame:
+def bts_scores(answers: ArrayLike, predictions, alpha: float = 1.0) -> pd.DataFrame:
     """Prelec's BTS for one question: one row per respondent with information, prediction, total.
 
     answers: chosen option indices 0..m-1; predictions: n x m predicted frequencies (rows sum to 1;

@@ -66,17 +66,17 @@ def correlation(
 ) -> CorrelationResult:
     """Pearson or Spearman correlation with its p-value (H0: rho = 0) and a Fisher-z interval
     (variance 1/(n-3), or 1.06/(n-3) for Spearman)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[keep], y[keep]
-    n = x.size
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = ~(np.isnan(xs) | np.isnan(ys))
+    xs, ys = xs[keep], ys[keep]
+    n = xs.size
     if n < 4:
         raise ValueError("a correlation with a confidence interval needs at least 4 complete pairs")
     if method == "spearman":
-        res = stats.spearmanr(x, y)
+        res = stats.spearmanr(xs, ys)
         factor = SPEARMAN_VARIANCE_FACTOR
     elif method == "pearson":
-        res = stats.pearsonr(x, y)
+        res = stats.pearsonr(xs, ys)
         factor = 1.0
     else:
         raise ValueError("method must be 'spearman' or 'pearson'")
@@ -250,9 +250,9 @@ def bootstrap_correlation_difference(
     counts (Owen 2007, *Ann. Appl. Stat.* 1: 386-411; as ``analysis.repeated_measures.two_way_bootstrap_ols``):
     the interval includes the variation from drawing other stimuli, r for a population of stimuli like these.
     """
-    x1, x2, y = (np.asarray(v, dtype=float) for v in (x1, x2, y))
-    keep = ~(np.isnan(x1) | np.isnan(x2) | np.isnan(y))
-    x1, x2, y = x1[keep], x2[keep], y[keep]
+    a1, a2, b = (np.asarray(v, dtype=float) for v in (x1, x2, y))
+    keep = ~(np.isnan(a1) | np.isnan(a2) | np.isnan(b))
+    a1, a2, b = a1[keep], a2[keep], b[keep]
     codes = np.unique(np.asarray(groups)[keep], return_inverse=True)[1].ravel()
     n_groups = int(codes.max()) + 1
     if stimuli is None:
@@ -268,7 +268,7 @@ def bootstrap_correlation_difference(
             return resample_counts(rng, n_groups, size)[:, codes] * resample_counts(rng, n_stimuli, size)[:, cols]
 
     rng = np.random.default_rng(seed)
-    first, second = _Cells(units, n_units, x1, y), _Cells(units, n_units, x2, y)
+    first, second = _Cells(units, n_units, a1, b), _Cells(units, n_units, a2, b)
     ones = np.ones((1, n_units))
     estimate = float(first.corr(ones, method)[0] - second.corr(ones, method)[0])
     draws = []

@@ -15,6 +15,7 @@ never an exception.
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -49,7 +50,7 @@ class MixedModelResult:
     contrast: Contrast | None
     converged: bool
     note: str = ""
-    model: object = field(default=None, repr=False)
+    model: Any = field(default=None, repr=False)  # the statsmodels results object
 
     def summary(self) -> str:
         return str(self.model.summary()) if self.model is not None else self.note

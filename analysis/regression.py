@@ -9,6 +9,7 @@ standard errors, because every participant rates many pairs. The Wald tests are 
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,7 @@ class RegressionResult:
     cov_type: str
     wald_joint: WaldResult
     wald_equal: WaldResult
-    model: object
+    model: Any  # the statsmodels results object
 
     def summary(self) -> str:
         return str(self.model.summary())

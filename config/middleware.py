@@ -40,12 +40,13 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not is_outage(exception):
             return None
+        response: HttpResponse
         if request.path.startswith("/api/"):
             response = error_response(
                 503, "service_unavailable", "The database is briefly unavailable. Retry in a few seconds."
             )
         else:
-            context = {}
+            context: dict[str, object] = {}
             if request.method == "POST" and is_participant_path(request.path_info):
                 context["action"] = request.get_full_path()
                 context["resend"] = [

@@ -46,7 +46,7 @@ def _researcher_cookie() -> _Cookie:
         settings.SESSION_COOKIE_DOMAIN,
         settings.SESSION_COOKIE_SECURE,
         settings.SESSION_COOKIE_HTTPONLY,
-        settings.SESSION_COOKIE_SAMESITE,
+        settings.SESSION_COOKIE_SAMESITE or None,  # False (no attribute) as None: Django omits both
     )
 
 

@@ -112,27 +112,27 @@ class LinearSCM:
 
 def fit_linear_scm(data: pd.DataFrame, dag: Mapping[str, Sequence[str]]) -> LinearSCM:
     """Least-squares fit of every node with parents; ``dag`` maps node -> list of parents."""
-    dag = {node: list(parents) for node, parents in dag.items()}
-    order = topological_order(dag)
+    graph = {node: list(parents) for node, parents in dag.items()}
+    order = topological_order(graph)
     missing = [n for n in order if n not in data.columns]
     if missing:
         raise DAGError(f"DAG node(s) {missing} are not columns of the data")
     levels = {
         n: sorted(pd.unique(data[n]).tolist(), key=str) for n in order if not pd.api.types.is_numeric_dtype(data[n])
     }
-    scm = LinearSCM(dag, order, {}, levels, {})
+    scm = LinearSCM(graph, order, {}, levels, {})
     for node in order:
-        if not dag.get(node):
+        if not graph.get(node):
             continue
         if node in levels:
             raise DAGError(f"{node} has parents but is categorical: only continuous nodes can be modelled")
         x = scm._design(node, data)
         coef, *_ = np.linalg.lstsq(x, data[node].to_numpy(float), rcond=None)
         names = ["intercept"] + [
-            f"{p}={lv}" if p in levels else p for p in dag[node] for lv in (levels[p][1:] if p in levels else [None])
+            f"{p}={lv}" if p in levels else p for p in graph[node] for lv in (levels[p][1:] if p in levels else [None])
         ]
         scm.coefficients[node] = pd.Series(coef, index=names)
         scm.ranges[node] = (float(data[node].min()), float(data[node].max()))
-    for node in dag:
-        dag.setdefault(node, [])
+    for node in graph:
+        graph.setdefault(node, [])
     return scm

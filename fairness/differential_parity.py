@@ -208,25 +208,25 @@ def differential_parity(
     ``dpd_scale``: "pooled" (the paper's Eq. 3) or "overall" (the authors' code; module doc).
     ``favourable``: "higher" if a higher value is good for the person (the paper's ratings), "lower"
     for risk scores; ``names`` = (R0, R1), ``groups`` = (A = 0, A = 1) and ``outcome`` word the verdict."""
-    wording = Wording(favourable, tuple(names), tuple(groups), outcome)
+    wording = Wording(favourable, (names[0], names[1]), (groups[0], groups[1]), outcome)
     r0, r1 = np.asarray(r0, dtype=float), np.asarray(r1, dtype=float)
     a = _binary(sensitive)
     if not (r0.size == r1.size == a.size):
         raise ValueError(f"r0, r1 and sensitive must have equal lengths ({r0.size}, {r1.size}, {a.size})")
     keep = np.isfinite(r0) & np.isfinite(r1)
     delta, a = (r0 - r1)[keep], a[keep]
-    groups = [delta[a == g] for g in (0, 1)]
-    if min(len(g) for g in groups) < 2:
+    parts = [delta[a == g] for g in (0, 1)]
+    if min(len(g) for g in parts) < 2:
         raise ValueError("each group needs at least two items")
-    groups, tol = _snap_constant(groups, max(np.abs(r0[keep]).max(), np.abs(r1[keep]).max()))
-    m = [g.mean() for g in groups]
+    parts, tol = _snap_constant(parts, max(np.abs(r0[keep]).max(), np.abs(r1[keep]).max()))
+    m = [g.mean() for g in parts]
     if abs(m[1] - m[0]) <= tol:
         m[1] = m[0]
-    sd2 = [0.0 if np.ptp(g) == 0 else g.var(ddof=1) for g in groups]
-    n = [len(g) for g in groups]
+    sd2 = [0.0 if np.ptp(g) == 0 else g.var(ddof=1) for g in parts]
+    n = [len(g) for g in parts]
     if dpd_scale not in DPD_SCALES:
         raise ValueError(f"dpd_scale must be one of {', '.join(DPD_SCALES)}, not {dpd_scale!r}")
-    every = np.concatenate(groups)
+    every = np.concatenate(parts)
     overall = (0.0 if np.ptp(every) == 0 else float(every.var(ddof=1))) if dpd_scale == "overall" else None
     v = [sd2[i] / n[i] for i in (0, 1)]
     return _from_moments(m, v, n, sd2, alpha, "same items", wording, overall_sd2=overall)
@@ -256,7 +256,7 @@ def differential_parity_continuous(
 ) -> ContinuousDPResult:
     """Pairwise version for a continuous attribute: Kendall's tau-b between R0 - R1 and A. The
     wording arguments are those of ``differential_parity``; ``groups`` name the low and high ends of A."""
-    wording = Wording(favourable, tuple(names), tuple(groups), outcome)
+    wording = Wording(favourable, (names[0], names[1]), (groups[0], groups[1]), outcome)
     delta = np.asarray(r0, dtype=float) - np.asarray(r1, dtype=float)
     a = np.asarray(sensitive, dtype=float)
     keep = np.isfinite(delta) & np.isfinite(a)
@@ -302,7 +302,7 @@ def bridged_differential_parity(
     the regressor would extrapolate across units and the estimate would mix task and group effects.
     The wording arguments (``favourable``, ``names``, ``groups``, ``outcome``) are those of
     ``differential_parity``."""
-    wording = Wording(favourable, tuple(names), tuple(groups), outcome)
+    wording = Wording(favourable, (names[0], names[1]), (groups[0], groups[1]), outcome)
     from sklearn.base import clone
 
     model = clone(regressor) if regressor is not None else default_regressor()

@@ -179,8 +179,8 @@ def disagreement_notions(
     )
     dr_m = pd.Series(counts[..., 1].sum(axis=-1) / n_mk.sum(axis=-1), index=group_levels, name="DR")
     notions = {}
-    for name, (lo, hi, poster) in point.items():
-        lo, hi = float(lo), float(hi)
+    for name, (low, high, poster) in point.items():
+        lo, hi = float(low), float(high)
         notions[name] = NotionValue(
             value=(lo + hi) / 2,
             lower=lo,

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
 
-def parity_ratio(risk: Sequence[float], groups: Sequence, *, min_size: int = 10) -> float:
+def parity_ratio(risk: ArrayLike, groups: ArrayLike, *, min_size: int = 10) -> float:
     """Lowest group mean risk / highest group mean risk over groups with >= min_size members
     (NaN when fewer than two groups qualify or the highest mean is 0)."""
     frame = pd.DataFrame({"risk": np.asarray(risk, dtype=float), "group": np.asarray(groups)})
@@ -43,7 +44,7 @@ class GroupParity:
         return self.overall
 
 
-def effort_bins(effort: Sequence[float], width: float = 0.1) -> np.ndarray:
+def effort_bins(effort: ArrayLike, width: float = 0.1) -> np.ndarray:
     """Lower edge of each subject's bin. Efforts lie in [0, 1]; 1.0 joins the last bin [0.9, 1.0]."""
     e = np.asarray(effort, dtype=float)
     if width <= 0:

@@ -32,9 +32,9 @@ try:  # pragma: no cover - exercised by whichever branch is installed
     # running kernels itself: GNU OpenMP terminates a forked child that uses it ("fork() called from a
     # process already using GNU OpenMP"), so the parallel kernel uses a fork-safe threading layer (TBB
     # when installed, else numba's workqueue). Set before the first parallel launch.
-    numba.config.THREADING_LAYER = "forksafe"
+    numba.config.THREADING_LAYER = "forksafe"  # type: ignore[attr-defined]  # set at run time, not declared
 except ImportError:  # pragma: no cover
-    numba = None
+    numba = None  # type: ignore[assignment]  # the pure-numpy kernel is used
 
 BLOCK = 2048
 # D - d must exceed this for a pair to count as a violation (absolute; risks and distances are O(1),

@@ -46,7 +46,7 @@ COUNT_COLUMNS = ["k", *METHODS, *(f"{m}_sig" for m in METHODS)]
 # The authors' counterfactual files (their data/counterfactuals/), beside clean_LawSchool.csv: file
 # name, and their columns that repeat each row's factual attributes (the data's columns joined by
 # "-"), checked against the data.
-REFERENCE_FILES = {
+REFERENCE_FILES: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
     "gender": ("cf_LawSchool_lev3_doMale.csv", {"Sex": ("sex",), "Race": ("race_nonwhite",)}),
     "race": ("cf_LawSchool_lev3_doWhite.csv", {"Sex": ("sex",), "Race": ("race_nonwhite",)}),
     "intersectional": ("cf_LawSchool_lev3_doMaleWhite.csv", {"GenderRace": ("sex", "race_nonwhite")}),

@@ -291,14 +291,15 @@ def feedback_estimates(
         except ValueError:
             continue
         for name, v in res.notions.items():
+            low, high = v.ci if v.ci is not None else (np.nan, np.nan)  # no interval without resamples
             rows.append(
                 {
                     "model": model,
                     "group_column": group_col,
                     "notion": name,
                     "value": v.value,
-                    "ci_low": v.ci[0],
-                    "ci_high": v.ci[1],
+                    "ci_low": low,
+                    "ci_high": high,
                     "exact": v.exact,
                     "disagreement_rate": res.overall_dr,
                 }

@@ -167,7 +167,7 @@ def _assemble(
     if len(estimable) == 2:
         first, second = (by_group[g] for g in estimable)
         diff = second.distribution - first.distribution
-        contrast = GroupContrast(tuple(estimable), second.alpha - first.alpha, _percentile(diff, level))
+        contrast = GroupContrast((estimable[0], estimable[1]), second.alpha - first.alpha, _percentile(diff, level))
     kept = groups[groups.isin(estimable)]
     name = f"alpha ({calibration})"
     if len(estimable) < 2:

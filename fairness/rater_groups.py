@@ -394,7 +394,8 @@ def ratio_ci(sums: np.ndarray, rng: np.random.Generator, n_resamples: int, level
     weights = rng.multinomial(len(sums), np.full(len(sums), 1 / len(sums)), size=n_resamples)
     tail = (1 - level) / 2
     boot = (weights @ sums[:, 0]) / (weights @ sums[:, 1])
-    return tuple(float(q) for q in np.quantile(boot, [tail, 1 - tail]))
+    low, high = np.quantile(boot, [tail, 1 - tail])
+    return float(low), float(high)
 
 
 def rater_group_difference_test(

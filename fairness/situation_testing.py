@@ -56,7 +56,7 @@ class SituationTestingResult:
     # (method, k) -> {"control": ids, "test": ids}, one row per complainant, nearest first; -1 fills
     # the place of a complainant the authors' rule dropped from its control group (reference mode)
     neighbours: dict = field(repr=False)
-    complainants: np.ndarray = field(repr=False, default=None)
+    complainants: np.ndarray = field(repr=False)
 
     def groups_of(self, complainant, k: int, method: str = "CSTwo") -> dict:
         """Row ids of the complainant's control and test neighbours for one k and method."""
@@ -426,8 +426,8 @@ def situation_testing(
         )
     x, x_cf, cats, cats_cf = _prepare(data, counterfactuals, features, protected, target, mode, counterfactual_outcomes)
     _require_binary(data, counterfactuals if counterfactual_outcomes else None, target, negative_outcome)
-    negative = (data[target] == negative_outcome).to_numpy()
-    negative_cf = None
+    negative: np.ndarray = (data[target] == negative_outcome).to_numpy()
+    negative_cf: np.ndarray | None = None
     if counterfactuals is not None and counterfactual_outcomes:
         negative_cf = (counterfactuals[target] == negative_outcome).to_numpy()
     ids = np.arange(len(data))
@@ -456,6 +456,7 @@ def situation_testing(
         record = {"complainant": complainants, "k": kk}
         for method, (ctr, tst) in groups.items():
             if method == "CSTwi":
+                assert negative_cf is not None  # CSTwi is formed only with the counterfactual outcomes
                 if mode == "paper":  # c and its k nearest others; x_c^CF and the k nearest to it
                     c_ids = np.hstack([complainants[:, None], ctr[:, :kk]])
                     t_ids = np.hstack([complainants[:, None], tst[:, :kk]])

@@ -90,8 +90,8 @@ def bonus_table(
         )
     scores = scores.rename(columns={"total": "score"})
     winners = top_bonus(scores, score_column="score", rule=rule, tie_columns=tie_columns)
-    raw = dict(Participant.objects.filter(study__slug=slug).values_list("pseudonym", "external_id"))
-    raw = {str(k): v for k, v in raw.items()}
+    pseudonyms = Participant.objects.filter(study__slug=slug).values_list("pseudonym", "external_id")
+    raw = {str(pseudonym): external for pseudonym, external in pseudonyms}
     scored = winners.merge(scores[["participant_id", "score"]], on="participant_id")
     result = scored.assign(participant_id=scored["participant_id"].map(raw))
     target = rule.target(len(scores))

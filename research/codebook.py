@@ -166,8 +166,8 @@ def codebook_of(slug: str) -> pd.DataFrame:
                 for header, (block, question) in _questions(specs).items():
                     rows.append((table, header, *_question_row(block, question)))
             else:
-                values = shared.get(name) or (BINARY if column.type == "0/1" else column.values)
-                rows.append((table, name, column.type, values, column.meaning))
+                allowed = shared.get(name) or (BINARY if column.type == "0/1" else column.values)
+                rows.append((table, name, column.type, allowed, column.meaning))
     return pd.DataFrame(rows, columns=list(CODEBOOK_COLUMNS))
 
 

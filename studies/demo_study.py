@@ -17,6 +17,8 @@ that they have the designed relations, as judged by :func:`trend_relation` and
 :func:`total_relation`.
 """
 
+from typing import Any
+
 import numpy as np
 
 from fairness.effort import trend_slope
@@ -30,7 +32,7 @@ SIMILAR_TOTAL = 0.15  # |total_X - total_K| <= 15% of the larger total
 DIFFERENT_TOTAL = 0.45  # |total_X - total_K| >= 45% of the larger total
 SIMILAR_SLOPE_RATIO = 2.5  # same sign, steeper slope at most 2.5 times the flatter one
 
-CONDITIONS = {
+CONDITIONS: dict[str, dict[str, Any]] = {
     "arrests": {
         "label": "Criminal justice (yearly arrests)",
         "feature": "yearly arrests",
@@ -204,7 +206,7 @@ def build_condition(key: str, n_sets: int, n_prompts: int, rng: np.random.Genera
                 ],
             }
         )
-    prompts = []
+    prompts: list[dict] = []
     for label in (1, 0):
         picks = [s for s in pool if s["id"] not in used and s["label"] == label][: n_prompts // 2]
         for subj in picks:

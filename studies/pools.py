@@ -111,7 +111,7 @@ def subjects_from_frame(
         raise InvalidStudyFile(problems)
     subjects = []
     for i, row in frame.iterrows():
-        outputs = {}
+        outputs: dict[str, dict] = {}
         for model, spec in models.items():
             outputs[model] = {}
             if "score_column" in spec:

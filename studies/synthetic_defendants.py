@@ -25,6 +25,7 @@ generated table by :func:`studies.builder.build_study`, exactly as a researcher'
 
 import io
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -100,7 +101,7 @@ def bundled_studies() -> dict[str, bytes]:
     disagreement study over them (20 per participant, 10 of each race) and a rating study over 100 others
     (seed 2019; 20 per participant, 10 of each race)."""
     defendants = defendants_csv(200, seed=2018)
-    shared = {
+    shared: dict[str, Any] = {
         "label_column": "ai_label",
         "score_column": "ai_score",
         "group_columns": ["race", "sex"],

@@ -25,6 +25,7 @@ class ApiPagination(LimitOffsetPagination):
 
         self.request = request
         self.limit = self.get_limit(request)
+        assert self.limit is not None, "PAGE_SIZE is set (config/settings.py)"
         self.count = len(frame)
         self.offset = self.get_offset(request)
         return table_records(frame.iloc[self.offset : self.offset + self.limit])
