@@ -275,7 +275,8 @@ def run_pipeline(
     inference first. With the ``participants`` table only completed participants are analysed
     unless ``include_incomplete``; attention-excluded participants never are (``result.sample``
     counts the dropped by reason). ``moderator_level`` is the condition coded C = 1 in Eq. 7-8
-    (default: the undesirable-feature condition, the paper's CLUE). ``mixed_models=False`` skips
+    (default: the undesirable-feature condition, the paper's CLUE; the first condition when the pairs
+    do not say which is undesirable: no ``desirable`` column, or none with 0). ``mixed_models=False`` skips
     the (slow) crossed mixed models. ``generalise="stimuli"`` makes each calibration's CI the two-way
     (participants x stimuli) bootstrap's (both CIs are reported either way when stimuli are identified) and
     the headline family's RQ1-RQ2 tests the two-way bootstrap's (``generalising_tests``); the
@@ -299,9 +300,9 @@ def run_pipeline(
     elif generalise == "stimuli":
         raise ValueError(f"generalising over stimuli needs the pairs table's columns {list(STIMULUS_COLUMNS)}")
     conditions = list(dict.fromkeys(data["condition"]))
-    if moderator_level is None and "desirable" in data:
-        undesirable = data.loc[data["desirable"] == 0, "condition"]
-        moderator_level = undesirable.iloc[0] if len(undesirable) else conditions[0]
+    if moderator_level is None:
+        undesirable = list(data.loc[data["desirable"] == 0, "condition"]) if "desirable" in data else []
+        moderator_level = str(undesirable[0]) if undesirable else conditions[0]
 
     t2, t3, t4, t5, shares, calibrations, fits = [], [], [], [], [], [], {}
     headline, mixed, effects, rm = [], [], [], []
@@ -349,9 +350,7 @@ def run_pipeline(
                 frame[outcome],
                 n_resamples=n_resamples,
                 seed=seed + 10 * ci_index + (space == "output"),
-                progress=(lambda done, c=cond, s=space: progress(f"bootstrap r {c}/{s}", done, n_resamples))
-                if progress
-                else None,
+                progress=_reporter(progress, f"bootstrap r {cond}/{space}", n_resamples),
             )
             t4.append(
                 {
@@ -369,7 +368,7 @@ def run_pipeline(
                 fit = distance_regression(frame, outcome, cluster=cluster)
                 fits[(cond, space, "clustered" if cluster else "ols")] = fit
                 t5.append(_table5_rows(fit, cond, space, "clustered" if cluster else "ols"))
-            label = {"model": cond, "outcome": OUTCOME_LABELS[space]} | estimand
+            about = {"model": cond, "outcome": OUTCOME_LABELS[space]} | estimand
             rows = condition_tests(
                 frame,
                 outcome,
@@ -377,9 +376,7 @@ def run_pipeline(
                 boots[space],
                 n_resamples=n_resamples,
                 seed=seed + 200 + 10 * ci_index + (space == "output"),
-                progress=(lambda done, c=cond, s=space: progress(f"bootstrap a2 - a1 {c}/{s}", done, n_resamples))
-                if progress
-                else None,
+                progress=_reporter(progress, f"bootstrap a2 - a1 {cond}/{space}", n_resamples),
             )
             if generalise == "stimuli":
                 general = generalising_tests(
@@ -387,17 +384,15 @@ def run_pipeline(
                     outcome,
                     n_resamples=n_resamples,
                     seed=seed + 500 + 10 * ci_index + (space == "output"),
-                    progress=(lambda done, c=cond, s=space: progress(f"two-way bootstrap {c}/{s}", done, n_resamples))
-                    if progress
-                    else None,
+                    progress=_reporter(progress, f"two-way bootstrap {cond}/{space}", n_resamples),
                 )
                 population = {"estimand": ESTIMAND_POPULATION.format(n=n_stimuli), "in_family": True}
-                headline += [label | row | population for row in general]
+                headline += [about | row | population for row in general]
                 rows = [row | {"in_family": False} for row in rows]  # second opinions for these stimuli
-            headline += [label | row for row in rows]
-            effects.append(label | _effect_or_note(frame, outcome))
+            headline += [about | row for row in rows]
+            effects.append(about | _effect_or_note(frame, outcome))
             if mixed_models:
-                mixed += _mixed_rows(data=frame, outcome=outcome, label=label, formula=f"{outcome} ~ d_aggr + d_traj")
+                mixed += _mixed_rows(data=frame, outcome=outcome, label=about, formula=f"{outcome} ~ d_aggr + d_traj")
         shares.append(
             {
                 "condition": cond,
@@ -413,7 +408,7 @@ def run_pipeline(
             frame,
             n_resamples=n_resamples,
             seed=seed + 100 + ci_index,
-            progress=(lambda done, c=cond: progress(f"bootstrap alpha {c}", done, n_resamples)) if progress else None,
+            progress=_reporter(progress, f"bootstrap alpha {cond}", n_resamples),
         )
         ci_stimuli = NAN_CI
         if n_stimuli:
@@ -422,9 +417,7 @@ def run_pipeline(
                 n_resamples=n_resamples,
                 seed=seed + 400 + ci_index,
                 generalise="stimuli",
-                progress=(lambda done, c=cond: progress(f"two-way bootstrap alpha {c}", done, n_resamples))
-                if progress
-                else None,
+                progress=_reporter(progress, f"two-way bootstrap alpha {cond}", n_resamples),
             )
         chosen = ESTIMAND_POPULATION if generalise == "stimuli" else ESTIMAND_STIMULI
         calibrations.append(
@@ -453,7 +446,7 @@ def run_pipeline(
                     _table5_rows(fit, f"moderation (C = {moderator_level})", space, "clustered" if cluster else "ols")
                 )
             n_all = int(data["stimulus"].nunique()) if "stimulus" in data else 0
-            label = {
+            about = {
                 "model": f"moderation (C = {moderator_level})",
                 "outcome": OUTCOME_LABELS[space],
                 "estimand": ESTIMAND_STIMULI.format(n=n_all) if n_all else "for the study's stimuli",
@@ -466,11 +459,11 @@ def run_pipeline(
                 n_resamples=n_resamples,
                 seed=seed + 300 + (space == "output"),
             )
-            headline += [label | row for row in rows]
+            headline += [about | row for row in rows]
             if mixed_models:
                 moderated = data.assign(C=(data["condition"] == moderator_level).astype(float))
                 formula = f"{outcome} ~ d_aggr + d_traj + C + d_aggr:C + d_traj:C"
-                mixed += _mixed_rows(data=moderated, outcome=outcome, label=label, formula=formula)
+                mixed += _mixed_rows(data=moderated, outcome=outcome, label=about, formula=formula)
     return PipelineResult(
         exclusions=exclusions,
         table2=pd.DataFrame(t2),
@@ -503,6 +496,13 @@ def _effect_or_note(frame: pd.DataFrame, outcome: str) -> dict:
         return participant_slope_effect(frame, outcome) | {"note": ""}
     except ValueError as exc:
         return {"note": f"not computed: {exc}"}
+
+
+def _reporter(progress: Callable[[str, int, int], None] | None, label: str, total: int) -> Callable[[int], None] | None:
+    """A bootstrap's progress callback (resamples done) reporting under ``label``; None without ``progress``."""
+    if progress is None:
+        return None
+    return lambda done: progress(label, done, total)
 
 
 def _mixed_rows(*, data: pd.DataFrame, outcome: str, label: dict, formula: str) -> list[dict]:
@@ -541,18 +541,19 @@ def _mixed_rows(*, data: pd.DataFrame, outcome: str, label: dict, formula: str) 
         for term in fit.params.index
     ]
     c = fit.contrast
-    rows.append(
-        label
-        | {
-            "term": "a2 - a1 (d_traj - d_aggr)",
-            "coef": c.estimate,
-            "std_err": c.std_err,
-            "pvalue": c.pvalue,
-            "ci_low": c.confidence_interval[0],
-            "ci_high": c.confidence_interval[1],
-        }
-        | common
-    )
+    if c is not None:  # the model has both slopes
+        rows.append(
+            label
+            | {
+                "term": "a2 - a1 (d_traj - d_aggr)",
+                "coef": c.estimate,
+                "std_err": c.std_err,
+                "pvalue": c.pvalue,
+                "ci_low": c.confidence_interval[0],
+                "ci_high": c.confidence_interval[1],
+            }
+            | common
+        )
     return rows
 
 

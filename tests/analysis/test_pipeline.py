@@ -177,3 +177,23 @@ def test_generalise_chooses_the_calibrations_ci_and_needs_stimuli(demo_spec):
         run_pipeline(pairs.drop(columns="reference"), seed=2, n_resamples=50, mixed_models=False, generalise="stimuli")
     with pytest.raises(ValueError, match="generalise must be one of"):
         run_pipeline(pairs, seed=2, n_resamples=50, mixed_models=False, generalise="population")
+
+
+def test_moderation_codes_the_undesirable_condition_else_the_first(demo_spec):
+    """Eq. 7-8's C = 1 marks the condition whose effort feature is undesirable (the paper's CLUE); pairs that do
+    not say which (no ``desirable`` column) code the first condition, rather than no condition at all (an
+    all-zero C, whose interactions cannot be estimated)."""
+    from simulation.effort import simulate_pairs
+    from studies.study_file import validate_study
+
+    pairs = simulate_pairs(validate_study(demo_spec), 24, seed=4)
+    conditions = list(dict.fromkeys(pairs["condition"]))
+    assert len(conditions) == 2
+    for frame, coded in (
+        (pairs.assign(desirable=(pairs["condition"] == conditions[0]).astype(int)), conditions[1]),
+        (pairs.drop(columns="desirable", errors="ignore"), conditions[0]),
+    ):
+        result = run_pipeline(frame, seed=2, n_resamples=50, mixed_models=False)
+        moderation = result.participant_level[result.participant_level["model"].str.startswith("moderation")]
+        assert set(moderation["model"]) == {f"moderation (C = {coded})"}
+        assert moderation["statistic"].notna().all() and moderation["pvalue"].between(0, 1).all()
