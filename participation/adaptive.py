@@ -180,6 +180,12 @@ def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems,
     return item
 
 
+@cache
+def _given_sql() -> str:
+    table = connection.ops.quote_name(AdaptiveDecision._meta.db_table)
+    return f"SELECT slot, item FROM {table} WHERE participant_id = %s AND block = %s"
+
+
 def slot_item(*, participant_id: int, study_id: int, slot: int, block: BlockItems, just_reached: bool = False) -> str:
     """The item of a participant's slot: the stored decision, or a new one (see the module docstring).
 
@@ -194,9 +200,9 @@ def slot_item(*, participant_id: int, study_id: int, slot: int, block: BlockItem
     if slot in given:
         return given[slot]
     if not (just_reached and len(given) == slot):
-        given = dict(
-            AdaptiveDecision.objects.filter(participant_id=participant_id, block=block.key).values_list("slot", "item")
-        )
+        with connection.cursor() as cursor:
+            cursor.execute(_given_sql(), [participant_id, block.key])
+            given = dict(cursor.fetchall())
     item = given.get(slot) or _decide(
         participant_id=participant_id, study_id=study_id, slot=slot, block=block, given=given
     )
