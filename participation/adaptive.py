@@ -38,6 +38,7 @@ queued (:data:`refit_wanted`, which the ``runs`` app answers with an ``adaptive_
 worker: ``runs.adaptive``).
 """
 
+import json
 import time
 from dataclasses import dataclass
 from functools import cache
@@ -149,14 +150,13 @@ def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems,
         AdaptiveState.objects.get_or_create(study_id=study_id, block=block.key)
         AdaptiveStripe.objects.get_or_create(study_id=study_id, block=block.key, stripe=stripe)
         _STATES.put((study_id, block.key, stripe), True)
-    json_field = AdaptiveStripe._meta.get_field("counts")
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             if connection.vendor == "postgresql":  # see the module docstring: durable with the next answer
                 cursor.execute("SET LOCAL synchronous_commit TO OFF")
             cursor.execute(_stripe_sql(connection.features.has_select_for_update_of), [study_id, block.key, stripe])
             pk, fit_id, decisions, counts, pending, current_fit = cursor.fetchone()
-            counts, pending = (json_field.from_db_value(v, None, connection) for v in (counts, pending))
+            counts, pending = json.loads(counts), json.loads(pending)  # JSON text on both databases
             if fit_id != current_fit:  # a new fit: the information assigned since the old one goes
                 fit_id, pending = current_fit, {}
             fit = load_fit(fit_id)
