@@ -38,16 +38,19 @@ queued (:data:`refit_wanted`, which the ``runs`` app answers with an ``adaptive_
 worker: ``runs.adaptive``).
 """
 
+import json
 import time
 from dataclasses import dataclass
+from functools import cache
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Subquery
 from django.dispatch import Signal
+from django.utils import timezone
 
 from analysis.adaptive_design import DESIGNS, Design, Fit, next_item, record
 from core.caching import BoundedCache
 from participation.models import AdaptiveDecision, AdaptiveFit, AdaptiveState, AdaptiveStripe
+from participation.sql import insert_rows, update_rows
 from tasks import block_task
 
 DEFAULT_REFIT_EVERY = 20  # answers between refits
@@ -75,7 +78,7 @@ def adaptive_options(block: dict) -> AdaptiveOptions | None:
 
 
 _FITS: BoundedCache[Fit] = BoundedCache(size=256)  # a stored fit never changes
-_DECIDED: BoundedCache[str] = BoundedCache(size=100_000)  # (participant, block, slot) -> item
+_GIVEN: BoundedCache[dict[int, str]] = BoundedCache(size=100_000)  # (participant, block) -> {slot: item}
 _STATES: BoundedCache[bool] = BoundedCache(size=4096)  # (study, block, stripe): its rows exist
 
 
@@ -103,14 +106,44 @@ class BlockItems:
 
 def block_items(spec: dict, content, block_key: str) -> BlockItems:
     block = content.blocks[block_key]
-    items = {item: tuple(content.subjects_of(block_key, item)) for item in content.items(block_key)}
+    items = content.subjects_by_item(block_key)
     options, task = adaptive_options(block), block_task(block)
     assert options is not None and task.adaptive is not None, f"block {block_key!r} is not adaptive"
     return BlockItems(block_key, items, DESIGNS[task.adaptive.design], options, spec.get("seed", 0))
 
 
+@cache
+def _stripe_sql(lock: bool) -> str:
+    """The stripe's row (``lock``: ``FOR UPDATE``, PostgreSQL) with the block's current fit, one statement."""
+    qn = connection.ops.quote_name
+    stripe, state = qn(AdaptiveStripe._meta.db_table), qn(AdaptiveState._meta.db_table)
+    return (
+        "SELECT s.id, s.fit_id, s.decisions, s.counts, s.pending, "
+        f"(SELECT t.fit_id FROM {state} t WHERE t.study_id = s.study_id AND t.block = s.block) "
+        f"FROM {stripe} s WHERE s.study_id = %s AND s.block = %s AND s.stripe = %s"
+    ) + (" FOR UPDATE OF s" if lock else "")
+
+
+_DECISION_COLUMNS = (
+    "study",
+    "participant",
+    "block",
+    "slot",
+    "stripe",
+    "sequence",
+    "fit",
+    "item",
+    "candidates",
+    "seconds",
+    "created_at",
+)
+
+
 def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems, given: dict[int, str]) -> str:
-    """Decide the slot's item under its stripe's lock; ``given``: the participant's decided slots -> items."""
+    """Decide the slot's item under its stripe's lock; ``given``: the participant's decided slots -> items.
+    Four plain statements (``participation.sql``: the ORM's Python would cost several times the
+    decision): lock the stripe reading the block's current fit, score, update the stripe, store the
+    decision."""
     started = time.perf_counter()
     stripe = participant_id % STRIPES
     if _STATES.get((study_id, block.key, stripe)) is None:
@@ -118,72 +151,76 @@ def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems,
         AdaptiveStripe.objects.get_or_create(study_id=study_id, block=block.key, stripe=stripe)
         _STATES.put((study_id, block.key, stripe), True)
     try:
-        with transaction.atomic():
+        with transaction.atomic(), connection.cursor() as cursor:
             if connection.vendor == "postgresql":  # see the module docstring: durable with the next answer
-                with connection.cursor() as cursor:
-                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
-            current = AdaptiveState.objects.filter(study_id=study_id, block=block.key).values("fit_id")[:1]
-            state = (
-                AdaptiveStripe.objects.select_for_update(of=("self",))
-                .annotate(current_fit=Subquery(current))
-                .get(study_id=study_id, block=block.key, stripe=stripe)
-            )
-            if state.fit_id != state.current_fit:  # a new fit: the information assigned since the old one goes
-                state.fit_id, state.pending = state.current_fit, {}
-            fit = load_fit(state.fit_id)
+                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+            cursor.execute(_stripe_sql(connection.features.has_select_for_update_of), [study_id, block.key, stripe])
+            pk, fit_id, decisions, counts, pending, current_fit = cursor.fetchone()
+            counts, pending = json.loads(counts), json.loads(pending)  # JSON text on both databases
+            if fit_id != current_fit:  # a new fit: the information assigned since the old one goes
+                fit_id, pending = current_fit, {}
+            fit = load_fit(fit_id)
             item, scored = next_item(
                 block.design,
                 block.items,
                 set(given.values()),
                 fit,
-                state.counts,
-                state.pending,
+                counts,
+                pending,
                 limit=block.options.candidates,
-                seed=f"{block.seed}:{block.key}:{stripe}:{state.decisions}",
+                seed=f"{block.seed}:{block.key}:{stripe}:{decisions}",
             )
-            record(block.design, item, block.items[item], fit, state.counts, state.pending)
-            state.decisions += 1
-            state.save(update_fields=["fit", "decisions", "counts", "pending"])
-            AdaptiveDecision.objects.create(
-                study_id=study_id,
-                participant_id=participant_id,
-                block=block.key,
-                slot=slot,
-                stripe=stripe,
-                sequence=state.decisions - 1,
-                fit_id=state.fit_id,
-                item=item,
-                candidates=scored,
-                seconds=time.perf_counter() - started,
-            )
+            record(block.design, item, block.items[item], fit, counts, pending)
+            changes = {"fit": fit_id, "decisions": decisions + 1, "counts": counts, "pending": pending}
+            update_rows(AdaptiveStripe, changes, {"id": pk})
+            row = (study_id, participant_id, block.key, slot, stripe, decisions, fit_id, item, scored)
+            insert_rows(AdaptiveDecision, _DECISION_COLUMNS, [(*row, time.perf_counter() - started, timezone.now())])
     except IntegrityError:  # another request of this participant decided the slot at the same moment
         return AdaptiveDecision.objects.get(participant_id=participant_id, block=block.key, slot=slot).item
     return item
 
 
-def slot_item(*, participant_id: int, study_id: int, slot: int, block: BlockItems) -> str:
-    """The item of a participant's slot: the stored decision, or a new one (see the module docstring)."""
-    key = (participant_id, block.key, slot)
-    item = _DECIDED.get(key)
-    if item is None:
-        given = dict(
-            AdaptiveDecision.objects.filter(participant_id=participant_id, block=block.key).values_list("slot", "item")
-        )
-        item = given.get(slot) or _decide(
-            participant_id=participant_id, study_id=study_id, slot=slot, block=block, given=given
-        )
-        _DECIDED.put(key, item)
+@cache
+def _given_sql() -> str:
+    table = connection.ops.quote_name(AdaptiveDecision._meta.db_table)
+    return f"SELECT slot, item FROM {table} WHERE participant_id = %s AND block = %s"
+
+
+def slot_item(*, participant_id: int, study_id: int, slot: int, block: BlockItems, just_reached: bool = False) -> str:
+    """The item of a participant's slot: the stored decision, or a new one (see the module docstring).
+
+    This process remembers each participant's decided slots of the block (always slots 0..m: a slot is
+    reached only after the one before was answered). A slot it does not know is read from the database
+    (one query, which also gives the earlier slots), except when ``just_reached`` (the page before was
+    saved by this request) and it knows every earlier slot: then the slot cannot have been decided yet
+    (but by a simultaneous request of the same participant, which the unique constraint settles), and
+    it is decided at once. So a slot page costs at most one read and one decision."""
+    key = (participant_id, block.key)
+    given = _GIVEN.get(key) or {}
+    if slot in given:
+        return given[slot]
+    if not (just_reached and len(given) == slot):
+        with connection.cursor() as cursor:
+            cursor.execute(_given_sql(), [participant_id, block.key])
+            given = dict(cursor.fetchall())
+    item = given.get(slot) or _decide(
+        participant_id=participant_id, study_id=study_id, slot=slot, block=block, given=given
+    )
+    _GIVEN.put(key, {**given, slot: item})
     return item
 
 
-def resolved_page(page: dict, index, *, participant_id: int, study_id: int) -> dict:
+def resolved_page(page: dict, index, *, participant_id: int, study_id: int, just_reached: bool = False) -> dict:
     """The page with its item: a slot page of an adaptive block gets the decided item (deciding it now
     if needed); any other page is returned as it is. ``index``: the page index of the participant's
-    condition (``participation.pages.ContentIndex``)."""
+    condition (``participation.pages.ContentIndex``); ``just_reached``: the page comes next after one this
+    request saved (:func:`slot_item`)."""
     if "slot" not in page:
         return page
     block = block_items(index.spec, index.content, page["block"])
-    item = slot_item(participant_id=participant_id, study_id=study_id, slot=page["slot"], block=block)
+    item = slot_item(
+        participant_id=participant_id, study_id=study_id, slot=page["slot"], block=block, just_reached=just_reached
+    )
     return {**page, "item": item}
 
 
@@ -196,15 +233,28 @@ def decided_page(page: dict, decisions: dict[tuple[str, int], str]) -> dict | No
     return None if item is None else {**page, "item": item}
 
 
+@cache
+def _count_sql() -> str:
+    table = connection.ops.quote_name(AdaptiveState._meta.db_table)
+    return (
+        f"UPDATE {table} SET answers = answers + 1 WHERE study_id = %s AND block = %s "
+        "RETURNING answers, fitted_answers, refit_queued"
+    )
+
+
 def adaptive_answered(*, study_id: int, block: dict) -> None:
-    """Count one saved answer of an adaptive block; when ``refit_every`` have arrived since the last refit
-    started and none is queued, mark one queued and send :data:`refit_wanted` once the answer commits."""
+    """Count one saved answer of an adaptive block (one statement); when ``refit_every`` have arrived since
+    the last refit started and none is queued, mark one queued and send :data:`refit_wanted` once the
+    answer commits. The refit itself runs in the job worker: no participant's page waits for it."""
     options = adaptive_options(block)
     assert options is not None
-    rows = AdaptiveState.objects.filter(study_id=study_id, block=block["key"])
-    rows.update(answers=F("answers") + 1)
-    due = rows.filter(refit_queued=False, answers__gte=F("fitted_answers") + options.refit_every)
-    if due.update(refit_queued=True):
+    with connection.cursor() as cursor:
+        cursor.execute(_count_sql(), [study_id, block["key"]])
+        counted = cursor.fetchone()
+    if counted is None or counted[2] or counted[0] < counted[1] + options.refit_every:
+        return
+    due = AdaptiveState.objects.filter(study_id=study_id, block=block["key"], refit_queued=False)
+    if due.update(refit_queued=True):  # of simultaneous answers that found the refit due, one queues it
         transaction.on_commit(lambda: refit_wanted.send(AdaptiveState, study_id=study_id, block=block["key"]))
 
 

@@ -460,6 +460,7 @@ def _save_or_refuse(
                 index,
                 participant_id=enrolment.participant_id,
                 study_id=enrolment.study_id,
+                just_reached=True,
             )
             return study_page_response(
                 request,

@@ -42,6 +42,7 @@ class StudyContent:
     _subjects: dict[str, dict[str, dict]] = field(repr=False)
     _items: dict[str, dict[str, dict | str]] = field(repr=False)
     _strata: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False, compare=False)
+    _shows: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, repr=False, compare=False)
 
     def subject(self, pool: str, subject_id: str) -> dict:
         return self._subjects[pool][subject_id]
@@ -61,6 +62,15 @@ class StudyContent:
     def subjects_of(self, block_key: str, item: str) -> list[str]:
         """The subject ids an item shows (one subject, a pair, or a set's reference and comparisons)."""
         return block_task(self.blocks[block_key]).item_subjects(item, self._items[block_key][item])
+
+    def subjects_by_item(self, block_key: str) -> dict[str, tuple[str, ...]]:
+        """Item id -> the subject ids it shows (:meth:`subjects_of`), for every item of a task block in file
+        order, computed once per block (an adaptive block's every decision reads them)."""
+        shows = self._shows.get(block_key)
+        if shows is None:
+            shows = {item: tuple(self.subjects_of(block_key, item)) for item in self._items[block_key]}
+            self._shows[block_key] = shows
+        return shows
 
     def model_output(self, pool: str, subject_id: str, model: str) -> dict:
         """The model's ``{score?, label?}`` for a subject."""

@@ -191,6 +191,74 @@ def test_a_participant_sees_the_decided_pair_on_their_page(client, adaptive_stud
     assert AdaptiveDecision.objects.filter(participant=participant).count() == 2  # the next one decided on saving
 
 
+ANSWER = {"choice": "a", "sure": "3", "prediction": "50"}
+
+
+def _adaptive_statements(client, page_key: str) -> list[str]:
+    """The SQL statements on the adaptive tables while the slot page ``page_key`` is saved."""
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post("/s/choose-loan/page/", {"page_key": page_key, **ANSWER})
+    assert response.status_code == 200
+    return [q["sql"] for q in queries if "participation_adaptive" in q["sql"]]
+
+
+@pytest.mark.django_db
+def test_a_slot_page_reads_its_decisions_at_most_once_and_makes_one_decision(client, adaptive_study):
+    """Saving a slot page costs a fixed number of statements on the adaptive tables, however many decisions
+    the block has: at most one read of the participant's decided slots (none when this process decided the
+    page), the decision of the next slot (lock the stripe, update it, store the decision) and the answer's
+    count. (Before: the decided slots were read twice, and the answer counted in two statements.)"""
+    from participation.adaptive import _GIVEN
+    from participation.models import AdaptiveDecision
+    from tests.tasks import reach_task_page
+
+    participant, page = reach_task_page(client, adaptive_study.spec, "choose")
+    _GIVEN.clear()  # the page was decided by another web worker process: this one reads the decisions
+    cold = _adaptive_statements(client, page["key"])
+    assert len(cold) == 5, cold
+    assert sum(sql.startswith("SELECT") and "adaptivedecision" in sql for sql in cold) == 1
+    warm = _adaptive_statements(client, "loan/#1")  # decided by this process on saving loan/#0
+    assert len(warm) == 4 and not any(sql.startswith("SELECT") and "adaptivedecision" in sql for sql in warm), warm
+    assert list(AdaptiveDecision.objects.filter(participant=participant).values_list("slot", flat=True)) == [0, 1, 2]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_slot_page_does_not_wait_for_a_refit(client, researcher, monkeypatch):
+    """A refit held in its fit (the job worker's ``adaptive_refit``, in a thread here) does not hold up a
+    participant's slot pages: the page is saved and the next slot decided while the refit still runs."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks: PostgreSQL only")
+    from participation.models import AdaptiveDecision, AdaptiveState
+    from runs.adaptive import adaptive_refit
+    from studies.services import study_load
+    from tests.tasks import reach_task_page
+
+    study = study_load(spec=adaptive_spec(refit_every=10), owner=researcher).study
+    participant, page = reach_task_page(client, study.spec, "choose")
+    fitting, release = threading.Event(), threading.Event()
+
+    def held_fit(rows, pool):
+        fitting.set()
+        release.wait(30)
+        raise ValueError("held")
+
+    monkeypatch.setattr("analysis.adaptive_design.choice_fit", held_fit)
+    client.post("/s/choose-loan/page/", {"page_key": page["key"], **ANSWER})  # an answer for the refit to fit
+    refit = threading.Thread(target=lambda: (adaptive_refit(study_id=study.pk, block="loan"), connection.close()))
+    refit.start()
+    try:
+        assert fitting.wait(30)
+        response = client.post("/s/choose-loan/page/", {"page_key": "loan/#1", **ANSWER})
+        assert response.status_code == 200 and 'value="loan/#2"' in response.content.decode()
+        assert refit.is_alive() and AdaptiveDecision.objects.filter(participant=participant).count() == 3
+    finally:
+        release.set()
+        refit.join(30)
+    assert AdaptiveState.objects.get(study=study).answers == 2
+
+
 SLUGS = {
     "choose": ("choose-loan", "loan"),
     "pair_comparable": ("comparable-sim", "alike"),
