@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from studies.format2 import condition_summaries
 from studies.models import Study
-from studies.services import StudyLoadResult, may_load_version, slug_taken, spec_digest, study_load
+from studies.services import StudyLoadResult, may_load_version, slug_taken, spec_digest, stored_file, study_load
 from studies.study_file import InvalidStudyFile, StudyFileProblem, pages_per_participant, read_study_text
 from tasks.attention import attention_count
 
@@ -242,8 +242,9 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
     elif not may_load_version(user, current):  # nothing of another researcher's study is compared or shown
         current, outcome, refusal = None, "taken", slug_taken(spec["slug"])
     else:
-        changes = spec_changes(current.spec, spec)
-        if current.spec_hash == spec_digest(spec):
+        stored = stored_file(spec)[0]  # what loading would store (a format 1 file: its conversion)
+        changes = spec_changes(current.spec, stored)
+        if current.spec_hash == spec_digest(stored):
             outcome = "unchanged"
         else:
             outcome = "new_version" if current.participants.exists() else "replaced"

@@ -159,7 +159,14 @@ def test_a_converted_mid_study_participant_finishes_through_the_participant_view
     before = list(Answer.objects.filter(participant=participant).values_list("page", "question", "number"))
     assert participant.status == "active" and participant.position == 10 and len(before) > 0
     convert_stored_study(participant.study)
-    participant.refresh_from_db()
+    finish_mid_study(client, before)
+
+
+def finish_mid_study(client, before: list[tuple]) -> None:
+    """The converted mid-study participant resumes and answers its remaining pages through the
+    participant views; ``before``: its (page, question, number) answers before the conversion."""
+    participant = Participant.objects.get(external_id="mid-study")
+    assert participant.plan[0]["kind"] == "instructions" and participant.plan[1]["kind"] == "pair_distance"
     code = participant_set_resume_code(participant_id=participant.pk)
     assert client.post("/s/effort-demo/", {"participant_label": "mid-study", "code": code}).status_code == 302
     index = condition_index(participant.study.spec, participant.study.spec_hash, participant.condition.key)
