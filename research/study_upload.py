@@ -242,8 +242,10 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
     elif not may_load_version(user, current):  # nothing of another researcher's study is compared or shown
         current, outcome, refusal = None, "taken", slug_taken(spec["slug"])
     else:
-        stored = stored_file(spec)[0]  # what loading would store (a format 1 file: its conversion)
-        changes = spec_changes(current.spec, stored)
+        stored, format1 = stored_file(spec)  # what loading would store (a format 1 file: its conversion)
+        # a format 1 file against the format 1 file the current version was converted from, as uploaded
+        both_format1 = format1 is not None and current.format1_spec is not None
+        changes = spec_changes(current.format1_spec, spec) if both_format1 else spec_changes(current.spec, stored)
         if current.spec_hash == spec_digest(stored):
             outcome = "unchanged"
         else:

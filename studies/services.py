@@ -49,10 +49,10 @@ def convert_version(study, participants) -> int:
     """Store the format 1 version ``study`` as its conversion (:func:`stored_file`: ``spec``, its hash,
     the original in ``format1_spec``) and each of its ``participants`` with a condition (those who
     consented: a plan) with the same pages in format 2's shape (:func:`studies.format1.converted_plan`);
-    returns the number of plans converted, 0 for a version already in format 2. Page visits and answers
+    returns the number of plans converted, 0 for a version not in format 1. Page visits and answers
     keep their keys (``page_key``). Works on the models or on a migration's historical ones; the caller
     holds the transaction."""
-    if study.spec.get("format", 1) == 2:
+    if study.spec.get("format") != 1:  # a stored file is validated: its format is set
         return 0
     spec, original = stored_file(study.spec)
     study.format1_spec, study.spec, study.spec_hash = original, spec, spec_digest(spec)

@@ -42,6 +42,18 @@ def answers_for(participant: Participant, page: dict) -> list:
     return form_answers(page, index, form)
 
 
+def output_page(participant: Participant) -> dict:
+    """The participant's current page, a fair-score page of a converted format 1 study, with the
+    comparison subjects it asks scores for (``subjects``: its form's ``score_<subject>`` fields) and its
+    stimulus set (``set``: the page's item)."""
+    participant.refresh_from_db()
+    page = participant.plan[participant.position]
+    study = participant.study
+    form = page_form(page, condition_index(study.spec, study.spec_hash, participant.condition.key))
+    subjects = [name.removeprefix("score_") for name in form.fields if name.startswith("score_")]
+    return {**page, "subjects": subjects, "set": page["item"]}
+
+
 def consented(slug: str, external_id: str) -> Participant:
     participant, _ = participant_arrive(study_slug=slug, external_id=external_id)
     return participant_consent(participant_id=participant.pk, accept=True)

@@ -53,7 +53,7 @@ def submit(page):
 
 def test_participant_takes_the_whole_study(browser, live_server, demo_study):
     spec = demo_study.spec
-    checks = {c["key"]: c for c in spec["attention_checks"]["items"]}
+    checks = {c["key"]: c for c in demo_study.format1_spec["attention_checks"]["items"]}
     context = browser.new_context(viewport={"width": 390, "height": 844})
     page = context.new_page()
     page.goto(f"{live_server.url}/s/effort-demo/?PROLIFIC_PID=e2e-person&STUDY_ID=S&SESSION_ID=X")
