@@ -244,8 +244,8 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
     else:
         stored, format1 = stored_file(spec)  # what loading would store (a format 1 file: its conversion)
         # a format 1 file against the format 1 file the current version was converted from, as uploaded
-        both_format1 = format1 is not None and current.format1_spec is not None
-        changes = spec_changes(current.format1_spec, spec) if both_format1 else spec_changes(current.spec, stored)
+        previous = current.format1_spec
+        changes = spec_changes(previous, spec) if format1 and previous else spec_changes(current.spec, stored)
         if current.spec_hash == spec_digest(stored):
             outcome = "unchanged"
         else:

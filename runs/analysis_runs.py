@@ -60,7 +60,8 @@ def analysis_run_create(
     ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``: the format 2 analysis's group options
     (minimum sizes, pooling, bins)."""
     study = latest_study(slug)
-    spec = study.format1_spec or study.spec  # a converted format 1 study keeps format 1's analysis and report
+    # a converted format 1 study keeps format 1's analysis and report; with ``by``, the format 2 analysis
+    spec = study.spec if by else study.format1_spec or study.spec
     generalise = study_generalise(spec, generalise)
     if spec.get("format") == 2:
         return design_run_create(

@@ -235,7 +235,7 @@ def test_an_unknown_by_question_is_refused_when_the_run_is_requested(client, res
     demo_study.owner = researcher
     demo_study.save()
     response = api.post("/api/studies/effort-demo/analyses/", {"by": ["role"]}, format="json")
-    assert response.status_code == 400 and "format 2" in str(response.json()["fields"]["by"])
+    assert response.status_code == 400 and "the study has no questionnaire" in str(response.json()["fields"]["by"])
     client.force_login(researcher)
     page = client.post("/researcher/studies/design/start/analysis/", {"seed": 1, "n_resamples": 100, "by": ["gender"]})
     assert page.status_code == 400 and "is not a questionnaire question" in page.content.decode().replace("&#x27;", "'")
