@@ -135,15 +135,20 @@ def test_stored_effort_demo_exports_are_byte_identical(client, researcher, monke
     assert Participant.objects.filter(status="completed").count() == N_PARTICIPANTS
     if convert:
         assert convert_stored_study(Study.objects.get(slug="effort-demo")) == N_PARTICIPANTS
-        study = Study.objects.get(slug="effort-demo")
-        assert study.spec["format"] == 2 and study.format1_spec["format"] == 1
-        assert {page["kind"] for p in Participant.objects.all() for page in p.plan} == {
-            "instructions",
-            "pair_distance",
-            "fair_score",
-            "agree",
-            "attention",
-        }
+        assert_converted()
+    assert_exports_golden(client, researcher, tmp_path)
+
+
+def assert_converted() -> None:
+    """The stored demo is its format 2 conversion, the participants' plans in format 2's page kinds."""
+    study = Study.objects.get(slug="effort-demo")
+    assert study.spec["format"] == 2 and study.format1_spec["format"] == 1
+    kinds = {page["kind"] for p in Participant.objects.all() for page in p.plan}
+    assert kinds == {"instructions", "pair_distance", "fair_score", "agree", "attention"}
+
+
+def assert_exports_golden(client, researcher, tmp_path: Path) -> None:
+    """Every export of the demo, downloaded by ``researcher``, equals its golden file."""
     client.force_login(researcher)
     _assert_golden(dict(_golden(name, content) for name, content in _outputs(client, tmp_path).items()))
 
