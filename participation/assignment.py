@@ -185,10 +185,15 @@ def _ordered(block: dict, items: list[str], rng: np.random.Generator) -> list[st
 SHUFFLE_STREAM = 2  # the participant's block order comes from default_rng([seed, SHUFFLE_STREAM])
 
 
-def shuffled_blocks(spec: dict, seed: int) -> list[dict]:
+def shuffled_blocks(
+    spec: dict, seed: int, plan_rng: np.random.Generator | None = None, condition_key: str | None = None
+) -> list[dict]:
     """The file's blocks in this participant's order: the units of each ``shuffle`` swap places in an
     order drawn per participant (one permutation per shuffle, from its own stream ``default_rng([seed, 2])``,
-    so a file without a shuffle plans as before); blocks in no unit keep their places."""
+    so a file without a shuffle plans as before); blocks in no unit keep their places. A shuffle of
+    converted blocks (``page_key``: a format 1 condition's stimulus sets) draws as format 1's plan does
+    (``participation.plan.build_plan``): from the plan's stream ``plan_rng`` (when given), first, and
+    only in the condition ``condition_key`` that shows it."""
     blocks = spec["blocks"]
     if not spec.get("shuffle"):
         return blocks
@@ -198,7 +203,12 @@ def shuffled_blocks(spec: dict, seed: int) -> list[dict]:
     inside: set[str] = set()
     for shuffle in spec["shuffle"]:
         units = shuffle["units"]
-        for unit, shown in zip(units, [units[i] for i in rng.permutation(len(units))], strict=True):
+        draw = rng
+        if plan_rng is not None and "page_key" in by_key[units[0][0]]:
+            if condition_key not in by_key[units[0][0]]["conditions"]:
+                continue  # not shown to this participant: format 1 draws nothing for it
+            draw = plan_rng
+        for unit, shown in zip(units, [units[i] for i in draw.permutation(len(units))], strict=True):
             unit_at[unit[0]] = shown
             inside.update(unit)
     ordered: list[dict] = []
@@ -226,10 +236,11 @@ def build_plan_v2(
     items are chosen when the participant reaches them (``participation.adaptive``)."""
     rng = np.random.default_rng(seed)
     pages: list[dict] = [{"key": "screening", "kind": "screening"}] if spec.get("screening") else []
-    shown = [b for b in shuffled_blocks(spec, seed) if condition_key in b["conditions"]]
+    shown = [b for b in shuffled_blocks(spec, seed, rng, condition_key) if condition_key in b["conditions"]]
     among = [b for b in shown if "among" in b]
     hosts = {key for b in among for key in b["among"]["blocks"]}
     counted = 0
+    pair_orders: dict[str, list[str]] = {}  # a converted set's comparison subjects in the order shown
 
     def checks_after(n: int) -> list[dict]:
         due = [b for b in among if b["among"]["after_items"] == n]
@@ -251,6 +262,9 @@ def build_plan_v2(
             ]
             continue
         items = _ordered(block, item_choice.get(key) or content.items(key), rng)
+        part = block.get("page_key", {}).get("block")
+        if part == "pairs":
+            pair_orders[block["page_key"]["key"]] = [content.pair(key, item)["b"] for item in items]
         if block_task(block).one_page(block):  # never among an attention block's hosts (validated)
             pages.append(block_task(block).block_page(block, items))
             continue
@@ -262,6 +276,8 @@ def build_plan_v2(
                 "item": item,
                 "position": position,
             }
+            if part == "output" and block["page_key"]["key"] in pair_orders:
+                page["subjects"] = pair_orders[block["page_key"]["key"]]  # format 1's output page: the pairs' order
             if key in hosts:
                 pages += checks_after(counted)
             pages += block_task(block).item_pages(block, page)

@@ -14,7 +14,8 @@ from participation.models import Participant
 from participation.pages import condition_index, form_answers, page_form
 from participation.services import SubmitOutcome, page_shown, page_submit, participant_arrive, participant_consent
 from simulation.effort import GenerativeModel, SimulatedParticipant
-from simulation.raters import GroupEffects, check_group_effects, default_group_effects, draw_rater
+from simulation.raters import GroupEffects, SimulatedRater, check_group_effects, default_group_effects, draw_rater
+from studies.format1 import AI_MODEL
 from studies.services import latest_study
 from tasks import task_for
 
@@ -45,10 +46,11 @@ def simulate_participants(
     """Create ``n`` simulated participants (ids ``sim-<seed>-<i>``) who arrive over the past
     ``hours`` and take the whole study; a share ``decline_rate`` declines consent.
 
-    Format 1 studies: answers from ``model`` (``simulation.effort``). Format 2 studies: each
-    participant is a rater drawn by ``simulation.raters.draw_rater`` with ``group_effects``
-    (default: ``default_group_effects``), and every page's POST data comes from its task type's
-    ``simulate``."""
+    Format 1 studies, and format 2 studies converted from format 1 (blocks with ``page_key``): answers
+    from ``model`` (``simulation.effort``), drawn in the same order in both, so that a converted study
+    gets format 1's answers. Format 2 studies: each participant is a rater drawn by
+    ``simulation.raters.draw_rater`` with ``group_effects`` (default: ``default_group_effects``), and
+    every page's POST data comes from its task type's ``simulate``."""
     model = model or GenerativeModel()
     rng = np.random.default_rng(seed)
     study = latest_study(slug)
@@ -76,7 +78,7 @@ def simulate_participants(
                 progress(i + 1)
             continue
         if study.spec.get("format") == 2:
-            completed += _take_study_v2(participant, study.spec, study.spec_hash, group_effects, rng, at)
+            completed += _take_study_v2(participant, study.spec, study.spec_hash, group_effects, model, rng, at)
         else:
             completed += _take_study(participant, study.spec, study.spec_hash, model, rng, at)
         if progress:
@@ -94,32 +96,82 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, model, rng
     person = SimulatedParticipant(model, spec, index.condition, rng)
     enrolment = enrolment_of(participant)
     for page in participant.plan:
-        kind = page["kind"]
-        if kind == "likert":
-            k = index.sets[page["set"]]["reference"]
-            data = person.likert_page(page["set"], k, page["subject"], page["measure"])
-        elif kind == "output":
-            data = person.output_page(page["set"], index.sets[page["set"]]["reference"], page["subjects"])
-        elif kind == "disagreement":
-            data = person.disagreement_page({key: index.prompts[key]["subject"] for key in page["prompts"]})
-        elif kind == "attention":
-            data = person.attention_page(index.checks[page["check"]])
-        elif kind == "screening":  # simulated participants are eligible
+        if page["kind"] == "screening":  # simulated participants are eligible
             data = {"choice": spec["screening"]["eligible"][0]}
         else:
-            data = {}
+            data = _effort_answers(person, page, index) or {}
         at = _submit(participant, enrolment, page, index, data, rng, at)
     return 1
 
 
-def _take_study_v2(participant: Participant, spec: dict, spec_hash: str, effects: GroupEffects, rng, at) -> int:
+def _take_study_v2(participant: Participant, spec: dict, spec_hash: str, effects: GroupEffects, model, rng, at) -> int:
+    """A format 2 participant: a rater (``draw_rater``), or, in a study converted from format 1 (blocks
+    with ``page_key``), format 1's simulated participant, who answers the converted blocks' pages drawing
+    from ``rng`` exactly as on the format 1 pages they were (:func:`_effort_answers`)."""
     index = condition_index(spec, spec_hash, participant.condition.key)
-    rater = draw_rater(spec, effects, rng)
+    person = _converted_participant(model, index, rng)
+    rater = draw_rater(spec, effects, rng) if person is None else SimulatedRater()
     enrolment = enrolment_of(participant)
     for planned in participant.plan:
         page = resolved_page(planned, index, participant_id=participant.pk, study_id=participant.study_id)
-        at = _submit(participant, enrolment, page, index, task_for(page).simulate(page, index, rater, rng), rng, at)
+        data = _effort_answers(person, page, index) if person is not None else None
+        if data is None:
+            data = task_for(page).simulate(page, index, rater, rng)
+        at = _submit(participant, enrolment, page, index, data, rng, at)
     return 1
+
+
+def _converted_participant(model: GenerativeModel, index, rng) -> SimulatedParticipant | None:
+    """Format 1's simulated participant for a condition of a converted study: the scale, BTS measures and
+    rationale factors of its first ``page_key`` pairs block, the subjects of that block's pool with the
+    model ``ai``'s score and label (``studies.format1.format1_to_format2``'s inverse); None when the
+    condition has no such block."""
+    pairs = [
+        b
+        for b in index.content.blocks.values()
+        if b.get("page_key", {}).get("block") == "pairs" and index.condition["key"] in b["conditions"]
+    ]
+    if not pairs:
+        return None
+    block = pairs[0]
+    spec = {
+        "likert": block["likert"],
+        "rationale_factors": block["rationale_factors"],
+        "bts": {"questions": block.get("bts", {}).get("measures", [])},
+    }
+    subjects = [
+        {"id": s["id"], "series": s["series"], "risk_score": ai["score"], "label": ai["label"]}
+        for s in index.content.pools[block["pool"]]["subjects"]
+        for ai in (s["models"][AI_MODEL],)
+    ]
+    return SimulatedParticipant(model, spec, {"subjects": subjects, "desirable": index.condition["desirable"]}, rng)
+
+
+def _effort_answers(person: SimulatedParticipant, page: dict, index) -> dict | None:
+    """Format 1's simulated answers (``simulation.effort``) to a format 1 pair, output, disagreement or
+    attention page, or to the page of a converted block that was one (``page_key``: the same draws in
+    the same order); None for any other page."""
+    if index.format == 1:
+        part, key = page["kind"], page.get("set", page.get("check"))
+        block: dict = {}
+    else:
+        block = index.block(page) if "block" in page else {}
+        part, key = block.get("page_key", {}).get("block"), block.get("page_key", {}).get("key")
+    if part in ("likert", "pairs"):
+        pair = index.pair(page) if index.format == 2 else {"a": index.sets[key]["reference"], "b": page["subject"]}
+        return person.likert_page(key, pair["a"], pair["b"], page["measure"])
+    if part == "output":
+        reference = index.sets[key]["reference"] if index.format == 1 else index.set(page)["reference"]
+        return person.output_page(key, reference, page["subjects"])  # the set's pairs in the order shown
+    if part == "disagreement" and index.format == 1:
+        return person.disagreement_page({prompt: index.prompts[prompt]["subject"] for prompt in page["prompts"]})
+    if part == "disagreement":  # one page, its items' forms prefixed (tasks.agree)
+        forms_ = task_for(page).item_forms(block, page, index)
+        drawn = person.disagreement_page({f.add_prefix("answer"): f.page["item"] for f in forms_})
+        return {name.removeprefix("agree_"): value for name, value in drawn.items()}
+    if part == "attention":
+        return person.attention_page(index.checks[key] if index.format == 1 else block)
+    return None
 
 
 def _submit(participant: Participant, enrolment, page: dict, index, data: dict, rng, at):

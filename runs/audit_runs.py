@@ -2,6 +2,7 @@
 
 import json
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -75,7 +76,8 @@ def audit_run_create(
             .first()
         )
     subjects = read_subjects(subjects_file if subjects_frame is None else subjects_frame)
-    human = human_audit_of(
+    human_of = partial(  # the audit's sources with every option; called again for the sensitivity
+        human_audit_of,
         subjects,
         audited_slug=slug,
         researcher=researcher,
@@ -87,6 +89,7 @@ def audit_run_create(
         seed=seed,
         n_resamples=n_resamples,
     )
+    human = human_of()
     alphas = {f"human (likert v{likert.version})": likert.alpha} if likert else {}
     disagreements = export_tables(slug).disagreements
     feedback = study_feedback(disagreements, condition)
@@ -141,19 +144,7 @@ def audit_run_create(
         shown_model=shown_model,
         seed=seed,
         n_resamples=n_resamples,
-        human=lambda mode: human_audit_of(
-            subjects,
-            audited_slug=slug,
-            researcher=researcher,
-            metric_from=metric_from,
-            utility_from=utility_from,
-            features_from=features_from,
-            by=by,
-            lipschitz=lipschitz,
-            seed=seed,
-            n_resamples=n_resamples,
-            quality_exclusion=mode,
-        ),
+        human=lambda mode: human_of(quality_exclusion=mode),
         source_slugs=[reference.partition(":")[0] for reference in sources if reference],
     )
     write_audit_report(

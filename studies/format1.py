@@ -221,7 +221,10 @@ def converted_plan(spec: dict, condition: str, plan: list[dict]) -> list[dict]:
             )
         elif kind == "output":
             block = blocks[("output", page["set"])]
-            pages.append({"key": key, "kind": "fair_score", "block": block["key"], "item": page["set"], "position": 0})
+            pages.append(
+                {"key": key, "kind": "fair_score", "block": block["key"], "item": page["set"], "position": 0}
+                | {"subjects": page["subjects"]}  # in the order of the set's pairs, as build_plan_v2 gives them
+            )
         elif kind == "disagreement":
             block = blocks[("disagreement", "")]
             subjects = {prompt: subject for subject, prompt in block["item_keys"].items()}

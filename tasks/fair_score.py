@@ -133,7 +133,7 @@ def _set_view(page: dict, index) -> tuple[str, list[str], float]:
     sset = index.set(page)
     block = index.block(page)
     score = index.model_output(block["pool"], sset["reference"], block["model"])["score"]
-    return sset["reference"], list(sset["comparisons"]), score
+    return sset["reference"], list(page.get("subjects", sset["comparisons"])), score  # converted: pairs' order
 
 
 DEFAULT_RISK_LABEL = gettext_noop(
