@@ -148,7 +148,7 @@ def test_analyze_study_by_combined_questions_and_its_errors(researcher, demo_stu
         call_command("analyze_study", "design", out=str(tmp_path / "x"), by=["gender"])
     with pytest.raises(CommandError, match="name at least one questionnaire question"):
         call_command("analyze_study", "design", out=str(tmp_path / "y"))
-    with pytest.raises(CommandError, match="format 2 studies"):
+    with pytest.raises(CommandError, match="the study has no questionnaire"):
         call_command("analyze_study", "effort-demo", out=str(tmp_path / "z"), by=["role"])
 
 
