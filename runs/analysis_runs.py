@@ -60,8 +60,7 @@ def analysis_run_create(
     ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``: the format 2 analysis's group options
     (minimum sizes, pooling, bins)."""
     study = latest_study(slug)
-    # a converted format 1 study keeps format 1's analysis and report; with ``by``, the format 2 analysis
-    spec = study.spec if by else study.format1_spec or study.spec
+    spec = study.spec  # a format 1 file is stored as its conversion: the format 2 analysis (one rater group)
     generalise = study_generalise(spec, generalise)
     if spec.get("format") == 2:
         return design_run_create(
@@ -264,10 +263,12 @@ def design_run_create(
             f"from the rater-group rows and tests, kept in the {ALL!r} rows (no answer to {' or '.join(by)})": (
                 result.n_without_group
             )
-        },
+        }
+        if by
+        else {},
         seeds={"analysis": seed},
         settings={
-            "Rater groups": " / ".join(by),
+            "Rater groups": result.rater_group,
             "Smallest compared group": (
                 f"{result.options['min_group_size']} participants, {result.options['min_subject_group']} subjects "
                 + ("(smaller groups pooled into 'other')" if result.options["pool_small"] else "(smaller: too few)")

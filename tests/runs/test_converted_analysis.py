@@ -27,8 +27,8 @@ SEED, RESAMPLES = 1, 200  # those of the golden calibrations.csv
 
 
 def _analyse(out_dir, *by: str) -> AnalysisRun:
-    """``analyze_study`` on the demo (a format 2 study is split by ``by``: the converted demo has no questionnaire,
-    so by the participants' language)."""
+    """``analyze_study`` on the demo (a format 2 study is split by ``by``; without it, one rater group: the
+    converted demo has no questionnaire)."""
     call_command(
         "analyze_study",
         "effort-demo",
@@ -50,7 +50,8 @@ def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, t
     Calibration.objects.all().delete()
     convert_stored_study(Study.objects.get(slug="effort-demo"))
 
-    run = _analyse(tmp_path / "format2", "language")
+    run = _analyse(tmp_path / "format2")  # no --by: one rater group, as a converted study is analysed
+    assert run.results["by"] == [] and [g["rater_group"] for g in run.results["rater_groups"]] == ["all"]
     golden = pd.read_csv(GOLDEN / "calibrations.csv").set_index("condition")
     stored = {c.condition.key: c for c in Calibration.objects.filter(analysis_run=run, kind="likert")}
     assert sorted(stored) == sorted(golden.index) == ["arrests", "income"]

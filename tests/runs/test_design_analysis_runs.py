@@ -146,8 +146,9 @@ def test_analyze_study_by_combined_questions_and_its_errors(researcher, demo_stu
         CommandError, match="'gender' is not a questionnaire question of the study; its questions: role, age_band"
     ):
         call_command("analyze_study", "design", out=str(tmp_path / "x"), by=["gender"])
-    with pytest.raises(CommandError, match="name at least one questionnaire question"):
-        call_command("analyze_study", "design", out=str(tmp_path / "y"))
+    call_command("analyze_study", "design", out=str(tmp_path / "y"), resamples=100)  # no --by: one rater group
+    results = json.loads((tmp_path / "y" / "results.json").read_text())
+    assert results["by"] == [] and [g["rater_group"] for g in results["rater_groups"]] == ["all"]
     with pytest.raises(CommandError, match="the study has no questionnaire"):
         call_command("analyze_study", "effort-demo", out=str(tmp_path / "z"), by=["role"])
 
