@@ -17,6 +17,7 @@ from django.core.management import call_command
 from analysis.report import HEADINGS, TABLES
 from fairness.study_parity import subject_table
 from participation.format1 import convert_stored_study
+from runs.analysis_runs import design_run_create
 from runs.models import AnalysisRun, AuditRun, Calibration
 from studies.format1 import format1_to_format2
 from studies.models import Study
@@ -50,7 +51,17 @@ def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, t
     Calibration.objects.all().delete()
     convert_stored_study(Study.objects.get(slug="effort-demo"))
 
-    run = _analyse(tmp_path / "format2")  # no --by: one rater group, as a converted study is analysed
+    run = design_run_create(  # the format 2 analysis without --by: one rater group
+        Study.objects.get(slug="effort-demo"),
+        out_dir=tmp_path / "format2",
+        by=(),
+        seed=SEED,
+        n_resamples=RESAMPLES,
+        include_incomplete=False,
+        include_pilot=False,
+        generalise=None,
+        groups={},
+    )
     assert run.results["by"] == [] and [g["rater_group"] for g in run.results["rater_groups"]] == ["all"]
     golden = pd.read_csv(GOLDEN / "calibrations.csv").set_index("condition")
     stored = {c.condition.key: c for c in Calibration.objects.filter(analysis_run=run, kind="likert")}
