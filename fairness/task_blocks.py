@@ -97,17 +97,25 @@ class DesignAnalysis:
 
     @property
     def rater_group(self) -> str:
-        return SEPARATOR.join(self.by)
+        """The ``by`` questions joined by " / ", or, split by none, the one rater group (:data:`ONE_GROUP`)."""
+        return SEPARATOR.join(self.by) or f"no question (one rater group, {ONE_GROUP!r})"
 
 
 # Rater groups -------------------------------------------------------------------------------------
 
 
-def _rater_groups(questionnaire: pd.DataFrame, by: tuple[str, ...]) -> pd.Series:
-    """participant_id -> rater group label (missing when the participant did not answer a ``by`` question)."""
+ONE_GROUP = "all"  # the rater group of every participant when ``by`` names no question
+
+
+def _rater_groups(questionnaire: pd.DataFrame, by: tuple[str, ...], answered: pd.Index) -> pd.Series:
+    """participant_id (``answered``) -> rater group label (missing when the participant did not answer a
+    ``by`` question); without ``by``, every participant is in the one group :data:`ONE_GROUP`, so a study
+    without a questionnaire (a converted format 1 study) is analysed on the same path."""
+    if not by:
+        return pd.Series(ONE_GROUP, index=answered, dtype=object)
     frame = questionnaire.reindex(columns=["participant_id", *by])
     frame[list(by)] = frame[list(by)].replace("", np.nan)
-    return group_of_raters(frame, "participant_id", list(by))
+    return group_of_raters(frame, "participant_id", list(by)).reindex(answered)
 
 
 # Per rater group means, their CIs and the permutation test --------------------------------------
@@ -733,7 +741,7 @@ def analyze_design(
     answers = answers[answers["excluded"] != 1]
     questionnaire = questionnaire[questionnaire["participant_id"].isin(answers["participant_id"])]
     answered = pd.Index(answers["participant_id"].unique())
-    groups = _rater_groups(questionnaire, by).reindex(answered)  # missing: no answer to a ``by`` question
+    groups = _rater_groups(questionnaire, by, answered)  # missing: no answer to a ``by`` question
     without = int(groups.isna().sum())
     if groups.notna().sum() == 0:
         raise ValueError(f"no analysable participant answered {' and '.join(by)}")

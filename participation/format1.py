@@ -12,28 +12,14 @@ runtime at the page they reached.
 from django.db import transaction
 
 from participation.models import Participant
-from studies.format1 import converted_plan, format1_to_format2
 from studies.models import Study
-from studies.services import spec_digest
-from studies.study_file import validate_study
+from studies.services import convert_version
 
 
 @transaction.atomic
 def convert_stored_study(study: Study) -> int:
     """Store the format 1 version ``study`` as its format 2 conversion and convert its participants'
-    plans; returns the number of plans converted. A version already in format 2 is left as it is."""
+    plans (:func:`studies.services.convert_version`); returns the number of plans converted. A version
+    already in format 2 is left as it is."""
     study = Study.objects.select_for_update().get(pk=study.pk)
-    if study.spec.get("format", 1) == 2:
-        return 0
-    original = validate_study(study.spec)
-    spec = validate_study(format1_to_format2(original))
-    study.format1_spec, study.spec, study.spec_hash = original, spec, spec_digest(spec)
-    study.save(update_fields=["format1_spec", "spec", "spec_hash"])
-    converted = 0
-    participants = Participant.objects.filter(study=study, condition__isnull=False).values_list("pk", "condition__key")
-    for pk, condition in participants:  # with a condition: those who consented (a plan)
-        participant = Participant.objects.get(pk=pk)
-        participant.plan = converted_plan(spec, condition, participant.plan)
-        participant.save(update_fields=["plan"])
-        converted += 1
-    return converted
+    return convert_version(study, Participant.objects.filter(study=study))

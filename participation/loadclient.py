@@ -106,9 +106,6 @@ class HTTPParticipant:
             for subject in re.findall(r'name="score_([\w-]+)"', html):
                 data[f"score_{subject}"] = str(self.rng.randint(0, 100))
                 data[f"rationale_{subject}"] = "Similar totals but a different trend."
-        elif key == "disagreement":
-            for name in sorted(set(re.findall(r'name="(agree_[\w-]+)"', html))):
-                data[name] = self.rng.choice(["0", "1"])
         elif key.startswith("attention/"):
             data["choice"] = self.checks[key.split("/", 1)[1]]
         elif key in self.checks:  # a format 2 attention block (page key = block key)
@@ -118,7 +115,8 @@ class HTTPParticipant:
         return data
 
     def _fill(self, html: str) -> dict:
-        """Answers for any other page (format 2 task and questionnaire pages), read off its form:
+        """Answers for any other page (format 2 task and questionnaire pages, a converted study's
+        disagreement page), read off its form:
         one value of every radio group, a number within every number field's min/max, a few words
         in every text field; checkboxes (optional multiple choice) are left empty."""
         data: dict[str, str] = {}
@@ -150,7 +148,7 @@ class HTTPParticipant:
         returns how many were saved.
 
         A saved page is answered with the next page itself (200) or, after the last page or a
-        replay, with a redirect (302); a refused answer comes back as 422.
+        replay, with a redirect (302); a refused answer comes back as 422 and raises RuntimeError.
         """
         loop = asyncio.get_running_loop()
         saved, html = 0, None
@@ -167,6 +165,8 @@ class HTTPParticipant:
             status, location, payload = await self.request("POST", self.path, self.answer(key, html))
             if on_post:
                 on_post(key, status, loop.time() - started)
+            if status == 422:  # the same answers would be refused again: stop rather than loop
+                raise RuntimeError(f"{self.external_id}: answers refused at {key}")
             if status in (200, 302):
                 saved += 1
             html = payload if status == 200 else None

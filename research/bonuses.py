@@ -73,14 +73,16 @@ def bonus_table(
         scores = rationale_detail(rationales.rename(columns={"text": "rationale"}))
         scores = scores.rename(columns={"rationale_words": "score"})
         tie_columns = RATIONALE_TIE_COLUMNS
-    elif study.spec.get("format", 1) == 2:
+    elif study.format1_spec is None and study.spec.get("format", 1) == 2:  # a converted study: format 1's BTS
         scores = honesty_scores(answers, bts_positives(study.spec), min_respondents=min_respondents)
     else:
         pairs = tables.pairs
         answered = pairs[pairs["participant_id"].isin(eligible_ids)].dropna(subset=["d_overall", "fair_score"])
         # BTS compares each answer with everyone's answers: score on the eligible participants only
         scores = participant_bts(
-            answered, similar_max=study.spec["likert"]["similar_max"], min_respondents=min_respondents
+            answered,
+            similar_max=(study.format1_spec or study.spec)["likert"]["similar_max"],
+            min_respondents=min_respondents,
         )
     left_out = {"left_out": scores.attrs.get("left_out", {}), "min_respondents": min_respondents}
     if kind == "honesty" and scores.empty:

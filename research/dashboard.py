@@ -103,8 +103,9 @@ def quota_fill(slug: str, spec: dict) -> list[QuotaFill]:
 
 
 def _excluded(slug: str, chosen) -> set[int]:
-    """Completed participants whose failed attention checks reach their version's threshold."""
-    thresholds = dict(Study.objects.filter(slug=slug).values_list("pk", "spec__attention_checks__exclude_if_failed"))
+    """Completed participants whose failed attention checks reach their version's threshold (the format 2
+    file's ``attention.exclude_if_failed``; a format 1 file is stored as its conversion)."""
+    thresholds = dict(Study.objects.filter(slug=slug).values_list("pk", "spec__attention__exclude_if_failed"))
     failures = (
         Answer.objects.filter(
             participant__in=chosen.filter(status=Participant.Status.COMPLETED), measure="attention", number=0

@@ -1,5 +1,5 @@
-"""Preview of a study version's pages for its researchers (owner, collaborators, staff): every page
-kind, or every block of a format 2 file, with one real item, rendered as participants see it. A
+"""Preview of a study version's pages for its researchers (owner, collaborators, staff): every block
+of its (format 2) file, with one real item, rendered as participants see it. A
 submitted preview form is validated and its errors shown, and nothing is stored."""
 
 from dataclasses import dataclass
@@ -11,7 +11,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from participation.pages import condition_index, page_context, page_form
-from participation.plan import build_plan
 from studies.content import study_content
 from studies.models import Study
 from studies.selectors import studies_visible_to
@@ -27,17 +26,8 @@ class PreviewPage:
 
 
 def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
-    """One page per page kind (format 1: of the first condition, in plan order; pair pages once per
-    measure) or per block (format 2: its first item, or its one page for a ``one_page`` block, in the first condition
-    that shows it)."""
-    if spec.get("format", 1) == 1:
-        condition = spec["conditions"][0]["key"]
-        seen: dict[tuple, PreviewPage] = {}
-        for page in build_plan(spec, condition, seed=0):
-            kind = (page["kind"], page.get("measure"))
-            label = page["kind"] + (f" ({page['measure']})" if page.get("measure") else "")
-            seen.setdefault(kind, PreviewPage(label, condition, page))
-        return list(seen.values())
+    """One page per block: its first item, or its one page for a ``one_page`` block, in the first condition
+    that shows it (every stored version is format 2: a format 1 file is stored as its conversion)."""
     content = study_content(spec, spec_hash)
     pages = (
         [PreviewPage("screening", spec["conditions"][0]["key"], {"key": "screening", "kind": "screening"})]

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from studies.format2 import condition_summaries
 from studies.models import Study
-from studies.services import StudyLoadResult, may_load_version, slug_taken, spec_digest, study_load
+from studies.services import StudyLoadResult, may_load_version, slug_taken, spec_digest, stored_file, study_load
 from studies.study_file import InvalidStudyFile, StudyFileProblem, pages_per_participant, read_study_text
 from tasks.attention import attention_count
 
@@ -242,8 +242,11 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
     elif not may_load_version(user, current):  # nothing of another researcher's study is compared or shown
         current, outcome, refusal = None, "taken", slug_taken(spec["slug"])
     else:
-        changes = spec_changes(current.spec, spec)
-        if current.spec_hash == spec_digest(spec):
+        stored, format1 = stored_file(spec)  # what loading would store (a format 1 file: its conversion)
+        # a format 1 file against the format 1 file the current version was converted from, as uploaded
+        previous = current.format1_spec
+        changes = spec_changes(previous, spec) if format1 and previous else spec_changes(current.spec, stored)
+        if current.spec_hash == spec_digest(stored):
             outcome = "unchanged"
         else:
             outcome = "new_version" if current.participants.exists() else "replaced"

@@ -51,16 +51,20 @@ def analysis_run_create(
     groups: GroupOptions | None = None,
 ) -> AnalysisRun:
     """A format 2 study: :func:`design_run_create` split by the questionnaire questions ``by``.
-    Format 1: export, analyse (completed, non-excluded participants only unless ``include_incomplete``;
-    pilot participants only with ``include_pilot``; the report counts the dropped by reason), write
+    Format 1 (a format 1 file stored as its conversion: its ``Study.format1_spec``): export, analyse
+    (completed, non-excluded participants only unless ``include_incomplete``; pilot participants only
+    with ``include_pilot``; the report counts the dropped by reason), write
     the report into ``out_dir``, store its files (storage folder ``analysis/<uuid>``) and the run with
     one new Calibration version per condition in one transaction; if storing fails, nothing of the
     run remains. ``generalise``: "stimuli" or "none" overrides the study file's ``analysis.generalise``
     ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``: the format 2 analysis's group options
     (minimum sizes, pooling, bins)."""
     study = latest_study(slug)
-    generalise = study_generalise(study.spec, generalise)
-    if study.spec.get("format") == 2:
+    # a converted format 1 study keeps format 1's analysis and report (results.json, report.html, CSV names);
+    # with ``by``, the format 2 analysis (without ``by`` the format 2 analysis is one rater group: tested equal)
+    spec = study.spec if by else study.format1_spec or study.spec
+    generalise = study_generalise(spec, generalise)
+    if spec.get("format") == 2:
         return design_run_create(
             study,
             out_dir=out_dir,
@@ -92,10 +96,10 @@ def analysis_run_create(
         tables, result = analyse()
     except ValueError as exc:
         raise ValueError(f"study {slug!r}: {exc}") from exc
-    sensitivity = alpha_sensitivity(*without_flagged(lambda mode: analyse(mode, None)[1], result, study.spec))
+    sensitivity = alpha_sensitivity(*without_flagged(lambda mode: analyse(mode, None)[1], result, spec))
     sample = result.sample
-    floor = study.spec.get("bonus", {}).get("honesty", {}).get("min_respondents", MIN_RESPONDENTS)
-    bts = participant_bts(sample.pairs, similar_max=study.spec["likert"]["similar_max"], min_respondents=floor)
+    floor = spec.get("bonus", {}).get("honesty", {}).get("min_respondents", MIN_RESPONDENTS)
+    bts = participant_bts(sample.pairs, similar_max=spec["likert"]["similar_max"], min_respondents=floor)
     provenance = study_provenance(
         study,
         participants={"in the export": len(tables.participants), "analysed": sample.included},
@@ -261,10 +265,12 @@ def design_run_create(
             f"from the rater-group rows and tests, kept in the {ALL!r} rows (no answer to {' or '.join(by)})": (
                 result.n_without_group
             )
-        },
+        }
+        if by
+        else {},
         seeds={"analysis": seed},
         settings={
-            "Rater groups": " / ".join(by),
+            "Rater groups": result.rater_group,
             "Smallest compared group": (
                 f"{result.options['min_group_size']} participants, {result.options['min_subject_group']} subjects "
                 + ("(smaller groups pooled into 'other')" if result.options["pool_small"] else "(smaller: too few)")

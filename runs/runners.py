@@ -150,11 +150,13 @@ def run_differential_parity(context: JobContext) -> tuple[dict, str]:
 
 
 def run_plan_job(context: JobContext) -> tuple[dict, str]:
-    """plan_study on the study's own file: the job's result is results.json; report.html and
-    plan.csv are stored with the job."""
+    """plan_study on the study's own file (a converted study's format 1 file, as ``plan_study`` reads it):
+    the job's result is results.json; report.html and plan.csv are stored with the job."""
     job, p = context.job, context.job.params
     result = run_plan(
-        job.study.spec, p, progress=lambda done: context.progress("simulated studies", done, plan_total(p))
+        job.study.format1_spec or job.study.spec,
+        p,
+        progress=lambda done: context.progress("simulated studies", done, plan_total(p)),
     )
     out = _report_dir(context)
     write_plan_report(result, out, title=f"{job.study.slug}: study plan for {p['n']} participants")

@@ -22,8 +22,9 @@ per condition and in the same order of parts:
 * the stimulus sets (each a unit of its two blocks) are shown in an order drawn per participant, as in
   format 1 (a ``shuffle`` per condition);
 * the condition's ``context`` sentence is each of its task blocks' ``intro`` (shown on every page);
-* slug, title, description, consent, completion, prolific, screening, time limit and bonus are kept,
-  and so are the conditions' ``desirable`` and ``aggregate_scale``.
+* slug, title, description, consent, completion, prolific, screening, quotas (over the screening
+  answer), time limit, bonus, analysis options, telemetry and quality rules are kept (``KEPT``), and
+  so are the conditions' ``desirable`` and ``aggregate_scale``.
 
 Every converted task and attention block has ``page_key`` (the format 1 part it was, with its set or
 check key), so its pages, answers and exports keep format 1's keys (``tasks.questions``; see the
@@ -35,6 +36,19 @@ from collections.abc import Iterator
 AI_MODEL = "ai"
 LIKERT_MEASURES = ("trajectory", "aggregate", "overall")
 MAX_KEY = 40  # tasks.schema.KEY_PATTERN
+KEPT = (  # the top-level parts both formats share (studies.format2's ``_shared``), kept as they are
+    "description",
+    "consent",
+    "completion",
+    "prolific",
+    "screening",
+    "quotas",
+    "time_limit",
+    "bonus",
+    "analysis",
+    "telemetry",
+    "quality",
+)
 
 
 def attention_slots(checks: list[dict], n_pairs: int) -> dict[int, list[dict]]:
@@ -170,7 +184,7 @@ def format1_to_format2(spec: dict) -> dict:
     """The format 2 study file of a validated format 1 file ``spec`` (see the module docstring)."""
     checks = spec["attention_checks"]
     out: dict = {"format": 2, "slug": spec["slug"], "title": spec["title"]}
-    for name in ("description", "consent", "completion", "prolific", "screening", "time_limit", "bonus"):
+    for name in KEPT:
         if name in spec:
             out[name] = spec[name]
     out["conditions"] = [

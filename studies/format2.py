@@ -739,11 +739,9 @@ BY_LANGUAGE = "language"
 
 
 def check_by(spec: dict, by: Sequence[str]) -> tuple[str, ...]:
-    """``by`` as a tuple of questionnaire question keys (or ``language``, :data:`BY_LANGUAGE`); a specific
-    error for anything else."""
+    """``by`` as a tuple of questionnaire question keys (or ``language``, :data:`BY_LANGUAGE`; none: one
+    rater group, ``fairness.task_blocks.ONE_GROUP``); a specific error for anything else."""
     by = tuple(by)
-    if not by:
-        raise ValueError("name at least one questionnaire question to split by (--by QUESTION)")
     known = questionnaire_questions(spec)
     unknown = [key for key in by if key not in known and key != BY_LANGUAGE]
     if unknown:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Q
 
+from studies.format1 import converted_plan, format1_to_format2
 from studies.models import Condition, Study
 from studies.selectors import owning_version
 from studies.study_file import validate_study
@@ -33,17 +34,49 @@ def spec_digest(spec: dict) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def stored_file(spec: dict) -> tuple[dict, dict | None]:
+    """The validated study file a version stores for ``spec``, and the format 1 file it was converted
+    from (None for a format 2 file): a format 1 file is stored as its format 2 conversion
+    (:func:`studies.format1.format1_to_format2`), so every study runs, exports and is analysed on one
+    path, with format 1's page and question keys (``page_key``)."""
+    spec = validate_study(spec)
+    if spec["format"] == 1:
+        return validate_study(format1_to_format2(spec)), spec
+    return spec, None
+
+
+def convert_version(study, participants) -> int:
+    """Store the format 1 version ``study`` as its conversion (:func:`stored_file`: ``spec``, its hash,
+    the original in ``format1_spec``) and each of its ``participants`` with a condition (those who
+    consented: a plan) with the same pages in format 2's shape (:func:`studies.format1.converted_plan`);
+    returns the number of plans converted, 0 for a version not in format 1. Page visits and answers
+    keep their keys (``page_key``). Works on the models or on a migration's historical ones; the caller
+    holds the transaction."""
+    if study.spec.get("format") != 1:  # a stored file is validated: its format is set
+        return 0
+    spec, original = stored_file(study.spec)
+    study.format1_spec, study.spec, study.spec_hash = original, spec, spec_digest(spec)
+    study.save(update_fields=["format1_spec", "spec", "spec_hash"])
+    converted = 0
+    for participant in participants.filter(condition__isnull=False).select_related("condition").iterator():
+        participant.plan = converted_plan(spec, participant.condition.key, participant.plan)
+        participant.save(update_fields=["plan"])
+        converted += 1
+    return converted
+
+
 @dataclass(frozen=True)
 class StudyLoadResult:
     study: Study
     action: str  # "created", "unchanged", "replaced" (no answers yet) or "new_version"
 
 
-def _create_study_rows(study: Study, spec: dict) -> None:
+def _create_study_rows(study: Study, spec: dict, format1_spec: dict | None) -> None:
     """The version's Condition rows, which participants, calibrations and audit runs point at. The
     rest of the content (subjects, sets, prompts, pools, blocks) is read from ``study.spec`` only.
-    Format 1 conditions name their effort feature; format 2 ones have a key, a label and maybe a cap
-    (validation gives a format 2 file without conditions the one condition "main")."""
+    A converted format 1 file's conditions (same keys, same order) name their effort feature and unit
+    from the format 1 file; format 2 ones have a key, a label and maybe a cap (validation gives a
+    format 2 file without conditions the one condition "main")."""
     Condition.objects.bulk_create(
         [
             Condition(
@@ -56,7 +89,7 @@ def _create_study_rows(study: Study, spec: dict) -> None:
                 cap=cond.get("cap"),
                 position=position,
             )
-            for position, cond in enumerate(spec["conditions"])
+            for position, cond in enumerate((format1_spec or spec)["conditions"])
         ]
     )
 
@@ -74,8 +107,12 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
     participant's data. A new version keeps the study's owner and collaborators (the first version's:
     they decide access to every version), whoever loads it; ``owner`` owns only a new slug and is
     recorded as the version's ``loaded_by``.
+
+    A format 1 file is stored as its format 2 conversion, the original in ``format1_spec``
+    (:func:`stored_file`); the content hash is the conversion's, so the same format 1 file again is
+    "unchanged".
     """
-    spec = validate_study(spec)
+    spec, format1_spec = stored_file(spec)
     digest = spec_digest(spec)
     latest = Study.objects.select_for_update().filter(slug=spec["slug"]).order_by("-version").first()
     if latest is not None and owner is not None and not may_load_version(owner, latest):
@@ -85,8 +122,9 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
     if latest is not None and not _in_use(latest):
         latest.conditions.all().delete()
         latest.spec, latest.spec_hash, latest.title, latest.loaded_by = spec, digest, spec["title"], owner
-        latest.save(update_fields=["spec", "spec_hash", "title", "loaded_by"])
-        _create_study_rows(latest, spec)
+        latest.format1_spec = format1_spec
+        latest.save(update_fields=["spec", "spec_hash", "title", "loaded_by", "format1_spec"])
+        _create_study_rows(latest, spec, format1_spec)
         return StudyLoadResult(latest, "replaced")
     version = 1 if latest is None else latest.version + 1
     owning = owning_version(latest.slug) if latest is not None else None
@@ -96,12 +134,13 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
         title=spec["title"],
         spec=spec,
         spec_hash=digest,
+        format1_spec=format1_spec,
         owner=owning.owner if owning is not None else owner,  # a version loaded by another stays the owner's
         loaded_by=owner,
     )
     if owning is not None:
         study.collaborators.set(owning.collaborators.all())
-    _create_study_rows(study, spec)
+    _create_study_rows(study, spec, format1_spec)
     return StudyLoadResult(study, "created" if latest is None else "new_version")
 
 

@@ -23,6 +23,7 @@ from participation.models import Participant
 from participation.plan import build_plan
 from participation.services import participant_arrive, participant_consent
 from studies.content import study_content
+from studies.format1 import converted_plan
 from studies.models import Condition, Study
 from studies.services import spec_digest
 from studies.study_file import validate_study
@@ -186,10 +187,15 @@ def test_when_every_condition_is_full_the_participant_is_told_and_stays_arrived(
 
 @pytest.mark.django_db
 def test_format_1_consent_keeps_its_plan(demo_study):
+    """A format 1 file is stored as its conversion: the consent stores format 1's plan (its pages, in
+    its order, with its keys) in format 2's shape, as a migrated participant's plan is converted."""
     participant = consent("effort-demo", "f1")
     stored = Participant.objects.get(pk=participant.pk)
-    assert stored.plan == build_plan(demo_study.spec, stored.condition.key, stored.seed)
-    assert stored.ticket == 0 and stored.condition.key == condition_for(demo_study.spec, 0)
+    condition = stored.condition.key
+    format1_plan = build_plan(demo_study.format1_spec, condition, stored.seed)
+    assert stored.plan == converted_plan(demo_study.spec, condition, format1_plan)
+    assert [page["key"] for page in stored.plan] == [page["key"] for page in format1_plan]
+    assert stored.ticket == 0 and condition == condition_for(demo_study.spec, 0)
 
 
 def _postgres_only():

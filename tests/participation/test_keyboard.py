@@ -7,6 +7,7 @@ import json
 import pytest
 
 from participation.models import Answer, Participant
+from tasks.questions import page_key
 from tests.conftest import ROOT
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 
@@ -23,10 +24,9 @@ MAX_KEYS = 400
 
 
 def _correct_answers(spec: dict) -> dict[str, str]:
-    """The right option of each attention check, by the last part of its page key."""
-    if spec["format"] == 1:
-        return {c["key"]: c["correct"] for c in spec["attention_checks"]["items"]}
-    return {b["key"]: b["correct"] for b in spec["blocks"] if b["type"] == "attention"}
+    """The right option of each attention check, by the last part of its page key (a converted format 1
+    check's page key is format 1's, ``attention/<check>``)."""
+    return {page_key(b).split("/")[-1]: b["correct"] for b in spec["blocks"] if b["type"] == "attention"}
 
 
 def _number(focused: dict) -> str:

@@ -46,22 +46,26 @@ def test_preview_lists_and_renders_every_block_of_a_format2_version(client, rese
 
 @pytest.mark.django_db
 def test_preview_of_a_format1_version_shows_each_page_kind(client, researcher, demo_study):
+    """A format 1 version is stored as its conversion: the preview lists its blocks, which hold every
+    page kind of format 1 (pair pages once per measure, the output and disagreement pages), and each
+    renders."""
     client.force_login(researcher)
     base = f"/researcher/studies/{demo_study.slug}/v{demo_study.version}/preview/"
     listing = client.get(base).content.decode()
     for label in (
-        "instructions",
-        "likert (trajectory)",
-        "likert (aggregate)",
-        "likert (overall)",
-        "output",
-        "disagreement",
-        "attention",
+        "instructions (instructions)",
+        "arrests-set1 (pair_distance, trajectory; item K1~A1)",
+        "arrests-set1 (pair_distance, aggregate; item K1~A1)",
+        "arrests-set1 (pair_distance, overall; item K1~A1)",
+        "arrests-set1-output (fair_score; item set1)",
+        "arrests-disagreement (agree, one page)",
+        "ac1-arrests (attention)",
     ):
-        assert f">{label}</a>" in listing
+        assert label in listing
     dashboard = client.get(f"/researcher/studies/{demo_study.slug}/").content.decode()
     assert f'href="{base}"' in dashboard
-    assert client.get(f"{base}2/").status_code == 200
+    for number in (1, 2, 5, 8, 17):  # instructions, attention, pair, output, disagreement
+        assert client.get(f"{base}{number}/").status_code == 200
 
 
 @pytest.mark.django_db

@@ -71,8 +71,9 @@ def test_bad_group_effect_is_refused_before_anyone_is_created(option, message):
 
 @pytest.mark.django_db
 def test_group_effects_are_refused_for_a_format_1_study():
+    """A format 1 file is stored as its conversion, which has no questionnaire to group the raters by."""
     study_load(spec={**build_demo_study(), "slug": "demo"})
-    with pytest.raises(CommandError, match="group effects need a format 2 study"):
+    with pytest.raises(CommandError, match="group effect on 'role': the study has no single-choice question"):
         call_command("simulate_participants", "demo", "--n", "2", "--group-effect", "role=judge:leniency=1")
     assert not Participant.objects.exists()
 

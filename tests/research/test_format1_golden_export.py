@@ -144,15 +144,20 @@ def test_stored_effort_demo_exports_are_byte_identical(client, researcher, monke
     assert Participant.objects.filter(status="completed").count() == N_PARTICIPANTS
     if convert:
         assert convert_stored_study(Study.objects.get(slug="effort-demo")) == N_PARTICIPANTS
-        study = Study.objects.get(slug="effort-demo")
-        assert study.spec["format"] == 2 and study.format1_spec["format"] == 1
-        assert {page["kind"] for p in Participant.objects.all() for page in p.plan} == {
-            "instructions",
-            "pair_distance",
-            "fair_score",
-            "agree",
-            "attention",
-        }
+        assert_converted()
+    assert_exports_golden(client, researcher, tmp_path)
+
+
+def assert_converted() -> None:
+    """The stored demo is its format 2 conversion, the participants' plans in format 2's page kinds."""
+    study = Study.objects.get(slug="effort-demo")
+    assert study.spec["format"] == 2 and study.format1_spec["format"] == 1
+    kinds = {page["kind"] for p in Participant.objects.all() for page in p.plan}
+    assert kinds == {"instructions", "pair_distance", "fair_score", "agree", "attention"}
+
+
+def assert_exports_golden(client, researcher, tmp_path: Path) -> None:
+    """Every export of the demo, downloaded by ``researcher``, equals its golden file."""
     client.force_login(researcher)
     _assert_golden(dict(_golden(name, content) for name, content in _outputs(client, tmp_path).items()))
 
@@ -168,7 +173,14 @@ def test_a_converted_mid_study_participant_finishes_through_the_participant_view
     before = list(Answer.objects.filter(participant=participant).values_list("page", "question", "number"))
     assert participant.status == "active" and participant.position == 10 and len(before) > 0
     convert_stored_study(participant.study)
-    participant.refresh_from_db()
+    finish_mid_study(client, before)
+
+
+def finish_mid_study(client, before: list[tuple]) -> None:
+    """The converted mid-study participant resumes and answers its remaining pages through the
+    participant views; ``before``: its (page, question, number) answers before the conversion."""
+    participant = Participant.objects.get(external_id="mid-study")
+    assert participant.plan[0]["kind"] == "instructions" and participant.plan[1]["kind"] == "pair_distance"
     code = participant_set_resume_code(participant_id=participant.pk)
     assert client.post("/s/effort-demo/", {"participant_label": "mid-study", "code": code}).status_code == 302
     index = condition_index(participant.study.spec, participant.study.spec_hash, participant.condition.key)

@@ -17,6 +17,7 @@ from django.core.management import call_command
 from analysis.report import HEADINGS, TABLES
 from fairness.study_parity import subject_table
 from participation.format1 import convert_stored_study
+from runs.analysis_runs import design_run_create
 from runs.models import AnalysisRun, AuditRun, Calibration
 from studies.format1 import format1_to_format2
 from studies.models import Study
@@ -27,8 +28,8 @@ SEED, RESAMPLES = 1, 200  # those of the golden calibrations.csv
 
 
 def _analyse(out_dir, *by: str) -> AnalysisRun:
-    """``analyze_study`` on the demo (a format 2 study is split by ``by``: the converted demo has no questionnaire,
-    so by the participants' language)."""
+    """``analyze_study`` on the demo (a format 2 study is split by ``by``; without it, one rater group: the
+    converted demo has no questionnaire)."""
     call_command(
         "analyze_study",
         "effort-demo",
@@ -50,7 +51,18 @@ def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, t
     Calibration.objects.all().delete()
     convert_stored_study(Study.objects.get(slug="effort-demo"))
 
-    run = _analyse(tmp_path / "format2", "language")
+    run = design_run_create(  # the format 2 analysis without --by: one rater group
+        Study.objects.get(slug="effort-demo"),
+        out_dir=tmp_path / "format2",
+        by=(),
+        seed=SEED,
+        n_resamples=RESAMPLES,
+        include_incomplete=False,
+        include_pilot=False,
+        generalise=None,
+        groups={},
+    )
+    assert run.results["by"] == [] and [g["rater_group"] for g in run.results["rater_groups"]] == ["all"]
     golden = pd.read_csv(GOLDEN / "calibrations.csv").set_index("condition")
     stored = {c.condition.key: c for c in Calibration.objects.filter(analysis_run=run, kind="likert")}
     assert sorted(stored) == sorted(golden.index) == ["arrests", "income"]

@@ -79,7 +79,7 @@ def test_two_servers_one_database_and_a_worker_stay_consistent(demo_study, resea
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        checks = {c["key"]: c["correct"] for c in demo_study.spec["attention_checks"]["items"]}
+        checks = {c["key"]: c["correct"] for c in demo_study.format1_spec["attention_checks"]["items"]}
         staying = BalancedParticipant(ports, "lb-stay", checks, seed=1)
         leaving = BalancedParticipant(ports, "lb-leave", checks, seed=2)
 

@@ -103,6 +103,23 @@ def test_a_small_file_becomes_the_hand_worked_blocks():
     assert prompts["subjects"][1]["models"] == {"ai": {"score": pytest.approx(0.6), "label": 1}}
 
 
+def test_the_parts_both_formats_share_are_kept():
+    """Quotas over the screening answer, the analysis options, telemetry and the quality rules are kept as
+    they are (a study loaded as its conversion still enforces and applies them)."""
+    screening = {"question": "Your role?", "options": ["Judge", "Public", "Neither"], "eligible": ["Judge", "Public"]}
+    shared = {
+        "screening": screening,
+        "quotas": [{"question": "screening", "max": 1}],
+        "analysis": {"generalise": "stimuli"},
+        "telemetry": True,
+        "quality": {"min_seconds_per_page": 2, "exclude_if": ["fast"]},
+        "time_limit": {"max_minutes": 30},
+    }
+    original = validate_study(_small() | shared)
+    converted = validate_study(format1_to_format2(original))
+    assert {name: converted[name] for name in shared} == {name: original[name] for name in shared}
+
+
 def test_the_demo_converts_to_a_valid_format2_file_with_every_subject_pair_set_and_prompt(demo):
     converted = validate_study(format1_to_format2(demo))
     assert converted["format"] == 2 and converted["slug"] == demo["slug"]

@@ -6,26 +6,32 @@ from participation.enrolment import enrolment_of
 from participation.models import Participant
 from participation.pages import condition_index, form_answers, page_form
 from participation.services import page_submit, participant_arrive, participant_consent
+from tasks.attention import attention_check
+
+# A valid answer per form field (by its name without the item prefix; ``score_<subject>`` by its start)
+VALID = {
+    "rating": "2",
+    "prediction": "60",
+    "k_decision": "accept",
+    "score": "40",
+    "rationale": "Similar trend and total.",
+    "agree": "1",
+    "answer": "1",
+}
 
 
 def valid_data(page: dict, index) -> dict:
-    kind = page["kind"]
-    if kind == "likert":
-        data = {"rating": "2"}
-        if page["measure"] in index.spec["bts"]["questions"]:
-            data["prediction"] = "60"
-        return data
-    if kind == "output":
-        data = {"k_decision": "accept"}
-        for x in page["subjects"]:
-            data[f"score_{x}"] = "40"
-            data[f"rationale_{x}"] = "Similar trend and total."
-        return data
-    if kind == "disagreement":
-        return {f"agree_{k}": "1" for k in page["prompts"]}
-    if kind == "attention":
-        return {"choice": index.checks[page["check"]]["correct"]}
-    return {}
+    """Valid POST data for any page: a rating of 2 (prediction 60), the AI's score accepted and every
+    fair score 40 with a rationale, agreement, the attention check's correct option."""
+    if page["kind"] == "attention":
+        return {"choice": attention_check(page, index)["correct"]}
+    data = {}
+    for name in page_form(page, index).fields:
+        field = name.rsplit("-", 1)[-1]
+        key = field if field in VALID else field.split("_", 1)[0]
+        if key in VALID:
+            data[name] = VALID[key]
+    return data
 
 
 def answers_for(participant: Participant, page: dict) -> list:
@@ -34,6 +40,18 @@ def answers_for(participant: Participant, page: dict) -> list:
     form = page_form(page, index, data=MultiValueDict({k: [v] for k, v in valid_data(page, index).items()}))
     assert form.is_valid(), form.errors
     return form_answers(page, index, form)
+
+
+def output_page(participant: Participant) -> dict:
+    """The participant's current page, a fair-score page of a converted format 1 study, with the
+    comparison subjects it asks scores for (``subjects``: its form's ``score_<subject>`` fields) and its
+    stimulus set (``set``: the page's item)."""
+    participant.refresh_from_db()
+    page = participant.plan[participant.position]
+    study = participant.study
+    form = page_form(page, condition_index(study.spec, study.spec_hash, participant.condition.key))
+    subjects = [name.removeprefix("score_") for name in form.fields if name.startswith("score_")]
+    return {**page, "subjects": subjects, "set": page["item"]}
 
 
 def consented(slug: str, external_id: str) -> Participant:

@@ -9,6 +9,7 @@ from participation.pages import condition_index
 from participation.services import AnswerInput, page_submit
 from studies.models import Study
 from studies.services import study_load
+from tasks.questions import attention_question
 from tests.surveys.helpers import answers_for, valid_data
 
 CODES = {"completed": "COMP1", "failed_attention": "FAIL1", "screened_out": "SCRN1"}
@@ -26,7 +27,11 @@ def arrive(client: Client, pid: str, session: str = "") -> Participant:
 
 
 def wrong_check(participant: Participant, page: dict) -> list[AnswerInput]:
-    check = next(c for c in participant.study.spec["attention_checks"]["items"] if c["key"] == page["check"])
+    check = next(
+        c
+        for c in participant.study.format1_spec["attention_checks"]["items"]
+        if attention_question(c["key"]) == page["key"]
+    )
     wrong = next(o for o in check["options"] if o != check["correct"])
     return [AnswerInput(question=f"attention/{check['key']}", measure="attention", number=0, text=wrong)]
 

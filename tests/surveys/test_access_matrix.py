@@ -7,7 +7,7 @@ from django.test import Client
 from participation.models import Participant
 from participation.simulate import simulate_participants
 from runs.models import Job
-from tests.surveys.helpers import answer_pages
+from tests.surveys.helpers import answer_pages, output_page
 
 pytestmark = pytest.mark.django_db
 
@@ -90,10 +90,9 @@ def test_script_in_free_text_is_escaped_everywhere(clients):
     page = p.plan[0]
     participant.post("/s/effort-demo/page/", {"page_key": page["key"]})
     p.refresh_from_db()
-    output_index = next(i for i, pg in enumerate(p.plan) if pg["kind"] == "output")
+    output_index = next(i for i, pg in enumerate(p.plan) if pg["key"].startswith("output/"))
     answer_pages(p, output_index - p.position)
-    p.refresh_from_db()
-    out_page = p.plan[p.position]
+    out_page = output_page(p)
     data = {"page_key": out_page["key"], "k_decision": "accept"}
     for x in out_page["subjects"]:
         data[f"score_{x}"] = "150"  # refused, so the text is echoed back

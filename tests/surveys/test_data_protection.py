@@ -6,7 +6,7 @@ from django.test import Client
 from participation.models import Answer, PageVisit, Participant
 from participation.simulate import simulate_participants
 from research.export import export_tables
-from tests.surveys.helpers import answer_pages, consented, participant_session
+from tests.surveys.helpers import answer_pages, consented, output_page, participant_session
 
 pytestmark = pytest.mark.django_db
 
@@ -107,9 +107,8 @@ def test_outage_on_a_page_post_keeps_what_the_participant_typed(demo_study, monk
     token = client.cookies["csrftoken"].value
     client.post("/s/effort-demo/consent/", {"decision": "accept", "csrfmiddlewaretoken": token})
     participant = Participant.objects.get()
-    answer_pages(participant, next(i for i, p in enumerate(participant.plan) if p["kind"] == "output"))
-    participant.refresh_from_db()
-    page = participant.plan[participant.position]
+    answer_pages(participant, next(i for i, p in enumerate(participant.plan) if p["key"].startswith("output/")))
+    page = output_page(participant)
     rationale = '"><script>alert(1)</script> & a long, careful answer ' + "x" * 3900
     data = {"page_key": page["key"], "k_decision": "accept", "csrfmiddlewaretoken": token}
     for x in page["subjects"]:

@@ -53,7 +53,7 @@ def submit(page):
 
 def test_participant_takes_the_whole_study(browser, live_server, demo_study):
     spec = demo_study.spec
-    checks = {c["key"]: c for c in spec["attention_checks"]["items"]}
+    checks = {c["key"]: c for c in demo_study.format1_spec["attention_checks"]["items"]}
     context = browser.new_context(viewport={"width": 390, "height": 844})
     page = context.new_page()
     page.goto(f"{live_server.url}/s/effort-demo/?PROLIFIC_PID=e2e-person&STUDY_ID=S&SESSION_ID=X")
@@ -129,11 +129,11 @@ def test_participant_takes_the_whole_study(browser, live_server, demo_study):
                 page.locator(f"input[name=score_{subjects[0]}]").fill("10")
                 refused = True
             submit(page)
-        elif key == "disagreement":
-            names = page.locator("input[name^=agree_]").evaluate_all("els => [...new Set(els.map(e => e.name))]")
+        elif key == "disagreement":  # the converted agree block's one page: item<i>-answer per prompt, in plan order
+            names = page.locator("input[name$=-answer]").evaluate_all("els => [...new Set(els.map(e => e.name))]")
             for i, name in enumerate(names):
                 page.locator(f"input[name={name}][value='{i % 2}']").check()
-                typed[("agree", name.removeprefix("agree_"))] = i % 2
+                typed[("agree", i)] = i % 2
             submit(page)
         elif key.startswith("attention/"):
             page.get_by_label(checks[key.split("/")[1]]["correct"], exact=True).check()
@@ -164,7 +164,13 @@ def test_participant_takes_the_whole_study(browser, live_server, demo_study):
         assert row.excluded == 0
     disagreements = tables.disagreements[tables.disagreements["participant_id"] == str(participant.pseudonym)]
     assert len(disagreements) == 8
+    condition = next(c for c in demo_study.format1_spec["conditions"] if c["key"] == participant.condition.key)
+    prompt_of: dict[str, str] = {}
+    for prompt in condition["disagreement_prompts"]:  # a subject of two prompts keeps the first's key
+        prompt_of.setdefault(prompt["subject"], prompt["key"])
+    shown = next(p for p in participant.plan if p["key"] == "disagreement")["items"]
+    agreed = {prompt_of[subject]: typed[("agree", i)] for i, subject in enumerate(shown)}
     for row in disagreements.itertuples():
-        assert row.agree == typed[("agree", row.prompt)]
+        assert row.agree == agreed[row.prompt]
     people = tables.participants.set_index("participant_id")
     assert people.loc[str(participant.pseudonym), "attention_failed"] == 0

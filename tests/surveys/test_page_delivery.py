@@ -97,7 +97,7 @@ def test_another_participants_page_key_is_not_saved(client, demo_study):
     client.get("/s/effort-demo/", {"PROLIFIC_PID": "me"})
     client.post("/s/effort-demo/consent/", {"decision": "accept"})
     me = Participant.objects.get(external_id="me")
-    later = next(p for p in me.plan[3:] if p["kind"] == "likert")
+    later = next(p for p in me.plan[3:] if p["kind"] == "pair_distance")
     index = condition_index(demo_study.spec, demo_study.spec_hash, me.condition.key)
     response = client.post("/s/effort-demo/page/", {"page_key": later["key"], **valid_data(later, index)})
     assert response.status_code == 302  # not reached yet: sent back to the current page

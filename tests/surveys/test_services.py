@@ -5,7 +5,7 @@ from django.db import IntegrityError, transaction
 
 from participation.enrolment import enrolment_of
 from participation.models import Answer, PageVisit, Participant
-from participation.plan import build_plan
+from participation.plan import plan_for
 from participation.services import (
     InvalidParticipantId,
     SubmitOutcome,
@@ -13,8 +13,10 @@ from participation.services import (
     participant_arrive,
     participant_consent,
 )
+from studies.format1 import format1_to_format2
 from studies.models import Study
-from studies.services import StudyNotFound, study_load
+from studies.services import StudyNotFound, spec_digest, study_load
+from studies.study_file import validate_study
 from tests.surveys.helpers import answer_pages, answers_for, consented
 
 pytestmark = pytest.mark.django_db
@@ -25,6 +27,20 @@ def test_loading_the_same_file_again_changes_nothing(demo_spec):
     again = study_load(spec=copy.deepcopy(demo_spec))
     assert (first.action, again.action) == ("created", "unchanged")
     assert Study.objects.count() == 1 and again.study.pk == first.study.pk
+
+
+def test_a_format1_file_is_stored_as_its_conversion_and_reloads_unchanged(demo_spec):
+    """Conversion at load comes before the content hash: the same format 1 file again is no new version."""
+    first = study_load(spec=demo_spec)
+    study = first.study
+    assert study.spec == validate_study(format1_to_format2(validate_study(demo_spec)))
+    assert study.spec["format"] == 2 and study.format1_spec == validate_study(demo_spec)
+    assert study.spec_hash == spec_digest(study.spec)
+    assert [(c.key, c.feature, c.unit) for c in study.conditions.all()] == [
+        (c["key"], c["feature"], c["unit"]) for c in demo_spec["conditions"]
+    ]
+    again = study_load(spec=copy.deepcopy(demo_spec))
+    assert again.action == "unchanged" and again.study.pk == study.pk and Study.objects.count() == 1
 
 
 def test_changed_study_without_participants_is_updated_in_place(demo_spec):
@@ -45,9 +61,10 @@ def test_changed_study_with_answers_becomes_a_new_version(demo_study, demo_spec)
     assert result.action == "new_version" and result.study.version == 2
     old = Study.objects.get(slug="effort-demo", version=1)
     assert (
-        old.spec["conditions"][0]["subjects"][0]["risk_score"]
+        old.format1_spec["conditions"][0]["subjects"][0]["risk_score"]
         == demo_spec["conditions"][0]["subjects"][0]["risk_score"]
     )
+    assert old.spec != result.study.spec
     participant.refresh_from_db()
     assert participant.study_id == old.pk  # keeps what they saw
     newcomer, _ = participant_arrive(study_slug="effort-demo", external_id="p2")
@@ -56,19 +73,20 @@ def test_changed_study_with_answers_becomes_a_new_version(demo_study, demo_spec)
 
 
 def test_plan_order_is_randomised_per_seed_and_complete(demo_spec):
+    """The stored (converted) demo's plans: format 1's page keys, in an order drawn per seed."""
     spec = study_load(spec=demo_spec).study.spec
-    a, b = build_plan(spec, "arrests", 1), build_plan(spec, "arrests", 2)
-    assert build_plan(spec, "arrests", 1) == a
+    a, b = plan_for(spec, "arrests", 1), plan_for(spec, "arrests", 2)
+    assert plan_for(spec, "arrests", 1) == a
     assert [p["key"] for p in a] != [p["key"] for p in b]
     assert sorted(p["key"] for p in a) == sorted(p["key"] for p in b)
-    likert = [p for p in a if p["kind"] == "likert"]
-    assert len(likert) == 3 * 4 * 3
+    pairs = [p for p in a if p["kind"] == "pair_distance"]
+    assert len(pairs) == 3 * 4 * 3 and all(p["key"].startswith("pair/set") for p in pairs)
     assert sum(p["kind"] == "attention" for p in a) == 3
-    assert sum(p["kind"] == "output" for p in a) == 3
-    assert a[0]["kind"] == "instructions" and a[-1]["kind"] == "disagreement"
+    assert sorted(p["key"] for p in a if p["kind"] == "fair_score") == ["output/set1", "output/set2", "output/set3"]
+    assert a[0]["kind"] == "instructions" and a[-1]["key"] == "disagreement"
     # each pair's three questions come in the order trajectory, aggregate, overall
     for i, p in enumerate(a):
-        if p["kind"] == "likert" and p["measure"] == "trajectory":
+        if p["kind"] == "pair_distance" and p["measure"] == "trajectory":
             assert [a[i + 1]["measure"], a[i + 2]["measure"]] == ["aggregate", "overall"]
 
 

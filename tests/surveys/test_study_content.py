@@ -21,7 +21,7 @@ CAL = {"alpha": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n_participants": 10, "seed"
 def test_format2_conditions_are_stored_without_feature(db):
     study = Study.objects.create(slug="f2", title="F2", spec={}, spec_hash="x")
     spec = {"format": 2, "conditions": [{"key": "ai", "label": "With AI", "cap": 30}, {"key": "no", "label": "No"}]}
-    _create_study_rows(study, spec)
+    _create_study_rows(study, spec, None)
     rows = list(study.conditions.values_list("key", "label", "feature", "unit", "desirable", "cap", "position"))
     assert rows == [("ai", "With AI", "", "", None, 30, 0), ("no", "No", "", "", None, None, 1)]
     with pytest.raises(IntegrityError):

@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from participation.models import Answer, Participant
-from tests.surveys.helpers import answer_pages, participant_session
+from tests.surveys.helpers import answer_pages, output_page, participant_session
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +63,7 @@ def test_pair_page_shows_chart_data_and_plotly_from_static(client, demo_study):
     participant = Participant.objects.get()
     response = client.get("/s/effort-demo/page/")
     page = participant.plan[1]
-    assert page["kind"] in ("likert", "attention")
+    assert page["kind"] in ("pair_distance", "attention")
     body = response.content.decode()
     assert "/static/vendor/plotly.min.js" in body and "cdn" not in body.lower()
     assert 'role="img"' in body and '<progress id="progress"' in body
@@ -76,9 +76,8 @@ def at_first_output_page(client, *, rationale: str):
     start(client)
     accept(client)
     participant = Participant.objects.get()
-    answer_pages(participant, next(i for i, p in enumerate(participant.plan) if p["kind"] == "output"))
-    participant.refresh_from_db()
-    page = participant.plan[participant.position]
+    answer_pages(participant, next(i for i, p in enumerate(participant.plan) if p["key"].startswith("output/")))
+    page = output_page(participant)
     data = {"page_key": page["key"], "k_decision": "accept"}
     for x in page["subjects"]:
         data[f"score_{x}"] = "45"
@@ -111,7 +110,7 @@ def test_double_submit_stores_one_answer(client, demo_study):
     page = participant.plan[1]
     data = {"page_key": page["key"], "rating": "3", "prediction": "50", "choice": "Blue"}
     if page["kind"] == "attention":
-        data["choice"] = demo_study.spec["attention_checks"]["items"][0]["correct"]
+        data["choice"] = demo_study.format1_spec["attention_checks"]["items"][0]["correct"]
     first = client.post("/s/effort-demo/page/", data)
     second = client.post("/s/effort-demo/page/", data)
     assert first.status_code == 200 and page["key"].encode() not in first.content  # the next page
