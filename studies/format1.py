@@ -36,7 +36,7 @@ from collections.abc import Iterator
 AI_MODEL = "ai"
 LIKERT_MEASURES = ("trajectory", "aggregate", "overall")
 MAX_KEY = 40  # tasks.schema.KEY_PATTERN
-KEPT = (  # the top-level parts both formats share (studies.format2's ``_shared``), kept as they are
+KEPT = (  # the top-level parts both formats share (with slug and title: studies.format2's schema), kept as they are
     "description",
     "consent",
     "completion",

@@ -18,6 +18,7 @@ from typing import Any
 from django.utils.translation import gettext
 
 from studies import study_file as v1
+from studies.format1 import KEPT
 from tasks import BLOCK_TASKS, block_task
 from tasks.attention import Attention
 from tasks.detection import CHECKS, apply_detection_defaults, detection_problems
@@ -231,11 +232,7 @@ _block = {
     ]
     + [{"if": {"properties": {"type": {"const": "task"}}}, "then": _task_block}],
 }
-_shared = {name: v1.SCHEMA["properties"][name] for name in ("slug", "title", "description", "consent", "completion")}
-_shared |= {
-    name: v1.SCHEMA["properties"][name]
-    for name in ("screening", "quotas", "time_limit", "prolific", "bonus", "analysis", "telemetry", "quality")
-}
+_shared = {name: v1.SCHEMA["properties"][name] for name in ("slug", "title", *KEPT)}  # as format 1 writes them
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
