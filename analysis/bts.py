@@ -339,10 +339,10 @@ def honesty_scores(
     respondents is left out and named ("block/subject") in ``attrs["left_out"]``."""
     scored, left_out = [], {}
     for block, positive in positives.items():
-        where = {"block": positive.block or block, "conditions": positive.conditions, "subjects": positive.subjects}
-        columns = ["participant_id", "subject", "value"]
-        task = block_answers(answers, measure=positive.measure, **where)[columns]
-        predictions = block_answers(answers, measure="prediction", **where)[columns]
+        rows, columns = positive.block or block, ["participant_id", "subject", "value"]
+        where = {"conditions": positive.conditions, "subjects": positive.subjects}
+        task = block_answers(answers, rows, positive.measure, **where)[columns]
+        predictions = block_answers(answers, rows, "prediction", **where)[columns]
         both = task.merge(predictions, on=["participant_id", "subject"], suffixes=("", "_prediction"))
         for subject, question in both.groupby("subject"):
             if len(question) < min_respondents:

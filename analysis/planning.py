@@ -170,8 +170,9 @@ def plan_study(
 ) -> PlanResult:
     """Simulate ``n_studies`` studies of ``n`` participants of the effort design of the validated format 2
     file ``spec`` (``simulation.effort_design``: its pair_distance blocks rating trajectory, aggregate and
-    overall; ValueError without one); the table described in the module docstring. ``alpha_level`` is the tests' level; Steiger's test is Bonferroni-adjusted over
-    ``n_tests`` (the pipeline's Table 3 family); ``n_resamples`` is the two-way bootstrap's size;
+    overall; ValueError without one); the table described in the module docstring. ``alpha_level`` is
+    the tests' level; Steiger's test is Bonferroni-adjusted over ``n_tests`` (the pipeline's Table 3
+    family); ``n_resamples`` is the two-way bootstrap's size;
     ``stimulus_copies`` multiplies the stimulus pairs (each participant still rates 12). With
     ``size_studies`` > 0, ``sizes`` is :func:`headline_sizes` with that many studies per stimulus SD
     (``progress`` then counts on past ``n_studies``)."""

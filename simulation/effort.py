@@ -222,7 +222,7 @@ def simulate_pairs(
         plan_rng = np.random.default_rng(int(rng.integers(2**62)))
         for sset in [cond.sets[j] for j in plan_rng.permutation(len(cond.sets))]:
             shown = [sset.pairs[j] for j in plan_rng.permutation(len(sset.pairs))]
-            ratings = {pair: {m: person.likert_page(sset.key, *pair, m) for m in EFFORT_MEASURES} for pair in shown}
+            ratings = {(k, x): {m: person.likert_page(sset.key, k, x, m) for m in EFFORT_MEASURES} for k, x in shown}
             scores = {}
             for k in dict.fromkeys(a for a, b in shown if b in sset.fair_scores.get(a, ())):
                 out = person.output_page(sset.key, k, [b for a, b in shown if a == k and b in sset.fair_scores[k]])

@@ -81,7 +81,7 @@ def effort_conditions(spec: dict) -> list[EffortCondition]:
                     models.update(dict.fromkeys((a, b), fair["model"]))
             key = block.get("page_key", {}).get("key", block["key"])
             sets.append(EffortSet(key, pairs, {a: tuple(bs) for a, bs in scored.items()}))
-        subjects = {}
+        subjects: dict[str, dict] = {}
         for pool in dict.fromkeys(b["pool"] for b in effort):
             for s in pools[pool]["subjects"]:
                 output = s.get("models", {}).get(models.get(s["id"], ""), {})
