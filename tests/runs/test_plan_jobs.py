@@ -189,3 +189,21 @@ def test_a_study_without_effort_blocks_is_refused_by_the_api_and_the_command(res
     job = Job.objects.create(kind=Job.Kind.PLAN, study=study, created_by=researcher, params=params)
     with pytest.raises(ValueError, match=NO_EFFORT):
         run_plan_job(JobContext(job, tmp_path, progress=lambda *a: None, log=lambda *a: None))
+
+
+def test_the_command_plans_a_format1_file_as_its_conversion():
+    """``plan_study --study-file`` (default: the bundled format 1 demo) stores the file as its conversion
+    first (``stored_file``) and prints the plan its format 1 file gave (the golden table's figures)."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    golden = json.loads(GOLDEN_FORMAT1.read_text())
+    names = ("n", "studies", "seed", "participant_slope_sd", "stimulus_sd", "resamples", "stimulus_copies")
+    options = [arg for name in names for arg in (f"--{name.replace('_', '-')}", str(golden["params"][name]))]
+    out = StringIO()
+    call_command("plan_study", *options, stdout=out, stderr=StringIO())
+    printed = out.getvalue()
+    for row in golden["plan"]["table"]:
+        for column in ("estimand", "ci_width_mean", "se_ratio"):
+            assert f"{row[column]:.4f}" in printed, (row["condition"], column)
