@@ -280,8 +280,9 @@ def bulk_bonus_csv(bonus: pd.DataFrame) -> str:
 
 
 class Positive(Protocol):
-    """A question's positive answer: the answers of ``measure`` with ``low <= value <= high``
-    (``tasks.base.BtsPositive``, from each task type)."""
+    """A block's BTS questions (``tasks.base.BtsPositive``, from each task type and ``tasks.bts_positives``):
+    the positive answer, those of ``measure`` with ``low <= value <= high``; the answers table's rows of
+    ``block`` (the block key when empty), of ``conditions`` and about ``subjects`` (all when empty)."""
 
     @property
     def measure(self) -> str: ...
@@ -292,11 +293,32 @@ class Positive(Protocol):
     @property
     def high(self) -> float: ...
 
+    @property
+    def block(self) -> str: ...
 
-def block_answers(answers: pd.DataFrame, block: str, measure: str) -> pd.DataFrame:
-    """The numeric answers of one measure of one block of a long answers table (format 2 export)."""
-    part = answers[(answers["block"] == block) & (answers["measure"] == measure)]
-    return part.dropna(subset=["value"]).astype({"value": float})
+    @property
+    def conditions(self) -> tuple[str, ...]: ...
+
+    @property
+    def subjects(self) -> tuple[str, ...]: ...
+
+
+def block_answers(
+    answers: pd.DataFrame,
+    block: str,
+    measure: str,
+    *,
+    conditions: Sequence[str] = (),
+    subjects: Sequence[str] = (),
+) -> pd.DataFrame:
+    """The numeric answers of one measure of one block of a long answers table (format 2 export), only
+    those of ``conditions`` and about ``subjects`` when given."""
+    chosen = (answers["block"] == block) & (answers["measure"] == measure)
+    if conditions:
+        chosen &= answers["condition"].isin(conditions)
+    if subjects:
+        chosen &= answers["subject"].isin(subjects)
+    return answers[chosen].dropna(subset=["value"]).astype({"value": float})
 
 
 def honesty_scores(
@@ -309,13 +331,18 @@ def honesty_scores(
     """Binary BTS per question (a block's item) over the participants who answered both the task and the
     prediction ("what percentage of other participants answered X?", X the positive answer), averaged per
     participant: participant_id, n_questions, information, prediction, total (Prelec 2004, :func:`bts_scores`).
-    ``positives``: block key -> its positive answer (the blocks with a BTS follow-up). Options are 0 = the
-    positive answer and 1 = any other; the prediction p% gives (p/100, 1 - p/100). A question with fewer
-    than ``min_respondents`` respondents is left out and named ("block/subject") in ``attrs["left_out"]``."""
+    ``positives``: block key -> its positive answer and where its answers are (the blocks with a BTS
+    follow-up; a block converted from format 1 selects its condition's rows of ``pairs`` about its pairs,
+    so a question, (condition, subject), is format 1's (condition, set, comparison) of
+    :func:`participant_bts`, and the scores are the same). Options are 0 = the positive answer and 1 = any
+    other; the prediction p% gives (p/100, 1 - p/100). A question with fewer than ``min_respondents``
+    respondents is left out and named ("block/subject") in ``attrs["left_out"]``."""
     scored, left_out = [], {}
     for block, positive in positives.items():
-        task = block_answers(answers, block, positive.measure)[["participant_id", "subject", "value"]]
-        predictions = block_answers(answers, block, "prediction")[["participant_id", "subject", "value"]]
+        rows, columns = positive.block or block, ["participant_id", "subject", "value"]
+        where = {"conditions": positive.conditions, "subjects": positive.subjects}
+        task = block_answers(answers, rows, positive.measure, **where)[columns]
+        predictions = block_answers(answers, rows, "prediction", **where)[columns]
         both = task.merge(predictions, on=["participant_id", "subject"], suffixes=("", "_prediction"))
         for subject, question in both.groupby("subject"):
             if len(question) < min_respondents:

@@ -168,9 +168,11 @@ def plan_study(
     size_studies: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> PlanResult:
-    """Simulate ``n_studies`` studies of ``n`` participants; the table described in the module
-    docstring. ``alpha_level`` is the tests' level; Steiger's test is Bonferroni-adjusted over
-    ``n_tests`` (the pipeline's Table 3 family); ``n_resamples`` is the two-way bootstrap's size;
+    """Simulate ``n_studies`` studies of ``n`` participants of the effort design of the validated format 2
+    file ``spec`` (``simulation.effort_design``: its pair_distance blocks rating trajectory, aggregate and
+    overall; ValueError without one); the table described in the module docstring. ``alpha_level`` is
+    the tests' level; Steiger's test is Bonferroni-adjusted over ``n_tests`` (the pipeline's Table 3
+    family); ``n_resamples`` is the two-way bootstrap's size;
     ``stimulus_copies`` multiplies the stimulus pairs (each participant still rates 12). With
     ``size_studies`` > 0, ``sizes`` is :func:`headline_sizes` with that many studies per stimulus SD
     (``progress`` then counts on past ``n_studies``)."""
@@ -310,10 +312,11 @@ def headline_sizes(
     conditions RQ3 a4 = a5 = 0 (cluster-robust Wald). Columns ``SIZE_COLUMNS``; ``size_mcse`` =
     sqrt(p (1 - p) / R). The output distance D has no stimulus effect in the simulator and is left out."""
     from simulation.effort import GenerativeModel, simulate_pairs
+    from simulation.effort_design import effort_conditions
 
     model = model or GenerativeModel()
     seeds = [int(s) for s in np.random.default_rng([seed, 23]).integers(2**62, size=n_studies)]
-    points = np.arange(1, spec["likert"]["points"] + 1, dtype=float)
+    points = np.arange(1, effort_conditions(spec)[0].scale["likert"]["points"] + 1, dtype=float)
     grid_a, grid_b = np.repeat(points, points.size), np.tile(points, points.size)
     rows, done = [], 0
     for sd in stimulus_sds:

@@ -10,6 +10,7 @@ unless --mixed-models is given.
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,10 +20,15 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()  # the study file's conversion and validation name its task types (translated strings)
 
 from analysis.pipeline import run_pipeline  # noqa: E402
 from simulation.effort import simulate_pairs  # noqa: E402
-from studies.study_file import validate_study  # noqa: E402
+from studies.services import stored_file  # noqa: E402
 
 
 def pandas_loop_bootstrap(frame: pd.DataFrame, n_resamples: int, seed: int) -> float:
@@ -50,7 +56,7 @@ def main() -> None:
     parser.add_argument("--loop-resamples", type=int, default=200)
     parser.add_argument("--mixed-models", action="store_true", help="include the crossed mixed models")
     args = parser.parse_args()
-    spec = validate_study(json.loads((ROOT / "studies/bundled/effort_demo.json").read_text()))
+    spec, _ = stored_file(json.loads((ROOT / "studies/bundled/effort_demo.json").read_text()))  # its conversion
     pairs = simulate_pairs(spec, args.participants, seed=1)
     print(f"pairs table: {len(pairs)} rows, {pairs['participant_id'].nunique()} participants")
     started = time.perf_counter()

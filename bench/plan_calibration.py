@@ -17,6 +17,7 @@ Run: .venv/bin/python bench/plan_calibration.py [--studies 20] [--intercept-sd .
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -26,11 +27,16 @@ import statsmodels.api as sm
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+import django  # noqa: E402
+
+django.setup()  # the study file's conversion and validation name its task types (translated strings)
 
 from analysis.correlations import bootstrap_correlation_difference, compare_correlations, correlation  # noqa: E402
 from analysis.planning import alpha_estimate  # noqa: E402
 from simulation.effort import GenerativeModel, simulate_pairs  # noqa: E402
-from studies.study_file import validate_study  # noqa: E402
+from studies.services import stored_file  # noqa: E402
 
 
 def main() -> None:
@@ -51,7 +57,7 @@ def main() -> None:
         stimulus_sd=args.stimulus_sd,
         overall_noise=args.noise,
     )
-    spec = validate_study(json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text()))
+    spec, _ = stored_file(json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text()))  # its conversion
     r2, se1, se2, widths, se_ratio = [], [], [], [], []
     for i in range(args.studies):
         frame = simulate_pairs(spec, args.n, seed=1000 + i, model=model)

@@ -33,7 +33,7 @@ from analysis.planning import _leave_one_out_estimands, mc_se  # noqa: E402
 from analysis.repeated_measures import design  # noqa: E402
 from fairness.rater_group_alpha import alpha_by_rater_group  # noqa: E402
 from simulation.effort import GenerativeModel, simulate_pairs  # noqa: E402
-from studies.study_file import validate_study  # noqa: E402
+from studies.services import stored_file  # noqa: E402
 
 
 def main() -> None:
@@ -45,7 +45,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
     model = replace(GenerativeModel(), stimulus_sd=args.stimulus_sd)
-    spec = validate_study(json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text()))
+    spec, _ = stored_file(json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text()))  # its conversion
     seeds = np.random.default_rng(args.seed).integers(2**62, size=args.studies)
     moments, intervals = [], []
     for study, seed in enumerate(seeds):

@@ -8,7 +8,6 @@ from analysis.bts import (
     TIE_WARNING_RATIO,
     BonusRule,
     honesty_scores,
-    participant_bts,
     rationale_detail,
     top_bonus,
 )
@@ -32,10 +31,10 @@ def bonus_table(
     """Winners of the honesty (BTS) or rationale bonus among completed, non-excluded participants,
     with their raw external ids: columns participant_id (Prolific id), amount, score.
 
-    Honesty scores: format 1, the Likert pairs' BTS (``analysis.bts.participant_bts``); format 2, the
-    mean BTS over every question with a ``bts`` follow-up the participant answered, each question scored
-    over the eligible participants who answered it (``analysis.bts.honesty_scores``; each block's positive
-    answer from its task type, ``tasks.bts_positives``). Rationale scores, both formats: the rationales in
+    Honesty scores: the mean BTS over every question with a ``bts`` follow-up the participant answered,
+    each question scored over the eligible participants who answered it (``analysis.bts.honesty_scores``;
+    each block's positive answer from its task type, ``tasks.bts_positives``; for a study converted from
+    format 1, format 1's Likert pairs' BTS, ``analysis.bts.participant_bts``). Rationale scores: the rationales in
     the answers table (measure ``rationale``: the one a fair-score page asks with each fair score) of
     the eligible participants, ranked by ``analysis.bts.rationale_detail``. A question answered by fewer than
     ``min_respondents`` eligible participants (the argument, else the study's
@@ -73,17 +72,8 @@ def bonus_table(
         scores = rationale_detail(rationales.rename(columns={"text": "rationale"}))
         scores = scores.rename(columns={"rationale_words": "score"})
         tie_columns = RATIONALE_TIE_COLUMNS
-    elif study.format1_spec is None and study.spec.get("format", 1) == 2:  # a converted study: format 1's BTS
+    else:  # BTS compares each answer with everyone's answers: scored on the eligible participants only
         scores = honesty_scores(answers, bts_positives(study.spec), min_respondents=min_respondents)
-    else:
-        pairs = tables.pairs
-        answered = pairs[pairs["participant_id"].isin(eligible_ids)].dropna(subset=["d_overall", "fair_score"])
-        # BTS compares each answer with everyone's answers: score on the eligible participants only
-        scores = participant_bts(
-            answered,
-            similar_max=(study.format1_spec or study.spec)["likert"]["similar_max"],
-            min_respondents=min_respondents,
-        )
     left_out = {"left_out": scores.attrs.get("left_out", {}), "min_respondents": min_respondents}
     if kind == "honesty" and scores.empty:
         raise ValueError(

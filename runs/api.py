@@ -121,7 +121,8 @@ class StudyDifferentialParity(APIView):
 
 
 class StudyPlans(APIView):
-    """Start plan_study on the study's own file as a background job (POST, JSON: ``n``, ``studies``,
+    """Start plan_study on the study's own file (its effort design, ``simulation.effort_design``: 400 with the
+    reason when it has none) as a background job (POST, JSON: ``n``, ``studies``,
     ``seed``, ``a1``, ``a2``, ``noise``, ``participant_intercept_sd``, ``participant_slope_sd``,
     ``stimulus_sd``; the command's ranges and defaults). The job's result has the table with Monte
     Carlo SEs; its files are report.html, plan.csv and results.json."""

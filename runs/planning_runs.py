@@ -31,7 +31,7 @@ def plan_model(params: dict) -> GenerativeModel:
 
 
 def run_plan(spec: dict, params: dict, *, progress: Callable[[int], None] | None = None) -> PlanResult:
-    """plan_study with validated parameters (see PLAN_PARAMETERS)."""
+    """plan_study on the validated format 2 file ``spec`` with validated parameters (see PLAN_PARAMETERS)."""
     check_weights(params["a1"], params["a2"])
     result = plan_study(
         spec,

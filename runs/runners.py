@@ -150,11 +150,11 @@ def run_differential_parity(context: JobContext) -> tuple[dict, str]:
 
 
 def run_plan_job(context: JobContext) -> tuple[dict, str]:
-    """plan_study on the study's own file (a converted study's format 1 file, as ``plan_study`` reads it):
+    """plan_study on the study's own file (its effort design; a study without one fails with the reason):
     the job's result is results.json; report.html and plan.csv are stored with the job."""
     job, p = context.job, context.job.params
     result = run_plan(
-        job.study.format1_spec or job.study.spec,
+        job.study.spec,
         p,
         progress=lambda done: context.progress("simulated studies", done, plan_total(p)),
     )

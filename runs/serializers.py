@@ -15,6 +15,7 @@ from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.human_source_options import LIPSCHITZ, OPTIONS, SURROGATE, parameter_problems
 from runs.models import Job
 from runs.plan_parameters import PLAN_PARAMETERS, check_weights
+from simulation.effort_design import effort_conditions
 from studies.format2 import check_by
 
 
@@ -243,6 +244,10 @@ class PlanRequestSerializer(serializers.Serializer):
             check_weights(data["a1"], data["a2"])
         except ValueError as exc:
             raise serializers.ValidationError({"a2": [str(exc)]}) from exc
+        try:
+            effort_conditions(self.context["study"].spec)  # what the plan simulates: refused here, not in the job
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
         return data
 
 

@@ -35,7 +35,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from fairness.effort import trend_slope
-from participation.plan import build_plan
+from simulation.effort_design import EFFORT_MEASURES, EffortCondition, effort_conditions
 from simulation.effort_model import GenerativeModel
 from simulation.raters import PairTruth, pair_truth
 
@@ -51,15 +51,12 @@ class RandomEffects:
     stimuli: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
-def draw_stimulus_effects(model: GenerativeModel, spec: dict, rng: np.random.Generator) -> dict:
-    """v_p ~ N(0, stimulus_sd^2) for every pair of every condition: {condition: {(set, X): v_p}}."""
+def draw_stimulus_effects(model: GenerativeModel, conditions: list[EffortCondition], rng: np.random.Generator) -> dict:
+    """v_p ~ N(0, stimulus_sd^2) for every pair of every condition's effort design (file order):
+    {condition: {(set, X): v_p}}."""
     return {
-        cond["key"]: {
-            (sset["key"], c["subject"]): float(rng.normal(0, model.stimulus_sd))
-            for sset in cond["stimulus_sets"]
-            for c in sset["comparisons"]
-        }
-        for cond in spec["conditions"]
+        cond.key: {(sset.key, x): float(rng.normal(0, model.stimulus_sd)) for sset in cond.sets for _, x in sset.pairs}
+        for cond in conditions
     }
 
 
@@ -187,8 +184,15 @@ class SimulatedParticipant:
 def simulate_pairs(
     spec: dict, n: int, *, seed: int, model: GenerativeModel | None = None, stimulus_copies: int = 1
 ) -> pd.DataFrame:
-    """A pairs table like the export's, drawn from the generative model without a database
-    (for planning and benchmarks). Participants alternate between conditions; nobody is excluded.
+    """A pairs table like the export's, drawn from the generative model without a database (for planning
+    and benchmarks), for the effort design of the validated format 2 file ``spec``
+    (``simulation.effort_design.effort_conditions``; ValueError without one). Participants alternate between
+    its conditions; nobody is excluded. A participant's pages are those of format 1's plan: the sets in an
+    order drawn from the plan's stream ``default_rng(s)`` (s drawn from the answers' stream after the
+    participant's attentiveness), then per set its pairs in a drawn order, each rated on trajectory,
+    aggregate and overall, then the fair scores of the set's pairs that a fair_score block asks (one page
+    per reference; blank without one). A study converted from format 1 therefore gives the table its
+    format 1 file gave (tested against the tables stored before the conversion).
 
     ``stimulus_copies`` m > 1 stands for a study with m times as many stimulus pairs of the same
     design: each pair has m versions with the same true distances and their own stimulus effects
@@ -201,58 +205,85 @@ def simulate_pairs(
     and settings that differ only in the SDs are compared on common random numbers."""
 
     model = model or GenerativeModel()
+    conditions = effort_conditions(spec)
     rng = np.random.default_rng(seed)
     effects_rng = np.random.default_rng([seed, 1])
     if stimulus_copies < 1:
         raise ValueError(f"stimulus_copies must be at least 1, got {stimulus_copies}")
-    stimuli = [draw_stimulus_effects(model, spec, effects_rng) for _ in range(stimulus_copies)]
-    similar_max = spec["likert"]["similar_max"]
+    stimuli = [draw_stimulus_effects(model, conditions, effects_rng) for _ in range(stimulus_copies)]
     rows = []
     for i in range(n):
-        cond = spec["conditions"][i % len(spec["conditions"])]
-        version = (i // len(spec["conditions"])) % stimulus_copies
-        sets = {s["key"]: s for s in cond["stimulus_sets"]}
-        effects = draw_random_effects(model, stimuli[version][cond["key"]], effects_rng)
-        person = SimulatedParticipant(model, spec, cond, rng, effects)
-        plan = build_plan(spec, cond["key"], int(rng.integers(2**62)))
-        answers: dict = {}
-        for page in plan:
-            if page["kind"] == "likert":
-                k = sets[page["set"]]["reference"]
-                answers[(page["set"], page["subject"], page["measure"])] = person.likert_page(
-                    page["set"], k, page["subject"], page["measure"]
-                )
-            elif page["kind"] == "output":
-                out = person.output_page(page["set"], sets[page["set"]]["reference"], page["subjects"])
+        cond = conditions[i % len(conditions)]
+        version = (i // len(conditions)) % stimulus_copies
+        effects = draw_random_effects(model, stimuli[version][cond.key], effects_rng)
+        person = SimulatedParticipant(
+            model, cond.scale, {"subjects": cond.subjects, "desirable": cond.desirable}, rng, effects
+        )
+        plan_rng = np.random.default_rng(int(rng.integers(2**62)))
+        for sset in [cond.sets[j] for j in plan_rng.permutation(len(cond.sets))]:
+            shown = [sset.pairs[j] for j in plan_rng.permutation(len(sset.pairs))]
+            ratings = {(k, x): {m: person.likert_page(sset.key, k, x, m) for m in EFFORT_MEASURES} for k, x in shown}
+            scores = {}
+            for k in dict.fromkeys(a for a, b in shown if b in sset.fair_scores.get(a, ())):
+                out = person.output_page(sset.key, k, [b for a, b in shown if a == k and b in sset.fair_scores[k]])
                 k_score = (
-                    person.subjects[sets[page["set"]]["reference"]]["risk_score"]
-                    if out["k_decision"] == "accept"
-                    else float(out["k_score"]) / 100
+                    person.subjects[k]["risk_score"] if out["k_decision"] == "accept" else float(out["k_score"]) / 100
                 )
-                for x in page["subjects"]:
-                    overall = answers[(page["set"], x, "overall")]
-                    fair = float(out[f"score_{x}"]) / 100
-                    factors = overall.get("factors", [])
-                    rows.append(
-                        {
-                            "participant_id": f"sim-{i}",
-                            "condition": cond["key"],
-                            "desirable": int(cond["desirable"]),
-                            "set": page["set"] if stimulus_copies == 1 else f"{page['set']}~{version}",
-                            "comparison": x,
-                            "d_traj": answers[(page["set"], x, "trajectory")]["rating"],
-                            "d_aggr": answers[(page["set"], x, "aggregate")]["rating"],
-                            "d_overall": overall["rating"],
-                            "overall_similar": float(overall["rating"] <= similar_max),
-                            "prediction_similar": overall.get("prediction", np.nan),
-                            "factor_trajectory": int("trajectory" in factors),
-                            "factor_aggregate": int("aggregate" in factors),
-                            "factor_other": int("other" in factors),
-                            "k_score": k_score,
-                            "fair_score": fair,
-                            "output_distance": abs(k_score - fair),
-                            "rationale": out[f"rationale_{x}"],
-                            "excluded": 0,
-                        }
-                    )
-    return pd.DataFrame(rows)
+                scores[k] = (out, k_score)
+            rows += [
+                _pair_row(
+                    f"sim-{i}", cond, sset.key if stimulus_copies == 1 else f"{sset.key}~{version}", pair, r, scores
+                )
+                for pair, r in ratings.items()
+            ]
+    return pd.DataFrame(rows, columns=SIMULATED_PAIRS_COLUMNS)
+
+
+SIMULATED_PAIRS_COLUMNS = [
+    "participant_id",
+    "condition",
+    "desirable",
+    "set",
+    "comparison",
+    "d_traj",
+    "d_aggr",
+    "d_overall",
+    "overall_similar",
+    "prediction_similar",
+    "factor_trajectory",
+    "factor_aggregate",
+    "factor_other",
+    "k_score",
+    "fair_score",
+    "output_distance",
+    "rationale",
+    "excluded",
+]
+
+
+def _pair_row(participant: str, cond: EffortCondition, set_key: str, pair: tuple, ratings: dict, scores: dict) -> dict:
+    """One row of the simulated pairs table: the pair's ratings and, when asked, its fair score."""
+    (k, x), overall = pair, ratings["overall"]
+    out, k_score = scores.get(k, ({}, np.nan))
+    fair = float(out[f"score_{x}"]) / 100 if f"score_{x}" in out else np.nan
+    factors = overall.get("factors", [])
+    return {
+        "participant_id": participant,
+        "condition": cond.key,
+        "desirable": int(cond.desirable),
+        "set": set_key,
+        "comparison": x,
+        "d_traj": ratings["trajectory"]["rating"],
+        "d_aggr": ratings["aggregate"]["rating"],
+        "d_overall": overall["rating"],
+        "overall_similar": float(overall["rating"] <= cond.scale["likert"]["similar_max"]),
+        "prediction_similar": overall.get("prediction", np.nan),
+        "factor_trajectory": int("trajectory" in factors),
+        "factor_aggregate": int("aggregate" in factors),
+        "factor_other": int("other" in factors),
+        "k_score": k_score,
+        "fair_score": fair,
+        "output_distance": abs(k_score - fair),
+        "rationale": out.get(f"rationale_{x}", ""),
+        "excluded": 0,
+    }

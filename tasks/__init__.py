@@ -8,6 +8,8 @@ its task type (``task_for(page)``), ``BLOCK_TASKS`` a format 2 block's ``task`` 
 integrity check, the builder, the analysis report) asks these, never a task by name.
 """
 
+from dataclasses import replace
+
 from tasks.agree import Agree
 from tasks.attention import Attention
 from tasks.base import BlockTask, BtsPositive, TaskType
@@ -19,6 +21,7 @@ from tasks.instructions import Instructions
 from tasks.pair_comparable import PairComparable
 from tasks.pair_distance import PairDistance
 from tasks.questionnaire import Questionnaire
+from tasks.questions import answers_rows
 from tasks.rate import Rate
 from tasks.screening import Screening
 from tasks.triplet import Triplet
@@ -73,9 +76,12 @@ def block_task(block: dict) -> BlockTask:
 
 
 def bts_positives(spec: dict) -> dict[str, BtsPositive]:
-    """Block key -> the positive answer of its BTS follow-up, for every task block that has one."""
+    """Block key -> the positive answer of its BTS follow-up, with where its answers are
+    (``tasks.questions.answers_rows``), for every task block that has one."""
+    pools = {pool["key"]: pool for pool in spec["pools"]}
     out = {}
     for block in spec["blocks"]:
         if block["type"] == "task" and (positive := block_task(block).bts_positive(block)) is not None:
-            out[block["key"]] = positive
+            items = block_task(block).item_map(block, pools[block["pool"]])
+            out[block["key"]] = replace(positive, **answers_rows(block, items))
     return out

@@ -90,11 +90,17 @@ class BuilderProblem(ValueError):
 @dataclass(frozen=True)
 class BtsPositive:
     """The answers that count as a question's "positive" option for the Bayesian Truth Serum, whose
-    share the prediction follow-up asks for: those of ``measure`` with ``low <= value <= high``."""
+    share the prediction follow-up asks for: those of ``measure`` with ``low <= value <= high``; and where
+    the block's answers are in the answers table (set by ``tasks.bts_positives``,
+    ``tasks.questions.answers_rows``): the rows of ``block`` (the block key when empty), only those of
+    ``conditions`` and about ``subjects`` when given (a converted block shares its ``block`` with others)."""
 
     measure: str
     low: float = -math.inf
     high: float = math.inf
+    block: str = ""
+    conditions: tuple[str, ...] = ()
+    subjects: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

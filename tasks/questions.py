@@ -17,6 +17,8 @@ the answers table's block and subject through :func:`answers_block` and :func:`a
 pairs table's set through :func:`block_set`.
 """
 
+from collections.abc import Iterable
+
 SCREENING = "screening"
 
 
@@ -77,6 +79,20 @@ def page_key(block: dict, item: str = "", measure: str = "") -> str:
 def answers_block(block: dict) -> str:
     """The answers table's ``block`` of the block's answers: its key, or the format 1 part it was."""
     return block.get("page_key", {}).get("block", block["key"])
+
+
+def answers_rows(block: dict, items: Iterable[str]) -> dict:
+    """Where the answers table holds the answers of ``block`` (its ``items``): ``block``, its
+    :func:`answers_block`; a converted block's name (``pairs``, ...) is shared by the blocks its format 1
+    part became, so its rows are also those of its ``conditions`` about its items (:func:`answers_subject`):
+    a question (condition, subject) is format 1's (condition, set, comparison)."""
+    if "page_key" not in block:
+        return {"block": block["key"]}
+    return {
+        "block": answers_block(block),
+        "conditions": tuple(block["conditions"]),
+        "subjects": tuple(answers_subject(block, item, "") for item in items),
+    }
 
 
 def block_set(block: dict) -> str:

@@ -71,9 +71,9 @@ def test_planning_wald_tests_agree_with_statsmodels(demo_spec):
     from analysis.regression import distance_regression
     from analysis.repeated_measures import design
     from simulation.effort import simulate_pairs
-    from studies.study_file import validate_study
+    from studies.services import stored_file
 
-    frame = simulate_pairs(validate_study(demo_spec), 30, seed=5).query("condition == 'income'")
+    frame = simulate_pairs(stored_file(demo_spec)[0], 30, seed=5).query("condition == 'income'")
     fit = _clustered_ols(
         design(frame, ["d_aggr", "d_traj"]), frame["d_overall"].to_numpy(float), frame["participant_id"]
     )
@@ -93,9 +93,9 @@ def test_generalise_stimuli_puts_the_two_way_tests_in_the_family(demo_spec):
     from analysis.pipeline import run_pipeline
     from analysis.repeated_measures import ESTIMAND_POPULATION, ESTIMAND_STIMULI
     from simulation.effort import simulate_pairs
-    from studies.study_file import validate_study
+    from studies.services import stored_file
 
-    pairs = simulate_pairs(validate_study(demo_spec), 24, seed=4).assign(reference="K")
+    pairs = simulate_pairs(stored_file(demo_spec)[0], 24, seed=4).assign(reference="K")
     fixed = run_pipeline(pairs, seed=2, n_resamples=200, mixed_models=False).participant_level
     general = run_pipeline(pairs, seed=2, n_resamples=200, mixed_models=False, generalise="stimuli").participant_level
     assert TWO_WAY not in set(fixed["method"])

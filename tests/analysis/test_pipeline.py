@@ -164,9 +164,9 @@ def test_generalise_chooses_the_calibrations_ci_and_needs_stimuli(demo_spec):
     """Both CIs are computed either way; ``generalise="stimuli"`` only chooses which is the calibration's."""
     from analysis.pipeline import ESTIMAND_POPULATION, ESTIMAND_STIMULI
     from simulation.effort import simulate_pairs
-    from studies.study_file import validate_study
+    from studies.services import stored_file
 
-    pairs = simulate_pairs(validate_study(demo_spec), 24, seed=4).assign(reference="K")
+    pairs = simulate_pairs(stored_file(demo_spec)[0], 24, seed=4).assign(reference="K")
     fixed = run_pipeline(pairs, seed=2, n_resamples=200, mixed_models=False)
     general = run_pipeline(pairs, seed=2, n_resamples=200, mixed_models=False, generalise="stimuli")
     for f, g in zip(fixed.calibrations, general.calibrations, strict=True):
@@ -184,9 +184,9 @@ def test_moderation_codes_the_undesirable_condition_else_the_first(demo_spec):
     not say which (no ``desirable`` column) code the first condition, rather than no condition at all (an
     all-zero C, whose interactions cannot be estimated)."""
     from simulation.effort import simulate_pairs
-    from studies.study_file import validate_study
+    from studies.services import stored_file
 
-    pairs = simulate_pairs(validate_study(demo_spec), 24, seed=4)
+    pairs = simulate_pairs(stored_file(demo_spec)[0], 24, seed=4)
     conditions = list(dict.fromkeys(pairs["condition"]))
     assert len(conditions) == 2
     for frame, coded in (

@@ -1,4 +1,6 @@
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,9 +18,9 @@ PARTICIPANTS_VARY = replace(NO_RANDOM_EFFECTS, participant_intercept_sd=0.5, par
 
 @pytest.fixture
 def spec(demo_spec):
-    from studies.study_file import validate_study
+    from studies.services import stored_file
 
-    return validate_study(demo_spec)
+    return stored_file(demo_spec)[0]  # the demo as stored: its format 2 conversion
 
 
 def test_simulated_pairs_table_matches_export_shape(spec):
@@ -81,12 +83,11 @@ def test_monte_carlo_standard_error():
 def plans(request):
     """The same 80 simulated studies of 40 participants (common random numbers) without and with
     strong between-participant variation."""
-    import json
 
-    from studies.study_file import validate_study
+    from studies.services import stored_file
     from tests.conftest import DEMO_FILE
 
-    spec = validate_study(json.loads(DEMO_FILE.read_text()))
+    spec, _ = stored_file(json.loads(DEMO_FILE.read_text()))
     return {
         name: plan_study(spec, n=40, n_studies=80, seed=11, model=model)
         for name, model in (("flat", NO_RANDOM_EFFECTS), ("varied", PARTICIPANTS_VARY))
@@ -175,12 +176,11 @@ STIMULUS_PLANS = {"fixed": replace(GenerativeModel(), stimulus_sd=0.0), "random"
 
 @pytest.fixture(scope="module")
 def stimulus_plans():
-    import json
 
-    from studies.study_file import validate_study
+    from studies.services import stored_file
     from tests.conftest import DEMO_FILE
 
-    spec = validate_study(json.loads(DEMO_FILE.read_text()))
+    spec, _ = stored_file(json.loads(DEMO_FILE.read_text()))
     return spec, {
         name: plan_study(spec, n=150, n_studies=100, seed=2026, model=model, n_resamples=400)
         for name, model in STIMULUS_PLANS.items()
@@ -285,3 +285,61 @@ def test_headline_tests_hold_their_size_with_fixed_stimuli(spec):
         assert abs(pooled[(PARTICIPANTS_INFERENCE, hypothesis)] - 0.05) <= 3 * mc_se(0.05, 240) + 0.01, hypothesis
         assert pooled[(GENERALISING_INFERENCE, hypothesis)] <= 0.05 + 3 * mc_se(0.05, 240), hypothesis
     assert abs(pooled[(PARTICIPANTS_INFERENCE, "a4 = a5 = 0")] - 0.05) <= 3 * mc_se(0.05, 120) + 0.01
+
+
+GOLDEN_FORMAT1 = Path(__file__).parent / "golden_plan_effort_demo_format1.json"
+
+
+def _native(spec: dict) -> dict:
+    """The demo's conversion written as a native format 2 file: its blocks without ``page_key``."""
+    from studies.study_file import validate_study
+
+    blocks = [{k: v for k, v in b.items() if k != "page_key"} for b in spec["blocks"]]
+    return validate_study({**spec, "slug": "effort-native", "blocks": blocks})
+
+
+def test_the_converted_demo_simulates_the_pairs_its_format1_file_did(spec):
+    """``simulate_pairs`` on the demo as stored (its format 2 conversion) draws the tables that the format 1
+    file drew before the simulation read format 2 (``golden_plan_effort_demo_format1.json``, written by
+    ``simulate_pairs`` on the format 1 file at commit 26720db): random effects on, and with stimulus copies."""
+    golden = json.loads(GOLDEN_FORMAT1.read_text())
+    varied = GenerativeModel(stimulus_sd=0.2, participant_slope_sd=0.2)
+    for table, drawn in (
+        ("simulate_pairs", simulate_pairs(spec, 10, seed=3, model=varied)),
+        ("simulate_pairs_copies", simulate_pairs(spec, 6, seed=4, stimulus_copies=2)),
+    ):
+        expected = pd.DataFrame(golden[table])
+        assert list(drawn.columns) == list(expected.columns) and len(drawn) == len(expected) > 0
+        pd.testing.assert_frame_equal(drawn, expected, check_dtype=False, check_exact=False, rtol=0, atol=1e-12)
+
+
+def test_a_native_format2_effort_study_simulates_as_its_effort_blocks(spec):
+    """Without ``page_key`` the same blocks draw the same answers; the pairs table's ``set`` is then the
+    block's key. A pair without a fair-score set has blank fair-score columns and no output page (no draws)."""
+    from simulation.effort_design import effort_conditions
+
+    native = _native(spec)
+    converted, drawn = simulate_pairs(spec, 6, seed=3), simulate_pairs(native, 6, seed=3)
+    assert set(drawn["set"]) == {f"{c}-set{i}" for c in ("arrests", "income") for i in (1, 2, 3)}
+    assert drawn.drop(columns="set").equals(converted.drop(columns="set"))
+    design = effort_conditions(native)
+    assert [c.key for c in design] == ["arrests", "income"] and [len(c.sets) for c in design] == [3, 3]
+    assert design[0].sets[0].fair_scores == {"K1": ("A1", "B1", "C1", "D1")}
+    blocks = [b for b in native["blocks"] if b["key"] != "arrests-set1-output"]  # set1 of arrests: no fair scores
+    unscored = simulate_pairs({**native, "blocks": blocks}, 6, seed=3)
+    in_set1 = (unscored["condition"] == "arrests") & (unscored["set"] == "arrests-set1")
+    assert in_set1.sum() == 3 * 4 and unscored.loc[in_set1, ["k_score", "fair_score"]].isna().all().all()
+    assert unscored.loc[~in_set1, "fair_score"].notna().all()
+    assert unscored[["d_traj", "d_aggr", "d_overall"]].notna().all().all()
+
+
+def test_a_study_without_effort_blocks_cannot_be_planned():
+    from simulation.effort_design import effort_conditions
+    from studies.study_file import validate_study
+    from tests.conftest import ROOT
+
+    disagreement = validate_study(json.loads((ROOT / "studies/bundled/disagreement_synthetic.json").read_text()))
+    message = r"plan_study simulates the effort design: pair_distance blocks rating trajectory, aggregate, overall"
+    for call in (effort_conditions, lambda s: simulate_pairs(s, 4, seed=1), lambda s: plan_study(s, n=4, n_studies=1)):
+        with pytest.raises(ValueError, match=message + r".*this study has none \(its task blocks: agree \(agree\)\)"):
+            call(disagreement)

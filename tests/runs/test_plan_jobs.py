@@ -2,6 +2,7 @@
 the same simulation as the command, the report and plan.csv are stored with the job."""
 
 import json
+from pathlib import Path
 
 import pytest
 from rest_framework.test import APIClient
@@ -33,7 +34,7 @@ def test_plan_job_matches_the_synchronous_call_and_stores_its_report(demo_study,
     assert job["status"] == "succeeded", job["error"]
     params = {name: p.default for name, p in PLAN_PARAMETERS.items()} | PARAMS
     assert job["params"] == params
-    expected = json.loads(json.dumps(plan_results(run_plan(demo_study.format1_spec, params))))  # same seed, numbers
+    expected = json.loads(json.dumps(plan_results(run_plan(demo_study.spec, params))))  # same seed, numbers
     assert {k: v for k, v in job["result"].items() if k != "report_url"} == expected
     result = job["result"]
     assert {row["condition"] for row in result["table"]} == {"arrests", "income"}
@@ -101,10 +102,11 @@ def test_only_the_owner_can_plan_and_see_the_plan(demo_study, api, other_researc
 def test_plan_warns_about_quota_groups_too_small_to_compare(demo_spec):
     """A quota of 30 judges among 100 participants: under the 64 per group of a medium difference
     (Cohen 1988, Table 2.4.1); the public, uncapped, can reach 100: no warning."""
+    from studies.services import stored_file
     from studies.study_file import validate_study
 
     screening = {"question": "Your role?", "options": ["Judge", "Public", "Neither"], "eligible": ["Judge", "Public"]}
-    spec = validate_study(
+    spec, _ = stored_file(
         {**demo_spec, "screening": screening, "quotas": [{"question": "screening", "max": {"Judge": 30}}]}
     )
     params = {name: p.default for name, p in PLAN_PARAMETERS.items()} | PARAMS | {"n": 100, "studies": 2}
@@ -129,3 +131,79 @@ def test_plan_job_measures_the_headline_tests_size_when_asked(demo_study, api):
     sizes = job["result"]["sizes"]
     assert {row["stimulus_sd"] for row in sizes} == {0.0, 0.1, 0.3} and {row["n_studies"] for row in sizes} == {2}
     assert {row["model"] for row in sizes} == {"arrests", "income", "moderation"}
+
+
+GOLDEN_FORMAT1 = Path(__file__).parents[1] / "analysis" / "golden_plan_effort_demo_format1.json"
+NO_EFFORT = "plan_study simulates the effort design: pair_distance blocks rating trajectory, aggregate, overall"
+
+
+@pytest.mark.django_db
+def test_the_converted_demo_plans_as_its_format1_file_did(demo_study):
+    """The plan of the demo as stored (its conversion: ``study.spec``, what the job reads) is, with the same
+    seed and parameters, the plan its format 1 file gave before the plan read format 2 (``run_plan`` at
+    commit 26720db: table, stimuli, sizes, true alpha; stimulus copies and size studies on)."""
+    golden = json.loads(GOLDEN_FORMAT1.read_text())
+    assert demo_study.spec["format"] == 2 and demo_study.format1_spec is not None
+    result = json.loads(json.dumps(plan_results(run_plan(demo_study.spec, golden["params"]))))
+    assert result == golden["plan"]
+    assert result["true_alpha"] == golden["plan"]["true_alpha"] and len(result["sizes"]) > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_native_format2_effort_study_is_planned_by_the_job(researcher, api, demo_spec):
+    """The demo's blocks written as a native format 2 file (no ``page_key``) plan as the conversion does:
+    the same pairs drawn, only their sets named by the block keys."""
+    from studies.services import stored_file, study_load
+
+    converted, _ = stored_file(demo_spec)
+    blocks = [{k: v for k, v in b.items() if k != "page_key"} for b in converted["blocks"]]
+    study_load(spec={**converted, "slug": "effort-native", "blocks": blocks}, owner=researcher)
+    golden = json.loads(GOLDEN_FORMAT1.read_text())
+    response = api.post("/api/studies/effort-native/plans/", golden["params"], format="json")
+    assert response.status_code == 202, response.content
+    run_jobs()
+    job = api.get(response.json()["url"]).json()
+    assert job["status"] == "succeeded", job["error"]
+    assert {k: v for k, v in job["result"].items() if k != "report_url"} == golden["plan"]
+
+
+@pytest.mark.django_db
+def test_a_study_without_effort_blocks_is_refused_by_the_api_and_the_command(researcher, api, tmp_path):
+    """The bundled disagreement study (agree blocks only): the API answers 400 with the reason and queues no
+    job; the command stops with the same reason; the job, queued anyway, fails with it."""
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from runs.runners import JobContext, run_plan_job
+    from studies.services import study_load
+
+    path = Path(__file__).parents[2] / "studies" / "bundled" / "disagreement_synthetic.json"
+    study = study_load(spec=json.loads(path.read_text()), owner=researcher).study
+    response = api.post(f"/api/studies/{study.slug}/plans/", PARAMS, format="json")
+    assert response.status_code == 400, response.content
+    assert NO_EFFORT in response.json()["detail"] and "its task blocks: agree (agree)" in response.json()["detail"]
+    assert not Job.objects.exists()
+    with pytest.raises(CommandError, match=NO_EFFORT):
+        call_command("plan_study", "--study-file", str(path), "--n", "4", "--studies", "1")
+    params = {name: p.default for name, p in PLAN_PARAMETERS.items()} | PARAMS
+    job = Job.objects.create(kind=Job.Kind.PLAN, study=study, created_by=researcher, params=params)
+    with pytest.raises(ValueError, match=NO_EFFORT):
+        run_plan_job(JobContext(job, tmp_path, progress=lambda *a: None, log=lambda *a: None))
+
+
+def test_the_command_plans_a_format1_file_as_its_conversion():
+    """``plan_study --study-file`` (default: the bundled format 1 demo) stores the file as its conversion
+    first (``stored_file``) and prints the plan its format 1 file gave (the golden table's figures)."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    golden = json.loads(GOLDEN_FORMAT1.read_text())
+    names = ("n", "studies", "seed", "participant_slope_sd", "stimulus_sd", "resamples", "stimulus_copies")
+    options = [arg for name in names for arg in (f"--{name.replace('_', '-')}", str(golden["params"][name]))]
+    out = StringIO()
+    call_command("plan_study", *options, stdout=out, stderr=StringIO())
+    printed = out.getvalue()
+    for row in golden["plan"]["table"]:
+        for column in ("estimand", "ci_width_mean", "se_ratio"):
+            assert f"{row[column]:.4f}" in printed, (row["condition"], column)

@@ -1,6 +1,7 @@
 import uuid
 from io import StringIO
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -68,11 +69,11 @@ def test_export_bonuses_reports_ties_at_the_cut_off(demo_study, monkeypatch):
 
     simulate_participants("effort-demo", n=20, seed=4)
 
-    def all_tied(pairs, **kwargs):
-        ids = pairs["participant_id"].unique()
+    def all_tied(answers, positives, **kwargs):
+        ids = answers["participant_id"].unique()
         return pd.DataFrame({"participant_id": ids, "total": 0.5})
 
-    monkeypatch.setattr(research.bonuses, "participant_bts", all_tied)
+    monkeypatch.setattr(research.bonuses, "honesty_scores", all_tied)
     out, err = StringIO(), StringIO()
     call_command("export_bonuses", "effort-demo", kind="honesty", stdout=out, stderr=err)
     lines = out.getvalue().splitlines()
@@ -80,6 +81,52 @@ def test_export_bonuses_reports_ties_at_the_cut_off(demo_study, monkeypatch):
     assert len(lines) == len(table) == table.attrs["eligible"] > 1.5 * table.attrs["target"]
     assert f"{len(lines)} of {len(lines)} eligible participants" in err.getvalue()
     assert "ties at the cut-off" in err.getvalue()
+
+
+def test_a_converted_study_honesty_scores_are_format1_bts_of_the_pairs(demo_study):
+    """The effort demo, stored as its conversion, takes the format 2 path (``honesty_scores`` over
+    ``bts_positives``: each converted pair block's rows of ``pairs`` in its condition about its pairs), and
+    its scores are format 1's ``participant_bts`` over the pairs table, per participant (to 1e-12), with the
+    same questions left out: 30 simulated participants, 6 of whom lose their prediction on set 1's pair
+    (K1, A1), so that question has fewer than 10 respondents in a condition."""
+    from analysis.bts import honesty_scores, participant_bts
+    from research.export import export_tables
+    from studies.services import latest_study
+    from tasks import bts_positives
+
+    simulate_participants("effort-demo", n=30, seed=2)
+    completed = Participant.objects.filter(status=Participant.Status.COMPLETED).order_by("pk")
+    dropped = [p for condition in ("arrests", "income") for p in completed.filter(condition__key=condition)[:6]]
+    gone, _ = Answer.objects.filter(participant__in=dropped, question="pair/set1/A1/overall/prediction").delete()
+    assert gone == 12
+    study = latest_study("effort-demo")
+    tables = export_tables("effort-demo")
+    people = tables.participants
+    eligible = set(people.loc[(people["status"] == "completed") & (people["excluded"] != 1), "participant_id"])
+    pairs = tables.pairs[tables.pairs["participant_id"].isin(eligible)].dropna(subset=["d_overall", "fair_score"])
+    bts1 = participant_bts(pairs, similar_max=study.format1_spec["likert"]["similar_max"])
+    answers = tables.answers[tables.answers["participant_id"].isin(eligible)]
+    bts2 = honesty_scores(answers, bts_positives(study.spec))
+    format1, format2 = bts1.set_index("participant_id"), bts2.set_index("participant_id")
+    assert len(format1) == len(eligible) >= 25 and (format1["n_questions"] >= 11).all()
+    assert sorted(format2.index) == sorted(format1.index)
+    format2 = format2.loc[format1.index]
+    assert (format2["n_questions"] == format1["n_questions"]).all()
+    for column in ("information", "prediction", "total"):
+        assert np.abs(format2[column] - format1[column]).max() < 1e-12, column
+    names = {  # format 1's question condition/set/comparison -> the converted block's block/subject
+        f"{b['conditions'][0]}/{b['page_key']['key']}/{pair['b']}": f"{b['key']}/{pair['a']}~{pair['b']}"
+        for b in study.spec["blocks"]
+        if b.get("page_key", {}).get("block") == "pairs"
+        for pair in b["pairs"]
+    }
+    assert set(bts1.attrs["left_out"]) == {"arrests/set1/A1", "income/set1/A1"}
+    assert bts2.attrs["left_out"] == {names[q]: n for q, n in bts1.attrs["left_out"].items()}
+    table = bonus_table("effort-demo", "honesty", amount=1.0, top_fraction=1.0)
+    assert table.attrs["left_out"] == bts2.attrs["left_out"] and table.attrs["eligible"] == len(eligible)
+    raw = dict(Participant.objects.values_list("external_id", "pseudonym"))
+    paid = table.assign(participant_id=[str(raw[p]) for p in table["participant_id"]]).set_index("participant_id")
+    assert np.abs(paid["score"] - format1.loc[paid.index, "total"]).max() < 1e-12
 
 
 def _disagreement_study(bonus: dict) -> str:

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from core.progress import ProgressBar
 from runs.plan_parameters import PLAN_PARAMETERS, PlanParameter, plan_total
 from runs.planning_runs import run_plan, size_overview
+from studies.services import stored_file
 from studies.study_file import InvalidStudyFile, read_study_file
 
 DEMO_FILE = Path(settings.BASE_DIR) / "studies" / "bundled" / "effort_demo.json"
@@ -57,7 +58,7 @@ class Command(BaseCommand):
             except argparse.ArgumentTypeError as exc:
                 raise CommandError(str(exc)) from None
         try:
-            spec = read_study_file(study_file)
+            spec, _ = stored_file(read_study_file(study_file))  # a format 1 file as its conversion
         except InvalidStudyFile as exc:
             raise CommandError(str(exc)) from exc
         try:
