@@ -114,7 +114,6 @@ def analysis_run_create(
     )
     write_report(
         result,
-        sample.pairs,
         bts,
         out_dir,
         title=f"{study.title}: analysis (seed {seed})",
@@ -261,13 +260,16 @@ def design_run_create(
             "analysed": result.n_participants,
             "with a rater group": result.n_participants - result.n_without_group,
         },
-        dropped={
-            f"from the rater-group rows and tests, kept in the {ALL!r} rows (no answer to {' or '.join(by)})": (
-                result.n_without_group
-            )
-        }
-        if by
-        else {},
+        dropped=(dict(result.sample.dropped) if result.sample else {})
+        | (
+            {
+                f"from the rater-group rows and tests, kept in the {ALL!r} rows (no answer to {' or '.join(by)})": (
+                    result.n_without_group
+                )
+            }
+            if by
+            else {}
+        ),
         seeds={"analysis": seed},
         settings={
             "Rater groups": result.rater_group,
@@ -280,7 +282,7 @@ def design_run_create(
             "Bootstrap resamples and permutations": str(n_resamples),
             "Participants": "all with answers" if include_incomplete else "completed only",
             "Pilot participants": "included" if include_pilot else "left out",
-            "alpha's CI": GENERALISE_SETTING[generalise],
+            "Calibration CI": GENERALISE_SETTING[generalise],
         },
     )
     effort = design_effort(
@@ -320,10 +322,7 @@ def design_effort(
     call on the same pairs table as a format 1 study's analysis (so a converted study's alphas, CIs and
     tables are format 1's), or the reason there is none (no block rating trajectory, aggregate and overall;
     too few participants)."""
-    if not any(
-        b["type"] == "task" and b["task"] == "pair_distance" and set(EFFORT_MEASURES) <= set(b.get("measures", []))
-        for b in study.spec["blocks"]
-    ):
+    if not any(map(is_effort_block, study.spec["blocks"])):
         return EffortOfDesign(None, NO_EFFORT_BLOCK)
 
     def analyse(quality_exclusion: str = "study") -> PipelineResult:
@@ -343,4 +342,17 @@ def design_effort(
         return EffortOfDesign(None, f"No effort analysis of the pair_distance blocks and no Calibration stored: {exc}.")
     if not result.calibrations:
         return EffortOfDesign(None, NO_EFFORT_PAIRS)
-    return EffortOfDesign(result, "", alpha_sensitivity(*without_flagged(analyse, result, study.spec)))
+    block = next(b for b in study.spec["blocks"] if is_effort_block(b))
+    floor = study.spec.get("bonus", {}).get("honesty", {}).get("min_respondents", MIN_RESPONDENTS)
+    assert result.sample is not None  # run_pipeline always sets it
+    bts = participant_bts(result.sample.pairs, similar_max=block["likert"]["similar_max"], min_respondents=floor)
+    return EffortOfDesign(result, "", alpha_sensitivity(*without_flagged(analyse, result, study.spec)), bts)
+
+
+def is_effort_block(block: dict) -> bool:
+    """A ``pair_distance`` task block rating the trajectory, aggregate and overall measures (Eq. 5)."""
+    return (
+        block["type"] == "task"
+        and block["task"] == "pair_distance"
+        and set(EFFORT_MEASURES) <= set(block.get("measures", []))
+    )

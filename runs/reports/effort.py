@@ -228,7 +228,6 @@ def _p_text(value: Any) -> str:
 
 def write_report(
     result: PipelineResult,
-    pairs: pd.DataFrame,
     bts: pd.DataFrame,
     out_dir: Path,
     *,
@@ -239,12 +238,7 @@ def write_report(
     """The study analysis: report.html, results.json, one CSV per table and bts_scores.csv; with
     ``sensitivity`` also its section and sensitivity.csv."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    sections = effort_sections(result, out_dir)
-    write_csv(bts, out_dir / "bts_scores.csv")
-    sections += figure_sections(
-        report_figures(result, pairs, bts),
-        [ANALYSIS["ratings_figure"], ANALYSIS["coefficient_figure"], ANALYSIS["bts_figure"]],
-    )
+    sections = effort_sections(result, bts, out_dir)
     if provenance is None:
         provenance = Provenance(seeds={"bootstrap": result.seed})
     intro = [result.sample.sentence()] if result.sample else []
@@ -254,18 +248,20 @@ def write_report(
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
 
 
-def effort_sections(result: PipelineResult, out_dir: Path, *, prefix: str = "", heading: str = "") -> list[Section]:
+def effort_sections(result: PipelineResult, bts: pd.DataFrame, out_dir: Path, *, heading: str = "") -> list[Section]:
     """The effort analysis's report sections (calibrations, Tables 2-5, headline tests, factors), each table
-    also written as ``<prefix><name>.csv`` into ``out_dir``; ``heading`` goes before each section's title."""
+    also written as ``<name>.csv`` into ``out_dir`` (``table2.csv``, ...: the names the dashboard links), then
+    its figures (Likert ratings, coefficients, the participants' BTS scores ``bts``, also written as
+    ``bts_scores.csv``); ``heading`` goes before each table section's title."""
     tables = report_tables(result)
     for name, frame in tables.items():
-        write_csv(frame, out_dir / f"{prefix}{name}.csv")
+        write_csv(frame, out_dir / f"{name}.csv")
     sections = []
     for name, frame in tables.items():
         title = f"{heading}{HEADINGS[name]}"
         if name == "table5":
             section = Section(title=title, tables=regression_tables(frame) if len(frame) else [])
-            section.explanation, section.csv = ANALYSIS[name], f"{prefix}{name}.csv"
+            section.explanation, section.csv = ANALYSIS[name], f"{name}.csv"
         else:
             notes = [ANALYSIS_FAMILIES[name]] if name in ANALYSIS_FAMILIES else []
             if name == "mixed_models" and len(frame):
@@ -286,14 +282,19 @@ def effort_sections(result: PipelineResult, out_dir: Path, *, prefix: str = "", 
                 title,
                 frame,
                 explanation=ANALYSIS[name],
-                csv=f"{prefix}{name}.csv",
+                csv=f"{name}.csv",
                 columns=ANALYSIS_COLUMNS.get(name),
                 estimate=ANALYSIS_ESTIMATES.get(name),
                 notes=notes,
             )
         section.paragraphs = list(NOTES.get(name, []))
         sections.append(section)
-    return sections
+    write_csv(bts, out_dir / "bts_scores.csv")
+    assert result.sample is not None  # run_pipeline always sets it
+    return sections + figure_sections(
+        report_figures(result, result.sample.pairs, bts),
+        [ANALYSIS["ratings_figure"], ANALYSIS["coefficient_figure"], ANALYSIS["bts_figure"]],
+    )
 
 
 def _alphas(result: PipelineResult) -> pd.DataFrame:

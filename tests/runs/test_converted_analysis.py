@@ -73,19 +73,24 @@ def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, t
         )
         assert (cal.a1, cal.a2, cal.n_participants) == pytest.approx((row["a1"], row["a2"], row["n_participants"]))
         assert cal.estimand == row["estimand"] and cal.generalise == "" and cal.version == 1
-    effort = run.results["effort"]
-    assert [c["alpha"] for c in effort["calibrations"]] == [stored[k].alpha for k in ("arrests", "income")]
+    results = run.results
+    assert [c["alpha"] for c in results["calibrations"]] == [stored[k].alpha for k in ("arrests", "income")]
     html = (tmp_path / "format2" / "report.html").read_text()
     assert "Effort analysis of the pair_distance blocks" in html and "stored as a Likert Calibration" in html
-    assert (tmp_path / "format2" / "effort_calibrations.csv").exists()
 
+    # the researcher loses nothing: every results.json key and every file of the format 1 report, under its name
+    assert set(format1) <= set(results)
+    assert {p.name for p in (tmp_path / "format1").iterdir()} <= {p.name for p in (tmp_path / "format2").iterdir()}
     # the effort tables (headline tests, Tables 2-5, ...) are the format 1 analysis's, in results.json and CSV
-    for name in ("calibrations", *TABLES):
-        assert effort[name] == format1[name], name
-        assert (tmp_path / "format2" / f"effort_{name}.csv").read_bytes() == (
-            tmp_path / "format1" / f"{name}.csv"
-        ).read_bytes()
-    assert effort["sample"] == format1["sample"]
+    for name in ("calibrations", *TABLES, "multiple_testing", "exclusions"):
+        assert results[name] == format1[name], name
+    for name in ("calibrations", *TABLES, "bts_scores"):
+        csv = f"{name}.csv"
+        assert (tmp_path / "format2" / csv).read_bytes() == (tmp_path / "format1" / csv).read_bytes(), csv
+    assert results["effort"]["sample"] == format1["sample"]
+    assert {k: results["sample"][k] for k in format1["sample"] if k != "sentence"} == {
+        k: v for k, v in format1["sample"].items() if k != "sentence"
+    }
     alphas = [row for row in run.results["sensitivity"]["estimates"] if row["estimate"].startswith("alpha")]
     assert alphas and alphas == format1["sensitivity"]["estimates"]  # the alphas without flagged participants
     assert "Effort analysis of the pair_distance blocks: " + HEADINGS["table2"] in html
