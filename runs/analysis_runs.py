@@ -60,9 +60,7 @@ def analysis_run_create(
     ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``: the format 2 analysis's group options
     (minimum sizes, pooling, bins)."""
     study = latest_study(slug)
-    # a converted format 1 study keeps format 1's analysis and report (results.json, report.html, CSV names);
-    # with ``by``, the format 2 analysis (without ``by`` the format 2 analysis is one rater group: tested equal)
-    spec = study.spec if by else study.format1_spec or study.spec
+    spec = study.spec
     generalise = study_generalise(spec, generalise)
     if spec.get("format") == 2:
         return design_run_create(
