@@ -123,10 +123,10 @@ def _sample_sentence(result) -> str:
     return sentence
 
 
-EFFORT_HEADING = "Effort analysis of the pair_distance blocks: "
 EFFORT_STORED = (
-    "The pair_distance blocks' effort analysis (the sections headed 'Effort analysis') is the format 1 pipeline "
-    "on the pairs table; its calibration alpha of each condition is stored as a Likert Calibration, which "
+    "The first sections (calibration, headline tests, Tables 2-5, factors and their figures) are the effort "
+    "analysis of the pair_distance blocks rating trajectory, aggregate and overall, headed, written and named "
+    "as in a format 1 report; its calibration alpha of each condition is stored as a Likert Calibration, which "
     "audits (audit_models) and relative_fairness use."
 )
 
@@ -232,9 +232,9 @@ def write_design_report(
             columns={"rater_group": "Rater group", "n_participants": "Participants", "status": "Status"},
         )
     ]
+    without = [block for block in result.blocks if not block.tables]
     for block in result.blocks:
         if not block.tables:
-            sections.append(Section(title=f"Block {block.block} ({block.task})", paragraphs=list(block.notes)))
             continue
         for i, (name, frame) in enumerate(block.tables.items()):
             csv = f"{block.block}_{name}.csv"
@@ -259,6 +259,14 @@ def write_design_report(
             if i == 0:
                 section.paragraphs = list(block.notes)
             sections.append(section)
+    if without:  # every block appears: here with its reason when it has no table
+        sections.append(
+            Section(
+                title="Blocks without a table",
+                paragraphs=[f"Block {b.block} ({b.task}): {' '.join(b.notes)}" for b in without],
+                explanation=DESIGN["without_tables"],
+            )
+        )
     write_csv(result.honesty, out_dir / "honesty.csv")
     sections.append(
         table_section(
@@ -278,7 +286,7 @@ def write_design_report(
         results["effort"] = {"sample": effort_results.pop("sample")}  # who has rated pairs
         results |= {key: value for key, value in effort_results.items() if key != "seed"}
         intro.append(EFFORT_STORED)
-        sections = effort_sections(effort.result, effort.bts, out_dir, heading=EFFORT_HEADING) + sections
+        sections = effort_sections(effort.result, effort.bts, out_dir) + sections
     elif effort is not None:
         results["effort"] = {"note": effort.note}
         intro.append(effort.note)
