@@ -792,9 +792,10 @@ def analyze_design(
         seed=seed,
         n_resamples=n_resamples,
         n_permutations=n_permutations,
-        warnings=tuple(
+        warnings=tuple(  # split by no question, no group is compared: nothing to warn of
             f"Rater group {w}"
             for w in small_group_warnings(dict(zip(sizes["rater_group"], sizes["n_participants"], strict=True)))
+            if by
         ),
         n_too_few=int(groups.isna().sum()) - without,
         options=settings,

@@ -251,7 +251,7 @@ def design_run_create(
     write_design_report(
         result,
         out_dir,
-        title=f"{study.title}: analysis by {result.rater_group} (seed {seed})",
+        title=f"{study.title}: analysis{f' by {result.rater_group}' if by else ''} (seed {seed})",
         provenance=provenance,
         sensitivity=sensitivity,
         effort=effort,

@@ -135,14 +135,12 @@ EFFORT_STORED = (
 class EffortOfDesign:
     """The effort pipeline's result on a format 2 study's pairs table, or (``result`` None) why there is none;
     ``sensitivity``: its alphas without the participants flagged for answer quality; ``bts``: the participants'
-    honesty scores over the pairs' overall ratings."""
+    honesty scores over the pairs' overall ratings (``analysis.bts.participant_bts``)."""
 
     result: PipelineResult | None
     note: str
     sensitivity: Sensitivity | None = None
-    bts: pd.DataFrame = field(
-        default_factory=pd.DataFrame
-    )  # participants' BTS scores over the pairs table (``analysis.bts.participant_bts``)
+    bts: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def sample_sentences(result) -> list[str]:
@@ -233,9 +231,7 @@ def write_design_report(
         )
     ]
     without = [block for block in result.blocks if not block.tables]
-    for block in result.blocks:
-        if not block.tables:
-            continue
+    for block in (block for block in result.blocks if block.tables):
         for i, (name, frame) in enumerate(block.tables.items()):
             csv = f"{block.block}_{name}.csv"
             write_csv(frame, out_dir / csv)
