@@ -114,13 +114,14 @@ def block_items(spec: dict, content, block_key: str) -> BlockItems:
 
 @cache
 def _stripe_sql(lock: bool) -> str:
-    """The stripe's row (``lock``: ``FOR UPDATE``, PostgreSQL) with the block's current fit, one statement."""
+    """The stripe's row (``lock``: ``FOR UPDATE``, PostgreSQL) with the block's current fit, one statement;
+    its ``counts`` only while the block has no fit (they are read and kept up only then: ``record``)."""
     qn = connection.ops.quote_name
     stripe, state = qn(AdaptiveStripe._meta.db_table), qn(AdaptiveState._meta.db_table)
     return (
-        "SELECT s.id, s.fit_id, s.decisions, s.counts, s.pending, "
-        f"(SELECT t.fit_id FROM {state} t WHERE t.study_id = s.study_id AND t.block = s.block) "
-        f"FROM {stripe} s WHERE s.study_id = %s AND s.block = %s AND s.stripe = %s"
+        "SELECT s.id, s.fit_id, s.decisions, s.pending, t.fit_id, CASE WHEN t.fit_id IS NULL THEN s.counts END "
+        f"FROM {stripe} s JOIN {state} t ON t.study_id = s.study_id AND t.block = s.block "
+        "WHERE s.study_id = %s AND s.block = %s AND s.stripe = %s"
     ) + (" FOR UPDATE OF s" if lock else "")
 
 
@@ -155,8 +156,8 @@ def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems,
             if connection.vendor == "postgresql":  # see the module docstring: durable with the next answer
                 cursor.execute("SET LOCAL synchronous_commit TO OFF")
             cursor.execute(_stripe_sql(connection.features.has_select_for_update_of), [study_id, block.key, stripe])
-            pk, fit_id, decisions, counts, pending, current_fit = cursor.fetchone()
-            counts, pending = json.loads(counts), json.loads(pending)  # JSON text on both databases
+            pk, fit_id, decisions, pending, current_fit, counts = cursor.fetchone()
+            pending, counts = json.loads(pending), json.loads(counts or "{}")  # JSON text on both databases
             if fit_id != current_fit:  # a new fit: the information assigned since the old one goes
                 fit_id, pending = current_fit, {}
             fit = load_fit(fit_id)
@@ -171,7 +172,9 @@ def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems,
                 seed=f"{block.seed}:{block.key}:{stripe}:{decisions}",
             )
             record(block.design, item, block.items[item], fit, counts, pending)
-            changes = {"fit": fit_id, "decisions": decisions + 1, "counts": counts, "pending": pending}
+            changes = {"fit": fit_id, "decisions": decisions + 1, "pending": pending}
+            if fit is None:
+                changes["counts"] = counts
             update_rows(AdaptiveStripe, changes, {"id": pk})
             row = (study_id, participant_id, block.key, slot, stripe, decisions, fit_id, item, scored)
             insert_rows(AdaptiveDecision, _DECISION_COLUMNS, [(*row, time.perf_counter() - started, timezone.now())])

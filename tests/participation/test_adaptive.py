@@ -4,6 +4,7 @@ scores against numpy, decisions reproduced from the stored fits, simultaneous pa
 threads), whole studies through the simulator with refits by the job, no scientific library in the web
 worker, and by simulation a narrower CI than balanced assignment."""
 
+import dataclasses
 import json
 import re
 import threading
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from analysis.adaptive_design import CHOICE, COMPARABLE, TRIPLET, Fit, comparable_information, item_score
+from analysis.adaptive_design import CHOICE, COMPARABLE, TRIPLET, Fit, comparable_information, item_score, record
 from studies.study_file import InvalidStudyFile, validate_study
 from tests.conftest import ROOT
 from tests.tasks.test_choose import SUBJECTS, choice_spec
@@ -100,6 +101,34 @@ def test_the_score_matches_the_sherman_morrison_update():
     assert item_score(CHOICE, fit, {}, "a~e", ("a", "e")) == float("inf")  # a subject without a choice yet: first
 
 
+def test_a_score_memoised_under_its_fit_equals_a_fresh_one_bit_for_bit():
+    """``item_terms`` keeps each item's fit-only terms on the fit: scoring again, with pending information,
+    gives exactly the number a fresh copy of the fit gives (the stored decisions' replay compares them with
+    ==), for the choice and the metric designs; ``record`` adds the same w."""
+    rng = np.random.default_rng(3)
+    names = ["a", "b", "c", "d"]
+    m = rng.normal(size=(4, 4))
+    choice = Fit(1, names, [0.3, -0.1, 0.5, -0.7], (m @ m.T).tolist())
+    metric = _random_fit(rng, 3, names)
+    for design, fit, subjects in (
+        (CHOICE, choice, ("a", "c")),
+        (COMPARABLE, metric, ("a", "d")),
+        (TRIPLET, metric, ("b", "a", "d")),
+    ):
+        first = item_score(design, fit, {}, "i", subjects)
+        assert fit.terms[(design.name, *subjects)] is not None
+        for pending in ({}, {"i": 0.37}, {"i": 2.5}):
+            fresh = dataclasses.replace(fit)  # the same numbers, nothing memoised
+            assert item_score(design, fit, pending, "i", subjects) == item_score(design, fresh, pending, "i", subjects)
+        assert item_score(design, fit, {}, "i", subjects) == first
+        counts: dict = {}
+        mine, theirs = {"i": 0.1}, {"i": 0.1}
+        record(design, "i", subjects, fit, counts, mine)
+        record(design, "i", subjects, dataclasses.replace(fit), counts, theirs)
+        assert mine == theirs and mine["i"] > 0.1 and counts == {}  # no counts under a fit
+    assert item_score(CHOICE, choice, {}, "a~e", ("a", "e")) == float("inf")
+
+
 @pytest.fixture
 def adaptive_study(researcher):
     from studies.services import study_load
@@ -159,6 +188,11 @@ def test_a_study_runs_adaptively_with_refits_and_every_decision_is_reproduced(
     assert sum(AdaptiveStripe.objects.filter(study=adaptive_study).values_list("decisions", flat=True)) == 160
     decided = AdaptiveDecision.objects.filter(study=adaptive_study, fit__isnull=False)
     assert decided.count() > 0 and all(len(d.candidates) > 0 for d in decided)
+    # the balanced fallback's counts are kept only until the block's first fit (nothing reads them after)
+    counted = [
+        sum(c.values()) for c in AdaptiveStripe.objects.filter(study=adaptive_study).values_list("counts", flat=True)
+    ]
+    assert sum(counted) == AdaptiveDecision.objects.filter(study=adaptive_study, fit__isnull=True).count() < 160
     # the answers are stored under the decided pair
     first = AdaptiveDecision.objects.filter(study=adaptive_study).first()
     answer = Answer.objects.get(participant_id=first.participant_id, page=f"loan/#{first.slot}", measure="choice")
