@@ -228,6 +228,35 @@ def test_a_participant_sees_the_decided_pair_on_their_page(client, adaptive_stud
 ANSWER = {"choice": "a", "sure": "3", "prediction": "50"}
 
 
+@pytest.mark.django_db
+def test_slot_pages_of_one_item_share_one_cached_render_and_each_shows_its_own_key(client, adaptive_study):
+    """The blank page is cached with the page key as a slot: every slot page served equals a fresh render
+    of its decided page, and two slots showing the same item are rendered once (before: once per slot and
+    item, 40 x 435 renders for the launch study, more than the cache holds)."""
+    from participation.adaptive import decided_page
+    from participation.models import AdaptiveDecision
+    from participation.pages import condition_index
+    from participation.rendering import _blank_page, resume_html
+    from tests.surveys.helpers import participant_session
+    from tests.surveys.test_page_delivery import TOKEN, fresh_render
+    from tests.tasks import reach_task_page
+
+    participant, _ = reach_task_page(client, adaptive_study.spec, "choose")
+    index = condition_index(adaptive_study.spec, adaptive_study.spec_hash, participant.condition.key)
+    for slot in range(4):
+        served = TOKEN.sub("T", client.get("/s/choose-loan/page/").content.decode())
+        decisions = {(d.block, d.slot): d.item for d in AdaptiveDecision.objects.filter(participant=participant)}
+        position = len(participant.plan) - 4 + slot
+        page = decided_page(participant.plan[position], decisions)
+        assert page is not None and f'value="loan/#{slot}"' in served
+        resume = resume_html(participant_session(client)["resume:choose-loan"])
+        assert served == TOKEN.sub("T", fresh_render(page, index, position, len(participant.plan), resume))
+        client.post("/s/choose-loan/page/", {"page_key": page["key"], **ANSWER})
+    first = {"key": "loan/#0", "kind": "choose", "block": "loan", "slot": 0, "position": 0, "item": page["item"]}
+    third = first | {"key": "loan/#2", "slot": 2, "position": 2}
+    assert _blank_page(first, index, adaptive_study.spec_hash) is _blank_page(third, index, adaptive_study.spec_hash)
+
+
 def _adaptive_statements(client, page_key: str) -> list[str]:
     """The SQL statements on the adaptive tables while the slot page ``page_key`` is saved."""
     from django.test.utils import CaptureQueriesContext
