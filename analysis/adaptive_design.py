@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 Direction = tuple[list[float], float]  # (V x, x'Vx)
+Terms = tuple[float, float, float]  # (w, sum_i (V x)_i^2 / sd_i, x'Vx) of an item under a fit
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,12 @@ class Fit:
     def sd(self) -> list[float]:
         """The estimates' standard deviations."""
         return [math.sqrt(self.covariance[i][i]) for i in range(len(self.parameters))]
+
+    @cached_property
+    def terms(self) -> dict[tuple, Terms | None]:
+        """:func:`item_terms` already computed under this fit, by (design, subjects): filled as items are
+        scored, so it holds at most the items this process scored under the fit."""
+        return {}
 
 
 @dataclass(frozen=True)
@@ -157,16 +164,31 @@ TRIPLET = Design("triplet", metric_information(logistic_information), metric_dir
 DESIGNS = {design.name: design for design in (CHOICE, COMPARABLE, TRIPLET)}
 
 
+def item_terms(design: Design, fit: Fit, subjects: Sequence[str]) -> Terms | None:
+    """The parts of an item's score that depend on the fit alone: w, sum_i (V x)_i^2 / sd_i and x'Vx (None
+    when the fit knows nothing of one of its subjects). Computed once per fit and item in a process
+    (``Fit.terms``): the same arithmetic every time, so a memoised score equals a fresh one bit for bit."""
+    key = (design.name, *subjects)
+    if key in fit.terms:
+        return fit.terms[key]
+    direction = design.direction(fit, subjects)
+    terms = None
+    if direction is not None:
+        vx, xvx = direction
+        terms = design.information(fit, subjects), sum(u**2 / sd for u, sd in zip(vx, fit.sd, strict=True)), xvx
+    fit.terms[key] = terms
+    return terms
+
+
 def item_score(design: Design, fit: Fit, pending: dict[str, float], item: str, subjects: Sequence[str]) -> float:
     """The first-order drop in the sum of the parameters' standard deviations by one more answer on the
     item (see the module docstring): w sum_i (V x)_i^2 / sd_i / ((1 + W x'Vx) (1 + (W + w) x'Vx)),
     W = ``pending[item]``; infinite when the fit knows nothing of one of its subjects."""
-    direction = design.direction(fit, subjects)
-    if direction is None:
+    terms = item_terms(design, fit, subjects)
+    if terms is None:
         return math.inf
-    vx, xvx = direction
-    w, assigned = design.information(fit, subjects), pending.get(item, 0.0)
-    spread = sum(u**2 / sd for u, sd in zip(vx, fit.sd, strict=True))
+    w, spread, xvx = terms
+    assigned = pending.get(item, 0.0)
     return w * spread / ((1.0 + assigned * xvx) * (1.0 + (assigned + w) * xvx))
 
 
@@ -222,10 +244,15 @@ def next_item(
 
 
 def record(design: Design, item: str, subjects: Sequence[str], fit: Fit | None, counts: dict, pending: dict) -> None:
-    """Count a decided item, and add its information to the item's since the fit."""
-    counts[item] = counts.get(item, 0) + 1
-    if fit is not None:
-        pending[item] = pending.get(item, 0.0) + design.information(fit, subjects)
+    """Record a decided item: without a fit count it (``counts``, which only the balanced fallback reads),
+    with one add its information to the item's since the fit (``pending``). A block's fits only succeed
+    each other, so its decisions without a fit all come before its first fit: the counts are never read
+    again once a fit exists, and are not kept up from then on."""
+    if fit is None:
+        counts[item] = counts.get(item, 0) + 1
+        return
+    terms = item_terms(design, fit, subjects)
+    pending[item] = pending.get(item, 0.0) + (design.information(fit, subjects) if terms is None else terms[0])
 
 
 def centred(strength, covariance) -> tuple[list[str], list[float], list[list[float]]]:

@@ -4,7 +4,10 @@ web worker takes to choose the next item.
 Run: .venv/bin/python bench/adaptive.py [--task choose|pair_comparable|triplet] [--subjects 30]
      [--spread 2.0] [--features 4] [--rater-spread 0] [--judgements 3000] [--seeds 5]
      [--database-url postgres://USER:PASS@127.0.0.1:5432/DB --participants 200 --threads 8]
-     .venv/bin/python bench/adaptive.py --write-study FILE.json [--balanced]   (the study for bench/launch.py --study)
+     .venv/bin/python bench/adaptive.py --write-study FILE.json [--task choose|pair_comparable|triplet]
+         [--slots 10] [--balanced]
+     (the study for bench/launch.py --study: --slots adaptive pages per participant; 40 gives 44 pages,
+     the effort demo's length, so it runs under the same launch profile: --participants 1000 --think 4.5)
 
 Part 1 (``simulation.adaptive``, no database): per seed, simulated raters answer items under each design,
 10 per rater: ``--task choose`` (the default), pairs of ``--subjects`` subjects with known Bradley-Terry
@@ -117,7 +120,7 @@ def part_two(args) -> None:
     from studies.content import study_content
     from studies.services import study_load
 
-    spec = adaptive_choice_spec(args.subjects)
+    spec = adaptive_study_spec(args.subjects)
     study = study_load(spec=spec).study
     for batch in range(5):
         simulate_participants(SLUG, n=20, seed=batch, decline_rate=0)
@@ -159,21 +162,36 @@ def part_two(args) -> None:
 
 
 SLUG = "adaptive-choice"
+TRIPLET_NEIGHBOURS = 20
+SLUGS = {"choose": SLUG, "pair_comparable": "adaptive-comparable", "triplet": "adaptive-triplet"}
 
 
-def adaptive_choice_spec(n_subjects: int, *, balanced: bool = False) -> dict:
-    """The bundled disagreement study with its task block replaced by an adaptive choose block over every
-    pair of its first ``n_subjects`` defendants (10 pairs per participant, refit every 50 answers);
-    ``balanced``: the same block with balanced assignment (no ``adaptive`` option), for comparison."""
+def adaptive_study_spec(n_subjects: int, *, task: str = "choose", slots: int = 10, balanced: bool = False) -> dict:
+    """The bundled disagreement study with its task block replaced by an adaptive block of ``task`` over its
+    first ``n_subjects`` defendants (``slots`` items per participant, refit every 50 answers; the study has
+    4 other pages): ``choose`` every pair (block ``loan``, slug ``adaptive-choice``), ``pair_comparable``
+    every pair and ``triplet`` each subject the anchor of every pair of the ``TRIPLET_NEIGHBOURS`` subjects
+    after it in the pool, cyclically (5,700 triplets of 30 subjects: a block holds at most 10,000 items;
+    block ``alike``); ``balanced``: the same block with balanced assignment (no ``adaptive`` option)."""
     spec = json.loads((ROOT / "studies/bundled/disagreement_synthetic.json").read_text())
-    spec["slug"], pool = SLUG, spec["pools"][0]
+    spec["slug"], pool = SLUGS[task], spec["pools"][0]
     pool["subjects"] = pool["subjects"][:n_subjects]
     ids = [s["id"] for s in pool["subjects"]]
-    block = {"key": "loan", "type": "task", "task": "choose", "pool": pool["key"], "decision": "be released"}
-    block["pairs"] = [{"a": a, "b": b} for i, a in enumerate(ids) for b in ids[i + 1 :]]
-    block["assignment"] = (
-        {"per_participant": 10} if balanced else {"per_participant": 10, "adaptive": {"refit_every": 50}}
-    )
+    pairs = [{"a": a, "b": b} for i, a in enumerate(ids) for b in ids[i + 1 :]]
+    block = {"key": "alike", "type": "task", "task": task, "pool": pool["key"]}
+    if task == "choose":
+        block |= {"key": "loan", "decision": "be released", "pairs": pairs}
+    elif task == "pair_comparable":
+        block["pairs"] = pairs
+    else:
+        after = [(ids[i + 1 :] + ids[:i])[:TRIPLET_NEIGHBOURS] for i in range(len(ids))]
+        block["triplets"] = [
+            {"anchor": anchor, "b": b, "c": c}
+            for anchor, rest in zip(ids, after, strict=True)
+            for i, b in enumerate(rest)
+            for c in rest[i + 1 :]
+        ]
+    block["assignment"] = {"per_participant": slots} | ({} if balanced else {"adaptive": {"refit_every": 50}})
     spec["blocks"] = [b for b in spec["blocks"] if b["type"] != "task"] + [block]
     return spec
 
@@ -196,13 +214,20 @@ def main() -> None:
     parser.add_argument("--participants", type=int, default=200)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--skip-simulation", action="store_true")
-    parser.add_argument("--write-study", type=Path, help="write the adaptive choose study file (for launch.py)")
+    parser.add_argument(
+        "--write-study", type=Path, help="write the adaptive study file of --task (for launch.py --study)"
+    )
+    parser.add_argument("--slots", type=int, default=10, help="--write-study: choose pages per participant")
     parser.add_argument("--balanced", action="store_true", help="--write-study: the same study, balanced assignment")
     args = parser.parse_args()
     if args.spread is None:
         args.spread = 2.0 if args.task == "choose" else 1.0
     if args.write_study:
-        args.write_study.write_text(json.dumps(adaptive_choice_spec(args.subjects, balanced=args.balanced), indent=1))
+        args.write_study.write_text(
+            json.dumps(
+                adaptive_study_spec(args.subjects, task=args.task, slots=args.slots, balanced=args.balanced), indent=1
+            )
+        )
         return
     if not args.skip_simulation:
         part_one(args)

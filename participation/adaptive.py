@@ -50,7 +50,7 @@ from django.utils import timezone
 from analysis.adaptive_design import DESIGNS, Design, Fit, next_item, record
 from core.caching import BoundedCache
 from participation.models import AdaptiveDecision, AdaptiveFit, AdaptiveState, AdaptiveStripe
-from participation.sql import insert_rows, update_rows
+from participation.sql import execute_together, insert_statement, update_statement
 from tasks import block_task
 
 DEFAULT_REFIT_EVERY = 20  # answers between refits
@@ -114,13 +114,14 @@ def block_items(spec: dict, content, block_key: str) -> BlockItems:
 
 @cache
 def _stripe_sql(lock: bool) -> str:
-    """The stripe's row (``lock``: ``FOR UPDATE``, PostgreSQL) with the block's current fit, one statement."""
+    """The stripe's row (``lock``: ``FOR UPDATE``, PostgreSQL) with the block's current fit, one statement;
+    its ``counts`` only while the block has no fit (they are read and kept up only then: ``record``)."""
     qn = connection.ops.quote_name
     stripe, state = qn(AdaptiveStripe._meta.db_table), qn(AdaptiveState._meta.db_table)
     return (
-        "SELECT s.id, s.fit_id, s.decisions, s.counts, s.pending, "
-        f"(SELECT t.fit_id FROM {state} t WHERE t.study_id = s.study_id AND t.block = s.block) "
-        f"FROM {stripe} s WHERE s.study_id = %s AND s.block = %s AND s.stripe = %s"
+        "SELECT s.id, s.fit_id, s.decisions, s.pending, t.fit_id, CASE WHEN t.fit_id IS NULL THEN s.counts END "
+        f"FROM {stripe} s JOIN {state} t ON t.study_id = s.study_id AND t.block = s.block "
+        "WHERE s.study_id = %s AND s.block = %s AND s.stripe = %s"
     ) + (" FOR UPDATE OF s" if lock else "")
 
 
@@ -141,9 +142,11 @@ _DECISION_COLUMNS = (
 
 def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems, given: dict[int, str]) -> str:
     """Decide the slot's item under its stripe's lock; ``given``: the participant's decided slots -> items.
-    Four plain statements (``participation.sql``: the ORM's Python would cost several times the
-    decision): lock the stripe reading the block's current fit, score, update the stripe, store the
-    decision."""
+    Plain statements (``participation.sql``: the ORM's Python would cost several times the decision): lock
+    the stripe reading the block's current fit, score, then update the stripe and store the decision (on
+    PostgreSQL with ``synchronous_commit`` off) in one round trip (``execute_together``), and commit: while
+    the stripe is locked the web worker thread waits for the database twice (each time it may then wait
+    for the interpreter lock its process's other threads hold), not three times."""
     started = time.perf_counter()
     stripe = participant_id % STRIPES
     if _STATES.get((study_id, block.key, stripe)) is None:
@@ -152,11 +155,9 @@ def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems,
         _STATES.put((study_id, block.key, stripe), True)
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            if connection.vendor == "postgresql":  # see the module docstring: durable with the next answer
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
             cursor.execute(_stripe_sql(connection.features.has_select_for_update_of), [study_id, block.key, stripe])
-            pk, fit_id, decisions, counts, pending, current_fit = cursor.fetchone()
-            counts, pending = json.loads(counts), json.loads(pending)  # JSON text on both databases
+            pk, fit_id, decisions, pending, current_fit, counts = cursor.fetchone()
+            pending, counts = json.loads(pending), json.loads(counts or "{}")  # JSON text on both databases
             if fit_id != current_fit:  # a new fit: the information assigned since the old one goes
                 fit_id, pending = current_fit, {}
             fit = load_fit(fit_id)
@@ -171,10 +172,18 @@ def _decide(*, participant_id: int, study_id: int, slot: int, block: BlockItems,
                 seed=f"{block.seed}:{block.key}:{stripe}:{decisions}",
             )
             record(block.design, item, block.items[item], fit, counts, pending)
-            changes = {"fit": fit_id, "decisions": decisions + 1, "counts": counts, "pending": pending}
-            update_rows(AdaptiveStripe, changes, {"id": pk})
-            row = (study_id, participant_id, block.key, slot, stripe, decisions, fit_id, item, scored)
-            insert_rows(AdaptiveDecision, _DECISION_COLUMNS, [(*row, time.perf_counter() - started, timezone.now())])
+            changes = {"fit": fit_id, "decisions": decisions + 1, "pending": pending}
+            if fit is None:
+                changes["counts"] = counts
+            row = [study_id, participant_id, block.key, slot, stripe, decisions, fit_id, item, scored]
+            row += [time.perf_counter() - started, timezone.now()]
+            statements = [
+                update_statement(AdaptiveStripe, changes, {"id": pk}),
+                insert_statement(AdaptiveDecision, _DECISION_COLUMNS, [row]),
+            ]
+            if connection.vendor == "postgresql":  # see the module docstring: durable with the next answer
+                statements.append(("SET LOCAL synchronous_commit TO OFF", []))
+            execute_together(statements)
     except IntegrityError:  # another request of this participant decided the slot at the same moment
         return AdaptiveDecision.objects.get(participant_id=participant_id, block=block.key, slot=slot).item
     return item

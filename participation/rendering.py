@@ -1,10 +1,12 @@
 """HTML of the participant's study pages, with blank forms rendered once per process.
 
 A page's blank form looks the same for everyone who sees that page of that study version: only the
-CSRF token and the progress line ("Page 5 of 44") differ. The template is therefore rendered once
-with random slot strings in their place, and each request fills the slots in the cached HTML, which
-costs microseconds instead of the milliseconds of the template engine. A form with errors (bound to
-the participant's own input) is always rendered afresh and never cached.
+CSRF token, the progress line ("Page 5 of 44") and the page's key (its hidden ``page_key``) differ. The
+template is therefore rendered once with random slot strings in their place, and each request fills the
+slots in the cached HTML, which costs microseconds instead of the milliseconds of the template engine.
+The key being a slot, pages that differ only in their key and place share one render: an adaptive
+block's slot pages (``loan/#0``, ``loan/#1``, ...) are rendered once per item shown, not once per slot and
+item. A form with errors (bound to the participant's own input) is always rendered afresh and never cached.
 """
 
 import json
@@ -14,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
 from django.utils.translation import gettext
 
 from core.caching import BoundedCache
@@ -23,8 +25,8 @@ from participation.plan import ORDER_FIELDS
 from participation.signals import records_signals
 
 _SLOT = "slot" + secrets.token_hex(8)  # unguessable, so no study text can collide with it
-_CSRF, _POSITION, _TOTAL, _PROGRESS, _RESUME = (
-    f"{_SLOT}{name}" for name in ("csrf", "position", "total", "progress", "resume")
+_CSRF, _POSITION, _TOTAL, _PROGRESS, _RESUME, _KEY = (
+    f"{_SLOT}{name}" for name in ("csrf", "position", "total", "progress", "resume", "key")
 )
 _cache: BoundedCache[str] = BoundedCache(size=4096)
 # Fields of a plan's page that record only where it fell in the participant's order (format 1's and
@@ -58,11 +60,13 @@ def page_content_key(page: dict) -> str:
 
 
 def _blank_page(page: dict, index: PageIndex, spec_hash: str) -> str:
-    """The page with an unbound form and slots for the per-request parts, from the cache."""
-    key = (spec_hash, index.condition["key"], page_content_key(page))
+    """The page with an unbound form and slots for the per-request parts (its key among them), from the
+    cache, where pages differing only in their key and place (an adaptive block's ``slot``) share one entry."""
+    blank = {name: value for name, value in page.items() if name != "slot"} | {"key": _KEY}
+    key = (spec_hash, index.condition["key"], page_content_key(blank))
     html = _cache.get(key)
     if html is None:
-        template, ctx = _context(page, index, page_form(page, index), _POSITION, _TOTAL, _PROGRESS, _RESUME)
+        template, ctx = _context(blank, index, page_form(blank, index), _POSITION, _TOTAL, _PROGRESS, _RESUME)
         html = _cache.put(key, render_to_string(template, {**ctx, "csrf_token": _CSRF}))
     return html
 
@@ -98,6 +102,7 @@ def study_page_response(
         return render(request, template, ctx, status=status)
     html = (
         _blank_page(page, index, spec_hash)
+        .replace(_KEY, escape(page["key"]))
         .replace(_CSRF, get_token(request))
         .replace(_POSITION, str(position + 1))
         .replace(_TOTAL, str(total))

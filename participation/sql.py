@@ -40,6 +40,23 @@ def _insert_sql(model: type[Model], names: tuple[str, ...], n_rows: int, conflic
     return sql
 
 
+Statement = tuple[str, list]  # SQL and its parameters
+
+
+def insert_statement(
+    model: type[Model],
+    names: Sequence[str],
+    rows: Sequence[Sequence],
+    *,
+    on_conflict: Sequence[str] = (),
+    update: Sequence[str] = (),
+) -> Statement:
+    """``INSERT INTO model (names) VALUES rows`` (at least one row); with ``on_conflict`` (the columns of a
+    unique constraint) an existing row gets the new values of the ``update`` columns instead."""
+    sql = _insert_sql(model, tuple(names), len(rows), tuple(on_conflict), tuple(update))
+    return sql, [value for row in rows for value in _prepared(model, names, row)]
+
+
 def insert_rows(
     model: type[Model],
     names: Sequence[str],
@@ -48,14 +65,11 @@ def insert_rows(
     on_conflict: Sequence[str] = (),
     update: Sequence[str] = (),
 ) -> None:
-    """``INSERT INTO model (names) VALUES rows``; with ``on_conflict`` (the columns of a unique
-    constraint) an existing row gets the new values of the ``update`` columns instead."""
+    """Run :func:`insert_statement` (nothing without rows)."""
     if not rows:
         return
-    sql = _insert_sql(model, tuple(names), len(rows), tuple(on_conflict), tuple(update))
-    params = [value for row in rows for value in _prepared(model, names, row)]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(*insert_statement(model, names, rows, on_conflict=on_conflict, update=update))
 
 
 def _where(model: type[Model], where: dict) -> tuple[tuple, list]:
@@ -122,12 +136,30 @@ def _update_sql(model: type[Model], changed: tuple[str, ...], matched: tuple) ->
     return f"UPDATE {table} SET {assignments} WHERE {_conditions(model, matched)}"
 
 
-def update_rows(model: type[Model], changes: dict, where: dict) -> int:
-    """``UPDATE model SET changes WHERE`` every ``where`` column equals its value (a tuple means
-    ``IN (..)``); returns the number of rows changed."""
+def update_statement(model: type[Model], changes: dict, where: dict) -> Statement:
+    """``UPDATE model SET changes WHERE`` every ``where`` column equals its value (a tuple means ``IN (..)``)."""
     shape, where_params = _where(model, where)
-    sql = _update_sql(model, tuple(changes), shape)
-    params = _prepared(model, list(changes), list(changes.values())) + where_params
+    return _update_sql(model, tuple(changes), shape), _prepared(
+        model, list(changes), list(changes.values())
+    ) + where_params
+
+
+def update_rows(model: type[Model], changes: dict, where: dict) -> int:
+    """Run :func:`update_statement`; returns the number of rows changed."""
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(*update_statement(model, changes, where))
         return cursor.rowcount
+
+
+def execute_together(statements: Sequence[Statement]) -> None:
+    """Run ``statements`` in order, in one round trip to the database where it takes several in one query:
+    PostgreSQL through Django's default client-side binding cursors (psycopg sends ``a; b`` as one query
+    string; not with the ``server_side_binding`` option, whose prepared statements take one each). Else
+    (SQLite) one after the other. Each statement's rows changed are not returned."""
+    together = connection.vendor == "postgresql" and not connection.settings_dict["OPTIONS"].get("server_side_binding")
+    with connection.cursor() as cursor:
+        if together:
+            cursor.execute("; ".join(sql for sql, _ in statements), [p for _, params in statements for p in params])
+            return
+        for sql, params in statements:
+            cursor.execute(sql, params)

@@ -3,12 +3,14 @@
 import re
 
 import pytest
+from django.db import IntegrityError, connection, transaction
 from django.template.loader import render_to_string
+from django.test.utils import CaptureQueriesContext
 
 from participation.models import Answer, PageVisit, Participant
 from participation.pages import condition_index, page_context, page_form
 from participation.rendering import resume_html
-from participation.sql import insert_rows, update_rows
+from participation.sql import execute_together, insert_rows, insert_statement, update_rows, update_statement
 from studies.study_facts import study_facts
 from tests.surveys.helpers import answer_pages, consented, participant_session, valid_data
 
@@ -129,6 +131,27 @@ def test_plain_sql_helpers_match_the_orm(demo_study):
     assert (visit.first_shown_at, visit.submitted_at) == (shown, later)  # only submitted_at changed
     participant.refresh_from_db()
     assert participant.position == 3
+    # several statements at once: in order, one query on PostgreSQL, and an error in any of them raised
+    with CaptureQueriesContext(connection) as queries:
+        execute_together(
+            [
+                update_statement(Participant, {"position": 4}, {"id": participant.pk}),
+                insert_statement(
+                    PageVisit, ("participant", "page", "first_shown_at", "refusals"), [(participant.pk, "q", shown, 2)]
+                ),
+                update_statement(PageVisit, {"refusals": 5}, {"participant": participant.pk, "page": "q"}),
+            ]
+        )
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 3)
+    participant.refresh_from_db()
+    assert participant.position == 4 and PageVisit.objects.get(participant=participant, page="q").refusals == 5
+    again = insert_statement(
+        PageVisit, ("participant", "page", "first_shown_at", "refusals"), [(participant.pk, "q", shown, 0)]
+    )
+    with pytest.raises(IntegrityError), transaction.atomic():
+        execute_together([update_statement(Participant, {"position": 6}, {"id": participant.pk}), again])
+    participant.refresh_from_db()
+    assert participant.position == 4  # rolled back with the failed insert
 
 
 def test_study_facts_are_read_again_after_an_edit_in_place(demo_spec, demo_study):
