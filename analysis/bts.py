@@ -312,13 +312,22 @@ def block_answers(
     subjects: Sequence[str] = (),
 ) -> pd.DataFrame:
     """The numeric answers of one measure of one block of a long answers table (format 2 export), only
-    those of ``conditions`` and about ``subjects`` when given."""
-    chosen = (answers["block"] == block) & (answers["measure"] == measure)
+    those of ``conditions`` and about ``subjects`` when given (:func:`block_rows`)."""
+    rows = block_rows(answers, block, conditions=conditions, subjects=subjects)
+    return rows[rows["measure"] == measure].dropna(subset=["value"]).astype({"value": float})
+
+
+def block_rows(
+    answers: pd.DataFrame, block: str, *, conditions: Sequence[str] = (), subjects: Sequence[str] = ()
+) -> pd.DataFrame:
+    """The rows of a long answers table whose ``block`` is ``block``, only those of ``conditions`` and about
+    ``subjects`` when given (where a block's answers are: ``tasks.questions.answers_rows``)."""
+    chosen = answers["block"] == block
     if conditions:
         chosen &= answers["condition"].isin(conditions)
     if subjects:
         chosen &= answers["subject"].isin(subjects)
-    return answers[chosen].dropna(subset=["value"]).astype({"value": float})
+    return answers[chosen]
 
 
 def honesty_scores(

@@ -121,10 +121,14 @@ class AlphaByRaterGroup:
 
 
 def _grouped(
-    frame: pd.DataFrame, participant: str, group_columns: str | Sequence[str], required: Sequence[str]
+    frame: pd.DataFrame,
+    participant: str,
+    group_columns: str | Sequence[str],
+    required: Sequence[str],
+    min_groups: int = 2,
 ) -> tuple[pd.DataFrame, pd.Series, int]:
-    """Rows with every required value (of every participant); the group of each participant with one; how
-    many had none."""
+    """Rows with every required value (of every participant); the group of each participant with one (at
+    least ``min_groups`` groups); how many had none."""
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise ValueError(f"the table lacks the column(s) {', '.join(map(repr, missing))}")
@@ -132,8 +136,9 @@ def _grouped(
     groups = group_of_raters(frame, participant, group_columns)
     without = int(groups.isna().sum())
     groups = groups.dropna()
-    if groups.nunique() < 2:
-        raise ValueError("rater groups are compared: need participants from at least two rater groups")
+    if groups.nunique() < min_groups:
+        compared = "rater groups are compared: need participants from at least two rater groups"
+        raise ValueError(compared if min_groups == 2 else "no participant has a rater group")
     return frame, groups, without
 
 
@@ -209,7 +214,8 @@ def alpha_by_rater_group(
     generalise: str | None = None,
 ) -> AlphaByRaterGroup:
     """Likert alpha per rater group (see module doc) from one condition's pairs export with the group
-    column(s) merged in (``participant_id``, ``d_aggr``, ``d_traj``, ``d_overall``; optionally ``stimulus``).
+    column(s) merged in (``participant_id``, ``d_aggr``, ``d_traj``, ``d_overall``; optionally ``stimulus``);
+    one rater group (a study analysed split by no question) gives its alpha and NaN tests.
     Group i (sorted) is bootstrapped with seed ``seed + 1 + i``, all participants with ``seed`` (the two-way
     bootstrap with those seeds + 7919)."""
     if check_generalise(generalise) == "stimuli" and "stimulus" not in pairs:
@@ -217,7 +223,7 @@ def alpha_by_rater_group(
     if "condition" in pairs and pairs["condition"].nunique() > 1:
         raise ValueError("alpha is estimated per condition: pass the pairs of one condition")
     frame = pairs.rename(columns={participant: "participant_id"}) if participant != "participant_id" else pairs
-    frame, groups, without = _grouped(frame, "participant_id", group_columns, LIKERT_COLUMNS)
+    frame, groups, without = _grouped(frame, "participant_id", group_columns, LIKERT_COLUMNS, min_groups=1)
     codes, participants = pd.factorize(frame["participant_id"])
     x, y = design(frame, ["d_aggr", "d_traj"]), frame["d_overall"].to_numpy(float)
     xx = np.zeros((len(participants), 9))

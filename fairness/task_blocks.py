@@ -44,7 +44,7 @@ from scipy import stats
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from analysis.agreement import rating_icc
-from analysis.bts import Positive, block_answers, honesty_scores
+from analysis.bts import Positive, block_answers, block_rows, honesty_scores
 from analysis.group_size import small_group_warnings
 from analysis.sample import SampleSelection
 from fairness.disagreement import NOTIONS, disagreement_notions
@@ -69,6 +69,7 @@ from fairness.rater_groups import (
 
 IN_GROUP_MAX_LEVELS = 8  # subject-group columns with more values (age in years) get no in-group table
 LIKERT_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}
+NO_ANSWERS = "No answers: the analysed participants answered none of this block's questions."
 
 
 @dataclass(frozen=True)
@@ -672,6 +673,8 @@ def pair_distance_block(
     """A ``pair_distance`` block: the Likert alpha of Eq. 5 per rater group and condition (needs the
     trajectory and aggregate measures)."""
     part = answers[answers["block"] == block["key"]]
+    if part.empty:
+        return BlockAnalysis(block["key"], "pair_distance", {}, [NO_ANSWERS])
     wide = part.pivot_table(
         index=["participant_id", "condition", "subject"], columns="measure", values="value", aggfunc="first"
     )
@@ -716,6 +719,7 @@ def analyze_design(
     *,
     by: Sequence[str],
     analyses: Mapping[str, Callable[..., "BlockAnalysis"] | str],
+    where: Mapping[str, Mapping],
     positives: Mapping[str, Positive],
     seed: int = 1,
     n_resamples: int = 2000,
@@ -731,7 +735,10 @@ def analyze_design(
     """Every task block of a format 2 study analysed overall and per rater group (module doc).
     ``by``: questionnaire columns (validated by the caller); ``analyses``: block key -> its analysis,
     called as ``analysis(spec, block, answers, groups, opts)``, or the reason it has none (every task
-    block has one or the other: none is skipped); ``positives``: block key -> its BTS positive answer.
+    block has one or the other: none is skipped), given the block's rows of ``answers`` under its key;
+    ``where``: block key -> where its rows are (``tasks.questions.answers_rows``: ``block``, and for a block
+    converted from format 1, whose rows carry format 1's part, its ``conditions`` and ``subjects``);
+    ``positives``: block key -> its BTS positive answer.
     Participants excluded by the attention checks (``excluded`` = 1) are left out. ``majority_tie``: the
     crowd majority's tie rule of the agree blocks' error rates (``fairness.error_rates``); ``generalise``:
     "stimuli" makes the pair_distance blocks' alpha CIs the two-way (raters x pairs) bootstrap's. Rater groups
@@ -777,7 +784,8 @@ def analyze_design(
         if isinstance(analysis, str):
             results.append(BlockAnalysis(block["key"], block["task"], {}, [analysis]))
         else:
-            results.append(analysis(spec, block, answers, groups, opts))
+            rows = block_rows(answers, **where[block["key"]]).assign(block=block["key"])
+            results.append(analysis(spec, block, rows, groups, opts))
     if progress:
         progress("task blocks", len(tasks), len(tasks))
     honesty = honesty_scores(answers, positives)
@@ -815,6 +823,8 @@ def _block_subjects(spec: dict, block: dict, opts: Options) -> tuple[pd.DataFram
 def _rated(block: dict, answers: pd.DataFrame, groups: pd.Series, measure: str) -> pd.DataFrame | BlockAnalysis:
     """The block's answers of ``measure`` with each rater's group, or the note that none has one."""
     frame = block_answers(answers, block["key"], measure)
+    if frame.empty:
+        return BlockAnalysis(block["key"], block["task"], {}, [NO_ANSWERS])
     frame = frame.assign(rater_group=frame["participant_id"].map(groups))
     if frame["rater_group"].isna().all():
         return BlockAnalysis(block["key"], block["task"], {}, ["No answers from participants with a rater group."])

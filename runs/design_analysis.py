@@ -12,7 +12,7 @@ from analysis.sample import select_participants
 from fairness.task_blocks import DesignAnalysis
 from fairness.task_blocks import analyze_design as analyze_blocks
 from studies.format2 import BY_LANGUAGE, check_by, questionnaire_questions
-from tasks import block_task, bts_positives
+from tasks import answers_where, block_task, bts_positives
 
 
 class GroupOptions(TypedDict, total=False):
@@ -47,6 +47,7 @@ def analyze_design(spec: dict, answers, questionnaire, *, by: Sequence[str], **o
         questionnaire,
         by=check_by(spec, by),
         analyses=block_analyses(spec),
+        where=answers_where(spec),
         positives=bts_positives(spec),
         **options,
     )

@@ -75,13 +75,23 @@ def block_task(block: dict) -> BlockTask:
     return BLOCK_TASKS[block["task"]]
 
 
+def answers_where(spec: dict) -> dict[str, dict]:
+    """Block key -> where the answers table holds the block's answers (``tasks.questions.answers_rows``:
+    its ``block``, and for a converted block its ``conditions`` and ``subjects``), for every task block."""
+    pools = {pool["key"]: pool for pool in spec["pools"]}
+    return {
+        block["key"]: answers_rows(block, block_task(block).item_map(block, pools[block["pool"]]))
+        for block in spec["blocks"]
+        if block["type"] == "task"
+    }
+
+
 def bts_positives(spec: dict) -> dict[str, BtsPositive]:
     """Block key -> the positive answer of its BTS follow-up, with where its answers are
-    (``tasks.questions.answers_rows``), for every task block that has one."""
-    pools = {pool["key"]: pool for pool in spec["pools"]}
-    out = {}
-    for block in spec["blocks"]:
-        if block["type"] == "task" and (positive := block_task(block).bts_positive(block)) is not None:
-            items = block_task(block).item_map(block, pools[block["pool"]])
-            out[block["key"]] = replace(positive, **answers_rows(block, items))
-    return out
+    (:func:`answers_where`), for every task block that has one."""
+    where = answers_where(spec)
+    return {
+        block["key"]: replace(positive, **where[block["key"]])
+        for block in spec["blocks"]
+        if block["type"] == "task" and (positive := block_task(block).bts_positive(block)) is not None
+    }

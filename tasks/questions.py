@@ -84,15 +84,16 @@ def answers_block(block: dict) -> str:
 def answers_rows(block: dict, items: Iterable[str]) -> dict:
     """Where the answers table holds the answers of ``block`` (its ``items``): ``block``, its
     :func:`answers_block`; a converted block's name (``pairs``, ...) is shared by the blocks its format 1
-    part became, so its rows are also those of its ``conditions`` about its items (:func:`answers_subject`):
-    a question (condition, subject) is format 1's (condition, set, comparison)."""
+    part became, so its rows are also those of its ``conditions`` about its items (:func:`answers_subject`;
+    an ``output`` set's rows are about its reference and comparisons): a question (condition, subject) is
+    format 1's (condition, set, comparison)."""
     if "page_key" not in block:
         return {"block": block["key"]}
-    return {
-        "block": answers_block(block),
-        "conditions": tuple(block["conditions"]),
-        "subjects": tuple(answers_subject(block, item, "") for item in items),
-    }
+    if block["page_key"]["block"] == "output":
+        subjects = [s for one in block["sets"] for s in (one["reference"], *one["comparisons"])]
+    else:
+        subjects = [answers_subject(block, item, "") for item in items]
+    return {"block": answers_block(block), "conditions": tuple(block["conditions"]), "subjects": tuple(subjects)}
 
 
 def block_set(block: dict) -> str:

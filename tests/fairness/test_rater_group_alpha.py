@@ -125,13 +125,23 @@ def test_fewer_than_two_estimable_groups_gives_nan_not_a_crash():
     assert np.isfinite(result.by_group["a"].alpha)
 
 
+def test_one_rater_group_gives_the_alpha_of_all_participants_and_no_test():
+    """Split by no question, every participant is in one rater group: its alpha is the overall alpha."""
+    pairs = _likert(np.random.default_rng(5), {"a": 0.5, "b": 0.5}, n_per=8)
+    two = alpha_by_rater_group(pairs, "role", n_resamples=20, n_permutations=9)
+    one = alpha_by_rater_group(pairs.assign(role="all"), "role", n_resamples=20, n_permutations=9)
+    assert one.overall.alpha == pytest.approx(two.overall.alpha, abs=1e-12)
+    assert one.by_group["all"].alpha == pytest.approx(one.overall.alpha, abs=1e-12)
+    assert np.isnan(one.test.pvalue) and one.contrast is None
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
         (lambda f: f.assign(condition=np.where(f.index < 20, "income", "arrests")), "per condition"),
         (lambda f: f.drop(columns="d_traj"), "'d_traj'"),
         (lambda f: f.drop(columns="role"), "'role'"),
-        (lambda f: f.assign(role="a"), "at least two rater groups"),
+        (lambda f: f.assign(role=np.nan), "no participant has a rater group"),
         (lambda f: f.assign(role=np.where(f.index == 0, "b", f.role)), "belongs to several rater groups"),
     ],
 )
