@@ -7,8 +7,8 @@ import pytest
 from django.template.loader import get_template
 
 from participation.models import Answer, Participant
-from participation.plan import build_plan
 from tasks import BLOCK_TASKS, REGISTRY, UnknownPageKind, task_for
+from tests.format1_plan import build_plan
 from tests.participation.format2_helpers import example_spec, simple_plan
 from tests.surveys.helpers import participant_session
 

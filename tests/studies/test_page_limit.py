@@ -57,7 +57,7 @@ def forbid_building(monkeypatch) -> None:
     import studies.study_file
 
     for module, name in (
-        (participation.plan, "build_plan"),
+        (participation.plan, "plan_for"),
         (participation.assignment, "build_plan_v2"),
         (studies.format2, "_semantic_problems"),
         (studies.study_file, "_semantic_problems"),
