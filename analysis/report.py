@@ -1,5 +1,5 @@
 """The analysis report's content: tables (DataFrames), Plotly figures and the JSON results (pure;
-no Django). The HTML is rendered from templates by ``runs.reports.write_report``."""
+no Django). The HTML is rendered from templates by ``runs.reports.effort``."""
 
 import json
 

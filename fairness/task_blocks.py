@@ -46,6 +46,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 from analysis.agreement import rating_icc
 from analysis.bts import Positive, block_answers, honesty_scores
 from analysis.group_size import small_group_warnings
+from analysis.sample import SampleSelection
 from fairness.disagreement import NOTIONS, disagreement_notions
 from fairness.error_rates import TieRule, agree_predictions, error_rates, rating_predictions
 from fairness.group_options import BIN_ABOVE, DEFAULT_QUANTILES, MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
@@ -94,6 +95,7 @@ class DesignAnalysis:
     warnings: tuple[str, ...] = ()  # rater groups too small to compare (``analysis.group_size``)
     n_too_few: int = 0  # participants in rater groups too small to compare (in the ALL rows only)
     options: dict = field(default_factory=dict)  # min_group_size, pool_small, min_subject_group, bins
+    sample: SampleSelection | None = None  # who was analysed and who dropped, by reason (``runs.design_analysis``)
 
     @property
     def rater_group(self) -> str:
@@ -790,9 +792,10 @@ def analyze_design(
         seed=seed,
         n_resamples=n_resamples,
         n_permutations=n_permutations,
-        warnings=tuple(
+        warnings=tuple(  # split by no question, no group is compared: nothing to warn of
             f"Rater group {w}"
             for w in small_group_warnings(dict(zip(sizes["rater_group"], sizes["n_participants"], strict=True)))
+            if by
         ),
         n_too_few=int(groups.isna().sum()) - without,
         options=settings,

@@ -19,7 +19,7 @@ from runs.design_analysis import GroupOptions, study_analysis
 from runs.models import AnalysisRun
 from runs.provenance import study_provenance
 from runs.reports.design import EffortOfDesign, design_sensitivity, write_design_report
-from runs.reports.effort import alpha_sensitivity, write_report
+from runs.reports.effort import alpha_sensitivity
 from runs.storage import delete_prefix, new_prefix, store_directory
 from studies.models import Study
 from studies.services import latest_study
@@ -50,78 +50,27 @@ def analysis_run_create(
     generalise: str | None = None,
     groups: GroupOptions | None = None,
 ) -> AnalysisRun:
-    """A format 2 study: :func:`design_run_create` split by the questionnaire questions ``by``.
-    Format 1 (a format 1 file stored as its conversion: its ``Study.format1_spec``): export, analyse
-    (completed, non-excluded participants only unless ``include_incomplete``; pilot participants only
-    with ``include_pilot``; the report counts the dropped by reason), write
-    the report into ``out_dir``, store its files (storage folder ``analysis/<uuid>``) and the run with
-    one new Calibration version per condition in one transaction; if storing fails, nothing of the
-    run remains. ``generalise``: "stimuli" or "none" overrides the study file's ``analysis.generalise``
-    ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``: the format 2 analysis's group options
-    (minimum sizes, pooling, bins)."""
+    """The study's analysis (:func:`design_run_create`, every study: a format 1 file is stored as its format 2
+    conversion), split by the questionnaire questions ``by`` (none: one rater group): completed, non-excluded
+    participants only unless ``include_incomplete``, pilot participants only with ``include_pilot`` (the
+    report counts the dropped by reason); the report written into ``out_dir``, its files stored (storage
+    folder ``analysis/<uuid>``) and the run with one new Calibration version per condition in one
+    transaction; if storing fails, nothing of the run remains. ``generalise``: "stimuli" or "none" overrides
+    the study file's ``analysis.generalise`` ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``:
+    the group options (minimum sizes, pooling, bins)."""
     study = latest_study(slug)
-    # a converted format 1 study keeps format 1's analysis and report (results.json, report.html, CSV names);
-    # with ``by``, the format 2 analysis (without ``by`` the format 2 analysis is one rater group: tested equal)
-    spec = study.spec if by else study.format1_spec or study.spec
-    generalise = study_generalise(spec, generalise)
-    if spec.get("format") == 2:
-        return design_run_create(
-            study,
-            out_dir=out_dir,
-            by=by,
-            seed=seed,
-            n_resamples=n_resamples,
-            include_incomplete=include_incomplete,
-            include_pilot=include_pilot,
-            progress=progress,
-            generalise=generalise,
-            groups=groups or {},
-        )
-    if by:
-        raise ValueError(f"study {slug!r}: --by splits format 2 studies by questionnaire answers; this study has none")
-
-    def analyse(quality_exclusion: str = "study", progress=progress):
-        return effort_analysis(
-            slug,
-            seed=seed,
-            n_resamples=n_resamples,
-            include_incomplete=include_incomplete,
-            include_pilot=include_pilot,
-            generalise=generalise,
-            quality_exclusion=quality_exclusion,
-            progress=progress,
-        )
-
-    try:
-        tables, result = analyse()
-    except ValueError as exc:
-        raise ValueError(f"study {slug!r}: {exc}") from exc
-    sensitivity = alpha_sensitivity(*without_flagged(lambda mode: analyse(mode, None)[1], result, spec))
-    sample = result.sample
-    floor = spec.get("bonus", {}).get("honesty", {}).get("min_respondents", MIN_RESPONDENTS)
-    bts = participant_bts(sample.pairs, similar_max=spec["likert"]["similar_max"], min_respondents=floor)
-    provenance = study_provenance(
+    return design_run_create(
         study,
-        participants={"in the export": len(tables.participants), "analysed": sample.included},
-        dropped=sample.dropped,
-        seeds={"analysis": seed},
-        settings={
-            "Bootstrap resamples": str(n_resamples),
-            "Participants": "all with answers" if include_incomplete else "completed only",
-            "Pilot participants": "included" if include_pilot else "left out",
-            "Calibration CI": GENERALISE_SETTING[generalise],
-        },
+        out_dir=out_dir,
+        by=by,
+        seed=seed,
+        n_resamples=n_resamples,
+        include_incomplete=include_incomplete,
+        include_pilot=include_pilot,
+        progress=progress,
+        generalise=study_generalise(study.spec, generalise),
+        groups=groups or {},
     )
-    write_report(
-        result,
-        sample.pairs,
-        bts,
-        out_dir,
-        title=f"{study.title}: analysis (seed {seed})",
-        provenance=provenance,
-        sensitivity=sensitivity,
-    )
-    return store_run(study, out_dir, seed=seed, n_resamples=n_resamples, calibrations=result.calibrations)
 
 
 def store_run(
@@ -175,8 +124,8 @@ def effort_analysis(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[ExportTables, PipelineResult]:
     """The effort pipeline (``analysis.pipeline.run_pipeline``: Tables 2-5, the headline tests and each
-    condition's calibration alpha) on the study's pairs table, the rows with an overall rating; the one
-    analysis of a format 1 study's pairs and of a format 2 study's ``pair_distance`` blocks."""
+    condition's calibration alpha) on the study's pairs table, the rows with an overall rating (the
+    ``pair_distance`` blocks' ratings, as format 1 wrote them for a converted study)."""
     tables = export_tables(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
     result = run_pipeline(
         tables.pairs.dropna(subset=["d_overall"]),
@@ -261,13 +210,16 @@ def design_run_create(
             "analysed": result.n_participants,
             "with a rater group": result.n_participants - result.n_without_group,
         },
-        dropped={
-            f"from the rater-group rows and tests, kept in the {ALL!r} rows (no answer to {' or '.join(by)})": (
-                result.n_without_group
-            )
-        }
-        if by
-        else {},
+        dropped=(dict(result.sample.dropped) if result.sample else {})
+        | (
+            {
+                f"from the rater-group rows and tests, kept in the {ALL!r} rows (no answer to {' or '.join(by)})": (
+                    result.n_without_group
+                )
+            }
+            if by
+            else {}
+        ),
         seeds={"analysis": seed},
         settings={
             "Rater groups": result.rater_group,
@@ -280,7 +232,7 @@ def design_run_create(
             "Bootstrap resamples and permutations": str(n_resamples),
             "Participants": "all with answers" if include_incomplete else "completed only",
             "Pilot participants": "included" if include_pilot else "left out",
-            "alpha's CI": GENERALISE_SETTING[generalise],
+            "Calibration CI": GENERALISE_SETTING[generalise],
         },
     )
     effort = design_effort(
@@ -290,6 +242,7 @@ def design_run_create(
         include_incomplete=include_incomplete,
         include_pilot=include_pilot,
         generalise=generalise,
+        progress=progress,
     )
     if effort.sensitivity is not None:  # the effort alphas' rows beside the blocks', as in a format 1 report
         sensitivity = sensitivity_of(
@@ -298,7 +251,7 @@ def design_run_create(
     write_design_report(
         result,
         out_dir,
-        title=f"{study.title}: analysis by {result.rater_group} (seed {seed})",
+        title=f"{study.title}: analysis{f' by {result.rater_group}' if by else ''} (seed {seed})",
         provenance=provenance,
         sensitivity=sensitivity,
         effort=effort,
@@ -315,18 +268,18 @@ def design_effort(
     include_incomplete: bool,
     include_pilot: bool,
     generalise: str | None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> EffortOfDesign:
-    """The effort analysis of a format 2 study's ``pair_distance`` blocks: :func:`effort_analysis`, the same
-    call on the same pairs table as a format 1 study's analysis (so a converted study's alphas, CIs and
-    tables are format 1's), or the reason there is none (no block rating trajectory, aggregate and overall;
-    too few participants)."""
-    if not any(
-        b["type"] == "task" and b["task"] == "pair_distance" and set(EFFORT_MEASURES) <= set(b.get("measures", []))
-        for b in study.spec["blocks"]
-    ):
+    """The effort analysis of a study's ``pair_distance`` blocks (:func:`effort_analysis`: a converted format 1
+    study's alphas, CIs and tables are the format 1 analysis's, tested against its recorded results), its
+    alphas without the flagged participants and the participants' BTS scores over the pairs (the first effort
+    block's ``likert.similar_max``, the study's ``bonus.honesty.min_respondents``), or the reason there is
+    none (no block rating trajectory, aggregate and overall; too few participants); ``progress`` as
+    ``run_pipeline``'s."""
+    if not any(map(is_effort_block, study.spec["blocks"])):
         return EffortOfDesign(None, NO_EFFORT_BLOCK)
 
-    def analyse(quality_exclusion: str = "study") -> PipelineResult:
+    def analyse(quality_exclusion: str = "study", progress: Callable[[str, int, int], None] | None = None):
         return effort_analysis(
             study.slug,
             seed=seed,
@@ -335,12 +288,26 @@ def design_effort(
             include_pilot=include_pilot,
             generalise=generalise,
             quality_exclusion=quality_exclusion,
+            progress=progress,
         )[1]
 
     try:
-        result = analyse()
+        result = analyse("study", progress)
     except ValueError as exc:
         return EffortOfDesign(None, f"No effort analysis of the pair_distance blocks and no Calibration stored: {exc}.")
     if not result.calibrations:
         return EffortOfDesign(None, NO_EFFORT_PAIRS)
-    return EffortOfDesign(result, "", alpha_sensitivity(*without_flagged(analyse, result, study.spec)))
+    block = next(b for b in study.spec["blocks"] if is_effort_block(b))
+    floor = study.spec.get("bonus", {}).get("honesty", {}).get("min_respondents", MIN_RESPONDENTS)
+    assert result.sample is not None  # run_pipeline always sets it
+    bts = participant_bts(result.sample.pairs, similar_max=block["likert"]["similar_max"], min_respondents=floor)
+    return EffortOfDesign(result, "", alpha_sensitivity(*without_flagged(analyse, result, study.spec)), bts)
+
+
+def is_effort_block(block: dict) -> bool:
+    """A ``pair_distance`` task block rating the trajectory, aggregate and overall measures (Eq. 5)."""
+    return (
+        block["type"] == "task"
+        and block["task"] == "pair_distance"
+        and set(EFFORT_MEASURES) <= set(block.get("measures", []))
+    )

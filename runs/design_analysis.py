@@ -3,10 +3,12 @@ block (``fairness.task_blocks``), each block by the analysis its task type names
 or with the reason it has none, per rater group of the questionnaire questions ``by``."""
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TypedDict
 
 from django.utils.module_loading import import_string
 
+from analysis.sample import select_participants
 from fairness.task_blocks import DesignAnalysis
 from fairness.task_blocks import analyze_design as analyze_blocks
 from studies.format2 import BY_LANGUAGE, check_by, questionnaire_questions
@@ -23,6 +25,7 @@ class GroupOptions(TypedDict, total=False):
 
 
 GROUP_OPTIONS = tuple(GroupOptions.__annotations__)
+ANALYSED_STATUSES = ("active", "completed", "timed_out")  # with include_incomplete; else completed only
 
 
 def block_analyses(spec: dict) -> dict:
@@ -63,22 +66,29 @@ def study_analysis(
     (``research.export``; ``by`` may name ``language``, the participants table's column): completed
     participants (with ``include_incomplete`` also active and timed-out ones), pilots only with
     ``include_pilot``, those excluded for answer quality as ``quality_exclusion`` says
-    (``research.quality.EXCLUSION_MODES``) (``options``: seed, n_resamples, n_permutations, progress)."""
-    from django.db.models import Q
-
+    (``research.quality.EXCLUSION_MODES``) (``options``: seed, n_resamples, n_permutations, progress). The
+    result's ``sample`` counts the participants dropped by reason (``analysis.sample.select_participants``,
+    as the effort pipeline counts them); none left to analyse is a "too few participants" error."""
     from research.export import export_tables
 
     by = check_by(spec, by)
-    statuses = ("active", "completed", "timed_out") if include_incomplete else ("completed",)
-    chosen = Q(status__in=statuses) if include_pilot else Q(status__in=statuses, pilot=False)
-    tables = export_tables(slug, participants=chosen, quality_exclusion=quality_exclusion)
-    answers = tables.answers[tables.answers["measure"] != "questionnaire"].reset_index(drop=True)
-    if answers.empty:
-        raise ValueError("no answers to analyse: no participant has completed the study yet")
+    tables = export_tables(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
+    people = tables.participants
+    if include_incomplete:  # the statuses analysed: declined, screened-out and withdrawn participants never are
+        people = people[people["status"].isin(ANALYSED_STATUSES)]
+    answers = tables.answers[
+        (tables.answers["measure"] != "questionnaire") & tables.answers["participant_id"].isin(people["participant_id"])
+    ]
+    sample = select_participants(answers, people, include_incomplete=include_incomplete)
+    if not sample.included:
+        raise ValueError(f"too few participants to analyse: {sample.sentence()}")
+    if not include_incomplete:  # the attention-excluded stay: analyze_design leaves them out itself
+        answers = answers[answers["participant_id"].isin(people.loc[people["status"] == "completed", "participant_id"])]
     questionnaire = tables.questionnaire
     if BY_LANGUAGE in by and BY_LANGUAGE not in questionnaire_questions(spec):  # the participants table's column
         languages = tables.participants[["participant_id", BY_LANGUAGE]]
         questionnaire = questionnaire.drop(columns=BY_LANGUAGE, errors="ignore").merge(
             languages, on="participant_id", how="outer"
         )
-    return analyze_design(spec, answers, questionnaire, by=by, **options)
+    result = analyze_design(spec, answers.reset_index(drop=True), questionnaire, by=by, **options)
+    return replace(result, sample=sample)

@@ -357,6 +357,15 @@ DESIGN = {
         "subjects than the minimum (default 10) are left out or pooled into 'other'",
         "platform choice (the disagreement poster's notions are max - min over groups)",
     ),
+    "without_tables": Explanation(
+        "The task blocks of this study that have no table in this report, each with the reason: its task type "
+        "has no estimator yet, or its estimator could not be computed on these answers.",
+        "Every block of the study appears in the report: in its own sections with its tables, or here. Too few "
+        "raters of a block (each participant sees some of the blocks) is often the reason.",
+        "each block's estimator is the one its task type names (BlockTask.analysis), e.g. Eq. 5's alpha for a "
+        "pair_distance block",
+        "the task registry (README 'Adding a task type'); the effort-aware fairness paper for Eq. 5",
+    ),
     "honesty": Explanation(
         "Bayesian Truth Serum honesty scores from the follow-up 'what share of other participants answered X?', "
         "averaged per participant over the questions they answered, summarised per rater group.",

@@ -2,7 +2,7 @@
 type names, ``BlockTask.report_tables``), rater groups and honesty."""
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -123,10 +123,10 @@ def _sample_sentence(result) -> str:
     return sentence
 
 
-EFFORT_HEADING = "Effort analysis of the pair_distance blocks: "
 EFFORT_STORED = (
-    "The pair_distance blocks' effort analysis (the sections headed 'Effort analysis') is the format 1 pipeline "
-    "on the pairs table; its calibration alpha of each condition is stored as a Likert Calibration, which "
+    "The first sections (calibration, headline tests, Tables 2-5, factors and their figures) are the effort "
+    "analysis of the pair_distance blocks rating trajectory, aggregate and overall, headed, written and named "
+    "as in a format 1 report; its calibration alpha of each condition is stored as a Likert Calibration, which "
     "audits (audit_models) and relative_fairness use."
 )
 
@@ -134,15 +134,25 @@ EFFORT_STORED = (
 @dataclass(frozen=True)
 class EffortOfDesign:
     """The effort pipeline's result on a format 2 study's pairs table, or (``result`` None) why there is none;
-    ``sensitivity``: its alphas without the participants flagged for answer quality."""
+    ``sensitivity``: its alphas without the participants flagged for answer quality; ``bts``: the participants'
+    honesty scores over the pairs' overall ratings (``analysis.bts.participant_bts``)."""
 
     result: PipelineResult | None
     note: str
     sensitivity: Sensitivity | None = None
+    bts: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def sample_sentences(result) -> list[str]:
+    """Who was analysed (the participants dropped by reason, as ``analysis.sample.SampleSelection`` says) and how
+    they split into rater groups."""
+    return [result.sample.sentence(), _sample_sentence(result)] if result.sample else [_sample_sentence(result)]
 
 
 def design_results(result) -> dict:
-    """results.json of a format 2 analysis: settings, rater groups, every block's tables as records, honesty."""
+    """results.json of a format 2 analysis: settings, the sample (``included``, ``dropped`` by reason,
+    ``include_incomplete``, rater groups), every block's tables as records, honesty; ``calibrations`` (none
+    until the effort analysis adds its own: :func:`write_design_report`)."""
     return {
         "format": 2,
         "by": list(result.by),
@@ -152,10 +162,12 @@ def design_results(result) -> dict:
         "group_options": result.options,
         "parity_rules": {"between rater groups": RULE_PERMUTATION, "against the AI": RULE_JACKKNIFE},
         "sample": {
+            **(result.sample.as_dict() if result.sample else {}),
             "participants": result.n_participants,
             "without_group": result.n_without_group,
-            "sentence": _sample_sentence(result),
+            "sentence": " ".join(sample_sentences(result)),
         },
+        "calibrations": [],
         "warnings": list(result.warnings),
         "rater_groups": result.rater_groups.to_dict("records"),
         "blocks": [
@@ -203,8 +215,10 @@ def write_design_report(
     """A format 2 study's analysis (``fairness.task_blocks.DesignAnalysis``): report.html, results.json, one
     CSV per block and table (``<block>_<table>.csv``), rater_groups.csv and honesty.csv; with
     ``sensitivity`` also its section and sensitivity.csv; with ``effort`` the effort analysis of the
-    ``pair_distance`` blocks (results.json ``effort``, its sections and ``effort_<table>.csv``) or why
-    there is none."""
+    ``pair_distance`` blocks, first, under the names of a format 1 report (which the dashboard links): its
+    sections and figures, ``<table>.csv`` (``calibrations.csv``, ``table2.csv``, ...) and ``bts_scores.csv``,
+    in results.json its ``calibrations``, ``multiple_testing``, ``exclusions`` and tables at the top level and
+    ``effort.sample`` (the participants with rated pairs); or why there is none (``effort.note``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(result.rater_groups, out_dir / "rater_groups.csv")
     sections = [
@@ -216,10 +230,8 @@ def write_design_report(
             columns={"rater_group": "Rater group", "n_participants": "Participants", "status": "Status"},
         )
     ]
-    for block in result.blocks:
-        if not block.tables:
-            sections.append(Section(title=f"Block {block.block} ({block.task})", paragraphs=list(block.notes)))
-            continue
+    without = [block for block in result.blocks if not block.tables]
+    for block in (block for block in result.blocks if block.tables):
         for i, (name, frame) in enumerate(block.tables.items()):
             csv = f"{block.block}_{name}.csv"
             write_csv(frame, out_dir / csv)
@@ -243,6 +255,14 @@ def write_design_report(
             if i == 0:
                 section.paragraphs = list(block.notes)
             sections.append(section)
+    if without:  # every block appears: here with its reason when it has no table
+        sections.append(
+            Section(
+                title="Blocks without a table",
+                paragraphs=[f"Block {b.block} ({b.task}): {' '.join(b.notes)}" for b in without],
+                explanation=DESIGN["without_tables"],
+            )
+        )
     write_csv(result.honesty, out_dir / "honesty.csv")
     sections.append(
         table_section(
@@ -256,14 +276,16 @@ def write_design_report(
             notes=[note for note in [left_out_sentence(result.honesty)] if note],
         )
     )
-    results, intro = design_results(result), [_sample_sentence(result), *result.warnings]
-    if effort is not None:
-        results["effort"] = results_dict(effort.result) if effort.result else {"note": effort.note}
-        if effort.result:
-            intro.append(EFFORT_STORED)
-            sections += effort_sections(effort.result, out_dir, prefix="effort_", heading=EFFORT_HEADING)
-        else:
-            intro.append(effort.note)
+    results, intro = design_results(result), [*sample_sentences(result), *result.warnings]
+    if effort is not None and effort.result:  # first, under format 1's names (results.json keys, CSV files)
+        effort_results = results_dict(effort.result)
+        results["effort"] = {"sample": effort_results.pop("sample")}  # who has rated pairs
+        results |= {key: value for key, value in effort_results.items() if key != "seed"}
+        intro.append(EFFORT_STORED)
+        sections = effort_sections(effort.result, effort.bts, out_dir) + sections
+    elif effort is not None:
+        results["effort"] = {"note": effort.note}
+        intro.append(effort.note)
     add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
     write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)

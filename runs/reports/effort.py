@@ -1,5 +1,6 @@
-"""The effort study's analysis report (``analyze_study`` on a format 1 study): Tables 2-5 of the
-effort-aware fairness paper, calibration, BTS."""
+"""The effort analysis's sections of a study's analysis report (``runs.reports.design``: the study's
+``pair_distance`` blocks rating trajectory, aggregate and overall, as a format 1 study's pairs): Tables 2-5 of
+the effort-aware fairness paper, calibration, BTS, and the alphas' sensitivity to flagged participants."""
 
 from pathlib import Path
 from typing import Any
@@ -8,10 +9,9 @@ import pandas as pd
 
 from analysis.pipeline import PipelineResult
 from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD, TWO_WAY
-from analysis.report import HEADINGS, NOTES, report_figures, report_tables, results_dict
+from analysis.report import HEADINGS, NOTES, report_figures, report_tables
 from analysis.sensitivity import Sensitivity, compare_estimates, sensitivity_of
 from core.report_texts import ICC_COLUMNS
-from runs.provenance import Provenance
 from runs.report_explanations import (
     ANALYSIS,
 )
@@ -24,13 +24,10 @@ from runs.reports.base import (
     CI_LABEL,
     Section,
     Table,
-    add_sensitivity,
     figure_sections,
-    render_report,
     table_context,
     table_section,
     write_csv,
-    write_json,
 )
 
 ANALYSIS_COLUMNS = {
@@ -226,46 +223,20 @@ def _p_text(value: Any) -> str:
     return text if text.startswith("<") else f"= {text}"
 
 
-def write_report(
-    result: PipelineResult,
-    pairs: pd.DataFrame,
-    bts: pd.DataFrame,
-    out_dir: Path,
-    *,
-    title: str,
-    provenance: Provenance | None = None,
-    sensitivity: Sensitivity | None = None,
-) -> Path:
-    """The study analysis: report.html, results.json, one CSV per table and bts_scores.csv; with
-    ``sensitivity`` also its section and sensitivity.csv."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    sections = effort_sections(result, out_dir)
-    write_csv(bts, out_dir / "bts_scores.csv")
-    sections += figure_sections(
-        report_figures(result, pairs, bts),
-        [ANALYSIS["ratings_figure"], ANALYSIS["coefficient_figure"], ANALYSIS["bts_figure"]],
-    )
-    if provenance is None:
-        provenance = Provenance(seeds={"bootstrap": result.seed})
-    intro = [result.sample.sentence()] if result.sample else []
-    results = results_dict(result)
-    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
-    write_json(results, out_dir / "results.json")
-    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
-
-
-def effort_sections(result: PipelineResult, out_dir: Path, *, prefix: str = "", heading: str = "") -> list[Section]:
+def effort_sections(result: PipelineResult, bts: pd.DataFrame, out_dir: Path) -> list[Section]:
     """The effort analysis's report sections (calibrations, Tables 2-5, headline tests, factors), each table
-    also written as ``<prefix><name>.csv`` into ``out_dir``; ``heading`` goes before each section's title."""
+    also written as ``<name>.csv`` into ``out_dir`` (``table2.csv``, ...: the names the dashboard links), then
+    its figures (Likert ratings, coefficients, the participants' BTS scores ``bts``, also written as
+    ``bts_scores.csv``)."""
     tables = report_tables(result)
     for name, frame in tables.items():
-        write_csv(frame, out_dir / f"{prefix}{name}.csv")
+        write_csv(frame, out_dir / f"{name}.csv")
     sections = []
     for name, frame in tables.items():
-        title = f"{heading}{HEADINGS[name]}"
+        title = HEADINGS[name]
         if name == "table5":
             section = Section(title=title, tables=regression_tables(frame) if len(frame) else [])
-            section.explanation, section.csv = ANALYSIS[name], f"{prefix}{name}.csv"
+            section.explanation, section.csv = ANALYSIS[name], f"{name}.csv"
         else:
             notes = [ANALYSIS_FAMILIES[name]] if name in ANALYSIS_FAMILIES else []
             if name == "mixed_models" and len(frame):
@@ -286,14 +257,19 @@ def effort_sections(result: PipelineResult, out_dir: Path, *, prefix: str = "", 
                 title,
                 frame,
                 explanation=ANALYSIS[name],
-                csv=f"{prefix}{name}.csv",
+                csv=f"{name}.csv",
                 columns=ANALYSIS_COLUMNS.get(name),
                 estimate=ANALYSIS_ESTIMATES.get(name),
                 notes=notes,
             )
         section.paragraphs = list(NOTES.get(name, []))
         sections.append(section)
-    return sections
+    write_csv(bts, out_dir / "bts_scores.csv")
+    assert result.sample is not None  # run_pipeline always sets it
+    return sections + figure_sections(
+        report_figures(result, result.sample.pairs, bts),
+        [ANALYSIS["ratings_figure"], ANALYSIS["coefficient_figure"], ANALYSIS["bts_figure"]],
+    )
 
 
 def _alphas(result: PipelineResult) -> pd.DataFrame:

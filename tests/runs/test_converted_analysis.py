@@ -1,10 +1,12 @@
 """One analysis path (issue 20, item 4): a stored format 1 study converted to format 2
-(``participation.format1.convert_stored_study``) and analysed by the format 2 path (``analyze_study``)
-stores the Likert Calibrations the format 1 analysis stores, computed by the same call
+(``participation.format1.convert_stored_study``) and analysed by the one analysis (``analyze_study``
+without --by: one rater group) stores the Likert Calibrations the format 1 analysis stored
 (``runs.analysis_runs.effort_analysis``: ``analysis.pipeline.run_pipeline`` on the pairs table), so its
 alpha and CI are the golden ``calibrations.csv``'s (recorded from the format 1 path), an audit finds them,
-the report's effort tables are those of the format 1 analysis, and ``relative_fairness`` gives the same
-results before and after the conversion."""
+its report holds every results.json key and file of the format 1 report, with the format 1 analysis's
+tables (``golden_format1_analysis/``: recorded from the format 1 analysis of the same stored demo at
+commit 26720db, before that path was deleted; never regenerated), and ``relative_fairness`` gives the
+same results before and after the conversion."""
 
 import json
 import os
@@ -17,7 +19,6 @@ from django.core.management import call_command
 from analysis.report import HEADINGS, TABLES
 from fairness.study_parity import subject_table
 from participation.format1 import convert_stored_study
-from runs.analysis_runs import design_run_create
 from runs.models import AnalysisRun, AuditRun, Calibration
 from studies.format1 import format1_to_format2
 from studies.models import Study
@@ -25,6 +26,23 @@ from studies.study_file import validate_study
 from tests.research.test_format1_golden_export import GOLDEN, load_stored
 
 SEED, RESAMPLES = 1, 200  # those of the golden calibrations.csv
+FORMAT1 = Path(__file__).parent / "golden_format1_analysis"  # the format 1 analysis's results.json and CSVs
+
+
+def _assert_close(got, expected, where: str = "") -> None:
+    """JSON values equal, numbers to 1e-9 relative (recorded on another machine's BLAS, perhaps)."""
+    if isinstance(expected, dict):
+        assert isinstance(got, dict) and got.keys() == expected.keys(), where
+        for key in expected:
+            _assert_close(got[key], expected[key], f"{where}.{key}")
+    elif isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected), where
+        for i, (a, b) in enumerate(zip(got, expected, strict=True)):
+            _assert_close(a, b, f"{where}[{i}]")
+    elif isinstance(expected, float) and not isinstance(got, bool):
+        assert got == pytest.approx(expected, rel=1e-9, abs=1e-12, nan_ok=True), where
+    else:
+        assert got == expected, where
 
 
 def _analyse(out_dir, *by: str) -> AnalysisRun:
@@ -46,22 +64,11 @@ def _analyse(out_dir, *by: str) -> AnalysisRun:
 def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, tmp_path, settings):
     settings.REPORTS_DIR = tmp_path / "reports"
     load_stored(researcher, "stored.json")
-    format1 = _analyse(tmp_path / "format1").results
     call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp1"), stdout=open(os.devnull, "w"))
     Calibration.objects.all().delete()
     convert_stored_study(Study.objects.get(slug="effort-demo"))
 
-    run = design_run_create(  # the format 2 analysis without --by: one rater group
-        Study.objects.get(slug="effort-demo"),
-        out_dir=tmp_path / "format2",
-        by=(),
-        seed=SEED,
-        n_resamples=RESAMPLES,
-        include_incomplete=False,
-        include_pilot=False,
-        generalise=None,
-        groups={},
-    )
+    run = _analyse(tmp_path / "format2")  # without --by: one rater group
     assert run.results["by"] == [] and [g["rater_group"] for g in run.results["rater_groups"]] == ["all"]
     golden = pd.read_csv(GOLDEN / "calibrations.csv").set_index("condition")
     stored = {c.condition.key: c for c in Calibration.objects.filter(analysis_run=run, kind="likert")}
@@ -73,22 +80,28 @@ def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, t
         )
         assert (cal.a1, cal.a2, cal.n_participants) == pytest.approx((row["a1"], row["a2"], row["n_participants"]))
         assert cal.estimand == row["estimand"] and cal.generalise == "" and cal.version == 1
-    effort = run.results["effort"]
-    assert [c["alpha"] for c in effort["calibrations"]] == [stored[k].alpha for k in ("arrests", "income")]
+    results = run.results
+    assert [c["alpha"] for c in results["calibrations"]] == [stored[k].alpha for k in ("arrests", "income")]
     html = (tmp_path / "format2" / "report.html").read_text()
-    assert "Effort analysis of the pair_distance blocks" in html and "stored as a Likert Calibration" in html
-    assert (tmp_path / "format2" / "effort_calibrations.csv").exists()
+    assert "effort analysis of the pair_distance blocks" in html and "stored as a Likert Calibration" in html
 
+    # the researcher loses nothing: every results.json key and every file of the format 1 report, under its name
+    format1 = json.loads((FORMAT1 / "results.json").read_text())
+    assert {*format1, "seed"} <= set(results)
+    written = {p.name for p in (tmp_path / "format2").iterdir()}
+    assert {p.name for p in FORMAT1.glob("*.csv")} | {"report.html", "results.json", "sensitivity.csv"} <= written
     # the effort tables (headline tests, Tables 2-5, ...) are the format 1 analysis's, in results.json and CSV
-    for name in ("calibrations", *TABLES):
-        assert effort[name] == format1[name], name
-        assert (tmp_path / "format2" / f"effort_{name}.csv").read_bytes() == (
-            tmp_path / "format1" / f"{name}.csv"
-        ).read_bytes()
-    assert effort["sample"] == format1["sample"]
-    alphas = [row for row in run.results["sensitivity"]["estimates"] if row["estimate"].startswith("alpha")]
-    assert alphas and alphas == format1["sensitivity"]["estimates"]  # the alphas without flagged participants
-    assert "Effort analysis of the pair_distance blocks: " + HEADINGS["table2"] in html
+    for name in ("calibrations", *TABLES, "multiple_testing", "exclusions"):
+        _assert_close(results[name], format1[name], name)
+    for path in FORMAT1.glob("*.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "format2" / path.name), pd.read_csv(path), rtol=1e-9)
+    assert results["effort"]["sample"] == format1["sample"]
+    assert {k: results["sample"][k] for k in format1["sample"] if k != "sentence"} == {
+        k: v for k, v in format1["sample"].items() if k != "sentence"
+    }
+    alphas = [row for row in results["sensitivity"]["estimates"] if row["estimate"].startswith("alpha")]
+    _assert_close(alphas, format1["sensitivity"]["estimates"], "sensitivity")  # the alphas without flagged ones
+    assert html.index(HEADINGS["calibrations"]) < html.index(HEADINGS["table2"]) < html.index("Rater groups: ")
     call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp2"), stdout=open(os.devnull, "w"))
     dp1, dp2 = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("dp1", "dp2"))
     assert dp2 == dp1 and dp1["fair_scores_vs_ai"]  # relative_fairness: the same differential parity

@@ -57,8 +57,8 @@ def test_completed_participants_by_default_and_the_report_counts_the_dropped(dem
 
     from participation.models import Participant
 
-    demo_study.format1_spec["bonus"]["honesty"]["min_respondents"] = 2  # 16 participants: a handful per BTS question
-    demo_study.save(update_fields=["format1_spec"])  # the analysis reads the format 1 file of a converted study
+    demo_study.spec["bonus"]["honesty"]["min_respondents"] = 2  # 16 participants: a handful per BTS question
+    demo_study.save(update_fields=["spec"])
     simulate_participants("effort-demo", n=16, seed=5)
     unfinished = list(Participant.objects.filter(status="completed").order_by("pk")[:2])
     Participant.objects.filter(pk__in=[p.pk for p in unfinished]).update(status="active")
@@ -112,8 +112,8 @@ def test_generalise_from_the_study_file_and_the_command(demo_study, tmp_path):
     from django.core.management import call_command
 
     simulate_participants("effort-demo", n=16, seed=7)
-    demo_study.format1_spec["analysis"] = {"generalise": "stimuli"}
-    demo_study.save(update_fields=["format1_spec"])  # the analysis reads the format 1 file of a converted study
+    demo_study.spec["analysis"] = {"generalise": "stimuli"}
+    demo_study.save(update_fields=["spec"])
     run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=1, n_resamples=200)
     for record in run.results["calibrations"]:
         cal = run.calibrations.get(condition__key=record["condition"])

@@ -3,7 +3,9 @@ violation in the console, every figure drawn, no horizontal scroll at phone widt
 ``REPORT_SCREENSHOTS=DIR`` to keep desktop and 390 px screenshots."""
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -32,28 +34,40 @@ def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tm
     audit_run_create(slug="effort-demo", subjects_file=subjects, out_dir=tmp_path / "audit", n_resamples=50)
     figures = (tmp_path / "audit" / "report.html").read_text().count("data-figure=")
     assert figures >= 3
-    shots = os.environ.get("REPORT_SCREENSHOTS")
+    for page, width, shots in each_width(browser, live_server, "/researcher/studies/effort-demo/audit/report.html"):
+        assert page.url.endswith("/audit/report.html")
+        check_drawn(page, width, figures)
+        if shots:
+            page.screenshot(path=str(shots / f"audit-report-{width}.png"), full_page=width > 1000)
+            page.locator(".chart-figure").nth(1).screenshot(path=str(shots / f"audit-figure-{width}.png"))
 
+
+def each_width(browser, live_server, path: str) -> Iterator[tuple[Any, int, Path | None]]:  # noqa: F811
+    """The report at ``path`` opened as alice at desktop and phone width: (page, width, the screenshot folder
+    ``REPORT_SCREENSHOTS`` or None); after each, no console message names a CSP violation or an error."""
+    shots = Path(os.environ["REPORT_SCREENSHOTS"]) if os.environ.get("REPORT_SCREENSHOTS") else None
+    if shots:
+        shots.mkdir(parents=True, exist_ok=True)
     for width, height in ((1280, 900), (390, 844)):
         context = browser.new_context(viewport={"width": width, "height": height})
         page = context.new_page()
         messages: list[str] = []
         page.on("console", lambda m, messages=messages: messages.append(m.text))
         page.on("pageerror", lambda e, messages=messages: messages.append(str(e)))
-        open_as_alice(page, live_server, "/researcher/studies/effort-demo/audit/report.html")
-        assert page.url.endswith("/audit/report.html")
-        page.locator(".report-chart .main-svg").nth(figures - 1).wait_for(timeout=20000)
-        assert page.locator(".report-chart .main-svg").count() >= figures
-        assert page.get_by_role("navigation", name="Sections of the report").is_visible()
-        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        open_as_alice(page, live_server, path)
+        yield page, width, shots
         violations = [m for m in messages if "Content Security Policy" in m or "Refused to" in m]
         assert violations == [], violations
         assert not [m for m in messages if "Error" in m], messages
-        if shots:
-            Path(shots).mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(Path(shots) / f"audit-report-{width}.png"), full_page=width > 1000)
-            page.locator(".chart-figure").nth(1).screenshot(path=str(Path(shots) / f"audit-figure-{width}.png"))
         context.close()
+
+
+def check_drawn(page, width: int, figures: int) -> None:
+    """Every one of the ``figures`` drawn, the sections' nav bar shown, no horizontal scroll."""
+    page.locator(".report-chart .main-svg").nth(figures - 1).wait_for(timeout=30000)
+    assert page.locator(".report-chart .main-svg").count() >= figures
+    assert page.get_by_role("navigation", name="Sections of the report").is_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
 
 
 def test_report_figures_download_as_png_and_svg(browser, live_server, demo_study, tmp_path, settings):  # noqa: F811
@@ -117,3 +131,21 @@ def test_in_group_figure_of_a_format_2_analysis(browser, live_server, researcher
         assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
         assert errors == [], errors
         context.close()
+
+
+def test_the_analysis_report_of_a_converted_study(browser, live_server, demo_study, tmp_path, settings):  # noqa: F811
+    """The demo (a format 1 file, stored as its conversion) analysed without --by: its report, linked from the
+    dashboard, draws the effort analysis's three figures first, fits a phone's width and breaks no CSP rule."""
+    from runs.analysis_runs import analysis_run_create
+
+    settings.REPORTS_DIR = tmp_path / "reports"
+    simulate_participants("effort-demo", n=12, seed=5)
+    analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=1, n_resamples=50)
+    figures = (tmp_path / "analysis" / "report.html").read_text().count("data-figure=")
+    assert figures >= 3
+    for page, width, shots in each_width(browser, live_server, "/researcher/studies/effort-demo/report/report.html"):
+        check_drawn(page, width, figures)
+        headings = page.locator("main h2").all_inner_texts()
+        assert headings[1].startswith("Calibration (alpha") and "Likert ratings per condition" in headings
+        if shots:
+            page.screenshot(path=str(shots / f"analysis-report-{width}.png"), full_page=width > 1000)

@@ -11,7 +11,10 @@ from studies.services import StudyNotFound
 
 
 class Command(BaseCommand):
-    help = "Run the study's statistics (Tables 2-5, BTS, calibration) and write an HTML/JSON/CSV report."
+    help = (
+        "Run the study's statistics (every task block by rater group; with effort-rating pair_distance blocks "
+        "Tables 2-5, BTS, calibration) and write an HTML/JSON/CSV report."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
@@ -24,8 +27,8 @@ class Command(BaseCommand):
             action="append",
             default=[],
             metavar="QUESTION",
-            help="format 2 studies: split by this questionnaire question, or by language (the participant's); "
-            "repeat to combine: --by role --by age_band",
+            help="split by this questionnaire question, or by language (the participant's); "
+            "repeat to combine: --by role --by age_band (default: one rater group, 'all')",
         )
         parser.add_argument(
             "--generalise",
@@ -37,13 +40,13 @@ class Command(BaseCommand):
             "--min-group-size",
             type=at_least_one("--min-group-size"),
             default=MIN_GROUP_SIZE,
-            help=f"format 2: rater groups with fewer participants are 'too few to compare' (default {MIN_GROUP_SIZE})",
+            help=f"rater groups with fewer participants are 'too few to compare' (default {MIN_GROUP_SIZE})",
         )
         parser.add_argument(
             "--min-subject-group",
             type=at_least_one("--min-subject-group"),
             default=MIN_SUBJECT_GROUP,
-            help=f"format 2: subject groups with fewer subjects are 'too few to compare' (default {MIN_SUBJECT_GROUP})",
+            help=f"subject groups with fewer subjects are 'too few to compare' (default {MIN_SUBJECT_GROUP})",
         )
         parser.add_argument(
             "--pool-small", action="store_true", help="pool the groups below the minimum into 'other' instead"
