@@ -39,9 +39,9 @@ def main(slug: str) -> None:
         for block, item in items:
             judgements.setdefault(block, Counter())[item] += 1
     study = latest_study(slug)
-    content = study_content(study.spec, study.spec_hash) if study.spec.get("format", 1) == 2 else None
+    content = study_content(study.spec, study.spec_hash)
     for block, counts in sorted(judgements.items()):
-        strata = content.strata(block) if content else {"": list(counts)}
+        strata = content.strata(block)
         for value, items in sorted(strata.items()):
             seen = [counts[item] for item in items]
             print(

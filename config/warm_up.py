@@ -33,8 +33,7 @@ def warm_up() -> None:
             :RECENT_STUDIES
         ]:
             facts = study_facts(study_id, spec_hash=spec_hash)
-            if facts.spec.get("format", 1) == 2:
-                study_content(facts.spec, facts.spec_hash)
+            study_content(facts.spec, facts.spec_hash)
     except DatabaseError as exc:
         log.warning("warm-up: studies not loaded (%s)", exc)
     finally:

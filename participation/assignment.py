@@ -191,8 +191,8 @@ def shuffled_blocks(
     """The file's blocks in this participant's order: the units of each ``shuffle`` swap places in an
     order drawn per participant (one permutation per shuffle, from its own stream ``default_rng([seed, 2])``,
     so a file without a shuffle plans as before); blocks in no unit keep their places. A shuffle of
-    converted blocks (``page_key``: a format 1 condition's stimulus sets) draws as format 1's plan does
-    (``participation.plan.build_plan``): from the plan's stream ``plan_rng`` (when given), first, and
+    converted blocks (``page_key``: a format 1 condition's stimulus sets) draws as format 1's plan did
+    (``tests/format1_plan.py``): from the plan's stream ``plan_rng`` (when given), first, and
     only in the condition ``condition_key`` that shows it."""
     blocks = spec["blocks"]
     if not spec.get("shuffle"):

@@ -106,8 +106,8 @@ def _replay_adaptive(versions) -> list[str]:
     """Every adaptive block's decisions recomputed from their stored fits (``adaptive_replay``)."""
     problems = []
     for study in versions:
-        content = study_content(study.spec, study.spec_hash) if study.spec.get("format", 1) == 2 else None
-        for key, block in (content.blocks if content else {}).items():
+        content = study_content(study.spec, study.spec_hash)
+        for key, block in content.blocks.items():
             if block.get("type") == "task" and adaptive_options(block) is not None:
                 items = block_items(study.spec, content, key)
                 problems += [f"v{study.version} {p}" for p in adaptive_replay(study_id=study.pk, block=items)]

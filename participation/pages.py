@@ -2,8 +2,8 @@
 
 The runtime is generic over task types: ``page_form``, ``page_context`` and ``form_answers`` hand the
 page to its task type (``tasks.task_for``). A task type reads the study through the
-page index of the participant's condition: :class:`ConditionIndex` for format 1 files,
-:class:`ContentIndex` (over ``studies.content.StudyContent``) for format 2 files.
+page index of the participant's condition, :class:`ContentIndex` (over ``studies.content.StudyContent``):
+every stored study file is format 2 (a format 1 file is converted at load, ``studies.services.stored_file``).
 """
 
 from dataclasses import dataclass
@@ -11,30 +11,8 @@ from dataclasses import dataclass
 from core.caching import BoundedCache
 from participation.services import AnswerInput
 from participation.signals import records_signals
-from studies.content import StudyContent, line_chart, study_content
+from studies.content import StudyContent, study_content
 from tasks import task_for
-
-
-@dataclass(frozen=True)
-class ConditionIndex:
-    """Lookups into one condition of a validated format 1 study file."""
-
-    spec: dict
-    condition: dict
-    subjects: dict
-    sets: dict
-    prompts: dict
-    checks: dict
-    format = 1
-
-    def chart(self, *subject_ids: str) -> dict:
-        """Data for a Plotly line chart of the subjects' yearly (non-cumulative) series."""
-        cond = self.condition
-        series = {s: self.subjects[s]["series"] for s in subject_ids}
-        return line_chart(cond["time_labels"], series, cond["feature"], cond["unit"])
-
-    def total(self, subject_id: str) -> float:
-        return sum(self.subjects[subject_id]["series"])
 
 
 @dataclass(frozen=True)
@@ -44,7 +22,6 @@ class ContentIndex:
     spec: dict
     condition: dict
     content: StudyContent
-    format = 2
 
     def block(self, page: dict) -> dict:
         return self.content.blocks[page["block"]]
@@ -94,34 +71,19 @@ class ContentIndex:
         return chart
 
 
-PageIndex = ConditionIndex | ContentIndex
+PageIndex = ContentIndex
 _INDEX_CACHE: BoundedCache = BoundedCache(size=4096)  # small objects; one per study version and condition
 
 
 def condition_index(spec: dict, spec_hash: str, condition_key: str) -> PageIndex:
-    """Lookups for one condition, cached by the study file's digest (a stored spec never changes)."""
+    """Lookups for one condition of a stored (format 2) study file, cached by the file's digest (a stored
+    spec never changes)."""
     cache_key = (spec_hash, condition_key)
     index = _INDEX_CACHE.get(cache_key)
     if index is not None:
         return index
     condition = next(c for c in spec["conditions"] if c["key"] == condition_key)
-    if spec.get("format", 1) == 2:
-        return _INDEX_CACHE.put(cache_key, ContentIndex(spec, condition, study_content(spec, spec_hash)))
-    subjects = {s["id"]: s for s in condition["subjects"]}
-    return _INDEX_CACHE.put(
-        cache_key,
-        ConditionIndex(
-            spec=spec,
-            condition=condition,
-            subjects=subjects,
-            sets={s["key"]: s for s in condition["stimulus_sets"]},
-            prompts={
-                p["key"]: {"subject": p["subject"], "label": subjects[p["subject"]]["label"]}
-                for p in condition["disagreement_prompts"]
-            },
-            checks={c["key"]: c for c in spec["attention_checks"]["items"]},
-        ),
-    )
+    return _INDEX_CACHE.put(cache_key, ContentIndex(spec, condition, study_content(spec, spec_hash)))
 
 
 def page_form(page: dict, index: PageIndex, data=None):

@@ -263,12 +263,10 @@ def _pilot_place(participant: Participant, spec: dict) -> int:
 def _plan(spec: dict, spec_hash: str, place: int, seed: int) -> tuple[str, list[dict]]:
     """The condition and pages of a place (ticket) for a participant with this seed."""
     condition_key = condition_for(spec, place)
-    if spec.get("format", 1) == 2:
-        content = study_content(spec, spec_hash)
-        return condition_key, plan_for(
-            spec, condition_key, seed, item_choice=item_choice(spec, content, place), content=content
-        )
-    return condition_key, plan_for(spec, condition_key, seed)
+    content = study_content(spec, spec_hash)
+    return condition_key, plan_for(
+        spec, condition_key, seed, item_choice=item_choice(spec, content, place), content=content
+    )
 
 
 def participant_consent(

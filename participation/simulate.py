@@ -46,19 +46,16 @@ def simulate_participants(
     """Create ``n`` simulated participants (ids ``sim-<seed>-<i>``) who arrive over the past
     ``hours`` and take the whole study; a share ``decline_rate`` declines consent.
 
-    Format 1 studies, and format 2 studies converted from format 1 (blocks with ``page_key``): answers
-    from ``model`` (``simulation.effort``), drawn in the same order in both, so that a converted study
-    gets format 1's answers. Format 2 studies: each participant is a rater drawn by
-    ``simulation.raters.draw_rater`` with ``group_effects`` (default: ``default_group_effects``), and
-    every page's POST data comes from its task type's ``simulate``."""
+    Studies converted from format 1 (blocks with ``page_key``): answers from ``model``
+    (``simulation.effort``), drawn in format 1's order, so that a converted study gets format 1's answers.
+    Other blocks: each participant is a rater drawn by ``simulation.raters.draw_rater`` with
+    ``group_effects`` (default: ``default_group_effects``), and every page's POST data comes from its task
+    type's ``simulate``."""
     model = model or GenerativeModel()
     rng = np.random.default_rng(seed)
     study = latest_study(slug)
-    if study.spec.get("format") == 2:
-        group_effects = default_group_effects(study.spec) if group_effects is None else group_effects
-        check_group_effects(study.spec, group_effects)
-    elif group_effects:
-        raise ValueError("group effects need a format 2 study with a questionnaire (this study is format 1)")
+    group_effects = default_group_effects(study.spec) if group_effects is None else group_effects
+    check_group_effects(study.spec, group_effects)
     start = timezone.now() - timedelta(hours=hours)
     offsets = np.sort(rng.uniform(0, hours * 3600, size=n))
     completed = 0
@@ -77,10 +74,7 @@ def simulate_participants(
             if progress:
                 progress(i + 1)
             continue
-        if study.spec.get("format") == 2:
-            completed += _take_study_v2(participant, study.spec, study.spec_hash, group_effects, model, rng, at)
-        else:
-            completed += _take_study(participant, study.spec, study.spec_hash, model, rng, at)
+        completed += _take_study(participant, study.spec, study.spec_hash, group_effects, model, rng, at)
         if progress:
             progress(i + 1)
     counts: dict[str, int] = {}
@@ -91,21 +85,8 @@ def simulate_participants(
     return SimulationReport(created=n, completed=completed, by_condition=counts, seed=seed)
 
 
-def _take_study(participant: Participant, spec: dict, spec_hash: str, model, rng, at) -> int:
-    index = condition_index(spec, spec_hash, participant.condition.key)
-    person = SimulatedParticipant(model, spec, index.condition, rng)
-    enrolment = enrolment_of(participant)
-    for page in participant.plan:
-        if page["kind"] == "screening":  # simulated participants are eligible
-            data = {"choice": spec["screening"]["eligible"][0]}
-        else:
-            data = _effort_answers(person, page, index) or {}
-        at = _submit(participant, enrolment, page, index, data, rng, at)
-    return 1
-
-
-def _take_study_v2(participant: Participant, spec: dict, spec_hash: str, effects: GroupEffects, model, rng, at) -> int:
-    """A format 2 participant: a rater (``draw_rater``), or, in a study converted from format 1 (blocks
+def _take_study(participant: Participant, spec: dict, spec_hash: str, effects: GroupEffects, model, rng, at) -> int:
+    """A participant: a rater (``draw_rater``), or, in a study converted from format 1 (blocks
     with ``page_key``), format 1's simulated participant, who answers the converted blocks' pages drawing
     from ``rng`` exactly as on the format 1 pages they were (:func:`_effort_answers`)."""
     index = condition_index(spec, spec_hash, participant.condition.key)
@@ -148,29 +129,22 @@ def _converted_participant(model: GenerativeModel, index, rng) -> SimulatedParti
 
 
 def _effort_answers(person: SimulatedParticipant, page: dict, index) -> dict | None:
-    """Format 1's simulated answers (``simulation.effort``) to a format 1 pair, output, disagreement or
-    attention page, or to the page of a converted block that was one (``page_key``: the same draws in
-    the same order); None for any other page."""
-    if index.format == 1:
-        part, key = page["kind"], page.get("set", page.get("check"))
-        block: dict = {}
-    else:
-        block = index.block(page) if "block" in page else {}
-        part, key = block.get("page_key", {}).get("block"), block.get("page_key", {}).get("key")
-    if part in ("likert", "pairs"):
-        pair = index.pair(page) if index.format == 2 else {"a": index.sets[key]["reference"], "b": page["subject"]}
+    """Format 1's simulated answers (``simulation.effort``) to the page of a converted block that was a
+    format 1 pair, output, disagreement or attention page (``page_key``: the same draws in the same order);
+    None for any other page."""
+    block = index.block(page) if "block" in page else {}
+    part, key = block.get("page_key", {}).get("block"), block.get("page_key", {}).get("key")
+    if part == "pairs":
+        pair = index.pair(page)
         return person.likert_page(key, pair["a"], pair["b"], page["measure"])
     if part == "output":
-        reference = index.sets[key]["reference"] if index.format == 1 else index.set(page)["reference"]
-        return person.output_page(key, reference, page["subjects"])  # the set's pairs in the order shown
-    if part == "disagreement" and index.format == 1:
-        return person.disagreement_page({prompt: index.prompts[prompt]["subject"] for prompt in page["prompts"]})
+        return person.output_page(key, index.set(page)["reference"], page["subjects"])  # the set's pairs as shown
     if part == "disagreement":  # one page, its items' forms prefixed (tasks.agree)
         forms_ = task_for(page).item_forms(block, page, index)
         drawn = person.disagreement_page({f.add_prefix("answer"): f.page["item"] for f in forms_})
         return {name.removeprefix("agree_"): value for name, value in drawn.items()}
     if part == "attention":
-        return person.attention_page(index.checks[key] if index.format == 1 else block)
+        return person.attention_page(block)
     return None
 
 

@@ -3,8 +3,9 @@
 both give the same rows.
 
 An answer's block and task come from the participant's stored plan (the answer's page key -> the
-page): format 2 pages name their block and task; format 1 pages map to the blocks pairs, output,
-disagreement, attention and screening (tasks pair_distance, fair_score, agree, attention, screening).
+page): a page names its block and task; a converted format 1 file's blocks answer under format 1's block
+names (``FORMAT1_PAGES``: pairs, output, disagreement, attention and screening, the tasks pair_distance,
+fair_score, agree, attention and screening; ``tasks.questions.answers_block``).
 """
 
 import math
@@ -15,7 +16,7 @@ from participation.models import Participant
 from tasks.base import answer_number
 from tasks.questions import answers_block, answers_subject
 
-FORMAT1_PAGES = {  # page kind -> (block, task)
+FORMAT1_PAGES = {  # format 1 page kind -> (block, task) its answers carry
     "likert": ("pairs", "pair_distance"),
     "output": ("output", "fair_score"),
     "disagreement": ("disagreement", "agree"),
@@ -30,16 +31,9 @@ def neutralise(value: object) -> object:
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) else value
 
 
-def is_format2(spec: dict) -> bool:
-    return spec.get("format", 1) == 2
-
-
 def exclusion_threshold(spec: dict) -> float:
-    """Failed attention checks from which a participant is excluded (format 2 without a threshold:
-    never)."""
-    if is_format2(spec):
-        return spec.get("attention", {}).get("exclude_if_failed", math.inf)
-    return spec["attention_checks"]["exclude_if_failed"]
+    """Failed attention checks from which a participant is excluded (without a threshold: never)."""
+    return spec.get("attention", {}).get("exclude_if_failed", math.inf)
 
 
 def is_excluded(spec: dict, failed: int) -> int:
@@ -48,11 +42,8 @@ def is_excluded(spec: dict, failed: int) -> int:
 
 
 def references_of(spec: dict) -> dict[tuple[str, str], Any]:
-    """What locating an answer needs: format 1, (condition, stimulus set) -> the set's reference
-    subject; format 2, ("block", key) -> the block."""
-    if is_format2(spec):
-        return {("block", b["key"]): b for b in spec["blocks"]}
-    return {(c["key"], s["key"]): s["reference"] for c in spec["conditions"] for s in c["stimulus_sets"]}
+    """What locating an answer needs: ("block", key) -> the block."""
+    return {("block", b["key"]): b for b in spec["blocks"]}
 
 
 def row_base(slug: str, version: int, p: Participant) -> dict[str, Any]:
@@ -68,14 +59,6 @@ def row_base(slug: str, version: int, p: Participant) -> dict[str, Any]:
 def _locate(spec: dict, references: dict, p: Participant, page: dict, answer) -> tuple[str, str, str]:
     """(block, task, subject) of one answer on ``page`` (``references``: ``references_of(spec)``)."""
     kind = page["kind"]
-    if not is_format2(spec):
-        block, task = FORMAT1_PAGES[kind]
-        if kind == "likert":
-            reference = references[(p.condition.key if p.condition else "", page["set"])]
-            return block, task, f"{reference}~{page['subject']}"
-        if kind == "attention":
-            return block, task, page["check"]
-        return block, task, answer.subject
     if "block" not in page:  # the screening page
         return kind, kind, answer.subject
     block = references[("block", page["block"])]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from research.answer_rows import FORMAT1_PAGES, is_format2
+from research.answer_rows import FORMAT1_PAGES
 from research.export import demo_columns, table_to_csv
 from research.tables import COLUMNS, TASK_MEASURES, Column, tables_of
 from studies.format2 import questionnaire_columns
@@ -27,24 +27,21 @@ def _conditions(spec: dict) -> list[str]:
 
 
 def _tasks(spec: dict) -> list[dict]:
-    return [b for b in spec["blocks"] if b["type"] == "task"] if is_format2(spec) else []
+    return [b for b in spec["blocks"] if b["type"] == "task"]
 
 
 def _likert_points(specs: list[dict]) -> list[int]:
-    points = [s["likert"]["points"] for s in specs if not is_format2(s)]
-    points += [b["likert"]["points"] for s in specs for b in _tasks(s) if b["task"] == "pair_distance"]
-    return points
+    return [b["likert"]["points"] for s in specs for b in _tasks(s) if b["task"] == "pair_distance"]
 
 
 def _format1_parts(spec: dict) -> bool:
-    """Whether the answers table names format 1's blocks and tasks for this file: a format 1 file, or
-    its conversion (blocks with ``page_key``, ``tasks.questions.answers_block``)."""
-    return not is_format2(spec) or any("page_key" in block for block in spec["blocks"])
+    """Whether the answers table names format 1's blocks and tasks for this file: a format 1 file's
+    conversion (blocks with ``page_key``, ``tasks.questions.answers_block``)."""
+    return any("page_key" in block for block in spec["blocks"])
 
 
 def _answer_tasks(specs: list[dict]) -> list[str]:
-    """Task names in the answers table: format 1's (also for a converted file), or format 2's block
-    types and tasks."""
+    """Task names in the answers table: format 1's for a converted file, else the block types and tasks."""
     tasks: list[str] = []
     for spec in specs:
         if _format1_parts(spec):
@@ -109,7 +106,6 @@ def _questions(specs: list[dict]) -> dict[str, tuple[str, dict]]:
     questions = {
         (b["key"], q["key"]): (b["key"], q)
         for s in specs
-        if is_format2(s)
         for b in s["blocks"]
         if b["type"] == "questionnaire"
         for q in b["questions"]
@@ -122,16 +118,8 @@ def _study_values(specs: list[dict], versions: list[int], slug: str) -> dict[str
     blocks = []
     for spec in specs:
         blocks += [b for b, _ in FORMAT1_PAGES.values()] if _format1_parts(spec) else [b["key"] for b in spec["blocks"]]
-    relations = [
-        c["relation"]
-        for s in specs
-        if not is_format2(s)
-        for condition in s["conditions"]
-        for sset in condition["stimulus_sets"]
-        for c in sset["comparisons"]
-    ]
     distance_blocks = [b for s in specs for b in _tasks(s) if b["task"] == "pair_distance"]
-    relations += [p.get("relation", "") for b in distance_blocks for p in b["pairs"]]
+    relations = [p.get("relation", "") for b in distance_blocks for p in b["pairs"]]
     measures = [m for task in _answer_tasks(specs) for m in TASK_MEASURES.get(task, {})]
     return {
         "study": slug,

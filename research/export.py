@@ -20,7 +20,6 @@ from django.conf import settings
 from django.db.models import Count, Max, Q, Sum
 
 from core.caching import BoundedCache
-from fairness.effort import average_acceleration
 from participation.models import AdaptiveDecision, Answer, PageVisit, Participant
 from participation.quotas import COUNTED
 from participation.signals import COLUMNS as SIGNAL_COLUMNS
@@ -55,17 +54,6 @@ class ExportTables:
 
     def items(self) -> list[tuple[str, pd.DataFrame]]:
         return [(name, getattr(self, name)) for name in TABLES if name in self.present]
-
-
-def _subject_facts(study: Study) -> dict[tuple[str, str], dict]:
-    """Format 1: each condition's subjects with their total and trend (A_avg)."""
-    facts = {}
-    for cond in study.spec["conditions"] if study.spec.get("format", 1) == 1 else []:
-        series = np.array([s["series"] for s in cond["subjects"]], dtype=float)
-        trends = average_acceleration(series)
-        for subject, trend, row in zip(cond["subjects"], trends, series, strict=True):
-            facts[(cond["key"], subject["id"])] = {**subject, "total": float(row.sum()), "trend": float(trend)}
-    return facts
 
 
 def _answers(participant_ids: list[int]) -> pd.DataFrame:
@@ -159,7 +147,6 @@ def export_tables(
     answers = _answers(pids)
     visits = _visits(pids)
     attention = answers[answers["measure"] == "attention"].groupby("pid")["number"].agg(["sum", "count"])
-    facts = {pk: _subject_facts(s) for pk, s in studies.items()}
 
     qualities = _qualities(participants, studies, visits, answers)
     quota_groups = _quota_groups(participants, studies, answers)
@@ -211,105 +198,13 @@ def export_tables(
             }
         )
 
-    answer_keys = zip(answers["pid"], answers["question"], strict=True)
-    lookup = dict(zip(answer_keys, zip(answers["number"], answers["text"], strict=True), strict=True))
-    seconds = dict(zip(zip(visits["pid"], visits["page"], strict=True), visits["seconds"], strict=True))
-
-    def value(pid: int, question: str, column: str = "number"):
-        found = lookup.get((pid, question))
-        if found is None:
-            return np.nan if column == "number" else ""
-        return found[0] if column == "number" else found[1]
-
-    pair_rows, disagreement_rows = [], []
-    for p in participants:
-        study = studies[p.study_id]
-        if p.condition is None or p.status == Participant.Status.WITHDRAWN or study.spec.get("format", 1) != 1:
-            continue
-        cond_key = p.condition.key
-        f = facts[p.study_id]
-        sets = {s["key"]: s for s in next(c for c in study.spec["conditions"] if c["key"] == cond_key)["stimulus_sets"]}
-        similar_max = study.spec["likert"]["similar_max"]
-        for page in p.plan:
-            if page["kind"] == "likert" and page["measure"] == "overall":
-                sset, x = sets[page["set"]], page["subject"]
-                k = sset["reference"]
-                base = f"pair/{sset['key']}/{x}"
-                factors = str(value(p.pk, f"{base}/factors", "text")).split(",")
-                answered_factors = value(p.pk, f"{base}/factors", "text") != ""
-                k_score = value(p.pk, f"output/{sset['key']}/k_score")
-                fair = value(p.pk, f"output/{sset['key']}/{x}/score")
-                overall = value(p.pk, f"{base}/overall")
-                pair_rows.append(
-                    {
-                        "participant_id": str(p.pseudonym),
-                        "study": slug,
-                        "study_version": study.version,
-                        "condition": cond_key,
-                        "desirable": int(p.condition.desirable),
-                        "set": sset["key"],
-                        "set_position": page["set_position"],
-                        "reference": k,
-                        "comparison": x,
-                        "relation": next(c["relation"] for c in sset["comparisons"] if c["subject"] == x),
-                        "pair_position": page["pair_position"],
-                        "d_traj": value(p.pk, f"{base}/trajectory"),
-                        "d_aggr": value(p.pk, f"{base}/aggregate"),
-                        "d_overall": overall,
-                        "overall_similar": float(overall <= similar_max) if not np.isnan(overall) else np.nan,
-                        "prediction_similar": value(p.pk, f"{base}/overall/prediction"),
-                        "factor_trajectory": int("trajectory" in factors) if answered_factors else 0,
-                        "factor_aggregate": int("aggregate" in factors) if answered_factors else 0,
-                        "factor_other": int("other" in factors) if answered_factors else 0,
-                        "factor_text": value(p.pk, f"{base}/factor_text", "text"),
-                        "k_ai_score": f[(cond_key, k)]["risk_score"],
-                        "k_accepted": value(p.pk, f"output/{sset['key']}/k_accept"),
-                        "k_score": k_score,
-                        "fair_score": fair,
-                        "output_distance": abs(k_score - fair),
-                        "rationale": value(p.pk, f"output/{sset['key']}/{x}/rationale", "text"),
-                        "ref_total": f[(cond_key, k)]["total"],
-                        "comp_total": f[(cond_key, x)]["total"],
-                        "ref_trend": f[(cond_key, k)]["trend"],
-                        "comp_trend": f[(cond_key, x)]["trend"],
-                        "seconds_traj": seconds.get((p.pk, f"{base}/trajectory"), np.nan),
-                        "seconds_aggr": seconds.get((p.pk, f"{base}/aggregate"), np.nan),
-                        "seconds_overall": seconds.get((p.pk, f"{base}/overall"), np.nan),
-                        "excluded": excluded[p.pk],
-                    }
-                )
-            elif page["kind"] == "disagreement":
-                cond = next(c for c in study.spec["conditions"] if c["key"] == cond_key)
-                prompt_subjects = {pr["key"]: pr["subject"] for pr in cond["disagreement_prompts"]}
-                for key in page["prompts"]:
-                    subject = f[(cond_key, prompt_subjects[key])]
-                    agree = value(p.pk, f"disagreement/{key}")
-                    if np.isnan(agree):
-                        continue
-                    disagreement_rows.append(
-                        {
-                            "participant_id": str(p.pseudonym),
-                            "study": slug,
-                            "study_version": study.version,
-                            "condition": cond_key,
-                            "prompt": key,
-                            "subject": subject["id"],
-                            "model_label": subject["label"],
-                            "model_score": subject["risk_score"],
-                            "agree": int(agree),
-                            "disagreement": 1 - int(agree),
-                            "participant_label": subject["label"] if agree == 1 else 1 - subject["label"],
-                            **{f"demo_{k}": v for k, v in subject.get("demographics", {}).items()},
-                            "excluded": excluded[p.pk],
-                        }
-                    )
     pseudonyms = {p.pk: str(p.pseudonym) for p in participants}
     pages = visits.assign(participant_id=visits["pid"].map(pseudonyms), study=slug)
     for column in ("first_shown_at", "submitted_at"):
         pages[column] = pages[column].map(_iso)
     source = export_answers.Source(slug, studies, participants, answers, visits, excluded)
-    pair_rows += export_answers.task_table_rows(source, "pairs")
-    disagreement_rows += export_answers.task_table_rows(source, DISAGREE)
+    pair_rows = export_answers.task_table_rows(source, "pairs")
+    disagreement_rows = export_answers.task_table_rows(source, DISAGREE)
     return ExportTables(
         pairs=pd.DataFrame(pair_rows, columns=list(COLUMNS["pairs"])),
         participants=pd.DataFrame(participant_rows, columns=list(COLUMNS["participants"])),
@@ -355,19 +250,15 @@ def _assignments(slug: str, participants: list[Participant], studies: dict[int, 
 
 def demo_columns(specs: list[dict]) -> dict[str, list]:
     """The disagreements table's ``demo_<key>`` columns with their values, in file order, from the
-    subjects of the conditions with disagreement prompts or blocks: format 1 the conditions' subjects'
-    demographics, format 2 the groups of the subjects in the pools that those conditions' task blocks
-    draw from (so a converted format 1 file lists the same values in the same order)."""
+    subjects of the conditions with agree blocks: the groups of the subjects in the pools that those
+    conditions' task blocks draw from (so a converted format 1 file lists its subjects' demographics in
+    format 1's order)."""
     values: dict[str, list] = {}
     for spec in specs:
-        if spec.get("format", 1) == 1:
-            subjects = [s for c in spec["conditions"] for s in c["subjects"] if c.get("disagreement_prompts")]
-            groups = [s.get("demographics", {}) for s in subjects]
-        else:
-            tasks = [b for b in spec["blocks"] if b["type"] == "task"]
-            asked = {c for b in tasks if block_task(b).export_table == DISAGREE for c in b["conditions"]}
-            pools = {b["pool"] for b in tasks if asked.intersection(b["conditions"])}
-            groups = [s["groups"] for pool in spec["pools"] if pool["key"] in pools for s in pool["subjects"]]
+        tasks = [b for b in spec["blocks"] if b["type"] == "task"]
+        asked = {c for b in tasks if block_task(b).export_table == DISAGREE for c in b["conditions"]}
+        pools = {b["pool"] for b in tasks if asked.intersection(b["conditions"])}
+        groups = [s["groups"] for pool in spec["pools"] if pool["key"] in pools for s in pool["subjects"]]
         for group in groups:
             for key, value in group.items():
                 values.setdefault(f"demo_{key}", [])

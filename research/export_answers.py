@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from participation.models import Participant
-from research.answer_rows import is_format2, participant_answer_rows, references_of, row_base
+from research.answer_rows import participant_answer_rows, references_of, row_base
 from studies.content import study_content
 from studies.format2 import questionnaire_columns
 from studies.models import Study
@@ -70,7 +70,6 @@ def questionnaire_table(source: Source, *, fixed: list[str]) -> pd.DataFrame:
     multiple = {
         (block["key"], q["key"])
         for spec in specs
-        if is_format2(spec)
         for block in spec["blocks"]
         if block["type"] == "questionnaire"
         for q in block["questions"]
@@ -116,8 +115,6 @@ def task_table_rows(source: Source, table: str) -> list[dict]:
     rows = []
     for p in source.answering():
         study = source.studies[p.study_id]
-        if not is_format2(study.spec):
-            continue
         content = study_content(study.spec, study.spec_hash)
         found, excluded = FoundAnswers(grouped.get(p.pk, [])), source.excluded[p.pk]
         base = source.base(p) | _condition_columns(p, table)

@@ -218,15 +218,9 @@ TASK_MEASURES: dict[str, dict[str, Column]] = {task.name: task.measures for task
 def tables_of(specs: list[dict]) -> tuple[str, ...]:
     """The tables a study with these versions' files exports, in ``TABLES`` order: ``ALWAYS``, plus
     pairs / disagreements / questionnaire when some version has pair-distance, agree or questionnaire
-    blocks (format 1: pairs always, disagreements when a condition has prompts), and assignments when
-    some version has an adaptive block."""
+    blocks, and assignments when some version has an adaptive block."""
     has = set(ALWAYS)
     for spec in specs:
-        if spec.get("format", 1) == 1:
-            has.add("pairs")
-            if any(c.get("disagreement_prompts") for c in spec["conditions"]):
-                has.add("disagreements")
-            continue
         for block in spec["blocks"]:
             if block["type"] == "questionnaire":
                 has.add("questionnaire")

@@ -78,7 +78,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "values": request.POST,
         "by": request.POST.getlist("by"),
         "conditions": study.spec.get("conditions", []),
-        "questions": questionnaire_questions(study.spec) if study.spec.get("format") == 2 else {},
+        "questions": questionnaire_questions(study.spec),
         "by_language": BY_LANGUAGE
         if len(file_languages(study.spec)) > 1 and BY_LANGUAGE not in questionnaire_questions(study.spec)
         else "",

@@ -88,10 +88,6 @@ class AnalysisRequestSerializer(serializers.Serializer):
         study = self.context.get("study")
         if not by or study is None:
             return by
-        if study.spec.get("format", 1) != 2:
-            raise serializers.ValidationError(
-                "splitting by questionnaire answers needs a format 2 study; this study has no questionnaire"
-            )
         try:
             return list(check_by(study.spec, by))
         except ValueError as exc:

@@ -577,7 +577,7 @@ def page_limit_problems(
 
 
 def _page_parts(spec: dict) -> list[tuple[str, int, list[str] | None]]:
-    """Format 1: the pages of one participant (``participation.plan.build_plan``) by part of the file."""
+    """Format 1: the pages of one participant (as the format 1 plan had them) by part of the file."""
     parts: list[tuple[str, int, list[str] | None]] = [
         ("screening", int("screening" in spec), None),
         ("instructions", 1, None),

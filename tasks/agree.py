@@ -1,8 +1,8 @@
-"""Agree: "The AI predicts ... Do you agree?" (format 1 ``disagreement`` page: every prompt of the
-condition on one page; format 2 ``agree`` blocks: one subject per page with a profile card, optional
-confidence and optional BTS prediction of the share answering "Yes, I agree"; with ``one_page`` every
-subject of the block on one page, one fieldset each; ``item_keys`` give items keys (format 1's prompt
-keys) that their answers' ``text`` and the disagreements table's ``prompt`` carry)."""
+"""Agree: "The AI predicts ... Do you agree?" (``agree`` blocks: one subject per page with a profile
+card, optional confidence and optional BTS prediction of the share answering "Yes, I agree"; with
+``one_page`` every subject of the block on one page, one fieldset each; ``item_keys`` give items keys (a
+converted format 1 file's prompt keys, its ``disagreement`` page becoming a one-page block) that their
+answers' ``text`` and the disagreements table's ``prompt`` carry)."""
 
 import math
 
@@ -34,31 +34,6 @@ DEFAULT_LABEL_NAMES = {"1": gettext_noop("is high risk"), "0": gettext_noop("is 
 
 AGREE_CHOICES = ((1, _("Yes, I agree")), (0, _("No, I disagree")))
 ANSWER_YES_NO = gettext_noop("Answer yes or no.")
-
-
-class DisagreementPageForm(forms.Form):
-    def __init__(self, *args, page: dict, prompts: dict[str, dict], **kwargs):
-        super().__init__(*args, **kwargs)
-        self.page, self.prompts = page, prompts
-        for key in page["prompts"]:
-            level = "high" if prompts[key]["label"] == 1 else "low"
-            self.fields[f"agree_{key}"] = binary_field(
-                f"The AI rates this person ({prompts[key]['subject']}) {level} risk. Do you agree?",
-                AGREE_CHOICES,
-                gettext(ANSWER_YES_NO),
-            )
-
-    def answers(self) -> list[AnswerInput]:
-        return [
-            AnswerInput(
-                question=questions.disagreement_question(key),
-                measure="agree",
-                subject_key=self.prompts[key]["subject"],
-                number=self.cleaned_data[f"agree_{key}"],
-                text=key,
-            )
-            for key in self.page["prompts"]
-        ]
 
 
 class BinaryTaskForm(forms.Form):
@@ -160,7 +135,7 @@ def error_rates_view(frame) -> TableView:
 
 
 class Agree(BlockTask):
-    kinds = ("disagreement", "agree")
+    kinds = ("agree",)
     name = "agree"
     format1_part = "disagreement"
     measures = {
@@ -333,8 +308,6 @@ class Agree(BlockTask):
         return BtsPositive("agree", 1, 1) if "bts" in block else None
 
     def form(self, page: dict, index, data=None) -> forms.Form:
-        if index.format == 1:
-            return DisagreementPageForm(data, page=page, prompts=index.prompts)
         block = index.block(page)
         if "items" not in page:
             return self.item_form(block, page, index, data)
@@ -378,10 +351,7 @@ class Agree(BlockTask):
         )
 
     def context(self, page: dict, index) -> dict:
-        """Format 1: each prompt's chart; format 2: the item's profile card (a one-page block's cards
-        are in its form's ``groups``)."""
-        if index.format == 1:
-            return {"prompt_charts": {key: index.chart(index.prompts[key]["subject"]) for key in page["prompts"]}}
+        """The item's profile card (a one-page block's cards are in its form's ``groups``)."""
         if "items" in page:
             return {"cards": []}
         return {"cards": [item_card(page, index)]}
@@ -392,8 +362,6 @@ class Agree(BlockTask):
         from the rater's own agreement probability and answer; a one-page block's items in page order."""
         from simulation.raters import agree_logit, draw_binary
 
-        if index.format == 1:
-            return {f"agree_{key}": str(draw_binary(agree_logit(None), rater, rng)[0]) for key in page["prompts"]}
         block = index.block(page)
         forms_ = [self.item_form(block, page, index)] if "items" not in page else self.item_forms(block, page, index)
         data: dict[str, str] = {}

@@ -31,8 +31,6 @@ class AttentionPageForm(forms.Form):
 def attention_check(page: dict, index) -> dict:
     """The check shown on an attention page: question, options, correct, and the key of its answer
     (``attention/<key>``): the block's, or the format 1 check a converted block was."""
-    if index.format == 1:
-        return index.checks[page["check"]]
     block = index.block(page)
     return {**block, "key": block.get("page_key", {}).get("key", block["key"])}
 
@@ -54,7 +52,7 @@ class Attention(TaskType):
         return "surveys/page_attention.html"
 
     def form(self, page: dict, index, data=None) -> forms.Form:
-        set_key = "" if index.format == 1 else questions.answer_set(index.block(page))  # format 2: the block
+        set_key = questions.answer_set(index.block(page))
         return AttentionPageForm(data, check=attention_check(page, index), set_key=set_key)
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:

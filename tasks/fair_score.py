@@ -1,4 +1,4 @@
-"""Fair scores (format 1 ``output`` pages, format 2 ``fair_score`` blocks): the AI's risk score of a
+"""Fair scores (``fair_score`` blocks; a converted format 1 file's ``output`` pages): the AI's risk score of a
 reference subject K, accepted or corrected, then a fair score and a rationale per comparison subject.
 
 Risk scores are entered as percentages (0-100, as the pages show them) and stored as fractions
@@ -106,30 +106,8 @@ class FairScoreForm(forms.Form):
         return out
 
 
-def _format1_key(set_key: str) -> Callable[[str, str], str]:
-    # format 1 stores a fair score under ".../score"
-    return lambda name, subject: questions.output_question(set_key, "score" if name == "fair_score" else name, subject)
-
-
-class OutputPageForm(FairScoreForm):
-    """A format 1 output page: the set's comparisons in the participant's order."""
-
-    def __init__(self, *args, page: dict, reference: str, **kwargs):
-        super().__init__(
-            *args,
-            reference=reference,
-            subjects=page["subjects"],
-            set_key=page["set"],
-            key=_format1_key(page["set"]),
-            **kwargs,
-        )
-
-
 def _set_view(page: dict, index) -> tuple[str, list[str], float]:
     """The reference, the comparison subjects in page order and the AI's score of the reference."""
-    if index.format == 1:
-        reference = index.sets[page["set"]]["reference"]
-        return reference, page["subjects"], index.subjects[reference]["risk_score"]
     sset = index.set(page)
     block = index.block(page)
     score = index.model_output(block["pool"], sset["reference"], block["model"])["score"]
@@ -142,7 +120,7 @@ DEFAULT_RISK_LABEL = gettext_noop(
 
 
 class FairScore(BlockTask):
-    kinds = ("output", "fair_score")
+    kinds = ("fair_score",)
     name = "fair_score"
     format1_part = "output"
     measures = {
@@ -197,12 +175,7 @@ class FairScore(BlockTask):
         n = len(self.form(page, index).fields)
         return n, n
 
-    def template(self, page: dict) -> str:
-        return "surveys/page_output.html" if page["kind"] == "output" else "surveys/page_fair_score.html"
-
     def form(self, page: dict, index, data=None) -> forms.Form:
-        if index.format == 1:
-            return OutputPageForm(data, page=page, reference=index.sets[page["set"]]["reference"])
         reference, subjects, _ = _set_view(page, index)
         block, item = index.block(page), page["item"]
         return FairScoreForm(
@@ -218,13 +191,6 @@ class FairScore(BlockTask):
 
     def context(self, page: dict, index) -> dict:
         reference, subjects, score = _set_view(page, index)
-        if index.format == 1:
-            return {
-                "reference": reference,
-                "ai_score": round(score * 100, 1),
-                "reference_chart": index.chart(reference),
-                "comparisons": [{"subject": x, "chart": index.chart(reference, x)} for x in subjects],
-            }
         block = index.block(page)
         pool = block["pool"]
         return {

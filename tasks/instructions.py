@@ -21,8 +21,6 @@ class Instructions(TaskType):
         return InstructionsForm(data)
 
     def context(self, page: dict, index) -> dict:
-        if index.format == 1:
-            return {"instructions": index.spec["instructions"]}
         return {"instructions": index.block(page)["text"]}
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:

@@ -1,5 +1,5 @@
-"""Pair distance: how different are two subjects, on the study's Likert scale (format 1 ``likert``
-pages: trajectory, aggregate and overall; format 2 ``pair_distance`` blocks), with the Bayesian
+"""Pair distance: how different are two subjects, on the block's Likert scale (``pair_distance`` blocks:
+trajectory, aggregate and overall, as a converted format 1 file's ``likert`` pages asked), with the Bayesian
 Truth Serum prediction where the study asks for one and, on the overall question, the optional
 rationale factors."""
 
@@ -30,17 +30,15 @@ FACTOR_CHOICES = [
 @dataclass(frozen=True)
 class PairKeys:
     """Where a pair page's answers are stored: ``question(name)`` builds the key of the measure or of
-    ``factors`` / ``factor_text``; ``set_key`` and ``subject_key`` go on every answer. ``block``: the
-    format 2 block (``tasks.questions.answer_question``), None on a format 1 ``likert`` page."""
+    ``factors`` / ``factor_text``; ``set_key`` and ``subject_key`` go on every answer; ``block``: the page's
+    block (``tasks.questions.answer_question``)."""
 
     set_key: str
     item: str
     subject: str
-    block: dict | None = None
+    block: dict
 
     def question(self, name: str) -> str:
-        if self.block is None:
-            return questions.pair_question(self.set_key, self.item, name)
         return questions.answer_question(self.block, self.item, name)
 
 
@@ -119,36 +117,6 @@ class PairDistanceForm(forms.Form):
         return out
 
 
-class LikertPageForm(PairDistanceForm):
-    """A format 1 pair page (``likert``): the study's scale, BTS and rationale-factor settings."""
-
-    def __init__(self, *args, page: dict, spec: dict, question: str, **kwargs):
-        measure = page["measure"]
-        super().__init__(
-            *args,
-            measure=measure,
-            question=question,
-            labels=spec["likert"]["labels"],
-            prediction_prompt=spec["bts"]["prompt"] if measure in spec["bts"]["questions"] else None,
-            factors=measure == "overall" and spec["rationale_factors"],
-            keys=PairKeys(page["set"], page["subject"], page["subject"]),
-            **kwargs,
-        )
-
-
-def likert_question(page: dict, index) -> str:
-    """The format 1 question of a pair page's measure."""
-    sset = index.sets[page["set"]]
-    k, x = sset["reference"], page["subject"]
-    feature = index.condition["feature"]
-    steps = len(index.condition["time_labels"])
-    return {
-        "trajectory": f"How different are the trajectories (the trends over the years) of {feature} of {k} and {x}?",
-        "aggregate": f"How different are the totals of {feature} of {k} and {x}, summed over the {steps} years?",
-        "overall": f"Overall, how different are {k} and {x} in terms of their {feature}?",
-    }[page["measure"]]
-
-
 def _names(index, page: dict) -> tuple[str, str]:
     noun = index.noun(index.pool_of(page))
     noun = noun[:1].upper() + noun[1:]
@@ -156,7 +124,7 @@ def _names(index, page: dict) -> tuple[str, str]:
 
 
 def pair_question_text(page: dict, index) -> str:
-    """The format 2 question of a pair page's measure, over the pool's charted feature if any."""
+    """The question of a pair page's measure, over the pool's charted feature if any."""
     a, b = _names(index, page)
     chart = index.pool_of(page)["display"].get("chart")
     if page["measure"] == "overall" and chart:
@@ -181,10 +149,6 @@ def _distance(index, page: dict) -> tuple[float, float]:
     feature and group values, for both."""
     from simulation.raters import pair_truth
 
-    if index.format == 1:
-        k = index.sets[page["set"]]["reference"]
-        truth = pair_truth(index.subjects[k]["series"], index.subjects[page["subject"]]["series"], 1.5)
-        return truth.trajectory, truth.aggregate
     pair = index.pair(page)
     pool = index.pool_of(page)["key"]
     a, b = index.subject(pool, pair["a"]), index.subject(pool, pair["b"])
@@ -262,7 +226,7 @@ def likert_defaults(likert: dict) -> dict:
 
 
 class PairDistance(BlockTask):
-    kinds = ("likert", "pair_distance")
+    kinds = ("pair_distance",)
     name = "pair_distance"
     format1_part = "pairs"
     measures = {
@@ -406,12 +370,7 @@ class PairDistance(BlockTask):
         likert = likert_defaults(block.get("likert", {}))
         return BtsPositive((block["bts"].get("measures") or ["overall"])[0], high=likert["similar_max"])
 
-    def template(self, page: dict) -> str:
-        return "surveys/page_likert.html" if page["kind"] == "likert" else "surveys/page_pair_distance.html"
-
     def form(self, page: dict, index, data=None) -> forms.Form:
-        if index.format == 1:
-            return LikertPageForm(data, page=page, spec=index.spec, question=likert_question(page, index))
         block = index.block(page)
         measure = page["measure"]
         return PairDistanceForm(
@@ -425,13 +384,6 @@ class PairDistance(BlockTask):
         )
 
     def context(self, page: dict, index) -> dict:
-        if index.format == 1:
-            k = index.sets[page["set"]]["reference"]
-            x = page["subject"]
-            ctx = {"reference": k, "subject": x, "chart": index.chart(k, x)}
-            if page["measure"] == "aggregate":
-                ctx["totals"] = [(k, index.total(k)), (x, index.total(x))]
-            return ctx
         pair = index.pair(page)
         names = _names(index, page)
         pool = index.pool_of(page)
@@ -451,7 +403,7 @@ class PairDistance(BlockTask):
         rater expects: P(overall <= similar_max) under its own mean and noise."""
         from simulation.raters import bts_prediction, share_below
 
-        likert = index.spec["likert"] if index.format == 1 else index.block(page)["likert"]
+        likert = index.block(page)["likert"]
         points = len(likert["labels"])
         t, g = _distance(index, page)
         d_e = 1 + (points - 1) * float(np.clip(t + rng.normal(0, 0.12), 0, 1))

@@ -20,13 +20,13 @@ from participation.assignment import (
     rank_in,
 )
 from participation.models import Participant
-from participation.plan import build_plan
 from participation.services import participant_arrive, participant_consent
 from studies.content import study_content
 from studies.format1 import converted_plan
 from studies.models import Condition, Study
 from studies.services import spec_digest
 from studies.study_file import validate_study
+from tests.format1_plan import build_plan
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "studies" / "format2_example.json"
 

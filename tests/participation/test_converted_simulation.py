@@ -10,12 +10,13 @@ import pytest
 from django.utils import timezone
 
 from participation.models import Answer, Participant
-from participation.plan import build_plan, plan_for
+from participation.plan import plan_for
 from participation.simulate import simulate_participants
 from studies.format1 import format1_to_format2
 from studies.services import study_load
 from studies.study_file import validate_study
 from tests.conftest import DEMO_FILE
+from tests.format1_plan import build_plan
 
 NOW = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)
 

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from participation.models import Answer
-from participation.plan import build_plan, plan_for
+from participation.plan import plan_for
 from participation.simulate import simulate_participants
 from research.export import export_tables
 from studies.format1 import attention_slots, format1_to_format2
@@ -16,6 +16,7 @@ from studies.services import study_load
 from studies.study_file import InvalidStudyFile, pages_per_participant, validate_study
 from tasks.questions import answer_question, answer_set, answers_block, answers_subject, block_set, page_key
 from tests.conftest import DEMO_FILE
+from tests.format1_plan import build_plan
 
 
 @pytest.fixture

@@ -8,9 +8,11 @@ from django.utils.datastructures import MultiValueDict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from participation.pages import condition_index
+from participation.plan import plan_for
+from studies.services import spec_digest, stored_file
 from studies.study_file import InvalidStudyFile, validate_study
-from tasks.fair_score import OutputPageForm
-from tasks.pair_distance import LikertPageForm
+from tasks import task_for
 from tests.conftest import DEMO_FILE
 
 DEMO = json.loads(DEMO_FILE.read_text())
@@ -61,24 +63,30 @@ def test_arbitrary_json_is_refused_cleanly(value):
 
 
 TEXT = st.text(max_size=12) | st.sampled_from(["", "0", "6", "7", "-1", "100", "100.001", "1e3", "nan", "inf", "3.5"])
-PAGE = {"key": "pair/set1/A1/overall", "kind": "likert", "measure": "overall", "set": "set1", "subject": "A1"}
-SPEC = validate_study(copy.deepcopy(DEMO))
+CONVERTED = stored_file(validate_study(copy.deepcopy(DEMO)))[0]  # the demo as it is stored
+INDEX = condition_index(CONVERTED, spec_digest(CONVERTED), "arrests")
+PLAN = plan_for(CONVERTED, "arrests", 1)
+OVERALL = next(p for p in PLAN if p["kind"] == "pair_distance" and p["measure"] == "overall")
+OUTPUT = {**next(p for p in PLAN if p["kind"] == "fair_score"), "subjects": ["C1"]}  # one comparison
+
+
+def bound(page: dict, data: dict):
+    return task_for(page).form(page, INDEX, MultiValueDict({k: [v] for k, v in data.items()}))
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(["rating", "prediction", "factors", "factor_text"]), TEXT, max_size=4))
 def test_likert_form_accepts_only_in_range(data):
-    form = LikertPageForm(MultiValueDict({k: [v] for k, v in data.items()}), page=PAGE, spec=SPEC, question="q")
+    form = bound(OVERALL, data)
     if form.is_valid():
         answers = {a.measure: a for a in form.answers()}
         assert 1 <= answers["overall"].number <= 6 and 0 <= answers["prediction"].number <= 100
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.sampled_from(["k_decision", "k_score", "score_A1", "rationale_A1"]), TEXT, max_size=4))
+@given(st.dictionaries(st.sampled_from(["k_decision", "k_score", "score_C1", "rationale_C1"]), TEXT, max_size=4))
 def test_output_form_accepts_only_scores_in_range(data):
-    page = {"key": "output/set1", "kind": "output", "set": "set1", "subjects": ["A1"]}
-    form = OutputPageForm(MultiValueDict({k: [v] for k, v in data.items()}), page=page, reference="K1")
+    form = bound(OUTPUT, data)
     if form.is_valid():
         for answer in form.answers(ai_score=0.4):
             if answer.measure in ("k_score", "fair_score"):

@@ -7,12 +7,12 @@ from django.db import IntegrityError, connection
 from django.db.migrations.executor import MigrationExecutor
 
 from participation.models import Answer, Participant
-from participation.plan import build_plan
 from runs.calibrations import calibration_create
 from runs.models import AuditRun, Calibration
 from studies.models import Condition, Study
 from studies.services import _create_study_rows, study_load
 from tasks.questions import attention_question, pair_question
+from tests.format1_plan import build_plan
 from tests.surveys.helpers import answer_pages, consented
 
 CAL = {"alpha": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n_participants": 10, "seed": 1}
