@@ -328,13 +328,12 @@ DESIGN = {
         "Disagreement-feedback poster (Telukunta & Nadendla): diverse stakeholders compared",
     ),
     "tests": Explanation(
-        "Whether the rater groups differ, for each statistic of this block, by two statistics: the largest group "
-        "value minus the smallest, where every group counts alike, and W, the variance of the group values "
-        "weighted by the groups' sizes, which a small group moves little. Groups below the minimum size are not "
-        "compared. A notion's rows whose subject group reads 'a vs b' test it between the two largest subject "
-        "groups alone, the others over all compared subject groups.",
-        "p below .05 is evidence that at least two rater groups differ; prefer W's p when the groups' sizes differ "
-        "much. p is not adjusted across the rows.",
+        "Whether the rater groups differ on each statistic of this block: T, the largest group value minus the "
+        "smallest (every group counts alike), and W, the size-weighted variance of the group values (a small "
+        "group moves it little). Groups below the minimum size are not compared; a notion's row 'a vs b' "
+        "compares the two largest subject groups only.",
+        "p < .05: at least two rater groups differ; prefer W's p when group sizes differ much. Not adjusted "
+        "across rows.",
         "T = max_r T_r - min_r T_r; W = sum_r w_r (T_r - Tbar)^2 / sum_r w_r, Tbar = sum_r w_r T_r / sum_r w_r, w_r "
         "= the group's answers (alpha: participants); for a disagreement rate N W / (p (1 - p)) is Pearson's "
         "chi-square; p = (1 + #{S*_b >= S}) / (1 + B) over B permutations of the groups across raters",

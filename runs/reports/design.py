@@ -248,9 +248,9 @@ def write_design_report(
             )
             if texts.figure is not None and not frame.empty:
                 x, y = texts.figure
-                title = f"Block {block.block}: {texts.heading}"
+                heading = f"Block {block.block}: {texts.heading}"  # not ``title``: that is the report's
                 section.figure = figure_context(
-                    rater_group_bars(frame, x=x, y=y, title=title, labels=texts.columns, facets=texts.figure_facets)
+                    rater_group_bars(frame, x=x, y=y, title=heading, labels=texts.columns, facets=texts.figure_facets)
                 )
             if i == 0:
                 section.paragraphs = list(block.notes)
