@@ -234,10 +234,12 @@ def _reclaimed_ticket(participant: Participant, spec: dict, now: datetime) -> in
     return None
 
 
-def _new_ticket(participant: Participant, spec: dict) -> int:
+def _new_ticket(participant: Participant, spec: dict) -> int | None:
     """The next place of the sequence from the version's counter: one short transaction that
     increments ``Study.tickets_issued`` (the row lock orders simultaneous consents, nobody fails or
     retries) and gives the participant the place; a rollback returns the place, so no gaps.
+    When a simultaneous consent of this participant took a ticket first, that ticket; None when it
+    is already gone again (the participant stopped counting and another consent reclaimed it).
     Raises StudyFull past the study's capacity."""
     limit = capacity(spec)
     counter = Study.objects.filter(pk=participant.study_id)
@@ -301,6 +303,8 @@ def participant_consent(
             place = _reclaimed_ticket(participant, spec, now)
             if place is None:
                 place = _new_ticket(participant, spec)
+            if place is None:  # a simultaneous consent took a ticket, and it was reclaimed: that consent decided
+                return Participant.objects.get(pk=participant_id)
         condition_key, plan = _plan(spec, facts.spec_hash, place, participant.seed)
         condition_id = next(pk for pk, key in facts.condition_keys.items() if key == condition_key)
         changes = {"condition": condition_id, "plan": plan, "status": status.ACTIVE, "consented_at": now}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
+from django.db.models import F
 
 from participation.assignment import (
     StudyFull,
@@ -183,6 +184,33 @@ def test_when_every_condition_is_full_the_participant_is_told_and_stays_arrived(
     response = client.post(f"/s/{spec['slug']}/consent/", {"decision": "accept"})
     late.refresh_from_db()
     assert response.status_code == 302 and late.status == "active" and late.ticket == 0
+
+
+@pytest.mark.django_db
+def test_a_consent_whose_participant_lost_the_ticket_a_simultaneous_consent_took_returns_their_state():
+    """A consent finds that a simultaneous consent of the same participant took a ticket, which is gone
+    again when it reads it (the participant declined in the meantime and another consent reclaimed
+    their ticket): it returns the participant as decided elsewhere (it used to build a plan for ticket
+    None and fail with a TypeError)."""
+    spec = example()
+    study = store(spec)
+    arrived, _ = participant_arrive(study_slug=spec["slug"], external_id="twice")
+    stale = Participant.objects.annotate(spec_hash=F("study__spec_hash")).get(pk=arrived.pk)  # read before the race
+    Participant.objects.filter(pk=arrived.pk).update(ticket=0)  # the simultaneous consent's ticket
+    Study.objects.filter(pk=study.pk).update(tickets_issued=1)
+    raced = []
+
+    def race(execute, sql, params, many, context):
+        if sql.startswith('SELECT "surveys_participant"."ticket"') and not raced:  # _new_ticket reads the ticket
+            raced.append(sql)
+            Participant.objects.filter(pk=arrived.pk).update(status="declined", ticket=None)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(race):
+        decided = participant_consent(participant_id=arrived.pk, accept=True, participant=stale)
+    assert raced, "the ticket was not read back"
+    assert decided.status == "declined" and decided.ticket is None and decided.condition_id is None
+    assert Study.objects.get(pk=study.pk).tickets_issued == 1  # the place it counted was given back
 
 
 @pytest.mark.django_db
