@@ -100,14 +100,14 @@ def rank_in(spec: dict, ticket: int, condition_keys: Iterable[str]) -> int:
     rank, first = 0, 0
     for start, end, members in _segments(_caps(spec)):
         per_round = len(wanted.intersection(members))
-        span = None if end is None else (end - start) * len(members)
-        if span is None or ticket < first + span:
+        rounds = None if end is None else end - start
+        if rounds is None or ticket < first + rounds * len(members):
             full_rounds = (ticket - first) // len(members)
             order = _round_order(spec, start + full_rounds, members)
             before = order[: ticket - first - full_rounds * len(members)]
             return rank + full_rounds * per_round + sum(i in wanted for i in before)
-        rank += (end - start) * per_round
-        first += span
+        rank += rounds * per_round
+        first += rounds * len(members)
     raise StudyFull(f"study {spec['slug']!r} is full: every condition has reached its cap")
 
 

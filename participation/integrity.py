@@ -4,6 +4,7 @@ and no answer belongs to a page they have not saved, every withdrawn participant
 the conditions are balanced within one, and every adaptive decision is reproduced from its stored fit."""
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.db.models import Count
@@ -46,10 +47,10 @@ class IntegrityReport:
 
 
 def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityReport:
-    people = Participant.objects.filter(study__slug=slug).select_related("condition")
+    query = Participant.objects.filter(study__slug=slug).select_related("condition")
     if not include_simulated:
-        people = people.filter(simulated=False)
-    people = list(people)
+        query = query.filter(simulated=False)
+    people = list(query)
     per_page = Answer.objects.filter(participant__in=people).values_list("participant", "page").annotate(n=Count("id"))
     counts: dict[int, dict[str, int]] = {}
     for participant_id, page, n in per_page:
@@ -64,6 +65,7 @@ def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityRe
         key = (p.study_id, p.condition_id, page_content_key(page))
         if key not in known:
             study = versions[p.study_id]
+            assert p.condition is not None  # only a consented participant (who has a condition) has saved pages
             index = condition_index(study.spec, study.spec_hash, p.condition.key)
             known[key] = task_for(page).answer_bounds(page, index)
         return known[key]
@@ -89,7 +91,9 @@ def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityRe
         if not ok or stored:  # a saved page's answers out of bounds, or answers of a page not saved
             wrong.append(str(p.pseudonym))
     consented = Counter(  # the condition balance, as assignment counts it: pilots left out
-        p.condition.key for p in people if p.condition_id and p.status in ("active", "completed") and not p.pilot
+        p.condition.key
+        for p in people
+        if p.condition is not None and p.status in ("active", "completed") and not p.pilot
     )
     return IntegrityReport(
         len(people),
@@ -102,7 +106,7 @@ def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityRe
     )
 
 
-def _replay_adaptive(versions) -> list[str]:
+def _replay_adaptive(versions: Iterable[Study]) -> list[str]:
     """Every adaptive block's decisions recomputed from their stored fits (``adaptive_replay``)."""
     problems = []
     for study in versions:

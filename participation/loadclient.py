@@ -28,31 +28,32 @@ class HTTPParticipant:
         self._reader = self._writer = None
 
     async def _exchange(self, method: str, path: str, data: bytes) -> tuple[int, dict[str, list[str]], bytes]:
-        if self._writer is None:
+        if self._reader is None or self._writer is None:  # both or neither (close() clears both)
             self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.port)
+        reader, writer = self._reader, self._writer
         head = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(data)}"]
         if self.cookies:
             head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
         if data:
             head.append("Content-Type: application/x-www-form-urlencoded")
-        self._writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
-        await self._writer.drain()
-        status_line = await self._reader.readline()
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+        await writer.drain()
+        status_line = await reader.readline()
         if not status_line:
             raise ConnectionError("connection closed by the server")
         status = int(status_line.split()[1])
         headers: dict[str, list[str]] = {}
-        while (line := await self._reader.readline()) not in (b"\r\n", b"\n", b""):
+        while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
             name, _, value = line.decode("latin-1").partition(":")
             headers.setdefault(name.strip().lower(), []).append(value.strip())
         if headers.get("transfer-encoding", [""])[0].lower() == "chunked":
             body = b""
-            while size := int((await self._reader.readline()).split(b";")[0], 16):
-                body += await self._reader.readexactly(size)
-                await self._reader.readline()
-            await self._reader.readline()
+            while size := int((await reader.readline()).split(b";")[0], 16):
+                body += await reader.readexactly(size)
+                await reader.readline()
+            await reader.readline()
         else:
-            body = await self._reader.readexactly(int(headers.get("content-length", ["0"])[0]))
+            body = await reader.readexactly(int(headers.get("content-length", ["0"])[0]))
         if headers.get("connection", [""])[0].lower() == "close":
             await self.close()
         return status, headers, body

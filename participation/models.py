@@ -5,6 +5,7 @@ participant and question, only the measures of registered task types, numbers in
 measure."""
 
 import uuid
+from typing import TYPE_CHECKING, TypedDict
 
 from django.db import models
 from django.db.models import Q
@@ -86,6 +87,19 @@ class Participant(models.Model):
 
     def __str__(self) -> str:
         return str(self.pseudonym)
+
+
+class SpecHash(TypedDict):
+    """What the participant pages annotate a participant with: their study version's file digest
+    (``Participant.objects.annotate(spec_hash=F("study__spec_hash"))``; ``participant_arrive`` sets it)."""
+
+    spec_hash: str
+
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    ParticipantWithSpecHash = WithAnnotations[Participant, SpecHash]
 
 
 class ConflictingArrival(models.Model):

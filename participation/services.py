@@ -11,6 +11,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -35,6 +36,9 @@ from studies.services import latest_version
 from studies.study_facts import study_facts
 from studies.translation import choose_language, file_languages
 from tasks.base import AnswerInput
+
+if TYPE_CHECKING:
+    from participation.models import ParticipantWithSpecHash
 
 
 class InvalidParticipantId(ValueError):
@@ -112,8 +116,9 @@ def participant_arrive(
             participant.save(force_insert=True)
     except IntegrityError:
         return Participant.objects.get(study_id=study_id, external_id=external_id), False
-    participant.spec_hash = spec_hash  # as the participant pages annotate it
-    return participant, True
+    arrived = cast("ParticipantWithSpecHash", participant)  # given its spec_hash on the next line
+    arrived.spec_hash = spec_hash  # as the participant pages annotate it
+    return arrived, True
 
 
 MAX_CONFLICTING_ARRIVALS = 10  # per participant: a flood of made-up SESSION_IDs stores no more
@@ -272,7 +277,11 @@ def _plan(spec: dict, spec_hash: str, place: int, seed: int) -> tuple[str, list[
 
 
 def participant_consent(
-    *, participant_id: int, accept: bool, at: datetime | None = None, participant: Participant | None = None
+    *,
+    participant_id: int,
+    accept: bool,
+    at: datetime | None = None,
+    participant: "ParticipantWithSpecHash | None" = None,
 ) -> Participant:
     """Record the consent decision; on acceptance assign the condition and items of a ticket
     (``participation.assignment``): a drop-out's freed ticket first, else the next one.
@@ -286,15 +295,21 @@ def participant_consent(
     """
     status = Participant.Status
     if participant is None:
-        participant = Participant.objects.annotate(spec_hash=F("study__spec_hash")).get(pk=participant_id)
+        # Typed as the parameter: the django-stubs plugin's inferred type loses spec_hash in a union.
+        read: ParticipantWithSpecHash = Participant.objects.annotate(spec_hash=F("study__spec_hash")).get(
+            pk=participant_id
+        )
+        participant = read
     if participant.status != status.ARRIVED:
         return participant
     now = at or timezone.now()
+    changes: dict[str, object]
     if not accept:
         changes = {"status": status.DECLINED}
     else:
         facts = study_facts(participant.study_id, spec_hash=participant.spec_hash)
         spec = facts.spec
+        place: int | None
         if participant.pilot:
             place = _pilot_place(participant, spec)
         elif participant.ticket is not None:  # an earlier attempt took it
@@ -371,6 +386,15 @@ def _why_not_saved(participant: Participant, page_key: str) -> SubmitResult:
     return SubmitResult(outcome, status, position)
 
 
+class _PageChanges(TypedDict, total=False):
+    """What saving a page changes on the participant's row."""
+
+    quota_screened_out: str
+    position: int
+    status: str
+    completed_at: datetime
+
+
 _ANSWER_COLUMNS = (
     "participant",
     "page",
@@ -421,7 +445,7 @@ def page_submit(
     place = enrolment.places.get(page_key)
     status = Participant.Status
     with transaction.atomic():
-        changes: dict = {}
+        changes: _PageChanges = {}
         if place is not None and not screened_out:
             facts = study_facts(enrolment.study_id, enrolment.condition_id)
             quota = quota_check(slug=facts.slug, spec=facts.spec, participant_id=pk, answers=answers)
@@ -432,14 +456,13 @@ def page_submit(
             if screened_out:
                 changes["status"] = status.SCREENED_OUT
             elif place + 1 == len(plan):
-                changes.update(status=status.COMPLETED, completed_at=now)
+                changes["status"], changes["completed_at"] = status.COMPLETED, now
             elif late:
                 changes["status"] = status.TIMED_OUT
         open_statuses = (status.ACTIVE, status.TIMED_OUT) if late else status.ACTIVE
-        advanced = place is not None and update_rows(
+        if place is None or not update_rows(
             Participant, changes, {"id": pk, "status": open_statuses, "position": place}
-        )
-        if not advanced:
+        ):  # not advanced
             return _why_not_saved(Participant.objects.get(pk=pk), page_key)
         insert_rows(
             Answer,

@@ -18,6 +18,7 @@ from simulation.raters import GroupEffects, SimulatedRater, check_group_effects,
 from studies.format1 import AI_MODEL
 from studies.services import latest_study
 from tasks import task_for
+from tasks.agree import Agree
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, effects: G
     """A participant: a rater (``draw_rater``), or, in a study converted from format 1 (blocks
     with ``page_key``), format 1's simulated participant, who answers the converted blocks' pages drawing
     from ``rng`` exactly as on the format 1 pages they were (:func:`_effort_answers`)."""
+    assert participant.condition is not None  # participant_consent (accepted) has given them one
     index = condition_index(spec, spec_hash, participant.condition.key)
     person = _converted_participant(model, index, rng)
     rater = draw_rater(spec, effects, rng) if person is None else SimulatedRater()
@@ -140,7 +142,9 @@ def _effort_answers(person: SimulatedParticipant, page: dict, index) -> dict | N
     if part == "output":
         return person.output_page(key, index.set(page)["reference"], page["subjects"])  # the set's pairs as shown
     if part == "disagreement":  # one page, its items' forms prefixed (tasks.agree)
-        forms_ = task_for(page).item_forms(block, page, index)
+        task = task_for(page)
+        assert isinstance(task, Agree)  # studies.format1 converts the disagreement pages to a one-page agree block
+        forms_ = task.item_forms(block, page, index)
         drawn = person.disagreement_page({f.add_prefix("answer"): f.page["item"] for f in forms_})
         return {name.removeprefix("agree_"): value for name, value in drawn.items()}
     if part == "attention":

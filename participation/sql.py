@@ -8,23 +8,28 @@ column names come from the models' metadata, values pass through each field's
 database's. The statements are standard SQL that PostgreSQL and SQLite (>= 3.24) both accept.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 
 from django.db import connection
-from django.db.models import Model
+from django.db.models import Field, Model
+
+
+def _field(model: type[Model], name: str) -> Field:
+    """The model's field ``name``, which holds a column (a reverse relation or a generic foreign key has none)."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, Field):
+        raise TypeError(f"{model.__name__}.{name} is not a column")
+    return field
 
 
 def _quoted(model: type[Model], names: Sequence[str]) -> tuple[str, list[str]]:
     qn = connection.ops.quote_name
-    return qn(model._meta.db_table), [qn(model._meta.get_field(name).column) for name in names]
+    return qn(model._meta.db_table), [qn(_field(model, name).column) for name in names]
 
 
 def _prepared(model: type[Model], names: Sequence[str], values: Sequence) -> list:
-    return [
-        model._meta.get_field(name).get_db_prep_save(value, connection)
-        for name, value in zip(names, values, strict=True)
-    ]
+    return [_field(model, name).get_db_prep_save(value, connection) for name, value in zip(names, values, strict=True)]
 
 
 @cache
@@ -72,7 +77,7 @@ def insert_rows(
         cursor.execute(*insert_statement(model, names, rows, on_conflict=on_conflict, update=update))
 
 
-def _where(model: type[Model], where: dict) -> tuple[tuple, list]:
+def _where(model: type[Model], where: Mapping[str, object]) -> tuple[tuple, list]:
     """The shape of a WHERE (column names, and how many values each tuple has) and its parameters;
     a tuple value means ``IN (..)``, any other value equality."""
     shape, params = [], []
@@ -113,7 +118,13 @@ def _insert_guarded_sql(
 
 
 def insert_row_if(
-    model: type[Model], names: Sequence[str], row: Sequence, *, guard: type[Model], where: dict, conflict: Sequence[str]
+    model: type[Model],
+    names: Sequence[str],
+    row: Sequence,
+    *,
+    guard: type[Model],
+    where: Mapping[str, object],
+    conflict: Sequence[str],
 ) -> int:
     """``INSERT INTO model (names) SELECT row FROM guard WHERE ..`` in one statement: the row is
     inserted only while a ``guard`` row matches ``where``, and not at all when it would break the
@@ -136,7 +147,7 @@ def _update_sql(model: type[Model], changed: tuple[str, ...], matched: tuple) ->
     return f"UPDATE {table} SET {assignments} WHERE {_conditions(model, matched)}"
 
 
-def update_statement(model: type[Model], changes: dict, where: dict) -> Statement:
+def update_statement(model: type[Model], changes: Mapping[str, object], where: Mapping[str, object]) -> Statement:
     """``UPDATE model SET changes WHERE`` every ``where`` column equals its value (a tuple means ``IN (..)``)."""
     shape, where_params = _where(model, where)
     return _update_sql(model, tuple(changes), shape), _prepared(
@@ -144,7 +155,7 @@ def update_statement(model: type[Model], changes: dict, where: dict) -> Statemen
     ) + where_params
 
 
-def update_rows(model: type[Model], changes: dict, where: dict) -> int:
+def update_rows(model: type[Model], changes: Mapping[str, object], where: Mapping[str, object]) -> int:
     """Run :func:`update_statement`; returns the number of rows changed."""
     with connection.cursor() as cursor:
         cursor.execute(*update_statement(model, changes, where))

@@ -6,6 +6,7 @@ withdrawal."""
 
 from dataclasses import replace
 from functools import wraps
+from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.db.models import F
@@ -56,6 +57,9 @@ from studies.study_facts import StudyFacts, study_facts
 from studies.translation import PLATFORM_LANGUAGES, choose_language, localized
 from tasks import task_for
 from tasks.attention import attention_count
+
+if TYPE_CHECKING:
+    from participation.models import ParticipantWithSpecHash
 
 Status = Participant.Status
 ACTIVE_STATES = (Status.ARRIVED, Status.ACTIVE, Status.DECLINED, Status.TIMED_OUT)  # still holding a resume code
@@ -144,26 +148,26 @@ def _problem(request: HttpRequest, title: str, message: str, status: int) -> Htt
     return render(request, "surveys/problem.html", {"title": title, "message": message}, status=status)
 
 
-def _participant(request: HttpRequest, slug: str) -> tuple[Participant | None, StudyFacts | None]:
-    """The session's participant in this study and the study's facts (one query; before consent the
-    cached file is checked by the version's digest, read in the same query)."""
+def _participant(request: HttpRequest, slug: str) -> "tuple[ParticipantWithSpecHash, StudyFacts] | None":
+    """The session's participant in this study and the study's facts, or None (one query; before consent
+    the cached file is checked by the version's digest, read in the same query)."""
     try:
-        participant = Participant.objects.annotate(spec_hash=F("study__spec_hash")).get(
+        participant: ParticipantWithSpecHash = Participant.objects.annotate(spec_hash=F("study__spec_hash")).get(
             pk=request.session[_session_key(slug)]
         )
     except (KeyError, Participant.DoesNotExist):
-        return None, None
+        return None
     if participant.condition_id is None:
         facts = study_facts(participant.study_id, spec_hash=participant.spec_hash)
     else:
         facts = study_facts(participant.study_id, participant.condition_id)
     if facts.slug != slug:
-        return None, None
+        return None
     return participant, facts
 
 
 def _where(status: str, slug: str) -> str:
-    return {
+    where: dict[str, str] = {
         Status.ARRIVED: reverse("surveys:consent", args=[slug]),
         Status.DECLINED: reverse("surveys:declined", args=[slug]),
         Status.ACTIVE: reverse("surveys:page", args=[slug]),
@@ -171,7 +175,8 @@ def _where(status: str, slug: str) -> str:
         Status.COMPLETED: reverse("surveys:done", args=[slug]),
         Status.SCREENED_OUT: reverse("surveys:done", args=[slug]),
         Status.WITHDRAWN: reverse("surveys:withdrawn", args=[slug]),
-    }[status]
+    }
+    return where[status]
 
 
 def _resume_key(slug: str) -> str:
@@ -272,7 +277,8 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
             )
         if created:  # the consent page at once (its form posts to /consent/): one request less per arrival
             _remember(request, slug, participant, code)
-            facts = study_facts(participant.study_id, spec_hash=participant.spec_hash)
+            arrived = cast("ParticipantWithSpecHash", participant)  # a new participant carries it (participant_arrive)
+            facts = study_facts(arrived.study_id, spec_hash=arrived.spec_hash)
             with override(participant.language):
                 response = consent_response(request, *_shown(facts), resume_code=code)
             response.headers["Content-Language"] = participant.language
@@ -333,63 +339,59 @@ def _resume_code(request: HttpRequest, slug: str) -> str:
 
 def _require(
     request: HttpRequest, slug: str, status: str | tuple[str, ...]
-) -> tuple[Participant | None, StudyFacts | None, HttpResponse | None]:
+) -> "tuple[ParticipantWithSpecHash | None, StudyFacts] | HttpResponse":
     """The participant and study facts, or the response that sends the visitor where they belong
-    (``status``: the status, or statuses, this page is for)."""
+    (``status``: the status, or statuses, this page is for). The participant is None when this
+    browser's participant has finished (their session has ended) and ``status`` is their last status."""
     statuses = status if isinstance(status, tuple) else (status,)
-    participant, facts = _participant(request, slug)
-    if participant is None:
+    found = _participant(request, slug)
+    if found is None:
         ended = _ended(request, slug)
         if ended is not None:  # finished or withdrawn in this browser: only that page is left
             ended_status, ended_facts = ended
             if ended_status in statuses:
-                return None, ended_facts, None
-            return None, None, redirect(_where(ended_status, slug))
+                return None, ended_facts
+            return redirect(_where(ended_status, slug))
         try:
             latest_version(slug)
         except StudyNotFound:
-            return (
-                None,
-                None,
-                _problem(request, gettext("Study not found"), gettext("This link does not lead to a study."), 404),
-            )
-        return (
-            None,
-            None,
-            _problem(
-                request,
-                gettext("Please use your study link"),
-                gettext(
-                    "We could not tell who you are. Open the study from the link you were given (for example on "
-                    "Prolific); your answers so far are kept and you will continue where you stopped."
-                ),
-                403,
+            return _problem(request, gettext("Study not found"), gettext("This link does not lead to a study."), 404)
+        return _problem(
+            request,
+            gettext("Please use your study link"),
+            gettext(
+                "We could not tell who you are. Open the study from the link you were given (for example on "
+                "Prolific); your answers so far are kept and you will continue where you stopped."
             ),
+            403,
         )
+    participant, facts = found
     if participant.status in FINISHED:  # e.g. withdrawn by a researcher
         _end_session(request, slug, participant.pk, participant.status, participant.study_id, participant.condition_id)
     if participant.status not in statuses:
-        return participant, facts, redirect(_where(participant.status, slug))
-    return participant, facts, None
+        return redirect(_where(participant.status, slug))
+    return participant, facts
 
 
 @require_http_methods(["GET", "POST"])
 @in_participant_language
 def consent(request: HttpRequest, slug: str) -> HttpResponse:
-    participant, facts, detour = _require(request, slug, Status.ARRIVED)
-    if detour:
-        return detour
+    required = _require(request, slug, Status.ARRIVED)
+    if isinstance(required, HttpResponse):
+        return required
+    participant, facts = required
+    assert participant is not None  # an ended session's status is one of FINISHED, never ARRIVED
     spec, spec_key = _shown(facts)
     if request.method == "POST":
         decision = request.POST.get("decision")
         if decision in ("accept", "decline"):
             try:
-                participant = participant_consent(
+                decided = participant_consent(
                     participant_id=participant.pk, accept=decision == "accept", participant=participant
                 )
             except StudyFull:  # the participant stays "arrived": a place may free up later
                 return render(request, "surveys/full.html", {"spec": spec})
-            return redirect(_where(participant.status, slug))
+            return redirect(_where(decided.status, slug))
         return render(
             request,
             "surveys/consent.html",
@@ -497,9 +499,11 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
         response = _submit(request, slug)
         if response is not None:
             return response
-    participant, facts, detour = _require(request, slug, STUDY_PAGES)
-    if detour:
-        return detour
+    required = _require(request, slug, STUDY_PAGES)
+    if isinstance(required, HttpResponse):
+        return required
+    participant, facts = required
+    assert participant is not None  # an ended session's status is one of FINISHED, never one of STUDY_PAGES
     limit = time_limit(facts.spec)
     if participant.status == Status.ACTIVE and limit.expired(participant.arrived_at, timezone.now()):
         participant_time_out(participant_id=participant.pk)  # lazily, on their next request
@@ -509,6 +513,7 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":  # a participant whose enrolment could not be read
         return redirect("surveys:page", slug=slug)
     spec, spec_key = _shown(facts)
+    assert participant.condition_id is not None  # participant_active_has_condition: active and timed out have one
     index = condition_index(spec, spec_key, facts.condition_keys[participant.condition_id])
     current = resolved_page(
         participant.plan[participant.position], index, participant_id=participant.pk, study_id=participant.study_id
@@ -532,9 +537,10 @@ def done(request: HttpRequest, slug: str) -> HttpResponse:
     """The last page: the completion code and link of the participant's outcome (completed, failed
     attention checks, screened out), with the outcome's message (screened out by a quota: the
     quota's, ``studies.quotas.quota_message``)."""
-    _, facts, detour = _require(request, slug, (Status.COMPLETED, Status.SCREENED_OUT))
-    if detour:
-        return detour
+    required = _require(request, slug, (Status.COMPLETED, Status.SCREENED_OUT))
+    if isinstance(required, HttpResponse):
+        return required
+    _, facts = required
     spec = _shown(facts)[0]
     outcome, quota = _outcome(request, slug, facts.spec)
     completion = completion_for(spec, outcome)
@@ -553,11 +559,12 @@ def _outcome(request: HttpRequest, slug: str, spec: dict) -> tuple[str, str]:
         return marker[4], marker[5]
     status, participant_id = marker[0], marker[3] if len(marker) > 3 else None
     failed, quota = 0, ""
-    if status == Status.COMPLETED and attention_count(spec) >= return_if_failed(spec):
-        failed = Answer.objects.filter(participant_id=participant_id, measure="attention", number=0).count()
-    if status == Status.SCREENED_OUT and spec.get("quotas"):
-        found = Participant.objects.filter(pk=participant_id).values_list("quota_screened_out", flat=True)
-        quota = next(iter(found), "")
+    if participant_id is not None:  # (a marker from before it held the participant: no answers, no quota)
+        if status == Status.COMPLETED and attention_count(spec) >= return_if_failed(spec):
+            failed = Answer.objects.filter(participant_id=participant_id, measure="attention", number=0).count()
+        if status == Status.SCREENED_OUT and spec.get("quotas"):
+            found = Participant.objects.filter(pk=participant_id).values_list("quota_screened_out", flat=True)
+            quota = next(iter(found), "")
     outcome = outcome_of(spec, status, failed)
     request.session[_ended_key(slug)] = [*marker[:4], outcome, quota]
     return outcome, quota
@@ -565,9 +572,10 @@ def _outcome(request: HttpRequest, slug: str, spec: dict) -> tuple[str, str]:
 
 @in_participant_language
 def declined(request: HttpRequest, slug: str) -> HttpResponse:
-    participant, facts, detour = _require(request, slug, Status.DECLINED)
-    if detour:
-        return detour
+    required = _require(request, slug, Status.DECLINED)
+    if isinstance(required, HttpResponse):
+        return required
+    _, facts = required
     return render(request, "surveys/declined.html", {"spec": _shown(facts)[0]})
 
 
@@ -575,14 +583,15 @@ def declined(request: HttpRequest, slug: str) -> HttpResponse:
 @in_participant_language
 def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
     """Withdraw from the study at any point: confirm, then every answer is deleted."""
-    participant, facts = _participant(request, slug)
-    if participant is None or participant.status in FINISHED:
-        _, _, detour = _require(request, slug, Status.WITHDRAWN)  # ends a finished session, explains
-        return detour or redirect(_where(Status.WITHDRAWN, slug))
+    found = _participant(request, slug)
+    if found is None or found[0].status in FINISHED:
+        required = _require(request, slug, Status.WITHDRAWN)  # ends a finished session, explains
+        return required if isinstance(required, HttpResponse) else redirect(_where(Status.WITHDRAWN, slug))
+    participant, facts = found
     if request.method == "POST" and request.POST.get("confirm") == "withdraw":
-        participant = participant_withdraw(participant_id=participant.pk)
-        _end_session(request, slug, participant.pk, participant.status, participant.study_id, participant.condition_id)
-        return redirect(_where(participant.status, slug))
+        gone = participant_withdraw(participant_id=participant.pk)
+        _end_session(request, slug, gone.pk, gone.status, gone.study_id, gone.condition_id)
+        return redirect(_where(gone.status, slug))
     return render(
         request, "surveys/withdraw.html", {"spec": _shown(facts)[0], "back": _where(participant.status, slug)}
     )
@@ -590,7 +599,8 @@ def withdraw(request: HttpRequest, slug: str) -> HttpResponse:
 
 @in_participant_language
 def withdrawn(request: HttpRequest, slug: str) -> HttpResponse:
-    participant, facts, detour = _require(request, slug, Status.WITHDRAWN)
-    if detour:
-        return detour
+    required = _require(request, slug, Status.WITHDRAWN)
+    if isinstance(required, HttpResponse):
+        return required
+    _, facts = required
     return render(request, "surveys/withdrawn.html", {"spec": _shown(facts)[0]})

@@ -1,16 +1,16 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.progress import ProgressBar
 from participation.simulate import simulate_participants
 from simulation.effort import GenerativeModel
-from simulation.raters import parse_group_effect
+from simulation.raters import GroupEffects, parse_group_effect
 from studies.services import StudyNotFound
 
 
 class Command(BaseCommand):
     help = "Create simulated participants who take the study through the same services as a browser."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("--n", type=int, default=150)
         parser.add_argument("--seed", type=int, default=1)
@@ -30,11 +30,23 @@ class Command(BaseCommand):
             "option is 1 logit more lenient and rates 1 scale point lower",
         )
 
-    def handle(self, *args, slug, n, seed, a1, a2, noise, hours, group_effect, **options):
+    def handle(
+        self,
+        *args: object,
+        slug: str,
+        n: int,
+        seed: int,
+        a1: float,
+        a2: float,
+        noise: float,
+        hours: float,
+        group_effect: list[str],
+        **options: object,
+    ) -> None:
         if n < 1:
             raise CommandError("--n must be at least 1")
         model = GenerativeModel(a1=a1, a2=a2, overall_noise=noise)
-        effects: dict = {}
+        effects: GroupEffects = {}
         try:
             for text in group_effect:
                 question, option, values = parse_group_effect(text)
