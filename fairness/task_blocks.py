@@ -35,7 +35,7 @@ The inputs are the long ``answers`` and ``questionnaire`` tables of the format 2
 from its task type (``BlockTask.analysis``).
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -304,7 +304,7 @@ def _numeric(values: pd.Series) -> bool:
     return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values.dropna())
 
 
-def _cut(values: pd.Series, cuts: Sequence[float]) -> tuple[pd.Series, list[dict]]:
+def _cut(values: pd.Series, cuts: Iterable[float]) -> tuple[pd.Series, list[dict]]:
     """Numbers binned at the cut points: "< c1", "c1 to < c2", ..., ">= ck"; and one row per bin (lower,
     upper: the bin is lower <= x < upper)."""
     edges = [-np.inf, *sorted(set(float(c) for c in cuts)), np.inf]
@@ -559,7 +559,7 @@ def _rating_parity(
     the default for risk ratings, or "higher") words the verdicts."""
     frame = frame.merge(subjects, on="subject", how="left")
     frame["rating01"] = _unit_scale(block, frame["value"])
-    ai = "model_score" if frame["model_score"].notna().all() else "model_label"
+    ai: str | None = "model_score" if frame["model_score"].notna().all() else "model_label"
     ai = ai if frame[ai].notna().all() else None
     favourable = block["scale"].get("favourable", "lower")
     tables, notes = [], []
@@ -764,8 +764,9 @@ def analyze_design(
             f"bins name {', '.join(map(repr, unknown))}: not a subject-group column of any pool "
             f"(the pools' columns: {', '.join(sorted(columns)) or 'none'})"
         )
+    cut_points = dict(bins or {})
     settings = dict(
-        min_group_size=min_group_size, pool_small=pool_small, min_subject_group=min_subject_group, bins=dict(bins or {})
+        min_group_size=min_group_size, pool_small=pool_small, min_subject_group=min_subject_group, bins=cut_points
     )
     opts = Options(
         n_resamples=n_resamples,
@@ -773,7 +774,10 @@ def analyze_design(
         seed=seed,
         majority_tie=majority_tie,
         generalise=generalise,
-        **settings,
+        min_group_size=min_group_size,
+        pool_small=pool_small,
+        min_subject_group=min_subject_group,
+        bins=cut_points,
     )
     tasks = [b for b in spec["blocks"] if b["type"] == "task"]  # every block: its results or why none
     results = []

@@ -65,7 +65,11 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
     consented = completed + by_status.get("active", 0)
 
     done = chosen.filter(status=Participant.Status.COMPLETED, consented_at__isnull=False, completed_at__isnull=False)
-    minutes = [(end - start).total_seconds() / 60 for start, end in done.values_list("consented_at", "completed_at")]
+    minutes = [
+        (end - start).total_seconds() / 60
+        for start, end in done.values_list("consented_at", "completed_at")
+        if start is not None and end is not None  # the filter above: never None here
+    ]
     qualities = database_qualities(Study.objects.filter(slug=slug), chosen.filter(status=Participant.Status.COMPLETED))
     quality_excluded = {pk for pk, (quality, spec) in qualities.items() if excluded_by_quality(quality, spec)}
     return DashboardSummary(

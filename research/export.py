@@ -97,7 +97,9 @@ def _qualities(
     items: dict[int, list] = {}
     for row in answers[answers["measure"] == "detection"].itertuples(index=False):
         found = pastes.get((row.pid, row.page))
-        items.setdefault(row.pid, []).append((row.page, row.number, None if pd.isna(found) else int(found)))
+        items.setdefault(row.pid, []).append(
+            (row.page, row.number, None if found is None or pd.isna(found) else int(found))
+        )
     return {
         p.pk: assess(
             counts(by_participant.get(p.pk, []), studies[p.study_id].spec),
@@ -139,19 +141,20 @@ def export_tables(
     (``research.quality.EXCLUSION_MODES``) chooses which quality flags set ``excluded``: the study's
     ``exclude_if`` (default), none or any (the analyses' sensitivity to flagged participants)."""
     studies = {s.pk: s for s in Study.objects.filter(slug=slug)}
-    if participants is None:
-        participants = Q() if include_pilot else Q(pilot=False)
-    chosen = Participant.objects.filter(study_id__in=studies).filter(participants)
-    participants = list(chosen.select_related("condition").order_by("arrived_at", "pk"))
-    pids = [p.pk for p in participants]
+    where = participants
+    if where is None:
+        where = Q() if include_pilot else Q(pilot=False)
+    chosen = Participant.objects.filter(study_id__in=studies).filter(where)
+    exported = list(chosen.select_related("condition").order_by("arrived_at", "pk"))
+    pids = [p.pk for p in exported]
     answers = _answers(pids)
     visits = _visits(pids)
     attention = answers[answers["measure"] == "attention"].groupby("pid")["number"].agg(["sum", "count"])
 
-    qualities = _qualities(participants, studies, visits, answers)
-    quota_groups = _quota_groups(participants, studies, answers)
+    qualities = _qualities(exported, studies, visits, answers)
+    quota_groups = _quota_groups(exported, studies, answers)
     participant_rows, excluded, quality_rows = [], {}, []
-    for p in participants:
+    for p in exported:
         study = studies[p.study_id]
         passed = int(attention["sum"].get(p.pk, 0))
         failed = int(attention["count"].get(p.pk, 0)) - passed
@@ -198,11 +201,11 @@ def export_tables(
             }
         )
 
-    pseudonyms = {p.pk: str(p.pseudonym) for p in participants}
+    pseudonyms = {p.pk: str(p.pseudonym) for p in exported}
     pages = visits.assign(participant_id=visits["pid"].map(pseudonyms), study=slug)
     for column in ("first_shown_at", "submitted_at"):
         pages[column] = pages[column].map(_iso)
-    source = export_answers.Source(slug, studies, participants, answers, visits, excluded)
+    source = export_answers.Source(slug, studies, exported, answers, visits, excluded)
     pair_rows = export_answers.task_table_rows(source, "pairs")
     disagreement_rows = export_answers.task_table_rows(source, DISAGREE)
     return ExportTables(
@@ -213,7 +216,7 @@ def export_tables(
         answers=pd.DataFrame(export_answers.answer_rows(source), columns=list(COLUMNS["answers"])),
         questionnaire=export_answers.questionnaire_table(source, fixed=list(COLUMNS["questionnaire"])[:-1]),
         quality=pd.DataFrame(quality_rows, columns=list(COLUMNS["quality"])).astype({"flagged": "Int64"}),
-        assignments=_assignments(slug, participants, studies),
+        assignments=_assignments(slug, exported, studies),
         present=tables_of([s.spec for s in studies.values()]),
     )
 
@@ -244,6 +247,7 @@ def _assignments(slug: str, participants: list[Participant], studies: dict[int, 
             "seconds": d.seconds,
         }
         for d in decisions
+        if d.participant_id is not None  # always: the filter above
     ]
     return pd.DataFrame(rows, columns=list(COLUMNS["assignments"])).astype({"fit_version": "Int64"})
 
@@ -355,6 +359,8 @@ def write_exports(
         if fmt in ("csv", "json"):
             path.write_text(table_to_csv(frame) if fmt == "csv" else table_to_json(frame), encoding="utf-8")
         else:
+            if labels is None:  # unreachable: checked before anything is written
+                raise AssertionError(f"a {fmt} export without labels")
             write_table(frame, path, fmt, labels[name])
         written.append(path)
     return written

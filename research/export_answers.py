@@ -7,6 +7,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -54,7 +55,7 @@ def answer_rows(source: Source) -> list[dict]:
     """One row per stored answer, with its block, task and subject from the participant's plan."""
     grouped = source.answers_of
     references = {pk: references_of(s.spec) for pk, s in source.studies.items()}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for p in source.answering():
         spec = source.studies[p.study_id].spec
         answers = grouped.get(p.pk, [])

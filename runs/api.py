@@ -113,6 +113,8 @@ class StudyDifferentialParity(APIView):
         )
         if job is None:
             raise Http404("No differential-parity run of this study yet: POST to this URL to start one.")
+        if job.result is None:  # job_succeed stores the result with the status
+            raise ValueError(f"job {job.pk} succeeded without a result")
         return Response(job.result["tables"])
 
     @extend_schema(request=DifferentialParityRequestSerializer, responses={202: JobSerializer})

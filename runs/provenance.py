@@ -16,6 +16,18 @@ PACKAGES = ("Django", "numpy", "pandas", "scipy", "statsmodels", "pingouin", "sc
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 
+@cache
+def software_versions() -> dict[str, str]:
+    """This platform's version (pyproject.toml) and the versions of the packages that compute."""
+    versions = {"platform": tomllib.loads(PYPROJECT.read_text())["project"]["version"]}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
 @dataclass(frozen=True)
 class CalibrationUsed:
     """The human calibration an audit used: whose study, which version, N participants, alpha and CI."""
@@ -45,18 +57,6 @@ class Provenance:
     calibration: CalibrationUsed | None = None
     software: dict[str, str] = field(default_factory=lambda: software_versions())
     created: datetime = field(default_factory=lambda: datetime.now(UTC))
-
-
-@cache
-def software_versions() -> dict[str, str]:
-    """This platform's version (pyproject.toml) and the versions of the packages that compute."""
-    versions = {"platform": tomllib.loads(PYPROJECT.read_text())["project"]["version"]}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
 
 
 def participant_counts(answers: pd.DataFrame) -> tuple[dict[str, int], dict[str, int]]:

@@ -5,6 +5,7 @@ and jobs (reports, tables)."""
 
 import re
 from pathlib import Path
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -13,6 +14,7 @@ from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.datastructures import MultiValueDict
 from django.views.decorators.http import require_http_methods
 
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
@@ -55,7 +57,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
     status = 200
     if request.method == "POST":
         job_kind, serializer_class, upload_fields = STARTABLE[kind]
-        data = request.POST.copy()
+        data: MultiValueDict[str, Any] = request.POST.copy()  # the form's texts, then its uploaded files
         data.update(request.FILES)
         serializer = serializer_class(data=data, context={"study": study, "researcher": request.user})
         if serializer.is_valid():
@@ -127,7 +129,7 @@ def human_source_choices(user, errors: dict, values) -> list[dict]:
 
 
 # A study file's job: the form it came from (URL name, label), linked from its page
-STUDY_FILE_FORMS = {
+STUDY_FILE_FORMS: dict[str, tuple[str, str]] = {  # job kind -> (URL name, label)
     Job.Kind.STUDY_BUILD: ("researcher:build", "Build a study from a CSV"),
     Job.Kind.STUDY_UPLOAD: ("researcher:upload", "Upload a study"),
     Job.Kind.STUDY_LOAD: ("researcher:studies", "Studies"),
@@ -226,31 +228,31 @@ def _latest_prefix(model, versions) -> str | None:
 
 
 @login_required
-def latest_report_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
+def latest_report_file(request: HttpRequest, slug: str, filename: str) -> FileResponse:
     """Files of the study's latest analysis report."""
     return _serve_stored(_latest_prefix(AnalysisRun, visible_versions(request.user, slug)), filename)
 
 
 @login_required
-def latest_audit_file(request: HttpRequest, slug: str, filename: str) -> HttpResponse:
+def latest_audit_file(request: HttpRequest, slug: str, filename: str) -> FileResponse:
     """Files of the study's latest model-audit report."""
     return _serve_stored(_latest_prefix(AuditRun, visible_versions(request.user, slug)), filename)
 
 
 @login_required
-def analysis_file(request: HttpRequest, run_id: int, filename: str) -> HttpResponse:
+def analysis_file(request: HttpRequest, run_id: int, filename: str) -> FileResponse:
     run = AnalysisRun.objects.filter(pk=run_id, study__in=studies_visible_to(request.user)).first()
     return _serve_stored(run.files_prefix if run else None, filename)
 
 
 @login_required
-def audit_file(request: HttpRequest, run_id: int, filename: str) -> HttpResponse:
+def audit_file(request: HttpRequest, run_id: int, filename: str) -> FileResponse:
     run = AuditRun.objects.filter(pk=run_id, study__in=studies_visible_to(request.user)).first()
     return _serve_stored(run.files_prefix if run else None, filename)
 
 
 @login_required
-def job_file(request: HttpRequest, job_id, filename: str) -> HttpResponse:
+def job_file(request: HttpRequest, job_id, filename: str) -> FileResponse:
     job = jobs_visible_to(request.user).filter(pk=job_id).first()
     return _serve_stored(job.files_prefix if job else None, filename)
 

@@ -4,6 +4,7 @@ commands use, with the uploaded inputs read under the upload limits."""
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from django.core.files import File
 from django.urls import reverse
@@ -23,12 +24,13 @@ from research.study_upload import (
 from runs.adaptive import adaptive_refit
 from runs.analysis_runs import analysis_run_create
 from runs.audit_runs import audit_run_create
-from runs.design_analysis import GROUP_OPTIONS
+from runs.design_analysis import GROUP_OPTIONS, GroupOptions
 from runs.models import Job
 from runs.plan_parameters import plan_total
 from runs.planning_runs import plan_results, run_plan, write_plan_report
 from runs.relative_fairness import write_study_dp_report
 from runs.storage import copy_to_local, new_prefix, store_directory
+from studies.models import Study
 
 
 @dataclass
@@ -37,6 +39,14 @@ class JobContext:
     workdir: Path
     progress: Callable[[str, int, int], None]
     log: Callable[[str], None]
+
+
+def _study(job: Job) -> Study:
+    """The study of a job of a study's kind (analysis, audit, differential parity, plan): queued with it, and
+    deleted with it (``on_delete=CASCADE``)."""
+    if job.study is None:
+        raise ValueError(f"the {job.kind} job {job.pk} has no study")
+    return job.study
 
 
 def _report_dir(context: JobContext) -> Path:
@@ -48,7 +58,7 @@ def _report_dir(context: JobContext) -> Path:
 def run_analysis(context: JobContext) -> tuple[dict, str]:
     job = context.job
     run = analysis_run_create(
-        slug=job.study.slug,
+        slug=_study(job).slug,
         out_dir=_report_dir(context),
         seed=job.params["seed"],
         n_resamples=job.params["n_resamples"],
@@ -57,7 +67,8 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         include_pilot=job.params.get("include_pilot", False),
         by=job.params.get("by", []),
         generalise=job.params.get("generalise"),
-        groups={k: job.params[k] for k in GROUP_OPTIONS if k in job.params},
+        # GroupOptions' keys; the request serializer checked their values
+        groups=cast(GroupOptions, {k: job.params[k] for k in GROUP_OPTIONS if k in job.params}),
     )
     context.log(f"analysis run {run.pk} stored with {run.calibrations.count()} calibrations")
     return {
@@ -85,7 +96,7 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
     frame = read_csv_upload(subjects, name="subjects")  # size, header and row limits: read once
     context.progress("audit", 1, 4)
     run = audit_run_create(
-        slug=job.study.slug,
+        slug=_study(job).slug,
         subjects_file=subjects,
         subjects_frame=frame,
         out_dir=out,
@@ -137,7 +148,7 @@ def run_situation_testing_job(context: JobContext) -> tuple[dict, str]:
 
 def run_differential_parity(context: JobContext) -> tuple[dict, str]:
     job = context.job
-    slug = job.study.slug
+    slug = _study(job).slug
     favourable = job.params.get("favourable", "lower")  # jobs queued before the option: the default
     out = _report_dir(context)
     _, tables = write_study_dp_report(slug, out, alpha=job.params.get("alpha", 0.05), favourable=favourable)
@@ -153,13 +164,14 @@ def run_plan_job(context: JobContext) -> tuple[dict, str]:
     """plan_study on the study's own file (its effort design; a study without one fails with the reason):
     the job's result is results.json; report.html and plan.csv are stored with the job."""
     job, p = context.job, context.job.params
+    study = _study(job)
     result = run_plan(
-        job.study.spec,
+        study.spec,
         p,
         progress=lambda done: context.progress("simulated studies", done, plan_total(p)),
     )
     out = _report_dir(context)
-    write_plan_report(result, out, title=f"{job.study.slug}: study plan for {p['n']} participants")
+    write_plan_report(result, out, title=f"{study.slug}: study plan for {p['n']} participants")
     prefix = new_prefix("plan")
     store_directory(out, prefix)
     context.log(f"{p['studies']} simulated studies of {p['n']} participants")
@@ -215,6 +227,8 @@ def run_study_load(context: JobContext) -> tuple[dict, str]:
 
 def run_adaptive_refit(context: JobContext) -> tuple[dict, str]:
     job = context.job
+    if job.study_id is None:  # job_queue_system queues it with the block's study
+        raise ValueError(f"the adaptive refit job {job.pk} has no study")
     return adaptive_refit(study_id=job.study_id, block=job.params["block"]), ""
 
 

@@ -162,7 +162,9 @@ class AuditRequestSerializer(serializers.Serializer):
                 audited_slug=self.context["study"].slug,
                 researcher=self.context["researcher"],
                 columns=columns,
-                **{option: data.get(option) or None for option in OPTIONS},
+                metric_from=data.get("metric_from") or None,
+                utility_from=data.get("utility_from") or None,
+                features_from=data.get("features_from") or None,
                 by=data.get("by") or (),
                 lipschitz=data[LIPSCHITZ],
                 surrogate=data[SURROGATE],
@@ -184,7 +186,8 @@ class AuditRunSerializer(serializers.Serializer):
 
 
 class SituationTestingRequestSerializer(serializers.Serializer):
-    data = serializers.FileField()
+    # DRF's metaclass moves declared fields off the class: ``.data`` stays the serializer's property
+    data = serializers.FileField()  # type: ignore[assignment]
     counterfactuals = serializers.FileField(required=False)
     sep = serializers.CharField(default=",", max_length=2, trim_whitespace=False)
     protected = serializers.CharField()

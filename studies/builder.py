@@ -181,7 +181,7 @@ def build_study_from_frame(frame: pd.DataFrame, options: BuildOptions, *, name: 
         block["assignment"] = {"per_participant": options.per_participant}
         if options.stratify_by:
             block["assignment"]["stratify_by"] = options.stratify_by
-        _check_assignment(block, pool, options, items)
+        _check_assignment(block, pool, options, options.per_participant, items)
     shown = options.per_participant or items
     minutes = math.ceil(3 + shown * BUILDERS[options.template].builder_seconds / 60)
     default_slug = _slugify(f"{Path(name).stem}-{options.template}")
@@ -320,7 +320,7 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
             f"--stratify-by is not available for the {options.template} template: its items are "
             f"{task.item_shape}, not subjects"
         )
-    with_mix = [t.builder_template for t in BUILDERS.values() if t.builder_relations]
+    with_mix = [name for name, t in BUILDERS.items() if t.builder_relations]
     if options.mix and (task is None or not task.builder_relations):
         problems.append(f"--mix is for the templates that draw items from the pool: {', '.join(with_mix)}")
     elif task is not None and (unknown := [r for r in options.mix if r not in task.builder_relations]):
@@ -330,7 +330,7 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
         )
     elif len(set(options.mix)) < len(options.mix):
         problems.append("--mix: a relation is named twice")
-    with_decision = [t.builder_template for t in BUILDERS.values() if t.builder_decision]
+    with_decision = [name for name, t in BUILDERS.items() if t.builder_decision]
     if options.decision is not None and (task is None or not task.builder_decision):
         problems.append(f"--decision is for the templates whose question names it: {', '.join(with_decision)}")
     if task is not None and task.builder_needs_model and not (options.label_column or options.score_column):
@@ -398,9 +398,9 @@ def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions
         raise StudyBuildError([str(exc)]) from exc
 
 
-def _check_assignment(block: dict, pool: dict, options: BuildOptions, items: int) -> None:
-    """M items per participant fit the pool, and with strata M / k items from each of the k values."""
-    m = options.per_participant
+def _check_assignment(block: dict, pool: dict, options: BuildOptions, m: int, items: int) -> None:
+    """M items (``m``, the --per-participant given) per participant fit the pool, and with strata M / k items
+    from each of the k values."""
     noun = BUILDERS[options.template].item_shape
     if m < 1:
         raise StudyBuildError([f"--per-participant must be at least 1 (got {m})"])
@@ -409,6 +409,8 @@ def _check_assignment(block: dict, pool: dict, options: BuildOptions, items: int
     if not options.stratify_by:
         return
     strata = item_strata(block, pool, options.stratify_by)
+    if strata is None:  # _check_columns and subjects_from_frame: a column of the CSV, no blank cell, items subjects
+        raise StudyBuildError([f"--stratify-by {options.stratify_by!r} is not a column of every subject"])
     k = len(strata)
     if m % k:
         raise StudyBuildError(
@@ -497,8 +499,13 @@ def summarise_study(spec: dict) -> StudySummary:
         task = block
     assignment = task.get("assignment", {}) if task else {}
     column = assignment.get("stratify_by")
-    strata = {value: len(ids) for value, ids in item_strata(task, pool, column).items()} if column else {}
-    shown = next((b.per_participant for b in blocks if b.items is not None), 0)
+    strata: dict[str, int] = {}
+    if task is not None and column:
+        by_value = item_strata(task, pool, column)
+        if by_value is None:  # a validated file's stratify_by is a column of every subject (format2)
+            raise ValueError(f"stratify_by {column!r} is not a column of every subject")
+        strata = {value: len(ids) for value, ids in by_value.items()}
+    shown = next((b.per_participant for b in blocks if b.per_participant is not None), 0)  # the task block's
     from studies.content import study_content  # Django (caches, models) only for the preview
     from studies.services import spec_digest
 

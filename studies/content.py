@@ -53,11 +53,18 @@ class StudyContent:
 
     def pair(self, block_key: str, item: str) -> dict:
         """A pair item: ``{a, b, relation?}``."""
-        return self._items[block_key][item]
+        return self._given(block_key, item)
 
     def set(self, block_key: str, item: str) -> dict:
         """A fair-score set: ``{key, reference, comparisons}``."""
-        return self._items[block_key][item]
+        return self._given(block_key, item)
+
+    def _given(self, block_key: str, item: str) -> dict:
+        """An item as the file gives it (a pair, a set, ...); a block over subjects has none (``item_map``)."""
+        given = self._items[block_key][item]
+        if isinstance(given, str):
+            raise TypeError(f"block {block_key!r}: item {item!r} is a subject, not a pair or a set")
+        return given
 
     def subjects_of(self, block_key: str, item: str) -> list[str]:
         """The subject ids an item shows (one subject, a pair, or a set's reference and comparisons)."""
@@ -98,6 +105,8 @@ class StudyContent:
             column = block["assignment"].get("stratify_by")
             pool = self.pools[block["pool"]]
             strata = {"": self.items(block_key)} if column is None else item_strata(block, pool, column)
+            if strata is None:  # the study file's validation rejects such a column (format2._assignment_problems)
+                raise ValueError(f"block {block_key!r}: stratify_by {column!r} is not a column of every subject")
             self._strata[block_key] = strata
         return strata
 

@@ -1,5 +1,8 @@
 """REST API for researchers: studies, participants and the tidy exports."""
 
+from typing import TYPE_CHECKING
+
+from django.core.exceptions import ImproperlyConfigured
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -8,6 +11,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from research.api.pagination import ApiPagination
 from research.api.renderers import FILE_RENDERERS, CSVRenderer, TableFileRenderer
 from research.api.serializers import (
     ParticipantRowSerializer,
@@ -20,6 +24,9 @@ from research.participant_samples import DEFAULT_SAMPLE, sample_filter
 from research.tables import TABLES, study_tables
 from studies.models import Study
 from studies.selectors import latest_versions, visible_versions
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 INCLUDE_PILOT = OpenApiParameter(
     "include_pilot", OpenApiTypes.BOOL, OpenApiParameter.QUERY, description="Also pilot participants (default false)."
@@ -38,6 +45,14 @@ def _sample(request) -> str:
 def latest_visible(request, slug: str) -> Study:
     """The newest version of ``slug`` the user may see (404 otherwise)."""
     return visible_versions(request.user, slug)[0]
+
+
+def _frame_page(view: generics.GenericAPIView, frame: "pd.DataFrame", request) -> Response:
+    """One page of a table's rows, paged by the API's pagination (``DEFAULT_PAGINATION_CLASS``)."""
+    paginator = view.paginator
+    if not isinstance(paginator, ApiPagination):
+        raise ImproperlyConfigured("DEFAULT_PAGINATION_CLASS must be research.api.pagination.ApiPagination")
+    return view.get_paginated_response(paginator.paginate_frame(frame, request))
 
 
 class StudyList(generics.ListAPIView):
@@ -68,7 +83,7 @@ class ParticipantList(generics.GenericAPIView):
 
         latest_visible(request, slug)
         frame = cached_export(slug, _sample(request)).participants
-        return self.get_paginated_response(self.paginator.paginate_frame(frame, request))
+        return _frame_page(self, frame, request)
 
 
 class ExportTableList(APIView):
@@ -132,4 +147,4 @@ class ExportTable(generics.GenericAPIView):
         frame = getattr(cached_export(slug, _sample(request)), table)
         if request.accepted_renderer.format == CSVRenderer.format:
             return Response(table_records(frame))
-        return self.get_paginated_response(self.paginator.paginate_frame(frame, request))
+        return _frame_page(self, frame, request)

@@ -7,6 +7,7 @@ from core.cli_args import at_least_one, checked, cut_points
 from core.progress import ProgressBar
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.analysis_runs import analysis_run_create
+from runs.design_analysis import GroupOptions
 from studies.services import StudyNotFound
 
 
@@ -66,8 +67,10 @@ class Command(BaseCommand):
             help="also analyse participants who have not completed (default: completed participants only)",
         )
 
-    def handle(self, *args, slug, out, seed, resamples, include_pilot, include_incomplete, by, generalise, **options):
-        groups = {
+    def handle(
+        self, *args, slug, out, seed, resamples, include_pilot, include_incomplete, by, generalise, **options
+    ) -> None:
+        groups: GroupOptions = {
             "min_group_size": checked(options["min_group_size"], at_least_one("--min-group-size")),
             "min_subject_group": checked(options["min_subject_group"], at_least_one("--min-subject-group")),
             "pool_small": options["pool_small"],
