@@ -3,7 +3,7 @@ should do with their Prolific submission.
 
 Outcomes (the study file's ``prolific.completion_codes`` has one optional code per outcome):
 
-* ``completed``: every page answered with fewer than ``attention_checks.return_if_failed`` failed
+* ``completed``: every page answered with fewer than ``attention.return_if_failed`` failed
   attention checks; the code is ``prolific.completion_codes.completed`` or, as before,
   ``completion.code`` (with ``completion.url``).
 * ``failed_attention``: every page answered but at least ``return_if_failed`` attention checks failed
@@ -46,19 +46,14 @@ class Completion:
 
 
 def attention_rules(spec: dict) -> dict:
-    """The attention-check thresholds: format 1's ``attention_checks``, format 2's ``attention``."""
-    return spec.get("attention", {}) if spec.get("format") == 2 else spec.get("attention_checks", {})
+    """The attention-check thresholds, ``attention`` of a stored (format 2) file: a format 1 file is stored as
+    its conversion, which moves ``attention_checks``' thresholds there (``studies.format1``)."""
+    return spec.get("attention", {})
 
 
 def return_if_failed(spec: dict) -> int:
     """Failed attention checks that make the outcome ``failed_attention`` (default 2)."""
     return attention_rules(spec).get("return_if_failed", DEFAULT_RETURN_IF_FAILED)
-
-
-def exclude_if_failed(spec: dict) -> int:
-    """Failed attention checks that exclude a participant from analyses and bonuses (a default is
-    always filled in when the file is read)."""
-    return attention_rules(spec)["exclude_if_failed"]
 
 
 def outcome_of(spec: dict, status: str, attention_failed: int) -> str:

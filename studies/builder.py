@@ -64,7 +64,6 @@ TEMPLATES = tuple(BUILDERS)
 POOL = "subjects"
 MODEL = "ai"
 NOUN = "person"
-SHOWN_ROWS = 5  # rows named in one error message
 
 ROLES = ("Member of the public", "Works in criminal justice", "Affected person or family", "Other")
 AGE_RANGES = ("18-24", "25-34", "35-44", "45-54", "55-64", "65 or older", "Prefer not to say")
@@ -256,15 +255,6 @@ def stakeholder_questionnaire() -> dict:
 
 # ---------------------------------------------------------------------------------------------------------
 # Checks and subjects
-
-
-def _lines(index) -> str:
-    """Rows named as the CSV's line numbers (the header is line 1), at most SHOWN_ROWS of them."""
-    rows = [int(i) + 2 for i in index]
-    shown = ", ".join(map(str, rows[:SHOWN_ROWS]))
-    return f"line{'s' if len(rows) > 1 else ''} {shown}" + (
-        f" and {len(rows) - SHOWN_ROWS} more" if len(rows) > SHOWN_ROWS else ""
-    )
 
 
 def profile_columns(profile: str) -> list[str]:

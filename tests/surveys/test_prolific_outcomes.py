@@ -13,6 +13,7 @@ from participation.outcomes import (
     outcome_of,
     review,
 )
+from studies.services import stored_file
 from studies.study_file import InvalidStudyFile, validate_study
 from tests.surveys.prolific_helpers import CODES, arrive, finish, load_variant, post_page
 
@@ -110,7 +111,7 @@ def test_outcome_fields_are_checked_with_their_paths(demo_spec, changes, problem
 
 
 def test_outcome_and_review_follow_the_threshold(demo_spec):
-    spec = validate_study(demo_spec)  # three checks, return_if_failed defaults to 2 (Prolific's policy)
+    spec = stored_file(demo_spec)[0]  # as stored: converted; three checks, return_if_failed defaults to 2
     assert [outcome_of(spec, "completed", n) for n in range(4)] == ["completed"] * 2 + ["failed_attention"] * 2
     assert outcome_of(spec, "screened_out", 0) == "screened_out"
     assert review(spec, "completed", 1, 3) == Review("approve", "completed")
