@@ -55,7 +55,18 @@ def _measure_meanings() -> dict[str, str]:
     return meanings
 
 
-MEASURES = _measure_meanings()  # Answer.measure's choices and database constraint
+def _measure_rules() -> dict[str, tuple[str, tuple[float, ...]] | None]:
+    """Every measure a registered type writes -> the numbers it allows (``Column.number_rule``; the
+    registry test checks that every type writing a measure gives it the same rule)."""
+    rules: dict[str, tuple[str, tuple[float, ...]] | None] = {}
+    for task in TASK_TYPES:
+        for measure, column in task.measures.items():
+            rules.setdefault(measure, column.number_rule())
+    return rules
+
+
+MEASURES = _measure_meanings()  # the codebook's measures
+MEASURE_RULES = _measure_rules()  # what the database accepts (participation.answer_rules)
 
 
 class UnknownPageKind(LookupError):

@@ -140,8 +140,10 @@ class Agree(BlockTask):
     format1_part = "disagreement"
     measures = {
         "agree": Column("0/1", "1 when the participant agrees with the AI's prediction, else 0."),
-        "confidence": Column("integer", "How confident the participant is (1 = not at all).", "1..5"),
-        "prediction": Column("number", "BTS prediction: percent of others expected to agree.", "0..100"),
+        "confidence": Column("integer", "How confident the participant is (1 = not at all).", "1..5", bounds=(1, 5)),
+        "prediction": Column(
+            "number", "BTS prediction: percent of others expected to agree.", "0..100", bounds=(0, 100)
+        ),
     }
     options = {
         **MODEL,

@@ -91,14 +91,20 @@ class Choose(BlockTask):
     kinds = ("choose",)
     measures = {
         "choice": Column(
-            "number", "1 when the participant chose subject a of the pair, 0 for b, 0.5 for 'Equally'.", "0, 0.5, 1"
+            "number",
+            "1 when the participant chose subject a of the pair, 0 for b, 0.5 for 'Equally'.",
+            "0, 0.5, 1",
+            levels=(0, 0.5, 1),
         ),
         "ai_choice": Column(
             "0/1", "1 when the chosen subject is the one the AI's score favours (choose blocks with BTS)."
         ),
-        "strength": Column("integer", "How sure the participant is (1 = not at all).", "1..5"),
+        "strength": Column("integer", "How sure the participant is (1 = not at all).", "1..5", bounds=(1, 5)),
         "prediction": Column(
-            "number", "BTS prediction: percent of others expected to choose the AI's favourite.", "0..100"
+            "number",
+            "BTS prediction: percent of others expected to choose the AI's favourite.",
+            "0..100",
+            bounds=(0, 100),
         ),
     }
     options = {

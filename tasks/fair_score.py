@@ -125,8 +125,10 @@ class FairScore(BlockTask):
     format1_part = "output"
     measures = {
         "k_accept": Column("0/1", "1 if the participant accepted the AI's score for the reference."),
-        "k_score": Column("number", "The risk score the participant fixed for the reference.", "0..1"),
-        "fair_score": Column("number", "The participant's fair risk score for a comparison subject.", "0..1"),
+        "k_score": Column("number", "The risk score the participant fixed for the reference.", "0..1", bounds=(0, 1)),
+        "fair_score": Column(
+            "number", "The participant's fair risk score for a comparison subject.", "0..1", bounds=(0, 1)
+        ),
         "rationale": Column("string", "The rationale for that fair score (text)."),
     }
     options = {

@@ -102,7 +102,10 @@ class FeatureFairness(BlockTask):
     kinds = ("feature_fairness",)
     measures = {
         "fair_use": Column(
-            "integer", "Is it fair to use the feature (subject_key) to decide? 1 = very unfair, 7 = very fair.", "1..7"
+            "integer",
+            "Is it fair to use the feature (subject_key) to decide? 1 = very unfair, 7 = very fair.",
+            "1..7",
+            bounds=(1, 7),
         ),
         **{
             name: Column(
@@ -110,11 +113,15 @@ class FeatureFairness(BlockTask):
                 f"Latent property '{name}' of the feature (subject_key): agreement with "
                 f"'{PROPERTY_STATEMENTS[name]}' (1 = strongly disagree).",
                 "1..7",
+                bounds=(1, 7),
             )
             for name in PROPERTIES
         },
         "prediction": Column(
-            "number", "BTS prediction: percent of others expected to judge using the feature fair (5-7).", "0..100"
+            "number",
+            "BTS prediction: percent of others expected to judge using the feature fair (5-7).",
+            "0..100",
+            bounds=(0, 100),
         ),
     }
     options = {**FEATURES, "decision": SHOWN, **QUESTION, "properties": {"type": "boolean"}, **BTS}

@@ -40,8 +40,10 @@ class PairComparable(BlockTask):
     name = "pair_comparable"
     measures = {
         "comparable": Column("0/1", "1 when the participant says the two should be treated alike."),
-        "strength": Column("integer", "How sure the participant is (1 = not at all).", "1..5"),
-        "prediction": Column("number", "BTS prediction: percent of others expected to answer 'yes'.", "0..100"),
+        "strength": Column("integer", "How sure the participant is (1 = not at all).", "1..5", bounds=(1, 5)),
+        "prediction": Column(
+            "number", "BTS prediction: percent of others expected to answer 'yes'.", "0..100", bounds=(0, 100)
+        ),
     }
     options = {**PAIRS, "strength": {"type": "boolean"}, **BTS, **QUESTION}
     needs = ("pairs",)

@@ -230,10 +230,14 @@ class PairDistance(BlockTask):
     name = "pair_distance"
     format1_part = "pairs"
     measures = {
-        "trajectory": Column("integer", "Trajectory distance d_E (Likert, 1 = most similar).", "1..points"),
-        "aggregate": Column("integer", "Aggregate distance d_S (Likert).", "1..points"),
-        "overall": Column("integer", "Overall input-space distance d (Likert).", "1..points"),
-        "prediction": Column("number", "BTS prediction: percent of others expected to answer 'similar'.", "0..100"),
+        "trajectory": Column(
+            "integer", "Trajectory distance d_E (Likert, 1 = most similar).", "1..points", bounds=(1, 11)
+        ),
+        "aggregate": Column("integer", "Aggregate distance d_S (Likert).", "1..points", bounds=(1, 11)),
+        "overall": Column("integer", "Overall input-space distance d (Likert).", "1..points", bounds=(1, 11)),
+        "prediction": Column(
+            "number", "BTS prediction: percent of others expected to answer 'similar'.", "0..100", bounds=(0, 100)
+        ),
         "factors": Column("string", "Rationale factors named (text, comma-separated).", "trajectory, aggregate, other"),
         "factor_text": Column("string", "The other factor, in the participant's words (text)."),
     }

@@ -127,7 +127,9 @@ class Rate(BlockTask):
     name = "rate"
     measures = {
         "rating": Column("number", "The rating: the Likert answer's 1-based index, or the number given.", "scale"),
-        "prediction": Column("number", "BTS prediction: percent of others expected to rate positively.", "0..100"),
+        "prediction": Column(
+            "number", "BTS prediction: percent of others expected to rate positively.", "0..100", bounds=(0, 100)
+        ),
     }
     options = {
         "scale": {

@@ -129,9 +129,12 @@ class Triplet(BlockTask):
             "0/1",
             "1 when the chosen subject is the one whose AI score is closer to the anchor's (triplet blocks with BTS).",
         ),
-        "strength": Column("integer", "How sure the participant is (1 = not at all).", "1..5"),
+        "strength": Column("integer", "How sure the participant is (1 = not at all).", "1..5", bounds=(1, 5)),
         "prediction": Column(
-            "number", "BTS prediction: percent of others expected to choose the subject named.", "0..100"
+            "number",
+            "BTS prediction: percent of others expected to choose the subject named.",
+            "0..100",
+            bounds=(0, 100),
         ),
     }
     options = {**TRIPLETS, **QUESTION, "strength": {"type": "boolean"}, **MODEL, **BTS}

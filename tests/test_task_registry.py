@@ -6,6 +6,7 @@ import inspect
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.db import IntegrityError, transaction
 from django.template.loader import get_template
 from django.utils.module_loading import import_string
@@ -14,7 +15,7 @@ from core.report_texts import ReportTable
 from participation.models import Answer
 from runs.reports.design import DESIGN_TABLES, GENERIC_TABLES
 from studies.builder import TEMPLATES
-from tasks import BLOCK_TASKS, MEASURES, REGISTRY, TASK_TYPES, block_task
+from tasks import BLOCK_TASKS, MEASURE_RULES, MEASURES, REGISTRY, TASK_TYPES, block_task
 from tasks.base import BlockTask, BtsPositive, TaskType
 
 BLOCKS = list(BLOCK_TASKS.values())
@@ -102,15 +103,70 @@ def test_bts_positive_answers():
     assert BLOCK_TASKS["pair_distance"].bts_positive(distance) == BtsPositive("overall", high=3)
 
 
-def test_the_database_refuses_a_measure_no_task_type_writes(db, demo_study):
+def test_every_type_writing_a_measure_gives_it_the_rule_its_codebook_entry_states():
+    """One rule per measure (``tasks.MEASURE_RULES``), the one every type writing it declares, and the
+    codebook's stated values agree with it (a "0/1" measure: 0 and 1; "a..b": between a and b)."""
+    for task in TASK_TYPES:
+        for measure, column in task.measures.items():
+            assert column.number_rule() == MEASURE_RULES[measure], f"{task.name} gives {measure} another rule"
+            if column.type == "0/1":
+                assert column.number_rule() == ("in", (0, 1))
+            low, dots, high = column.values.partition("..")
+            if dots and low.isdigit() and high.isdigit():
+                assert column.number_rule() == ("between", (int(low), int(high))), (task.name, measure)
+
+
+def _answer(participant, question: str, measure: str, number: float | None) -> None:
+    with transaction.atomic():
+        Answer.objects.create(participant=participant, page="p", question=question, measure=measure, number=number)
+
+
+def _refused(participant, question: str, measure: str, number: float | None) -> bool:
+    try:
+        _answer(participant, question, measure, number)
+    except IntegrityError:
+        return True
+    return False
+
+
+def test_the_database_refuses_a_measure_no_task_type_writes_and_a_number_its_measure_does_not_allow(db, demo_study):
     from participation.models import Participant
 
-    constraint = next(c for c in Answer._meta.constraints if c.name == "answer_measure_known")
-    assert set(dict(constraint.condition.children)["measure__in"]) == set(MEASURES)
+    assert Answer._meta.get_field("measure").choices is None  # no measure is part of the migration state
     participant = Participant.objects.create(study=demo_study, external_id="x", seed=1)
-    Answer.objects.create(participant=participant, page="p", question="q1", measure="agree", number=1)
-    with pytest.raises(IntegrityError), transaction.atomic():
-        Answer.objects.create(participant=participant, page="p", question="q2", measure="bogus", number=1)
+    for i, (measure, rule) in enumerate(sorted(MEASURE_RULES.items())):
+        assert not _refused(participant, f"blank/{i}", measure, None), measure  # text answers
+        if rule is None:
+            assert not _refused(participant, f"any/{i}", measure, -12.5), measure
+            continue
+        kind, values = rule
+        allowed = values if kind == "in" else (values[0], (values[0] + values[1]) / 2, values[1])
+        for j, number in enumerate(allowed):
+            assert not _refused(participant, f"ok/{i}/{j}", measure, number), (measure, number)
+        outside = (min(values) - 1, max(values) + 1) + ((sum(values[:2]) / 2,) if kind == "in" else ())
+        outside = tuple(n for n in outside if n not in values)
+        for j, number in enumerate(outside):
+            assert _refused(participant, f"bad/{i}/{j}", measure, number), (measure, number)
+    assert _refused(participant, "bogus", "bogus", 1)
+    with pytest.raises(IntegrityError), transaction.atomic():  # an update is held to the same rules
+        Answer.objects.filter(participant=participant, measure="agree").update(number=7)
+
+
+def test_a_new_measure_is_accepted_after_migrate_without_a_migration(db, demo_study, monkeypatch):
+    """``migrate`` (no migration to apply) reinstalls the rules from the registry as it is now."""
+    import tasks
+    from participation.models import Participant
+
+    participant = Participant.objects.create(study=demo_study, external_id="x", seed=1)
+    assert _refused(participant, "q1", "newmeasure", 1)
+    monkeypatch.setattr(tasks, "MEASURE_RULES", {**tasks.MEASURE_RULES, "newmeasure": ("between", (0, 2))})
+    call_command("migrate", verbosity=0)
+    assert not _refused(participant, "q2", "newmeasure", 2)
+    assert _refused(participant, "q3", "newmeasure", 3)
+    assert _refused(participant, "q4", "bogus", 1)
+    monkeypatch.undo()
+    call_command("migrate", verbosity=0)
+    assert _refused(participant, "q5", "newmeasure", 1)
 
 
 def test_every_task_block_is_in_the_analysis_with_results_or_a_reason():
