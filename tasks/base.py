@@ -164,8 +164,8 @@ class BlockTask(TaskType):
     block's ``sets``, id the set key) or ``"features"`` (the block's ``features``: columns of the
     pool, not subjects; id the column). ``shown_as`` names what the
     study summary counts one item as; ``export_table`` the derived export table its answers also make
-    (``research.tables``), if any; ``builder_template`` its ``build_study --template`` name, if any, and
-    ``builder_description`` how the web builder lists it.
+    (``research.tables``), if any; ``builder_template`` its ``build_study --template`` name and
+    ``builder_description`` how the web builder lists it, or None with ``no_builder_template`` saying why.
     ``estimators`` are the dotted names of the functions in ``analysis/`` or ``fairness/`` its analysis
     uses; ``analysis`` the dotted name of the block analysis the report runs (in
     ``fairness.task_blocks``, called with the spec, the block, the answers, the rater groups and the
@@ -181,6 +181,7 @@ class BlockTask(TaskType):
     export_table: str | None = None
     builder_template: str | None = None
     builder_description: str = ""  # the web builder's label of the template
+    no_builder_template: str = ""
     estimators: tuple[str, ...] = ()
     analysis: str | None = None
     no_analysis: str = ""

@@ -152,10 +152,12 @@ class Choose(BlockTask):
                 "How strongly each rater group prefers each subject for the decision, from their pairwise choices: "
                 "the log-odds scale of the Bradley-Terry model, the first subject (in sorted order) at 0.",
                 "A subject with a higher strength is chosen more often over the others; a difference of 1 means odds "
-                "of e = 2.7 to 1 of choosing the stronger. Compare rater groups subject by subject; Wald CIs treat "
-                "choices as independent, so they are too narrow when raters differ among themselves.",
-                "P(i chosen over j) = exp(s_i) / (exp(s_i) + exp(s_j)); with 'Equally': Davidson's nu sqrt(p_i p_j)",
-                "Bradley & Terry (1952); Davidson (1970); WeBuildAI, Lee et al. (CSCW 2019)",
+                "of e = 2.7 to 1 of choosing the stronger. Compare rater groups subject by subject. The CIs are "
+                "clustered by rater (a rater makes many choices, and raters differ among themselves), so a group "
+                "needs at least two raters.",
+                "P(i chosen over j) = exp(s_i) / (exp(s_i) + exp(s_j)); with 'Equally': Davidson's nu sqrt(p_i p_j); "
+                "CI s_i -/+ t(raters - 1) SE_CR1 (rater-clustered sandwich)",
+                "Bradley & Terry (1952); Davidson (1970); Liang & Zeger (1986); WeBuildAI, Lee et al. (CSCW 2019)",
             ),
             estimate="strength",
             figure=("subject", "strength"),
@@ -284,8 +286,9 @@ class Choose(BlockTask):
 
 def analyse(spec: dict, block: dict, answers, groups, opts):
     """Bradley-Terry strengths of the block's subjects (``analysis.paired_comparison.bradley_terry``; "Equally"
-    as Davidson ties) from all participants' choices and from each rater group's; a group whose choices do
-    not connect the subjects, or leave one never chosen or always chosen, gets the estimator's reason."""
+    as Davidson ties) from all participants' choices and from each rater group's, with rater-clustered CIs
+    (``cluster="rater"``: t on raters - 1 df); a group whose choices do not connect the subjects, leave one
+    never chosen or always chosen, or come from one rater, gets the estimator's reason."""
     import pandas as pd
 
     from analysis.bts import block_answers
@@ -301,7 +304,7 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     parts = [(ALL, comparisons)] + sorted(comparisons.dropna(subset=["rater_group"]).groupby("rater_group"))
     for group, part in parts:
         try:
-            fit = bradley_terry(part.drop(columns=["rater_group", "rater"]))
+            fit = bradley_terry(part.drop(columns=["rater_group"]), cluster="rater")
         except ValueError as exc:
             rows.append({"rater_group": group, "note": str(exc), "n_comparisons": len(part)})
             notes.append(f"{group}: no strengths ({exc}).")

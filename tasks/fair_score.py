@@ -153,6 +153,12 @@ class FairScore(BlockTask):
     needs = ("sets", "model")
     item_shape = "sets"
     shown_as = ("sets",)
+    no_builder_template = (
+        "fair_score blocks belong to the effort design: each set is a reference and its comparisons over "
+        "subjects with a risk-score series, whose pairs a pair_distance block rates; a CSV of one row per subject "
+        "holds neither, so the design is written as a study file (studies/bundled/effort_demo.json, or its "
+        "format 2 conversion: convert_study)"
+    )
     no_analysis = (
         "no estimator for fair_score blocks of format 2 yet: their fair scores are in the answers export, and "
         "where a pair_distance block rates pairs of the same pool, in the pairs table's output-space distance D "

@@ -253,6 +253,12 @@ class PairDistance(BlockTask):
     item_shape = "pairs"
     shown_as = ("pairs",)
     export_table = "pairs"
+    no_builder_template = (
+        "not yet: its trajectory and aggregate questions compare the subjects' risk-score series, which a CSV of "
+        "one row per subject does not hold, so the effort design is written as a study file "
+        "(studies/bundled/effort_demo.json, or its format 2 conversion: convert_study); for pairs of a CSV's "
+        "subjects the builder has the comparable (pair_comparable), choice and triplet templates"
+    )
     default_bts_prompt = DEFAULT_BTS_PROMPT
     estimators = ("fairness.rater_group_alpha.alpha_by_rater_group",)
     analysis = "fairness.task_blocks.pair_distance_block"

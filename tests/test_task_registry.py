@@ -90,6 +90,8 @@ def test_builder_templates_come_from_the_registry():
 
     named = [t.builder_template for t in BLOCKS if t.builder_template]
     assert sorted(TEMPLATES) == sorted(named) and len(set(named)) == len(named)
+    for task in BLOCKS:  # a template, or the stated reason why there is none (never both, never neither)
+        assert bool(task.builder_template) != bool(task.no_builder_template), task.name
     assert list(TEMPLATE_CHOICES) == named and all(TEMPLATE_CHOICES.values()), "the web builder lists them all"
 
 

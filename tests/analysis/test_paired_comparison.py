@@ -379,3 +379,56 @@ def test_large_strength_differences_stay_finite():
 def test_not_a_dataframe():
     with pytest.raises(TypeError, match="DataFrame"):
         bradley_terry([("a", "b")])
+
+
+def _rater_choices(truth: np.ndarray, raters: int, choices: int, spread: float, rng) -> pd.DataFrame:
+    """Each rater judges ``choices`` random pairs by their own strengths, truth + N(0, spread^2) per item."""
+    k = truth.size
+    own = truth + rng.normal(0, spread, (raters, k))
+    rater = np.repeat(np.arange(raters), choices)
+    a = rng.integers(0, k, rater.size)
+    b = (a + rng.integers(1, k, rater.size)) % k
+    first = rng.random(rater.size) < 1 / (1 + np.exp(-(own[rater, a] - own[rater, b])))
+    return pd.DataFrame({"winner": np.where(first, a, b), "loser": np.where(first, b, a), "rater": rater})
+
+
+def test_clustered_covariance_is_the_wald_one_when_every_comparison_is_its_own_cluster():
+    rng = np.random.default_rng(3)
+    frame = simulate(np.linspace(-1, 1, 6), 4_000, rng)
+    frame["row"] = np.arange(len(frame))
+    wald, robust = bradley_terry(frame.drop(columns="row")), bradley_terry(frame, cluster="row")
+    pd.testing.assert_series_equal(wald.strength, robust.strength)
+    np.testing.assert_allclose(robust.standard_error[1:], wald.standard_error[1:], rtol=0.05)
+    assert robust.n_clusters == len(frame) and wald.n_clusters is None
+
+
+def test_clustered_intervals_need_two_raters_with_a_name_each():
+    frame = pd.DataFrame({"winner": ["a", "b", "c", "a"], "loser": ["b", "c", "a", "c"], "rater": ["r"] * 4})
+    with pytest.raises(ValueError, match="at least 2 clusters"):
+        bradley_terry(frame, cluster="rater")
+    with pytest.raises(ValueError, match="in every row"):
+        bradley_terry(frame.assign(rater=["r", None, "s", "s"]), cluster="rater")
+    with pytest.raises(ValueError, match="not a column"):
+        bradley_terry(frame, cluster="who")
+
+
+def test_rater_clustered_intervals_cover_when_raters_differ_and_wald_ones_do_not():
+    """300 studies of 60 raters x 20 choices over 10 subjects (the choice template's scale), raters' own
+    strengths truth + N(0, 0.8^2): the 95% rater-clustered t intervals cover the pooled model's strengths
+    (its estimand, the fit to 40,000 such raters) at least 93% of the time per subject; the Wald intervals,
+    which treat the choices as independent, cover less."""
+    rng = np.random.default_rng(11)
+    truth = np.linspace(-1.2, 1.2, 10)
+    target = bradley_terry(_rater_choices(truth, 40_000, 20, 0.8, rng), cluster="rater").strength.to_numpy()[1:]
+    robust, wald = [], []
+    for _ in range(300):
+        frame = _rater_choices(truth, 60, 20, 0.8, rng)
+        for fit, kept in (
+            (bradley_terry(frame, cluster="rater"), robust),
+            (bradley_terry(frame.drop(columns="rater")), wald),
+        ):
+            low, high = fit.confidence_interval()
+            kept.append((low.to_numpy()[1:] <= target) & (target <= high.to_numpy()[1:]))
+    covered, naive = np.mean(robust, axis=0), np.mean(wald, axis=0)
+    assert covered.min() >= 0.93, covered
+    assert naive.mean() < covered.mean() - 0.02, (naive, covered)

@@ -165,3 +165,52 @@ def test_researcher_previews_the_other_task_pages(browser, live_server, research
         assert "Nothing entered here is stored." in page.content()
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, name
         _shoot(page, name)
+
+
+# The choose, triplet and feature_fairness task blocks (the bundled disagreement study's pages around each):
+# the block's key and the measure every one of its pages stores.
+NEW_KINDS = {"choose": ("loan", "choice"), "triplet": ("alike", "closer"), "feature_fairness": ("uses", "fair_use")}
+
+
+def _answer_every_question(page) -> None:
+    """Answer a page as a person would: the first option of every choice (radio group) and a mid-range
+    number in every number field, through the page's own controls."""
+    names = page.eval_on_selector_all(
+        "input[type=radio]", "els => [...new Set(els.filter(e => !e.disabled).map(e => e.name))]"
+    )
+    for name in names:
+        page.locator(f'input[type=radio][name="{name}"]').first.check()
+    for field in page.locator("input[type=number]").all():
+        low, high = field.get_attribute("min") or "0", field.get_attribute("max") or "100"
+        field.fill(str((int(float(low)) + int(float(high))) // 2))
+
+
+@pytest.mark.parametrize("kind", sorted(NEW_KINDS))
+def test_participant_takes_each_new_page_kind_on_a_phone(browser, live_server, researcher, kind):  # noqa: F811
+    """Issue 21's page kinds in Chromium at 390 px: every page of a study with a choose, triplet or
+    feature_fairness block fits the phone, takes its answers and stores one per item of the block."""
+    from studies.services import study_load
+    from tests.tasks.test_choose import choice_spec
+    from tests.tasks.test_feature_fairness import feature_spec
+    from tests.tasks.test_triplet import triplet_spec
+
+    spec = {"choose": choice_spec, "triplet": triplet_spec, "feature_fairness": feature_spec}[kind]()
+    study = study_load(spec=spec, owner=researcher).study
+    block, measure = NEW_KINDS[kind]
+    page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=phone-{kind}&STUDY_ID=s&SESSION_ID=t")
+    with page.expect_navigation():
+        page.get_by_role("button", name="I agree to take part").click()
+    participant = Participant.objects.get(external_id=f"phone-{kind}")
+    items = [p for p in participant.plan if p.get("block") == block]
+    assert items, "the plan has pages of the block"
+    for step in participant.plan:
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, step["key"]
+        if step.get("block") == block and step is items[0]:
+            _shoot(page, kind)
+        _answer_every_question(page)
+        _next(page)
+    participant.refresh_from_db()
+    assert participant.status == Participant.Status.COMPLETED
+    stored = Answer.objects.filter(participant=participant, measure=measure)
+    assert stored.count() == len(items) and all(a.number is not None for a in stored)

@@ -78,6 +78,8 @@ def test_format_1_still_validates_and_unknown_format_is_refused():
             "blocks[1].questions[0]: a single_choice question needs 'options'",
         ),
         (lambda s: s["blocks"][2].pop("model"), "blocks[2]: a agree task needs 'model'"),
+        (lambda s: s["blocks"][2].update(task="loan_choice"), "blocks[2].task: 'loan_choice' is not one of"),
+        (lambda s: s["blocks"][2].pop("task"), "blocks[2]: 'task' is required"),
         (lambda s: s["blocks"][2].update(strength=True), "blocks[2].strength: not used by a agree task"),
         (
             lambda s: s["pools"][0]["subjects"][0]["models"].pop("ai"),
