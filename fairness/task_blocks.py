@@ -764,10 +764,6 @@ def analyze_design(
             f"bins name {', '.join(map(repr, unknown))}: not a subject-group column of any pool "
             f"(the pools' columns: {', '.join(sorted(columns)) or 'none'})"
         )
-    cut_points = dict(bins or {})
-    settings = dict(
-        min_group_size=min_group_size, pool_small=pool_small, min_subject_group=min_subject_group, bins=cut_points
-    )
     opts = Options(
         n_resamples=n_resamples,
         n_permutations=n_permutations,
@@ -777,8 +773,9 @@ def analyze_design(
         min_group_size=min_group_size,
         pool_small=pool_small,
         min_subject_group=min_subject_group,
-        bins=cut_points,
+        bins=dict(bins or {}),
     )
+    settings = {name: getattr(opts, name) for name in ("min_group_size", "pool_small", "min_subject_group", "bins")}
     tasks = [b for b in spec["blocks"] if b["type"] == "task"]  # every block: its results or why none
     results = []
     for done, block in enumerate(tasks):

@@ -57,13 +57,16 @@ def condition(rules: dict[str, Rule], row: str = "NEW.") -> str:
     return f"{known} AND ({row}number IS NULL OR CASE {' '.join(cases)} ELSE TRUE END)"
 
 
+def _or_registry(rules: dict[str, Rule] | None) -> dict[str, Rule]:
+    """``rules``, or the registry's as it is now (read at call time)."""
+    from tasks import MEASURE_RULES
+
+    return MEASURE_RULES if rules is None else rules
+
+
 def install(connection: BaseDatabaseWrapper, rules: dict[str, Rule] | None = None) -> None:
     """(Re)create the trigger from ``rules`` (default: the registry's)."""
-    if rules is None:
-        from tasks import MEASURE_RULES
-
-        rules = MEASURE_RULES
-    check = condition(rules)
+    check = condition(_or_registry(rules))
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
@@ -100,12 +103,9 @@ def uninstall(connection: BaseDatabaseWrapper) -> None:
 
 def stored_violations(connection: BaseDatabaseWrapper, rules: dict[str, Rule] | None = None) -> dict[str, int]:
     """Measure -> how many stored answers the rules would refuse (none, for data the platform wrote)."""
-    if rules is None:
-        from tasks import MEASURE_RULES
-
-        rules = MEASURE_RULES
+    refused = f"NOT ({condition(_or_registry(rules), row='')})"
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT measure, COUNT(*) FROM {TABLE} WHERE NOT ({condition(rules, row='')}) GROUP BY measure")
+        cursor.execute(f"SELECT measure, COUNT(*) FROM {TABLE} WHERE {refused} GROUP BY measure")
         return {measure: count for measure, count in cursor.fetchall()}
 
 

@@ -42,8 +42,8 @@ class JobContext:
 
 
 def _study(job: Job) -> Study:
-    """The study of a job of a study's kind (analysis, audit, differential parity, plan): queued with it, and
-    deleted with it (``on_delete=CASCADE``)."""
+    """The study of a job of a study's kind (analysis, audit, differential parity, plan, adaptive refit):
+    queued with it, and deleted with it (``on_delete=CASCADE``)."""
     if job.study is None:
         raise ValueError(f"the {job.kind} job {job.pk} has no study")
     return job.study
@@ -227,9 +227,7 @@ def run_study_load(context: JobContext) -> tuple[dict, str]:
 
 def run_adaptive_refit(context: JobContext) -> tuple[dict, str]:
     job = context.job
-    if job.study_id is None:  # job_queue_system queues it with the block's study
-        raise ValueError(f"the adaptive refit job {job.pk} has no study")
-    return adaptive_refit(study_id=job.study_id, block=job.params["block"]), ""
+    return adaptive_refit(study_id=_study(job).pk, block=job.params["block"]), ""
 
 
 RUNNERS: dict[str, Callable[[JobContext], tuple[dict, str]]] = {
