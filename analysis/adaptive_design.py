@@ -272,7 +272,9 @@ VIRTUAL_GAMES = 1  # :func:`fit_for_design`'s wins and losses per subject agains
 UNSEEN_VARIANCE = 2.0 / VIRTUAL_GAMES
 
 
-def fit_for_design(comparisons, *, virtual_games: int = VIRTUAL_GAMES) -> tuple[list[str], list[float], list[list[float]]]:
+def fit_for_design(
+    comparisons, *, virtual_games: int = VIRTUAL_GAMES
+) -> tuple[list[str], list[float], list[list[float]]]:
     """The Bradley-Terry fit the design scores with, as :func:`centred` gives it: ``comparisons``
     (``winner``, ``loser`` and optionally ``tie``, as ``bradley_terry`` takes them) plus, per subject,
     ``virtual_games`` wins and losses against a virtual subject of strength 0 (Coulom 2008's virtual

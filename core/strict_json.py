@@ -23,7 +23,7 @@ def non_finite_path(value: Any, path: str = "$") -> str | None:
     while stack:
         where, item = stack.pop()
         if isinstance(item, float) and not math.isfinite(item):
-            return f"{where} is {item!r}"
+            return f"{where} is {float(item)!r}"
         if isinstance(item, dict):
             stack.extend((f"{where}.{key}", child) for key, child in reversed(item.items()))
         elif isinstance(item, list | tuple):
