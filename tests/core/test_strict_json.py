@@ -109,3 +109,20 @@ def test_a_report_file_with_nan_is_refused_and_not_written(tmp_path):
     assert not path.exists()
     write_json({"effect": {"ci": [np.float64(0.5), 1.0]}}, path)
     assert json.loads(path.read_text()) == {"effect": {"ci": [0.5, 1.0]}}
+
+
+def test_the_api_refuses_a_number_too_large_for_a_float_with_a_400():
+    """``1e999`` parses as infinity (``NaN`` and ``Infinity`` are refused by REST framework's strict parser):
+    refused with the place, before anything could try to store it."""
+    import io
+
+    from rest_framework.exceptions import ParseError
+
+    from research.api.parsers import BoundedJSONParser
+
+    with pytest.raises(ParseError, match=r"numbers must be finite: \$\.params\.alpha\[1\] is inf"):
+        BoundedJSONParser().parse(io.BytesIO(b'{"params": {"alpha": [0.5, 1e999]}}'))
+    for constant in (b"NaN", b"-Infinity"):
+        with pytest.raises(ParseError):
+            BoundedJSONParser().parse(io.BytesIO(b'{"x": ' + constant + b"}"))
+    assert BoundedJSONParser().parse(io.BytesIO(b'{"x": 1e308}')) == {"x": 1e308}
