@@ -14,8 +14,14 @@ from django.db.models import Count
 from django.http import HttpRequest
 from django.utils.translation import override
 
-from core.caching import clear_process_caches
-from participation.adaptive import adaptive_options, adaptive_replay, block_items, decided_page, resolved_page
+from participation.adaptive import (
+    adaptive_options,
+    adaptive_replay,
+    block_items,
+    decided_page,
+    forget_decisions,
+    resolved_page,
+)
 from participation.models import AdaptiveDecision, Answer, PageVisit, Participant
 from participation.pages import condition_index
 from participation.rendering import page_content_key, study_page_response
@@ -126,25 +132,25 @@ def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityRe
 def _cannot_go_on(people: list[Participant], versions: dict[int, Study]) -> list[str]:
     """The participants taking the study (active, or timed out in a study that lets them finish) whose current
     page fails to render as the page view renders it (the adaptive item decided if it is not yet), each as
-    "pseudonym (page key): error". Everything runs in a transaction rolled back at the end (one savepoint per
-    participant, so one failure leaves the others' checks intact), and the process caches that saw its rows
-    are emptied: nothing changes."""
+    "pseudonym (page key): error". Each page renders in its own transaction, rolled back at once (so a stripe
+    lock an adaptive decision takes is not held on while the others are checked), and this process then
+    forgets the decisions and stripe rows it saw in it: nothing changes."""
     stuck = []
-    with transaction.atomic():
-        for p in people:
-            study = versions[p.study_id]
-            going = p.status == Participant.Status.ACTIVE or (
-                p.status == Participant.Status.TIMED_OUT and time_limit(study.spec).may_finish_late
-            )
-            if not going or p.position >= len(p.plan):
-                continue
-            try:
-                with transaction.atomic():
-                    _render_current_page(p, study)
-            except Exception as exc:  # any failure is what this check reports
-                stuck.append(f"{p.pseudonym} ({p.plan[p.position]['key']}): {type(exc).__name__}: {exc}")
-        transaction.set_rollback(True)
-    clear_process_caches()  # e.g. the adaptive decisions just rolled back
+    for p in people:
+        study = versions[p.study_id]
+        going = p.status == Participant.Status.ACTIVE or (
+            p.status == Participant.Status.TIMED_OUT and time_limit(study.spec).may_finish_late
+        )
+        if not going or p.position >= len(p.plan):
+            continue
+        try:
+            with transaction.atomic():
+                _render_current_page(p, study)
+                transaction.set_rollback(True)
+        except Exception as exc:  # any failure is what this check reports
+            stuck.append(f"{p.pseudonym} ({p.plan[p.position]['key']}): {type(exc).__name__}: {exc}")
+        finally:
+            forget_decisions()
     return stuck
 
 

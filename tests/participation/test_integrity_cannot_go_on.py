@@ -72,3 +72,29 @@ def test_a_participant_whose_page_fails_is_listed_and_nothing_changes(
     assert not AdaptiveDecision.objects.filter(participant=stuck, slot=1).exists()
     assert client.get("/s/choose-loan/page/").status_code == 200
     assert AdaptiveDecision.objects.filter(participant=stuck, slot=1).exists()
+
+
+@pytest.mark.django_db
+def test_pages_that_would_make_a_blocks_first_decisions_render_and_leave_nothing(researcher, monkeypatch):
+    """The adaptive block first: two consented participants (one stripe) stand at slots no one has decided
+    yet, so the block has no state or stripe rows. Each page renders in its own rolled-back transaction, the
+    second after the first's rows are gone (the process forgets them: it does not take them for existing), so
+    neither is listed, and no decision, state or stripe row is left."""
+    from participation.integrity import check_integrity
+    from participation.models import AdaptiveDecision, AdaptiveState, AdaptiveStripe
+    from participation.services import participant_arrive, participant_consent
+    from studies.services import study_load
+
+    monkeypatch.setattr("participation.adaptive.STRIPES", 1)
+    spec = adaptive_spec()
+    spec["blocks"] = spec["blocks"][-1:] + spec["blocks"][:-1]
+    study = study_load(spec=spec, owner=researcher).study
+    for i in range(2):
+        participant, _ = participant_arrive(study_slug="choose-loan", external_id=f"first{i}", seed=i)
+        participant = participant_consent(participant_id=participant.pk, accept=True)
+        assert participant.plan[0]["key"] == "loan/#0"
+    report = check_integrity("choose-loan")
+    assert report.ok and not report.cannot_go_on, str(report)
+    assert not AdaptiveDecision.objects.filter(study=study).exists()
+    assert not AdaptiveState.objects.filter(study=study).exists()
+    assert not AdaptiveStripe.objects.filter(study=study).exists()
