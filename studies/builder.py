@@ -52,6 +52,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from core import strict_json
 from studies.format2 import item_strata, placeholder_problems, placeholders
 from studies.pools import subjects_from_frame
 from studies.study_file import MAX_LIST_ITEMS, SLUG_PATTERN, InvalidStudyFile
@@ -439,7 +440,7 @@ def _default_code(subjects: list[dict], options: BuildOptions) -> str:
 def study_file_bytes(spec: dict, *, max_bytes: int | None = None) -> bytes:
     """The study file as written by ``build_study --out`` (JSON, one-space indent, final newline);
     StudyBuildError when it is larger than ``max_bytes`` (the limit for loading it)."""
-    raw = (json.dumps(spec, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    raw = (strict_json.dumps(spec, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
     if max_bytes is not None and len(raw) > max_bytes:
         raise StudyBuildError(
             [f"the study file would be {len(raw):,} bytes, more than the limit of {max_bytes:,}: use fewer rows"]

@@ -1,8 +1,8 @@
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
+from core import strict_json
 from studies.demo_study import build_demo_study
 from studies.study_file import validate_study
 
@@ -17,5 +17,5 @@ class Command(BaseCommand):
     def handle(self, *args, seed: int, out: str, **options):
         spec = build_demo_study(seed)
         validate_study(spec)
-        Path(out).write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+        Path(out).write_text(strict_json.dumps(spec, indent=1) + "\n", encoding="utf-8")
         self.stdout.write(self.style.SUCCESS(f"wrote {out} (seed {seed})"))
