@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint serve clean
+.PHONY: demo test lint serve clean docs docs-serve
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -54,5 +54,13 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
+# The documentation site (mkdocs.yml, docs/): built into site/ with --strict (a broken link, a missing page or
+# a reference to a missing object fails); the reference pages are generated from the code (docs/_gen/).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs build --strict --site-dir site
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs serve --dev-addr $${DOCS_ADDR:-127.0.0.1:8001}
+
 clean:
-	rm -rf $(VENV) node_modules db.sqlite3* .test-db* staticfiles
+	rm -rf $(VENV) node_modules db.sqlite3* .test-db* staticfiles site
