@@ -316,7 +316,13 @@ def python_api_page(package: str) -> str:
     return "\n".join(lines)
 
 
+def changelog_page() -> str:
+    """CHANGELOG.md as a page of the site (one text, two places)."""
+    return (ROOT / "CHANGELOG.md").read_text().replace("the docs' Benchmarks page", "the [Benchmarks](benchmarks.md) page")
+
+
 PAGES = {
+    "changelog.md": changelog_page,
     "reference/commands.md": commands_page,
     "reference/environment.md": environment_page,
     "reference/study-file.md": study_file_page,

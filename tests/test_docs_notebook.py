@@ -1,4 +1,4 @@
-"""The README's "From a notebook" code, run as written against a live server with a real token (and
+"""The docs' "Use the data from a notebook" code (docs/how-to/use-from-a-notebook.md), run as written against a live server with a real token (and
 100 bootstrap resamples instead of 2000): it pages through every export table (pages of 50 rows
 here) and runs an analysis job to the end."""
 
@@ -18,12 +18,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def notebook_code() -> str:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### From a notebook", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    page = (ROOT / "docs" / "how-to" / "use-from-a-notebook.md").read_text()
+    return re.search(r"```python\n(.*?)```", page, re.S).group(1)
 
 
-def test_readme_notebook_snippet_runs(live_server, demo_study, researcher, monkeypatch):
+def test_docs_notebook_snippet_runs(live_server, demo_study, researcher, monkeypatch):
     simulate_participants("effort-demo", n=12, seed=9)
     _, key = api_token_create(user=researcher, name="notebook")
     code = notebook_code()
@@ -34,7 +33,7 @@ def test_readme_notebook_snippet_runs(live_server, demo_study, researcher, monke
     ):
         assert code.count(placeholder) == 1, placeholder
         code = code.replace(placeholder, value)
-    monkeypatch.setattr(ApiPagination, "max_limit", 50)  # the README asks for 1000 a page: get 50, follow next
+    monkeypatch.setattr(ApiPagination, "max_limit", 50)  # the page asks for 1000 a page: get 50, follow next
     requested: list[str] = []
     real_sleep = time.sleep
 
@@ -47,7 +46,7 @@ def test_readme_notebook_snippet_runs(live_server, demo_study, researcher, monke
 
     monkeypatch.setattr(time, "sleep", worker_instead_of_waiting)
     namespace: dict = {}
-    exec(compile(code, "README.md (From a notebook)", "exec"), namespace)  # noqa: S102 - our own README
+    exec(compile(code, "docs/how-to/use-from-a-notebook.md", "exec"), namespace)  # noqa: S102 - our own docs
 
     expected = export_tables("effort-demo")
     assert list(namespace["tables"]) == [name for name, _ in expected.items()]  # the study's own tables
