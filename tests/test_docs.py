@@ -28,7 +28,9 @@ def doc_files():
 
 
 def test_no_page_cites_a_session_or_an_issue():
-    cited = [f"{path.relative_to(ROOT)}: {m.group(0)}" for path in doc_files() for m in NUMBERED.finditer(path.read_text())]
+    cited = [
+        f"{path.relative_to(ROOT)}: {m.group(0)}" for path in doc_files() for m in NUMBERED.finditer(path.read_text())
+    ]
     assert cited == []
 
 

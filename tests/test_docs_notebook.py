@@ -1,5 +1,5 @@
-"""The docs' "Use the data from a notebook" code (docs/how-to/use-from-a-notebook.md), run as written against a live server with a real token (and
-100 bootstrap resamples instead of 2000): it pages through every export table (pages of 50 rows
+"""The docs' notebook code (docs/how-to/use-from-a-notebook.md), run as written against a live server
+with a real token (and 100 bootstrap resamples instead of 2000): it pages through every export table (pages of 50 rows
 here) and runs an analysis job to the end."""
 
 import re

@@ -49,7 +49,10 @@ def folder(tmp_path: Path, settings, monkeypatch) -> Path:
     """A fresh working folder with the repository's ``studies/`` (the tutorials' CSV and demo file)."""
     (tmp_path / "studies").symlink_to(ROOT / "studies")
     settings.REPORTS_DIR = tmp_path / "reports"
-    settings.STORAGES = {**settings.STORAGES, "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(tmp_path / "reports")}}}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(tmp_path / "reports")}},
+    }
     monkeypatch.chdir(tmp_path)
     get_user_model().objects.create_user("researcher", password="researcher-pass-123")
     return tmp_path

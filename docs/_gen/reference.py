@@ -37,7 +37,17 @@ PROJECT_APPS = ("accounts", "core", "participation", "research", "runs", "studie
 # Where variables are read: the settings and every module of the project (tests' conftest: CI's switches).
 ENV_SOURCES = (*PROJECT_APPS, "config", "tasks", "manage.py", "tests/conftest.py")
 ENV_READERS = {"env_str", "env_int", "env_bool", "env_list", "get", "getenv"}
-DJANGO_OPTIONS = {"help", "version", "verbosity", "settings", "pythonpath", "traceback", "no_color", "force_color", "skip_checks"}
+DJANGO_OPTIONS = {
+    "help",
+    "version",
+    "verbosity",
+    "settings",
+    "pythonpath",
+    "traceback",
+    "no_color",
+    "force_color",
+    "skip_checks",
+}
 GENERATED = "<!-- Generated from the code by docs/_gen/reference.py: edit the code, not this page. -->\n\n"
 
 
@@ -99,7 +109,9 @@ def commands_page() -> str:
 def _python_files() -> Iterator[Path]:
     for source in ENV_SOURCES:
         path = ROOT / source
-        yield from ([path] if path.suffix == ".py" else sorted(p for p in path.rglob("*.py") if "migrations" not in p.parts))
+        yield from (
+            [path] if path.suffix == ".py" else sorted(p for p in path.rglob("*.py") if "migrations" not in p.parts)
+        )
 
 
 def environment_variables() -> dict[str, tuple[str, str]]:
@@ -159,7 +171,17 @@ def _allowed(schema: dict[str, Any]) -> str:
         return ", ".join(f"`{v}`" for v in schema["enum"])
     kind = schema.get("type", "")
     kind = " or ".join(kind) if isinstance(kind, list) else kind
-    bounds = [f"{word} {schema[key]}" for key, word in (("minimum", ">="), ("maximum", "<="), ("minItems", "items >="), ("maxItems", "items <="), ("maxLength", "length <=")) if key in schema]
+    bounds = [
+        f"{word} {schema[key]}"
+        for key, word in (
+            ("minimum", ">="),
+            ("maximum", "<="),
+            ("minItems", "items >="),
+            ("maxItems", "items <="),
+            ("maxLength", "length <="),
+        )
+        if key in schema
+    ]
     if kind == "array" and "items" in schema:
         kind = f"array of {_allowed(schema['items']) or 'values'}"
     if kind == "object" and "properties" in schema:
@@ -234,12 +256,14 @@ def study_file_page() -> str:
         lines += [f"### `{task.name}`\n", f"{task_summary(task)}\n"]
         if block is not None:
             facts = [
-                f"block option `\"task\": \"{task.name}\"`; items: {block.item_shape}",
+                f'block option `"task": "{task.name}"`; items: {block.item_shape}',
                 "needs: " + (", ".join(f"`{n}`" for n in block.needs) or "nothing beyond the common fields"),
                 "options: " + (", ".join(f"`{n}`" for n in block.options) or "none"),
                 "estimators: " + (", ".join(f"`{e}`" for e in block.estimators) or "none"),
                 f"report section: `{block.analysis}`" if block.analysis else f"no analysis: {block.no_analysis}",
-                f"builder template: `{block.builder_template}`" if block.builder_template else f"no builder template: {block.no_builder_template}",
+                f"builder template: `{block.builder_template}`"
+                if block.builder_template
+                else f"no builder template: {block.no_builder_template}",
             ]
             if block.export_table:
                 facts.append(f"export table: `{block.export_table}`")
@@ -265,7 +289,9 @@ def codebook_page() -> str:
     ]
     for table, columns in COLUMNS.items():
         lines += [f"## `{table}`\n", "| column | type | values | meaning |", "|---|---|---|---|"]
-        lines += [f"| `{cell(name)}` | {c.type} | {cell(c.values)} | {cell(c.meaning)} |" for name, c in columns.items()]
+        lines += [
+            f"| `{cell(name)}` | {c.type} | {cell(c.values)} | {cell(c.meaning)} |" for name, c in columns.items()
+        ]
         lines.append("")
     return "\n".join(lines)
 
@@ -293,9 +319,14 @@ def api_page() -> str:
                 lines += ["| parameter | in | required | type | meaning |", "|---|---|---|---|---|"]
                 for p in params:
                     kind = _allowed(p.get("schema", {}))
-                    lines.append(f"| `{p['name']}` | {p['in']} | {'yes' if p.get('required') else ''} | {cell(kind)} | {cell(p.get('description', ''))} |")
+                    required = "yes" if p.get("required") else ""
+                    lines.append(
+                        f"| `{p['name']}` | {p['in']} | {required} | {cell(kind)} | {cell(p.get('description', ''))} |"
+                    )
                 lines.append("")
-            responses = ", ".join(f"`{code}` {cell(r.get('description', ''))}".strip() for code, r in op.get("responses", {}).items())
+            responses = ", ".join(
+                f"`{code}` {cell(r.get('description', ''))}".strip() for code, r in op.get("responses", {}).items()
+            )
             lines.append(f"Responses: {responses}\n")
     return "\n".join(lines)
 
@@ -318,7 +349,9 @@ def python_api_page(package: str) -> str:
 
 def changelog_page() -> str:
     """CHANGELOG.md as a page of the site (one text, two places)."""
-    return (ROOT / "CHANGELOG.md").read_text().replace("the docs' Benchmarks page", "the [Benchmarks](benchmarks.md) page")
+    return (
+        (ROOT / "CHANGELOG.md").read_text().replace("the docs' Benchmarks page", "the [Benchmarks](benchmarks.md) page")
+    )
 
 
 PAGES = {

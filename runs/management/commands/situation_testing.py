@@ -39,7 +39,7 @@ class Command(BaseCommand):
             "--tau",
             type=float,
             default=0.0,
-            help="the least difference in positive rates between control and test neighbours that counts as discrimination",
+            help="threshold on delta_p = p_c - p_t, the control minus test neighbours' share of negative outcomes",
         )
         parser.add_argument("--positive", action="store_true", help="test positive discrimination")
         parser.add_argument(
