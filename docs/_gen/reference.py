@@ -337,7 +337,6 @@ def python_api_page(package: str) -> str:
     lines = [
         f"# Python API: `{package}`\n",
         GENERATED,
-        f"{' '.join((mod.__doc__ or '').split())}\n",
         f"Pure functions (no Django, no database): import them in a notebook. One section per module of `{package}`.\n",
         f"::: {package}\n    options:\n      members: false\n      show_root_heading: false\n",
     ]
