@@ -82,7 +82,30 @@ def average_acceleration(series: np.ndarray) -> np.ndarray:
 
 
 def effort(series: np.ndarray, inertia: np.ndarray | Sequence[float], *, desirable: bool) -> np.ndarray:
-    """E = m * sigmoid(A_avg) (desirable feature, Eq. 9) or m * (1 - sigmoid(A_avg)) (Eq. 10)."""
+    """E = m * sigmoid(A_avg) (desirable feature, Eq. 9) or m * (1 - sigmoid(A_avg)) (Eq. 10).
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T), T >= 3
+        Each subject's yearly (non-cumulative) values of the effort feature.
+    inertia : n_subjects values in [0, 1]
+        Each subject's inertia m (e.g. ``inertia_from_groups``).
+    desirable : bool
+        True for a feature whose growth is good (income), False otherwise (arrests).
+
+    Returns
+    -------
+    numpy.ndarray
+        The effort E of each subject.
+
+    Examples
+    --------
+    Cumulative values 0, 1, 4 accelerate by 2 (sigmoid(2) = 0.8808); 2, 4, 6 not at all (sigmoid(0) = 0.5):
+
+    >>> import numpy as np
+    >>> np.round(effort(np.array([[0, 1, 3], [2, 2, 2]]), [0.5, 1.0], desirable=True), 4).tolist()
+    [0.4404, 0.5]
+    """
     a_avg = average_acceleration(series)
     m = np.asarray(inertia, dtype=float).reshape(-1)
     if m.shape[0] != a_avg.shape[0]:
@@ -94,7 +117,26 @@ def effort(series: np.ndarray, inertia: np.ndarray | Sequence[float], *, desirab
 
 
 def aggregate(series: np.ndarray, *, scale: float) -> np.ndarray:
-    """S(x) = 2 * sigmoid(X_{T-1} / scale) - 1 (Eq. 11), in [0, 1) for non-negative series."""
+    """S(x) = 2 * sigmoid(X_{T-1} / scale) - 1 (Eq. 11), in [0, 1) for non-negative series.
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T)
+        Each subject's yearly (non-cumulative) values.
+    scale : float
+        lambda, the total at which S reaches 2 sigmoid(1) - 1 = 0.4621.
+
+    Returns
+    -------
+    numpy.ndarray
+        The aggregate S of each subject.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.round(aggregate(np.array([[0, 1, 3]]), scale=4.0), 4).tolist()
+    [0.4621]
+    """
     if scale <= 0:
         raise ValueError("scale (lambda) must be positive")
     total = cumulative(series)[:, -1]
