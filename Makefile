@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint serve clean docs docs-serve
+.PHONY: demo test lint serve clean docs docs-serve screenshots
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,16 @@ lint: $(STAMP)
 # a reference to a missing object fails); the reference pages are generated from the code (docs/_gen/).
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs build --strict --site-dir site
+
+# The docs' screenshots, regenerated (not pasted): the browser tests of the participant pages (every page
+# kind, 1280 and 390 px), the dashboard, the builder and the reports keep theirs in docs/images/ (headless
+# Chromium at /usr/bin/chromium, tests/surveys/test_e2e_browser.py's flags).
+screenshots: $(STAMP)
+	mkdir -p docs/images/participant docs/images/dashboard docs/images/reports docs/images/builder
+	SCREENSHOT_DIR=docs/images/participant DASHBOARD_SCREENSHOTS=docs/images/dashboard \
+	REPORT_SCREENSHOTS=docs/images/reports BUILDER_SCREENSHOTS=docs/images/builder \
+	$(PY) -m pytest -q -p no:cacheprovider tests/participation/test_format2_browser.py \
+		tests/surveys/test_dashboard_browser.py tests/surveys/test_report_browser.py tests/studies/test_builder_browser.py
 
 docs-serve: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs serve --dev-addr $${DOCS_ADDR:-127.0.0.1:8001}

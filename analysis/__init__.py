@@ -5,8 +5,7 @@ defines it, when it is first used (PEP 562), so that using one function does not
 libraries. Other modules stay importable by their full name.
 """
 
-from importlib import import_module
-from typing import Any
+from analysis.lazy_exports import lazy_exports
 
 _PUBLIC = {
     "bts": ("bts_scores", "robust_bts_scores", "honesty_scores"),
@@ -16,15 +15,4 @@ _PUBLIC = {
     "agreement": ("rating_icc", "likert_icc"),
     "regression": ("fit_ols", "distance_regression", "moderation_regression"),
 }
-_HOME = {name: module for module, names in _PUBLIC.items() for name in names}
-__all__ = sorted(_HOME)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module 'analysis' has no attribute {name!r}")
-    return getattr(import_module(f"analysis.{_HOME[name]}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__all__, __getattr__ = lazy_exports("analysis", _PUBLIC)

@@ -8,8 +8,7 @@ imported from it: ``fairness.effort.effort``, ``fairness.differential_parity.dif
 ``fairness.situation_testing.situation_testing``.
 """
 
-from importlib import import_module
-from typing import Any
+from analysis.lazy_exports import lazy_exports
 
 _PUBLIC = {
     "effort": ("cumulative", "velocities", "accelerations", "average_acceleration", "aggregate"),
@@ -21,15 +20,4 @@ _PUBLIC = {
     "feature_fairness": ("feature_fairness_shares",),
     "model_audit": ("audit",),
 }
-_HOME = {name: module for module, names in _PUBLIC.items() for name in names}
-__all__ = sorted(_HOME)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module 'fairness' has no attribute {name!r}")
-    return getattr(import_module(f"fairness.{_HOME[name]}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__all__, __getattr__ = lazy_exports("fairness", _PUBLIC)
