@@ -73,15 +73,20 @@ def command_options(parser: argparse.ArgumentParser) -> Iterator[argparse.Action
             yield action
 
 
-def _option_row(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
+def _option_item(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
+    """One argument as a list item: its name, what it takes, then its help."""
     name = ", ".join(f"`{s}`" for s in action.option_strings) or f"`{action.metavar or action.dest}`"
+    facts = []
+    if action.required or not action.option_strings:
+        facts.append("required")
     if action.nargs in ("*", "+") or (isinstance(action.nargs, int) and action.nargs > 1):
-        name += f" ({'one or more' if action.nargs == '+' else 'any number'})"
+        facts.append("one or more values" if action.nargs == "+" else "several values")
+    if action.choices:
+        facts.append("one of " + ", ".join(f"`{c}`" for c in action.choices))
+    if action.default not in (None, argparse.SUPPRESS, False, []) and not action.required:
+        facts.append(f"default `{action.default}`")
     helptext = parser._get_formatter()._expand_help(action) if action.help else ""
-    choices = ", ".join(f"`{c}`" for c in action.choices) if action.choices else ""
-    default = "" if action.default in (None, argparse.SUPPRESS, False) or action.required else f"`{action.default}`"
-    required = "yes" if action.required or not action.option_strings else ""
-    return f"| {cell(name)} | {required} | {cell(default)} | {cell(choices)} | {cell(helptext)} |"
+    return f"- {name}" + (f" ({'; '.join(facts)})" if facts else "") + f": {cell(helptext)}"
 
 
 def commands_page() -> str:
@@ -97,11 +102,8 @@ def commands_page() -> str:
     for name, app in project_commands().items():
         parser = command_parser(name, app)
         lines += [f"## `{name}`\n", f"{cell(parser.description or '')}\n", f"Defined in `{app}`.\n"]
-        rows = [_option_row(parser, action) for action in command_options(parser)]
-        if rows:
-            lines += ["| argument | required | default | choices | meaning |", "|---|---|---|---|---|", *rows, ""]
-        else:
-            lines.append("No arguments.\n")
+        items = [_option_item(parser, action) for action in command_options(parser)]
+        lines += [*items, ""] if items else ["No arguments.\n"]
     return "\n".join(lines)
 
 
