@@ -37,7 +37,7 @@ test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Production mode: gunicorn (gthread workers) + WhiteNoise; settings from the environment
-# (DJANGO_DEBUG=0, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, DATABASE_URL; see README).
+# (DJANGO_DEBUG=0, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, DATABASE_URL; see the docs, Run in production).
 serve: $(STAMP)
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py check --deploy --fail-level WARNING
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py migrate --noinput
