@@ -214,12 +214,46 @@ def compare_nonoverlapping_correlations(
 
 
 def bonferroni(pvalues: Sequence[float]) -> np.ndarray:
-    """Bonferroni-adjusted p-values, min(1, m p) (statsmodels' ``multipletests``)."""
+    """Bonferroni-adjusted p-values, min(1, m p) (statsmodels' ``multipletests``).
+
+    Parameters
+    ----------
+    pvalues : sequence of float
+        One family's p-values; a NaN stays NaN and is not counted.
+
+    Returns
+    -------
+    numpy.ndarray
+        The adjusted p-values, in the input's order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.round(bonferroni([0.01, 0.04, 0.03]), 4).tolist()
+    [0.03, 0.12, 0.09]
+    """
     return adjust_pvalues(pvalues, method="bonferroni")
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p-values (statsmodels' ``multipletests``)."""
+    """Holm's step-down adjusted p-values (statsmodels' ``multipletests``).
+
+    Parameters
+    ----------
+    pvalues : sequence of float
+        One family's p-values; a NaN stays NaN and is not counted.
+
+    Returns
+    -------
+    numpy.ndarray
+        The adjusted p-values, in the input's order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.round(holm([0.01, 0.04, 0.03]), 4).tolist()
+    [0.03, 0.06, 0.06]
+    """
     return adjust_pvalues(pvalues, method="holm")
 
 

@@ -62,22 +62,86 @@ def trend_slope(series) -> float:
 
 
 def cumulative(series: np.ndarray) -> np.ndarray:
-    """X_t = sum of the yearly values up to and including t."""
+    """X_t = sum of the yearly values up to and including t.
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T)
+        Each subject's yearly (non-cumulative) values.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n_subjects, T).
+
+    Examples
+    --------
+    >>> cumulative([[0, 1, 3]]).tolist()
+    [[0.0, 1.0, 4.0]]
+    """
     return np.cumsum(_as_series_matrix(series), axis=1)
 
 
 def velocities(series: np.ndarray) -> np.ndarray:
-    """V_i = X_{i+1} - X_i, i = 0..T-2 (equal to the yearly values x_1..x_{T-1})."""
+    """V_i = X_{i+1} - X_i, i = 0..T-2 (equal to the yearly values x_1..x_{T-1}).
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T)
+        Each subject's yearly (non-cumulative) values.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n_subjects, T - 1).
+
+    Examples
+    --------
+    >>> velocities([[0, 1, 3]]).tolist()
+    [[1.0, 3.0]]
+    """
     return np.diff(cumulative(series), axis=1)
 
 
 def accelerations(series: np.ndarray) -> np.ndarray:
-    """A_i = V_{i+1} - V_i, i = 0..T-3."""
+    """A_i = V_{i+1} - V_i, i = 0..T-3.
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T)
+        Each subject's yearly (non-cumulative) values.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n_subjects, T - 2).
+
+    Examples
+    --------
+    >>> accelerations([[0, 1, 3]]).tolist()
+    [[2.0]]
+    """
     return np.diff(velocities(series), axis=1)
 
 
 def average_acceleration(series: np.ndarray) -> np.ndarray:
-    """A_avg, the mean of the T-2 cumulative accelerations (one value per subject)."""
+    """A_avg, the mean of the T-2 cumulative accelerations (one value per subject).
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T)
+        Each subject's yearly (non-cumulative) values.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n_subjects,).
+
+    Examples
+    --------
+    >>> average_acceleration([[0, 1, 3]]).tolist()
+    [2.0]
+    """
     return accelerations(series).mean(axis=1)
 
 

@@ -15,10 +15,16 @@ import fairness
 
 MODULES = [f"{pkg.__name__}.{info.name}" for pkg in (analysis, fairness) for info in pkgutil.iter_modules(pkg.__path__)]
 WITH_EXAMPLES = (
+    "fairness.effort.cumulative",
+    "fairness.effort.velocities",
+    "fairness.effort.accelerations",
+    "fairness.effort.average_acceleration",
     "fairness.effort.effort",
     "fairness.effort.aggregate",
     "fairness.individual.eaif",
     "analysis.correlations.correlation",
+    "analysis.correlations.bonferroni",
+    "analysis.correlations.holm",
 )
 
 
