@@ -34,7 +34,7 @@ class Job(models.Model):
 
     FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
     # Kinds that only read stored data and write a new run folder (or only their own row): repeating one
-    # whose worker died gives a run like the first, with nothing of the dead attempt kept (README "Job
+    # whose worker died gives a run like the first, with nothing of the dead attempt kept (docs, "Job
     # lifecycle"). The study file kinds and the adaptive refit change shared state (the stash, a study, an
     # assignment) that a dead attempt may have left half written: they fail instead.
     RETRY_SAFE_KINDS = frozenset(

@@ -79,7 +79,7 @@ EDUCATION = (
 )
 
 
-# Built inside the web request only when the work is bounded (larger inputs: a background job, README
+# Built inside the web request only when the work is bounded (larger inputs: a background job, docs
 # "Build a study from a dataset"): a file of at most research.study_upload.BUILD_INLINE_MAX_BYTES is parsed,
 # and then built inline when it has at most INLINE_MAX_ROWS rows and INLINE_MAX_CELLS cells (rows x
 # columns). The builder's work is O(cells) for the subjects and the study file's validation, and

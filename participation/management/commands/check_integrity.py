@@ -11,7 +11,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
+        parser.add_argument("slug", help="the study to check")
         parser.add_argument("--real-only", action="store_true", help="ignore simulated participants")
 
     def handle(self, *args, slug, real_only, **options):

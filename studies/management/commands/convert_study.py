@@ -8,7 +8,7 @@ from studies.study_file import InvalidStudyFile, read_study_file, validate_study
 
 
 class Command(BaseCommand):
-    help = "Write a format 1 study file as a format 2 file (blocks over item pools; see README 'Format 1 in format 2')."
+    help = "Write a format 1 study file as a format 2 file (blocks over item pools; docs: 'Study file format 1')."
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="the format 1 study file")

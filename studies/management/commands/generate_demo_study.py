@@ -11,8 +11,8 @@ class Command(BaseCommand):
     help = "Write the demo study file (synthetic subjects, seeded) to --out."
 
     def add_arguments(self, parser):
-        parser.add_argument("--seed", type=int, default=2025)
-        parser.add_argument("--out", default="studies/bundled/effort_demo.json")
+        parser.add_argument("--seed", type=int, default=2025, help="seed of the demo study's synthetic subjects")
+        parser.add_argument("--out", default="studies/bundled/effort_demo.json", help="the study file to write")
 
     def handle(self, *args, seed: int, out: str, **options):
         spec = build_demo_study(seed)
