@@ -6,7 +6,7 @@ participants or answers.
 
 import secrets
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -41,8 +41,30 @@ if TYPE_CHECKING:
     from participation.models import ParticipantWithSpecHash
 
 
-class InvalidParticipantId(ValueError):
+class InvalidStartLink(ValueError):
+    """A start link parameter that cannot be used (the participant sees the message, nothing is stored)."""
+
+
+class InvalidParticipantId(InvalidStartLink):
     pass
+
+
+# What the start link carries (/s/<slug>/?...; the resume form posts them back). The code typed into the
+# resume form is cleaned instead (clean_resume_code keeps its letters and digits).
+START_PARAMETERS = ("PROLIFIC_PID", "participant_label", "STUDY_ID", "SESSION_ID", "lang", "pilot")
+
+
+def _invisible(value: str) -> bool:
+    """Holds a control (NUL included), format, surrogate, private-use or unassigned character."""
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in value)
+
+
+def check_start_parameters(params: Mapping[str, str]) -> None:
+    """Raise InvalidStartLink naming the first of :data:`START_PARAMETERS` that holds an invisible
+    character (PostgreSQL cannot store a NUL; no participant id, session or language has one)."""
+    for name in START_PARAMETERS:
+        if _invisible(params.get(name, "")):
+            raise InvalidStartLink(f"The link's {name} contains control or invisible characters.")
 
 
 def normalise_external_id(external_id: str) -> str:
@@ -50,7 +72,7 @@ def normalise_external_id(external_id: str) -> str:
     the same characters are one id) and stripped; control and other invisible format characters
     are refused. Raises InvalidParticipantId."""
     value = unicodedata.normalize("NFKC", external_id or "").strip()
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in value):
+    if _invisible(value):
         raise InvalidParticipantId("The participant id contains control or invisible characters.")
     return _check_external_id(value)
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 
-from participation.models import Answer, Participant
+from participation.models import Answer, ConflictingArrival, Participant
 from participation.services import clean_resume_code
 from tests.surveys.helpers import answer_pages, participant_session
 
@@ -212,3 +212,29 @@ def test_ipv6_addresses_of_one_64_share_the_per_address_limits(demo_study, setti
     wrong = {"participant_label": "v0", "code": "AAAA-AAAA"}
     assert Client(REMOTE_ADDR="2001:db8:9:9::1").post(START, wrong).status_code == 422
     assert Client(REMOTE_ADDR="2001:db8:9:9::2").post(START, wrong).status_code == 429
+
+
+def test_a_start_parameter_with_a_nul_or_invisible_character_is_refused_and_nothing_is_stored(client, demo_study):
+    """A NUL in SESSION_ID answered 500 (PostgreSQL stores no NUL): every parameter the link carries is
+    refused with a 400 naming it, before anything is stored; the typed resume code is cleaned instead."""
+    participant = begin(client)
+    code = shown_code(client)
+    link = {"STUDY_ID": "ST1", "SESSION_ID": "SE2"}
+    bad = {"SESSION_ID": "SE\x002", "STUDY_ID": "ST\x001", "lang": "de\x00", "pilot": "\x00", "PROLIFIC_PID": "n\x00"}
+    for name, value in bad.items():
+        for pid in ("newcomer", "victim"):  # a new arrival, a known participant elsewhere
+            response = Client().get(START, {**link, "PROLIFIC_PID": pid, name: value})
+            assert response.status_code == 400, (name, pid)
+            assert f"The link&#x27;s {name} contains control or invisible characters." in response.content.decode()
+        resuming = Client()
+        assert resuming.post(START, {"participant_label": "victim", "code": code, name: value}).status_code == 400
+        assert "participant:effort-demo" not in participant_session(resuming)
+    assert Client().get(START, {**link, "PROLIFIC_PID": "newcomer", "SESSION_ID": "SE\u200b2"}).status_code == 400
+    assert list(Participant.objects.values_list("external_id", flat=True)) == ["victim"]
+    assert not ConflictingArrival.objects.exists()
+    participant.refresh_from_db()
+    assert (participant.prolific_session_id, participant.resume_failures) == ("SE1", 0)
+    # A parameter the link does not read is ignored; a NUL typed or pasted into the resume form is cleaned away.
+    assert Client().get(START, {**link, "PROLIFIC_PID": "newcomer", "utm": "\x00"}).status_code == 200
+    typed = Client()
+    assert typed.post(START, {"participant_label": "victim", "code": code[:2] + "\x00" + code[2:]}).status_code == 302
