@@ -314,7 +314,7 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
             request, gettext("Too many wrong codes were entered from your network. Please try again later.")
         )
     typed = clean_resume_code(params.get("code", ""))
-    outcome = participant_resume(participant_id=participant.pk, code=typed)
+    outcome = participant_resume(participant_id=participant.pk, code=typed, client=address)
     if outcome is ResumeOutcome.ACCEPTED:
         return _bind(request, slug, participant, typed)
     if outcome is ResumeOutcome.LOCKED:
