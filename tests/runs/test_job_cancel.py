@@ -3,9 +3,13 @@ the CSRF token) and the admin action; only those who may see the job's study (ow
 collaborators, superusers) may cancel it (issue 22, finding 3). A running job being stopped by its
 worker is in test_job_lifecycle.py."""
 
+import threading
+import time
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -142,3 +146,43 @@ def test_a_cancel_after_the_run_is_stored_finds_the_job_ended(analysis_job, rese
     assert status(analysis_job) == Job.Status.SUCCEEDED
     run = AnalysisRun.objects.get()
     assert analysis_job.result["analysis_run"] == run.pk and analysis_job.files_prefix == run.files_prefix
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_cancel_during_the_runs_transaction_waits_for_it_and_finds_the_job_ended(researcher, tmp_path):
+    """Real interleaving on PostgreSQL: the cancel arrives while the run's transaction is open; it waits
+    for the job's row lock and then finds the job succeeded (and the run stored), never the two at once."""
+    from tests.surveys.test_concurrency import _postgres_only
+
+    _postgres_only()
+    job = job_create(kind=Job.Kind.SITUATION_TESTING, user=researcher, params={})
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
+    (tmp_path / "report.html").write_text("<p>x</p>")
+    inside, outcome = threading.Event(), {}
+
+    def store():
+        try:
+            with services.run_storing(tmp_path, "analysis", job_id=job.pk) as prefix:
+                outcome["prefix"] = prefix
+                inside.set()
+                time.sleep(0.5)  # the run's rows would be written here
+        finally:
+            connection.close()
+
+    def cancel():
+        try:
+            assert inside.wait(timeout=10)
+            start = time.monotonic()
+            outcome["cancelled"] = job_cancel(job_id=job.pk, user=researcher)
+            outcome["waited"] = time.monotonic() - start
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=store), threading.Thread(target=cancel)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert outcome["cancelled"] is False and outcome["waited"] > 0.2
+    assert status(job) == Job.Status.SUCCEEDED and list_files(outcome["prefix"]) == ["report.html"]
