@@ -69,6 +69,7 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         generalise=job.params.get("generalise"),
         # GroupOptions' keys; the request serializer checked their values
         groups=cast(GroupOptions, {k: job.params[k] for k in GROUP_OPTIONS if k in job.params}),
+        job_id=job.pk,
     )
     context.log(f"analysis run {run.pk} stored with {run.calibrations.count()} calibrations")
     return {
@@ -110,6 +111,7 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
         lipschitz=job.params.get("lipschitz", 1.0),  # jobs queued before the option: L = 1
         surrogate=job.params.get("surrogate", "linear"),  # and a linear surrogate
         researcher=job.created_by,
+        job_id=job.pk,
     )
     context.log(f"audit run {run.pk} stored")
     return {
