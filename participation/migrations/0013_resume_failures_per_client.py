@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('participation', '0011_answer_rules_from_the_registry'),
+        ('participation', '0012_json_columns_refuse_nan_and_infinity'),
     ]
 
     operations = [
