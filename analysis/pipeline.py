@@ -56,6 +56,7 @@ from analysis.regression import distance_regression, moderation_regression
 from analysis.repeated_measures import (
     ESTIMAND_POPULATION,
     ESTIMAND_STIMULI,
+    SLOPE_EFFECT_FIELDS,
     cluster_bootstrap_ols,
     condition_tests,
     design,
@@ -147,6 +148,7 @@ def stars(p: float, levels=(0.001, 0.01, 0.05)) -> str:
     return "*" * sum(p < level for level in levels)
 
 
+MIN_PARTICIPANTS = 3  # included participants the analysis needs, overall and in every condition
 GENERALISE = ("stimuli",)  # values of the ``generalise`` option (None: the study's own stimuli)
 NAN_CI = (float("nan"), float("nan"))
 
@@ -283,7 +285,7 @@ def run_pipeline(
     participant-level rows stay, outside the family, as second opinions for the study's own stimuli."""
     check_generalise(generalise)
     sample = select_participants(pairs, participants, include_incomplete=include_incomplete)
-    if sample.included < 3:
+    if sample.included < MIN_PARTICIPANTS:
         raise ValueError(f"too few participants to analyse: {sample.sentence()}")
     excluded_ids = set(pairs.loc[pairs["excluded"] == 1, "participant_id"])
     total_ids = set(pairs["participant_id"])
@@ -300,6 +302,13 @@ def run_pipeline(
     elif generalise == "stimuli":
         raise ValueError(f"generalising over stimuli needs the pairs table's columns {list(STIMULUS_COLUMNS)}")
     conditions = list(dict.fromkeys(data["condition"]))
+    per_condition = data.groupby("condition", sort=False)["participant_id"].nunique()
+    few = [f"{n} in {cond!r}" for cond, n in per_condition.items() if n < MIN_PARTICIPANTS]
+    if few:  # a condition's cluster-robust SEs and participant bootstraps need several participants
+        raise ValueError(
+            f"too few participants with rated pairs in a condition to analyse it ({', '.join(few)}; at least "
+            f"{MIN_PARTICIPANTS} in every condition)"
+        )
     if moderator_level is None:
         undesirable = list(data.loc[data["desirable"] == 0, "condition"]) if "desirable" in data else []
         moderator_level = str(undesirable[0]) if undesirable else conditions[0]
@@ -492,10 +501,12 @@ def _rm_corr_or_note(frame: pd.DataFrame, x: str, y: str) -> dict:
 
 
 def _effect_or_note(frame: pd.DataFrame, outcome: str) -> dict:
+    """The two-stage effect size, or its fields blank and the reason (the table's columns are the same either
+    way)."""
     try:
         return participant_slope_effect(frame, outcome) | {"note": ""}
     except ValueError as exc:
-        return {"note": f"not computed: {exc}"}
+        return dict.fromkeys(SLOPE_EFFECT_FIELDS, np.nan) | {"note": f"not computed: {exc}"}
 
 
 def _reporter(progress: Callable[[str, int, int], None] | None, label: str, total: int) -> Callable[[int], None] | None:

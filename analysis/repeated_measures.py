@@ -225,6 +225,21 @@ def repeated_measures_correlation(data: pd.DataFrame, x: str, y: str, subject: s
     }
 
 
+SLOPE_EFFECT_FIELDS = (
+    "n_participants",
+    "participants_skipped",
+    "mean_difference",
+    "ci_low",
+    "ci_high",
+    "statistic",
+    "dof",
+    "pvalue",
+    "cohen_d",
+    "cohen_d_ci_low",
+    "cohen_d_ci_high",
+)  # what participant_slope_effect returns
+
+
 def participant_slope_effect(
     frame: pd.DataFrame, outcome: str, *, participant: str = "participant_id", level: float = 0.95
 ) -> dict:
