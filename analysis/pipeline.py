@@ -40,6 +40,7 @@ four tests (2 tests x 2 comparisons), as the paper's Table 3 does.
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -56,6 +57,7 @@ from analysis.regression import distance_regression, moderation_regression
 from analysis.repeated_measures import (
     ESTIMAND_POPULATION,
     ESTIMAND_STIMULI,
+    RM_CORR_FIELDS,
     SLOPE_EFFECT_FIELDS,
     cluster_bootstrap_ols,
     condition_tests,
@@ -341,7 +343,7 @@ def run_pipeline(
             )
             rm.append(
                 {"condition": cond, "coefficient": key, "label": label}
-                | _rm_corr_or_note(frame, *CORRELATIONS[key][:2])
+                | _or_note(partial(repeated_measures_correlation, frame, *CORRELATIONS[key][:2]), RM_CORR_FIELDS)
             )
         r = {key.removeprefix("r_"): c.statistic for key, c in corr.items()}
         r["traj_aggr"] = r.pop("aggr_traj")
@@ -399,7 +401,7 @@ def run_pipeline(
                 headline += [about | row | population for row in general]
                 rows = [row | {"in_family": False} for row in rows]  # second opinions for these stimuli
             headline += [about | row for row in rows]
-            effects.append(about | _effect_or_note(frame, outcome))
+            effects.append(about | _or_note(partial(participant_slope_effect, frame, outcome), SLOPE_EFFECT_FIELDS))
             if mixed_models:
                 mixed += _mixed_rows(data=frame, outcome=outcome, label=about, formula=f"{outcome} ~ d_aggr + d_traj")
         shares.append(
@@ -493,20 +495,13 @@ def run_pipeline(
     )
 
 
-def _rm_corr_or_note(frame: pd.DataFrame, x: str, y: str) -> dict:
+def _or_note(compute: Callable[[], dict], fields: tuple[str, ...]) -> dict:
+    """``compute()``'s row with an empty note, or its ``fields`` blank and why it was not computed (its table has
+    the same columns either way)."""
     try:
-        return repeated_measures_correlation(frame, x, y) | {"note": ""}
-    except (ValueError, AssertionError) as exc:
-        return {"note": f"not computed: {exc}"}
-
-
-def _effect_or_note(frame: pd.DataFrame, outcome: str) -> dict:
-    """The two-stage effect size, or its fields blank and the reason (the table's columns are the same either
-    way)."""
-    try:
-        return participant_slope_effect(frame, outcome) | {"note": ""}
-    except ValueError as exc:
-        return dict.fromkeys(SLOPE_EFFECT_FIELDS, np.nan) | {"note": f"not computed: {exc}"}
+        return compute() | {"note": ""}
+    except (ValueError, AssertionError) as exc:  # pingouin's rm_corr asserts its input
+        return dict.fromkeys(fields, np.nan) | {"note": f"not computed: {exc}"}
 
 
 def _reporter(progress: Callable[[str, int, int], None] | None, label: str, total: int) -> Callable[[int], None] | None:
