@@ -40,6 +40,7 @@ four tests (2 tests x 2 comparisons), as the paper's Table 3 does.
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -56,6 +57,8 @@ from analysis.regression import distance_regression, moderation_regression
 from analysis.repeated_measures import (
     ESTIMAND_POPULATION,
     ESTIMAND_STIMULI,
+    RM_CORR_FIELDS,
+    SLOPE_EFFECT_FIELDS,
     cluster_bootstrap_ols,
     condition_tests,
     design,
@@ -147,6 +150,7 @@ def stars(p: float, levels=(0.001, 0.01, 0.05)) -> str:
     return "*" * sum(p < level for level in levels)
 
 
+MIN_PARTICIPANTS = 3  # included participants the analysis needs, overall and in every condition
 GENERALISE = ("stimuli",)  # values of the ``generalise`` option (None: the study's own stimuli)
 NAN_CI = (float("nan"), float("nan"))
 
@@ -283,7 +287,7 @@ def run_pipeline(
     participant-level rows stay, outside the family, as second opinions for the study's own stimuli."""
     check_generalise(generalise)
     sample = select_participants(pairs, participants, include_incomplete=include_incomplete)
-    if sample.included < 3:
+    if sample.included < MIN_PARTICIPANTS:
         raise ValueError(f"too few participants to analyse: {sample.sentence()}")
     excluded_ids = set(pairs.loc[pairs["excluded"] == 1, "participant_id"])
     total_ids = set(pairs["participant_id"])
@@ -300,6 +304,13 @@ def run_pipeline(
     elif generalise == "stimuli":
         raise ValueError(f"generalising over stimuli needs the pairs table's columns {list(STIMULUS_COLUMNS)}")
     conditions = list(dict.fromkeys(data["condition"]))
+    per_condition = data.groupby("condition", sort=False)["participant_id"].nunique()
+    few = [f"{n} in {cond!r}" for cond, n in per_condition.items() if n < MIN_PARTICIPANTS]
+    if few:  # a condition's cluster-robust SEs and participant bootstraps need several participants
+        raise ValueError(
+            f"too few participants with rated pairs in a condition to analyse it ({', '.join(few)}; at least "
+            f"{MIN_PARTICIPANTS} in every condition)"
+        )
     if moderator_level is None:
         undesirable = list(data.loc[data["desirable"] == 0, "condition"]) if "desirable" in data else []
         moderator_level = str(undesirable[0]) if undesirable else conditions[0]
@@ -332,7 +343,7 @@ def run_pipeline(
             )
             rm.append(
                 {"condition": cond, "coefficient": key, "label": label}
-                | _rm_corr_or_note(frame, *CORRELATIONS[key][:2])
+                | _or_note(partial(repeated_measures_correlation, frame, *CORRELATIONS[key][:2]), RM_CORR_FIELDS)
             )
         r = {key.removeprefix("r_"): c.statistic for key, c in corr.items()}
         r["traj_aggr"] = r.pop("aggr_traj")
@@ -390,7 +401,7 @@ def run_pipeline(
                 headline += [about | row | population for row in general]
                 rows = [row | {"in_family": False} for row in rows]  # second opinions for these stimuli
             headline += [about | row for row in rows]
-            effects.append(about | _effect_or_note(frame, outcome))
+            effects.append(about | _or_note(partial(participant_slope_effect, frame, outcome), SLOPE_EFFECT_FIELDS))
             if mixed_models:
                 mixed += _mixed_rows(data=frame, outcome=outcome, label=about, formula=f"{outcome} ~ d_aggr + d_traj")
         shares.append(
@@ -484,18 +495,13 @@ def run_pipeline(
     )
 
 
-def _rm_corr_or_note(frame: pd.DataFrame, x: str, y: str) -> dict:
+def _or_note(compute: Callable[[], dict], fields: tuple[str, ...]) -> dict:
+    """``compute()``'s row with an empty note, or its ``fields`` blank and why it was not computed (its table has
+    the same columns either way)."""
     try:
-        return repeated_measures_correlation(frame, x, y) | {"note": ""}
-    except (ValueError, AssertionError) as exc:
-        return {"note": f"not computed: {exc}"}
-
-
-def _effect_or_note(frame: pd.DataFrame, outcome: str) -> dict:
-    try:
-        return participant_slope_effect(frame, outcome) | {"note": ""}
-    except ValueError as exc:
-        return {"note": f"not computed: {exc}"}
+        return compute() | {"note": ""}
+    except (ValueError, AssertionError) as exc:  # pingouin's rm_corr asserts its input
+        return dict.fromkeys(fields, np.nan) | {"note": f"not computed: {exc}"}
 
 
 def _reporter(progress: Callable[[str, int, int], None] | None, label: str, total: int) -> Callable[[int], None] | None:

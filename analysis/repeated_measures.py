@@ -205,6 +205,9 @@ def two_way_bootstrap_ols(
     return np.concatenate(out)
 
 
+RM_CORR_FIELDS = ("r", "dof", "pvalue", "ci_low", "ci_high", "power")  # what repeated_measures_correlation returns
+
+
 def repeated_measures_correlation(data: pd.DataFrame, x: str, y: str, subject: str = "participant_id") -> dict:
     """rmcorr (``pingouin.rm_corr``): ``r``, ``dof``, ``pvalue``, ``ci_low``, ``ci_high``, ``power``.
     Participants with fewer than two complete rows carry no within-participant information and are
@@ -223,6 +226,21 @@ def repeated_measures_correlation(data: pd.DataFrame, x: str, y: str, subject: s
         "ci_high": float(hi),
         "power": float(res["power"]),
     }
+
+
+SLOPE_EFFECT_FIELDS = (
+    "n_participants",
+    "participants_skipped",
+    "mean_difference",
+    "ci_low",
+    "ci_high",
+    "statistic",
+    "dof",
+    "pvalue",
+    "cohen_d",
+    "cohen_d_ci_low",
+    "cohen_d_ci_high",
+)  # what participant_slope_effect returns
 
 
 def participant_slope_effect(

@@ -61,7 +61,8 @@ TABLE_DEFINITIONS = table_definitions("lower")
 def subject_table(spec: dict) -> pd.DataFrame:
     """One row per subject of the study: condition, subject, ai_score, ai_label, demographics, series.
     Format 2 (e.g. a converted format 1 file): per condition, the subjects of the pools its ``fair_score``
-    blocks draw from, with the block's ``model``'s score and label and the subjects' ``groups``."""
+    blocks draw from, with the block's ``model``'s score and label and the subjects' ``groups``; no rows (and
+    those four columns) when no ``fair_score`` block asks about a subject."""
     rows = []
     for cond, s, ai, demographics in _subjects(spec):
         rows.append(
@@ -74,7 +75,7 @@ def subject_table(spec: dict) -> pd.DataFrame:
                 **{f"x{t}": v for t, v in enumerate(s.get("series", []))},
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=None if rows else ["condition", "subject", "ai_score", "ai_label"])
 
 
 def _subjects(spec: dict):

@@ -10,18 +10,16 @@ import pandas as pd
 from fairness.human_audit import Surrogate
 from fairness.model_audit import audit, read_subjects
 from research.export import export_tables
+from runs.audit_condition import AuditError as AuditError  # the audit's refusals, raised by audited_condition
+from runs.audit_condition import audited_condition
 from runs.audit_sensitivity import audit_sensitivity, study_feedback
 from runs.calibrations import calibration_create, study_condition
 from runs.human_sources import human_audit_of
-from runs.models import AuditRun, Calibration
+from runs.models import AuditRun
 from runs.provenance import CalibrationUsed, participant_counts, study_provenance
 from runs.reports.audit import write_audit_report
 from runs.services import run_storing
 from studies.services import latest_study
-
-
-class AuditError(ValueError):
-    pass
 
 
 def audit_run_create(
@@ -55,30 +53,8 @@ def audit_run_create(
     ("linear" or "forest") of each model's scores. ``job_id``: the job running it (a cancelled job stores
     nothing: :func:`runs.services.run_storing`)."""
     study = latest_study(slug)
-    likert = None
-    if calibration_id is not None:
-        likert = (
-            Calibration.objects.filter(pk=calibration_id, study__slug=slug).select_related("study", "condition").first()
-        )
-        if likert is None:
-            raise AuditError(f"no calibration {calibration_id} for study {slug!r}")
-        condition = condition or likert.condition.key
+    condition, likert = audited_condition(study, condition=condition, calibration_id=calibration_id)
     conditions = {c["key"]: c for c in study.spec["conditions"]}
-    condition = condition or next(iter(conditions))
-    if condition not in conditions:
-        raise AuditError(f"unknown condition {condition!r}; the study has {sorted(conditions)}")
-    if "desirable" not in conditions[condition]:
-        raise AuditError(
-            f"condition {condition!r} does not say whether more of its effort feature is good: give it "
-            "'desirable' (and 'aggregate_scale') in the study file"
-        )
-    if likert is None:
-        likert = (
-            Calibration.objects.filter(study__slug=slug, kind="likert", condition__key=condition)
-            .select_related("study", "condition")
-            .order_by("-created_at")
-            .first()
-        )
     subjects = read_subjects(subjects_file if subjects_frame is None else subjects_frame)
     human_of = partial(  # the audit's sources with every option; called again for the sensitivity
         human_audit_of,

@@ -12,11 +12,13 @@ from rest_framework.utils import html
 from core.cli_args import bins_text
 from core.uploads import UploadError, check_separator, csv_upload_header
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
+from runs.audit_condition import AuditError, audited_condition
 from runs.human_source_options import LIPSCHITZ, OPTIONS, SURROGATE, parameter_problems
 from runs.models import Job
 from runs.plan_parameters import PLAN_PARAMETERS, check_weights
 from simulation.effort_design import effort_conditions
 from studies.format2 import check_by
+from tasks import BLOCK_TASKS, parity_tables
 
 
 class BinsField(serializers.DictField):
@@ -144,8 +146,15 @@ class AuditRequestSerializer(serializers.Serializer):
         return [key for text in by for key in text.replace(",", " ").split()]
 
     def validate(self, data: dict) -> dict:
-        """The source options checked against the researcher's studies and the subjects' columns when the request
-        is made (``runs.human_sources.check_sources``, which the job repeats), not in the job."""
+        """The audited condition and calibration (``runs.audit_condition.audited_condition``), and the source options
+        checked against the researcher's studies and the subjects' columns (``runs.human_sources.check_sources``),
+        when the request is made, not in the job (which checks them again)."""
+        try:
+            audited_condition(
+                self.context["study"], condition=data.get("condition") or None, calibration_id=data.get("calibration")
+            )
+        except AuditError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
         if not data.get("by") and not any(data.get(option) for option in OPTIONS):
             problems = parameter_problems(lipschitz=data[LIPSCHITZ], surrogate=data[SURROGATE])
             if problems:  # no source: nothing to read, and no scientific import in the web worker
@@ -222,6 +231,19 @@ class DifferentialParityRequestSerializer(serializers.Serializer):
             "not {input!r}"
         },
     )
+
+    def validate(self, data: dict) -> dict:
+        """Refused when the study's task blocks give no table of differential parity (``tasks.parity_tables``:
+        nothing the AI's outputs can be compared with), not in the job."""
+        spec = self.context["study"].spec
+        if not parity_tables(spec):
+            givers = " or ".join(f"{t.name} blocks ({t.parity_table})" for t in BLOCK_TASKS.values() if t.parity_table)
+            blocks = ", ".join(f"{b['key']} ({b['task']})" for b in spec["blocks"] if b["type"] == "task") or "none"
+            raise serializers.ValidationError(
+                f"differential parity compares participants' answers with the AI's outputs, which {givers} give; "
+                f"this study has no such block (its task blocks: {blocks})"
+            )
+        return data
 
 
 class PlanRequestSerializer(serializers.Serializer):

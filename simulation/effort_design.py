@@ -15,6 +15,7 @@ one such block per condition and stimulus set, in format 1's order, with one fai
 from dataclasses import dataclass
 
 EFFORT_MEASURES = ("trajectory", "aggregate", "overall")
+MIN_PAIRS = 3  # distinct stimulus pairs per condition: Eq. 5's intercept and two slopes
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ def _is_effort(block: dict, pools: dict) -> bool:
 
 def effort_conditions(spec: dict) -> list[EffortCondition]:
     """The effort design (module doc) of every condition of the validated format 2 file ``spec`` that
-    has one, in file order; ValueError naming the study's task blocks when no condition has one."""
+    has one, in file order; ValueError naming the study's task blocks when no condition has one, or the
+    conditions whose design has fewer than ``MIN_PAIRS`` distinct pairs (no slopes to estimate)."""
     pools = {pool["key"]: pool for pool in spec["pools"]}
     blocks = [b for b in spec["blocks"] if b["type"] == "task"]
     out = []
@@ -97,6 +99,17 @@ def effort_conditions(spec: dict) -> list[EffortCondition]:
             EffortCondition(
                 condition["key"], bool(condition.get("desirable", False)), tuple(sets), tuple(subjects.values()), scale
             )
+        )
+    few = [
+        f"{c.key!r} rates {n} distinct pair{'s' if n != 1 else ''}"
+        for c in out
+        for n in [len({frozenset(pair) for s in c.sets for pair in s.pairs})]
+        if n < MIN_PAIRS
+    ]
+    if few:
+        raise ValueError(
+            "plan_study estimates alpha from how the overall ratings vary with d_S and d_E over a condition's "
+            f"stimulus pairs, which needs at least {MIN_PAIRS} distinct pairs per condition: {'; '.join(few)}"
         )
     if not out:
         tasks = ", ".join(f"{b['key']} ({b['task']})" for b in blocks) or "none"

@@ -97,6 +97,13 @@ def answers_where(spec: dict) -> dict[str, dict]:
     }
 
 
+def parity_tables(spec: dict) -> tuple[str, ...]:
+    """The differential-parity tables (``BlockTask.parity_table``) the task blocks of a format 2 ``spec`` give,
+    in file order; empty when the study's answers give none."""
+    found = (block_task(block).parity_table for block in spec["blocks"] if block["type"] == "task")
+    return tuple(dict.fromkeys(table for table in found if table))
+
+
 def bts_positives(spec: dict) -> dict[str, BtsPositive]:
     """Block key -> the positive answer of its BTS follow-up, with where its answers are
     (:func:`answers_where`), for every task block that has one."""

@@ -163,6 +163,7 @@ class Agree(BlockTask):
     needs = ("model",)
     shown_as = ("prompts", "subjects")
     export_table = "disagreements"
+    parity_table = "disagreements"
     builder_template = "disagreement"
     builder_key = "agree"
     builder_instructions = (

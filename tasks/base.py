@@ -172,6 +172,8 @@ class BlockTask(TaskType):
     options), or None with ``no_analysis`` saying why (shown in the report and results.json);
     ``report_tables`` the tables that analysis returns (beside the rater-group ``tests`` every block
     may have), each a section of the analysis report: its heading, columns, explanation and estimate.
+    ``parity_table`` names the table of the study's differential-parity job its answers make
+    (``fairness.study_parity``), if any.
     """
 
     options: dict[str, dict] = {}
@@ -179,6 +181,7 @@ class BlockTask(TaskType):
     item_shape: str = "subjects"
     shown_as: tuple[str, ...] = ("subjects",)
     export_table: str | None = None
+    parity_table: str | None = None
     builder_template: str | None = None
     builder_description: str = ""  # the web builder's label of the template
     no_builder_template: str = ""

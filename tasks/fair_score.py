@@ -152,6 +152,7 @@ class FairScore(BlockTask):
     }
     needs = ("sets", "model")
     item_shape = "sets"
+    parity_table = "fair_scores_vs_ai"
     shown_as = ("sets",)
     no_builder_template = (
         "fair_score blocks belong to the effort design: each set is a reference and its comparisons over "

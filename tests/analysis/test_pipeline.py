@@ -197,3 +197,38 @@ def test_moderation_codes_the_undesirable_condition_else_the_first(demo_spec):
         moderation = result.participant_level[result.participant_level["model"].str.startswith("moderation")]
         assert set(moderation["model"]) == {f"moderation (C = {coded})"}
         assert moderation["statistic"].notna().all() and moderation["pvalue"].between(0, 1).all()
+
+
+def test_a_condition_with_too_few_participants_is_refused_with_its_count(demo_spec):
+    """A condition with one participant left (cluster-robust SEs over one cluster divide by zero in statsmodels) is
+    a ValueError that names it, not a ZeroDivisionError from inside the regression."""
+    from simulation.effort import simulate_pairs
+    from studies.services import stored_file
+
+    pairs = simulate_pairs(stored_file(demo_spec)[0], 24, seed=4)
+    income = pairs.loc[pairs["condition"] == "income", "participant_id"].unique()
+    lonely = pairs[(pairs["condition"] != "income") | (pairs["participant_id"] == income[0])]
+    with pytest.raises(ValueError, match=r"too few participants with rated pairs in a condition .*1 in 'income'"):
+        run_pipeline(lonely, seed=2, n_resamples=50, mixed_models=False)
+
+
+def test_the_effect_size_table_keeps_its_columns_when_no_participant_can_be_fitted(demo_spec, tmp_path):
+    """Participants who rated one pair each (as in tests/studies/format2_example.json) have no two-stage slopes (4
+    pairs needed) and no repeated-measures correlation (2 needed): those rows say why and keep every column, and
+    the report's sections are written (they read ``cohen_d_ci_low`` and ``r``: KeyErrors)."""
+    from analysis.bts import participant_bts
+    from runs.reports.effort import effort_sections
+    from simulation.effort import simulate_pairs
+    from studies.services import stored_file
+
+    pairs = simulate_pairs(stored_file(demo_spec)[0], 24, seed=4)
+    one = pairs.groupby("participant_id").head(1)
+    result = run_pipeline(one, seed=2, n_resamples=50, mixed_models=False)
+    effects, rm = result.effect_sizes, result.rm_correlations
+    assert {"mean_difference", "cohen_d", "cohen_d_ci_low", "cohen_d_ci_high"} <= set(effects.columns)
+    assert effects["cohen_d_ci_low"].isna().all() and rm["r"].isna().all()
+    assert effects["note"].str.startswith("not computed: the two-stage test needs at least 3 participants").all()
+    assert rm["note"].str.startswith("not computed: a repeated-measures correlation needs at least 3").all()
+    bts = participant_bts(result.sample.pairs, similar_max=3, min_respondents=3)
+    titles = [section.title for section in effort_sections(result, bts, tmp_path)]
+    assert "effect_sizes.csv" in {p.name for p in tmp_path.iterdir()} and len(titles) > 5

@@ -1,0 +1,211 @@
+"""Every job kind on every study the project ships or builds, answered by simulated participants: the job is
+requested through the API as a researcher would and either runs to success on the real worker or is refused
+when it is requested (400) with its reason; no job fails inside the worker (issue 32, finding 2: a KeyError
+'cohen_d_ci_low' in the analysis of ``tests/studies/format2_example.json``, a KeyError 'condition' in the
+differential parity of an adaptive choose study).
+
+The studies: ``studies/bundled/*.json``, ``tests/studies/*.json``, a study of every ``build_study`` template (24
+synthetic defendants) and the adaptive launch studies of ``bench/adaptive.py --write-study`` (30 subjects). The
+jobs: an analysis, a model audit (of the study itself; a study of judgements an audit reads, choose,
+pair_comparable, triplet or feature_fairness, as the source of an audit of the effort demo), differential
+parity, a study plan, and situation testing of the AI's labels of the study's subjects (where the pool has
+subject groups and a model with labels)."""
+
+import importlib.util
+import io
+import json
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from participation.simulate import simulate_participants
+from runs.models import Job
+from studies.builder import TEMPLATES
+from studies.services import study_load
+from studies.synthetic_defendants import draw_defendants
+from tests.conftest import DEMO_FILE, ROOT, required, run_jobs
+from tests.studies.test_builder import build
+
+PARTICIPANTS = 6
+# the example rates one pair per condition: with 30 participants its analysis reaches the effect sizes, which the
+# two-stage test cannot fit (it was a KeyError 'cohen_d_ci_low' in the report)
+MORE_PARTICIPANTS = {"tests/format2_example.json": 30}
+# the audit option that reads a study of each judgement task (runs.human_sources)
+SOURCE_OPTIONS = {
+    "choose": "utility_from",
+    "pair_comparable": "metric_from",
+    "triplet": "metric_from",
+    "feature_fairness": "features_from",
+}
+NO_EFFORT = "does not say whether more of its effort feature is good"
+NO_PARITY = "differential parity compares participants' answers with the AI's outputs"
+NO_PLAN = "plan_study simulates the effort design"
+
+
+def _shipped(path: str) -> Callable[[], dict]:
+    return lambda: json.loads((ROOT / path).read_text())
+
+
+def _built(template: str) -> Callable[[], dict]:
+    return lambda: build(
+        draw_defendants(24, seed=5),
+        template,
+        score_column="ai_score",
+        group_columns=["race", "sex"],
+        per_participant=None if template == "feature_fairness" else 6,
+        slug=f"built-{template.replace('_', '-')}",
+    )
+
+
+def _adaptive(task: str) -> Callable[[], dict]:
+    def spec() -> dict:
+        found = importlib.util.spec_from_file_location("adaptive_bench", ROOT / "bench" / "adaptive.py")
+        assert found is not None and found.loader is not None
+        bench = importlib.util.module_from_spec(found)
+        found.loader.exec_module(bench)
+        return bench.adaptive_study_spec(30, task=task)  # what --write-study writes (--subjects 30)
+
+    return spec
+
+
+STUDIES: dict[str, Callable[[], dict]] = {
+    **{
+        f"bundled/{path.name}": _shipped(f"studies/bundled/{path.name}")
+        for path in sorted(DEMO_FILE.parent.glob("*.json"))
+    },
+    **{
+        f"tests/{path.name}": _shipped(f"tests/studies/{path.name}")
+        for path in sorted((ROOT / "tests/studies").glob("*.json"))
+    },
+    **{f"template/{template}": _built(template) for template in TEMPLATES},
+    **{f"adaptive/{task}": _adaptive(task) for task in ("choose", "pair_comparable", "triplet")},
+}
+KINDS = ("analysis", "audit", "differential_parity", "plan", "situation_testing")
+
+EFFORT = {"bundled/effort_demo.json"}  # studies with an effort design (conditions that say what is desirable)
+PARITY = {  # studies with fair_score or agree blocks
+    "bundled/effort_demo.json",
+    "bundled/disagreement_synthetic.json",
+    "tests/format2_example.json",
+    "tests/translated_study.json",
+    "template/disagreement",
+}
+
+
+def refusal(study: str, kind: str, task_blocks: set[str]) -> str:
+    """The reason the request must be refused with, or "" when the job must succeed."""
+    if kind == "audit" and study not in EFFORT and not task_blocks & set(SOURCE_OPTIONS):
+        return NO_EFFORT
+    if kind == "differential_parity" and study not in PARITY:
+        return NO_PARITY
+    if kind == "plan" and study == "tests/format2_example.json":
+        return "needs at least 3 distinct pairs per condition"  # one rated pair per condition
+    if kind == "plan" and study not in EFFORT:
+        return NO_PLAN
+    return ""
+
+
+def situation_testing_applies(spec: dict) -> bool:
+    """Situation testing of the AI's labels compares subjects across a group: the pool has a subject group
+    with two values or more."""
+    subjects = spec["pools"][0]["subjects"]
+    groups = {column for s in subjects for column in s.get("groups", {})}
+    return any(len({str(s.get("groups", {}).get(c)) for s in subjects}) > 1 for c in groups)
+
+
+def _require_postgres() -> None:
+    if connection.vendor != "postgresql":
+        if required("REQUIRE_POSTGRES"):
+            pytest.fail("CI requires PostgreSQL")
+        pytest.skip("the job matrix runs on PostgreSQL (CI): set DATABASE_URL")
+
+
+def _csv(frame: pd.DataFrame) -> io.BytesIO:
+    upload = io.BytesIO(frame.to_csv(index=False).encode())
+    upload.name = "subjects.csv"
+    return upload
+
+
+def _pool_frame(spec: dict) -> pd.DataFrame:
+    """The study's first pool, one row per subject: id, its features and groups, x_0... (its series, else three
+    drawn values), score_ai and ai_label (the AI's output, else 0.5 and 0)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for s in spec["pools"][0]["subjects"]:
+        ai = s.get("models", {}).get("ai", {})
+        series = s.get("series") or rng.integers(0, 5, 3).tolist()
+        rows.append(
+            {
+                "id": s["id"],
+                **s.get("features", {}),
+                **s.get("groups", {}),
+                **{f"x_{t}": v for t, v in enumerate(series)},
+                "score_ai": ai.get("score", 0.5),
+                "ai_label": ai.get("label", 0),
+            }
+        )
+    frame = pd.DataFrame(rows)
+    return frame if "race" in frame else frame.assign(race="Black")  # the audit's inertia reads race
+
+
+def _request(api: APIClient, kind: str, study, researcher):
+    """POST the job's request as the API documents it, with small sizes."""
+    slug, spec = study.slug, study.spec
+    if kind == "analysis":
+        return api.post(f"/api/studies/{slug}/analyses/", {"seed": 2, "n_resamples": 100}, format="json")
+    if kind == "differential_parity":
+        return api.post(f"/api/studies/{slug}/differential-parity/", {}, format="json")
+    if kind == "plan":
+        return api.post(f"/api/studies/{slug}/plans/", {"n": 4, "studies": 1, "resamples": 100}, format="json")
+    frame = _pool_frame(spec)
+    if kind == "audit":
+        task = next((b["task"] for b in spec["blocks"] if b.get("task") in SOURCE_OPTIONS), None)
+        if task is None:
+            return api.post(f"/api/studies/{slug}/audits/", {"subjects": _csv(frame)}, format="multipart")
+        study_load(spec=json.loads(DEMO_FILE.read_text()), owner=researcher)  # the audited effort study
+        body = {"subjects": _csv(frame), SOURCE_OPTIONS[task]: slug}
+        return api.post("/api/studies/effort-demo/audits/", body, format="multipart")
+    group = next(c for c in frame if c in spec["pools"][0]["subjects"][0].get("groups", {}) and frame[c].nunique() > 1)
+    body = {
+        "data": _csv(frame.drop(columns=["id", "score_ai"]).select_dtypes(include="number").assign(g=frame[group])),
+        "protected": "g",
+        "protected_value": str(frame[group].iloc[0]),
+        "target": "ai_label",
+        "negative": "1",
+        "k": [3],
+    }
+    return api.post("/api/situation-testing/", body, format="multipart")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", list(STUDIES))
+def test_a_job_succeeds_or_is_refused_when_requested(name, kind, researcher):
+    _require_postgres()
+    study = study_load(spec=STUDIES[name](), owner=researcher).study
+    simulate_participants(study.slug, n=MORE_PARTICIPANTS.get(name, PARTICIPANTS), seed=1, decline_rate=0)
+    api = APIClient()
+    api.force_authenticate(researcher)
+    if kind == "situation_testing" and not situation_testing_applies(study.spec):
+        assert name == "tests/translated_study.json"  # its pool's subjects have no groups
+        return
+    response = _request(api, kind, study, researcher)
+    reason = refusal(name, kind, {b["task"] for b in study.spec["blocks"] if b["type"] == "task"})
+    if reason:
+        assert response.status_code == 400, response.content
+        assert reason in response.content.decode()
+        assert not Job.objects.exclude(kind=Job.Kind.ADAPTIVE_REFIT).exists()  # nothing queued
+        return
+    assert response.status_code == 202, response.content
+    run_jobs()
+    job = Job.objects.get(pk=response.json()["id"])
+    if job.status == Job.Status.QUEUED:  # its process died (the machine's memory) and it was queued again once
+        run_jobs()
+        job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED, f"{job.status}: {job.error}\n{job.log}"
+    assert job.result
