@@ -41,6 +41,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from config import nginx  # noqa: E402
 from participation.loadclient import HTTPParticipant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,12 +62,12 @@ SLUG = SPEC["slug"]
 CHECKS: dict[str, str] = {}  # set from the study file in main()
 
 
-async def participant(index: int, start_at: float, think: float, stats: dict) -> None:
+async def participant(index: int, start_at: float, think: float, retries: int, stats: dict) -> None:
     """One simulated person: arrives at ``start_at``, answers every page, thinks between pages
     (uniformly 0.5-1.5 x ``think`` seconds: real people take 10-30 s, so this is compressed)."""
     loop = asyncio.get_running_loop()
     await asyncio.sleep(max(0.0, start_at - loop.time()))
-    person = HTTPParticipant(PORT, f"bench-{index}", CHECKS, slug=SLUG, seed=index)
+    person = HTTPParticipant(PORT, f"bench-{index}", CHECKS, slug=SLUG, seed=index, retries=retries)
 
     def record(key, status, seconds):
         kind = "POST " + (key.split("/")[0] if "/" in key else key)
@@ -80,19 +82,21 @@ async def participant(index: int, start_at: float, think: float, stats: dict) ->
         await person.take_pages(on_post=record, think=lambda: think * person.rng.uniform(0.5, 1.5))
         stats["finished"] += 1
     except Exception as exc:  # noqa: BLE001 - counted and reported
-        stats["errors"][type(exc).__name__] += 1
+        stats["errors"][f"{type(exc).__name__}: {exc}"[:80]] += 1
     finally:
+        stats["disconnects"] += person.disconnects
         await person.close()
 
 
 async def crowd(args) -> tuple[dict, float, float]:
     """All participants as tasks of one event loop; returns the statistics, start and duration."""
     loop = asyncio.get_running_loop()
-    stats = {"posts": [], "starts": [], "errors": defaultdict(int), "finished": 0, "participants": args.participants}
+    stats = {"posts": [], "starts": [], "errors": defaultdict(int), "finished": 0, "disconnects": 0}
+    stats["participants"] = args.participants
     begin = loop.time() + 2
     arrivals = random.Random(0)
     starts = sorted(begin + arrivals.uniform(0, args.arrival_seconds) for _ in range(args.participants))
-    await asyncio.gather(*(participant(i, at, args.think, stats) for i, at in enumerate(starts)))
+    await asyncio.gather(*(participant(i, at, args.think, args.retries, stats) for i, at in enumerate(starts)))
     return stats, begin, loop.time() - begin
 
 
@@ -122,7 +126,8 @@ async def burst(arrivals: int, first: int) -> tuple[list[float], dict]:
 
 def run_bursts(args, env) -> None:
     print(
-        f"database: {'PostgreSQL' if args.database_url else 'SQLite (WAL)'}; gunicorn {args.workers} workers x "
+        f"database: {'PostgreSQL' if args.database_url else 'SQLite (WAL)'}; {'' if args.direct else 'nginx, '}"
+        f"gunicorn {args.workers} workers x "
         f"{args.threads} threads; study {SLUG}; {args.bursts} bursts of {args.arrivals} simultaneous arrivals"
     )
     every: list[float] = []
@@ -174,6 +179,10 @@ def report(stats: dict, begin: float, elapsed: float, window: int) -> None:
         print(f"{kind:<26}{len(values):>7}{percentiles(values)}")
     print(f"{'start + consent':<26}{len(stats['starts']):>7}{percentiles(stats['starts'])}")
     print(f"errors: {dict(stats['errors']) or 'none'}")
+    print(
+        f"disconnects (requests the server dropped: connection closed or reset, 502, 503): {stats['disconnects']}; "
+        f"participants who could not finish: {stats['participants'] - stats['finished']}"
+    )
 
 
 def server_env(database_url: str | None, sqlite_path: str) -> dict:
@@ -210,8 +219,19 @@ def gunicorn(env: dict) -> subprocess.Popen:
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=open(os.environ.get("BENCH_SERVER_LOG", os.devnull), "w"),
     )
+
+
+def serve(env: dict, directory: Path, direct: bool = False) -> list[subprocess.Popen]:
+    """The servers as ``make serve`` runs them: nginx on PORT in front of gunicorn on PORT + 1, or
+    with ``direct`` gunicorn alone on PORT (the deployment before nginx)."""
+    if direct:
+        return [gunicorn(env)]
+    env.update(GUNICORN_BIND=f"127.0.0.1:{PORT + 1}", PARTICIPANT_ADDRESS_HEADER="X-Forwarded-For")
+    app = gunicorn(env)
+    proxy = nginx.start(directory, listen=f"127.0.0.1:{PORT}", upstream=env["GUNICORN_BIND"], stdout=subprocess.DEVNULL)
+    return [app, proxy]
 
 
 def wait_healthy(timeout=60.0):
@@ -273,6 +293,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="gunicorn threads per worker")
     parser.add_argument("--database-url")
     parser.add_argument("--port", type=int, default=PORT)
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=1,
+        help="tries per request; 1 (default): a dropped request ends the participant, as a plain HTTP client's does",
+    )
+    parser.add_argument("--direct", action="store_true", help="no nginx: participants talk to gunicorn itself")
     parser.add_argument("--scenario", choices=["launch", "burst"], default="launch")
     parser.add_argument("--arrivals", type=int, default=100, help="burst: simultaneous arrivals per burst")
     parser.add_argument("--bursts", type=int, default=3, help="burst: how many bursts, one after the other")
@@ -288,7 +315,7 @@ def main() -> None:
     manage(env, "flush", "--noinput")
     manage(env, "collectstatic", "--noinput")
     manage(env, "load_study", str(args.study))
-    server = gunicorn(env)
+    servers = serve(env, Path(tmp) / "nginx", direct=args.direct)
     try:
         wait_healthy()
         print(cpu_check())
@@ -296,9 +323,9 @@ def main() -> None:
             run_bursts(args, env)
             return
         print(
-            f"database: {'PostgreSQL' if args.database_url else 'SQLite (WAL)'}; gunicorn {args.workers} workers x "
-            f"{args.threads} threads; {args.participants} participants arriving over {args.arrival_seconds:.0f} s, "
-            f"think time {args.think:g} s +-50% per page"
+            f"database: {'PostgreSQL' if args.database_url else 'SQLite (WAL)'}; {'' if args.direct else 'nginx, '}"
+            f"gunicorn {args.workers} workers x {args.threads} threads; {args.participants} participants arriving "
+            f"over {args.arrival_seconds:.0f} s, think time {args.think:g} s +-50% per page"
         )
         stats, begin, elapsed = asyncio.run(crowd(args))
         report(stats, begin, elapsed, args.window)
@@ -310,8 +337,9 @@ def main() -> None:
         )
         print(verify(env))
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+        for server in reversed(servers):
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
 
 
 def max_rate(stats: dict, begin: float) -> float:
