@@ -219,31 +219,41 @@ def gunicorn(env: dict) -> subprocess.Popen:
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=open(os.environ.get("BENCH_SERVER_LOG", os.devnull), "w"),
+        stderr=subprocess.DEVNULL,
     )
 
 
 def serve(env: dict, directory: Path, direct: bool = False) -> list[subprocess.Popen]:
-    """The servers as ``make serve`` runs them: nginx on PORT in front of gunicorn on PORT + 1, or
-    with ``direct`` gunicorn alone on PORT (the deployment before nginx)."""
+    """The servers as ``make serve`` runs them: nginx on PORT in front of gunicorn on PORT + 1 (nginx's
+    errors in ``directory``/error.log), or with ``direct`` gunicorn alone on PORT (as before nginx)."""
     if direct:
         return [gunicorn(env)]
     env.update(GUNICORN_BIND=f"127.0.0.1:{PORT + 1}", PARTICIPANT_ADDRESS_HEADER="X-Forwarded-For")
     app = gunicorn(env)
-    proxy = nginx.start(directory, listen=f"127.0.0.1:{PORT}", upstream=env["GUNICORN_BIND"], stdout=subprocess.DEVNULL)
+    try:
+        wait_healthy(PORT + 1)
+        directory.mkdir(parents=True)
+        with (directory / "error.log").open("w") as errors:
+            proxy = nginx.start(directory, listen=f"127.0.0.1:{PORT}", upstream=env["GUNICORN_BIND"], stderr=errors)
+    except BaseException:
+        app.terminate()
+        app.wait(timeout=30)
+        raise
     return [app, proxy]
 
 
-def wait_healthy(timeout=60.0):
+def wait_healthy(port: int | None = None, timeout=60.0):
+    """Wait until /healthz on ``port`` (default PORT) answers 200."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=2)
+            conn = http.client.HTTPConnection("127.0.0.1", port or PORT, timeout=2)
             conn.request("GET", "/healthz", headers={"Host": "127.0.0.1"})
             if conn.getresponse().status == 200:
                 return
         except OSError:
-            time.sleep(0.3)
+            pass
+        time.sleep(0.3)
     raise RuntimeError("server did not become healthy")
 
 
@@ -336,6 +346,9 @@ def main() -> None:
             f"peak ran at {peak:.0f}/s = {peak / rate:.2f} of that ceiling"
         )
         print(verify(env))
+        if not args.direct:
+            errors = (Path(tmp) / "nginx" / "error.log").read_text().splitlines()
+            print(f"nginx: {sum('[error]' in line for line in errors)} error lines ({tmp}/nginx/error.log)")
     finally:
         for server in reversed(servers):
             server.send_signal(signal.SIGTERM)

@@ -43,16 +43,19 @@ def served(tmp_path: Path):
     connection.close()  # the server processes open their own connections
     port, app_port = free_port(), free_port()
     env = {**server_env(app_port), "PARTICIPANT_ADDRESS_HEADER": "X-Forwarded-For"}
-    app = start_server(app_port, env)
     log = tmp_path / "nginx.log"
-    with log.open("w") as errors:
-        proxy = nginx.start(
-            tmp_path / "nginx", listen=f"127.0.0.1:{port}", upstream=f"127.0.0.1:{app_port}", stderr=errors
-        )
+    servers = [start_server(app_port, env)]
     try:
+        with log.open("w") as errors:
+            servers.insert(
+                0,
+                nginx.start(
+                    tmp_path / "nginx", listen=f"127.0.0.1:{port}", upstream=env["GUNICORN_BIND"], stderr=errors
+                ),
+            )
         yield port, log
     finally:
-        for server in (proxy, app):
+        for server in servers:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)
 
