@@ -49,7 +49,7 @@ serve: $(STAMP)
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py migrate --noinput
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py createcachetable
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py collectstatic --noinput -v0
-	export DJANGO_DEBUG=$${DJANGO_DEBUG:-0} GUNICORN_BIND=127.0.0.1:$(APP_PORT) \
+	export DJANGO_DEBUG=$${DJANGO_DEBUG:-0} GUNICORN_BIND=$${GUNICORN_BIND:-127.0.0.1:$(APP_PORT)} \
 		PARTICIPANT_ADDRESS_HEADER=$${PARTICIPANT_ADDRESS_HEADER-X-Forwarded-For}; $(WORKERS) \
 	$(PY) -m config.nginx --listen $(NGINX_LISTEN) --upstream $$GUNICORN_BIND --dir $(NGINX_DIR) & \
 		pids="$$pids $$!"; $(VENV)/bin/gunicorn config.wsgi -c config/gunicorn.conf.py
