@@ -232,7 +232,6 @@ def serve(env: dict, directory: Path, direct: bool = False) -> list[subprocess.P
     app = gunicorn(env)
     try:
         wait_healthy(PORT + 1)
-        directory.mkdir(parents=True)
         with (directory / "error.log").open("w") as errors:
             proxy = nginx.start(directory, listen=f"127.0.0.1:{PORT}", upstream=env["GUNICORN_BIND"], stderr=errors)
     except BaseException:
@@ -325,7 +324,8 @@ def main() -> None:
     manage(env, "flush", "--noinput")
     manage(env, "collectstatic", "--noinput")
     manage(env, "load_study", str(args.study))
-    servers = serve(env, Path(tmp) / "nginx", direct=args.direct)
+    proxy_dir = Path(tempfile.mkdtemp(prefix="launch-nginx-"))  # nginx's workers may enter it
+    servers = serve(env, proxy_dir, direct=args.direct)
     try:
         wait_healthy()
         print(cpu_check())
@@ -347,8 +347,8 @@ def main() -> None:
         )
         print(verify(env))
         if not args.direct:
-            errors = (Path(tmp) / "nginx" / "error.log").read_text().splitlines()
-            print(f"nginx: {sum('[error]' in line for line in errors)} error lines ({tmp}/nginx/error.log)")
+            errors = (proxy_dir / "error.log").read_text().splitlines()
+            print(f"nginx: {sum('[error]' in line for line in errors)} error lines ({proxy_dir}/error.log)")
     finally:
         for server in reversed(servers):
             server.send_signal(signal.SIGTERM)

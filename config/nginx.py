@@ -12,6 +12,7 @@ import grp
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 from string import Template
@@ -53,6 +54,11 @@ def render(
         raise ValueError("TLS needs both NGINX_TLS_CERT and NGINX_TLS_KEY")
     directory = directory.resolve()
     as_root = os.geteuid() == 0
+    if as_root and not all(path.stat().st_mode & stat.S_IXOTH for path in directory.parents):
+        raise PermissionError(
+            f"nginx's workers run as {WORKER_USER} and could not reach {directory} to buffer large requests: "
+            "put its directory (NGINX_DIR) where everyone may enter, e.g. /var/lib/fairness-nginx"
+        )
     group = grp.getgrgid(pwd.getpwnam(WORKER_USER).pw_gid).gr_name if as_root else ""
     for name in ("", *TEMP_DIRS):
         path = directory / name

@@ -4,8 +4,11 @@ dropped when gunicorn would have closed it as idle (its keep-alive is 2 s) just 
 next page was on its way: the cause of the launch disconnects."""
 
 import asyncio
+import os
+import shutil
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,7 +32,15 @@ def _nginx_available() -> bool:
 
 
 @pytest.fixture
-def served(tmp_path: Path):
+def nginx_dir():
+    """A directory in /tmp, which nginx's workers (``nobody`` when the tests run as root) may enter."""
+    directory = Path(tempfile.mkdtemp(prefix="nginx-"))
+    yield directory
+    shutil.rmtree(directory)
+
+
+@pytest.fixture
+def served(tmp_path: Path, nginx_dir: Path):
     """nginx on a port of its own in front of gunicorn, started as `make serve` starts them; yields
     nginx's port and the log nginx writes."""
     if connection.vendor != "postgresql":
@@ -48,10 +59,7 @@ def served(tmp_path: Path):
     try:
         with log.open("w") as errors:
             servers.insert(
-                0,
-                nginx.start(
-                    tmp_path / "nginx", listen=f"127.0.0.1:{port}", upstream=env["GUNICORN_BIND"], stderr=errors
-                ),
+                0, nginx.start(nginx_dir, listen=f"127.0.0.1:{port}", upstream=env["GUNICORN_BIND"], stderr=errors)
             )
         yield port, log
     finally:
@@ -113,15 +121,19 @@ def test_a_page_sent_after_gunicorn_keepalive_reaches_the_app(demo_study, served
 
 
 @pytest.mark.skipif(not _nginx_available(), reason="nginx is not installed")
-def test_rendered_configuration_is_valid_and_sized_for_uploads(tmp_path: Path, settings):
+def test_rendered_configuration_is_valid_and_sized_for_uploads(nginx_dir: Path, tmp_path: Path, settings):
     """The template renders to a configuration nginx accepts; its body limit lets through the largest
     request the app accepts (files up to UPLOAD_MAX_BYTES plus the form's fields), so the app's own
-    error, not nginx's, answers anything larger; a half-given TLS pair is refused."""
+    error, not nginx's, answers anything larger; a half-given TLS pair is refused, and so is (as root)
+    a directory nginx's workers could not enter to buffer a large upload."""
     settings.UPLOAD_MAX_BYTES, settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 3_000_000, 500_000
-    conf = nginx.render(tmp_path, listen="127.0.0.1:8000", upstream="unix:/run/app.sock")
+    conf = nginx.render(nginx_dir, listen="127.0.0.1:8000", upstream="unix:/run/app.sock")
     text = conf.read_text()
     assert "client_max_body_size 3500000;" in text
     assert "server unix:/run/app.sock;" in text
     subprocess.run([*nginx.command(conf), "-t", "-q"], check=True)
     with pytest.raises(ValueError, match="NGINX_TLS_KEY"):
-        nginx.render(tmp_path, listen="127.0.0.1:8443", upstream="127.0.0.1:8001", tls_cert="/tmp/cert.pem")
+        nginx.render(nginx_dir, listen="127.0.0.1:8443", upstream="127.0.0.1:8001", tls_cert="/tmp/cert.pem")
+    if os.geteuid() == 0:  # pytest's own temporary directories are private (0700)
+        with pytest.raises(PermissionError, match="NGINX_DIR"):
+            nginx.render(tmp_path / "nginx", listen="127.0.0.1:8000", upstream="127.0.0.1:8001")
