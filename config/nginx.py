@@ -14,6 +14,7 @@ import pwd
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -88,12 +89,22 @@ def command(conf: Path) -> list[str]:
     return [nginx_binary(), "-p", str(conf.parent), "-c", str(conf), "-e", "stderr", "-g", "daemon off;"]
 
 
-def start(directory: Path, *, listen: str, upstream: str, **popen: Any) -> subprocess.Popen:
-    """Render the configuration into ``directory``, check it and start nginx (``popen``: keyword
-    arguments of ``subprocess.Popen``, e.g. where its output goes)."""
+def start(directory: Path, *, listen: str, upstream: str, timeout: float = 30.0, **popen: Any) -> subprocess.Popen:
+    """Render the configuration into ``directory``, check it, start nginx (``popen``: keyword arguments
+    of ``subprocess.Popen``, e.g. where its output goes) and return once it listens: nginx writes its
+    pid file after opening its sockets."""
     conf = render(directory, listen=listen, upstream=upstream)
     subprocess.run([*command(conf), "-t", "-q"], check=True)
-    return subprocess.Popen(command(conf), **popen)
+    pid_file = conf.parent / "nginx.pid"
+    pid_file.unlink(missing_ok=True)
+    proxy = subprocess.Popen(command(conf), **popen)
+    deadline = time.monotonic() + timeout
+    while not pid_file.exists():
+        if proxy.poll() is not None or time.monotonic() > deadline:
+            proxy.kill()
+            raise RuntimeError(f"nginx did not start (exit code {proxy.wait()})")
+        time.sleep(0.1)
+    return proxy
 
 
 def main() -> None:
