@@ -36,14 +36,23 @@ $(NODE_STAMP): package.json package-lock.json
 test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# Production mode: gunicorn (gthread workers) + WhiteNoise; settings from the environment
-# (DJANGO_DEBUG=0, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, DATABASE_URL; see the docs, Run in production).
+# Production mode: nginx (Debian's package; config/nginx.conf.template) on PORT in front of gunicorn
+# (gthread workers, config/gunicorn.conf.py) on APP_PORT + WhiteNoise; nginx holds the participants'
+# connections and hands gunicorn whole requests. Settings from the environment (DJANGO_DEBUG=0,
+# DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, DATABASE_URL; see the docs, Run in production).
+PORT ?= 8000
+APP_PORT ?= 8002
+NGINX_LISTEN ?= 127.0.0.1:$(PORT)
+NGINX_DIR ?= .nginx
 serve: $(STAMP)
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py check --deploy --fail-level WARNING
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py migrate --noinput
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py createcachetable
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py collectstatic --noinput -v0
-	export DJANGO_DEBUG=$${DJANGO_DEBUG:-0}; $(WORKERS) $(VENV)/bin/gunicorn config.wsgi -c config/gunicorn.conf.py
+	export DJANGO_DEBUG=$${DJANGO_DEBUG:-0} GUNICORN_BIND=$${GUNICORN_BIND:-127.0.0.1:$(APP_PORT)} \
+		PARTICIPANT_ADDRESS_HEADER=$${PARTICIPANT_ADDRESS_HEADER-X-Forwarded-For}; $(WORKERS) \
+	$(PY) -m config.nginx --listen $(NGINX_LISTEN) --upstream $$GUNICORN_BIND --dir $(NGINX_DIR) & \
+		pids="$$pids $$!"; $(VENV)/bin/gunicorn config.wsgi -c config/gunicorn.conf.py
 
 # The checks CI runs before the tests: ruff (lint and format), migrations in step with the models, the
 # import contract (pyproject.toml [tool.importlinter]: packages import one way) and mypy with django-stubs.
@@ -73,4 +82,4 @@ docs-serve: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs serve --dev-addr $${DOCS_ADDR:-127.0.0.1:8001}
 
 clean:
-	rm -rf $(VENV) node_modules db.sqlite3* .test-db* staticfiles site
+	rm -rf $(VENV) node_modules db.sqlite3* .test-db* staticfiles site .nginx

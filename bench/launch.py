@@ -41,6 +41,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from config import nginx  # noqa: E402
 from participation.loadclient import HTTPParticipant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,12 +62,12 @@ SLUG = SPEC["slug"]
 CHECKS: dict[str, str] = {}  # set from the study file in main()
 
 
-async def participant(index: int, start_at: float, think: float, stats: dict) -> None:
+async def participant(index: int, start_at: float, think: float, retries: int, stats: dict) -> None:
     """One simulated person: arrives at ``start_at``, answers every page, thinks between pages
     (uniformly 0.5-1.5 x ``think`` seconds: real people take 10-30 s, so this is compressed)."""
     loop = asyncio.get_running_loop()
     await asyncio.sleep(max(0.0, start_at - loop.time()))
-    person = HTTPParticipant(PORT, f"bench-{index}", CHECKS, slug=SLUG, seed=index)
+    person = HTTPParticipant(PORT, f"bench-{index}", CHECKS, slug=SLUG, seed=index, retries=retries)
 
     def record(key, status, seconds):
         kind = "POST " + (key.split("/")[0] if "/" in key else key)
@@ -80,19 +82,21 @@ async def participant(index: int, start_at: float, think: float, stats: dict) ->
         await person.take_pages(on_post=record, think=lambda: think * person.rng.uniform(0.5, 1.5))
         stats["finished"] += 1
     except Exception as exc:  # noqa: BLE001 - counted and reported
-        stats["errors"][type(exc).__name__] += 1
+        stats["errors"][f"{type(exc).__name__}: {exc}"[:80]] += 1
     finally:
+        stats["disconnects"] += person.disconnects
         await person.close()
 
 
 async def crowd(args) -> tuple[dict, float, float]:
     """All participants as tasks of one event loop; returns the statistics, start and duration."""
     loop = asyncio.get_running_loop()
-    stats = {"posts": [], "starts": [], "errors": defaultdict(int), "finished": 0, "participants": args.participants}
+    stats = {"posts": [], "starts": [], "errors": defaultdict(int), "finished": 0, "disconnects": 0}
+    stats["participants"] = args.participants
     begin = loop.time() + 2
     arrivals = random.Random(0)
     starts = sorted(begin + arrivals.uniform(0, args.arrival_seconds) for _ in range(args.participants))
-    await asyncio.gather(*(participant(i, at, args.think, stats) for i, at in enumerate(starts)))
+    await asyncio.gather(*(participant(i, at, args.think, args.retries, stats) for i, at in enumerate(starts)))
     return stats, begin, loop.time() - begin
 
 
@@ -122,7 +126,8 @@ async def burst(arrivals: int, first: int) -> tuple[list[float], dict]:
 
 def run_bursts(args, env) -> None:
     print(
-        f"database: {'PostgreSQL' if args.database_url else 'SQLite (WAL)'}; gunicorn {args.workers} workers x "
+        f"database: {'PostgreSQL' if args.database_url else 'SQLite (WAL)'}; {'' if args.direct else 'nginx, '}"
+        f"gunicorn {args.workers} workers x "
         f"{args.threads} threads; study {SLUG}; {args.bursts} bursts of {args.arrivals} simultaneous arrivals"
     )
     every: list[float] = []
@@ -174,6 +179,10 @@ def report(stats: dict, begin: float, elapsed: float, window: int) -> None:
         print(f"{kind:<26}{len(values):>7}{percentiles(values)}")
     print(f"{'start + consent':<26}{len(stats['starts']):>7}{percentiles(stats['starts'])}")
     print(f"errors: {dict(stats['errors']) or 'none'}")
+    print(
+        f"disconnects (requests the server dropped: connection closed or reset, 502, 503): {stats['disconnects']}; "
+        f"participants who could not finish: {stats['participants'] - stats['finished']}"
+    )
 
 
 def server_env(database_url: str | None, sqlite_path: str) -> dict:
@@ -214,16 +223,36 @@ def gunicorn(env: dict) -> subprocess.Popen:
     )
 
 
-def wait_healthy(timeout=60.0):
+def serve(env: dict, directory: Path, direct: bool = False) -> list[subprocess.Popen]:
+    """The servers as ``make serve`` runs them: nginx on PORT in front of gunicorn on PORT + 1 (nginx's
+    errors in ``directory``/error.log), or with ``direct`` gunicorn alone on PORT (as before nginx)."""
+    if direct:
+        return [gunicorn(env)]
+    env.update(GUNICORN_BIND=f"127.0.0.1:{PORT + 1}", PARTICIPANT_ADDRESS_HEADER="X-Forwarded-For")
+    app = gunicorn(env)
+    try:
+        wait_healthy(PORT + 1)
+        with (directory / "error.log").open("w") as errors:
+            proxy = nginx.start(directory, listen=f"127.0.0.1:{PORT}", upstream=env["GUNICORN_BIND"], stderr=errors)
+    except BaseException:
+        app.terminate()
+        app.wait(timeout=30)
+        raise
+    return [app, proxy]
+
+
+def wait_healthy(port: int | None = None, timeout=60.0):
+    """Wait until /healthz on ``port`` (default PORT) answers 200."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=2)
+            conn = http.client.HTTPConnection("127.0.0.1", port or PORT, timeout=2)
             conn.request("GET", "/healthz", headers={"Host": "127.0.0.1"})
             if conn.getresponse().status == 200:
                 return
         except OSError:
-            time.sleep(0.3)
+            pass
+        time.sleep(0.3)
     raise RuntimeError("server did not become healthy")
 
 
@@ -273,6 +302,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="gunicorn threads per worker")
     parser.add_argument("--database-url")
     parser.add_argument("--port", type=int, default=PORT)
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=1,
+        help="tries per request; 1 (default): a dropped request ends the participant, as a plain HTTP client's does",
+    )
+    parser.add_argument("--direct", action="store_true", help="no nginx: participants talk to gunicorn itself")
     parser.add_argument("--scenario", choices=["launch", "burst"], default="launch")
     parser.add_argument("--arrivals", type=int, default=100, help="burst: simultaneous arrivals per burst")
     parser.add_argument("--bursts", type=int, default=3, help="burst: how many bursts, one after the other")
@@ -288,7 +324,8 @@ def main() -> None:
     manage(env, "flush", "--noinput")
     manage(env, "collectstatic", "--noinput")
     manage(env, "load_study", str(args.study))
-    server = gunicorn(env)
+    proxy_dir = Path(tempfile.mkdtemp(prefix="launch-nginx-"))  # nginx's workers may enter it
+    servers = serve(env, proxy_dir, direct=args.direct)
     try:
         wait_healthy()
         print(cpu_check())
@@ -296,9 +333,9 @@ def main() -> None:
             run_bursts(args, env)
             return
         print(
-            f"database: {'PostgreSQL' if args.database_url else 'SQLite (WAL)'}; gunicorn {args.workers} workers x "
-            f"{args.threads} threads; {args.participants} participants arriving over {args.arrival_seconds:.0f} s, "
-            f"think time {args.think:g} s +-50% per page"
+            f"database: {'PostgreSQL' if args.database_url else 'SQLite (WAL)'}; {'' if args.direct else 'nginx, '}"
+            f"gunicorn {args.workers} workers x {args.threads} threads; {args.participants} participants arriving "
+            f"over {args.arrival_seconds:.0f} s, think time {args.think:g} s +-50% per page"
         )
         stats, begin, elapsed = asyncio.run(crowd(args))
         report(stats, begin, elapsed, args.window)
@@ -309,9 +346,13 @@ def main() -> None:
             f"peak ran at {peak:.0f}/s = {peak / rate:.2f} of that ceiling"
         )
         print(verify(env))
+        if not args.direct:
+            errors = (proxy_dir / "error.log").read_text().splitlines()
+            print(f"nginx: {sum('[error]' in line for line in errors)} error lines ({proxy_dir}/error.log)")
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+        for server in reversed(servers):
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
 
 
 def max_rate(stats: dict, begin: float) -> float:

@@ -10,8 +10,18 @@ from urllib.parse import urlencode
 
 
 class HTTPParticipant:
-    def __init__(self, port: int, external_id: str, checks: dict[str, str], slug: str = "effort-demo", seed: int = 0):
+    def __init__(
+        self,
+        port: int,
+        external_id: str,
+        checks: dict[str, str],
+        slug: str = "effort-demo",
+        seed: int = 0,
+        retries: int = 20,
+    ):
         self.port, self.external_id, self.checks, self.slug = port, external_id, checks, slug
+        self.retries = retries
+        self.disconnects = 0  # requests the server dropped (connection closed or reset, 502, 503)
         self.rng = random.Random(seed)
         self.cookies: dict[str, str] = {}
         self.path: str | None = None
@@ -58,20 +68,22 @@ class HTTPParticipant:
             await self.close()
         return status, headers, body
 
-    async def request(self, method: str, path: str, body: dict | None = None, retries: int = 20):
-        """One request; a refused or dropped connection (an idle keep-alive connection closed by the
-        server, a worker killed, the server restarting) is retried: the first time at once, as a
-        browser does, then every 0.25 s."""
+    async def request(self, method: str, path: str, body: dict | None = None):
+        """One request, tried up to ``self.retries`` times: a refused or dropped connection (an idle
+        keep-alive connection closed by the server, a worker killed, the server restarting) is
+        counted in ``self.disconnects`` and retried, the first time at once, as a browser does, then
+        every 0.25 s. With ``retries=1`` the first one raises, as a plain HTTP client's does."""
         data = urlencode(body, doseq=True).encode() if body is not None else b""
-        for attempt in range(retries):
+        for attempt in range(self.retries):
             try:
                 status, headers, payload = await self._exchange(method, path, data)
                 if status in (502, 503):
                     raise ConnectionError(f"server answered {status}")
                 break
             except (ConnectionError, OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+                self.disconnects += 1
                 await self.close()
-                if attempt == retries - 1:
+                if attempt == self.retries - 1:
                     raise
                 if attempt:
                     await asyncio.sleep(0.25)

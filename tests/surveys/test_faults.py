@@ -22,10 +22,25 @@ pytestmark = pytest.mark.django_db(transaction=True)
 GUNICORN = Path(sys.executable).parent / "gunicorn"
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port on 127.0.0.1: any, or one of TEST_PORTS not handed out before (e.g. ``8300-8399``,
+    on a shared machine)."""
+    low, _, high = os.environ.get("TEST_PORTS", "0-0").partition("-")
+    for port in range(int(low), int(high) + 1):
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            if port:  # port 0: the system picks a new one each time
+                _HANDED_OUT.add(port)
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port in TEST_PORTS={os.environ['TEST_PORTS']}")
 
 
 def server_env(port: int) -> dict:
