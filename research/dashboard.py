@@ -10,7 +10,8 @@ from django.db.models import Count, Q
 
 from participation.models import Answer, Participant
 from participation.quotas import tally
-from research.quality import database_qualities, detection_checks, excluded_by_quality
+from research.quality import detection_checks, excluded_by_quality
+from research.quality_evidence import database_qualities
 from studies.models import Study
 from studies.quotas import quotas
 from studies.study_file import QUALITY_RULES

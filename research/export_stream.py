@@ -14,7 +14,8 @@ from django.http import StreamingHttpResponse
 
 from participation.models import Answer, Participant
 from research.answer_rows import is_excluded, neutralise, participant_answer_rows, references_of, row_base
-from research.quality import database_qualities, excluded_by_quality
+from research.quality import excluded_by_quality
+from research.quality_evidence import database_qualities
 from research.tables import COLUMNS
 from studies.models import Study
 
