@@ -108,3 +108,88 @@ def test_human_like_participants_pass_and_browser_bots_are_flagged(browser, live
     assert about.typing_ms > 0 and about.time_on_page_ms >= 2300 and about.focus_losses == 0
     pasted = PageVisit.objects.get(participant__external_id="bot-paster", page="about")
     assert pasted.pastes == 1 and pasted.pasted_chars == len(PASTED) and pasted.keystrokes == 0
+
+
+def _walk_paced(client, slug: str, label: str, seconds: float, signals: str, clock: list) -> Participant:
+    """Take the mini study over HTTP on a virtual clock, ``seconds`` on every page, sending ``signals``."""
+    from datetime import timedelta
+
+    client.get(f"/s/{slug}/?participant_label={label}")
+    client.post(f"/s/{slug}/consent/", {"decision": "accept"})
+    bot = HTTPParticipant(0, label, CHECKS)
+    participant = Participant.objects.get(external_id=label)
+    while participant.status == Participant.Status.ACTIVE:
+        html = client.get(f"/s/{slug}/page/").content.decode()
+        clock[0] += timedelta(seconds=seconds)
+        data = bot.answer(participant.plan[participant.position]["key"], html)
+        client.post(f"/s/{slug}/page/", {**data, "signals": signals})
+        participant.refresh_from_db()
+    return participant
+
+
+@pytest.mark.django_db
+def test_a_careful_http_bot_that_forges_its_signals_is_flagged_by_the_server(client, mini_study):
+    """3 s a page passes the 2 s floor, and forged human signals pass the client-reported rules; the page's
+    load (words shown, questions asked) and the server's clock do not."""
+    from unittest import mock
+
+    from django.utils import timezone
+
+    clock = [timezone.now()]
+    with mock.patch("django.utils.timezone.now", lambda: clock[0]):
+        _walk_paced(client, mini_study.slug, "careful-bot", 3.0, "v1:25000,0,0,0,40,9000,40", clock)
+        client.cookies.clear()
+        _walk_paced(client, mini_study.slug, "reader", 40.0, "v1:39500,0,0,0,40,9000,40", clock)
+    flags = {
+        Participant.objects.get(pseudonym=pid).external_id: found for pid, found in _flagged(mini_study.slug).items()
+    }
+    assert flags["careful-bot"] >= {"hurried", "clock"} and "fast" not in flags["careful-bot"]
+    assert not flags["careful-bot"] & {"pasted", "away", "untyped"}  # what the client wrote looks human
+    assert flags["reader"] == set()
+    pages = export_tables(mini_study.slug).pages
+    assert (pages["words_shown"] > 0).all() and pages["inputs_shown"].notna().all()
+
+
+@pytest.mark.django_db
+def test_a_client_reported_flag_alone_excludes_no_one(client, researcher):
+    """A study excluding by `pasted`: a participant at a reading pace who pasted into a text field is
+    flagged, not excluded; the quality table says the rule is client-reported."""
+    from unittest import mock
+
+    from django.utils import timezone
+
+    from studies import services
+    from studies.study_file import validate_study
+    from tests.participation.test_format2_browser import _disagreement_spec
+
+    spec = _disagreement_spec() | {"quality": {"exclude_if": ["pasted", "hurried"]}}
+    study = services.study_load(spec=validate_study(spec), owner=researcher).study
+    clock = [timezone.now()]
+    with mock.patch("django.utils.timezone.now", lambda: clock[0]):
+        _walk_paced(client, study.slug, "paster", 40.0, "v1:39500,0,1,300,0,0,300", clock)
+    tables = export_tables(study.slug)
+    person = tables.participants.iloc[0]
+    assert person["quality_flags"] == "pasted" and person["excluded"] == 0
+    rows = tables.quality.set_index("rule")
+    assert rows.loc["pasted", "source"] == "client" and rows.loc["hurried", "source"] == "server"
+
+
+@pytest.mark.django_db
+def test_arrivals_from_one_address_range_in_a_burst_are_flagged(mini_study, settings):
+    from django.test import Client
+
+    settings.PARTICIPANT_ARRIVALS_PER_ADDRESS = 0
+    for i in range(5):
+        Client(REMOTE_ADDR=f"198.51.100.{i + 1}").get(f"/s/{mini_study.slug}/?participant_label=farm-{i}")
+    Client(REMOTE_ADDR="198.51.101.1").get(f"/s/{mini_study.slug}/?participant_label=next-door")
+    Client(REMOTE_ADDR="2001:db8:1:2::1").get(f"/s/{mini_study.slug}/?participant_label=v6-a")
+    Client(REMOTE_ADDR="2001:db8:1:ff::9").get(f"/s/{mini_study.slug}/?participant_label=v6-b")  # the same /48
+    ranges = dict(Participant.objects.values_list("external_id", "address_range"))
+    assert len({ranges[f"farm-{i}"] for i in range(5)}) == 1 and ranges["farm-0"] != ranges["next-door"]
+    assert ranges["v6-a"] == ranges["v6-b"] != "" and "198" not in ranges["farm-0"]  # a keyed hash, no address
+    quality = export_tables(mini_study.slug).quality.set_index(["participant_id", "rule"])["measured"]
+    who = {str(p.pseudonym): p.external_id for p in Participant.objects.all()}
+    burst = {who[pid]: value for (pid, rule), value in quality.items() if rule == "burst"}
+    assert burst["farm-3"] == 5 and burst["next-door"] == 1 and burst["v6-a"] == 2
+    flags = _flagged(mini_study.slug)
+    assert sum("burst" in flags[pid] for pid in who if who[pid].startswith("farm")) == 5
