@@ -109,14 +109,18 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, effects: G
     person = _converted_participant(model, index, rng)
     rater = draw_rater(spec, effects, rng) if person is None else SimulatedRater()
     enrolment = enrolment_of(participant)
-    reader, block = draw_reader(rng), None
+    # A rater's page times and signals: the interaction model, on a generator of their own (their answers'
+    # draws stay as they were); format 1's participant keeps format 1's page times and sends no signals,
+    # so a converted study exports what the format 1 runtime stored.
+    timing = np.random.default_rng([participant.seed, 1]) if person is None else rng
+    reader, block = (draw_reader(timing) if person is None else None), None
     for planned in participant.plan:
         page = resolved_page(planned, index, participant_id=participant.pk, study_id=participant.study_id)
         data = _effort_answers(person, page, index) if person is not None else None
         if data is None:
             data = task_for(page).simulate(page, index, rater, rng)
         familiar, block = page.get("block") is not None and page.get("block") == block, page.get("block")
-        at = _submit(participant, enrolment, page, (index, spec_hash), data, (reader, familiar, rng), at)
+        at = _submit(participant, enrolment, page, (index, spec_hash), data, (reader, familiar, timing), at)
     return 1
 
 
@@ -170,34 +174,40 @@ def _effort_answers(person: SimulatedParticipant, page: dict, index) -> dict | N
 
 def _submit(participant: Participant, enrolment, page: dict, shown, data: dict, person, at):
     """Validate ``data`` with the page's form and save it like a browser's POST, after the time the person
-    (``person``: their ``simulation.interaction.Reader``, whether the page's layout is familiar, the
-    generator) spends on the page ``shown`` (its condition index and version digest); returns the time
-    after."""
+    (``person``: their ``simulation.interaction.Reader`` or None for format 1's participant, whether the
+    page's layout is familiar, the generator) spends on the page ``shown`` (its condition index and version
+    digest); returns the time after."""
     (index, spec_hash), (reader, familiar, rng) = shown, person
     form = page_form(page, index, data=_as_post(data))
     if not form.is_valid():
         raise RuntimeError(f"simulated answer refused on {page['key']}: {form.errors.as_text()}")
     page_shown(participant=participant, page_key=page["key"], at=at)
-    load = page_load(page, index, spec_hash)
-    spent = page_interaction(
-        reader, words=load.words, inputs=load.inputs, typed_chars=_typed_chars(form), familiar=familiar, rng=rng
-    )
-    at = at + timedelta(seconds=spent.seconds)
-    signals = PageSignals(
-        spent.time_on_page_ms,
-        spent.focus_losses,
-        spent.pastes,
-        spent.pasted_chars,
-        spent.keystrokes,
-        spent.typing_ms,
-        spent.text_chars,
-    )
+    signals, load = None, None
+    if reader is None:  # format 1's page times
+        at = at + timedelta(seconds=float(rng.lognormal(np.log(25), 0.5)))
+    else:
+        load = page_load(page, index, spec_hash)
+        typed = _typed_chars(form)
+        spent = page_interaction(
+            reader, words=load.words, inputs=load.inputs, typed_chars=typed, familiar=familiar, rng=rng
+        )
+        at = at + timedelta(seconds=spent.seconds)
+        if records_signals(index.spec):
+            signals = PageSignals(
+                spent.time_on_page_ms,
+                spent.focus_losses,
+                spent.pastes,
+                spent.pasted_chars,
+                spent.keystrokes,
+                spent.typing_ms,
+                spent.text_chars,
+            )
     outcome = page_submit(
         enrolment=enrolment,
         page_key=page["key"],
         answers=form_answers(page, index, form),
         at=at,
-        signals=signals if records_signals(index.spec) else None,
+        signals=signals,
         load=load,
     ).outcome
     if outcome is not SubmitOutcome.SAVED:
