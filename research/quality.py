@@ -21,7 +21,7 @@ Server-measured (:data:`SERVER`; thresholds are the study file's ``quality`` opt
   receiving it (plus ``clock_slack_seconds``, 1 s): a browser cannot, a client that writes its own signals
   can. Unknown without signals.
 - ``straightline``: the longest run of identical answers, in page order, to one measure with more than two
-  values (confidence, ratings, predictions; not yes/no) reaches ``max_identical_run`` (8): LongString
+  values (confidence, ratings, predictions; not yes/no) reaches ``max_identical_run`` (12): LongString
   (Johnson 2005, "Ascertaining the validity of individual protocols from Web-based personality inventories",
   J. Research in Personality 39). Unknown when no such measure has that many answers.
 - ``inconsistent``: attention checks answered wrongly plus repeated items (same measure and subject on two
@@ -63,7 +63,7 @@ DEFAULTS = {
     "seconds_per_input": 0.5,
     "hurried_share": 0.5,
     "clock_slack_seconds": 1.0,
-    "max_identical_run": 8,
+    "max_identical_run": 12,
     "repeat_tolerance": 1.0,
     "max_inconsistent": 1,
     "min_text_chars": 30,

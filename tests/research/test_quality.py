@@ -98,15 +98,16 @@ def _numbers(measure: str, values, binary: bool = False) -> tuple[ItemAnswer, ..
 
 
 def test_straightline_is_the_longest_run_of_identical_answers_to_a_measure_of_more_than_two_values():
-    varied = _numbers("confidence", [4, 4, 3, 4, 4, 4, 5, 4, 4, 4])  # longest run 3
-    straight = _numbers("confidence", [2, 4, 4, 4, 4, 4, 4, 4, 4, 3])  # 8 in a row
+    varied = _numbers("confidence", [4, 4, 3, 4, 4, 4, 5, 4, 4, 4, 5, 5, 5])  # longest run 3
+    straight = _numbers("confidence", [2, *[4] * 12, 3])  # 12 in a row
     yes = _numbers("agree", [1] * 20, binary=True)  # a yes/no series is never straight-lining
     assert rules(assess(Evidence(answers=varied + yes), {}))["straightline"].value == 3
     assert "straightline" in assess(Evidence(answers=straight), {}).flags
     assert rules(assess(Evidence(answers=yes), {}))["straightline"].flagged is None
-    short = _numbers("confidence", [3] * 7)  # fewer answers than the run that flags: unknown
+    short = _numbers("confidence", [3] * 11)  # fewer answers than the run that flags: unknown
     assert rules(assess(Evidence(answers=short), {}))["straightline"].flagged is None
-    assert "straightline" in assess(Evidence(answers=short), {"quality": {"max_identical_run": 7}}).flags
+    assert "straightline" in assess(Evidence(answers=short), {"quality": {"max_identical_run": 11}}).flags
+    assert "straightline" not in assess(Evidence(answers=straight), {"quality": {"max_identical_run": 13}}).flags
 
 
 def test_inconsistent_counts_failed_attention_checks_and_repeated_items_answered_apart():
