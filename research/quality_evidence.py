@@ -1,11 +1,12 @@
 """The answer-quality rules' evidence read from the database (``research.quality``): each chosen
 participant's submitted pages (server clock, the load the server showed, the script's counts), numeric
 answers and detection items, and, over the study's participants (every version, pilots left out), the
-free texts compared for duplicates and the arrivals compared by address range. One query each, shared by
-the export, the streamed export and the dashboard."""
+free texts compared for duplicates and the arrivals compared by address range (:class:`Comparisons`, made
+once per export). Shared by the export, the streamed export and the dashboard."""
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.db.models import Q, QuerySet
 
@@ -66,7 +67,7 @@ def _visits(chosen: QuerySet[Participant]) -> dict[int, list[VisitSignals]]:
     return out
 
 
-def _answers(chosen: QuerySet[Participant], specs: dict[int, dict]) -> tuple[dict, dict]:
+def _answers(chosen: QuerySet[Participant]) -> tuple[dict, dict]:
     """Participant -> their numeric answers in saved order, and -> their detection (page, flag) pairs."""
     numbers: dict[int, list[ItemAnswer]] = defaultdict(list)
     detections: dict[int, list[tuple[str, float | None]]] = defaultdict(list)
@@ -96,22 +97,41 @@ def _texts(studies: list[Study], everyone: QuerySet[Participant]) -> dict[int, l
     return out
 
 
-def database_qualities(studies: Iterable[Study], chosen: QuerySet[Participant]) -> dict[int, tuple[Quality, dict]]:
+@dataclass(frozen=True)
+class Comparisons:
+    """The cross-participant evidence of a study: participant -> other participants with a (near-)duplicate
+    free text, and -> arrivals from their address range within the window (``research.quality``)."""
+
+    duplicates: dict[int, int]
+    bursts: dict[int, int]
+
+
+def study_comparisons(studies: list[Study], also: QuerySet[Participant] | None = None) -> Comparisons:
+    """The :class:`Comparisons` over every non-pilot participant of ``studies`` (one study's versions) and
+    ``also``, with the newest version's thresholds: two queries, made once per export."""
+    limits = options(max(studies, key=lambda s: s.version).spec)
+    everyone = Participant.objects.filter(Q(study__in=studies, pilot=False) | Q(pk__in=also if also else []))
+    texts = _texts(studies, everyone)
+    arrivals = everyone.values_list("pk", "arrived_at", "address_range")
+    return Comparisons(
+        duplicate_counts(texts, min_chars=limits["min_text_chars"], similarity=limits["near_duplicate"]),
+        burst_sizes(arrivals, limits["burst_minutes"]),
+    )
+
+
+def database_qualities(
+    studies: Iterable[Study], chosen: QuerySet[Participant], comparisons: Comparisons | None = None
+) -> dict[int, tuple[Quality, dict]]:
     """Each participant of ``chosen`` (participants of ``studies``, one study's versions) with their answer
-    quality and study file. The cross-participant rules compare them with every non-pilot participant of
-    those versions (and the chosen pilots), with the newest version's thresholds."""
+    quality and study file, from three queries and the study's :class:`Comparisons` (made here with
+    ``chosen`` among the compared when not given)."""
     studies = list(studies)
     if not studies:
         return {}
     specs = {s.pk: s.spec for s in studies}
-    limits = options(max(studies, key=lambda s: s.version).spec)  # the newest version's thresholds
-    everyone = Participant.objects.filter(Q(study__in=studies, pilot=False) | Q(pk__in=chosen))
+    found = comparisons or study_comparisons(studies, chosen)
     visits = _visits(chosen)
-    numbers, detections = _answers(chosen, specs)
-    duplicates = duplicate_counts(
-        _texts(studies, everyone), min_chars=limits["min_text_chars"], similarity=limits["near_duplicate"]
-    )
-    bursts = burst_sizes(everyone.values_list("pk", "arrived_at", "address_range"), limits["burst_minutes"])
+    numbers, detections = _answers(chosen)
     out = {}
     for pk, study_id in chosen.values_list("pk", "study_id"):
         spec = specs[study_id]
@@ -119,8 +139,8 @@ def database_qualities(studies: Iterable[Study], chosen: QuerySet[Participant]) 
             visits=tuple(visits.get(pk, ())),
             answers=tuple(numbers.get(pk, ())),
             detections=detected(detections.get(pk, ()), spec),
-            duplicates=duplicates.get(pk),
-            burst=bursts.get(pk),
+            duplicates=found.duplicates.get(pk),
+            burst=found.bursts.get(pk),
         )
         out[pk] = (assess(evidence, spec), spec)
     return out
