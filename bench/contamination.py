@@ -169,10 +169,11 @@ def _page_time(client: Client, load, typed: int, familiar: bool, rng: np.random.
     modelled = page_interaction(
         client.reader, words=load.words, inputs=load.inputs, typed_chars=typed, familiar=familiar, rng=rng
     )
+    signals: tuple[int, ...] = modelled.signals
     if kind in ("human", "mimic"):
-        seconds, spent = modelled.seconds, modelled
+        seconds = modelled.seconds
     elif kind == "forger":  # waits a bot's time, claims a person's
-        seconds, spent = float(rng.uniform(2.5, 6)), modelled
+        seconds = float(rng.uniform(2.5, 6))
     else:
         keys = typed if kind in ("careful typer", "farm") else 0
         typing = keys * float(rng.uniform(0.1, 0.3))
@@ -183,17 +184,7 @@ def _page_time(client: Client, load, typed: int, familiar: bool, rng: np.random.
         }.get(kind, float(rng.uniform(2.5, 6))) + typing
         pasted = typed if kind in ("fast", "paced") else 0
         signals = (int((seconds - 0.1) * 1000), 0, int(bool(pasted)), pasted, keys, int(typing * 1000), typed)
-        return seconds, "v1:" + ",".join(str(max(0, n)) for n in signals)
-    counts = (
-        spent.time_on_page_ms,
-        spent.focus_losses,
-        spent.pastes,
-        spent.pasted_chars,
-        spent.keystrokes,
-        spent.typing_ms,
-        spent.text_chars,
-    )
-    return seconds, "v1:" + ",".join(str(n) for n in counts)
+    return seconds, "v1:" + ",".join(str(max(0, n)) for n in signals)
 
 
 def take_study(web, clock: Clock, slug: str, label: str, client: Client, rng: np.random.Generator) -> None:

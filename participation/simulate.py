@@ -193,15 +193,7 @@ def _submit(participant: Participant, enrolment, page: dict, shown, data: dict, 
         )
         at = at + timedelta(seconds=spent.seconds)
         if records_signals(index.spec):
-            signals = PageSignals(
-                spent.time_on_page_ms,
-                spent.focus_losses,
-                spent.pastes,
-                spent.pasted_chars,
-                spent.keystrokes,
-                spent.typing_ms,
-                spent.text_chars,
-            )
+            signals = PageSignals(*spent.signals)
     outcome = page_submit(
         enrolment=enrolment,
         page_key=page["key"],

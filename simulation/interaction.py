@@ -43,16 +43,11 @@ class Reader:
 @dataclass(frozen=True)
 class PageInteraction:
     """A page as the server and the script would see it: ``seconds`` from shown to received (server) and
-    the script's counts."""
+    the script's counts, in the order of its ``signals`` field (``participation.signals.COLUMNS``: ms on
+    the page, focus losses, pastes, pasted characters, keys, typing ms, characters in text fields)."""
 
     seconds: float
-    time_on_page_ms: int
-    focus_losses: int
-    pastes: int
-    pasted_chars: int
-    keystrokes: int
-    typing_ms: int
-    text_chars: int
+    signals: tuple[int, int, int, int, int, int, int]
 
 
 def draw_reader(rng: np.random.Generator) -> Reader:
@@ -84,13 +79,4 @@ def page_interaction(
     pause = float(rng.lognormal(np.log(5), 0.6)) if away else 0.0
     on_page = read + answer + typed + pause
     latency = float(rng.uniform(0.05, 0.4))
-    return PageInteraction(
-        seconds=on_page + latency,
-        time_on_page_ms=int(on_page * 1000),
-        focus_losses=away,
-        pastes=0,
-        pasted_chars=0,
-        keystrokes=keys,
-        typing_ms=int(typed * 1000),
-        text_chars=typed_chars,
-    )
+    return PageInteraction(on_page + latency, (int(on_page * 1000), away, 0, 0, keys, int(typed * 1000), typed_chars))
