@@ -217,7 +217,8 @@ def take_study(web, clock: Clock, slug: str, label: str, client: Client, rng: np
 
 def headline(slug: str, spec: dict, mode: str, seed: int, humans: set[str] | None = None) -> float:
     """The disagreement rate of all participants (``agree`` blocks' ``disagreement_rate``, the "all
-    participants" row) under the quality exclusion ``mode``; with ``humans`` the answers of those alone."""
+    participants" row) under the quality exclusion ``mode``; with ``humans`` the answers of those alone (NaN when
+    too few participants remain for the table)."""
     from fairness.rater_groups import ALL
     from research.export import export_tables
     from runs.design_analysis import analyze_design
@@ -236,7 +237,9 @@ def headline(slug: str, spec: dict, mode: str, seed: int, humans: set[str] | Non
         n_resamples=200,
         n_permutations=200,
     )
-    frame = next(b for b in result.blocks if b.task == "agree").tables["disagreement_rate"]
+    frame = next(b for b in result.blocks if b.task == "agree").tables.get("disagreement_rate")
+    if frame is None:  # too few participants for the table
+        return float("nan")
     return float(frame.loc[frame["rater_group"] == ALL, "mean"].iloc[0])
 
 
