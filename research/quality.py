@@ -218,22 +218,18 @@ def assess(evidence: Evidence, spec: dict) -> Quality:
     only when the study has such blocks)."""
     limits = options(spec)
     pages = evidence.visits
-    timed = [v for v in pages if v.seconds is not None]
-    loaded = [v for v in timed if v.words is not None and v.inputs is not None]
-    clocked = [v for v in timed if v.time_on_page_ms is not None]
+    timed = [(v.seconds, v) for v in pages if v.seconds is not None]
+    clocked = [(seconds, v.time_on_page_ms) for seconds, v in timed if v.time_on_page_ms is not None]
     seen = [v for v in pages if v.keystrokes is not None]
     with_text = [v for v in seen if v.text_chars]
 
     def minimum(v: VisitSignals) -> float:
         return (v.words or 0) * 60 / limits["skim_wpm"] + (v.inputs or 0) * limits["seconds_per_input"]
 
-    fast = _share([v.seconds < limits["min_seconds_per_page"] for v in timed])  # type: ignore[operator]
-    hurried = _share([v.seconds < minimum(v) for v in loaded])  # type: ignore[operator]
-    clock = (
-        sum(v.time_on_page_ms / 1000 > v.seconds + limits["clock_slack_seconds"] for v in clocked)  # type: ignore[operator]
-        if clocked
-        else None
-    )
+    fast = _share([seconds < limits["min_seconds_per_page"] for seconds, _ in timed])
+    hurried = _share([seconds < minimum(v) for seconds, v in timed if v.words is not None and v.inputs is not None])
+    slack = limits["clock_slack_seconds"]
+    clock = sum(ms / 1000 > seconds + slack for seconds, ms in clocked) if clocked else None
     long_enough = _most_answers(evidence) >= limits["max_identical_run"]
     straight = longest_run(evidence.answers) if long_enough else None
     inconsistent = inconsistencies(evidence.answers, limits["repeat_tolerance"])

@@ -79,7 +79,7 @@ def _answers(chosen: QuerySet[Participant]) -> tuple[dict, dict]:
     for pid, page, measure, set_key, subject, number in rows.iterator(chunk_size=5000):
         if measure == "detection":
             detections[pid].append((page, number))
-        else:
+        elif number is not None:  # always (the filter): for the type checker
             numbers[pid].append(ItemAnswer(measure, set_key, subject, number, measure in BINARY))
     return numbers, detections
 
