@@ -51,7 +51,7 @@ def test_bots_answering_at_machine_speed_are_flagged(client, mini_study, setting
     assert quality[quality["rule"] == "pasted"]["flagged"].isna().all()  # no JavaScript: unknown, not suspicious
 
 
-def _answer(page, *, human: bool, paste: bool = False) -> None:
+def _answer(page, *, human: bool, paste: bool = False, text: str = COMMENT) -> None:
     """Answer the current page of the mini study; a human-like participant reads for a few seconds and
     types with delays, a browser bot fills the fields at once (and pastes its text with ``paste``)."""
     if human:
@@ -64,7 +64,7 @@ def _answer(page, *, human: bool, paste: bool = False) -> None:
             page.get_by_label("Your age in years").click()
             page.keyboard.type("44", delay=90)
             comment.click()
-            page.keyboard.type(COMMENT, delay=25)
+            page.keyboard.type(text, delay=25)
         else:
             page.get_by_label("Your age in years").fill("44")
             comment.fill(PASTED)
@@ -87,21 +87,33 @@ def _answer(page, *, human: bool, paste: bool = False) -> None:
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_human_like_participants_pass_and_browser_bots_are_flagged(browser, live_server, mini_study):  # noqa: F811
+def test_human_like_participants_pass_and_browser_bots_are_flagged(browser, live_server, researcher):  # noqa: F811
+    """The people here read for only 2.3 s a page (a real one would take longer: the default load of these
+    pages is 4-11 s), so the study lowers ``hurried``'s load to what they spend, and they all come from this
+    machine, so it counts no ``burst``; each writes their own comment, the bots one stock text
+    (``duplicate_text``)."""
+    from studies import services
+    from studies.study_file import validate_study
+
+    spec = _disagreement_spec() | {"quality": {"skim_wpm": 3000, "seconds_per_input": 0.1, "burst_size": 100}}
+    study = services.study_load(spec=validate_study(spec), owner=researcher).study
     people = {"human-1": True, "human-2": True, "human-3": True, "bot-paster": False, "bot-filler": False}
+    texts = {"human-2": "Past arrests say little about who someone is today.", "human-3": "Ask the person first."}
     for label, human in people.items():
         page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
-        page.goto(f"{live_server.url}/s/{mini_study.slug}/?participant_label={label}")
+        page.goto(f"{live_server.url}/s/{study.slug}/?participant_label={label}")
         assert page.locator("#signals-notice").is_visible()  # the consent page says what is recorded
         with page.expect_navigation():
             page.get_by_role("button", name="I agree to take part").click()
         while "/done/" not in page.url:
-            _answer(page, human=human, paste=label == "bot-paster")
+            _answer(page, human=human, paste=label == "bot-paster", text=texts.get(label, COMMENT))
         page.context.close()
-    pseudonyms = {str(p.pseudonym): p.external_id for p in Participant.objects.filter(study=mini_study)}
-    flags = {pseudonyms[pid]: found for pid, found in _flagged(mini_study.slug).items()}
+    pseudonyms = {str(p.pseudonym): p.external_id for p in Participant.objects.filter(study=study)}
+    flags = {pseudonyms[pid]: found for pid, found in _flagged(study.slug).items()}
     assert all(not flags[label] for label, human in people.items() if human), flags
-    assert flags["bot-paster"] == {"fast", "pasted"} and flags["bot-filler"] == {"fast", "untyped"}, flags
+    server = {"fast", "duplicate_text"}
+    assert flags["bot-paster"] - {"hurried"} == server | {"pasted"}, flags
+    assert flags["bot-filler"] - {"hurried"} == server | {"untyped"}, flags
 
     about = PageVisit.objects.get(participant__external_id="human-1", page="about")
     assert about.text_chars == len(COMMENT) and about.keystrokes >= len(COMMENT) and about.pastes == 0
