@@ -9,7 +9,9 @@ from dataclasses import dataclass
 class Column:
     """One exported column: its type (uuid, string, integer, number, 0/1, datetime), meaning and,
     when they do not depend on the study, its allowed values; ``labels`` names a 0/1 column's codes
-    in SPSS / Stata files (default 0 = no, 1 = yes).
+    in SPSS / Stata files (default 0 = no, 1 = yes); ``source`` says who measured an answer-quality
+    column: ``server`` (the server's clock, the pages it served, the answers) or ``client`` (reported by
+    the page's script, which a client can forge or leave out).
 
     For a measure, ``bounds`` (inclusive) or ``levels`` say which ``Answer.number`` the database
     accepts; a "0/1" measure accepts 0 and 1 only; a measure with neither accepts any number (its
@@ -20,6 +22,7 @@ class Column:
     meaning: str
     values: str = ""
     labels: tuple[str, str] = ("no", "yes")
+    source: str = ""
     bounds: tuple[float, float] | None = None
     levels: tuple[float, ...] = ()
 

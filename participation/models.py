@@ -66,6 +66,12 @@ class Participant(models.Model):
         blank=True,
         help_text="The quota that screened the participant out ('question = group' full, or 'question: minimums').",
     )
+    address_range = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="Keyed hash of the network the participant arrived from (IPv4 /24, IPv6 /48; "
+        "participation.address_range): compared, never shown; blank when unknown (simulated).",
+    )
     resume_failures = models.PositiveSmallIntegerField(
         default=0, help_text="Wrong resume codes in a row, from every client (ResumeFailures: from each)."
     )
@@ -158,6 +164,9 @@ class PageVisit(models.Model):
     keystrokes = models.PositiveIntegerField(null=True, blank=True, help_text="Keys pressed in text fields.")
     typing_ms = models.PositiveIntegerField(null=True, blank=True, help_text="First to last key in text fields.")
     text_chars = models.PositiveIntegerField(null=True, blank=True, help_text="Characters in text fields when sent.")
+    # What the server showed (``participation.page_load``, measured on the served page; null: unknown).
+    words_shown = models.PositiveIntegerField(null=True, blank=True, help_text="Words of text the page showed.")
+    inputs_shown = models.PositiveIntegerField(null=True, blank=True, help_text="Questions (form inputs) it asked.")
 
     class Meta:
         db_table = "surveys_pagevisit"  # the table keeps its name from before the app owned it

@@ -20,6 +20,7 @@ from django.utils.html import escape, format_html
 from django.utils.translation import gettext
 
 from core.caching import BoundedCache
+from participation.page_load import PageLoad, measure_page_load
 from participation.pages import PageIndex, page_context, page_form
 from participation.plan import ORDER_FIELDS
 from participation.signals import records_signals
@@ -29,6 +30,7 @@ _CSRF, _POSITION, _TOTAL, _PROGRESS, _RESUME, _KEY = (
     f"{_SLOT}{name}" for name in ("csrf", "position", "total", "progress", "resume", "key")
 )
 _cache: BoundedCache[str] = BoundedCache(size=4096)
+_loads: BoundedCache[PageLoad] = BoundedCache(size=4096)
 # Fields of a plan's page that record only where it fell in the participant's order (format 1's and
 # format 2's "position"): pages differing only in these render alike.
 PAGE_ORDER_FIELDS = (*ORDER_FIELDS, "position")
@@ -59,16 +61,28 @@ def page_content_key(page: dict) -> str:
     return json.dumps({name: value for name, value in page.items() if name not in PAGE_ORDER_FIELDS}, sort_keys=True)
 
 
+def _blank_key(page: dict, index: PageIndex, spec_hash: str) -> tuple[dict, tuple]:
+    blank = {name: value for name, value in page.items() if name != "slot"} | {"key": _KEY}
+    return blank, (spec_hash, index.condition["key"], page_content_key(blank))
+
+
 def _blank_page(page: dict, index: PageIndex, spec_hash: str) -> str:
     """The page with an unbound form and slots for the per-request parts (its key among them), from the
     cache, where pages differing only in their key and place (an adaptive block's ``slot``) share one entry."""
-    blank = {name: value for name, value in page.items() if name != "slot"} | {"key": _KEY}
-    key = (spec_hash, index.condition["key"], page_content_key(blank))
+    blank, key = _blank_key(page, index, spec_hash)
     html = _cache.get(key)
     if html is None:
         template, ctx = _context(blank, index, page_form(blank, index), _POSITION, _TOTAL, _PROGRESS, _RESUME)
         html = _cache.put(key, render_to_string(template, {**ctx, "csrf_token": _CSRF}))
     return html
+
+
+def page_load(page: dict, index: PageIndex, spec_hash: str) -> PageLoad:
+    """The reading and answering load of the page as served (``participation.page_load``), measured once
+    per process on its blank form."""
+    key = _blank_key(page, index, spec_hash)[1]
+    load = _loads.get(key)
+    return load if load is not None else _loads.put(key, measure_page_load(_blank_page(page, index, spec_hash)))
 
 
 def consent_response(request: HttpRequest, spec: dict, spec_hash: str, *, resume_code: str = "") -> HttpResponse:

@@ -23,6 +23,7 @@ from participation.adaptive import adaptive_answered
 from participation.assignment import StudyFull, capacity, condition_for, item_choice
 from participation.enrolment import Enrolment
 from participation.models import Answer, ConflictingArrival, PageVisit, Participant, ResumeFailures
+from participation.page_load import PageLoad
 from participation.plan import plan_for
 from participation.quotas import quota_check
 from participation.signals import COLUMNS as SIGNAL_COLUMNS
@@ -101,6 +102,7 @@ def participant_arrive(
     resume_code: str = "",
     looked_up: bool = False,
     languages: Sequence[str] = (),
+    address_range: str = "",
 ) -> tuple[Participant, bool]:
     """Find the participant with this id in any version of the study, or register them in the latest.
 
@@ -114,6 +116,7 @@ def participant_arrive(
     A new participant carries its version's file digest as ``spec_hash``. ``languages``: the languages
     the participant asked for, best first (the link's ``?lang=``, then the browser's); a new participant
     gets the first the study is in, else the study's first (``studies.translation.choose_language``).
+    ``address_range``: the keyed hash of the network they came from (``participation.address_range``).
     """
     external_id = normalise_external_id(external_id)
     existing = None if looked_up else participant_find(study_slug=study_slug, external_id=external_id)
@@ -130,6 +133,7 @@ def participant_arrive(
         pilot=pilot,
         arrived_at=at or timezone.now(),
         language=choose_language(file_languages(study_facts(study_id, spec_hash=spec_hash).spec), languages),
+        address_range=address_range,
     )
     if resume_code:
         participant.resume_code_hash = resume_code_digest(participant, resume_code)
@@ -381,7 +385,7 @@ def page_shown(*, participant: Participant, page_key: str, at: datetime | None =
         insert_row_if(
             PageVisit,
             _VISIT_COLUMNS,
-            (participant.pk, page_key, at or timezone.now(), None, 0, *UNKNOWN_SIGNALS),
+            (participant.pk, page_key, at or timezone.now(), None, 0, *UNKNOWN_SIGNALS, *_UNKNOWN_LOAD),
             guard=Participant,
             where={"id": participant.pk, "status": (Participant.Status.ACTIVE, Participant.Status.TIMED_OUT)},
             conflict=("participant", "page"),
@@ -442,7 +446,17 @@ _ANSWER_COLUMNS = (
     "text",
     "created_at",
 )
-_VISIT_COLUMNS = ("participant", "page", "first_shown_at", "submitted_at", "refusals", *SIGNAL_COLUMNS)
+_VISIT_COLUMNS = (
+    "participant",
+    "page",
+    "first_shown_at",
+    "submitted_at",
+    "refusals",
+    *SIGNAL_COLUMNS,
+    "words_shown",
+    "inputs_shown",
+)
+_UNKNOWN_LOAD = (None, None)
 
 
 def page_submit(
@@ -455,6 +469,7 @@ def page_submit(
     late: bool = False,
     screened_out: bool = False,
     signals: PageSignals | None = None,
+    load: PageLoad | None = None,
 ) -> SubmitResult:
     """Save one page's answers and advance the participant, all in one transaction.
 
@@ -472,7 +487,8 @@ def page_submit(
     page is saved for a timed-out participant too, who stays ``timed_out`` until the last page
     makes them ``completed``. ``screened_out``: the answer ends the study (status ``screened_out``), as
     it does when it places the participant in a group whose quota is full (``participation.quotas``).
-    ``signals``: what the page's script saw (``participation.signals``), stored on the page's visit.
+    ``signals``: what the page's script saw (``participation.signals``), stored on the page's visit, as is
+    ``load``: the words and questions the server showed on it (``participation.page_load``).
     A saved page of an adaptive block counts towards the block's next refit (``participation.adaptive``),
     after the page's transaction.
     """
@@ -505,9 +521,10 @@ def page_submit(
             _ANSWER_COLUMNS,
             [(pk, page_key, a.question, a.measure, a.set_key, a.subject_key, a.number, a.text, now) for a in answers],
         )
-        visits = [(pk, page_key, now, now, 0, *(signals.values() if signals else UNKNOWN_SIGNALS))]
+        shown = (load.words, load.inputs) if load else _UNKNOWN_LOAD
+        visits = [(pk, page_key, now, now, 0, *(signals.values() if signals else UNKNOWN_SIGNALS), *shown)]
         if show_next and place + 1 < len(plan) and not screened_out:
-            visits.append((pk, plan[place + 1]["key"], now, None, 0, *UNKNOWN_SIGNALS))
+            visits.append((pk, plan[place + 1]["key"], now, None, 0, *UNKNOWN_SIGNALS, *_UNKNOWN_LOAD))
         # One statement: the submitted page's visit gets its submission time and signals (its first
         # display time stays), the next page's visit is created.
         insert_rows(
@@ -515,7 +532,7 @@ def page_submit(
             _VISIT_COLUMNS,
             visits,
             on_conflict=("participant", "page"),
-            update=("submitted_at", *SIGNAL_COLUMNS),
+            update=("submitted_at", *SIGNAL_COLUMNS, "words_shown", "inputs_shown"),
         )
     if "slot" in plan[place]:  # an adaptive block's page: counts towards its next refit
         facts = study_facts(enrolment.study_id, enrolment.condition_id)

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
+from django import forms
 from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 
@@ -12,8 +13,11 @@ from participation.adaptive import resolved_page
 from participation.enrolment import enrolment_of
 from participation.models import Participant
 from participation.pages import condition_index, form_answers, page_form
+from participation.rendering import page_load
 from participation.services import SubmitOutcome, page_shown, page_submit, participant_arrive, participant_consent
+from participation.signals import PageSignals, records_signals
 from simulation.effort import GenerativeModel, SimulatedParticipant
+from simulation.interaction import draw_reader, page_interaction
 from simulation.raters import GroupEffects, SimulatedRater, check_group_effects, default_group_effects, draw_rater
 from studies.format1 import AI_MODEL
 from studies.services import latest_study
@@ -27,6 +31,15 @@ class SimulationReport:
     completed: int
     by_condition: dict[str, int]
     seed: int
+
+
+def _typed_chars(form) -> int:
+    """Characters in the form's text fields (what ``static/surveys/signals.js`` counts when a page is sent)."""
+    return sum(
+        len(str(form[name].value() or ""))
+        for name, field in form.fields.items()
+        if isinstance(field.widget, forms.TextInput | forms.Textarea)
+    )
 
 
 def _as_post(data: dict) -> MultiValueDict:
@@ -51,7 +64,8 @@ def simulate_participants(
     (``simulation.effort``), drawn in format 1's order, so that a converted study gets format 1's answers.
     Other blocks: each participant is a rater drawn by ``simulation.raters.draw_rater`` with
     ``group_effects`` (default: ``default_group_effects``), and every page's POST data comes from its task
-    type's ``simulate``."""
+    type's ``simulate``. Each page's time and interaction signals come from the person's reading and typing
+    (``simulation.interaction``) over the page's load as served (``participation.page_load``)."""
     model = model or GenerativeModel()
     rng = np.random.default_rng(seed)
     study = latest_study(slug)
@@ -95,12 +109,18 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, effects: G
     person = _converted_participant(model, index, rng)
     rater = draw_rater(spec, effects, rng) if person is None else SimulatedRater()
     enrolment = enrolment_of(participant)
+    # A rater's page times and signals: the interaction model, on a generator of their own (their answers'
+    # draws stay as they were); format 1's participant keeps format 1's page times and sends no signals,
+    # so a converted study exports what the format 1 runtime stored.
+    timing = np.random.default_rng([participant.seed, 1]) if person is None else rng
+    reader, block = (draw_reader(timing) if person is None else None), None
     for planned in participant.plan:
         page = resolved_page(planned, index, participant_id=participant.pk, study_id=participant.study_id)
         data = _effort_answers(person, page, index) if person is not None else None
         if data is None:
             data = task_for(page).simulate(page, index, rater, rng)
-        at = _submit(participant, enrolment, page, index, data, rng, at)
+        familiar, block = page.get("block") is not None and page.get("block") == block, page.get("block")
+        at = _submit(participant, enrolment, page, (index, spec_hash), data, (reader, familiar, timing), at)
     return 1
 
 
@@ -152,15 +172,35 @@ def _effort_answers(person: SimulatedParticipant, page: dict, index) -> dict | N
     return None
 
 
-def _submit(participant: Participant, enrolment, page: dict, index, data: dict, rng, at):
-    """Validate ``data`` with the page's form and save it like a browser's POST; returns the time after."""
+def _submit(participant: Participant, enrolment, page: dict, shown, data: dict, person, at):
+    """Validate ``data`` with the page's form and save it like a browser's POST, after the time the person
+    (``person``: their ``simulation.interaction.Reader`` or None for format 1's participant, whether the
+    page's layout is familiar, the generator) spends on the page ``shown`` (its condition index and version
+    digest); returns the time after."""
+    (index, spec_hash), (reader, familiar, rng) = shown, person
     form = page_form(page, index, data=_as_post(data))
     if not form.is_valid():
         raise RuntimeError(f"simulated answer refused on {page['key']}: {form.errors.as_text()}")
     page_shown(participant=participant, page_key=page["key"], at=at)
-    at = at + timedelta(seconds=float(rng.lognormal(np.log(25), 0.5)))
+    signals, load = None, None
+    if reader is None:  # format 1's page times
+        at = at + timedelta(seconds=float(rng.lognormal(np.log(25), 0.5)))
+    else:
+        load = page_load(page, index, spec_hash)
+        typed = _typed_chars(form)
+        spent = page_interaction(
+            reader, words=load.words, inputs=load.inputs, typed_chars=typed, familiar=familiar, rng=rng
+        )
+        at = at + timedelta(seconds=spent.seconds)
+        if records_signals(index.spec):
+            signals = PageSignals(*spent.signals)
     outcome = page_submit(
-        enrolment=enrolment, page_key=page["key"], answers=form_answers(page, index, form), at=at
+        enrolment=enrolment,
+        page_key=page["key"],
+        answers=form_answers(page, index, form),
+        at=at,
+        signals=signals,
+        load=load,
     ).outcome
     if outcome is not SubmitOutcome.SAVED:
         raise RuntimeError(f"simulated page {page['key']} was not saved: {outcome}")

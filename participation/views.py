@@ -21,13 +21,14 @@ from django.views.decorators.http import require_http_methods
 
 from participation import throttle
 from participation.adaptive import resolved_page
+from participation.address_range import address_range
 from participation.assignment import StudyFull
 from participation.enrolment import Enrolment, cached_enrolment
 from participation.models import Answer, Participant
 from participation.outcomes import completion_for, outcome_of, return_if_failed
 from participation.pages import condition_index, form_answers, page_form
 from participation.pilot import is_pilot_token, new_pilot_id
-from participation.rendering import consent_response, resume_html, study_page_response
+from participation.rendering import consent_response, page_load, resume_html, study_page_response
 from participation.services import (
     InvalidStartLink,
     ResumeOutcome,
@@ -50,7 +51,7 @@ from participation.services import (
 )
 from participation.signals import FIELD as SIGNALS_FIELD
 from participation.signals import parse_signals, records_signals
-from participation.throttle import client_network
+from participation.throttle import client_address, client_network
 from participation.time_limits import time_limit
 from studies.quotas import quota_message
 from studies.services import StudyNotFound, latest_version
@@ -269,6 +270,7 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
                 resume_code=code,
                 looked_up=True,
                 languages=_wanted_languages(request),
+                address_range=address_range(client_address(request)),
             )
         except StudyNotFound:
             return _problem(
@@ -450,6 +452,7 @@ def _save_or_refuse(
             late=late,
             screened_out=task_for(page).screens_out(form),
             signals=parse_signals(request.POST.get(SIGNALS_FIELD, "")) if records_signals(facts.spec) else None,
+            load=page_load(page, index, spec_key),
         )
         if result.status in FINISHED:  # the last page saved (or resent), or screened out: the session ends here
             _end_session(

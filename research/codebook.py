@@ -14,7 +14,9 @@ from research.tables import COLUMNS, TASK_MEASURES, Column, tables_of
 from studies.format2 import questionnaire_columns
 from studies.models import Study
 
-CODEBOOK_COLUMNS = ("table", "column", "type", "allowed_values", "meaning")
+CODEBOOK_COLUMNS = ("table", "column", "type", "allowed_values", "meaning", "source")
+# Who measured an answer-quality column (``Column.source``), as the codebook writes it.
+SOURCE_NAMES = {"server": "server-measured", "client": "client-reported", "": ""}
 BINARY = "0, 1"
 
 
@@ -149,13 +151,13 @@ def codebook_of(slug: str) -> pd.DataFrame:
             if name == "demo_*":
                 for demo, values in demo_columns(specs).items():
                     meaning = f"The subject's {demo[5:]} (from the study file's subjects)."
-                    rows.append((table, demo, "string", _join(values), meaning))
+                    rows.append((table, demo, "string", _join(values), meaning, ""))
             elif name == "<question>":
                 for header, (block, question) in _questions(specs).items():
-                    rows.append((table, header, *_question_row(block, question)))
+                    rows.append((table, header, *_question_row(block, question), ""))
             else:
                 allowed = shared.get(name) or (BINARY if column.type == "0/1" else column.values)
-                rows.append((table, name, column.type, allowed, column.meaning))
+                rows.append((table, name, column.type, allowed, column.meaning, SOURCE_NAMES[column.source]))
     return pd.DataFrame(rows, columns=list(CODEBOOK_COLUMNS))
 
 
@@ -167,9 +169,9 @@ def codebook_markdown(slug: str, codebook: pd.DataFrame) -> str:
     """The codebook as Markdown: one section and table per export table."""
     lines = [f"# Codebook: {slug}", ""]
     for table, rows in codebook.groupby("table", sort=False):
-        lines += [f"## {table}", "", "| column | type | allowed values | meaning |", "|---|---|---|---|"]
+        lines += [f"## {table}", "", "| column | type | allowed values | meaning | source |", "|---|---|---|---|---|"]
         for row in rows.itertuples():
-            cells = (row.column, row.type, row.allowed_values, row.meaning)
+            cells = (row.column, row.type, row.allowed_values, row.meaning, row.source)
             lines.append("| " + " | ".join(_markdown_cell(c) for c in cells) + " |")
         lines.append("")
     return "\n".join(lines)

@@ -1,6 +1,6 @@
-"""The study dashboard's figures, from database aggregates (a handful of grouped queries, never
-the export tables, so the dashboard stays fast while participants are being served; no pandas, so a
-web worker serving it loads no scientific library)."""
+"""The study dashboard's figures, from database aggregates and the answer-quality evidence
+(``research.quality_evidence``: a handful of queries, never the export tables, so the dashboard stays fast
+while participants are being served; no pandas, so a web worker serving it loads no scientific library)."""
 
 import statistics
 from dataclasses import dataclass
@@ -10,7 +10,8 @@ from django.db.models import Count, Q
 from core import strict_json
 from participation.models import Answer, Participant
 from participation.quotas import tally
-from research.quality import database_qualities, detection_checks, excluded_by_quality
+from research.quality import CLIENT, SERVER, SOURCES, detection_checks, excluded_by_quality
+from research.quality_evidence import database_qualities
 from studies.models import Study
 from studies.quotas import quotas
 from studies.study_file import QUALITY_RULES
@@ -36,6 +37,12 @@ class DashboardSummary:
     median_minutes: float | None
     arrivals_figure_json: str
     quality_flags: dict[str, int]  # completed participants each quality rule flags (research.quality)
+
+    @property
+    def quality_rows(self) -> list[tuple[str, str, int]]:
+        """(rule, who measured it: "server" or "browser (client-reported)", participants flagged)."""
+        named = {SERVER: "server", CLIENT: "browser (client-reported)"}
+        return [(rule, named[SOURCES[rule]], n) for rule, n in self.quality_flags.items()]
 
 
 def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:

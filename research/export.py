@@ -27,13 +27,15 @@ from participation.signals import COLUMNS as SIGNAL_COLUMNS
 from research import export_answers
 from research.answer_rows import is_excluded, neutralise
 from research.participant_samples import DEFAULT_SAMPLE, sample_filter
-from research.quality import VisitSignals, assess, counts, detected, excluded_by_quality
+from research.quality import excluded_by_quality
+from research.quality_evidence import database_qualities
 from research.tables import COLUMNS, TABLES, tables_of
 from studies.models import Study
 from studies.quotas import quotas
 from tasks import block_task
 
 DISAGREE = "disagreements"  # the table whose rows carry the subjects' groups as demo_* columns
+LOAD_COLUMNS = ("words_shown", "inputs_shown")  # the served page's load (participation.page_load)
 
 if TYPE_CHECKING:
     from research.codebook import TableLabels
@@ -66,49 +68,14 @@ def _answers(participant_ids: list[int]) -> pd.DataFrame:
 
 
 def _visits(participant_ids: list[int]) -> pd.DataFrame:
-    columns = ["participant_id", "page", "first_shown_at", "submitted_at", "refusals", *SIGNAL_COLUMNS]
+    counted = [*SIGNAL_COLUMNS, *LOAD_COLUMNS]
+    columns = ["participant_id", "page", "first_shown_at", "submitted_at", "refusals", *counted]
     rows = PageVisit.objects.filter(participant_id__in=participant_ids).values_list(*columns)
-    frame = pd.DataFrame(list(rows), columns=["pid", *columns[1:]]).astype({c: "Int64" for c in SIGNAL_COLUMNS})
+    frame = pd.DataFrame(list(rows), columns=["pid", *columns[1:]]).astype({c: "Int64" for c in counted})
     frame["seconds"] = (
         pd.to_datetime(frame["submitted_at"]) - pd.to_datetime(frame["first_shown_at"])
     ).dt.total_seconds()
     return frame
-
-
-def _qualities(
-    participants: list[Participant], studies: dict[int, Study], visits: pd.DataFrame, answers: pd.DataFrame
-) -> dict:
-    """Each participant's answer quality (``research.quality.assess``) over their submitted pages and
-    detection answers."""
-    submitted = visits[visits["submitted_at"].notna()]
-    by_participant: dict[int, list[VisitSignals]] = {}
-    for row in submitted.itertuples(index=False):
-        signals = {c: None if pd.isna(getattr(row, c)) else int(getattr(row, c)) for c in SIGNAL_COLUMNS}
-        by_participant.setdefault(row.pid, []).append(
-            VisitSignals(
-                seconds=row.seconds,
-                focus_losses=signals["focus_losses"],
-                pastes=signals["pastes"],
-                pasted_chars=signals["pasted_chars"],
-                keystrokes=signals["keystrokes"],
-                text_chars=signals["text_chars"],
-            )
-        )
-    pastes = dict(zip(zip(visits["pid"], visits["page"], strict=True), visits["pastes"], strict=True))
-    items: dict[int, list] = {}
-    for row in answers[answers["measure"] == "detection"].itertuples(index=False):
-        found = pastes.get((row.pid, row.page))
-        items.setdefault(row.pid, []).append(
-            (row.page, row.number, None if found is None or pd.isna(found) else int(found))
-        )
-    return {
-        p.pk: assess(
-            counts(by_participant.get(p.pk, []), studies[p.study_id].spec),
-            studies[p.study_id].spec,
-            detected(items.get(p.pk, []), studies[p.study_id].spec),
-        )
-        for p in participants
-    }
 
 
 def _quota_groups(participants: list, studies: dict, answers: pd.DataFrame) -> dict[int, str]:
@@ -152,14 +119,14 @@ def export_tables(
     visits = _visits(pids)
     attention = answers[answers["measure"] == "attention"].groupby("pid")["number"].agg(["sum", "count"])
 
-    qualities = _qualities(exported, studies, visits, answers)
+    qualities = database_qualities(studies.values(), chosen)
     quota_groups = _quota_groups(exported, studies, answers)
     participant_rows, excluded, quality_rows = [], {}, []
     for p in exported:
         study = studies[p.study_id]
         passed = int(attention["sum"].get(p.pk, 0))
         failed = int(attention["count"].get(p.pk, 0)) - passed
-        quality = qualities[p.pk]
+        quality = qualities[p.pk][0]
         excluded[p.pk] = int(
             is_excluded(study.spec, failed) or excluded_by_quality(quality, study.spec, quality_exclusion)
         )
@@ -168,6 +135,7 @@ def export_tables(
                 "participant_id": str(p.pseudonym),
                 "study": slug,
                 "rule": r.rule,
+                "source": r.source,
                 "measured": r.value,
                 "threshold": r.threshold,
                 "flagged": pd.NA if r.flagged is None else int(r.flagged),

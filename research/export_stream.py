@@ -14,7 +14,8 @@ from django.http import StreamingHttpResponse
 
 from participation.models import Answer, Participant
 from research.answer_rows import is_excluded, neutralise, participant_answer_rows, references_of, row_base
-from research.quality import database_qualities, excluded_by_quality
+from research.quality import excluded_by_quality
+from research.quality_evidence import database_qualities, study_comparisons
 from research.tables import COLUMNS
 from studies.models import Study
 
@@ -55,6 +56,7 @@ def answers_csv_lines(slug: str, participants: Q, *, batch: int = BATCH) -> Iter
         .exclude(status=Participant.Status.WITHDRAWN)
     )
     pks = list(answering.order_by("arrived_at", "pk").values_list("pk", flat=True))
+    comparisons = study_comparisons(list(studies.values()), answering)
     for start in range(0, len(pks), batch):
         ids = pks[start : start + batch]
         people = (
@@ -68,7 +70,7 @@ def answers_csv_lines(slug: str, participants: Q, *, batch: int = BATCH) -> Iter
         )
         for pid, page, question, measure, subject, number, text in stored.iterator(chunk_size=CURSOR_ROWS):
             grouped[pid].append(StoredAnswer(page, question, measure, subject, number, text))
-        qualities = database_qualities(studies.values(), Participant.objects.filter(pk__in=ids))
+        qualities = database_qualities(studies.values(), Participant.objects.filter(pk__in=ids), comparisons)
         lines = []
         for pk in ids:
             p, answers = people[pk], grouped.pop(pk, [])

@@ -1,64 +1,85 @@
-"""Per-participant answer quality from the pages' interaction signals (``participation.signals``) and
-the server's clock: each rule below flags a participant or not, or is unknown when the participant's
-pages carry no signals (no JavaScript); the quality score is the share of the rules that could be
-evaluated that did not flag. A study excludes flagged participants from its analyses with
-``quality: {exclude_if: [rule, ...]}`` (like ``attention.exclude_if_failed``); the exports show every
-rule's value (``quality`` table) and the flags and score per participant (``participants`` table).
+"""Per-participant answer quality: rules over what the server measured (its clock, the pages it served,
+the answers, the study's other participants) and over what the page's script reported
+(``participation.signals``). Each rule flags a participant, does not, or is unknown when none of the
+participant's pages or answers carries what it needs; the quality score is the share of the known rules
+that did not flag. A study excludes flagged participants with ``quality: {exclude_if: [rule, ...]}``, but a
+rule the client reports (:data:`CLIENT`) excludes only a participant some server-measured rule flags too:
+a browser's report can be forged or missing, so it never excludes anyone alone (:func:`excluded_by_quality`).
 
-Rules (named in the study file's schema, ``studies.study_file.QUALITY_RULES``; thresholds are the study
-file's ``quality`` options, defaults in ``DEFAULTS``):
+Server-measured (:data:`SERVER`; thresholds are the study file's ``quality`` options, defaults in
+``DEFAULTS``):
 
-- ``fast``: more than ``fast_share`` (0.5) of the submitted pages were submitted within
-  ``min_seconds_per_page`` (2 s) of being shown, by the server's clock (no JavaScript needed). Speeding
-  as a marker of inattentive or automated answering: Greszki, Meyer & Schoen (2015), Public Opinion
-  Quarterly 79(2); Westwood (2025, PNAS) on automated respondents answering at machine speed.
-- ``pasted``: at least ``min_pasted_chars`` (20) characters were pasted into text fields. Pasting into
-  free text marks text written elsewhere, often by a language model (Veselovsky, Ribeiro & West 2023,
-  "Artificial artificial artificial intelligence"; disabling paste halved LLM use in their follow-up).
-- ``away``: focus was lost (another tab or window) on more than ``away_share`` (0.5) of the pages with
-  signals: answers looked up or generated elsewhere.
-- ``untyped``: a page was sent with text in its text fields but saw no key pressed and nothing pasted
-  there: the text was put in by a script, not typed.
+- ``fast``: more than ``fast_share`` (0.5) of the pages were submitted within ``min_seconds_per_page`` (2 s)
+  of being shown. Speeding: Greszki, Meyer & Schoen (2015), Public Opinion Quarterly 79(2); Westwood
+  (2025, PNAS) on automated respondents.
+- ``hurried``: more than ``hurried_share`` (0.5) of the pages with a known load were submitted sooner than
+  their load allows: words shown / ``skim_wpm`` (600 words a minute, the top of skimming rates, Carver 1992,
+  "Reading rate: theory, research and practical implications") + questions asked x ``seconds_per_input``
+  (0.5 s, half the Keystroke-Level Model's 1.1 s to point at a target, Card, Moran & Newell 1980). The load
+  is measured on the served page (``participation.page_load``).
+- ``clock``: the page's script reported more time on a page than the server saw between showing it and
+  receiving it (plus ``clock_slack_seconds``, 1 s): a browser cannot, a client that writes its own signals
+  can. Unknown without signals.
+- ``straightline``: the longest run of identical answers, in page order, to one measure with more than two
+  values (confidence, ratings, predictions; not yes/no) reaches ``max_identical_run`` (12): LongString
+  (Johnson 2005, "Ascertaining the validity of individual protocols from Web-based personality inventories",
+  J. Research in Personality 39). Unknown when no such measure has that many answers.
+- ``inconsistent``: attention checks answered wrongly plus repeated items (same measure and subject on two
+  pages) answered more than ``repeat_tolerance`` (1) apart reach ``max_inconsistent`` (1). Unknown without
+  attention checks or repeated items.
+- ``duplicate_text``: a free text of ``min_text_chars`` (30) or more is the same as or nearly the same as
+  (similarity >= ``near_duplicate`` 0.9, rapidfuzz's normalised Indel similarity after case folding and
+  dropping punctuation) a free text of another participant of the study; language-model answers are
+  homogeneous (Veselovsky et al. 2023). Unknown without such a text.
+- ``burst``: ``burst_size`` (5) or more of the study's participants, this one included, arrived from the
+  same address range (``participation.address_range``) within ``burst_minutes`` (10) of this one's
+  arrival: a farm of scripted participants. Unknown without a stored range.
 - ``hidden``, ``shibboleth``, ``copy``: one of the participant's detection items of that check
-  (``tasks.detection``, which states each with its source) flagged their answer: the hidden instruction
-  followed, the machine's answer to a reverse shibboleth, the sentence typed beyond the tolerance or
-  pasted (the page's signals). Only for studies with such blocks; unknown until one is answered.
+  (``tasks.detection``, which states each with its source) flagged their answer. Only for studies with
+  such blocks; unknown until one is answered.
+
+Client-reported (:data:`CLIENT`): ``pasted`` (at least ``min_pasted_chars``, 20, characters pasted into text
+fields; Veselovsky, Ribeiro & West 2023), ``away`` (focus lost on more than ``away_share``, 0.5, of the pages
+with signals) and ``untyped`` (a page sent with text in its text fields but no key pressed and nothing
+pasted).
 """
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
-from datetime import timedelta
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
-from django.db.models import Count, F, Q, Sum
-from django.db.models.functions import Coalesce
+from rapidfuzz import fuzz, process, utils
 
-from participation.models import Answer, PageVisit
-from studies.models import Study
+from studies.study_file import CLIENT_REPORTED_RULES, QUALITY_RULES
 from tasks.detection import CHECKS
 
-DEFAULTS = {"min_seconds_per_page": 2.0, "fast_share": 0.5, "min_pasted_chars": 20, "away_share": 0.5}
-
-
-@dataclass(frozen=True)
-class PageCounts:
-    """A participant's submitted pages, counted: ``timed`` submitted, ``fast`` of them within the
-    study's floor (server clock); ``seen`` with signals, of which ``away`` lost focus, ``with_text`` were
-    sent with text in text fields and ``untyped`` of those saw neither a key nor a paste there;
-    ``pasted_chars`` in all. Counted by :func:`counts` in Python or by SQL (``research.dashboard``)."""
-
-    timed: int = 0
-    fast: int = 0
-    seen: int = 0
-    away: int = 0
-    with_text: int = 0
-    untyped: int = 0
-    pasted_chars: int = 0
+SERVER, CLIENT = "server", "client"
+SOURCES = {rule: CLIENT if rule in CLIENT_REPORTED_RULES else SERVER for rule in QUALITY_RULES}
+DEFAULTS = {
+    "min_seconds_per_page": 2.0,
+    "fast_share": 0.5,
+    "skim_wpm": 600.0,
+    "seconds_per_input": 0.5,
+    "hurried_share": 0.5,
+    "clock_slack_seconds": 1.0,
+    "max_identical_run": 12,
+    "repeat_tolerance": 1.0,
+    "max_inconsistent": 1,
+    "min_text_chars": 30,
+    "near_duplicate": 0.9,
+    "burst_size": 5,
+    "burst_minutes": 10.0,
+    "min_pasted_chars": 20,
+    "away_share": 0.5,
+}
+NOT_ITEMS = ("questionnaire", "attention", "detection", "screening")  # measures that are no repeatable item
 
 
 @dataclass(frozen=True)
 class VisitSignals:
-    """One submitted page: seconds from shown to submitted (server) and the script's counts (None:
-    unknown)."""
+    """One submitted page: seconds from shown to submitted and the words and questions it showed (server),
+    and the script's counts (client); None: unknown."""
 
     seconds: float | None
     focus_losses: int | None = None
@@ -66,23 +87,42 @@ class VisitSignals:
     pasted_chars: int | None = None
     keystrokes: int | None = None
     text_chars: int | None = None
+    time_on_page_ms: int | None = None
+    words: int | None = None
+    inputs: int | None = None
 
 
-def counts(visits: Iterable[VisitSignals], spec: dict) -> PageCounts:
-    """The :class:`PageCounts` of a participant's submitted pages."""
-    floor = options(spec)["min_seconds_per_page"]
-    visits = list(visits)
-    timed = [v.seconds for v in visits if v.seconds is not None]
-    seen = [v for v in visits if v.keystrokes is not None]
-    return PageCounts(
-        timed=len(timed),
-        fast=sum(s < floor for s in timed),
-        seen=len(seen),
-        away=sum(bool(v.focus_losses) for v in seen),
-        with_text=sum(bool(v.text_chars) for v in seen),
-        untyped=sum(bool(v.text_chars) and not v.keystrokes and not v.pastes for v in seen),
-        pasted_chars=sum(v.pasted_chars or 0 for v in seen),
-    )
+@dataclass(frozen=True)
+class ItemAnswer:
+    """One numeric answer, in the order the pages were saved: its ``measure``, the item (``set_key``,
+    ``subject_key``), whether that measure has only two values (``binary``) and the number."""
+
+    measure: str
+    set_key: str
+    subject_key: str
+    number: float
+    binary: bool = False
+
+
+@dataclass(frozen=True)
+class Detected:
+    """A participant's detection items of one check: how many were ``answered`` and how many ``flagged``."""
+
+    answered: int = 0
+    flagged: int = 0
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the rules look at for one participant: their submitted pages, numeric answers in page order,
+    detection items per check, the other participants with a (near-)duplicate free text (None: no free
+    text long enough) and the arrivals from their address range around theirs (None: no range stored)."""
+
+    visits: tuple[VisitSignals, ...] = ()
+    answers: tuple[ItemAnswer, ...] = ()
+    detections: Mapping[str, Detected] = field(default_factory=dict)
+    duplicates: int | None = None
+    burst: int | None = None
 
 
 @dataclass(frozen=True)
@@ -90,7 +130,12 @@ class RuleResult:
     rule: str
     value: float | None  # the measured share or count (None: unknown)
     threshold: float
-    flagged: bool | None  # None: unknown (no signals)
+    flagged: bool | None  # None: unknown
+
+    @property
+    def source(self) -> str:
+        """``server`` when the server measured what the rule reads, ``client`` when the browser reported it."""
+        return SOURCES[self.rule]
 
 
 @dataclass(frozen=True)
@@ -118,114 +163,164 @@ def detection_checks(spec: dict) -> dict[str, str]:
     return {b["key"]: b["check"] for b in spec.get("blocks", []) if b["type"] == "detection"}
 
 
-@dataclass(frozen=True)
-class Detected:
-    """A participant's detection items of one check: how many were ``answered`` and how many ``flagged``."""
-
-    answered: int = 0
-    flagged: int = 0
-
-
-def detected(answers: Iterable[tuple[str, float | None, int | None]], spec: dict) -> dict[str, Detected]:
-    """Check -> :class:`Detected` from a participant's detection answers, each (page key, stored flag,
-    pastes on the page or None): an item flags when its answer did, or, for ``copy``, when its page saw
-    a paste."""
+def detected(answers: Iterable[tuple[str, float | None]], spec: dict) -> dict[str, Detected]:
+    """Check -> :class:`Detected` from a participant's detection answers, each (page key, stored flag)."""
     checks = detection_checks(spec)
     out: dict[str, Detected] = {}
-    for page, flag, pastes in answers:
-        check = checks[page]
-        hit = bool(flag) or (check == "copy" and bool(pastes))
-        seen = out.get(check, Detected())
-        out[check] = Detected(seen.answered + 1, seen.flagged + hit)
+    for page, flag in answers:
+        seen = out.get(checks[page], Detected())
+        out[checks[page]] = Detected(seen.answered + 1, seen.flagged + bool(flag))
     return out
 
 
-def assess(page_counts: PageCounts, spec: dict, detections: Mapping[str, Detected] | None = None) -> Quality:
-    """The participant's rule results (see the module's rules); a rule is unknown (None) when none of
-    the pages it looks at carries what it needs. ``detections`` (:func:`detected`) adds a rule per check
-    the study's detection blocks have."""
+def _result(rule: str, value: float | None, threshold: float, flagged: bool) -> RuleResult:
+    return RuleResult(rule, value, threshold, None if value is None else flagged)
+
+
+def _share(hits: list[bool]) -> float | None:
+    return sum(hits) / len(hits) if hits else None
+
+
+def longest_run(answers: Iterable[ItemAnswer]) -> int | None:
+    """The longest run of identical consecutive answers to one measure with more than two values (None:
+    no such answer)."""
+    by_measure: dict[str, list[float]] = defaultdict(list)
+    for a in answers:
+        if not a.binary and a.measure not in NOT_ITEMS:
+            by_measure[a.measure].append(a.number)
+    best = None
+    for numbers in by_measure.values():
+        run = longest = 1
+        for before, now in zip(numbers, numbers[1:], strict=False):
+            run = run + 1 if now == before else 1
+            longest = max(longest, run)
+        best = max(best or 0, longest)
+    return best
+
+
+def inconsistencies(answers: Iterable[ItemAnswer], tolerance: float) -> int | None:
+    """Attention checks failed plus repeated items answered more than ``tolerance`` apart (None: the
+    participant answered no attention check and no item twice)."""
+    answers = list(answers)
+    checks = [a.number for a in answers if a.measure == "attention"]
+    items: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    for a in answers:
+        if a.measure not in NOT_ITEMS and a.subject_key:
+            items[(a.measure, a.set_key, a.subject_key)].append(a.number)
+    repeated = [numbers for numbers in items.values() if len(numbers) > 1]
+    if not checks and not repeated:
+        return None
+    return sum(n == 0 for n in checks) + sum(max(n) - min(n) > tolerance for n in repeated)
+
+
+def assess(evidence: Evidence, spec: dict) -> Quality:
+    """The participant's rule results (the module's rules, in ``QUALITY_RULES`` order; a detection check's
+    only when the study has such blocks)."""
     limits = options(spec)
-    used, items = set(detection_checks(spec).values()), []
+    pages = evidence.visits
+    timed = [(v.seconds, v) for v in pages if v.seconds is not None]
+    clocked = [(seconds, v.time_on_page_ms) for seconds, v in timed if v.time_on_page_ms is not None]
+    seen = [v for v in pages if v.keystrokes is not None]
+    with_text = [v for v in seen if v.text_chars]
+
+    def minimum(v: VisitSignals) -> float:
+        return (v.words or 0) * 60 / limits["skim_wpm"] + (v.inputs or 0) * limits["seconds_per_input"]
+
+    fast = _share([seconds < limits["min_seconds_per_page"] for seconds, _ in timed])
+    hurried = _share([seconds < minimum(v) for seconds, v in timed if v.words is not None and v.inputs is not None])
+    slack = limits["clock_slack_seconds"]
+    clock = sum(ms / 1000 > seconds + slack for seconds, ms in clocked) if clocked else None
+    long_enough = _most_answers(evidence) >= limits["max_identical_run"]
+    straight = longest_run(evidence.answers) if long_enough else None
+    inconsistent = inconsistencies(evidence.answers, limits["repeat_tolerance"])
+    pasted = sum(v.pasted_chars or 0 for v in seen) if seen else None
+    away = _share([bool(v.focus_losses) for v in seen])
+    untyped = sum(not v.keystrokes and not v.pastes for v in with_text) if with_text else None
+    found = {
+        "fast": _result("fast", fast, limits["fast_share"], (fast or 0) > limits["fast_share"]),
+        "hurried": _result("hurried", hurried, limits["hurried_share"], (hurried or 0) > limits["hurried_share"]),
+        "clock": _result("clock", clock, 1, (clock or 0) >= 1),
+        "straightline": _result(
+            "straightline", straight, limits["max_identical_run"], (straight or 0) >= limits["max_identical_run"]
+        ),
+        "inconsistent": _result(
+            "inconsistent", inconsistent, limits["max_inconsistent"], (inconsistent or 0) >= limits["max_inconsistent"]
+        ),
+        "duplicate_text": _result("duplicate_text", evidence.duplicates, 1, (evidence.duplicates or 0) >= 1),
+        "burst": _result("burst", evidence.burst, limits["burst_size"], (evidence.burst or 0) >= limits["burst_size"]),
+        "pasted": _result("pasted", pasted, limits["min_pasted_chars"], (pasted or 0) >= limits["min_pasted_chars"]),
+        "away": _result("away", away, limits["away_share"], (away or 0) > limits["away_share"]),
+        "untyped": _result("untyped", untyped, 1, (untyped or 0) >= 1),
+    }
+    used = set(detection_checks(spec).values())
     for check in (c for c in CHECKS if c in used):
-        d = (detections or {}).get(check, Detected())
-        items.append(RuleResult(check, d.flagged if d.answered else None, 1, bool(d.flagged) if d.answered else None))
-    c = page_counts
-    fast = c.fast / c.timed if c.timed else None
-    pasted = c.pasted_chars if c.seen else None
-    away = c.away / c.seen if c.seen else None
-    untyped = c.untyped if c.with_text else None
-    return Quality(
-        (
-            RuleResult("fast", fast, limits["fast_share"], None if fast is None else fast > limits["fast_share"]),
-            RuleResult(
-                "pasted",
-                pasted,
-                limits["min_pasted_chars"],
-                None if pasted is None else pasted >= limits["min_pasted_chars"],
-            ),
-            RuleResult("away", away, limits["away_share"], None if away is None else away > limits["away_share"]),
-            RuleResult("untyped", untyped, 1, None if untyped is None else untyped >= 1),
-            *items,
-        )
-    )
+        d = evidence.detections.get(check, Detected())
+        found[check] = _result(check, d.flagged if d.answered else None, 1, bool(d.flagged))
+    return Quality(tuple(found[rule] for rule in QUALITY_RULES if rule in found))
+
+
+def _most_answers(evidence: Evidence) -> int:
+    """The most answers the participant gave to one measure with more than two values (``straightline`` is
+    unknown until one measure has ``max_identical_run`` of them)."""
+    counts: dict[str, int] = defaultdict(int)
+    for a in evidence.answers:
+        if not a.binary and a.measure not in NOT_ITEMS:
+            counts[a.measure] += 1
+    return max(counts.values(), default=0)
+
+
+def duplicate_counts(texts: Mapping[int, Iterable[str]], *, min_chars: int, similarity: float) -> dict[int, int]:
+    """Participant -> how many other participants wrote a free text the same as or nearly the same as one of
+    theirs (rapidfuzz ``fuzz.ratio`` on case-folded texts without punctuation >= ``similarity``); only
+    participants with a text of ``min_chars`` or more characters appear."""
+    owners, cleaned = [], []
+    for pid, found in texts.items():
+        for text in found:
+            norm = utils.default_process(text)
+            if len(norm) >= min_chars:
+                owners.append(pid)
+                cleaned.append(norm)
+    matches: dict[int, set[int]] = {pid: set() for pid in owners}
+    for i, text in enumerate(cleaned):
+        for _, _, j in process.extract(text, cleaned, scorer=fuzz.ratio, score_cutoff=100 * similarity, limit=None):
+            if owners[j] != owners[i]:
+                matches[owners[i]].add(owners[j])
+    return {pid: len(others) for pid, others in matches.items()}
+
+
+def burst_sizes(arrivals: Iterable[tuple[int, datetime, str]], minutes: float) -> dict[int, int]:
+    """Participant -> the arrivals from their address range (theirs included) within ``minutes`` of theirs,
+    from (participant, arrived_at, range hash) rows; participants without a range do not appear."""
+    by_range: dict[str, list[tuple[datetime, int]]] = defaultdict(list)
+    for pid, at, network in arrivals:
+        if network:
+            by_range[network].append((at, pid))
+    window, out = timedelta(minutes=minutes), {}
+    for rows in by_range.values():
+        rows.sort()
+        low = high = 0
+        for at, pid in rows:  # two pointers over the sorted arrivals: those within the window around ``at``
+            while rows[low][0] < at - window:
+                low += 1
+            while high < len(rows) and rows[high][0] <= at + window:
+                high += 1
+            out[pid] = high - low
+    return out
 
 
 # Which quality flags exclude a participant: those the study's ``quality.exclude_if`` names ("study", the
 # default), none ("none": every participant kept, the sensitivity analysis's "all"), or any ("flagged": its
-# "without_flagged").
+# "without_flagged"); in every mode a client-reported flag counts only beside a server-measured one.
 EXCLUSION_MODES = ("study", "none", "flagged")
 
 
 def excluded_by_quality(quality: Quality, spec: dict, mode: str = "study") -> bool:
     """Whether the participant is excluded for answer quality under ``mode`` (:data:`EXCLUSION_MODES`):
-    by default when the study's ``quality.exclude_if`` names one of the participant's flags."""
+    by default when the study's ``quality.exclude_if`` names one of the participant's flags, and only if a
+    server-measured rule flags them (a client-reported flag alone never excludes)."""
     if mode not in EXCLUSION_MODES:
         raise ValueError(f"quality exclusion must be one of {list(EXCLUSION_MODES)}, got {mode!r}")
-    if mode == "none":
+    if mode == "none" or not any(SOURCES[rule] == SERVER for rule in quality.flags):
         return False
     named = set(quality.flags) if mode == "flagged" else set(spec.get("quality", {}).get("exclude_if", ()))
     return bool(named & set(quality.flags))
-
-
-def database_qualities(studies: Iterable[Study], chosen) -> dict[int, tuple[Quality, dict]]:
-    """Each participant of ``chosen`` (a queryset of participants of ``studies``, the study's versions) with
-    their answer quality and study file, from one aggregate query per version: the :class:`PageCounts`
-    counted by the database (the dashboard and the streamed export, which build no export table)."""
-    out: dict[int, tuple[Quality, dict]] = {}
-    for study in studies:
-        floor = timedelta(seconds=options(study.spec)["min_seconds_per_page"])
-        sent = Q(visits__submitted_at__isnull=False)
-        seen = sent & Q(visits__keystrokes__isnull=False)
-        text = seen & Q(visits__text_chars__gt=0)
-        rows = (
-            chosen.filter(study=study)
-            .annotate(
-                timed=Count("visits", filter=sent),
-                fast=Count("visits", filter=Q(visits__submitted_at__lt=F("visits__first_shown_at") + floor)),
-                seen=Count("visits", filter=seen),
-                away=Count("visits", filter=seen & Q(visits__focus_losses__gt=0)),
-                with_text=Count("visits", filter=text),
-                untyped=Count("visits", filter=text & Q(visits__keystrokes=0, visits__pastes=0)),
-                pasted_chars=Coalesce(Sum("visits__pasted_chars", filter=seen), 0),
-            )
-            .values_list("pk", *(f.name for f in fields(PageCounts)))
-        )
-        found = _database_detections(study, chosen.filter(study=study))
-        out |= {pk: (assess(PageCounts(*values), study.spec, found.get(pk)), study.spec) for pk, *values in rows}
-    return out
-
-
-def _database_detections(study: Study, chosen) -> dict[int, dict[str, Detected]]:
-    """Participant -> their :func:`detected` checks, from two queries (detection answers, pastes on the
-    copy pages); nothing when the study has no detection block."""
-    checks = detection_checks(study.spec)
-    if not checks:
-        return {}
-    answers = Answer.objects.filter(participant__in=chosen, measure="detection")
-    copies = [key for key, check in checks.items() if check == "copy"]
-    visits = PageVisit.objects.filter(participant__in=chosen, page__in=copies)
-    pastes = {(pid, page): n for pid, page, n in visits.values_list("participant_id", "page", "pastes")}
-    rows: dict[int, list] = {}
-    for pid, page, flag in answers.values_list("participant_id", "page", "number"):
-        rows.setdefault(pid, []).append((page, flag, pastes.get((pid, page))))
-    return {pid: detected(found, study.spec) for pid, found in rows.items()}

@@ -5,6 +5,7 @@ the export itself (``research.export``)."""
 
 from core.columns import Column
 from studies.models import Study
+from studies.study_file import CLIENT_REPORTED_RULES, QUALITY_RULES
 from tasks import TASK_TYPES, block_task
 
 RISK = ("low risk", "high risk")  # value labels of the binary risk labels (SPSS / Stata exports)
@@ -87,7 +88,11 @@ COLUMNS: dict[str, dict[str, Column]] = {
             "Share of the evaluable quality rules that did not flag (1 = none; see the quality table).",
             "0..1",
         ),
-        "quality_flags": Column("string", "The quality rules that flag the participant, joined by ';'."),
+        "quality_flags": Column(
+            "string",
+            "The quality rules that flag the participant, joined by ';' (server-measured and client-reported: "
+            "the quality table's source column says which).",
+        ),
         "quota_group": Column(
             "string",
             "The quota groups the participant is counted in ('question = group', joined by ';'; a multiple-choice "
@@ -123,15 +128,31 @@ COLUMNS: dict[str, dict[str, Column]] = {
         "page": Column("string", "Page key."),
         "first_shown_at": Column("datetime", "When the page was first shown (UTC)."),
         "submitted_at": Column("datetime", "When it was saved (UTC)."),
-        "seconds": Column("number", "Time spent: submitted_at - first_shown_at.", ">= 0"),
-        "refusals": Column("integer", "Submissions refused by validation before it was saved."),
-        "time_on_page_ms": Column("integer", "Milliseconds the page was open in the browser (blank: unknown).", ">= 0"),
-        "focus_losses": Column("integer", "Times the page lost focus to another tab or window (blank: unknown)."),
-        "pastes": Column("integer", "Paste events in the page's text fields (blank: unknown)."),
-        "pasted_chars": Column("integer", "Characters pasted into text fields (blank: unknown)."),
-        "keystrokes": Column("integer", "Keys pressed in text fields (blank: unknown)."),
-        "typing_ms": Column("integer", "Milliseconds from the first to the last key in text fields (blank: unknown)."),
-        "text_chars": Column("integer", "Characters in the text fields when the page was sent (blank: unknown)."),
+        "seconds": Column("number", "Time spent: submitted_at - first_shown_at.", ">= 0", source="server"),
+        "refusals": Column("integer", "Submissions refused by validation before it was saved.", source="server"),
+        "time_on_page_ms": Column(
+            "integer", "Milliseconds the page was open in the browser (blank: unknown).", ">= 0", source="client"
+        ),
+        "focus_losses": Column(
+            "integer", "Times the page lost focus to another tab or window (blank: unknown).", source="client"
+        ),
+        "pastes": Column("integer", "Paste events in the page's text fields (blank: unknown).", source="client"),
+        "pasted_chars": Column("integer", "Characters pasted into text fields (blank: unknown).", source="client"),
+        "keystrokes": Column("integer", "Keys pressed in text fields (blank: unknown).", source="client"),
+        "typing_ms": Column(
+            "integer", "Milliseconds from the first to the last key in text fields (blank: unknown).", source="client"
+        ),
+        "text_chars": Column(
+            "integer", "Characters in the text fields when the page was sent (blank: unknown).", source="client"
+        ),
+        "words_shown": Column(
+            "integer",
+            "Words of text the served page showed (blank: unknown, pages saved before it was measured).",
+            source="server",
+        ),
+        "inputs_shown": Column(
+            "integer", "Questions (named form inputs) the served page asked (blank: unknown).", source="server"
+        ),
     },
     "answers": {
         "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
@@ -178,13 +199,24 @@ COLUMNS: dict[str, dict[str, Column]] = {
         "study": Column("string", "Study slug."),
         "rule": Column(
             "string",
-            "Quality rule (README 'Answer quality'): fast, pasted, away or untyped.",
-            "fast, pasted, away, untyped",
+            "Quality rule (README 'Answer quality'); client-reported: "
+            + ", ".join(CLIENT_REPORTED_RULES)
+            + "; the others server-measured. A detection check's rule only for studies with such items.",
+            ", ".join(QUALITY_RULES),
+        ),
+        "source": Column(
+            "string",
+            "Who measured what the rule reads: server (its clock, the pages it served, the answers, the study's "
+            "other participants) or client (the page's script; never excludes alone).",
+            "server, client",
         ),
         "measured": Column(
             "number",
-            "What the rule measured: share of pages (fast, away), characters pasted (pasted), pages with "
-            "untyped text (untyped); blank when unknown (no signals).",
+            "What the rule measured: share of pages (fast, hurried, away), pages (clock, untyped), longest run "
+            "of identical answers (straightline), attention checks failed plus repeated items answered apart "
+            "(inconsistent), other participants with a near-duplicate free text (duplicate_text), arrivals "
+            "from the address range within the window (burst), characters pasted (pasted), detection items "
+            "flagged; blank when unknown.",
         ),
         "threshold": Column("number", "The study's threshold for the rule."),
         "flagged": Column("0/1", "1 if the rule flags the participant, 0 if not; blank when unknown."),

@@ -77,9 +77,21 @@ _bonus = {
 }
 
 GENERALISE = ("stimuli",)  # the study file's analysis.generalise values (analysis.pipeline.GENERALISE)
-# The answer-quality rules a study may exclude by (research.quality states each one): four over the pages'
-# signals and one per check of the detection items (tasks.detection).
-QUALITY_RULES = ("fast", "pasted", "away", "untyped", *CHECKS)
+# The answer-quality rules a study may exclude by (research.quality states each one): those the server
+# measures, those over what the page's script reports (CLIENT_REPORTED_RULES, which never exclude alone), and
+# one per check of the detection items (tasks.detection).
+CLIENT_REPORTED_RULES = ("pasted", "away", "untyped")
+QUALITY_RULES = (
+    "fast",
+    "hurried",
+    "clock",
+    "straightline",
+    "inconsistent",
+    "duplicate_text",
+    "burst",
+    *CLIENT_REPORTED_RULES,
+    *CHECKS,
+)
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -264,6 +276,17 @@ SCHEMA: dict[str, Any] = {
             "properties": {
                 "min_seconds_per_page": {"type": "number", "minimum": 0, "maximum": 600},
                 "fast_share": {"type": "number", "minimum": 0, "maximum": 1},
+                "skim_wpm": {"type": "number", "minimum": 50, "maximum": 5000},
+                "seconds_per_input": {"type": "number", "minimum": 0, "maximum": 60},
+                "hurried_share": {"type": "number", "minimum": 0, "maximum": 1},
+                "clock_slack_seconds": {"type": "number", "minimum": 0, "maximum": 600},
+                "max_identical_run": {"type": "integer", "minimum": 2, "maximum": 1000},
+                "repeat_tolerance": {"type": "number", "minimum": 0, "maximum": 1000},
+                "max_inconsistent": {"type": "integer", "minimum": 1, "maximum": 1000},
+                "min_text_chars": {"type": "integer", "minimum": 1, "maximum": 100000},
+                "near_duplicate": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                "burst_size": {"type": "integer", "minimum": 2, "maximum": 100000},
+                "burst_minutes": {"type": "number", "exclusiveMinimum": 0, "maximum": 10080},
                 "min_pasted_chars": {"type": "integer", "minimum": 1, "maximum": 100000},
                 "away_share": {"type": "number", "minimum": 0, "maximum": 1},
                 "exclude_if": {

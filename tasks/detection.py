@@ -16,7 +16,7 @@ their items of that check flagged):
   rule (exact arithmetic no one does in their head).
 - ``copy``: "type this sentence": flags when the typed text is further from the sentence than
   ``max_error_share`` (default 0.1) of its characters by Levenshtein distance after case and spacing are
-  normalised, or when the page saw a paste (``research.quality`` reads the page's signals). The tolerance
+  normalised (server-measured; a paste on the page is the client-reported rule ``pasted``). The tolerance
   is ten times the uncorrected error rate of transcription typing (about 1%: Dhakal, Feit, Kristensson &
   Oulasvirta, CHI 2018, 136 million keystrokes).
 """

@@ -1,6 +1,8 @@
-"""The contamination benchmark's clients (``bench/contamination.py``) on a small sample: every bot, fast or
-paced, is flagged, the human-like clients are not, and excluding the flagged brings the headline
-disagreement rate back to the human-like clients' own (the bots agree with every AI prediction)."""
+"""The contamination benchmark's clients (``bench/contamination.py``) on a small sample: every bot style but
+the mimic is flagged by a server-measured rule, the careful typer and the forger that the rules over the
+browser's signals and the 2 s floor passed are caught by the page's load, the straight answers and the
+duplicated texts (the forger by its impossible clock too), the farm by its burst; the simulated people are
+not flagged, and excluding the flagged brings the headline disagreement rate back to the people's own."""
 
 import importlib.util
 
@@ -18,12 +20,18 @@ def _bench():
 
 @pytest.mark.slow
 @pytest.mark.django_db
-def test_bots_are_flagged_humans_are_not_and_exclusion_restores_the_estimate(researcher, settings):
-    settings.PARTICIPANT_ARRIVALS_PER_ADDRESS = 0  # every client from the test client's one address
-    found = _bench().contamination(humans=16, bots=6, paced=6, seed=3, owner=researcher)
-    assert found.n == {"human": 16, "bot": 6, "paced bot": 6}
-    assert found.flagged["bot"] == found.flagged["paced bot"] == 1.0
+def test_bot_styles_are_flagged_people_are_not_and_exclusion_restores_the_estimate(researcher, settings):
+    settings.PARTICIPANT_ARRIVALS_PER_ADDRESS = 0
+    bench = _bench()
+    found = bench.contamination(humans=12, per_style=5, seed=3, owner=researcher)
+    assert found.n == {"human": 12} | {kind: 5 for kind in bench.BOTS}
     assert found.flagged["human"] == 0.0
-    assert found.by_rule["paced bot"]["fast"] == 0.0 and found.by_rule["paced bot"]["hidden"] == 1.0
-    assert found.by_rule["bot"]["fast"] == 1.0 and found.by_rule["bot"]["copy"] == 1.0
-    assert found.everyone < found.without_flagged == pytest.approx(found.humans_only)
+    for kind in ("fast", "paced", "filler", "careful typer", "forger", "farm"):
+        assert found.server_flagged[kind] == 1.0, kind
+    for rule in ("hurried", "straightline", "duplicate_text"):
+        assert found.by_rule["careful typer"][rule] == 1.0 and found.by_rule["careful typer"]["fast"] == 0.0
+    assert found.by_rule["forger"]["clock"] == 1.0 and found.by_rule["forger"]["hurried"] == 1.0
+    assert found.by_rule["farm"]["burst"] == 1.0 and found.by_rule["careful typer"]["burst"] == 0.0
+    assert found.uncaught() == ["mimic"]
+    assert found.everyone < found.without_flagged
+    assert found.without_flagged == pytest.approx(found.humans_only, abs=0.03)  # the mimics stay in

@@ -10,7 +10,7 @@ import pytest
 from participation.models import Answer, Participant
 from research.dashboard import summarise
 from research.export import export_tables
-from research.quality import database_qualities
+from research.quality_evidence import database_qualities
 from studies.models import Study
 from studies.study_file import InvalidStudyFile, validate_study
 from tasks.detection import CHECKS, DEFAULTS, copy_error_share, levenshtein
@@ -131,13 +131,15 @@ def test_pages_hide_the_instruction_from_people_and_flag_what_a_machine_answers(
     tables = export_tables(spec["slug"])
     ids = {str(p.pseudonym): p.external_id for p in Participant.objects.filter(study=study)}
     people = tables.participants.assign(who=tables.participants["participant_id"].map(ids)).set_index("who")
-    assert set(people.loc["bot", "quality_flags"].split(";")) >= {"hidden", "shibboleth", "copy"}
+    # the pasted sentence is typed right: the copy check (server-measured) passes it, the paste is `pasted`
+    assert set(people.loc["bot", "quality_flags"].split(";")) >= {"hidden", "shibboleth", "pasted"}
     assert "hidden" not in people.loc["human", "quality_flags"] and "copy" not in people.loc["human", "quality_flags"]
     assert "copy" in people.loc["typo", "quality_flags"] and "hidden" not in people.loc["typo", "quality_flags"]
     assert people.loc["bot", "excluded"] == 1 and people.loc["typo", "excluded"] == 0  # exclude_if: hidden
     quality = tables.quality[tables.quality["participant_id"] == str(bot.pseudonym)].set_index("rule")
     assert quality.loc["hidden", "measured"] == 1 and quality.loc["hidden", "threshold"] == 1
-    assert quality.loc["copy", "flagged"] == 1
+    assert quality.loc["copy", "flagged"] == 0 and quality.loc["pasted", "flagged"] == 1
+    assert quality.loc["copy", "source"] == "server" and quality.loc["pasted", "source"] == "client"
 
     # the dashboard's aggregate path agrees with the export, and counts each check's flags
     found = database_qualities([study], Participant.objects.filter(study=study))
@@ -145,7 +147,7 @@ def test_pages_hide_the_instruction_from_people_and_flag_what_a_machine_answers(
         row = people.loc[p.external_id]
         assert ";".join(found[p.pk][0].flags) == row["quality_flags"]
     counted = summarise(spec["slug"]).quality_flags
-    assert {rule: counted[rule] for rule in CHECKS} == {"hidden": 1, "shibboleth": 1, "copy": 2}
+    assert {rule: counted[rule] for rule in CHECKS} == {"hidden": 1, "shibboleth": 1, "copy": 1}
     assert "copy" not in summarise("disagreement-mini").quality_flags  # a study without detection blocks
 
 
@@ -210,4 +212,4 @@ def test_in_a_browser_the_instruction_reaches_machines_only_and_the_signals_flag
         for found in [database_qualities([study], Participant.objects.filter(pk=p.pk))[p.pk]]
     }
     assert not set(flags["person"]) & set(CHECKS), flags
-    assert set(flags["bot"]) >= {"hidden", "shibboleth", "copy"}, flags
+    assert set(flags["bot"]) >= {"hidden", "shibboleth", "pasted"}, flags
