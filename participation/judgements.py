@@ -254,7 +254,10 @@ def judgements_dataset(path: Path, task: str, columns: JudgementColumns, *, titl
     pool = {
         "key": POOL,
         "subject_noun": "subject",
-        "display": {"profile": "Subject {id}."},
+        # the features (what the imported judgements' metric weighs) and groups, as the raters saw them
+        "display": {"table": [*columns.features, *columns.groups]}
+        if columns.features
+        else {"profile": "Subject {id}."},
         "subjects": _subjects(path, frame_for_pool, ids, columns),
     }
     blocks = [block] + (

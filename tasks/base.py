@@ -172,6 +172,8 @@ class BlockTask(TaskType):
     options), or None with ``no_analysis`` saying why (shown in the report and results.json);
     ``report_tables`` the tables that analysis returns (beside the rater-group ``tests`` every block
     may have), each a section of the analysis report: its heading, columns, explanation and estimate.
+    ``weighs_features``: its estimator weighs the pool's feature columns (a utility model, a learned
+    metric), so the study file's validation refuses a feature that no page shows.
     """
 
     options: dict[str, dict] = {}
@@ -183,6 +185,7 @@ class BlockTask(TaskType):
     builder_description: str = ""  # the web builder's label of the template
     no_builder_template: str = ""
     estimators: tuple[str, ...] = ()
+    weighs_features: bool = False
     analysis: str | None = None
     no_analysis: str = ""
     report_tables: dict[str, ReportTable] = {}
