@@ -43,6 +43,9 @@ def audit_run_create(
     lipschitz: float = 1.0,
     surrogate: Surrogate = "linear",
     researcher=None,
+    groups: Sequence[str] | None = None,
+    outcome_column: str | None = None,
+    progress=None,
 ) -> AuditRun:
     """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
     limits), pick the human weights (the given Calibration, else the latest
@@ -52,7 +55,11 @@ def audit_run_create(
     ``utility_from``, ``features_from`` (``SLUG[:BLOCK]``, studies of ``researcher``, else of the audited
     study's owner) add what people said, per rater group of ``by`` (``runs.human_sources``), the human metric's
     Lipschitz condition with L = ``lipschitz``, the reliance on features judged unfair with the ``surrogate``
-    ("linear" or "forest") of each model's scores."""
+    ("linear" or "forest") of each model's scores. ``groups`` are the subjects' sensitive columns (None: an effort
+    file's guessed ones, else none), ``outcome_column`` their truth; the effort-aware parts need effort series in
+    the subjects and ``desirable`` and ``aggregate_scale`` in the condition. ``progress(stage, done, total)`` is
+    told of each stage."""
+    progress = progress or (lambda stage, done, total: None)
     study = latest_study(slug)
     likert = None
     if calibration_id is not None:
@@ -66,11 +73,7 @@ def audit_run_create(
     condition = condition or next(iter(conditions))
     if condition not in conditions:
         raise AuditError(f"unknown condition {condition!r}; the study has {sorted(conditions)}")
-    if "desirable" not in conditions[condition]:
-        raise AuditError(
-            f"condition {condition!r} does not say whether more of its effort feature is good: give it "
-            "'desirable' (and 'aggregate_scale') in the study file"
-        )
+    explained = "desirable" in conditions[condition] and "aggregate_scale" in conditions[condition]
     if likert is None:
         likert = (
             Calibration.objects.filter(study__slug=slug, kind="likert", condition__key=condition)
@@ -78,7 +81,16 @@ def audit_run_create(
             .order_by("-created_at")
             .first()
         )
-    subjects = read_subjects(subjects_file if subjects_frame is None else subjects_frame)
+    subjects = read_subjects(
+        subjects_file if subjects_frame is None else subjects_frame, groups=groups, outcome_column=outcome_column
+    )
+    if subjects.series_columns and not explained:
+        raise AuditError(
+            f"the subjects carry an effort series, but condition {condition!r} does not say whether more of its "
+            "effort feature is good: give it 'desirable' and 'aggregate_scale' in the study file, or audit a file "
+            "without x_<time> columns (group metrics and what people said need none)"
+        )
+    progress("human sources", 1, 4)
     human_of = partial(  # the audit's sources with every option; called again for the sensitivity
         human_audit_of,
         subjects,
@@ -99,11 +111,12 @@ def audit_run_create(
     feedback = study_feedback(disagreements, condition)
     models = set(subjects.models)
     shown_model = shown_model if shown_model in models else None
+    progress("audit", 2, 4)
     result = audit(
         subjects,
         human=human,
-        desirable=conditions[condition]["desirable"],
-        scale=conditions[condition]["aggregate_scale"],
+        desirable=conditions[condition]["desirable"] if explained else None,
+        scale=conditions[condition]["aggregate_scale"] if explained else None,
         alphas=alphas,
         feedback=feedback,
         shown_model=shown_model,
@@ -120,6 +133,8 @@ def audit_run_create(
             "Condition": condition,
             "Subjects file": f"{Path(subjects_file).name} ({len(subjects.frame)} subjects)",
             "Models": ", ".join(sorted(models)),
+            "Sensitive columns": ", ".join(subjects.group_columns) or "none named (--groups)",
+            "Truth": subjects.outcome_column or "none (--outcome-column)",
             "Bootstrap resamples": str(n_resamples),
             **({} if likert else {"Calibration used": "none: the condition has no Likert calibration (equal weights)"}),
             **(human.sources if human else {}),
@@ -139,6 +154,7 @@ def audit_run_create(
         else None,
     )
     sources = (metric_from, utility_from, features_from)
+    progress("sensitivity", 3, 4)
     sensitivity = audit_sensitivity(
         result,
         subjects,
@@ -151,6 +167,7 @@ def audit_run_create(
         human=lambda mode: human_of(quality_exclusion=mode),
         source_slugs=[reference.partition(":")[0] for reference in sources if reference],
     )
+    progress("report", 4, 4)
     write_audit_report(
         result,
         out_dir,

@@ -108,7 +108,18 @@ class AnalysisRunSerializer(serializers.Serializer):
 
 
 class AuditRequestSerializer(serializers.Serializer):
-    subjects = serializers.FileField(help_text="Subjects CSV: id, x_<time>..., score_<model>..., group columns")
+    subjects = serializers.FileField(
+        help_text="Subjects CSV: id, score_<model> and/or label_<model> per model, the sensitive and truth columns, "
+        "optionally x_<time> effort series and feature columns"
+    )
+    groups = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        help_text="the sensitive columns of the subjects file the group metrics compare (the form lists its header)",
+    )
+    outcome_column = serializers.CharField(
+        required=False, allow_blank=True, max_length=64, help_text="the truth (0/1) column of the subjects file"
+    )
     condition = serializers.CharField(required=False, allow_blank=True)
     calibration = serializers.IntegerField(required=False)
     shown_model = serializers.CharField(required=False, allow_blank=True)
@@ -144,8 +155,26 @@ class AuditRequestSerializer(serializers.Serializer):
         return [key for text in by for key in text.replace(",", " ").split()]
 
     def validate(self, data: dict) -> dict:
-        """The source options checked against the researcher's studies and the subjects' columns when the request
-        is made (``runs.human_sources.check_sources``, which the job repeats), not in the job."""
+        """The sensitive and truth columns checked against the subjects file's header, the source options against
+        the researcher's studies and the subjects' columns when the request is made
+        (``runs.human_sources.check_sources``, which the job repeats), not in the job."""
+        named = [*data.get("groups", []), *([data["outcome_column"]] if data.get("outcome_column") else [])]
+        if named:
+            try:
+                header = csv_upload_header(data["subjects"], name="subjects")
+            except UploadError as exc:
+                raise serializers.ValidationError({"subjects": [str(exc)]}) from exc
+            data["subjects"].seek(0)
+            where = f"not a column of the subjects file ({', '.join(header)})"
+            errors = {
+                field: [f"{column!r} is {where}" for column in columns if column not in header]
+                for field, columns in (
+                    ("groups", data.get("groups", [])),
+                    ("outcome_column", named[len(data.get("groups", [])) :]),
+                )
+            }
+            if any(errors.values()):
+                raise serializers.ValidationError({field: found for field, found in errors.items() if found})
         if not data.get("by") and not any(data.get(option) for option in OPTIONS):
             problems = parameter_problems(lipschitz=data[LIPSCHITZ], surrogate=data[SURROGATE])
             if problems:  # no source: nothing to read, and no scientific import in the web worker

@@ -1,7 +1,8 @@
-// The study builder's column picker: when a CSV is chosen, read its header (the first record, quotes as
-// in RFC 4180) and list its columns, each with a copy of the server's role select (role_<i>: feature,
+// The study builder's column picker: when a CSV is chosen, read its header (csv_header.js) and list its
+// columns, each with a copy of the server's role select (role_<i>: feature,
 // group, id, AI label, AI score, outcome, hidden); the stratify-by select lists the same columns.
-// Choices already made for a column of the same name are kept. The server reads the header again from the uploaded file and checks every choice.
+// Choices already made for a column of the same name are kept. The server reads the header again from the
+// uploaded file and checks every choice.
 // No inline script (CSP script-src 'self'); without JavaScript the server lists the columns after a first post.
 (function () {
   "use strict";
@@ -11,23 +12,6 @@
   var stratify = document.getElementById("id_stratify_by");
   if (!input || !table || !prototype) {
     return;
-  }
-
-  function header(text) {
-    var cells = [], cell = "", quoted = false;
-    for (var i = 0; i < text.length; i++) {
-      var ch = text[i];
-      if (quoted) {
-        if (ch === '"' && text[i + 1] === '"') { cell += '"'; i++; }
-        else if (ch === '"') { quoted = false; }
-        else { cell += ch; }
-      } else if (ch === '"') { quoted = true; }
-      else if (ch === ",") { cells.push(cell); cell = ""; }
-      else if (ch === "\n" || ch === "\r") { break; }
-      else { cell += ch; }
-    }
-    cells.push(cell);
-    return cells;
   }
 
   function show(columns) {
@@ -68,8 +52,6 @@
       show([]);
       return;
     }
-    file.slice(0, 1 << 16).text().then(function (text) {
-      show(header(text.replace(/^\uFEFF/, "")));
-    });
+    window.csvHeader(file).then(show);
   });
 })();

@@ -144,32 +144,17 @@ def test_each_bad_feature_choice_gets_its_message(tmp_path, options, expected):
 
 
 def test_the_command_takes_feature_columns(tmp_path, db):
+    def command(out: Path, *options: str) -> None:
+        source = ["--subjects", str(compas_csv(tmp_path)), "--id-column", "id", "--label-column", "ai_label"]
+        call_command("build_study", "--template", "triplet", *source, *options, "--out", str(out), stdout=io.StringIO())
+
     out = tmp_path / "study.json"
-    call_command(
-        "build_study",
-        "--template", "triplet",
-        "--subjects", str(compas_csv(tmp_path)),
-        "--id-column", "id",
-        "--label-column", "ai_label",
-        "--score-column", "ai_score",
-        "--group-columns", "race", "sex",
-        "--outcome-column", "two_year_recid",
-        "--feature-columns", "age", "priors_count",
-        "--out", str(out),
-        stdout=io.StringIO(),
-    )  # fmt: skip
+    command(out, "--group-columns", "race", "sex", "--outcome-column", "two_year_recid", "--feature-columns", "age",
+            "priors_count")  # fmt: skip
     spec = json.loads(out.read_text())
     assert {tuple(s["features"]) for s in spec["pools"][0]["subjects"]} == {("age", "priors_count")}
     with pytest.raises(CommandError, match="'ai_label' is named by --label-column"):
-        call_command(
-            "build_study",
-            "--template", "triplet",
-            "--subjects", str(compas_csv(tmp_path)),
-            "--id-column", "id",
-            "--label-column", "ai_label",
-            "--feature-columns", "age", "ai_label",
-            "--out", str(tmp_path / "other.json"),
-        )  # fmt: skip
+        command(tmp_path / "other.json", "--feature-columns", "age", "ai_label")
 
 
 def _problems(spec: dict) -> list[str]:
