@@ -255,7 +255,8 @@ def model_group_metrics(subjects: Subjects, *, seed: int, n_resamples: int) -> p
     truth = frame[subjects.outcome_column].to_numpy(int) if subjects.outcome_column else None
     rows = []
     for model in subjects.models:
-        for column in subjects.group_columns or [None]:
+        columns: list[str | None] = [*subjects.group_columns] or [None]
+        for column in columns:
             result = group_metrics(
                 subjects.labels(model),
                 y_true=truth,

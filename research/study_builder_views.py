@@ -72,7 +72,9 @@ class StudyBuildForm(forms.Form):
     def __init__(self, *args, header: list[str] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.header = list(header or [])
-        self.fields["stratify_by"].choices = [("", "No strata"), *((c, c) for c in self.header)]
+        stratify = self.fields["stratify_by"]
+        assert isinstance(stratify, forms.ChoiceField)
+        stratify.choices = [("", "No strata"), *((c, c) for c in self.header)]
         for i, column in enumerate(self.header):
             self.fields[f"role_{i}"] = forms.ChoiceField(
                 label=column, choices=list(COLUMN_ROLES.items()), required=False, initial="hidden"
@@ -87,7 +89,7 @@ class StudyBuildForm(forms.Form):
         return [field for field in self if not field.name.startswith("role_")]
 
     def clean(self) -> dict:
-        data = super().clean()
+        data = super().clean() or {}
         if not self.header:
             return data
         if not any(self.data.get(f"role_{i}") for i in range(len(self.header))):

@@ -48,10 +48,10 @@ def study_build(request: HttpRequest) -> HttpResponse:
     built here (problems: 400, the preview: 302); any other is stored and built by a job (302 to its page)."""
     problems: list[str] = []
     header: list[str] = []
-    if request.method == "POST" and "subjects" in request.FILES:
-        upload = request.FILES["subjects"]
+    upload = request.FILES.get("subjects") if request.method == "POST" else None
+    if upload is not None:
         try:
-            header = csv_upload_header(upload, name=upload.name)  # the column picker's columns (no pandas)
+            header = csv_upload_header(upload, name=upload.name or "subjects")  # the column picker's (no pandas)
         except UploadError as exc:
             problems = [str(exc)]
         upload.seek(0)

@@ -57,6 +57,7 @@ GROUP_METRIC_COLUMNS = {
     "ci": CI_LABEL,
     "n": "Subjects",
 }
+SUMMARY_QUANTITIES = ("overall", "difference", "ratio")  # the report's rows of the group metrics
 WORST_COLUMNS = {"id_i": "Subject i", "id_j": "Subject j", "D": "D", "d": "d", "violation": "D - d"}
 LIPSCHITZ_COLUMNS = {
     "model": "Model",
@@ -132,11 +133,15 @@ def write_audit_report(
         ),
         table_section(
             "Group metrics (Fairlearn's vocabulary)",
-            result.group_metrics,
+            result.group_metrics[result.group_metrics["quantity"].isin(SUMMARY_QUANTITIES)],
             explanation=AUDIT["group_metrics"],
             csv="group_metrics.csv",
             columns=GROUP_METRIC_COLUMNS,
             estimate="value",
+            notes=[
+                "Overall, difference and ratio; each group's values with their CIs are in the figures below and "
+                "group_metrics.csv."
+            ],
         ),
     ]
     if result.human is not None:

@@ -15,6 +15,7 @@ from participation.simulate import simulate_participants
 from studies.builder import build_study
 from studies.services import study_load
 from tests.studies.test_builder_features import FEATURES, compas_csv
+from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 
 SLUG = "compas-choose"
 
@@ -123,3 +124,44 @@ def test_labels_and_scores_stand_in_for_each_other():
     assert subjects.models == ["a", "b"] and subjects.group_columns == [] and subjects.series_columns == []
     assert subjects.labels("a").tolist() == [0, 1, 1] and subjects.scores("b").tolist() == [1.0, 0.0, 1.0]
     assert np.array_equal(subjects.scores("a"), [0.2, 0.5, 0.9])
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_form_lists_the_files_columns_and_the_report_renders(compas_audit, tmp_path, browser, live_server):  # noqa: F811
+    """The audit form lists the chosen file's columns (not the id, the models' or effort columns) for the
+    sensitive and truth selects; the tabular report's group-metrics sections render without horizontal scroll,
+    at 1280 and 390 px (``REPORT_SCREENSHOTS=DIR`` keeps the screenshots)."""
+    import os
+    from pathlib import Path
+
+    from django.urls import reverse
+
+    from runs.models import AuditRun
+    from tests.surveys.test_report_browser import open_as_alice
+
+    run(compas_audit, tmp_path, groups=["race", "sex"], outcome_column="two_year_recid")
+    report = reverse("researcher:audit-file", args=[AuditRun.objects.latest("pk").pk, "report.html"])
+    shots = os.environ.get("REPORT_SCREENSHOTS")
+    for width, height in ((1280, 900), (390, 844)):
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        open_as_alice(page, live_server, f"/researcher/studies/{SLUG}/start/")
+        page.set_input_files("#audit-subjects", str(compas_audit))
+        page.locator("#audit-groups option").first.wait_for(state="attached")
+        listed = page.locator("#audit-groups option").all_inner_texts()
+        assert listed == ["race", "sex", *FEATURES, "two_year_recid"]
+        page.select_option("#audit-groups", ["race", "sex"])
+        page.select_option("#audit-outcome", "two_year_recid")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        if shots:
+            Path(shots).mkdir(parents=True, exist_ok=True)
+            page.locator("#audit").screenshot(path=str(Path(shots) / f"tabular-audit-form-{width}.png"))
+        page.goto(f"{live_server.url}{report}")
+        heading = page.get_by_role("heading", name="Group metrics by race (bars: value; whiskers: 95% CI)")
+        section = page.locator("section", has=heading).first
+        section.locator(".main-svg").first.wait_for(timeout=20000)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        if shots:
+            page.screenshot(path=str(Path(shots) / f"tabular-audit-report-{width}.png"), full_page=True)
+        context.close()
