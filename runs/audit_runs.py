@@ -1,7 +1,7 @@
 """Audit models against a study's human calibration and yes/no feedback, and store the run."""
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -45,7 +45,7 @@ def audit_run_create(
     researcher=None,
     groups: Sequence[str] | None = None,
     outcome_column: str | None = None,
-    progress=None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> AuditRun:
     """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
     limits), pick the human weights (the given Calibration, else the latest
