@@ -131,7 +131,7 @@ AUDIT = {
         "(--metric-from, --utility-from, --features-from); the effort-aware parts need effort series in the "
         "subjects and a condition that says what they mean.",
         "group metrics always; effort-aware parts if and only if x_<time> columns and desirable and aggregate_scale",
-        "the platform's audit (README, Fairness audits)",
+        f"Bird et al. (2020), Fairlearn (the group metrics); {EFFORT} (the effort-aware parts)",
     ),
     "group_metrics": Explanation(
         "Each model's group metrics in Fairlearn's vocabulary: selection rate, and against the truth accuracy, "
@@ -143,13 +143,13 @@ AUDIT = {
         "group sizes as observed.",
         "selection rate = P(yhat = 1), TPR = P(yhat = 1 | y = 1), FPR = P(yhat = 1 | y = 0), FNR = 1 - TPR; "
         "difference = max - min over groups, ratio = min / max",
-        "Fairlearn's MetricFrame (Bird et al. 2020); Hardt, Price & Srebro (2016)",
+        "Fairlearn's MetricFrame, Bird et al. (2020); Hardt, Price & Srebro (2016)",
     ),
     "group_metrics_figure": Explanation(
         "Each metric by group for every model, with its 95% CI.",
         "Bars of one metric that differ between groups beyond their whiskers show a gap unlikely to be chance.",
         "as in the group metrics table",
-        "Fairlearn's MetricFrame (Bird et al. 2020)",
+        "Fairlearn's MetricFrame, Bird et al. (2020)",
     ),
     "eaif": Explanation(
         "Effort-aware individual fairness of each model under each effort weight alpha: equal weights, the "
