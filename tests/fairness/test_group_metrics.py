@@ -96,3 +96,21 @@ def test_interval_coverage_by_simulation():
             covered[key] += int(rows.loc[key, "ci_low"] <= value <= rows.loc[key, "ci_high"])
     share = covered / reps
     assert share.between(0.88, 0.99).all(), share
+
+
+def test_propublicas_published_error_rates_of_compas_by_race():
+    """ProPublica, "How We Analyzed the COMPAS Recidivism Algorithm" (Larson et al. 2016), on the two-year file
+    with decile scores 5-10 as "higher risk": false positive rates 44.9% (Black) and 23.5% (white), false
+    negative rates 28.0% and 47.7%."""
+    from tests.conftest import REFERENCE_DATA
+
+    raw = pd.read_csv(REFERENCE_DATA / "propublica_compas" / "compas-scores-two-years.csv")
+    result = group_metrics(
+        (raw["decile_score"] > 4).astype(int),
+        y_true=raw["two_year_recid"],
+        sensitive_features=raw["race"],
+        n_resamples=20,
+    )
+    rates = result.by_group.loc[["African-American", "Caucasian"], ["false_positive_rate", "false_negative_rate"]]
+    published = [0.449, 0.280, 0.235, 0.477]  # to the published 0.1 percentage point
+    assert rates.to_numpy().ravel().tolist() == pytest.approx(published, abs=0.0005 + 1e-9)
