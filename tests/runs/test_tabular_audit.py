@@ -81,7 +81,8 @@ def test_a_tabular_audit_of_two_models_with_what_people_said(compas_audit, tmp_p
     assert results["eaif"] == [] and not (out / "eaif.csv").exists()
     html = (out / "report.html").read_text()
     assert "Group metrics (Fairlearn&#x27;s vocabulary)" in html or "Group metrics (Fairlearn's vocabulary)" in html
-    assert "Agreement with the stakeholders" in html and "Effort-aware" not in html and "EaIF per model" not in html
+    assert "Agreement with the stakeholders" in html and "Effort-aware individual fairness" not in html
+    assert "EaIF per model" not in html and "Traditional (effort-unaware)" not in html
 
 
 @pytest.mark.django_db
