@@ -274,7 +274,8 @@ def model_group_metrics(subjects: Subjects, *, seed: int, n_resamples: int) -> p
                 )
             )
     columns = ["model", "group_column", "metric", "quantity", "value", "ci_low", "ci_high", "n"]
-    return pd.concat(rows, ignore_index=True)[columns]
+    table = pd.concat(rows, ignore_index=True)[columns]
+    return table.astype({"n": "Int64"})  # subjects of a group or overall; none for a difference or ratio
 
 
 def audit_sections(subjects: Subjects, *, effort: str | None, feedback: bool, human: HumanAudit | None) -> dict:
