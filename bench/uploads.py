@@ -180,13 +180,15 @@ def study_file(subjects: int, slug: str) -> bytes:
     return json.dumps(spec, indent=1).encode()
 
 
-def build_fields(template: str = "comparable") -> dict:
+def build_fields(template: str = "comparable", columns: int = 50) -> dict:
+    """The builder form for a :func:`subjects_csv` table of ``columns`` features: the column picker marks the
+    id, the AI's label and every feature."""
+    roles = ["id", "label", *(["feature"] * columns)]
     return {
         "template": template,
-        "id_column": "id",
-        "label_column": "ai_label",
+        **{f"role_{i}": role for i, role in enumerate(roles)},
         "per_participant": "10",
-        **dict.fromkeys(("score_column", "group_columns", "outcome_column", "profile", "stratify_by"), ""),
+        **dict.fromkeys(("profile", "stratify_by"), ""),
         **dict.fromkeys(("slug", "title", "completion_code"), ""),
     }
 
@@ -232,9 +234,9 @@ def study_files(args) -> None:
         return f"{(time.perf_counter() - began) * 1000:.0f} ms ({kind})"
 
     at_bound = {"subjects": subjects_csv(200, 10, 99)}  # id, label, 10 features: 200 rows, 2,400 cells
-    cold = timed("/researcher/build/", build_fields(), at_bound)  # the worker's first build imports pandas
+    cold = timed("/researcher/build/", build_fields(columns=10), at_bound)  # the worker's first build imports pandas
     warm = [
-        timed("/researcher/build/", build_fields(template), at_bound) for template in ("comparable", "disagreement")
+        timed("/researcher/build/", build_fields(template, 10), at_bound) for template in ("comparable", "disagreement")
     ]
     print(
         f"inline worst case, builder form of 200 rows x 12 columns: first {cold} (imports pandas), then "
@@ -274,7 +276,10 @@ def study_files(args) -> None:
                 print(f"{path} answered {status} -> {location or body[:200]}")
 
     threads = [
-        threading.Thread(target=post, args=("/researcher/build/", build_fields(), {"subjects": c})) for c in builds
+        threading.Thread(
+            target=post, args=("/researcher/build/", build_fields(columns=args.build_columns), {"subjects": c})
+        )
+        for c in builds
     ]
     threads += [threading.Thread(target=post, args=("/researcher/upload/", {}, {"file": c})) for c in uploads]
     posted = time.perf_counter()

@@ -1,29 +1,37 @@
-"""Audit AI models with effort-aware and disagreement-derived fairness (no Django).
+"""Audit AI models on tabular data: group metrics for any model, effort-aware and disagreement-derived
+fairness when the subjects and the study allow them (no Django).
 
 Subjects file (CSV), one row per decision subject:
 
 * ``id``: unique subject id;
-* ``x_<label>``: the yearly (non-cumulative) effort feature, one column per time step, in time
-  order, at least 3, numbers >= 0;
-* ``score_<model>``: each model's risk score in [0, 1] (one column per model);
-* ``inertia`` (optional) in [0, 1]; otherwise ``race`` is mapped through the paper's poverty table;
-* any other columns (race, sex, age_group, ...) are group columns for parity.
+* ``score_<model>``: a model's score in [0, 1] and/or ``label_<model>``: its 0/1 label (at least one model;
+  its label is ``label_<model>``, else score >= 0.5; its score is ``score_<model>``, else its label);
+* ``groups`` (``audit_models --groups``): the sensitive columns, named, never guessed;
+* ``outcome_column`` (``--outcome-column``): the truth (0/1): accuracy and error rates need it;
+* optionally ``x_<label>``: the yearly (non-cumulative) effort feature, one column per time step, in time
+  order, at least 3, numbers >= 0, with ``inertia`` in [0, 1] or ``race`` mapped through the paper's poverty
+  table; a file of that format (an effort study's) may leave ``groups`` out: every other column with at most
+  50 values is then a group column, as before;
+* any other columns (features for ``--features-from``, ignored otherwise).
 
 Column names are checked against :data:`COLUMN_NAME` (letters, digits, ``_``, ``.``, ``-``; at most
-64 characters; starting with a letter or digit), model names (after ``score_``) against
+64 characters; starting with a letter or digit), model names (after ``score_`` or ``label_``) against
 :data:`MODEL_NAME`; anything else is refused with a :class:`SubjectsFileError` naming the column.
 
-:func:`audit` computes, per model: EaIF with equal weights and with each given alpha (exact up to
-``exact_limit`` subjects, sampled with a CI above), the violation share and worst pairs,
-effort-unaware parity per group column (Tables 6 and 8), EaGF per effort bin (Figure 3), and, when
-yes/no feedback is given, the disagreement-derived notions per model (binary labels: score >= 0.5;
-the critic's label is recovered from the shown model's label and the disagreement, so the same
-feedback scores every model) and the disagreement-based calibration of alpha.
+:func:`audit` computes, per model: the group metrics of its labels (``fairness.group_metrics``: selection
+rate, and with the truth accuracy, TPR, FPR, FNR, by group, overall, difference and ratio, with intervals),
+and only when the subjects carry effort series and the condition says what they mean (``desirable``,
+``scale``): EaIF with equal weights and with each given alpha (exact up to ``exact_limit`` subjects, sampled
+with a CI above), the violation share and worst pairs, effort-unaware parity per group column (Tables 6 and
+8), EaGF per effort bin (Figure 3); when yes/no feedback is given, the disagreement-derived notions per model
+(the critic's label is recovered from the shown model's label and the disagreement, so the same feedback
+scores every model) and, with effort, the disagreement-based calibration of alpha. ``AuditResult.sections``
+states for each part why it is there or why not.
 """
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +45,7 @@ from fairness.effort import aggregate as aggregate_of
 from fairness.effort import effort as effort_of
 from fairness.effort import inertia_from_groups
 from fairness.group import GroupParity, effort_aware_parity, parity_figure
+from fairness.group_metrics import group_metrics
 from fairness.human_audit import HumanAudit
 from fairness.individual import eaif_details, eaif_sampled, worst_pairs
 
@@ -47,6 +56,7 @@ class SubjectsFileError(ValueError):
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 COLUMN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MODEL_PREFIXES = ("score_", "label_")
 
 
 def check_column_names(columns) -> None:
@@ -55,10 +65,11 @@ def check_column_names(columns) -> None:
     for column in columns:
         if not isinstance(column, str):
             raise SubjectsFileError(f"column {column!r}: column names must be text")
-        if column.startswith("score_"):
-            if not MODEL_NAME.fullmatch(column.removeprefix("score_")):
+        prefix = next((p for p in MODEL_PREFIXES if column.startswith(p)), None)
+        if prefix is not None:
+            if not MODEL_NAME.fullmatch(column.removeprefix(prefix)):
                 raise SubjectsFileError(
-                    f"column {column!r}: a model name after 'score_' must be 1-64 letters, digits, '_', '.' "
+                    f"column {column!r}: a model name after {prefix!r} must be 1-64 letters, digits, '_', '.' "
                     "or '-', starting with a letter or digit"
                 )
         elif not COLUMN_NAME.fullmatch(column):
@@ -71,13 +82,38 @@ def check_column_names(columns) -> None:
 @dataclass(frozen=True)
 class Subjects:
     frame: pd.DataFrame
-    series_columns: list[str]
+    series_columns: list[str]  # the effort series x_<time> (empty: no effort-aware sections)
     models: list[str]
     group_columns: list[str]
+    outcome_column: str | None = None
+    groups_named: bool = True  # False: guessed from an effort file's columns (no --groups)
+
+    def scores(self, model: str) -> np.ndarray:
+        """The model's scores: ``score_<model>``, else its 0/1 label."""
+        column = f"score_{model}" if f"score_{model}" in self.frame else f"label_{model}"
+        return self.frame[column].to_numpy(float)
+
+    def labels(self, model: str) -> np.ndarray:
+        """The model's 0/1 labels: ``label_<model>``, else score >= 0.5."""
+        if f"label_{model}" in self.frame:
+            return self.frame[f"label_{model}"].to_numpy(int)
+        return (self.frame[f"score_{model}"].to_numpy(float) >= 0.5).astype(int)
 
 
-def read_subjects(source: str | Path | pd.DataFrame) -> Subjects:
-    """Read and check a subjects table (see the module docstring for the format)."""
+def _numbers(frame: pd.DataFrame, column: str) -> pd.Series:
+    """The column as numbers; SubjectsFileError naming the first rows that are not finite numbers."""
+    values = pd.to_numeric(frame[column], errors="coerce")
+    bad = frame.index[~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))].tolist()
+    if bad:
+        raise SubjectsFileError(f"column {column!r}: non-numeric, missing or infinite values in rows {bad[:5]}")
+    return values
+
+
+def read_subjects(
+    source: str | Path | pd.DataFrame, *, groups: Sequence[str] | None = None, outcome_column: str | None = None
+) -> Subjects:
+    """Read and check a subjects table (see the module docstring for the format); ``groups`` the sensitive
+    columns, ``outcome_column`` the truth."""
     if isinstance(source, pd.DataFrame):
         frame = source.copy()
     else:
@@ -91,32 +127,58 @@ def read_subjects(source: str | Path | pd.DataFrame) -> Subjects:
     if frame["id"].duplicated().any():
         raise SubjectsFileError(f"duplicate ids: {frame.loc[frame['id'].duplicated(), 'id'].head(5).tolist()}")
     series = [c for c in frame.columns if c.startswith("x_")]
-    models = [c for c in frame.columns if c.startswith("score_")]
-    if len(series) < 3:
-        raise SubjectsFileError(f"need at least 3 effort columns named x_<time>, found {series}")
+    scores = [c for c in frame.columns if c.startswith("score_")]
+    labels = [c for c in frame.columns if c.startswith("label_")]
+    models = list(dict.fromkeys(c.split("_", 1)[1] for c in [*scores, *labels]))
+    if 0 < len(series) < 3:
+        raise SubjectsFileError(f"an effort series needs at least 3 effort columns named x_<time>, found {series}")
     if not models:
-        raise SubjectsFileError("need at least one model column named score_<model>")
-    for column in series + models + (["inertia"] if "inertia" in frame else []):
-        values = pd.to_numeric(frame[column], errors="coerce")
-        bad = frame.index[~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))].tolist()
-        if bad:
-            raise SubjectsFileError(f"column {column!r}: non-numeric, missing or infinite values in rows {bad[:5]}")
-        frame[column] = values
+        raise SubjectsFileError("need at least one model column named score_<model> or label_<model>")
+    inertia = ["inertia"] if series and "inertia" in frame else []
+    for column in series + scores + labels + inertia:
+        frame[column] = _numbers(frame, column)
     if (frame[series] < 0).any().any():
         raise SubjectsFileError("effort columns x_* must be >= 0")
-    for column in models + (["inertia"] if "inertia" in frame else []):
+    for column in scores + inertia:
         outside = frame.index[(frame[column] < 0) | (frame[column] > 1)].tolist()
         if outside:
             raise SubjectsFileError(f"column {column!r} must lie in [0, 1]; rows {outside[:5]} do not")
-    if "inertia" not in frame:
+    for column in labels + ([outcome_column] if outcome_column else []):
+        if column not in frame:
+            raise SubjectsFileError(f"--outcome-column: {column!r} is not a column of the subjects file")
+        frame[column] = _numbers(frame, column)
+        wrong = frame.index[~frame[column].isin([0, 1])].tolist()
+        if wrong:
+            raise SubjectsFileError(f"column {column!r} must be 0 or 1; rows {wrong[:5]} are not")
+    if series and "inertia" not in frame:
         if "race" not in frame:
             raise SubjectsFileError("give an 'inertia' column or a 'race' column for the poverty-based inertia")
         try:
             frame["inertia"] = inertia_from_groups(frame["race"].astype(str).tolist())
         except KeyError as exc:
             raise SubjectsFileError(f"column 'race': {exc.args[0]}") from exc
-    groups = [c for c in frame.columns if c not in {"id", "inertia", *series, *models} and frame[c].nunique() <= 50]
-    return Subjects(frame.reset_index(drop=True), series, [m.removeprefix("score_") for m in models], groups)
+    reserved = {"id", *series, *scores, *labels, *([outcome_column] if outcome_column else [])}
+    if groups is not None:
+        for column in groups:
+            if column not in frame or column in reserved:
+                why = (
+                    "is not a column of the subjects file" if column not in frame else "is the id, a model or the truth"
+                )
+                raise SubjectsFileError(f"--groups: {column!r} {why}")
+            if frame[column].isna().any():
+                raise SubjectsFileError(f"--groups: column {column!r} is blank in rows {_blank_rows(frame[column])}")
+        group_columns = list(dict.fromkeys(groups))
+    elif series:  # an effort study's file, as before: every other column with at most 50 values
+        group_columns = [c for c in frame.columns if c not in reserved | {"inertia"} and frame[c].nunique() <= 50]
+    else:
+        group_columns = []
+    return Subjects(
+        frame.reset_index(drop=True), series, models, group_columns, outcome_column, groups is not None or not series
+    )
+
+
+def _blank_rows(values: pd.Series) -> list:
+    return values.index[values.isna()].tolist()[:5]
 
 
 @dataclass(frozen=True)
@@ -129,6 +191,14 @@ class AuditResult:
     disagreement_calibration: DisagreementCalibration | None
     settings: dict = field(default_factory=dict)
     human: HumanAudit | None = None  # what people said: the human metric, utilities, feature fairness
+    # model, group_column ("" = overall only), metric, quantity (a group, overall, difference, ratio), value, CI
+    group_metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sections: dict[str, str] = field(default_factory=dict)  # part -> why it is there, or why not
+
+    @property
+    def effort_aware(self) -> bool:
+        """Whether the effort-aware parts were computed (the subjects carry effort series the condition explains)."""
+        return len(self.eaif) > 0
 
 
 def _eaif_row(model, weights, alpha, e, s, risk, exact: bool, seed: int) -> dict:
@@ -175,11 +245,77 @@ def effort_and_aggregate(subjects: Subjects, *, desirable: bool, scale: float) -
     )
 
 
+GROUP_METRIC_RESAMPLES = 1000
+
+
+def model_group_metrics(subjects: Subjects, *, seed: int, n_resamples: int) -> pd.DataFrame:
+    """Per model and sensitive column (``""``: overall only, when no group column is named), the group metrics
+    of the model's labels against the truth (``fairness.group_metrics``, its intervals' estimand)."""
+    frame = subjects.frame
+    truth = frame[subjects.outcome_column].to_numpy(int) if subjects.outcome_column else None
+    rows = []
+    for model in subjects.models:
+        columns: list[str | None] = [*subjects.group_columns] or [None]
+        for column in columns:
+            result = group_metrics(
+                subjects.labels(model),
+                y_true=truth,
+                sensitive_features=None if column is None else frame[column].astype(str).to_numpy(),
+                sensitive_name=column,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            sizes = result.by_group["n"].to_dict()
+            rows.append(
+                result.intervals.assign(
+                    model=model,
+                    group_column=column or "",
+                    n=[sizes.get(q, len(frame) if q == "overall" else np.nan) for q in result.intervals["quantity"]],
+                )
+            )
+    columns = ["model", "group_column", "metric", "quantity", "value", "ci_low", "ci_high", "n"]
+    table = pd.concat(rows, ignore_index=True)[columns]
+    return table.astype({"n": "Int64"})  # subjects of a group or overall; none for a difference or ratio
+
+
+def audit_sections(subjects: Subjects, *, effort: str | None, feedback: bool, human: HumanAudit | None) -> dict:
+    """Why each part of the audit is there or not (``AuditResult.sections``); ``effort`` is why the
+    effort-aware parts are missing (None: they are there)."""
+    groups = ", ".join(subjects.group_columns)
+    if subjects.group_columns:
+        named = "named with --groups" if subjects.groups_named else "guessed from an effort file (at most 50 values)"
+        group_text = f"by {groups} ({named})"
+    else:
+        group_text = "overall only: no sensitive column was named (--groups)"
+    truth = (
+        f"against the truth {subjects.outcome_column!r}: selection rate, accuracy, TPR, FPR and FNR"
+        if subjects.outcome_column
+        else "selection rate only: accuracy and error rates need the truth (--outcome-column)"
+    )
+    sections = {"group_metrics": f"Every model's labels, {group_text}, {truth}."}
+    sections["effort"] = effort or (
+        f"The subjects carry an effort series ({len(subjects.series_columns)} x_<time> columns) and the condition says "
+        "whether more of it is good (desirable) and its scale (aggregate_scale)."
+    )
+    sections["feedback"] = (
+        "The study's yes/no answers about these subjects give the disagreement-derived notions."
+        if feedback
+        else "No disagreement-derived notions: the study has no yes/no answers about these subjects."
+    )
+    if human is not None:
+        sections["human"] = "What people said: " + "; ".join(f"{k} from {v}" for k, v in human.sources.items()) + "."
+    else:
+        sections["human"] = (
+            "No human-calibrated sections: no --metric-from, --utility-from or --features-from was given."
+        )
+    return sections
+
+
 def audit(
     subjects: Subjects,
     *,
-    desirable: bool,
-    scale: float,
+    desirable: bool | None = None,
+    scale: float | None = None,
     alphas: Mapping[str, float] | None = None,
     feedback: pd.DataFrame | None = None,
     shown_model: str | None = None,
@@ -190,48 +326,61 @@ def audit(
     n_resamples: int = 1000,
     human: HumanAudit | None = None,
 ) -> AuditResult:
-    """Compare the models of ``subjects``. ``alphas`` names extra effort weights (e.g. {"human
-    (likert)": 0.6577}); equal weights (0.5) are always included. ``feedback`` has columns
-    participant, subject, model_label (label shown), disagreement; ``shown_model`` is the model
-    whose scores participants saw (for the disagreement calibration); ``human``: the parts from what people
-    said (``fairness.human_audit``), kept in the result for the report."""
+    """Compare the models of ``subjects``: their group metrics always; the effort-aware parts when the subjects
+    carry effort series and ``desirable`` and ``scale`` say what they mean (``sections`` says why not).
+    ``alphas`` names extra effort weights (e.g. {"human (likert)": 0.6577}); equal weights (0.5) are always
+    included. ``feedback`` has columns participant, subject, model_label (label shown),
+    disagreement; ``shown_model`` is the model whose scores participants saw (for the disagreement calibration);
+    ``human``: the parts from what people said (``fairness.human_audit``), kept in the result for the report."""
     frame = subjects.frame
-    e, s = effort_and_aggregate(subjects, desirable=desirable, scale=scale)
-    weight_sets = {"equal": 0.5, **(alphas or {})}
-    exact = len(frame) <= exact_limit
-    eaif_rows, worst = [], {}
-    for model in subjects.models:
-        risk = frame[f"score_{model}"].to_numpy(float)
-        for name, alpha in weight_sets.items():
-            eaif_rows.append(_eaif_row(model, name, alpha, e, s, risk, exact, seed))
-        worst[model] = worst_pairs(
-            e, s, risk, alpha=weight_sets[list(weight_sets)[-1]], ids=frame["id"].to_numpy(), k=20
+    metrics = model_group_metrics(subjects, seed=seed, n_resamples=min(n_resamples, GROUP_METRIC_RESAMPLES))
+    if not subjects.series_columns:
+        no_effort = "No effort-aware sections: the subjects carry no effort series (x_<time> columns)."
+    elif desirable is None or scale is None:
+        no_effort = (
+            "No effort-aware sections: the condition does not say whether more of the effort feature is good "
+            "(desirable) and its scale (aggregate_scale)."
         )
-    eagf = {
-        (model, col): effort_aware_parity(
-            e, frame[f"score_{model}"], frame[col].astype(str), width=width, min_size=min_size
-        )
-        for model in subjects.models
-        for col in subjects.group_columns
-    }
-    parity = pd.DataFrame({col: {m: eagf[(m, col)].overall for m in subjects.models} for col in subjects.group_columns})
+    else:
+        no_effort = None
+    weight_sets = {"equal": 0.5, **(alphas or {})} if no_effort is None else {}
+    eaif_rows: list[dict] = []
+    worst: dict[str, pd.DataFrame] = {}
+    eagf: dict[tuple[str, str], GroupParity] = {}
+    e = s = None
+    if no_effort is None:
+        e, s = effort_and_aggregate(subjects, desirable=bool(desirable), scale=float(scale or 1.0))
+        exact = len(frame) <= exact_limit
+        for model in subjects.models:
+            risk = subjects.scores(model)
+            for name, alpha in weight_sets.items():
+                eaif_rows.append(_eaif_row(model, name, alpha, e, s, risk, exact, seed))
+            worst[model] = worst_pairs(
+                e, s, risk, alpha=weight_sets[list(weight_sets)[-1]], ids=frame["id"].to_numpy(), k=20
+            )
+        eagf = {
+            (model, col): effort_aware_parity(
+                e, subjects.scores(model), frame[col].astype(str), width=width, min_size=min_size
+            )
+            for model in subjects.models
+            for col in subjects.group_columns
+        }
+    parity = (
+        pd.DataFrame({col: {m: eagf[(m, col)].overall for m in subjects.models} for col in subjects.group_columns})
+        if eagf
+        else pd.DataFrame(index=subjects.models)
+    )
     notions, calibration = None, None
     if feedback is not None and len(feedback):
         notions, calibration = feedback_estimates(
             subjects, feedback, e=e, s=s, shown_model=shown_model, n_resamples=n_resamples, seed=seed
         )
-        if calibration is not None:  # both human weights side by side
+        if calibration is not None and e is not None and s is not None:  # both human weights side by side
+            exact = len(frame) <= exact_limit
             for model in subjects.models:
                 eaif_rows.append(
                     _eaif_row(
-                        model,
-                        "human (disagreement)",
-                        calibration.alpha,
-                        e,
-                        s,
-                        frame[f"score_{model}"].to_numpy(float),
-                        exact,
-                        seed,
+                        model, "human (disagreement)", calibration.alpha, e, s, subjects.scores(model), exact, seed
                     )
                 )
     return AuditResult(
@@ -249,8 +398,12 @@ def audit(
             "seed": seed,
             "n_subjects": len(frame),
             "weights": weight_sets,
+            "group_columns": subjects.group_columns,
+            "outcome_column": subjects.outcome_column,
         },
         human,
+        metrics,
+        audit_sections(subjects, effort=no_effort, feedback=notions is not None, human=human),
     )
 
 
@@ -258,8 +411,8 @@ def feedback_estimates(
     subjects: Subjects,
     feedback: pd.DataFrame,
     *,
-    e: np.ndarray,
-    s: np.ndarray,
+    e: np.ndarray | None,
+    s: np.ndarray | None,
     shown_model: str | None,
     n_resamples: int,
     seed: int,
@@ -268,14 +421,18 @@ def feedback_estimates(
     ``subjects`` (efforts ``e``, aggregates ``s``): the disagreement-derived notions per model (model,
     group_column, notion, value, ci_low, ci_high, exact, disagreement_rate; binary labels score >= 0.5, the
     critic's label recovered from the shown label and the disagreement) and, given the ``shown_model``, the
-    disagreement calibration of alpha (None when it cannot be estimated)."""
+    disagreement calibration of alpha (None when it cannot be estimated or without effort). The notions compare
+    the groups of the first named group column (an effort file without --groups: race, else its first)."""
     frame = subjects.frame
     fb = critic_labels(feedback[feedback["subject"].isin(set(frame["id"]))])
     info = frame.set_index("id")
-    group_col = "race" if "race" in frame else subjects.group_columns[0]
+    columns = ["model", "group_column", "notion", "value", "ci_low", "ci_high", "exact", "disagreement_rate"]
+    if not subjects.group_columns:
+        return pd.DataFrame(columns=columns), None
+    group_col = "race" if "race" in frame and not subjects.groups_named else subjects.group_columns[0]
     rows = []
     for model in subjects.models:
-        label = (info.loc[fb["subject"], f"score_{model}"].to_numpy() >= 0.5).astype(int)
+        label = pd.Series(subjects.labels(model), index=info.index).loc[fb["subject"]].to_numpy()
         s_model = (label != fb["critic_label"].to_numpy()).astype(int)
         groups = info.loc[fb["subject"], group_col].astype(str).to_numpy()
         try:
@@ -305,13 +462,13 @@ def feedback_estimates(
                 }
             )
     calibration = None
-    if shown_model is not None:
+    if shown_model is not None and e is not None and s is not None:
         index = {sid: i for i, sid in enumerate(frame["id"])}
         try:
             calibration = calibrate_from_disagreement(
                 e,
                 s,
-                frame[f"score_{shown_model}"].to_numpy(float),
+                subjects.scores(shown_model),
                 fb,
                 subject_index=index,
                 n_resamples=n_resamples,
@@ -319,19 +476,21 @@ def feedback_estimates(
             )
         except ValueError:
             calibration = None
-    return pd.DataFrame(rows), calibration
+    return pd.DataFrame(rows, columns=columns), calibration
 
 
 def audit_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
-    """The audit's CSV tables by file name: eaif, parity (one row per model), eagf_bins and, with
-    feedback, disagreement_notions."""
-    tables = {
-        "eaif": result.eaif,
-        "parity": result.parity.rename_axis("model").reset_index(),
-        "eagf_bins": pd.concat([r.by_bin.assign(model=m, group_column=c) for (m, c), r in result.eagf.items()])
-        if result.eagf
-        else pd.DataFrame(),
-    }
+    """The audit's CSV tables by file name: group_metrics; with effort eaif, parity (one row per model) and
+    eagf_bins; with feedback, disagreement_notions."""
+    tables = {"group_metrics": result.group_metrics}
+    if result.effort_aware:
+        tables |= {
+            "eaif": result.eaif,
+            "parity": result.parity.rename_axis("model").reset_index(),
+            "eagf_bins": pd.concat([r.by_bin.assign(model=m, group_column=c) for (m, c), r in result.eagf.items()])
+            if result.eagf
+            else pd.DataFrame(),
+        }
     if result.notions is not None:
         tables["disagreement_notions"] = result.notions
     return tables | human_tables(result.human)
@@ -358,10 +517,13 @@ def human_tables(human: HumanAudit | None) -> dict[str, pd.DataFrame]:
 
 
 def audit_summary(result: AuditResult) -> dict:
-    """results.json: settings, EaIF rows, parity, notions and the disagreement calibration."""
+    """results.json: settings, why each part is there or not, the group metrics, EaIF rows, parity, notions and
+    the disagreement calibration."""
     cal = result.disagreement_calibration
     summary = {
         "settings": result.settings,
+        "sections": result.sections,
+        "group_metrics": json.loads(result.group_metrics.to_json(orient="records")),
         "eaif": json.loads(result.eaif.to_json(orient="records")),
         "parity": json.loads(result.parity.to_json()),
         "notions": None if result.notions is None else json.loads(result.notions.to_json(orient="records")),
@@ -399,9 +561,40 @@ def notions_pivot(result: AuditResult) -> pd.DataFrame | None:
     return result.notions.pivot(index="model", columns="notion", values="value")
 
 
+def group_metric_figures(result: AuditResult) -> list[go.Figure]:
+    """Per sensitive column: each metric by group for every model, with its interval."""
+    figures = []
+    table = result.group_metrics
+    for column in [c for c in dict.fromkeys(table["group_column"]) if c]:
+        rows = table[(table["group_column"] == column) & ~table["quantity"].isin(["overall", "difference", "ratio"])]
+        figure = go.Figure(
+            [
+                go.Bar(
+                    x=part["metric"] + ": " + part["quantity"].astype(str),
+                    y=part["value"],
+                    name=model,
+                    error_y={
+                        "type": "data",
+                        "symmetric": False,
+                        "array": part["ci_high"] - part["value"],
+                        "arrayminus": part["value"] - part["ci_low"],
+                    },
+                )
+                for model, part in rows.groupby("model", sort=False)
+            ]
+        )
+        figure.update_layout(
+            title=f"Group metrics by {column} (bars: value; whiskers: 95% CI)", yaxis_title="rate", barmode="group"
+        )
+        figures.append(figure)
+    return figures
+
+
 def audit_figures(result: AuditResult) -> list[go.Figure]:
-    """EaIF bars per model and weights, effort-aware parity per group column (Figure 3) and, with
-    feedback, the disagreement-calibration curve."""
+    """With effort: EaIF bars per model and weights, effort-aware parity per group column (Figure 3); with
+    feedback and effort, the disagreement-calibration curve."""
+    if not result.effort_aware:
+        return []
     pivot = eaif_pivot(result)
     bar = go.Figure([go.Bar(x=list(pivot.index), y=pivot[c], name=f"{c} weights") for c in pivot.columns])
     bar.update_layout(title="EaIF per model and weights (higher is fairer)", yaxis_title="EaIF", barmode="group")

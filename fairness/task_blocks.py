@@ -294,7 +294,7 @@ def _pool_subjects(spec: dict, pool_key: str, model: str | None) -> pd.DataFrame
                 **{f"group:{k}": v for k, v in subject.get("groups", {}).items()},
                 "model_label": output.get("label", np.nan),
                 "model_score": output.get("score", np.nan),
-                **({"outcome": known.get(outcome, np.nan)} if outcome else {}),
+                **({"outcome": subject.get("outcome", known.get(outcome, np.nan))} if outcome else {}),
             }
         )
     return pd.DataFrame(rows)

@@ -251,10 +251,14 @@ def judgements_dataset(path: Path, task: str, columns: JudgementColumns, *, titl
                         )
                     )
         participants.append(ImportedParticipant(str(person), CONDITION, plan, answers))
+    # the features (what the imported judgements' metric weighs) and groups, as the raters saw them
+    display: dict[str, object] = (
+        {"table": [*columns.features, *columns.groups]} if columns.features else {"profile": "Subject {id}."}
+    )
     pool = {
         "key": POOL,
         "subject_noun": "subject",
-        "display": {"profile": "Subject {id}."},
+        "display": display,
         "subjects": _subjects(path, frame_for_pool, ids, columns),
     }
     blocks = [block] + (

@@ -23,8 +23,14 @@ def build_and_stash(*, user, frame: pd.DataFrame, params: dict) -> str:
     (``summarise_study``, stored by ``stash_preview``); returns the file's SHA-256.
     Raises StudyBuildError, InvalidStudyFile or StashNotStored (nothing stashed)."""
     fields = {key: value for key, value in params.items() if key != "name"}
+    features = fields.get("feature_columns")
     options = BuildOptions(
-        **{**fields, "group_columns": tuple(fields["group_columns"]), "mix": tuple(fields.get("mix", ()))}
+        **{
+            **fields,
+            "group_columns": tuple(fields["group_columns"]),
+            "feature_columns": None if features is None else tuple(features),
+            "mix": tuple(fields.get("mix", ())),
+        }
     )
     spec = build_study_from_frame(frame, options, name=params["name"])
     validated = validate_study(spec)

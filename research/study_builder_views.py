@@ -22,32 +22,37 @@ from tasks import BLOCK_TASKS
 TEMPLATE_CHOICES = {t.builder_template: t.builder_description for t in BLOCK_TASKS.values() if t.builder_template}
 
 
+# What a column of the subjects CSV is, as the builder's column picker offers it: role -> label
+COLUMN_ROLES = {
+    "hidden": "Kept hidden (not in the study)",
+    "feature": "Shown as a feature",
+    "group": "Group (shown)",
+    "id": "Id",
+    "label": "AI label (0/1, not shown)",
+    "score": "AI score (0 to 1, not shown)",
+    "outcome": "Outcome (0/1, not shown)",
+}
+_SINGLE_ROLES = {"id": "id_column", "label": "label_column", "score": "score_column", "outcome": "outcome_column"}
+
+
 class StudyBuildForm(forms.Form):
+    """The builder's options; with the CSV's ``header``, one ``role_<i>`` field per column (the column picker:
+    :data:`COLUMN_ROLES`) and the stratify-by choices; the browser fills the picker from the file it is given."""
+
     subjects = forms.FileField(label="Subjects (CSV, one row per person)")
     template = forms.ChoiceField(
         choices=list(TEMPLATE_CHOICES.items()), widget=forms.RadioSelect, initial="disagreement"
-    )
-    id_column = forms.CharField(label="Id column", max_length=200)
-    label_column = forms.CharField(label="AI label column (0/1)", max_length=200, required=False)
-    score_column = forms.CharField(label="AI score column (0 to 1)", max_length=200, required=False)
-    group_columns = forms.CharField(
-        label="Group columns", max_length=2000, required=False, help_text="Comma-separated, e.g. race, sex"
-    )
-    outcome_column = forms.CharField(
-        label="Outcome column (0/1, not shown)",
-        max_length=200,
-        required=False,
-        help_text="The true outcome, e.g. two_year_recid: the analysis reports error rates against it",
     )
     profile = forms.CharField(
         label="Profile text",
         max_length=5000,
         required=False,
         widget=forms.Textarea(attrs={"rows": 4}),
-        help_text="With {column} placeholders, e.g. “A {sex} aged {age}.” Empty: a table of the columns.",
+        help_text="With {column} placeholders of features and groups, e.g. “A {sex} aged {age}.” Empty: a table "
+        "of the features and groups.",
     )
     per_participant = forms.IntegerField(label="Items per participant", min_value=1, required=False)
-    stratify_by = forms.CharField(label="Stratify by column", max_length=200, required=False)
+    stratify_by = forms.ChoiceField(label="Stratify by column", required=False, choices=[("", "No strata")])
     decision = forms.CharField(
         label="Decision",
         max_length=200,
@@ -64,19 +69,60 @@ class StudyBuildForm(forms.Form):
     title = forms.CharField(max_length=200, required=False)
     completion_code = forms.CharField(max_length=64, required=False)
 
+    def __init__(self, *args, header: list[str] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.header = list(header or [])
+        stratify = self.fields["stratify_by"]
+        assert isinstance(stratify, forms.ChoiceField)
+        stratify.choices = [("", "No strata"), *((c, c) for c in self.header)]
+        for i, column in enumerate(self.header):
+            self.fields[f"role_{i}"] = forms.ChoiceField(
+                label=column, choices=list(COLUMN_ROLES.items()), required=False, initial="hidden"
+            )
+
+    def role_fields(self) -> list:
+        """The column picker's bound fields, in the CSV's order."""
+        return [self[f"role_{i}"] for i in range(len(self.header))]
+
+    def other_fields(self) -> list:
+        """Every bound field but the picker's."""
+        return [field for field in self if not field.name.startswith("role_")]
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if not self.header:
+            return data
+        if not any(self.data.get(f"role_{i}") for i in range(len(self.header))):
+            raise forms.ValidationError(
+                "Mark what each column is in the column picker (it lists the file's columns), then choose the file "
+                "again and build."
+            )
+        roles = {column: data.get(f"role_{i}") or "hidden" for i, column in enumerate(self.header)}
+        for role in _SINGLE_ROLES:
+            named = [column for column, r in roles.items() if r == role]
+            if len(named) > 1:
+                self.add_error(
+                    None, f"Only one column can be the {COLUMN_ROLES[role].split(' (')[0]}: {', '.join(named)}"
+                )
+        if "id" not in roles.values():
+            self.add_error(None, "Mark one column as the Id")
+        data["roles"] = roles
+        return data
+
 
 def build_params(data: dict, name: str) -> dict:
-    """The builder form's cleaned data as ``BuildOptions`` fields (JSON, a job's params) plus the file's ``name``."""
+    """The builder form's cleaned data as ``BuildOptions`` fields (JSON, a job's params) plus the file's ``name``:
+    the picker's roles become the column options (features and groups in the CSV's order)."""
+    roles = data["roles"]
+    single = {option: next((c for c, r in roles.items() if r == role), None) for role, option in _SINGLE_ROLES.items()}
     return {
         "template": data["template"],
-        "id_column": data["id_column"].strip(),
-        "label_column": data["label_column"].strip() or None,
-        "score_column": data["score_column"].strip() or None,
-        "group_columns": [c.strip() for c in data["group_columns"].split(",") if c.strip()],
-        "outcome_column": data["outcome_column"].strip() or None,
+        **single,
+        "group_columns": [c for c, r in roles.items() if r == "group"],
+        "feature_columns": [c for c, r in roles.items() if r == "feature"],
         "profile": data["profile"] or None,
         "per_participant": data["per_participant"],
-        "stratify_by": data["stratify_by"].strip() or None,
+        "stratify_by": data["stratify_by"] or None,
         "slug": data["slug"].strip() or None,
         "title": data["title"].strip() or None,
         "completion_code": data["completion_code"].strip() or None,

@@ -11,12 +11,14 @@ class AuditError(ValueError):
 
 
 def audited_condition(
-    study: Study, *, condition: str | None = None, calibration_id: int | None = None
+    study: Study, *, condition: str | None = None, calibration_id: int | None = None, effort_series: bool = True
 ) -> tuple[str, Calibration | None]:
     """The condition key (``condition``, else the calibration's, else the study's first) and the Likert
     calibration (the given one, else the condition's latest, else None: equal weights). AuditError when the
-    calibration is not the study's, the study has no such condition, or the condition does not say whether more
-    of its effort feature is good (``desirable`` and ``aggregate_scale``: the effort the audit weighs)."""
+    calibration is not the study's, the study has no such condition, or the subjects carry an effort series
+    (``effort_series``) and the condition does not say whether more of its effort feature is good (``desirable``
+    and ``aggregate_scale``: the effort the audit weighs). A subjects file without effort series needs neither:
+    group metrics and what people said are audited on any tabular data."""
     likert = None
     if calibration_id is not None:
         likert = (
@@ -31,12 +33,11 @@ def audited_condition(
     condition = condition or next(iter(conditions))
     if condition not in conditions:
         raise AuditError(f"unknown condition {condition!r}; the study has {sorted(conditions)}")
-    if not {"desirable", "aggregate_scale"} <= set(conditions[condition]):
+    if effort_series and not {"desirable", "aggregate_scale"} <= set(conditions[condition]):
         raise AuditError(
-            f"condition {condition!r} does not say whether more of its effort feature is good: give it "
-            "'desirable' (and 'aggregate_scale') in the study file; a model audit weighs the subjects' effort, "
-            "so it audits an effort study (a study of judgements joins an effort study's audit as its "
-            "metric_from, utility_from or features_from)"
+            f"the subjects carry an effort series, but condition {condition!r} does not say whether more of its "
+            "effort feature is good: give it 'desirable' and 'aggregate_scale' in the study file, or audit a file "
+            "without x_<time> columns (group metrics and what people said need none)"
         )
     if likert is None:
         likert = (

@@ -1,7 +1,7 @@
 """Audit models against a study's human calibration and yes/no feedback, and store the run."""
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -41,6 +41,9 @@ def audit_run_create(
     surrogate: Surrogate = "linear",
     researcher=None,
     job_id=None,
+    groups: Sequence[str] | None = None,
+    outcome_column: str | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> AuditRun:
     """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
     limits), pick the human weights (the given Calibration, else the latest
@@ -50,12 +53,22 @@ def audit_run_create(
     ``utility_from``, ``features_from`` (``SLUG[:BLOCK]``, studies of ``researcher``, else of the audited
     study's owner) add what people said, per rater group of ``by`` (``runs.human_sources``), the human metric's
     Lipschitz condition with L = ``lipschitz``, the reliance on features judged unfair with the ``surrogate``
-    ("linear" or "forest") of each model's scores. ``job_id``: the job running it (a cancelled job stores
-    nothing: :func:`runs.services.run_storing`)."""
+    ("linear" or "forest") of each model's scores. ``groups`` are the subjects' sensitive columns (None: an effort
+    file's guessed ones, else none), ``outcome_column`` their truth; the effort-aware parts need effort series in
+    the subjects and ``desirable`` and ``aggregate_scale`` in the condition. ``progress(stage, done, total)`` is
+    told of each stage. ``job_id``: the job running it (a cancelled job stores nothing:
+    :func:`runs.services.run_storing`)."""
+    progress = progress or (lambda stage, done, total: None)
     study = latest_study(slug)
-    condition, likert = audited_condition(study, condition=condition, calibration_id=calibration_id)
+    subjects = read_subjects(
+        subjects_file if subjects_frame is None else subjects_frame, groups=groups, outcome_column=outcome_column
+    )
+    condition, likert = audited_condition(
+        study, condition=condition, calibration_id=calibration_id, effort_series=bool(subjects.series_columns)
+    )
     conditions = {c["key"]: c for c in study.spec["conditions"]}
-    subjects = read_subjects(subjects_file if subjects_frame is None else subjects_frame)
+    explained = "desirable" in conditions[condition] and "aggregate_scale" in conditions[condition]
+    progress("human sources", 1, 4)
     human_of = partial(  # the audit's sources with every option; called again for the sensitivity
         human_audit_of,
         subjects,
@@ -76,11 +89,12 @@ def audit_run_create(
     feedback = study_feedback(disagreements, condition)
     models = set(subjects.models)
     shown_model = shown_model if shown_model in models else None
+    progress("audit", 2, 4)
     result = audit(
         subjects,
         human=human,
-        desirable=conditions[condition]["desirable"],
-        scale=conditions[condition]["aggregate_scale"],
+        desirable=conditions[condition]["desirable"] if explained else None,
+        scale=conditions[condition]["aggregate_scale"] if explained else None,
         alphas=alphas,
         feedback=feedback,
         shown_model=shown_model,
@@ -97,6 +111,8 @@ def audit_run_create(
             "Condition": condition,
             "Subjects file": f"{Path(subjects_file).name} ({len(subjects.frame)} subjects)",
             "Models": ", ".join(sorted(models)),
+            "Sensitive columns": ", ".join(subjects.group_columns) or "none named (--groups)",
+            "Truth": subjects.outcome_column or "none (--outcome-column)",
             "Bootstrap resamples": str(n_resamples),
             **({} if likert else {"Calibration used": "none: the condition has no Likert calibration (equal weights)"}),
             **(human.sources if human else {}),
@@ -116,6 +132,7 @@ def audit_run_create(
         else None,
     )
     sources = (metric_from, utility_from, features_from)
+    progress("sensitivity", 3, 4)
     sensitivity = audit_sensitivity(
         result,
         subjects,
@@ -128,6 +145,7 @@ def audit_run_create(
         human=lambda mode: human_of(quality_exclusion=mode),
         source_slugs=[reference.partition(":")[0] for reference in sources if reference],
     )
+    progress("report", 4, 4)
     write_audit_report(
         result,
         out_dir,

@@ -105,7 +105,11 @@ def audit_sensitivity(
     ``human(mode)``: the audit's parts from what people said under that quality exclusion; ``source_slugs``:
     their studies. The flagged count is over the audited study and the source studies."""
     spec = latest_study(slug).spec
-    e, s = effort_and_aggregate(subjects, desirable=result.settings["desirable"], scale=result.settings["scale"])
+    e, s = (
+        effort_and_aggregate(subjects, desirable=result.settings["desirable"], scale=result.settings["scale"])
+        if result.effort_aware
+        else (None, None)
+    )
     exports: dict[str, ExportTables] = {}
 
     def from_feedback(mode: str) -> dict[str, pd.DataFrame]:

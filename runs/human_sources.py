@@ -321,7 +321,7 @@ def human_audit_of(
     )
     if not sources:
         return None
-    scores = pd.DataFrame({model: frame[f"score_{model}"] for model in subjects.models})
+    scores = pd.DataFrame({model: subjects.scores(model) for model in subjects.models}, index=frame.index)
     violations = worst = utility = reliance = None
     if "metric_from" in sources:
         metric = source_metric(sources["metric_from"], frame, n_resamples=n_resamples, seed=seed)

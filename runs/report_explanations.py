@@ -124,6 +124,33 @@ ANALYSIS = {
 }
 
 AUDIT = {
+    "contents": Explanation(
+        "What this audit contains and why: each part is there because its inputs are, or is left out with the "
+        "reason (no sensitive column named, no truth, no effort series, no study source).",
+        "Group metrics need only the models' labels or scores; the human-calibrated parts need a study "
+        "(--metric-from, --utility-from, --features-from); the effort-aware parts need effort series in the "
+        "subjects and a condition that says what they mean.",
+        "group metrics always; effort-aware parts if and only if x_<time> columns and desirable and aggregate_scale",
+        f"Bird et al. (2020), Fairlearn (the group metrics); {EFFORT} (the effort-aware parts)",
+    ),
+    "group_metrics": Explanation(
+        "Each model's group metrics in Fairlearn's vocabulary: selection rate, and against the truth accuracy, "
+        "true positive, false positive and false negative rates, by group, overall, and the difference (largest "
+        "minus smallest group) and ratio (smallest over largest).",
+        "Difference 0 and ratio 1 are parity. Equal selection rates are demographic parity; equal TPR and FPR are "
+        "equalized odds; equal TPR alone is equal opportunity. The 95% CI is a percentile bootstrap, subjects "
+        "resampled within each group: its estimand is the value in the population the subjects were drawn from, "
+        "group sizes as observed.",
+        "selection rate = P(yhat = 1), TPR = P(yhat = 1 | y = 1), FPR = P(yhat = 1 | y = 0), FNR = 1 - TPR; "
+        "difference = max - min over groups, ratio = min / max",
+        "Fairlearn's MetricFrame, Bird et al. (2020); Hardt, Price & Srebro (2016)",
+    ),
+    "group_metrics_figure": Explanation(
+        "Each metric by group for every model, with its 95% CI.",
+        "Bars of one metric that differ between groups beyond their whiskers show a gap unlikely to be chance.",
+        "as in the group metrics table",
+        "Fairlearn's MetricFrame, Bird et al. (2020)",
+    ),
     "eaif": Explanation(
         "Effort-aware individual fairness of each model under each effort weight alpha: equal weights, the "
         "human (Likert) calibration and the alpha from yes/no disagreement feedback.",

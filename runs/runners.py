@@ -95,7 +95,6 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
     out = _report_dir(context)
     subjects = copy_to_local(job.inputs["subjects"], out / "subjects.csv")
     frame = read_csv_upload(subjects, name="subjects")  # size, header and row limits: read once
-    context.progress("audit", 1, 4)
     run = audit_run_create(
         slug=_study(job).slug,
         subjects_file=subjects,
@@ -110,6 +109,9 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
         by=job.params.get("by") or (),
         lipschitz=job.params.get("lipschitz", 1.0),  # jobs queued before the option: L = 1
         surrogate=job.params.get("surrogate", "linear"),  # and a linear surrogate
+        groups=job.params.get("groups"),  # jobs queued before the option: an effort file's old default
+        outcome_column=job.params.get("outcome_column") or None,
+        progress=context.progress,
         researcher=job.created_by,
         job_id=job.pk,
     )

@@ -110,7 +110,18 @@ class AnalysisRunSerializer(serializers.Serializer):
 
 
 class AuditRequestSerializer(serializers.Serializer):
-    subjects = serializers.FileField(help_text="Subjects CSV: id, x_<time>..., score_<model>..., group columns")
+    subjects = serializers.FileField(
+        help_text="Subjects CSV: id, score_<model> and/or label_<model> per model, the sensitive and truth columns, "
+        "optionally x_<time> effort series and feature columns"
+    )
+    groups = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        help_text="the sensitive columns of the subjects file the group metrics compare (the form lists its header)",
+    )
+    outcome_column = serializers.CharField(
+        required=False, allow_blank=True, max_length=64, help_text="the truth (0/1) column of the subjects file"
+    )
     condition = serializers.CharField(required=False, allow_blank=True)
     calibration = serializers.IntegerField(required=False)
     shown_model = serializers.CharField(required=False, allow_blank=True)
@@ -146,15 +157,36 @@ class AuditRequestSerializer(serializers.Serializer):
         return [key for text in by for key in text.replace(",", " ").split()]
 
     def validate(self, data: dict) -> dict:
-        """The audited condition and calibration (``runs.audit_condition.audited_condition``), and the source options
-        checked against the researcher's studies and the subjects' columns (``runs.human_sources.check_sources``),
-        when the request is made, not in the job (which checks them again)."""
+        """The audited condition and calibration (``runs.audit_condition.audited_condition``), the sensitive and truth
+        columns checked against the subjects file's header, and the source options against the researcher's studies
+        and the subjects' columns (``runs.human_sources.check_sources``), when the request is made, not in the job
+        (which checks them again)."""
+        try:
+            header = csv_upload_header(data["subjects"], name="subjects")
+        except UploadError as exc:
+            raise serializers.ValidationError({"subjects": [str(exc)]}) from exc
+        data["subjects"].seek(0)
         try:
             audited_condition(
-                self.context["study"], condition=data.get("condition") or None, calibration_id=data.get("calibration")
+                self.context["study"],
+                condition=data.get("condition") or None,
+                calibration_id=data.get("calibration"),
+                effort_series=any(column.startswith("x_") for column in header),
             )
         except AuditError as exc:
             raise serializers.ValidationError(str(exc)) from exc
+        named = [*data.get("groups", []), *([data["outcome_column"]] if data.get("outcome_column") else [])]
+        if named:
+            where = f"not a column of the subjects file ({', '.join(header)})"
+            errors = {
+                field: [f"{column!r} is {where}" for column in columns if column not in header]
+                for field, columns in (
+                    ("groups", data.get("groups", [])),
+                    ("outcome_column", named[len(data.get("groups", [])) :]),
+                )
+            }
+            if any(errors.values()):
+                raise serializers.ValidationError({field: found for field, found in errors.items() if found})
         if not data.get("by") and not any(data.get(option) for option in OPTIONS):
             problems = parameter_problems(lipschitz=data[LIPSCHITZ], surrogate=data[SURROGATE])
             if problems:  # no source: nothing to read, and no scientific import in the web worker

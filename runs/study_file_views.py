@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from core.uploads import UploadError
+from core.uploads import UploadError, csv_upload_header
 from research.study_builder_views import StudyBuildForm, build_params
 from research.study_upload import (
     BUILD_INLINE_MAX_BYTES,
@@ -46,10 +46,18 @@ def _queue(request: HttpRequest, **job_fields) -> tuple[Job | None, str, int]:
 def study_build(request: HttpRequest) -> HttpResponse:
     """The builder's form. A CSV of at most ``BUILD_INLINE_MAX_BYTES`` whose table ``builds_inline`` is
     built here (problems: 400, the preview: 302); any other is stored and built by a job (302 to its page)."""
-    form = StudyBuildForm(request.POST or None, request.FILES or None)
     problems: list[str] = []
+    header: list[str] = []
+    upload = request.FILES.get("subjects") if request.method == "POST" else None
+    if upload is not None:
+        try:
+            header = csv_upload_header(upload, name=upload.name or "subjects")  # the column picker's (no pandas)
+        except UploadError as exc:
+            problems = [str(exc)]
+        upload.seek(0)
+    form = StudyBuildForm(request.POST or None, request.FILES or None, header=header)
     error, status = "", 200
-    if request.method == "POST" and form.is_valid():
+    if request.method == "POST" and not problems and form.is_valid():
         upload = form.cleaned_data["subjects"]
         params = build_params(form.cleaned_data, upload.name)
         try:
@@ -73,7 +81,13 @@ def study_build(request: HttpRequest) -> HttpResponse:
             error, status = str(exc), 507
     if request.method == "POST" and status == 200:
         status = 400
-    context = {"form": form, "problems": problems, "storage_error": error, "max_bytes": settings.UPLOAD_MAX_BYTES}
+    context = {
+        "form": form,
+        "problems": problems,
+        "storage_error": error,
+        "max_bytes": settings.UPLOAD_MAX_BYTES,
+        "roles": StudyBuildForm(header=["column"])["role_0"],  # the picker's select, for the browser to copy
+    }
     return render(request, "researcher/build.html", context, status=status)
 
 

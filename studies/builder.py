@@ -4,8 +4,14 @@
 bytes, rows, columns, duplicate or empty header names, empty file, not UTF-8) and is otherwise pure.
 Every CSV row becomes one subject of the pool ``subjects``: ``id`` from ``id_column``, ``groups`` from
 ``group_columns``, the model ``ai`` from ``label_column`` / ``score_column``, the true outcome
-(0/1, never shown to participants) from ``outcome_column`` (the pool's ``outcome_column``: the agree
-analysis's error rates are computed against it), and every other column a feature.
+(0/1, never shown to participants, never a feature) from ``outcome_column`` (the subject's ``outcome``;
+the agree analysis's error rates are computed against it), and its features from ``feature_columns``.
+
+Features are what participants see: the estimators (utility model, learned metric) weigh them and the
+pairs and triplets are drawn by distance over them, so the pages show every feature and no other column
+becomes one. ``feature_columns`` names them; without it they are the profile's columns that are not groups,
+or, without a profile, every column not named as id, group, AI output or outcome (all shown in the table).
+Columns named nowhere are kept hidden: not in the study file at all.
 The file it returns has, in this order: consent, an ``instructions`` block, the stakeholder
 questionnaire ``about_you`` (role, age range, gender, optional education), the attention check
 ``attention_1``, the task block, the attention check ``attention_2``, and the completion code.
@@ -113,6 +119,7 @@ class BuildOptions:
     score_column: str | None = None
     group_columns: tuple[str, ...] = ()
     outcome_column: str | None = None
+    feature_columns: tuple[str, ...] | None = None  # None: the default (module docstring)
     profile: str | None = None
     per_participant: int | None = None
     stratify_by: str | None = None
@@ -132,6 +139,7 @@ def build_study(
     score_column: str | None = None,
     group_columns: list[str] | tuple[str, ...] = (),
     outcome_column: str | None = None,
+    feature_columns: list[str] | tuple[str, ...] | None = None,
     profile: str | None = None,
     per_participant: int | None = None,
     stratify_by: str | None = None,
@@ -157,6 +165,7 @@ def build_study(
         score_column=score_column,
         group_columns=tuple(group_columns or ()),
         outcome_column=outcome_column,
+        feature_columns=None if feature_columns is None else tuple(feature_columns),
         profile=profile,
         per_participant=per_participant,
         stratify_by=stratify_by,
@@ -268,8 +277,34 @@ def profile_columns(profile: str) -> list[str]:
     return list(dict.fromkeys(placeholders(profile)))
 
 
+def _not_features(options: BuildOptions) -> dict[str, str]:
+    """The columns that are never features, with the option that names each."""
+    roles = {c: "--group-columns" for c in options.group_columns}
+    for option, column in (
+        ("--outcome-column", options.outcome_column),
+        ("--score-column", options.score_column),
+        ("--label-column", options.label_column),
+        ("--id-column", options.id_column),
+    ):
+        if column:
+            roles[column] = option
+    return roles
+
+
+def chosen_features(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
+    """The feature columns: ``feature_columns``, else the profile's columns that are not groups or the id,
+    else every column not named as id, group, AI output or outcome (module docstring)."""
+    if options.feature_columns is not None:
+        return list(options.feature_columns)
+    others = _not_features(options)
+    if options.profile is not None:
+        return [c for c in profile_columns(options.profile) if c not in others and c != "id"]
+    return [str(c) for c in frame.columns if c not in others]
+
+
 def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
-    """Every named column exists, a profile names only columns it may show."""
+    """Every named column exists, features are shown and are not the id, a group, the AI's or the outcome,
+    a profile names only features and groups."""
     problems = []
     if options.template not in TEMPLATES:
         problems.append(f"--template: {options.template!r} is not a template; choose one of {', '.join(TEMPLATES)}")
@@ -281,14 +316,26 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
         ("--score-column", options.score_column),
         *(("--group-columns", c) for c in options.group_columns),
         ("--outcome-column", options.outcome_column),
+        *(("--feature-columns", c) for c in options.feature_columns or ()),
         ("--stratify-by", options.stratify_by),
     ]
     for option, column in named:
         if column and column not in columns:
             problems.append(f"{option}: column {column!r} is not in the CSV; its columns are: {available}")
+    others = _not_features(options)
+    for column in options.feature_columns or ():
+        if column in others:
+            problems.append(
+                f"--feature-columns: {column!r} is named by {others[column]}; a feature is a column participants see "
+                "and the estimators weigh, never the id, a group, the AI's output or the outcome"
+            )
+    if options.feature_columns is not None and len(set(options.feature_columns)) < len(options.feature_columns):
+        problems.append("--feature-columns: a column is named twice")
     if options.profile is not None:
+        shown = profile_columns(options.profile)
         model_columns = {options.label_column, options.score_column} - {None}
-        for column in profile_columns(options.profile):
+        features = set(options.feature_columns or ())
+        for column in shown:
             if column == options.outcome_column:
                 problems.append(f"--profile: {{{column}}} is the outcome column; participants must not see the outcome")
             elif column in model_columns:
@@ -299,9 +346,30 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
                 problems.append(
                     f"--profile: placeholder {{{column}}} is not a column of the CSV; its columns are: {available}"
                 )
+            elif options.feature_columns is not None and column not in {"id", *features, *options.group_columns}:
+                problems.append(
+                    f"--profile: {{{column}}} is neither a feature nor a group column (it is kept hidden): add it to "
+                    "--feature-columns or --group-columns, or take it out of the profile"
+                )
+        for column in options.feature_columns or ():
+            if column not in shown and column in columns and column not in others:
+                problems.append(
+                    f"--feature-columns: {column!r} is not in --profile, so participants would not see it: add "
+                    f"{{{column}}} to the profile or leave it out of the features"
+                )
     if options.stratify_by and options.stratify_by in (options.id_column, options.label_column, options.score_column):
         problems.append(
             f"--stratify-by: {options.stratify_by!r} is the id or the model's column; choose a group or feature column"
+        )
+    elif (
+        options.stratify_by
+        and options.stratify_by in columns
+        and not problems
+        and options.stratify_by not in {*options.group_columns, *chosen_features(frame, options)}
+    ):
+        problems.append(
+            f"--stratify-by: {options.stratify_by!r} is kept hidden (and the outcome is never shown); choose a "
+            "group or feature column"
         )
     if options.stratify_by and options.per_participant is None:
         problems.append("--stratify-by needs --per-participant (the number of items each participant sees)")
@@ -352,6 +420,7 @@ def _subjects(frame: pd.DataFrame, options: BuildOptions, *, name: str) -> list[
             frame,
             where=name,
             id_column=options.id_column,
+            feature_columns=chosen_features(frame, options),
             group_columns=list(options.group_columns),
             models={MODEL: model} if model else None,
             outcome_column=options.outcome_column,
@@ -366,22 +435,25 @@ def _subjects(frame: pd.DataFrame, options: BuildOptions, *, name: str) -> list[
 
 
 def _display(frame: pd.DataFrame, options: BuildOptions) -> dict:
-    """The profile text if given, else a table of every feature and group column."""
+    """The profile text if given, else a table of the feature and group columns (in the CSV's order)."""
     if options.profile is not None:
         return {"profile": options.profile}
-    model_columns = {options.id_column, options.label_column, options.score_column, options.outcome_column}
-    return {"table": [str(c) for c in frame.columns if c not in model_columns]}
+    shown = {*chosen_features(frame, options), *options.group_columns}
+    return {"table": [str(c) for c in frame.columns if c in shown]}
 
 
 def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions) -> dict:
     """The template's task block: key, type and pool, then what its task type's builder makes
-    (``BlockTask.builder_block``) of the subjects and the feature columns."""
+    (``BlockTask.builder_block``) of the subjects and the feature columns (those participants see)."""
     task = BUILDERS[options.template]
-    model_columns = {options.id_column, options.label_column, options.score_column, options.outcome_column}
-    model_columns |= set(options.group_columns)
-    features = [str(c) for c in frame.columns if c not in model_columns]
     source = BuilderInput(
-        subjects, frame[features], POOL, MODEL, MAX_LIST_ITEMS, decision=options.decision, mix=options.mix
+        subjects,
+        frame[chosen_features(frame, options)],
+        POOL,
+        MODEL,
+        MAX_LIST_ITEMS,
+        decision=options.decision,
+        mix=options.mix,
     )
     try:
         return {"key": task.builder_key, "type": "task", "pool": POOL, **task.builder_block(source)}

@@ -47,6 +47,7 @@ _subject = {
         "features": {"type": "object", "additionalProperties": _value},
         "groups": {"type": "object", "additionalProperties": _value},
         "series": {"type": "array", "minItems": 3, "items": {"type": "number", "minimum": 0}},
+        "outcome": {"enum": [0, 1]},
         "models": {
             "type": "object",
             "additionalProperties": {
@@ -321,6 +322,20 @@ def subject_value(subject: dict, column: str):
     return subject.get("groups", {}).get(column, subject.get("features", {}).get(column))
 
 
+def subject_outcome(subject: dict, column: str):
+    """A subject's true outcome: its ``outcome`` (never shown, never a feature), or in files that kept it among
+    the features or groups, that column's value."""
+    return subject["outcome"] if "outcome" in subject else subject_value(subject, column)
+
+
+def shown_columns(pool: dict) -> set[str] | None:
+    """The columns the pool's pages show: the profile's placeholders and the table's columns (None when the
+    profile is malformed: that is its own problem)."""
+    display = pool["display"]
+    profile = display.get("profile", "")
+    return None if placeholder_problems(profile) else {*display.get("table", []), *placeholders(profile)}
+
+
 def placeholders(template: str) -> list[str]:
     """The ``{column}`` names in a profile text (``{{`` and ``}}`` are literal braces)."""
     return [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
@@ -507,12 +522,18 @@ def _pool_problems(pool: dict, base: str, add) -> None:
         if column not in columns:
             add(f"{base}.display.table[{ti}]", f"{column!r} is not a column of the pool's subjects")
     outcome = pool.get("outcome_column")
-    if outcome is not None and outcome not in columns - {"id"}:
-        add(f"{base}.outcome_column", f"{outcome!r} is not a column of the pool's subjects")
+    stored = any("outcome" in s for s in subjects)
+    if outcome is not None and not stored and outcome not in columns - {"id"}:
+        add(
+            f"{base}.outcome_column",
+            f"{outcome!r} is neither the subjects' outcome nor a column of the pool's subjects",
+        )
     elif outcome is not None:
-        wrong = [s["id"] for s in subjects if subject_value(s, outcome) not in (0, 1)]
+        wrong = [s["id"] for s in subjects if subject_outcome(s, outcome) not in (0, 1)]
         if wrong:
             add(f"{base}.outcome_column", f"{outcome!r} must be 0 or 1 for every subject; {wrong[0]!r} has not")
+    elif stored:
+        add(f"{base}.outcome_column", "the subjects have an outcome: name its column (outcome_column)")
     for si, subject in enumerate(subjects):
         missing = [c for c in names if subject_value(subject, c) is None]
         if missing and all(c in columns for c in missing):
@@ -567,6 +588,22 @@ def _task_problems(block: dict, pool: dict, base: str, add, memo: dict) -> None:
         return
     task.check_block(block, pool, base, add, memo)
     _assignment_problems(block, pool, base, add, memo)
+    shown = shown_columns(pool) if task.weighs_features else None
+    if shown is not None:
+        features = once(memo, (pool["key"], "features"), lambda: _feature_names(pool))
+        unseen = [c for c in features if c not in shown]
+        if unseen:
+            add(
+                f"{base}.pool",
+                f"the {task.name} estimator weighs every feature of pool {pool['key']!r}, but no page shows "
+                f"{_listing(unseen)}: show it in the pool's display (profile or table) or take it out of the "
+                "subjects' features",
+            )
+
+
+def _feature_names(pool: dict) -> list[str]:
+    """The feature columns of the pool's subjects, in first-seen order."""
+    return list(dict.fromkeys(c for subject in pool["subjects"] for c in subject.get("features", {})))
 
 
 def _assignment_problems(block: dict, pool: dict, base: str, add, memo: dict) -> None:

@@ -2,9 +2,9 @@
 
 A row is one subject: ``id_column`` its id (read as written: "007" stays "007"), ``group_columns``
 its groups (e.g. race, sex: what fairness is judged across), ``models`` per model a score column
-(in [0, 1]) and/or a binary label column, and every other column (or ``feature_columns``) its
+(in [0, 1]) and/or a binary label column, and ``feature_columns`` (default every other column) its
 features; the pool's ``outcome_column`` (the true outcome, 0/1, e.g. two-year recidivism: what error
-rates are computed against) is kept as a feature even when ``feature_columns`` leaves it out.
+rates are computed against) is the subject's ``outcome``, never a feature (participants never see it).
 The CSV is read with the platform's bounded upload reader; every problem is an
 :class:`~studies.study_file.InvalidStudyFile` problem naming the pool's path, the column and the
 first offending rows.
@@ -58,8 +58,6 @@ def subjects_from_frame(
         problems.append(StudyFileProblem(where, rule))
 
     model_columns = {column for spec in models.values() for column in spec.values()}
-    if outcome_column is not None and feature_columns is not None and outcome_column not in group_columns:
-        feature_columns = list(dict.fromkeys([*feature_columns, outcome_column]))
     outcome = [outcome_column] if outcome_column is not None else []
     named = [id_column, *group_columns, *(feature_columns or []), *outcome, *sorted(model_columns)]
     for column in dict.fromkeys(named):
@@ -68,7 +66,10 @@ def subjects_from_frame(
     if problems:
         raise InvalidStudyFile(problems)
     if feature_columns is None:
-        feature_columns = [c for c in frame.columns if c not in {id_column, *group_columns, *model_columns}]
+        feature_columns = [c for c in frame.columns if c not in {id_column, *group_columns, *model_columns, *outcome}]
+    for column in feature_columns:
+        if column in {id_column, *group_columns, *model_columns, *outcome}:
+            add(f"column {column!r} cannot be a feature: it is the id, a group, a model's output or the outcome")
     ids = frame[id_column].astype(str).str.strip()
     blank = frame[id_column].isna() | (ids == "")
     if blank.any():
@@ -118,14 +119,15 @@ def subjects_from_frame(
                 outputs[model]["score"] = float(row[spec["score_column"]])
             if "label_column" in spec:
                 outputs[model]["label"] = int(float(row[spec["label_column"]]))
-        subjects.append(
-            {
-                "id": ids[i],
-                "features": {c: _cell(row[c]) for c in feature_columns},
-                "groups": {c: _cell(row[c]) for c in group_columns},
-                "models": outputs,
-            }
-        )
+        subject = {
+            "id": ids[i],
+            "features": {c: _cell(row[c]) for c in feature_columns},
+            "groups": {c: _cell(row[c]) for c in group_columns},
+            "models": outputs,
+        }
+        if outcome_column is not None:
+            subject["outcome"] = int(float(row[outcome_column]))
+        subjects.append(subject)
     return subjects
 
 

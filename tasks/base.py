@@ -174,6 +174,8 @@ class BlockTask(TaskType):
     may have), each a section of the analysis report: its heading, columns, explanation and estimate.
     ``parity_table`` names the table of the study's differential-parity job its answers make
     (``fairness.study_parity``), if any.
+    ``weighs_features``: its estimator weighs the pool's feature columns (a utility model, a learned
+    metric), so the study file's validation refuses a feature that no page shows.
     """
 
     options: dict[str, dict] = {}
@@ -186,6 +188,7 @@ class BlockTask(TaskType):
     builder_description: str = ""  # the web builder's label of the template
     no_builder_template: str = ""
     estimators: tuple[str, ...] = ()
+    weighs_features: bool = False
     analysis: str | None = None
     no_analysis: str = ""
     report_tables: dict[str, ReportTable] = {}

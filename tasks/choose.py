@@ -135,6 +135,7 @@ class Choose(BlockTask):
     adaptive = Adaptive("choice", "analysis.adaptive_design.choice_fit", "choice")
     default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {favoured}?")
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.paired_comparison.utility_model")
+    weighs_features = True
     analysis = "tasks.choose.analyse"
     report_tables = {
         "strengths": ReportTable(

@@ -104,8 +104,8 @@ def drawn_items(task: BlockTask, source: BuilderInput, shape: str) -> list[dict]
     template, n, most = task.builder_template, len(source.subjects), source.max_items
     if not len(source.features.columns):
         raise BuilderProblem(
-            f"the {template} template needs at least one feature column (besides id, groups and model) to "
-            f"draw its {shape}"
+            f"the {template} template needs at least one feature column (a column participants see, besides id "
+            f"and groups: --feature-columns) to draw its {shape}"
         )
     if n < 3:
         raise BuilderProblem(f"the {template} template needs at least 3 subjects; the CSV has {n}")

@@ -63,6 +63,7 @@ class PairComparable(BlockTask):
     builder_description = "Comparable pairs: should these two people be treated alike? (yes/no, how sure)"
     default_bts_prompt = gettext_noop("What percentage of other participants do you think answered 'Yes'?")
     estimators = ("fairness.rater_groups.rater_group_difference_tests", "fairness.human_metric.fit_metric")
+    weighs_features = True
     analysis = "fairness.task_blocks.pair_comparable_block"
     report_tables = {
         "shares": ReportTable(

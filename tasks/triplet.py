@@ -156,6 +156,7 @@ class Triplet(BlockTask):
     adaptive = Adaptive("triplet", "fairness.human_metric.triplet_design_fit", "closer")
     default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {closer}?")
     estimators = ("fairness.human_metric.fit_metric",)
+    weighs_features = True
     analysis = "tasks.triplet.analyse"
     report_tables = {
         "triplet_metric": ReportTable(

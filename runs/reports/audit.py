@@ -1,5 +1,6 @@
-"""The model audit's report (``audit_models``): EaIF with equal and human-calibrated weights, parity,
-EaGF, disagreement-derived notions and alpha from yes/no feedback."""
+"""The model audit's report (``audit_models``): what it contains and why, group metrics in Fairlearn's
+vocabulary, what people said, and with effort series EaIF with equal and human-calibrated weights, parity,
+EaGF; disagreement-derived notions and alpha from yes/no feedback."""
 
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from fairness.model_audit import (
     audit_figures,
     audit_summary,
     audit_tables,
+    group_metric_figures,
     human_tables,
     notions_pivot,
 )
@@ -46,6 +48,16 @@ EAIF_COLUMNS = {
     "violation_share": "Violating pairs (share)",
     "method": "Method",
 }
+GROUP_METRIC_COLUMNS = {
+    "model": "Model",
+    "group_column": "Sensitive column",
+    "metric": "Metric",
+    "quantity": "Group / summary",
+    "value": "Value",
+    "ci": CI_LABEL,
+    "n": "Subjects",
+}
+SUMMARY_QUANTITIES = ("overall", "difference", "ratio")  # the report's rows of the group metrics
 WORST_COLUMNS = {"id_i": "Subject i", "id_j": "Subject j", "D": "D", "d": "d", "violation": "D - d"}
 LIPSCHITZ_COLUMNS = {
     "model": "Model",
@@ -112,7 +124,55 @@ def write_audit_report(
         write_csv(frame, out_dir / f"{name}.csv")
     results = audit_summary(result)
     weights = ", ".join(f"{name} {format_estimate(alpha)}" for name, alpha in result.settings["weights"].items())
-    intro = [f"{result.settings['n_subjects']} subjects. Effort weights alpha: {weights}."]
+    intro = [f"{result.settings['n_subjects']} subjects." + (f" Effort weights alpha: {weights}." if weights else "")]
+    sections = [
+        Section(
+            title="What this audit contains",
+            explanation=AUDIT["contents"],
+            paragraphs=[result.sections[name] for name in ("group_metrics", "human", "feedback", "effort")],
+        ),
+        table_section(
+            "Group metrics (Fairlearn's vocabulary)",
+            result.group_metrics[result.group_metrics["quantity"].isin(SUMMARY_QUANTITIES)],
+            explanation=AUDIT["group_metrics"],
+            csv="group_metrics.csv",
+            columns=GROUP_METRIC_COLUMNS,
+            estimate="value",
+            notes=[
+                "Overall, difference and ratio; each group's values with their CIs are in the figures below and "
+                "group_metrics.csv."
+            ],
+        ),
+    ]
+    if result.human is not None:
+        sections += human_sections(result)
+    if result.effort_aware:
+        sections += effort_sections(result)
+    notions = notions_pivot(result)
+    if notions is not None:
+        sections.append(
+            table_section(
+                "Disagreement-derived notions (critic labels from yes/no feedback)",
+                notions,
+                index=True,
+                explanation=AUDIT["notions"],
+                csv="disagreement_notions.csv",
+            )
+        )
+    figures = group_metric_figures(result)
+    sections += figure_sections(figures, [AUDIT["group_metrics_figure"]] * len(figures))
+    figures = audit_figures(result)
+    cal = result.disagreement_calibration
+    n_groups = len(figures) - 1 - (cal is not None)
+    explanations = [AUDIT["eaif_figure"], *[AUDIT["eagf_figure"]] * n_groups, AUDIT["calibration_curve"]]
+    sections += figure_sections(figures, explanations)
+    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    write_json(results, out_dir / "results.json")
+    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
+
+
+def effort_sections(result: AuditResult) -> list[Section]:
+    """The effort-aware sections: EaIF, effort-unaware parity, the disagreement calibration, the worst pairs."""
     sections = [
         table_section(
             "Effort-aware individual fairness (Tables 1 and 7)",
@@ -130,17 +190,6 @@ def write_audit_report(
             csv="parity.csv",
         ),
     ]
-    notions = notions_pivot(result)
-    if notions is not None:
-        sections.append(
-            table_section(
-                "Disagreement-derived notions (critic labels from yes/no feedback)",
-                notions,
-                index=True,
-                explanation=AUDIT["notions"],
-                csv="disagreement_notions.csv",
-            )
-        )
     cal = result.disagreement_calibration
     if cal is not None:
         sections.append(
@@ -165,15 +214,7 @@ def write_audit_report(
             ],
         )
     )
-    if result.human is not None:
-        sections += human_sections(result)
-    figures = audit_figures(result)
-    n_groups = len(figures) - 1 - (cal is not None)
-    explanations = [AUDIT["eaif_figure"], *[AUDIT["eagf_figure"]] * n_groups, AUDIT["calibration_curve"]]
-    sections += figure_sections(figures, explanations)
-    add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
-    write_json(results, out_dir / "results.json")
-    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
+    return sections
 
 
 # a table of what people said -> its figure: (x, y) columns and title ({L}: the audit's L), bars per rater group
@@ -226,6 +267,20 @@ def lipschitz_sentence(L: float) -> str:
     )
 
 
+def beside_human_metric(result: AuditResult, models: pd.Series) -> dict[str, pd.Series]:
+    """EaIF (the last effort weight; NaN without effort) and the lowest parity over the group columns (the
+    effort-unaware parity of mean scores with effort, else the selection rates' ratio) of each of ``models``."""
+    if result.effort_aware:
+        last = list(result.settings["weights"])[-1]
+        eaif = result.eaif[result.eaif["weights"] == last].set_index("model")["eaif"]
+        parity = result.parity.min(axis=1) if result.parity.shape[1] else pd.Series(dtype=float)
+    else:
+        table = result.group_metrics
+        ratios = table[(table["metric"] == "selection_rate") & (table["quantity"] == "ratio")]
+        eaif, parity = pd.Series(dtype=float), ratios.groupby("model")["value"].min()
+    return {"eaif": models.map(eaif).astype(float), "parity": models.map(parity).astype(float)}
+
+
 def human_sections(result: AuditResult) -> list[Section]:
     """The sections of what people said: individual fairness under the human metric beside EaIF (the last
     effort weight) and the lowest parity over the group columns, with its worst pairs; the agreement with the
@@ -239,10 +294,7 @@ def human_sections(result: AuditResult) -> list[Section]:
             continue
         frame = tables[name]
         if name == "human_metric_lipschitz":
-            last = list(result.settings["weights"])[-1]
-            eaif = result.eaif[result.eaif["weights"] == last].set_index("model")["eaif"]
-            parity = result.parity.min(axis=1) if result.parity.shape[1] else pd.Series(dtype=float)
-            frame = frame.assign(eaif=frame["model"].map(eaif), parity=frame["model"].map(parity))
+            frame = frame.assign(**beside_human_metric(result, frame["model"]))
         notes = [f"From {human.sources[option]}."]
         if name == "human_metric_lipschitz":
             notes += [lipschitz_sentence(frame["L"].iloc[0])]

@@ -448,17 +448,22 @@ def test_groups_too_small_to_compare_are_warned_about(differing):
     ("favourable", "participants", "fpr", "fnr"),
     [("lower", 7 / 12, 1 / 3, 1 / 2), (None, 7 / 12, 1 / 3, 1 / 2), ("higher", 5 / 12, 2 / 3, 1 / 2)],
 )
-def test_rate_error_rates_worked_by_hand(favourable, participants, fpr, fnr):
+@pytest.mark.parametrize("stored", ["outcome", "feature"])
+def test_rate_error_rates_worked_by_hand(favourable, participants, fpr, fnr, stored):
     """4 subjects (outcome 1, 0, 1, 0; the AI's labels 1, 1, 0, 0), 3 raters on a 1-5 scale (threshold: the
     default positive_from 3). Ratings s0: 4 2 5, s1: 3 1 2, s2: 1 2 4, s3: 5 1 1, i.e. with favourable 'lower'
     predictions 110 / 100 / 001 / 100: raters right 7 of 12, FPR 2 of 6, FNR 3 of 6; majority 1 0 0 0
     (accuracy 3/4, FPR 0, FNR 1/2); the AI 2/4, FPR 1/2, FNR 1/2. With 'higher' a rating below 3 predicts
-    the event: every rater prediction flips (accuracy 5/12, FPR 4/6, FNR 3/6; majority 0 1 1 1)."""
+    the event: every rater prediction flips (accuracy 5/12, FPR 4/6, FNR 3/6; majority 0 1 1 1). The outcome
+    is the subject's ``outcome`` (as the builder writes it) or, in older files, one of its features."""
     spec = design_spec()
     spec["pools"][0]["outcome_column"] = "reoffended"
     subjects = spec["pools"][0]["subjects"] = spec["pools"][0]["subjects"][:4]
     for subject, outcome, label in zip(subjects, (1, 0, 1, 0), (1, 1, 0, 0), strict=True):
-        subject["features"]["reoffended"] = outcome
+        if stored == "outcome":
+            subject["outcome"] = outcome
+        else:
+            subject["features"]["reoffended"] = outcome
         subject["models"]["ai"]["label"] = label
     block = spec["blocks"][2] | {"model": "ai"}
     if favourable:

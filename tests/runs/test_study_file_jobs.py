@@ -76,7 +76,7 @@ def test_a_large_build_is_a_job_that_leads_to_the_preview_and_saves_by_a_job(ali
     assert response.status_code == 302 and response["Location"].startswith("/researcher/jobs/")
     job = Job.objects.get()
     assert job.kind == Job.Kind.STUDY_BUILD and job.status == Job.Status.QUEUED and job.study is None
-    assert job.params["stratify_by"] == "race" and job.params["group_columns"] == ["race", "sex"]
+    assert job.params["stratify_by"] == "race" and job.params["group_columns"] == ["sex", "race"]
     assert stashed(researcher) == []  # nothing was built in the request
     page = alice.get(response["Location"])
     html = page.content.decode()
@@ -118,14 +118,14 @@ def test_a_csv_above_the_byte_bound_is_not_even_parsed_in_the_request(alice, mon
 
 def test_a_bad_large_build_lists_its_problems_on_the_job_page(alice, researcher):
     response = alice.post(
-        "/researcher/build/", form(subjects=csv_upload(draw_defendants(1500, seed=5)), id_column="nr")
+        "/researcher/build/", form(subjects=csv_upload(draw_defendants(1500, seed=5)), roles={"juv_misd": "hidden"})
     )
     run_jobs()
     job = Job.objects.get()
     assert job.status == Job.Status.FAILED
     html = alice.get(response["Location"]).content.decode()
     assert "The file has 1 problem; nothing was stored" in html
-    assert "<li>--id-column: column &#x27;nr&#x27; is not in the CSV" in html
+    assert "<li>--profile: {juv_misd} is neither a feature nor a group column (it is kept hidden)" in html
     assert stashed(researcher) == [] and not Study.objects.exists()
     assert default_storage.listdir("jobs")[0] == []  # the job's stored input is deleted too
 

@@ -1,6 +1,7 @@
-"""The study builder in Chromium: log in, build from a CSV with a mistake (its problem is listed), then a
-good build and its preview, at 1280 px and 390 px: no horizontal scroll, no console or CSP error. Set
-``BUILDER_SCREENSHOTS=DIR`` to keep the screenshots."""
+"""The study builder in Chromium: log in, choose a CSV (the column picker lists its header), mark each
+column, build with a mistake (its problem is listed, the choices kept), then a good build and its preview,
+at 1280 px and 390 px: no horizontal scroll, no console or CSP error. Set ``BUILDER_SCREENSHOTS=DIR`` to
+keep the screenshots."""
 
 import os
 from pathlib import Path
@@ -35,19 +36,25 @@ def test_build_a_study_in_the_browser(browser, live_server, researcher, width): 
     with page.expect_navigation():
         page.get_by_role("button", name="Log in").click()
     page.set_input_files("#id_subjects", str(CSV))
+    # the column picker lists the CSV's header; id is marked as the id, the rest start hidden
+    labels = page.locator("#column-picker-table tbody th").all_inner_texts()
+    assert labels == CSV.read_text().splitlines()[0].split(",")
+    assert page.input_value("#id_role_0") == "id" and page.input_value("#id_role_1") == "hidden"
+    roles = {"sex": "group", "race": "group", "ai_score": "score", "ai_label": "label"}
+    for i, column in enumerate(labels[1:], start=1):
+        page.select_option(f"#id_role_{i}", roles.get(column, "feature"))
     page.check("input[name=template][value=disagreement]")
-    page.fill("#id_id_column", "id")
-    page.fill("#id_label_column", "ai_label")
-    page.fill("#id_group_columns", "race, sex")
     page.fill("#id_profile", PROFILE.replace("{age}", "{agee}"))
     page.fill("#id_per_participant", "20")
-    page.fill("#id_stratify_by", "race")
+    page.select_option("#id_stratify_by", "race")
     with page.expect_navigation():
         page.get_by_role("button", name="Build and preview").click()
     assert "placeholder {agee} is not a column of the CSV" in page.locator(".problems").inner_text()
     check("builder-errors")
 
+    assert page.input_value("#id_role_9") == "score"  # the choices are listed again after a failed build
     page.set_input_files("#id_subjects", str(CSV))
+    assert page.input_value("#id_role_9") == "score"  # and kept when the file is chosen again
     page.fill("#id_profile", PROFILE)
     with page.expect_navigation():
         page.get_by_role("button", name="Build and preview").click()

@@ -21,14 +21,17 @@ def csv_upload(frame=None) -> SimpleUploadedFile:
     return SimpleUploadedFile("defendants.csv", out.getvalue().encode(), content_type="text/csv")
 
 
-def form(**changes) -> dict:
+COLUMNS = ["id", "sex", "age", "charge", "degree", "priors", "juv_fel", "juv_misd", "race", "ai_score", "ai_label"]
+ROLES = {"id": "id", "sex": "group", "race": "group", "ai_score": "score", "ai_label": "label"}
+
+
+def form(roles: dict | None = None, **changes) -> dict:
+    """The builder's fields, the column picker marking each column (default: the profile's columns features)."""
+    roles = {**ROLES, **(roles or {})}
     data = {
         "subjects": csv_upload(),
         "template": "disagreement",
-        "id_column": "id",
-        "label_column": "ai_label",
-        "score_column": "ai_score",
-        "group_columns": "race, sex",
+        **{f"role_{i}": roles.get(column, "feature") for i, column in enumerate(COLUMNS)},
         "profile": PROFILE,
         "per_participant": "10",
         "stratify_by": "race",
@@ -53,10 +56,12 @@ def test_login_is_required(client):
 
 
 def test_problems_are_listed_and_nothing_is_stored(alice):
-    response = alice.post("/researcher/build/", form(label_column="risk", per_participant="9"))
+    response = alice.post("/researcher/build/", form(roles={"juv_misd": "hidden"}, per_participant="9"))
     assert response.status_code == 400
     html = response.content.decode()
-    assert "--label-column: column &#x27;risk&#x27; is not in the CSV" in html
+    assert "--profile: {juv_misd} is neither a feature nor a group column (it is kept hidden)" in html
+    response = alice.post("/researcher/build/", form(roles={"ai_score": "label"}))
+    assert "Only one column can be the AI label: ai_score, ai_label" in response.content.decode()
     response = alice.post("/researcher/build/", form(per_participant="9"))
     assert "--per-participant 9 is not divisible by the 2 values of --stratify-by" in response.content.decode()
     response = alice.post("/researcher/build/", form(subjects=SimpleUploadedFile("e.csv", b"")))
@@ -112,3 +117,21 @@ def test_another_researchers_slug_is_refused(alice, other_researcher):
 
 def test_the_study_list_links_to_the_builder(alice):
     assert 'href="/researcher/build/"' in alice.get("/researcher/").content.decode()
+
+
+def test_the_column_picker_lists_the_files_columns_and_features_are_the_marked_ones(alice):
+    """Without choices (no JavaScript) the server lists the file's columns, each with its role select; with
+    them the features are exactly the columns marked as features (the others hidden: not in the study)."""
+    first = {key: value for key, value in form().items() if not key.startswith("role_")}
+    html = alice.post("/researcher/build/", first).content.decode()
+    assert "Mark what each column is in the column picker" in html
+    for i, column in enumerate(COLUMNS):
+        assert f'<label for="id_role_{i}">{column}</label>' in html
+    assert '<option value="outcome">Outcome (0/1, not shown)</option>' in html
+    profile = "A {sex} aged {age}, charged with a {degree}."
+    roles = {c: "hidden" for c in ("charge", "priors", "juv_fel", "juv_misd")}
+    preview_url = alice.post("/researcher/build/", form(roles=roles, profile=profile))["Location"]
+    spec = json.loads(alice.get(preview_url + "study.json").content)
+    subject = spec["pools"][0]["subjects"][0]
+    assert (list(subject["features"]), list(subject["groups"])) == (["age", "degree"], ["sex", "race"])
+    assert "juv_misd" not in json.dumps(spec)

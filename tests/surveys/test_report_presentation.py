@@ -240,7 +240,8 @@ def test_analysis_audit_and_dp_reports_render_every_section(demo_study, tmp_path
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
     audit_run_create(slug="effort-demo", subjects_file=subjects, out_dir=tmp_path / "audit", n_resamples=30)
-    audit = check_report(tmp_path / "audit" / "report.html", min_sections=5, figures=5)
+    # the effort audit's five figures and the group metrics by each of its three guessed group columns
+    audit = check_report(tmp_path / "audit" / "report.html", min_sections=5, figures=8)
     assert "Calibration used" in audit.provenance
     html = (tmp_path / "audit" / "report.html").read_text()
     cal = demo_study.calibrations.get(kind="likert", condition__key="arrests")

@@ -11,11 +11,28 @@ from studies.services import StudyNotFound
 
 
 class Command(BaseCommand):
-    help = "Audit the models in a subjects CSV with effort-aware and disagreement-derived fairness."
+    help = (
+        "Audit the models in a subjects CSV (id, score_<model> and/or label_<model>): group metrics by the --groups "
+        "columns against --outcome-column, what people said in studies (--metric-from, --utility-from, "
+        "--features-from), and effort-aware fairness when the subjects carry x_<time> effort series."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--study", required=True, help="study slug (its calibration and yes/no feedback)")
-        parser.add_argument("--subjects", required=True, help="CSV: id, x_<time>..., score_<model>..., groups")
+        parser.add_argument(
+            "--subjects",
+            required=True,
+            help="CSV: id, score_<model> and/or label_<model> per model, the --groups and --outcome-column columns, "
+            "optionally x_<time> effort series and feature columns",
+        )
+        parser.add_argument(
+            "--groups",
+            nargs="+",
+            metavar="COL",
+            help="the sensitive columns the group metrics compare (never guessed; an effort file without it keeps "
+            "its old default: every other column with at most 50 values)",
+        )
+        parser.add_argument("--outcome-column", metavar="COL", help="the truth (0/1): accuracy, TPR, FPR, FNR")
         parser.add_argument("--calibration", type=int, help="Calibration id (default: the latest Likert one)")
         parser.add_argument("--condition", help="study condition (default: the calibration's, else the first)")
         parser.add_argument("--shown-model", default="study_ai", help="model whose labels participants saw")
@@ -75,9 +92,19 @@ class Command(BaseCommand):
                 by=by,
                 lipschitz=lipschitz,
                 surrogate=options["surrogate"],
+                groups=options["groups"],
+                outcome_column=options["outcome_column"],
+                progress=lambda stage, done, total: self.stdout.write(f"  [{done}/{total}] {stage}"),
             )
         except (StudyNotFound, AuditError, SubjectsFileError, SourceError, SourceErrors) as exc:
             raise CommandError(str(exc)) from exc
+        for row in run.results["group_metrics"]:
+            if row["quantity"] in ("overall", "ratio") and row["metric"] in ("selection_rate", "false_positive_rate"):
+                where = f" by {row['group_column']}" if row["group_column"] else ""
+                value, low, high = (_number(row[k]) for k in ("value", "ci_low", "ci_high"))
+                self.stdout.write(
+                    f"  {row['model']:<22} {row['metric']} {row['quantity']}{where}: {value} [{low}, {high}]"
+                )
         for row in run.results["eaif"]:
             self.stdout.write(f"  {row['model']:<22} {row['weights']:<22} EaIF {row['eaif']:.4f}")
         cal = run.results.get("disagreement_calibration")
@@ -102,3 +129,8 @@ class Command(BaseCommand):
                 f"  {row['model']:<22} reliance on features judged unfair ({row['rater_group']}): {row['reliance']:.4f}"
             )
         self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))
+
+
+def _number(value) -> str:
+    """A rate of results.json (null: undefined) as printed."""
+    return "undefined" if value is None else f"{value:.3f}"

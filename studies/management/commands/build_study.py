@@ -29,6 +29,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--outcome-column", metavar="COL", help="the true outcome (0/1, not shown): error rates against it"
         )
+        parser.add_argument(
+            "--feature-columns",
+            nargs="+",
+            metavar="COL",
+            help="the columns shown as features (what the estimators weigh and pairs are drawn by); default: the "
+            "profile's columns that are not groups, or without a profile every column not named otherwise; columns "
+            "named nowhere are kept hidden (left out of the study file)",
+        )
         parser.add_argument("--profile", help='text with {column} placeholders, e.g. "A {sex} aged {age}."')
         parser.add_argument("--per-participant", type=int, metavar="M", help="items per participant (default all)")
         parser.add_argument("--stratify-by", metavar="COL", help="M / k items from each of the column's k values")
@@ -60,6 +68,7 @@ class Command(BaseCommand):
                 score_column=options["score_column"],
                 group_columns=options["group_columns"],
                 outcome_column=options["outcome_column"],
+                feature_columns=options["feature_columns"],
                 profile=options["profile"],
                 per_participant=options["per_participant"],
                 stratify_by=options["stratify_by"],
