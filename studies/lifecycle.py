@@ -46,7 +46,7 @@ class StudyNotOpen(Exception):
     """A new participant came to a study whose state does not let them start."""
 
     def __init__(self, status: str):
-        super().__init__(f"the study is {status}")
+        super().__init__(f"the study is {status}: {MEANINGS[status].split(': ', 1)[1]}")
         self.status = status
 
 
