@@ -22,7 +22,7 @@ def completed_count(slug: str) -> int:
 
 
 def in_progress_count(slug: str) -> int:
-    """Participants who started and may still finish (arrived, active or timed out but allowed to end), pilots left out."""
+    """Participants who started and may still finish (arrived, active or timed out), pilots left out."""
     going_on = Q(status__in=(Participant.Status.ARRIVED, Participant.Status.ACTIVE, Participant.Status.TIMED_OUT))
     return Participant.objects.filter(going_on, study__slug=slug, pilot=False).count()
 

@@ -92,7 +92,8 @@ def participant_arrive(
     id (``participant_find``), so the lookup is not repeated. ``pilot``: the researcher's pilot link
     (checked by the caller) brought them; pilots are left out of the balance, exports and analyses.
     A new participant carries its version's file digest as ``spec_hash``. A study whose lifecycle state
-    does not admit them (``studies.lifecycle.admits``) raises ``StudyNotOpen`` and stores nothing. ``languages``: the languages
+    does not admit them (``studies.lifecycle.admits``) raises ``StudyNotOpen`` and stores nothing.
+    ``languages``: the languages
     the participant asked for, best first (the link's ``?lang=``, then the browser's); a new participant
     gets the first the study is in, else the study's first (``studies.translation.choose_language``).
     """

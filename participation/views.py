@@ -51,8 +51,8 @@ from participation.signals import FIELD as SIGNALS_FIELD
 from participation.signals import parse_signals, records_signals
 from participation.throttle import client_network
 from participation.time_limits import time_limit
-from studies.quotas import quota_message
 from studies.lifecycle import StudyNotOpen
+from studies.quotas import quota_message
 from studies.services import StudyNotFound, latest_version
 from studies.study_facts import StudyFacts, study_facts
 from studies.translation import PLATFORM_LANGUAGES, choose_language, localized

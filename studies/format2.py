@@ -401,7 +401,7 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
     caps = [c.get("cap") for c in spec.get("conditions", [])]
     target = spec.get("recruitment", {}).get("target")
     if target and caps and None not in caps and target > sum(caps):
-        add("recruitment.target", f"{target} is more than the conditions' caps allow ({sum(caps)}): it would never close")
+        add("recruitment.target", f"{target} is more than the conditions' caps allow ({sum(caps)}): never reached")
     problems.extend(_shuffle_problems(spec))
     problems.extend(_among_problems(spec, conditions, pools))
     problems.extend(v1.screening_problems(spec))

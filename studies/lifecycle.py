@@ -38,7 +38,7 @@ BUTTONS = {
     Study.Status.PILOT: "Pilot",
     Study.Status.LIVE: "Go live",
     Study.Status.PAUSED: "Pause",
-    Study.Status.CLOSED: "Close",
+    Study.Status.CLOSED: "Close study",
 }
 
 
@@ -87,6 +87,4 @@ def study_set_status(*, slug: str, status: str, by=None, reason: str = "", at: d
 
 def status_history(slug: str, limit: int = 20) -> list[StudyStatusChange]:
     """The latest changes of the study's state, newest first."""
-    return list(
-        StudyStatusChange.objects.filter(study__slug=slug).select_related("changed_by", "study")[:limit]
-    )
+    return list(StudyStatusChange.objects.filter(study__slug=slug).select_related("changed_by", "study")[:limit])

@@ -62,7 +62,9 @@ class Study(models.Model):
         ordering = ["slug", "-version"]
         constraints = [
             models.UniqueConstraint(fields=["slug", "version"], name="study_slug_version_unique"),
-            models.CheckConstraint(condition=Q(status__in=["draft", "pilot", "live", "paused", "closed"]), name="study_status_known"),
+            models.CheckConstraint(
+                condition=Q(status__in=["draft", "pilot", "live", "paused", "closed"]), name="study_status_known"
+            ),
         ]
         verbose_name_plural = "studies"
         permissions = [("load_any_study", "Can load a new version of any researcher's study")]

@@ -23,6 +23,7 @@ from studies.models import Study, StudyStatusChange
 from studies.services import study_load
 from studies.study_file import InvalidStudyFile, validate_study
 from tests.participation.format2_helpers import example_spec
+from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 from tests.surveys.test_researcher_dashboard import upload
 
 SLUG = "format2-example"
@@ -81,13 +82,13 @@ def test_pilot_links_work_in_draft_pilot_and_live(db, researcher, state, pilots)
 
 def test_participants_who_started_may_finish_when_the_study_is_paused_or_closed(db, researcher):
     study_load(spec=one_page_spec(), owner=researcher)
-    browser = Client()
-    browser.get(f"/s/{SLUG}/", {"participant_label": "early"})  # arrived (consent page) while live
+    early = Client()
+    early.get(f"/s/{SLUG}/", {"participant_label": "early"})  # arrived (consent page) while live
     started = consented("started")
     study_set_status(slug=SLUG, status="paused")
-    assert browser.post(f"/s/{SLUG}/consent/", {"decision": "accept"}).status_code == 302
+    assert early.post(f"/s/{SLUG}/consent/", {"decision": "accept"}).status_code == 302
     study_set_status(slug=SLUG, status="closed")
-    assert browser.post(f"/s/{SLUG}/page/", {"page_key": "intro"})["Location"] == f"/s/{SLUG}/done/"
+    assert early.post(f"/s/{SLUG}/page/", {"page_key": "intro"})["Location"] == f"/s/{SLUG}/done/"
     assert complete(started) == "completed"
     assert Client().get(f"/s/{SLUG}/", {"participant_label": "late"}).status_code == 403
     assert Participant.objects.filter(status="completed").count() == 2
@@ -280,3 +281,42 @@ def test_simultaneous_completions_close_the_study_at_its_target(researcher):
     assert StudyStatusChange.objects.filter(new_status="closed").count() == 1
     with pytest.raises(StudyNotOpen):
         participant_arrive(study_slug=SLUG, external_id="too-late")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_buttons_and_not_open_page_in_chromium(browser, live_server, researcher, tmp_path):  # noqa: F811
+    """The dashboard's status buttons change the state in a real browser, and the study link then shows
+    the 'not open' page; neither page scrolls sideways at 390 px. ``LIFECYCLE_SCREENSHOTS=DIR`` keeps
+    1280 px and 390 px screenshots of both."""
+    import os
+    from pathlib import Path
+
+    shots = Path(os.environ.get("LIFECYCLE_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    researcher.set_password("pw-lifecycle-1")
+    researcher.save()
+    study_load(spec=one_page_spec(recruitment={"target": 40}), owner=researcher, status="draft")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/accounts/login/?next=/researcher/studies/{SLUG}/")
+    page.fill("#id_username", researcher.username)
+    page.fill("#id_password", "pw-lifecycle-1")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    for button in ("Go live", "Pause"):
+        with page.expect_navigation():
+            page.get_by_role("button", name=button).click()
+    assert page.locator("#lifecycle-title").inner_text() == "Status: paused" and status() == "paused"
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.reload()  # the arrivals chart is laid out for the width it loads at
+        page.locator(".lifecycle details summary").click()
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.locator(".lifecycle").screenshot(path=str(shots / f"lifecycle-dashboard-{width}.png"))
+        visitor = browser.new_page(viewport={"width": width, "height": 700})
+        visitor.goto(f"{live_server.url}/s/{SLUG}/?PROLIFIC_PID=someone&STUDY_ID=S&SESSION_ID=X")
+        assert visitor.get_by_role("heading", name="This study is paused").is_visible()
+        assert visitor.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        visitor.screenshot(path=str(shots / f"lifecycle-not-open-{width}.png"), full_page=True)
+        visitor.close()
+    assert not Participant.objects.exists()
