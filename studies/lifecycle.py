@@ -22,7 +22,7 @@ from studies.models import Study, StudyStatusChange
 STATUSES: tuple[str, ...] = tuple(Study.Status.values)
 PILOT_STATES = (Study.Status.DRAFT, Study.Status.PILOT, Study.Status.LIVE)
 # What each state means to the researcher (dashboard), and the button that puts the study in it.
-MEANINGS = {
+MEANINGS: dict[str, str] = {
     Study.Status.DRAFT: "Draft: only your pilot link starts the study; the study link shows participants that it has "
     "not started yet.",
     Study.Status.PILOT: "Piloting: only your pilot link starts the study; the study link shows participants that it "
@@ -33,7 +33,7 @@ MEANINGS = {
     Study.Status.CLOSED: "Closed: no one new can start (the study link says it is closed); participants who already "
     "started may finish.",
 }
-BUTTONS = {
+BUTTONS: dict[str, str] = {
     Study.Status.DRAFT: "Back to draft",
     Study.Status.PILOT: "Pilot",
     Study.Status.LIVE: "Go live",

@@ -27,9 +27,7 @@ def audited(demo_study, tmp_path, settings) -> tuple[Path, str]:
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
     out = StringIO()
-    call_command(
-        "audit_models", study="effort-demo", subjects=str(subjects), out=str(tmp_path / "audit"), stdout=out
-    )
+    call_command("audit_models", study="effort-demo", subjects=str(subjects), out=str(tmp_path / "audit"), stdout=out)
     return tmp_path / "audit", out.getvalue()
 
 

@@ -6,7 +6,6 @@ and nothing stored), participants already in it going on, ``manage.py study_stat
 study (its validation, and simultaneous completions on PostgreSQL)."""
 
 import re
-import threading
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -251,31 +250,12 @@ def test_simultaneous_completions_close_the_study_at_its_target(researcher):
     """Twelve participants complete at once (threads released together) with a target of 12: the
     study closes exactly once. Without the lock each completion could see fewer than 12 committed
     and the study would stay open."""
-    from django.db import connection
-
-    from tests.surveys.test_concurrency import _postgres_only
+    from tests.surveys.test_concurrency import _postgres_only, run_together
 
     _postgres_only()
     study_load(spec=one_page_spec(recruitment={"target": 12}), owner=researcher)
     people = [consented(f"rush-{i}") for i in range(12)]
-    barrier = threading.Barrier(len(people))
-    errors: list[BaseException] = []
-
-    def finish(participant: Participant) -> None:
-        barrier.wait()
-        try:
-            complete(participant)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=finish, args=(p,)) for p in people]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors
+    assert run_together([lambda p=p: complete(p) for p in people]) == ["completed"] * 12
     assert Participant.objects.filter(status="completed").count() == 12
     assert status() == "closed"
     assert StudyStatusChange.objects.filter(new_status="closed").count() == 1
