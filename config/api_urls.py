@@ -10,6 +10,7 @@ from runs import api as run_api
 urlpatterns = [
     path("studies/", views.StudyList.as_view(), name="api-studies"),
     path("studies/<slug:slug>/", views.StudyDetail.as_view(), name="api-study"),
+    path("studies/<slug:slug>/status/", views.StudyStatus.as_view(), name="api-study-status"),
     path("studies/<slug:slug>/participants/", views.ParticipantList.as_view(), name="api-participants"),
     path("studies/<slug:slug>/export/", views.ExportTableList.as_view(), name="api-export-tables"),
     path("studies/<slug:slug>/export/<str:table>/", views.ExportTable.as_view(), name="api-export"),

@@ -1,11 +1,12 @@
 """The researcher's pages (namespace ``researcher``): studies, uploads, the builder and the dashboard
 (``research``), runs, jobs and their files (``runs``)."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from research import preview, study_builder_views, study_upload_views
 from research import researcher_views as views
 from runs import run_views, study_file_views
+from runs.report_assets import ASSETS_DIR, report_asset
 
 app_name = "researcher"
 urlpatterns = [
@@ -30,6 +31,9 @@ urlpatterns = [
     path("studies/<slug:slug>/export/<str:table>.<str:fmt>", views.export_download, name="export"),
     path("studies/<slug:slug>/submissions.csv", views.submissions_download, name="submissions"),
     path("studies/<slug:slug>/pilot/delete/", views.pilot_delete, name="pilot-delete"),
+    path("studies/<slug:slug>/status/", views.study_status_change, name="study-status"),
     path("studies/<slug:slug>/v<int:version>/preview/", preview.study_preview, name="preview"),
     path("studies/<slug:slug>/v<int:version>/preview/<int:number>/", preview.study_preview_page, name="preview-page"),
+    # a stored report's relative report-assets/... (under any report address): the static files
+    re_path(rf"^(?:.+/)?{ASSETS_DIR}/(?P<name>[\w./-]+)$", report_asset, name="report-asset"),
 ]

@@ -114,6 +114,9 @@ STORAGE_DEFAULT = {
     "OPTIONS": json.loads(env_str("STORAGE_OPTIONS", "{}")) or {"location": str(REPORTS_DIR)},
 }
 
+# Where researchers open the site: commands print a report's dashboard address under it.
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]

@@ -14,7 +14,7 @@ withdrawal (answers deleted) frees the place.
 """
 
 from participation.models import Answer, Participant
-from studies.models import Study
+from studies.lifecycle import lock_study
 from studies.quotas import Quota, admission, quotas
 from tasks.base import AnswerInput
 
@@ -53,8 +53,7 @@ def quota_check(*, slug: str, spec: dict, participant_id: int, answers: list[Ans
     asked = [q for q in quotas(spec) if q.question in given]
     if not asked or Participant.objects.filter(pk=participant_id, pilot=True).exists():
         return ""
-    first = Study.objects.filter(slug=slug).order_by("version").values_list("pk", flat=True)[:1]
-    list(Study.objects.select_for_update().filter(pk__in=list(first)).values_list("pk", flat=True))
+    lock_study(slug)
     counts = tally(slug, asked)
     for quota in asked:
         answer = given[quota.question]

@@ -26,12 +26,14 @@ from participation.models import Answer, ConflictingArrival, PageVisit, Particip
 from participation.page_load import PageLoad
 from participation.plan import plan_for
 from participation.quotas import quota_check
+from participation.recruitment import target_check
 from participation.signals import COLUMNS as SIGNAL_COLUMNS
 from participation.signals import UNKNOWN as UNKNOWN_SIGNALS
 from participation.signals import PageSignals
 from participation.sql import insert_row_if, insert_rows, update_rows
 from participation.time_limits import time_limit
 from studies.content import study_content
+from studies.lifecycle import StudyNotOpen, admits
 from studies.models import Study
 from studies.services import latest_version
 from studies.study_facts import study_facts
@@ -113,7 +115,9 @@ def participant_arrive(
     (``normalise_external_id``). ``looked_up``: the caller has just found no participant with this
     id (``participant_find``), so the lookup is not repeated. ``pilot``: the researcher's pilot link
     (checked by the caller) brought them; pilots are left out of the balance, exports and analyses.
-    A new participant carries its version's file digest as ``spec_hash``. ``languages``: the languages
+    A new participant carries its version's file digest as ``spec_hash``. A study whose lifecycle state
+    does not admit them (``studies.lifecycle.admits``) raises ``StudyNotOpen`` and stores nothing.
+    ``languages``: the languages
     the participant asked for, best first (the link's ``?lang=``, then the browser's); a new participant
     gets the first the study is in, else the study's first (``studies.translation.choose_language``).
     ``address_range``: the keyed hash of the network they came from (``participation.address_range``).
@@ -122,7 +126,9 @@ def participant_arrive(
     existing = None if looked_up else participant_find(study_slug=study_slug, external_id=external_id)
     if existing is not None:
         return existing, False
-    study_id, spec_hash = latest_version(study_slug)
+    study_id, spec_hash, status = latest_version(study_slug)
+    if not admits(status, pilot=pilot):
+        raise StudyNotOpen(status)
     participant = Participant(
         study_id=study_id,
         external_id=external_id,
@@ -534,6 +540,9 @@ def page_submit(
             on_conflict=("participant", "page"),
             update=("submitted_at", *SIGNAL_COLUMNS, "words_shown", "inputs_shown"),
         )
+        if changes.get("status") == status.COMPLETED:
+            facts = study_facts(enrolment.study_id, enrolment.condition_id)
+            target_check(slug=facts.slug, spec=facts.spec)
     if "slot" in plan[place]:  # an adaptive block's page: counts towards its next refit
         facts = study_facts(enrolment.study_id, enrolment.condition_id)
         block = study_content(facts.spec, facts.spec_hash).blocks[plan[place]["block"]]

@@ -20,6 +20,7 @@ from simulation.effort import GenerativeModel, SimulatedParticipant
 from simulation.interaction import draw_reader, page_interaction
 from simulation.raters import GroupEffects, SimulatedRater, check_group_effects, default_group_effects, draw_rater
 from studies.format1 import AI_MODEL
+from studies.lifecycle import StudyNotOpen
 from studies.services import latest_study
 from tasks import task_for
 from tasks.agree import Agree
@@ -31,6 +32,7 @@ class SimulationReport:
     completed: int
     by_condition: dict[str, int]
     seed: int
+    stopped: str = ""  # why arrivals stopped before n (the study closed, e.g. at its recruitment target)
 
 
 def _typed_chars(form) -> int:
@@ -58,7 +60,9 @@ def simulate_participants(
     progress: Callable[[int], None] | None = None,
 ) -> SimulationReport:
     """Create ``n`` simulated participants (ids ``sim-<seed>-<i>``) who arrive over the past
-    ``hours`` and take the whole study; a share ``decline_rate`` declines consent.
+    ``hours`` and take the whole study; a share ``decline_rate`` declines consent. Arrivals stop
+    when the study stops taking new participants (its recruitment target closed it: ``stopped``
+    says so); a study that is not live refuses the first (ValueError).
 
     Studies converted from format 1 (blocks with ``page_key``): answers from ``model``
     (``simulation.effort``), drawn in format 1's order, so that a converted study gets format 1's answers.
@@ -73,12 +77,18 @@ def simulate_participants(
     check_group_effects(study.spec, group_effects)
     start = timezone.now() - timedelta(hours=hours)
     offsets = np.sort(rng.uniform(0, hours * 3600, size=n))
-    completed = 0
+    completed, stopped = 0, ""
     for i in range(n):
         at = start + timedelta(seconds=float(offsets[i]))
-        participant, created = participant_arrive(
-            study_slug=slug, external_id=f"sim-{seed}-{i}", simulated=True, at=at, seed=int(rng.integers(2**62))
-        )
+        try:
+            participant, created = participant_arrive(
+                study_slug=slug, external_id=f"sim-{seed}-{i}", simulated=True, at=at, seed=int(rng.integers(2**62))
+            )
+        except StudyNotOpen as exc:
+            if i == 0:
+                raise ValueError(f"{slug}: {exc}; only a live study takes new participants") from exc
+            stopped, n = f"{exc} after {i} arrivals", i
+            break
         if not created:
             if progress:
                 progress(i + 1)
@@ -97,7 +107,7 @@ def simulate_participants(
         "condition__key", flat=True
     ):
         counts[key] = counts.get(key, 0) + 1
-    return SimulationReport(created=n, completed=completed, by_condition=counts, seed=seed)
+    return SimulationReport(created=n, completed=completed, by_condition=counts, seed=seed, stopped=stopped)
 
 
 def _take_study(participant: Participant, spec: dict, spec_hash: str, effects: GroupEffects, model, rng, at) -> int:

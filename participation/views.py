@@ -53,6 +53,7 @@ from participation.signals import FIELD as SIGNALS_FIELD
 from participation.signals import parse_signals, records_signals
 from participation.throttle import client_address, client_network
 from participation.time_limits import time_limit
+from studies.lifecycle import StudyNotOpen
 from studies.quotas import quota_message
 from studies.services import StudyNotFound, latest_version
 from studies.study_facts import StudyFacts, study_facts
@@ -235,6 +236,9 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
 
     The researcher's pilot link adds ``pilot=<token>`` (``participation.pilot``): a new participant it
     brings is a pilot (an id is made up when the link has none); a wrong token is refused.
+
+    A new participant of a study that is not live (``studies.lifecycle``; pilots: not draft, pilot or
+    live) sees a page that says so, and nothing is stored; a known participant goes on in every state.
     """
     params = request.POST if request.method == "POST" else request.GET
     address = client_network(request)
@@ -279,6 +283,8 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
                 gettext("This link does not lead to a study. Please check the link."),
                 404,
             )
+        except StudyNotOpen as exc:  # nothing stored: a polite page that says why
+            return render(request, "surveys/not_open.html", {"status": exc.status}, status=403)
         if created:  # the consent page at once (its form posts to /consent/): one request less per arrival
             _remember(request, slug, participant, code)
             arrived = cast("ParticipantWithSpecHash", participant)  # a new participant carries it (participant_arrive)

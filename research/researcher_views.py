@@ -11,10 +11,12 @@ from django.views.decorators.http import require_POST
 
 from participation.models import Participant
 from participation.pilot import pilot_token
+from participation.recruitment import completed_count, in_progress_count, recruitment_target
 from participation.services import pilot_participants_delete
 from research.downloads import DOWNLOAD_TYPES, table_download
 from research.participant_samples import DEFAULT_SAMPLE, SAMPLES
 from research.tables import study_tables
+from studies.lifecycle import BUTTONS, MEANINGS, STATUSES, status_history, study_set_status
 from studies.selectors import can_view, latest_versions, owning_version, visible_versions
 
 
@@ -46,6 +48,36 @@ def pilot_context(request: HttpRequest, versions) -> dict:
         "pilot_count": Participant.objects.filter(study__in=versions, pilot=True).count(),
         "may_delete_pilot": _may_manage(request.user, versions[0]),
     }
+
+
+def lifecycle_context(versions) -> dict:
+    """The dashboard's status section: the state, what it means, the buttons to the other states, the
+    recruitment target's progress, who may still finish, and the latest changes."""
+    study = versions[0]
+    return {
+        "lifecycle": {
+            "status": study.status,
+            "meaning": MEANINGS[study.status],
+            "choices": [(state, label) for state, label in BUTTONS.items() if state != study.status],
+            "target": recruitment_target(study.spec),
+            "completed": completed_count(study.slug),
+            "in_progress": in_progress_count(study.slug),
+            "history": status_history(study.slug),
+        }
+    }
+
+
+@login_required
+@require_POST
+def study_status_change(request: HttpRequest, slug: str) -> HttpResponse:
+    """Put the study in the posted state (its owner and collaborators; the change is logged)."""
+    visible_versions(request.user, slug)
+    status = request.POST.get("status", "")
+    if status not in STATUSES:
+        messages.error(request, f"Unknown state {status[:20]!r}; choose one of {', '.join(STATUSES)}.")
+    elif study_set_status(slug=slug, status=status, by=request.user, reason="dashboard"):
+        messages.success(request, f"The study is now {status}.")
+    return redirect("researcher:dashboard", slug=slug)
 
 
 @login_required

@@ -207,9 +207,9 @@ def stashed_preview(*, user, digest: str, kind: str) -> dict | None:
 
 
 def load_stashed(*, user, digest: str) -> StudyLoadResult:
-    """Load the stashed file as the user (``study_load``'s ownership rule applies), then drop the stash
-    and its preview records."""
-    result = study_load(spec=stashed_spec(user=user, digest=digest), owner=user)
+    """Load the stashed file as the user (``study_load``'s ownership rule applies; a new study starts as
+    a draft, a new version keeps the study's state), then drop the stash and its preview records."""
+    result = study_load(spec=stashed_spec(user=user, digest=digest), owner=user, initial_status=Study.Status.DRAFT)
     default_storage.delete(_stash_name(user, digest))
     for kind in PREVIEW_KINDS:
         default_storage.delete(_preview_name(user, digest, kind))

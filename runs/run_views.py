@@ -21,7 +21,7 @@ from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from participation.models import ConflictingArrival
 from research.dashboard import quota_fill, summarise
 from research.participant_samples import SAMPLES, sample_filter
-from research.researcher_views import pilot_context, sample_of
+from research.researcher_views import lifecycle_context, pilot_context, sample_of
 from research.tables import study_tables
 from runs.human_source_options import OPTIONS, SURROGATES
 from runs.models import AnalysisRun, AuditRun, Calibration, Job
@@ -288,5 +288,6 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "prolific_url": start_url
             + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
             **pilot_context(request, versions),
+            **lifecycle_context(versions),
         },
     )

@@ -271,6 +271,13 @@ SCHEMA: dict[str, Any] = {
                 },
             },
         },
+        # participation.recruitment: the study closes when this many participants have completed it
+        "recruitment": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["target"],
+            "properties": {"target": {"type": "integer", "minimum": 1}},
+        },
         "languages": {"type": "array"},  # studies.translation checks it and the texts in each language
         "translations": {"type": "object"},  # written by studies.translation from the texts per language
         "pools": {"type": "array", "minItems": 1, "items": _pool},
@@ -411,6 +418,10 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
     for ri, rule in enumerate(spec.get("quality", {}).get("exclude_if", [])):
         if rule in CHECKS and rule not in checks_used:
             add(f"quality.exclude_if[{ri}]", f"{rule!r} needs a detection block with check {rule!r}")
+    caps = [c.get("cap") for c in spec.get("conditions", [])]
+    target = spec.get("recruitment", {}).get("target")
+    if target and caps and None not in caps and target > sum(caps):
+        add("recruitment.target", f"{target} is more than the conditions' caps allow ({sum(caps)}): never reached")
     problems.extend(_shuffle_problems(spec))
     problems.extend(_among_problems(spec, conditions, pools))
     problems.extend(v1.screening_problems(spec))

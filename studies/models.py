@@ -11,6 +11,15 @@ from core.strict_json import StrictJSONField
 class Study(models.Model):
     """One version of a study file. A changed file for a study with answers becomes a new version."""
 
+    class Status(models.TextChoices):
+        """The study's lifecycle (``studies.lifecycle``): who may start it (every version has the slug's state)."""
+
+        DRAFT = "draft"
+        PILOT = "pilot"
+        LIVE = "live"
+        PAUSED = "paused"
+        CLOSED = "closed"
+
     slug = models.SlugField(max_length=60)
     version = models.PositiveIntegerField(default=1)
     title = models.CharField(max_length=200)
@@ -35,6 +44,12 @@ class Study(models.Model):
         help_text="The format 1 study file (validated) this version was converted from (studies.format1): provenance.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(
+        max_length=10,
+        choices=Status.choices,
+        default=Status.LIVE,
+        help_text="Lifecycle state, the same on every version of the slug (studies.lifecycle).",
+    )
     tickets_issued = models.PositiveIntegerField(
         default=0,
         editable=False,
@@ -45,7 +60,12 @@ class Study(models.Model):
     class Meta:
         db_table = "surveys_study"  # the table keeps its name from before the app owned it
         ordering = ["slug", "-version"]
-        constraints = [models.UniqueConstraint(fields=["slug", "version"], name="study_slug_version_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["slug", "version"], name="study_slug_version_unique"),
+            models.CheckConstraint(
+                condition=Q(status__in=["draft", "pilot", "live", "paused", "closed"]), name="study_status_known"
+            ),
+        ]
         verbose_name_plural = "studies"
         permissions = [("load_any_study", "Can load a new version of any researcher's study")]
 
@@ -77,3 +97,23 @@ class Condition(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study} / {self.key}"
+
+
+class StudyStatusChange(models.Model):
+    """One change of a study's lifecycle state: who (None: the platform, e.g. the recruitment target),
+    when, from and to which state, and why."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="status_changes")
+    old_status = models.CharField(max_length=10, blank=True, help_text="Empty when the study was created.")
+    new_status = models.CharField(max_length=10, choices=Study.Status.choices)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    changed_at = models.DateTimeField()
+    reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-changed_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}: {self.old_status or '-'} -> {self.new_status}"

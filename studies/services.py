@@ -8,7 +8,8 @@ from django.db import transaction
 from django.db.models import Q
 
 from studies.format1 import converted_plan, format1_to_format2
-from studies.models import Condition, Study
+from studies.lifecycle import study_set_status
+from studies.models import Condition, Study, StudyStatusChange
 from studies.selectors import owning_version
 from studies.study_file import validate_study
 
@@ -95,7 +96,9 @@ def _create_study_rows(study: Study, spec: dict, format1_spec: dict | None) -> N
 
 
 @transaction.atomic
-def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
+def study_load(
+    *, spec: dict, owner=None, status: str | None = None, initial_status: str = Study.Status.LIVE
+) -> StudyLoadResult:
     """Validate and store a study file.
 
     The same content again changes nothing. Changed content replaces the latest version while no
@@ -111,7 +114,27 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
     A format 1 file is stored as its format 2 conversion, the original in ``format1_spec``
     (:func:`stored_file`); the content hash is the conversion's, so the same format 1 file again is
     "unchanged".
+
+    ``status``: the lifecycle state (``studies.lifecycle``) the study is put in; None keeps an existing
+    study's state (a new version takes it over) and starts a new study in ``initial_status`` (live, as
+    ``load_study``; a study uploaded from the web starts as a draft).
     """
+    result = _study_store(spec, owner, status, initial_status)
+    if result.action == "created":
+        StudyStatusChange.objects.create(
+            study=result.study,
+            new_status=result.study.status,
+            changed_by=owner,
+            changed_at=result.study.created_at,
+            reason="loaded",
+        )
+    elif status is not None:
+        study_set_status(slug=result.study.slug, status=status, by=owner, reason="loaded")
+        result.study.refresh_from_db(fields=["status"])
+    return result
+
+
+def _study_store(spec: dict, owner, status: str | None, initial_status: str) -> StudyLoadResult:
     spec, format1_spec = stored_file(spec)
     digest = spec_digest(spec)
     latest = Study.objects.select_for_update().filter(slug=spec["slug"]).order_by("-version").first()
@@ -137,6 +160,7 @@ def study_load(*, spec: dict, owner=None) -> StudyLoadResult:
         format1_spec=format1_spec,
         owner=owning.owner if owning is not None else owner,  # a version loaded by another stays the owner's
         loaded_by=owner,
+        status=(status or initial_status) if latest is None else latest.status,
     )
     if owning is not None:
         study.collaborators.set(owning.collaborators.all())
@@ -171,9 +195,10 @@ def latest_study(slug: str) -> Study:
     return study
 
 
-def latest_version(slug: str) -> tuple[int, str]:
-    """The id and file digest of the latest version (without reading its file: every arrival asks)."""
-    version = Study.objects.filter(slug=slug).order_by("-version").values_list("pk", "spec_hash").first()
+def latest_version(slug: str) -> tuple[int, str, str]:
+    """The id, file digest and lifecycle state of the latest version (without reading its file: every
+    arrival asks)."""
+    version = Study.objects.filter(slug=slug).order_by("-version").values_list("pk", "spec_hash", "status").first()
     if version is None:
         raise StudyNotFound(f"no study with slug {slug!r}")
     return version

@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
-from studies.models import Condition, Study
+from studies.lifecycle import STATUSES
+from studies.models import Condition, Study, StudyStatusChange
 
 
 class ConditionSerializer(serializers.ModelSerializer):
@@ -20,7 +21,7 @@ class StudySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Study
-        fields = ["slug", "version", "title", "owner", "created_at", "conditions"]
+        fields = ["slug", "version", "title", "owner", "created_at", "status", "conditions"]
 
 
 class StudyDetailSerializer(StudySerializer):
@@ -32,6 +33,25 @@ class StudyDetailSerializer(StudySerializer):
 
     def get_versions(self, study: Study) -> list[int]:
         return list(Study.objects.filter(slug=study.slug).order_by("version").values_list("version", flat=True))
+
+
+class StudyStatusRequestSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=STATUSES, help_text="The lifecycle state to put the study in.")
+
+
+class StudyStatusChangeSerializer(serializers.ModelSerializer):
+    changed_by = serializers.CharField(source="changed_by.username", default=None, read_only=True)
+
+    class Meta:
+        model = StudyStatusChange
+        fields = ["old_status", "new_status", "changed_by", "changed_at", "reason"]
+
+
+class StudyStatusSerializer(serializers.Serializer):
+    """The study's lifecycle state and its latest changes, newest first."""
+
+    status = serializers.ChoiceField(choices=STATUSES)
+    history = StudyStatusChangeSerializer(many=True)
 
 
 class ParticipantRowSerializer(serializers.Serializer):

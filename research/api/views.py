@@ -17,11 +17,14 @@ from research.api.serializers import (
     ParticipantRowSerializer,
     StudyDetailSerializer,
     StudySerializer,
+    StudyStatusRequestSerializer,
+    StudyStatusSerializer,
 )
 from research.downloads import DOWNLOAD_TYPES, table_download
 from research.export_stream import STREAMED, streamed_csv_response
 from research.participant_samples import DEFAULT_SAMPLE, sample_filter
 from research.tables import TABLES, study_tables
+from studies.lifecycle import status_history, study_set_status
 from studies.models import Study
 from studies.selectors import latest_versions, visible_versions
 
@@ -70,6 +73,27 @@ class StudyDetail(APIView):
     @extend_schema(responses=StudyDetailSerializer)
     def get(self, request, slug: str):
         return Response(StudyDetailSerializer(latest_visible(request, slug)).data)
+
+
+class StudyStatus(APIView):
+    """The study's lifecycle state (draft, pilot, live, paused, closed) and its latest changes; POST
+    ``{"status": ...}`` changes it (logged with who and when), as the dashboard's buttons do."""
+
+    @extend_schema(responses=StudyStatusSerializer)
+    def get(self, request, slug: str):
+        return Response(self._state(latest_visible(request, slug)))
+
+    @extend_schema(request=StudyStatusRequestSerializer, responses=StudyStatusSerializer)
+    def post(self, request, slug: str):
+        latest_visible(request, slug)
+        wanted = StudyStatusRequestSerializer(data=request.data)
+        wanted.is_valid(raise_exception=True)
+        study_set_status(slug=slug, status=wanted.validated_data["status"], by=request.user, reason="API")
+        return Response(self._state(latest_visible(request, slug)))
+
+    @staticmethod
+    def _state(study: Study) -> dict:
+        return StudyStatusSerializer({"status": study.status, "history": status_history(study.slug)}).data
 
 
 class ParticipantList(generics.GenericAPIView):

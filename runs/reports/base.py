@@ -4,8 +4,9 @@
 The pure packages (``analysis/``, ``fairness/``) build the content: tables (DataFrames), Plotly
 figures and JSON-ready dicts. This module turns tables into lists of formatted strings that the
 template iterates over, emits each figure's JSON with ``json_script`` (drawn by
-``static/surveys/figures.js``), and writes ``report.html``, ``results.json`` and the CSV files (cells
-and column names neutralised for spreadsheets) into ``out_dir``. No HTML is built in Python, and
+``static/surveys/figures.js``), and writes ``report.html`` (with the assets it loads, so that it opens
+from disk), ``results.json`` and the CSV files (cells and column names neutralised for spreadsheets)
+into ``out_dir``. No HTML is built in Python, and
 the page carries no inline script, so it runs under the site's Content-Security-Policy.
 """
 
@@ -22,7 +23,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 from django.template.loader import render_to_string
-from django.templatetags.static import PrefixNode
 from django.utils.text import slugify
 
 from analysis.sensitivity import Sensitivity
@@ -30,6 +30,7 @@ from core import strict_json
 from core.report_texts import CI_LABEL
 from research.export import table_to_csv
 from runs.provenance import Provenance
+from runs.report_assets import ASSETS_DIR, copy_report_assets
 from runs.report_explanations import (
     SENSITIVITY,
     Explanation,
@@ -241,12 +242,6 @@ def figure_sections(
     ]
 
 
-def static_base() -> str:
-    """STATIC_URL with its prefix. Reports are files kept for months, so they load the stable,
-    unhashed static names (served by WhiteNoise as well) rather than the manifest's hashed ones."""
-    return PrefixNode.handle_simple("STATIC_URL")
-
-
 def render_report(
     out_dir: Path,
     title: str,
@@ -258,7 +253,8 @@ def render_report(
 ) -> Path:
     """Render ``reports/report.html`` into ``out_dir/report.html`` (section ids assigned here): the
     provenance block first (``provenance``, else the date and software versions), ``intro`` notes,
-    ``methods`` (name -> definition in words), then the sections."""
+    ``methods`` (name -> definition in words), then the sections. The styles and scripts it loads are
+    copied into ``out_dir/report-assets/`` (``runs.report_assets``), so the file opens from disk."""
     out_dir.mkdir(parents=True, exist_ok=True)
     seen: set[str] = set()
     for i, section in enumerate(sections, start=1):
@@ -273,7 +269,7 @@ def render_report(
             "title": title,
             "intro": list(intro),
             "sections": sections,
-            "static_url": static_base(),
+            "static_url": f"{ASSETS_DIR}/",
             "provenance": provenance or Provenance(),
             "methods": dict(methods or {}),
             "download_prefix": slugify(title)[:40] or "report",
@@ -281,6 +277,7 @@ def render_report(
     )
     path = out_dir / "report.html"
     path.write_text(page, encoding="utf-8")
+    copy_report_assets(out_dir)
     return path
 
 

@@ -19,8 +19,8 @@ def test_analysis_run_writes_report_and_versions_calibrations(demo_study, tmp_pa
         "table5.csv",
     }
     html = (tmp_path / "a" / "report.html").read_text()
-    assert "cdn" not in html.lower() and "/static/vendor/plotly.min.js" in html
-    assert not (tmp_path / "a" / "plotly.min.js").exists()
+    assert "cdn" not in html.lower() and "report-assets/vendor/plotly.min.js" in html
+    assert (tmp_path / "a" / "report-assets" / "vendor" / "plotly.min.js").exists()  # opens from disk
     assert sorted(run.calibrations.values_list("condition__key", flat=True)) == ["arrests", "income"]
     analysis_run_create(slug="effort-demo", out_dir=tmp_path / "b", seed=3, n_resamples=200)
     assert sorted(Calibration.objects.filter(condition__key="arrests").values_list("version", flat=True)) == [1, 2]

@@ -65,6 +65,10 @@ def test_a_researcher_runs_a_study_from_the_browser(browser, live_server, resear
     assert page.url.endswith("/researcher/studies/wave-one/")
     assert "wave-one v1: created as a new study, owned by you." in page.locator(".messages").inner_text()
     assert Study.objects.get(slug="wave-one").owner == researcher
+    assert Study.objects.get(slug="wave-one").status == "draft"  # a study loaded from the web starts as a draft
+    with page.expect_navigation():
+        page.get_by_role("button", name="Go live").click()
+    assert page.locator("#lifecycle-title").inner_text() == "Status: live"
 
     simulate_participants("wave-one", n=10, seed=4)  # participants take the study meanwhile
     page.reload()

@@ -39,7 +39,7 @@ def test_study_differential_parity_command_and_api(demo_study, researcher, other
             assert (r["DPT"] > 0) == (r["direction"] == "higher")
     html = (tmp_path / "dp" / "report.html").read_text()
     assert "R0 = the fair risk score a participant gave" in html and "R1 = the AI&#x27;s label" in html
-    assert "Per-item differences" in html and "/static/vendor/plotly.min.js" in html
+    assert "Per-item differences" in html and "report-assets/vendor/plotly.min.js" in html
     assert_no_inline_script(html)
     client = APIClient()
     client.force_authenticate(other_researcher)

@@ -138,8 +138,8 @@ def test_report_template_renders_every_part_without_inline_script(tmp_path):
     assert XSS not in html and ATTR not in html
     assert [s.get("type") for s in parser.scripts if not s.get("src")] == ["application/json"]
     assert [s["src"] for s in parser.scripts if s.get("src")] == [
-        "/static/vendor/plotly.min.js",
-        "/static/surveys/figures.js",
+        "report-assets/vendor/plotly.min.js",
+        "report-assets/surveys/figures.js",
     ]
     assert parser.tags.count("section") == 5 and 'href="#figure"' in html  # 4 + the provenance block
 

@@ -65,6 +65,6 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"{report.completed} of {report.created} simulated participants completed (seed {seed}); "
-                f"by condition: {report.by_condition}"
+                f"by condition: {report.by_condition}" + (f"; stopped: {report.stopped}" if report.stopped else "")
             )
         )

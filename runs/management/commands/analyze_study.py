@@ -8,6 +8,7 @@ from core.progress import ProgressBar
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.analysis_runs import analysis_run_create
 from runs.design_analysis import GroupOptions
+from runs.report_assets import report_address
 from studies.services import StudyNotFound
 
 
@@ -103,3 +104,4 @@ class Command(BaseCommand):
         for cal in run.calibrations.all():
             self.stdout.write(f"  {cal}  95% CI [{cal.ci_low:.4f}, {cal.ci_high:.4f}] ({cal.estimand_text})")
         self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))
+        self.stdout.write(f"on the dashboard: {report_address('researcher:analysis-file', run.pk)}")

@@ -7,6 +7,7 @@ from fairness.model_audit import SubjectsFileError
 from runs.audit_runs import AuditError, audit_run_create
 from runs.human_source_options import SURROGATES
 from runs.human_sources import SourceError, SourceErrors
+from runs.report_assets import report_address
 from studies.services import StudyNotFound
 
 
@@ -129,6 +130,7 @@ class Command(BaseCommand):
                 f"  {row['model']:<22} reliance on features judged unfair ({row['rater_group']}): {row['reliance']:.4f}"
             )
         self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))
+        self.stdout.write(f"on the dashboard: {report_address('researcher:audit-file', run.pk)}")
 
 
 def _number(value) -> str:

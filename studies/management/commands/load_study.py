@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from studies.lifecycle import STATUSES
 from studies.management.owner import owner_named
 from studies.services import StudyOwnedByOther, study_load
 from studies.study_file import InvalidStudyFile, read_study_file
@@ -11,12 +12,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help="the study file (JSON, format 1 or 2)")
         parser.add_argument("--owner", help="username of the researcher who owns the study")
+        parser.add_argument(
+            "--status",
+            choices=STATUSES,
+            help="lifecycle state to put the study in (default: a new study starts live, an existing one keeps "
+            "its state)",
+        )
 
-    def handle(self, *args, file, owner=None, **options):
+    def handle(self, *args, file, owner=None, status=None, **options):
         user = owner_named(owner)
         try:
             spec = read_study_file(file)
-            result = study_load(spec=spec, owner=user)
+            result = study_load(spec=spec, owner=user, status=status)
         except InvalidStudyFile as exc:
             raise CommandError(f"{file}: {exc}") from exc
         except StudyOwnedByOther as exc:
@@ -28,4 +35,6 @@ class Command(BaseCommand):
             "new_version": "saved as a new version (the previous one has participants)",
         }
         study = result.study
-        self.stdout.write(self.style.SUCCESS(f"{study.slug} v{study.version}: {messages[result.action]}"))
+        self.stdout.write(
+            self.style.SUCCESS(f"{study.slug} v{study.version}: {messages[result.action]}; status {study.status}")
+        )
