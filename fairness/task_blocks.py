@@ -417,7 +417,7 @@ def _agree(
     frame["disagreement"] = 1 - frame["value"].astype(int)
     means = dict(n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed)
     rates, test = rater_group_means(frame, "disagreement", **means)
-    tests, notion_tables, notes = Tests(), [], []
+    tests, notion_tables, difference_tables, notes = Tests(), [], [], []
     tests.add("DR", test)
     for attribute in _attributes(subjects):
         usable = frame.dropna(subset=[attribute, "model_label"])
@@ -429,8 +429,10 @@ def _agree(
         # The max - min over all compared subject groups and the two largest groups alone, each with its CIs
         # and its rater-group permutation tests (the pair's tests name it in subject_group).
         for scope, part in (("all", usable), (" vs ".join(pair), usable[usable[attribute].isin(pair)])):
-            table = _notion_table(part, attribute, columns, opts)
-            notion_tables.append(table.assign(subject_attribute=_name(attribute), subject_groups=scope))
+            table, differences = _notion_table(part, attribute, columns, opts)
+            where = dict(subject_attribute=_name(attribute), subject_groups=scope)
+            notion_tables.append(table.assign(**where))
+            difference_tables.append(differences.assign(**where))
             grouped = part.dropna(subset=["rater_group"])
             if grouped["rater_group"].nunique() > 1:
                 results = rater_group_difference_tests(
@@ -455,13 +457,16 @@ def _agree(
         tables["in_group_rates"] = cells.reset_index(drop=True)
     if notion_tables:
         tables["notions"] = pd.concat(notion_tables, ignore_index=True)
+        tables["notion_differences"] = pd.concat(difference_tables, ignore_index=True)
     if "outcome" in subjects.columns:
         tables["agree_error_rates"] = _agree_error_rates(block, frame, subjects, opts)
     return BlockAnalysis(block["key"], "agree", tables, notes)
 
 
 def _notion_table(usable: pd.DataFrame, attribute: str, columns: dict, opts: Options):
-    """The notions over the subject groups of ``usable`` (answers), all raters and per rater group."""
+    """The notions over the subject groups of ``usable`` (answers), all raters and per rater group, with
+    each all-raters gap's interval (raters resampled) and permutation test of "no gap" (the subjects'
+    groups shuffled); and the signed differences between subject groups (``disagreement_notions``)."""
     overall = disagreement_notions(
         usable[attribute],
         usable["model_label"],
@@ -470,6 +475,8 @@ def _notion_table(usable: pd.DataFrame, attribute: str, columns: dict, opts: Opt
         subjects=usable["participant_id"],
         n_resamples=opts.n_resamples,
         seed=opts.seed,
+        items=usable["subject"],
+        n_permutations=opts.n_permutations,
     )
     grouped = usable.dropna(subset=["rater_group"])
     by_group = pd.DataFrame()
@@ -479,7 +486,7 @@ def _notion_table(usable: pd.DataFrame, attribute: str, columns: dict, opts: Opt
         )
         by_group = result.frame().query("statistic != 'DR'")
     rows = notion_rows(ALL, overall, usable["participant_id"].nunique(), len(usable))
-    return pd.concat([pd.DataFrame(rows), by_group], ignore_index=True)
+    return pd.concat([pd.DataFrame(rows), by_group], ignore_index=True), overall.differences
 
 
 def _agree_error_rates(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> pd.DataFrame:
