@@ -36,7 +36,7 @@ from its task type (``BlockTask.analysis``).
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -45,6 +45,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 
 from analysis.agreement import rating_icc
 from analysis.bts import Positive, block_answers, block_rows, honesty_scores
+from analysis.families import adjust_tables
 from analysis.group_size import small_group_warnings
 from analysis.sample import SampleSelection
 from fairness.disagreement import NOTIONS, disagreement_notions
@@ -97,6 +98,8 @@ class DesignAnalysis:
     n_too_few: int = 0  # participants in rater groups too small to compare (in the ALL rows only)
     options: dict = field(default_factory=dict)  # min_group_size, pool_small, min_subject_group, bins
     sample: SampleSelection | None = None  # who was analysed and who dropped, by reason (``runs.design_analysis``)
+    # {"method": ..., "families": {family: [test ids]}} (``analysis.families``)
+    multiple_testing: dict = field(default_factory=dict)
 
     @property
     def rater_group(self) -> str:
@@ -369,6 +372,18 @@ def two_largest(labels: pd.Series) -> list[str]:
 def _attributes(subjects: pd.DataFrame) -> list[str]:
     """The pool's subject-group columns (``group:<name>``)."""
     return sorted(c for c in subjects.columns if c.startswith("group:"))
+
+
+def adjust_families(blocks: list[BlockAnalysis], method: str) -> tuple[list[BlockAnalysis], dict[str, list[str]]]:
+    """Each block's p-values adjusted within their families (``analysis.families.adjust_tables``; the
+    ``pairwise`` table one family per statistic and subject group), and the families by name."""
+    out, families = [], {}
+    split = {"pairwise": ("condition", "measure", "subject_attribute", "subject_group")}
+    for block in blocks:
+        tables, found = adjust_tables(block.tables, prefix=block.block, method=method, split=split)
+        out.append(replace(block, tables=tables))
+        families |= found
+    return out, families
 
 
 def _name(attribute: str) -> str:
@@ -738,6 +753,7 @@ def analyze_design(
     bins: Mapping[str, Sequence[float]] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     generalise: str | None = None,
+    multiple_testing: str = "holm",
 ) -> DesignAnalysis:
     """Every task block of a format 2 study analysed overall and per rater group (module doc).
     ``by``: questionnaire columns (validated by the caller); ``analyses``: block key -> its analysis,
@@ -752,7 +768,9 @@ def analyze_design(
     with fewer than ``min_group_size`` participants are too few to compare (in the ALL rows only) or, with
     ``pool_small``, pooled into "other" (``fairness.rater_groups.apply_min_group_size``); subject groups
     likewise with ``min_subject_group`` subjects, numeric subject-group columns binned (``bins``:
-    column -> cut points; default quartiles; :func:`subject_groups`)."""
+    column -> cut points; default quartiles; :func:`subject_groups`). Every p-value is adjusted within its
+    family (``analysis.families``: each block table's p-value column, the pairs of rater groups per
+    statistic) by ``multiple_testing`` (holm, bh or none), declared in the result's ``multiple_testing``."""
     by = tuple(by)
     answers = answers[answers["excluded"] != 1]
     questionnaire = questionnaire[questionnaire["participant_id"].isin(answers["participant_id"])]
@@ -796,6 +814,7 @@ def analyze_design(
             results.append(analysis(spec, block, rows, groups, opts))
     if progress:
         progress("task blocks", len(tasks), len(tasks))
+    results, families = adjust_families(results, multiple_testing)
     honesty = honesty_scores(answers, positives)
     honesty.insert(1, "rater_group", honesty["participant_id"].map(groups))
     return DesignAnalysis(
@@ -808,6 +827,7 @@ def analyze_design(
         seed=seed,
         n_resamples=n_resamples,
         n_permutations=n_permutations,
+        multiple_testing={"method": multiple_testing, "families": families},
         warnings=tuple(  # split by no question, no group is compared: nothing to warn of
             f"Rater group {w}"
             for w in small_group_warnings(dict(zip(sizes["rater_group"], sizes["n_participants"], strict=True)))
