@@ -19,6 +19,8 @@ from core.report_texts import (
     GROUP_MEANS,
     IN_GROUP,
     IN_GROUP_RATES,
+    MAJORITY_CI,
+    MAJORITY_PROCEDURES,
     RESAMPLING,
     Explanation,
     ReportTable,
@@ -229,6 +231,8 @@ class Agree(BlockTask):
                 f"{FEEDBACK}, Eq. 0-5",
             ),
             headline="value",
+            procedures=tuple(f"{n} gap, {c}" for n in ("CA", "AE", "EO") for c in ("no gap", "a gap"))
+            + ("no-gap permutation test",),
         ),
         "notion_differences": ReportTable(
             "signed differences between subject groups behind each notion",
@@ -267,10 +271,11 @@ class Agree(BlockTask):
                 "answers for participants, subjects otherwise; FPR and FNR CIs are in the CSV, the model has none.",
                 "accuracy = P(yhat = y), FPR = P(yhat = 1 | y = 0), FNR = P(yhat = 0 | y = 1); participants pooled "
                 "over answers; majority per subject, a tie counted as 0 (Dressel & Farid, the default) or as the "
-                f"AI's label (majority_tie='agree'); {RESAMPLING.split(';')[0]}, the majority recomputed per resample",
+                f"AI's label (majority_tie='agree'); {MAJORITY_CI}",
                 "Dressel & Farid (2018), Table 1",
             ),
             estimate="accuracy",
+            procedures=MAJORITY_PROCEDURES,
         ),
     }
 

@@ -50,6 +50,7 @@ GENERIC_TABLES = {
         },
         DESIGN["tests"],
         estimate="difference",
+        procedures=("block family, Holm",),
     ),
     "pairwise": ReportTable(
         "pairs of rater groups (Holm-adjusted)",
