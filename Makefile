@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint serve clean
+.PHONY: demo test lint serve clean docs docs-serve screenshots
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,7 @@ test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Production mode: gunicorn (gthread workers) + WhiteNoise; settings from the environment
-# (DJANGO_DEBUG=0, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, DATABASE_URL; see README).
+# (DJANGO_DEBUG=0, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, DATABASE_URL; see the docs, Run in production).
 serve: $(STAMP)
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py check --deploy --fail-level WARNING
 	DJANGO_DEBUG=$${DJANGO_DEBUG:-0} $(PY) manage.py migrate --noinput
@@ -54,5 +54,23 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
+# The documentation site (mkdocs.yml, docs/): built into site/ with --strict (a broken link, a missing page or
+# a reference to a missing object fails); the reference pages are generated from the code (docs/_gen/).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs build --strict --site-dir site
+
+# The docs' screenshots, regenerated (not pasted): the browser tests of the participant pages (every page
+# kind, 1280 and 390 px), the dashboard, the builder and the reports keep theirs in docs/images/ (headless
+# Chromium at /usr/bin/chromium, tests/surveys/test_e2e_browser.py's flags).
+screenshots: $(STAMP)
+	mkdir -p docs/images/participant docs/images/dashboard docs/images/reports docs/images/builder
+	SCREENSHOT_DIR=docs/images/participant DASHBOARD_SCREENSHOTS=docs/images/dashboard \
+	REPORT_SCREENSHOTS=docs/images/reports BUILDER_SCREENSHOTS=docs/images/builder \
+	$(PY) -m pytest -q -p no:cacheprovider tests/participation/test_format2_browser.py \
+		tests/surveys/test_dashboard_browser.py tests/surveys/test_report_browser.py tests/studies/test_builder_browser.py
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs serve --dev-addr $${DOCS_ADDR:-127.0.0.1:8001}
+
 clean:
-	rm -rf $(VENV) node_modules db.sqlite3* .test-db* staticfiles
+	rm -rf $(VENV) node_modules db.sqlite3* .test-db* staticfiles site

@@ -1,1 +1,18 @@
-"""Study statistics (pure: NumPy, pandas, SciPy, statsmodels; no Django)."""
+"""Study statistics (pure: NumPy, pandas, SciPy, statsmodels; no Django).
+
+The public API is ``__all__``: ``from analysis import correlation`` imports only the module that
+defines it, when it is first used (PEP 562), so that using one function does not load the others'
+libraries. Other modules stay importable by their full name.
+"""
+
+from analysis.lazy_exports import lazy_exports
+
+_PUBLIC = {
+    "bts": ("bts_scores", "robust_bts_scores", "honesty_scores"),
+    "correlations": ("correlation", "compare_correlations", "bonferroni", "holm", "adjust_pvalues"),
+    "paired_comparison": ("bradley_terry", "utility_model"),
+    "planning": ("plan_study", "alpha_estimate"),
+    "agreement": ("rating_icc", "likert_icc"),
+    "regression": ("fit_ols", "distance_regression", "moderation_regression"),
+}
+__all__, __getattr__ = lazy_exports("analysis", _PUBLIC)

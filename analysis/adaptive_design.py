@@ -19,6 +19,8 @@ the parameters, which the benchmark compares. Items already assigned since the f
 sum of their w (the same update applied to x again: (V x)_i and x'Vx shrink by 1 + W x'Vx), so the
 decisions made under one fit do not all go to the same best item; other items' assignments are left
 out until the next fit. Without a fit the score is -(times the item was assigned so far): balanced.
+Every score is finite (a decision stores its candidates' scores as JSON, which holds no Infinity): a
+subject the fit has not seen yet is scored from its prior (:func:`pair_direction`).
 
 Each task type that may be adaptive names its :class:`Design` (``tasks.base.Adaptive``):
 
@@ -39,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-Direction = tuple[list[float], float]  # (V x, x'Vx)
+Direction = tuple[list[float], list[float], float]  # (V x, the SDs of its parameters, x'Vx)
 Terms = tuple[float, float, float]  # (w, sum_i (V x)_i^2 / sd_i, x'Vx) of an item under a fit
 
 
@@ -66,7 +68,7 @@ class Fit:
         return [math.sqrt(self.covariance[i][i]) for i in range(len(self.parameters))]
 
     @cached_property
-    def terms(self) -> dict[tuple, Terms | None]:
+    def terms(self) -> dict[tuple, Terms]:
         """:func:`item_terms` already computed under this fit, by (design, subjects): filled as items are
         scored, so it holds at most the items this process scored under the fit."""
         return {}
@@ -76,11 +78,11 @@ class Fit:
 class Design:
     """How a task type's items are scored: ``information(fit, subjects)`` is w of one answer on the item
     showing ``subjects`` (a pair's a and b, a triplet's anchor, b and c), ``direction(fit, subjects)`` its
-    (V x, x'Vx), None when the fit knows nothing of a subject (the item then scores infinite: first)."""
+    V x, the standard deviations of the parameters V x runs over, and x'Vx."""
 
     name: str
     information: Callable[[Fit, Sequence[str]], float]
-    direction: Callable[[Fit, Sequence[str]], Direction | None]
+    direction: Callable[[Fit, Sequence[str]], Direction]
 
 
 def expit(t: float) -> float:
@@ -96,14 +98,23 @@ def pair_information(fit: Fit, subjects: Sequence[str]) -> float:
     return p * (1.0 - p)
 
 
-def pair_direction(fit: Fit, subjects: Sequence[str]) -> Direction | None:
-    """V x and x'Vx for x = e_a - e_b (the columns' difference: no product with the zeros of x)."""
+def pair_direction(fit: Fit, subjects: Sequence[str]) -> Direction:
+    """V x, the SDs and x'Vx for x = e_a - e_b (the columns' difference: no product with the zeros of x).
+
+    A subject the fit has not seen (no answer on it when the fit was made) is a parameter of its own with
+    its prior, independent of the fitted ones: strength 0 (the fitted subjects' mean, as
+    :func:`pair_information` takes it) and variance :data:`UNSEEN_VARIANCE` (what :func:`fit_for_design`'s
+    virtual games alone give). Its entry of V x is +-UNSEEN_VARIANCE and it adds UNSEEN_VARIANCE to x'Vx,
+    so the pair scores finite and, with the largest variance of all, usually first."""
     a, b = subjects
     i, j = fit.index.get(a), fit.index.get(b)
-    if i is None or j is None:
-        return None
     v = fit.covariance
-    return [row[i] - row[j] for row in v], v[i][i] + v[j][j] - 2 * v[i][j]
+    if i is not None and j is not None:
+        return [row[i] - row[j] for row in v], fit.sd, v[i][i] + v[j][j] - 2 * v[i][j]
+    vx = [(0.0 if i is None else row[i]) - (0.0 if j is None else row[j]) for row in v]
+    unseen = [sign * UNSEEN_VARIANCE for sign, k in ((1.0, i), (-1.0, j)) if k is None]
+    xvx = sum(v[k][k] for k in (i, j) if k is not None) + UNSEEN_VARIANCE * len(unseen)
+    return vx + unseen, fit.sd + [math.sqrt(UNSEEN_VARIANCE)] * len(unseen), xvx
 
 
 CHOICE = Design("choice", pair_information, pair_direction)
@@ -127,17 +138,15 @@ def logistic_information(t: float) -> float:
     return expit(t) * expit(-t)
 
 
-def metric_vector(fit: Fit, subjects: Sequence[str]) -> list[float] | None:
-    """x of a pair (the squared scaled differences) or a triplet ((anchor - c)^2 - (anchor - b)^2); None
-    for a subject the fit has no vector of."""
-    rows = [fit.vectors.get(s) for s in subjects]
-    if any(row is None for row in rows):
-        return None
+def metric_vector(fit: Fit, subjects: Sequence[str]) -> list[float]:
+    """x of a pair (the squared scaled differences) or a triplet ((anchor - c)^2 - (anchor - b)^2). The fit
+    holds every subject of the pool (the refit scales them all), so a subject without a vector is a KeyError."""
+    rows = [fit.vectors[s] for s in subjects]
     if len(rows) == 2:
         a, b = rows
-        return [(u - v) ** 2 for u, v in zip(a, b, strict=True)]  # type: ignore[arg-type]
+        return [(u - v) ** 2 for u, v in zip(a, b, strict=True)]
     anchor, b, c = rows
-    return [(u - z) ** 2 - (u - y) ** 2 for u, y, z in zip(anchor, b, c, strict=True)]  # type: ignore[arg-type]
+    return [(u - z) ** 2 - (u - y) ** 2 for u, y, z in zip(anchor, b, c, strict=True)]
 
 
 def metric_information(link: Callable[[float], float]) -> Callable[[Fit, Sequence[str]], float]:
@@ -145,18 +154,16 @@ def metric_information(link: Callable[[float], float]) -> Callable[[Fit, Sequenc
 
     def information(fit: Fit, subjects: Sequence[str]) -> float:
         x = metric_vector(fit, subjects)
-        return 0.0 if x is None else link(sum(m * u for m, u in zip(fit.estimate, x, strict=True)))
+        return link(sum(m * u for m, u in zip(fit.estimate, x, strict=True)))
 
     return information
 
 
-def metric_direction(fit: Fit, subjects: Sequence[str]) -> Direction | None:
-    """V x and x'Vx of the item's x (:func:`metric_vector`)."""
+def metric_direction(fit: Fit, subjects: Sequence[str]) -> Direction:
+    """V x, the SDs and x'Vx of the item's x (:func:`metric_vector`)."""
     x = metric_vector(fit, subjects)
-    if x is None:
-        return None
     vx = [sum(v * u for v, u in zip(row, x, strict=True)) for row in fit.covariance]
-    return vx, sum(u * v for u, v in zip(x, vx, strict=True))
+    return vx, fit.sd, sum(u * v for u, v in zip(x, vx, strict=True))
 
 
 COMPARABLE = Design("comparable", metric_information(comparable_information), metric_direction)
@@ -164,30 +171,23 @@ TRIPLET = Design("triplet", metric_information(logistic_information), metric_dir
 DESIGNS = {design.name: design for design in (CHOICE, COMPARABLE, TRIPLET)}
 
 
-def item_terms(design: Design, fit: Fit, subjects: Sequence[str]) -> Terms | None:
-    """The parts of an item's score that depend on the fit alone: w, sum_i (V x)_i^2 / sd_i and x'Vx (None
-    when the fit knows nothing of one of its subjects). Computed once per fit and item in a process
-    (``Fit.terms``): the same arithmetic every time, so a memoised score equals a fresh one bit for bit."""
+def item_terms(design: Design, fit: Fit, subjects: Sequence[str]) -> Terms:
+    """The parts of an item's score that depend on the fit alone: w, sum_i (V x)_i^2 / sd_i and x'Vx.
+    Computed once per fit and item in a process (``Fit.terms``): the same arithmetic every time, so a
+    memoised score equals a fresh one bit for bit."""
     key = (design.name, *subjects)
-    if key in fit.terms:
-        return fit.terms[key]
-    direction = design.direction(fit, subjects)
-    terms = None
-    if direction is not None:
-        vx, xvx = direction
-        terms = design.information(fit, subjects), sum(u**2 / sd for u, sd in zip(vx, fit.sd, strict=True)), xvx
-    fit.terms[key] = terms
-    return terms
+    if key not in fit.terms:
+        vx, sd, xvx = design.direction(fit, subjects)
+        spread = sum(u**2 / s for u, s in zip(vx, sd, strict=True))
+        fit.terms[key] = design.information(fit, subjects), spread, xvx
+    return fit.terms[key]
 
 
 def item_score(design: Design, fit: Fit, pending: dict[str, float], item: str, subjects: Sequence[str]) -> float:
     """The first-order drop in the sum of the parameters' standard deviations by one more answer on the
     item (see the module docstring): w sum_i (V x)_i^2 / sd_i / ((1 + W x'Vx) (1 + (W + w) x'Vx)),
-    W = ``pending[item]``; infinite when the fit knows nothing of one of its subjects."""
-    terms = item_terms(design, fit, subjects)
-    if terms is None:
-        return math.inf
-    w, spread, xvx = terms
+    W = ``pending[item]``."""
+    w, spread, xvx = item_terms(design, fit, subjects)
     assigned = pending.get(item, 0.0)
     return w * spread / ((1.0 + assigned * xvx) * (1.0 + (assigned + w) * xvx))
 
@@ -251,8 +251,7 @@ def record(design: Design, item: str, subjects: Sequence[str], fit: Fit | None, 
     if fit is None:
         counts[item] = counts.get(item, 0) + 1
         return
-    terms = item_terms(design, fit, subjects)
-    pending[item] = pending.get(item, 0.0) + (design.information(fit, subjects) if terms is None else terms[0])
+    pending[item] = pending.get(item, 0.0) + item_terms(design, fit, subjects)[0]
 
 
 def centred(strength, covariance) -> tuple[list[str], list[float], list[list[float]]]:
@@ -267,9 +266,15 @@ def centred(strength, covariance) -> tuple[list[str], list[float], list[list[flo
 
 
 PRIOR = "\x00prior"  # the virtual subject of :func:`fit_for_design` (no subject id is this)
+VIRTUAL_GAMES = 1  # :func:`fit_for_design`'s wins and losses per subject against PRIOR
+# The variance of a strength only the virtual games inform: 1 / (2 VIRTUAL_GAMES p (1 - p)) at p = 1/2, the
+# prior of a subject the fit has not seen (:func:`pair_direction`).
+UNSEEN_VARIANCE = 2.0 / VIRTUAL_GAMES
 
 
-def fit_for_design(comparisons, *, virtual_games: int = 1) -> tuple[list[str], list[float], list[list[float]]]:
+def fit_for_design(
+    comparisons, *, virtual_games: int = VIRTUAL_GAMES
+) -> tuple[list[str], list[float], list[list[float]]]:
     """The Bradley-Terry fit the design scores with, as :func:`centred` gives it: ``comparisons``
     (``winner``, ``loser`` and optionally ``tie``, as ``bradley_terry`` takes them) plus, per subject,
     ``virtual_games`` wins and losses against a virtual subject of strength 0 (Coulom 2008's virtual

@@ -40,6 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core import strict_json  # noqa: E402
 from simulation.adaptive import TASKS, simulate_elicitation  # noqa: E402
 from simulation.metric import TRIPLET_SLOPE  # noqa: E402
 
@@ -224,7 +225,7 @@ def main() -> None:
         args.spread = 2.0 if args.task == "choose" else 1.0
     if args.write_study:
         args.write_study.write_text(
-            json.dumps(
+            strict_json.dumps(
                 adaptive_study_spec(args.subjects, task=args.task, slots=args.slots, balanced=args.balanced), indent=1
             )
         )

@@ -6,8 +6,13 @@ Run: .venv/bin/python bench/burst_study.py OUT.json, then bench/launch.py --scen
 
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core.strict_json import StrictJSONEncoder  # noqa: E402
 
 
 def burst_study(subjects: int = 200, per_participant: int = 20, seed: int = 3) -> dict:
@@ -60,4 +65,4 @@ def burst_study(subjects: int = 200, per_participant: int = 20, seed: int = 3) -
 
 if __name__ == "__main__":
     with open(sys.argv[1], "w") as out:
-        json.dump(burst_study(), out, indent=1)
+        json.dump(burst_study(), out, indent=1, cls=StrictJSONEncoder)

@@ -1,4 +1,4 @@
-"""Settings, driven entirely by environment variables (see the README's table).
+"""Settings, driven entirely by environment variables (every one in the docs: reference/environment.md, generated).
 
 Defaults suit a developer's machine: DEBUG on, SQLite file ``db.sqlite3``. Production sets
 ``DJANGO_DEBUG=0``, ``DJANGO_SECRET_KEY``, ``DJANGO_ALLOWED_HOSTS`` and usually ``DATABASE_URL``.

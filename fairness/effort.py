@@ -62,27 +62,114 @@ def trend_slope(series) -> float:
 
 
 def cumulative(series: np.ndarray) -> np.ndarray:
-    """X_t = sum of the yearly values up to and including t."""
+    """X_t = sum of the yearly values up to and including t.
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T)
+        Each subject's yearly (non-cumulative) values.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n_subjects, T).
+
+    Examples
+    --------
+    >>> cumulative([[0, 1, 3]]).tolist()
+    [[0.0, 1.0, 4.0]]
+    """
     return np.cumsum(_as_series_matrix(series), axis=1)
 
 
 def velocities(series: np.ndarray) -> np.ndarray:
-    """V_i = X_{i+1} - X_i, i = 0..T-2 (equal to the yearly values x_1..x_{T-1})."""
+    """V_i = X_{i+1} - X_i, i = 0..T-2 (equal to the yearly values x_1..x_{T-1}).
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T)
+        Each subject's yearly (non-cumulative) values.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n_subjects, T - 1).
+
+    Examples
+    --------
+    >>> velocities([[0, 1, 3]]).tolist()
+    [[1.0, 3.0]]
+    """
     return np.diff(cumulative(series), axis=1)
 
 
 def accelerations(series: np.ndarray) -> np.ndarray:
-    """A_i = V_{i+1} - V_i, i = 0..T-3."""
+    """A_i = V_{i+1} - V_i, i = 0..T-3.
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T)
+        Each subject's yearly (non-cumulative) values.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n_subjects, T - 2).
+
+    Examples
+    --------
+    >>> accelerations([[0, 1, 3]]).tolist()
+    [[2.0]]
+    """
     return np.diff(velocities(series), axis=1)
 
 
 def average_acceleration(series: np.ndarray) -> np.ndarray:
-    """A_avg, the mean of the T-2 cumulative accelerations (one value per subject)."""
+    """A_avg, the mean of the T-2 cumulative accelerations (one value per subject).
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T)
+        Each subject's yearly (non-cumulative) values.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n_subjects,).
+
+    Examples
+    --------
+    >>> average_acceleration([[0, 1, 3]]).tolist()
+    [2.0]
+    """
     return accelerations(series).mean(axis=1)
 
 
 def effort(series: np.ndarray, inertia: np.ndarray | Sequence[float], *, desirable: bool) -> np.ndarray:
-    """E = m * sigmoid(A_avg) (desirable feature, Eq. 9) or m * (1 - sigmoid(A_avg)) (Eq. 10)."""
+    """E = m * sigmoid(A_avg) (desirable feature, Eq. 9) or m * (1 - sigmoid(A_avg)) (Eq. 10).
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T), T >= 3
+        Each subject's yearly (non-cumulative) values of the effort feature.
+    inertia : n_subjects values in [0, 1]
+        Each subject's inertia m (e.g. ``inertia_from_groups``).
+    desirable : bool
+        True for a feature whose growth is good (income), False otherwise (arrests).
+
+    Returns
+    -------
+    numpy.ndarray
+        The effort E of each subject.
+
+    Examples
+    --------
+    Cumulative values 0, 1, 4 accelerate by 2 (sigmoid(2) = 0.8808); 2, 4, 6 not at all (sigmoid(0) = 0.5):
+
+    >>> import numpy as np
+    >>> np.round(effort(np.array([[0, 1, 3], [2, 2, 2]]), [0.5, 1.0], desirable=True), 4).tolist()
+    [0.4404, 0.5]
+    """
     a_avg = average_acceleration(series)
     m = np.asarray(inertia, dtype=float).reshape(-1)
     if m.shape[0] != a_avg.shape[0]:
@@ -94,7 +181,26 @@ def effort(series: np.ndarray, inertia: np.ndarray | Sequence[float], *, desirab
 
 
 def aggregate(series: np.ndarray, *, scale: float) -> np.ndarray:
-    """S(x) = 2 * sigmoid(X_{T-1} / scale) - 1 (Eq. 11), in [0, 1) for non-negative series."""
+    """S(x) = 2 * sigmoid(X_{T-1} / scale) - 1 (Eq. 11), in [0, 1) for non-negative series.
+
+    Parameters
+    ----------
+    series : array of shape (n_subjects, T)
+        Each subject's yearly (non-cumulative) values.
+    scale : float
+        lambda, the total at which S reaches 2 sigmoid(1) - 1 = 0.4621.
+
+    Returns
+    -------
+    numpy.ndarray
+        The aggregate S of each subject.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> np.round(aggregate(np.array([[0, 1, 3]]), scale=4.0), 4).tolist()
+    [0.4621]
+    """
     if scale <= 0:
         raise ValueError("scale (lambda) must be positive")
     total = cumulative(series)[:, -1]

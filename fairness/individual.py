@@ -147,7 +147,30 @@ def eaif_details(effort, aggregate, risk, *, alpha: float, backend: str = "auto"
 
 
 def eaif(effort, aggregate, risk, *, alpha: float) -> float:
-    """The exact EaIF of one model (Eq. 13)."""
+    """The exact EaIF of one model (Eq. 13): the mean over subject pairs of 1 - max(0, D - d), with
+    D = |r_i - r_j| and d = sqrt(alpha (E_i - E_j)^2 + (1 - alpha) (S_i - S_j)^2).
+
+    Parameters
+    ----------
+    effort, aggregate, risk : arrays of n subjects
+        Effort E, aggregate S and the model's risk score r of each subject.
+    alpha : float
+        The weight of effort against the aggregate, in [0, 1] (a human-calibrated one: ``Calibration.alpha``).
+
+    Returns
+    -------
+    float
+        EaIF in [0, 1]; 1 when no pair's scores differ by more than their distance.
+
+    Examples
+    --------
+    Scores 1 apart for subjects 0.5 apart in effort violate by 0.5; 0.5 apart for subjects 1 apart do not:
+
+    >>> eaif([0, 0.5], [0, 0], [0, 1], alpha=1.0)
+    0.5
+    >>> eaif([0, 1], [0, 0], [0, 0.5], alpha=1.0)
+    1.0
+    """
     return eaif_details(effort, aggregate, risk, alpha=alpha).eaif
 
 

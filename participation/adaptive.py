@@ -82,6 +82,13 @@ _GIVEN: BoundedCache[dict[int, str]] = BoundedCache(size=100_000)  # (participan
 _STATES: BoundedCache[bool] = BoundedCache(size=4096)  # (study, block, stripe): its rows exist
 
 
+def forget_decisions() -> None:
+    """Forget the decided slots and stripe rows this process remembers: after a transaction that may have made
+    some was rolled back (``participation.integrity``'s check of the pages participants are on)."""
+    _GIVEN.clear()
+    _STATES.clear()
+
+
 def load_fit(fit_id: int | None) -> Fit | None:
     if fit_id is None:
         return None

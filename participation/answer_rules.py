@@ -8,7 +8,7 @@ function that raises ``check_violation``; SQLite: ``answer_rules_insert`` / ``_u
 ``ABORT``), so a refused row is an ``IntegrityError`` like a failed CHECK constraint. Unlike a CHECK
 constraint in the model's ``Meta`` they are not part of the migration state: every ``migrate``
 reinstalls them from the registry (``post_migrate``, ``participation.apps``), so a new task type's
-measures are accepted, and any other still refused, without a migration of their own (README "Adding a
+measures are accepted, and any other still refused, without a migration of their own (docs, "Add a
 task type"). Migration 0011 replaced the former CHECK constraints with them, after checking the stored
 answers against them.
 """

@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from core.strict_json import StrictJSONField
 from studies.models import Condition, Study
 
 
@@ -34,7 +35,7 @@ class Participant(models.Model):
     prolific_session_id = models.CharField(max_length=128, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ARRIVED)
     seed = models.BigIntegerField(help_text="Seed of this participant's randomised order.")
-    plan = models.JSONField(default=list, blank=True, help_text="The ordered pages this participant is shown.")
+    plan = StrictJSONField(default=list, blank=True, help_text="The ordered pages this participant is shown.")
     position = models.PositiveIntegerField(default=0, help_text="Index in plan of the first unanswered page.")
     ticket = models.PositiveIntegerField(
         null=True,
@@ -190,16 +191,16 @@ class AdaptiveFit(models.Model):
     block = models.CharField(max_length=40)
     version = models.PositiveIntegerField(help_text="1, 2, ... per study version and block.")
     n_answers = models.PositiveIntegerField(help_text="Answers of the block the fit used.")
-    parameters = models.JSONField(
+    parameters = StrictJSONField(
         help_text="The parameters' names (choose: subject ids; metric: scaled feature columns), in the order of "
         "estimate and covariance."
     )
-    estimate = models.JSONField(
+    estimate = StrictJSONField(
         help_text="The parameters' estimates (choose: strengths on the log-odds scale, centred on their mean; "
         "metric: the weights M_kk)."
     )
-    covariance = models.JSONField(help_text="The covariance matrix of the estimates (a list of rows).")
-    vectors = models.JSONField(
+    covariance = StrictJSONField(help_text="The covariance matrix of the estimates (a list of rows).")
+    vectors = StrictJSONField(
         default=dict, blank=True, help_text="Metric designs: subject id -> scaled feature vector (choose: empty)."
     )
     created_at = models.DateTimeField(default=timezone.now)
@@ -244,8 +245,8 @@ class AdaptiveStripe(models.Model):
         AdaptiveFit, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="``pending``'s fit."
     )
     decisions = models.PositiveIntegerField(default=0, help_text="Decisions made (the next decision's sequence).")
-    counts = models.JSONField(default=dict, help_text="Item id -> times assigned (balanced fallback).")
-    pending = models.JSONField(default=dict, help_text="Item id -> Fisher information assigned since ``fit``.")
+    counts = StrictJSONField(default=dict, help_text="Item id -> times assigned (balanced fallback).")
+    pending = StrictJSONField(default=dict, help_text="Item id -> Fisher information assigned since ``fit``.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["study", "block", "stripe"], name="adaptive_stripe_unique")]
@@ -272,7 +273,7 @@ class AdaptiveDecision(models.Model):
     sequence = models.PositiveIntegerField(help_text="Order of the decision within its stripe (0, 1, ...).")
     fit = models.ForeignKey(AdaptiveFit, null=True, blank=True, on_delete=models.PROTECT, related_name="decisions")
     item = models.CharField(max_length=120)
-    candidates = models.JSONField(help_text="[[item id, score], ...] in the order they were scored.")
+    candidates = StrictJSONField(help_text="[[item id, score], ...] in the order they were scored.")
     seconds = models.FloatField(
         help_text="How long the decision took until this row was written (the block's lock wait included)."
     )

@@ -2,12 +2,12 @@
 the export tables, so the dashboard stays fast while participants are being served; no pandas, so a
 web worker serving it loads no scientific library)."""
 
-import json
 import statistics
 from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
+from core import strict_json
 from participation.models import Answer, Participant
 from participation.quotas import tally
 from research.quality import database_qualities, detection_checks, excluded_by_quality
@@ -141,7 +141,7 @@ def _arrivals_figure(chosen) -> str:
         )
         trace["x"].append(arrived.isoformat())
         trace["y"].append(len(trace["y"]) + 1)
-    return json.dumps(
+    return strict_json.dumps(
         {
             "data": list(traces.values()),
             "layout": {

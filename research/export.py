@@ -19,6 +19,7 @@ import pandas as pd
 from django.conf import settings
 from django.db.models import Count, Max, Q, Sum
 
+from core import strict_json
 from core.caching import BoundedCache
 from participation.models import AdaptiveDecision, Answer, PageVisit, Participant
 from participation.quotas import COUNTED
@@ -242,7 +243,7 @@ def _assignments(slug: str, participants: list[Participant], studies: dict[int, 
             "item": d.item,
             "score": next(score for item, score in d.candidates if item == d.item),
             "n_candidates": len(d.candidates),
-            "candidates": json.dumps(d.candidates),
+            "candidates": strict_json.dumps(d.candidates),
             "decided_at": _iso(d.created_at),
             "seconds": d.seconds,
         }

@@ -22,6 +22,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
+from core import strict_json
 from studies.format2 import condition_summaries
 from studies.models import Study
 from studies.services import StudyLoadResult, may_load_version, slug_taken, spec_digest, stored_file, study_load
@@ -188,7 +189,7 @@ def stash_preview(*, user, digest: str, kind: str, preview: dict) -> None:
     name = _preview_name(user, digest, kind)
     default_storage.delete(name)
     try:
-        default_storage.save(name, ContentFile(json.dumps(preview).encode()))
+        default_storage.save(name, ContentFile(strict_json.dumps(preview).encode()))
     except OSError as exc:
         default_storage.delete(name)
         raise StashNotStored(f"The preview could not be stored on the server ({exc.strerror or exc}).") from exc

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from core.strict_json import StrictJSONField
 from studies.models import Condition, Study
 
 
@@ -33,7 +34,7 @@ class Job(models.Model):
 
     FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
     # Kinds that only read stored data and write a new run folder (or only their own row): repeating one
-    # whose worker died gives a run like the first, with nothing of the dead attempt kept (README "Job
+    # whose worker died gives a run like the first, with nothing of the dead attempt kept (docs, "Job
     # lifecycle"). The study file kinds and the adaptive refit change shared state (the stash, a study, an
     # assignment) that a dead attempt may have left half written: they fail instead.
     RETRY_SAFE_KINDS = frozenset(
@@ -46,15 +47,15 @@ class Job(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     study = models.ForeignKey("studies.Study", null=True, blank=True, on_delete=models.CASCADE, related_name="jobs")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    params = models.JSONField(default=dict, help_text="The job's options as given (files by their storage name).")
-    inputs = models.JSONField(default=dict, help_text="Uploaded files: field name -> storage name.")
+    params = StrictJSONField(default=dict, help_text="The job's options as given (files by their storage name).")
+    inputs = StrictJSONField(default=dict, help_text="Uploaded files: field name -> storage name.")
     progress = models.FloatField(default=0.0)
     progress_message = models.CharField(max_length=200, blank=True)
     log = models.TextField(blank=True)
-    result = models.JSONField(null=True, blank=True)
+    result = StrictJSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     files_prefix = models.CharField(max_length=200, blank=True, help_text="Storage folder of the job's output files.")
-    files = models.JSONField(default=list, blank=True, help_text="Names of the output files, listed once at success.")
+    files = StrictJSONField(default=list, blank=True, help_text="Names of the output files, listed once at success.")
     output_prefix = models.CharField(
         max_length=200,
         blank=True,
@@ -95,7 +96,7 @@ class AnalysisRun(models.Model):
     seed = models.BigIntegerField()
     n_resamples = models.PositiveIntegerField()
     files_prefix = models.CharField(max_length=500, help_text="Storage folder of the report files.")
-    results = models.JSONField(default=dict)
+    results = StrictJSONField(default=dict)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -174,7 +175,7 @@ class AuditRun(models.Model):
         Calibration, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     files_prefix = models.CharField(max_length=500, help_text="Storage folder of the report files.")
-    results = models.JSONField(default=dict)
+    results = StrictJSONField(default=dict)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

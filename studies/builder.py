@@ -52,6 +52,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from core import strict_json
 from studies.format2 import item_strata, placeholder_problems, placeholders
 from studies.pools import subjects_from_frame
 from studies.study_file import MAX_LIST_ITEMS, SLUG_PATTERN, InvalidStudyFile
@@ -78,7 +79,7 @@ EDUCATION = (
 )
 
 
-# Built inside the web request only when the work is bounded (larger inputs: a background job, README
+# Built inside the web request only when the work is bounded (larger inputs: a background job, docs
 # "Build a study from a dataset"): a file of at most research.study_upload.BUILD_INLINE_MAX_BYTES is parsed,
 # and then built inline when it has at most INLINE_MAX_ROWS rows and INLINE_MAX_CELLS cells (rows x
 # columns). The builder's work is O(cells) for the subjects and the study file's validation, and
@@ -439,7 +440,7 @@ def _default_code(subjects: list[dict], options: BuildOptions) -> str:
 def study_file_bytes(spec: dict, *, max_bytes: int | None = None) -> bytes:
     """The study file as written by ``build_study --out`` (JSON, one-space indent, final newline);
     StudyBuildError when it is larger than ``max_bytes`` (the limit for loading it)."""
-    raw = (json.dumps(spec, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    raw = (strict_json.dumps(spec, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
     if max_bytes is not None and len(raw) > max_bytes:
         raise StudyBuildError(
             [f"the study file would be {len(raw):,} bytes, more than the limit of {max_bytes:,}: use fewer rows"]

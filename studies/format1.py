@@ -28,7 +28,7 @@ per condition and in the same order of parts:
 
 Every converted task and attention block has ``page_key`` (the format 1 part it was, with its set or
 check key), so its pages, answers and exports keep format 1's keys (``tasks.questions``; see the
-README, "Format 1 in format 2").
+docs, "Study file format 1").
 """
 
 from collections.abc import Iterator

@@ -2,7 +2,7 @@
 items of an item pool), item pools of decision subjects, between-subjects conditions with caps.
 
 Checked like format 1: structure with a JSON Schema, references and counts by the semantic checks,
-every problem as ``path: rule``. The README's "Study file format 2" documents every field; the
+every problem as ``path: rule``. The docs' "Study file format 2" reference, generated from it, lists every field; the
 task types are those of the registry (``tasks.BLOCK_TASKS``): each checks, defaults and counts its
 own blocks' options (``tasks.base.BlockTask``). A pool read from a CSV (``pools[i].csv``) is turned into
 inline subjects when the file is read (:mod:`studies.pools`), so a stored version never changes.

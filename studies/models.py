@@ -5,6 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from core.strict_json import StrictJSONField
+
 
 class Study(models.Model):
     """One version of a study file. A changed file for a study with answers becomes a new version."""
@@ -12,7 +14,7 @@ class Study(models.Model):
     slug = models.SlugField(max_length=60)
     version = models.PositiveIntegerField(default=1)
     title = models.CharField(max_length=200)
-    spec = models.JSONField(help_text="The validated study file, defaults filled in.")
+    spec = StrictJSONField(help_text="The validated study file, defaults filled in.")
     spec_hash = models.CharField(max_length=64)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_studies"
@@ -26,7 +28,7 @@ class Study(models.Model):
         related_name="+",
         help_text="Who loaded this version's file (the owner, or an account with studies.load_any_study).",
     )
-    format1_spec = models.JSONField(
+    format1_spec = StrictJSONField(
         null=True,
         blank=True,
         editable=False,

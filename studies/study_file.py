@@ -3,7 +3,7 @@
 Structure and ranges are checked with a JSON Schema; references between parts (a stimulus set's
 subjects, attention-check answers, series lengths) by the semantic checks below. Every problem is
 reported as ``path: rule`` where the path names the offending field, e.g.
-``conditions[0].subjects[3].risk_score: must be <= 1``. See the README, "Writing a study file".
+``conditions[0].subjects[3].risk_score: must be <= 1``. See the docs, "Study file format 1".
 """
 
 import json

@@ -5,13 +5,13 @@ number and Likert questions (Likert: the 1-based index), the text for choice and
 and for multiple choice the chosen options as a JSON list in ``text``. An optional question left
 blank stores nothing."""
 
-import json
 from typing import Any
 
 from django import forms
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from core import strict_json
 from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, TaskType
@@ -99,7 +99,7 @@ class QuestionnaireForm(forms.Form):
             if question["type"] in ("number", "likert"):
                 out.append(AnswerInput(number=float(value), **common))
             elif question["type"] == "multiple_choice":
-                out.append(AnswerInput(text=json.dumps(value), **common))
+                out.append(AnswerInput(text=strict_json.dumps(value), **common))
             else:
                 out.append(AnswerInput(text=value.strip(), **common))
         return out

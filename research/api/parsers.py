@@ -3,12 +3,15 @@
 from rest_framework import exceptions
 from rest_framework.parsers import JSONParser
 
+from core.strict_json import non_finite_path
+
 MAX_JSON_DEPTH = 100
 
 
 class BoundedJSONParser(JSONParser):
-    """DRF's JSON parser, refusing bodies nested deeper than MAX_JSON_DEPTH with a 400 (not a
-    RecursionError and a 500)."""
+    """DRF's JSON parser (strict: ``NaN`` and ``Infinity`` are refused), refusing bodies nested deeper than
+    MAX_JSON_DEPTH, and numbers too large for a float (``1e999``, parsed as infinity), with a 400 (not a
+    RecursionError, or a 500 when the infinity is stored: ``core.strict_json``)."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         try:
@@ -19,6 +22,9 @@ class BoundedJSONParser(JSONParser):
             ) from exc
         if json_depth(data) > MAX_JSON_DEPTH:
             raise exceptions.ParseError(f"JSON parse error - nested deeper than the limit of {MAX_JSON_DEPTH} levels")
+        where = non_finite_path(data)
+        if where is not None:
+            raise exceptions.ParseError(f"JSON parse error - numbers must be finite: {where}")
         return data
 
 

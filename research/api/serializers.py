@@ -35,7 +35,7 @@ class StudyDetailSerializer(StudySerializer):
 
 
 class ParticipantRowSerializer(serializers.Serializer):
-    """One row of the participants export table (see the README for every column)."""
+    """One row of the participants export table (every column in the docs' codebook reference)."""
 
     participant_id = serializers.CharField()
     study_version = serializers.IntegerField()

@@ -26,6 +26,7 @@ from django.templatetags.static import PrefixNode
 from django.utils.text import slugify
 
 from analysis.sensitivity import Sensitivity
+from core import strict_json
 from core.report_texts import CI_LABEL
 from research.export import table_to_csv
 from runs.provenance import Provenance
@@ -294,8 +295,9 @@ def _json_default(value: Any) -> Any:
 
 
 def write_json(data: Any, path: Path) -> None:
-    """Write ``data`` as indented JSON (NumPy numbers as numbers, anything else as text)."""
-    path.write_text(json.dumps(data, indent=1, default=_json_default), encoding="utf-8")
+    """Write ``data`` as indented JSON (NumPy numbers as numbers, anything else as text); a NaN or an infinity
+    raises ``core.strict_json.NonFiniteJSON``."""
+    path.write_text(strict_json.dumps(data, indent=1, default=_json_default), encoding="utf-8")
 
 
 def write_csv(frame: pd.DataFrame, path: Path) -> None:

@@ -2,7 +2,7 @@
 study file (first a broken one: its problems are listed), see the preview, load it, start an
 analysis, follow its job page until it is done, open the report; then every researcher page has
 no horizontal scroll at phone width and no CSP violation. Set ``DASHBOARD_SCREENSHOTS=DIR`` to keep
-1280 px and 390 px screenshots (the README's come from here)."""
+1280 px and 390 px screenshots (`make screenshots` keeps the docs' here)."""
 
 import json
 import os

@@ -12,7 +12,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("username")
+        parser.add_argument("username", help="the researcher whose tokens to create, list or revoke")
         parser.add_argument("--name", default="API token", help="What the token is for (shown in lists).")
         action = parser.add_mutually_exclusive_group()
         action.add_argument(

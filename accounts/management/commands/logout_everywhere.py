@@ -11,7 +11,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("username")
+        parser.add_argument("username", help="the researcher to log out of every session")
 
     def handle(self, *args, username, **options):
         user = get_user_model().objects.filter(username=username).first()

@@ -8,7 +8,7 @@ class Command(BaseCommand):
     help = "Delete a study's pilot participants (those who came through its pilot link) with all their answers."
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
+        parser.add_argument("slug", help="the study whose pilot participants to delete")
 
     def handle(self, *args, slug, **options):
         if not Study.objects.filter(slug=slug).exists():

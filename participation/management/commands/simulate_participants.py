@@ -11,9 +11,9 @@ class Command(BaseCommand):
     help = "Create simulated participants who take the study through the same services as a browser."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("slug")
-        parser.add_argument("--n", type=int, default=150)
-        parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument("slug", help="the study to simulate participants of")
+        parser.add_argument("--n", type=int, default=150, help="number of simulated participants")
+        parser.add_argument("--seed", type=int, default=1, help="seed of the simulated raters (stored with them)")
         parser.add_argument("--a1", type=float, default=GenerativeModel.a1, help="weight of aggregate distance")
         parser.add_argument("--a2", type=float, default=GenerativeModel.a2, help="weight of trajectory distance")
         parser.add_argument(

@@ -9,7 +9,7 @@ class Command(BaseCommand):
     help = "Withdraw a participant on request: delete their answers (by pseudonym or Prolific id)."
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
+        parser.add_argument("slug", help="the study the participant took part in")
         parser.add_argument("participant", help="pseudonymous participant_id (UUID) or the Prolific id")
 
     def handle(self, *args, slug, participant, **options):

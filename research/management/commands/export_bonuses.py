@@ -13,10 +13,17 @@ class Command(BaseCommand):
     help = "Write the honesty (BTS) or rationale bonus list in Prolific's bulk-bonus format (raw Prolific ids)."
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
-        parser.add_argument("--kind", choices=KINDS, default="honesty")
+        parser.add_argument("slug", help="the study whose bonuses to compute")
+        parser.add_argument(
+            "--kind",
+            choices=KINDS,
+            default="honesty",
+            help="honesty (Bayesian Truth Serum scores) or rationale (the written rationales)",
+        )
         parser.add_argument("--out", help="file to write (default: print)")
-        parser.add_argument("--amount", type=float)
+        parser.add_argument(
+            "--amount", type=float, help="the bonus per participant paid (default: the study file's bonus amount)"
+        )
         parser.add_argument("--top-fraction", type=fraction_type, help="share of eligible participants paid, in (0, 1]")
         parser.add_argument(
             "--min-respondents",

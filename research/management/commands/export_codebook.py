@@ -10,7 +10,7 @@ class Command(BaseCommand):
     help = "Write codebook.csv and codebook.md: every column of every export table of a study."
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
+        parser.add_argument("slug", help="the study whose codebook to write")
         parser.add_argument("--out", default="exports", help="folder to write into (default: exports)")
 
     def handle(self, *args, slug, out, **options):

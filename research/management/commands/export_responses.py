@@ -15,9 +15,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
-        parser.add_argument("--format", choices=FORMATS, default="csv")
-        parser.add_argument("--out", default="exports")
+        parser.add_argument("slug", help="the study to export")
+        parser.add_argument("--format", choices=FORMATS, default="csv", help="file format of the tables")
+        parser.add_argument("--out", default="exports", help="folder to write the tables into")
         parser.add_argument("--include-pilot", action="store_true", help="also pilot participants (default: left out)")
 
     def handle(self, *args, slug, format, out, include_pilot, **options):

@@ -14,7 +14,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
+        parser.add_argument("slug", help="the study whose Prolific submissions to list")
         parser.add_argument("--out", help="CSV file to write (default: print)")
         parser.add_argument("--include-pilot", action="store_true", help="also pilot participants (default: left out)")
 

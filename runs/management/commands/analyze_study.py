@@ -19,9 +19,11 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
+        parser.add_argument("slug", help="the study to analyse")
         parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/analysis-<seed>)")
-        parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument(
+            "--seed", type=int, default=1, help="seed of the bootstrap resamples (stored with the result)"
+        )
         parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
         parser.add_argument("--include-pilot", action="store_true", help="also pilot participants (default: left out)")
         parser.add_argument(

@@ -20,7 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("--condition", help="study condition (default: the calibration's, else the first)")
         parser.add_argument("--shown-model", default="study_ai", help="model whose labels participants saw")
         parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/audit-<condition>)")
-        parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument(
+            "--seed", type=int, default=1, help="seed of every random draw of the audit (stored with the result)"
+        )
         parser.add_argument(
             "--metric-from",
             metavar="SLUG[:BLOCK]",

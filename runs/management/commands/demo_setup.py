@@ -18,8 +18,8 @@ class Command(BaseCommand):
     help = "Prepare the demo: researcher account, demo study, simulated participants, an analysis; print links."
 
     def add_arguments(self, parser):
-        parser.add_argument("--participants", type=int, default=150)
-        parser.add_argument("--host", default="http://127.0.0.1:8000")
+        parser.add_argument("--participants", type=int, default=150, help="simulated participants of the demo study")
+        parser.add_argument("--host", default="http://127.0.0.1:8000", help="the server address the printed links use")
 
     def handle(self, *args, participants, host, **options):
         username = os.environ.get("DEMO_RESEARCHER", "researcher")

@@ -21,8 +21,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--data", default=str(DEFAULT), help="clean_LawSchool.csv ('|'-separated)")
-        parser.add_argument("--k", nargs="+", type=int, default=list(law_school.K_LIST))
-        parser.add_argument("--out", default=str(Path(settings.REPORTS_DIR) / "law-school"))
+        parser.add_argument(
+            "--k", nargs="+", type=int, default=list(law_school.K_LIST), help="the numbers of neighbours k to test with"
+        )
+        parser.add_argument(
+            "--out",
+            default=str(Path(settings.REPORTS_DIR) / "law-school"),
+            help="folder to write the counts and the report into",
+        )
         parser.add_argument(
             "--mode",
             choices=law_school.MODES,

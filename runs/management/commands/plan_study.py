@@ -48,7 +48,11 @@ class Command(BaseCommand):
                 default=parameter.default,
                 help=f"{parameter.help} ({parameter.low:g} to {parameter.high:g}; default {parameter.default:g})",
             )
-        parser.add_argument("--study-file", default=str(DEMO_FILE))
+        parser.add_argument(
+            "--study-file",
+            default=str(DEMO_FILE),
+            help="plan the design of this study file (default: the effort demo's)",
+        )
 
     def handle(self, *args, study_file, **options):
         params = {}

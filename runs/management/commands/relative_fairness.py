@@ -12,7 +12,7 @@ class Command(BaseCommand):
     help = "Differential parity of a study, per condition: participants' fair scores vs the AI, disagreements."
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
+        parser.add_argument("slug", help="the study whose fair scores and disagreements to compare with the AI")
         parser.add_argument("--alpha", type=significance_level, default=0.05, help="significance level in (0, 1)")
         parser.add_argument(
             "--favourable",

@@ -26,16 +26,28 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("data", help="CSV of individuals (features, protected attribute, decision)")
         parser.add_argument("--sep", default=",", help='column separator: one character, e.g. "," ";" "|" or "\\t"')
-        parser.add_argument("--protected", required=True)
+        parser.add_argument("--protected", required=True, help="the column of the protected attribute")
         parser.add_argument("--protected-value", required=True, help="value of the protected group (JSON or text)")
         parser.add_argument("--target", required=True, help="decision column")
         parser.add_argument("--negative", required=True, help="the negative decision value (JSON or text)")
         parser.add_argument("--features", nargs="+", help="features for the distance (default: all other columns)")
-        parser.add_argument("--k", nargs="+", type=int, default=[15, 30, 50, 100, 250])
+        parser.add_argument(
+            "--k", nargs="+", type=int, default=[15, 30, 50, 100, 250], help="the numbers of neighbours k to test with"
+        )
         parser.add_argument("--alpha", type=significance_level, default=0.05, help="significance level in (0, 1)")
-        parser.add_argument("--tau", type=float, default=0.0)
+        parser.add_argument(
+            "--tau",
+            type=float,
+            default=0.0,
+            help="threshold on delta_p = p_c - p_t, the control minus test neighbours' share of negative outcomes",
+        )
         parser.add_argument("--positive", action="store_true", help="test positive discrimination")
-        parser.add_argument("--mode", choices=["paper", "reference"], default="paper")
+        parser.add_argument(
+            "--mode",
+            choices=["paper", "reference"],
+            default="paper",
+            help="paper (as the paper computed it) or reference (the reference implementation's conventions)",
+        )
         parser.add_argument("--counterfactuals", help="CSV of counterfactual rows (same order), with the decision")
         parser.add_argument("--dag", help='JSON file {"node": ["parent", ...]} to fit a linear SCM')
         parser.add_argument(
@@ -45,7 +57,7 @@ class Command(BaseCommand):
             "recompute the decision, so CF and CST with the complainant (CSTwi) are omitted; give "
             "--counterfactuals with the model's counterfactual decisions to get them",
         )
-        parser.add_argument("--out", required=True)
+        parser.add_argument("--out", required=True, help="folder to write the results and the report into")
 
     def handle(self, *args, **o):
         o["alpha"] = checked(o["alpha"], significance_level)

@@ -15,9 +15,14 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--template", required=True, choices=TEMPLATES)
+        parser.add_argument(
+            "--template",
+            required=True,
+            choices=TEMPLATES,
+            help="the task the study asks (a task type's builder template)",
+        )
         parser.add_argument("--subjects", required=True, metavar="FILE.csv", help="one row per subject")
-        parser.add_argument("--id-column", required=True, metavar="COL")
+        parser.add_argument("--id-column", required=True, metavar="COL", help="the CSV column with each subject's id")
         parser.add_argument("--label-column", metavar="COL", help="the AI's 0/1 label")
         parser.add_argument("--score-column", metavar="COL", help="the AI's score in [0, 1]")
         parser.add_argument("--group-columns", nargs="+", default=[], metavar="COL", help="e.g. race sex")
@@ -37,10 +42,13 @@ class Command(BaseCommand):
             metavar="RELATION",
             help="relations drawn per subject: near far random (pairs), near-far near-random random (triplets)",
         )
-        parser.add_argument("--slug")
-        parser.add_argument("--title")
-        parser.add_argument("--completion-code")
-        parser.add_argument("--out", required=True, metavar="STUDY.json")
+        parser.add_argument("--slug", help="the study's URL name (default: the CSV file's name and the template)")
+        parser.add_argument("--title", help="the study's title shown to participants")
+        parser.add_argument(
+            "--completion-code",
+            help="the completion code shown on the last page (Prolific's; default: one derived from the subjects)",
+        )
+        parser.add_argument("--out", required=True, metavar="STUDY.json", help="the study file to write")
 
     def handle(self, *args, **options):
         try:

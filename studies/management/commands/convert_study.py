@@ -1,14 +1,14 @@
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core import strict_json
 from studies.format1 import format1_to_format2
 from studies.study_file import InvalidStudyFile, read_study_file, validate_study
 
 
 class Command(BaseCommand):
-    help = "Write a format 1 study file as a format 2 file (blocks over item pools; see README 'Format 1 in format 2')."
+    help = "Write a format 1 study file as a format 2 file (blocks over item pools; docs: 'Study file format 1')."
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="the format 1 study file")
@@ -26,7 +26,7 @@ class Command(BaseCommand):
             validate_study(converted)
         except InvalidStudyFile as exc:  # e.g. two keys that only differ beyond 40 characters
             raise CommandError(f"{file}: the converted file is not a valid format 2 file: {exc}") from exc
-        Path(out).write_text(json.dumps(converted, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        Path(out).write_text(strict_json.dumps(converted, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         blocks = len(converted["blocks"])
         self.stdout.write(
             self.style.SUCCESS(f"wrote {out}: format 2, {blocks} blocks, {len(converted['pools'])} pools")

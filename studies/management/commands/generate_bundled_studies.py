@@ -13,7 +13,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--out-dir", default="studies/bundled")
+        parser.add_argument("--out-dir", default="studies/bundled", help="folder to write the bundled study files into")
 
     def handle(self, *args, out_dir: str, **options):
         for name, raw in bundled_studies().items():

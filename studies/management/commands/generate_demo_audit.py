@@ -13,8 +13,10 @@ class Command(BaseCommand):
     help = "Write the demo audit's subjects CSV (three scikit-learn models on synthetic subjects)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--condition", default="arrests")
-        parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument(
+            "--condition", default="arrests", help="the demo study's condition whose effort feature the subjects have"
+        )
+        parser.add_argument("--seed", type=int, default=7, help="seed of the synthetic subjects and models")
         parser.add_argument("--out", help="CSV path (default REPORTS_DIR/demo-subjects-<condition>.csv)")
 
     def handle(self, *args, condition, seed, out, **options):

@@ -9,7 +9,7 @@ class Command(BaseCommand):
     help = "Validate a study file and load it (same file again: no change; changed file with answers: new version)."
 
     def add_arguments(self, parser):
-        parser.add_argument("file")
+        parser.add_argument("file", help="the study file (JSON, format 1 or 2)")
         parser.add_argument("--owner", help="username of the researcher who owns the study")
 
     def handle(self, *args, file, owner=None, **options):

@@ -1,0 +1,102 @@
+"""The four tutorials' commands, run as written (docs/tutorials/*.md, every ``sh`` block, in order) in a
+fresh folder on the test database, so that the tutorials cannot rot. ``make demo`` serves forever: its
+recipe is checked (``make -n``) and what it runs before serving, ``demo_setup``, is run with 30 simulated
+participants instead of 150; ``make test`` is checked, not run (it is this suite)."""
+
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.django_db
+TUTORIALS = ROOT / "docs" / "tutorials"
+MANAGE = ".venv/bin/python manage.py "
+
+
+def tutorial_commands(name: str) -> list[str]:
+    """Every command of the tutorial's ``sh`` blocks, continuation lines joined, comments dropped."""
+    text = (TUTORIALS / f"{name}.md").read_text()
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.split("  #")[0].strip()
+            if line:
+                commands.append(line)
+    return commands
+
+
+def run(command: str) -> None:
+    if command.startswith(MANAGE):
+        call_command(*shlex.split(command.removeprefix(MANAGE)))
+    elif command in ("make demo", "make test"):
+        recipe = subprocess.run(["make", "-n", "-C", str(ROOT), command.split()[1]], capture_output=True, text=True)
+        assert recipe.returncode == 0, recipe.stderr
+        if command == "make demo":
+            assert "manage.py demo_setup" in recipe.stdout and "runserver 127.0.0.1:8000" in recipe.stdout
+            call_command("demo_setup", participants=30)
+    else:
+        raise AssertionError(f"a tutorial command the test cannot run: {command}")
+
+
+@pytest.fixture
+def folder(tmp_path: Path, settings, monkeypatch) -> Path:
+    """A fresh working folder with the repository's ``studies/`` (the tutorials' CSV and demo file)."""
+    (tmp_path / "studies").symlink_to(ROOT / "studies")
+    settings.REPORTS_DIR = tmp_path / "reports"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(tmp_path / "reports")}},
+    }
+    monkeypatch.chdir(tmp_path)
+    get_user_model().objects.create_user("researcher", password="researcher-pass-123")
+    return tmp_path
+
+
+def test_tutorials_have_commands_and_only_runnable_ones():
+    for name in ("demo", "first-study", "prolific", "audit"):
+        commands = tutorial_commands(name)
+        assert commands, name
+        assert all(c.startswith(MANAGE) or c in ("make demo", "make test") for c in commands), name
+
+
+def test_demo_tutorial(folder):
+    assert tutorial_commands("demo") == ["make demo", "make test"]
+    for command in tutorial_commands("demo"):
+        run(command)
+    from runs.models import AnalysisRun, AuditRun
+
+    assert AnalysisRun.objects.filter(study__slug="effort-demo").exists()
+    assert AuditRun.objects.filter(study__slug="effort-demo").exists()
+
+
+def test_first_study_tutorial(folder):
+    for command in tutorial_commands("first-study"):
+        run(command)
+    assert (folder / "my_study.json").exists()
+    assert (folder / "reports" / "my-first-study" / "report.html").exists()
+    assert (folder / "exports" / "codebook.md").exists()
+    assert (folder / "exports" / "disagreements.csv").exists()
+
+
+def test_prolific_tutorial(folder):
+    """After the demo (the tutorial's premise: its bonus step uses the demo study)."""
+    call_command("load_study", str(ROOT / "studies" / "bundled" / "effort_demo.json"), owner="researcher")
+    call_command("simulate_participants", "effort-demo", n=30, seed=1)
+    for command in tutorial_commands("prolific"):
+        run(command)
+    assert (folder / "submissions.csv").read_text().startswith("PROLIFIC_PID,SESSION_ID,action,reason")
+    bonuses = (folder / "bonuses.csv").read_text().splitlines()
+    assert bonuses and all(line.endswith(",0.50") for line in bonuses)
+
+
+def test_audit_tutorial(folder):
+    for command in tutorial_commands("audit"):
+        run(command)
+    assert (folder / "reports" / "audit" / "report.html").exists()
+    assert any((folder / "reports" / "relative").iterdir())
