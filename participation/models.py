@@ -66,7 +66,9 @@ class Participant(models.Model):
         blank=True,
         help_text="The quota that screened the participant out ('question = group' full, or 'question: minimums').",
     )
-    resume_failures = models.PositiveSmallIntegerField(default=0, help_text="Wrong resume codes in a row.")
+    resume_failures = models.PositiveSmallIntegerField(
+        default=0, help_text="Wrong resume codes in a row, from every client (ResumeFailures: from each)."
+    )
     resume_failed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -119,6 +121,25 @@ class ConflictingArrival(models.Model):
 
     def __str__(self) -> str:
         return f"{self.participant} again with SESSION_ID {self.session_id}"
+
+
+class ResumeFailures(models.Model):
+    """Wrong resume codes in a row typed for one participant from one client network
+    (``participation.throttle.client_network``): the code is locked for that client alone
+    (``participation.services.participant_resume``), so a stranger's guesses cannot lock the owner out."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="resume_failures_by_client")
+    client = models.CharField(max_length=64, help_text="The client's network (an IPv4 address, an IPv6 /64).")
+    failures = models.PositiveSmallIntegerField(default=0)
+    failed_at = models.DateTimeField(help_text="When the last wrong code came.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "client"], name="resume_failures_per_client_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant}: {self.failures} wrong resume codes from {self.client}"
 
 
 class PageVisit(models.Model):

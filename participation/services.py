@@ -6,7 +6,7 @@ participants or answers.
 
 import secrets
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -22,7 +22,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 from participation.adaptive import adaptive_answered
 from participation.assignment import StudyFull, capacity, condition_for, item_choice
 from participation.enrolment import Enrolment
-from participation.models import Answer, ConflictingArrival, PageVisit, Participant
+from participation.models import Answer, ConflictingArrival, PageVisit, Participant, ResumeFailures
 from participation.plan import plan_for
 from participation.quotas import quota_check
 from participation.signals import COLUMNS as SIGNAL_COLUMNS
@@ -41,8 +41,30 @@ if TYPE_CHECKING:
     from participation.models import ParticipantWithSpecHash
 
 
-class InvalidParticipantId(ValueError):
+class InvalidStartLink(ValueError):
+    """A start link parameter that cannot be used (the participant sees the message, nothing is stored)."""
+
+
+class InvalidParticipantId(InvalidStartLink):
     pass
+
+
+# What the start link carries (/s/<slug>/?...; the resume form posts them back). The code typed into the
+# resume form is cleaned instead (clean_resume_code keeps its letters and digits).
+START_PARAMETERS = ("PROLIFIC_PID", "participant_label", "STUDY_ID", "SESSION_ID", "lang", "pilot")
+
+
+def _invisible(value: str) -> bool:
+    """Holds a control (NUL included), format, surrogate, private-use or unassigned character."""
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in value)
+
+
+def check_start_parameters(params: Mapping[str, str]) -> None:
+    """Raise InvalidStartLink naming the first of :data:`START_PARAMETERS` that holds an invisible
+    character (PostgreSQL cannot store a NUL; no participant id, session or language has one)."""
+    for name in START_PARAMETERS:
+        if _invisible(params.get(name, "")):
+            raise InvalidStartLink(f"The link's {name} contains control or invisible characters.")
 
 
 def normalise_external_id(external_id: str) -> str:
@@ -50,7 +72,7 @@ def normalise_external_id(external_id: str) -> str:
     the same characters are one id) and stripped; control and other invisible format characters
     are refused. Raises InvalidParticipantId."""
     value = unicodedata.normalize("NFKC", external_id or "").strip()
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in value):
+    if _invisible(value):
         raise InvalidParticipantId("The participant id contains control or invisible characters.")
     return _check_external_id(value)
 
@@ -180,26 +202,40 @@ class ResumeOutcome(Enum):
     LOCKED = "locked"  # too many wrong codes lately: not even checked
 
 
-def participant_resume(*, participant_id: int, code: str, at: datetime | None = None) -> ResumeOutcome:
-    """Check a typed resume code. After PARTICIPANT_RESUME_MAX_FAILURES wrong codes in a row the
-    participant's code is not checked for PARTICIPANT_RESUME_LOCK_SECONDS after the last one (the
-    count is on the participant's row, so it holds across workers and servers); a right code
-    resets the count."""
+# The code is locked for every client only after this many clients' worth of wrong codes in a row
+# (PARTICIPANT_RESUME_MAX_FAILURES from each): guesses spread over many networks.
+RESUME_CLIENTS_BEFORE_LOCK = 10
+
+
+def participant_resume(*, participant_id: int, code: str, client: str, at: datetime | None = None) -> ResumeOutcome:
+    """Check a typed resume code from ``client`` (its network, ``participation.throttle.client_network``).
+    After PARTICIPANT_RESUME_MAX_FAILURES wrong codes in a row from one client, the code is not checked
+    for that client for PARTICIPANT_RESUME_LOCK_SECONDS after its last one (``ResumeFailures``), and for
+    any client after RESUME_CLIENTS_BEFORE_LOCK times as many from all (the participant's row): a
+    stranger's guesses lock the stranger out, not the owner. The counts are in the database, so they
+    hold across workers and servers; a right code resets its client's count and the participant's."""
     now = at or timezone.now()
+    limit = settings.PARTICIPANT_RESUME_MAX_FAILURES
     with transaction.atomic():
         participant = Participant.objects.select_for_update().get(pk=participant_id)
-        lock = timedelta(seconds=settings.PARTICIPANT_RESUME_LOCK_SECONDS)
-        recent = participant.resume_failed_at is not None and now - participant.resume_failed_at < lock
-        failures = participant.resume_failures if recent else 0
-        if failures >= settings.PARTICIPANT_RESUME_MAX_FAILURES:
+        since = now - timedelta(seconds=settings.PARTICIPANT_RESUME_LOCK_SECONDS)
+        recent = participant.resume_failed_at is not None and participant.resume_failed_at > since
+        overall = participant.resume_failures if recent else 0
+        mine = ResumeFailures.objects.filter(participant=participant, client=client, failed_at__gt=since).first()
+        failures = mine.failures if mine else 0
+        if failures >= limit or overall >= limit * RESUME_CLIENTS_BEFORE_LOCK:
             return ResumeOutcome.LOCKED
         if participant.resume_code_hash and constant_time_compare(
             participant.resume_code_hash, resume_code_digest(participant, code)
         ):
+            ResumeFailures.objects.filter(participant=participant, client=client).delete()
             if participant.resume_failures:
                 update_rows(Participant, {"resume_failures": 0}, {"id": participant_id})
             return ResumeOutcome.ACCEPTED
-        update_rows(Participant, {"resume_failures": failures + 1, "resume_failed_at": now}, {"id": participant_id})
+        ResumeFailures.objects.update_or_create(
+            participant=participant, client=client, defaults={"failures": failures + 1, "failed_at": now}
+        )
+        update_rows(Participant, {"resume_failures": overall + 1, "resume_failed_at": now}, {"id": participant_id})
         return ResumeOutcome.WRONG
 
 
@@ -528,6 +564,7 @@ def participant_withdraw(*, participant_id: int, at: datetime | None = None) -> 
         participant.answers.all().delete()
         participant.visits.all().delete()
         participant.conflicting_arrivals.all().delete()  # their SESSION_IDs identify them too
+        participant.resume_failures_by_client.all().delete()  # so do the networks wrong codes came from
         participant.status = Participant.Status.WITHDRAWN
         participant.withdrawn_at = at or timezone.now()
         participant.external_id = f"withdrawn-{participant.pseudonym}"

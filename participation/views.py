@@ -29,9 +29,10 @@ from participation.pages import condition_index, form_answers, page_form
 from participation.pilot import is_pilot_token, new_pilot_id
 from participation.rendering import consent_response, resume_html, study_page_response
 from participation.services import (
-    InvalidParticipantId,
+    InvalidStartLink,
     ResumeOutcome,
     SubmitOutcome,
+    check_start_parameters,
     clean_resume_code,
     new_resume_code,
     normalise_external_id,
@@ -237,18 +238,19 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     params = request.POST if request.method == "POST" else request.GET
     address = client_network(request)
     pilot = "pilot" in params
-    if pilot and not is_pilot_token(slug, params["pilot"]):
-        return _problem(
-            request,
-            gettext("This pilot link is not valid"),
-            gettext("Ask the researcher for the study's pilot link."),
-            403,
-        )
     try:
+        check_start_parameters(params)
+        if pilot and not is_pilot_token(slug, params["pilot"]):
+            return _problem(
+                request,
+                gettext("This pilot link is not valid"),
+                gettext("Ask the researcher for the study's pilot link."),
+                403,
+            )
         external_id = normalise_external_id(
             params.get("PROLIFIC_PID") or params.get("participant_label") or (new_pilot_id() if pilot else "")
         )
-    except InvalidParticipantId as exc:
+    except InvalidStartLink as exc:
         return _problem(request, gettext("The link is incomplete"), str(exc), 400)
     participant = participant_find(study_slug=slug, external_id=external_id)
     if participant is None:
@@ -312,7 +314,7 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
             request, gettext("Too many wrong codes were entered from your network. Please try again later.")
         )
     typed = clean_resume_code(params.get("code", ""))
-    outcome = participant_resume(participant_id=participant.pk, code=typed)
+    outcome = participant_resume(participant_id=participant.pk, code=typed, client=address)
     if outcome is ResumeOutcome.ACCEPTED:
         return _bind(request, slug, participant, typed)
     if outcome is ResumeOutcome.LOCKED:

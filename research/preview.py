@@ -1,6 +1,6 @@
-"""Preview of a study version's pages for its researchers (owner, collaborators, staff): every block
-of its (format 2) file, with one real item, rendered as participants see it. A
-submitted preview form is validated and its errors shown, and nothing is stored."""
+"""Preview of a study version's pages for its researchers (owner, collaborators, or an account with
+``studies.view_study``): every block of its (format 2) file, with one real item, rendered as participants
+see it. A submitted preview form is validated and its errors shown, and nothing is stored."""
 
 from dataclasses import dataclass
 
@@ -57,12 +57,11 @@ def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
 
 
 def _previewable(user, slug: str, version: int) -> Study:
-    """The version, when ``user`` may see the study (owner or collaborator of its first version) or is
-    staff; Http404 otherwise."""
-    studies = Study.objects.filter(slug=slug, version=version)
-    if not (user.is_staff or user.is_superuser):
-        studies = studies_visible_to(user).filter(slug=slug, version=version)
-    study = studies.first()
+    """The version, when ``user`` may see the study (owner or collaborator of its first version) or holds
+    the named permission ``studies.view_study`` (which already opens every study file in the admin;
+    superusers have it); the bare ``is_staff`` flag is not enough. Http404 otherwise."""
+    studies = Study.objects.all() if user.has_perm("studies.view_study") else studies_visible_to(user)
+    study = studies.filter(slug=slug, version=version).first()
     if study is None:
         raise Http404("No such study version among yours.")
     return study

@@ -5,8 +5,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from django.db import transaction
-
 from analysis.bts import MIN_RESPONDENTS, participant_bts
 from analysis.pipeline import Calibration as EffortCalibration
 from analysis.pipeline import PipelineResult, run_pipeline
@@ -20,7 +18,7 @@ from runs.models import AnalysisRun
 from runs.provenance import study_provenance
 from runs.reports.design import EffortOfDesign, design_sensitivity, write_design_report
 from runs.reports.effort import alpha_sensitivity
-from runs.storage import delete_prefix, new_prefix, store_directory
+from runs.services import run_storing
 from studies.models import Study
 from studies.services import latest_study
 from studies.study_file import GENERALISE
@@ -50,6 +48,7 @@ def analysis_run_create(
     generalise: str | None = None,
     groups: GroupOptions | None = None,
     multiple_testing: str = "holm",
+    job_id=None,
 ) -> AnalysisRun:
     """The study's analysis (:func:`design_run_create`, every study: a format 1 file is stored as its format 2
     conversion), split by the questionnaire questions ``by`` (none: one rater group): completed, non-excluded
@@ -59,7 +58,8 @@ def analysis_run_create(
     transaction; if storing fails, nothing of the run remains. ``generalise``: "stimuli" or "none" overrides
     the study file's ``analysis.generalise`` ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``:
     the group options (minimum sizes, pooling, bins); ``multiple_testing``: the adjustment within each family
-    of tests (``analysis.families``: holm, bh or none)."""
+    of tests (``analysis.families``: holm, bh or none). ``job_id``: the job running it (a cancelled job stores
+    nothing: :func:`runs.services.run_storing`)."""
     study = latest_study(slug)
     return design_run_create(
         study,
@@ -73,45 +73,46 @@ def analysis_run_create(
         generalise=study_generalise(study.spec, generalise),
         groups=groups or {},
         multiple_testing=multiple_testing,
+        job_id=job_id,
     )
 
 
 def store_run(
-    study: Study, out_dir: Path, *, seed: int, n_resamples: int, calibrations: Sequence[EffortCalibration]
+    study: Study,
+    out_dir: Path,
+    *,
+    seed: int,
+    n_resamples: int,
+    calibrations: Sequence[EffortCalibration],
+    job_id=None,
 ) -> AnalysisRun:
     """Store the report folder ``out_dir`` (storage folder ``analysis/<uuid>``) and the run with one new
     Likert Calibration version per condition of ``calibrations`` in one transaction; if storing fails,
-    nothing of the run remains."""
-    prefix = new_prefix("analysis")
-    store_directory(out_dir, prefix)
-    try:
-        with transaction.atomic():
-            run = AnalysisRun.objects.create(
+    nothing of the run remains, nor when the job ``job_id`` was cancelled (:func:`runs.services.run_storing`)."""
+    with run_storing(out_dir, "analysis", job_id=job_id) as prefix:
+        run = AnalysisRun.objects.create(
+            study=study,
+            seed=seed,
+            n_resamples=n_resamples,
+            files_prefix=prefix,
+            results=json.loads((out_dir / "results.json").read_text()),
+        )
+        for cal in calibrations:
+            calibration_create(
                 study=study,
+                analysis_run=run,
+                kind="likert",
+                condition=cal.condition,
+                alpha=cal.alpha,
+                ci_low=cal.ci[0],
+                ci_high=cal.ci[1],
+                a1=cal.a1,
+                a2=cal.a2,
+                n_participants=cal.n_participants,
                 seed=seed,
-                n_resamples=n_resamples,
-                files_prefix=prefix,
-                results=json.loads((out_dir / "results.json").read_text()),
+                generalise=cal.generalise or "",
+                estimand=cal.estimand,
             )
-            for cal in calibrations:
-                calibration_create(
-                    study=study,
-                    analysis_run=run,
-                    kind="likert",
-                    condition=cal.condition,
-                    alpha=cal.alpha,
-                    ci_low=cal.ci[0],
-                    ci_high=cal.ci[1],
-                    a1=cal.a1,
-                    a2=cal.a2,
-                    n_participants=cal.n_participants,
-                    seed=seed,
-                    generalise=cal.generalise or "",
-                    estimand=cal.estimand,
-                )
-    except BaseException:
-        delete_prefix(prefix)
-        raise
     return run
 
 
@@ -181,6 +182,7 @@ def design_run_create(
     generalise: str | None = None,
     groups: GroupOptions,
     multiple_testing: str = "holm",
+    job_id=None,
 ) -> AnalysisRun:
     """A format 2 study's analysis per task block and rater group (``runs.design_analysis``): report,
     results.json and CSVs stored under ``analysis/<uuid>``, and the run; with the effort analysis of its
@@ -262,7 +264,7 @@ def design_run_create(
         effort=effort,
     )
     calibrations = effort.result.calibrations if effort.result else []
-    return store_run(study, out_dir, seed=seed, n_resamples=n_resamples, calibrations=calibrations)
+    return store_run(study, out_dir, seed=seed, n_resamples=n_resamples, calibrations=calibrations, job_id=job_id)
 
 
 def design_effort(

@@ -6,7 +6,6 @@ from functools import partial
 from pathlib import Path
 
 import pandas as pd
-from django.db import transaction
 
 from fairness.human_audit import Surrogate
 from fairness.model_audit import audit, read_subjects
@@ -17,7 +16,7 @@ from runs.human_sources import human_audit_of
 from runs.models import AuditRun, Calibration
 from runs.provenance import CalibrationUsed, participant_counts, study_provenance
 from runs.reports.audit import write_audit_report
-from runs.storage import delete_prefix, new_prefix, store_directory
+from runs.services import run_storing
 from studies.services import latest_study
 
 
@@ -43,6 +42,7 @@ def audit_run_create(
     lipschitz: float = 1.0,
     surrogate: Surrogate = "linear",
     researcher=None,
+    job_id=None,
 ) -> AuditRun:
     """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
     limits), pick the human weights (the given Calibration, else the latest
@@ -52,7 +52,8 @@ def audit_run_create(
     ``utility_from``, ``features_from`` (``SLUG[:BLOCK]``, studies of ``researcher``, else of the audited
     study's owner) add what people said, per rater group of ``by`` (``runs.human_sources``), the human metric's
     Lipschitz condition with L = ``lipschitz``, the reliance on features judged unfair with the ``surrogate``
-    ("linear" or "forest") of each model's scores."""
+    ("linear" or "forest") of each model's scores. ``job_id``: the job running it (a cancelled job stores
+    nothing: :func:`runs.services.run_storing`)."""
     study = latest_study(slug)
     likert = None
     if calibration_id is not None:
@@ -158,32 +159,26 @@ def audit_run_create(
         provenance=provenance,
         sensitivity=sensitivity,
     )
-    prefix = new_prefix("audit")
-    store_directory(out_dir, prefix)
-    try:
-        with transaction.atomic():
-            run = AuditRun.objects.create(
+    with run_storing(out_dir, "audit", job_id=job_id) as prefix:
+        run = AuditRun.objects.create(
+            study=study,
+            condition=study_condition(study, condition),
+            subjects_file=Path(subjects_file).name,
+            likert_calibration=likert,
+            files_prefix=prefix,
+            results=json.loads((out_dir / "results.json").read_text()),
+        )
+        cal = result.disagreement_calibration
+        if cal is not None:
+            calibration_create(
                 study=study,
-                condition=study_condition(study, condition),
-                subjects_file=Path(subjects_file).name,
-                likert_calibration=likert,
-                files_prefix=prefix,
-                results=json.loads((out_dir / "results.json").read_text()),
+                kind="disagreement",
+                condition=condition,
+                alpha=cal.alpha,
+                ci_low=cal.ci[0],
+                ci_high=cal.ci[1],
+                n_participants=cal.n_participants,
+                seed=seed,
+                estimand=cal.estimand,
             )
-            cal = result.disagreement_calibration
-            if cal is not None:
-                calibration_create(
-                    study=study,
-                    kind="disagreement",
-                    condition=condition,
-                    alpha=cal.alpha,
-                    ci_low=cal.ci[0],
-                    ci_high=cal.ci[1],
-                    n_participants=cal.n_participants,
-                    seed=seed,
-                    estimand=cal.estimand,
-                )
-    except BaseException:
-        delete_prefix(prefix)
-        raise
     return run

@@ -14,6 +14,7 @@ from research.study_upload import StashNotStored
 from runs.models import Job
 from runs.runners import RUNNERS, JobContext
 from runs.services import (
+    JobCancelled,
     job_claim_output,
     job_discard_files,
     job_fail,
@@ -74,6 +75,10 @@ def execute_job(job_id: str) -> str:
                 log=lambda line: job_log(job_id=job.pk, line=line),
             )
             result, files_prefix = RUNNERS[job.kind](context)
+    except JobCancelled as exc:  # a run job cancelled before it stored its run (runs.services.run_storing)
+        job_discard_files(job_id=job.pk)
+        job_log(job_id=job.pk, line=str(exc))
+        return Job.Status.CANCELLED
     except (*EXPECTED_ERRORS, JobTimeout) as exc:
         job_discard_files(job_id=job.pk)  # a failed job keeps no files
         job_log(job_id=job.pk, line=f"failed: {exc}")
@@ -87,8 +92,9 @@ def execute_job(job_id: str) -> str:
         job_fail(job_id=job.pk, error=f"internal error ({type(exc).__name__}: {exc}); the server log has details")
         return Job.Status.FAILED
     if not job_succeed(job_id=job.pk, result=result, files_prefix=files_prefix):
-        # cancelled in the moment between storing its run and recording it: the run stays listed
-        job_log(job_id=job.pk, line="finished after it was cancelled; its run was stored")
+        # a job that stores no run, cancelled in the moment before it recorded its result: its worker
+        # deletes its files (runs.services.job_abandon)
+        job_log(job_id=job.pk, line="finished after it was cancelled; its result is not recorded")
         return Job.objects.values_list("status", flat=True).get(pk=job.pk)
     job_log(job_id=job.pk, line="finished")
     return Job.Status.SUCCEEDED

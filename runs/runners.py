@@ -70,6 +70,7 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         multiple_testing=job.params.get("multiple_testing", "holm"),
         # GroupOptions' keys; the request serializer checked their values
         groups=cast(GroupOptions, {k: job.params[k] for k in GROUP_OPTIONS if k in job.params}),
+        job_id=job.pk,
     )
     context.log(f"analysis run {run.pk} stored with {run.calibrations.count()} calibrations")
     return {
@@ -111,6 +112,7 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
         lipschitz=job.params.get("lipschitz", 1.0),  # jobs queued before the option: L = 1
         surrogate=job.params.get("surrogate", "linear"),  # and a linear surrogate
         researcher=job.created_by,
+        job_id=job.pk,
     )
     context.log(f"audit run {run.pk} stored")
     return {

@@ -5,18 +5,20 @@ never changed again (every write after the start is a compare-and-set on ``runni
 
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F, Value
+from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Concat
 from django.utils import timezone
 
 from runs.models import AnalysisRun, AuditRun, Job
-from runs.storage import delete_prefix, list_files, store_upload
+from runs.storage import delete_prefix, list_files, new_prefix, store_directory, store_upload
 
 LOG_LIMIT = 100_000  # characters kept of a job's log
 LOWEST_PRIORITY = -100  # django-tasks' lowest task priority
@@ -25,6 +27,10 @@ MAX_PROBLEMS = 200  # problems of a bad file kept with its failed job
 
 class JobQuotaExceeded(Exception):
     """The researcher already has JOBS_QUEUED_PER_RESEARCHER jobs queued or running (429)."""
+
+
+class JobCancelled(Exception):
+    """The job was cancelled before it stored its run: nothing of the run is stored."""
 
 
 def _active_jobs(user) -> int:
@@ -127,10 +133,42 @@ def job_log(*, job_id, line: str) -> None:
     Job.objects.filter(pk=job_id).update(log=Concat(F("log"), Value(f"{stamp} {line}\n")))
 
 
+@contextmanager
+def run_storing(out_dir: Path, kind: str, *, job_id=None) -> Iterator[str]:
+    """Store the report folder ``out_dir`` under a new storage folder ``<kind>/<uuid>`` and yield it inside
+    the transaction that stores the run's rows; if anything fails, the folder is deleted and nothing of
+    the run remains. For a job (``job_id``), the transaction first locks the job's row (``SELECT .. FOR
+    UPDATE``, as :func:`job_cancel` does): a job already cancelled raises JobCancelled and stores nothing;
+    one still running is marked succeeded before the transaction commits (its result is recorded by
+    :func:`job_succeed` just after), so a cancel that waited for the lock finds it ended. Either the
+    cancel or the run, whatever the timing."""
+    prefix = new_prefix(kind)
+    store_directory(out_dir, prefix)
+    try:
+        with transaction.atomic():
+            if job_id is not None:
+                running = Job.objects.select_for_update().filter(pk=job_id, status=Job.Status.RUNNING)
+                if not list(running.values_list("pk", flat=True)):
+                    raise JobCancelled(f"cancelled before its {kind} run was stored: nothing was stored")
+            yield prefix
+            if job_id is not None:
+                running.update(
+                    status=Job.Status.SUCCEEDED,
+                    progress=1.0,
+                    progress_message="storing its result",
+                    finished_at=timezone.now(),
+                )
+    except BaseException:
+        delete_prefix(prefix)
+        raise
+
+
 def job_succeed(*, job_id, result: dict, files_prefix: str = "") -> bool:
-    """running -> succeeded; False when the job was cancelled (or failed by the reaper) meanwhile."""
+    """running -> succeeded (or a job whose run :func:`run_storing` stored: its result recorded); False
+    when the job was cancelled (or failed by the reaper) meanwhile."""
+    stored = Q(status=Job.Status.SUCCEEDED, result__isnull=True)
     return bool(
-        Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(
+        Job.objects.filter(Q(status=Job.Status.RUNNING) | stored, pk=job_id).update(
             status=Job.Status.SUCCEEDED,
             result=result,
             files_prefix=files_prefix,

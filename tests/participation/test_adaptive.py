@@ -14,6 +14,7 @@ import pytest
 from django.db import connection
 
 from analysis.adaptive_design import CHOICE, COMPARABLE, TRIPLET, Fit, comparable_information, item_score, record
+from studies.format2 import MAX_CANDIDATES, MAX_REFIT_EVERY
 from studies.study_file import InvalidStudyFile, validate_study
 from tests.conftest import ROOT
 from tests.tasks.test_choose import SUBJECTS, choice_spec
@@ -76,6 +77,26 @@ def test_adaptive_options_are_validated_with_path_and_rule():
         assert block["task"] == task and block["assignment"]["adaptive"] == {"refit_every": 5, "candidates": 3}
         with pytest.raises(InvalidStudyFile, match=re.escape("blocks[4].assignment.adaptive.candidates")):
             validate_study(metric_spec(task, candidates=0))
+
+
+def test_adaptive_options_are_bounded_above():
+    """1,000,000,000 candidates was accepted (a decision stored ~55 KB of scored candidates)."""
+    largest = validate_study(adaptive_spec(refit_every=MAX_REFIT_EVERY, candidates=MAX_CANDIDATES))["blocks"][-1]
+    assert largest["assignment"]["adaptive"] == {"refit_every": MAX_REFIT_EVERY, "candidates": MAX_CANDIDATES}
+    problems = {
+        f"blocks[4].assignment.adaptive.candidates: must be <= {MAX_CANDIDATES} (got 1000000000)": adaptive_spec(
+            candidates=10**9
+        ),
+        f"blocks[4].assignment.adaptive.candidates: must be <= {MAX_CANDIDATES} (got {MAX_CANDIDATES + 1})": (
+            metric_spec("triplet", candidates=MAX_CANDIDATES + 1)
+        ),
+        f"blocks[4].assignment.adaptive.refit_every: must be <= {MAX_REFIT_EVERY} (got {MAX_REFIT_EVERY + 1})": (
+            adaptive_spec(refit_every=MAX_REFIT_EVERY + 1)
+        ),
+    }
+    for message, bad in problems.items():
+        with pytest.raises(InvalidStudyFile, match=re.escape(message)):
+            validate_study(bad)
 
 
 def test_the_score_matches_the_sherman_morrison_update():

@@ -2,6 +2,7 @@
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 
 from participation.models import Answer, PageVisit, Participant
 
@@ -69,7 +70,7 @@ def test_preview_of_a_format1_version_shows_each_page_kind(client, researcher, d
 
 
 @pytest.mark.django_db
-def test_only_the_study_s_researchers_and_staff_may_preview(client, researcher, demo_study):
+def test_only_the_study_s_researchers_or_the_view_permission_may_preview(client, researcher, demo_study):
     base = f"/researcher/studies/{demo_study.slug}/v{demo_study.version}/preview/"
     assert client.get(base).status_code == 302  # to the login page
     _login(client, "mallory")
@@ -79,7 +80,11 @@ def test_only_the_study_s_researchers_and_staff_may_preview(client, researcher, 
     carol = _login(client, "carol")
     demo_study.collaborators.add(carol)
     assert client.get(base).status_code == 200 and client.get(f"{base}1/").status_code == 200
-    _login(client, "steward", is_staff=True)
+    steward = _login(client, "steward", is_staff=True)  # staff is an ordinary researcher here too
+    assert client.get(base).status_code == 404 and client.get(f"{base}1/").status_code == 404
+    steward.user_permissions.add(Permission.objects.get(codename="view_study", content_type__app_label="studies"))
+    assert client.get(base).status_code == 200 and client.get(f"{base}1/").status_code == 200
+    _login(client, "root", is_staff=True, is_superuser=True)
     assert client.get(base).status_code == 200
     client.force_login(researcher)
     assert client.get(f"/researcher/studies/{demo_study.slug}/v{demo_study.version + 1}/preview/").status_code == 404

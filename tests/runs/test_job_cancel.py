@@ -3,14 +3,21 @@ the CSRF token) and the admin action; only those who may see the job's study (ow
 collaborators, superusers) may cancel it (issue 22, finding 3). A running job being stopped by its
 worker is in test_job_lifecycle.py."""
 
+import threading
+import time
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
-from runs.models import Job
-from runs.services import JobQuotaExceeded, job_create, job_folder
+from participation.simulate import simulate_participants
+from runs import execution, services
+from runs.execution import execute_job
+from runs.models import AnalysisRun, Calibration, Job
+from runs.services import JobQuotaExceeded, job_cancel, job_create, job_folder
 from runs.storage import list_files
 
 pytestmark = pytest.mark.django_db
@@ -95,3 +102,87 @@ def test_the_admin_action_cancels_the_selected_jobs(job, demo_study, researcher)
     staff = Client()
     staff.force_login(get_user_model().objects.create_user("staff", password="staff-pass-123", is_staff=True))
     assert staff.get("/admin/runs/job/").status_code == 403  # no permission on jobs, no action
+
+
+@pytest.fixture
+def analysis_job(demo_study, researcher) -> Job:
+    simulate_participants("effort-demo", n=12, seed=4)
+    job = job_create(kind=Job.Kind.ANALYSIS, user=researcher, study=demo_study, params={"seed": 1, "n_resamples": 50})
+    return job
+
+
+def test_an_analysis_cancelled_at_the_last_moment_stores_nothing(analysis_job, researcher, monkeypatch):
+    """The cancel lands after the report is computed and its files copied, just before the run's rows are
+    stored: the run's transaction finds the job cancelled (it locks the job's row), stores no run and no
+    Calibration, and the copied report folder is deleted. Before, the run was stored and served as the
+    latest report of a cancelled job."""
+    copy = services.store_directory
+
+    def copy_then_cancel(out_dir, prefix):
+        saved = copy(out_dir, prefix)
+        assert job_cancel(job_id=analysis_job.pk, user=researcher)
+        return saved
+
+    monkeypatch.setattr(services, "store_directory", copy_then_cancel)
+    assert execute_job(str(analysis_job.pk)) == Job.Status.CANCELLED
+    assert status(analysis_job) == Job.Status.CANCELLED and analysis_job.result is None
+    assert "cancelled before its analysis run was stored: nothing was stored" in analysis_job.log
+    assert not AnalysisRun.objects.exists() and not Calibration.objects.exists()
+    assert list_files("analysis") == [] and not list_files(job_folder(analysis_job.pk))
+
+
+def test_a_cancel_after_the_run_is_stored_finds_the_job_ended(analysis_job, researcher, monkeypatch):
+    """The run's transaction marks the job succeeded before it commits: a cancel that comes after (here
+    between the run's commit and the result's recording) is refused, and the run and the job agree."""
+    record = execution.job_succeed
+    refused = []
+
+    def cancel_then_record(**kwargs):
+        refused.append(not job_cancel(job_id=analysis_job.pk, user=researcher))
+        return record(**kwargs)
+
+    monkeypatch.setattr(execution, "job_succeed", cancel_then_record)
+    assert execute_job(str(analysis_job.pk)) == Job.Status.SUCCEEDED and refused == [True]
+    assert status(analysis_job) == Job.Status.SUCCEEDED
+    run = AnalysisRun.objects.get()
+    assert analysis_job.result["analysis_run"] == run.pk and analysis_job.files_prefix == run.files_prefix
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_cancel_during_the_runs_transaction_waits_for_it_and_finds_the_job_ended(researcher, tmp_path):
+    """Real interleaving on PostgreSQL: the cancel arrives while the run's transaction is open; it waits
+    for the job's row lock and then finds the job succeeded (and the run stored), never the two at once."""
+    from tests.surveys.test_concurrency import _postgres_only
+
+    _postgres_only()
+    job = job_create(kind=Job.Kind.SITUATION_TESTING, user=researcher, params={})
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
+    (tmp_path / "report.html").write_text("<p>x</p>")
+    inside, outcome = threading.Event(), {}
+
+    def store():
+        try:
+            with services.run_storing(tmp_path, "analysis", job_id=job.pk) as prefix:
+                outcome["prefix"] = prefix
+                inside.set()
+                time.sleep(0.5)  # the run's rows would be written here
+        finally:
+            connection.close()
+
+    def cancel():
+        try:
+            assert inside.wait(timeout=10)
+            start = time.monotonic()
+            outcome["cancelled"] = job_cancel(job_id=job.pk, user=researcher)
+            outcome["waited"] = time.monotonic() - start
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=store), threading.Thread(target=cancel)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert outcome["cancelled"] is False and outcome["waited"] > 0.2
+    assert status(job) == Job.Status.SUCCEEDED and list_files(outcome["prefix"]) == ["report.html"]

@@ -6,10 +6,11 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.db.models import F
 from django.test import Client
 
-from participation.models import Answer, Participant
-from participation.services import clean_resume_code
+from participation.models import Answer, ConflictingArrival, Participant, ResumeFailures
+from participation.services import RESUME_CLIENTS_BEFORE_LOCK, clean_resume_code
 from tests.surveys.helpers import answer_pages, participant_session
 
 pytestmark = pytest.mark.django_db
@@ -86,13 +87,37 @@ def test_wrong_resume_codes_are_limited_per_participant(client, demo_study, sett
     locked = attacker.post(START, {"participant_label": "victim", "code": code})  # even the right one
     assert locked.status_code == 429 and "participant:effort-demo" not in participant_session(attacker)
     # The lock ends after PARTICIPANT_RESUME_LOCK_SECONDS; a right code then works and resets the count.
-    participant.refresh_from_db()
-    Participant.objects.filter(pk=participant.pk).update(
-        resume_failed_at=participant.resume_failed_at - timedelta(seconds=settings.PARTICIPANT_RESUME_LOCK_SECONDS + 1)
-    )
+    lock = timedelta(seconds=settings.PARTICIPANT_RESUME_LOCK_SECONDS + 1)
+    Participant.objects.filter(pk=participant.pk).update(resume_failed_at=F("resume_failed_at") - lock)
+    ResumeFailures.objects.filter(participant=participant).update(failed_at=F("failed_at") - lock)
     assert attacker.post(START, {"participant_label": "victim", "code": code}).status_code == 302
     participant.refresh_from_db()
-    assert participant.resume_failures == 0
+    assert participant.resume_failures == 0 and not ResumeFailures.objects.exists()
+
+
+def test_a_strangers_wrong_codes_lock_the_stranger_out_not_the_owner(client, demo_study, settings):
+    """Wrong codes are bounded per client and participant: a stranger who typed too many is locked out of
+    the code (even the right one), while the owner on another network still resumes; only wrong codes
+    from RESUME_CLIENTS_BEFORE_LOCK clients' worth lock the code for everyone. Before, the stranger's 5
+    guesses locked the owner out for 15 minutes."""
+    settings.PARTICIPANT_RESUME_MAX_FAILURES = 3
+    begin(client)
+    code = shown_code(client)
+    stranger = Client(REMOTE_ADDR="203.0.113.9")
+    for _ in range(3):
+        assert stranger.post(START, {"participant_label": "victim", "code": "AAAA-AAAA"}).status_code == 422
+    assert stranger.post(START, {"participant_label": "victim", "code": code}).status_code == 429
+    owner = Client(REMOTE_ADDR="198.51.100.7")  # the owner's phone
+    assert owner.post(START, {"participant_label": "victim", "code": code}).status_code == 302
+    assert "participant:effort-demo" in participant_session(owner)
+    assert stranger.post(START, {"participant_label": "victim", "code": code}).status_code == 429  # still locked
+    # Guesses spread over many networks: the code locks for everyone after that many clients' worth.
+    settings.PARTICIPANT_RESUME_MAX_FAILURES = 1
+    for i in range(RESUME_CLIENTS_BEFORE_LOCK):
+        guesser = Client(REMOTE_ADDR=f"192.0.2.{i + 1}")
+        assert guesser.post(START, {"participant_label": "victim", "code": "AAAA-AAAA"}).status_code == 422
+    laptop = Client(REMOTE_ADDR="198.51.100.8")  # the owner on a third device
+    assert laptop.post(START, {"participant_label": "victim", "code": code}).status_code == 429
 
 
 def test_wrong_resume_codes_are_limited_per_address(demo_study, settings):
@@ -172,7 +197,7 @@ def test_a_device_bound_by_session_id_keeps_the_first_browsers_code_valid(client
     for _ in range(2):
         phone.get(START, {"PROLIFIC_PID": "victim", "STUDY_ID": "ST1", "SESSION_ID": "SE1"})
     assert shown_code(client) == laptop_code
-    outcome = participant_resume(participant_id=participant.pk, code=clean_resume_code(laptop_code))
+    outcome = participant_resume(participant_id=participant.pk, code=clean_resume_code(laptop_code), client="x")
     assert outcome is ResumeOutcome.ACCEPTED
 
 
@@ -212,3 +237,29 @@ def test_ipv6_addresses_of_one_64_share_the_per_address_limits(demo_study, setti
     wrong = {"participant_label": "v0", "code": "AAAA-AAAA"}
     assert Client(REMOTE_ADDR="2001:db8:9:9::1").post(START, wrong).status_code == 422
     assert Client(REMOTE_ADDR="2001:db8:9:9::2").post(START, wrong).status_code == 429
+
+
+def test_a_start_parameter_with_a_nul_or_invisible_character_is_refused_and_nothing_is_stored(client, demo_study):
+    """A NUL in SESSION_ID answered 500 (PostgreSQL stores no NUL): every parameter the link carries is
+    refused with a 400 naming it, before anything is stored; the typed resume code is cleaned instead."""
+    participant = begin(client)
+    code = shown_code(client)
+    link = {"STUDY_ID": "ST1", "SESSION_ID": "SE2"}
+    bad = {"SESSION_ID": "SE\x002", "STUDY_ID": "ST\x001", "lang": "de\x00", "pilot": "\x00", "PROLIFIC_PID": "n\x00"}
+    for name, value in bad.items():
+        for pid in ("newcomer", "victim"):  # a new arrival, a known participant elsewhere
+            response = Client().get(START, {**link, "PROLIFIC_PID": pid, name: value})
+            assert response.status_code == 400, (name, pid)
+            assert f"The link&#x27;s {name} contains control or invisible characters." in response.content.decode()
+        resuming = Client()
+        assert resuming.post(START, {"participant_label": "victim", "code": code, name: value}).status_code == 400
+        assert "participant:effort-demo" not in participant_session(resuming)
+    assert Client().get(START, {**link, "PROLIFIC_PID": "newcomer", "SESSION_ID": "SE\u200b2"}).status_code == 400
+    assert list(Participant.objects.values_list("external_id", flat=True)) == ["victim"]
+    assert not ConflictingArrival.objects.exists()
+    participant.refresh_from_db()
+    assert (participant.prolific_session_id, participant.resume_failures) == ("SE1", 0)
+    # A parameter the link does not read is ignored; a NUL typed or pasted into the resume form is cleaned away.
+    assert Client().get(START, {**link, "PROLIFIC_PID": "newcomer", "utm": "\x00"}).status_code == 200
+    typed = Client()
+    assert typed.post(START, {"participant_label": "victim", "code": code[:2] + "\x00" + code[2:]}).status_code == 302
