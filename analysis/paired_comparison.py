@@ -734,6 +734,7 @@ def utility_model(
     rng = np.random.default_rng(seed)
     parts = [(ALL_RATERS, np.ones(len(raters), dtype=bool))]
     parts += [(g, (groups == g).to_numpy()) for g in sorted(groups.dropna().unique(), key=str)]
+    parts = parts[:1] + [(g, members) for g, members in parts[1:] if not members.all()]  # one group of all: ALL's twin
     weight_rows, borda_rows, notes = [], [], []
     for group, raters_in in parts:
         n_in = int(raters_in.sum())

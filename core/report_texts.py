@@ -10,6 +10,16 @@ EFFORT = "Effort-aware fairness paper"
 DP = "Differential parity paper"
 FEEDBACK = "Disagreement-feedback poster (Telukunta & Nadendla)"
 RESAMPLING = "percentile CI resampling raters (each rater's answers together); permutation test of the rater groups"
+MAJORITY_CI = (
+    "participants' CI: percentile, raters resampled within the design's blocks; the majority's CI: estimate +- z "
+    "sqrt(subject variance + rater-resampling variance), for the expected rate of a crowd of this size drawn from "
+    "the rater population on subjects like these (it covers these subjects' too; coverage measured by simulation)"
+)
+MAJORITY_PROCEDURES = tuple(  # analysis.coverage.REGISTRY keys (simulation.coverage_studies)
+    f"majority accuracy, {blocks}, {estimand}"
+    for blocks in ("20 blocks", "1 block")
+    for estimand in ("these subjects", "subjects like these")
+)
 
 
 @dataclass(frozen=True)
@@ -30,7 +40,8 @@ class ReportTable:
     ``figure_facets``: columns labelling an outer level of the figure's x axis where they vary (e.g. the
     measure and subject attribute of the subject groups); ``headline``: the column of a headline estimate,
     which the report's sensitivity table gives with all participants and without those flagged for answer
-    quality (``analysis.sensitivity``)."""
+    quality (``analysis.sensitivity``); ``procedures``: the keys of ``analysis.coverage.REGISTRY`` whose
+    simulations measure the coverage of its intervals and the size of its tests."""
 
     heading: str
     columns: dict[str, str]
@@ -39,6 +50,7 @@ class ReportTable:
     figure: tuple[str, str] | None = None
     headline: str | None = None
     figure_facets: tuple[str, ...] = ()
+    procedures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ other labels' SP in the denominator, i.e. DR_{m,l} replaced by 1).
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -45,6 +45,7 @@ class NotionValue:
     exact: bool
     poster_estimate: float | None = None
     ci: tuple[float, float] | None = None
+    pvalue: float | None = None  # permutation test of "no gap" (H0: the subject groups are exchangeable)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class DisagreementNotions:
     dr_by_group: pd.Series
     overall_dr: float
     notions: dict[str, NotionValue]
+    # signed f_{m,k} - f_{m',k} per notion, label and pair of groups, with simultaneous intervals
+    differences: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __getattr__(self, name):
         if name in NOTIONS:
@@ -92,19 +95,19 @@ def _poster(rho: np.ndarray) -> np.ndarray:
         return 0.5 * (np.nanmax(np.nanmax(rho, axis=-2) - 1, axis=-1) + np.nanmax(1 - np.nanmin(rho, axis=-2), axis=-1))
 
 
-def notions_from_counts(counts: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
-    """All notions from N[..., m, k, s] (a leading batch axis is allowed): name -> (lower, upper, poster)."""
+def notion_cells(counts: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | bool]]:
+    """Each notion's per-cell bounds f_{m,k} in [lo, hi] from N[..., m, k, s] (module doc): name -> (lo, hi,
+    sure), arrays (..., M, K) (AE's K axis has length 1: AE_m does not depend on k); ``sure`` as in
+    :func:`_gap`."""
     n0, n1 = counts[..., 0], counts[..., 1]
     n_mk = n0 + n1
     n_m = n_mk.sum(axis=-1, keepdims=True)
     binary = counts.shape[-2] == 2
     with np.errstate(all="ignore"):
-        sp = n_mk / n_m
         dr = np.where(n_mk > 0, n1 / n_mk, np.nan)
         a, b = n0 / n_m, n1 / n_m
         others_b = b.sum(axis=-1, keepdims=True) - b
         others_a = a.sum(axis=-1, keepdims=True) - a
-        others_sp = sp.sum(axis=-1, keepdims=True) - sp
         # EO_{m,k} is undefined only where no critic of group m can hold label k (a + others_b = 0),
         # not where the model never gave k: a disagreeing critic's label k counts even then.
         critic_k = a + others_b > 0
@@ -114,21 +117,27 @@ def notions_from_counts(counts: np.ndarray) -> dict[str, tuple[np.ndarray, np.nd
         pe_lo = pe_hi if binary else b / (b + others_a + others_b)
         # with b = 0 the value is 0 whenever defined, also where b / (b + others_a) is 0 / 0
         pe_hi = pe_hi if binary else np.where(b > 0, pe_hi, pe_lo)
-        phi = a / (a + others_sp)
-        mu = b / (b + others_sp)
-        omega = others_sp / (a + others_sp)
-        dr_m = n1.sum(axis=-1) / n_m[..., 0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        ca = np.nanmax(np.nanmax(dr, axis=-2) - np.nanmin(dr, axis=-2), axis=-1)
-        ae = np.nanmax(dr_m, axis=-1) - np.nanmin(dr_m, axis=-1)
+        dr_m = n1.sum(axis=-1, keepdims=True) / n_m
     return {
-        "CA": (ca, ca, None),
-        "AE": (ae, ae, None),
-        "EO": (*_gap(eo_lo, eo_hi, binary or a > 0), _poster(phi)),
-        "PE": (*_gap(pe_lo, pe_hi, binary or b + others_a > 0), _poster(mu)),
-        "OMR": (*_gap(1 - eo_hi, 1 - eo_lo, binary or a > 0), _poster(omega)),
+        "CA": (dr, dr, True),
+        "AE": (dr_m, dr_m, True),
+        "EO": (eo_lo, eo_hi, binary or a > 0),
+        "PE": (pe_lo, pe_hi, binary or b + others_a > 0),
+        "OMR": (1 - eo_hi, 1 - eo_lo, binary or a > 0),
     }
+
+
+def notions_from_counts(counts: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """All notions from N[..., m, k, s] (a leading batch axis is allowed): name -> (lower, upper, poster)."""
+    n_mk = counts.sum(axis=-1)
+    n_m = n_mk.sum(axis=-1, keepdims=True)
+    with np.errstate(all="ignore"):
+        sp = n_mk / n_m
+        a, b = counts[..., 0] / n_m, counts[..., 1] / n_m
+        others_sp = sp.sum(axis=-1, keepdims=True) - sp
+        phi, mu, omega = a / (a + others_sp), b / (b + others_sp), others_sp / (a + others_sp)
+    posters = {"CA": None, "AE": None, "EO": _poster(phi), "PE": _poster(mu), "OMR": _poster(omega)}
+    return {name: (*_gap(lo, hi, sure), posters[name]) for name, (lo, hi, sure) in notion_cells(counts).items()}
 
 
 def disagreement_notions(
@@ -141,11 +150,19 @@ def disagreement_notions(
     n_resamples: int = 0,
     seed: int = 0,
     level: float = 0.95,
+    items: Sequence | None = None,
+    n_permutations: int = 0,
 ) -> DisagreementNotions:
     """Rates and notions from one record per answer (or per subject after :func:`majority`).
 
-    With ``n_resamples`` > 0, percentile bootstrap CIs resample ``subjects`` (each subject's records
-    together; every record is its own subject when none are given), vectorised over resamples.
+    With ``n_resamples`` > 0 each identified notion gets an interval (:func:`gap_interval`) from a cluster
+    bootstrap over ``subjects`` (the clusters: each cluster's records together, e.g. a rater's answers;
+    every record its own cluster when none are given), and ``differences`` the signed pairwise
+    differences between groups with simultaneous intervals. Estimand: the notion's gap among the
+    populations the clusters are drawn from. With more than two labels EO, PE and OMR are only bounded
+    and get no interval. With ``n_permutations`` > 0 each notion gets the permutation p-value of "no gap"
+    (:func:`_permutation_pvalues`), shuffling the groups among ``items`` (the decision subjects; every
+    record its own item when none are given).
     """
     g = np.asarray(groups)
     y = np.asarray(model_labels)
@@ -162,7 +179,15 @@ def disagreement_notions(
         raise ValueError("need at least two possible labels")
     counts = _counts(g, y, s, group_levels, label_levels)
     point = notions_from_counts(counts)
-    cis = _bootstrap(g, y, s, group_levels, label_levels, subjects, n_resamples, seed, level) if n_resamples else {}
+    cis, differences = {}, pd.DataFrame()
+    if n_resamples:
+        ids = np.arange(g.size) if subjects is None else pd.factorize(np.asarray(subjects))[0]
+        cells = counts_per_cluster(ids, ids.max() + 1, g, y, s, group_levels, label_levels)
+        cis, differences = _intervals(counts, cells, n_resamples, seed, level, group_levels, label_levels)
+    pvalues = {}
+    if n_permutations:
+        observed = {name: float((low + high) / 2) for name, (low, high, _) in point.items()}
+        pvalues = _permutation_pvalues(g, y, s, items, group_levels, label_levels, n_permutations, seed, observed)
     n_mk = counts.sum(axis=-1)
     rates = pd.DataFrame(
         [
@@ -188,25 +213,115 @@ def disagreement_notions(
             exact=bool(np.isclose(lo, hi)),
             poster_estimate=None if poster is None else float(poster),
             ci=cis.get(name),
+            pvalue=pvalues.get(name),
         )
-    return DisagreementNotions(rates, dr_m, float(s.mean()), notions)
+    return DisagreementNotions(rates, dr_m, float(s.mean()), notions, differences)
 
 
-def _bootstrap(g, y, s, group_levels, label_levels, subjects, n_resamples, seed, level):
-    ids = np.arange(g.size) if subjects is None else pd.factorize(np.asarray(subjects))[0]
-    n_subjects = ids.max() + 1
-    cells = counts_per_cluster(ids, n_subjects, g, y, s, group_levels, label_levels)
+def _resampled_counts(cells: np.ndarray, n_resamples: int, rng: np.random.Generator, shape: tuple) -> np.ndarray:
+    """N[m, k, s] of ``n_resamples`` cluster bootstrap resamples from per-cluster counts (n x M K 2)."""
+    n = len(cells)
+    picks = rng.integers(0, n, size=(n_resamples, n)) + n * np.arange(n_resamples)[:, None]
+    weights = np.bincount(picks.ravel(), minlength=n_resamples * n).reshape(n_resamples, n)
+    return (weights @ cells).reshape(n_resamples, *shape)
+
+
+def gap_interval(point: np.ndarray, resampled: np.ndarray, level: float) -> tuple[tuple[float, float], list[tuple]]:
+    """An interval for the gap max_k max_{m,m'} (f_{m,k} - f_{m',k}) = max over pairs of |d_p|, d_p =
+    f_{m,k} - f_{m',k} (m < m'), that covers it also when the true gap is 0.
+
+    The percentile interval of a resampled max cannot reach 0 (every resample's max is >= 0). Instead:
+    simultaneous intervals for all the signed differences d_p (sup-t bootstrap: d_p +- c se_p, se_p the
+    resamples' standard deviation, c the ``level`` quantile of max_p |d*_p - d_p| / se_p), projected on
+    the gap: [max_p dist(0, [L_p, U_p]), max_p max(|L_p|, |U_p|)]. When the intervals hold jointly the
+    gap lies in the projection, so its coverage is at least theirs whatever the true gap (0 included;
+    conservative when one pair dominates). ``point``: f (M, K); ``resampled``: f per resample (R, M, K).
+    Returns the interval and the rows (k, m, m', d, L, U)."""
+    m_count, k_count = point.shape
+    pairs = [(k, i, j) for k in range(k_count) for i in range(m_count) for j in range(i + 1, m_count)]
+    pairs = [(k, i, j) for k, i, j in pairs if np.isfinite(point[i, k]) and np.isfinite(point[j, k])]
+    if not pairs or len(resampled) < 2:
+        return (np.nan, np.nan), []
+    k, i, j = (np.array(column) for column in zip(*pairs, strict=True))
+    d = point[i, k] - point[j, k]
+    boot = resampled[:, i, k] - resampled[:, j, k]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a pair undefined in every resample
+        se = np.nanstd(boot, axis=0, ddof=1)
+        se = np.where(np.isfinite(se), se, 0.0)
+        varying = se > 0
+        if varying.any():
+            t = np.nanmax(np.abs(boot[:, varying] - d[varying]) / se[varying], axis=1)
+            c = float(np.nanquantile(t, level))
+        else:
+            c = 0.0
+    low, high = d - c * se, d + c * se
+    gap_low = float(np.max(np.maximum(0.0, np.maximum(low, -high))))
+    gap_high = float(min(1.0, np.max(np.maximum(np.abs(low), np.abs(high)))))
+    rows = list(zip(k.tolist(), i.tolist(), j.tolist(), d.tolist(), low.tolist(), high.tolist(), strict=True))
+    return (gap_low, gap_high), rows
+
+
+def _identified(lo: np.ndarray, hi: np.ndarray) -> bool:
+    return bool(np.allclose(lo, hi, equal_nan=True))
+
+
+def _intervals(counts, cells, n_resamples, seed, level, group_levels, label_levels):
+    """Each identified notion's gap interval (:func:`gap_interval`) and the table of signed differences."""
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, n_subjects, size=(n_resamples, n_subjects)) + n_subjects * np.arange(n_resamples)[:, None]
-    weights = np.bincount(picks.ravel(), minlength=n_resamples * n_subjects).reshape(n_resamples, n_subjects)
-    batch = (weights @ cells).reshape(n_resamples, len(group_levels), len(label_levels), 2)
-    tail = (1 - level) / 2
-    out = {}
-    for name, (lo, hi, _) in notions_from_counts(batch).items():
-        mid = (lo + hi) / 2
-        q = np.nanquantile(mid, [tail, 1 - tail])
-        out[name] = (float(q[0]), float(q[1]))
-    return out
+    batch = _resampled_counts(cells, n_resamples, rng, counts.shape)
+    point, resampled = notion_cells(counts), notion_cells(batch)
+    out, rows = {}, []
+    for name, (lo, hi, _) in point.items():
+        if not _identified(lo, hi):  # more than two labels: EO, PE, OMR only bounded, no interval
+            continue
+        out[name], pairs = gap_interval(lo, resampled[name][0], level)
+        labels = label_levels if lo.shape[-1] == len(label_levels) else [None]
+        for k, i, j, d, low, high in pairs:
+            rows.append(
+                {
+                    "notion": name,
+                    "label": labels[k],
+                    "group": group_levels[i],
+                    "other_group": group_levels[j],
+                    "difference": d,
+                    "ci_low": low,
+                    "ci_high": high,
+                }
+            )
+    return out, pd.DataFrame(
+        rows, columns=["notion", "label", "group", "other_group", "difference", "ci_low", "ci_high"]
+    )
+
+
+def _permutation_pvalues(g, y, s, items, group_levels, label_levels, n_permutations, seed, observed) -> dict:
+    """Permutation p-values of "no gap": the subject groups are shuffled among the items (each item's
+    records keep their model label and disagreements and move together), the notions recomputed, and
+    p = (1 + #{permuted gap >= observed}) / (1 + n_permutations). Exact under H0: the groups are
+    exchangeable (the same distribution of model labels and disagreement in every group)."""
+    ids, _ = pd.factorize(np.arange(g.size) if items is None else np.asarray(items))
+    n_items = ids.max() + 1
+    group_of = pd.Index(group_levels).get_indexer(g)
+    item_group = np.full(n_items, -1)
+    item_group[ids] = group_of
+    if (item_group[ids] != group_of).any():
+        raise ValueError("every item (subject) must belong to one group")
+    ki = pd.Index(label_levels).get_indexer(y)
+    per_item = np.zeros((n_items, len(label_levels) * 2))
+    np.add.at(per_item, (ids, ki * 2 + s), 1)
+    rng = np.random.default_rng(seed)
+    beaten = dict.fromkeys(observed, 0)
+    done = 0
+    while done < n_permutations:
+        size = min(200, n_permutations - done)
+        shuffled = np.stack([rng.permutation(item_group) for _ in range(size)])
+        onehot = np.eye(len(group_levels))[shuffled].transpose(0, 2, 1)  # size x M x items
+        batch = (onehot @ per_item).reshape(size, len(group_levels), len(label_levels), 2)
+        for name, (lo, hi, _) in notions_from_counts(batch).items():
+            if name in beaten:
+                beaten[name] += int(np.sum((lo + hi) / 2 >= observed[name] - 1e-12))
+        done += size
+    return {name: (1 + beaten[name]) / (1 + n_permutations) for name in observed}
 
 
 def counts_per_cluster(ids, n_subjects, g, y, s, group_levels, label_levels) -> np.ndarray:

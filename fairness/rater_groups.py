@@ -214,6 +214,7 @@ def notion_rows(group: str, notions: DisagreementNotions, n_raters: int, n_answe
             "upper": notion.upper,
             "ci_low": notion.ci[0] if notion.ci else np.nan,
             "ci_high": notion.ci[1] if notion.ci else np.nan,
+            "pvalue": np.nan if notion.pvalue is None else notion.pvalue,
             "n_raters": n_raters,
             "n_answers": n_answers,
         }

@@ -36,7 +36,7 @@ from its task type (``BlockTask.analysis``).
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -45,6 +45,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 
 from analysis.agreement import rating_icc
 from analysis.bts import Positive, block_answers, block_rows, honesty_scores
+from analysis.families import adjust_tables
 from analysis.group_size import small_group_warnings
 from analysis.sample import SampleSelection
 from fairness.disagreement import NOTIONS, disagreement_notions
@@ -97,6 +98,8 @@ class DesignAnalysis:
     n_too_few: int = 0  # participants in rater groups too small to compare (in the ALL rows only)
     options: dict = field(default_factory=dict)  # min_group_size, pool_small, min_subject_group, bins
     sample: SampleSelection | None = None  # who was analysed and who dropped, by reason (``runs.design_analysis``)
+    # {"method": ..., "families": {family: [test ids]}} (``analysis.families``)
+    multiple_testing: dict = field(default_factory=dict)
 
     @property
     def rater_group(self) -> str:
@@ -371,6 +374,18 @@ def _attributes(subjects: pd.DataFrame) -> list[str]:
     return sorted(c for c in subjects.columns if c.startswith("group:"))
 
 
+def adjust_families(blocks: list[BlockAnalysis], method: str) -> tuple[list[BlockAnalysis], dict[str, list[str]]]:
+    """Each block's p-values adjusted within their families (``analysis.families.adjust_tables``; the
+    ``pairwise`` table one family per statistic and subject group), and the families by name."""
+    out, families = [], {}
+    split = {"pairwise": ("condition", "measure", "subject_attribute", "subject_group")}
+    for block in blocks:
+        tables, found = adjust_tables(block.tables, prefix=block.block, method=method, split=split)
+        out.append(replace(block, tables=tables))
+        families |= found
+    return out, families
+
+
 def _name(attribute: str) -> str:
     return attribute.removeprefix("group:")
 
@@ -417,7 +432,7 @@ def _agree(
     frame["disagreement"] = 1 - frame["value"].astype(int)
     means = dict(n_resamples=opts.n_resamples, n_permutations=opts.n_permutations, seed=opts.seed)
     rates, test = rater_group_means(frame, "disagreement", **means)
-    tests, notion_tables, notes = Tests(), [], []
+    tests, notion_tables, difference_tables, notes = Tests(), [], [], []
     tests.add("DR", test)
     for attribute in _attributes(subjects):
         usable = frame.dropna(subset=[attribute, "model_label"])
@@ -429,8 +444,10 @@ def _agree(
         # The max - min over all compared subject groups and the two largest groups alone, each with its CIs
         # and its rater-group permutation tests (the pair's tests name it in subject_group).
         for scope, part in (("all", usable), (" vs ".join(pair), usable[usable[attribute].isin(pair)])):
-            table = _notion_table(part, attribute, columns, opts)
-            notion_tables.append(table.assign(subject_attribute=_name(attribute), subject_groups=scope))
+            table, differences = _notion_table(part, attribute, columns, opts)
+            where = dict(subject_attribute=_name(attribute), subject_groups=scope)
+            notion_tables.append(table.assign(**where))
+            difference_tables.append(differences.assign(**where))
             grouped = part.dropna(subset=["rater_group"])
             if grouped["rater_group"].nunique() > 1:
                 results = rater_group_difference_tests(
@@ -455,13 +472,16 @@ def _agree(
         tables["in_group_rates"] = cells.reset_index(drop=True)
     if notion_tables:
         tables["notions"] = pd.concat(notion_tables, ignore_index=True)
+        tables["notion_differences"] = pd.concat(difference_tables, ignore_index=True)
     if "outcome" in subjects.columns:
         tables["agree_error_rates"] = _agree_error_rates(block, frame, subjects, opts)
     return BlockAnalysis(block["key"], "agree", tables, notes)
 
 
 def _notion_table(usable: pd.DataFrame, attribute: str, columns: dict, opts: Options):
-    """The notions over the subject groups of ``usable`` (answers), all raters and per rater group."""
+    """The notions over the subject groups of ``usable`` (answers), all raters and per rater group, with
+    each all-raters gap's interval (raters resampled) and permutation test of "no gap" (the subjects'
+    groups shuffled); and the signed differences between subject groups (``disagreement_notions``)."""
     overall = disagreement_notions(
         usable[attribute],
         usable["model_label"],
@@ -470,6 +490,8 @@ def _notion_table(usable: pd.DataFrame, attribute: str, columns: dict, opts: Opt
         subjects=usable["participant_id"],
         n_resamples=opts.n_resamples,
         seed=opts.seed,
+        items=usable["subject"],
+        n_permutations=opts.n_permutations,
     )
     grouped = usable.dropna(subset=["rater_group"])
     by_group = pd.DataFrame()
@@ -479,7 +501,7 @@ def _notion_table(usable: pd.DataFrame, attribute: str, columns: dict, opts: Opt
         )
         by_group = result.frame().query("statistic != 'DR'")
     rows = notion_rows(ALL, overall, usable["participant_id"].nunique(), len(usable))
-    return pd.concat([pd.DataFrame(rows), by_group], ignore_index=True)
+    return pd.concat([pd.DataFrame(rows), by_group], ignore_index=True), overall.differences
 
 
 def _agree_error_rates(block: dict, frame: pd.DataFrame, subjects: pd.DataFrame, opts: Options) -> pd.DataFrame:
@@ -731,6 +753,7 @@ def analyze_design(
     bins: Mapping[str, Sequence[float]] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     generalise: str | None = None,
+    multiple_testing: str = "holm",
 ) -> DesignAnalysis:
     """Every task block of a format 2 study analysed overall and per rater group (module doc).
     ``by``: questionnaire columns (validated by the caller); ``analyses``: block key -> its analysis,
@@ -745,7 +768,9 @@ def analyze_design(
     with fewer than ``min_group_size`` participants are too few to compare (in the ALL rows only) or, with
     ``pool_small``, pooled into "other" (``fairness.rater_groups.apply_min_group_size``); subject groups
     likewise with ``min_subject_group`` subjects, numeric subject-group columns binned (``bins``:
-    column -> cut points; default quartiles; :func:`subject_groups`)."""
+    column -> cut points; default quartiles; :func:`subject_groups`). Every p-value is adjusted within its
+    family (``analysis.families``: each block table's p-value column, the pairs of rater groups per
+    statistic) by ``multiple_testing`` (holm, bh or none), declared in the result's ``multiple_testing``."""
     by = tuple(by)
     answers = answers[answers["excluded"] != 1]
     questionnaire = questionnaire[questionnaire["participant_id"].isin(answers["participant_id"])]
@@ -789,6 +814,7 @@ def analyze_design(
             results.append(analysis(spec, block, rows, groups, opts))
     if progress:
         progress("task blocks", len(tasks), len(tasks))
+    results, families = adjust_families(results, multiple_testing)
     honesty = honesty_scores(answers, positives)
     honesty.insert(1, "rater_group", honesty["participant_id"].map(groups))
     return DesignAnalysis(
@@ -801,6 +827,7 @@ def analyze_design(
         seed=seed,
         n_resamples=n_resamples,
         n_permutations=n_permutations,
+        multiple_testing={"method": multiple_testing, "families": families},
         warnings=tuple(  # split by no question, no group is compared: nothing to warn of
             f"Rater group {w}"
             for w in small_group_warnings(dict(zip(sizes["rater_group"], sizes["n_participants"], strict=True)))

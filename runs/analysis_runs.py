@@ -47,6 +47,7 @@ def analysis_run_create(
     by: Sequence[str] = (),
     generalise: str | None = None,
     groups: GroupOptions | None = None,
+    multiple_testing: str = "holm",
     job_id=None,
 ) -> AnalysisRun:
     """The study's analysis (:func:`design_run_create`, every study: a format 1 file is stored as its format 2
@@ -56,7 +57,8 @@ def analysis_run_create(
     folder ``analysis/<uuid>``) and the run with one new Calibration version per condition in one
     transaction; if storing fails, nothing of the run remains. ``generalise``: "stimuli" or "none" overrides
     the study file's ``analysis.generalise`` ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``:
-    the group options (minimum sizes, pooling, bins). ``job_id``: the job running it (a cancelled job stores
+    the group options (minimum sizes, pooling, bins); ``multiple_testing``: the adjustment within each family
+    of tests (``analysis.families``: holm, bh or none). ``job_id``: the job running it (a cancelled job stores
     nothing: :func:`runs.services.run_storing`)."""
     study = latest_study(slug)
     return design_run_create(
@@ -70,6 +72,7 @@ def analysis_run_create(
         progress=progress,
         generalise=study_generalise(study.spec, generalise),
         groups=groups or {},
+        multiple_testing=multiple_testing,
         job_id=job_id,
     )
 
@@ -178,6 +181,7 @@ def design_run_create(
     progress: Callable[[str, int, int], None] | None = None,
     generalise: str | None = None,
     groups: GroupOptions,
+    multiple_testing: str = "holm",
     job_id=None,
 ) -> AnalysisRun:
     """A format 2 study's analysis per task block and rater group (``runs.design_analysis``): report,
@@ -198,6 +202,7 @@ def design_run_create(
             n_permutations=n_resamples,
             progress=progress,
             generalise=generalise,
+            multiple_testing=multiple_testing,
             **groups,
         )
 

@@ -67,6 +67,7 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         include_pilot=job.params.get("include_pilot", False),
         by=job.params.get("by", []),
         generalise=job.params.get("generalise"),
+        multiple_testing=job.params.get("multiple_testing", "holm"),
         # GroupOptions' keys; the request serializer checked their values
         groups=cast(GroupOptions, {k: job.params[k] for k in GROUP_OPTIONS if k in job.params}),
         job_id=job.pk,

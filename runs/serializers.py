@@ -9,6 +9,7 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.utils import html
 
+from analysis.families import METHODS
 from core.cli_args import bins_text
 from core.uploads import UploadError, check_separator, csv_upload_header
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
@@ -52,6 +53,12 @@ class AnalysisRequestSerializer(serializers.Serializer):
         required=False,
         help_text="'stimuli': alpha's CI resamples stimulus pairs too (generalises to other pairs); 'none': "
         "participants only (for the study's own pairs). Default: the study file's analysis.generalise.",
+    )
+    multiple_testing = serializers.ChoiceField(
+        choices=list(METHODS),
+        default="holm",
+        help_text="The adjustment of the p-values within each family of tests (the tests that answer one question): "
+        "'holm' (family-wise error rate), 'bh' (Benjamini-Hochberg, false discovery rate) or 'none'.",
     )
     by = serializers.ListField(
         child=serializers.CharField(max_length=60),

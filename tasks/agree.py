@@ -19,6 +19,8 @@ from core.report_texts import (
     GROUP_MEANS,
     IN_GROUP,
     IN_GROUP_RATES,
+    MAJORITY_CI,
+    MAJORITY_PROCEDURES,
     RESAMPLING,
     Explanation,
     ReportTable,
@@ -211,6 +213,7 @@ class Agree(BlockTask):
                 "lower": "Lower",
                 "upper": "Upper",
                 "ci": CI_LABEL,
+                "pvalue": "p (no gap)",
                 "n_raters": "Raters",
                 "n_answers": "Answers",
             },
@@ -219,11 +222,41 @@ class Agree(BlockTask):
                 "in place of true labels, per subject-group column, for all participants and per rater group.",
                 "Each value is the largest gap between subject groups (0 = equal treatment), over all compared "
                 "subject groups ('all') and between the two largest alone ('a vs b'), which tiny groups cannot "
-                "dominate; when the notion is only bounded, the value is the midpoint of lower and upper.",
+                "dominate; when the notion is only bounded, the value is the midpoint of lower and upper. The "
+                "all-participants interval covers the gap also when it is 0 (simultaneous intervals of every "
+                "pair of groups' signed difference, raters resampled, projected on the gap; coverage measured by "
+                "simulation), and 'p (no gap)' tests whether the data show a gap at all (the subjects' groups "
+                "permuted). The signed differences between each pair of groups, with their intervals, are in "
+                "the notion_differences CSV.",
                 "f = max_k (max_m f_{m,k} - min_m f_{m,k}), with DR_{m,k} = P(s = 1 | yhat = k, m)",
                 f"{FEEDBACK}, Eq. 0-5",
             ),
             headline="value",
+            procedures=tuple(f"{n} gap, {c}" for n in ("CA", "AE", "EO") for c in ("no gap", "a gap"))
+            + ("no-gap permutation test",),
+        ),
+        "notion_differences": ReportTable(
+            "signed differences between subject groups behind each notion",
+            {
+                "subject_attribute": "Subject attribute",
+                "subject_groups": "Subject groups",
+                "notion": "Notion",
+                "label": "Model label",
+                "group": "Group",
+                "other_group": "Other group",
+                "difference": "Difference",
+                "ci": CI_LABEL,
+            },
+            Explanation(
+                "For every notion, label and pair of subject groups, f(group) - f(other group), all participants: "
+                "the gaps above are the largest of these in absolute value.",
+                "An interval that excludes 0 shows which pair differs and in which direction. The intervals hold "
+                "jointly (simultaneous, at the stated level, raters resampled), so reading all of them at once "
+                "is safe.",
+                "d = f_{m,k} - f_{m',k}; d +- c se, c the sup-t bootstrap quantile over all pairs",
+                f"{FEEDBACK}, Eq. 0-5",
+            ),
+            estimate="difference",
         ),
         "agree_error_rates": ReportTable(
             "error rates against the outcome: participants, their majority and the model",
@@ -239,10 +272,11 @@ class Agree(BlockTask):
                 "answers for participants, subjects otherwise; FPR and FNR CIs are in the CSV, the model has none.",
                 "accuracy = P(yhat = y), FPR = P(yhat = 1 | y = 0), FNR = P(yhat = 0 | y = 1); participants pooled "
                 "over answers; majority per subject, a tie counted as 0 (Dressel & Farid, the default) or as the "
-                f"AI's label (majority_tie='agree'); {RESAMPLING.split(';')[0]}, the majority recomputed per resample",
+                f"AI's label (majority_tie='agree'); {MAJORITY_CI}",
                 "Dressel & Farid (2018), Table 1",
             ),
             estimate="accuracy",
+            procedures=MAJORITY_PROCEDURES,
         ),
     }
 

@@ -303,6 +303,7 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     comparisons = choices_of(frame, groups)
     rows, notes = [], []
     parts = [(ALL, comparisons)] + sorted(comparisons.dropna(subset=["rater_group"]).groupby("rater_group"))
+    parts = parts[:1] + [(g, part) for g, part in parts[1:] if len(part) < len(comparisons)]  # not ALL's twin
     for group, part in parts:
         try:
             fit = bradley_terry(part.drop(columns=["rater_group"]), cluster="rater")

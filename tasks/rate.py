@@ -16,6 +16,8 @@ from core.report_texts import (
     ICC_COLUMNS,
     IN_GROUP,
     IN_GROUP_RATES,
+    MAJORITY_CI,
+    MAJORITY_PROCEDURES,
     RESAMPLING,
     Explanation,
     ReportTable,
@@ -250,10 +252,11 @@ class Rate(BlockTask):
                 "lower FNR: fewer with it missed. FPR and FNR CIs are in the CSV, the model has none.",
                 "accuracy = P(yhat = y), FPR = P(yhat = 1 | y = 0), FNR = P(yhat = 0 | y = 1); raters pooled over "
                 "answers; majority per subject, a tie counted as 0 (as for agree blocks) or as the AI's label "
-                f"(majority_tie='agree'); {RESAMPLING.split(';')[0]}, the majority recomputed per resample",
+                f"(majority_tie='agree'); {MAJORITY_CI}",
                 "Dressel & Farid (2018), Table 1 (the agree blocks' table, for ratings)",
             ),
             estimate="accuracy",
+            procedures=MAJORITY_PROCEDURES,
         ),
     }
 

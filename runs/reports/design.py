@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.bts import left_out_sentence
+from analysis.families import ADJUSTED
 from analysis.pipeline import PipelineResult
 from analysis.report import results_dict
 from analysis.sensitivity import Sensitivity, compare_estimates, sensitivity_of
@@ -49,6 +50,7 @@ GENERIC_TABLES = {
         },
         DESIGN["tests"],
         estimate="difference",
+        procedures=("block family, Holm",),
     ),
     "pairwise": ReportTable(
         "pairs of rater groups (Holm-adjusted)",
@@ -168,6 +170,7 @@ def design_results(result) -> dict:
             "sentence": " ".join(sample_sentences(result)),
         },
         "calibrations": [],
+        "multiple_testing": result.multiple_testing,
         "warnings": list(result.warnings),
         "rater_groups": result.rater_groups.to_dict("records"),
         "blocks": [
@@ -201,6 +204,21 @@ def design_sensitivity(all_result, without) -> Sensitivity:
         if (column := DESIGN_TABLES[name].headline) is not None
     ]
     return sensitivity_of(pieces, all_result.n_participants - (without.n_participants if without else 0))
+
+
+ADJUSTMENT_NAMES = {"holm": "Holm", "bh": "BH", "none": "unadjusted"}
+
+
+def with_adjusted(columns: dict[str, str], frame: pd.DataFrame, multiple_testing: dict) -> dict[str, str]:
+    """``columns`` (name -> label) with each shown p-value's adjusted column (``analysis.families``) right
+    after it, labelled with the method, where the table has one."""
+    method = ADJUSTMENT_NAMES.get(multiple_testing.get("method", ""), "adjusted")
+    out: dict[str, str] = {}
+    for name, label in columns.items():
+        out[name] = label
+        if name + ADJUSTED in frame.columns:
+            out[name + ADJUSTED] = f"{label}, {method}"
+    return out
 
 
 def write_design_report(
@@ -242,7 +260,7 @@ def write_design_report(
                 view.frame,
                 explanation=texts.explanation,
                 csv=csv,
-                columns=view.columns or texts.columns,
+                columns=with_adjusted(view.columns or texts.columns, view.frame, result.multiple_testing),
                 estimate=texts.estimate,
                 notes=list(view.notes),
             )
@@ -280,7 +298,10 @@ def write_design_report(
     if effort is not None and effort.result:  # first, under format 1's names (results.json keys, CSV files)
         effort_results = results_dict(effort.result)
         results["effort"] = {"sample": effort_results.pop("sample")}  # who has rated pairs
+        design_families = results["multiple_testing"]
         results |= {key: value for key, value in effort_results.items() if key != "seed"}
+        # the task blocks' families, and the effort analysis's headline family (always Holm) under "effort"
+        results["multiple_testing"] = {**design_families, "effort": effort_results["multiple_testing"]}
         intro.append(EFFORT_STORED)
         sections = effort_sections(effort.result, effort.bts, out_dir) + sections
     elif effort is not None:

@@ -188,3 +188,31 @@ def test_dressel_farid_equal_opportunity_by_defendant_race():
     for name in ("EO", "PE", "OMR"):
         assert result.notions[name].value == pytest.approx(0.8598, abs=5e-5), name
         assert result.notions[name].value == pytest.approx(expected[name], abs=1e-12), name
+
+
+def test_dressel_farid_gaps_quoted_in_the_docs():
+    """The numbers the docs quote (docs/explanation/science.md, fairness-audits.md), as a report prints
+    them: race hidden, every answer, subject groups of at least 10 defendants (the analysis's default
+    minimum: Asian 7 and Native American 1 left out) EO = PE = OMR = .290 and AE = .0069 with its interval
+    reaching 0 and no evidence of an AE gap; White vs Black alone EO = .197. (.8598 over every group is the
+    gap between Hispanic defendants and the one Native American defendant.)"""
+    answers = load_dressel_farid(DRESSEL, race_shown=False)
+    sizes = answers.groupby("race")["defendant"].nunique()
+    assert sizes.to_dict() == {"Asian": 7, "Black": 530, "Hispanic": 85, "Native American": 1, "White": 377}
+    kept = answers[answers["race"].isin(sizes[sizes >= 10].index)]
+    result = disagreement_notions(
+        kept["race"],
+        kept["compas_label"],
+        kept["disagreement"],
+        subjects=kept["worker"],
+        items=kept["defendant"],
+        n_resamples=300,
+        n_permutations=199,
+    )
+    for name in ("EO", "PE", "OMR"):
+        assert round(result.notions[name].value, 3) == 0.290, name
+    assert round(result.notions["AE"].value, 4) == 0.0069
+    assert result.notions["AE"].ci[0] == 0.0 and result.notions["AE"].pvalue > 0.5
+    assert result.notions["EO"].ci[0] > 0.2 and result.notions["EO"].pvalue < 0.01
+    pair = answers[answers["race"].isin(["White", "Black"])]
+    assert round(disagreement_notions(pair["race"], pair["compas_label"], pair["disagreement"]).EO.value, 3) == 0.197

@@ -84,8 +84,9 @@ def test_completed_participants_by_default_and_the_report_counts_the_dropped(dem
 def test_headline_family_is_named_in_the_results(demo_study, tmp_path):
     simulate_participants("effort-demo", n=12, seed=6)
     run = analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=1, n_resamples=100)
-    family = run.results["multiple_testing"]
+    family = run.results["multiple_testing"]["effort"]  # beside the task blocks' families (analysis.families)
     assert family["method"] == "holm" and family["family"] == "headline"
+    assert run.results["multiple_testing"]["method"] == "holm" and "families" in run.results["multiple_testing"]
     rows = run.results["participant_level"]
     in_family = [r for r in rows if r["in_family"]]
     assert in_family and all(r["family"] == "headline" and r["pvalue_holm"] >= r["pvalue"] for r in in_family)
@@ -136,7 +137,7 @@ def test_generalise_from_the_study_file_and_the_command(demo_study, tmp_path):
     assert {row["estimand"][:27] for row in levels if row not in two_way} == {"for these 12 stimulus pairs"} | (
         {"for these 24 stimulus pairs"} if any(row["model"].startswith("moderation") for row in levels) else set()
     )
-    assert results["multiple_testing"]["definition"].startswith("headline tests generalising over stimuli")
+    assert results["multiple_testing"]["effort"]["definition"].startswith("headline tests generalising over stimuli")
 
     out = StringIO()
     call_command("analyze_study", "effort-demo", out=str(tmp_path / "b"), resamples=200, generalise="none", stdout=out)

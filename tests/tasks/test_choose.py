@@ -119,6 +119,21 @@ def test_simulated_choices_give_utility_weights_a_borda_ranking_and_a_report_fig
     )
 
 
+@pytest.mark.django_db
+def test_without_rater_groups_each_table_has_one_all_participants_part(researcher):
+    """Split by no question, every participant is in the one rater group 'all': its rows would repeat the
+    'all participants' rows, so the strengths, the utility weights and the Borda table hold them once."""
+    from participation.simulate import simulate_participants
+    from runs.design_analysis import study_analysis
+
+    spec = study_load_choice(researcher)
+    simulate_participants("choose-loan", n=20, seed=5, decline_rate=0)
+    result = study_analysis("choose-loan", spec, by=[], n_resamples=100, n_permutations=100)
+    block = next(b for b in result.blocks if b.task == "choose")
+    for name in ("strengths", "utility_weights", "borda"):
+        assert set(block.tables[name]["rater_group"]) == {"all participants"}, name
+
+
 def study_load_choice(researcher) -> dict:
     from studies.services import study_load
 

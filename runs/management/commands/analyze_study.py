@@ -3,6 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from analysis.families import METHODS
 from core.cli_args import at_least_one, checked, cut_points
 from core.progress import ProgressBar
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
@@ -39,6 +40,13 @@ class Command(BaseCommand):
             choices=["stimuli", "none"],
             help="stimuli: alpha's CI resamples stimulus pairs too (generalises to other pairs); none: participants "
             "only (for the study's own pairs). Default: the study file's analysis.generalise, else none",
+        )
+        parser.add_argument(
+            "--multiple-testing",
+            choices=list(METHODS),
+            default="holm",
+            help="the adjustment of the p-values within each family of tests (the tests that answer one question): "
+            "holm (family-wise error rate; default), bh (Benjamini-Hochberg, false discovery rate) or none",
         )
         parser.add_argument(
             "--min-group-size",
@@ -97,6 +105,7 @@ class Command(BaseCommand):
                 by=by,
                 generalise=generalise,
                 groups=groups,
+                multiple_testing=options["multiple_testing"],
             )
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
