@@ -70,7 +70,8 @@ def adjust_tables(
     tables: Mapping[str, pd.DataFrame], *, prefix: str, method: str, split: Mapping[str, Sequence[str]]
 ) -> tuple[dict[str, pd.DataFrame], dict[str, list[str]]]:
     """:func:`adjust_table` over every table (``split``: table name -> its split columns)."""
-    out, families = {}, {}
+    out: dict[str, pd.DataFrame] = {}
+    families: dict[str, list[str]] = {}
     for name, frame in tables.items():
         out[name], found = adjust_table(frame, prefix=f"{prefix}/{name}", method=method, split=split.get(name, ()))
         families |= found

@@ -141,9 +141,9 @@ def notions_from_counts(counts: np.ndarray) -> dict[str, tuple[np.ndarray, np.nd
 
 
 def disagreement_notions(
-    groups: Sequence,
-    model_labels: Sequence,
-    disagreements: Sequence[int],
+    groups: Sequence | np.ndarray,
+    model_labels: Sequence | np.ndarray,
+    disagreements: Sequence[int] | np.ndarray,
     *,
     labels: Sequence | None = None,
     subjects: Sequence | None = None,

@@ -377,7 +377,8 @@ def _attributes(subjects: pd.DataFrame) -> list[str]:
 def adjust_families(blocks: list[BlockAnalysis], method: str) -> tuple[list[BlockAnalysis], dict[str, list[str]]]:
     """Each block's p-values adjusted within their families (``analysis.families.adjust_tables``; the
     ``pairwise`` table one family per statistic and subject group), and the families by name."""
-    out, families = [], {}
+    out: list[BlockAnalysis] = []
+    families: dict[str, list[str]] = {}
     split = {"pairwise": ("condition", "measure", "subject_attribute", "subject_group")}
     for block in blocks:
         tables, found = adjust_tables(block.tables, prefix=block.block, method=method, split=split)

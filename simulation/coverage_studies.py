@@ -111,18 +111,19 @@ def disagreement_records(
 
 def gap_covers(rng: np.random.Generator, *, notion: str, scenario: tuple[np.ndarray, np.ndarray]) -> bool:
     g, k, s = disagreement_records(rng, *scenario, 200)
-    low, high = (
-        disagreement_notions(g, k, s, labels=(0, 1), n_resamples=300, seed=int(rng.integers(1 << 31)))
-        .notions[notion]
-        .ci
-    )
+    notions = disagreement_notions(g, k, s, labels=(0, 1), n_resamples=300, seed=int(rng.integers(1 << 31)))
+    ci = notions.notions[notion].ci
+    assert ci is not None  # n_resamples > 0 and two labels: every notion has one
+    low, high = ci
     return bool(low - 1e-12 <= true_gaps(*scenario)[notion] <= high + 1e-12)
 
 
 def no_gap_rejects(rng: np.random.Generator) -> bool:
     g, k, s = disagreement_records(rng, *SAME, 200)
     notions = disagreement_notions(g, k, s, labels=(0, 1), n_permutations=199, seed=int(rng.integers(1 << 31)))
-    return bool(notions.notions["AE"].pvalue < 0.05)
+    pvalue = notions.notions["AE"].pvalue
+    assert pvalue is not None  # n_permutations > 0
+    return bool(pvalue < 0.05)
 
 
 def null_block(rng: np.random.Generator, n_raters: int = 36) -> pd.DataFrame:
