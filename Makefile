@@ -39,7 +39,7 @@ $(NODE_STAMP): package.json package-lock.json
 # slow them). Any failure fails the run; the serial part's exit 5 (no test marked serial among those
 # selected, e.g. with -k) is the one code accepted, and said.
 TEST_WORKERS ?= auto
-XDIST = -n $(TEST_WORKERS) --dist worksteal
+XDIST = -n $(TEST_WORKERS) --dist loadgroup
 SERIAL_PART = $(PY) -m pytest -m serial $(PYTEST_ARGS) || { code=$$?; [ $$code -eq 5 ] || exit $$code; \
 	echo "no test marked serial was selected: nothing to run apart"; }
 
