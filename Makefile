@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint serve clean docs docs-serve screenshots
+.PHONY: demo test test-fast lint serve clean docs docs-serve screenshots
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,23 @@ $(NODE_STAMP): package.json package-lock.json
 	@if command -v npm >/dev/null 2>&1; then npm ci --silent --no-audit --no-fund && touch $(NODE_STAMP); \
 	else echo "npm not found: the accessibility tests skip (CI requires them)"; fi
 
+# The suite in TEST_WORKERS parallel processes (pytest-xdist; `auto`: one per core), each with its own
+# test database (pytest-django suffixes its name _gw0, _gw1, ...) and its own servers on free ports;
+# then, alone, the tests marked `serial` (they kill servers and workers and wait on leases: no neighbour may
+# slow them). Any failure fails the run; the serial part's exit 5 (no test marked serial among those
+# selected, e.g. with -k) is the one code accepted, and said.
+TEST_WORKERS ?= auto
+XDIST = -n $(TEST_WORKERS) --dist loadgroup
+SERIAL_PART = $(PY) -m pytest -m serial $(PYTEST_ARGS) || { code=$$?; [ $$code -eq 5 ] || exit $$code; \
+	echo "no test marked serial was selected: nothing to run apart"; }
+
 test: $(STAMP) $(NODE_STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) -m "not serial" $(PYTEST_ARGS)
+	$(SERIAL_PART)
+
+# The inner loop: no browser, no faults, no slow simulations, in parallel (docs: Run the tests fast).
+test-fast: $(STAMP)
+	$(PY) -m pytest $(XDIST) -m "not browser and not faults and not slow and not serial" $(PYTEST_ARGS)
 
 # Production mode: nginx (Debian's package; config/nginx.conf.template) on PORT in front of gunicorn
 # (gthread workers, config/gunicorn.conf.py) on APP_PORT + WhiteNoise; nginx holds the participants'

@@ -10,6 +10,23 @@ DEMO_FILE = ROOT / "studies" / "bundled" / "effort_demo.json"
 REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``make test`` (pytest-xdist, ``--dist loadgroup``) the tests that share a module-scoped set-up
+    of this suite (simulated studies, loaded reference data, a throw-away server) run on one worker, which
+    builds it once; every other test goes to whichever worker is free."""
+    for item in items:
+        fixtures = getattr(item, "_fixtureinfo", None)
+        shared = {
+            fixture.baseid
+            for definitions in (fixtures.name2fixturedefs.values() if fixtures else ())
+            for fixture in definitions
+            if fixture.scope != "function" and fixture.baseid  # baseid "": a plugin's (pytest-django's)
+        }
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(min(shared)))
+
+
 @pytest.fixture(autouse=True)
 def _fresh_process_caches():
     """Each test's database is rolled back afterwards, so ids are reused with other content."""

@@ -29,6 +29,7 @@ def study_export(db):
     return export_tables("effort-demo")
 
 
+@pytest.mark.slow
 def test_pipeline_intervals_contain_the_generating_weights(study_export):
     result = run_pipeline(study_export.pairs, study_export.participants, seed=1, n_resamples=1000)
     assert result.exclusions["excluded"] >= 0 and result.exclusions["included"] > 100

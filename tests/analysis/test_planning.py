@@ -94,6 +94,7 @@ def plans(request):
     }
 
 
+@pytest.mark.slow
 def test_plan_table_reports_monte_carlo_errors(plans):
     table = plans["flat"].table
     assert tuple(table.columns) == TABLE_COLUMNS
@@ -108,6 +109,7 @@ def _pooled(plan, column: str) -> tuple[float, float]:
     return p, mc_se(p, 2 * plan.n_studies)
 
 
+@pytest.mark.slow
 def test_without_random_effects_both_intervals_are_near_nominal(plans):
     for column in ("coverage", "coverage_plain"):
         p, se = _pooled(plans["flat"], column)
@@ -115,6 +117,7 @@ def test_without_random_effects_both_intervals_are_near_nominal(plans):
     assert plans["flat"].table["se_ratio"].between(0.8, 1.2).all()
 
 
+@pytest.mark.slow
 def test_with_participant_variation_plain_coverage_falls_and_clustered_holds(plans):
     plain, plain_se = _pooled(plans["varied"], "coverage_plain")
     clustered, clustered_se = _pooled(plans["varied"], "coverage")
@@ -123,6 +126,7 @@ def test_with_participant_variation_plain_coverage_falls_and_clustered_holds(pla
     assert (plans["varied"].table["se_ratio"] > 1.25).all()
 
 
+@pytest.mark.slow
 def test_power_decreases_with_participant_variance(plans):
     for column in ("steiger_power", "wald_power"):
         flat, flat_se = _pooled(plans["flat"], column)

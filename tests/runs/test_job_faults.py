@@ -23,7 +23,7 @@ import pytest
 from tests.conftest import ROOT, required
 from tests.surveys.test_faults import free_port
 
-pytestmark = pytest.mark.faults
+pytestmark = [pytest.mark.faults, pytest.mark.serial]
 
 LEASE_SECONDS = 3
 WAIT_SECONDS = 120  # how long a state may take to appear before the test gives up (not a timing assertion)

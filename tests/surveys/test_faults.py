@@ -18,7 +18,7 @@ from participation.loadclient import HTTPParticipant
 from participation.models import Participant
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.serial]
 GUNICORN = Path(sys.executable).parent / "gunicorn"
 
 
