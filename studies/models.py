@@ -48,6 +48,7 @@ class Study(models.Model):
         max_length=10,
         choices=Status.choices,
         default=Status.LIVE,
+        db_default=Status.LIVE,  # rows written by code (or migrations) that predate the column are live
         help_text="Lifecycle state, the same on every version of the slug (studies.lifecycle).",
     )
     tickets_issued = models.PositiveIntegerField(

@@ -29,7 +29,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='study',
             name='status',
-            field=models.CharField(choices=[('draft', 'Draft'), ('pilot', 'Pilot'), ('live', 'Live'), ('paused', 'Paused'), ('closed', 'Closed')], default='live', help_text='Lifecycle state, the same on every version of the slug (studies.lifecycle).', max_length=10),
+            field=models.CharField(choices=[('draft', 'Draft'), ('pilot', 'Pilot'), ('live', 'Live'), ('paused', 'Paused'), ('closed', 'Closed')], db_default='live', default='live', help_text='Lifecycle state, the same on every version of the slug (studies.lifecycle).', max_length=10),
         ),
         migrations.AddConstraint(
             model_name='study',
