@@ -78,7 +78,7 @@ def test_an_audit_of_a_study_without_an_effort_design_is_refused_when_requested(
     client.force_login(researcher)
     with subjects.open("rb") as upload:
         page = client.post(f"/researcher/studies/{slug}/start/audit/", {"subjects": upload})
-    assert page.status_code == 400 and "a model audit weighs the subjects&#x27; effort" in page.content.decode()
+    assert page.status_code == 400 and "the subjects carry an effort series" in page.content.decode()
     assert not Job.objects.exists()
 
 
