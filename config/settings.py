@@ -174,6 +174,11 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
+    # one name for a study's lifecycle states wherever the API shows them (studies.models.Study.Status)
+    "ENUM_NAME_OVERRIDES": {
+        "StudyStatusEnum": "studies.lifecycle.STATUS_CHOICES",
+        "JobStatusEnum": ["queued", "running", "succeeded", "failed", "cancelled"],
+    },
     "TITLE": "Human-calibrated fairness API",
     "DESCRIPTION": (
         "Studies, participants, tidy exports and background jobs, for researchers only, each seeing their own "

@@ -9,7 +9,6 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.utils import html
 
-from analysis.families import METHODS
 from core.cli_args import bins_text
 from core.uploads import UploadError, check_separator, csv_upload_header
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
@@ -55,7 +54,7 @@ class AnalysisRequestSerializer(serializers.Serializer):
         "participants only (for the study's own pairs). Default: the study file's analysis.generalise.",
     )
     multiple_testing = serializers.ChoiceField(
-        choices=list(METHODS),
+        choices=["holm", "bh", "none"],  # analysis.families.METHODS (not imported: the web workers load no science)
         default="holm",
         help_text="The adjustment of the p-values within each family of tests (the tests that answer one question): "
         "'holm' (family-wise error rate), 'bh' (Benjamini-Hochberg, false discovery rate) or 'none'.",

@@ -20,6 +20,7 @@ from django.utils import timezone
 from studies.models import Study, StudyStatusChange
 
 STATUSES: tuple[str, ...] = tuple(Study.Status.values)
+STATUS_CHOICES = Study.Status.choices  # (value, label): the API names this set StudyStatusEnum (settings)
 PILOT_STATES = (Study.Status.DRAFT, Study.Status.PILOT, Study.Status.LIVE)
 # What each state means to the researcher (dashboard), and the button that puts the study in it.
 MEANINGS: dict[str, str] = {

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from studies.lifecycle import STATUSES
+from studies.lifecycle import STATUS_CHOICES
 from studies.models import Condition, Study, StudyStatusChange
 
 
@@ -36,7 +36,7 @@ class StudyDetailSerializer(StudySerializer):
 
 
 class StudyStatusRequestSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=STATUSES, help_text="The lifecycle state to put the study in.")
+    status = serializers.ChoiceField(choices=STATUS_CHOICES, help_text="The lifecycle state to put the study in.")
 
 
 class StudyStatusChangeSerializer(serializers.ModelSerializer):
@@ -50,7 +50,7 @@ class StudyStatusChangeSerializer(serializers.ModelSerializer):
 class StudyStatusSerializer(serializers.Serializer):
     """The study's lifecycle state and its latest changes, newest first."""
 
-    status = serializers.ChoiceField(choices=STATUSES)
+    status = serializers.ChoiceField(choices=STATUS_CHOICES)
     history = StudyStatusChangeSerializer(many=True)
 
 

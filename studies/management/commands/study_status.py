@@ -12,8 +12,8 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
-        parser.add_argument("status", choices=STATUSES)
+        parser.add_argument("slug", help="the study's slug")
+        parser.add_argument("status", choices=STATUSES, help="the state to put the study in (every version)")
         parser.add_argument("--by", help="username recorded as making the change (default: none, the command line)")
 
     def handle(self, *args, slug, status, by=None, **options):
