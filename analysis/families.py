@@ -16,23 +16,22 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.multitest import multipletests
+
+from analysis.correlations import adjust_pvalues
 
 METHODS = {"holm": "holm", "bh": "fdr_bh", "none": None}
 ADJUSTED = "_adjusted"
 
 
 def adjust(pvalues: Sequence[float] | np.ndarray, method: str) -> np.ndarray:
-    """``pvalues`` adjusted over one family (statsmodels ``multipletests``); NaN stays NaN and is not counted
-    in the family; ``none`` returns them unchanged."""
+    """``pvalues`` adjusted over one family (``analysis.correlations.adjust_pvalues``: statsmodels
+    ``multipletests``); NaN stays NaN and is not counted in the family; ``none`` returns them unchanged."""
     if method not in METHODS:
         raise ValueError(f"multiple testing must be one of {', '.join(METHODS)}, not {method!r}")
-    p = np.asarray(pvalues, dtype=float)
-    out = p.copy()
-    keep = np.isfinite(p)
-    if METHODS[method] and keep.any():
-        out[keep] = multipletests(p[keep], method=METHODS[method])[1]
-    return out
+    statsmodels_method = METHODS[method]
+    if statsmodels_method is None:
+        return np.asarray(pvalues, dtype=float).copy()
+    return adjust_pvalues(np.asarray(pvalues, dtype=float).tolist(), method=statsmodels_method)
 
 
 def pvalue_columns(frame: pd.DataFrame) -> list[str]:
