@@ -850,14 +850,13 @@ def _block_subjects(spec: dict, block: dict, opts: Options) -> tuple[pd.DataFram
 
 
 def _rated(block: dict, answers: pd.DataFrame, groups: pd.Series, measure: str) -> pd.DataFrame | BlockAnalysis:
-    """The block's answers of ``measure`` with each rater's group, or the note that none has one."""
+    """The block's answers of ``measure`` with each rater's group (missing: no answer to a ``by`` question,
+    or a group too small to compare; such raters count in the "all participants" rows), or the note that
+    the block has no answers."""
     frame = block_answers(answers, block["key"], measure)
     if frame.empty:
         return BlockAnalysis(block["key"], block["task"], {}, [NO_ANSWERS])
-    frame = frame.assign(rater_group=frame["participant_id"].map(groups))
-    if frame["rater_group"].isna().all():
-        return BlockAnalysis(block["key"], block["task"], {}, ["No answers from participants with a rater group."])
-    return frame
+    return frame.assign(rater_group=frame["participant_id"].map(groups))
 
 
 def agree_block(spec: dict, block: dict, answers: pd.DataFrame, groups: pd.Series, opts: Options) -> BlockAnalysis:

@@ -104,14 +104,11 @@ def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher, tm
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    reason="KNOWN DEFECT after the merges: the pair_comparable block's analysis reports no answers from "
-    "participants with a rater group; to fix next",
-    strict=True,
-)
 def test_pair_comparable_blocks_also_learn_a_metric(researcher):
     """The same estimator from "treat alike" answers (``kind="comparable"``, EXPLORE's link): the
-    pair_comparable analysis has a ``comparable_metric`` table for all participants and per rater group."""
+    pair_comparable analysis has a ``comparable_metric`` table for all participants and per rater group.
+    Rater groups too small to compare (30 participants in four roles, fewer than 10 each) leave the
+    all-participants rows, which count every rater."""
     from participation.simulate import simulate_participants
     from runs.design_analysis import study_analysis
     from studies.services import study_load
@@ -128,3 +125,12 @@ def test_pair_comparable_blocks_also_learn_a_metric(researcher):
     overall = metric[metric["rater_group"] == "all participants"]
     assert len(overall) == 6 and (overall["n_judgements"] == 30 * len(pairs)).all()
     assert (overall["weight"] >= 0).all() and "30 rater resamples" in block.notes[0]
+    assert set(metric["rater_group"]) == {"all participants"}
+    assert (result.rater_groups["status"] == "too few to compare").all()
+    smaller = study_analysis(
+        "comparable-metric", spec, by=["role"], n_resamples=30, n_permutations=30, min_group_size=5
+    ).blocks
+    metric = next(b for b in smaller if b.task == "pair_comparable").tables["comparable_metric"]
+    compared = {g for g in metric["rater_group"] if g != "all participants"}
+    assert compared and all(len(metric[metric["rater_group"] == g]) == 6 for g in compared)
+    assert metric.loc[metric["rater_group"] == "all participants", "weight"].tolist() == overall["weight"].tolist()
