@@ -58,11 +58,15 @@ def simulate_participants(
     decline_rate: float = 0.02,
     group_effects: GroupEffects | None = None,
     progress: Callable[[int], None] | None = None,
+    pilot: bool = False,
 ) -> SimulationReport:
     """Create ``n`` simulated participants (ids ``sim-<seed>-<i>``) who arrive over the past
     ``hours`` and take the whole study; a share ``decline_rate`` declines consent. Arrivals stop
     when the study stops taking new participants (its recruitment target closed it: ``stopped``
-    says so); a study that is not live refuses the first (ValueError).
+    says so); a study that is not live refuses the first (ValueError). ``pilot``: they come by the
+    researcher's pilot link (ids ``sim-pilot-<seed>-<i>``), which a draft or pilot study admits as well as a
+    live one; pilots
+    are left out of the balance, the exports and the analyses (``participant_arrive``).
 
     Studies converted from format 1 (blocks with ``page_key``): answers from ``model``
     (``simulation.effort``), drawn in format 1's order, so that a converted study gets format 1's answers.
@@ -82,11 +86,21 @@ def simulate_participants(
         at = start + timedelta(seconds=float(offsets[i]))
         try:
             participant, created = participant_arrive(
-                study_slug=slug, external_id=f"sim-{seed}-{i}", simulated=True, at=at, seed=int(rng.integers(2**62))
+                study_slug=slug,
+                external_id=f"sim-{'pilot-' if pilot else ''}{seed}-{i}",
+                simulated=True,
+                pilot=pilot,
+                at=at,
+                seed=int(rng.integers(2**62)),
             )
         except StudyNotOpen as exc:
             if i == 0:
-                raise ValueError(f"{slug}: {exc}; only a live study takes new participants") from exc
+                admitted = (
+                    "the pilot link starts only a draft, pilot or live study"
+                    if pilot
+                    else ("only a live study takes new participants (--pilot: the pilot link, in draft or pilot)")
+                )
+                raise ValueError(f"{slug}: {exc}; {admitted}") from exc
             stopped, n = f"{exc} after {i} arrivals", i
             break
         if not created:
@@ -103,9 +117,9 @@ def simulate_participants(
         if progress:
             progress(i + 1)
     counts: dict[str, int] = {}
-    for key in Participant.objects.filter(study__slug=slug, simulated=True, condition__isnull=False).values_list(
-        "condition__key", flat=True
-    ):
+    for key in Participant.objects.filter(
+        study__slug=slug, simulated=True, pilot=pilot, condition__isnull=False
+    ).values_list("condition__key", flat=True):
         counts[key] = counts.get(key, 0) + 1
     return SimulationReport(created=n, completed=completed, by_condition=counts, seed=seed, stopped=stopped)
 

@@ -244,6 +244,23 @@ def test_simulated_participants_stop_when_the_target_closes_the_study(db, resear
         simulate_participants(SLUG, n=1, seed=2)
 
 
+@pytest.mark.parametrize("state", ["draft", "pilot"])
+def test_simulated_pilots_take_a_draft_or_pilot_study_and_stay_out_of_the_exports(db, researcher, state):
+    from research.export import export_tables
+
+    study_load(spec=one_page_spec(), owner=researcher, status=state)
+    with pytest.raises(ValueError, match="only a live study takes new participants"):
+        simulate_participants(SLUG, n=1, seed=2)
+    report = simulate_participants(SLUG, n=4, seed=1, decline_rate=0, pilot=True)
+    assert (report.created, report.completed, sum(report.by_condition.values())) == (4, 4, 4)
+    pilots = Participant.objects.filter(study__slug=SLUG)
+    assert pilots.count() == pilots.filter(pilot=True, status="completed").count() == 4
+    assert export_tables(SLUG).participants.empty and len(export_tables(SLUG, include_pilot=True).participants) == 4
+    call_command("study_status", SLUG, "paused")
+    with pytest.raises(ValueError, match="the pilot link starts only a draft, pilot or live study"):
+        simulate_participants(SLUG, n=1, seed=3, pilot=True)
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_simultaneous_completions_close_the_study_at_its_target(researcher):

@@ -21,6 +21,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--hours", type=float, default=6.0, help="arrivals spread over the past HOURS")
         parser.add_argument(
+            "--pilot",
+            action="store_true",
+            help="arrive by the researcher's pilot link (a draft, pilot or live study admits them; pilots are left out "
+            "of the exports and analyses)",
+        )
+        parser.add_argument(
             "--group-effect",
             action="append",
             default=[],
@@ -41,6 +47,7 @@ class Command(BaseCommand):
         noise: float,
         hours: float,
         group_effect: list[str],
+        pilot: bool,
         **options: object,
     ) -> None:
         if n < 1:
@@ -59,12 +66,14 @@ class Command(BaseCommand):
                 hours=hours,
                 group_effects=effects or None,
                 progress=ProgressBar(n, "participants", self.stderr),
+                pilot=pilot,
             )
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(
             self.style.SUCCESS(
-                f"{report.completed} of {report.created} simulated participants completed (seed {seed}); "
+                f"{report.completed} of {report.created} simulated {'pilot ' if pilot else ''}participants "
+                f"completed (seed {seed}); "
                 f"by condition: {report.by_condition}" + (f"; stopped: {report.stopped}" if report.stopped else "")
             )
         )
