@@ -12,6 +12,7 @@ from analysis.sensitivity import sensitivity_of
 from fairness.rater_groups import ALL
 from fairness.task_blocks import DesignAnalysis
 from research.export import ExportTables, export_tables
+from runs.analysis_plan import check_reason, registered_deviations
 from runs.calibrations import calibration_create
 from runs.design_analysis import GroupOptions, study_analysis
 from runs.models import AnalysisRun
@@ -49,18 +50,23 @@ def analysis_run_create(
     groups: GroupOptions | None = None,
     multiple_testing: str = "holm",
     job_id=None,
+    deviation_reason: str = "",
 ) -> AnalysisRun:
     """The study's analysis (:func:`design_run_create`, every study: a format 1 file is stored as its format 2
-    conversion), split by the questionnaire questions ``by`` (none: one rater group): completed, non-excluded
-    participants only unless ``include_incomplete``, pilot participants only with ``include_pilot`` (the
-    report counts the dropped by reason); the report written into ``out_dir``, its files stored (storage
-    folder ``analysis/<uuid>``) and the run with one new Calibration version per condition in one
-    transaction; if storing fails, nothing of the run remains. ``generalise``: "stimuli" or "none" overrides
-    the study file's ``analysis.generalise`` ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``:
-    the group options (minimum sizes, pooling, bins); ``multiple_testing``: the adjustment within each family
-    of tests (``analysis.families``: holm, bh or none). ``job_id``: the job running it (a cancelled job stores
-    nothing: :func:`runs.services.run_storing`)."""
+        conversion), split by the questionnaire questions ``by`` (none: one rater group): completed, non-excluded
+        participants only unless ``include_incomplete``, pilot participants only with ``include_pilot`` (the
+        report counts the dropped by reason); the report written into ``out_dir``, its files stored (storage
+        folder ``analysis/<uuid>``) and the run with one new Calibration version per condition in one
+        transaction; if storing fails, nothing of the run remains. ``generalise``: "stimuli" or "none" overrides
+        the study file's ``analysis.generalise`` ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``:
+        the group options (minimum sizes, pooling, bins); ``multiple_testing``: the adjustment within each family
+        of tests (``analysis.families``: holm, bh or none). A preregistered study's analysis that deviates from
+        its plan needs ``deviation_reason`` (``runs.analysis_plan.check_reason``). ``job_id``: the job running it
+        (a cancelled job stores nothing: :func:`runs.services.run_storing`)."""
     study = latest_study(slug)
+    generalise = study_generalise(study.spec, generalise)
+    options = plan_options(by, include_incomplete, include_pilot, generalise, multiple_testing, seed, n_resamples)
+    check_reason(study, {**options, **(groups or {})}, deviation_reason)
     return design_run_create(
         study,
         out_dir=out_dir,
@@ -70,10 +76,11 @@ def analysis_run_create(
         include_incomplete=include_incomplete,
         include_pilot=include_pilot,
         progress=progress,
-        generalise=study_generalise(study.spec, generalise),
+        generalise=generalise,
         groups=groups or {},
         multiple_testing=multiple_testing,
         job_id=job_id,
+        deviation_reason=deviation_reason,
     )
 
 
@@ -160,6 +167,27 @@ def without_flagged(analyse: Callable[[str], R], main: R, spec: dict) -> tuple[R
         return everyone, None
 
 
+def plan_options(
+    by: Sequence[str],
+    include_incomplete: bool,
+    include_pilot: bool,
+    generalise: str | None,
+    multiple_testing: str,
+    seed: int,
+    n_resamples: int,
+) -> dict:
+    """An analysis's options as a registered plan names them (``runs.analysis_plan``)."""
+    return {
+        "by": list(by),
+        "include_incomplete": include_incomplete,
+        "include_pilot": include_pilot,
+        "generalise": generalise,
+        "multiple_testing": multiple_testing,
+        "seed": seed,
+        "n_resamples": n_resamples,
+    }
+
+
 def study_generalise(spec: dict, generalise: str | None) -> str | None:
     """The ``generalise`` option in effect: ``generalise`` ("stimuli", or "none" for the study's own stimuli)
     if given, else the study file's ``analysis.generalise``; None means the study's own stimuli."""
@@ -183,11 +211,47 @@ def design_run_create(
     groups: GroupOptions,
     multiple_testing: str = "holm",
     job_id=None,
+    deviation_reason: str = "",
 ) -> AnalysisRun:
-    """A format 2 study's analysis per task block and rater group (``runs.design_analysis``): report,
+    """A format 2 study's analysis per task block and rater group (:func:`design_report_write`): report,
     results.json and CSVs stored under ``analysis/<uuid>``, and the run; with the effort analysis of its
     ``pair_distance`` blocks (:func:`design_effort`) also one new Likert Calibration per condition, as a
     format 1 study's."""
+    calibrations = design_report_write(
+        study,
+        out_dir=out_dir,
+        by=by,
+        seed=seed,
+        n_resamples=n_resamples,
+        include_incomplete=include_incomplete,
+        include_pilot=include_pilot,
+        progress=progress,
+        generalise=generalise,
+        groups=groups,
+        multiple_testing=multiple_testing,
+        deviation_reason=deviation_reason,
+    )
+    return store_run(study, out_dir, seed=seed, n_resamples=n_resamples, calibrations=calibrations, job_id=job_id)
+
+
+def design_report_write(
+    study: Study,
+    *,
+    out_dir: Path,
+    by: Sequence[str],
+    seed: int,
+    n_resamples: int,
+    include_incomplete: bool,
+    include_pilot: bool,
+    progress: Callable[[str, int, int], None] | None = None,
+    generalise: str | None = None,
+    groups: GroupOptions,
+    multiple_testing: str = "holm",
+    deviation_reason: str = "",
+) -> list:
+    """The analysis of :func:`design_run_create` written into ``out_dir`` (nothing stored), with the
+    deviations from the study's registered plan when it has one (``runs.analysis_plan``); returns the effort
+    calibrations to store."""
 
     def analyse(quality_exclusion: str, progress: Callable[[str, int, int], None] | None = None) -> DesignAnalysis:
         return study_analysis(
@@ -255,6 +319,7 @@ def design_run_create(
         sensitivity = sensitivity_of(
             [sensitivity.table, effort.sensitivity.table], max(sensitivity.n_flagged, effort.sensitivity.n_flagged)
         )
+    options = plan_options(by, include_incomplete, include_pilot, generalise, multiple_testing, seed, n_resamples)
     write_design_report(
         result,
         out_dir,
@@ -262,9 +327,11 @@ def design_run_create(
         provenance=provenance,
         sensitivity=sensitivity,
         effort=effort,
+        deviations=registered_deviations(
+            study, {**options, **groups}, why=deviation_reason, n_analysed=result.n_participants
+        ),
     )
-    calibrations = effort.result.calibrations if effort.result else []
-    return store_run(study, out_dir, seed=seed, n_resamples=n_resamples, calibrations=calibrations, job_id=job_id)
+    return effort.result.calibrations if effort.result else []
 
 
 def design_effort(

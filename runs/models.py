@@ -184,3 +184,28 @@ class AuditRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study} audit ({self.condition.key})"
+
+
+class Preregistration(models.Model):
+    """A study version registered with its analysis plan (``runs.preregistration``): when, by whom, the plan
+    (``runs.analysis_plan.AnalysisPlan.as_dict``), the code version, the sha256 of the bundle's manifest and
+    where the bundle is stored. Every later analysis of the study states its deviations from the plan."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="preregistrations")
+    registered_at = models.DateTimeField(default=timezone.now)
+    registered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    plan = StrictJSONField(default=dict)
+    code_version = models.CharField(max_length=100, blank=True)
+    manifest_sha256 = models.CharField(max_length=64)
+    files_prefix = models.CharField(max_length=500, help_text="Storage folder of the bundle.")
+    participants_before = models.PositiveIntegerField(
+        default=0, db_default=0, help_text="Non-pilot participants with answers when it was registered."
+    )
+
+    class Meta:
+        ordering = ["-registered_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.study} registered {self.registered_at:%Y-%m-%d %H:%M}"

@@ -392,6 +392,15 @@ DESIGN = {
         "pair_distance block",
         "the task registry (README 'Adding a task type'); the effort-aware fairness paper for Eq. 5",
     ),
+    "deviations": Explanation(
+        "How this analysis differs from the analysis plan the study was preregistered with, each deviation with "
+        "what differs, when, why (the researcher's words), its type and what it can change.",
+        "No row: the analysis is the planned one. An analysis whose rater groups are in no planned analysis is "
+        "exploratory: its tests are not the registered, confirmatory ones.",
+        "every option of the analysis compared with the registered plan (study version, rater groups, exclusions, "
+        "inference, group options, seed, resamples, sample size)",
+        "Willroth & Atherton (2024), Best laid plans: a guide to reporting preregistration deviations",
+    ),
     "honesty": Explanation(
         "Bayesian Truth Serum honesty scores from the follow-up 'what share of other participants answered X?', "
         "averaged per participant over the questions they answered, summarised per rater group.",

@@ -229,6 +229,7 @@ def write_design_report(
     provenance: Provenance | None = None,
     sensitivity: Sensitivity | None = None,
     effort: EffortOfDesign | None = None,
+    deviations: dict | None = None,
 ) -> Path:
     """A format 2 study's analysis (``fairness.task_blocks.DesignAnalysis``): report.html, results.json, one
     CSV per block and table (``<block>_<table>.csv``), rater_groups.csv and honesty.csv; with
@@ -236,7 +237,9 @@ def write_design_report(
     ``pair_distance`` blocks, first, under the names of a format 1 report (which the dashboard links): its
     sections and figures, ``<table>.csv`` (``calibrations.csv``, ``table2.csv``, ...) and ``bts_scores.csv``,
     in results.json its ``calibrations``, ``multiple_testing``, ``exclusions`` and tables at the top level and
-    ``effort.sample`` (the participants with rated pairs); or why there is none (``effort.note``)."""
+    ``effort.sample`` (the participants with rated pairs); or why there is none (``effort.note``). A
+    preregistered study's report states its ``deviations`` from the plan first (``results.json``'s
+    ``deviations``: ``runs.analysis_plan.registered_deviations``; null when the study is not registered)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(result.rater_groups, out_dir / "rater_groups.csv")
     sections = [
@@ -308,5 +311,36 @@ def write_design_report(
         results["effort"] = {"note": effort.note}
         intro.append(effort.note)
     add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    results["deviations"] = deviations
+    if deviations is not None:
+        sections.insert(0, deviations_section(deviations))
+        intro.insert(0, deviations_sentence(deviations))
     write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
+
+
+def deviations_sentence(deviations: dict) -> str:
+    registered = f"preregistered on {deviations['registered_at'][:10]} (version {deviations['registered_version']})"
+    if deviations["follows_plan"]:
+        planned = deviations["planned_analysis"]
+        return f"This analysis follows the plan the study was {registered}: the planned analysis {planned!r}."
+    kind = (
+        "an exploratory analysis"
+        if not deviations["planned_analysis"]
+        else f"the planned analysis {deviations['planned_analysis']!r}"
+    )
+    count = len(deviations["deviations"])
+    return f"The study was {registered}; this is {kind} with {count} deviation(s) from the plan (below)."
+
+
+def deviations_section(deviations: dict) -> Section:
+    """The deviations from the registered plan as Willroth & Atherton's table (what, when, why, type, impact)."""
+    frame = pd.DataFrame(deviations["deviations"], columns=["what", "when", "why", "type", "impact"])
+    return table_section(
+        "Deviations from the preregistered plan",
+        frame,
+        empty="None: the analysis follows the registered plan.",
+        explanation=DESIGN["deviations"],
+        columns={"what": "What", "when": "When", "why": "Why", "type": "Type", "impact": "Impact"},
+        notes=[deviations_sentence(deviations)],
+    )

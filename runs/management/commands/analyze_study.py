@@ -10,6 +10,7 @@ from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.analysis_runs import analysis_run_create
 from runs.design_analysis import GroupOptions
 from runs.report_assets import report_address
+from runs.reports.design import deviations_sentence
 from studies.services import StudyNotFound
 
 
@@ -73,6 +74,13 @@ class Command(BaseCommand):
             "default: the pool's quartiles for a numeric column with more than 5 values",
         )
         parser.add_argument(
+            "--deviation-reason",
+            default="",
+            metavar="TEXT",
+            help="a preregistered study: why this analysis deviates from the registered plan (needed when it does; "
+            "the report lists every deviation with it)",
+        )
+        parser.add_argument(
             "--include-incomplete",
             action="store_true",
             help="also analyse participants who have not completed (default: completed participants only)",
@@ -106,10 +114,13 @@ class Command(BaseCommand):
                 generalise=generalise,
                 groups=groups,
                 multiple_testing=options["multiple_testing"],
+                deviation_reason=options["deviation_reason"],
             )
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(run.results["sample"]["sentence"])
+        if run.results.get("deviations"):
+            self.stdout.write(deviations_sentence(run.results["deviations"]))
         for cal in run.calibrations.all():
             self.stdout.write(f"  {cal}  95% CI [{cal.ci_low:.4f}, {cal.ci_high:.4f}] ({cal.estimand_text})")
         self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))

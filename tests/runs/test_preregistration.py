@@ -1,0 +1,184 @@
+"""Preregistration (``manage.py preregister``, ``runs.preregistration``, ``runs.analysis_plan``): the bundle
+freezes the study version, the plan, the code version and the requirements with a simulated run, every file
+hashed (checked here with hashlib, and by ``--verify`` against changed, missing and extra files); the study
+records it once; every later analysis states its deviations from the plan (Willroth & Atherton's fields),
+computed from its options, and one that deviates needs a reason before it runs."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from participation.simulate import simulate_participants
+from runs.analysis_runs import analysis_run_create
+from runs.management.commands.analyze_study import Command as AnalyzeStudy
+from runs.models import AnalysisRun, Preregistration
+from studies.models import Study
+from studies.services import spec_digest, study_load
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.django_db
+SLUG = "disagreement-synthetic"
+PLAN = {
+    "analyses": [{"name": "by role", "by": ["role"]}],
+    "n_resamples": 40,
+    "seed": 3,
+    "sample_size": 24,
+    "hypotheses": "H1: people who work in criminal justice disagree less with the AI's labels.",
+}
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def study(researcher, tmp_path, settings):
+    settings.REPORTS_DIR = tmp_path / "reports"
+    spec = json.loads((ROOT / "studies" / "bundled" / "disagreement_synthetic.json").read_text())
+    spec["pools"][0]["subjects"] = spec["pools"][0]["subjects"][:40]
+    return study_load(spec=spec, owner=researcher).study
+
+
+@pytest.fixture
+def registered(study, tmp_path):
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(PLAN))
+    call_command("preregister", SLUG, plan=str(plan), out=str(tmp_path / "bundle"), user="alice")
+    return tmp_path / "bundle"
+
+
+def test_the_bundle_freezes_study_plan_code_and_requirements_with_a_simulated_run(study, registered):
+    manifest = json.loads((registered / "manifest.json").read_text())
+    assert set(manifest["files"]) >= {"study.json", "analysis_plan.json", "plan.json", "requirements.txt"}
+    for name, digest in manifest["files"].items():  # every file hashed, recomputed here
+        assert sha256(registered / name) == digest, name
+    files = {str(p.relative_to(registered)) for p in registered.rglob("*") if p.is_file()}
+    assert files == set(manifest["files"]) | {"manifest.json"}
+    assert spec_digest(json.loads((registered / "study.json").read_text())) == manifest["study"]["spec_digest"]
+    assert manifest["study"] | {"spec_digest": ""} == {
+        "slug": SLUG,
+        "version": 1,
+        "title": study.title,
+        "spec_digest": "",
+    }
+    assert (registered / "requirements.txt").read_text() == (ROOT / "requirements.txt").read_text()
+    assert manifest["code_version"].startswith(("commit ", "platform ")) and manifest["participants_before"] == 0
+    plan = json.loads((registered / "analysis_plan.json").read_text())
+    assert plan["analyses"] == PLAN["analyses"] and plan["sample_size"] == 24 and plan["multiple_testing"] == "holm"
+    preregr = json.loads((registered / "plan.json").read_text())
+    assert preregr["form"]["metadata"]["form_id"] == "OSFprereg_v1"
+    assert sorted(preregr["specs"], key=lambda k: int(k.split("_")[1])) == [f"item_{i}" for i in range(1, 26)]
+    assert (
+        preregr["specs"]["item_4"]["text"] == PLAN["hypotheses"]
+        and preregr["specs"]["item_13"]["text"] == "24 participants"
+    )
+    # the simulated run: the planned analysis on simulated participants of a copy that was rolled back
+    simulated = json.loads((registered / "simulated-run" / "by role" / "results.json").read_text())
+    assert simulated["by"] == ["role"] and simulated["sample"]["included"] > 0
+    assert list(Study.objects.values_list("slug", flat=True)) == [SLUG]
+    registration = Preregistration.objects.get()
+    assert registration.study == study and registration.registered_by.username == "alice"
+    assert registration.manifest_sha256 == sha256(registered / "manifest.json")
+
+
+def test_verify_finds_changed_missing_and_extra_files(registered):
+    call_command("preregister", verify=str(registered))
+    (registered / "extra.txt").write_text("added later")
+    (registered / "requirements.txt").unlink()
+    plan = registered / "analysis_plan.json"
+    plan.write_text(plan.read_text().replace('"seed": 3', '"seed": 4'))
+    with pytest.raises(CommandError) as caught:
+        call_command("preregister", verify=str(registered))
+    message = str(caught.value)
+    assert "requirements.txt: missing" in message and "extra.txt: not in the manifest" in message
+    assert "analysis_plan.json: changed" in message
+
+
+@pytest.mark.parametrize(
+    ("plan", "message"),
+    [
+        ({"seeds": 3}, "plan: unknown field(s) seeds"),
+        ({"n_resamples": "many"}, "plan.n_resamples: must be int"),
+        ({"analyses": [{"name": "x", "by": ["colour"]}]}, "plan.analyses[0].by: colour not a question of the study"),
+        ({"multiple_testing": "bonferroni"}, "plan.multiple_testing: one of holm, bh, none"),
+        ({"sample_size": 0}, "plan.sample_size: a positive whole number"),
+    ],
+)
+def test_a_bad_plan_is_refused_by_its_field_and_nothing_is_registered(study, tmp_path, plan, message):
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    with pytest.raises(CommandError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        call_command("preregister", SLUG, plan=str(path), out=str(tmp_path / "bundle"))
+    assert not Preregistration.objects.exists()
+
+
+def test_a_registration_is_never_replaced(registered, tmp_path):
+    with pytest.raises(CommandError, match="a registration is never replaced"):
+        call_command("preregister", SLUG, out=str(tmp_path / "again"))
+    assert Preregistration.objects.count() == 1
+
+
+def test_the_plan_defaults_are_the_analysis_commands(study, tmp_path):
+    call_command("preregister", SLUG, out=str(tmp_path / "bundle"), by=["role"])
+    plan = json.loads((tmp_path / "bundle" / "analysis_plan.json").read_text())
+    defaults = vars(AnalyzeStudy().create_parser("manage.py", "analyze_study").parse_args([SLUG]))
+    for name, option in {
+        "seed": "seed",
+        "n_resamples": "resamples",
+        "multiple_testing": "multiple_testing",
+        "min_group_size": "min_group_size",
+        "min_subject_group": "min_subject_group",
+        "pool_small": "pool_small",
+        "include_pilot": "include_pilot",
+        "include_incomplete": "include_incomplete",
+    }.items():
+        assert plan[name] == defaults[option], name
+    assert plan["analyses"] == [{"name": "primary", "by": ["role"]}] and plan["sample_size"] is None
+
+
+def run(tmp_path, name: str, **options) -> AnalysisRun:
+    options = {"seed": 3, "n_resamples": 40, "by": ["role"], **options}
+    return analysis_run_create(slug=SLUG, out_dir=tmp_path / name, **options)
+
+
+def test_an_analysis_that_follows_the_plan_says_so(registered, tmp_path):
+    simulate_participants(SLUG, n=24, seed=1, decline_rate=0)
+    results = run(tmp_path, "planned").results
+    assert results["sample"]["included"] == 24
+    assert results["deviations"]["follows_plan"] is True and results["deviations"]["deviations"] == []
+    assert results["deviations"]["planned_analysis"] == "by role"
+    html = (tmp_path / "planned" / "report.html").read_text()
+    assert "This analysis follows the plan the study was preregistered on" in html
+
+
+def test_deviations_are_computed_and_need_a_reason_before_the_analysis_runs(registered, tmp_path):
+    simulate_participants(SLUG, n=20, seed=1, decline_rate=0)
+    with pytest.raises(ValueError, match="deviates from the plan .*seed 5; planned 3.*say why"):
+        run(tmp_path, "refused", seed=5)
+    assert not AnalysisRun.objects.exists() and not (tmp_path / "refused").exists()
+    why = "the seed was mistyped in the first run"
+    deviations = run(tmp_path, "reseeded", seed=5, deviation_reason=why).results["deviations"]
+    assert deviations["follows_plan"] is False and deviations["planned_analysis"] == "by role"
+    listed = {d["type"]: d for d in deviations["deviations"]}
+    assert set(listed) == {"computation", "sample size"}
+    assert listed["computation"]["what"] == "seed 5; planned 3"
+    assert listed["sample size"]["what"] == "20 participants analysed; 24 planned"
+    assert all(d["why"] == why and d["when"] and d["impact"] for d in deviations["deviations"])
+    pooled = run(tmp_path, "pooled", by=[], multiple_testing="bh", deviation_reason="exploring").results["deviations"]
+    types = [d["type"] for d in pooled["deviations"]]
+    assert pooled["planned_analysis"] == "" and types[0] == "exploratory analysis" and "inference" in types
+    assert "Deviations from the preregistered plan" in (tmp_path / "pooled" / "report.html").read_text()
+
+
+def test_a_new_study_version_is_a_deviation_and_an_unregistered_study_has_none(registered, study, tmp_path):
+    simulate_participants(SLUG, n=24, seed=1, decline_rate=0)
+    spec = {**study.spec, "title": "Changed after the registration"}
+    study_load(spec=spec, owner=study.owner)  # participants have arrived: a new version
+    simulate_participants(SLUG, n=2, seed=2, decline_rate=0)
+    with pytest.raises(ValueError, match="study version 2 analysed; version 1 was registered"):
+        run(tmp_path, "v2")
+    Preregistration.objects.all().delete()
+    assert run(tmp_path, "unregistered").results["deviations"] is None
