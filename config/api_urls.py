@@ -18,6 +18,7 @@ urlpatterns = [
     path("studies/<slug:slug>/audits/", run_api.AuditRuns.as_view(), name="api-audits"),
     path("studies/<slug:slug>/differential-parity/", run_api.StudyDifferentialParity.as_view(), name="api-dp"),
     path("studies/<slug:slug>/plans/", run_api.StudyPlans.as_view(), name="api-plans"),
+    path("studies/<slug:slug>/preregistration/", run_api.StudyPreregistration.as_view(), name="api-preregistration"),
     path("situation-testing/", run_api.SituationTestingRun.as_view(), name="api-situation-testing"),
     path("jobs/", run_api.JobList.as_view(), name="api-jobs"),
     path("jobs/<uuid:job_id>/", run_api.JobDetail.as_view(), name="api-job"),

@@ -5,7 +5,7 @@ from django.urls import path, re_path
 
 from research import preview, study_builder_views, study_upload_views
 from research import researcher_views as views
-from runs import run_views, study_file_views
+from runs import preregistration_views, run_views, study_file_views
 from runs.report_assets import ASSETS_DIR, report_asset
 
 app_name = "researcher"
@@ -20,6 +20,12 @@ urlpatterns = [
     path("studies/<slug:slug>/", run_views.dashboard, name="dashboard"),
     path("studies/<slug:slug>/runs/", run_views.run_list, name="runs"),
     path("studies/<slug:slug>/start/", run_views.run_start, name="start"),
+    path("studies/<slug:slug>/preregistration/", preregistration_views.preregistration, name="preregistration"),
+    path(
+        "studies/<slug:slug>/preregistration/bundle.zip",
+        preregistration_views.preregistration_bundle,
+        name="preregistration-bundle",
+    ),
     path("studies/<slug:slug>/start/<str:kind>/", run_views.run_start, name="start-run"),
     path("studies/<slug:slug>/report/<str:filename>", run_views.latest_report_file, name="report"),
     path("studies/<slug:slug>/audit/<str:filename>", run_views.latest_audit_file, name="audit"),

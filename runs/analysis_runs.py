@@ -53,16 +53,16 @@ def analysis_run_create(
     deviation_reason: str = "",
 ) -> AnalysisRun:
     """The study's analysis (:func:`design_run_create`, every study: a format 1 file is stored as its format 2
-        conversion), split by the questionnaire questions ``by`` (none: one rater group): completed, non-excluded
-        participants only unless ``include_incomplete``, pilot participants only with ``include_pilot`` (the
-        report counts the dropped by reason); the report written into ``out_dir``, its files stored (storage
-        folder ``analysis/<uuid>``) and the run with one new Calibration version per condition in one
-        transaction; if storing fails, nothing of the run remains. ``generalise``: "stimuli" or "none" overrides
-        the study file's ``analysis.generalise`` ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``:
-        the group options (minimum sizes, pooling, bins); ``multiple_testing``: the adjustment within each family
-        of tests (``analysis.families``: holm, bh or none). A preregistered study's analysis that deviates from
-        its plan needs ``deviation_reason`` (``runs.analysis_plan.check_reason``). ``job_id``: the job running it
-        (a cancelled job stores nothing: :func:`runs.services.run_storing`)."""
+    conversion), split by the questionnaire questions ``by`` (none: one rater group): completed, non-excluded
+    participants only unless ``include_incomplete``, pilot participants only with ``include_pilot`` (the
+    report counts the dropped by reason); the report written into ``out_dir``, its files stored (storage
+    folder ``analysis/<uuid>``) and the run with one new Calibration version per condition in one
+    transaction; if storing fails, nothing of the run remains. ``generalise``: "stimuli" or "none" overrides
+    the study file's ``analysis.generalise`` ("stimuli": alpha's CI resamples stimulus pairs too); ``groups``:
+    the group options (minimum sizes, pooling, bins); ``multiple_testing``: the adjustment within each family
+    of tests (``analysis.families``: holm, bh or none). A preregistered study's analysis that deviates from
+    its plan needs ``deviation_reason`` (``runs.analysis_plan.check_reason``). ``job_id``: the job running it
+    (a cancelled job stores nothing: :func:`runs.services.run_storing`)."""
     study = latest_study(slug)
     generalise = study_generalise(study.spec, generalise)
     options = plan_options(by, include_incomplete, include_pilot, generalise, multiple_testing, seed, n_resamples)

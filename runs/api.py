@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from research.api.views import latest_visible
-from runs.models import AnalysisRun, AuditRun, Job
+from runs.models import AnalysisRun, AuditRun, Job, Preregistration
 from runs.selectors import jobs_visible_to
 from runs.serializers import (
     AnalysisRequestSerializer,
@@ -21,6 +21,8 @@ from runs.serializers import (
     DifferentialParityRequestSerializer,
     JobSerializer,
     PlanRequestSerializer,
+    PreregistrationRequestSerializer,
+    PreregistrationSerializer,
     SituationTestingRequestSerializer,
 )
 from runs.services import JobQuotaExceeded, job_cancel, job_create
@@ -76,6 +78,33 @@ class AnalysisRuns(generics.ListAPIView):
     @extend_schema(request=AnalysisRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):
         return _start(request, slug, Job.Kind.ANALYSIS, AnalysisRequestSerializer)
+
+
+class StudyPreregistration(APIView):
+    """The study's preregistration (GET: 404 when it has none) or register its analysis plan (POST: a background
+    job; 409 when it is registered already, since a registration is never replaced)."""
+
+    @extend_schema(responses={200: PreregistrationSerializer})
+    def get(self, request, slug: str):
+        study = latest_visible(request, slug)
+        registration = Preregistration.objects.filter(study__slug=study.slug).select_related("study").first()
+        if registration is None:
+            raise Http404("This study is not registered: POST its plan to this URL.")
+        return Response(PreregistrationSerializer(registration).data)
+
+    @extend_schema(request=PreregistrationRequestSerializer, responses={202: JobSerializer})
+    def post(self, request, slug: str):
+        study = latest_visible(request, slug)
+        if Preregistration.objects.filter(study__slug=study.slug).exists():
+            return Response(
+                {"detail": "This study is registered already: a registration is never replaced."},
+                status=status.HTTP_409_CONFLICT,
+            )
+        params = PreregistrationRequestSerializer(data=request.data, context={"study": study})
+        params.is_valid(raise_exception=True)
+        return _accepted(
+            kind=Job.Kind.PREREGISTRATION, user=request.user, study=study, params={"plan": params.plan()}, uploads={}
+        )
 
 
 class AuditRuns(generics.ListAPIView):

@@ -24,6 +24,7 @@ class Job(models.Model):
         STUDY_UPLOAD = "study_upload", "Study file check"
         STUDY_LOAD = "study_load", "Study file load"
         ADAPTIVE_REFIT = "adaptive_refit", "Adaptive block refit"
+        PREREGISTRATION = "preregistration", "Preregistration"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

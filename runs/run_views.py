@@ -24,7 +24,7 @@ from research.participant_samples import SAMPLES, sample_filter
 from research.researcher_views import lifecycle_context, pilot_context, sample_of
 from research.tables import study_tables
 from runs.human_source_options import OPTIONS, SURROGATES
-from runs.models import AnalysisRun, AuditRun, Calibration, Job
+from runs.models import AnalysisRun, AuditRun, Calibration, Job, Preregistration
 from runs.selectors import jobs_visible_to
 from runs.serializers import (
     AnalysisRequestSerializer,
@@ -88,6 +88,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "min_subject_group": MIN_SUBJECT_GROUP,
         "human_sources": human_source_choices(request.user, errors if kind == "audit" else {}, request.POST),
         "surrogates": SURROGATES,
+        "registration": Preregistration.objects.filter(study__slug=slug).first(),
         "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT)
         .select_related("condition")
         .order_by("condition__key", "-version"),

@@ -28,6 +28,7 @@ from runs.design_analysis import GROUP_OPTIONS, GroupOptions
 from runs.models import Job
 from runs.plan_parameters import plan_total
 from runs.planning_runs import plan_results, run_plan, write_plan_report
+from runs.preregistration import preregister
 from runs.relative_fairness import write_study_dp_report
 from runs.storage import copy_to_local, new_prefix, store_directory
 from studies.models import Study
@@ -71,6 +72,7 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
         # GroupOptions' keys; the request serializer checked their values
         groups=cast(GroupOptions, {k: job.params[k] for k in GROUP_OPTIONS if k in job.params}),
         job_id=job.pk,
+        deviation_reason=job.params.get("deviation_reason", ""),
     )
     context.log(f"analysis run {run.pk} stored with {run.calibrations.count()} calibrations")
     return {
@@ -230,6 +232,21 @@ def run_study_load(context: JobContext) -> tuple[dict, str]:
     }, ""
 
 
+def run_preregistration(context: JobContext) -> tuple[dict, str]:
+    job = context.job
+    study = _study(job)
+    context.progress("registering: the bundle and its simulated run", 0, 1)
+    registration = preregister(study.slug, context.workdir / "bundle", plan=job.params["plan"], user=job.created_by)
+    context.log(
+        f"registered {study.slug} version {registration.study.version}: manifest {registration.manifest_sha256}"
+    )
+    return {
+        "preregistration": registration.pk,
+        "manifest_sha256": registration.manifest_sha256,
+        "next_url": reverse("researcher:preregistration", args=[study.slug]),
+    }, ""
+
+
 def run_adaptive_refit(context: JobContext) -> tuple[dict, str]:
     job = context.job
     return adaptive_refit(study_id=_study(job).pk, block=job.params["block"]), ""
@@ -245,4 +262,5 @@ RUNNERS: dict[str, Callable[[JobContext], tuple[dict, str]]] = {
     Job.Kind.STUDY_UPLOAD: run_study_upload,
     Job.Kind.STUDY_LOAD: run_study_load,
     Job.Kind.ADAPTIVE_REFIT: run_adaptive_refit,
+    Job.Kind.PREREGISTRATION: run_preregistration,
 }

@@ -12,6 +12,8 @@ from rest_framework.utils import html
 from core.cli_args import bins_text
 from core.uploads import UploadError, check_separator, csv_upload_header
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
+from runs.analysis_defaults import ANALYSIS_DEFAULTS
+from runs.analysis_plan import DeviationNeedsReason, check_reason
 from runs.audit_condition import AuditError, audited_condition
 from runs.human_source_options import LIPSCHITZ, OPTIONS, SURROGATE, parameter_problems
 from runs.models import Job
@@ -41,8 +43,8 @@ class BinsField(serializers.DictField):
 
 
 class AnalysisRequestSerializer(serializers.Serializer):
-    seed = serializers.IntegerField(default=1, min_value=0, max_value=2**62)
-    n_resamples = serializers.IntegerField(default=2000, min_value=100, max_value=20000)
+    seed = serializers.IntegerField(default=ANALYSIS_DEFAULTS["seed"], min_value=0, max_value=2**62)
+    n_resamples = serializers.IntegerField(default=ANALYSIS_DEFAULTS["n_resamples"], min_value=100, max_value=20000)
     include_pilot = serializers.BooleanField(default=False, help_text="Also analyse pilot participants.")
     include_incomplete = serializers.BooleanField(
         default=False, help_text="Also analyse participants who have not completed (default: completed only)."
@@ -91,6 +93,31 @@ class AnalysisRequestSerializer(serializers.Serializer):
         "command's text, \"age=25,45; priors=1,3\" (the dashboard's form).",
     )
 
+    deviation_reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=2000,
+        help_text="A preregistered study: why this analysis deviates from the registered plan (needed when it does; "
+        "the report lists every deviation with it).",
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        """A preregistered study's analysis that deviates from its plan needs its reason (``check_reason``), asked
+        when the request is made."""
+        study = self.context.get("study")
+        if study is not None:
+            generalise = attrs.get("generalise") or study.spec.get("analysis", {}).get("generalise")
+            options = {name: attrs.get(name) for name in ("by", "include_incomplete", "include_pilot", "seed")}
+            options |= {name: attrs.get(name) for name in ("multiple_testing", "n_resamples", "pool_small", "bins")}
+            options |= {"generalise": None if generalise == "none" else generalise}
+            options |= {name: attrs.get(name) for name in ("min_group_size", "min_subject_group")}
+            try:
+                check_reason(study, options, attrs.get("deviation_reason", ""))
+            except DeviationNeedsReason as exc:
+                raise serializers.ValidationError({"deviation_reason": [str(exc)]}) from exc
+        return attrs
+
     def validate_by(self, by: list[str]) -> list[str]:
         """Checked against the study (``context["study"]``) when the request is made, not in the job."""
         study = self.context.get("study")
@@ -100,6 +127,64 @@ class AnalysisRequestSerializer(serializers.Serializer):
             return list(check_by(study.spec, by))
         except ValueError as exc:
             raise serializers.ValidationError(str(exc)) from exc
+
+
+class PreregistrationRequestSerializer(serializers.Serializer):
+    """A study's analysis plan to register (``runs.analysis_plan``): one planned analysis split by ``by``, with
+    the analysis's options; the defaults are ``analyze_study``'s."""
+
+    by = serializers.ListField(
+        child=serializers.CharField(max_length=60),
+        default=list,
+        max_length=4,
+        help_text="The planned analysis's rater groups: questionnaire question keys (none: all participants).",
+    )
+    hypotheses = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=5000, help_text="The hypotheses, in your words."
+    )
+    sample_size = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        max_value=1_000_000,
+        help_text="Participants to be analysed (default: the study file's recruitment.target).",
+    )
+    seed = serializers.IntegerField(default=ANALYSIS_DEFAULTS["seed"], min_value=0, max_value=2**62)
+    n_resamples = serializers.IntegerField(default=ANALYSIS_DEFAULTS["n_resamples"], min_value=100, max_value=20000)
+    multiple_testing = serializers.ChoiceField(choices=["holm", "bh", "none"], default="holm")
+    include_pilot = serializers.BooleanField(default=False)
+    include_incomplete = serializers.BooleanField(default=False)
+    min_group_size = serializers.IntegerField(default=ANALYSIS_DEFAULTS["min_group_size"], min_value=1)
+
+    def validate_by(self, by: list[str]) -> list[str]:
+        study = self.context.get("study")
+        if not by or study is None:
+            return by
+        try:
+            return list(check_by(study.spec, by))
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+    def plan(self) -> dict:
+        """The plan file's content (``runs.analysis_plan.plan_from``)."""
+        data = dict(self.validated_data)
+        plan = {"analyses": [{"name": "primary", "by": data.pop("by")}], **data}
+        return {key: value for key, value in plan.items() if value is not None}
+
+
+class PreregistrationSerializer(serializers.Serializer):
+    registered_at = serializers.DateTimeField()
+    study_version = serializers.IntegerField(source="study.version")
+    registered_by = serializers.CharField(source="registered_by.username", default=None)
+    plan = serializers.JSONField()
+    code_version = serializers.CharField()
+    manifest_sha256 = serializers.CharField()
+    participants_before = serializers.IntegerField()
+    bundle_url = serializers.SerializerMethodField()
+
+    def get_bundle_url(self, registration) -> str:
+        return reverse("researcher:preregistration-bundle", args=[registration.study.slug])
 
 
 class AnalysisRunSerializer(serializers.Serializer):

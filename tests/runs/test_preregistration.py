@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from participation.simulate import simulate_participants
 from runs.analysis_runs import analysis_run_create
 from runs.management.commands.analyze_study import Command as AnalyzeStudy
-from runs.models import AnalysisRun, Preregistration
+from runs.models import AnalysisRun, Job, Preregistration
 from studies.models import Study
 from studies.services import spec_digest, study_load
 from tests.conftest import ROOT
@@ -182,3 +182,57 @@ def test_a_new_study_version_is_a_deviation_and_an_unregistered_study_has_none(r
         run(tmp_path, "v2")
     Preregistration.objects.all().delete()
     assert run(tmp_path, "unregistered").results["deviations"] is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_dashboard_and_the_api_register_a_plan_once_as_a_job(study, researcher, other_researcher, client, tmp_path):
+    import io
+    import zipfile
+
+    from rest_framework.test import APIClient
+
+    from tests.conftest import run_jobs
+
+    client.force_login(researcher)
+    page = client.get(f"/researcher/studies/{SLUG}/preregistration/")
+    assert page.status_code == 200 and b"Register the analysis plan" in page.content
+    bad = client.post(f"/researcher/studies/{SLUG}/preregistration/", {"by": ["colour"]})
+    assert bad.status_code == 400 and not Preregistration.objects.exists()
+    hypothesis = "H1: <b>criminal-justice</b> workers disagree less"
+    response = client.post(
+        f"/researcher/studies/{SLUG}/preregistration/",
+        {"by": ["role"], "hypotheses": hypothesis, "sample_size": "30", "n_resamples": "100", "seed": "2"},
+    )
+    assert response.status_code == 302 and "/researcher/jobs/" in response["Location"]
+    assert Job.objects.get().kind == "preregistration"
+    run_jobs()
+    job = Job.objects.get()
+    assert job.status == "succeeded", job.error
+    registration = Preregistration.objects.get()
+    assert registration.plan["analyses"] == [{"name": "primary", "by": ["role"]}]
+    assert registration.plan["sample_size"] == 30 and registration.registered_by == researcher
+    page = client.get(f"/researcher/studies/{SLUG}/preregistration/").content.decode()
+    assert registration.manifest_sha256 in page and "&lt;b&gt;criminal-justice&lt;/b&gt;" in page
+    bundle = client.get(f"/researcher/studies/{SLUG}/preregistration/bundle.zip")
+    names = zipfile.ZipFile(io.BytesIO(b"".join(bundle.streaming_content))).namelist()
+    assert {"manifest.json", "study.json", "plan.json", "analysis_plan.json", "requirements.txt"} <= set(names)
+    # the same through the API; a second registration is refused (409), a stranger sees nothing (404)
+    api = APIClient()
+    api.force_authenticate(researcher)
+    body = api.get(f"/api/studies/{SLUG}/preregistration/").json()
+    assert body["manifest_sha256"] == registration.manifest_sha256 and body["study_version"] == 1
+    assert api.post(f"/api/studies/{SLUG}/preregistration/", {"by": []}, format="json").status_code == 409
+    stranger = APIClient()
+    stranger.force_authenticate(other_researcher)
+    assert stranger.get(f"/api/studies/{SLUG}/preregistration/").status_code == 404
+    client.force_login(other_researcher)
+    assert client.get(f"/researcher/studies/{SLUG}/preregistration/bundle.zip").status_code == 404
+    # the analysis form asks why an analysis deviates, before the job is queued
+    client.force_login(researcher)
+    form = client.get(f"/researcher/studies/{SLUG}/start/").content.decode()
+    assert "Why this analysis deviates from the registered plan" in form
+    refused = client.post(
+        f"/researcher/studies/{SLUG}/start/analysis/", {"seed": "9", "n_resamples": "100", "by": ["role"]}
+    )
+    assert refused.status_code == 400 and "say why" in refused.content.decode()
+    assert Job.objects.count() == 1
