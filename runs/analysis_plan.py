@@ -239,7 +239,7 @@ def registered_deviations(study, options: Mapping[str, Any], *, why: str = "", n
     """The deviations of an analysis of ``study`` with ``options`` from the study's registration, as stored in
     results.json (``registered_at``, ``registered_version``, ``manifest_sha256``, ``planned_analysis`` ("" when
     exploratory), ``follows_plan`` and ``deviations``, each with Willroth & Atherton's fields), or None when the
-    study is not registered."""
+    study is not registered; ``participants_before``: who had answered when it was registered."""
     from runs.models import Preregistration
 
     registration = Preregistration.objects.select_related("study").filter(study__slug=study.slug).first()
@@ -258,6 +258,7 @@ def registered_deviations(study, options: Mapping[str, Any], *, why: str = "", n
         "registered_at": registration.registered_at.isoformat(),
         "registered_version": registration.study.version,
         "manifest_sha256": registration.manifest_sha256,
+        "participants_before": registration.participants_before,
         "planned_analysis": matched,
         "follows_plan": not found,
         "deviations": [asdict(d) for d in found],

@@ -321,6 +321,8 @@ def write_design_report(
 
 def deviations_sentence(deviations: dict) -> str:
     registered = f"preregistered on {deviations['registered_at'][:10]} (version {deviations['registered_version']})"
+    if deviations.get("participants_before"):
+        registered += f", after {deviations['participants_before']} participants had answered"
     if deviations["follows_plan"]:
         planned = deviations["planned_analysis"]
         return f"This analysis follows the plan the study was {registered}: the planned analysis {planned!r}."
