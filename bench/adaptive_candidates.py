@@ -11,7 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# the repository first, and not bench/ itself: bench/coverage.py would shadow the coverage package
+sys.path[:] = [
+    str(Path(__file__).resolve().parent.parent),
+    *(p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent),
+]
 
 from analysis.adaptive_design import DESIGNS, Fit, next_item  # noqa: E402
 

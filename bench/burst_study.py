@@ -10,7 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# the repository first, and not bench/ itself: bench/coverage.py would shadow the coverage package
+sys.path[:] = [
+    str(Path(__file__).resolve().parent.parent),
+    *(p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent),
+]
 
 from core.strict_json import StrictJSONEncoder  # noqa: E402
 

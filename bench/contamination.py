@@ -50,7 +50,8 @@ from unittest import mock
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# the repository first, and not bench/ itself: bench/coverage.py would shadow the coverage package
+sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent)]
 BOTS = ("fast", "paced", "filler", "careful typer", "forger", "farm", "mimic")
 KINDS = ("human", *BOTS)
 TEXT_KEY = "fairness_view"

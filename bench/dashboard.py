@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# the repository first, and not bench/ itself: bench/coverage.py would shadow the coverage package
+sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent)]
 
 
 def setup(database_url: str | None, sqlite: str) -> None:

@@ -40,7 +40,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# the repository first, and not bench/ itself: bench/coverage.py would shadow the coverage package
+sys.path[:] = [
+    str(Path(__file__).resolve().parent.parent),
+    *(p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent),
+]
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 from config import nginx  # noqa: E402
 from participation.loadclient import HTTPParticipant  # noqa: E402

@@ -16,7 +16,11 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# the repository first, and not bench/ itself: bench/coverage.py would shadow the coverage package
+sys.path[:] = [
+    str(Path(__file__).resolve().parent.parent),
+    *(p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent),
+]
 
 from analysis.paired_comparison import utility_model  # noqa: E402
 

@@ -28,7 +28,11 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlencode
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# the repository first, and not bench/ itself: bench/coverage.py would shadow the coverage package
+sys.path[:] = [
+    str(Path(__file__).resolve().parent.parent),
+    *(p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent),
+]
 import launch  # noqa: E402  (bench/launch.py: server settings, manage, health wait)
 
 from participation.loadclient import HTTPParticipant  # noqa: E402

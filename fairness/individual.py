@@ -23,18 +23,9 @@ from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-try:  # pragma: no cover - exercised by whichever branch is installed
-    import numba
-
-    # Jobs run in processes forked from the worker (runs/worker.py), and a test process forks after
-    # running kernels itself: GNU OpenMP terminates a forked child that uses it ("fork() called from a
-    # process already using GNU OpenMP"), so the parallel kernel uses a fork-safe threading layer (TBB
-    # when installed, else numba's workqueue). Set before the first parallel launch.
-    numba.config.THREADING_LAYER = "forksafe"  # type: ignore[attr-defined]  # set at run time, not declared
-except ImportError:  # pragma: no cover
-    numba = None  # type: ignore[assignment]  # the pure-numpy kernel is used
+from fairness.jit import numba
+from fairness.pair_sampling import bounded_mean, eaif_pair_sums
 
 BLOCK = 2048
 # D - d must exceed this for a pair to count as a violation (absolute; risks and distances are O(1),
@@ -52,11 +43,20 @@ class EaIFResult:
 
 @dataclass(frozen=True)
 class EaIFEstimate:
+    """A sampled EaIF: ``ci`` by ``bound`` (``fairness.pair_sampling``; its ``assumptions`` in words) for the
+    exact EaIF of these subjects, and the violation share's own interval by the same bound."""
+
     estimate: float
     ci: tuple[float, float]
     n_pairs: int
     seed: int
     violation_share: float
+    bound: str = "normal"
+    assumptions: str = ""
+    violation_share_ci: tuple[float, float] = (0.0, 1.0)
+
+    def confidence_interval(self) -> tuple[float, float]:
+        return self.ci
 
 
 def _inputs(effort, aggregate, risk, alpha):
@@ -175,22 +175,30 @@ def eaif(effort, aggregate, risk, *, alpha: float) -> float:
 
 
 def eaif_sampled(
-    effort, aggregate, risk, *, alpha: float, n_pairs: int = 1_000_000, seed: int = 0, level: float = 0.95
+    effort,
+    aggregate,
+    risk,
+    *,
+    alpha: float,
+    n_pairs: int = 1_000_000,
+    seed: int = 0,
+    level: float = 0.95,
+    bound: str = "bernstein",
+    backend: str = "auto",
 ) -> EaIFEstimate:
-    """EaIF estimated from ``n_pairs`` unordered pairs drawn uniformly with replacement, with a
-    normal-approximation CI (mean of F +/- z * sd / sqrt(n_pairs)); for populations too large for
-    the exact sum."""
+    """EaIF estimated from ``n_pairs`` unordered pairs drawn uniformly with replacement, in constant memory
+    (``fairness.pair_sampling``), for populations too large for the exact sum. The estimand is the exact EaIF
+    of these subjects (the sampling is the only randomness); each pair's term F lies in [0, 1], so ``bound``
+    "hoeffding" (mean +/- sqrt(ln(2/delta) / (2 m))) and "bernstein" (empirical Bernstein, the default) hold
+    for every m with no other assumption, "normal" approximately. The violation share gets its interval by the
+    same bound."""
     e, s, r = _inputs(effort, aggregate, risk, alpha)
-    rng = np.random.default_rng(seed)
-    n = e.size
-    i = rng.integers(0, n, size=n_pairs)
-    j = (i + rng.integers(1, n, size=n_pairs)) % n  # j != i, uniform over the other subjects
-    de, ds = e[i] - e[j], s[i] - s[j]
-    excess = np.abs(r[i] - r[j]) - np.sqrt(alpha * de * de + (1 - alpha) * ds * ds)
-    f = 1.0 - np.maximum(excess, 0.0)
-    half = stats.norm.ppf(0.5 + level / 2) * f.std(ddof=1) / np.sqrt(n_pairs)
-    mean = float(f.mean())
-    return EaIFEstimate(mean, (mean - half, mean + half), n_pairs, seed, float((excess > TIE_TOLERANCE).mean()))
+    if n_pairs < 2:
+        raise ValueError("a sampled EaIF needs at least two pairs")
+    total, squares, violations = eaif_pair_sums(e, s, r, alpha, n_pairs, seed, TIE_TOLERANCE, backend)
+    mean = bounded_mean(total, squares, n_pairs, level=level, bound=bound)
+    share = bounded_mean(violations, violations, n_pairs, level=level, bound=bound)  # indicators: x^2 = x
+    return EaIFEstimate(mean.estimate, mean.ci, n_pairs, seed, share.estimate, bound, mean.assumptions, share.ci)
 
 
 def subject_violations(effort, aggregate, risk, *, alpha: float, subjects=None) -> np.ndarray:
