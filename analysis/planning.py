@@ -239,8 +239,9 @@ def plan_study(
 
     Examples
     --------
-    The parts of a format 2 file the simulation reads: one condition rating four stimulus pairs, planned for 20 participants over 3 simulated
-    studies; the generating alpha is the default model's 0.61 / (0.32 + 0.61):
+    The parts of a format 2 file the simulation reads: one condition rating four stimulus pairs, planned
+    for 20 participants over 3 simulated studies; the generating alpha is the default model's
+    0.61 / (0.32 + 0.61):
 
     >>> series = {"A": [1, 2, 3, 4], "B": [1, 2, 3, 5], "C": [4, 3, 2, 1], "D": [1, 1, 1, 7], "E": [7, 1, 1, 1]}
     >>> block = {"type": "task", "task": "pair_distance", "key": "pairs", "pool": "people",
