@@ -112,8 +112,40 @@ def _numbers(frame: pd.DataFrame, column: str) -> pd.Series:
 def read_subjects(
     source: str | Path | pd.DataFrame, *, groups: Sequence[str] | None = None, outcome_column: str | None = None
 ) -> Subjects:
-    """Read and check a subjects table (see the module docstring for the format); ``groups`` the sensitive
-    columns, ``outcome_column`` the truth."""
+    """Read and check a subjects table (see the module docstring for the format) for :func:`audit`.
+
+    Parameters
+    ----------
+    source : str, pathlib.Path or pandas.DataFrame
+        A CSV file or a table: ``id``, ``score_<model>`` and/or ``label_<model>``, optionally the effort
+        series ``x_<time>`` and any other columns.
+    groups : sequence of str, optional
+        The sensitive columns (named, never guessed, except in an effort study's file).
+    outcome_column : str, optional
+        The column of the truth (0/1), for accuracy and error rates.
+
+    Returns
+    -------
+    Subjects
+        The checked ``frame`` with its ``models``, ``group_columns`` and ``series_columns``.
+
+    Raises
+    ------
+    SubjectsFileError
+        A ValueError naming the column and the first rows that break a rule.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"id": [1, 2, 3], "sex": ["f", "m", "f"], "score_m": [0.2, 0.7, 0.4]})
+    >>> subjects = read_subjects(table, groups=["sex"])
+    >>> subjects.models, subjects.group_columns, subjects.labels("m").tolist()
+    (['m'], ['sex'], [0, 1, 0])
+    >>> read_subjects(table.assign(score_m=[0.2, 1.7, 0.4]), groups=["sex"])
+    Traceback (most recent call last):
+    ...
+    fairness.model_audit.SubjectsFileError: column 'score_m' must lie in [0, 1]; rows [1] do not
+    """
     if isinstance(source, pd.DataFrame):
         frame = source.copy()
     else:
