@@ -11,7 +11,6 @@ import time
 
 import pandas as pd
 import pytest
-
 from django.core.management import call_command
 
 from accounts.services import api_token_create
