@@ -705,9 +705,10 @@ def utility_model(
     seed: int = 0,
     confidence_level: float = 0.95,
 ) -> UtilityModelResult:
-    """Each rater's utility over the subjects as a linear function of their features, u_r(s) = w_r . x_s,
-    with Bradley-Terry choices P(r chooses s over t) = expit(w_r . (x_s - x_t)) (WeBuildAI: Lee et al.,
-    CSCW 2019, Sec. 5; Bradley & Terry 1952 with a linear predictor, Springall 1973).
+    """Each rater's utility over the subjects as a linear function of their features, fitted from their choices.
+
+    u_r(s) = w_r . x_s, with Bradley-Terry choices P(r chooses s over t) = expit(w_r . (x_s - x_t))
+    (WeBuildAI: Lee et al., CSCW 2019, Sec. 5; Bradley & Terry 1952 with a linear predictor, Springall 1973).
 
     * per rater: the MAP weights with independent N(0, 1/penalty) priors (a ridge; WeBuildAI fits each
       stakeholder on a few dozen choices, where the MLE is often infinite), ``per_rater``;

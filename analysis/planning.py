@@ -126,10 +126,10 @@ class PlanResult:
 
 
 def alpha_estimate(pairs: pd.DataFrame, *, cluster: str = "participant_id") -> AlphaEstimate:
-    """Fit Eq. 5 (d_overall ~ d_aggr + d_traj) by OLS; delta-method SEs of alpha from the plain and
-    the ``cluster``-robust (CR1, statsmodels) covariance of (a0, a1, a2).
+    """The effort weight alpha from one OLS fit of Eq. 5, with clustered and plain delta-method SEs.
 
-    alpha = a2 / (a1 + a2), var(alpha) = g' V g with g = (-a2, a1) / (a1 + a2)^2.
+    Eq. 5 is d_overall ~ a0 + a1 d_aggr + a2 d_traj; alpha = a2 / (a1 + a2) and var(alpha) = g' V g with
+    g = (-a2, a1) / (a1 + a2)^2, V the plain or the ``cluster``-robust (CR1, statsmodels) covariance.
 
     Parameters
     ----------

@@ -120,8 +120,9 @@ def fit_ols(
 
 
 def distance_regression(pairs: pd.DataFrame, outcome: str, *, cluster: str | None = None) -> RegressionResult:
-    """Eq. 5 (outcome ``d_overall``) or Eq. 6 (``output_distance``) on the pairs export: outcome ~ a0 +
-    a1 d_S + a2 d_E (Nguyen et al., effort-aware fairness), by :func:`fit_ols`.
+    """Regress a distance on d_S and d_E: Eq. 5 (``d_overall``) or Eq. 6 (``output_distance``).
+
+    outcome ~ a0 + a1 d_S + a2 d_E on the pairs export (Nguyen et al., effort-aware fairness), by :func:`fit_ols`.
 
     Parameters
     ----------
@@ -153,8 +154,10 @@ def distance_regression(pairs: pd.DataFrame, outcome: str, *, cluster: str | Non
 def moderation_regression(
     pairs: pd.DataFrame, outcome: str, *, moderator_level: str, cluster: str | None = None
 ) -> RegressionResult:
-    """Eq. 7-8: indicator C = 1 for condition ``moderator_level`` (the paper's C_CLUE) and its
-    interactions with d_S and d_E; the tests concern the two interaction terms.
+    """Whether a condition changes the weights of d_S and d_E (Eq. 7-8, the moderation regression).
+
+    Indicator C = 1 for condition ``moderator_level`` (the paper's C_CLUE) and its interactions with d_S
+    and d_E; the tests concern the two interaction terms.
 
     outcome ~ b0 + b1 d_S + b2 d_E + b3 C + b4 d_S C + b5 d_E C, by :func:`fit_ols`.
 

@@ -380,9 +380,11 @@ def fit_metric(
     confidence_level: float = 0.95,
     seed: int = 0,
 ) -> HumanMetric:
-    """The Mahalanobis metric (module doc) from ``judgements``: columns rater, a, b, answer (1 = "treat
-    alike") for ``kind="comparable"``; rater, anchor, b, c, answer (1 = b more similar to the anchor than
-    c) for ``kind="triplet"``. ``subjects`` is indexed by subject id with the ``features`` columns.
+    """A fair metric learned from people's judgements of subjects (the Mahalanobis metric of the module doc).
+
+    ``judgements`` has the columns rater, a, b, answer (1 = "treat alike") for ``kind="comparable"``;
+    rater, anchor, b, c, answer (1 = b more similar to the anchor than c) for ``kind="triplet"``.
+    ``subjects`` is indexed by subject id with the ``features`` columns.
 
     Parameters
     ----------
