@@ -296,14 +296,14 @@ def adjust_pvalues(pvalues: Sequence[float], *, method: str) -> np.ndarray:
     Parameters
     ----------
     pvalues : sequence of float
-        One family's p-values; a NaN stays NaN and is not counted in the family.
+        The family; missing p-values (NaN) stay missing and do not count towards its size m.
     method : str
         A ``multipletests`` method: ``"bonferroni"``, ``"holm"``, ``"fdr_bh"`` (Benjamini-Hochberg), ...
 
     Returns
     -------
     numpy.ndarray
-        The adjusted p-values, in the input's order.
+        One adjusted p-value per input, in order.
 
     Examples
     --------

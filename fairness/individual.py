@@ -207,10 +207,8 @@ def eaif_sampled(
 
     Parameters
     ----------
-    effort, aggregate, risk : arrays of n subjects
-        Effort E, aggregate S and the model's risk score r of each subject.
-    alpha : float
-        The weight of effort against the aggregate, in [0, 1].
+    effort, aggregate, risk, alpha
+        As in :func:`eaif`.
     n_pairs : int
         Pairs drawn.
     seed : int
