@@ -34,6 +34,8 @@ django.setup()
 
 from django.core.management import get_commands, load_command_class  # noqa: E402
 
+from docs._gen.rst_roles import ROLE  # noqa: E402
+
 MEANINGS: dict[str, dict[str, str]] = yaml.safe_load((Path(__file__).parent / "meanings.yml").read_text())
 PROJECT_APPS = ("accounts", "core", "participation", "research", "runs", "studies", "surveys")
 # Where variables are read: the settings and every module of the project (tests' conftest: CI's switches).
@@ -337,8 +339,9 @@ def api_page() -> str:
 
 # ------------------------------------------------------------------------------------ Python API
 def summary_line(function: Any) -> str:
-    """The first sentence of the docstring, cut before its first ``:``, ``;`` or ``(`` when long."""
-    sentence = re.split(r"\.\s+(?=[A-Z])", " ".join(inspect.getdoc(function).split("\n\n")[0].split()))[0]
+    """The first sentence of the docstring (roles as code), cut before its first ``:``, ``;`` or ``(`` when long."""
+    paragraph = ROLE.sub(r"`\1`", " ".join(inspect.getdoc(function).split("\n\n")[0].split()))
+    sentence = re.split(r"\.\s+(?=[A-Z])", paragraph)[0]
     if len(sentence) > 110:
         sentence = re.split(r": |; | \(", sentence)[0]
     return sentence.removesuffix(".") + "."
