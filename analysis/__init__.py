@@ -2,7 +2,11 @@
 
 The public API is ``__all__``: ``from analysis import correlation`` imports only the module that
 defines it, when it is first used (PEP 562), so that using one function does not load the others'
-libraries. Other modules stay importable by their full name.
+libraries. It holds the Bayesian Truth Serum (``bts_scores``, ``robust_bts_scores``, ``honesty_scores``),
+correlation tests and multiple-testing adjustment, the effort weight alpha and the distance regressions
+(``alpha_estimate``, ``fit_ols``, ``distance_regression``, ``moderation_regression``), paired comparisons
+(``bradley_terry``, ``utility_model``), rater agreement (``rating_icc``, ``likert_icc``) and design
+planning (``plan_study``). Other modules stay importable by their full name.
 """
 
 from analysis.lazy_exports import lazy_exports

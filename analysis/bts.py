@@ -46,8 +46,39 @@ def _clip_predictions(predictions: np.ndarray) -> np.ndarray:
 def bts_scores(answers: ArrayLike, predictions, alpha: float = 1.0) -> pd.DataFrame:
     """Prelec's BTS for one question: one row per respondent with information, prediction, total.
 
-    answers: chosen option indices 0..m-1; predictions: n x m predicted frequencies (rows sum to 1;
-    percentages are accepted and rescaled).
+    With xbar_k the share of respondents choosing option k and log ybar_k the mean log predicted share
+    (Prelec 2004, Science 306): information_r = log(xbar_{x_r} / ybar_{x_r}), prediction_r =
+    sum_k xbar_k log(y_rk / xbar_k), total = information + ``alpha`` * prediction.
+
+    Parameters
+    ----------
+    answers : array of int
+        Each respondent's chosen option index, 0..m-1 (at least two respondents).
+    predictions : n x m array
+        Each respondent's predicted frequencies of the options (rows sum to 1; percentages summing to
+        100 are accepted and rescaled).
+    alpha : float
+        The weight of the prediction score.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per respondent: ``information``, ``prediction``, ``total``.
+
+    Raises
+    ------
+    ValueError
+        For mismatched shapes, fewer than two respondents, an option index out of range, negative
+        predictions or rows that sum to neither 1 nor 100.
+
+    Examples
+    --------
+    Two of three choose option 0 and everyone predicts 50/50: option 0 is "surprisingly common", so its
+    choosers get log((2/3) / (1/2)) = 0.2877 and the other log((1/3) / (1/2)) = -0.4055:
+
+    >>> scores = bts_scores([0, 0, 1], [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]])
+    >>> scores["information"].round(4).tolist()
+    [0.2877, 0.2877, -0.4055]
     """
     y = np.asarray(predictions, dtype=float)
     x_idx = np.asarray(answers, dtype=int)
@@ -101,6 +132,27 @@ def robust_bts_scores(answers: Sequence[int], predictions: Sequence[float]) -> p
     y'_i = y_j + delta if x_i = 1 else y_j - delta, delta = min(y_j, 1 - y_j), and
     score_i = R(y'_i, x_k) + R(y_i, x_k) with the quadratic rule R(y, 1) = 2y - y^2, R(y, 0) = 1 - y^2.
     Scores lie in [0, 2].
+
+    Parameters
+    ----------
+    answers : sequence of int
+        Each respondent's answer, 0 or 1 (at least three respondents).
+    predictions : sequence of float
+        Each respondent's predicted share of 1s, in [0, 1].
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per respondent: ``information`` R(y'_i, x_k), ``prediction`` R(y_i, x_k), ``total``.
+
+    Examples
+    --------
+    Respondent 0 answers 1 and predicts 0.6; its reference (respondent 1) predicted 0.3, so
+    delta = 0.3 and the shadow prediction is 0.6; its peer (respondent 2) answered 1, so both
+    parts are R(0.6, 1) = 1.2 - 0.36 = 0.84:
+
+    >>> robust_bts_scores([1, 0, 1], [0.6, 0.3, 0.5]).round(4).loc[0].tolist()
+    [0.84, 0.84, 1.68]
     """
     x = np.asarray(answers, dtype=int)
     y = np.asarray(predictions, dtype=float)
@@ -345,7 +397,42 @@ def honesty_scores(
     so a question, (condition, subject), is format 1's (condition, set, comparison) of
     :func:`participant_bts`, and the scores are the same). Options are 0 = the positive answer and 1 = any
     other; the prediction p% gives (p/100, 1 - p/100). A question with fewer than ``min_respondents``
-    respondents is left out and named ("block/subject") in ``attrs["left_out"]``."""
+    respondents is left out and named ("block/subject") in ``attrs["left_out"]``.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        The long answers table of the export: ``participant_id``, ``block``, ``condition``, ``subject``,
+        ``measure`` and ``value`` (the predictions are the rows whose measure is ``prediction``).
+    positives : mapping of str to Positive
+        Block key -> its positive answer (``measure``, ``low``, ``high``) and where its rows are
+        (``block``, ``conditions``, ``subjects``; empty: the block's own rows, all of them).
+    alpha : float
+        The weight of the prediction score.
+    min_respondents : int
+        The fewest respondents a question needs to count.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per participant: ``participant_id``, ``n_questions``, ``information``, ``prediction``,
+        ``total``; ``attrs["left_out"]`` names the questions with too few respondents.
+
+    Examples
+    --------
+    One yes/no question answered by three participants, each predicting that 50% of the others say yes
+    (1): two say yes, so the scores are those of the :func:`bts_scores` example with options (yes, no):
+
+    >>> from types import SimpleNamespace
+    >>> import pandas as pd
+    >>> answers = pd.DataFrame({
+    ...     "participant_id": [1, 2, 3] * 2, "block": "agree", "condition": "c", "subject": "s1",
+    ...     "measure": ["agree"] * 3 + ["prediction"] * 3, "value": [1, 1, 0, 50, 50, 50]})
+    >>> yes = SimpleNamespace(measure="agree", low=1, high=1, block="", conditions=(), subjects=())
+    >>> scores = honesty_scores(answers, {"agree": yes}, min_respondents=3).sort_values("participant_id")
+    >>> scores["information"].round(4).tolist()
+    [0.2877, 0.2877, -0.4055]
+    """
     scored, left_out = [], {}
     for block, positive in positives.items():
         rows, columns = positive.block or block, ["participant_id", "subject", "value"]

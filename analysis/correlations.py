@@ -123,7 +123,40 @@ def _pearson_filon(r_jk: float, r_jh: float, r_kh: float) -> float:
 def compare_correlations(
     r_jk: float, r_jh: float, r_kh: float, n: int, *, method: str, level: float = 0.95, spearman: bool = False
 ) -> ComparisonResult:
-    """Test r_jk = r_jh for two correlations sharing variable j (two-sided p-value)."""
+    """Test r_jk = r_jh for two correlations sharing variable j (two-sided p-value).
+
+    Hotelling's and Williams's t (n - 3 df), Steiger's, Meng-Rosenthal-Rubin's and Dunn-Clark's z on
+    Fisher-transformed correlations, and Zou's (2007) interval for r_jk - r_jh. With ``spearman`` the
+    variances are scaled by 1.06 (Fieller, Hartley & Pearson 1957), as in :func:`correlation`.
+
+    Parameters
+    ----------
+    r_jk, r_jh : float
+        The two correlations compared (each of j with another variable).
+    r_kh : float
+        The correlation of the two other variables.
+    n : int
+        The number of observations (at least 5).
+    method : {"hotelling", "williams", "steiger", "meng", "dunn_clark", "zou"}
+    level : float
+        Confidence level of Zou's interval.
+    spearman : bool
+        Whether the correlations are Spearman's.
+
+    Returns
+    -------
+    ComparisonResult
+        ``statistic``, ``pvalue``, ``method``, ``df`` (t tests), ``ci`` (Zou's method).
+
+    Examples
+    --------
+    Hotelling's t = (r_jk - r_jh) sqrt((n - 3)(1 + r_kh) / (2 det)) with
+    det = 1 - 0.25 - 0.09 - 0.16 + 2 (0.5)(0.3)(0.4) = 0.62, so t = 0.2 sqrt(100 * 1.4 / 1.24) = 2.1251:
+
+    >>> result = compare_correlations(0.5, 0.3, 0.4, 103, method="hotelling")
+    >>> round(result.statistic, 4), result.df, round(result.pvalue, 3)
+    (2.1251, 100, 0.036)
+    """
     _check_r(r_jk, r_jh, r_kh)
     if n < 5:
         raise ValueError("n must be at least 5")
@@ -258,9 +291,29 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
 
 
 def adjust_pvalues(pvalues: Sequence[float], *, method: str) -> np.ndarray:
-    """P-values adjusted over one family with ``statsmodels.stats.multitest.multipletests``
-    (``method``: ``bonferroni``, ``holm``, ``fdr_bh``, ...); missing p-values stay missing and are
-    not counted in the family."""
+    """P-values adjusted over one family with ``statsmodels.stats.multitest.multipletests``.
+
+    Parameters
+    ----------
+    pvalues : sequence of float
+        The family; missing p-values (NaN) stay missing and do not count towards its size m.
+    method : str
+        A ``multipletests`` method: ``"bonferroni"``, ``"holm"``, ``"fdr_bh"`` (Benjamini-Hochberg), ...
+
+    Returns
+    -------
+    numpy.ndarray
+        One adjusted p-value per input, in order.
+
+    Examples
+    --------
+    Benjamini-Hochberg over the three p-values: sorted, p_(i) * m / i is 0.03, 0.045, 0.04, and each
+    adjusted value is the smallest of those at or above its rank (0.03, 0.04, 0.04); the NaN is not counted:
+
+    >>> import numpy as np
+    >>> np.round(adjust_pvalues([0.01, 0.04, float("nan"), 0.03], method="fdr_bh"), 4).tolist()
+    [0.03, 0.04, nan, 0.04]
+    """
     p = np.asarray(pvalues, dtype=float)
     out = np.full(p.shape, np.nan)
     keep = ~np.isnan(p)

@@ -126,8 +126,37 @@ class PlanResult:
 
 
 def alpha_estimate(pairs: pd.DataFrame, *, cluster: str = "participant_id") -> AlphaEstimate:
-    """Fit Eq. 5 (d_overall ~ d_aggr + d_traj) by OLS; delta-method SEs of alpha from the plain and
-    the ``cluster``-robust (CR1, statsmodels) covariance of (a0, a1, a2)."""
+    """The effort weight alpha from one OLS fit of Eq. 5, with clustered and plain delta-method SEs.
+
+    Eq. 5 is d_overall ~ a0 + a1 d_aggr + a2 d_traj; alpha = a2 / (a1 + a2) and var(alpha) = g' V g with
+    g = (-a2, a1) / (a1 + a2)^2, V the plain or the ``cluster``-robust (CR1, statsmodels) covariance.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        The pairs export of one condition: ``d_aggr``, ``d_traj``, ``d_overall`` and ``cluster``.
+    cluster : str
+        The column the robust covariance clusters by (the participant).
+
+    Returns
+    -------
+    AlphaEstimate
+        ``statistic`` (alpha), ``se`` (clustered), ``se_plain``, ``wald_pvalue`` (a1 = a2), ``a1``, ``a2``
+        and ``confidence_interval()``.
+
+    Examples
+    --------
+    Ratings built as 1 + 0.2 d_aggr + 0.6 d_traj plus noise orthogonal to both, so alpha = 0.6 / 0.8:
+
+    >>> import pandas as pd
+    >>> pairs = pd.DataFrame({"participant_id": [1, 1, 1, 2, 2, 2, 3, 3, 3],
+    ...                       "d_aggr": [1, 2, 3, 1, 2, 3, 1, 2, 3], "d_traj": [1, 2, 3, 3, 1, 2, 2, 3, 1]})
+    >>> noise = [0.1, -0.2, 0.1] * 3  # sums to 0 and is uncorrelated with d_aggr and d_traj
+    >>> pairs["d_overall"] = 1 + 0.2 * pairs["d_aggr"] + 0.6 * pairs["d_traj"] + noise
+    >>> est = alpha_estimate(pairs)
+    >>> round(est.statistic, 4), round(est.a1, 4), round(est.a2, 4)
+    (0.75, 0.2, 0.6)
+    """
     x = sm.add_constant(pairs[["d_aggr", "d_traj"]].to_numpy(float), has_constant="add")
     fit = sm.OLS(pairs["d_overall"].to_numpy(float), x).fit()
     clustered = fit.get_robustcov_results("cluster", groups=pd.factorize(pairs[cluster])[0])
@@ -175,7 +204,56 @@ def plan_study(
     family); ``n_resamples`` is the two-way bootstrap's size;
     ``stimulus_copies`` multiplies the stimulus pairs (each participant still rates 12). With
     ``size_studies`` > 0, ``sizes`` is :func:`headline_sizes` with that many studies per stimulus SD
-    (``progress`` then counts on past ``n_studies``)."""
+    (``progress`` then counts on past ``n_studies``).
+
+    Parameters
+    ----------
+    spec : dict
+        A validated format 2 study file with an effort design.
+    n : int
+        Participants per simulated study.
+    n_studies : int
+        Simulated studies (R).
+    seed : int
+        The seed of every random choice.
+    model : simulation.effort.GenerativeModel, optional
+        The generative model (default: the survey's, a1 = 0.32, a2 = 0.61).
+    alpha_level : float
+        The tests' level.
+    n_tests : int
+        The Bonferroni family size of Steiger's test.
+    n_resamples : int
+        The two-way bootstrap's resamples per study.
+    stimulus_copies : int
+        How many times the stimulus pairs are multiplied.
+    size_studies : int
+        Simulated studies per stimulus SD for the headline tests' size (0: not measured).
+    progress : callable, optional
+        Called with the number of studies done.
+
+    Returns
+    -------
+    PlanResult
+        ``table`` (one row per condition, the columns of the module docstring), ``true_alpha``,
+        ``stimuli``, ``warnings``, ``sizes``.
+
+    Examples
+    --------
+    The parts of a format 2 file the simulation reads: one condition rating four stimulus pairs, planned
+    for 20 participants over 3 simulated studies; the generating alpha is the default model's
+    0.61 / (0.32 + 0.61):
+
+    >>> series = {"A": [1, 2, 3, 4], "B": [1, 2, 3, 5], "C": [4, 3, 2, 1], "D": [1, 1, 1, 7], "E": [7, 1, 1, 1]}
+    >>> block = {"type": "task", "task": "pair_distance", "key": "pairs", "pool": "people",
+    ...          "conditions": ["arrests"], "measures": ["trajectory", "aggregate", "overall"],
+    ...          "likert": {"points": 6, "similar_max": 3}, "rationale_factors": [],
+    ...          "pairs": [{"a": "A", "b": b} for b in "BCDE"]}
+    >>> spec = {"conditions": [{"key": "arrests"}], "blocks": [block],
+    ...         "pools": [{"key": "people", "subjects": [{"id": k, "series": v} for k, v in series.items()]}]}
+    >>> plan = plan_study(spec, n=20, n_studies=3, n_resamples=20)
+    >>> round(plan.true_alpha, 4), plan.table["condition"].tolist(), plan.table["n_stimuli"].tolist()
+    (0.6559, ['arrests'], [4])
+    """
     from analysis.pipeline import bootstrap_alpha
     from simulation.effort import GenerativeModel, simulate_pairs
 

@@ -113,8 +113,51 @@ def calibrate_from_disagreement(
     seed: int = 0,
     level: float = 0.95,
 ) -> DisagreementCalibration:
-    """``feedback`` has columns participant, subject, disagreement (s for the shown model);
-    ``subject_index`` maps subject ids to positions in the effort/aggregate/risk arrays."""
+    """The effort weight alpha whose EaIF violations best predict the judged subjects' disagreement
+    rates (Spearman), with a participant-bootstrap CI (module docstring).
+
+    Parameters
+    ----------
+    effort, aggregate, risk : arrays of n subjects
+        The audit population's effort E, aggregate S and the shown model's risk scores.
+    feedback : pandas.DataFrame
+        Columns ``participant``, ``subject``, ``disagreement`` (s for the shown model), about at least
+        3 subjects.
+    subject_index : dict
+        Subject id -> position in the effort, aggregate and risk arrays.
+    grid_step : float
+        The alpha grid's step over [0, 1].
+    n_resamples : int
+        Bootstrap resamples of the participants.
+    seed : int
+        The bootstrap's seed.
+    level : float
+        The CI's confidence level.
+
+    Returns
+    -------
+    DisagreementCalibration
+        ``alpha``, ``ci``, ``correlation`` (at alpha), ``n_subjects``, ``n_participants``, the ``grid``
+        and its ``correlations``.
+
+    Raises
+    ------
+    ValueError
+        When no alpha gives a defined correlation (equal rates, or equal violations for every alpha).
+
+    Examples
+    --------
+    People disagree most with the labels of a and b, subjects close in effort whose scores differ
+    most: the violations that match are those that weigh effort most (alpha near 1):
+
+    >>> import pandas as pd
+    >>> said = pd.DataFrame({"participant": ["p1"] * 4 + ["p2"] * 4 + ["p3"] * 4, "subject": list("abcd") * 3,
+    ...                      "disagreement": [1, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1]})
+    >>> result = calibrate_from_disagreement([0.0, 0.1, 0.2, 1.0], [0.0, 1.0, 0.5, 0.5], [0.0, 0.8, 0.2, 0.9],
+    ...                                      said, subject_index={"a": 0, "b": 1, "c": 2, "d": 3}, n_resamples=100)
+    >>> result.alpha, result.n_subjects, result.n_participants
+    (0.915, 4, 3)
+    """
     data = feedback_matrices(effort, aggregate, risk, feedback, subject_index=subject_index, grid_step=grid_step)
     grid, violations, disagree, answered = data.grid, data.violations, data.disagree, data.answered
     n_p, n_s = answered.shape

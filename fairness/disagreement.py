@@ -163,6 +163,44 @@ def disagreement_notions(
     and get no interval. With ``n_permutations`` > 0 each notion gets the permutation p-value of "no gap"
     (:func:`_permutation_pvalues`), shuffling the groups among ``items`` (the decision subjects; every
     record its own item when none are given).
+
+    Parameters
+    ----------
+    groups : sequence
+        Each record's group m (at least two groups).
+    model_labels : sequence
+        The model's label yhat shown in each record.
+    disagreements : sequence of int
+        s = 1 when the critic disagreed with the label, else 0.
+    labels : sequence, optional
+        The possible labels (default: those seen).
+    subjects : sequence, optional
+        The bootstrap's clusters (e.g. the rater of each record).
+    n_resamples : int
+        Bootstrap resamples for the intervals (0: none).
+    seed : int
+        The seed of the bootstrap and the permutations.
+    level : float
+        The intervals' confidence level.
+    items : sequence, optional
+        The permutation test's units (the decision subject of each record).
+    n_permutations : int
+        Permutations for the p-values (0: none).
+
+    Returns
+    -------
+    DisagreementNotions
+        ``rates`` (SP and DR per group and label), ``dr_by_group``, ``overall_dr``, ``notions``
+        (CA, AE, EO, PE, OMR: value, bounds, CI, p-value), ``differences``.
+
+    Examples
+    --------
+    Critics disagree with 1 of group a's 4 labels and 3 of group b's: AE = DR_b - DR_a = 0.5. By label,
+    DR is 0 (a) and 0.5 (b) for label 0 and 0.5 and 1 for label 1, so CA = max_k (max_m DR - min_m DR) = 0.5:
+
+    >>> result = disagreement_notions(["a"] * 4 + ["b"] * 4, [1, 1, 0, 0] * 2, [1, 0, 0, 0, 1, 1, 1, 0])
+    >>> result.dr_by_group.to_dict(), result.AE.value, result.CA.value
+    ({'a': 0.25, 'b': 0.75}, 0.5, 0.5)
     """
     g = np.asarray(groups)
     y = np.asarray(model_labels)

@@ -35,10 +35,41 @@ def feature_fairness_shares(
     n_permutations: int = 2000,
     seed: int = 0,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``answers``: participant_id, rater_group (may be missing), feature, value (the 1..7 rating).
+    """The share of raters who judge each feature fair to use (a rating of ``fair_from`` or more), overall
+    and per rater group, with bootstrap intervals and a permutation test of equal shares across groups.
 
-    Returns (shares: feature, rater_group, share, ci_low, ci_high, n_raters, n_answers; tests: feature,
-    difference, pvalue, n_permutations, NaN with fewer than two rater groups)."""
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Columns ``participant_id``, ``rater_group`` (may be missing), ``feature``, ``value`` (the 1..7 rating).
+    fair_from : int
+        The lowest rating that counts as "fair" (5: "somewhat fair").
+    n_resamples : int
+        Bootstrap resamples of the raters (0: no intervals).
+    n_permutations : int
+        Permutations of the group test (at least 1).
+    seed : int
+        The seed of the bootstrap and the permutations.
+
+    Returns
+    -------
+    (pandas.DataFrame, pandas.DataFrame)
+        shares: feature, rater_group, share, ci_low, ci_high, n_raters, n_answers; tests: feature,
+        difference, pvalue, n_permutations, NaN with fewer than two rater groups.
+
+    Examples
+    --------
+    Ratings 6, 5, 2, 7 of age: 3 of 4 raters rate it 5 or more (share 0.75), both of group x and 1 of 2 of y:
+
+    >>> import pandas as pd
+    >>> answers = pd.DataFrame({"participant_id": [1, 2, 3, 4], "rater_group": ["x", "x", "y", "y"],
+    ...                         "feature": "age", "value": [6, 5, 2, 7]})
+    >>> shares, tests = feature_fairness_shares(answers, n_resamples=0, n_permutations=10)
+    >>> shares.set_index("rater_group")["share"].to_dict()
+    {'all participants': 0.75, 'x': 1.0, 'y': 0.5}
+    >>> float(tests.loc[0, "difference"])
+    0.5
+    """
     missing = {"participant_id", "rater_group", "feature", "value"} - set(answers.columns)
     if missing:
         raise ValueError(f"answers need the columns {', '.join(sorted(missing))}")

@@ -55,7 +55,39 @@ def effort_bins(effort: ArrayLike, width: float = 0.1) -> np.ndarray:
 
 
 def effort_aware_parity(effort, risk, groups, *, width: float = 0.1, min_size: int = 10) -> GroupParity:
-    """EaGF of one model for one group column (Eq. 14 per bin) and its effort-unaware parity."""
+    """EaGF of one model for one group column (Eq. 14 per bin) and its effort-unaware parity.
+
+    Parity is the lowest group mean risk over the highest (groups of at least ``min_size``), over the
+    whole population (``overall``) and among subjects of similar effort (``by_bin``, bins of ``width``).
+
+    Parameters
+    ----------
+    effort : array of n floats
+        Each subject's effort E.
+    risk : array of n floats
+        The model's risk scores (no NaN).
+    groups : array of n
+        Each subject's group.
+    width : float
+        The effort bins' width.
+    min_size : int
+        The fewest members a group needs in a bin to count.
+
+    Returns
+    -------
+    GroupParity
+        ``overall`` (also ``ratio()``), ``by_group``, ``by_bin``, ``by_bin_group``.
+
+    Examples
+    --------
+    Group a's mean risk is 0.4 and b's 0.35 overall (parity 0.875); among low-effort subjects they are
+    0.3 and 0.2 (parity 2/3); among high-effort ones equal (parity 1):
+
+    >>> result = effort_aware_parity([0.05] * 4 + [0.55] * 4, [0.2, 0.4, 0.2, 0.2] + [0.5] * 4,
+    ...                               ["a", "a", "b", "b"] * 2, width=0.5, min_size=1)
+    >>> round(result.overall, 4), result.by_bin["parity"].round(4).tolist()
+    (0.875, [0.6667, 1.0])
+    """
     e = np.asarray(effort, dtype=float)
     r = np.asarray(risk, dtype=float)
     g = np.asarray(groups)

@@ -131,7 +131,31 @@ if numba is not None:
 
 
 def eaif_details(effort, aggregate, risk, *, alpha: float, backend: str = "auto") -> EaIFResult:
-    """Exact EaIF with the share of pairs whose output gap exceeds their input distance."""
+    """Exact EaIF (:func:`eaif`, Eq. 13) with the share of pairs whose output gap exceeds their input distance.
+
+    Parameters
+    ----------
+    effort, aggregate, risk : arrays of n subjects
+        Effort E, aggregate S and the model's risk score r of each subject.
+    alpha : float
+        The weight of effort against the aggregate, in [0, 1].
+    backend : {"auto", "numba", "numpy"}
+        The pairwise sum's implementation ("auto": numba when installed).
+
+    Returns
+    -------
+    EaIFResult
+        ``eaif``, ``violation_share`` (pairs with D > d), ``n_pairs`` = n (n - 1) / 2, ``alpha``.
+
+    Examples
+    --------
+    Of the three pairs, only (0, 1) violates: scores 1 apart for efforts 0.5 apart (by 0.5), so
+    EaIF = 1 - 0.5 / 3:
+
+    >>> result = eaif_details([0, 0.5, 1], [0, 0, 0], [0, 1, 1], alpha=1.0)
+    >>> round(result.eaif, 4), round(result.violation_share, 4), result.n_pairs
+    (0.8333, 0.3333, 3)
+    """
     e, s, r = _inputs(effort, aggregate, risk, alpha)
     use_numba = backend == "numba" or (backend == "auto" and numba is not None)
     if backend not in ("auto", "numba", "numpy"):
@@ -191,7 +215,40 @@ def eaif_sampled(
     of these subjects (the sampling is the only randomness); each pair's term F lies in [0, 1], so ``bound``
     "hoeffding" (mean +/- sqrt(ln(2/delta) / (2 m))) and "bernstein" (empirical Bernstein, the default) hold
     for every m with no other assumption, "normal" approximately. The violation share gets its interval by the
-    same bound."""
+    same bound.
+
+    Parameters
+    ----------
+    effort, aggregate, risk, alpha
+        As in :func:`eaif`.
+    n_pairs : int
+        Pairs drawn (at least 2).
+    seed : int
+        The draws' seed.
+    level : float
+        The intervals' confidence level.
+    bound : str
+        "bernstein" (default), "hoeffding" or "normal".
+    backend : str
+        "numba", "numpy" or "auto"; both draw the same pairs.
+
+    Returns
+    -------
+    EaIFEstimate
+        ``estimate``, ``ci``, ``n_pairs``, ``seed``, ``violation_share`` (of the drawn pairs), ``bound``,
+        ``assumptions`` and ``violation_share_ci``.
+
+    Examples
+    --------
+    With two subjects every draw is the one pair, so the estimate is the exact EaIF,
+    1 - max(0, 1 - 0.5) = 0.5, and Hoeffding's half-width at 100 pairs is sqrt(ln(40) / 200) = 0.136:
+
+    >>> result = eaif_sampled([0, 0.5], [0, 0], [0, 1], alpha=1.0, n_pairs=100, bound="hoeffding")
+    >>> result.estimate, result.violation_share
+    (0.5, 1.0)
+    >>> [round(x, 3) for x in result.ci]
+    [0.364, 0.636]
+    """
     e, s, r = _inputs(effort, aggregate, risk, alpha)
     if n_pairs < 2:
         raise ValueError("a sampled EaIF needs at least two pairs")
@@ -329,7 +386,44 @@ def lipschitz_violations(
     pair counts when the excess passes TIE_TOLERANCE, as EaIF's violations), the k worst pairs, and the
     share's percentile interval over the metric's bootstrap draws (the metric's uncertainty; the
     subjects and scores are fixed). ``scores`` is indexed by subject id, ``subjects`` by the same ids.
-    Exact over all pairs, in blocks: O(n^2 d) time, O(n d) memory."""
+    Exact over all pairs, in blocks: O(n^2 d) time, O(n d) memory.
+
+    Parameters
+    ----------
+    scores : pandas.Series
+        The model's score of each subject, indexed by subject id.
+    subjects : pandas.DataFrame
+        The subjects' features, indexed by the same ids.
+    metric : LearnedMetric
+        The metric: ``fairness.human_metric.fit_metric``'s result, or anything with ``matrix``, ``draws``
+        and ``scaled(subjects)``.
+    L : float
+        The Lipschitz constant, >= 0.
+    k : int
+        How many worst pairs to keep.
+    confidence_level : float
+        The level of the interval over the metric's draws.
+
+    Returns
+    -------
+    LipschitzResult
+        ``statistic`` (the share of violating pairs), ``confidence_interval``, ``n_pairs``, ``worst``.
+
+    Examples
+    --------
+    The plain distance |x - y| on one feature: of the pairs (p, q), (p, r), (q, r), only (q, r)'s
+    scores differ by more than their distance (1.5 > 1):
+
+    >>> import pandas as pd
+    >>> class Plain:  # M = [[1]] on the column x, no bootstrap draws
+    ...     matrix, draws = [[1.0]], ()
+    ...     def scaled(self, subjects):
+    ...         return subjects[["x"]].to_numpy(float)
+    >>> people = pd.DataFrame({"x": [0, 1, 2]}, index=["p", "q", "r"])
+    >>> result = lipschitz_violations(pd.Series([0, 0.5, 2], index=people.index), people, Plain())
+    >>> round(result.statistic, 4), result.worst[["id_i", "id_j", "excess"]].values.tolist()
+    (0.3333, [['q', 'r', 0.5]])
+    """
     if L < 0 or not np.isfinite(L):
         raise ValueError(f"L must be a finite number >= 0 (got {L})")
     if not 0 < confidence_level < 1:

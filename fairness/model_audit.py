@@ -112,8 +112,40 @@ def _numbers(frame: pd.DataFrame, column: str) -> pd.Series:
 def read_subjects(
     source: str | Path | pd.DataFrame, *, groups: Sequence[str] | None = None, outcome_column: str | None = None
 ) -> Subjects:
-    """Read and check a subjects table (see the module docstring for the format); ``groups`` the sensitive
-    columns, ``outcome_column`` the truth."""
+    """Read and check a subjects table (see the module docstring for the format) for :func:`audit`.
+
+    Parameters
+    ----------
+    source : str, pathlib.Path or pandas.DataFrame
+        A CSV file or a table: ``id``, ``score_<model>`` and/or ``label_<model>``, optionally the effort
+        series ``x_<time>`` and any other columns.
+    groups : sequence of str, optional
+        The sensitive columns (named, never guessed, except in an effort study's file).
+    outcome_column : str, optional
+        The column of the truth (0/1), for accuracy and error rates.
+
+    Returns
+    -------
+    Subjects
+        The checked ``frame`` with its ``models``, ``group_columns`` and ``series_columns``.
+
+    Raises
+    ------
+    SubjectsFileError
+        A ValueError naming the column and the first rows that break a rule.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"id": [1, 2, 3], "sex": ["f", "m", "f"], "score_m": [0.2, 0.7, 0.4]})
+    >>> subjects = read_subjects(table, groups=["sex"])
+    >>> subjects.models, subjects.group_columns, subjects.labels("m").tolist()
+    (['m'], ['sex'], [0, 1, 0])
+    >>> read_subjects(table.assign(score_m=[0.2, 1.7, 0.4]), groups=["sex"])
+    Traceback (most recent call last):
+    ...
+    fairness.model_audit.SubjectsFileError: column 'score_m' must lie in [0, 1]; rows [1] do not
+    """
     if isinstance(source, pd.DataFrame):
         frame = source.copy()
     else:
@@ -328,10 +360,53 @@ def audit(
 ) -> AuditResult:
     """Compare the models of ``subjects``: their group metrics always; the effort-aware parts when the subjects
     carry effort series and ``desirable`` and ``scale`` say what they mean (``sections`` says why not).
-    ``alphas`` names extra effort weights (e.g. {"human (likert)": 0.6577}); equal weights (0.5) are always
-    included. ``feedback`` has columns participant, subject, model_label (label shown),
-    disagreement; ``shown_model`` is the model whose scores participants saw (for the disagreement calibration);
-    ``human``: the parts from what people said (``fairness.human_audit``), kept in the result for the report."""
+
+    Parameters
+    ----------
+    subjects : Subjects
+        The subjects table, read and checked by :func:`read_subjects` (module docstring).
+    desirable : bool, optional
+        Whether more of the effort feature is good (effort-aware parts only).
+    scale : float, optional
+        The effort feature's aggregate scale (effort-aware parts only).
+    alphas : mapping of str to float, optional
+        Extra effort weights by name (e.g. {"human (likert)": 0.6577}); equal weights (0.5) are always included.
+    feedback : pandas.DataFrame, optional
+        Yes/no answers: columns participant, subject, model_label (label shown), disagreement.
+    shown_model : str, optional
+        The model whose scores participants saw (for the disagreement calibration).
+    width, min_size : float, int
+        EaGF's effort bin width and smallest counted group.
+    exact_limit : int
+        Up to this many subjects EaIF is exact; above, sampled with a CI.
+    seed : int
+        The seed of every random choice.
+    n_resamples : int
+        Bootstrap resamples of the intervals (at least 1).
+    human : HumanAudit, optional
+        The parts from what people said (``fairness.human_audit``), kept in the result for the report.
+
+    Returns
+    -------
+    AuditResult
+        ``group_metrics`` (model, group column, metric, quantity, value, CI), ``eaif``, ``parity``, ``eagf``,
+        ``worst``, ``notions``, ``disagreement_calibration`` and ``sections``.
+
+    Examples
+    --------
+    One model's labels select 1 of 4 women and 3 of 4 men: selection rates 0.25 and 0.75, difference 0.5,
+    ratio 1/3. With no effort series the effort-aware parts are left out, and ``sections`` says why:
+
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"id": range(8), "sex": ["f", "m"] * 4, "label_m": [0, 1, 1, 1, 0, 0, 0, 1]})
+    >>> result = audit(read_subjects(table, groups=["sex"]), n_resamples=50)
+    >>> result.group_metrics.set_index("quantity")["value"].round(4).to_dict()
+    {'f': 0.25, 'm': 0.75, 'overall': 0.5, 'difference': 0.5, 'ratio': 0.3333}
+    >>> result.effort_aware, result.sections["effort"]
+    (False, 'No effort-aware sections: the subjects carry no effort series (x_<time> columns).')
+    """
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
     frame = subjects.frame
     metrics = model_group_metrics(subjects, seed=seed, n_resamples=min(n_resamples, GROUP_METRIC_RESAMPLES))
     if not subjects.series_columns:

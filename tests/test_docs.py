@@ -55,3 +55,22 @@ def test_generated_pages_name_what_the_code_declares():
     for page, names in expected.items():
         text = module.PAGES[page]()
         assert names and [name for name in names if name not in text] == [], page
+
+
+def test_python_api_pages_show_sphinx_roles_as_code():
+    """The griffe extension of the API pages (mkdocs.yml) and the public-API table's summaries."""
+    import griffe
+
+    extensions = griffe.load_extensions(str(ROOT / "docs" / "_gen" / "rst_roles.py"))
+    module = griffe.load("fairness.individual", extensions=extensions, search_paths=[str(ROOT)])
+    doc = module["eaif_details"].docstring.value
+    assert ":func:" not in doc and "Exact EaIF (`eaif`, Eq. 13)" in doc
+    from fairness import eaif_details
+
+    assert reference_module().summary_line(eaif_details).startswith("Exact EaIF (`eaif`, Eq. 13)")
+
+
+def test_licence_is_bsd_3_clause():
+    licence = (ROOT / "LICENSE").read_text()
+    assert licence.startswith("BSD 3-Clause License") and "Copyright (c) 2026, the platform's authors" in licence
+    assert "BSD 3-Clause" in (ROOT / "README.md").read_text()

@@ -14,8 +14,10 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import inspect
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +33,8 @@ import django  # noqa: E402
 django.setup()
 
 from django.core.management import get_commands, load_command_class  # noqa: E402
+
+from docs._gen.rst_roles import ROLE  # noqa: E402
 
 MEANINGS: dict[str, dict[str, str]] = yaml.safe_load((Path(__file__).parent / "meanings.yml").read_text())
 PROJECT_APPS = ("accounts", "core", "participation", "research", "runs", "studies", "surveys")
@@ -334,14 +338,34 @@ def api_page() -> str:
 
 
 # ------------------------------------------------------------------------------------ Python API
+def summary_line(function: Any) -> str:
+    """The first sentence of the docstring (roles as code), cut before its first ``:``, ``;`` or ``(`` when long."""
+    paragraph = ROLE.sub(r"`\1`", " ".join(inspect.getdoc(function).split("\n\n")[0].split()))
+    sentence = re.split(r"\.\s+(?=[A-Z])", paragraph)[0]
+    if len(sentence) > 110:
+        sentence = re.split(r": |; | \(", sentence)[0]
+    return sentence.removesuffix(".") + "."
+
+
 def python_api_page(package: str) -> str:
+    """The package's docstring, a table of its public API (``__all__``: each name linked to its section,
+    with its docstring's first sentence), then one section per module."""
     mod = importlib.import_module(package)
     lines = [
         f"# Python API: `{package}`\n",
         GENERATED,
-        f"Pure functions (no Django, no database): import them in a notebook. One section per module of `{package}`.\n",
+        f"Pure functions (no Django, no database): import them in a notebook "
+        f"([how](../how-to/use-from-a-notebook.md)). One section per module of `{package}`.\n",
         f"::: {package}\n    options:\n      members: false\n      show_root_heading: false\n",
+        f"## Public API\n\n`from {package} import NAME` for each of these (every one has parameters, returns "
+        "and an example that runs as a test):\n",
+        "| name | what it does |",
+        "|---|---|",
     ]
+    for name in mod.__all__:
+        function = getattr(mod, name)
+        lines.append(f"| [`{name}`](#{function.__module__}.{name}) | {cell(summary_line(function))} |")
+    lines.append("")
     for info in pkgutil.iter_modules(mod.__path__):
         if not info.name.startswith("_"):
             lines.append(f"::: {package}.{info.name}\n    options:\n      heading_level: 2\n")
