@@ -115,3 +115,13 @@ def test_audit_module_is_pure():
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
         == "False"
     )
+
+
+def test_an_audit_with_no_resamples_is_refused_clearly():
+    import pandas as pd
+
+    from fairness.model_audit import audit, read_subjects
+
+    table = pd.DataFrame({"id": range(4), "sex": ["f", "m"] * 2, "label_m": [0, 1, 1, 1]})
+    with pytest.raises(ValueError, match="n_resamples must be at least 1, got 0"):
+        audit(read_subjects(table, groups=["sex"]), n_resamples=0)

@@ -75,13 +75,3 @@ def test_the_intervals_cover_the_exact_eaif_of_20000_subjects():
                 share_covered += est.violation_share_ci[0] <= exact.violation_share <= est.violation_share_ci[1]
     assert covered["hoeffding"] >= 190 and covered["bernstein"] >= 190 and share_covered >= 190
     assert covered["normal"] >= 180
-
-
-def test_an_audit_with_no_resamples_is_refused_clearly():
-    import pandas as pd
-
-    from fairness.model_audit import audit, read_subjects
-
-    table = pd.DataFrame({"id": range(4), "sex": ["f", "m"] * 2, "label_m": [0, 1, 1, 1]})
-    with pytest.raises(ValueError, match="n_resamples must be at least 1, got 0"):
-        audit(read_subjects(table, groups=["sex"]), n_resamples=0)
