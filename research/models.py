@@ -34,10 +34,14 @@ class ProlificSubmission(models.Model):
         Participant, on_delete=models.SET_NULL, null=True, blank=True, related_name="prolific_submission"
     )
     status = models.CharField(max_length=32, help_text="Prolific's submission status (AWAITING REVIEW, ...).")
+    evidence = models.TextField(blank=True, help_text="Why prolific_review left it to the researcher ('': not).")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         indexes = [models.Index(fields=["prolific_study", "status"], name="prolific_submission_status")]
+
+    def __str__(self) -> str:
+        return f"submission {self.submission_id} ({self.status})"
 
 
 class ProlificEvent(models.Model):
@@ -47,6 +51,9 @@ class ProlificEvent(models.Model):
     event_type = models.CharField(max_length=64)
     resource_id = models.CharField(max_length=64, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.event_id}"
 
 
 class ProlificBonus(models.Model):
@@ -73,3 +80,6 @@ class ProlificBonus(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["slug", "kind"], name="prolific_bonus_once_per_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} bonus of {self.slug} ({self.state})"

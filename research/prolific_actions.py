@@ -3,7 +3,7 @@ the job worker), and the sentences the commands and the panel use to say what ea
 
 from research.prolific_bonuses import BonusQuote, prolific_bonus_pay, prolific_bonus_prepare
 from research.prolific_client import ProlificClient
-from research.prolific_review import Reviewed, prolific_review
+from research.prolific_review import Reviewed, prolific_reject, prolific_review
 from research.prolific_services import Published, prolific_publish, prolific_sync
 
 
@@ -42,4 +42,6 @@ def run_action(slug: str, action: str, options: dict, client: ProlificClient) ->
         return "dry run: " + quote_sentence(prolific_bonus_prepare(slug=slug, client=client, **options))
     if action == "bonus_pay":
         return "paid: " + quote_sentence(prolific_bonus_pay(slug=slug, client=client, **options))
+    if action == "reject":
+        return f"submission {options['submission_id']}: " + prolific_reject(slug=slug, client=client, **options)
     raise ValueError(f"unknown Prolific action {action!r}")

@@ -56,7 +56,10 @@ def prolific_review(*, slug: str, client: ProlificClient, dry_run: bool = False)
         person = people[str(p.pseudonym)]
         decision = review(p.study.spec, p.status, int(person["attention_failed"]), 0)
         if decision is None or decision.action != "approve" or person["excluded"]:
-            result.flagged.append(Flagged(row.submission_id, p.external_id, _evidence(person)))
+            flagged = Flagged(row.submission_id, p.external_id, _evidence(person))
+            result.flagged.append(flagged)
+            if not dry_run:
+                ProlificSubmission.objects.filter(pk=row.pk).update(evidence=flagged.evidence)
             continue
         if not dry_run:
             prolific_record_submission(record=row.prolific_study, submission=client.approve(row.submission_id))

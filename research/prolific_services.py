@@ -210,6 +210,14 @@ def prolific_panel(slug: str) -> dict | None:
         "synced_at": record.synced_at,
         "submissions": dict(sorted(statuses.items())),
         "awaiting_review": statuses["AWAITING REVIEW"],
+        "for_you_to_decide": [
+            {"submission_id": submission_id, "evidence": evidence}
+            for submission_id, evidence in record.submissions.filter(awaiting_review(slug))
+            .exclude(evidence="")
+            .order_by("pk")
+            .values_list("submission_id", "evidence")
+        ],
+        "note": record.note,
         "bonuses": [
             {
                 "kind": b.kind,

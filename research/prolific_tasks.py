@@ -12,7 +12,7 @@ from django_tasks import task
 from research.models import ProlificStudy
 from research.prolific_client import ProlificClient, ProlificError
 
-ACTIONS = ("publish", "sync", "review", "bonus_dry_run", "bonus_pay")
+ACTIONS = ("publish", "sync", "review", "reject", "bonus_dry_run", "bonus_pay")
 
 
 @task()

@@ -300,3 +300,56 @@ def test_a_crash_between_storing_and_paying_never_pays_twice(fake, demo_study, m
         command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5)
     assert sum(fake.payments.values()) == int(crash_after_paying)
     assert ProlificBonus.objects.get().state == "paying"
+
+
+def logged_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.django_db
+def test_dashboard_panel_publishes_reviews_and_shows_the_dry_run_total_before_paying(fake, demo_study, researcher):
+    client = logged_in(researcher)
+    url = f"/researcher/studies/{SLUG}/prolific/"
+    refused = client.post(url, {"action": "publish", "places": "30"}, follow=True)
+    assert "reward: publish needs reward" in refused.content.decode() and not fake.studies
+    client.post(url, {"action": "publish", "places": "30", "reward": "150", "minutes": "12"})
+    record = ProlificStudy.objects.get()
+    assert record.status == "ACTIVE" and "created Prolific study" in record.note
+    _simulated_on_prolific(fake, record)
+    client.post(url, {"action": "review"})
+    client.post(url, {"action": "bonus_dry_run", "kind": "honesty", "amount": "0.50"})
+    page = client.get(f"/researcher/studies/{SLUG}/").content.decode()
+    bonus = ProlificBonus.objects.get()
+    assert f"Prolific's total with fees <strong>{bonus.total}</strong>" in page and "Pay " in page
+    assert "APPROVED" in page and TOKEN not in page and not fake.payments
+    client.post(url, {"action": "bonus_pay", "kind": "honesty"})
+    assert fake.payments == {bonus.bulk_id: 1}
+    client.post(url, {"action": "bonus_pay", "kind": "honesty"})  # a second click
+    assert fake.payments == {bonus.bulk_id: 1} and "never paid again" in ProlificStudy.objects.get().note
+
+
+@pytest.mark.django_db
+def test_api_panel_and_actions_are_the_owners(fake, demo_study, researcher, other_researcher):
+    api = f"/api/studies/{SLUG}/prolific/"
+    owner = logged_in(researcher)
+    assert owner.get(api).json() == {"prolific": None}
+    assert logged_in(other_researcher).post(api, {"action": "sync"}).status_code == 404
+    bad = owner.post(
+        api, {"action": "reject", "submission_id": "x", "message": "short"}, content_type="application/json"
+    )
+    assert bad.status_code == 400 and "message" in bad.json()["fields"]
+    queued = owner.post(
+        api, {"action": "publish", "places": 5, "reward": 100, "minutes": 3}, content_type="application/json"
+    )
+    assert queued.status_code == 202 and queued.json() == {"queued": "publish"}
+    panel = owner.get(api).json()["prolific"]
+    assert panel["status"] == "ACTIVE" and panel["places"] == 5 and panel["bonuses"] == []
+
+
+def test_the_apis_bonus_kinds_are_the_bonus_lists():
+    from research.api.prolific import BONUS_KINDS
+    from research.bonuses import KINDS
+
+    assert BONUS_KINDS == KINDS
