@@ -42,6 +42,16 @@ CATEGORIES = {
 }
 
 
+def fake_prolific(token: str) -> "FakeProlific":
+    """A fake on the first free port of 8700-8799 (several test processes may run one each)."""
+    for port in range(8700, 8800):
+        try:
+            return FakeProlific(port, token)
+        except OSError:
+            continue
+    raise RuntimeError("no free port in 8700-8799 for the fake Prolific server")
+
+
 def _id() -> str:
     return secrets.token_hex(12)  # Prolific's ids: 24 hex digits
 

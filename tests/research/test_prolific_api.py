@@ -17,7 +17,7 @@ from research.models import ProlificBonus, ProlificEvent, ProlificStudy, Prolifi
 from research.prolific_client import ProlificClient, ProlificError
 from research.prolific_hooks import signature
 from research.prolific_tasks import prolific_sync_task
-from tests.prolific_fake import FakeProlific
+from tests.prolific_fake import fake_prolific
 from tests.surveys.prolific_helpers import arrive
 
 TOKEN = "tok-secret-4b1d-do-not-show"
@@ -25,18 +25,9 @@ SECRET = "hook-secret-9f2e"
 SLUG = "effort-demo"
 
 
-def _free_fake(port_base: int = 8700) -> FakeProlific:
-    for port in range(port_base, port_base + 100):
-        try:
-            return FakeProlific(port, TOKEN)
-        except OSError:  # taken by another test process
-            continue
-    raise RuntimeError("no free port in 8700-8799")
-
-
 @pytest.fixture
 def fake(settings):
-    with _free_fake() as server:
+    with fake_prolific(TOKEN) as server:
         settings.PROLIFIC_API_TOKEN = TOKEN
         settings.PROLIFIC_API_URL = server.url
         settings.PROLIFIC_WEBHOOK_SECRET = SECRET
