@@ -156,6 +156,13 @@ def prolific_record_submission(*, record: ProlificStudy, submission: dict) -> bo
         return True
 
 
+def forget_withdrawn(sender, instance: Participant, **kwargs) -> None:
+    """A withdrawn participant's Prolific submission is no longer theirs (``participant_withdraw`` deletes
+    their Prolific ids; the submission keeps its status for the panel's counts, unlinked)."""
+    if instance.status == Participant.Status.WITHDRAWN:
+        ProlificSubmission.objects.filter(participant=instance).update(participant=None)
+
+
 def prolific_record_event(*, event_id: str, event_type: str, resource_id: str) -> bool:
     """Remember a webhook delivery; False when its ``X-Event-ID`` was processed already (a retry)."""
     with transaction.atomic():

@@ -26,20 +26,12 @@ from urllib.parse import parse_qs, urlsplit
 PREFIX = "/api/v1/"
 FEE_RATE = Decimal("0.3333")  # Prolific's service fee on bonuses (the documented example: 283.34 on 850)
 PLACEHOLDERS = ("{{%PROLIFIC_PID%}}", "{{%STUDY_ID%}}", "{{%SESSION_ID%}}")
-CATEGORIES = {
-    "TOO_QUICKLY",
-    "TOO_SLOWLY",
-    "FAILED_INSTRUCTIONS",
-    "INCOMP_LONGITUDINAL",
-    "FAILED_CHECK",
-    "LOW_EFFORT",
-    "MALINGERING",
-    "NO_CODE",
-    "BAD_CODE",
-    "NO_DATA",
-    "UNSUPP_DEVICE",
-    "OTHER",
-}
+# Prolific's rejection categories, as its documentation lists them (stated here again on purpose: the fake
+# checks the client, it does not share its list)
+CATEGORIES = set(
+    "TOO_QUICKLY TOO_SLOWLY FAILED_INSTRUCTIONS INCOMP_LONGITUDINAL FAILED_CHECK LOW_EFFORT MALINGERING NO_CODE "
+    "BAD_CODE NO_DATA UNSUPP_DEVICE OTHER".split()
+)
 
 
 def fake_prolific(token: str) -> "FakeProlific":

@@ -344,3 +344,18 @@ def test_the_apis_bonus_kinds_are_the_bonus_lists():
     from research.bonuses import KINDS
 
     assert BONUS_KINDS == KINDS
+
+
+@pytest.mark.django_db
+def test_a_withdrawn_participant_is_unlinked_from_their_submission(fake, demo_study):
+    from participation.services import participant_withdraw
+
+    record = _published(fake)
+    submission_id = fake.add_submission(record.prolific_id, "pid-gone", status="AWAITING REVIEW")
+    participant = arrive(Client(), "pid-gone", session=submission_id)
+    command("prolific_sync", SLUG)
+    assert ProlificSubmission.objects.get(submission_id=submission_id).participant == participant
+    participant_withdraw(participant_id=participant.pk)
+    command("prolific_sync", SLUG)
+    row = ProlificSubmission.objects.get(submission_id=submission_id)
+    assert row.participant is None and row.status == "AWAITING REVIEW"
