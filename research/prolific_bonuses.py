@@ -41,8 +41,8 @@ def _money(value: float) -> Decimal:
 
 
 def _quote(bonus: ProlificBonus) -> BonusQuote:
-    lines = [tuple(line.split(",", 1)) for line in bonus.csv_bonuses.splitlines() if line]
-    return BonusQuote(bonus.kind, lines, bonus.amount, bonus.fees, bonus.total, bonus.state)  # type: ignore[arg-type]
+    lines = [(participant, amount) for participant, amount in (row.split(",", 1) for row in bonus.csv_bonuses.split())]
+    return BonusQuote(bonus.kind, lines, bonus.amount, bonus.fees, bonus.total, bonus.state)
 
 
 def _refuse_if_paid(bonus: ProlificBonus | None) -> None:

@@ -359,3 +359,16 @@ def test_a_withdrawn_participant_is_unlinked_from_their_submission(fake, demo_st
     command("prolific_sync", SLUG)
     row = ProlificSubmission.objects.get(submission_id=submission_id)
     assert row.participant is None and row.status == "AWAITING REVIEW"
+
+
+def test_signature_matches_an_independent_hmac():
+    """The value from ``openssl dgst -sha256 -hmac hook-secret-9f2e -binary | base64`` over timestamp + body,
+    Prolific's documented recipe ("Verifying")."""
+    from research.prolific_hooks import verified
+
+    body = b'{"event_type":"study.status.change","resource_id":"abc","status":"ACTIVE"}'
+    expected = "mfZzzg2Nr41Hb7VilYmMLe9TEkP4pH+KPpdQvzYoZZM="
+    assert signature(SECRET, "1700000000", body) == expected
+    assert verified(SECRET, "1700000000", body, expected, now=1700000000 + 300)
+    assert not verified(SECRET, "1700000000", body, expected, now=1700000000 + 301)
+    assert not verified(SECRET, "1700000000", body + b" ", expected, now=1700000000)
