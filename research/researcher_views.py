@@ -97,7 +97,7 @@ def pilot_delete(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def prolific_action(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a Prolific action from the dashboard's Prolific panel (owner only; the job worker calls Prolific)."""
-    from research.api.prolific import prolific_action_queue
+    from research.api.prolific import prolific_action_queue  # it imports may_manage from this module
 
     try:
         action, errors = prolific_action_queue(request.user, slug, request.POST)
