@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from research.api import views
+from research.api import prolific, views
 from research.api.docs import ApiDocs
 from runs import api as run_api
 
@@ -11,6 +11,7 @@ urlpatterns = [
     path("studies/", views.StudyList.as_view(), name="api-studies"),
     path("studies/<slug:slug>/", views.StudyDetail.as_view(), name="api-study"),
     path("studies/<slug:slug>/status/", views.StudyStatus.as_view(), name="api-study-status"),
+    path("studies/<slug:slug>/prolific/", prolific.ProlificPanel.as_view(), name="api-prolific"),
     path("studies/<slug:slug>/participants/", views.ParticipantList.as_view(), name="api-participants"),
     path("studies/<slug:slug>/export/", views.ExportTableList.as_view(), name="api-export-tables"),
     path("studies/<slug:slug>/export/<str:table>/", views.ExportTable.as_view(), name="api-export"),

@@ -36,6 +36,7 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/<str:filename>", run_views.job_file, name="job-file"),
     path("studies/<slug:slug>/export/<str:table>.<str:fmt>", views.export_download, name="export"),
     path("studies/<slug:slug>/submissions.csv", views.submissions_download, name="submissions"),
+    path("studies/<slug:slug>/prolific/", views.prolific_action, name="prolific-action"),
     path("studies/<slug:slug>/pilot/delete/", views.pilot_delete, name="pilot-delete"),
     path("studies/<slug:slug>/status/", views.study_status_change, name="study-status"),
     path("studies/<slug:slug>/v<int:version>/preview/", preview.study_preview, name="preview"),

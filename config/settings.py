@@ -251,6 +251,15 @@ JOB_NICENESS = env_int("JOB_NICENESS", 10)
 # Most jobs one researcher may have queued or running at once (429 beyond); each further job of theirs
 # gets a lower task priority, so one researcher's burst does not starve the others' jobs.
 JOBS_QUEUED_PER_RESEARCHER = env_int("JOBS_QUEUED_PER_RESEARCHER", 5)
+# Prolific's researcher API (research/prolific_client.py): the token is sent to Prolific only, never logged,
+# exported or shown; PROLIFIC_API_URL points tests at a local fake server. Webhook deliveries to
+# /hooks/prolific/ are signed with the workspace's PROLIFIC_WEBHOOK_SECRET. The job worker reconciles each
+# published study's submissions every PROLIFIC_SYNC_MINUTES (research/prolific_tasks.py).
+PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN", "")
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+PROLIFIC_WEBHOOK_SECRET = env_str("PROLIFIC_WEBHOOK_SECRET", "")
+PROLIFIC_WORKSPACE_ID = env_str("PROLIFIC_WORKSPACE_ID", "")
+PROLIFIC_SYNC_MINUTES = env_int("PROLIFIC_SYNC_MINUTES", 10)
 
 # --- Content-Security-Policy (django-csp 4.x) -----------------------------------------------------
 # Every response forbids inline script: pages load scripts from our own static files only and pass

@@ -5,6 +5,7 @@ from django.shortcuts import redirect
 from django.urls import include, path
 
 from accounts.views import api_tokens
+from research.prolific_hooks import prolific_hook
 
 
 def health(request: HttpRequest) -> JsonResponse:
@@ -26,6 +27,7 @@ urlpatterns = [
     path("researcher/", include("config.researcher_urls")),
     path("api/", include("config.api_urls")),
     path("s/", include("participation.urls")),
+    path("hooks/prolific/", prolific_hook, name="prolific-hook"),
 ]
 
 # Errors outside Django REST framework: JSON in the API's one format under /api/, pages elsewhere.

@@ -1,8 +1,15 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_save
 
 
 class ResearchConfig(AppConfig):
-    """The researcher's side: dashboard, exports, the REST API."""
+    """The researcher's side: dashboard, exports, the REST API, the study on Prolific."""
 
     name = "research"
     verbose_name = "Research"
+
+    def ready(self) -> None:
+        from participation.models import Participant
+        from research.prolific_services import forget_withdrawn
+
+        post_save.connect(forget_withdrawn, sender=Participant, dispatch_uid="prolific_forget_withdrawn")

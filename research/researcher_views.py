@@ -8,6 +8,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from rest_framework.exceptions import PermissionDenied
 
 from participation.models import Participant
 from participation.pilot import pilot_token
@@ -35,7 +36,7 @@ def sample_of(request: HttpRequest) -> str:
     return sample
 
 
-def _may_manage(user, study) -> bool:
+def may_manage(user, study) -> bool:
     """Removing participants is for the study's owner (its first version's; and superusers), not collaborators."""
     owning = owning_version(study.slug)
     return bool(user.is_superuser or (owning is not None and owning.owner_id == user.pk))
@@ -46,7 +47,7 @@ def pilot_context(request: HttpRequest, versions) -> dict:
     return {
         "pilot_url": request.build_absolute_uri(reverse("surveys:start", args=[slug])) + f"?pilot={pilot_token(slug)}",
         "pilot_count": Participant.objects.filter(study__in=versions, pilot=True).count(),
-        "may_delete_pilot": _may_manage(request.user, versions[0]),
+        "may_delete_pilot": may_manage(request.user, versions[0]),
     }
 
 
@@ -85,11 +86,29 @@ def study_status_change(request: HttpRequest, slug: str) -> HttpResponse:
 def pilot_delete(request: HttpRequest, slug: str) -> HttpResponse:
     """Delete the study's pilot participants (owner only)."""
     versions = visible_versions(request.user, slug)
-    if not _may_manage(request.user, versions[0]):
+    if not may_manage(request.user, versions[0]):
         raise Http404("Only the study's owner can delete its pilot participants.")
     deleted = pilot_participants_delete(slug=slug)
     messages.success(request, f"{deleted} pilot participant(s) deleted with their answers.")
     return redirect("researcher:dashboard", slug=slug)
+
+
+@login_required
+@require_POST
+def prolific_action(request: HttpRequest, slug: str) -> HttpResponse:
+    """Queue a Prolific action from the dashboard's Prolific panel (owner only; the job worker calls Prolific)."""
+    from research.api.prolific import prolific_action_queue  # it imports may_manage from this module
+
+    try:
+        action, errors = prolific_action_queue(request.user, slug, request.POST)
+    except PermissionDenied:
+        raise Http404("Only the study's owner can act on Prolific.") from None
+    if errors:
+        problems = "; ".join(f"{field}: {' '.join(map(str, why))}" for field, why in errors.items())
+        messages.error(request, f"Prolific {action or 'action'} not started: {problems}")
+    else:
+        messages.success(request, f"Prolific {action.replace('_', ' ')} queued: reload in a moment for its result.")
+    return redirect(reverse("researcher:dashboard", args=[slug]) + "#prolific")
 
 
 @login_required

@@ -21,6 +21,8 @@ from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from participation.models import ConflictingArrival
 from research.dashboard import quota_fill, summarise
 from research.participant_samples import SAMPLES, sample_filter
+from research.prolific_client import REJECTION_CATEGORIES
+from research.prolific_services import PROLIFIC_QUERY, prolific_panel
 from research.researcher_views import lifecycle_context, pilot_context, sample_of
 from research.tables import study_tables
 from runs.human_source_options import OPTIONS, SURROGATES
@@ -286,8 +288,9 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             .values("participant")
             .distinct()
             .count(),
-            "prolific_url": start_url
-            + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
+            "prolific_url": start_url + PROLIFIC_QUERY,
+            "prolific": prolific_panel(slug),
+            "rejection_categories": REJECTION_CATEGORIES,
             **pilot_context(request, versions),
             **lifecycle_context(versions),
         },

@@ -84,15 +84,28 @@ def test_first_study_tutorial(folder):
     assert (folder / "exports" / "disagreements.csv").exists()
 
 
-def test_prolific_tutorial(folder):
-    """After the demo (the tutorial's premise: its bonus step uses the demo study)."""
+def test_prolific_tutorial(folder, settings):
+    """After the demo (the tutorial's premise: its bonus step uses the demo study). Prolific's API is the local
+    fake server; once the study is published, the demo's simulated participants take part there too."""
+    from participation.models import Participant
+    from tests.prolific_fake import fake_prolific
+
     call_command("load_study", str(ROOT / "studies" / "bundled" / "effort_demo.json"), owner="researcher")
     call_command("simulate_participants", "effort-demo", n=30, seed=1)
-    for command in tutorial_commands("prolific"):
-        run(command)
+    with fake_prolific("tutorial-token") as prolific:
+        settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = "tutorial-token", prolific.url
+        for command in tutorial_commands("prolific"):
+            run(command)
+            if "prolific_publish" in command:
+                [study_id] = prolific.studies
+                for pid in Participant.objects.filter(study__slug="effort-demo").values_list("external_id", flat=True):
+                    prolific.add_submission(study_id, pid, status="AWAITING REVIEW")
     assert (folder / "submissions.csv").read_text().startswith("PROLIFIC_PID,SESSION_ID,action,reason")
     bonuses = (folder / "bonuses.csv").read_text().splitlines()
     assert bonuses and all(line.endswith(",0.50") for line in bonuses)
+    statuses = [s["status"] for s in prolific.submissions.values()]
+    assert "APPROVED" in statuses and "REJECTED" not in statuses
+    assert list(prolific.payments.values()) == [1]
 
 
 def test_audit_tutorial(folder):

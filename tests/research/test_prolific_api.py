@@ -1,0 +1,374 @@
+"""Prolific through its API, against a local fake Prolific server (``tests/prolific_fake.py``, a real HTTP
+server on 127.0.0.1:8700-8799 that answers and refuses as Prolific's documentation describes): publishing,
+webhook events with good, bad, stale and replayed signatures, reconciliation, approvals, a rejection refused
+without its message, and bonuses paid once across two runs and across a crash between storing and paying."""
+
+import json
+import time
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client
+
+from participation.models import Participant
+from research.models import ProlificBonus, ProlificEvent, ProlificStudy, ProlificSubmission
+from research.prolific_client import ProlificClient, ProlificError
+from research.prolific_hooks import signature
+from research.prolific_tasks import prolific_sync_task
+from tests.prolific_fake import fake_prolific
+from tests.surveys.prolific_helpers import arrive
+
+TOKEN = "tok-secret-4b1d-do-not-show"
+SECRET = "hook-secret-9f2e"
+SLUG = "effort-demo"
+
+
+@pytest.fixture
+def fake(settings):
+    with fake_prolific(TOKEN) as server:
+        settings.PROLIFIC_API_TOKEN = TOKEN
+        settings.PROLIFIC_API_URL = server.url
+        settings.PROLIFIC_WEBHOOK_SECRET = SECRET
+        settings.PROLIFIC_WORKSPACE_ID = "ws-ours"
+        settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+        yield server
+
+
+def command(*args, **options) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=StringIO(), **options)
+    return out.getvalue()
+
+
+def publish(**options) -> str:
+    return command("prolific_publish", SLUG, places=30, reward=150, minutes=12, **options)
+
+
+@pytest.mark.django_db
+def test_publish_creates_the_study_from_the_file_then_changes_nothing(
+    fake, demo_study, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        out = publish()
+    [study] = fake.studies.values()
+    assert study["name"] == demo_study.spec["title"] and study["status"] == "ACTIVE"
+    assert study["external_study_url"].startswith(
+        "http://127.0.0.1:8000/s/effort-demo/?PROLIFIC_PID={{%PROLIFIC_PID%}}"
+    )
+    assert (study["reward"], study["total_available_places"], study["estimated_completion_time"]) == (150, 30, 12)
+    assert [c["code"] for c in study["completion_codes"]] == [demo_study.spec["completion"]["code"]]
+    assert study["completion_codes"][0]["code_type"] == "COMPLETED"
+    record = ProlificStudy.objects.get(slug=SLUG)
+    assert (record.prolific_id, record.status) == (study["id"], "ACTIVE")
+    assert "published" in out
+    again = publish()
+    assert "nothing changed" in again and len(fake.studies) == 1
+    assert [c[1] for c in fake.calls].count("/api/v1/studies/") == 1
+
+
+@pytest.mark.django_db
+def test_draft_then_publish_uses_the_same_prolific_study(
+    fake, demo_study, tmp_path, django_capture_on_commit_callbacks
+):
+    filters = tmp_path / "filters.json"
+    filters.write_text(json.dumps([{"filter_id": "current-country-of-residence", "selected_values": ["1"]}]))
+    out = publish(draft=True, filters=str(filters))
+    [study] = fake.studies.values()
+    assert study["status"] == "UNPUBLISHED" and study["filters"][0]["filter_id"] == "current-country-of-residence"
+    assert "left as a draft" in out
+    with django_capture_on_commit_callbacks(execute=True):
+        publish()
+    assert len(fake.studies) == 1 and study["status"] == "ACTIVE"
+
+
+@pytest.mark.django_db
+def test_refusals_are_clear_and_never_show_the_token(fake, demo_study, settings, tmp_path):
+    settings.PROLIFIC_API_TOKEN = "wrong-token-0000"
+    with pytest.raises(CommandError) as refused:
+        publish()
+    assert "401" in str(refused.value) and "wrong-token-0000" not in str(refused.value)
+    assert "wrong-token" not in repr(ProlificClient())
+    settings.PROLIFIC_API_TOKEN = ""
+    with pytest.raises(CommandError, match="set PROLIFIC_API_TOKEN"):
+        publish()
+    bad = tmp_path / "filters.json"
+    bad.write_text('{"not": "a list"}')
+    settings.PROLIFIC_API_TOKEN = TOKEN
+    with pytest.raises(CommandError, match="a JSON list"):
+        publish(filters=str(bad))
+    assert not ProlificStudy.objects.exists() and not fake.studies
+
+
+def _published(fake) -> ProlificStudy:
+    publish()  # the periodic reconciliation it queues waits for a commit: not in these tests
+    return ProlificStudy.objects.get()
+
+
+def deliver(client: Client, event: dict, *, secret: str = SECRET, age: float = 0, event_id: str = "ev-1", **headers):
+    body = json.dumps(event).encode()
+    timestamp = str(int(time.time() - age))
+    return client.post(
+        "/hooks/prolific/",
+        body,
+        content_type="application/json",
+        headers={
+            "X-Prolific-Request-Timestamp": timestamp,
+            "X-Prolific-Request-Signature": signature(secret, timestamp, body),
+            "X-Event-ID": event_id,
+            **headers,
+        },
+    )
+
+
+@pytest.mark.django_db
+def test_signed_submission_event_records_the_fetched_status(fake, demo_study, django_capture_on_commit_callbacks):
+    record = _published(fake)
+    submission_id = fake.add_submission(record.prolific_id, "pid-hook-1", status="AWAITING REVIEW")
+    participant = arrive(Client(), "pid-hook-1", session=submission_id)
+    event = {"event_type": "submission.status.change", "resource_id": submission_id, "status": "whatever"}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = deliver(Client(), event)
+    assert response.status_code == 200
+    row = ProlificSubmission.objects.get(submission_id=submission_id)
+    assert row.participant == participant and row.status == "AWAITING REVIEW"  # fetched, not the payload's
+    fake.submissions[submission_id]["status"] = "APPROVED"
+    with django_capture_on_commit_callbacks(execute=True):
+        replay = deliver(Client(), event)  # a retry of the same event: ignored
+    assert replay.status_code == 200 and replay.json()["detail"] == "already processed"
+    row.refresh_from_db()
+    assert row.status == "AWAITING REVIEW"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"secret": "another-secret"},
+        {"age": 301},
+        {"age": -400},
+        {"X-Prolific-Request-Signature": "bm90IGEgc2lnbmF0dXJl"},
+        {"X-Prolific-Request-Timestamp": "yesterday"},
+    ],
+)
+def test_bad_or_stale_signatures_get_401_and_change_nothing(fake, demo_study, change):
+    record = _published(fake)
+    event = {"event_type": "study.status.change", "resource_id": record.prolific_id, "status": "PAUSED"}
+    response = deliver(Client(), event, **change)
+    assert response.status_code == 401
+    record.refresh_from_db()
+    assert record.status == "ACTIVE" and not ProlificEvent.objects.exists()
+    assert deliver(Client(), event).status_code == 200  # the same event, signed now
+    record.refresh_from_db()
+    assert record.status == "PAUSED"
+
+
+@pytest.mark.django_db
+def test_events_without_a_secret_or_of_another_workspace_change_nothing(fake, demo_study, settings):
+    record = _published(fake)
+    event = {"event_type": "study.status.change", "resource_id": record.prolific_id, "status": "PAUSED"}
+    assert deliver(Client(), {**event, "workspace_id": "ws-theirs"}).status_code == 200
+    settings.PROLIFIC_WEBHOOK_SECRET = ""
+    assert deliver(Client(), event, secret="", event_id="ev-2").status_code == 401
+    record.refresh_from_db()
+    assert record.status == "ACTIVE"
+
+
+def _simulated_on_prolific(fake, record, n: int = 30) -> list[Participant]:
+    call_command("simulate_participants", SLUG, n=n, seed=1, stdout=StringIO())
+    people = list(Participant.objects.filter(study__slug=SLUG).order_by("pk"))
+    for p in people:
+        fake.add_submission(record.prolific_id, p.external_id, status="AWAITING REVIEW")
+    return people
+
+
+@pytest.mark.django_db
+def test_sync_reconciles_every_page_of_submissions(fake, demo_study):
+    record = _published(fake)
+    people = _simulated_on_prolific(fake, record, n=8)
+    stray = fake.add_submission(record.prolific_id, "never-arrived", status="RETURNED")
+    out = command("prolific_sync", SLUG)
+    assert "9 submissions on Prolific, 9 changed" in out  # three pages of three
+    assert ProlificSubmission.objects.filter(participant__in=people).count() == 8
+    assert ProlificSubmission.objects.get(submission_id=stray).participant is None
+    assert "0 changed" in command("prolific_sync", SLUG)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_publishing_starts_the_workers_periodic_reconciliation(fake, demo_study, settings):
+    from django_tasks_db.models import DBTaskResult
+
+    from tests.conftest import run_jobs
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.backend.DatabaseBackend"}}
+    record = _published(fake)  # publishing queues the periodic reconciliation
+    submission_id = fake.add_submission(record.prolific_id, "pid-late", status="TIMED-OUT")
+    run_jobs()
+    assert ProlificSubmission.objects.get(submission_id=submission_id).status == "TIMED-OUT"
+    following = DBTaskResult.objects.filter(status="READY", task_path=prolific_sync_task.module_path).get()
+    assert following.args_kwargs["args"] == [SLUG, True]
+    assert following.run_after.timestamp() > time.time() + 9 * 60
+
+
+@pytest.mark.django_db
+def test_review_approves_completed_unexcluded_and_never_rejects(fake, demo_study):
+    from research.export import export_tables
+
+    record = _published(fake)
+    people = _simulated_on_prolific(fake, record)
+    table = export_tables(SLUG).participants.set_index("participant_id")
+    eligible = {
+        p.external_id for p in people if p.status == "completed" and not table.loc[str(p.pseudonym), "excluded"]
+    }
+    dry = command("prolific_review", SLUG, dry_run=True)
+    assert f"would approve {len(eligible)}" in dry
+    assert {s["status"] for s in fake.submissions.values()} == {"AWAITING REVIEW"}
+    out = command("prolific_review", SLUG)
+    approved = {s["participant_id"] for s in fake.submissions.values() if s["status"] == "APPROVED"}
+    assert approved == eligible and f"approved {len(eligible)}" in out
+    assert not any(s["status"] == "REJECTED" for s in fake.submissions.values())
+    left = {s["participant_id"] for s in fake.submissions.values() if s["status"] == "AWAITING REVIEW"}
+    assert left == {p.external_id for p in people} - eligible
+    assert all(f"({pid})" in out for pid in left)  # listed for the researcher, with the evidence
+
+
+@pytest.mark.django_db
+def test_a_rejection_needs_prolifics_message_and_category(fake, demo_study):
+    record = _published(fake)
+    submission_id = fake.add_submission(record.prolific_id, "pid-reject", status="AWAITING REVIEW")
+    command("prolific_sync", SLUG)
+    with pytest.raises(CommandError, match="at least 100 characters"):
+        command("prolific_review", SLUG, reject=submission_id, message="too short", category="LOW_EFFORT")
+    assert fake.submissions[submission_id]["status"] == "AWAITING REVIEW"
+    assert not [c for c in fake.calls if c[1].endswith("/transition/") and submission_id in c[1]]
+    with pytest.raises(ProlificError, match="400"):  # Prolific refuses it too
+        ProlificClient()._call("POST", f"submissions/{submission_id}/transition/", json={"action": "REJECT"})
+    message = "Your answers were given faster than anyone can read the questions, " * 2
+    out = command("prolific_review", SLUG, reject=submission_id, message=message, category="TOO_QUICKLY")
+    assert "REJECTED" in out and ProlificSubmission.objects.get(submission_id=submission_id).status == "REJECTED"
+
+
+@pytest.mark.django_db
+def test_bonuses_dry_run_then_paid_exactly_once(fake, demo_study):
+    record = _published(fake)
+    _simulated_on_prolific(fake, record)
+    dry = command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5, dry_run=True)
+    [bulk] = fake.bulks.values()
+    lines = [line for line in dry.splitlines() if line.endswith(",0.50")]
+    assert lines and len(lines) * 50 == bulk["amount"]
+    assert f"total with fees {bulk['total_amount'] / 100:.2f}" in dry and not fake.payments
+    assert ProlificBonus.objects.get().state == "prepared"
+    command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5)
+    assert fake.payments == {bulk["id"]: 1} and len(fake.bulks) == 1  # the dry run's bulk, set up once
+    with pytest.raises(CommandError, match="is paid .* never paid again"):
+        command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5)
+    assert fake.payments == {bulk["id"]: 1} and ProlificBonus.objects.get().state == "paid"
+
+
+class Crash(BaseException):
+    """The process dies (a BaseException: no handler in the command catches it)."""
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("crash_after_paying", [False, True])
+def test_a_crash_between_storing_and_paying_never_pays_twice(fake, demo_study, monkeypatch, crash_after_paying):
+    record = _published(fake)
+    _simulated_on_prolific(fake, record)
+    real_pay = ProlificClient.pay_bonus
+
+    def dying(self, bulk_id):
+        assert ProlificBonus.objects.get(bulk_id=bulk_id).state == "paying"  # stored before the call
+        if crash_after_paying:
+            real_pay(self, bulk_id)
+        raise Crash
+
+    monkeypatch.setattr(ProlificClient, "pay_bonus", dying)
+    with pytest.raises(Crash):
+        command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5)
+    monkeypatch.setattr(ProlificClient, "pay_bonus", real_pay)
+    with pytest.raises(CommandError, match="paying.*check the payment on Prolific"):
+        command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5)
+    assert sum(fake.payments.values()) == int(crash_after_paying)
+    assert ProlificBonus.objects.get().state == "paying"
+
+
+def logged_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.django_db
+def test_dashboard_panel_publishes_reviews_and_shows_the_dry_run_total_before_paying(fake, demo_study, researcher):
+    client = logged_in(researcher)
+    url = f"/researcher/studies/{SLUG}/prolific/"
+    refused = client.post(url, {"action": "publish", "places": "30"}, follow=True)
+    assert "reward: publish needs reward" in refused.content.decode() and not fake.studies
+    client.post(url, {"action": "publish", "places": "30", "reward": "150", "minutes": "12"})
+    record = ProlificStudy.objects.get()
+    assert record.status == "ACTIVE" and "created Prolific study" in record.note
+    _simulated_on_prolific(fake, record)
+    client.post(url, {"action": "review"})
+    client.post(url, {"action": "bonus_dry_run", "kind": "honesty", "amount": "0.50"})
+    page = client.get(f"/researcher/studies/{SLUG}/").content.decode()
+    bonus = ProlificBonus.objects.get()
+    assert f"Prolific's total with fees <strong>{bonus.total}</strong>" in page and "Pay " in page
+    assert "APPROVED" in page and TOKEN not in page and not fake.payments
+    client.post(url, {"action": "bonus_pay", "kind": "honesty"})
+    assert fake.payments == {bonus.bulk_id: 1}
+    client.post(url, {"action": "bonus_pay", "kind": "honesty"})  # a second click
+    assert fake.payments == {bonus.bulk_id: 1} and "never paid again" in ProlificStudy.objects.get().note
+
+
+@pytest.mark.django_db
+def test_api_panel_and_actions_are_the_owners(fake, demo_study, researcher, other_researcher):
+    api = f"/api/studies/{SLUG}/prolific/"
+    owner = logged_in(researcher)
+    assert owner.get(api).json() == {"prolific": None}
+    assert logged_in(other_researcher).post(api, {"action": "sync"}).status_code == 404
+    bad = owner.post(
+        api, {"action": "reject", "submission_id": "x", "message": "short"}, content_type="application/json"
+    )
+    assert bad.status_code == 400 and "message" in bad.json()["fields"]
+    queued = owner.post(
+        api, {"action": "publish", "places": 5, "reward": 100, "minutes": 3}, content_type="application/json"
+    )
+    assert queued.status_code == 202 and queued.json() == {"queued": "publish"}
+    panel = owner.get(api).json()["prolific"]
+    assert panel["status"] == "ACTIVE" and panel["places"] == 5 and panel["bonuses"] == []
+
+
+def test_the_apis_bonus_kinds_are_the_bonus_lists():
+    from research.api.prolific import BONUS_KINDS
+    from research.bonuses import KINDS
+
+    assert BONUS_KINDS == KINDS
+
+
+@pytest.mark.django_db
+def test_a_withdrawn_participant_is_unlinked_from_their_submission(fake, demo_study):
+    from participation.services import participant_withdraw
+
+    record = _published(fake)
+    submission_id = fake.add_submission(record.prolific_id, "pid-gone", status="AWAITING REVIEW")
+    participant = arrive(Client(), "pid-gone", session=submission_id)
+    command("prolific_sync", SLUG)
+    assert ProlificSubmission.objects.get(submission_id=submission_id).participant == participant
+    participant_withdraw(participant_id=participant.pk)
+    command("prolific_sync", SLUG)
+    row = ProlificSubmission.objects.get(submission_id=submission_id)
+    assert row.participant is None and row.status == "AWAITING REVIEW"
+
+
+def test_signature_matches_an_independent_hmac():
+    """The value from ``openssl dgst -sha256 -hmac hook-secret-9f2e -binary | base64`` over timestamp + body,
+    Prolific's documented recipe ("Verifying")."""
+    from research.prolific_hooks import verified
+
+    body = b'{"event_type":"study.status.change","resource_id":"abc","status":"ACTIVE"}'
+    expected = "mfZzzg2Nr41Hb7VilYmMLe9TEkP4pH+KPpdQvzYoZZM="
+    assert signature(SECRET, "1700000000", body) == expected
+    assert verified(SECRET, "1700000000", body, expected, now=1700000000 + 300)
+    assert not verified(SECRET, "1700000000", body, expected, now=1700000000 + 301)
+    assert not verified(SECRET, "1700000000", body + b" ", expected, now=1700000000)
