@@ -12,7 +12,6 @@ for all participants and per rater group.
 """
 
 from django import forms
-from django.utils.text import capfirst
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
@@ -21,6 +20,7 @@ from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import TRIPLET_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
+from tasks.labels import page_labels
 from tasks.questions import task_question
 from tasks.schema import BTS, KEY, MODEL, QUESTION, TEXT, check_model, duplicates, once
 
@@ -51,8 +51,8 @@ METRIC_COLUMNS = {
 
 def names(index, page: dict) -> tuple[str, str, str]:
     """The anchor's and the two others' names on the page: "<Noun> A", "<Noun> B", "<Noun> C"."""
-    noun = capfirst(index.noun(index.pool_of(page)))  # "Angeklagte Person A": only the first letter raised
-    return f"{noun} A", f"{noun} B", f"{noun} C"
+    anchor, b, c = page_labels(index, page, 3)
+    return anchor, b, c
 
 
 def ai_closer(index, page: dict) -> str | None:
