@@ -55,6 +55,13 @@ def names(index, page: dict) -> tuple[str, str, str]:
     return anchor, b, c
 
 
+# Why a triplet page of a block with the BTS follow-up has none (the follow-up asks about the AI's choice).
+NO_BTS_ON_A_TIE = gettext_noop(
+    "This page has no question about other participants' answers: the AI scores %(b)s and %(c)s as equally "
+    "close to %(a)s, so there is no AI choice to ask about."
+)
+
+
 def ai_closer(index, page: dict) -> str | None:
     """``"b"`` or ``"c"``: the one whose model score is closer to the anchor's; None without a model or on a tie."""
     block, triplet = index.block(page), index.pair(page)
@@ -228,6 +235,9 @@ class Triplet(BlockTask):
             "similar_means": SIMILAR_MEANS,
             "anchor": index.card(pool, triplet["anchor"], shown[0]),
             "cards": [index.card(pool, triplet[end], name) for end, name in zip("bc", shown[1:], strict=True)],
+            "bts_note": gettext(NO_BTS_ON_A_TIE) % {"a": shown[0], "b": shown[1], "c": shown[2]}
+            if "bts" in index.block(page) and ai_closer(index, page) is None
+            else "",
         }
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
