@@ -111,7 +111,8 @@ def page_context(page: dict, index: PageIndex) -> dict:
     if isinstance(index, ContentIndex) and "block" in page:  # a block's intro, shown on each of its pages
         ctx["intro"] = index.block(page).get("intro", "")
         # Only pages showing subjects of a pool with a chart load Plotly (4.8 MB; 1.4 MB compressed).
-        shows_subjects = getattr(task, "item_shape", "subjects") != "features"
+        block = index.block(page)
+        shows_subjects = "pool" in block and getattr(task, "item_shape", "subjects") != "features"
         ctx["uses_charts"] = shows_subjects and "chart" in index.pool_of(page)["display"]
     ctx.update(task.context(page, index))
     return {"template": task.template(page), **ctx}
