@@ -76,7 +76,7 @@ def _pool(condition: dict, key: str, subject_ids: list[str] | None = None) -> di
     return {
         "key": key,
         "subject_noun": "person",
-        "display": {"chart": chart},  # the pages name the people "Person A", "Person B", ... (tasks.labels), never by id
+        "display": {"chart": chart},  # pages name the people "Person A", "Person B", ... (tasks.labels), not by id
         "subjects": [
             {
                 "id": s["id"],

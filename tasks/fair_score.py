@@ -56,16 +56,15 @@ class FairScoreForm(forms.Form):
             # number typed before "Accept" was chosen is ignored, as a disabled field's value is.
             self.fields["k_score"].disabled = True
         for subject in subjects:
-            self.fields[f"score_{subject}"] = score_field(
-                gettext("Fair risk score for %(name)s (0-100)") % {"name": labels[subject]}
-            )
+            shown = {"name": labels[subject]}
+            self.fields[f"score_{subject}"] = score_field(gettext("Fair risk score for %(name)s (0-100)") % shown)
             self.fields[f"rationale_{subject}"] = forms.CharField(
-                label=gettext("Why is this score fair for %(name)s?") % {"name": labels[subject]},
+                label=gettext("Why is this score fair for %(name)s?") % shown,
                 min_length=5,
                 max_length=4000,
                 widget=forms.Textarea(attrs={"rows": 2}),
                 error_messages={
-                    "required": gettext("Write a short rationale for the score of %(name)s.") % {"name": labels[subject]},
+                    "required": gettext("Write a short rationale for the score of %(name)s.") % shown,
                     "min_length": gettext("Write at least a few words (5 characters or more)."),
                 },
             )
