@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from tests.participation.test_format2_browser import researcher_page
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 
 
@@ -16,12 +17,7 @@ def test_accepting_the_ai_score_disables_and_clears_the_score_box_in_chromium(
     researcher,
     format2_study,
 ):
-    page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Username").fill("alice")
-    page.get_by_label("Password").fill("alice-pass-123")
-    with page.expect_navigation():
-        page.get_by_role("button", name="Log in").click()
+    page = researcher_page(browser, live_server.url)
     page.goto(f"{live_server.url}/researcher/studies/{format2_study.slug}/v{format2_study.version}/preview/10/")
     box = page.get_by_label(re.compile(r"^Your risk score for \w+ A \(0-100\)$"))
     box.fill("55")
