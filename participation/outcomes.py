@@ -16,9 +16,15 @@ Outcomes (the study file's ``prolific.completion_codes`` has one optional code p
 
 A code's link is Prolific's ``https://app.prolific.com/submissions/complete?cc=CODE``. An outcome
 without a code shows its message and no code, so the submission cannot be sent as complete.
+
+Only a participant who came from Prolific (their link carried Prolific's ``STUDY_ID`` or ``SESSION_ID``)
+is sent back to Prolific: anyone else (a ``participant_label`` link, a pilot) gets a plain end page,
+with no Prolific link, code or wording; a completed one keeps the completion code, and a study's own
+``completion.url`` that is not Prolific's stays their link onwards.
 """
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.utils.translation import gettext, gettext_noop
 
@@ -33,16 +39,23 @@ DEFAULT_FAILED_ATTENTION_MESSAGE = gettext_noop(
 DEFAULT_SCREENED_OUT_MESSAGE = gettext_noop(
     "Your answer shows that this study is not for you, so it ends here. Please return your submission on Prolific."
 )
+# the same outcomes said to a participant who did not come from Prolific
+PLAIN_FAILED_ATTENTION_MESSAGE = gettext_noop(
+    "Unfortunately you did not pass the attention checks in this study, so your answers cannot be used."
+)
+PLAIN_SCREENED_OUT_MESSAGE = gettext_noop("Your answer shows that this study is not for you, so it ends here.")
 
 
 @dataclass(frozen=True)
 class Completion:
-    """What the participant's last page shows for an outcome ('' where there is nothing to show)."""
+    """What the participant's last page shows for an outcome ('' where there is nothing to show);
+    ``prolific``: the link goes back to Prolific (the page says so)."""
 
     outcome: str
     code: str
     url: str
     message: str
+    prolific: bool = False
 
 
 def attention_rules(spec: dict) -> dict:
@@ -63,18 +76,35 @@ def outcome_of(spec: dict, status: str, attention_failed: int) -> str:
     return FAILED_ATTENTION if attention_failed >= return_if_failed(spec) else COMPLETED
 
 
-def completion_for(spec: dict, outcome: str) -> Completion:
+def completion_for(spec: dict, outcome: str, *, from_prolific: bool = True) -> Completion:
     """The code, link and message shown for ``outcome`` (the study file's message, else the default in the
-    active language)."""
+    active language); ``from_prolific`` False: the plain end page (see the module's docstring)."""
     prolific = spec.get("prolific", {})
     code = prolific.get("completion_codes", {}).get(outcome, "")
     url = PROLIFIC_COMPLETE_URL.format(code=code) if code else ""
     if outcome == COMPLETED:
         if not code:  # the single code of the study file's ``completion``, with its own link
             code, url = spec["completion"]["code"], spec["completion"].get("url", "")
-        return Completion(outcome, code, url, "")
-    default = DEFAULT_FAILED_ATTENTION_MESSAGE if outcome == FAILED_ATTENTION else DEFAULT_SCREENED_OUT_MESSAGE
-    return Completion(outcome, code, url, prolific.get(f"{outcome}_message") or gettext(default))
+        message = ""
+    else:
+        defaults = {
+            (FAILED_ATTENTION, True): DEFAULT_FAILED_ATTENTION_MESSAGE,
+            (FAILED_ATTENTION, False): PLAIN_FAILED_ATTENTION_MESSAGE,
+            (SCREENED_OUT, True): DEFAULT_SCREENED_OUT_MESSAGE,
+            (SCREENED_OUT, False): PLAIN_SCREENED_OUT_MESSAGE,
+        }
+        message = prolific.get(f"{outcome}_message") or gettext(defaults[outcome, from_prolific])
+    to_prolific = _is_prolific(url)
+    if from_prolific:
+        return Completion(outcome, code, url, message, prolific=to_prolific)
+    # not from Prolific: no way back there; only a completed participant keeps the code
+    return Completion(outcome, code if outcome == COMPLETED else "", "" if to_prolific else url, message)
+
+
+def _is_prolific(url: str) -> bool:
+    """Whether a link leads to Prolific (``app.prolific.com``, or its older ``prolific.co`` domain)."""
+    host = urlsplit(url).hostname or ""
+    return any(host == domain or host.endswith(f".{domain}") for domain in ("prolific.com", "prolific.co"))
 
 
 @dataclass(frozen=True)

@@ -45,30 +45,36 @@ class ContentIndex:
         return self.content.model_output(pool, subject_id, model)
 
     def card(self, pool: str, subject_id: str, title: str) -> dict:
-        """A profile card: ``title``, the pool's profile ``text``, ``table`` rows and ``chart``
-        (``chart_id`` unique on the page)."""
+        """A profile card: ``title``, the pool's profile ``text``, ``table`` rows and ``chart`` (its line
+        named ``title``, never the subject's id; ``chart_id`` unique on the page)."""
         profile = self.content.profile(pool, subject_id)
         chart_id = "subject-" + "".join(ch if ch.isalnum() else "-" for ch in title.lower())
         return {
             "title": title,
             "text": profile.text,
             "table": profile.table,
-            "chart": profile.chart,
+            "chart": None if profile.chart is None else _named(profile.chart, (title,)),
             "chart_id": chart_id,
         }
 
-    def pair_chart(self, pool: str, a: str, b: str, names: tuple[str, str]) -> dict | None:
-        """Both subjects' series in one chart, traces named ``names`` (None when the pool has no chart)."""
+    def subjects_chart(self, pool: str, subject_ids: list[str], names: list[str]) -> dict | None:
+        """The subjects' series in one chart, traces named ``names`` (None when the pool has no chart)."""
         if "chart" not in self.content.pools[pool]["display"]:
             return None
-        chart = self.content.chart(pool, a, b)
-        for trace, name in zip(chart["traces"], names, strict=True):
-            trace["name"] = name
-        chart["description"] = "; ".join(
-            f"{t['name']}: " + ", ".join(f"{x} {y:g}" for x, y in zip(chart["x"], t["y"], strict=True))
-            for t in chart["traces"]
-        )
-        return chart
+        return _named(self.content.chart(pool, *subject_ids), tuple(names))
+
+    def pair_chart(self, pool: str, a: str, b: str, names: tuple[str, str]) -> dict | None:
+        """Both subjects' series in one chart, traces named ``names`` (None when the pool has no chart)."""
+        return self.subjects_chart(pool, [a, b], list(names))
+
+
+def _named(chart: dict, names: tuple[str, ...]) -> dict:
+    """A copy of a line chart (``studies.content.line_chart``) whose traces, in order, are called ``names``."""
+    traces = [{**trace, "name": name} for trace, name in zip(chart["traces"], names, strict=True)]
+    description = "; ".join(
+        f"{t['name']}: " + ", ".join(f"{x} {y:g}" for x, y in zip(chart["x"], t["y"], strict=True)) for t in traces
+    )
+    return {**chart, "traces": traces, "description": description}
 
 
 PageIndex = ContentIndex
@@ -104,5 +110,9 @@ def page_context(page: dict, index: PageIndex) -> dict:
     }
     if isinstance(index, ContentIndex) and "block" in page:  # a block's intro, shown on each of its pages
         ctx["intro"] = index.block(page).get("intro", "")
+        # Only pages showing subjects of a pool with a chart load Plotly (4.8 MB; 1.4 MB compressed).
+        block = index.block(page)
+        shows_subjects = "pool" in block and getattr(task, "item_shape", "subjects") != "features"
+        ctx["uses_charts"] = shows_subjects and "chart" in index.pool_of(page)["display"]
     ctx.update(task.context(page, index))
     return {"template": task.template(page), **ctx}

@@ -553,32 +553,35 @@ def done(request: HttpRequest, slug: str) -> HttpResponse:
         return required
     _, facts = required
     spec = _shown(facts)[0]
-    outcome, quota = _outcome(request, slug, facts.spec)
-    completion = completion_for(spec, outcome)
+    outcome, quota, from_prolific = _outcome(request, slug, facts.spec)
+    completion = completion_for(spec, outcome, from_prolific=from_prolific)
     if quota:
         completion = replace(completion, message=quota_message(spec, quota))
     return render(request, "surveys/done.html", {"spec": spec, "completion": completion})
 
 
-def _outcome(request: HttpRequest, slug: str, spec: dict) -> tuple[str, str]:
-    """The outcome of this browser's finished participant and the quota that screened them out
-    ('' if none), worked out once (one count of their failed attention checks, only when they could
-    reach the threshold; one read of the quota, only for a screened-out participant of a study with
-    quotas) and kept in the session's "ended" marker, so a reload of the page runs no query."""
-    marker = request.session[_ended_key(slug)]  # [status, study, condition, participant(, outcome, quota)]
-    if len(marker) > 5:
-        return marker[4], marker[5]
+def _outcome(request: HttpRequest, slug: str, spec: dict) -> tuple[str, str, bool]:
+    """The outcome of this browser's finished participant, the quota that screened them out ('' if none)
+    and whether they came from Prolific (their link carried Prolific's STUDY_ID or SESSION_ID), worked out
+    once (one read of the participant; one count of their failed attention checks, only when they could
+    reach the threshold) and kept in the session's "ended" marker, so a reload of the page runs no query."""
+    marker = request.session[_ended_key(slug)]  # [status, study, condition, participant(, outcome, quota, prolific)]
+    if len(marker) > 6:
+        return marker[4], marker[5], marker[6]
     status, participant_id = marker[0], marker[3] if len(marker) > 3 else None
-    failed, quota = 0, ""
+    failed, quota, from_prolific = 0, "", True
     if participant_id is not None:  # (a marker from before it held the participant: no answers, no quota)
         if status == Status.COMPLETED and attention_count(spec) >= return_if_failed(spec):
             failed = Answer.objects.filter(participant_id=participant_id, measure="attention", number=0).count()
-        if status == Status.SCREENED_OUT and spec.get("quotas"):
-            found = Participant.objects.filter(pk=participant_id).values_list("quota_screened_out", flat=True)
-            quota = next(iter(found), "")
+        found = Participant.objects.filter(pk=participant_id).values_list(
+            "quota_screened_out", "prolific_study_id", "prolific_session_id"
+        )
+        for quota_key, study_id, session_id in found:
+            quota = quota_key if status == Status.SCREENED_OUT else ""
+            from_prolific = bool(study_id or session_id)
     outcome = outcome_of(spec, status, failed)
-    request.session[_ended_key(slug)] = [*marker[:4], outcome, quota]
-    return outcome, quota
+    request.session[_ended_key(slug)] = [*marker[:4], outcome, quota, from_prolific]
+    return outcome, quota, from_prolific
 
 
 @in_participant_language

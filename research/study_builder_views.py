@@ -65,6 +65,11 @@ class StudyBuildForm(forms.Form):
         required=False,
         help_text="Comparable, choice: near, far, random; triplet: near-far, near-random, random (comma-separated)",
     )
+    allow_tie = forms.BooleanField(
+        label="Allow a tie",
+        required=False,
+        help_text="Choice: an “Equally / cannot decide” answer beside the two people (analysed as Davidson ties)",
+    )
     slug = forms.CharField(max_length=60, required=False, help_text="Default: from the file name and template")
     title = forms.CharField(max_length=200, required=False)
     completion_code = forms.CharField(max_length=64, required=False)
@@ -128,6 +133,7 @@ def build_params(data: dict, name: str) -> dict:
         "completion_code": data["completion_code"].strip() or None,
         "decision": data["decision"].strip() or None,
         "mix": [r.strip() for r in data["mix"].split(",") if r.strip()],
+        "allow_tie": bool(data.get("allow_tie")),
         "name": name,
     }
 

@@ -128,6 +128,7 @@ class BuildOptions:
     completion_code: str | None = None
     decision: str | None = None
     mix: tuple[str, ...] = ()
+    allow_tie: bool = False
 
 
 def build_study(
@@ -148,6 +149,7 @@ def build_study(
     completion_code: str | None = None,
     decision: str | None = None,
     mix: list[str] | tuple[str, ...] = (),
+    allow_tie: bool = False,
     name: str | None = None,
 ) -> dict:
     """The study file (a dict, not yet validated) built from ``subjects_csv`` (a path, bytes or an uploaded
@@ -174,6 +176,7 @@ def build_study(
         completion_code=completion_code,
         decision=decision,
         mix=tuple(mix or ()),
+        allow_tie=allow_tie,
     )
     return build_study_from_frame(frame, options, name=name)
 
@@ -392,6 +395,12 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
     with_decision = [name for name, t in BUILDERS.items() if t.builder_decision]
     if options.decision is not None and (task is None or not task.builder_decision):
         problems.append(f"--decision is for the templates whose question names it: {', '.join(with_decision)}")
+    with_tie = [name for name, t in BUILDERS.items() if t.builder_allows_tie]
+    if options.allow_tie and (task is None or not task.builder_allows_tie):
+        problems.append(
+            f"--allow-tie is for the templates whose choices can end in a tie that the analysis models: "
+            f"{', '.join(with_tie)}"
+        )
     if task is not None and task.builder_needs_model and not (options.label_column or options.score_column):
         problems.append(
             f"the {options.template} template needs the AI's prediction: give --label-column and/or --score-column"
@@ -454,6 +463,7 @@ def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions
         MAX_LIST_ITEMS,
         decision=options.decision,
         mix=options.mix,
+        allow_tie=options.allow_tie,
     )
     try:
         return {"key": task.builder_key, "type": "task", "pool": POOL, **task.builder_block(source)}

@@ -247,13 +247,13 @@ def build_demo_study(seed: int = 2025) -> dict:
             "pseudonym and used for research only. You may stop at any time.\n\n"
             "Do you agree to take part?",
         },
-        "instructions": "You will see several groups of people. In each group, one person (K) is compared with four "
-        "others, one pair at a time.\n\n"
+        "instructions": "You will see several groups of people. In each group, one person (Person A) is compared "
+        "with four others, one pair at a time.\n\n"
         "For each pair you rate how different the two people are: in the trend of their yearly values "
         "(trajectory), in their totals over the four years (aggregate), and overall. After the overall "
         "question we ask what percentage of other participants you think chose a 'similar' answer: the most "
         "truthful participants earn an honesty bonus.\n\n"
-        "After each group, you see the AI's risk score for K, which you may accept or correct, and then give "
+        "After each group, you see the AI's risk score for Person A, which you may accept or correct, and then give "
         "each of the other four people the risk score you consider fair, with a short reason. The most "
         "detailed and persuasive reasons earn a rationale bonus.",
         "likert": {

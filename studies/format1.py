@@ -76,7 +76,7 @@ def _pool(condition: dict, key: str, subject_ids: list[str] | None = None) -> di
     return {
         "key": key,
         "subject_noun": "person",
-        "display": {"profile": "{id}", "chart": chart},  # the id, as format 1 and the fair-score pages name them
+        "display": {"chart": chart},  # pages name the people "Person A", "Person B", ... (tasks.labels), not by id
         "subjects": [
             {
                 "id": s["id"],

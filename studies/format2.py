@@ -513,6 +513,12 @@ def _listing(names, most: int = 10) -> str:
     return shown if len(names) <= most else f"{shown}, ... {len(names):,} in all"
 
 
+NO_ID_SHOWN = (
+    "a subject's id is the study file's, not something to show participants (the pages call the people they "
+    "show Person A, Person B, ...): show columns of the subjects instead"
+)
+
+
 def _pool_problems(pool: dict, base: str, add) -> None:
     if "subjects" not in pool:  # a CSV pool not yet read: studies.pools reads it when the file is read
         add(f"{base}.csv", "a pool read from a CSV can only be loaded with its file (load_study PATH or build_study)")
@@ -527,10 +533,14 @@ def _pool_problems(pool: dict, base: str, add) -> None:
         add(f"{base}.display.profile", rule)
     names = [] if malformed else placeholders(display.get("profile", ""))
     for name in names:
-        if name not in columns:
+        if name == "id":
+            add(f"{base}.display.profile", NO_ID_SHOWN)
+        elif name not in columns:
             add(f"{base}.display.profile", f"placeholder {{{name}}} is not a column of the pool's subjects")
     for ti, column in enumerate(display.get("table", [])):
-        if column not in columns:
+        if column == "id":
+            add(f"{base}.display.table[{ti}]", NO_ID_SHOWN)
+        elif column not in columns:
             add(f"{base}.display.table[{ti}]", f"{column!r} is not a column of the pool's subjects")
     outcome = pool.get("outcome_column")
     stored = any("outcome" in s for s in subjects)

@@ -81,6 +81,7 @@ class BuilderInput:
     max_items: int
     decision: str | None = None  # build_study --decision (None: the template's default)
     mix: tuple[str, ...] = ()  # build_study --mix: the relations drawn per subject (empty: the default)
+    allow_tie: bool = False  # build_study --allow-tie: the block's choices get a tie answer (builder_allows_tie)
 
 
 class BuilderProblem(ValueError):
@@ -204,6 +205,8 @@ class BlockTask(TaskType):
     builder_relations: tuple[str, ...] = ()
     builder_mix: tuple[str, ...] = ()
     builder_decision: str | None = None
+    # ``--allow-tie``: its blocks can take a tie answer ("Equally / cannot decide") that its estimator models.
+    builder_allows_tie: bool = False
     # ``assignment.adaptive``: what its blocks choose each participant's next item with from the current
     # fit of the block's answers (``participation.adaptive``); None: not adaptive.
     adaptive: Adaptive | None = None

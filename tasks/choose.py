@@ -27,8 +27,15 @@ from tasks.questions import task_question
 from tasks.schema import BTS, MODEL, PAIRS, QUESTION, SHOWN, check_model, check_pairs
 
 DEFAULT_QUESTION = gettext_noop("Which of these two {subject_noun}s should {decision}?")
-EQUALLY = _("Equally")
+EQUALLY = _("Equally / cannot decide")
 CHOICE_SLOPE = 4.0  # simulation: logit P(choose a) = CHOICE_SLOPE * (favourable score gap) + leniency + noise
+
+
+# Why a page of a block with the BTS follow-up has none (the follow-up asks about the AI's favourite).
+NO_BTS_ON_A_TIE = gettext_noop(
+    "This page has no question about other participants' answers: the AI gives %(a)s and %(b)s the same score, "
+    "so neither is its favourite to ask about."
+)
 
 
 def favoured(block: dict, scores: tuple[float | None, float | None]) -> str | None:
@@ -132,6 +139,7 @@ class Choose(BlockTask):
     builder_relations = PAIR_RELATIONS
     builder_mix = ("near", "far")
     builder_decision = "be considered lower risk"
+    builder_allows_tie = True  # "Equally": Davidson's ties in the Bradley-Terry fit (analyse)
     adaptive = Adaptive("choice", "analysis.adaptive_design.choice_fit", "choice")
     default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {favoured}?")
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.paired_comparison.utility_model")
@@ -216,9 +224,12 @@ class Choose(BlockTask):
     }
 
     def builder_block(self, source: BuilderInput) -> dict:
-        """Pairs drawn by :func:`tasks.drawing.draw_pairs`, the decision asked about, "How sure are you?" and,
-        when the CSV has the model's scores, the BTS follow-up on choosing the AI's favourite."""
+        """Pairs drawn by :func:`tasks.drawing.draw_pairs`, the decision asked about, "How sure are you?",
+        "Equally / cannot decide" with ``--allow-tie`` and, when the CSV has the model's scores, the BTS
+        follow-up on choosing the AI's favourite."""
         block = {"task": self.name, "pairs": drawn_items(self, source, "pairs"), "strength": True}
+        if source.allow_tie:
+            block["allow_equal"] = True
         block["decision"] = source.decision or self.builder_decision
         if any("score" in s["models"].get(source.model, {}) for s in source.subjects):
             block.update(model=source.model, bts={})
@@ -258,10 +269,13 @@ class Choose(BlockTask):
 
     def context(self, page: dict, index) -> dict:
         pair, pool = index.pair(page), index.pool_of(page)["key"]
-        names = _names(index, page)
+        names, block = _names(index, page), index.block(page)
         return {
             "names": names,
-            "decision": index.block(page)["decision"],
+            "decision": block["decision"],
+            "bts_note": gettext(NO_BTS_ON_A_TIE) % {"a": names[0], "b": names[1]}
+            if "bts" in block and favoured(block, _scores(index, page)) is None
+            else "",
             "cards": [index.card(pool, pair[side], name) for side, name in zip("ab", names, strict=True)],
         }
 

@@ -16,6 +16,7 @@ from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask
 from tasks.fields import score_field
+from tasks.labels import page_labels
 from tasks.schema import KEY, MODEL, PAGE_KEY, SHOWN, check_model, duplicates, once
 
 
@@ -23,35 +24,47 @@ class FairScoreForm(forms.Form):
     """``key(name, subject)`` builds an answer's question key (``subject`` '' for K's answers)."""
 
     def __init__(
-        self, *args, reference: str, subjects: list[str], set_key: str, key: Callable[[str, str], str], **kwargs
+        self,
+        *args,
+        reference: str,
+        subjects: list[str],
+        set_key: str,
+        key: Callable[[str, str], str],
+        labels: dict[str, str],
+        **kwargs,
     ):
         super().__init__(*args, **kwargs)
         self.reference, self.subjects, self.set_key, self.key = reference, subjects, set_key, key
+        name = labels[reference]  # what the page calls the reference (never its id)
+        self.reference_name = name
         self.fields["k_decision"] = forms.ChoiceField(
-            label=gettext("Do you accept the AI's risk score for %(name)s?") % {"name": reference},
+            label=gettext("Do you accept the AI's risk score for %(name)s?") % {"name": name},
             choices=[
                 ("accept", gettext("Accept the AI's score")),
                 ("correct", gettext("Correct it with my own score")),
             ],
             widget=forms.RadioSelect,
             error_messages={
-                "required": gettext("Say whether you accept the AI's score for %(name)s.") % {"name": reference}
+                "required": gettext("Say whether you accept the AI's score for %(name)s.") % {"name": name}
             },
         )
         self.fields["k_score"] = score_field(
-            gettext("Your risk score for %(name)s (0-100)") % {"name": reference}, required=False
+            gettext("Your risk score for %(name)s (0-100)") % {"name": name}, required=False
         )
+        if self.is_bound and self.data.get(self.add_prefix("k_decision")) == "accept":
+            # The AI's score is accepted: the box does not count (the page disables and hides it), so a
+            # number typed before "Accept" was chosen is ignored, as a disabled field's value is.
+            self.fields["k_score"].disabled = True
         for subject in subjects:
-            self.fields[f"score_{subject}"] = score_field(
-                gettext("Fair risk score for %(name)s (0-100)") % {"name": subject}
-            )
+            shown = {"name": labels[subject]}
+            self.fields[f"score_{subject}"] = score_field(gettext("Fair risk score for %(name)s (0-100)") % shown)
             self.fields[f"rationale_{subject}"] = forms.CharField(
-                label=gettext("Why is this score fair for %(name)s?") % {"name": subject},
+                label=gettext("Why is this score fair for %(name)s?") % shown,
                 min_length=5,
                 max_length=4000,
-                widget=forms.Textarea(attrs={"rows": 3}),
+                widget=forms.Textarea(attrs={"rows": 2}),
                 error_messages={
-                    "required": gettext("Write a short rationale for the score of %(name)s.") % {"name": subject},
+                    "required": gettext("Write a short rationale for the score of %(name)s.") % shown,
                     "min_length": gettext("Write at least a few words (5 characters or more)."),
                 },
             )
@@ -62,17 +75,7 @@ class FairScoreForm(forms.Form):
             self.add_error(
                 "k_score",
                 gettext("You chose to correct the score: enter your risk score for %(name)s (0-100).")
-                % {"name": self.reference},
-            )
-        if data.get("k_decision") == "accept" and data.get("k_score") is not None:
-            # the typed score would otherwise be dropped silently (an accepted score is the AI's)
-            self.add_error(
-                "k_score",
-                gettext(
-                    "You chose to accept the AI's score for %(name)s but also typed your own score (%(score)s): "
-                    'choose "Correct it with my own score" to use yours, or clear the box to accept the AI\'s.'
-                )
-                % {"name": self.reference, "score": f"{data['k_score']:g}"},
+                % {"name": self.reference_name},
             )
         return data
 
@@ -104,6 +107,11 @@ class FairScoreForm(forms.Form):
                 )
             )
         return out
+
+
+def _labels(page: dict, index, reference: str, subjects: list[str]) -> dict[str, str]:
+    """Subject id -> what the page calls it: the reference "<Noun> A", the comparisons B, C, ... in page order."""
+    return dict(zip([reference, *subjects], page_labels(index, page, 1 + len(subjects)), strict=True))
 
 
 def _set_view(page: dict, index) -> tuple[str, list[str], float]:
@@ -191,6 +199,7 @@ class FairScore(BlockTask):
             data,
             reference=reference,
             subjects=subjects,
+            labels=_labels(page, index, reference, subjects),
             set_key=questions.answer_set(block, item),
             key=lambda name, subject: questions.answer_question(block, item, name, subject),
         )
@@ -201,13 +210,15 @@ class FairScore(BlockTask):
     def context(self, page: dict, index) -> dict:
         reference, subjects, score = _set_view(page, index)
         block = index.block(page)
-        pool = block["pool"]
+        pool, labels = block["pool"], _labels(page, index, reference, subjects)
         return {
-            "reference": reference,
+            "reference": labels[reference],
             "ai_score": round(score * 100, 1),
             "risk_label": block.get("risk_label", gettext(DEFAULT_RISK_LABEL)),
-            "reference_card": index.card(pool, reference, reference),
-            "comparisons": [{"subject": x, "card": index.card(pool, x, x)} for x in subjects],
+            "reference_card": index.card(pool, reference, labels[reference]),
+            "comparisons": [{"subject": x, "card": index.card(pool, x, labels[x])} for x in subjects],
+            # every person's series in one chart above the cards (one chart per card made the page 4,400 px tall)
+            "chart": index.subjects_chart(pool, [reference, *subjects], list(labels.values())),
         }
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:

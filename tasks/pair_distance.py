@@ -16,6 +16,7 @@ from core.report_texts import CI_LABEL, EFFORT, Explanation, ReportTable
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, FoundAnswers
 from tasks.fields import prediction_field, scale_field
+from tasks.labels import page_labels
 from tasks.schema import BTS, LIKERT_QUESTIONS, PAGE_KEY, PAIRS, SHOWN, check_pairs, once
 
 PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}  # the pairs table's
@@ -118,9 +119,8 @@ class PairDistanceForm(forms.Form):
 
 
 def _names(index, page: dict) -> tuple[str, str]:
-    noun = index.noun(index.pool_of(page))
-    noun = noun[:1].upper() + noun[1:]
-    return gettext("%(noun)s A") % {"noun": noun}, gettext("%(noun)s B") % {"noun": noun}
+    a, b = page_labels(index, page, 2)
+    return a, b
 
 
 def pair_question_text(page: dict, index) -> str:

@@ -12,7 +12,6 @@ for all participants and per rater group.
 """
 
 from django import forms
-from django.utils.text import capfirst
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
@@ -21,6 +20,7 @@ from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import TRIPLET_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
+from tasks.labels import page_labels
 from tasks.questions import task_question
 from tasks.schema import BTS, KEY, MODEL, QUESTION, TEXT, check_model, duplicates, once
 
@@ -51,8 +51,15 @@ METRIC_COLUMNS = {
 
 def names(index, page: dict) -> tuple[str, str, str]:
     """The anchor's and the two others' names on the page: "<Noun> A", "<Noun> B", "<Noun> C"."""
-    noun = capfirst(index.noun(index.pool_of(page)))  # "Angeklagte Person A": only the first letter raised
-    return f"{noun} A", f"{noun} B", f"{noun} C"
+    anchor, b, c = page_labels(index, page, 3)
+    return anchor, b, c
+
+
+# Why a triplet page of a block with the BTS follow-up has none (the follow-up asks about the AI's choice).
+NO_BTS_ON_A_TIE = gettext_noop(
+    "This page has no question about other participants' answers: the AI scores %(b)s and %(c)s as equally "
+    "close to %(a)s, so there is no AI choice to ask about."
+)
 
 
 def ai_closer(index, page: dict) -> str | None:
@@ -228,6 +235,9 @@ class Triplet(BlockTask):
             "similar_means": SIMILAR_MEANS,
             "anchor": index.card(pool, triplet["anchor"], shown[0]),
             "cards": [index.card(pool, triplet[end], name) for end, name in zip("bc", shown[1:], strict=True)],
+            "bts_note": gettext(NO_BTS_ON_A_TIE) % {"a": shown[0], "b": shown[1], "c": shown[2]}
+            if "bts" in index.block(page) and ai_closer(index, page) is None
+            else "",
         }
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:

@@ -11,11 +11,15 @@
         marker: {size: 8}
       };
     });
+    // Two lines: the legend above the plot; more (a fair-score page's whole set): below it, in rows
+    // that would otherwise cover the lines.
+    var rows = traces.length > 2 ? Math.ceil(traces.length / 2) : 0;
     var layout = {
-      margin: {l: 50, r: 10, t: 10, b: 40}, height: 260,
+      margin: {l: 50, r: 10, t: 10, b: 40 + 24 * rows}, height: 260 + 24 * rows,
       yaxis: {title: {text: data.ytitle}, rangemode: "tozero", fixedrange: true},
       xaxis: {type: "category", fixedrange: true},
-      legend: {orientation: "h", y: 1.15}, font: {size: 14}
+      legend: rows ? {orientation: "h", x: 0, y: -0.12, yanchor: "top"} : {orientation: "h", y: 1.15},
+      font: {size: 14}
     };
     if (window.Plotly) {
       window.Plotly.newPlot(el, traces, layout, {displayModeBar: false, responsive: true, staticPlot: false});

@@ -152,13 +152,19 @@ def test_participant_takes_the_bundled_disagreement_template_on_a_phone(browser,
     assert set(agreed.values_list("number", flat=True)) == {0.0}
 
 
-def test_researcher_previews_the_other_task_pages(browser, live_server, researcher, format2_study):  # noqa: F811
+def researcher_page(browser, base_url: str):  # noqa: F811
+    """A 390 px page logged in as the ``researcher`` fixture (alice)."""
     page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
-    page.goto(f"{live_server.url}/accounts/login/")
+    page.goto(f"{base_url}/accounts/login/")
     page.get_by_label("Username").fill("alice")
     page.get_by_label("Password").fill("alice-pass-123")
     with page.expect_navigation():
         page.get_by_role("button", name="Log in").click()
+    return page
+
+
+def test_researcher_previews_the_other_task_pages(browser, live_server, researcher, format2_study):  # noqa: F811
+    page = researcher_page(browser, live_server.url)
     base = f"{live_server.url}/researcher/studies/{format2_study.slug}/v{format2_study.version}/preview/"
     for number, name in ((5, "rate"), (6, "pair_comparable"), (9, "pair_distance"), (10, "fair_score")):
         page.goto(f"{base}{number}/")

@@ -96,3 +96,39 @@ def test_the_web_builder_lists_and_builds_the_new_templates(researcher, client):
     assert response.status_code == 302, response.content.decode()[:2000]
     preview = client.get(response["Location"]).content.decode()
     assert "triplet" in preview
+
+
+def test_allow_tie_gives_the_choice_template_an_equally_answer(defendants, tmp_path):
+    """``--allow-tie`` (the choose module's ``builder_allows_tie``): the block's ``allow_equal``, in the command
+    and its file; without it, no tie answer; the other templates refuse it."""
+    from django.core.management import call_command
+
+    assert task_block(validate_study(build(defendants, "choice", group_columns=GROUPS)))["allow_equal"] is False
+    tied = validate_study(build(defendants, "choice", group_columns=GROUPS, allow_tie=True))
+    assert task_block(tied)["allow_equal"] is True
+    csv, out = tmp_path / "d.csv", tmp_path / "study.json"
+    defendants.to_csv(csv, index=False)
+    call_command(
+        "build_study", "--template", "choice", "--subjects", str(csv), "--id-column", "id", "--group-columns", *GROUPS,
+        "--allow-tie",
+        "--out", str(out),
+    )  # fmt: skip
+    import json
+
+    assert task_block(json.loads(out.read_text()))["allow_equal"] is True
+    for template in ("triplet", "rating", "comparable"):
+        assert "--allow-tie is for the templates whose choices can end in a tie" in problems_of(
+            defendants, template, group_columns=GROUPS, allow_tie=True
+        )
+
+
+@pytest.mark.django_db
+def test_the_web_builders_allow_tie_box_builds_a_tie_answer(researcher, client):
+    from research.study_upload import stashed_spec
+
+    client.force_login(researcher)
+    assert "Allow a tie" in client.get("/researcher/build/").content.decode()
+    response = client.post("/researcher/build/", form(template="choice", stratify_by="", allow_tie="on"))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    digest = response["Location"].rstrip("/").rsplit("/", 1)[-1]
+    assert task_block(stashed_spec(user=researcher, digest=digest))["allow_equal"] is True

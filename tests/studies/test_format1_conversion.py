@@ -247,7 +247,7 @@ def test_a_fair_score_page_shows_the_blocks_intro_and_names_the_ai_score_with_it
     page = {"key": "arrests-s1-output/s1", "kind": "fair_score", "block": "arrests-s1-output", "item": "s1"}
     ctx = page_context(page, index)
     html = render_to_string(ctx.pop("template"), {**ctx, "form": page_form(page, index), "page": page})
-    assert "The AI model gives K1 a risk of re-offending of <strong>10.0 out of 100</strong>" in html
+    assert "The AI model gives Person A a risk of re-offending of <strong>10.0 out of 100</strong>" in html
     assert '<h1>Fair risk scores</h1>\n<p class="context">Each person is a defendant.</p>' in html
     del next(b for b in study.spec["blocks"] if b["key"] == "arrests-s1-output")["risk_label"]  # the default
     assert page_context(page, condition_index(study.spec, "other", "arrests"))["risk_label"] == "risk score"

@@ -120,3 +120,38 @@ def test_outcome_and_review_follow_the_threshold(demo_spec):
     assert review(spec, "screened_out", 0, 0) == Review("return", "screened out")
     assert review(spec, "declined", 0, 0) == Review("return", "declined consent")
     assert review(spec, "active", 0, 0) is None and review(spec, "withdrawn", 0, 0) is None
+
+
+def _arrive_by_label(client, label: str):
+    """Open the study's plain link (``participant_label``, not Prolific's) and consent."""
+    from participation.models import Participant
+
+    client.get("/s/effort-demo/", {"participant_label": label})
+    client.post("/s/effort-demo/consent/", {"decision": "accept"})
+    return Participant.objects.get(external_id=label)
+
+
+def test_a_participant_who_did_not_come_from_prolific_gets_a_plain_end_page(client, demo_spec, researcher):
+    load_variant(demo_spec, researcher, prolific={"completion_codes": CODES})
+    text = _text(finish(client, _arrive_by_label(client, "lab-1")))
+    assert "Thank you, your answers are saved" in text and 'id="completion-code">COMP1<' in text
+    assert "Prolific" not in text and "completion-link" not in text and "http-equiv" not in text
+    assert "You can close this page now." in text
+
+
+def test_failed_attention_without_prolific_says_nothing_of_prolific(client, demo_spec, researcher):
+    load_variant(demo_spec, researcher, prolific={"completion_codes": CODES})
+    text = _text(finish(client, _arrive_by_label(client, "lab-2"), failed_checks=2))
+    assert "did not pass the attention checks" in text and "Prolific" not in text
+    assert "FAIL1" not in text and "completion-link" not in text
+    assert _text(client.get("/s/effort-demo/done/")) == text  # a reload: the same page, from the session
+
+
+def test_the_study_files_own_completion_link_stays_for_everyone(client, demo_spec, researcher):
+    own = {"code": "OWN1", "url": "https://survey.example.org/finished"}
+    load_variant(demo_spec, researcher, completion=own)
+    text = _text(finish(client, _arrive_by_label(client, "lab-3")))
+    assert 'href="https://survey.example.org/finished"' in text and "Prolific" not in text
+    client.cookies.clear()
+    text = _text(finish(client, arrive(client, "p-own")))  # from Prolific, but the link is the study's own
+    assert 'href="https://survey.example.org/finished"' in text and "Return to Prolific" not in text

@@ -226,21 +226,37 @@ def test_session_ends_when_a_researcher_withdraws_the_participant(client, demo_s
     assert client.get("/s/effort-demo/withdrawn/").status_code == 200
 
 
-def test_accepting_the_ai_score_and_typing_a_score_is_refused(client, demo_study):
-    """'Accept the AI's score' with a typed score used to drop the typed score silently."""
-    import html
+def test_accepting_the_ai_score_ignores_the_score_box(client, demo_study):
+    """'Accept the AI's score' disables the score box on the page (page.js), so the server ignores a number
+    sent in it (a browser without JS): the AI's score is stored, as with the box disabled."""
+    from participation.pages import condition_index
 
     participant, page, data = at_first_output_page(client, rationale="Reason for {}")
     data["k_score"] = "62"
-    response = client.post("/s/effort-demo/page/", data)
-    assert response.status_code == 422
-    body = html.unescape(response.content.decode())
-    reference = page.get("reference") or "K"
-    assert "You chose to accept the AI's score for" in body and "but also typed your own score (62)" in body
-    assert 'choose "Correct it with my own score" to use yours, or clear the box' in body
-    assert reference in body
-    assert not Answer.objects.filter(participant=participant, page=page["key"]).exists()
-    # clearing the box accepts the AI's score
-    data["k_score"] = ""
     assert client.post("/s/effort-demo/page/", data).status_code == 200
-    assert Answer.objects.get(participant=participant, question=f"output/{page['set']}/k_accept").number == 1
+    stored = {a.measure: a.number for a in Answer.objects.filter(participant=participant, page=page["key"])}
+    index = condition_index(demo_study.spec, demo_study.spec_hash, participant.condition.key)
+    reference = index.set(page)["reference"]
+    ai_score = index.model_output(index.block(page)["pool"], reference, "ai")["score"]
+    assert stored["k_accept"] == 1 and stored["k_score"] == pytest.approx(ai_score) != 0.62
+
+
+def test_the_fair_score_page_names_people_by_letter_and_draws_one_chart(client, demo_study):
+    """No subject id on the page (the effort demo's K1, A1, ...): Person A is the reference, B, C, ... the
+    comparisons, in the one chart of their series as on the cards and questions."""
+    import html as html_module
+    import json
+    import re
+
+    participant, page, _ = at_first_output_page(client, rationale="Reason for {}")
+    body = html_module.unescape(client.get("/s/effort-demo/page/").content.decode())
+    text = re.sub(r"<[^>]+>", " ", body)
+    ids = {s for p in participant.plan if "item" in p for s in re.findall(r"[A-Z]\d+", p["item"])}
+    ids |= set(page["subjects"])
+    assert ids and not {i for i in ids if re.search(rf"\b{i}\b", text)}, "a subject id is shown"
+    assert "Your risk score for Person A (0-100)" in text and "Fair risk score for Person B (0-100)" in text
+    charts = re.findall(r'<script id="chart-data-[^"]+" type="application/json">(.*?)</script>', body)
+    assert len(charts) == 1
+    names = [trace["name"] for trace in json.loads(charts[0])["traces"]]
+    assert names == [f"Person {letter}" for letter in "ABCDE"[: len(names)]] and len(names) == 1 + len(page["subjects"])
+    assert "vendor/plotly.min.js" in body  # a page with a chart loads Plotly

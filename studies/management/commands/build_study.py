@@ -50,6 +50,12 @@ class Command(BaseCommand):
             metavar="RELATION",
             help="relations drawn per subject: near far random (pairs), near-far near-random random (triplets)",
         )
+        parser.add_argument(
+            "--allow-tie",
+            action="store_true",
+            help='choice template: an "Equally / cannot decide" answer beside the two people (analysed as '
+            "Davidson ties of the Bradley-Terry model)",
+        )
         parser.add_argument("--slug", help="the study's URL name (default: the CSV file's name and the template)")
         parser.add_argument("--title", help="the study's title shown to participants")
         parser.add_argument(
@@ -77,6 +83,7 @@ class Command(BaseCommand):
                 completion_code=options["completion_code"],
                 decision=options["decision"],
                 mix=options["mix"],
+                allow_tie=options["allow_tie"],
             )
             summary = summarise_study(validate_study(spec))
             raw = study_file_bytes(spec, max_bytes=settings.STUDY_FILE_MAX_BYTES)
