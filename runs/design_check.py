@@ -11,15 +11,16 @@ every page come from the page's task type (``TaskType.simulate``, through the re
 page's own form. The answers and questionnaire tables (the export's columns, ``research.answer_rows``) go
 through the analysis the report runs (``runs.design_analysis.analyze_design``, split by ``by``).
 
-Per block, per estimate of its task type's report tables (``ReportTable.estimate``) and per rater group
+Per block, per estimate of its task type's report tables (``ReportTable.estimate``, else its ``headline``) and per rater group
 (and all participants): ``identified`` = share of the replications whose table holds a finite estimate for
 the group (an estimator that refuses, e.g. Bradley-Terry's "the maximum likelihood strengths are infinite",
 or a group too small to compare, counts as not identified), ``ci_width`` = the median width of its 95%
 intervals over rows and replications. A block whose task type has no analysis gets its reason.
 
 Advice (:func:`check_design`): where an estimate is identified in fewer than ``IDENTIFIED_SHARE`` of the
-replications, the check re-runs the study at ``participants`` x 1.5, 2, 3, 4, 6, 8 until it is; n* the
-first size that suffices. Identification depends on the judgements each item gets per group,
+replications, each run is grown by more participants (the next tickets: the first n' participants of a run
+are a run of n') to ``participants`` x 1.5, 2, 3, 4, 6, 8 until the estimate is identified in it; n* is the
+largest size a run needed. Identification depends on the judgements each item gets per group,
 n M / (G K) (M items per participant, G groups, K items), so with the planned n the same rate needs
 K n / n* items: for a builder's design, whose items grow with its subjects, at most S n / n* subjects.
 """
@@ -31,7 +32,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -43,13 +44,13 @@ from participation.pages import condition_index, form_answers, page_form
 from participation.plan import plan_for
 from research.answer_rows import participant_answer_rows, references_of
 from runs.design_analysis import analyze_design
+from runs.plan_parameters import DESIGN_CHECK_REPLICATIONS as DEFAULT_REPLICATIONS
 from simulation.raters import default_group_effects, draw_rater
 from studies.content import study_content
 from studies.format2 import check_by
 from studies.services import spec_digest
 from tasks import block_task, task_for
 
-DEFAULT_REPLICATIONS = 3
 IDENTIFIED_SHARE = 0.8  # an estimate fitting in fewer of the replications is "not estimable"
 SEARCH_FACTORS = (1.5, 2, 3, 4, 6, 8)  # the larger studies tried for advice, x the planned participants
 N_RESAMPLES = 100  # bootstrap resamples and permutations of the simulated analyses (widths, not p-values)
@@ -164,38 +165,57 @@ def _slot_item(page: dict, content, seen: set[str], rng: np.random.Generator) ->
     return {**page, "item": item}
 
 
-def simulate_study(spec: dict, participants: int, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One simulated run of the stored (format 2) study ``spec`` (module doc): its answers table (the export's
-    columns) and questionnaire table (participant_id and the rater's single-choice answers)."""
-    digest = spec_digest(spec)
-    content = study_content(spec, digest)
-    effects = default_group_effects(spec)
-    references = references_of(spec)
-    rows: list[dict] = []
-    people: list[dict] = []
-    for ticket in range(participants):
-        condition = condition_for(spec, ticket)
-        plan = plan_for(spec, condition, int(rng.integers(2**62)), item_choice(spec, content, ticket), content)
-        index = condition_index(spec, digest, condition)
-        rater = draw_rater(spec, effects, rng)
-        answers, seen, pages = [], set(), []
-        for planned in plan:
-            page = _slot_item(planned, content, seen, rng) if "slot" in planned else planned
-            pages.append(page)
-            form = page_form(page, index, data=_post(task_for(page).simulate(page, index, rater, rng)))
-            if not form.is_valid():
-                raise RuntimeError(f"simulated answer refused on {page['key']}: {form.errors.as_text()}")
-            answers += [
-                _Answer(page["key"], a.question, a.measure, a.subject_key, a.number, a.text)
-                for a in form_answers(page, index, form)
-            ]
-            if task_for(page).screens_out(form):
-                break
-        pid = f"sim-{ticket}"
-        base = {"participant_id": pid, "study": spec["slug"], "study_version": 1, "condition": condition}
-        rows += participant_answer_rows(base, spec, references, _Participant(pages), answers, 0)
-        people.append({"participant_id": pid, **rater.group})
-    return pd.DataFrame(rows), pd.DataFrame(people)
+class StudySimulation:
+    """One simulated run of the stored (format 2) study ``spec`` (module doc), grown participant by participant
+    in ticket order (:meth:`grow`), so that its first n participants are a run of n: its answers table (the
+    export's columns) and questionnaire table (participant_id and the rater's single-choice answers)."""
+
+    def __init__(self, spec: dict, rng: np.random.Generator) -> None:
+        self.spec, self.rng = spec, rng
+        self.digest = spec_digest(spec)
+        self.content = study_content(spec, self.digest)
+        self.effects = default_group_effects(spec)
+        self.references = references_of(spec)
+        self.rows: list[dict] = []
+        self.people: list[dict] = []
+
+    def grow(self, participants: int) -> None:
+        """Simulate the participants of tickets ``len(people)`` .. ``participants - 1``."""
+        spec, content, rng = self.spec, self.content, self.rng
+        for ticket in range(len(self.people), participants):
+            condition = condition_for(spec, ticket)
+            plan = plan_for(spec, condition, int(rng.integers(2**62)), item_choice(spec, content, ticket), content)
+            index = condition_index(spec, self.digest, condition)
+            rater = draw_rater(spec, self.effects, rng)
+            answers, seen, pages = [], set[str](), []
+            for planned in plan:
+                page = _slot_item(planned, content, seen, rng) if "slot" in planned else planned
+                pages.append(page)
+                form = page_form(page, index, data=_post(task_for(page).simulate(page, index, rater, rng)))
+                if not form.is_valid():
+                    raise RuntimeError(f"simulated answer refused on {page['key']}: {form.errors.as_text()}")
+                answers += [
+                    _Answer(page["key"], a.question, a.measure, a.subject_key, a.number, a.text)
+                    for a in form_answers(page, index, form)
+                ]
+                if task_for(page).screens_out(form):
+                    break
+            pid = f"sim-{ticket}"
+            base = {"participant_id": pid, "study": spec["slug"], "study_version": 1, "condition": condition}
+            self.rows += participant_answer_rows(base, spec, self.references, _Participant(pages), answers, 0)
+            self.people.append({"participant_id": pid, **rater.group})
+
+    def analysis(self, by: tuple[str, ...], seed: int):
+        """The analysis the report runs (``runs.design_analysis.analyze_design``) of the participants so far."""
+        return analyze_design(
+            self.spec,
+            pd.DataFrame(self.rows),
+            pd.DataFrame(self.people),
+            by=by,
+            seed=seed,
+            n_resamples=N_RESAMPLES,
+            n_permutations=N_RESAMPLES,
+        )
 
 
 def _estimates(spec: dict, analysis, groups: Sequence[str]) -> dict[tuple, tuple[bool, list[float], str]]:
@@ -209,7 +229,8 @@ def _estimates(spec: dict, analysis, groups: Sequence[str]) -> dict[tuple, tuple
             out[(result.block, "", "", ALL)] = (False, [], task.no_analysis)
             continue
         for name, table in task.report_tables.items():
-            if not table.estimate:
+            column = table.estimate or table.headline
+            if not column:
                 continue
             frame = result.tables.get(name)
             view = task.present(name, frame).frame if frame is not None and len(frame) else pd.DataFrame()
@@ -218,7 +239,7 @@ def _estimates(spec: dict, analysis, groups: Sequence[str]) -> dict[tuple, tuple
                     rows = view[view["rater_group"] == group]
                 else:
                     rows = view if group == ALL else pd.DataFrame()
-                values = pd.to_numeric(rows.get(table.estimate, pd.Series(dtype=float)), errors="coerce")
+                values = pd.to_numeric(rows.get(column, pd.Series(dtype=float)), errors="coerce")
                 estimated = bool(np.isfinite(values.to_numpy(float)).any())
                 widths: list[float] = []
                 if estimated and {"ci_low", "ci_high"} <= set(rows.columns):
@@ -233,7 +254,7 @@ def _estimates(spec: dict, analysis, groups: Sequence[str]) -> dict[tuple, tuple
                         or _group_reason(analysis, group)
                         or why
                     )
-                out[(result.block, name, table.estimate, group)] = (estimated, widths, note)
+                out[(result.block, name, column, group)] = (estimated, widths, note)
     return out
 
 
@@ -259,28 +280,8 @@ def _group_labels(spec: dict, by: tuple[str, ...]) -> list[str]:
     return labels if by else []
 
 
-def run_check(
-    spec: dict,
-    *,
-    participants: int,
-    by: Sequence[str] = (),
-    replications: int = DEFAULT_REPLICATIONS,
-    seed: int = 0,
-    progress: Callable[[int], None] | None = None,
-) -> tuple[list[EstimateCheck], tuple[dict, ...]]:
-    """The estimates' verdicts for ``replications`` simulated runs of ``participants`` (module doc)."""
-    by = check_by(spec, by)
-    groups = _group_labels(spec, by)
-    found: dict[tuple, list[tuple[bool, list[float], str]]] = {}
-    for r in range(replications):
-        answers, questionnaire = simulate_study(spec, participants, np.random.default_rng([seed, r]))
-        analysis = analyze_design(
-            spec, answers, questionnaire, by=by, seed=seed + r, n_resamples=N_RESAMPLES, n_permutations=N_RESAMPLES
-        )
-        for key, value in _estimates(spec, analysis, groups).items():
-            found.setdefault(key, []).append(value)
-        if progress:
-            progress(r + 1)
+def _verdicts(found: dict[tuple, list[tuple[bool, list[float], str]]], spec: dict) -> list[EstimateCheck]:
+    """Each estimate's runs summarised: the share identified, the median CI width, the commonest reason."""
     rows = []
     tasks = {b["key"]: b["task"] for b in spec["blocks"] if b["type"] == "task"}
     for (block, table, estimate, group), runs in found.items():
@@ -293,12 +294,12 @@ def run_check(
                 table=table,
                 estimate=estimate,
                 rater_group=group,
-                identified=sum(ok for ok, _, _ in runs) / replications,
+                identified=sum(ok for ok, _, _ in runs) / len(runs),
                 ci_width=float(np.median(widths)) if widths else math.nan,
                 reason=reasons.most_common(1)[0][0] if reasons else "",
             )
         )
-    return rows, _block_designs(spec)
+    return rows
 
 
 def _block_designs(spec: dict) -> tuple[dict, ...]:
@@ -348,19 +349,24 @@ def check_design(
     advise: bool = True,
     progress: Callable[[int], None] | None = None,
 ) -> DesignCheck:
-    """The design check of the stored study file ``spec`` with its warnings in plain words and, with
-    ``advise``, the participants (or subjects) that would make every estimate estimable (module doc)."""
+    """The design check of the stored study file ``spec`` at ``participants`` with its warnings in plain words
+    and, with ``advise``, the participants (or subjects) that make every estimate estimable (module doc)."""
     started = time.perf_counter()
     by = check_by(spec, by)
-    rows, blocks = run_check(
-        spec, participants=participants, by=by, replications=replications, seed=seed, progress=progress
-    )
-    n_groups = max(len(_group_labels(spec, by)), 1)
+    groups = _group_labels(spec, by)
+    found: dict[tuple, list[tuple[bool, list[float], str]]] = {}
+    runs = []
+    for r in range(replications):
+        run = StudySimulation(spec, np.random.default_rng([seed, r]))
+        run.grow(participants)
+        for key, value in _estimates(spec, run.analysis(by, seed + r), groups).items():
+            found.setdefault(key, []).append(value)
+        runs.append(run)
+        if progress:
+            progress(r + 1)
+    rows = _verdicts(found, spec)
     failing = _failing(rows)
-    advice: dict[str, Any] = {}
-    if failing and advise:
-        advice = _advice(spec, failing, participants=participants, by=by, replications=replications, seed=seed)
-    warnings = tuple(_warnings(failing, participants, n_groups, by, advice, replications))
+    advice = _advice(spec, runs, failing, participants=participants, by=by, seed=seed) if failing and advise else {}
     return DesignCheck(
         slug=spec["slug"],
         participants=participants,
@@ -368,32 +374,41 @@ def check_design(
         replications=replications,
         seed=seed,
         seconds=time.perf_counter() - started,
-        blocks=blocks,
+        blocks=_block_designs(spec),
         rows=tuple(rows),
-        warnings=warnings,
-        n_groups=n_groups,
+        warnings=tuple(_warnings(failing, participants, max(len(groups), 1), by, advice, replications)),
+        n_groups=max(len(groups), 1),
         advice=advice,
     )
 
 
 def _advice(
-    spec: dict, failing: list[EstimateCheck], *, participants: int, by: tuple[str, ...], replications: int, seed: int
+    spec: dict, runs: list[StudySimulation], failing: list[EstimateCheck], *, participants: int, by, seed: int
 ) -> dict[str, int | None]:
-    """The first of ``SEARCH_FACTORS`` x ``participants`` at which every ``failing`` estimate is identified
-    (one run first: a size whose first run fails one is passed over, so most sizes cost one run), and the
-    subjects at most that give the planned participants as many judgements per item and group (module doc)."""
+    """The smallest of ``SEARCH_FACTORS`` x ``participants`` at which every ``failing`` estimate is identified
+    in every run (each run grown by more participants, :meth:`StudySimulation.grow`), and the subjects at most
+    that give the planned participants as many judgements per item and group (module doc)."""
     wanted = {(r.block, r.table, r.rater_group) for r in failing}
-
-    def suffices(n: int, runs: int) -> bool:
-        rows, _ = run_check(spec, participants=n, by=by, replications=runs, seed=seed + 1)
-        return not any((r.block, r.table, r.rater_group) in wanted for r in _failing(rows))
-
-    for factor in SEARCH_FACTORS:
-        bigger = math.ceil(participants * factor)
-        if suffices(bigger, 1) and suffices(bigger, replications):
-            subjects = _pool_size(spec, failing[0].block)
-            return {"participants_needed": bigger, "subjects_at_most": math.floor(subjects * participants / bigger)}
-    return {"participants_needed": None, "subjects_at_most": None}
+    groups = _group_labels(spec, by)
+    needed = participants
+    for r, run in enumerate(runs):
+        for factor in SEARCH_FACTORS:
+            size = math.ceil(participants * factor)
+            if size < needed:
+                continue
+            run.grow(size)
+            estimates = _estimates(spec, run.analysis(by, seed + r), groups)
+            if all(
+                estimates[(block, table, estimate, group)][0]
+                for (block, table, estimate, group) in estimates
+                if (block, table, group) in wanted
+            ):
+                needed = size
+                break
+        else:
+            return {"participants_needed": None, "subjects_at_most": None}
+    subjects = _pool_size(spec, failing[0].block)
+    return {"participants_needed": needed, "subjects_at_most": math.floor(subjects * participants / needed)}
 
 
 def _warnings(failing, participants: int, n_groups: int, by, advice: dict, replications: int) -> list[str]:
@@ -427,3 +442,32 @@ def _warnings(failing, participants: int, n_groups: int, by, advice: dict, repli
             f"simulations; {groups[0].reason}){fix}"
         )
     return out
+
+
+def write_check_report(check: DesignCheck, out_dir: Path, *, title: str) -> Path:
+    """report.html (the warnings first, then one row per estimate and rater group), design_check.csv and
+    results.json in ``out_dir``."""
+    from runs.reports.base import Section, render_report, table_context, write_csv, write_json
+
+    table = pd.DataFrame([vars(row) for row in check.rows])
+    write_csv(table, out_dir / "design_check.csv")
+    write_json(check.as_dict(), out_dir / "results.json")
+    designs = pd.DataFrame(list(check.blocks))
+    intro = [
+        check.summary().splitlines()[0],
+        *(check.warnings or ["No warning: every estimate is identified at this size."]),
+    ]
+    sections = [
+        Section(title="The simulated design", tables=[table_context(designs)]),
+        Section(
+            title="Identified estimates and interval widths",
+            paragraphs=[
+                "identified: the share of simulated runs in which the block's analysis computed the estimate for "
+                "the rater group (an estimator that refuses, or a group too small to compare, counts as not "
+                "identified); ci_width: the median width of its 95% intervals over the rows and runs; reason: why "
+                "it was not computed, in the estimator's words."
+            ],
+            tables=[table_context(table.drop(columns=["task"]), columns=None)],
+        ),
+    ]
+    return render_report(out_dir, title, sections, intro=intro)
