@@ -11,18 +11,19 @@ every page come from the page's task type (``TaskType.simulate``, through the re
 page's own form. The answers and questionnaire tables (the export's columns, ``research.answer_rows``) go
 through the analysis the report runs (``runs.design_analysis.analyze_design``, split by ``by``).
 
-Per block, per estimate of its task type's report tables (``ReportTable.estimate``, else its ``headline``) and per rater group
-(and all participants): ``identified`` = share of the replications whose table holds a finite estimate for
-the group (an estimator that refuses, e.g. Bradley-Terry's "the maximum likelihood strengths are infinite",
-or a group too small to compare, counts as not identified), ``ci_width`` = the median width of its 95%
-intervals over rows and replications. A block whose task type has no analysis gets its reason.
+Per block, per estimate of its task type's report tables (``ReportTable.estimate``, else its ``headline``) and
+per rater group (and all participants): ``identified`` = share of the replications whose table holds a finite
+estimate for the group (an estimator that refuses, e.g. Bradley-Terry's "the maximum likelihood strengths are
+infinite", or a group too small to compare, counts as not identified), ``ci_width`` = the median width of its
+95% intervals over rows and replications. A block whose task type has no analysis gets its reason.
 
 Advice (:func:`check_design`): where an estimate is identified in fewer than ``IDENTIFIED_SHARE`` of the
-replications, each run is grown by more participants (the next tickets: the first n' participants of a run
-are a run of n') to ``participants`` x 1.5, 2, 3, 4, 6, 8 until the estimate is identified in it; n* is the
-largest size a run needed. Identification depends on the judgements each item gets per group,
-n M / (G K) (M items per participant, G groups, K items), so with the planned n the same rate needs
-K n / n* items: for a builder's design, whose items grow with its subjects, at most S n / n* subjects.
+replications, the first run is grown by more participants (the next tickets: the first n' participants of a
+run are a run of n') to ``participants`` x 1.5, 2, 3, 4, 6, 8 until the estimate is identified in it: n*, the
+participants needed (one run: a guide, to confirm with ``plan_study`` at that size). Identification depends on
+the judgements each item gets per group, n M / (G K) (M items per participant, G groups, K items), so with
+the planned n the same rate needs K n / n* items: for a builder's design, whose items grow with its subjects,
+at most S n / n* subjects.
 """
 
 from __future__ import annotations
@@ -351,22 +352,25 @@ def check_design(
 ) -> DesignCheck:
     """The design check of the stored study file ``spec`` at ``participants`` with its warnings in plain words
     and, with ``advise``, the participants (or subjects) that make every estimate estimable (module doc)."""
+    if replications < 1:
+        raise ValueError(f"the design check needs at least one simulated run, got {replications}")
     started = time.perf_counter()
     by = check_by(spec, by)
     groups = _group_labels(spec, by)
     found: dict[tuple, list[tuple[bool, list[float], str]]] = {}
-    runs = []
+    first: StudySimulation | None = None
     for r in range(replications):
         run = StudySimulation(spec, np.random.default_rng([seed, r]))
         run.grow(participants)
         for key, value in _estimates(spec, run.analysis(by, seed + r), groups).items():
             found.setdefault(key, []).append(value)
-        runs.append(run)
+        first = first or run
         if progress:
             progress(r + 1)
     rows = _verdicts(found, spec)
     failing = _failing(rows)
-    advice = _advice(spec, runs, failing, participants=participants, by=by, seed=seed) if failing and advise else {}
+    assert first is not None  # replications >= 1
+    advice = _advice(spec, first, failing, participants=participants, by=by, seed=seed) if failing and advise else {}
     return DesignCheck(
         slug=spec["slug"],
         participants=participants,
@@ -383,32 +387,22 @@ def check_design(
 
 
 def _advice(
-    spec: dict, runs: list[StudySimulation], failing: list[EstimateCheck], *, participants: int, by, seed: int
+    spec: dict, run: StudySimulation, failing: list[EstimateCheck], *, participants: int, by, seed: int
 ) -> dict[str, int | None]:
     """The smallest of ``SEARCH_FACTORS`` x ``participants`` at which every ``failing`` estimate is identified
-    in every run (each run grown by more participants, :meth:`StudySimulation.grow`), and the subjects at most
-    that give the planned participants as many judgements per item and group (module doc)."""
+    in the first run grown by more participants (:meth:`StudySimulation.grow`: one run, so each size costs only
+    its new participants and one analysis), and the subjects at most that give the planned participants as many
+    judgements per item and group (module doc); None where no size tried suffices."""
     wanted = {(r.block, r.table, r.rater_group) for r in failing}
     groups = _group_labels(spec, by)
-    needed = participants
-    for r, run in enumerate(runs):
-        for factor in SEARCH_FACTORS:
-            size = math.ceil(participants * factor)
-            if size < needed:
-                continue
-            run.grow(size)
-            estimates = _estimates(spec, run.analysis(by, seed + r), groups)
-            if all(
-                estimates[(block, table, estimate, group)][0]
-                for (block, table, estimate, group) in estimates
-                if (block, table, group) in wanted
-            ):
-                needed = size
-                break
-        else:
-            return {"participants_needed": None, "subjects_at_most": None}
-    subjects = _pool_size(spec, failing[0].block)
-    return {"participants_needed": needed, "subjects_at_most": math.floor(subjects * participants / needed)}
+    for factor in SEARCH_FACTORS:
+        size = math.ceil(participants * factor)
+        run.grow(size)
+        estimates = _estimates(spec, run.analysis(by, seed), groups)
+        if all(ok for (block, table, _, group), (ok, _, _) in estimates.items() if (block, table, group) in wanted):
+            subjects = _pool_size(spec, failing[0].block)
+            return {"participants_needed": size, "subjects_at_most": math.floor(subjects * participants / size)}
+    return {"participants_needed": None, "subjects_at_most": None}
 
 
 def _warnings(failing, participants: int, n_groups: int, by, advice: dict, replications: int) -> list[str]:

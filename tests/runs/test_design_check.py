@@ -2,9 +2,10 @@
 design"): every task type's block gets a verdict; the builder's defaults on a CSV prepared from ProPublica's
 COMPAS file (100 subjects, the choice template's pairs, 20 per participant, 150 participants, 4 stakeholder
 roles) make per-group Bradley-Terry strengths fail, and the builder says so with the numbers that would work;
-a design that works gets no warning; plan_study runs on every bundled study."""
+a design that works gets no warning; plan_study runs on every bundled study; the web builder's check is a job."""
 
 import json
+import math
 from io import StringIO
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from runs.design_check import IDENTIFIED_SHARE, check_design, planned_participants
+from runs.design_check import IDENTIFIED_SHARE, SEARCH_FACTORS, check_design, planned_participants
 from runs.models import Job
 from studies.builder import build_study
 from studies.services import stored_file
@@ -65,7 +66,9 @@ def test_every_task_types_block_gets_a_verdict(tmp_path):
             if task.analysis is None:
                 assert [r.reason for r in rows] == [task.no_analysis]
             else:
-                assert {r.table for r in rows} == {name for name, t in task.report_tables.items() if t.estimate or t.headline}
+                assert {r.table for r in rows} == {
+                    name for name, t in task.report_tables.items() if t.estimate or t.headline
+                }
             covered.add(block["task"])
         assert {b["block"] for b in check.blocks} == {b["key"] for b in spec["blocks"] if b["type"] == "task"}
     assert covered == set(BLOCK_TASKS)
@@ -74,22 +77,40 @@ def test_every_task_types_block_gets_a_verdict(tmp_path):
 def test_the_compas_defaults_warn_that_per_group_strengths_fail(tmp_path):
     """The issue's reference case: with 150 participants in the 4 stakeholder roles, each group's choices leave
     some subject never chosen or always chosen (Bradley-Terry: "the maximum likelihood strengths are
-    infinite") in the simulated runs, while all participants together identify them; the warning gives the
-    participants at which every run identified them and the subjects that give 150 participants as many
-    choices per pair and group (S n / n*, computed, not typed)."""
+    infinite") in the simulated runs, while all participants together identify them."""
     spec = compas_choice(tmp_path, 100)
-    check = check_design(spec, participants=150, by=["role"], replications=2)
+    check = check_design(spec, participants=150, by=["role"], replications=2, advise=False)
     strengths = {r.rater_group: r for r in check.rows if r.table == "strengths"}
     assert len(strengths) == 5 and strengths["all participants"].identified == 1
     groups = [r for g, r in strengths.items() if g != "all participants"]
     assert all(r.identified < IDENTIFIED_SHARE for r in groups)
     assert any("the maximum likelihood strengths are infinite" in r.reason for r in groups)
-    needed = check.advice["participants_needed"]
-    assert needed is not None and needed > 150
-    assert check.advice["subjects_at_most"] == 100 * 150 // needed
+    assert all(r.identified == 1 for r in check.rows if r.table in ("utility_weights", "borda"))
     [warning] = check.warnings
-    assert warning.startswith(f"with 150 participants in 4 groups (role), {NOT_ESTIMABLE}")
-    assert warning.endswith(f": use at most {check.advice['subjects_at_most']} subjects or {needed} participants")
+    assert warning.startswith(f"with 150 participants in 4 groups (role), {NOT_ESTIMABLE} (")
+
+
+def test_build_study_warns_with_the_sizes_that_work(tmp_path):
+    """``build_study`` runs the check on the file it wrote (``--participants``, split by the stakeholder role).
+    30 COMPAS defendants and 60 participants: per-group strengths fail, and the warning gives the participants
+    at which a run grown by more participants identified them (n*) and the subjects that give 60 participants
+    as many choices per pair and group (30 x 60 / n*, computed, not typed)."""
+    path = compas_csv(tmp_path, n=30)
+    common = ["--template", "choice", "--subjects", str(path), "--id-column", "id", "--score-column", "ai_score"]
+    common += ["--feature-columns", *FEATURES, "--per-participant", "20", "--out", str(tmp_path / "s.json")]
+    out = StringIO()
+    call_command("build_study", *common, "--participants", "60", stdout=out)
+    printed = out.getvalue()
+    assert "design check: 3 simulated runs of 60 participants in 4 rater groups (role)" in printed
+    warning = next(line for line in printed.splitlines() if line.startswith("Warning: "))
+    assert warning.startswith(f"Warning: with 60 participants in 4 groups (role), {NOT_ESTIMABLE} (")
+    fix = warning.rsplit(": use at most ", 1)[1].split()
+    subjects, needed = int(fix[0]), int(fix[3])
+    assert fix[1:3] == ["subjects", "or"] and fix[4] == "participants"
+    assert needed in {math.ceil(60 * f) for f in SEARCH_FACTORS} and subjects == 30 * 60 // needed
+    out = StringIO()
+    call_command("build_study", *common, "--no-design-check", stdout=out)
+    assert "design check" not in out.getvalue()
 
 
 def test_a_design_that_works_gets_no_warning(tmp_path):
@@ -102,21 +123,6 @@ def test_a_design_that_works_gets_no_warning(tmp_path):
     assert all(r.identified == 1 for r in strengths.values())
     one_group = strengths["Member of the public"].ci_width
     assert 0 < strengths["all participants"].ci_width < one_group
-
-
-def test_build_study_warns_at_the_planned_size(tmp_path):
-    """``build_study`` runs the check on the file it wrote (``--participants``, split by the stakeholder role)."""
-    path = compas_csv(tmp_path, n=100)
-    out = StringIO()
-    common = ["--template", "choice", "--subjects", str(path), "--id-column", "id", "--score-column", "ai_score"]
-    common += ["--feature-columns", *FEATURES, "--per-participant", "20", "--out", str(tmp_path / "s.json")]
-    call_command("build_study", *common, "--participants", "150", stdout=out)
-    printed = out.getvalue()
-    assert "design check: 3 simulated runs of 150 participants in 4 rater groups (role)" in printed
-    assert f"Warning: with 150 participants in 4 groups (role), {NOT_ESTIMABLE}" in printed
-    out = StringIO()
-    call_command("build_study", *common, "--no-design-check", stdout=out)
-    assert "design check" not in out.getvalue()
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.stem)
@@ -143,7 +149,7 @@ def test_the_recruitment_target_is_the_planned_size():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_web_builder_checks_the_design_in_a_job(researcher, tmp_path):
-    """"Check the design" on the builder's preview queues a design-check job (not run in the request); the
+    """ "Check the design" on the builder's preview queues a design-check job (not run in the request); the
     worker writes its warnings to the job's log and a report; a bad number goes back to the preview."""
     from tests.studies.test_builder_views import form
 
