@@ -75,6 +75,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        if options["design_check"] and not 4 <= options["participants"] <= 5000:
+            raise CommandError(f"--participants must be from 4 to 5000, got {options['participants']}")
         try:
             spec = build_study(
                 options["template"],
