@@ -414,7 +414,10 @@ def _warnings(failing, participants: int, n_groups: int, by, advice: dict, repli
         fewer = f"use at most {subjects} subjects or " if subjects else "use "
         fix = f": {fewer}{advice['participants_needed']} participants"
     elif advice:
-        fix = f": not even {math.ceil(participants * SEARCH_FACTORS[-1])} participants suffice; ask fewer items"
+        fix = (
+            f": not even {math.ceil(participants * SEARCH_FACTORS[-1])} participants made it estimable in a simulated "
+            "run; use fewer subjects (each item judged more often) or fewer rater groups"
+        )
     seen = set()
     for row in failing:
         key = (row.block, row.table, row.rater_group == ALL)
@@ -441,8 +444,10 @@ def _warnings(failing, participants: int, n_groups: int, by, advice: dict, repli
 def write_check_report(check: DesignCheck, out_dir: Path, *, title: str) -> Path:
     """report.html (the warnings first, then one row per estimate and rater group), design_check.csv and
     results.json in ``out_dir``."""
+    from runs.provenance import Provenance
     from runs.reports.base import Section, render_report, table_context, write_csv, write_json
 
+    out_dir.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame([vars(row) for row in check.rows])
     write_csv(table, out_dir / "design_check.csv")
     write_json(check.as_dict(), out_dir / "results.json")
@@ -464,4 +469,10 @@ def write_check_report(check: DesignCheck, out_dir: Path, *, title: str) -> Path
             tables=[table_context(table.drop(columns=["task"]), columns=None)],
         ),
     ]
-    return render_report(out_dir, title, sections, intro=intro)
+    provenance = Provenance(
+        study=f"{check.slug} (the study file checked, not yet a study)",
+        participants={"simulated per run": check.participants},
+        seeds={"simulation": check.seed},
+        settings={"runs": str(check.replications), "rater groups": " / ".join(check.by) or "one group"},
+    )
+    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
