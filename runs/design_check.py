@@ -15,7 +15,8 @@ Per block, per estimate of its task type's report tables (``ReportTable.estimate
 per rater group (and all participants): ``identified`` = share of the replications whose table holds a finite
 estimate for the group (an estimator that refuses, e.g. Bradley-Terry's "the maximum likelihood strengths are
 infinite", or a group too small to compare, counts as not identified), ``ci_width`` = the median width of its
-95% intervals over rows and replications. A block whose task type has no analysis gets its reason.
+95% intervals over rows and replications. A block whose task type has no analysis gets its reason; a table no
+run produced (error rates without an outcome column) is "not produced", never warned about.
 
 Advice (:func:`check_design`): where an estimate is identified in fewer than ``IDENTIFIED_SHARE`` of the
 replications, the first run is grown by more participants (the next tickets: the first n' participants of a
@@ -71,6 +72,7 @@ class EstimateCheck:
     identified: float
     ci_width: float
     reason: str = ""
+    applies: bool = True  # False: no run produced the table (e.g. error rates without an outcome column)
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,9 @@ class DesignCheck:
             width = f"{row.ci_width:.3g}" if math.isfinite(row.ci_width) else "-"
             name = f"{row.table}.{row.estimate}" if row.table else "(no analysis)"
             why = f"  ({row.reason})" if row.reason and row.identified < 1 else ""
+            if not row.applies:
+                lines.append(f"  {row.block:<14} {name:<28} not produced for this design{why}")
+                continue
             lines.append(
                 f"  {row.block:<14} {name:<28} {row.rater_group:<28} identified {row.identified:4.0%}  "
                 f"ci_width {width}{why}"
@@ -127,6 +132,7 @@ class DesignCheck:
             "estimates": [
                 {
                     **{k: getattr(row, k) for k in ("block", "task", "table", "estimate", "rater_group", "reason")},
+                    "applies": row.applies,
                     "identified": row.identified,
                     "ci_width": row.ci_width if math.isfinite(row.ci_width) else None,
                 }
@@ -219,8 +225,14 @@ class StudySimulation:
         )
 
 
+NOT_PRODUCED = ""  # the rater group of an estimate whose table no run produced (not applicable to this design)
+
+
 def _estimates(spec: dict, analysis, groups: Sequence[str]) -> dict[tuple, tuple[bool, list[float], str]]:
-    """(block, table, estimate, rater group) -> (estimated, its CI widths, why not) in one analysed replication."""
+    """(block, table, estimate, rater group) -> (estimated, its CI widths, why not) in one analysed run. A table
+    with a row for all participants (``ALL``) is per rater group: a group without rows was not estimated; any
+    other table is one overall estimate. A table the run did not produce (e.g. error rates without an outcome
+    column) gets the key :data:`NOT_PRODUCED` with the block's notes."""
     out: dict[tuple, tuple[bool, list[float], str]] = {}
     blocks = {b["key"]: b for b in spec["blocks"]}
     for result in analysis.blocks:
@@ -234,29 +246,29 @@ def _estimates(spec: dict, analysis, groups: Sequence[str]) -> dict[tuple, tuple
             if not column:
                 continue
             frame = result.tables.get(name)
-            view = task.present(name, frame).frame if frame is not None and len(frame) else pd.DataFrame()
-            for group in (ALL, *groups):
-                if "rater_group" in view.columns:
-                    rows = view[view["rater_group"] == group]
-                else:
-                    rows = view if group == ALL else pd.DataFrame()
-                values = pd.to_numeric(rows.get(column, pd.Series(dtype=float)), errors="coerce")
-                estimated = bool(np.isfinite(values.to_numpy(float)).any())
-                widths: list[float] = []
-                if estimated and {"ci_low", "ci_high"} <= set(rows.columns):
-                    width = (
-                        pd.to_numeric(rows["ci_high"], errors="coerce") - pd.to_numeric(rows["ci_low"], errors="coerce")
-                    ).to_numpy(float)
-                    widths = [float(w) for w in width if np.isfinite(w) and w > 0]
-                note = ""
-                if not estimated:
-                    note = (
-                        next((str(n) for n in rows.get("note", []) if isinstance(n, str) and n), "")
-                        or _group_reason(analysis, group)
-                        or why
-                    )
-                out[(result.block, name, column, group)] = (estimated, widths, note)
+            if frame is None or not len(frame):
+                out[(result.block, name, column, NOT_PRODUCED)] = (False, [], why)
+                continue
+            view = task.present(name, frame).frame
+            per_group = "rater_group" in view.columns and bool((view["rater_group"] == ALL).any())
+            for group in (ALL, *groups) if per_group else (ALL,):
+                rows = view[view["rater_group"] == group] if per_group else view
+                out[(result.block, name, column, group)] = _estimated(rows, column, analysis, group, why)
     return out
+
+
+def _estimated(rows: pd.DataFrame, column: str, analysis, group: str, why: str) -> tuple[bool, list[float], str]:
+    """Whether ``rows`` hold a finite ``column``, the widths of their finite intervals, and why not."""
+    values = pd.to_numeric(rows.get(column, pd.Series(dtype=float)), errors="coerce")
+    estimated = bool(np.isfinite(values.to_numpy(float)).any())
+    widths: list[float] = []
+    if estimated and {"ci_low", "ci_high"} <= set(rows.columns):
+        width = pd.to_numeric(rows["ci_high"], errors="coerce") - pd.to_numeric(rows["ci_low"], errors="coerce")
+        widths = [float(w) for w in width.to_numpy(float) if np.isfinite(w) and w > 0]
+    if estimated:
+        return True, widths, ""
+    note = next((str(n) for n in rows.get("note", []) if isinstance(n, str) and n), "")
+    return False, widths, note or _group_reason(analysis, group) or why
 
 
 def _group_reason(analysis, group: str) -> str:
@@ -281,13 +293,21 @@ def _group_labels(spec: dict, by: tuple[str, ...]) -> list[str]:
     return labels if by else []
 
 
-def _verdicts(found: dict[tuple, list[tuple[bool, list[float], str]]], spec: dict) -> list[EstimateCheck]:
-    """Each estimate's runs summarised: the share identified, the median CI width, the commonest reason."""
+def _verdicts(found: dict[tuple, list[tuple[bool, list[float], str]]], spec: dict, runs: int) -> list[EstimateCheck]:
+    """Each estimate's runs summarised: the share identified (a run that did not produce its table counts as
+    not identified), the median CI width, the commonest reason. A table no run produced is one row, rater group
+    :data:`NOT_PRODUCED`, not applicable (never warned about)."""
     rows = []
     tasks = {b["key"]: b["task"] for b in spec["blocks"] if b["type"] == "task"}
-    for (block, table, estimate, group), runs in found.items():
-        widths = [w for _, ws, _ in runs for w in ws]
-        reasons = Counter(note for ok, _, note in runs if not ok and note)
+    produced = {key[:3] for key in found if key[3] != NOT_PRODUCED}
+    for (block, table, estimate, group), results in found.items():
+        if group == NOT_PRODUCED and (block, table, estimate) in produced:
+            continue  # counted as a failed run of each of its groups below
+        missing = [(False, [], "the table was not produced in this run")] * (runs - len(results))
+        if group != NOT_PRODUCED and len(results) < runs:
+            results = results + missing
+        widths = [w for _, ws, _ in results for w in ws]
+        reasons = Counter(note for ok, _, note in results if not ok and note)
         rows.append(
             EstimateCheck(
                 block=block,
@@ -295,9 +315,10 @@ def _verdicts(found: dict[tuple, list[tuple[bool, list[float], str]]], spec: dic
                 table=table,
                 estimate=estimate,
                 rater_group=group,
-                identified=sum(ok for ok, _, _ in runs) / len(runs),
+                identified=sum(ok for ok, _, _ in results) / runs,
                 ci_width=float(np.median(widths)) if widths else math.nan,
                 reason=reasons.most_common(1)[0][0] if reasons else "",
+                applies=group != NOT_PRODUCED,
             )
         )
     return rows
@@ -331,7 +352,7 @@ def planned_participants(spec: dict, default: int) -> int:
 
 
 def _failing(rows: Sequence[EstimateCheck]) -> list[EstimateCheck]:
-    return [row for row in rows if row.table and row.identified < IDENTIFIED_SHARE]
+    return [row for row in rows if row.table and row.applies and row.identified < IDENTIFIED_SHARE]
 
 
 def _pool_size(spec: dict, block_key: str) -> int:
@@ -367,7 +388,7 @@ def check_design(
         first = first or run
         if progress:
             progress(r + 1)
-    rows = _verdicts(found, spec)
+    rows = _verdicts(found, spec, replications)
     failing = _failing(rows)
     assert first is not None  # replications >= 1
     advice = _advice(spec, first, failing, participants=participants, by=by, seed=seed) if failing and advise else {}
@@ -393,13 +414,13 @@ def _advice(
     in the first run grown by more participants (:meth:`StudySimulation.grow`: one run, so each size costs only
     its new participants and one analysis), and the subjects at most that give the planned participants as many
     judgements per item and group (module doc); None where no size tried suffices."""
-    wanted = {(r.block, r.table, r.rater_group) for r in failing}
+    wanted = {(r.block, r.table, r.estimate, r.rater_group) for r in failing}
     groups = _group_labels(spec, by)
     for factor in SEARCH_FACTORS:
         size = math.ceil(participants * factor)
         run.grow(size)
         estimates = _estimates(spec, run.analysis(by, seed), groups)
-        if all(ok for (block, table, _, group), (ok, _, _) in estimates.items() if (block, table, group) in wanted):
+        if all(estimates.get(key, (False,))[0] for key in wanted):
             subjects = _pool_size(spec, failing[0].block)
             return {"participants_needed": size, "subjects_at_most": math.floor(subjects * participants / size)}
     return {"participants_needed": None, "subjects_at_most": None}
