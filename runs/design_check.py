@@ -35,16 +35,19 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
-from django.utils.datastructures import MultiValueDict
 
 from fairness.rater_groups import ALL
 from participation.assignment import condition_for, item_choice
+from participation.models import Participant
 from participation.pages import condition_index, form_answers, page_form
 from participation.plan import plan_for
+from participation.simulate import as_post
 from research.answer_rows import participant_answer_rows, references_of
+from research.export_stream import StoredAnswer
 from runs.design_analysis import analyze_design
 from runs.plan_parameters import DESIGN_CHECK_REPLICATIONS as DEFAULT_REPLICATIONS
 from simulation.raters import default_group_effects, draw_rater
@@ -150,20 +153,6 @@ class _Participant:
     plan: list[dict]
 
 
-@dataclass(frozen=True)
-class _Answer:
-    page: str
-    question: str
-    measure: str
-    subject: str
-    number: float | None
-    text: str
-
-
-def _post(data: dict) -> MultiValueDict:
-    return MultiValueDict({k: [str(x) for x in v] if isinstance(v, list) else [str(v)] for k, v in data.items()})
-
-
 def _slot_item(page: dict, content, seen: set[str], rng: np.random.Generator) -> dict:
     """An adaptive slot page with an item drawn at random among those the participant has not seen."""
     left = [item for item in content.items(page["block"]) if item not in seen]
@@ -198,18 +187,19 @@ class StudySimulation:
             for planned in plan:
                 page = _slot_item(planned, content, seen, rng) if "slot" in planned else planned
                 pages.append(page)
-                form = page_form(page, index, data=_post(task_for(page).simulate(page, index, rater, rng)))
+                form = page_form(page, index, data=as_post(task_for(page).simulate(page, index, rater, rng)))
                 if not form.is_valid():
                     raise RuntimeError(f"simulated answer refused on {page['key']}: {form.errors.as_text()}")
                 answers += [
-                    _Answer(page["key"], a.question, a.measure, a.subject_key, a.number, a.text)
+                    StoredAnswer(page["key"], a.question, a.measure, a.subject_key, a.number, a.text)
                     for a in form_answers(page, index, form)
                 ]
                 if task_for(page).screens_out(form):
                     break
             pid = f"sim-{ticket}"
             base = {"participant_id": pid, "study": spec["slug"], "study_version": 1, "condition": condition}
-            self.rows += participant_answer_rows(base, spec, self.references, _Participant(pages), answers, 0)
+            person = cast(Participant, _Participant(pages))  # participant_answer_rows reads only its plan
+            self.rows += participant_answer_rows(base, spec, self.references, person, answers, 0)
             self.people.append({"participant_id": pid, **rater.group})
 
     def analysis(self, by: tuple[str, ...], seed: int):
@@ -303,7 +293,8 @@ def _verdicts(found: dict[tuple, list[tuple[bool, list[float], str]]], spec: dic
     for (block, table, estimate, group), results in found.items():
         if group == NOT_PRODUCED and (block, table, estimate) in produced:
             continue  # counted as a failed run of each of its groups below
-        missing = [(False, [], "the table was not produced in this run")] * (runs - len(results))
+        missing: list[tuple[bool, list[float], str]] = [(False, [], "the table was not produced in this run")]
+        missing *= runs - len(results)
         if group != NOT_PRODUCED and len(results) < runs:
             results = results + missing
         widths = [w for _, ws, _ in results for w in ws]

@@ -179,7 +179,7 @@ def study_build_design_check(request: HttpRequest, digest: str) -> HttpResponse:
         return redirect("researcher:build")
     form = DesignCheckForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"Planned participants: {' '.join(form.errors['participants'])}")
+        messages.error(request, f"Planned participants: {' '.join(str(e) for e in form.errors['participants'])}")
         return redirect("researcher:build-preview", digest=digest)
     params = {
         "digest": digest,

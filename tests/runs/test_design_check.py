@@ -19,7 +19,7 @@ from studies.builder import build_study
 from studies.services import stored_file
 from tasks import BLOCK_TASKS
 from tests.conftest import run_jobs
-from tests.studies.test_builder_features import FEATURES, compas_csv
+from tests.studies.test_builder_features import FEATURES, built, compas_csv
 
 BUNDLED = sorted((Path(__file__).parents[2] / "studies" / "bundled").glob("*.json"))
 TEMPLATES = {task.builder_template: task.name for task in BLOCK_TASKS.values() if task.builder_template}
@@ -28,17 +28,7 @@ NOT_ESTIMABLE = "per-group strengths of block 'choices' will not be estimable fo
 
 def compas_choice(tmp_path: Path, subjects: int) -> dict:
     """The builder's choice study on the first ``subjects`` COMPAS defendants, 20 pairs per participant."""
-    path = compas_csv(tmp_path, n=subjects)
-    spec = build_study(
-        "choice",
-        path,
-        "id",
-        score_column="ai_score",
-        group_columns=["race", "sex"],
-        outcome_column="two_year_recid",
-        feature_columns=FEATURES,
-        per_participant=20,
-    )
+    spec = built(compas_csv(tmp_path, n=subjects), feature_columns=FEATURES, per_participant=20)
     return stored_file(spec)[0]
 
 

@@ -168,9 +168,7 @@ def test_a_native_format2_effort_study_is_planned_by_the_job(researcher, api, de
 
 
 @pytest.mark.django_db
-def test_a_study_without_effort_blocks_is_refused_by_the_api_and_planned_by_its_design_check(
-    researcher, api, tmp_path
-):
+def test_a_study_without_effort_blocks_is_refused_by_the_api_and_planned_by_its_design_check(researcher, api, tmp_path):
     """The bundled disagreement study (agree blocks only): the API's effort plan answers 400 with the reason and
     queues no job; the job, queued anyway, fails with it; the command runs the design check alone (every design
     has one, ``runs.design_check``), with no effort plan."""
