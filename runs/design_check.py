@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from fairness.rater_groups import ALL
-from participation.assignment import condition_for, item_choice
+from participation.assignment import capacity, condition_for, item_choice
 from participation.models import Participant
 from participation.pages import condition_index, form_answers, page_form
 from participation.plan import plan_for
@@ -366,6 +366,9 @@ def check_design(
     and, with ``advise``, the participants (or subjects) that make every estimate estimable (module doc)."""
     if replications < 1:
         raise ValueError(f"the design check needs at least one simulated run, got {replications}")
+    most = capacity(spec)
+    if most is not None and participants > most:
+        raise ValueError(f"{participants} participants is more than the conditions' caps allow ({most})")
     started = time.perf_counter()
     by = check_by(spec, by)
     groups = _group_labels(spec, by)
@@ -409,6 +412,8 @@ def _advice(
     groups = _group_labels(spec, by)
     for factor in SEARCH_FACTORS:
         size = math.ceil(participants * factor)
+        if (most := capacity(spec)) is not None and size > most:
+            break  # the conditions' caps end the study before this size
         run.grow(size)
         estimates = _estimates(spec, run.analysis(by, seed), groups)
         if all(estimates.get(key, (False,))[0] for key in wanted):

@@ -137,6 +137,14 @@ def test_the_recruitment_target_is_the_planned_size():
     assert planned_participants({}, 150) == 150
 
 
+def test_more_participants_than_the_caps_allow_is_refused():
+    spec = stored_file(json.loads(BUNDLED[0].read_text()))[0]
+    spec = stored_file({**spec, "conditions": [{**c, "cap": 5} for c in spec["conditions"]]})[0]
+    allowed = 5 * len(spec["conditions"])
+    with pytest.raises(ValueError, match=f"{allowed + 1} participants is more than the conditions' caps allow"):
+        check_design(spec, participants=allowed + 1, replications=1)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_web_builder_checks_the_design_in_a_job(researcher, tmp_path):
     """ "Check the design" on the builder's preview queues a design-check job (not run in the request); the
