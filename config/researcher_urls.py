@@ -17,6 +17,7 @@ urlpatterns = [
     path("build/", study_file_views.study_build, name="build"),
     path("build/<str:digest>/", study_builder_views.study_build_preview, name="build-preview"),
     path("build/<str:digest>/study.json", study_builder_views.study_build_download, name="build-download"),
+    path("build/<str:digest>/design-check/", study_file_views.study_build_design_check, name="build-design-check"),
     path("studies/<slug:slug>/", run_views.dashboard, name="dashboard"),
     path("studies/<slug:slug>/runs/", run_views.run_list, name="runs"),
     path("studies/<slug:slug>/start/", run_views.run_start, name="start"),

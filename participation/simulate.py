@@ -44,7 +44,8 @@ def _typed_chars(form) -> int:
     )
 
 
-def _as_post(data: dict) -> MultiValueDict:
+def as_post(data: dict) -> MultiValueDict:
+    """A page's POST data as a browser sends it (lists as repeated fields, every value a string)."""
     return MultiValueDict({k: [str(x) for x in v] if isinstance(v, list) else [str(v)] for k, v in data.items()})
 
 
@@ -202,7 +203,7 @@ def _submit(participant: Participant, enrolment, page: dict, shown, data: dict, 
     page's layout is familiar, the generator) spends on the page ``shown`` (its condition index and version
     digest); returns the time after."""
     (index, spec_hash), (reader, familiar, rng) = shown, person
-    form = page_form(page, index, data=_as_post(data))
+    form = page_form(page, index, data=as_post(data))
     if not form.is_valid():
         raise RuntimeError(f"simulated answer refused on {page['key']}: {form.errors.as_text()}")
     page_shown(participant=participant, page_key=page["key"], at=at)

@@ -1,6 +1,6 @@
-"""A background job: one analysis, audit, situation test, differential-parity run, study plan, or a
-large study file's build, check or load started from the web, executed by a worker process
-(``manage.py job_worker``), never inside a web request."""
+"""A background job: one analysis, audit, situation test, differential-parity run, study plan, design check,
+preregistration, or a large study file's build, check or load started from the web, executed by a worker
+process (``manage.py job_worker``), never inside a web request."""
 
 import uuid
 
@@ -25,6 +25,7 @@ class Job(models.Model):
         STUDY_LOAD = "study_load", "Study file load"
         ADAPTIVE_REFIT = "adaptive_refit", "Adaptive block refit"
         PREREGISTRATION = "preregistration", "Preregistration"
+        DESIGN_CHECK = "design_check", "Design check (simulation)"
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -39,7 +40,7 @@ class Job(models.Model):
     # lifecycle"). The study file kinds and the adaptive refit change shared state (the stash, a study, an
     # assignment) that a dead attempt may have left half written: they fail instead.
     RETRY_SAFE_KINDS = frozenset(
-        {Kind.ANALYSIS, Kind.AUDIT, Kind.SITUATION_TESTING, Kind.DIFFERENTIAL_PARITY, Kind.PLAN}
+        {Kind.ANALYSIS, Kind.AUDIT, Kind.SITUATION_TESTING, Kind.DIFFERENTIAL_PARITY, Kind.PLAN, Kind.DESIGN_CHECK}
     )
     MAX_ATTEMPTS = 2  # a retry-safe job whose worker died runs once more
 

@@ -51,6 +51,12 @@ PLAN_PARAMETERS: dict[str, PlanParameter] = {
 }
 
 
+# The design check (``runs.design_check``): simulated runs by default, and the rater groups the builder's checks
+# split by (its questionnaire's stakeholder role, ``studies.builder.stakeholder_questionnaire``).
+DESIGN_CHECK_REPLICATIONS = 3
+BUILDER_BY = ("role",)
+
+
 def plan_total(params: dict) -> int:
     """The simulated studies a plan runs: ``studies``, then ``size_studies`` per stimulus SD of the sizes."""
     return params["studies"] + len(SIZE_STIMULUS_SDS) * params.get("size_studies", 0)

@@ -188,6 +188,33 @@ def run_plan_job(context: JobContext) -> tuple[dict, str]:
     }, prefix
 
 
+def run_design_check(context: JobContext) -> tuple[dict, str]:
+    """The design check of a built study file stashed for the job's researcher (``runs.design_check``): its
+    warnings in the log, report.html, design_check.csv and results.json stored with the job."""
+    import json
+
+    from research.study_upload import stashed_bytes
+    from runs.design_check import check_design, write_check_report
+    from studies.services import stored_file
+
+    job, p = context.job, context.job.params
+    spec, _ = stored_file(json.loads(stashed_bytes(user=job.created_by, digest=p["digest"])))
+    check = check_design(
+        spec,
+        participants=p["participants"],
+        by=p["by"],
+        replications=p["replications"],
+        progress=lambda done: context.progress("simulated runs", done, p["replications"]),
+    )
+    for line in check.warnings or ("No warning: every estimate is identified at this size.",):
+        context.log(line)
+    out = _report_dir(context)
+    write_check_report(check, out, title=f"{spec['slug']}: design check at {p['participants']} participants")
+    prefix = new_prefix("design_check")
+    store_directory(out, prefix)
+    return {**check.as_dict(), "report_url": reverse("researcher:job-file", args=[job.pk, "report.html"])}, prefix
+
+
 def run_study_build(context: JobContext) -> tuple[dict, str]:
     """The builder on a CSV too large to build in a request: build, validate, stash with its summary;
     the job's page then leads to the build preview."""
@@ -263,4 +290,5 @@ RUNNERS: dict[str, Callable[[JobContext], tuple[dict, str]]] = {
     Job.Kind.STUDY_LOAD: run_study_load,
     Job.Kind.ADAPTIVE_REFIT: run_adaptive_refit,
     Job.Kind.PREREGISTRATION: run_preregistration,
+    Job.Kind.DESIGN_CHECK: run_design_check,
 }

@@ -4,6 +4,7 @@ are handled inside the request (bounded: ``studies.builder.builds_inline``,
 ``STUDY_UPLOAD``, ``STUDY_LOAD``) whose page shows progress and then leads to the same preview, so that a
 researcher's large file never holds a web thread that participants' requests wait for."""
 
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -26,6 +27,7 @@ from research.study_upload import (
 )
 from research.study_upload_views import StudyUploadForm
 from runs.models import Job
+from runs.plan_parameters import BUILDER_BY, DESIGN_CHECK_REPLICATIONS, PLAN_PARAMETERS
 from runs.services import JobQuotaExceeded, job_create
 from runs.storage import RunStorageError
 from studies.study_file import InvalidStudyFile
@@ -153,4 +155,40 @@ def study_load_start(request: HttpRequest, digest: str) -> HttpResponse:
     if job is None:
         messages.error(request, error)
         return redirect(preview, digest=digest)
+    return redirect("researcher:job", job_id=job.pk)
+
+
+class DesignCheckForm(forms.Form):
+    """The builder preview's "Check the design": the planned number of participants."""
+
+    participants = forms.IntegerField(
+        min_value=int(PLAN_PARAMETERS["n"].low), max_value=int(PLAN_PARAMETERS["n"].high), initial=150
+    )
+
+
+@login_required
+@require_POST
+def study_build_design_check(request: HttpRequest, digest: str) -> HttpResponse:
+    """ "Check the design" on the builder's preview: a design-check job (``runs.design_check``, off the request
+    path) on the stashed file at the planned participants, split by the builder's stakeholder role (302 to the
+    job's page); a refused number or the quota goes back to the preview with the reason."""
+    try:
+        stashed_bytes(user=request.user, digest=digest)
+    except StashedFileMissing:
+        messages.error(request, "No such file: saved already, expired, or never built. Build it again.")
+        return redirect("researcher:build")
+    form = DesignCheckForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Planned participants: {' '.join(str(e) for e in form.errors['participants'])}")
+        return redirect("researcher:build-preview", digest=digest)
+    params = {
+        "digest": digest,
+        "participants": form.cleaned_data["participants"],
+        "by": list(BUILDER_BY),
+        "replications": DESIGN_CHECK_REPLICATIONS,
+    }
+    job, error, _ = _queue(request, kind=Job.Kind.DESIGN_CHECK, params=params)
+    if job is None:
+        messages.error(request, error)
+        return redirect("researcher:build-preview", digest=digest)
     return redirect("researcher:job", job_id=job.pk)

@@ -168,11 +168,13 @@ def test_a_native_format2_effort_study_is_planned_by_the_job(researcher, api, de
 
 
 @pytest.mark.django_db
-def test_a_study_without_effort_blocks_is_refused_by_the_api_and_the_command(researcher, api, tmp_path):
-    """The bundled disagreement study (agree blocks only): the API answers 400 with the reason and queues no
-    job; the command stops with the same reason; the job, queued anyway, fails with it."""
+def test_a_study_without_effort_blocks_is_refused_by_the_api_and_planned_by_its_design_check(researcher, api, tmp_path):
+    """The bundled disagreement study (agree blocks only): the API's effort plan answers 400 with the reason and
+    queues no job; the job, queued anyway, fails with it; the command runs the design check alone (every design
+    has one, ``runs.design_check``), with no effort plan."""
+    from io import StringIO
+
     from django.core.management import call_command
-    from django.core.management.base import CommandError
 
     from runs.runners import JobContext, run_plan_job
     from studies.services import study_load
@@ -183,8 +185,10 @@ def test_a_study_without_effort_blocks_is_refused_by_the_api_and_the_command(res
     assert response.status_code == 400, response.content
     assert NO_EFFORT in response.json()["detail"] and "its task blocks: agree (agree)" in response.json()["detail"]
     assert not Job.objects.exists()
-    with pytest.raises(CommandError, match=NO_EFFORT):
-        call_command("plan_study", "--study-file", str(path), "--n", "4", "--studies", "1")
+    out = StringIO()
+    call_command("plan_study", "--study-file", str(path), "--n", "4", "--replications", "1", stdout=out, stderr=out)
+    assert "Design check of disagreement-synthetic: 1 simulated runs of 4 participants" in out.getvalue()
+    assert NO_EFFORT not in out.getvalue() and "estimand" not in out.getvalue()
     params = {name: p.default for name, p in PLAN_PARAMETERS.items()} | PARAMS
     job = Job.objects.create(kind=Job.Kind.PLAN, study=study, created_by=researcher, params=params)
     with pytest.raises(ValueError, match=NO_EFFORT):

@@ -238,6 +238,7 @@ def test_a_disagreement_study_from_dressel_and_farids_defendants(tmp_path, db):
         "--title", "Dressel & Farid, rebuilt",
         "--completion-code", "DF2018",
         "--out", str(out),
+        "--no-design-check",
         stdout=io.StringIO(),
     )  # fmt: skip
     spec = read_study_file(out)
@@ -322,6 +323,7 @@ def test_the_command_writes_the_options_into_the_file(tmp_path, defendants):
         "12",
         "--out",
         str(out),
+        "--no-design-check",
         stdout=stdout,
     )
     spec = json.loads(out.read_text())

@@ -1,6 +1,9 @@
+import json
+from io import StringIO
 from pathlib import Path
 
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from core.uploads import UploadError
@@ -63,8 +66,23 @@ class Command(BaseCommand):
             help="the completion code shown on the last page (Prolific's; default: one derived from the subjects)",
         )
         parser.add_argument("--out", required=True, metavar="STUDY.json", help="the study file to write")
+        parser.add_argument(
+            "--participants",
+            type=int,
+            default=150,
+            metavar="N",
+            help="the participants you plan: the design check simulates the study at this size (default 150)",
+        )
+        parser.add_argument(
+            "--no-design-check",
+            dest="design_check",
+            action="store_false",
+            help="skip the design check (plan_study on the written file, split by the stakeholder role)",
+        )
 
     def handle(self, *args, **options):
+        if options["design_check"] and not 4 <= options["participants"] <= 5000:
+            raise CommandError(f"--participants must be from 4 to 5000, got {options['participants']}")
         try:
             spec = build_study(
                 options["template"],
@@ -100,3 +118,25 @@ class Command(BaseCommand):
                 f"{summary.per_participant} items and {summary.pages_per_participant} pages per participant"
             )
         )
+        if options["design_check"]:
+            self._design_check(options["out"], options["participants"])
+
+    def _design_check(self, path: str, participants: int) -> None:
+        """plan_study's design check of the written file at ``participants``, split by the questionnaire's
+        stakeholder role (``studies.builder.stakeholder_questionnaire``): its warnings in plain words."""
+        out = StringIO()
+        try:
+            call_command(
+                "plan_study", "--study-file", path, "--n", str(participants), "--by", "role", "--json", stdout=out
+            )
+        except CommandError as exc:
+            raise CommandError(f"wrote {path}, but the design check failed: {exc}") from exc
+        check = json.loads(out.getvalue())["design_check"]
+        self.stdout.write(
+            f"design check: {check['replications']} simulated runs of {participants} participants in "
+            f"{check['rater_groups']} rater groups (role), {check['seconds']:.0f} s"
+        )
+        for warning in check["warnings"]:
+            self.stdout.write(self.style.WARNING(f"Warning: {warning}"))
+        if not check["warnings"]:
+            self.stdout.write("no warning: every block's estimates are identified overall and per group at this size")
