@@ -31,6 +31,11 @@ def tutorial_commands(name: str) -> list[str]:
     return commands
 
 
+def tutorial_python(name: str) -> list[str]:
+    """The tutorial's ``python`` blocks (a researcher's own preparation of their data)."""
+    return re.findall(r"```python\n(.*?)```", (TUTORIALS / f"{name}.md").read_text(), re.S)
+
+
 def run(command: str) -> None:
     if command.startswith(MANAGE):
         call_command(*shlex.split(command.removeprefix(MANAGE)))
@@ -59,7 +64,7 @@ def folder(tmp_path: Path, settings, monkeypatch) -> Path:
 
 
 def test_tutorials_have_commands_and_only_runnable_ones():
-    for name in ("demo", "first-study", "prolific", "audit"):
+    for name in ("demo", "first-study", "prolific", "audit", "own-model"):
         commands = tutorial_commands(name)
         assert commands, name
         assert all(c.startswith(MANAGE) or c in ("make demo", "make test") for c in commands), name
@@ -113,3 +118,46 @@ def test_audit_tutorial(folder):
         run(command)
     assert (folder / "reports" / "audit" / "report.html").exists()
     assert any((folder / "reports" / "relative").iterdir())
+
+
+def test_own_model_tutorial(folder):
+    """ProPublica's COMPAS file (the reference data, where the tutorial downloads it) to two studies, their
+    design check, draft, pilot, live and closed, the analysis and a tabular audit of two models with the
+    human-calibrated sections, no effort column anywhere; the report's assets are beside it on disk."""
+    import json
+
+    import pandas as pd
+
+    from participation.models import Participant
+    from studies.models import Study, StudyStatusChange
+    from tests.conftest import REFERENCE_DATA
+
+    (folder / "compas-scores-two-years.csv").symlink_to(
+        REFERENCE_DATA / "propublica_compas" / "compas-scores-two-years.csv"
+    )
+    (preparation,) = tutorial_python("own-model")
+    exec(compile(preparation, "own-model.md", "exec"), {})
+    subjects = pd.read_csv(folder / "defendants.csv")
+    assert len(subjects) == 40 and not [c for c in subjects.columns if c.startswith("x_")]
+    for command in tutorial_commands("own-model"):
+        run(command)
+    spec = json.loads((folder / "compas_choose.json").read_text())
+    (pool,) = spec["pools"]
+    assert set(pool["subjects"][0]["features"]) == {"age", "priors_count", "juv_fel_count", "charge"}
+    assert "score_logistic" not in json.dumps(spec)
+    assert set(Study.objects.filter(slug__startswith="compas-").values_list("status", flat=True)) == {"closed"}
+    changes = StudyStatusChange.objects.filter(study__slug="compas-choose").order_by("pk")
+    assert [c.new_status for c in changes][-3:] == ["pilot", "live", "closed"]
+    pilots = Participant.objects.filter(study__slug="compas-choose", pilot=True)
+    assert pilots.count() == 3
+    analysis = json.loads((folder / "reports" / "compas-choose" / "results.json").read_text())
+    assert analysis["sample"]["included"] <= 60 and analysis["multiple_testing"]["method"] == "holm"
+    audit = folder / "reports" / "compas-audit"
+    results = json.loads((audit / "results.json").read_text())
+    metrics = pd.DataFrame(results["group_metrics"])
+    assert set(metrics["model"]) == {"compas", "logistic"} and set(metrics["group_column"]) == {"race", "sex"}
+    assert results["human"]["human_metric_lipschitz"] and results["human"]["utility_agreement"]
+    assert results["sections"]["effort"].startswith("No effort-aware sections") and results["eaif"] == []
+    html = (audit / "report.html").read_text()
+    assets = re.findall(r'(?:src|href)="(report-assets/[^"]+)"', html)
+    assert assets and all((audit / asset).is_file() for asset in assets)
