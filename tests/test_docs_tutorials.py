@@ -151,7 +151,9 @@ def test_own_model_tutorial(folder):
     pilots = Participant.objects.filter(study__slug="compas-choose", pilot=True)
     assert pilots.count() == 3
     analysis = json.loads((folder / "reports" / "compas-choose" / "results.json").read_text())
-    assert analysis["sample"]["included"] <= 60 and analysis["multiple_testing"]["method"] == "holm"
+    assert 150 < analysis["sample"]["included"] <= 180 and analysis["multiple_testing"]["method"] == "holm"
+    strengths = pd.read_csv(folder / "reports" / "compas-choose" / "choices_strengths.csv")
+    assert len(set(strengths["rater_group"]) - {"all participants"}) >= 3  # the design check's advice, followed
     audit = folder / "reports" / "compas-audit"
     results = json.loads((audit / "results.json").read_text())
     metrics = pd.DataFrame(results["group_metrics"])
