@@ -12,6 +12,9 @@ The bundle (a folder; stored on the platform as ``bundle.zip``):
 - ``plan.json``: the same plan in preregr's JSON form for the OSF Prereg template (``OSFprereg_v1``: its
   items ``item_1`` title to ``item_25`` other, each ``{"text": ...}``), for R's ``preregr`` and the OSF;
 - ``requirements.txt``: the pinned requirements the code ran with;
+- ``design-check/<analysis>.json``: the design check of each planned analysis at the planned sample size
+  (``runs.design_check``: per block, estimate and rater group, whether it is identified and how wide its
+  intervals are expected to be), which the sample-size rationale cites;
 - ``simulated-run/``: the planned analysis's report on simulated participants of a throw-away copy of the
   study (rolled back: nothing of it is stored)."""
 
@@ -33,6 +36,7 @@ from core import strict_json
 from participation.models import Participant
 from participation.simulate import simulate_participants
 from runs.analysis_plan import AnalysisPlan, plan_from
+from runs.design_check import DesignCheck, check_design
 from runs.models import Preregistration
 from runs.provenance import software_versions
 from runs.storage import delete_prefix, new_prefix, store_directory
@@ -68,9 +72,9 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def preregr_plan(study: Study, plan: AnalysisPlan) -> dict[str, Any]:
+def preregr_plan(study: Study, plan: AnalysisPlan, checks: Mapping[str, DesignCheck]) -> dict[str, Any]:
     """The plan in preregr's JSON form for the OSF Prereg template (module doc): what the platform knows is
-    filled from the study file and the plan; what only the researcher knows says so."""
+    filled from the study file, the plan and the design checks; what only the researcher knows says so."""
     spec = study.spec
     blocks = [b for b in spec["blocks"] if b.get("type") == "task"]
     questions = [q["key"] for b in spec["blocks"] if b.get("type") == "questionnaire" for q in b.get("questions", [])]
@@ -94,7 +98,11 @@ def preregr_plan(study: Study, plan: AnalysisPlan) -> dict[str, Any]:
         "item_11": "",
         "item_12": "Online, on this platform; simulated participants are used only for the registered check run.",
         "item_13": size,
-        "item_14": "The study's design check (plan_study --study-file) at this size.",
+        "item_14": " ".join(
+            f"Design check of '{name}' ({check.replications} simulated runs of {check.participants} participants): "
+            + ("; ".join(check.warnings) if check.warnings else "every estimate is identified at this size.")
+            for name, check in checks.items()
+        ),
         "item_15": (
             f"Recruitment closes at {plan.sample_size} completed participants (recruitment.target)."
             if plan.sample_size
@@ -189,7 +197,20 @@ def preregister(
     registered_at, version = timezone.now(), code_version()
     (out_dir / "study.json").write_text(strict_json.dumps(study.spec, indent=2))
     (out_dir / "analysis_plan.json").write_text(strict_json.dumps(analysis_plan.as_dict(), indent=2))
-    (out_dir / "plan.json").write_text(strict_json.dumps(preregr_plan(study, analysis_plan), indent=2))
+    checks = {
+        analysis.name: check_design(
+            study.spec,
+            participants=analysis_plan.sample_size or SIMULATED,
+            by=analysis.by,
+            seed=analysis_plan.seed,
+            advise=False,
+        )
+        for analysis in analysis_plan.analyses
+    }
+    (out_dir / "design-check").mkdir()
+    for name, check in checks.items():
+        (out_dir / "design-check" / f"{name}.json").write_text(strict_json.dumps(check.as_dict(), indent=2))
+    (out_dir / "plan.json").write_text(strict_json.dumps(preregr_plan(study, analysis_plan, checks), indent=2))
     shutil.copyfile(ROOT / "requirements.txt", out_dir / "requirements.txt")
     simulated_run(study, analysis_plan, out_dir / "simulated-run")
     files = {

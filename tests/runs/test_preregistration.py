@@ -75,6 +75,9 @@ def test_the_bundle_freezes_study_plan_code_and_requirements_with_a_simulated_ru
         preregr["specs"]["item_4"]["text"] == PLAN["hypotheses"]
         and preregr["specs"]["item_13"]["text"] == "24 participants"
     )
+    check = json.loads((registered / "design-check" / "by role.json").read_text())
+    assert check["participants"] == 24 and check["by"] == ["role"] and check["estimates"]
+    assert preregr["specs"]["item_14"]["text"].startswith("Design check of 'by role' (3 simulated runs of 24")
     # the simulated run: the planned analysis on simulated participants of a copy that was rolled back
     simulated = json.loads((registered / "simulated-run" / "by role" / "results.json").read_text())
     assert simulated["by"] == ["role"] and simulated["sample"]["included"] > 0
