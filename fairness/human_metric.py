@@ -23,7 +23,7 @@ replacement (each rater's judgements kept together, as the rater-group
 analyses resample).
 """
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal, NamedTuple
@@ -379,11 +379,13 @@ def fit_metric(
     n_resamples: int = 200,
     confidence_level: float = 0.95,
     seed: int = 0,
+    progress: Callable[[int], None] | None = None,
 ) -> HumanMetric:
     """The Mahalanobis metric (module doc) from ``judgements``: columns rater, a, b, answer (1 = "treat
     alike") for ``kind="comparable"``; rater, anchor, b, c, answer (1 = b more similar to the anchor than
     c) for ``kind="triplet"``. ``subjects`` is indexed by subject id with the ``features`` columns.
-    ValueError for an unknown kind, a missing column or subject, an answer other than 0/1, a constant feature."""
+    ``progress(done)`` is told of the bootstrap refits done. ValueError for an unknown kind, a missing column or
+    subject, an answer other than 0/1, a constant feature."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     names = [str(f) for f in features]
@@ -400,11 +402,15 @@ def fit_metric(
     if n_raters > 1 and n_resamples > 0:
         with threadpool_limits(1):
             refit = _Refit(design, kind, L)
-            for _ in range(n_resamples):
+            for done in range(n_resamples):
+                if progress:
+                    progress(done)
                 weight = np.bincount(rng.integers(0, n_raters, n_raters), minlength=n_raters)[design.rater]
                 drawn = weight > 0  # a third of the raters are not drawn: their judgements weigh 0, leave them out
                 draws.append(refit(drawn, weight[drawn].astype(float)))
                 boot.append(_weights(draws[-1], scaling))
+            if progress:
+                progress(n_resamples)
     if boot:
         low, high = basic_interval(np.array(boot), weights, confidence_level)
     else:

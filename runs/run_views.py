@@ -23,6 +23,7 @@ from research.dashboard import quota_fill, summarise
 from research.participant_samples import SAMPLES, sample_filter
 from research.researcher_views import lifecycle_context, pilot_context, sample_of
 from research.tables import study_tables
+from runs.audit_parameters import DEFAULTS as AUDIT_DEFAULTS
 from runs.human_source_options import OPTIONS, SURROGATES
 from runs.models import AnalysisRun, AuditRun, Calibration, Job
 from runs.selectors import jobs_visible_to
@@ -88,6 +89,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "min_subject_group": MIN_SUBJECT_GROUP,
         "human_sources": human_source_choices(request.user, errors if kind == "audit" else {}, request.POST),
         "surrogates": SURROGATES,
+        "audit_defaults": AUDIT_DEFAULTS,
         "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT)
         .select_related("condition")
         .order_by("condition__key", "-version"),

@@ -104,7 +104,7 @@ def test_hostile_names_and_values_appear_only_escaped_in_the_audit_report(tmp_pa
     series = [c for c in frame if c.startswith("x_")]
     subjects = Subjects(frame, series, [XSS], ["sex"])
     result = audit(subjects, desirable=False, scale=1.0, min_size=2)
-    html = write_audit_report(result, tmp_path, title=f"Audit {XSS}").read_text()
+    html = write_audit_report(result, tmp_path, title=f"Audit {XSS}").path.read_text()
     assert "<script>alert" not in html and "<img src=x" not in html
     assert "Worst pairs: &lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "&lt;title&gt;" not in html and "<title>Audit &lt;script&gt;" in html
