@@ -14,6 +14,7 @@ from analysis.sensitivity import COLUMNS
 from participation.models import Participant
 from participation.simulate import simulate_participants
 from runs.analysis_runs import analysis_run_create
+from runs.audit_parameters import AuditParameters
 from runs.audit_runs import audit_run_create
 from tests.runs.test_human_audit_runs import sources  # noqa: F401 - the three source studies
 from tests.runs.test_sensitivity import _machine_speed
@@ -22,7 +23,9 @@ pytestmark = pytest.mark.django_db
 
 
 def _audit(slug: str, subjects, out, **options) -> tuple[pd.DataFrame, dict]:
-    audit_run_create(slug=slug, subjects_file=subjects, out_dir=out, n_resamples=200, **options)
+    audit_run_create(
+        slug=slug, subjects_file=subjects, out_dir=out, parameters=AuditParameters(n_resamples=200, **options)
+    )
     return pd.read_csv(out / "sensitivity.csv").set_index("estimate"), json.loads((out / "results.json").read_text())
 
 
