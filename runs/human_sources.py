@@ -317,6 +317,7 @@ def human_audit_of(
     the ``surrogate`` ("linear" or "forest") of each model's scores; ``quality_exclusion`` and ``exports`` (the
     job's snapshot): :func:`source_block`'s. ``progress(stage, done, total)`` is told of each of :data:`STAGES`."""
     progress = progress or (lambda stage, done, total: None)
+    progress(ANSWERS, 0, len(parameters.sources))
     frame = subjects.frame.set_index("id")
     sources = check_sources(
         audited_slug=audited_slug,
@@ -327,7 +328,7 @@ def human_audit_of(
         exports=exports,
     )
     seed, n_resamples = parameters.seed, parameters.n_resamples
-    progress(ANSWERS, 1, 1)
+    progress(ANSWERS, len(sources), len(sources))
     if not sources:
         progress(METRIC, 0, 0)
         progress(OTHERS, 0, 0)
