@@ -26,71 +26,27 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 # bench/ leaves the path: its coverage.py would hide the coverage package numba imports
 sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p).resolve() != ROOT / "bench")]
-COMPAS = ROOT.parent / "shared" / "reference-data" / "propublica_compas" / "compas-scores-two-years.csv"
-FEATURES = ["age", "priors_count", "juv_fel_count", "c_charge_degree"]
 GOAL_SECONDS = 30.0
 
 
-def setup(database_url: str | None, sqlite: str) -> None:
-    if database_url:
-        os.environ["DATABASE_URL"] = database_url
-    else:
-        os.environ.pop("DATABASE_URL", None)
-        os.environ["SQLITE_PATH"] = sqlite
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-
-
-def compas_table(n: int) -> pd.DataFrame:
-    """The first ``n`` defendants as a researcher prepares them (tests.studies.test_builder_features)."""
-    raw = pd.read_csv(COMPAS).head(n)
-    return pd.DataFrame(
-        {
-            "id": raw["id"].astype(str),
-            "age": raw["age"],
-            "sex": raw["sex"],
-            "race": raw["race"],
-            "priors_count": raw["priors_count"],
-            "juv_fel_count": raw["juv_fel_count"],
-            "c_charge_degree": raw["c_charge_degree"].map({"F": "felony", "M": "misdemeanor"}),
-            "ai_score": raw["decile_score"] / 10,
-            "two_year_recid": raw["two_year_recid"],
-        }
-    )
-
-
-def populate(table: pd.DataFrame, folder: Path, participants: int, *, wipe: bool) -> None:
+def populate(csv: Path, participants: int, *, wipe: bool) -> None:
     """The two studies, each with ``participants`` simulated participants (built once, kept between runs)."""
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
     from participation.models import Participant
     from participation.simulate import simulate_participants
-    from studies.builder import build_study
     from studies.models import Study
     from studies.services import study_load
+    from tests.studies.test_builder_features import FEATURES, built
 
     call_command("migrate", verbosity=0)
     if wipe:
         call_command("flush", interactive=False, verbosity=0)
     user, _ = get_user_model().objects.get_or_create(username="bench")
-    csv = folder / "compas.csv"
-    table.to_csv(csv, index=False)
     for template, slug in (("choice", "bench-choose"), ("comparable", "bench-alike")):
         if not Study.objects.filter(slug=slug).exists():
-            spec = build_study(
-                template,
-                csv,
-                "id",
-                score_column="ai_score",
-                group_columns=["race", "sex"],
-                outcome_column="two_year_recid",
-                feature_columns=FEATURES,
-                per_participant=20,
-                slug=slug,
-            )
+            spec = built(csv, template, feature_columns=FEATURES, per_participant=20, slug=slug)
             study_load(spec=spec, owner=user)
         have = Participant.objects.filter(study__slug=slug).count()
         if have < participants:
@@ -110,17 +66,20 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="empty the database first")
     parser.add_argument("--profile", help="write cProfile statistics of the audit to this file")
     args = parser.parse_args()
-    setup(args.database_url, args.sqlite)
-    folder = Path(tempfile.mkdtemp(prefix="bench-audit-"))
-    table = compas_table(args.subjects)
-    populate(table, folder, args.participants, wipe=args.fresh)
+    from bench.dashboard import setup
 
+    setup(args.database_url, args.sqlite)  # then the apps' modules
     from django.db import connection
 
     from runs.audit_parameters import AuditParameters
     from runs.audit_runs import STAGES, audit_run_create
     from runs.stage_progress import StageProgress
+    from tests.studies.test_builder_features import FEATURES, compas_csv
 
+    folder = Path(tempfile.mkdtemp(prefix="bench-audit-"))
+    csv = compas_csv(folder, args.subjects)
+    populate(csv, args.participants, wipe=args.fresh)
+    table = pd.read_csv(csv)
     subjects = table[["id", "race", "sex", *FEATURES, "two_year_recid"]].assign(
         score_compas=table["ai_score"],
         label_priors=(table["priors_count"] > 3).astype(int),

@@ -40,18 +40,15 @@ class Command(BaseCommand):
         parser.add_argument("--condition", help="study condition (default: the calibration's, else the first)")
         parser.add_argument("--shown-model", default=DEFAULTS.shown_model, help="model whose labels participants saw")
         parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/audit-<condition>)")
-        parser.add_argument(
-            "--seed",
-            type=int,
-            default=DEFAULTS.seed,
-            help="seed of every random draw of the audit (stored with the result)",
-        )
-        parser.add_argument(
-            "--resamples",
-            type=int,
-            default=DEFAULTS.n_resamples,
-            help="bootstrap resamples of every interval (the human metric refits at most 200 times)",
-        )
+        for flag, default, text in (
+            ("--seed", DEFAULTS.seed, "seed of every random draw of the audit (stored with the result)"),
+            (
+                "--resamples",
+                DEFAULTS.n_resamples,
+                "bootstrap resamples of every interval (the human metric refits at most 200 times)",
+            ),
+        ):
+            parser.add_argument(flag, type=int, default=default, help=text)
         parser.add_argument(
             "--metric-from",
             metavar="SLUG[:BLOCK]",
