@@ -4,7 +4,6 @@ studies) and passed down to the sources, the feedback and the sensitivity."""
 
 from dataclasses import dataclass, field
 
-import pandas as pd
 from django.db.models import Q
 
 from research.export import ExportTables, export_tables
@@ -24,11 +23,11 @@ def server_flagged(tables: ExportTables) -> bool:
 class StudyExports:
     """One job's snapshot of each study's export: :meth:`tables` builds a study's tables once per sample
     (``completed``: completed non-pilot participants, the audit's sources; else every non-pilot participant)
-    and quality exclusion mode, and once in all when no participant has a server-measured flag (every mode
-    the same). ``built`` counts the exports built (``bench/audit.py``, the tests)."""
+    and quality exclusion mode, once in all when no participant has a server-measured flag (every mode the
+    same), and the completed sample not again when every non-pilot participant has completed (the audited
+    study is often a source too)."""
 
     _tables: dict[tuple[str, bool], dict[str, ExportTables]] = field(default_factory=dict)
-    built: int = 0
 
     def tables(self, slug: str, *, completed: bool = False, quality_exclusion: str = "study") -> ExportTables:
         """The export of ``slug`` (``research.export.export_tables`` with ``quality_exclusion``)."""
@@ -39,11 +38,9 @@ class StudyExports:
             first = next(iter(modes.values()))
             if not server_flagged(first):
                 return modes.setdefault(quality_exclusion, first)
+        everyone = self._tables.get((slug, False), {}).get(quality_exclusion)
+        if completed and everyone is not None and (everyone.participants["status"] == "completed").all():
+            return modes.setdefault(quality_exclusion, everyone)  # the same participants
         participants = Q(status="completed", pilot=False) if completed else None
         modes[quality_exclusion] = export_tables(slug, participants=participants, quality_exclusion=quality_exclusion)
-        self.built += 1
         return modes[quality_exclusion]
-
-    def disagreements(self, slug: str, *, quality_exclusion: str = "study") -> pd.DataFrame:
-        """The study's yes/no answers about the AI (every non-pilot participant)."""
-        return self.tables(slug, quality_exclusion=quality_exclusion).disagreements
