@@ -196,6 +196,7 @@ def test_the_job_page_shows_the_started_time_attempts_and_progress_while_running
         assert started != "-" and started[:4] == str(job.started_at.year)
         job_progress(job_id=job.pk, fraction=0.4, message="human metric bootstrap 120/500, about 8 s left")
         page.locator("#job-message", has_text="120/500, about 8 s left").wait_for(timeout=15_000)
+        assert page.locator("#job-progress").evaluate("bar => bar.value") == pytest.approx(0.4)
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         if shots:
             page.screenshot(path=str(Path(shots) / f"job-running-{width}.png"), full_page=True)
