@@ -23,7 +23,7 @@ replacement (each rater's judgements kept together, as the rater-group
 analyses resample).
 """
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal, NamedTuple
@@ -379,6 +379,7 @@ def fit_metric(
     n_resamples: int = 200,
     confidence_level: float = 0.95,
     seed: int = 0,
+    progress: Callable[[int], None] | None = None,
 ) -> HumanMetric:
     """A fair metric learned from people's judgements of subjects (the Mahalanobis metric of the module doc).
 
@@ -402,6 +403,8 @@ def fit_metric(
         The intervals' level.
     seed : int
         The resampling's seed.
+    progress : callable, optional
+        Told the number of bootstrap refits done.
 
     Returns
     -------
@@ -443,11 +446,15 @@ def fit_metric(
     if n_raters > 1 and n_resamples > 0:
         with threadpool_limits(1):
             refit = _Refit(design, kind, L)
-            for _ in range(n_resamples):
+            for done in range(n_resamples):
+                if progress:
+                    progress(done)
                 weight = np.bincount(rng.integers(0, n_raters, n_raters), minlength=n_raters)[design.rater]
                 drawn = weight > 0  # a third of the raters are not drawn: their judgements weigh 0, leave them out
                 draws.append(refit(drawn, weight[drawn].astype(float)))
                 boot.append(_weights(draws[-1], scaling))
+            if progress:
+                progress(n_resamples)
     if boot:
         low, high = basic_interval(np.array(boot), weights, confidence_level)
     else:

@@ -14,14 +14,14 @@ the analyses' rule (``analysis.sensitivity``, the same ``sensitivity.csv``):
 from collections.abc import Callable, Iterator, Sequence
 
 import pandas as pd
-from django.db.models import Q
 
 from analysis.sensitivity import COLUMNS, Sensitivity, compare_estimates, sensitivity_of
 from fairness.human_audit import HumanAudit
 from fairness.model_audit import AuditResult, Subjects, effort_and_aggregate, feedback_estimates, human_tables
-from research.export import ExportTables, export_tables
+from research.export import ExportTables
 from runs.analysis_runs import without_flagged
 from runs.models import Calibration
+from runs.study_exports import StudyExports
 from studies.services import latest_study
 
 # a table of what people said -> its estimate (renamed "value": "statistic" names rows in analysis.sensitivity)
@@ -98,23 +98,23 @@ def audit_sensitivity(
     seed: int,
     n_resamples: int,
     human: Callable[[str], HumanAudit | None],
+    exports: StudyExports,
     source_slugs: Sequence[str] = (),
 ) -> Sensitivity:
     """The audit's study-derived estimates (module doc) with all participants and without the flagged ones
     (``research.quality.EXCLUSION_MODES`` "none" and "flagged", ``runs.analysis_runs.without_flagged``).
     ``human(mode)``: the audit's parts from what people said under that quality exclusion; ``source_slugs``:
-    their studies. The flagged count is over the audited study and the source studies."""
+    their studies; ``exports``: the job's snapshot of their exports. The flagged count is over the audited study
+    and the source studies."""
     spec = latest_study(slug).spec
     e, s = (
         effort_and_aggregate(subjects, desirable=result.settings["desirable"], scale=result.settings["scale"])
         if result.effort_aware
         else (None, None)
     )
-    exports: dict[str, ExportTables] = {}
 
     def from_feedback(mode: str) -> dict[str, pd.DataFrame]:
-        exports[mode] = export_tables(slug, quality_exclusion=mode)
-        feedback = study_feedback(exports[mode].disagreements, condition)
+        feedback = study_feedback(exports.tables(slug, quality_exclusion=mode).disagreements, condition)
         if feedback is None or not len(feedback):
             raise ValueError("no yes/no feedback left")
         notions, calibration = feedback_estimates(
@@ -147,9 +147,7 @@ def audit_sensitivity(
             from_sources, result.human, {"quality": {"exclude_if": [flag for names in rules for flag in names]}}
         )
         pieces += list(_human_pieces(everyone_human, without_human))
-    n_flagged = _flagged(exports.get("flagged") or export_tables(slug)) + sum(
-        _flagged(export_tables(source, participants=Q(status="completed", pilot=False)))
-        for source in dict.fromkeys(source_slugs)
-        if source != slug
+    n_flagged = _flagged(exports.tables(slug)) + sum(  # the quality table is the same under every mode
+        _flagged(exports.tables(source, completed=True)) for source in dict.fromkeys(source_slugs) if source != slug
     )
     return sensitivity_of(pieces, n_flagged)

@@ -3,8 +3,6 @@ job row, the output stored through the storage API; a failed job leaves no files
 
 import logging
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -24,6 +22,7 @@ from runs.services import (
     job_succeed,
     job_workdir_prefix,
 )
+from runs.stage_progress import StageProgress
 from runs.storage import RunStorageError, prefixes_claimed
 from studies.services import StudyOwnedByOther
 
@@ -36,19 +35,6 @@ EXPECTED_ERRORS = (ValueError, LookupError, RunStorageError, StashNotStored, Stu
 
 class JobTimeout(Exception):
     pass
-
-
-def _progress_reporter(job_id, min_interval: float = 0.5) -> Callable[[str, int, int], None]:
-    """A ``progress(label, done, total)`` callback that writes at most every ``min_interval`` s."""
-    last = [0.0]
-
-    def report(label: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= min_interval or done >= total:
-            last[0] = now
-            job_progress(job_id=job_id, fraction=done / max(total, 1), message=f"{label}: {done}/{total}")
-
-    return report
 
 
 def execute_job(job_id: str) -> str:
@@ -71,7 +57,10 @@ def execute_job(job_id: str) -> str:
             context = JobContext(
                 job=job,
                 workdir=Path(workdir),
-                progress=_progress_reporter(job.pk),
+                progress=StageProgress(  # writes at most every 0.5 s, and when a stage starts or ends
+                    report=lambda fraction, message: job_progress(job_id=job.pk, fraction=fraction, message=message),
+                    log=lambda line: job_log(job_id=job.pk, line=line),
+                ),
                 log=lambda line: job_log(job_id=job.pk, line=line),
             )
             result, files_prefix = RUNNERS[job.kind](context)

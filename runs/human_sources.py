@@ -8,12 +8,12 @@ Answers are the completed, non-pilot participants' who passed the attention chec
 source study's questionnaire answers to ``by`` (none: the "all raters" rows only)."""
 
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
-from django.db.models import Q
 
 from analysis.bts import block_answers
 from analysis.paired_comparison import ALL_RATERS, utility_model
@@ -29,13 +29,17 @@ from fairness.human_audit import (
 from fairness.human_metric import MAX_METRIC_RESAMPLES, HumanMetric, Kind, fit_metric, judgements_of, pool_frame
 from fairness.model_audit import Subjects
 from fairness.rater_groups import group_of_raters
-from research.export import export_tables
+from runs.audit_parameters import AuditParameters
 from runs.human_source_options import OPTIONS, parameter_problems
+from runs.study_exports import StudyExports
 from studies.format2 import check_by
 from studies.models import Study
 from studies.selectors import can_view, owning_version
 from tasks.choose import choices_of, coded_like_pool, feature_matrix, pool_features
 
+# the progress stages of human_audit_of, in order: the sources' answers, the metric's refits, the rest
+ANSWERS, METRIC, OTHERS = "source answers", "human metric bootstrap", "utility and feature judgements"
+STAGES = (ANSWERS, METRIC, OTHERS)
 MEASURES = {"pair_comparable": "comparable", "triplet": "closer", "choose": "choice", "feature_fairness": "fair_use"}
 
 
@@ -111,10 +115,12 @@ def source_block(
     audited_slug: str,
     by: Sequence[str] = (),
     quality_exclusion: str = "study",
+    exports: StudyExports,
 ) -> Source:
     """The block ``reference`` (``SLUG[:BLOCK]``) names for ``option`` (a key of :data:`OPTIONS`) and its
-    answers (``quality_exclusion``: which quality flags exclude a rater, ``research.export.export_tables``);
-    SourceError for a study not the researcher's, no or several blocks of the kind, no answers."""
+    answers (``quality_exclusion``: which quality flags exclude a rater, ``research.export.export_tables``; the
+    job's snapshot ``exports``); SourceError for a study not the researcher's, no or several blocks of the kind,
+    no answers."""
     flag, tasks, kind = OPTIONS[option]
     slug, _, key = reference.partition(":")
     if not slug or not _may_use(researcher, audited_slug, slug):
@@ -139,7 +145,7 @@ def source_block(
             f"{flag} {reference!r}: study {slug!r} has several such blocks ({keys}); name one: {slug}:BLOCK", option
         )
     block = blocks[0]
-    tables = export_tables(slug, participants=Q(status="completed", pilot=False), quality_exclusion=quality_exclusion)
+    tables = exports.tables(slug, completed=True, quality_exclusion=quality_exclusion)
     answers = tables.answers
     answers = answers[(answers["measure"] != "questionnaire") & (answers["excluded"] != 1)] if len(answers) else answers
     frame = block_answers(answers, block["key"], MEASURES[block["task"]]) if len(answers) else answers
@@ -171,26 +177,24 @@ def check_sources(
     audited_slug: str,
     researcher=None,
     columns: Collection[str] | None = None,
-    metric_from: str | None = None,
-    utility_from: str | None = None,
-    features_from: str | None = None,
-    by: Sequence[str] = (),
-    lipschitz: float = 1.0,
-    surrogate: str = "linear",
+    parameters: AuditParameters,
     quality_exclusion: str = "study",
+    exports: StudyExports | None = None,
 ) -> dict[str, Source]:
     """The audit's source options checked before anything is queued or fitted (the API and the audit form call
     it when the request is made, ``audit_models`` and the job through :func:`human_audit_of`, the job's second
-    line): each ``SLUG[:BLOCK]``
+    line): each source of ``parameters`` (``SLUG[:BLOCK]``)
     names a study of ``researcher`` (:func:`source_block`: a block of the option's task type, with answers),
     ``by`` questions of each source study, the audited subjects' ``columns`` (None: not checked) have every
     feature the source reads (:meth:`Source.missing_columns`), ``lipschitz`` > 0, ``surrogate`` one of
-    ``runs.human_source_options.SURROGATES`` (``quality_exclusion``:
-    :func:`source_block`'s). Returns the sources by
-    option; SourceErrors with every problem by field."""
-    errors: dict[str, list[str]] = defaultdict(list, parameter_problems(lipschitz=lipschitz, surrogate=surrogate))
-    references = {"metric_from": metric_from, "utility_from": utility_from, "features_from": features_from}
-    given = {option: reference for option, reference in references.items() if reference}
+    ``runs.human_source_options.SURROGATES`` (``quality_exclusion`` and ``exports``, the job's snapshot, else a
+    new one: :func:`source_block`'s). Returns the sources by option; SourceErrors with every problem by field."""
+    by = parameters.by
+    errors: dict[str, list[str]] = defaultdict(
+        list, parameter_problems(lipschitz=parameters.lipschitz, surrogate=parameters.surrogate)
+    )
+    given = parameters.sources
+    exports = exports or StudyExports()
     if by and not given:
         errors["by"].append(
             "--by splits the raters of the sources into groups: name a source (--metric-from, --utility-from or "
@@ -206,6 +210,7 @@ def check_sources(
                 audited_slug=audited_slug,
                 by=by,
                 quality_exclusion=quality_exclusion,
+                exports=exports,
             )
             if columns is not None:
                 source.missing_columns(columns)
@@ -218,22 +223,31 @@ def check_sources(
     return sources
 
 
-def source_metric(source: Source, subjects: pd.DataFrame, *, n_resamples: int, seed: int) -> HumanMetric:
+def source_metric(
+    source: Source,
+    subjects: pd.DataFrame,
+    *,
+    n_resamples: int,
+    seed: int,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> HumanMetric:
     """The block's learned metric (``fairness.human_metric.fit_metric`` over the pool's features, at most
     MAX_METRIC_RESAMPLES rater-bootstrap refits; :func:`check_sources` has checked that the audited subjects
     have its features); SourceError when an audited subject has a text value the pool does not have (the
-    metric cannot measure it)."""
+    metric cannot measure it). ``progress`` is told of the refits (stage :data:`METRIC`)."""
     pool_subjects, features = pool_frame(source.pool())
     kind: Kind = "comparable" if source.block["task"] == "pair_comparable" else "triplet"
     judgements = judgements_of(source.answers, kind).drop(columns="rater_group")
+    resamples = min(n_resamples, MAX_METRIC_RESAMPLES)
     try:
         metric = fit_metric(
             judgements,
             pool_subjects,
             features,
             kind=kind,
-            n_resamples=min(n_resamples, MAX_METRIC_RESAMPLES),
+            n_resamples=resamples,
             seed=seed,
+            progress=(lambda done: progress(METRIC, done, resamples)) if progress else None,
         )
     except ValueError as exc:
         raise source.error(f"no metric ({exc})") from exc
@@ -292,49 +306,51 @@ def human_audit_of(
     *,
     audited_slug: str,
     researcher=None,
-    metric_from: str | None = None,
-    utility_from: str | None = None,
-    features_from: str | None = None,
-    by: Sequence[str] = (),
-    lipschitz: float = 1.0,
-    surrogate: Surrogate = "linear",
-    seed: int = 1,
-    n_resamples: int = 1000,
+    parameters: AuditParameters,
+    exports: StudyExports,
     quality_exclusion: str = "study",
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> HumanAudit | None:
     """The audit's parts from what people said (``fairness.human_audit.HumanAudit``; None when no source is
-    given): every source is checked (:func:`check_sources`) before anything is fitted; the human metric's
-    Lipschitz condition uses L = ``lipschitz``, the reliance on features judged unfair the ``surrogate``
-    ("linear" or "forest") of each model's scores; ``quality_exclusion``: :func:`source_block`'s."""
+    given): every source of ``parameters`` is checked (:func:`check_sources`) before anything is fitted; the
+    human metric's Lipschitz condition uses L = ``parameters.lipschitz``, the reliance on features judged unfair
+    the ``surrogate`` ("linear" or "forest") of each model's scores; ``quality_exclusion`` and ``exports`` (the
+    job's snapshot): :func:`source_block`'s. ``progress(stage, done, total)`` is told of each of :data:`STAGES`."""
+    progress = progress or (lambda stage, done, total: None)
+    progress(ANSWERS, 0, len(parameters.sources))
     frame = subjects.frame.set_index("id")
     sources = check_sources(
         audited_slug=audited_slug,
         researcher=researcher,
         columns=frame.columns,
-        metric_from=metric_from,
-        utility_from=utility_from,
-        features_from=features_from,
-        by=by,
-        lipschitz=lipschitz,
-        surrogate=surrogate,
+        parameters=parameters,
         quality_exclusion=quality_exclusion,
+        exports=exports,
     )
+    seed, n_resamples = parameters.seed, parameters.n_resamples
+    progress(ANSWERS, len(sources), len(sources))
     if not sources:
+        progress(METRIC, 0, 0)
+        progress(OTHERS, 0, 0)
         return None
     scores = pd.DataFrame({model: subjects.scores(model) for model in subjects.models}, index=frame.index)
     violations = worst = utility = reliance = None
     if "metric_from" in sources:
-        metric = source_metric(sources["metric_from"], frame, n_resamples=n_resamples, seed=seed)
-        violations, worst = lipschitz_table(scores, frame, metric, L=lipschitz)
+        metric = source_metric(sources["metric_from"], frame, n_resamples=n_resamples, seed=seed, progress=progress)
+        violations, worst = lipschitz_table(scores, frame, metric, L=parameters.lipschitz)
+    progress(METRIC, 0, 0)  # done (without a metric: nothing to refit)
+    progress(OTHERS, 0, 1)
     if "utility_from" in sources:
         utility = source_utility(sources["utility_from"], scores, frame, n_resamples=n_resamples, seed=seed)
     if "features_from" in sources:
         source = sources["features_from"]
         shares = source_shares(source, n_resamples=n_resamples, seed=seed)
         try:
+            surrogate = cast(Surrogate, parameters.surrogate)  # check_sources checked it is one
             reliance = unfair_feature_reliance(scores, frame, shares, seed=seed, surrogate=surrogate)
         except ValueError as exc:
             raise source.error(str(exc)) from exc
+    progress(OTHERS, 1, 1)
     return HumanAudit(
         violations, worst, utility, reliance, {OPTIONS[o][0]: source.label for o, source in sources.items()}
     )

@@ -25,6 +25,7 @@ from research.prolific_client import REJECTION_CATEGORIES
 from research.prolific_services import PROLIFIC_QUERY, prolific_panel
 from research.researcher_views import lifecycle_context, pilot_context, sample_of
 from research.tables import study_tables
+from runs.audit_parameters import DEFAULTS as AUDIT_DEFAULTS
 from runs.human_source_options import OPTIONS, SURROGATES
 from runs.models import AnalysisRun, AuditRun, Calibration, Job, Preregistration
 from runs.selectors import jobs_visible_to
@@ -91,6 +92,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "human_sources": human_source_choices(request.user, errors if kind == "audit" else {}, request.POST),
         "surrogates": SURROGATES,
         "registration": Preregistration.objects.filter(study__slug=slug).first(),
+        "audit_defaults": AUDIT_DEFAULTS,
         "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT)
         .select_related("condition")
         .order_by("condition__key", "-version"),

@@ -23,6 +23,8 @@ from research.study_upload import (
 )
 from runs.adaptive import adaptive_refit
 from runs.analysis_runs import analysis_run_create
+from runs.audit_parameters import AuditParameters
+from runs.audit_runs import STAGES as AUDIT_STAGES
 from runs.audit_runs import audit_run_create
 from runs.design_analysis import GROUP_OPTIONS, GroupOptions
 from runs.models import Job
@@ -30,6 +32,7 @@ from runs.plan_parameters import plan_total
 from runs.planning_runs import plan_results, run_plan, write_plan_report
 from runs.preregistration import preregister
 from runs.relative_fairness import write_study_dp_report
+from runs.stage_progress import StageProgress
 from runs.storage import copy_to_local, new_prefix, store_directory
 from studies.models import Study
 
@@ -38,7 +41,7 @@ from studies.models import Study
 class JobContext:
     job: Job
     workdir: Path
-    progress: Callable[[str, int, int], None]
+    progress: StageProgress  # progress(stage, done, total); progress.plan(stages) for a job of known stages
     log: Callable[[str], None]
 
 
@@ -98,22 +101,13 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
     out = _report_dir(context)
     subjects = copy_to_local(job.inputs["subjects"], out / "subjects.csv")
     frame = read_csv_upload(subjects, name="subjects")  # size, header and row limits: read once
+    context.progress.plan(AUDIT_STAGES)
     run = audit_run_create(
         slug=_study(job).slug,
         subjects_file=subjects,
         subjects_frame=frame,
         out_dir=out,
-        condition=job.params.get("condition") or None,
-        calibration_id=job.params.get("calibration"),
-        shown_model=job.params.get("shown_model") or "study_ai",
-        metric_from=job.params.get("metric_from") or None,
-        utility_from=job.params.get("utility_from") or None,
-        features_from=job.params.get("features_from") or None,
-        by=job.params.get("by") or (),
-        lipschitz=job.params.get("lipschitz", 1.0),  # jobs queued before the option: L = 1
-        surrogate=job.params.get("surrogate", "linear"),  # and a linear surrogate
-        groups=job.params.get("groups"),  # jobs queued before the option: an effort file's old default
-        outcome_column=job.params.get("outcome_column") or None,
+        parameters=AuditParameters.from_request(job.params),  # a job queued before an option: its default
         progress=context.progress,
         researcher=job.created_by,
         job_id=job.pk,

@@ -15,6 +15,7 @@ from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.analysis_defaults import ANALYSIS_DEFAULTS
 from runs.analysis_plan import DeviationNeedsReason, check_reason
 from runs.audit_condition import AuditError, audited_condition
+from runs.audit_parameters import DEFAULTS, AuditParameters
 from runs.human_source_options import LIPSCHITZ, OPTIONS, SURROGATE, parameter_problems
 from runs.models import Job
 from runs.plan_parameters import PLAN_PARAMETERS, check_weights
@@ -215,7 +216,7 @@ class AuditRequestSerializer(serializers.Serializer):
     )
     condition = serializers.CharField(required=False, allow_blank=True)
     calibration = serializers.IntegerField(required=False)
-    shown_model = serializers.CharField(required=False, allow_blank=True)
+    shown_model = serializers.CharField(allow_blank=True, default=DEFAULTS.shown_model)
     metric_from = serializers.CharField(
         required=False, allow_blank=True, max_length=200, help_text="SLUG[:BLOCK]: a pair_comparable or triplet block"
     )
@@ -232,12 +233,12 @@ class AuditRequestSerializer(serializers.Serializer):
         "spaces or commas)",
     )
     lipschitz = serializers.FloatField(
-        default=1.0,
+        default=DEFAULTS.lipschitz,
         help_text="L of the human metric's Lipschitz condition |s_i - s_j| <= L d(i, j): the scores' units per unit "
         "of human-metric distance (> 0)",
     )
     surrogate = serializers.CharField(
-        default="linear",
+        default=DEFAULTS.surrogate,
         max_length=20,
         help_text="with features_from: the model fitted to each audited model's scores for its permutation "
         "importances, 'linear' (least squares) or 'forest' (random forest, out-of-bag R^2)",
@@ -294,12 +295,7 @@ class AuditRequestSerializer(serializers.Serializer):
                 audited_slug=self.context["study"].slug,
                 researcher=self.context["researcher"],
                 columns=columns,
-                metric_from=data.get("metric_from") or None,
-                utility_from=data.get("utility_from") or None,
-                features_from=data.get("features_from") or None,
-                by=data.get("by") or (),
-                lipschitz=data[LIPSCHITZ],
-                surrogate=data[SURROGATE],
+                parameters=AuditParameters.from_request(data),
             )
         except SourceErrors as exc:
             raise serializers.ValidationError(exc.errors) from exc

@@ -104,6 +104,7 @@ def job_start(*, job_id) -> bool:
             started_at=now,
             heartbeat_at=now,
             progress=0.0,
+            progress_message="",  # a second attempt starts its stages again
             attempts=F("attempts") + 1,
             output_prefix="",
         )

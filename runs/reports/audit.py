@@ -2,7 +2,9 @@
 vocabulary, what people said, and with effort series EaIF with equal and human-calibrated weights, parity,
 EaGF; disagreement-derived notions and alpha from yes/no feedback."""
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -109,6 +111,14 @@ def _exact_without_ci(eaif: pd.DataFrame) -> pd.DataFrame:
     return eaif.assign(ci_low=eaif["ci_low"].mask(exact), ci_high=eaif["ci_high"].mask(exact))
 
 
+@dataclass(frozen=True)
+class AuditReport:
+    """A written audit report: its page and the results its results.json holds (plain JSON values)."""
+
+    path: Path
+    results: dict[str, Any]
+
+
 def write_audit_report(
     result: AuditResult,
     out_dir: Path,
@@ -116,9 +126,10 @@ def write_audit_report(
     title: str,
     provenance: Provenance | None = None,
     sensitivity: Sensitivity | None = None,
-) -> Path:
+) -> AuditReport:
     """A model audit: report.html, results.json, eaif.csv, parity.csv, eagf_bins.csv and, with
-    feedback, disagreement_notions.csv; with ``sensitivity`` also its section and sensitivity.csv."""
+    feedback, disagreement_notions.csv; with ``sensitivity`` also its section and sensitivity.csv. Returns the
+    page and the results written (the run stores them without reading the file back)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, frame in audit_tables(result).items():
         write_csv(frame, out_dir / f"{name}.csv")
@@ -167,8 +178,8 @@ def write_audit_report(
     explanations = [AUDIT["eaif_figure"], *[AUDIT["eagf_figure"]] * n_groups, AUDIT["calibration_curve"]]
     sections += figure_sections(figures, explanations)
     add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
-    write_json(results, out_dir / "results.json")
-    return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
+    written = write_json(results, out_dir / "results.json")
+    return AuditReport(render_report(out_dir, title, sections, intro=intro, provenance=provenance), written)
 
 
 def effort_sections(result: AuditResult) -> list[Section]:

@@ -291,10 +291,13 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def write_json(data: Any, path: Path) -> None:
+def write_json(data: Any, path: Path) -> Any:
     """Write ``data`` as indented JSON (NumPy numbers as numbers, anything else as text); a NaN or an infinity
-    raises ``core.strict_json.NonFiniteJSON``."""
-    path.write_text(strict_json.dumps(data, indent=1, default=_json_default), encoding="utf-8")
+    raises ``core.strict_json.NonFiniteJSON``. Returns what was written, as plain JSON values (what reading the
+    file gives)."""
+    text = strict_json.dumps(data, indent=1, default=_json_default)
+    path.write_text(text, encoding="utf-8")
+    return json.loads(text)
 
 
 def write_csv(frame: pd.DataFrame, path: Path) -> None:

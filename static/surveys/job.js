@@ -1,6 +1,6 @@
 // Follow a background job on its page: poll /api/jobs/<id>/ and show status, progress and log;
-// reload once the job has ended (succeeded, failed or cancelled), so that the server renders the
-// report link or the error.
+// reload when the job's status changes (it starts, or ends: succeeded, failed or cancelled), so that
+// the server renders its started time and attempts, the report link or the error.
 // No inline script (CSP script-src 'self'); without JavaScript a <meta refresh> reloads the page.
 (function () {
   "use strict";
@@ -21,7 +21,7 @@
     bar.value = job.progress;
     bar.textContent = Math.round(job.progress * 100) + "%";
     log.textContent = job.log || "(nothing yet)";
-    if (job.status === "succeeded" || job.status === "failed" || job.status === "cancelled") {
+    if (job.status !== root.dataset.status) {
       window.location.reload();
       return;
     }

@@ -15,6 +15,7 @@ from participation.models import Participant
 from participation.simulate import simulate_participants
 from research.export import export_tables
 from runs.analysis_runs import analysis_run_create
+from runs.audit_parameters import AuditParameters
 from runs.audit_runs import audit_run_create
 from tests.runs.test_human_audit_runs import sources  # noqa: F401 - the three source studies
 from tests.runs.test_sensitivity import _machine_speed
@@ -33,7 +34,9 @@ def _flagged(slug: str, machine_speed: list[Participant]) -> list[Participant]:
 
 
 def _audit(slug: str, subjects, out, **options) -> tuple[pd.DataFrame, dict]:
-    audit_run_create(slug=slug, subjects_file=subjects, out_dir=out, n_resamples=200, **options)
+    audit_run_create(
+        slug=slug, subjects_file=subjects, out_dir=out, parameters=AuditParameters(n_resamples=200, **options)
+    )
     return pd.read_csv(out / "sensitivity.csv").set_index("estimate"), json.loads((out / "results.json").read_text())
 
 

@@ -129,6 +129,7 @@ def test_a_format2_study_is_audited_with_its_conditions_effort_feature(db, demo_
     """The demo converted to format 2 keeps its conditions' ``desirable`` and ``aggregate_scale``, which the
     audit scores effort with (the same EaIF as the format 1 demo's, without a calibration: equal weights);
     a format 2 condition that does not say whether its feature is desirable is refused with the reason."""
+    from runs.audit_parameters import AuditParameters
     from runs.audit_runs import AuditError, audit_run_create
     from studies.format1 import format1_to_format2
     from studies.services import study_load
@@ -145,8 +146,7 @@ def test_a_format2_study_is_audited_with_its_conditions_effort_feature(db, demo_
             slug=spec["slug"],
             subjects_file=subjects,
             out_dir=tmp_path / f"audit{fmt}",
-            condition="income",
-            n_resamples=50,
+            parameters=AuditParameters(condition="income", n_resamples=50),
         )
         results[fmt] = run.results
     assert results[1]["eaif"] == results[2]["eaif"] and results[1]["settings"] == results[2]["settings"]
@@ -156,4 +156,9 @@ def test_a_format2_study_is_audited_with_its_conditions_effort_feature(db, demo_
         del condition["desirable"], condition["aggregate_scale"]
     study_load(spec=spec)
     with pytest.raises(AuditError, match="condition 'income' does not say whether more of its effort feature is good"):
-        audit_run_create(slug="effort-demo-3", subjects_file=subjects, out_dir=tmp_path / "audit3", condition="income")
+        audit_run_create(
+            slug="effort-demo-3",
+            subjects_file=subjects,
+            out_dir=tmp_path / "audit3",
+            parameters=AuditParameters(condition="income"),
+        )

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from participation.simulate import simulate_participants
+from runs.audit_parameters import AuditParameters
 from runs.audit_runs import audit_run_create
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 
@@ -31,7 +32,12 @@ def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tm
     simulate_participants("effort-demo", n=12, seed=5)
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
-    audit_run_create(slug="effort-demo", subjects_file=subjects, out_dir=tmp_path / "audit", n_resamples=50)
+    audit_run_create(
+        slug="effort-demo",
+        subjects_file=subjects,
+        out_dir=tmp_path / "audit",
+        parameters=AuditParameters(n_resamples=50),
+    )
     figures = (tmp_path / "audit" / "report.html").read_text().count("data-figure=")
     assert figures >= 3
     for page, width, shots in each_width(browser, live_server, "/researcher/studies/effort-demo/audit/report.html"):
@@ -77,7 +83,12 @@ def test_report_figures_download_as_png_and_svg(browser, live_server, demo_study
     simulate_participants("effort-demo", n=8, seed=3)
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
-    audit_run_create(slug="effort-demo", subjects_file=subjects, out_dir=tmp_path / "audit", n_resamples=20)
+    audit_run_create(
+        slug="effort-demo",
+        subjects_file=subjects,
+        out_dir=tmp_path / "audit",
+        parameters=AuditParameters(n_resamples=20),
+    )
     context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
     page = context.new_page()
     errors: list[str] = []
@@ -140,7 +151,9 @@ def test_the_analysis_report_of_a_converted_study(browser, live_server, demo_stu
 
     settings.REPORTS_DIR = tmp_path / "reports"
     simulate_participants("effort-demo", n=12, seed=5)
-    analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=1, n_resamples=50)
+    analysis_run_create(
+        slug="effort-demo", out_dir=tmp_path / "analysis", seed=1, parameters=AuditParameters(n_resamples=50)
+    )
     figures = (tmp_path / "analysis" / "report.html").read_text().count("data-figure=")
     assert figures >= 3
     for page, width, shots in each_width(browser, live_server, "/researcher/studies/effort-demo/report/report.html"):

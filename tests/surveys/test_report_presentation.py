@@ -16,6 +16,7 @@ from fairness import law_school
 from fairness.situation_testing import situation_testing
 from participation.simulate import simulate_participants
 from runs.analysis_runs import analysis_run_create
+from runs.audit_parameters import AuditParameters
 from runs.audit_runs import audit_run_create
 from runs.provenance import Provenance
 from runs.relative_fairness import write_study_dp_report
@@ -239,7 +240,12 @@ def test_analysis_audit_and_dp_reports_render_every_section(demo_study, tmp_path
 
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
-    audit_run_create(slug="effort-demo", subjects_file=subjects, out_dir=tmp_path / "audit", n_resamples=30)
+    audit_run_create(
+        slug="effort-demo",
+        subjects_file=subjects,
+        out_dir=tmp_path / "audit",
+        parameters=AuditParameters(n_resamples=30),
+    )
     # the effort audit's five figures and the group metrics by each of its three guessed group columns
     audit = check_report(tmp_path / "audit" / "report.html", min_sections=5, figures=8)
     assert "Calibration used" in audit.provenance

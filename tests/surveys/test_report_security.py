@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from fairness.model_audit import Subjects, SubjectsFileError, audit, read_subjects
 from participation.simulate import simulate_participants
+from runs.audit_parameters import AuditParameters
 from runs.audit_runs import audit_run_create
 from runs.models import AuditRun
 from runs.reports.audit import write_audit_report
@@ -104,7 +105,7 @@ def test_hostile_names_and_values_appear_only_escaped_in_the_audit_report(tmp_pa
     series = [c for c in frame if c.startswith("x_")]
     subjects = Subjects(frame, series, [XSS], ["sex"])
     result = audit(subjects, desirable=False, scale=1.0, min_size=2)
-    html = write_audit_report(result, tmp_path, title=f"Audit {XSS}").read_text()
+    html = write_audit_report(result, tmp_path, title=f"Audit {XSS}").path.read_text()
     assert "<script>alert" not in html and "<img src=x" not in html
     assert "Worst pairs: &lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "&lt;title&gt;" not in html and "<title>Audit &lt;script&gt;" in html
@@ -182,7 +183,9 @@ def test_csp_on_participant_researcher_report_admin_and_api_responses(
     simulate_participants("effort-demo", n=6, seed=2)
     path = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(path))
-    audit_run_create(slug="effort-demo", subjects_file=path, out_dir=tmp_path / "audit", n_resamples=20)
+    audit_run_create(
+        slug="effort-demo", subjects_file=path, out_dir=tmp_path / "audit", parameters=AuditParameters(n_resamples=20)
+    )
 
     participant = client.get("/s/effort-demo/?PROLIFIC_PID=csp-person&STUDY_ID=S&SESSION_ID=X", follow=True)
     assert participant.status_code == 200

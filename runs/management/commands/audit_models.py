@@ -4,10 +4,12 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from fairness.model_audit import SubjectsFileError
-from runs.audit_runs import AuditError, audit_run_create
+from runs.audit_parameters import DEFAULTS, AuditParameters
+from runs.audit_runs import STAGES, AuditError, audit_run_create
 from runs.human_source_options import SURROGATES
 from runs.human_sources import SourceError, SourceErrors
 from runs.report_assets import report_address
+from runs.stage_progress import StageProgress
 from studies.services import StudyNotFound
 
 
@@ -36,11 +38,17 @@ class Command(BaseCommand):
         parser.add_argument("--outcome-column", metavar="COL", help="the truth (0/1): accuracy, TPR, FPR, FNR")
         parser.add_argument("--calibration", type=int, help="Calibration id (default: the latest Likert one)")
         parser.add_argument("--condition", help="study condition (default: the calibration's, else the first)")
-        parser.add_argument("--shown-model", default="study_ai", help="model whose labels participants saw")
+        parser.add_argument("--shown-model", default=DEFAULTS.shown_model, help="model whose labels participants saw")
         parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/audit-<condition>)")
-        parser.add_argument(
-            "--seed", type=int, default=1, help="seed of every random draw of the audit (stored with the result)"
-        )
+        for flag, default, text in (
+            ("--seed", DEFAULTS.seed, "seed of every random draw of the audit (stored with the result)"),
+            (
+                "--resamples",
+                DEFAULTS.n_resamples,
+                "bootstrap resamples of every interval (the human metric refits at most 200 times)",
+            ),
+        ):
+            parser.add_argument(flag, type=int, default=default, help=text)
         parser.add_argument(
             "--metric-from",
             metavar="SLUG[:BLOCK]",
@@ -59,7 +67,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--lipschitz",
             type=float,
-            default=1.0,
+            default=DEFAULTS.lipschitz,
             metavar="L",
             help="with --metric-from: a pair violates when its scores differ by more than L times its human-metric "
             "distance (scores' units per unit of distance; default 1)",
@@ -67,7 +75,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--surrogate",
             choices=list(SURROGATES),
-            default="linear",
+            default=DEFAULTS.surrogate,
             help="with --features-from: the model fitted to each audited model's scores for its permutation "
             "importances: linear (least squares, in-sample R^2; the default) or forest (a random forest, which "
             "follows thresholds and interactions; out-of-bag R^2)",
@@ -76,26 +84,19 @@ class Command(BaseCommand):
             "--by", nargs="+", default=[], metavar="QUESTION", help="rater groups of those studies (questionnaire)"
         )
 
-    def handle(self, *args, study, subjects, calibration, condition, shown_model, out, seed, by, lipschitz, **options):
+    def handle(self, *args, study, subjects, condition, out, **options):
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / study / f"audit-{condition or 'default'}"
+        parameters = AuditParameters.from_request(
+            {**options, "condition": condition, "n_resamples": options["resamples"]}
+        )
+        progress = StageProgress(  # a line when each stage starts and ends, and every 2 s while it runs
+            report=lambda fraction, message: self.stdout.write(f"  [{fraction:4.0%}] {message}"),
+            stages=STAGES,
+            min_interval=2.0,
+        )
         try:
             run = audit_run_create(
-                slug=study,
-                subjects_file=subjects,
-                out_dir=out_dir,
-                condition=condition,
-                calibration_id=calibration,
-                shown_model=shown_model,
-                seed=seed,
-                metric_from=options["metric_from"],
-                utility_from=options["utility_from"],
-                features_from=options["features_from"],
-                by=by,
-                lipschitz=lipschitz,
-                surrogate=options["surrogate"],
-                groups=options["groups"],
-                outcome_column=options["outcome_column"],
-                progress=lambda stage, done, total: self.stdout.write(f"  [{done}/{total}] {stage}"),
+                slug=study, subjects_file=subjects, out_dir=out_dir, parameters=parameters, progress=progress
             )
         except (StudyNotFound, AuditError, SubjectsFileError, SourceError, SourceErrors) as exc:
             raise CommandError(str(exc)) from exc

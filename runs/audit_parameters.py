@@ -1,0 +1,55 @@
+"""The model audit's parameters, in one place: ``audit_models``' options, the API's and the dashboard form's fields
+(``runs.serializers.AuditRequestSerializer``), the job's stored ``params`` and the service's argument
+(``runs.audit_runs.audit_run_create``) all read their defaults here. Light: no scientific import (the web form)."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from runs.human_source_options import OPTIONS
+
+
+@dataclass(frozen=True)
+class AuditParameters:
+    """What an audit is asked for (every field has the command's option of the same name, ``-`` for ``_``):
+    the audited ``condition`` and Likert ``calibration_id`` (None: the calibration's, else the first; the
+    latest Likert one), the ``shown_model`` participants saw, the bootstrap's ``seed`` and ``n_resamples``,
+    the sources of what people said (``metric_from``, ``utility_from``, ``features_from``: ``SLUG[:BLOCK]``)
+    with their rater groups ``by``, the human metric's Lipschitz constant ``lipschitz``, the ``surrogate`` of
+    each model under ``features_from``, the sensitive columns ``groups`` (None: an effort file's guessed ones,
+    else none) and the truth ``outcome_column``."""
+
+    condition: str | None = None
+    calibration_id: int | None = None
+    shown_model: str | None = "study_ai"
+    seed: int = 1
+    n_resamples: int = 1000
+    metric_from: str | None = None
+    utility_from: str | None = None
+    features_from: str | None = None
+    by: tuple[str, ...] = ()
+    lipschitz: float = 1.0
+    surrogate: str = "linear"
+    groups: tuple[str, ...] | None = None
+    outcome_column: str | None = None
+
+    @classmethod
+    def from_request(cls, params: Mapping[str, Any]) -> "AuditParameters":
+        """The parameters of a request's validated fields or a job's stored ``params`` (the API names the
+        calibration ``calibration``): a blank or missing field takes its default (jobs queued before an
+        option existed run with its default)."""
+        named = {"calibration_id": params.get("calibration", params.get("calibration_id"))}
+        given = {f.name: named.get(f.name, params.get(f.name)) for f in fields(cls)}
+        kept = {name: value for name, value in given.items() if value is not None and value != ""}
+        for name in ("by", "groups"):  # lists in JSON; an empty groups list names no column (None guesses)
+            if name in kept:
+                kept[name] = tuple(kept[name])
+        return cls(**kept)
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """The given sources of what people said: option (``metric_from`` ...) -> ``SLUG[:BLOCK]``."""
+        return {option: reference for option in OPTIONS if (reference := getattr(self, option))}
+
+
+DEFAULTS = AuditParameters()
