@@ -106,6 +106,25 @@ def submissions_download(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
+CODEBOOK_TYPES = {"csv": "text/csv; charset=utf-8", "md": "text/markdown; charset=utf-8"}
+
+
+@login_required
+def codebook_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    """The study's codebook (every column of every export table) as CSV or Markdown, the files
+    ``manage.py export_codebook`` writes; for those who may see the study."""
+    if fmt not in CODEBOOK_TYPES or not can_view(request.user, slug):
+        raise Http404("No such codebook.")
+    from research.codebook import codebook_markdown, codebook_of  # pandas only when the file is asked for
+    from research.export import table_to_csv
+
+    codebook = codebook_of(slug)
+    body = table_to_csv(codebook) if fmt == "csv" else codebook_markdown(slug, codebook)
+    response = HttpResponse(body, content_type=CODEBOOK_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{slug}-codebook.{fmt}"'
+    return response
+
+
 @login_required
 def export_download(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponseBase:
     """One export table as CSV (the answers table streamed), JSON, Parquet, SPSS or Stata."""
