@@ -110,10 +110,10 @@ def test_simulated_choices_give_utility_weights_a_borda_ranking_and_a_report_fig
     overall = borda[borda["rater_group"] == "all participants"].set_index("subject")
     scores = {s["id"]: s["models"]["ai"]["score"] for s in spec["pools"][0]["subjects"]}
     assert spearmanr(overall["borda"], [scores[s] for s in overall.index]).statistic <= -0.8
-    # Five subjects span four dimensions: of the pool's features, those collinear with earlier ones are named.
-    assert any(
-        note.startswith("The utility model leaves out") and "(determined by the features before it)" in note
-        for note in block.notes
+    # The pool's features the utility model cannot weigh are named with why (a text column, a constant one).
+    assert (
+        "The utility model leaves out charge (text with more than two values); juv_misd (the same for every subject)."
+        in block.notes
     )
     html = write_design_report(result, tmp_path, title="Choose").read_text()
     assert (
