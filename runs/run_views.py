@@ -36,6 +36,8 @@ from runs.storage import RunStorageError, list_files
 from studies.format2 import BY_LANGUAGE, questionnaire_questions
 from studies.selectors import latest_versions, studies_visible_to, visible_versions
 from studies.translation import file_languages
+from tasks import BLOCK_TASKS
+from tasks.pair_distance import rates_effort
 
 # URL name of a run kind -> (job kind, the API's serializer of its options, its uploaded files)
 STARTABLE = {
@@ -75,6 +77,14 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
             errors, status = {field: [str(m) for m in found] for field, found in serializer.errors.items()}, 400
     context = {
         "study": study,
+        "analysis_blocks": analysis_contents(study.spec),
+        "stores_calibration": any(map(rates_effort, study.spec.get("blocks", []))),
+        "parity_blocks": [
+            (block["key"], block["task"])
+            for block in study.spec.get("blocks", [])
+            if block.get("type") == "task" and BLOCK_TASKS[block["task"]].parity_table
+        ],
+        "parity_tasks": [name for name, task in BLOCK_TASKS.items() if task.parity_table],
         "kind": kind if request.method == "POST" else "",
         "errors": errors,
         "values": request.POST,
@@ -93,6 +103,18 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         .order_by("condition__key", "-version"),
     }
     return render(request, "researcher/run_start.html", context, status=status)
+
+
+def analysis_contents(spec: dict) -> list[tuple[str, str, str]]:
+    """What the analysis report estimates for each task block of ``spec``: (key, task, the headings of
+    its tables, or why it has none), so the form speaks of the study's own design."""
+    contents = []
+    for block in spec.get("blocks", []):
+        if block.get("type") == "task":
+            task = BLOCK_TASKS[block["task"]]
+            tables = "; ".join(table.heading for table in task.report_tables.values())
+            contents.append((block["key"], block["task"], tables or task.no_analysis))
+    return contents
 
 
 HUMAN_SOURCE_FIELDS = {
