@@ -33,6 +33,7 @@ urlpatterns = [
     path("studies/<slug:slug>/submissions.csv", views.submissions_download, name="submissions"),
     path("studies/<slug:slug>/pilot/delete/", views.pilot_delete, name="pilot-delete"),
     path("studies/<slug:slug>/status/", views.study_status_change, name="study-status"),
+    path("studies/<slug:slug>/collaborators/", views.collaborators_change, name="collaborators"),
     path("studies/<slug:slug>/v<int:version>/preview/", preview.study_preview, name="preview"),
     path("studies/<slug:slug>/v<int:version>/preview/<int:number>/", preview.study_preview_page, name="preview-page"),
     # a stored report's relative report-assets/... (under any report address): the static files

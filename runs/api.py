@@ -5,7 +5,7 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -25,6 +25,7 @@ from runs.serializers import (
 )
 from runs.services import JobQuotaExceeded, job_cancel, job_create
 from runs.storage import RunStorageError
+from studies.selectors import may_edit
 
 
 class StorageUnavailable(APIException):
@@ -56,6 +57,8 @@ def _start(request, slug: str, kind: str, serializer_class, uploads: tuple[str, 
     """Validate a job's parameters (400 with field errors), take its upload fields out of them and
     queue it on the latest visible version of ``slug`` (:func:`_accepted`)."""
     study = latest_visible(request, slug)
+    if not may_edit(request.user, slug):
+        raise PermissionDenied("A viewer cannot start runs of the study: ask its owner to make you an editor.")
     params = serializer_class(data=request.data, context={"study": study, "researcher": request.user})
     params.is_valid(raise_exception=True)
     data = dict(params.validated_data)

@@ -21,7 +21,13 @@ from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from participation.models import ConflictingArrival
 from research.dashboard import quota_fill, summarise
 from research.participant_samples import SAMPLES, sample_filter
-from research.researcher_views import lifecycle_context, pilot_context, sample_of
+from research.researcher_views import (
+    collaborators_context,
+    lifecycle_context,
+    pilot_context,
+    require_editor,
+    sample_of,
+)
 from research.tables import study_tables
 from runs.human_source_options import OPTIONS, SURROGATES
 from runs.models import AnalysisRun, AuditRun, Calibration, Job
@@ -58,6 +64,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
     errors: dict[str, list[str]] = {}
     status = 200
     if request.method == "POST":
+        require_editor(request.user, slug)
         job_kind, serializer_class, upload_fields = STARTABLE[kind]
         data: MultiValueDict[str, Any] = request.POST.copy()  # the form's texts, then its uploaded files
         data.update(request.FILES)
@@ -311,5 +318,6 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             + "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
             **pilot_context(request, versions),
             **lifecycle_context(versions),
+            **collaborators_context(request, slug),
         },
     )

@@ -102,7 +102,9 @@ class JobWorker(Worker):
                 failures = 0
                 now = time.monotonic()
                 if self._run_tasks > done:
-                    logger.info("job worker %s idle: no job waiting (%d run since it started)", self.worker_id, self._run_tasks)
+                    logger.info(
+                        "job worker %s idle: no job waiting (%d run since it started)", self.worker_id, self._run_tasks
+                    )
                     idle_since = last_said = now
                 elif now - last_said >= IDLE_HEARTBEAT_SECONDS:
                     logger.info("job worker %s idle for %d min", self.worker_id, (now - idle_since) // 60)

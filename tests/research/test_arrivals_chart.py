@@ -3,8 +3,7 @@ year 2000), and a handful of arrivals gets a count axis from 0 in whole particip
 from the first arrival to now."""
 
 import json
-from datetime import datetime, timedelta
-from datetime import timezone as tz
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import Client
@@ -48,6 +47,6 @@ def test_a_few_arrivals_get_a_sensible_axis(demo_study, researcher):
 def test_many_arrivals_leave_the_ticks_to_plotly(demo_study):
     for n in range(12):
         participant_arrive(study_slug="effort-demo", external_id=f"p{n}")
-    now = datetime.now(tz.utc)
+    now = datetime.now(UTC)
     figure = json.loads(arrivals_figure(Participant.objects.filter(study__slug="effort-demo"), now=now))
     assert "dtick" not in figure["layout"]["yaxis"] and figure["layout"]["yaxis"]["rangemode"] == "tozero"
