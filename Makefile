@@ -25,6 +25,7 @@ WORKERS = pids=""; for i in $$(seq $(JOB_WORKERS)); do \
 
 # The demo on 127.0.0.1:PORT (default 8000: `PORT=8100 make demo`); the participant link and the researcher's
 # credentials are printed last, once the server accepts connections (after its and the workers' start-up lines).
+demo: export SITE_URL ?= http://127.0.0.1:$(PORT)
 demo: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_setup --no-links --host http://127.0.0.1:$(PORT)
