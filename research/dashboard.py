@@ -144,7 +144,7 @@ def _rules(slug: str) -> list[str]:
 def arrivals_figure(chosen, now: datetime | None = None) -> str:
     """Plotly figure JSON: cumulative arrivals over time, one step line per condition; "" when no one
     has arrived (the dashboard says so instead of drawing empty axes). The count axis starts at 0 with
-    whole-number ticks (one per participant below 10); the time axis runs from the first arrival to now,
+    whole-number ticks (one per participant below 10, each arrival marked); the time axis runs from the first arrival to now,
     at least an hour (Plotly's default around one arrival is a fraction of a second)."""
     traces: dict[str, dict] = {}
     arrivals = chosen.order_by("arrived_at", "pk").values_list("arrived_at", "condition__key")
@@ -160,6 +160,9 @@ def arrivals_figure(chosen, now: datetime | None = None) -> str:
     first = datetime.fromisoformat(min(trace["x"][0] for trace in traces.values()))
     end = max(now or timezone.now(), first + ARRIVALS_MIN_SPAN)
     most = max(len(trace["y"]) for trace in traces.values())
+    if most < 10:  # a few arrivals: each one a visible point, not a step at the axis's edge
+        for trace in traces.values():
+            trace["mode"] = "lines+markers"
     return strict_json.dumps(
         {
             "data": list(traces.values()),

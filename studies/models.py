@@ -159,9 +159,9 @@ class CollaboratorChange(models.Model):
     same after their account is gone."""
 
     class Action(models.TextChoices):
-        ADDED = "added"
+        ADDED = "added", "added"
         ROLE = "role", "role changed"
-        REMOVED = "removed"
+        REMOVED = "removed", "removed"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="collaborator_changes")
     username = models.CharField(max_length=150, help_text="The collaborator's username at the time.")

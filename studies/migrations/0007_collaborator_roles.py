@@ -68,7 +68,7 @@ class Migration(migrations.Migration):
                 (
                     "action",
                     models.CharField(
-                        choices=[("added", "Added"), ("role", "role changed"), ("removed", "Removed")], max_length=10
+                        choices=[("added", "added"), ("role", "role changed"), ("removed", "removed")], max_length=10
                     ),
                 ),
                 (

@@ -36,6 +36,7 @@ def test_a_few_arrivals_get_a_sensible_axis(demo_study, researcher):
     figure = json.loads(arrivals_figure(Participant.objects.filter(study__slug="effort-demo"), now=now))
     yaxis, xaxis = figure["layout"]["yaxis"], figure["layout"]["xaxis"]
     assert yaxis["rangemode"] == "tozero" and yaxis["range"] == [0, 3.5] and yaxis["dtick"] == 1
+    assert {trace["mode"] for trace in figure["data"]} == {"lines+markers"}
     start, end = (datetime.fromisoformat(v) for v in xaxis["range"])
     assert start == first and end == first + timedelta(hours=1)  # at least an hour, from the first arrival
     later = first + timedelta(days=2)
@@ -50,3 +51,4 @@ def test_many_arrivals_leave_the_ticks_to_plotly(demo_study):
     now = datetime.now(UTC)
     figure = json.loads(arrivals_figure(Participant.objects.filter(study__slug="effort-demo"), now=now))
     assert "dtick" not in figure["layout"]["yaxis"] and figure["layout"]["yaxis"]["rangemode"] == "tozero"
+    assert {trace["mode"] for trace in figure["data"]} == {"lines"}
