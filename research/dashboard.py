@@ -144,8 +144,9 @@ def _rules(slug: str) -> list[str]:
 def arrivals_figure(chosen, now: datetime | None = None) -> str:
     """Plotly figure JSON: cumulative arrivals over time, one step line per condition; "" when no one
     has arrived (the dashboard says so instead of drawing empty axes). The count axis starts at 0 with
-    whole-number ticks (one per participant below 10, each arrival marked); the time axis runs from the first arrival to now,
-    at least an hour (Plotly's default around one arrival is a fraction of a second)."""
+    whole-number ticks (one per participant below 10, each arrival marked); the time axis runs from
+    the first arrival to now, at least an hour (Plotly's default around one arrival is a fraction of
+    a second)."""
     traces: dict[str, dict] = {}
     arrivals = chosen.order_by("arrived_at", "pk").values_list("arrived_at", "condition__key")
     for arrived, condition in arrivals:
