@@ -14,7 +14,8 @@ class CollaboratorInline(admin.TabularInline):
     """The version's collaborators and roles, read-only (managed and logged on the dashboard)."""
 
     model = Collaborator
-    fields = readonly_fields = ["user", "role"]
+    fields = ("user", "role")
+    readonly_fields = ("user", "role")
     extra = max_num = 0
     can_delete = False
 

@@ -12,7 +12,7 @@ from studies.models import Collaborator, CollaboratorChange, Study
 from studies.selectors import owning_version
 
 ROLES: tuple[str, ...] = tuple(Collaborator.Role.values)
-ROLE_MEANINGS = {
+ROLE_MEANINGS: dict[str, str] = {
     Collaborator.Role.VIEWER: "sees the dashboard, reports and exports",
     Collaborator.Role.EDITOR: "also changes the study's state and starts runs",
 }

@@ -1,6 +1,8 @@
 """What a study is: its stored versions (one per changed study file) and their between-subjects
 conditions. One version number per slug is a database constraint."""
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -28,7 +30,7 @@ class Study(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_studies"
     )
-    collaborators = models.ManyToManyField(
+    collaborators: "models.ManyToManyField[Any, Collaborator]" = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies", through="Collaborator"
     )
     loaded_by = models.ForeignKey(
