@@ -10,30 +10,24 @@ from core.readonly_admin import ReadOnlyFieldsMixin
 from studies.models import Collaborator, Condition, Study
 
 
-class CollaboratorInline(admin.TabularInline):
-    """The version's collaborators and roles, read-only (managed and logged on the dashboard)."""
-
-    model = Collaborator
-    fields = ("user", "role")
-    readonly_fields = ("user", "role")
-    extra = max_num = 0
-    can_delete = False
-
-
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     list_display = ["slug", "version", "title", "owner", "created_at"]
     list_filter = ["slug"]
-    inlines = [CollaboratorInline]
-    readonly_fields = ["slug", "version", "title", "spec", "spec_hash", "created_at"]
+    readonly_fields = ["collaborator_roles", "slug", "version", "title", "spec", "spec_hash", "created_at"]
     fieldsets = [
-        (None, {"fields": ["owner"]}),
+        (None, {"fields": ["owner", "collaborator_roles"]}),
         ("Stored version (read-only)", {"fields": ["slug", "version", "title", "spec_hash", "created_at"]}),
         ("Study file", {"fields": ["spec"], "classes": ["collapse"]}),
     ]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.display(description="Collaborators (managed on the dashboard)")
+    def collaborator_roles(self, study: Study) -> str:
+        members = Collaborator.objects.filter(study=study).select_related("user").order_by("user__username")
+        return ", ".join(f"{c.user.get_username()} ({c.role})" for c in members) or "-"
 
 
 @admin.register(Condition)

@@ -101,6 +101,9 @@ def test_names_are_shown_escaped(demo_study, researcher):
     collaborator_add(slug="effort-demo", by=researcher, name="eve@example.org", role="viewer")
     body = _client(researcher).get(DASHBOARD).content.decode()
     assert "&lt;b&gt;eve&lt;/b&gt;" in body and "<b>eve</b>" not in body
+    root = get_user_model().objects.create_superuser("root", password="root-pass-123")
+    admin = _client(root).get(f"/admin/studies/study/{demo_study.pk}/change/").content.decode()
+    assert "&lt;b&gt;eve&lt;/b&gt; (viewer)" in admin and "<b>eve</b>" not in admin  # read-only there
 
 
 def test_a_viewer_sees_the_study_but_changes_nothing_an_editor_may(demo_study, researcher, other_researcher):
