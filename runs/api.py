@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from research.api.views import latest_visible
 from runs.models import AnalysisRun, AuditRun, Job
-from runs.selectors import jobs_visible_to
+from runs.selectors import jobs_visible_to, may_cancel
 from runs.serializers import (
     AnalysisRequestSerializer,
     AnalysisRunSerializer,
@@ -184,6 +184,8 @@ class JobCancel(APIView):
     @extend_schema(request=None, responses={200: JobSerializer})
     def post(self, request, job_id):
         job = visible_job(request.user, job_id)
+        if not may_cancel(request.user, job):
+            raise PermissionDenied("A viewer of the study cannot cancel its jobs.")
         if not job_cancel(job_id=job.pk, user=request.user):
             job.refresh_from_db()
             raise JobAlreadyFinished(f"The job has already ended ({job.status}); there is nothing to cancel.")

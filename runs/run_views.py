@@ -9,7 +9,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import SuspiciousFileOperation
+from django.core.exceptions import PermissionDenied, SuspiciousFileOperation
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -31,7 +31,7 @@ from research.researcher_views import (
 from research.tables import study_tables
 from runs.human_source_options import OPTIONS, SURROGATES
 from runs.models import AnalysisRun, AuditRun, Calibration, Job
-from runs.selectors import jobs_visible_to
+from runs.selectors import jobs_visible_to, may_cancel
 from runs.serializers import (
     AnalysisRequestSerializer,
     AuditRequestSerializer,
@@ -169,9 +169,11 @@ STUDY_FILE_FORMS: dict[str, tuple[str, str]] = {  # job kind -> (URL name, label
 @require_http_methods(["POST"])
 def job_cancel_view(request: HttpRequest, job_id) -> HttpResponse:
     """The job page's "Cancel" button (POST with the CSRF token): cancel the job, back to its page."""
-    job = jobs_visible_to(request.user).filter(pk=job_id).first()
+    job = jobs_visible_to(request.user).select_related("study").filter(pk=job_id).first()
     if job is None:
         raise Http404("No such job among yours.")
+    if not may_cancel(request.user, job):
+        raise PermissionDenied("A viewer of the study cannot cancel its jobs.")
     job_cancel(job_id=job.pk, user=request.user)  # a job that has just ended stays as it ended
     return redirect("researcher:job", job_id=job.pk)
 
@@ -202,6 +204,7 @@ def job_detail(request: HttpRequest, job_id) -> HttpResponse:
             "more_problems": result.get("more_problems", 0),
             "files": [(name, reverse("researcher:job-file", args=[job.pk, name])) for name in job.files],
             "form": STUDY_FILE_FORMS.get(job.kind),
+            "may_cancel": may_cancel(request.user, job),
             "api_url": reverse("api-job", args=[job.pk]),
         },
     )

@@ -1,7 +1,8 @@
 """A study's collaborators: who it is shared with and their role (``Collaborator.Role``: a viewer sees
-the dashboard, reports and exports; an editor also changes the study's state and starts runs). Only
-the study's owner (its first version's, and superusers) adds, re-roles and removes them, each change
-in one transaction with its line in the log (``CollaboratorChange``: who changed what, for whom, when).
+the dashboard, reports and exports; an editor also changes the study's state, starts runs and cancels
+jobs). Only the study's owner (its first version's, and superusers) adds, re-roles and removes them,
+each change in one transaction with its line in the log (``CollaboratorChange``: who changed what, for
+whom, when).
 The first version holds the collaborators (``studies.selectors.owning_version``)."""
 
 from django.contrib.auth import get_user_model
@@ -14,7 +15,7 @@ from studies.selectors import owning_version
 ROLES: tuple[str, ...] = tuple(Collaborator.Role.values)
 ROLE_MEANINGS: dict[str, str] = {
     Collaborator.Role.VIEWER: "sees the dashboard, reports and exports",
-    Collaborator.Role.EDITOR: "also changes the study's state and starts runs",
+    Collaborator.Role.EDITOR: "also changes the study's state, starts runs and cancels jobs",
 }
 
 

@@ -126,7 +126,7 @@ class StudyStatusChange(models.Model):
 
 class Collaborator(models.Model):
     """A researcher the study is shared with, and their role (``studies.collaborators``): a viewer sees the
-    dashboard, reports and exports; an editor also changes the study's state and starts runs. The study's
+    dashboard, reports and exports; an editor also changes the study's state, starts runs and cancels jobs. The study's
     first version holds its collaborators (``studies.selectors.owning_version``). The table is the one
     Django made for the plain many-to-many field before roles."""
 

@@ -118,6 +118,13 @@ def test_a_viewer_sees_the_study_but_changes_nothing_an_editor_may(demo_study, r
     analysis = {"seed": 2, "n_resamples": 100}
     assert api.post("/api/studies/effort-demo/analyses/", analysis, format="json").status_code == 403
     assert Study.objects.get(slug="effort-demo").status == "live" and not Job.objects.exists()
+    job = Job.objects.create(kind=Job.Kind.ANALYSIS, study=demo_study, created_by=researcher)
+    assert "Cancel this job" not in viewer.get(f"/researcher/jobs/{job.pk}/").content.decode()
+    assert viewer.post(f"/researcher/jobs/{job.pk}/cancel/").status_code == 403
+    assert api.post(f"/api/jobs/{job.pk}/cancel/").status_code == 403
+    job.refresh_from_db()
+    assert job.status == Job.Status.QUEUED
+    job.delete()
     _client(researcher).post(URL, {"action": "role", "user": other_researcher.pk, "role": "editor"})
     assert api.post("/api/studies/effort-demo/status/", {"status": "paused"}, format="json").status_code == 200
     assert api.post("/api/studies/effort-demo/analyses/", analysis, format="json").status_code == 202
