@@ -16,16 +16,21 @@ $(STAMP): requirements.txt
 # the web server; JOB_WORKERS of them (default 1), each restarted 1 s after it dies (killed, crashed),
 # stopped with the server. A worker outlives database restarts by itself (runs/worker.py).
 JOB_WORKERS ?= 1
+PORT ?= 8000
 WORKERS = pids=""; for i in $$(seq $(JOB_WORKERS)); do \
 	( trap 'kill $$w 2>/dev/null; exit 0' INT TERM; while :; do \
 		$(PY) manage.py job_worker --interval 1 --no-startup-delay & w=$$!; wait $$w; \
 		echo "job worker $$w exited ($$?); restarting it in 1 s" >&2; sleep 1; done ) & pids="$$pids $$!"; done; \
 	trap 'kill $$pids 2>/dev/null' EXIT INT TERM;
 
+# The demo on 127.0.0.1:PORT (default 8000: `PORT=8100 make demo`); the participant link and the researcher's
+# credentials are printed last, once the server accepts connections (after its and the workers' start-up lines).
+demo: export SITE_URL ?= http://127.0.0.1:$(PORT)
 demo: $(STAMP)
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py demo_setup
-	$(WORKERS) $(PY) manage.py runserver 127.0.0.1:8000
+	$(PY) manage.py demo_setup --no-links --host http://127.0.0.1:$(PORT)
+	$(WORKERS) $(PY) manage.py demo_setup --links-only --host http://127.0.0.1:$(PORT) --wait-for-server 120 & \
+		pids="$$pids $$!"; $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 # axe-core for the accessibility tests, from the npm registry (package-lock.json pins it).
 NODE_STAMP := node_modules/.installed
@@ -52,11 +57,10 @@ test-fast: $(STAMP)
 	$(PY) -m pytest $(XDIST) -m "not browser and not faults and not slow and not serial" $(PYTEST_ARGS)
 
 # Production mode: nginx (Debian's package; config/nginx.conf.template) on PORT in front of gunicorn
-# (gthread workers, config/gunicorn.conf.py) on APP_PORT + WhiteNoise; nginx holds the participants'
+# (gthread workers, config/gunicorn.conf.py) on APP_PORT (default PORT + 2) + WhiteNoise; nginx holds the participants'
 # connections and hands gunicorn whole requests. Settings from the environment (DJANGO_DEBUG=0,
 # DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, DATABASE_URL; see the docs, Run in production).
-PORT ?= 8000
-APP_PORT ?= 8002
+APP_PORT ?= $(shell expr $(PORT) + 2)
 NGINX_LISTEN ?= 127.0.0.1:$(PORT)
 NGINX_DIR ?= .nginx
 serve: $(STAMP)

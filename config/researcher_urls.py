@@ -36,10 +36,12 @@ urlpatterns = [
     path("jobs/<uuid:job_id>/cancel/", run_views.job_cancel_view, name="job-cancel"),
     path("jobs/<uuid:job_id>/<str:filename>", run_views.job_file, name="job-file"),
     path("studies/<slug:slug>/export/<str:table>.<str:fmt>", views.export_download, name="export"),
+    path("studies/<slug:slug>/codebook.<str:fmt>", views.codebook_download, name="codebook"),
     path("studies/<slug:slug>/submissions.csv", views.submissions_download, name="submissions"),
     path("studies/<slug:slug>/prolific/", views.prolific_action, name="prolific-action"),
     path("studies/<slug:slug>/pilot/delete/", views.pilot_delete, name="pilot-delete"),
     path("studies/<slug:slug>/status/", views.study_status_change, name="study-status"),
+    path("studies/<slug:slug>/collaborators/", views.collaborators_change, name="collaborators"),
     path("studies/<slug:slug>/v<int:version>/preview/", preview.study_preview, name="preview"),
     path("studies/<slug:slug>/v<int:version>/preview/<int:number>/", preview.study_preview_page, name="preview-page"),
     # a stored report's relative report-assets/... (under any report address): the static files

@@ -4,8 +4,10 @@ while participants are being served; no pandas, so a web worker serving it loads
 
 import statistics
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from core import strict_json
 from participation.models import Answer, Participant
@@ -18,6 +20,7 @@ from studies.study_file import QUALITY_RULES
 from tasks.detection import CHECKS
 
 NO_CONDITION = "(none)"
+ARRIVALS_MIN_SPAN = timedelta(hours=1)  # the arrivals chart's shortest time axis
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class DashboardSummary:
     completion_rate: float | None
     exclusion_rate: float | None
     median_minutes: float | None
-    arrivals_figure_json: str
+    arrivals_figure_json: str  # "" when no one has arrived
     quality_flags: dict[str, int]  # completed participants each quality rule flags (research.quality)
 
     @property
@@ -85,7 +88,7 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
         completion_rate=completed / consented if consented else None,
         exclusion_rate=len(_excluded(slug, chosen) | quality_excluded) / completed if completed else None,
         median_minutes=statistics.median(minutes) if minutes else None,
-        arrivals_figure_json=_arrivals_figure(chosen),
+        arrivals_figure_json=arrivals_figure(chosen),
         quality_flags={rule: sum(rule in q.flags for q, _ in qualities.values()) for rule in _rules(slug)},
     )
 
@@ -138,23 +141,45 @@ def _rules(slug: str) -> list[str]:
     return [rule for rule in QUALITY_RULES if rule not in CHECKS or rule in checks]
 
 
-def _arrivals_figure(chosen) -> str:
-    """Plotly figure JSON: cumulative arrivals over time, one step line per condition."""
+def arrivals_figure(chosen, now: datetime | None = None) -> str:
+    """Plotly figure JSON: cumulative arrivals over time, one step line per condition; "" when no one
+    has arrived (the dashboard says so instead of drawing empty axes). The count axis starts at 0 with
+    whole-number ticks (one per participant below 10, each arrival marked); the time axis runs from
+    the first arrival to now, at least an hour (Plotly's default around one arrival is a fraction of
+    a second)."""
     traces: dict[str, dict] = {}
-    for arrived, condition in chosen.order_by("arrived_at", "pk").values_list("arrived_at", "condition__key"):
+    arrivals = chosen.order_by("arrived_at", "pk").values_list("arrived_at", "condition__key")
+    for arrived, condition in arrivals:
         name = condition or "(no condition yet)"
         trace = traces.setdefault(
             name, {"type": "scatter", "mode": "lines", "line": {"shape": "hv"}, "name": name, "x": [], "y": []}
         )
         trace["x"].append(arrived.isoformat())
         trace["y"].append(len(trace["y"]) + 1)
+    if not traces:
+        return ""
+    first = datetime.fromisoformat(min(trace["x"][0] for trace in traces.values()))
+    end = max(now or timezone.now(), first + ARRIVALS_MIN_SPAN)
+    most = max(len(trace["y"]) for trace in traces.values())
+    if most < 10:  # a few arrivals: each one a visible point, not a step at the axis's edge
+        for trace in traces.values():
+            trace["mode"] = "lines+markers"
     return strict_json.dumps(
         {
             "data": list(traces.values()),
             "layout": {
                 "title": {"text": "Arrivals over time (cumulative, by condition)"},
-                "xaxis": {"title": {"text": "Arrival time (UTC)"}, "type": "date"},
-                "yaxis": {"title": {"text": "Participants"}},
+                "xaxis": {
+                    "title": {"text": "Arrival time (UTC)"},
+                    "type": "date",
+                    "range": [first.isoformat(), end.isoformat()],
+                },
+                "yaxis": {
+                    "title": {"text": "Participants"},
+                    "rangemode": "tozero",
+                    "tickformat": "d",
+                    **({"dtick": 1, "range": [0, most + 0.5]} if most < 10 else {}),
+                },
                 "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
                 "height": 320,
             },

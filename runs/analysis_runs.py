@@ -23,9 +23,13 @@ from runs.services import run_storing
 from studies.models import Study
 from studies.services import latest_study
 from studies.study_file import GENERALISE
+from tasks.pair_distance import rates_effort
 
 R = TypeVar("R")
-EFFORT_MEASURES = ("trajectory", "aggregate", "overall")  # the pair_distance measures Eq. 5 needs
+NO_PAIR_DISTANCE = (
+    "Not applicable: the study has no pair_distance block (the effort analysis and its Likert Calibration rate "
+    "pairs of subjects' distances)."
+)  # results.json only: a study of other designs reads nothing about effort in its report
 NO_EFFORT_BLOCK = (
     "No effort analysis and no Calibration stored: no pair_distance block rates the trajectory, aggregate and "
     "overall measures (Eq. 5 needs all three)."
@@ -303,8 +307,10 @@ def design_report_write(
             "Bootstrap resamples and permutations": str(n_resamples),
             "Participants": "all with answers" if include_incomplete else "completed only",
             "Pilot participants": "included" if include_pilot else "left out",
-            "Calibration CI": GENERALISE_SETTING[generalise],
-        },
+        }
+        | (  # alpha's CI: only a study with effort ratings has one
+            {"Calibration CI": GENERALISE_SETTING[generalise]} if any(map(rates_effort, study.spec["blocks"])) else {}
+        ),
     )
     effort = design_effort(
         study,
@@ -350,7 +356,10 @@ def design_effort(
     block's ``likert.similar_max``, the study's ``bonus.honesty.min_respondents``), or the reason there is
     none (no block rating trajectory, aggregate and overall; too few participants); ``progress`` as
     ``run_pipeline``'s."""
-    if not any(map(is_effort_block, study.spec["blocks"])):
+    blocks = study.spec["blocks"]
+    if not any(block["type"] == "task" and block["task"] == "pair_distance" for block in blocks):
+        return EffortOfDesign(None, NO_PAIR_DISTANCE, applies=False)
+    if not any(map(rates_effort, blocks)):
         return EffortOfDesign(None, NO_EFFORT_BLOCK)
 
     def analyse(quality_exclusion: str = "study", progress: Callable[[str, int, int], None] | None = None):
@@ -371,17 +380,8 @@ def design_effort(
         return EffortOfDesign(None, f"No effort analysis of the pair_distance blocks and no Calibration stored: {exc}.")
     if not result.calibrations:
         return EffortOfDesign(None, NO_EFFORT_PAIRS)
-    block = next(b for b in study.spec["blocks"] if is_effort_block(b))
+    block = next(b for b in study.spec["blocks"] if rates_effort(b))
     floor = study.spec.get("bonus", {}).get("honesty", {}).get("min_respondents", MIN_RESPONDENTS)
     assert result.sample is not None  # run_pipeline always sets it
     bts = participant_bts(result.sample.pairs, similar_max=block["likert"]["similar_max"], min_respondents=floor)
     return EffortOfDesign(result, "", alpha_sensitivity(*without_flagged(analyse, result, study.spec)), bts)
-
-
-def is_effort_block(block: dict) -> bool:
-    """A ``pair_distance`` task block rating the trajectory, aggregate and overall measures (Eq. 5)."""
-    return (
-        block["type"] == "task"
-        and block["task"] == "pair_distance"
-        and set(EFFORT_MEASURES) <= set(block.get("measures", []))
-    )

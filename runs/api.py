@@ -5,14 +5,14 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from research.api.views import latest_visible
 from runs.models import AnalysisRun, AuditRun, Job, Preregistration
-from runs.selectors import jobs_visible_to
+from runs.selectors import jobs_visible_to, may_cancel
 from runs.serializers import (
     AnalysisRequestSerializer,
     AnalysisRunSerializer,
@@ -27,6 +27,7 @@ from runs.serializers import (
 )
 from runs.services import JobQuotaExceeded, job_cancel, job_create
 from runs.storage import RunStorageError
+from studies.selectors import may_edit
 
 
 class StorageUnavailable(APIException):
@@ -58,6 +59,8 @@ def _start(request, slug: str, kind: str, serializer_class, uploads: tuple[str, 
     """Validate a job's parameters (400 with field errors), take its upload fields out of them and
     queue it on the latest visible version of ``slug`` (:func:`_accepted`)."""
     study = latest_visible(request, slug)
+    if not may_edit(request.user, slug):
+        raise PermissionDenied("A viewer cannot start runs of the study: ask its owner to make you an editor.")
     params = serializer_class(data=request.data, context={"study": study, "researcher": request.user})
     params.is_valid(raise_exception=True)
     data = dict(params.validated_data)
@@ -210,6 +213,8 @@ class JobCancel(APIView):
     @extend_schema(request=None, responses={200: JobSerializer})
     def post(self, request, job_id):
         job = visible_job(request.user, job_id)
+        if not may_cancel(request.user, job):
+            raise PermissionDenied("A viewer of the study cannot cancel its jobs.")
         if not job_cancel(job_id=job.pk, user=request.user):
             job.refresh_from_db()
             raise JobAlreadyFinished(f"The job has already ended ({job.status}); there is nothing to cancel.")

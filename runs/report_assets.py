@@ -1,5 +1,5 @@
 """Where a report's parts are: its dashboard address (:func:`report_address`, printed by the commands),
-and the static files it loads (styles, Plotly, the figure script), addressed relative to the
+and the static files it loads (styles, Plotly, the figure and section-menu scripts), addressed relative to the
 report as ``report-assets/<name>``: a command copies them beside the ``report.html`` it writes, so
 the file opens from disk (file://, no server, no network) with its styles and figures; on the web,
 where only the flat files of a run are stored, :func:`report_asset` redirects the same relative
@@ -15,7 +15,13 @@ from django.templatetags.static import PrefixNode
 from django.urls import reverse
 
 ASSETS_DIR = "report-assets"
-REPORT_ASSETS = ("surveys/site.css", "surveys/report.css", "vendor/plotly.min.js", "surveys/figures.js")
+REPORT_ASSETS = (
+    "surveys/site.css",
+    "surveys/report.css",
+    "vendor/plotly.min.js",
+    "surveys/figures.js",
+    "surveys/report_nav.js",
+)
 
 
 def copy_report_assets(out_dir: Path) -> None:

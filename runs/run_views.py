@@ -9,7 +9,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import SuspiciousFileOperation
+from django.core.exceptions import PermissionDenied, SuspiciousFileOperation
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -23,12 +23,18 @@ from research.dashboard import quota_fill, summarise
 from research.participant_samples import SAMPLES, sample_filter
 from research.prolific_client import REJECTION_CATEGORIES
 from research.prolific_services import PROLIFIC_QUERY, prolific_panel
-from research.researcher_views import lifecycle_context, pilot_context, sample_of
+from research.researcher_views import (
+    collaborators_context,
+    lifecycle_context,
+    pilot_context,
+    require_editor,
+    sample_of,
+)
 from research.tables import study_tables
 from runs.audit_parameters import DEFAULTS as AUDIT_DEFAULTS
 from runs.human_source_options import OPTIONS, SURROGATES
 from runs.models import AnalysisRun, AuditRun, Calibration, Job, Preregistration
-from runs.selectors import jobs_visible_to
+from runs.selectors import jobs_visible_to, may_cancel
 from runs.serializers import (
     AnalysisRequestSerializer,
     AuditRequestSerializer,
@@ -39,6 +45,8 @@ from runs.storage import RunStorageError, list_files
 from studies.format2 import BY_LANGUAGE, questionnaire_questions
 from studies.selectors import latest_versions, studies_visible_to, visible_versions
 from studies.translation import file_languages
+from tasks import BLOCK_TASKS
+from tasks.pair_distance import rates_effort
 
 # URL name of a run kind -> (job kind, the API's serializer of its options, its uploaded files)
 STARTABLE = {
@@ -59,6 +67,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
     errors: dict[str, list[str]] = {}
     status = 200
     if request.method == "POST":
+        require_editor(request.user, slug)
         job_kind, serializer_class, upload_fields = STARTABLE[kind]
         data: MultiValueDict[str, Any] = request.POST.copy()  # the form's texts, then its uploaded files
         data.update(request.FILES)
@@ -78,6 +87,14 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
             errors, status = {field: [str(m) for m in found] for field, found in serializer.errors.items()}, 400
     context = {
         "study": study,
+        "analysis_blocks": analysis_contents(study.spec),
+        "stores_calibration": any(map(rates_effort, study.spec.get("blocks", []))),
+        "parity_blocks": [
+            (block["key"], block["task"])
+            for block in study.spec.get("blocks", [])
+            if block.get("type") == "task" and BLOCK_TASKS[block["task"]].parity_table
+        ],
+        "parity_tasks": [name for name, task in BLOCK_TASKS.items() if task.parity_table],
         "kind": kind if request.method == "POST" else "",
         "errors": errors,
         "values": request.POST,
@@ -98,6 +115,18 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         .order_by("condition__key", "-version"),
     }
     return render(request, "researcher/run_start.html", context, status=status)
+
+
+def analysis_contents(spec: dict) -> list[tuple[str, str, str]]:
+    """What the analysis report estimates for each task block of ``spec``: (key, task, the headings of
+    its tables, or why it has none), so the form speaks of the study's own design."""
+    contents = []
+    for block in spec.get("blocks", []):
+        if block.get("type") == "task":
+            task = BLOCK_TASKS[block["task"]]
+            tables = "; ".join(table.heading for table in task.report_tables.values())
+            contents.append((block["key"], block["task"], tables or task.no_analysis))
+    return contents
 
 
 HUMAN_SOURCE_FIELDS = {
@@ -145,9 +174,11 @@ STUDY_FILE_FORMS: dict[str, tuple[str, str]] = {  # job kind -> (URL name, label
 @require_http_methods(["POST"])
 def job_cancel_view(request: HttpRequest, job_id) -> HttpResponse:
     """The job page's "Cancel" button (POST with the CSRF token): cancel the job, back to its page."""
-    job = jobs_visible_to(request.user).filter(pk=job_id).first()
+    job = jobs_visible_to(request.user).select_related("study").filter(pk=job_id).first()
     if job is None:
         raise Http404("No such job among yours.")
+    if not may_cancel(request.user, job):
+        raise PermissionDenied("A viewer of the study cannot cancel its jobs.")
     job_cancel(job_id=job.pk, user=request.user)  # a job that has just ended stays as it ended
     return redirect("researcher:job", job_id=job.pk)
 
@@ -178,6 +209,7 @@ def job_detail(request: HttpRequest, job_id) -> HttpResponse:
             "more_problems": result.get("more_problems", 0),
             "files": [(name, reverse("researcher:job-file", args=[job.pk, name])) for name in job.files],
             "form": STUDY_FILE_FORMS.get(job.kind),
+            "may_cancel": may_cancel(request.user, job),
             "api_url": reverse("api-job", args=[job.pk]),
         },
     )
@@ -295,5 +327,6 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "rejection_categories": REJECTION_CATEGORIES,
             **pilot_context(request, versions),
             **lifecycle_context(versions),
+            **collaborators_context(request, slug),
         },
     )

@@ -15,6 +15,9 @@
 * Before looking for work it fails every running job whose worker gave no sign of life for
   JOB_LEASE_SECONDS (``runs.services.jobs_reap_stale``): a worker SIGKILLed mid-job (a retry-safe
   job is queued again once).
+* Quiet while idle: the library's two lines per poll (its loop starts and ends at each look at an
+  empty queue) are dropped (``IdlePolls``); the worker says when it starts, when it goes idle after
+  jobs, and, while idle, once every IDLE_HEARTBEAT_SECONDS that it is still there.
 """
 
 import ctypes
@@ -37,6 +40,7 @@ from runs.tasks import run_job
 logger = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 1.0
+IDLE_HEARTBEAT_SECONDS = 600.0  # while idle, one "still here" line this often
 MAX_BACKOFF_SECONDS = 30.0
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -55,21 +59,56 @@ def _close_connections() -> None:
             conn.connection = None
 
 
+class IdlePolls(logging.Filter):
+    """Drops the database worker library's lines of each poll of an empty queue (its loop is run once
+    per poll: "Starting worker ..." and "No more tasks to run ..."); its other lines pass."""
+
+    PER_POLL = ("Starting worker worker_id=", "No more tasks to run for worker_id=")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.PER_POLL)
+
+
+def quiet_idle_polls() -> None:
+    """Install :class:`IdlePolls` on the library's logger (once)."""
+    library = logging.getLogger("django_tasks_db")
+    if not any(isinstance(f, IdlePolls) for f in library.filters):
+        library.addFilter(IdlePolls())
+
+
 class JobWorker(Worker):
     """Runs tasks until stopped (``batch``: until the queue is empty), whatever the database does."""
 
     def __init__(self, **options) -> None:
         self.drain = options.pop("batch")
         super().__init__(batch=True, **options)  # the library's loop returns when the queue is empty
+        quiet_idle_polls()
 
     def run(self) -> None:
         failures = 0
+        logger.info(
+            "job worker %s started: queues %s, looking for jobs every %g s (quiet while idle)",
+            self.worker_id,
+            ",".join(self.queue_names),
+            self.interval,
+        )
+        idle_since = last_said = time.monotonic()
         while self.running:
             try:
                 for job_id in jobs_reap_stale():
                     logger.warning("job %s failed: its worker stopped giving signs of life", job_id)
+                done = self._run_tasks
                 super().run()
                 failures = 0
+                now = time.monotonic()
+                if self._run_tasks > done:
+                    logger.info(
+                        "job worker %s idle: no job waiting (%d run since it started)", self.worker_id, self._run_tasks
+                    )
+                    idle_since = last_said = now
+                elif now - last_said >= IDLE_HEARTBEAT_SECONDS:
+                    logger.info("job worker %s idle for %d min", self.worker_id, (now - idle_since) // 60)
+                    last_said = now
             except DatabaseError as exc:
                 failures += 1
                 wait = min(MAX_BACKOFF_SECONDS, 2.0 ** (failures - 1))

@@ -1,6 +1,8 @@
 """What a study is: its stored versions (one per changed study file) and their between-subjects
 conditions. One version number per slug is a database constraint."""
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -28,7 +30,9 @@ class Study(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_studies"
     )
-    collaborators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies")
+    collaborators: "models.ManyToManyField[Any, Collaborator]" = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies", through="Collaborator"
+    )
     loaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -118,3 +122,60 @@ class StudyStatusChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study.slug}: {self.old_status or '-'} -> {self.new_status}"
+
+
+class Collaborator(models.Model):
+    """A researcher the study is shared with, and their role (``studies.collaborators``): a viewer sees the
+    dashboard, reports and exports; an editor also changes the study's state, starts runs and cancels jobs. The study's
+    first version holds its collaborators (``studies.selectors.owning_version``). The table is the one
+    Django made for the plain many-to-many field before roles."""
+
+    class Role(models.TextChoices):
+        VIEWER = "viewer"
+        EDITOR = "editor"
+
+    id = models.AutoField(primary_key=True)  # the many-to-many table's own key
+    study = models.ForeignKey(Study, on_delete=models.CASCADE)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    role = models.CharField(
+        max_length=10,
+        choices=Role.choices,
+        default=Role.EDITOR,
+        db_default=Role.EDITOR,  # collaborators from before roles could do everything an editor can
+    )
+
+    class Meta:
+        db_table = "surveys_study_collaborators"
+        unique_together = [("study", "user")]  # the many-to-many table's own unique index
+        constraints = [
+            models.CheckConstraint(condition=Q(role__in=["viewer", "editor"]), name="collaborator_role_known")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}: {self.user} ({self.role})"
+
+
+class CollaboratorChange(models.Model):
+    """One change of a study's collaborators, shown on its dashboard: who changed what (added, role
+    changed, removed), for whom and when. The collaborator's name is kept as text, so the log reads the
+    same after their account is gone."""
+
+    class Action(models.TextChoices):
+        ADDED = "added", "added"
+        ROLE = "role", "role changed"
+        REMOVED = "removed", "removed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="collaborator_changes")
+    username = models.CharField(max_length=150, help_text="The collaborator's username at the time.")
+    action = models.CharField(max_length=10, choices=Action.choices)
+    role = models.CharField(max_length=10, blank=True, help_text="The role given (empty when removed).")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-changed_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}: {self.username} {self.action}"

@@ -48,3 +48,18 @@ def visible_versions(user, slug: str) -> list[Study]:
     if not versions:
         raise Http404("No such study among yours.")
     return versions
+
+
+def may_edit(user, slug: str) -> bool:
+    """Whether ``user`` may change the study's state and start its runs: its owner, a superuser, or a
+    collaborator with the editor role (a viewer only sees it)."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    return (
+        owning_versions()
+        .filter(slug=slug)
+        .filter(Q(owner=user) | Q(collaborator__user=user, collaborator__role="editor"))
+        .exists()
+    )

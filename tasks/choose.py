@@ -343,7 +343,7 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     tables = {"strengths": pd.DataFrame(rows).reindex(columns=columns)}
     subjects, features, dropped = feature_matrix(spec, block)
     if dropped:
-        notes.append(f"Utility model without {', '.join(dropped)}.")
+        notes.append(left_out_note(dropped))
     if not features:
         notes.append("No utility model: the pool's subjects have no numeric or two-valued feature that varies.")
         return BlockAnalysis(block["key"], "choose", tables, notes)
@@ -380,12 +380,14 @@ def feature_matrix(spec: dict, block: dict):
     """The block's pool as a subjects x features frame for ``utility_model``: numeric features and
     two-valued ones (0/1 for the second value in sorted order, named ``feature=value``), each as z-scores
     over the pool; a feature that does not vary, has more than two text values or is collinear with the
-    features before it (in the pool's order) is left out. Returns (frame, features, left-out names)."""
+    features before it (in the pool's order) is left out. Returns (frame, features, left out: name -> why,
+    in the words of ``LEFT_OUT``)."""
     import numpy as np
     import pandas as pd
 
     raw = pool_features(spec, block)
-    columns, dropped = {}, []
+    columns: dict[str, pd.Series] = {}
+    dropped: dict[str, str] = {}
     for name in raw.columns:
         values = raw[name]
         number = pd.to_numeric(values, errors="coerce")
@@ -395,7 +397,7 @@ def feature_matrix(spec: dict, block: dict):
         elif values.notna().all() and len(levels) == 2:
             columns[f"{name}={levels[1]}"] = (values.astype(str) == levels[1]).astype(float)
         else:
-            dropped.append(name)
+            dropped[name] = LEFT_OUT["missing" if values.isna().any() else "constant" if len(levels) < 2 else "text"]
     kept: list[str] = []
     for name in columns:
         candidate = np.column_stack([columns[k] for k in [*kept, name]])
@@ -403,8 +405,21 @@ def feature_matrix(spec: dict, block: dict):
         if np.linalg.matrix_rank(centred) == len(kept) + 1:
             kept.append(name)
         else:
-            dropped.append(name)
+            dropped[name] = LEFT_OUT["collinear"]
     return coded_like_pool(raw, kept, raw), kept, dropped
+
+
+LEFT_OUT = {  # why feature_matrix leaves a feature out of the utility model
+    "missing": "some subjects have no value",
+    "constant": "the same for every subject",
+    "text": "text with more than two values",
+    "collinear": "determined by the features before it",
+}
+
+
+def left_out_note(dropped: dict[str, str]) -> str:
+    """The report's sentence on the features the utility model leaves out, each with why."""
+    return "The utility model leaves out " + "; ".join(f"{name} ({why})" for name, why in dropped.items()) + "."
 
 
 def pool_features(spec: dict, block: dict):

@@ -21,6 +21,19 @@ from tasks.schema import BTS, LIKERT_QUESTIONS, PAGE_KEY, PAIRS, SHOWN, check_pa
 
 PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}  # the pairs table's
 SECONDS_COLUMNS = {"trajectory": "seconds_traj", "aggregate": "seconds_aggr", "overall": "seconds_overall"}
+EFFORT_MEASURES = ("trajectory", "aggregate", "overall")  # the measures the effort analysis's Eq. 5 needs
+
+
+def rates_effort(block: dict) -> bool:
+    """A ``pair_distance`` task block rating the trajectory, aggregate and overall measures: the effort
+    analysis (Eq. 5) and its Likert Calibration of alpha apply to the study."""
+    return (
+        block["type"] == "task"
+        and block["task"] == "pair_distance"
+        and set(EFFORT_MEASURES) <= set(block.get("measures", []))
+    )
+
+
 FACTOR_CHOICES = [
     ("trajectory", _("Trajectory / trend over the years")),
     ("aggregate", _("Aggregate / total over the years")),

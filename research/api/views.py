@@ -7,6 +7,7 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, serializers
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -26,7 +27,7 @@ from research.participant_samples import DEFAULT_SAMPLE, sample_filter
 from research.tables import TABLES, study_tables
 from studies.lifecycle import status_history, study_set_status
 from studies.models import Study
-from studies.selectors import latest_versions, visible_versions
+from studies.selectors import latest_versions, may_edit, visible_versions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,6 +87,8 @@ class StudyStatus(APIView):
     @extend_schema(request=StudyStatusRequestSerializer, responses=StudyStatusSerializer)
     def post(self, request, slug: str):
         latest_visible(request, slug)
+        if not may_edit(request.user, slug):
+            raise PermissionDenied("A viewer cannot change the study's state: ask its owner to make you an editor.")
         wanted = StudyStatusRequestSerializer(data=request.data)
         wanted.is_valid(raise_exception=True)
         study_set_status(slug=slug, status=wanted.validated_data["status"], by=request.user, reason="API")

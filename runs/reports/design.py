@@ -137,12 +137,14 @@ EFFORT_STORED = (
 class EffortOfDesign:
     """The effort pipeline's result on a format 2 study's pairs table, or (``result`` None) why there is none;
     ``sensitivity``: its alphas without the participants flagged for answer quality; ``bts``: the participants'
-    honesty scores over the pairs' overall ratings (``analysis.bts.participant_bts``)."""
+    honesty scores over the pairs' overall ratings (``analysis.bts.participant_bts``); ``applies``: False for a
+    study without pair_distance blocks, whose report then says nothing of effort (results.json keeps the note)."""
 
     result: PipelineResult | None
     note: str
     sensitivity: Sensitivity | None = None
     bts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    applies: bool = True
 
 
 def sample_sentences(result) -> list[str]:
@@ -309,7 +311,8 @@ def write_design_report(
         sections = effort_sections(effort.result, effort.bts, out_dir) + sections
     elif effort is not None:
         results["effort"] = {"note": effort.note}
-        intro.append(effort.note)
+        if effort.applies:
+            intro.append(effort.note)
     add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
     results["deviations"] = deviations
     if deviations is not None:

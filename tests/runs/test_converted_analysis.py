@@ -125,9 +125,9 @@ def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, t
 
 @pytest.mark.django_db
 def test_a_format_2_study_without_effort_measures_says_why_it_stores_no_calibration(researcher, tmp_path, settings):
-    """A format 2 study whose pair_distance blocks do not rate all of trajectory, aggregate and overall (or
-    that has none) stores no Calibration, and its report and results.json say why."""
-    from runs.analysis_runs import NO_EFFORT_BLOCK
+    """A format 2 study without pair_distance blocks stores no Calibration: results.json says why, and its
+    report says nothing of effort (tests/runs/test_design_wording.py: one whose blocks miss a measure)."""
+    from runs.analysis_runs import NO_PAIR_DISTANCE
 
     settings.REPORTS_DIR = tmp_path / "reports"
     path = Path(settings.BASE_DIR) / "studies" / "bundled" / "disagreement_synthetic.json"
@@ -138,8 +138,9 @@ def test_a_format_2_study_without_effort_measures_says_why_it_stores_no_calibrat
         "analyze_study", slug, out=str(tmp_path / "out"), resamples=50, by=["language"], stdout=open(os.devnull, "w")
     )
     assert not Calibration.objects.exists()
-    assert AnalysisRun.objects.get().results["effort"] == {"note": NO_EFFORT_BLOCK}
-    assert NO_EFFORT_BLOCK in (tmp_path / "out" / "report.html").read_text()
+    assert AnalysisRun.objects.get().results["effort"] == {"note": NO_PAIR_DISTANCE}
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "Calibration" not in html
 
 
 def test_relative_fairness_reads_the_same_subjects_from_a_converted_file(demo_spec):

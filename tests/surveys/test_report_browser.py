@@ -45,6 +45,9 @@ def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tm
         check_drawn(page, width, figures)
         if shots:
             page.screenshot(path=str(shots / f"audit-report-{width}.png"), full_page=width > 1000)
+            page.evaluate("window.scrollTo(0, 0)")
+            page.locator(".report-nav-menu summary").click()
+            page.screenshot(path=str(shots / f"audit-report-sections-menu-{width}.png"))
             page.locator(".chart-figure").nth(1).screenshot(path=str(shots / f"audit-figure-{width}.png"))
 
 
@@ -74,6 +77,26 @@ def check_drawn(page, width: int, figures: int) -> None:
     assert page.locator(".report-chart .main-svg").count() >= figures
     assert page.get_by_role("navigation", name="Sections of the report").is_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+    check_section_menu(page)
+
+
+def check_section_menu(page) -> None:
+    """The nav bar is one line inside the window; its "Sections" menu opens a list of every section whose
+    links all lie inside the window, and following one closes the menu and lands on that section."""
+    nav = page.locator(".report-nav")
+    assert nav.evaluate("n => n.scrollWidth <= n.clientWidth + 1 && n.getBoundingClientRect().height < 60")
+    sections = page.locator("main section.report-section[id]").count()
+    page.locator(".report-nav-menu summary").click()
+    links = page.locator(".report-nav-menu ol a")
+    assert links.count() == sections > 0 and links.last.is_visible()
+    inside = "a => { const r = a.getBoundingClientRect(); return r.left >= 0 && r.right <= innerWidth + 1; }"
+    assert all(inside_ for inside_ in links.evaluate_all(f"links => links.map({inside})"))
+    target = links.nth(sections - 1).get_attribute("href")
+    links.nth(sections - 1).click()
+    assert not page.locator(".report-nav-menu").evaluate("d => d.open")
+    assert page.evaluate("location.hash") == target
+    heading_top = page.locator(f"{target}").evaluate("e => e.getBoundingClientRect().top")
+    assert heading_top >= nav.evaluate("n => n.getBoundingClientRect().bottom") - 1  # not under the bar
 
 
 def test_report_figures_download_as_png_and_svg(browser, live_server, demo_study, tmp_path, settings):  # noqa: F811

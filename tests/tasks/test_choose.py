@@ -110,8 +110,11 @@ def test_simulated_choices_give_utility_weights_a_borda_ranking_and_a_report_fig
     overall = borda[borda["rater_group"] == "all participants"].set_index("subject")
     scores = {s["id"]: s["models"]["ai"]["score"] for s in spec["pools"][0]["subjects"]}
     assert spearmanr(overall["borda"], [scores[s] for s in overall.index]).statistic <= -0.8
-    # Five subjects span four dimensions: of the pool's features, those collinear with earlier ones are named.
-    assert any(note.startswith("Utility model without") for note in block.notes)
+    # The pool's features the utility model cannot weigh are named with why (a text column, a constant one).
+    assert (
+        "The utility model leaves out charge (text with more than two values); juv_misd (the same for every subject)."
+        in block.notes
+    )
     html = write_design_report(result, tmp_path, title="Choose").read_text()
     assert (
         "Block loan: utility weights of the subjects&#x27; features by rater group" in html
@@ -141,7 +144,7 @@ def study_load_choice(researcher) -> dict:
 
 
 def test_feature_matrix_codes_two_valued_features_and_leaves_out_the_rest():
-    from tasks.choose import feature_matrix
+    from tasks.choose import feature_matrix, left_out_note
 
     spec = {
         "pools": [
@@ -157,6 +160,14 @@ def test_feature_matrix_codes_two_valued_features_and_leaves_out_the_rest():
     }
     frame, features, dropped = feature_matrix(spec, {"pool": "p"})
     assert features == ["priors", "degree=misdemeanor"]
-    assert dropped == ["charge", "k", "double"]  # three text values; constant; 2 x priors
+    assert dropped == {
+        "charge": "text with more than two values",
+        "k": "the same for every subject",
+        "double": "determined by the features before it",  # 2 x priors
+    }
+    assert left_out_note(dropped) == (
+        "The utility model leaves out charge (text with more than two values); k (the same for every subject); "
+        "double (determined by the features before it)."
+    )
     assert frame["degree=misdemeanor"].tolist() == pytest.approx([-(2**-0.5), 2**0.5, -(2**-0.5)])
     assert frame["priors"].mean() == pytest.approx(0) and frame["priors"].std(ddof=0) == pytest.approx(1)

@@ -1,14 +1,25 @@
 """``manage.py job_worker``: ``db_worker`` with each job run in a supervised child process and the
 worker kept alive through database restarts (``runs/worker.py``). Same options; never reloads."""
 
+import logging
+
 from django.core.management.base import CommandError
 from django_tasks_db.management.commands import db_worker
 
+from runs import worker as worker_module
 from runs.worker import JobWorker
 
 
 class Command(db_worker.Command):
     help = "Run background jobs, each in a supervised child process; survives database restarts (no --reload)"
+
+    def configure_logging(self, verbosity: int) -> None:
+        """The library's levels, and the same for the worker's own lines (``runs.worker``: start, idle,
+        an idle heartbeat), which the root handler prints."""
+        super().configure_logging(verbosity)
+        logging.getLogger(worker_module.__name__).setLevel(
+            logging.CRITICAL if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+        )
 
     def handle(  # type: ignore[override]  # the library's options, --reload ignored
         self,
