@@ -98,6 +98,8 @@ class StudyPreregistration(APIView):
     @extend_schema(request=PreregistrationRequestSerializer, responses={202: JobSerializer})
     def post(self, request, slug: str):
         study = latest_visible(request, slug)
+        if not may_edit(request.user, slug):
+            raise PermissionDenied("A viewer cannot register the study: ask its owner to make you an editor.")
         if Preregistration.objects.filter(study__slug=study.slug).exists():
             return Response(
                 {"detail": "This study is registered already: a registration is never replaced."},

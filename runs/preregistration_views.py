@@ -8,6 +8,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from research.researcher_views import require_editor
 from runs.models import Job, Preregistration
 from runs.serializers import PreregistrationRequestSerializer
 from runs.services import JobQuotaExceeded, job_create
@@ -26,6 +27,7 @@ def preregistration(request: HttpRequest, slug: str) -> HttpResponse:
     errors: dict[str, list[str]] = {}
     status = 200
     if request.method == "POST":
+        require_editor(request.user, slug)
         serializer = PreregistrationRequestSerializer(data=request.POST, context={"study": study})
         if registration is not None:
             errors, status = (

@@ -196,6 +196,16 @@ def test_the_dashboard_and_the_api_register_a_plan_once_as_a_job(study, research
 
     from tests.conftest import run_jobs
 
+    from studies.collaborators import collaborator_add
+
+    collaborator_add(slug=SLUG, by=researcher, name=other_researcher.username, role="viewer")
+    client.force_login(other_researcher)  # a viewer sees the page and registers nothing
+    assert client.get(f"/researcher/studies/{SLUG}/preregistration/").status_code == 200
+    assert client.post(f"/researcher/studies/{SLUG}/preregistration/", {"by": ["role"]}).status_code == 403
+    viewer = APIClient()
+    viewer.force_authenticate(other_researcher)
+    assert viewer.post(f"/api/studies/{SLUG}/preregistration/", {"by": []}, format="json").status_code == 403
+    assert not Job.objects.exists()
     client.force_login(researcher)
     page = client.get(f"/researcher/studies/{SLUG}/preregistration/")
     assert page.status_code == 200 and b"Register the analysis plan" in page.content
@@ -225,9 +235,10 @@ def test_the_dashboard_and_the_api_register_a_plan_once_as_a_job(study, research
     body = api.get(f"/api/studies/{SLUG}/preregistration/").json()
     assert body["manifest_sha256"] == registration.manifest_sha256 and body["study_version"] == 1
     assert api.post(f"/api/studies/{SLUG}/preregistration/", {"by": []}, format="json").status_code == 409
-    stranger = APIClient()
-    stranger.force_authenticate(other_researcher)
-    assert stranger.get(f"/api/studies/{SLUG}/preregistration/").status_code == 404
+    from studies.collaborators import collaborator_remove
+
+    collaborator_remove(slug=SLUG, by=researcher, user_id=other_researcher.pk)
+    assert viewer.get(f"/api/studies/{SLUG}/preregistration/").status_code == 404  # no longer shared: a stranger
     client.force_login(other_researcher)
     assert client.get(f"/researcher/studies/{SLUG}/preregistration/bundle.zip").status_code == 404
     # the analysis form asks why an analysis deviates, before the job is queued
