@@ -265,6 +265,22 @@ def registered_deviations(study, options: Mapping[str, Any], *, why: str = "", n
     }
 
 
+def audit_deviations(study, *, why: str = ""):
+    """A model audit of a registered study, as its report states it: an analysis not in the plan (a plan names
+    only ``analyze_study``'s analyses), so exploratory; None when the study is not registered."""
+    stated = registered_deviations(study, {}, why=why)
+    if stated is None:
+        return None
+    audit = Deviation(
+        what="a model audit, not an analysis of the registered plan",
+        when=timezone_now_text(),
+        why=why.strip() or "not given",
+        type="exploratory analysis",
+        impact="its estimates and tests are exploratory, not confirmatory",
+    )
+    return {**stated, "planned_analysis": "", "follows_plan": False, "deviations": [asdict(audit)]}
+
+
 def check_reason(study, options: Mapping[str, Any], why: str) -> None:
     """Refuse (DeviationNeedsReason) an analysis of a registered study that deviates from its plan in its
     options while ``why`` is empty: the researcher says why before it runs (the sample size is known after)."""

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairness.model_audit import audit, read_subjects
+from runs.analysis_plan import audit_deviations
 from runs.audit_condition import AuditError as AuditError  # the audit's refusals, raised by audited_condition
 from runs.audit_condition import audited_condition
 from runs.audit_parameters import AuditParameters
@@ -138,6 +139,7 @@ def audit_run_create(
     report = write_audit_report(
         result,
         out_dir,
+        deviations=audit_deviations(study),
         title=f"{study.title}: model audit ({condition})",
         provenance=provenance,
         sensitivity=sensitivity,

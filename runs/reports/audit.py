@@ -40,6 +40,7 @@ from runs.reports.base import (
     write_csv,
     write_json,
 )
+from runs.reports.deviations import add_deviations
 
 EAIF_COLUMNS = {
     "model": "Model",
@@ -126,10 +127,12 @@ def write_audit_report(
     title: str,
     provenance: Provenance | None = None,
     sensitivity: Sensitivity | None = None,
+    deviations: dict | None = None,
 ) -> AuditReport:
     """A model audit: report.html, results.json, eaif.csv, parity.csv, eagf_bins.csv and, with
     feedback, disagreement_notions.csv; with ``sensitivity`` also its section and sensitivity.csv. Returns the
-    page and the results written (the run stores them without reading the file back)."""
+    page and the results written (the run stores them without reading the file back). A preregistered study's
+    audit states first that it is not in the plan (``deviations``: ``runs.analysis_plan.audit_deviations``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, frame in audit_tables(result).items():
         write_csv(frame, out_dir / f"{name}.csv")
@@ -178,6 +181,7 @@ def write_audit_report(
     explanations = [AUDIT["eaif_figure"], *[AUDIT["eagf_figure"]] * n_groups, AUDIT["calibration_curve"]]
     sections += figure_sections(figures, explanations)
     add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    add_deviations(deviations, results=results, sections=sections, intro=intro)
     written = write_json(results, out_dir / "results.json")
     return AuditReport(render_report(out_dir, title, sections, intro=intro, provenance=provenance), written)
 

@@ -29,6 +29,7 @@ from runs.reports.base import (
     write_csv,
     write_json,
 )
+from runs.reports.deviations import add_deviations
 from runs.reports.effort import effort_sections
 from tasks import BLOCK_TASKS
 
@@ -314,38 +315,6 @@ def write_design_report(
         if effort.applies:
             intro.append(effort.note)
     add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
-    results["deviations"] = deviations
-    if deviations is not None:
-        sections.insert(0, deviations_section(deviations))
-        intro.insert(0, deviations_sentence(deviations))
+    add_deviations(deviations, results=results, sections=sections, intro=intro)
     write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)
-
-
-def deviations_sentence(deviations: dict) -> str:
-    registered = f"preregistered on {deviations['registered_at'][:10]} (version {deviations['registered_version']})"
-    if deviations.get("participants_before"):
-        registered += f", after {deviations['participants_before']} participants had answered"
-    if deviations["follows_plan"]:
-        planned = deviations["planned_analysis"]
-        return f"This analysis follows the plan the study was {registered}: the planned analysis {planned!r}."
-    kind = (
-        "an exploratory analysis"
-        if not deviations["planned_analysis"]
-        else f"the planned analysis {deviations['planned_analysis']!r}"
-    )
-    count = len(deviations["deviations"])
-    return f"The study was {registered}; this is {kind} with {count} deviation(s) from the plan (below)."
-
-
-def deviations_section(deviations: dict) -> Section:
-    """The deviations from the registered plan as Willroth & Atherton's table (what, when, why, type, impact)."""
-    frame = pd.DataFrame(deviations["deviations"], columns=["what", "when", "why", "type", "impact"])
-    return table_section(
-        "Deviations from the preregistered plan",
-        frame,
-        empty="None: the analysis follows the registered plan.",
-        explanation=DESIGN["deviations"],
-        columns={"what": "What", "when": "When", "why": "Why", "type": "Type", "impact": "Impact"},
-        notes=[deviations_sentence(deviations)],
-    )

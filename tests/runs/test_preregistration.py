@@ -250,3 +250,27 @@ def test_the_dashboard_and_the_api_register_a_plan_once_as_a_job(study, research
     )
     assert refused.status_code == 400 and "say why" in refused.content.decode()
     assert Job.objects.count() == 1
+
+
+def test_an_audit_of_a_registered_study_says_it_is_exploratory(registered, study, tmp_path):
+    import pandas as pd
+
+    from runs.audit_parameters import AuditParameters
+    from runs.audit_runs import audit_run_create
+
+    subjects = pd.DataFrame(
+        [
+            {"id": s["id"], "race": s["groups"]["race"], "score_ai": s["models"]["ai"]["score"]}
+            for s in study.spec["pools"][0]["subjects"]
+        ]
+    )
+    path = tmp_path / "subjects.csv"
+    subjects.to_csv(path, index=False)
+    parameters = AuditParameters(groups=("race",), n_resamples=50)
+    results = audit_run_create(slug=SLUG, subjects_file=path, out_dir=tmp_path / "audit", parameters=parameters).results
+    (deviation,) = results["deviations"]["deviations"]
+    assert deviation["type"] == "exploratory analysis" and results["deviations"]["follows_plan"] is False
+    assert "Deviations from the preregistered plan" in (tmp_path / "audit" / "report.html").read_text()
+    Preregistration.objects.all().delete()
+    again = audit_run_create(slug=SLUG, subjects_file=path, out_dir=tmp_path / "again", parameters=parameters)
+    assert again.results["deviations"] is None

@@ -10,7 +10,7 @@ from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.analysis_runs import analysis_run_create
 from runs.design_analysis import GroupOptions
 from runs.report_assets import report_address
-from runs.reports.design import deviations_sentence
+from runs.reports.deviations import deviations_sentence
 from studies.services import StudyNotFound
 
 
