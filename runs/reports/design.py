@@ -67,6 +67,7 @@ GENERIC_TABLES = {
         },
         DESIGN["pairwise"],
         estimate="difference",
+        procedures=("pairwise family, Holm",),
     ),
     "subject_groups": ReportTable(
         "subject groups compared",
