@@ -471,7 +471,7 @@ for notion in ("CA", "AE", "EO"):
                 bound=0.86,
                 simulate=partial(differences_cover, notion=notion, scenario=scenario),
                 reduced=60,
-                full=1000,
+                full=500,
                 scenario=f"3 groups x 200 records, {name}; covered when every pair's interval holds",
             )
         )
@@ -517,7 +517,7 @@ for kind in ICC_TYPES:
             bound=0.88,
             simulate=partial(icc_covers, kind=kind),
             reduced=60,
-            full=600,
+            full=400,
             scenario=f"20 subjects x {ICC_RATERS} raters, variances: subjects 1, raters 0.5, residual 1 "
             f"(true {kind} = {true_icc(kind):.3f})",
         )
@@ -533,7 +533,7 @@ for kind, model in (("ICC(1,1)", "one-way"), ("ICC(A,1)", "two-way")):
             bound=0.12,
             simulate=partial(icc_test_rejects, kind=kind),
             reduced=60,
-            full=600,
+            full=400,
             scenario=f"20 subjects x {ICC_RATERS} raters, no subject variance, rater variance 0.5",
         )
     )
@@ -584,7 +584,7 @@ for generalise, estimand in ((False, "for these pairs"), (True, "for pairs like 
             bound=0.86,
             simulate=partial(alpha_covers, generalise=generalise),
             reduced=60,
-            full=600,
+            full=400,
             scenario="40 participants x 12 pairs, participant slopes sd 0.15, pair effects sd 0.3",
         )
     )
