@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# the project root in place of bench/: from bench/, this script would shadow the coverage package numba imports
+sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 import simulation.coverage_studies as studies  # noqa: E402 - registers the procedures
 from analysis.coverage import REGISTRY, measure  # noqa: E402
