@@ -273,6 +273,7 @@ def main() -> None:
     parser.add_argument(
         "--rater-spread", type=float, default=0.0, help="pair_comparable, triplet: SD of each rater's log weights"
     )
+    parser.add_argument("--off-diagonal", type=float, default=0.0, help="pair_comparable, triplet: the metric's rho")
     parser.add_argument("--judgements", type=int, default=3000)
     parser.add_argument("--step", type=int, default=50)
     parser.add_argument("--refit-every", type=int, default=20)
@@ -281,12 +282,6 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=0, help="seeds --first-seed .. --first-seed + --seeds - 1")
     parser.add_argument("--bootstrap", type=int, default=2000, help="resamples of the seeds (squared-error ratio)")
     parser.add_argument("--jobs", type=int, default=2, help="seeds simulated at once, one process each")
-    parser.add_argument(
-        "--off-diagonal",
-        type=float,
-        default=0.0,
-        help="pair_comparable, triplet: correlation rho of the true metric, M = D^1/2 ((1 - rho) I + rho J) D^1/2",
-    )
     parser.add_argument("--database-url")
     parser.add_argument("--participants", type=int, default=200)
     parser.add_argument("--threads", type=int, default=8)

@@ -383,245 +383,178 @@ def group_metric_covers(rng: np.random.Generator, *, metric: str, quantity: str,
     return bool(row["ci_low"] - 1e-12 <= truth <= row["ci_high"] + 1e-12)
 
 
+def covers(key: str, function: str, estimand: str, simulate, scenario: str, *, bound: float, studies: tuple[int, int]):
+    """Register an interval: nominal 95%, ``bound`` its floor, ``studies`` (reduced, full)."""
+    register(Procedure(key, function, estimand, "coverage", 0.95, bound, simulate, *studies, scenario))
+
+
+def sized(key: str, function: str, estimand: str, simulate, scenario: str, *, bound: float, studies: tuple[int, int]):
+    """Register a test at 5%: ``bound`` its largest acceptable size, ``studies`` (reduced, full)."""
+    register(Procedure(key, function, estimand, "size", 0.05, bound, simulate, *studies, scenario))
+
+
 MAJORITY = "fairness.error_rates.error_rates (majority rows)"
 for blocks, per_block in ((20, 25), (1, 200)):
     for population in (False, True):
-        register(
-            Procedure(
-                key=f"majority accuracy, {blocks} block{'s' * (blocks > 1)}, "
-                + ("subjects like these" if population else "these subjects"),
-                function=MAJORITY,
-                estimand="the expected accuracy of the majority of a crowd of this size drawn from the rater "
-                + (
-                    "population, on a population of subjects like these"
-                    if population
-                    else "population, on these subjects"
-                ),
-                kind="coverage",
-                nominal=0.95,
-                bound=0.84,
-                simulate=partial(
-                    majority_covers,
-                    blocks=blocks,
-                    per_block=per_block,
-                    crowd=20,
-                    skill_spread=0.3,
-                    population=population,
-                ),
-                reduced=50,
-                full=400,
-                scenario=f"{blocks} x {per_block} subjects, 20 raters per block, rater skill sd 0.3",
-            )
+        covers(
+            f"majority accuracy, {blocks} block{'s' * (blocks > 1)}, "
+            + ("subjects like these" if population else "these subjects"),
+            MAJORITY,
+            "the expected accuracy of the majority of a crowd of this size drawn from the rater population, on "
+            + ("a population of subjects like these" if population else "these subjects"),
+            partial(
+                majority_covers, blocks=blocks, per_block=per_block, crowd=20, skill_spread=0.3, population=population
+            ),
+            f"{blocks} x {per_block} subjects, 20 raters per block, rater skill sd 0.3",
+            bound=0.84,
+            studies=(50, 400),
         )
+NOTIONS_FUNCTION = "fairness.disagreement.disagreement_notions"
 for notion in ("CA", "AE", "EO"):
     for name, scenario in (("no gap", SAME), ("a gap", DIFFERENT)):
-        register(
-            Procedure(
-                key=f"{notion} gap, {name}",
-                function="fairness.disagreement.disagreement_notions (ci)",
-                estimand=f"{notion}: the largest difference between subject groups' population rates (0 when equal)",
-                kind="coverage",
-                nominal=0.95,
+        for label, simulate, estimand, what, full in (
+            (
+                "gap",
+                gap_covers,
+                "the largest difference between subject groups' population rates (0 when equal)",
+                f"true {notion} = {true_gaps(*scenario)[notion]:.3f}",
+                1000,
+            ),
+            (
+                "signed differences",
+                differences_cover,
+                "f(group) - f(other group) in the population, for every pair of groups and label at once",
+                "covered when every pair's interval holds",
+                500,
+            ),
+        ):
+            covers(
+                f"{notion} {label}, {name}",
+                f"{NOTIONS_FUNCTION} ({'ci' if label == 'gap' else 'differences'})",
+                f"{notion}: {estimand}",
+                partial(simulate, notion=notion, scenario=scenario),
+                f"3 groups x 200 records, {name} ({what})",
                 bound=0.86,
-                simulate=partial(gap_covers, notion=notion, scenario=scenario),
-                reduced=60,
-                full=1000,
-                scenario=f"3 groups x 200 records, {name} (true {notion} = {true_gaps(*scenario)[notion]:.3f})",
+                studies=(60, full),
             )
-        )
-register(
-    Procedure(
-        key="no-gap permutation test",
-        function="fairness.disagreement.disagreement_notions (pvalue)",
-        estimand="H0: the subject groups are exchangeable (no gap); size at 5%",
-        kind="size",
-        nominal=0.05,
-        bound=0.13,
-        simulate=no_gap_rejects,
-        reduced=60,
-        full=1000,
-        scenario="3 identical groups x 200 records, AE",
-    )
+sized(
+    "no-gap permutation test",
+    f"{NOTIONS_FUNCTION} (pvalue)",
+    "H0: the subject groups are exchangeable (no gap); size at 5%",
+    no_gap_rejects,
+    "3 identical groups x 200 records, AE",
+    bound=0.13,
+    studies=(60, 1000),
 )
-register(
-    Procedure(
-        key="block family, Holm",
-        function="analysis.families.adjust",
-        estimand="the family-wise error rate of a block's rater-group tests in a null study",
-        kind="size",
-        nominal=0.05,
-        bound=0.13,
-        simulate=partial(block_family_rejects, method="holm"),
-        reduced=60,
-        full=500,
-        scenario="36 raters in 3 groups that do not differ, 12 tests",
-    )
+sized(
+    "block family, Holm",
+    "analysis.families.adjust",
+    "the family-wise error rate of a block's rater-group tests in a null study",
+    partial(block_family_rejects, method="holm"),
+    "36 raters in 3 groups that do not differ, 12 tests",
+    bound=0.13,
+    studies=(60, 500),
 )
-
-for notion in ("CA", "AE", "EO"):
-    for name, scenario in (("no gap", SAME), ("a gap", DIFFERENT)):
-        register(
-            Procedure(
-                key=f"{notion} signed differences, {name}",
-                function="fairness.disagreement.disagreement_notions (differences)",
-                estimand=f"{notion}'s f(group) - f(other group) in the population, for every pair of groups "
-                "and label at once",
-                kind="coverage",
-                nominal=0.95,
-                bound=0.86,
-                simulate=partial(differences_cover, notion=notion, scenario=scenario),
-                reduced=60,
-                full=500,
-                scenario=f"3 groups x 200 records, {name}; covered when every pair's interval holds",
-            )
-        )
-GROUP_MEANS = "fairness.task_blocks.rater_group_means (ci)"
 for points, answers in ((2, "yes/no answers"), (7, "7-point ratings")):
-    register(
-        Procedure(
-            key=f"rater-group mean, {answers}",
-            function=GROUP_MEANS,
-            estimand="the mean answer of a rater drawn from the group's population, on these subjects",
-            kind="coverage",
-            nominal=0.95,
-            bound=0.88,
-            simulate=partial(group_mean_covers, raters=MIN_GROUP_SIZE, points=points),
-            reduced=80,
-            full=1000,
-            scenario=f"{MIN_GROUP_SIZE} raters (the smallest compared group) x 20 subjects, {answers}, rater "
-            "effect sd 0.8 on the logit",
-        )
+    covers(
+        f"rater-group mean, {answers}",
+        "fairness.task_blocks.rater_group_means (ci)",
+        "the mean answer of a rater drawn from the group's population, on these subjects",
+        partial(group_mean_covers, raters=MIN_GROUP_SIZE, points=points),
+        f"{MIN_GROUP_SIZE} raters (the smallest compared group) x 20 subjects, {answers}, rater effect sd 0.8 on "
+        "the logit",
+        bound=0.88,
+        studies=(80, 1000),
     )
-register(
-    Procedure(
-        key="pairwise family, Holm",
-        function="fairness.rater_groups.compare_groups (pairwise, pvalue_holm)",
-        estimand="the family-wise error rate of the Holm-adjusted tests of every pair of rater groups, in a null study",
-        kind="size",
-        nominal=0.05,
-        bound=0.13,
-        simulate=pairwise_family_rejects,
-        reduced=80,
-        full=1000,
-        scenario="36 raters in 3 groups that do not differ, yes/no answers, 3 pairs",
-    )
+sized(
+    "pairwise family, Holm",
+    "fairness.rater_groups.compare_groups (pairwise, pvalue_holm)",
+    "the family-wise error rate of the Holm-adjusted tests of every pair of rater groups, in a null study",
+    pairwise_family_rejects,
+    "36 raters in 3 groups that do not differ, yes/no answers, 3 pairs",
+    bound=0.13,
+    studies=(80, 1000),
 )
+ICC_SCENARIO = f"20 subjects x {ICC_RATERS} raters, variances: subjects 1, raters 0.5, residual 1"
 for kind in ICC_TYPES:
-    register(
-        Procedure(
-            key=kind,
-            function="analysis.agreement.rating_icc (ci)",
-            estimand=f"{kind} of the two-way random-effects model the ratings come from",
-            kind="coverage",
-            nominal=0.95,
-            bound=0.88,
-            simulate=partial(icc_covers, kind=kind),
-            reduced=60,
-            full=400,
-            scenario=f"20 subjects x {ICC_RATERS} raters, variances: subjects 1, raters 0.5, residual 1 "
-            f"(true {kind} = {true_icc(kind):.3f})",
-        )
+    covers(
+        kind,
+        "analysis.agreement.rating_icc (ci)",
+        f"{kind} of the two-way random-effects model the ratings come from",
+        partial(icc_covers, kind=kind),
+        f"{ICC_SCENARIO} (true {kind} = {true_icc(kind):.3f})",
+        bound=0.88,
+        studies=(60, 400),
     )
 for kind, model in (("ICC(1,1)", "one-way"), ("ICC(A,1)", "two-way")):
-    register(
-        Procedure(
-            key=f"ICC F test, {model}",
-            function=f"analysis.agreement.rating_icc (pvalue of {kind} and its k version)",
-            estimand="H0: the subjects do not differ (ICC = 0); size at 5%",
-            kind="size",
-            nominal=0.05,
-            bound=0.12,
-            simulate=partial(icc_test_rejects, kind=kind),
-            reduced=60,
-            full=400,
-            scenario=f"20 subjects x {ICC_RATERS} raters, no subject variance, rater variance 0.5",
-        )
+    sized(
+        f"ICC F test, {model}",
+        f"analysis.agreement.rating_icc (pvalue of {kind} and its k version)",
+        "H0: the subjects do not differ (ICC = 0); size at 5%",
+        partial(icc_test_rejects, kind=kind),
+        f"{ICC_SCENARIO}, but no subject variance",
+        bound=0.12,
+        studies=(60, 400),
     )
+PARITY = "fairness.rater_group_parity.parity_by_rater_group"
 for between, name in ((True, "rater group against rater group"), (False, "rater group against the AI")):
-    register(
-        Procedure(
-            key=f"parity gap, {name}",
-            function="fairness.rater_group_parity.parity_by_rater_group (gap ci)",
-            estimand="the gap m1 - m0 of decision makers whose decisions are the mean ratings of the rater "
-            "groups' populations, on these subjects",
-            kind="coverage",
-            nominal=0.95,
-            bound=0.86,
-            simulate=partial(parity_gap_covers, between=between),
-            reduced=60,
-            full=600,
-            scenario="20 raters per group x 40 subjects, true gaps 0 and 0.3",
-        )
+    covers(
+        f"parity gap, {name}",
+        f"{PARITY} (gap ci)",
+        "the gap m1 - m0 of decision makers whose decisions are the mean ratings of the rater groups' "
+        "populations, on these subjects",
+        partial(parity_gap_covers, between=between),
+        "20 raters per group x 40 subjects, true gaps 0 and 0.3",
+        bound=0.86,
+        studies=(60, 600),
     )
-    register(
-        Procedure(
-            key=f"parity test, {name}",
-            function="fairness.rater_group_parity.parity_by_rater_group (pvalue: "
-            + ("permutation of raters" if between else "rater jackknife t")
-            + ")",
-            estimand="H0: "
-            + ("the two rater groups' raters are exchangeable" if between else "the group's gap against the AI is 0")
-            + "; size at 5%",
-            kind="size",
-            nominal=0.05,
-            bound=0.12,
-            simulate=partial(parity_test_rejects, between=between),
-            reduced=60,
-            full=600,
-            scenario="20 raters per group x 40 subjects, no gap",
-        )
+    sized(
+        f"parity test, {name}",
+        f"{PARITY} (pvalue: " + ("permutation of raters)" if between else "rater jackknife t)"),
+        "H0: "
+        + ("the two rater groups' raters are exchangeable" if between else "the group's gap against the AI is 0")
+        + "; size at 5%",
+        partial(parity_test_rejects, between=between),
+        "20 raters per group x 40 subjects, no gap",
+        bound=0.12,
+        studies=(60, 600),
     )
 for generalise, estimand in ((False, "for these pairs"), (True, "for pairs like these")):
-    register(
-        Procedure(
-            key=f"alpha, {estimand}",
-            function="fairness.rater_group_alpha.alpha_by_rater_group ("
-            + ("ci_stimuli: two-way bootstrap" if generalise else "ci_participants: participants resampled")
-            + ")",
-            estimand=f"alpha = a2 / (a1 + a2) of the rater population's ratings, {estimand}",
-            kind="coverage",
-            nominal=0.95,
-            bound=0.86,
-            simulate=partial(alpha_covers, generalise=generalise),
-            reduced=60,
-            full=400,
-            scenario="40 participants x 12 pairs, participant slopes sd 0.15, pair effects sd 0.3",
-        )
+    covers(
+        f"alpha, {estimand}",
+        "fairness.rater_group_alpha.alpha_by_rater_group ("
+        + ("ci_stimuli: two-way bootstrap" if generalise else "ci_participants: participants resampled")
+        + ")",
+        f"alpha = a2 / (a1 + a2) of the rater population's ratings, {estimand}",
+        partial(alpha_covers, generalise=generalise),
+        "40 participants x 12 pairs, participant slopes sd 0.15, pair effects sd 0.3",
+        bound=0.86,
+        studies=(60, 400),
     )
 GROUP_METRIC = "fairness.group_metrics.group_metrics (audit_models' group metrics)"
-register(
-    Procedure(
-        key="group metric, overall accuracy",
-        function=GROUP_METRIC,
-        estimand="the classifier's accuracy in the population the subjects come from, the groups weighted as in "
-        "the file",
-        kind="coverage",
-        nominal=0.95,
-        bound=0.88,
-        simulate=partial(group_metric_covers, metric="accuracy", quantity="overall", scenario="a gap"),
-        reduced=60,
-        full=600,
-        scenario="3 groups of 200, 150 and 100 subjects, P(y = 1) = 0.4",
-    )
+GROUPS_SCENARIO = "3 groups of 200, 150 and 100 subjects, P(y = 1) = 0.4"
+covers(
+    "group metric, overall accuracy",
+    GROUP_METRIC,
+    "the classifier's accuracy in the population the subjects come from, the groups weighted as in the file",
+    partial(group_metric_covers, metric="accuracy", quantity="overall", scenario="a gap"),
+    GROUPS_SCENARIO,
+    bound=0.88,
+    studies=(60, 600),
 )
 GAP_ESTIMANDS = {
     "difference": "the largest minus the smallest selection rate of the groups' populations (0 when equal)",
     "ratio": "the smallest over the largest selection rate of the groups' populations (1 when equal)",
 }
-for quantity in ("difference", "ratio"):
+for quantity, estimand in GAP_ESTIMANDS.items():
     for scenario in CLASSIFIERS:
         truth = true_group_metric(CLASSIFIERS[scenario], "selection_rate", quantity)
-        register(
-            Procedure(
-                key=f"group metric {quantity}, {scenario}",
-                function=GROUP_METRIC,
-                estimand=GAP_ESTIMANDS[quantity],
-                kind="coverage",
-                nominal=0.95,
-                bound=0.88,
-                simulate=partial(group_metric_covers, metric="selection_rate", quantity=quantity, scenario=scenario),
-                reduced=60,
-                full=600,
-                scenario=f"3 groups of 200, 150 and 100 subjects, {scenario} (true {quantity} {truth:.3f})",
-            )
+        covers(
+            f"group metric {quantity}, {scenario}",
+            GROUP_METRIC,
+            estimand,
+            partial(group_metric_covers, metric="selection_rate", quantity=quantity, scenario=scenario),
+            f"{GROUPS_SCENARIO}, {scenario} (true {quantity} {truth:.3f})",
+            bound=0.88,
+            studies=(60, 600),
         )
