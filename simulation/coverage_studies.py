@@ -484,7 +484,7 @@ for kind in ICC_TYPES:
         partial(icc_covers, kind=kind),
         f"{ICC_SCENARIO} (true {kind} = {true_icc(kind):.3f})",
         bound=0.88,
-        studies=(60, 400),
+        studies=(60, 300),
     )
 for kind, model in (("ICC(1,1)", "one-way"), ("ICC(A,1)", "two-way")):
     sized(
@@ -494,7 +494,7 @@ for kind, model in (("ICC(1,1)", "one-way"), ("ICC(A,1)", "two-way")):
         partial(icc_test_rejects, kind=kind),
         f"{ICC_SCENARIO}, but no subject variance",
         bound=0.12,
-        studies=(60, 400),
+        studies=(60, 300),
     )
 PARITY = "fairness.rater_group_parity.parity_by_rater_group"
 for between, name in ((True, "rater group against rater group"), (False, "rater group against the AI")):
