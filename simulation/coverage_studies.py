@@ -547,14 +547,14 @@ GAP_ESTIMANDS = {
     "ratio": "the smallest over the largest selection rate of the groups' populations (1 when equal)",
 }
 for quantity, estimand in GAP_ESTIMANDS.items():
-    for scenario in CLASSIFIERS:
-        truth = true_group_metric(CLASSIFIERS[scenario], "selection_rate", quantity)
+    for alike in CLASSIFIERS:
+        truth = true_group_metric(CLASSIFIERS[alike], "selection_rate", quantity)
         covers(
-            f"group metric {quantity}, {scenario}",
+            f"group metric {quantity}, {alike}",
             GROUP_METRIC,
             estimand,
-            partial(group_metric_covers, metric="selection_rate", quantity=quantity, scenario=scenario),
-            f"{GROUPS_SCENARIO}, {scenario} (true {quantity} {truth:.3f})",
+            partial(group_metric_covers, metric="selection_rate", quantity=quantity, scenario=alike),
+            f"{GROUPS_SCENARIO}, {alike} (true {quantity} {truth:.3f})",
             bound=0.88,
             studies=(60, 600),
         )
