@@ -109,7 +109,9 @@ def part_one(args) -> None:
             f"10 judgements per rater, refit every {args.refit_every}, {args.candidates} candidates"
         )
     started = time.perf_counter()
-    ratios, errors, coverage = [], {"balanced": [], "adaptive": []}, {"balanced": [], "adaptive": []}
+    ratios: list[float] = []
+    errors: dict[str, list[list[float]]] = {"balanced": [], "adaptive": []}
+    coverage: dict[str, list[float]] = {"balanced": [], "adaptive": []}
     judgements: list[int] = []
     options = {
         "task": args.task,
