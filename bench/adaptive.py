@@ -29,7 +29,7 @@ Three measures, each over seeds ``--first-seed`` .. + ``--seeds`` - 1:
 * the share of the design's 95% intervals that hold the truth after ``--judgements`` judgements, under
   each design, with a 95% t interval over seeds.
 The seeds run ``--jobs`` at a time in worker processes. Runtime with the defaults (20 seeds, 2 jobs) on the
-shared 2-core machine at load 10-13: about 9 min for pair_comparable and 40-60 min for triplet (its fits
+shared 2-core machine: about 9 min for pair_comparable at load 10, 23 min with --jobs 5 at load 25; triplet over an hour (its fits
 are slower); the last line prints the wall time.
 
 Part 2 (with ``--database-url``; the database is WIPED first): a choose study with an adaptive block
