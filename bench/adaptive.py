@@ -28,9 +28,9 @@ Three measures, each over seeds ``--first-seed`` .. + ``--seeds`` - 1:
   resampling the seeds (``--bootstrap`` times);
 * the share of the design's 95% intervals that hold the truth after ``--judgements`` judgements, under
   each design, with a 95% t interval over seeds.
-The seeds run ``--jobs`` at a time in worker processes. Runtime with the defaults (20 seeds, 2 jobs) on the
-shared 2-core machine: about 9 min for pair_comparable at load 10, 23 min with --jobs 5 at load 25; triplet over an hour (its fits
-are slower); the last line prints the wall time.
+The seeds run ``--jobs`` at a time in worker processes. Runtime on the shared 2-core machine: about 9 min
+for pair_comparable (20 seeds, one process, load 10), 23 min with --jobs 5 at load 25; triplet over an
+hour (its fits are slower); the last line prints the wall time.
 
 Part 2 (with ``--database-url``; the database is WIPED first): a choose study with an adaptive block
 over the same kind of pairs is loaded, simulated participants take it (refits run as the job worker
