@@ -9,7 +9,23 @@ CI_LABEL = "95% CI"
 EFFORT = "Effort-aware fairness paper"
 DP = "Differential parity paper"
 FEEDBACK = "Disagreement-feedback poster (Telukunta & Nadendla)"
-RESAMPLING = "percentile CI resampling raters (each rater's answers together); permutation test of the rater groups"
+RESAMPLING = (
+    "expanded percentile CI (Hesterberg 2015) resampling raters (each rater's answers together); permutation test "
+    "of the rater groups"
+)
+# analysis.coverage.REGISTRY keys (simulation.coverage_studies) of the procedures whose CIs or tests tables print
+YES_NO_MEANS = ("rater-group mean, yes/no answers",)
+RATING_MEANS = ("rater-group mean, 7-point ratings",)
+ICC_PROCEDURES = (
+    "ICC(1,1)",
+    "ICC(A,1)",
+    "ICC(C,1)",
+    "ICC(1,k)",
+    "ICC(A,k)",
+    "ICC(C,k)",
+    "ICC F test, one-way",
+    "ICC F test, two-way",
+)
 MAJORITY_CI = (
     "participants' CI: percentile, raters resampled within the design's blocks; the majority's CI: estimate +- z "
     "sqrt(subject variance + rater-resampling variance), for the expected rate of a crowd of this size drawn from "

@@ -264,7 +264,9 @@ def _resampled_counts(cells: np.ndarray, n_resamples: int, rng: np.random.Genera
     return (weights @ cells).reshape(n_resamples, *shape)
 
 
-def gap_interval(point: np.ndarray, resampled: np.ndarray, level: float) -> tuple[tuple[float, float], list[tuple]]:
+def gap_interval(
+    point: np.ndarray, resampled: np.ndarray, level: float, *, largest: float = 1.0
+) -> tuple[tuple[float, float], list[tuple]]:
     """An interval for the gap max_k max_{m,m'} (f_{m,k} - f_{m',k}) = max over pairs of |d_p|, d_p =
     f_{m,k} - f_{m',k} (m < m'), that covers it also when the true gap is 0.
 
@@ -273,7 +275,8 @@ def gap_interval(point: np.ndarray, resampled: np.ndarray, level: float) -> tupl
     resamples' standard deviation, c the ``level`` quantile of max_p |d*_p - d_p| / se_p), projected on
     the gap: [max_p dist(0, [L_p, U_p]), max_p max(|L_p|, |U_p|)]. When the intervals hold jointly the
     gap lies in the projection, so its coverage is at least theirs whatever the true gap (0 included;
-    conservative when one pair dominates). ``point``: f (M, K); ``resampled``: f per resample (R, M, K).
+    conservative when one pair dominates). ``point``: f (M, K); ``resampled``: f per resample (R, M, K);
+    ``largest``: the largest gap there can be (1 for rates; ``np.inf``: unbounded).
     Returns the interval and the rows (k, m, m', d, L, U)."""
     m_count, k_count = point.shape
     pairs = [(k, i, j) for k in range(k_count) for i in range(m_count) for j in range(i + 1, m_count)]
@@ -295,7 +298,7 @@ def gap_interval(point: np.ndarray, resampled: np.ndarray, level: float) -> tupl
             c = 0.0
     low, high = d - c * se, d + c * se
     gap_low = float(np.max(np.maximum(0.0, np.maximum(low, -high))))
-    gap_high = float(min(1.0, np.max(np.maximum(np.abs(low), np.abs(high)))))
+    gap_high = float(min(largest, np.max(np.maximum(np.abs(low), np.abs(high)))))
     rows = list(zip(k.tolist(), i.tolist(), j.tolist(), d.tolist(), low.tolist(), high.tolist(), strict=True))
     return (gap_low, gap_high), rows
 

@@ -20,9 +20,14 @@ bootstrap, resampling subjects with replacement within each group (stratified: g
 no resample loses a group), ``n_resamples`` resamples from ``numpy.random.default_rng(seed)``; the interval
 is the (1 - level) / 2 and (1 + level) / 2 quantiles of the resampled values (Efron & Tibshirani 1993,
 ch. 13). Resamples in which a rate is undefined (no subject with y = 1 in a group, say) are left out of
-that quantity's quantiles. The percentile interval is not reliable when a true difference is near 0 (the
-difference is a maximum, biased upward) or a group is tiny; ``tests/fairness/test_group_metrics.py``
-checks the coverage of the others by simulation.
+that quantity's quantiles. The difference and the ratio are a maximum and a minimum over the groups, so their
+percentile intervals could never reach "no gap" (difference 0, ratio 1): every resample's max - min is >= 0.
+Their intervals are instead the projections of simultaneous (sup-t bootstrap) intervals of every pair of
+groups' signed difference (``fairness.disagreement.gap_interval``), of the rates for the difference and of
+their logarithms for the ratio (ratio = exp(-max_p |log f_i - log f_j|)); they cover the truth also when it
+is "no gap" (the percentile interval of a metric is used when a group's rate is 0 and has no logarithm).
+Coverage is measured by simulation (``analysis.coverage.REGISTRY``, ``simulation.coverage_studies``); a tiny
+group still makes any interval unreliable.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from fairness.disagreement import gap_interval
 
 METRICS = ("selection_rate", "accuracy", "true_positive_rate", "false_positive_rate", "false_negative_rate")
 NEEDS_TRUTH = METRICS[1:]
@@ -80,6 +87,29 @@ class GroupMetrics:
         values = self.by_group[list(self.overall.index)]
         high = values.max()
         return (values.min() / high.where(high > 0)).where(values.notna().sum() >= 2)
+
+
+def _gap_rows(name: str, point: np.ndarray, boot: np.ndarray, level: float) -> list[dict]:
+    """The difference and ratio rows of one metric (module doc): ``point`` the groups' values, ``boot`` per
+    resample (resamples x groups)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        difference = np.max(point) - np.min(point)
+        ratio = np.min(point) / np.max(point)
+        (low, high), _ = gap_interval(point[:, None], boot[:, :, None], level)
+        logs = np.log(np.where(boot > 0, boot, np.nan))
+        if np.all(point > 0):
+            (log_low, log_high), _ = gap_interval(np.log(point)[:, None], logs[:, :, None], level, largest=np.inf)
+            ratio_ci = (float(np.exp(-log_high)), float(np.exp(-log_low)))
+        else:
+            ratios = np.min(boot, axis=1) / np.max(boot, axis=1)
+            kept = ratios[np.isfinite(ratios)]
+            tail = (1 - level) / 2
+            ratio_ci = tuple(np.quantile(kept, [tail, 1 - tail])) if len(kept) else (np.nan, np.nan)
+    return [
+        {"metric": name, "quantity": quantity, "value": float(value) if np.isfinite(value) else np.nan}
+        | {"ci_low": ci[0], "ci_high": ci[1]}
+        for quantity, value, ci in (("difference", difference, (low, high)), ("ratio", ratio, ratio_ci))
+    ]
 
 
 def group_metrics(
@@ -134,18 +164,13 @@ def group_metrics(
             if sensitive_features is not None
         }
         quantities[OVERALL] = (overall[name], boot_overall[name])
-        if len(labels) >= 2:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                for quantity, point_value, resampled in (
-                    ("difference", *(np.max(v, axis=-1) - np.min(v, axis=-1) for v in (point[name], boot[name]))),
-                    ("ratio", *(np.min(v, axis=-1) / np.max(v, axis=-1) for v in (point[name], boot[name]))),
-                ):
-                    quantities[quantity] = (point_value, np.where(np.isfinite(resampled), resampled, np.nan))
         for quantity, (value, resampled) in quantities.items():
             kept = resampled[~np.isnan(resampled)]
             ci = np.quantile(kept, [low_q, high_q]) if len(kept) else (np.nan, np.nan)
             value = float(value) if np.isfinite(value) else np.nan
             rows.append({"metric": name, "quantity": quantity, "value": value, "ci_low": ci[0], "ci_high": ci[1]})
+        if len(labels) >= 2:
+            rows += _gap_rows(name, point[name], boot[name], confidence_level)
     table = pd.DataFrame({name: point[name] for name in names}, index=pd.Index(labels, name=sensitive_name))
     table["n"] = [len(index) for index in members]
     return GroupMetrics(

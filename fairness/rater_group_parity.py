@@ -36,12 +36,13 @@ worded; ``result.verdict`` keeps the paper's rule for reference.
 
 Confidence intervals of the gap and of DPD resample raters, not answers: every rater rates many
 subjects, so raters are the clusters. Raters are drawn with replacement within their rater group (the
-group sizes are kept), the per-subject decisions recomputed, and the percentile interval taken. The
+group sizes are kept), the per-subject decisions recomputed, and the expanded percentile interval taken
+(Hesterberg 2015: the tail at Phi(sqrt(n / (n - 1)) t_{n-1, 0.025}), n the fewer raters of the two). The
 subjects are held fixed: the CI says how the comparison would vary with other raters from the same groups
 on these subjects (the AI's decisions are for these subjects); DPT's Welch test, which treats subjects
-as the sample and raters' decisions as fixed, is the complementary view. Percentile intervals from
-few raters run a little narrow (about 91% coverage of a nominal 95% with 20 raters per group in a
-simulation; tests/fairness/test_rater_group_parity.py checks at least 87% with 40 per group). ``difference()`` is
+as the sample and raters' decisions as fixed, is the complementary view. Plain percentile intervals
+from few raters ran a little narrow (about 91% coverage of a nominal 95% with 20 raters per group); the
+coverage of these is measured in ``simulation.coverage_studies`` (``bench/coverage.py``). ``difference()`` is
 max_r gap_r - min_r gap_r over the groups against the AI (or DPD with ``metric="effect_size"``); the gaps
 are signed, so no ratio is defined. Raters without a group (a missing questionnaire answer) count among
 "raters" only (resampled among themselves) and in ``n_without_group``.
@@ -58,7 +59,13 @@ from scipy import stats
 
 from analysis.correlations import resample_counts
 from fairness.differential_parity import DifferentialParityResult, Wording, differential_parity
-from fairness.rater_groups import group_of_raters, membership, permutation_pvalue, permuted_assignments
+from fairness.rater_groups import (
+    expanded_tail,
+    group_of_raters,
+    membership,
+    permutation_pvalue,
+    permuted_assignments,
+)
 
 RATERS = "raters"
 AI = "the AI"
@@ -161,11 +168,13 @@ def _gap_and_effect(r0: np.ndarray, r1: np.ndarray, a: np.ndarray) -> tuple[np.n
         return gap, gap / pooled
 
 
-def _percentile(values: np.ndarray, level: float) -> tuple[float, float]:
+def _percentile(values: np.ndarray, level: float, n: int) -> tuple[float, float]:
+    """The expanded percentile interval (``fairness.rater_groups.expanded_tail``) of the resampled ``values``,
+    n the fewest raters among the decision makers resampled."""
     ok = values[np.isfinite(values)]
-    if ok.size == 0:
+    if ok.size == 0 or n < 2:
         return float("nan"), float("nan")
-    tail = (1 - level) / 2
+    tail = expanded_tail(level, n)
     lo, hi = np.quantile(ok, [tail, 1 - tail])
     return float(lo), float(hi)
 
@@ -280,6 +289,7 @@ def parity_by_rater_group(
             outcome=outcome,
         )
         gaps, effects = _gap_and_effect(makers[r0][1:], makers[r1][1:], a)
+        fewest = min(sizes[m] for m in (r0, r1) if m in sizes)  # the AI has no raters
         no_ci = (float("nan"), float("nan"))
         gap = point.mean_difference[1] - point.mean_difference[0]
         pvalue, rule = rater_pvalue(r0, r1)
@@ -290,8 +300,8 @@ def parity_by_rater_group(
             (r0, r1),
             point,
             gap,
-            no_ci if few else _percentile(gaps, level),
-            no_ci if few else _percentile(effects, level),
+            no_ci if few else _percentile(gaps, level, fewest),
+            no_ci if few else _percentile(effects, level, fewest),
             point.n[0] + point.n[1],
             pvalue,
             rule,

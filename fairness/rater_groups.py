@@ -35,6 +35,7 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from fairness.disagreement import (
     NOTIONS,
@@ -389,11 +390,24 @@ def notions_by_rater_group(
     return RaterGroupNotions(overall, by_group, n_raters, n_answers, dr_ci)
 
 
+def expanded_tail(level: float, n: int) -> float:
+    """The lower tail of Hesterberg's (2015) expanded percentile interval from n clusters:
+    Phi(sqrt(n / (n - 1)) t_{n-1, (1 - level) / 2}) in place of (1 - level) / 2."""
+    return float(stats.norm.cdf(np.sqrt(n / (n - 1)) * stats.t.ppf((1 - level) / 2, n - 1)))
+
+
 def ratio_ci(sums: np.ndarray, rng: np.random.Generator, n_resamples: int, level: float) -> tuple[float, float]:
-    """Percentile bootstrap CI of sum(totals) / sum(counts) over raters (rows of ``sums``: a rater's
-    total and count), resampling raters with replacement: the clusters of a rater's answers stay whole."""
-    weights = rng.multinomial(len(sums), np.full(len(sums), 1 / len(sums)), size=n_resamples)
-    tail = (1 - level) / 2
+    """Expanded percentile bootstrap CI of sum(totals) / sum(counts) over the n raters (rows of ``sums``: a
+    rater's total and count), resampling raters with replacement: the clusters of a rater's answers stay
+    whole. The plain percentile interval runs narrow with few raters (88% for a nominal 95% with 10 in
+    ``simulation.coverage_studies``), so its tail is taken at Phi(sqrt(n / (n - 1)) t_{n-1, (1 - level) / 2})
+    instead of (1 - level) / 2 (Hesterberg 2015, "What teachers should know about the bootstrap", the
+    expanded percentile interval). NaN with fewer than two raters."""
+    n = len(sums)
+    if n < 2:
+        return float("nan"), float("nan")
+    weights = rng.multinomial(n, np.full(n, 1 / n), size=n_resamples)
+    tail = expanded_tail(level, n)
     boot = (weights @ sums[:, 0]) / (weights @ sums[:, 1])
     low, high = np.quantile(boot, [tail, 1 - tail])
     return float(low), float(high)

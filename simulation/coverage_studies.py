@@ -20,11 +20,17 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import binom
 
+from analysis.agreement import ICC_TYPES, rating_icc
 from analysis.coverage import Procedure, register
 from analysis.families import adjust
 from fairness.disagreement import disagreement_notions
 from fairness.error_rates import error_rates
+from fairness.group_metrics import group_metrics
+from fairness.group_options import MIN_GROUP_SIZE
+from fairness.rater_group_alpha import alpha_by_rater_group
+from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import rater_group_difference_tests
+from fairness.task_blocks import rater_group_means
 
 DIFFICULTY = (0.5, 0.6)  # b_j ~ N(0.5, 0.6): subjects of middling difficulty
 
@@ -49,10 +55,16 @@ def crowd_study(
     return answers, pd.DataFrame({"subject": np.arange(len(b)), "outcome": y, "model_label": 0}), b
 
 
+def population_p(b: np.ndarray, skill_spread: float) -> np.ndarray:
+    """E_a expit(a + b_j), a ~ N(0, skill_spread^2): a random rater's P(right) (or P(yes)) on each subject,
+    by Gauss-Hermite quadrature."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(40)
+    return (expit(np.add.outer(skill_spread * nodes, b)) * (weights / weights.sum())[:, None]).sum(0)
+
+
 def majority_accuracy(b: np.ndarray, y: np.ndarray, *, crowd: int, skill_spread: float) -> float:
     """The expected accuracy of the majority of ``crowd`` raters from the population on subjects (b, y)."""
-    nodes, weights = np.polynomial.hermite_e.hermegauss(40)
-    p = (expit(np.add.outer(skill_spread * nodes, b)) * (weights / weights.sum())[:, None]).sum(0)
+    p = population_p(b, skill_spread)
     k = np.arange(crowd + 1)[:, None]
     pmf = binom.pmf(k, crowd, p)
     return float(((pmf * (2 * k > crowd)).sum(0) + (pmf * (2 * k == crowd)).sum(0) * (y == 0)).mean())
@@ -82,18 +94,17 @@ SAME = (np.array([[0.6, 0.4]] * 3), np.array([[0.2, 0.3]] * 3))  # three identic
 DIFFERENT = (np.array([[0.6, 0.4], [0.5, 0.5], [0.6, 0.4]]), np.array([[0.2, 0.3], [0.3, 0.3], [0.25, 0.4]]))
 
 
-def true_gaps(sp: np.ndarray, dr: np.ndarray) -> dict[str, float]:
-    """CA, AE, EO (= PE = OMR for two labels) from SP[m, k] = P(yhat = k | m) and DR[m, k] = P(s = 1 | yhat
-    = k, m): CA = max_k (max_m DR - min_m DR); AE = max_m DR_m - min_m DR_m, DR_m = sum_k SP DR; EO_{m,k} =
+def true_cells(sp: np.ndarray, dr: np.ndarray) -> dict[str, np.ndarray]:
+    """The population's f_{m,k} of CA, AE, EO (= PE = OMR for two labels) from SP[m, k] = P(yhat = k | m)
+    and DR[m, k] = P(s = 1 | yhat = k, m): CA: DR; AE: DR_m = sum_k SP DR (one column); EO_{m,k} =
     a_{m,k} / (a_{m,k} + b_{m,l}), a = (1 - DR) SP, b = DR SP."""
     a, b = (1 - dr) * sp, dr * sp
-    eo = a / (a + b[:, ::-1])
-    dr_m = (sp * dr).sum(axis=1)
+    return {"CA": dr, "AE": (sp * dr).sum(axis=1, keepdims=True), "EO": a / (a + b[:, ::-1])}
 
-    def spread(f: np.ndarray) -> float:
-        return float(np.max(f.max(axis=0) - f.min(axis=0)))
 
-    return {"CA": spread(dr), "AE": float(dr_m.max() - dr_m.min()), "EO": spread(eo)}
+def true_gaps(sp: np.ndarray, dr: np.ndarray) -> dict[str, float]:
+    """Each notion's gap max_k (max_m f_{m,k} - min_m f_{m,k}) (:func:`true_cells`)."""
+    return {name: float(np.max(f.max(axis=0) - f.min(axis=0))) for name, f in true_cells(sp, dr).items()}
 
 
 def disagreement_records(
@@ -154,77 +165,396 @@ def block_family_rejects(rng: np.random.Generator, *, method: str) -> bool:
     return bool(np.nanmin(adjust(p, method)) < 0.05)
 
 
+def differences_cover(rng: np.random.Generator, *, notion: str, scenario: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Whether every signed difference f_{m,k} - f_{m',k} of ``notion`` lies in its simultaneous interval
+    (the notion_differences rows of one study)."""
+    g, k, s = disagreement_records(rng, *scenario, 200)
+    rows = disagreement_notions(g, k, s, labels=(0, 1), n_resamples=300, seed=int(rng.integers(1 << 31))).differences
+    rows = rows[rows["notion"] == notion]
+    f = true_cells(*scenario)[notion]
+    column = rows["label"].fillna(0).astype(int).to_numpy() if f.shape[1] > 1 else np.zeros(len(rows), int)
+    m, other = (rows[c].str.removeprefix("g").astype(int).to_numpy() for c in ("group", "other_group"))
+    truth = f[m, column] - f[other, column]
+    return bool(len(rows) and np.all((rows["ci_low"] - 1e-12 <= truth) & (truth <= rows["ci_high"] + 1e-12)))
+
+
+def rated_answers(
+    rng: np.random.Generator, *, raters: int, subjects: int, skill_spread: float, points: int, groups: int = 1
+) -> tuple[pd.DataFrame, float]:
+    """Every rater answers every subject: P(yes) = expit(a_i + b_j), a_i ~ N(0, skill_spread^2), b_j ~
+    N(DIFFICULTY); with ``points`` 2 a yes/no answer (1 = yes), else a rating 1 + Binomial(points - 1,
+    P(yes)) on 1..points. Raters fall in ``groups`` rater groups that do not differ. Returns the answers
+    (participant_id, rater_group, subject, value) and the population's mean answer on these subjects,
+    (points - 1) mean_j E_a expit(a + b_j) (+ 1 for ratings)."""
+    b = rng.normal(*DIFFICULTY, subjects)
+    p = expit(rng.normal(0, skill_spread, (raters, 1)) + b)
+    value = rng.binomial(points - 1, p) + (points > 2)
+    rater, subject = np.indices(p.shape).reshape(2, -1)
+    answers = pd.DataFrame(
+        {
+            "participant_id": [f"r{i}" for i in rater],
+            "rater_group": np.array([f"g{i}" for i in range(groups)])[rater % groups],
+            "subject": subject,
+            "value": value.ravel().astype(float),
+        }
+    )
+    return answers, float((points - 1) * population_p(b, skill_spread).mean() + (points > 2))
+
+
+def group_mean_covers(rng: np.random.Generator, *, raters: int, points: int) -> bool:
+    answers, truth = rated_answers(rng, raters=raters, subjects=20, skill_spread=0.8, points=points)
+    table, _ = rater_group_means(answers, "value", n_resamples=400, n_permutations=0, seed=int(rng.integers(1 << 31)))
+    row = table.iloc[0]
+    return bool(row["ci_low"] <= truth <= row["ci_high"])
+
+
+def pairwise_family_rejects(rng: np.random.Generator) -> bool:
+    """Whether any Holm-adjusted pairwise p of three rater groups that do not differ is below .05."""
+    answers, _ = rated_answers(rng, raters=36, subjects=20, skill_spread=0.8, points=2, groups=3)
+    _, test = rater_group_means(answers, "value", n_resamples=0, n_permutations=199, seed=int(rng.integers(1 << 31)))
+    return bool(min(row["pvalue_holm"] for row in test.pairwise_rows()) < 0.05)
+
+
+ICC_VARIANCES = (1.0, 0.5, 1.0)  # subjects, raters, residual
+
+
+def icc_study(rng: np.random.Generator, *, subjects: int, raters: int, subject_sd: float) -> pd.DataFrame:
+    """rating_ij = s_j + r_i + e_ij, s ~ N(0, subject_sd^2), r ~ N(0, .5), e ~ N(0, 1) (two-way random)."""
+    _, rater_var, residual = ICC_VARIANCES
+    rating = (
+        rng.normal(0, subject_sd, (1, subjects))
+        + rng.normal(0, np.sqrt(rater_var), (raters, 1))
+        + rng.normal(0, np.sqrt(residual), (raters, subjects))
+    )
+    rater, subject = np.indices(rating.shape).reshape(2, -1)
+    return pd.DataFrame({"participant_id": rater, "subject": subject, "value": rating.ravel()})
+
+
+ICC_RATERS = 6
+
+
+def true_icc(kind: str) -> float:
+    """The ICC of ``kind`` in :func:`icc_study`'s model: var_s over var_s plus the error variance of one rating
+    (ICC(1,1), ICC(A,1): var_r + var_e, the raters' effects counted as error; ICC(C,1): var_e, consistency
+    ignores them), the error divided by k for the mean of k raters (ICC(*,k)) (McGraw & Wong 1996)."""
+    subject_var, rater_var, residual = ICC_VARIANCES
+    error = residual if kind.startswith("ICC(C") else rater_var + residual
+    return subject_var / (subject_var + error / (ICC_RATERS if kind.endswith("k)") else 1))
+
+
+def icc_row(rng: np.random.Generator, kind: str, subject_sd: float) -> pd.Series:
+    ratings = icc_study(rng, subjects=20, raters=ICC_RATERS, subject_sd=subject_sd)
+    table = rating_icc(ratings, target="subject", rater="participant_id", rating="value")
+    return table[table["type"] == kind].iloc[0]
+
+
+def icc_covers(rng: np.random.Generator, *, kind: str) -> bool:
+    row = icc_row(rng, kind, np.sqrt(ICC_VARIANCES[0]))
+    return bool(row["ci_low"] <= true_icc(kind) <= row["ci_high"])
+
+
+def icc_test_rejects(rng: np.random.Generator, *, kind: str) -> bool:
+    return bool(icc_row(rng, kind, 0.0)["pvalue"] < 0.05)
+
+
+PARITY_BIAS = {"a": 0.0, "b": 0.3}  # each rater group's mean extra rating of A = 1 subjects (0: as the AI)
+
+
+def parity_study(rng: np.random.Generator, bias: dict[str, float], *, per_group: int, subjects: int) -> pd.DataFrame:
+    """Every rater rates every subject: value = t_x + b_i A_x + u_i + e, t_x ~ N(0.5, 0.15^2) the AI's
+    value, b_i ~ N(bias[group], 0.1^2), u_i ~ N(0, 0.1^2), e ~ N(0, 0.1^2); A alternates over subjects. Group
+    g's gap against the AI (on any subjects) is bias[g]; a's against b's is bias[a] - bias[b]."""
+    a = np.arange(subjects) % 2
+    ai = rng.normal(0.5, 0.15, subjects)
+    names = np.repeat(list(bias), per_group)
+    slope = rng.normal([bias[g] for g in names], 0.1)[:, None]
+    value = ai + slope * a + rng.normal(0, 0.1, (len(names), 1)) + rng.normal(0, 0.1, (len(names), subjects))
+    rater, subject = np.indices(value.shape).reshape(2, -1)
+    return pd.DataFrame(
+        {
+            "rater": rater,
+            "role": names[rater],
+            "subject": subject,
+            "sensitive": a[subject],
+            "ai": ai[subject],
+            "value": value.ravel(),
+        }
+    )
+
+
+def parity_result(rng: np.random.Generator, bias: dict[str, float], *, n_resamples: int, n_permutations: int):
+    return parity_by_rater_group(
+        parity_study(rng, bias, per_group=20, subjects=40),
+        "role",
+        ai="ai",
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+        seed=int(rng.integers(1 << 31)),
+    )
+
+
+def parity_gap_covers(rng: np.random.Generator, *, between: bool) -> bool:
+    """The gap CI of rater groups a against b (truth bias[a] - bias[b]) or of b against the AI (bias[b])."""
+    result = parity_result(rng, PARITY_BIAS, n_resamples=400, n_permutations=9)  # tests not measured here
+    comparison = result.between_groups[("a", "b")] if between else result.by_group["b"]
+    low, high = comparison.gap_confidence_interval
+    truth = PARITY_BIAS["a"] - PARITY_BIAS["b"] if between else PARITY_BIAS["b"]
+    return bool(low <= truth <= high)
+
+
+def parity_test_rejects(rng: np.random.Generator, *, between: bool) -> bool:
+    """Whether the rater-level test of a true null rejects at 5%: two groups alike (permutation test between
+    them) or a group whose raters rate as the AI does (jackknife t against the AI)."""
+    bias = {"a": 0.2, "b": 0.2} if between else {"a": 0.0, "b": 0.0}
+    result = parity_result(rng, bias, n_resamples=0, n_permutations=199)
+    comparison = result.between_groups[("a", "b")] if between else result.by_group["a"]
+    return bool(comparison.pvalue < 0.05)
+
+
+ALPHA_WEIGHTS = (1.0, 0.6, 0.9)  # a0, a1 (aggregate d_S), a2 (trajectory d_E): alpha = a2 / (a1 + a2) = 0.6
+
+
+def alpha_study(rng: np.random.Generator, *, participants: int, pairs: int, stimulus_sd: float):
+    """One condition's pairs: each participant rates every pair, d = a0 + a1 d_S + a2 d_E + (c_i + p_x) +
+    e, d_S and d_E uniform on 1..7 per pair, participant slopes (c_i ~ N(0, 0.15^2) added to a1 and a2 each),
+    pair effects p_x ~ N(0, stimulus_sd^2), e ~ N(0, 0.5^2). Returns the pairs frame and alpha for these pairs
+    (the least-squares fit of infinitely many participants on them: the pairs' mean d regressed on their
+    distances) and for pairs like these (a2 / (a1 + a2))."""
+    a0, a1, a2 = ALPHA_WEIGHTS
+    d_s, d_e = rng.integers(1, 8, (2, pairs)).astype(float)
+    effect = rng.normal(0, stimulus_sd, pairs)
+    slopes = rng.normal(0, 0.15, (participants, 2))
+    d = (
+        a0
+        + (a1 + slopes[:, :1]) * d_s
+        + (a2 + slopes[:, 1:]) * d_e
+        + effect
+        + rng.normal(0, 0.5, (participants, pairs))
+    )
+    person, pair = np.indices(d.shape).reshape(2, -1)
+    frame = pd.DataFrame(
+        {
+            "participant_id": person,
+            "rater_group": "g",
+            "stimulus": pair,
+            "d_aggr": d_s[pair],
+            "d_traj": d_e[pair],
+            "d_overall": d.ravel(),
+        }
+    )
+    x = np.column_stack([np.ones(pairs), d_s, d_e])
+    beta = np.linalg.lstsq(x, x @ np.array(ALPHA_WEIGHTS) + effect, rcond=None)[0]
+    return frame, float(beta[2] / (beta[1] + beta[2])), a2 / (a1 + a2)
+
+
+def alpha_covers(rng: np.random.Generator, *, generalise: bool) -> bool:
+    """ci_participants against alpha for these pairs, or ci_stimuli against alpha for pairs like these."""
+    frame, these, like_these = alpha_study(rng, participants=40, pairs=12, stimulus_sd=0.3)
+    result = alpha_by_rater_group(
+        frame, "rater_group", n_resamples=400, n_permutations=0, seed=int(rng.integers(1 << 31)), generalise="stimuli"
+    )
+    low, high = result.overall.ci_stimuli if generalise else result.overall.ci_participants
+    return bool(low <= (like_these if generalise else these) <= high)
+
+
+GROUP_SIZES = (200, 150, 100)
+# P(yhat = 1 | y = 1) and P(yhat = 1 | y = 0) per group, P(y = 1) = 0.4: every group alike, or not
+CLASSIFIERS = {"no gap": ((0.6, 0.2), (0.6, 0.2), (0.6, 0.2)), "a gap": ((0.6, 0.2), (0.7, 0.3), (0.8, 0.3))}
+
+
+def true_group_metric(classifier: tuple[tuple[float, float], ...], metric: str, quantity: str) -> float:
+    """selection rate 0.4 h + 0.6 f, accuracy 0.4 h + 0.6 (1 - f) per group (h, f: P(yhat = 1) when y = 1,
+    0); overall weighted by GROUP_SIZES."""
+    values = np.array([0.4 * h + 0.6 * (f if metric == "selection_rate" else 1 - f) for h, f in classifier])
+    if quantity == "overall":
+        return float(np.average(values, weights=GROUP_SIZES))
+    return float(values.max() - values.min() if quantity == "difference" else values.min() / values.max())
+
+
+def group_metric_covers(rng: np.random.Generator, *, metric: str, quantity: str, scenario: str) -> bool:
+    classifier = CLASSIFIERS[scenario]
+    groups = np.repeat(["a", "b", "c"], GROUP_SIZES)
+    high, low = (np.repeat([c[i] for c in classifier], GROUP_SIZES) for i in (0, 1))
+    y = (rng.random(len(groups)) < 0.4).astype(int)
+    yhat = (rng.random(len(groups)) < np.where(y == 1, high, low)).astype(int)
+    rows = group_metrics(yhat, y_true=y, sensitive_features=groups, n_resamples=300, seed=int(rng.integers(1 << 31)))
+    row = rows.intervals.set_index(["metric", "quantity"]).loc[(metric, quantity)]
+    truth = true_group_metric(classifier, metric, quantity)
+    return bool(row["ci_low"] - 1e-12 <= truth <= row["ci_high"] + 1e-12)
+
+
+def covers(key: str, function: str, estimand: str, simulate, scenario: str, *, bound: float, studies: tuple[int, int]):
+    """Register an interval: nominal 95%, ``bound`` its floor, ``studies`` (reduced, full)."""
+    register(Procedure(key, function, estimand, "coverage", 0.95, bound, simulate, *studies, scenario))
+
+
+def sized(key: str, function: str, estimand: str, simulate, scenario: str, *, bound: float, studies: tuple[int, int]):
+    """Register a test at 5%: ``bound`` its largest acceptable size, ``studies`` (reduced, full)."""
+    register(Procedure(key, function, estimand, "size", 0.05, bound, simulate, *studies, scenario))
+
+
 MAJORITY = "fairness.error_rates.error_rates (majority rows)"
 for blocks, per_block in ((20, 25), (1, 200)):
     for population in (False, True):
-        register(
-            Procedure(
-                key=f"majority accuracy, {blocks} block{'s' * (blocks > 1)}, "
-                + ("subjects like these" if population else "these subjects"),
-                function=MAJORITY,
-                estimand="the expected accuracy of the majority of a crowd of this size drawn from the rater "
-                + (
-                    "population, on a population of subjects like these"
-                    if population
-                    else "population, on these subjects"
-                ),
-                kind="coverage",
-                nominal=0.95,
-                bound=0.84,
-                simulate=partial(
-                    majority_covers,
-                    blocks=blocks,
-                    per_block=per_block,
-                    crowd=20,
-                    skill_spread=0.3,
-                    population=population,
-                ),
-                reduced=50,
-                full=400,
-                scenario=f"{blocks} x {per_block} subjects, 20 raters per block, rater skill sd 0.3",
-            )
+        covers(
+            f"majority accuracy, {blocks} block{'s' * (blocks > 1)}, "
+            + ("subjects like these" if population else "these subjects"),
+            MAJORITY,
+            "the expected accuracy of the majority of a crowd of this size drawn from the rater population, on "
+            + ("a population of subjects like these" if population else "these subjects"),
+            partial(
+                majority_covers, blocks=blocks, per_block=per_block, crowd=20, skill_spread=0.3, population=population
+            ),
+            f"{blocks} x {per_block} subjects, 20 raters per block, rater skill sd 0.3",
+            bound=0.84,
+            studies=(50, 400),
         )
+NOTIONS_FUNCTION = "fairness.disagreement.disagreement_notions"
 for notion in ("CA", "AE", "EO"):
     for name, scenario in (("no gap", SAME), ("a gap", DIFFERENT)):
-        register(
-            Procedure(
-                key=f"{notion} gap, {name}",
-                function="fairness.disagreement.disagreement_notions (ci)",
-                estimand=f"{notion}: the largest difference between subject groups' population rates (0 when equal)",
-                kind="coverage",
-                nominal=0.95,
+        for label, simulate, estimand, what, full in (
+            (
+                "gap",
+                gap_covers,
+                "the largest difference between subject groups' population rates (0 when equal)",
+                f"true {notion} = {true_gaps(*scenario)[notion]:.3f}",
+                1000,
+            ),
+            (
+                "signed differences",
+                differences_cover,
+                "f(group) - f(other group) in the population, for every pair of groups and label at once",
+                "covered when every pair's interval holds",
+                500,
+            ),
+        ):
+            covers(
+                f"{notion} {label}, {name}",
+                f"{NOTIONS_FUNCTION} ({'ci' if label == 'gap' else 'differences'})",
+                f"{notion}: {estimand}",
+                partial(simulate, notion=notion, scenario=scenario),
+                f"3 groups x 200 records, {name} ({what})",
                 bound=0.86,
-                simulate=partial(gap_covers, notion=notion, scenario=scenario),
-                reduced=60,
-                full=1000,
-                scenario=f"3 groups x 200 records, {name} (true {notion} = {true_gaps(*scenario)[notion]:.3f})",
+                studies=(60, full),
             )
+sized(
+    "no-gap permutation test",
+    f"{NOTIONS_FUNCTION} (pvalue)",
+    "H0: the subject groups are exchangeable (no gap); size at 5%",
+    no_gap_rejects,
+    "3 identical groups x 200 records, AE",
+    bound=0.13,
+    studies=(60, 1000),
+)
+sized(
+    "block family, Holm",
+    "analysis.families.adjust",
+    "the family-wise error rate of a block's rater-group tests in a null study",
+    partial(block_family_rejects, method="holm"),
+    "36 raters in 3 groups that do not differ, 12 tests",
+    bound=0.13,
+    studies=(60, 500),
+)
+for points, answers in ((2, "yes/no answers"), (7, "7-point ratings")):
+    covers(
+        f"rater-group mean, {answers}",
+        "fairness.task_blocks.rater_group_means (ci)",
+        "the mean answer of a rater drawn from the group's population, on these subjects",
+        partial(group_mean_covers, raters=MIN_GROUP_SIZE, points=points),
+        f"{MIN_GROUP_SIZE} raters (the smallest compared group) x 20 subjects, {answers}, rater effect sd 0.8 on "
+        "the logit",
+        bound=0.88,
+        studies=(80, 1000),
+    )
+sized(
+    "pairwise family, Holm",
+    "fairness.rater_groups.compare_groups (pairwise, pvalue_holm)",
+    "the family-wise error rate of the Holm-adjusted tests of every pair of rater groups, in a null study",
+    pairwise_family_rejects,
+    "36 raters in 3 groups that do not differ, yes/no answers, 3 pairs",
+    bound=0.13,
+    studies=(80, 1000),
+)
+ICC_SCENARIO = f"20 subjects x {ICC_RATERS} raters, variances: subjects 1, raters 0.5, residual 1"
+for kind in ICC_TYPES:
+    covers(
+        kind,
+        "analysis.agreement.rating_icc (ci)",
+        f"{kind} of the two-way random-effects model the ratings come from",
+        partial(icc_covers, kind=kind),
+        f"{ICC_SCENARIO} (true {kind} = {true_icc(kind):.3f})",
+        bound=0.88,
+        studies=(60, 300),
+    )
+for kind, model in (("ICC(1,1)", "one-way"), ("ICC(A,1)", "two-way")):
+    sized(
+        f"ICC F test, {model}",
+        f"analysis.agreement.rating_icc (pvalue of {kind} and its k version)",
+        "H0: the subjects do not differ (ICC = 0); size at 5%",
+        partial(icc_test_rejects, kind=kind),
+        f"{ICC_SCENARIO}, but no subject variance",
+        bound=0.12,
+        studies=(60, 300),
+    )
+PARITY = "fairness.rater_group_parity.parity_by_rater_group"
+for between, name in ((True, "rater group against rater group"), (False, "rater group against the AI")):
+    covers(
+        f"parity gap, {name}",
+        f"{PARITY} (gap ci)",
+        "the gap m1 - m0 of decision makers whose decisions are the mean ratings of the rater groups' "
+        "populations, on these subjects",
+        partial(parity_gap_covers, between=between),
+        "20 raters per group x 40 subjects, true gaps 0 and 0.3",
+        bound=0.86,
+        studies=(60, 600),
+    )
+    sized(
+        f"parity test, {name}",
+        f"{PARITY} (pvalue: " + ("permutation of raters)" if between else "rater jackknife t)"),
+        "H0: "
+        + ("the two rater groups' raters are exchangeable" if between else "the group's gap against the AI is 0")
+        + "; size at 5%",
+        partial(parity_test_rejects, between=between),
+        "20 raters per group x 40 subjects, no gap",
+        bound=0.12,
+        studies=(60, 600),
+    )
+for generalise, estimand in ((False, "for these pairs"), (True, "for pairs like these")):
+    covers(
+        f"alpha, {estimand}",
+        "fairness.rater_group_alpha.alpha_by_rater_group ("
+        + ("ci_stimuli: two-way bootstrap" if generalise else "ci_participants: participants resampled")
+        + ")",
+        f"alpha = a2 / (a1 + a2) of the rater population's ratings, {estimand}",
+        partial(alpha_covers, generalise=generalise),
+        "40 participants x 12 pairs, participant slopes sd 0.15, pair effects sd 0.3",
+        bound=0.86,
+        studies=(60, 400),
+    )
+GROUP_METRIC = "fairness.group_metrics.group_metrics (audit_models' group metrics)"
+GROUPS_SCENARIO = "3 groups of 200, 150 and 100 subjects, P(y = 1) = 0.4"
+covers(
+    "group metric, overall accuracy",
+    GROUP_METRIC,
+    "the classifier's accuracy in the population the subjects come from, the groups weighted as in the file",
+    partial(group_metric_covers, metric="accuracy", quantity="overall", scenario="a gap"),
+    GROUPS_SCENARIO,
+    bound=0.88,
+    studies=(60, 600),
+)
+GAP_ESTIMANDS = {
+    "difference": "the largest minus the smallest selection rate of the groups' populations (0 when equal)",
+    "ratio": "the smallest over the largest selection rate of the groups' populations (1 when equal)",
+}
+for quantity, estimand in GAP_ESTIMANDS.items():
+    for alike in CLASSIFIERS:
+        truth = true_group_metric(CLASSIFIERS[alike], "selection_rate", quantity)
+        covers(
+            f"group metric {quantity}, {alike}",
+            GROUP_METRIC,
+            estimand,
+            partial(group_metric_covers, metric="selection_rate", quantity=quantity, scenario=alike),
+            f"{GROUPS_SCENARIO}, {alike} (true {quantity} {truth:.3f})",
+            bound=0.88,
+            studies=(60, 600),
         )
-register(
-    Procedure(
-        key="no-gap permutation test",
-        function="fairness.disagreement.disagreement_notions (pvalue)",
-        estimand="H0: the subject groups are exchangeable (no gap); size at 5%",
-        kind="size",
-        nominal=0.05,
-        bound=0.13,
-        simulate=no_gap_rejects,
-        reduced=60,
-        full=1000,
-        scenario="3 identical groups x 200 records, AE",
-    )
-)
-register(
-    Procedure(
-        key="block family, Holm",
-        function="analysis.families.adjust",
-        estimand="the family-wise error rate of a block's rater-group tests in a null study",
-        kind="size",
-        nominal=0.05,
-        bound=0.13,
-        simulate=partial(block_family_rejects, method="holm"),
-        reduced=60,
-        full=500,
-        scenario="36 raters in 3 groups that do not differ, 12 tests",
-    )
-)

@@ -22,6 +22,7 @@ from core.report_texts import (
     MAJORITY_CI,
     MAJORITY_PROCEDURES,
     RESAMPLING,
+    YES_NO_MEANS,
     Explanation,
     ReportTable,
     TableView,
@@ -201,6 +202,7 @@ class Agree(BlockTask):
             estimate="mean",
             figure=("rater_group", "mean"),
             headline="mean",
+            procedures=YES_NO_MEANS,
         ),
         "notions": ReportTable(
             "disagreement-derived notions by rater group",
@@ -257,6 +259,7 @@ class Agree(BlockTask):
                 f"{FEEDBACK}, Eq. 0-5",
             ),
             estimate="difference",
+            procedures=tuple(f"{n} signed differences, {c}" for n in ("CA", "AE", "EO") for c in ("no gap", "a gap")),
         ),
         "agree_error_rates": ReportTable(
             "error rates against the outcome: participants, their majority and the model",

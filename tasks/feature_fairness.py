@@ -15,7 +15,7 @@ from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
 from core.columns import Column
-from core.report_texts import CI_LABEL, RESAMPLING, Explanation, ReportTable
+from core.report_texts import CI_LABEL, RESAMPLING, YES_NO_MEANS, Explanation, ReportTable
 from simulation.feature_judgements import PROPERTIES
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, BuilderProblem
 from tasks.fields import prediction_field, scale_field
@@ -170,6 +170,7 @@ class FeatureFairness(BlockTask):
             ),
             estimate="share",
             figure=("feature", "share"),
+            procedures=YES_NO_MEANS,
         ),
         "feature_properties": ReportTable(
             "why a feature is judged fair: the latent-property model",

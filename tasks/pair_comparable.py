@@ -5,7 +5,7 @@ from django import forms
 from django.utils.translation import gettext, gettext_noop
 
 from core.columns import Column
-from core.report_texts import GROUP_MEANS, RESAMPLING, Explanation, ReportTable, TableView
+from core.report_texts import GROUP_MEANS, RESAMPLING, YES_NO_MEANS, Explanation, ReportTable, TableView
 from tasks.agree import ANSWER_YES_NO, BinaryTaskForm, binary_extras, bts_prompt
 from tasks.base import Adaptive, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
@@ -79,6 +79,7 @@ class PairComparable(BlockTask):
                 "al. (2012)",
             ),
             estimate="mean",
+            procedures=YES_NO_MEANS,
         ),
         "pairs": ReportTable(
             "share 'treat alike' per pair",

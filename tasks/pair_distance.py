@@ -301,6 +301,7 @@ class PairDistance(BlockTask):
                 f"{EFFORT}, Eq. 5",
             ),
             headline="alpha",
+            procedures=("alpha, for these pairs", "alpha, for pairs like these"),
         ),
     }
 

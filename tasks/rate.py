@@ -14,10 +14,12 @@ from core.report_texts import (
     ERROR_RATE_COLUMNS,
     GROUP_MEANS,
     ICC_COLUMNS,
+    ICC_PROCEDURES,
     IN_GROUP,
     IN_GROUP_RATES,
     MAJORITY_CI,
     MAJORITY_PROCEDURES,
+    RATING_MEANS,
     RESAMPLING,
     Explanation,
     ReportTable,
@@ -187,6 +189,7 @@ class Rate(BlockTask):
             ),
             estimate="mean",
             figure=("subject_group", "mean"),
+            procedures=RATING_MEANS,
         ),
         "parity": ReportTable(
             "differential parity of rater groups and the AI",
@@ -225,6 +228,11 @@ class Rate(BlockTask):
             ),
             estimate="gap",
             headline="gap",
+            procedures=tuple(
+                f"parity {measured}, rater group against {other}"
+                for measured in ("gap", "test")
+                for other in ("rater group", "the AI")
+            ),
         ),
         "icc": ReportTable(
             "agreement among raters (ICC)",
@@ -237,6 +245,7 @@ class Rate(BlockTask):
                 "Shrout & Fleiss (1979); McGraw & Wong (1996); pingouin intraclass_corr",
             ),
             estimate="icc",
+            procedures=ICC_PROCEDURES,
         ),
         "rate_error_rates": ReportTable(
             "error rates against the outcome: raters, their majority and the model",

@@ -61,6 +61,21 @@ GROUP_METRIC_COLUMNS = {
     "n": "Subjects",
 }
 SUMMARY_QUANTITIES = ("overall", "difference", "ratio")  # the report's rows of the group metrics
+# Each audit table (by its CSV's name; the disagreement calibration's paragraph) that prints an interval or a
+# p-value -> the analysis.coverage.REGISTRY keys (simulation.coverage_studies) whose simulations measure them;
+# () for those no registered simulation measures yet (tests/analysis/test_coverage_registry.py lists them).
+AUDIT_PROCEDURES: dict[str, tuple[str, ...]] = {
+    "group_metrics": (
+        "group metric, overall accuracy",
+        *(f"group metric {q}, {s}" for q in ("difference", "ratio") for s in ("no gap", "a gap")),
+    ),
+    "disagreement_notions": tuple(f"{n} gap, {s}" for n in ("CA", "AE", "EO") for s in ("no gap", "a gap")),
+    "eaif": (),
+    "disagreement_calibration": (),
+    "human_metric_lipschitz": (),
+    "utility_agreement": (),
+    "feature_importance": (),
+}
 WORST_COLUMNS = {"id_i": "Subject i", "id_j": "Subject j", "D": "D", "d": "d", "violation": "D - d"}
 LIPSCHITZ_COLUMNS = {
     "model": "Model",

@@ -68,6 +68,7 @@ GENERIC_TABLES = {
         },
         DESIGN["pairwise"],
         estimate="difference",
+        procedures=("pairwise family, Holm",),
     ),
     "subject_groups": ReportTable(
         "subject groups compared",

@@ -1,7 +1,11 @@
 """Every registered interval and test (analysis.coverage.REGISTRY, simulation.coverage_studies) holds its
-coverage floor or size ceiling at the reduced size; every report table that prints an interval or a
-p-value names registered procedures or is listed as not yet measured here."""
+coverage floor or size ceiling at the reduced size; every report table (design and audit reports) that prints
+an interval or a p-value names registered procedures or is listed as not yet measured here."""
 
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
 import pytest
 
 import simulation.coverage_studies  # noqa: F401 - registers the procedures
@@ -25,20 +29,11 @@ def test_registry_entries_state_their_estimand():
 # yet (their estimators' coverage is measured by the bench/ scripts named in their explanations). A new table
 # with an interval or a test must name registered procedures instead of joining this list.
 NOT_YET_REGISTERED = {
-    "alpha",
     "borda",
     "comparable_metric",
-    "disagreement_rate",
     "feature_properties",
-    "feature_shares",
-    "icc",
     "in_group",
     "in_group_rates",
-    "notion_differences",
-    "pairwise",
-    "parity",
-    "ratings",
-    "shares",
     "strengths",
     "triplet_metric",
     "utility_weights",
@@ -62,3 +57,63 @@ def test_every_report_table_with_intervals_or_tests_names_registered_procedures(
         assert set(table.procedures) <= set(REGISTRY), name
     stale = {name for name in NOT_YET_REGISTERED if name in DESIGN_TABLES and DESIGN_TABLES[name].procedures}
     assert stale == set(), "registered now: take them off NOT_YET_REGISTERED"
+
+
+# Audit tables (runs.reports.audit.AUDIT_PROCEDURES) whose intervals no registered simulation measures yet.
+AUDIT_NOT_YET_REGISTERED = {
+    "eaif",
+    "disagreement_calibration",
+    "human_metric_lipschitz",
+    "utility_agreement",
+    "feature_importance",
+}
+
+
+def _csv_prints_inference(columns) -> bool:
+    return any(c.startswith("ci_") or c == "pvalue" or c.endswith("_pvalue") for c in columns)
+
+
+def assert_audit_intervals_are_registered(out: Path) -> None:
+    """Every CSV of the audit in ``out`` with an interval or a p-value is a table of AUDIT_PROCEDURES, whose keys
+    are registered or which is listed in AUDIT_NOT_YET_REGISTERED."""
+    from runs.reports.audit import AUDIT_PROCEDURES
+
+    with_inference = {p.stem for p in out.glob("*.csv") if _csv_prints_inference(pd.read_csv(p, nrows=0).columns)}
+    assert with_inference, "the audit printed no interval: nothing was checked"
+    assert with_inference <= set(AUDIT_PROCEDURES), "name their procedures in runs.reports.audit.AUDIT_PROCEDURES"
+    for name in with_inference:
+        assert AUDIT_PROCEDURES[name] or name in AUDIT_NOT_YET_REGISTERED, name
+
+
+def test_audit_procedures_are_registered_or_listed():
+    from runs.reports.audit import AUDIT_PROCEDURES
+
+    for name, keys in AUDIT_PROCEDURES.items():
+        assert set(keys) <= set(REGISTRY), name
+        assert bool(keys) != (name in AUDIT_NOT_YET_REGISTERED), f"{name}: registered, or listed as not yet"
+
+
+def test_every_audit_table_with_intervals_names_registered_procedures(tmp_path):
+    """An audit with effort series (sampled EaIF, so it has intervals), yes/no feedback and group columns."""
+    from fairness.model_audit import audit, read_subjects
+    from runs.reports.audit import write_audit_report
+    from tests.fairness.test_model_audit import table
+
+    frame = table(200, seed=2)
+    rng = np.random.default_rng(3)
+    shown = (frame["score_a"] >= 0.5).astype(int)
+    feedback = pd.DataFrame(
+        [
+            {"participant": f"p{p}", "subject": frame["id"][i], "model_label": shown[i]}
+            | {"disagreement": int(rng.random() < 0.3)}
+            for p in range(10)
+            for i in range(0, 200, 4)
+        ]
+    )
+    subjects = read_subjects(frame)
+    result = audit(
+        subjects, desirable=False, scale=1.0, feedback=feedback, shown_model="a", n_resamples=50, exact_limit=100
+    )
+    write_audit_report(result, tmp_path, title="audit")
+    assert {"group_metrics", "eaif", "disagreement_notions"} <= {p.stem for p in tmp_path.glob("*.csv")}
+    assert_audit_intervals_are_registered(tmp_path)

@@ -698,3 +698,42 @@ def test_simulated_raters_may_disagree_on_the_metric():
 
     same, differ = shares(0.0), shares(0.5)
     assert same[0] == same[1] == same[2] and differ[0] == differ[2] != differ[1]
+
+
+def test_design_intervals_are_scored_against_the_truth():
+    """``against_truth``: mean Wald width 2 z sd, squared error summed, the share of intervals holding the
+    truth (by hand: sd 0.5 and 1; errors 0.5 and 2.5, the second beyond 1.96 sd)."""
+    from simulation.adaptive import against_truth
+
+    width, error, covered = against_truth([1.0, 2.0], [[0.25, 0.0], [0.0, 1.0]], [1.5, -0.5])
+    assert width == pytest.approx(1.959963984540054 * 1.5)
+    assert error == pytest.approx(0.25 + 6.25)
+    assert covered == 0.5
+
+
+def test_simulated_elicitation_records_the_squared_error_and_the_coverage():
+    """Both designs record, beside the CI width, the squared error against the drawn truth (falling as
+    judgements accumulate) and the design intervals' coverage (a share)."""
+    from simulation.adaptive import simulate_elicitation
+
+    run = simulate_elicitation("balanced", task="pair_comparable", n_subjects=12, judgements=800, step=200, seed=1)
+    errors = [e for e in run.squared_error if np.isfinite(e)]
+    assert len(run.squared_error) == len(run.coverage) == len(run.judgements) == 4
+    assert errors[-1] < errors[0] and all(0 <= c <= 1 for c in run.coverage if np.isfinite(c))
+
+
+def test_a_non_diagonal_true_metric_changes_the_answers_not_the_truth():
+    """``off_diagonal`` rho: M = D^1/2 ((1 - rho) I + rho J) D^1/2; the same seed draws the same weights (the
+    truth, diag M), the answers differ; a rho that leaves M indefinite is refused."""
+    from simulation.adaptive import simulation_task
+
+    grid = np.linspace(0.01, 0.99, 50)
+
+    def shares(rho: float) -> list[float]:
+        sim = simulation_task("pair_comparable", np.random.default_rng(0), 8, 1.0, 3, 0.0, rho)
+        return [float(np.mean([sim.answer(0, ends, u) for u in grid])) for ends in sim.items.values()]
+
+    diagonal, correlated = shares(0.0), shares(0.5)
+    assert diagonal != correlated and len(diagonal) == len(correlated) == 28
+    with pytest.raises(ValueError, match="positive definite"):
+        simulation_task("triplet", np.random.default_rng(0), 6, 1.0, 3, 0.0, -0.6)

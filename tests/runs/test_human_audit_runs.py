@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 from participation.simulate import simulate_participants
 from studies.services import study_load
 from studies.synthetic_defendants import draw_defendants
+from tests.analysis.test_coverage_registry import assert_audit_intervals_are_registered
 from tests.studies.test_builder import build
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 from tests.surveys.test_report_browser import open_as_alice
@@ -83,6 +84,7 @@ def test_an_audit_uses_the_metric_the_utilities_and_the_feature_judgements_peopl
     assert priors_only["importance"].abs().max() < 1e-9  # a model that ignores a feature does not rely on it
     html = (out / "report.html").read_text()
     assert "L = 2: a pair violates when its scores differ by more than 2 score units per unit of human-metric" in html
+    assert_audit_intervals_are_registered(out)
     for title in (
         "Individual fairness under the human metric",
         "Worst pairs under the human metric",
