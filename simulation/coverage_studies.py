@@ -13,7 +13,7 @@ registered in ``analysis.coverage.REGISTRY`` with its estimand (importing this m
   and the family of a block's rater-group tests (T and W of DR and the five notions).
 """
 
-from functools import partial
+from functools import cache, partial
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,7 @@ from fairness.disagreement import disagreement_notions
 from fairness.error_rates import error_rates
 from fairness.group_metrics import group_metrics
 from fairness.group_options import MIN_GROUP_SIZE
+from fairness.individual import eaif, eaif_sampled
 from fairness.rater_group_alpha import alpha_by_rater_group
 from fairness.rater_group_parity import parity_by_rater_group
 from fairness.rater_groups import rater_group_difference_tests
@@ -558,3 +559,32 @@ for quantity, estimand in GAP_ESTIMANDS.items():
             bound=0.88,
             studies=(60, 600),
         )
+
+
+@cache
+def _eaif_population() -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """3,000 subjects with effort, aggregate and a risk in [0, 1], and their exact EaIF (alpha 0.6)."""
+    rng = np.random.default_rng(3000)
+    e, s = rng.gamma(2.0, 0.1, size=3000), rng.gamma(2.0, 0.1, size=3000)
+    r = np.clip(0.6 * e + 0.4 * s + rng.normal(0, 0.1, size=3000), 0, 1)
+    return e, s, r, eaif(e, s, r, alpha=0.6)
+
+
+def eaif_sampled_covers(rng: np.random.Generator, *, bound: str) -> bool:
+    """One sampled EaIF of :func:`_eaif_population` (20,000 pairs, a fresh seed): does its interval hold the exact
+    value?"""
+    e, s, r, exact = _eaif_population()
+    est = eaif_sampled(e, s, r, alpha=0.6, n_pairs=20_000, seed=int(rng.integers(2**31)), bound=bound)
+    return est.ci[0] <= exact <= est.ci[1]
+
+
+for eaif_bound in ("bernstein", "hoeffding"):
+    covers(
+        f"sampled EaIF, {eaif_bound} bound",
+        "fairness.individual.eaif_sampled (audit_models above its exact limit)",
+        "the exact EaIF of these subjects over all their pairs (the sampling of pairs is the only randomness)",
+        partial(eaif_sampled_covers, bound=eaif_bound),
+        "3,000 subjects, 20,000 uniform pairs per study, alpha 0.6",
+        bound=0.93,
+        studies=(60, 400),
+    )

@@ -61,7 +61,6 @@ def test_every_report_table_with_intervals_or_tests_names_registered_procedures(
 
 # Audit tables (runs.reports.audit.AUDIT_PROCEDURES) whose intervals no registered simulation measures yet.
 AUDIT_NOT_YET_REGISTERED = {
-    "eaif",
     "disagreement_calibration",
     "human_metric_lipschitz",
     "utility_agreement",
