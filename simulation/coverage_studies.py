@@ -228,3 +228,5 @@ register(
         scenario="36 raters in 3 groups that do not differ, 12 tests",
     )
 )
+
+import simulation.estimand_studies  # noqa: E402, F401 - the choose, in-group and metric tables' procedures
