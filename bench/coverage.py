@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path[0] = str(Path(__file__).resolve().parent.parent)  # not bench/: its coverage.py would shadow numba's coverage
 
 import simulation.coverage_studies as studies  # noqa: E402 - registers the procedures
 from analysis.coverage import REGISTRY, measure  # noqa: E402

@@ -17,7 +17,9 @@ concave), so the fit is a convex problem over the PSD cone; it is solved over M 
 analytic gradient, scipy's L-BFGS-B) with a small trace penalty ``PENALTY * tr(M)`` that sets directions no judgement
 informs (the sum of a many-valued column's indicators) to 0. ``feature_weights`` are per original
 feature the squared distance M gives to a difference in that feature alone: a full-range difference
-(numeric) or a change of value (categorical, averaged over the pairs of values). Their CIs are
+(numeric) or a change of value (categorical, averaged over the pairs of values), i.e. M's diagonal over
+the features; what two features' differences add together, 2 u' M v (``cross_terms``: u' M v, M's
+off-diagonal entry for numeric and two-valued features), is not in the weights. Their CIs are
 basic bootstrap intervals (:func:`basic_interval`) over ``n_resamples`` refits on raters resampled with
 replacement (each rater's judgements kept together, as the rater-group
 analyses resample).
@@ -165,10 +167,26 @@ class HumanMetric:
         delta = scaled[0] - scaled[1]
         return float(np.sqrt(max(delta @ self.matrix.to_numpy() @ delta, 0.0)))
 
+    @property
+    def cross_terms(self) -> pd.DataFrame:
+        """M's off-diagonal part over the features: entry (f, g) = the mean of u' M v over the directions u
+        of a change in f alone and v in g alone (``Scaling.feature_directions``), so that a difference in
+        both has d^2 = weight_f + weight_g + 2 (f, g); M's entry over the scaled columns for numeric and
+        two-valued features. The diagonal is NaN (the weights)."""
+        features = list(self.scaling.features)
+        matrix = self.matrix.to_numpy()
+        directions = [np.array(self.scaling.feature_directions(f)) for f in features]
+        cross = np.array([[np.mean(u @ matrix @ v.T) for v in directions] for u in directions], dtype=float)
+        np.fill_diagonal(cross, np.nan)
+        return pd.DataFrame(cross, index=features, columns=features)
+
     def summary(self) -> pd.DataFrame:
-        """feature, weight, ci_low, ci_high."""
+        """feature, weight, ci_low, ci_high and ``m_with_<g>``: the cross term with each other feature g."""
+        cross = self.cross_terms
         return pd.DataFrame({"feature": self.feature_weights.index, "weight": self.feature_weights.to_numpy()}).assign(
-            ci_low=self.ci_low.to_numpy(), ci_high=self.ci_high.to_numpy()
+            ci_low=self.ci_low.to_numpy(),
+            ci_high=self.ci_high.to_numpy(),
+            **{f"m_with_{g}": cross[g].to_numpy() for g in cross.columns},
         )
 
 
@@ -459,7 +477,8 @@ def metric_by_rater_group(
     """:func:`fit_metric` for all raters (``fairness.rater_groups.ALL``) and each rater group (``judgements``'
     column rater_group), with at most MAX_METRIC_RESAMPLES rater resamples (each a refit; the coverage
     simulations used 100). Returns the table (rater_group, feature, weight, ci_low, ci_high, n_judgements,
-    n_raters, note: a failed fit's reason) and the notes."""
+    n_raters, note: a failed fit's reason, then ``m_with_<g>``: the cross terms of :attr:`HumanMetric.cross_terms`,
+    M's off-diagonal entries, in the CSV) and the notes."""
     resamples = min(n_resamples, MAX_METRIC_RESAMPLES)
     notes = [f"The weights' CIs come from {resamples} rater resamples, each a refit of the metric."]
     rows: list[dict] = []
@@ -476,6 +495,7 @@ def metric_by_rater_group(
         summary = fit.summary().assign(rater_group=group, n_judgements=fit.n_judgements, n_raters=fit.n_raters, note="")
         rows += summary.to_dict("records")
     columns = ["rater_group", "feature", "weight", "ci_low", "ci_high", "n_judgements", "n_raters", "note"]
+    columns += [f"m_with_{f}" for f in features]
     return pd.DataFrame(rows).reindex(columns=columns), notes
 
 
