@@ -44,6 +44,7 @@ def audit_run_create(
     groups: Sequence[str] | None = None,
     outcome_column: str | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    multiple_testing: str = "holm",
 ) -> AuditRun:
     """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
     limits), pick the human weights (the given Calibration, else the latest
@@ -56,7 +57,8 @@ def audit_run_create(
     ("linear" or "forest") of each model's scores. ``groups`` are the subjects' sensitive columns (None: an effort
     file's guessed ones, else none), ``outcome_column`` their truth; the effort-aware parts need effort series in
     the subjects and ``desirable`` and ``aggregate_scale`` in the condition. ``progress(stage, done, total)`` is
-    told of each stage. ``job_id``: the job running it (a cancelled job stores nothing:
+    told of each stage; ``multiple_testing`` adjusts the notions' tests within each model's family (holm, bh,
+    none). ``job_id``: the job running it (a cancelled job stores nothing:
     :func:`runs.services.run_storing`)."""
     progress = progress or (lambda stage, done, total: None)
     study = latest_study(slug)
@@ -100,6 +102,7 @@ def audit_run_create(
         shown_model=shown_model,
         seed=seed,
         n_resamples=n_resamples,
+        multiple_testing=multiple_testing,
     )
     participants, dropped = participant_counts(disagreements) if len(disagreements) else ({}, {})
     provenance = study_provenance(

@@ -170,8 +170,11 @@ AUDIT = {
         "Group-fairness gaps computed with the critics' labels (their yes/no disagreement with the shown "
         "model) in place of true labels: accuracy equality AE, calibration CA, equal opportunity EO, "
         "overall misclassification OMR and predictive equality PE.",
-        "Each value is the largest gap between groups (0 = equal treatment, higher = less fair).",
-        "f = max_k (max_m f_{m,k} - min_m f_{m,k}), with DR_{m,k} = P(s = 1 | yhat = k, m)",
+        "Each value is the largest gap between groups (0 = equal treatment, higher = less fair). The CI resamples "
+        "subjects; p tests 'no gap' by permuting the groups among the subjects, and a model's notions are one "
+        "family (Holm-adjusted p beside the raw one, or --multiple-testing).",
+        "f = max_k (max_m f_{m,k} - min_m f_{m,k}), with DR_{m,k} = P(s = 1 | yhat = k, m); p = (1 + #{f* >= f}) / "
+        "(1 + B)",
         f"{FEEDBACK}, Eq. 0-5",
     ),
     "disagreement_calibration": Explanation(

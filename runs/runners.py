@@ -112,6 +112,7 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
         surrogate=job.params.get("surrogate", "linear"),  # and a linear surrogate
         groups=job.params.get("groups"),  # jobs queued before the option: an effort file's old default
         outcome_column=job.params.get("outcome_column") or None,
+        multiple_testing=job.params.get("multiple_testing", "holm"),
         progress=context.progress,
         researcher=job.created_by,
         job_id=job.pk,

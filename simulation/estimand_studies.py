@@ -51,9 +51,7 @@ def choices(rng: np.random.Generator, subjects: pd.DataFrame, *, raters: int, pe
     b = (a + rng.integers(1, len(x), rater.size)) % len(x)
     a_wins = rng.random(rater.size) < special.expit(np.einsum("nk,nk->n", w[rater], x[a] - x[b]))
     ids = subjects.index.to_numpy()
-    return pd.DataFrame(
-        {"rater": rater, "winner": ids[np.where(a_wins, a, b)], "loser": ids[np.where(a_wins, b, a)]}
-    )
+    return pd.DataFrame({"rater": rater, "winner": ids[np.where(a_wins, a, b)], "loser": ids[np.where(a_wins, b, a)]})
 
 
 @cache
@@ -78,7 +76,8 @@ def borda_covers(rng: np.random.Generator, *, raters: int) -> bool:
         n_resamples=1000,
         seed=int(rng.integers(1 << 31)),
     )
-    row = fit.borda.query("rater_group == @ALL_RATERS").set_index("subject").loc[rng.choice(truth.index)]
+    borda = fit.borda[fit.borda["rater_group"] == ALL_RATERS].set_index("subject")
+    row = borda.loc[rng.choice(truth.index)]
     return bool(row["ci_low"] <= truth[row.name] <= row["ci_high"])
 
 
@@ -164,7 +163,8 @@ def rate_covers(rng: np.random.Generator, *, blocks: int, population: bool) -> b
     """The in-group rate of subject group "in" (all raters): the raters' t interval (these subjects) or the
     blocks' (``population``: subjects like these) holds its truth."""
     answers, subjects, shift = rater_study(rng, blocks=blocks, per_block=20, raters=15 if blocks > 1 else 60)
-    row = in_group_rates(answers, subjects, "value").query("subject_group == 'in' and rater_group == @ALL").iloc[0]
+    table = in_group_rates(answers, subjects, "value")
+    row = table[(table["subject_group"] == "in") & (table["rater_group"] == ALL)].iloc[0]
     if population:
         b = np.random.default_rng(0).normal(0, SUBJECT_SD, 200_000) + IN_GROUP_SHIFT
         return bool(row["ci_blocks_low"] <= _rater_mean(b).mean() <= row["ci_blocks_high"])
@@ -176,7 +176,7 @@ def gap_covers(rng: np.random.Generator) -> bool:
     answers, subjects, shift = rater_study(rng, blocks=1, per_block=40, raters=60)
     options = Options(n_resamples=0, n_permutations=19, seed=0)
     table = in_group_gaps(answers, subjects, "value", options, Tests())
-    row = table.query("rater_group == @ALL").iloc[0]
+    row = table[table["rater_group"] == ALL].iloc[0]
     truth = _rater_mean(shift[::2]).mean() - _rater_mean(shift[1::2]).mean()
     return bool(row["ci_low"] <= truth <= row["ci_high"])
 

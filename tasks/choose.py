@@ -153,8 +153,8 @@ class Choose(BlockTask):
                 "How strongly each rater group prefers each subject for the decision, from their pairwise choices: "
                 "the log-odds scale of the Bradley-Terry model, the first subject (in sorted order) at 0.",
                 "A subject with a higher strength is chosen more often over the others; a difference of 1 means odds "
-                "of e = 2.7 to 1 of choosing the stronger. Compare rater groups subject by subject. A strength and its CI "
-                "are for s_i - s_reference, the difference from the reference subject (0, no CI). The strengths are "
+                "of e = 2.7 to 1 of choosing the stronger. Compare rater groups subject by subject. A strength and its "
+                "CI are for s_i - s_reference, the difference from the reference subject (0, no CI). The strengths are "
                 "population-averaged: fitted to all of a group's choices at once, they are attenuated towards 0 "
                 "when raters differ among themselves (a single rater's preferences are sharper). The CIs are "
                 "clustered by rater (a rater makes many choices), so a group needs at least two raters.",

@@ -169,7 +169,7 @@ class Triplet(BlockTask):
                 "counts more against treating two people alike; a weight near 0 means the feature is ignored. "
                 "The weights are M's diagonal (a difference in one feature alone); M's off-diagonal entries, what "
                 "differences in two features add together, are the m_with_<feature> columns of the CSV. CIs are "
-                "basic bootstrap intervals resampling raters (their coverage measured by simulation: bench/coverage.py).",
+                "basic bootstrap intervals resampling raters (coverage measured by simulation: bench/coverage.py).",
                 "P(b more similar to anchor than c) = expit(d_M(anchor, c)^2 - d_M(anchor, b)^2), "
                 "d_M(x, y)^2 = (x - y)' M (x - y), M positive semi-definite; weight = d_M^2 of the feature's "
                 "full range alone",

@@ -3,6 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from core.cli_args import add_multiple_testing
 from fairness.model_audit import SubjectsFileError
 from runs.audit_runs import AuditError, audit_run_create
 from runs.human_source_options import SURROGATES
@@ -75,6 +76,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--by", nargs="+", default=[], metavar="QUESTION", help="rater groups of those studies (questionnaire)"
         )
+        add_multiple_testing(parser)
 
     def handle(self, *args, study, subjects, calibration, condition, shown_model, out, seed, by, lipschitz, **options):
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / study / f"audit-{condition or 'default'}"
@@ -95,6 +97,7 @@ class Command(BaseCommand):
                 surrogate=options["surrogate"],
                 groups=options["groups"],
                 outcome_column=options["outcome_column"],
+                multiple_testing=options.get("multiple_testing", "holm"),
                 progress=lambda stage, done, total: self.stdout.write(f"  [{done}/{total}] {stage}"),
             )
         except (StudyNotFound, AuditError, SubjectsFileError, SourceError, SourceErrors) as exc:
