@@ -168,3 +168,39 @@ def test_bootstrap_refits_equal_the_lbfgs_refit(kind, irrelevant):
         L_b, _ = _fit(design.rows(drawn), weight[drawn].astype(float), kind, L)
         expected = L_b @ L_b.T
         assert refit(drawn, weight[drawn].astype(float)) == pytest.approx(expected, abs=2e-3 * np.abs(expected).max())
+
+
+def test_cross_terms_are_the_off_diagonal_of_m():
+    """With M = TRUE_M set by hand: weights are its diagonal and the cross terms its off-diagonal entries, so
+    that the full-range difference in age and priors together has d^2 = 3 + 2 + 2 * 1 = 7; a three-valued
+    feature's cross term averages u' M v over its value changes (Scaling.feature_directions: e_a - e_b)."""
+    subjects = pool()
+    fit = fit_metric(
+        judgements("triplet", subjects, 20, 10, np.random.default_rng(1)),
+        subjects,
+        FEATURES,
+        kind="triplet",
+        n_resamples=0,
+    )
+    fit.matrix.loc[:, :] = TRUE_M
+    cross = fit.cross_terms
+    assert cross.loc["age", "priors"] == pytest.approx(1.0) and cross.loc["age", "sex"] == pytest.approx(0.0)
+    assert np.isnan(cross.loc["age", "age"]) and (cross == cross.T).where(cross.notna(), True).all().all()
+    both = fit.distance({"age": 18, "priors": 0, "sex": "male"}, {"age": 69, "priors": 10, "sex": "male"}) ** 2
+    span = (69 - 18) / (subjects["age"].max() - subjects["age"].min())
+    assert both == pytest.approx(3 * span**2 + 2 + 2 * span * cross.loc["age", "priors"])
+    summary = fit.summary().set_index("feature")
+    assert summary.loc["priors", "m_with_age"] == pytest.approx(1.0) and np.isnan(
+        summary.loc["priors", "m_with_priors"]
+    )
+    three = pool().assign(sex=np.random.default_rng(2).choice(["a", "b", "c"], 200))
+    metric = fit_metric(
+        judgements("triplet", subjects, 20, 10, np.random.default_rng(1)),
+        three,
+        FEATURES,
+        kind="triplet",
+        n_resamples=0,
+    )
+    m = metric.matrix.to_numpy()  # columns age, priors, sex=a, sex=b, sex=c
+    changes = [np.eye(5)[a] - np.eye(5)[b] for a, b in ((2, 3), (2, 4), (3, 4))]
+    assert metric.cross_terms.loc["age", "sex"] == pytest.approx(np.mean([np.eye(5)[0] @ m @ v for v in changes]))

@@ -115,3 +115,40 @@ def test_audit_module_is_pure():
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
         == "False"
     )
+
+
+def test_notions_get_no_gap_tests_adjusted_within_each_model():
+    """Each notion's permutation p (groups permuted among subjects, as fairness.disagreement tests it) sits
+    beside its Holm-adjusted p within its model's family (Holm 1979 by hand), and the families name them."""
+    frame = table(200, seed=2)
+    subjects = read_subjects(frame)
+    rng = np.random.default_rng(3)
+    shown = (frame["score_a"] >= 0.5).astype(int)
+    feedback = pd.DataFrame(
+        [
+            {
+                "participant": f"p{p}",
+                "subject": frame["id"][i],
+                "model_label": shown[i],
+                "disagreement": int(rng.random() < 0.3),
+            }
+            for p in range(10)
+            for i in range(0, 200, 4)
+        ]
+    )
+    result = audit(subjects, desirable=False, scale=1.0, feedback=feedback, shown_model="a", n_resamples=99)
+    notions = result.notions
+    assert result.multiple_testing["method"] == "holm"
+    families = result.multiple_testing["families"]
+    assert set(families) == {"notions/pvalue/a", "notions/pvalue/b"}
+    for model in ("a", "b"):
+        rows = notions[notions["model"] == model].dropna(subset=["pvalue"])
+        assert sorted(families[f"notions/pvalue/{model}"]) == sorted(rows["test_id"])
+        p = np.sort(rows["pvalue"].to_numpy())
+        holm = np.minimum(1, np.maximum.accumulate(p * np.arange(len(p), 0, -1)))
+        np.testing.assert_allclose(np.sort(rows["pvalue_adjusted"].to_numpy()), holm)
+        assert ((rows["pvalue"] > 0) & (rows["pvalue"] <= 1)).all()
+    none = audit(subjects, feedback=feedback, shown_model="a", n_resamples=99, multiple_testing="none").notions.dropna(
+        subset=["pvalue"]
+    )
+    np.testing.assert_allclose(none["pvalue_adjusted"], none["pvalue"])
