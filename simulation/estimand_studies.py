@@ -14,8 +14,8 @@ registered in ``analysis.coverage.REGISTRY`` against the estimand its report sta
   a_i ~ N(0, 0.5), b_j ~ N(0, 0.8); the truths are exact by Gauss-Hermite quadrature over a: on these
   subjects, mean_j E_a expit(.); on subjects like these, E_b E_a expit(.).
 * Learned metrics (``fairness.human_metric.fit_metric``): the builder's sizes (40 raters x 12 judgements
-  over 30 subjects with two numeric features and one two-valued one), answers from a true diagonal M; the
-  truth is M's feature weights. Measured at reduced size only in the slow tests (each study is 100 refits).
+  over 30 subjects with two numeric features and one two-valued one; and 80 x 20 with interacting
+  features), answers from a true M; the truth is M's feature weights (its diagonal).
 """
 
 from functools import cache, partial
@@ -181,26 +181,29 @@ def gap_covers(rng: np.random.Generator) -> bool:
     return bool(row["ci_low"] <= truth <= row["ci_high"])
 
 
-METRIC_M = np.diag([2.0, 0.5, 1.0])  # over the scaled columns u (numeric), v (numeric), w (two values)
+DIAGONAL_M = np.diag([2.0, 0.5, 1.0])  # over the scaled columns u (numeric), v (numeric), w (two values)
+FULL_M = np.array([[2.0, 0.6, 0.0], [0.6, 1.0, 0.3], [0.0, 0.3, 1.0]])  # features that interact
 
 
-def metric_judgements(rng: np.random.Generator, *, kind: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """40 raters x 12 judgements over 30 subjects from METRIC_M (module doc) and the subjects (u, v on
-    [0, 1], w = "a" / "b")."""
+def metric_judgements(
+    rng: np.random.Generator, *, kind: str, matrix: np.ndarray = DIAGONAL_M, raters: int = 40, per_rater: int = 12
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``raters`` x ``per_rater`` judgements over 30 subjects from ``matrix`` (module doc) and the subjects
+    (u, v on [0, 1], w = "a" / "b")."""
     subjects = pd.DataFrame(
         {"u": np.linspace(0, 1, 30), "v": np.random.default_rng(3).random(30), "w": np.tile(["a", "b"], 15)},
         index=[f"s{i}" for i in range(30)],
     )
     x = subjects[["u", "v"]].to_numpy()
     x = np.column_stack([x, subjects["w"] == "b"]).astype(float)
-    n = 40 * 12
-    rater = np.repeat(np.arange(40), 12)
+    n = raters * per_rater
+    rater = np.repeat(np.arange(raters), per_rater)
     ids = subjects.index.to_numpy()
     ends = np.array([rng.choice(30, 3, replace=False) for _ in range(n)])
 
     def d2(i: np.ndarray, j: np.ndarray) -> np.ndarray:
         delta = x[i] - x[j]
-        return np.einsum("nk,kl,nl->n", delta, METRIC_M, delta)
+        return np.einsum("nk,kl,nl->n", delta, matrix, delta)
 
     if kind == "comparable":
         p = 2 * special.expit(-d2(ends[:, 0], ends[:, 1]))
@@ -211,13 +214,14 @@ def metric_judgements(rng: np.random.Generator, *, kind: str) -> tuple[pd.DataFr
     return frame.assign(answer=(rng.random(n) < np.clip(p, 0, 1)).astype(int)), subjects
 
 
-def metric_covers(rng: np.random.Generator, *, kind: str) -> bool:
-    """The rater-bootstrap interval of a random feature's weight holds M's (u: M_uu, v: M_vv, w: M_ww)."""
-    judgements, subjects = metric_judgements(rng, kind=kind)
-    fit = fit_metric(judgements, subjects, ["u", "v", "w"], kind=kind, n_resamples=100, seed=int(rng.integers(1 << 31)))
+def metric_covers(rng: np.random.Generator, *, kind: str, matrix: np.ndarray, raters: int, per_rater: int) -> bool:
+    """The full-M Wald interval of a random feature's weight holds M's diagonal entry (u: M_uu, v: M_vv, w:
+    M_ww: a difference in that feature alone)."""
+    judgements, subjects = metric_judgements(rng, kind=kind, matrix=matrix, raters=raters, per_rater=per_rater)
+    fit = fit_metric(judgements, subjects, ["u", "v", "w"], kind=kind, n_resamples=0)
     feature = int(rng.integers(3))
     name = ["u", "v", "w"][feature]
-    return bool(fit.ci_low[name] <= METRIC_M[feature, feature] <= fit.ci_high[name])
+    return bool(fit.ci_low[name] <= matrix[feature, feature] <= fit.ci_high[name])
 
 
 def _coverage(key: str, function: str, estimand: str, simulate, reduced: int, full: int, scenario: str) -> None:
@@ -288,13 +292,18 @@ _coverage(
     1000,
     "1 block of 40 subjects, 60 raters, rater sd 0.5 and subject sd 0.8 on the logit",
 )
+METRIC_SCENARIOS = {
+    "builder's size": (DIAGONAL_M, 40, 12, "40 raters x 12 judgements, 30 subjects, M = diag(2, 0.5, 1)"),
+    "interacting features": (FULL_M, 80, 20, "80 raters x 20 judgements, 30 subjects, M with off-diagonal 0.6, 0.3"),
+}
 for kind in ("comparable", "triplet"):
-    _coverage(
-        f"learned metric weights, {kind}",
-        f"fairness.human_metric.fit_metric (kind='{kind}')",
-        "a feature's weight: the squared distance the true M gives a difference in that feature alone",
-        partial(metric_covers, kind=kind),
-        20,
-        200,
-        "40 raters x 12 judgements, 30 subjects, M = diag(2, 0.5, 1)",
-    )
+    for name, (matrix, raters, per_rater, scenario) in METRIC_SCENARIOS.items():
+        _coverage(
+            f"learned metric weights, {kind}, {name}",
+            f"fairness.human_metric.fit_metric (kind='{kind}', ci: full-M Wald)",
+            "a feature's weight: the squared distance the true M gives a difference in that feature alone",
+            partial(metric_covers, kind=kind, matrix=matrix, raters=raters, per_rater=per_rater),
+            60,
+            1000,
+            scenario,
+        )

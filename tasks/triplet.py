@@ -169,7 +169,8 @@ class Triplet(BlockTask):
                 "counts more against treating two people alike; a weight near 0 means the feature is ignored. "
                 "The weights are M's diagonal (a difference in one feature alone); M's off-diagonal entries, what "
                 "differences in two features add together, are the m_with_<feature> columns of the CSV. CIs are "
-                "basic bootstrap intervals resampling raters (coverage measured by simulation: bench/coverage.py).",
+                "full-M Wald intervals with rater-clustered errors (coverage measured by simulation: "
+                "bench/coverage.py); the CSV also has basic bootstrap intervals resampling raters (ci_bootstrap).",
                 "P(b more similar to anchor than c) = expit(d_M(anchor, c)^2 - d_M(anchor, b)^2), "
                 "d_M(x, y)^2 = (x - y)' M (x - y), M positive semi-definite; weight = d_M^2 of the feature's "
                 "full range alone",
@@ -177,7 +178,9 @@ class Triplet(BlockTask):
             ),
             estimate="weight",
             figure=("feature", "weight"),
-            procedures=("learned metric weights, triplet",),
+            procedures=tuple(
+                f"learned metric weights, triplet, {name}" for name in ("builder's size", "interacting features")
+            ),
         )
     }
 
