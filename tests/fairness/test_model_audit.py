@@ -49,9 +49,8 @@ def test_audit_compares_models_under_both_weight_sets():
     assert list(result.parity.index) == ["a", "b"] and list(result.parity.columns) == ["race", "sex"]
 
 
-def test_feedback_scores_every_model_through_critic_labels():
-    frame = table(200, seed=2)
-    subjects = read_subjects(frame)
+def yes_no_feedback(frame: pd.DataFrame) -> pd.DataFrame:
+    """10 participants' yes/no answers on every fourth subject, labels shown by model a, 30% disagreeing."""
     rng = np.random.default_rng(3)
     shown = (frame["score_a"] >= 0.5).astype(int)
     rows = [
@@ -62,9 +61,15 @@ def test_feedback_scores_every_model_through_critic_labels():
             "disagreement": int(rng.random() < 0.3),
         }
         for p in range(10)
-        for i in range(0, 200, 4)
+        for i in range(0, len(frame), 4)
     ]
-    feedback = pd.DataFrame(rows)
+    return pd.DataFrame(rows)
+
+
+def test_feedback_scores_every_model_through_critic_labels():
+    frame = table(200, seed=2)
+    subjects = read_subjects(frame)
+    feedback = yes_no_feedback(frame)
     result = audit(subjects, desirable=False, scale=1.0, feedback=feedback, shown_model="a", n_resamples=100)
     critic = np.where(feedback["disagreement"] == 1, 1 - feedback["model_label"], feedback["model_label"])
     info = frame.set_index("id")
@@ -122,20 +127,7 @@ def test_notions_get_no_gap_tests_adjusted_within_each_model():
     beside its Holm-adjusted p within its model's family (Holm 1979 by hand), and the families name them."""
     frame = table(200, seed=2)
     subjects = read_subjects(frame)
-    rng = np.random.default_rng(3)
-    shown = (frame["score_a"] >= 0.5).astype(int)
-    feedback = pd.DataFrame(
-        [
-            {
-                "participant": f"p{p}",
-                "subject": frame["id"][i],
-                "model_label": shown[i],
-                "disagreement": int(rng.random() < 0.3),
-            }
-            for p in range(10)
-            for i in range(0, 200, 4)
-        ]
-    )
+    feedback = yes_no_feedback(frame)
     result = audit(subjects, desirable=False, scale=1.0, feedback=feedback, shown_model="a", n_resamples=99)
     notions = result.notions
     assert result.multiple_testing["method"] == "holm"
