@@ -377,7 +377,8 @@ def audit(
         if eagf
         else pd.DataFrame(index=subjects.models)
     )
-    notions, calibration, families = None, None, {}
+    notions, calibration = None, None
+    families: dict[str, list[str]] = {}
     if feedback is not None and len(feedback):
         notions, calibration = feedback_estimates(
             subjects,

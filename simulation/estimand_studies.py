@@ -27,7 +27,7 @@ from scipy import special
 from analysis.coverage import Procedure, register
 from analysis.paired_comparison import ALL_RATERS, bradley_terry, utility_model
 from fairness.feature_fairness import latent_property_model
-from fairness.human_metric import fit_metric
+from fairness.human_metric import Kind, fit_metric
 from fairness.rater_groups import ALL
 from fairness.task_blocks import Options, Tests, in_group_gaps, in_group_rates
 
@@ -214,7 +214,7 @@ def metric_judgements(
     return frame.assign(answer=(rng.random(n) < np.clip(p, 0, 1)).astype(int)), subjects
 
 
-def metric_covers(rng: np.random.Generator, *, kind: str, matrix: np.ndarray, raters: int, per_rater: int) -> bool:
+def metric_covers(rng: np.random.Generator, *, kind: Kind, matrix: np.ndarray, raters: int, per_rater: int) -> bool:
     """The full-M Wald interval of a random feature's weight holds M's diagonal entry (u: M_uu, v: M_vv, w:
     M_ww: a difference in that feature alone)."""
     judgements, subjects = metric_judgements(rng, kind=kind, matrix=matrix, raters=raters, per_rater=per_rater)
@@ -296,7 +296,8 @@ METRIC_SCENARIOS = {
     "builder's size": (DIAGONAL_M, 40, 12, "40 raters x 12 judgements, 30 subjects, M = diag(2, 0.5, 1)"),
     "interacting features": (FULL_M, 80, 20, "80 raters x 20 judgements, 30 subjects, M with off-diagonal 0.6, 0.3"),
 }
-for kind in ("comparable", "triplet"):
+KINDS: tuple[Kind, ...] = ("comparable", "triplet")
+for kind in KINDS:
     for name, (matrix, raters, per_rater, scenario) in METRIC_SCENARIOS.items():
         _coverage(
             f"learned metric weights, {kind}, {name}",
