@@ -299,15 +299,12 @@ SITUATION_TESTING = {
     "counts": Explanation(
         "How many complainants (individuals of the protected group) each method flags as discriminated, for "
         "each number of neighbours k (the methods are described at the top).",
-        "Columns ending in _sig count only the flags whose one-sided confidence interval excludes tau (each "
-        "complainant tested alone, as the paper counts); _sig_adjusted counts those still significant when the "
-        "complainants of one method and k are one family (Holm by default, --multiple-testing; the p-values, raw "
-        "and adjusted, are in individuals.csv). A method that flags many more complainants than ST finds "
-        "discrimination that the factual neighbourhood hides.",
+        "_sig columns count the flags whose one-sided CI excludes tau (as the paper counts); _sig_adjusted those "
+        "still significant with one method's complainants at one k as a family (Holm; p-values in "
+        "individuals.csv). A method flagging many more than ST finds what the factual neighbourhood hides.",
         "Δp = p_c - p_t, with p_c and p_t the shares of negative decisions in the control and test groups; "
-        "flagged when Δp > tau, significant when Δp - z_(1-alpha) sqrt((p_c(1-p_c) + p_t(1-p_t)) / k) > tau, "
-        "i.e. p = 1 - Phi((Δp - tau) / se) < alpha; adjusted: Holm (1979) or Benjamini & Hochberg (1995) over "
-        "the family",
+        "flagged when Δp > tau, significant when Δp - z_(1-alpha) sqrt((p_c(1-p_c) + p_t(1-p_t)) / k) > tau "
+        "(p = 1 - Phi((Δp - tau) / se) < alpha); Holm (1979)",
         f"{CST}, Eq. 3-10",
     ),
     "counts_figure": Explanation(
