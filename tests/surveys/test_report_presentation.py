@@ -334,5 +334,5 @@ def test_dp_verdicts_of_rows_with_evidence_are_notes_under_the_table(tmp_path):
     )
     html = write_dp_report({"fair_scores_vs_ai": frame}, [], tmp_path, title="DP").read_text()
     assert '<p class="table-note">arrests, race = Black: Participants gave Black subjects higher scores.</p>' in html
-    assert "No evidence." not in html and "The family is this table's 2 tests" in html
+    assert "No evidence." not in html and "2 tests; p is adjusted within it (holm" in html
     assert ">5.489</td>" in html and ">&lt; .001</td>" in html and ">0.171</td>" in html
