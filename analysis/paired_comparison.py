@@ -47,6 +47,8 @@ from scipy import linalg, sparse, special, stats
 from scipy.sparse import csgraph
 from threadpoolctl import threadpool_limits
 
+from analysis.clustered import clustered_logit
+
 Model = Literal["logit", "probit"]
 MODELS = ("logit", "probit")
 MAX_ITERATIONS = 100
@@ -670,18 +672,16 @@ def _per_rater_fits(
 
 
 def _pooled_fit(d: np.ndarray, y: np.ndarray, clusters: np.ndarray, level: float) -> dict[str, np.ndarray]:
-    """Logit without intercept on the difference design, rater-clustered (CR1) SEs, t with G - 1 df."""
-    import statsmodels.api as sm
-
-    fit = sm.Logit(y, d).fit(disp=0, cov_type="cluster", cov_kwds={"groups": clusters}, use_t=True)
-    interval = np.asarray(fit.conf_int(alpha=1 - level))
+    """Logit without intercept on the difference design, rater-clustered CR1 SEs with t on G - 1 df
+    (``analysis.clustered``: the project's one convention)."""
+    fit = clustered_logit(y, d, clusters, level=level)
     return {
         "weight": fit.params,
-        "standard_error": fit.bse,
-        "statistic": fit.tvalues,
-        "pvalue": fit.pvalues,
-        "ci_low": interval[:, 0],
-        "ci_high": interval[:, 1],
+        "standard_error": fit.standard_error,
+        "statistic": fit.statistic,
+        "pvalue": fit.pvalue,
+        "ci_low": fit.ci_low,
+        "ci_high": fit.ci_high,
     }
 
 
@@ -714,7 +714,7 @@ def utility_model(
       stakeholder on a few dozen choices, where the MLE is often infinite), ``per_rater``;
     * pooled, overall (``ALL_RATERS``) and per rater group (``by``: a column of comparisons or a Series
       rater -> group; raters without a group count in the pooled rows only): the logit MLE on the
-      difference design with rater-clustered CR1 standard errors (Liang & Zeger 1986; statsmodels) and t
+      difference design with rater-clustered CR1 standard errors G/(G-1) (``analysis.clustered``) and t
       intervals with raters - 1 df, ``weights``; this is the population-averaged weight of the raters;
     * Borda aggregation (WeBuildAI Sec. 6): each rater ranks the compared subjects by its own utilities;
       a subject's Borda points are the subjects ranked below it (ties 1/2); ``borda`` is the mean over a

@@ -95,3 +95,17 @@ def checked(value, kind: Callable[[str], T]) -> T:
         return kind(str(value))
     except argparse.ArgumentTypeError as exc:
         raise CommandError(str(exc)) from None
+
+
+MULTIPLE_TESTING = ("holm", "bh", "none")  # analysis.families.METHODS (core loads no science)
+
+
+def add_multiple_testing(parser: argparse.ArgumentParser) -> None:
+    """--multiple-testing: the adjustment of the p-values within each family of a report's tests."""
+    parser.add_argument(
+        "--multiple-testing",
+        choices=list(MULTIPLE_TESTING),
+        default="holm",
+        help="the adjustment of the p-values within each family of tests (the tests that answer one question): "
+        "holm (family-wise error rate; default), bh (Benjamini-Hochberg, false discovery rate) or none",
+    )

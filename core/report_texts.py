@@ -31,6 +31,7 @@ MAJORITY_CI = (
     "sqrt(subject variance + rater-resampling variance), for the expected rate of a crowd of this size drawn from "
     "the rater population on subjects like these (it covers these subjects' too; coverage measured by simulation)"
 )
+IN_GROUP_RATE_PROCEDURES = ("in-group rate, these subjects", "in-group rate over blocks, subjects like these")
 MAJORITY_PROCEDURES = tuple(  # analysis.coverage.REGISTRY keys (simulation.coverage_studies)
     f"majority accuracy, {blocks}, {estimand}"
     for blocks in ("20 blocks", "1 block")
@@ -130,27 +131,41 @@ IN_GROUP = ReportTable(
         "Rater groups whose gaps differ treat the subject groups differently (an interaction); when the rater "
         "groups are the subject groups (raters' and defendants' race) that is in-group bias. A rater's gap "
         "cancels the rater's own leniency; the test (under 'do the rater groups differ?', 'in-group: ...') "
-        "permutes raters' group labels, so raters, not answers, are the units.",
+        "permutes raters' group labels, so raters, not answers, are the units. The CI is a t interval over the "
+        "group's raters: it covers the rater population's mean gap on these subjects only.",
         "gap_i = mean_i(g) - mean_i(rest); T = max_r mean gap_r - min_r mean gap_r, p = (1 + #{T* >= T}) / (1 + B)",
         "Biswas et al. (COMPASS 2020) for in-group bias in recidivism predictions; t interval over the rater "
         "group's raters; permutation test of the rater groups (Phipson & Smyth 2010)",
     ),
     estimate="gap",
+    procedures=("in-group gap, these subjects",),
 )
 IN_GROUP_RATES = ReportTable(
     "rater group x subject group: each rater group's mean per subject group",
-    {"measure": "Measure", **{k: v for k, v in GROUP_MEANS.items() if k != "n_answers"}},
+    {
+        "measure": "Measure",
+        **{k: v for k, v in GROUP_MEANS.items() if k not in ("n_answers", "ci")},
+        "ci": f"{CI_LABEL}, these subjects",
+        "ci_blocks": f"{CI_LABEL}, subjects like these",
+        "n_blocks": "Stimulus blocks",
+    },
     Explanation(
         "The cells of the in-group table: per rater group, the mean answer on each subject group (a rating, the "
         "share disagreeing with the AI, or the share predicting the positive label), each rater's own mean "
         "counted once.",
         "In the figure, bars of one colour are one rater group: rater groups whose bars rise and fall differently "
         "across the subject groups interact with them (the gaps and their test are in the in-group table); "
-        "parallel bars at different heights are a main effect (one group answers higher for every subject group).",
-        "mean_{r,g} = (1/n_r) sum_{i in r} mean_i(g); t interval over the n_r raters",
-        "Biswas et al. (COMPASS 2020), respondent race x defendant race",
+        "parallel bars at different heights are a main effect (one group answers higher for every subject group). "
+        "The first CI is a t interval over raters: it covers the rater population's mean on these subjects only. "
+        "The second generalises to subjects like these: a t interval over stimulus blocks (raters who answered the "
+        "same subjects), empty when raters share no blocks; it is the one to quote about the subject population.",
+        "mean_{r,g} = (1/n_r) sum_{i in r} mean_i(g); CI t_{n_r - 1} over raters; CI over blocks t_{B - 1} over "
+        "the B block means",
+        "Biswas et al. (COMPASS 2020), respondent race x defendant race; Judd, Westfall & Kenny (2012) on "
+        "stimuli as a random factor",
     ),
     estimate="mean",
+    procedures=IN_GROUP_RATE_PROCEDURES,
     figure=("subject_group", "mean"),
     figure_facets=("measure", "subject_attribute"),
 )

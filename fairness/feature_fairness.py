@@ -10,7 +10,9 @@ Weller, "Human perceptions of fairness in algorithmic decision making", WWW 2018
   rated (relevance, reliability, privacy, volitionality, causes the outcome, causes a vicious cycle, causes
   disparity, caused by group membership), a logit model logit P(fair) = b0 + sum_j b_j (rating_j - 4) with
   each rating on 1..7 (4 the scale's midpoint), its standard errors cluster-robust by rater (every rater
-  judges several features; statsmodels' ``cov_type="cluster"``), Wald CIs and p-values.
+  judges several features): CR1 G/(G-1) with t on G - 1 df (``analysis.clustered``). A pooled logit's
+  coefficients are population-averaged: when raters differ in leniency they are attenuated towards 0
+  relative to a single rater's (rater-specific) log-odds.
 """
 
 from collections.abc import Sequence
@@ -19,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
-from scipy import stats
 
+from analysis.clustered import clustered_logit
 from fairness.task_blocks import rater_group_means
 
 FAIR_FROM = 5  # "Somewhat fair" and above on the 7-point scale
@@ -128,19 +130,15 @@ def latent_property_model(
         raise ValueError(f"properties rated the same by everyone: {', '.join(constant)}")
     design = sm.add_constant(frame[list(properties)].astype(float) - MIDPOINT, has_constant="add")
     _, clusters = np.unique(frame["participant_id"].astype(str), return_inverse=True)
-    fit = sm.Logit(fair.to_numpy(), design.to_numpy()).fit(
-        disp=0, cov_type="cluster", cov_kwds={"groups": clusters}, maxiter=200
-    )
-    z = stats.norm.ppf(0.5 + confidence_level / 2)
-    params, se = np.asarray(fit.params), np.asarray(fit.bse)
+    fit = clustered_logit(fair.to_numpy(), design.to_numpy(), clusters, level=confidence_level)
     table = pd.DataFrame(
         {
             "term": ["intercept", *properties],
-            "statistic": params,
-            "standard_error": se,
-            "pvalue": np.asarray(fit.pvalues),
-            "ci_low": params - z * se,
-            "ci_high": params + z * se,
+            "statistic": fit.params,
+            "standard_error": fit.standard_error,
+            "pvalue": fit.pvalue,
+            "ci_low": fit.ci_low,
+            "ci_high": fit.ci_high,
         }
     )
     return LatentPropertyModel(table, len(frame), int(clusters.max()) + 1, confidence_level)

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from analysis.families import adjust_table
 from fairness.calibration import DisagreementCalibration, boundary_note, calibrate_from_disagreement
 from fairness.disagreement import disagreement_notions
 from fairness.effort import aggregate as aggregate_of
@@ -226,6 +227,8 @@ class AuditResult:
     # model, group_column ("" = overall only), metric, quantity (a group, overall, difference, ratio), value, CI
     group_metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
     sections: dict[str, str] = field(default_factory=dict)  # part -> why it is there, or why not
+    # results.json's multiple_testing: {"method", "families": {"notions/pvalue/<model>": [test ids]}}
+    multiple_testing: dict = field(default_factory=dict)
 
     @property
     def effort_aware(self) -> bool:
@@ -357,6 +360,7 @@ def audit(
     seed: int = 0,
     n_resamples: int = 1000,
     human: HumanAudit | None = None,
+    multiple_testing: str = "holm",
 ) -> AuditResult:
     """Compare the models of ``subjects``: their group metrics always; the effort-aware parts when the subjects
     carry effort series and ``desirable`` and ``scale`` say what they mean (``sections`` says why not).
@@ -382,9 +386,12 @@ def audit(
     seed : int
         The seed of every random choice.
     n_resamples : int
-        Bootstrap resamples of the intervals (at least 1).
+        Bootstrap resamples of the intervals and permutations of the notions' "no gap" tests (at least 1).
     human : HumanAudit, optional
         The parts from what people said (``fairness.human_audit``), kept in the result for the report.
+    multiple_testing : {"holm", "bh", "none"}
+        The adjustment of the notions' "no gap" tests (groups permuted among the subjects) within each model's
+        family ("does this model's feedback show a gap between groups?"; ``analysis.families``).
 
     Returns
     -------
@@ -446,10 +453,19 @@ def audit(
         else pd.DataFrame(index=subjects.models)
     )
     notions, calibration = None, None
+    families: dict[str, list[str]] = {}
     if feedback is not None and len(feedback):
         notions, calibration = feedback_estimates(
-            subjects, feedback, e=e, s=s, shown_model=shown_model, n_resamples=n_resamples, seed=seed
+            subjects,
+            feedback,
+            e=e,
+            s=s,
+            shown_model=shown_model,
+            n_resamples=n_resamples,
+            seed=seed,
+            n_permutations=n_resamples,
         )
+        notions, families = adjust_table(notions, prefix="notions", method=multiple_testing, split=("model",))
         if calibration is not None and e is not None and s is not None:  # both human weights side by side
             exact = len(frame) <= exact_limit
             for model in subjects.models:
@@ -479,6 +495,7 @@ def audit(
         human,
         metrics,
         audit_sections(subjects, effort=no_effort, feedback=notions is not None, human=human),
+        {"method": multiple_testing, "families": families},
     )
 
 
@@ -491,10 +508,12 @@ def feedback_estimates(
     shown_model: str | None,
     n_resamples: int,
     seed: int,
+    n_permutations: int = 0,
 ) -> tuple[pd.DataFrame, DisagreementCalibration | None]:
     """What yes/no ``feedback`` (participant, subject, model_label, disagreement) says about the models of
     ``subjects`` (efforts ``e``, aggregates ``s``): the disagreement-derived notions per model (model,
-    group_column, notion, value, ci_low, ci_high, exact, disagreement_rate; binary labels score >= 0.5, the
+    group_column, notion, value, ci_low, ci_high, exact, disagreement_rate and, with ``n_permutations``, pvalue: the
+    permutation test of "no gap", ``fairness.disagreement``; binary labels score >= 0.5, the
     critic's label recovered from the shown label and the disagreement) and, given the ``shown_model``, the
     disagreement calibration of alpha (None when it cannot be estimated or without effort). The notions compare
     the groups of the first named group column (an effort file without --groups: race, else its first)."""
@@ -502,6 +521,7 @@ def feedback_estimates(
     fb = critic_labels(feedback[feedback["subject"].isin(set(frame["id"]))])
     info = frame.set_index("id")
     columns = ["model", "group_column", "notion", "value", "ci_low", "ci_high", "exact", "disagreement_rate"]
+    columns += ["pvalue"] if n_permutations else []
     if not subjects.group_columns:
         return pd.DataFrame(columns=columns), None
     group_col = "race" if "race" in frame and not subjects.groups_named else subjects.group_columns[0]
@@ -519,6 +539,8 @@ def feedback_estimates(
                 subjects=fb["subject"].to_numpy(),
                 n_resamples=n_resamples,
                 seed=seed,
+                n_permutations=n_permutations,
+                items=fb["subject"].to_numpy(),  # groups belong to subjects: permute them among subjects
             )
         except ValueError:
             continue
@@ -534,6 +556,7 @@ def feedback_estimates(
                     "ci_high": high,
                     "exact": v.exact,
                     "disagreement_rate": res.overall_dr,
+                    **({"pvalue": np.nan if v.pvalue is None else v.pvalue} if n_permutations else {}),
                 }
             )
     calibration = None
@@ -602,6 +625,7 @@ def audit_summary(result: AuditResult) -> dict:
         "eaif": json.loads(result.eaif.to_json(orient="records")),
         "parity": json.loads(result.parity.to_json()),
         "notions": None if result.notions is None else json.loads(result.notions.to_json(orient="records")),
+        "multiple_testing": result.multiple_testing,
         "disagreement_calibration": None
         if cal is None
         else {
@@ -627,13 +651,6 @@ def audit_summary(result: AuditResult) -> dict:
 def eaif_pivot(result: AuditResult) -> pd.DataFrame:
     """EaIF with one row per model and one column per weights (Tables 1 and 7)."""
     return result.eaif.pivot(index="model", columns="weights", values="eaif")
-
-
-def notions_pivot(result: AuditResult) -> pd.DataFrame | None:
-    """Disagreement-derived notions, one row per model (None without feedback)."""
-    if result.notions is None or not len(result.notions):
-        return None
-    return result.notions.pivot(index="model", columns="notion", values="value")
 
 
 def group_metric_figures(result: AuditResult) -> list[go.Figure]:

@@ -92,7 +92,7 @@ def counts_figure(result: SituationTestingResult) -> go.Figure:
                 y=counts[column],
                 mode="lines+markers",
                 name=column,
-                line={"dash": "dot" if column.endswith("_sig") else "solid"},
+                line={"dash": "dot" if "_sig" in column else "solid"},
             )
         )
     fig.update_layout(
@@ -141,9 +141,11 @@ def flagged_cases(
 
 
 def st_results(result: SituationTestingResult, settings: dict | None = None) -> dict:
-    """results.json of a situation-testing report: settings and counts per k."""
-    return json.loads(
-        json.dumps(
-            {"settings": settings or {}, "counts": json.loads(result.counts.to_json(orient="records"))}, default=str
-        )
-    )
+    """results.json of a situation-testing report: settings, counts per k and ``multiple_testing`` (the
+    families: one per method and k, its complainants' tests)."""
+    summary = {
+        "settings": settings or {},
+        "counts": json.loads(result.counts.to_json(orient="records")),
+        "multiple_testing": result.multiple_testing,
+    }
+    return json.loads(json.dumps(summary, default=str))

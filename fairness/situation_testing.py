@@ -14,6 +14,12 @@ For each complainant c (every individual with the protected value, whatever thei
   (per-group sizes k_c, k_t in the variance, which differ only when centres are included);
 * negative discrimination: delta_p > tau; significant when tau is outside the interval
   (delta_p - w > tau). Positive discrimination mirrors it: delta_p < tau and delta_p + w < tau.
+* family-wise control: the interval's dual p-value, p = 1 - Phi((delta_p - tau) / se) (negative; Phi((delta_p -
+  tau) / se) positive; 0 or 1 when se = 0), ``<method>_pvalue``; the complainants of one method and k are one
+  family ("is anyone discriminated against, by this method at this k?"), adjusted within it by
+  ``multiple_testing`` (``analysis.families``: Holm by default), ``<method>_pvalue_adjusted``, and
+  ``<method>_sig_adjusted`` = flagged and adjusted p < alpha (CF_sig_adjusted: CF and CSTwi_sig_adjusted).
+  The unadjusted ``_sig`` columns are the paper's (its published counts).
 * CST "with centres" (Remark 4.2) counts c in the control group and x_c^CF (with its counterfactual
   outcome) in the test group, k + 1 each; every other test-group member keeps its factual outcome
   (an intervention may also change non-protected rows, e.g. white women under do(Male, White)).
@@ -43,6 +49,8 @@ import pandas as pd
 from scipy import stats
 from sklearn.neighbors import KDTree
 
+from analysis.families import adjust
+
 METHODS = ("ST", "CSTwo", "CSTwi")
 MAX_BLOCK_CELLS = 4_000_000
 TREE_MIN_PAIRS = 25_000_000  # all pairs below this many centre x member pairs (faster there)
@@ -57,6 +65,8 @@ class SituationTestingResult:
     # the place of a complainant the authors' rule dropped from its control group (reference mode)
     neighbours: dict = field(repr=False)
     complainants: np.ndarray = field(repr=False)
+    # results.json's multiple_testing: {"method": ..., "families": {"<method>/k=<k>": [test ids]}}
+    multiple_testing: dict = field(default_factory=dict)
 
     def groups_of(self, complainant, k: int, method: str = "CSTwo") -> dict:
         """Row ids of the complainant's control and test neighbours for one k and method."""
@@ -382,6 +392,7 @@ def situation_testing(
     mode: str = "paper",
     counterfactual_outcomes: bool = True,
     cache: NeighbourCache | None = None,
+    multiple_testing: str = "holm",
 ) -> SituationTestingResult:
     """ST, CST without and with the complainant, CF for every protected individual and each k.
 
@@ -392,6 +403,7 @@ def situation_testing(
     them, e.g. from an SCM that cannot recompute the decision): ST and CST without the complainant
     only; CSTwi and CF, which need the counterfactual decision, are omitted. ``cache``: a
     :class:`NeighbourCache` shared by runs that differ only in alpha, tau or the direction.
+    ``multiple_testing``: holm, bh or none, the adjustment within each method's and k's complainants.
     """
     if discrimination not in ("negative", "positive"):
         raise SituationTestingError("discrimination must be 'negative' or 'positive'")
@@ -451,7 +463,7 @@ def situation_testing(
     z = stats.norm.ppf(1 - alpha)
     if mode == "reference":
         z = round(z, 3)
-    rows, neighbours = [], {}
+    rows, neighbours, families = [], {}, {}
     for kk in ks:
         record = {"complainant": complainants, "k": kk}
         for method, (ctr, tst) in groups.items():
@@ -485,8 +497,11 @@ def situation_testing(
                 k_c, k_t = c_counts, np.full(len(complainants), kk)
                 c_ids = np.where(keep, first, -1)
             delta = p_c - p_t
-            w = z * np.sqrt(p_c * (1 - p_c) / k_c + p_t * (1 - p_t) / k_t)
+            se = np.sqrt(p_c * (1 - p_c) / k_c + p_t * (1 - p_t) / k_t)
+            w = z * se
             flagged, significant = _decide(delta, w, tau, discrimination, mode)
+            pvalue = _pvalue(delta - tau, se, discrimination)
+            adjusted = adjust(pvalue, multiple_testing)
             record.update(
                 {
                     f"{method}_p_c": p_c,
@@ -495,8 +510,12 @@ def situation_testing(
                     f"{method}_w": w,
                     f"{method}": flagged,
                     f"{method}_sig": significant,
+                    f"{method}_pvalue": pvalue,
+                    f"{method}_pvalue_adjusted": adjusted,
+                    f"{method}_sig_adjusted": flagged & (adjusted < alpha),
                 }
             )
+            families[f"{method}/k={kk}"] = [f"{method}/k={kk}/{c}" for c in complainants]
             if method == "CSTwi":  # the test group's members: x_c^CF (id c, exactly once) left out
                 t_ids = t_ids[t_ids != complainants[:, None]].reshape(len(complainants), kk)
             neighbours[(method, kk)] = {"control": c_ids, "test": t_ids}
@@ -508,16 +527,24 @@ def situation_testing(
             )
             record["CF"] = cf_flag
             record["CF_sig"] = cf_flag & record["CSTwi_sig"]
+            record["CF_sig_adjusted"] = cf_flag & record["CSTwi_sig_adjusted"]
         rows.append(pd.DataFrame(record))
     individuals = pd.concat(rows, ignore_index=True)
-    count_columns = [c for c in individuals.columns if c in METHODS or c.endswith("_sig") or c == "CF"]
-    counts = individuals.groupby("k")[count_columns].sum().astype(int).reset_index()
-    order = (
-        ["k"]
-        + [c for c in ("ST", "CSTwo", "CSTwi", "CF") if c in counts]
-        + [f"{c}_sig" for c in ("ST", "CSTwo", "CSTwi", "CF") if f"{c}_sig" in counts]
-    )
-    return SituationTestingResult(individuals, counts[order], neighbours, complainants)
+    named = ("ST", "CSTwo", "CSTwi", "CF")
+    order = ["k"] + [f"{c}{suffix}" for suffix in ("", "_sig", "_sig_adjusted") for c in named]
+    order = [c for c in order if c in individuals.columns]
+    counts = individuals.groupby("k")[order[1:]].sum().astype(int).reset_index()
+    multiple = {"method": multiple_testing, "families": families}
+    return SituationTestingResult(individuals, counts[order], neighbours, complainants, multiple)
+
+
+def _pvalue(excess: np.ndarray, se: np.ndarray, discrimination: str) -> np.ndarray:
+    """The one-sided Wald p-value of H0: delta_p <= tau (negative; >= tau positive), ``excess`` = delta_p - tau;
+    with se = 0 (both shares 0 or 1) 0 beyond tau and 1 otherwise."""
+    sign = 1.0 if discrimination == "negative" else -1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        statistic = np.where(se > 0, sign * excess / se, np.where(sign * excess > 0, np.inf, -np.inf))
+    return stats.norm.sf(statistic)
 
 
 def _decide(delta, w, tau, discrimination, mode):

@@ -241,21 +241,32 @@ def _in_group_attributes(frame: pd.DataFrame, subjects: pd.DataFrame):
 def in_group_rates(frame: pd.DataFrame, subjects: pd.DataFrame, value: str) -> pd.DataFrame:
     """The cells of :func:`in_group_gaps`' interaction (its figure): for each subject-group column it uses and
     each of its groups g, every rater's own mean of ``value`` on the subjects in g, averaged over all raters
-    (``ALL``) and over the raters of each rater group, with the t interval over those raters (mean -/+ t_{n-1}
-    s / sqrt(n); each rater weighs once, as in the gaps, so a rater who answered more does not count more).
+    (``ALL``) and over the raters of each rater group, with two intervals for two estimands:
+
+    * ``ci_low``/``ci_high``, the t interval over the raters (mean -/+ t_{n-1} s / sqrt(n); each rater weighs
+      once): the mean over the rater population **on these subjects**;
+    * ``ci_blocks_low``/``ci_blocks_high``, the t interval over stimulus blocks (a block: the raters who answered
+      the same set of subjects, as in Dressel & Farid's 20 blocks of 50 defendants): the block means m_b of
+      the raters' means, mean_b m_b -/+ t_{B-1} s_b / sqrt(B), the mean **on subjects like these** (another
+      draw of blocks from the same population); NaN with fewer than two blocks or no block answered by two
+      raters (then blocks are not a design's unit).
 
     ``frame``: participant_id, rater_group, subject and ``value``. Returns measure, subject_attribute,
-    subject_group, rater_group, mean, ci_low, ci_high, n_raters."""
+    subject_group, rater_group, mean, ci_low, ci_high, n_raters, ci_blocks_low, ci_blocks_high, n_blocks."""
+    signature = frame.groupby("participant_id")["subject"].agg(lambda s: "~".join(sorted(map(str, set(s)))))
     rows = []
     for attribute, usable, _ in _in_group_attributes(frame, subjects):
         per_rater = usable.groupby(["participant_id", attribute])[value].mean().rename("mean").reset_index()
-        per_rater["rater_group"] = per_rater["participant_id"].map(
-            usable.groupby("participant_id")["rater_group"].first()
-        )
+        first = usable.groupby("participant_id")["rater_group"].first()
+        per_rater["rater_group"] = per_rater["participant_id"].map(first)
+        per_rater["block"] = per_rater["participant_id"].map(signature)
         for group, cell in per_rater.groupby(attribute, sort=True):
             parts = [(ALL, cell), *cell.dropna(subset=["rater_group"]).groupby("rater_group", sort=True)]
             for rater_group, part in parts:
                 low, high = _t_interval(part["mean"])
+                blocks = part.groupby("block")["mean"]
+                shared = len(blocks) >= 2 and blocks.size().max() >= 2
+                block_low, block_high = _t_interval(blocks.mean()) if shared else (float("nan"),) * 2
                 rows.append(
                     {
                         "measure": value,
@@ -266,9 +277,24 @@ def in_group_rates(frame: pd.DataFrame, subjects: pd.DataFrame, value: str) -> p
                         "ci_low": low,
                         "ci_high": high,
                         "n_raters": len(part),
+                        "ci_blocks_low": block_low,
+                        "ci_blocks_high": block_high,
+                        "n_blocks": len(blocks),
                     }
                 )
-    columns = ["measure", "subject_attribute", "subject_group", "rater_group", "mean", "ci_low", "ci_high", "n_raters"]
+    columns = [
+        "measure",
+        "subject_attribute",
+        "subject_group",
+        "rater_group",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "n_raters",
+        "ci_blocks_low",
+        "ci_blocks_high",
+        "n_blocks",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 

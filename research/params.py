@@ -30,4 +30,5 @@ def run_situation_testing(data, counterfactuals, params: dict):
         mode=params["mode"],
         discrimination="positive" if params["positive"] else "negative",
         counterfactual_outcomes=params.get("counterfactual_outcomes", True),
+        multiple_testing=params.get("multiple_testing", "holm"),
     )

@@ -17,7 +17,8 @@ class AuditParameters:
     the sources of what people said (``metric_from``, ``utility_from``, ``features_from``: ``SLUG[:BLOCK]``)
     with their rater groups ``by``, the human metric's Lipschitz constant ``lipschitz``, the ``surrogate`` of
     each model under ``features_from``, the sensitive columns ``groups`` (None: an effort file's guessed ones,
-    else none) and the truth ``outcome_column``."""
+    else none), the truth ``outcome_column`` and the adjustment of the notions' tests within each model's family
+    ``multiple_testing`` (holm, bh or none)."""
 
     condition: str | None = None
     calibration_id: int | None = None
@@ -32,6 +33,7 @@ class AuditParameters:
     surrogate: str = "linear"
     groups: tuple[str, ...] | None = None
     outcome_column: str | None = None
+    multiple_testing: str = "holm"
 
     @classmethod
     def from_request(cls, params: Mapping[str, Any]) -> "AuditParameters":

@@ -37,6 +37,7 @@ def audit_run_create(
     researcher=None,
     job_id=None,
     progress: Callable[[str, int, int], None] | None = None,
+    multiple_testing: str = "holm",
 ) -> AuditRun:
     """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
     limits), pick the human weights (the given Calibration, else the latest
@@ -49,7 +50,8 @@ def audit_run_create(
     the reliance on features judged unfair with the ``surrogate`` ("linear" or "forest") of each model's scores;
     ``groups`` are the subjects' sensitive columns (None: an effort file's guessed ones, else none),
     ``outcome_column`` their truth; the effort-aware parts need effort series in the subjects and ``desirable``
-    and ``aggregate_scale`` in the condition. Each study's export is built once (``runs.study_exports``).
+    and ``aggregate_scale`` in the condition; ``multiple_testing`` adjusts the notions' tests within each model's
+    family. Each study's export is built once (``runs.study_exports``).
     ``progress(stage, done, total)`` is told of each of :data:`STAGES`. ``job_id``: the job running it (a
     cancelled job stores nothing: :func:`runs.services.run_storing`)."""
     progress = progress or (lambda stage, done, total: None)
@@ -88,6 +90,7 @@ def audit_run_create(
         shown_model=shown_model,
         seed=p.seed,
         n_resamples=p.n_resamples,
+        multiple_testing=p.multiple_testing,
     )
     progress(AUDIT, 1, 1)
     participants, dropped = participant_counts(disagreements) if len(disagreements) else ({}, {})

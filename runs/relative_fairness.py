@@ -74,10 +74,11 @@ def dp_sensitivity(slug: str, export: ExportTables, tables: dict, *, alpha: floa
 
 
 def write_study_dp_report(
-    slug: str, out_dir: Path, *, alpha: float = 0.05, favourable: str = "lower"
+    slug: str, out_dir: Path, *, alpha: float = 0.05, favourable: str = "lower", multiple_testing: str = "holm"
 ) -> tuple[Path, dict]:
     """The study's differential-parity report (runs.reports.parity.write_dp_report, with its sensitivity to
-    the participants flagged for answer quality) and its tables."""
+    the participants flagged for answer quality, each table's tests adjusted by ``multiple_testing``) and
+    its tables."""
     export = export_tables(slug)
     tables, figures = study_differential_parity(slug, export, alpha=alpha, favourable=favourable)
     path = write_dp_report(
@@ -88,5 +89,6 @@ def write_study_dp_report(
         definitions=table_definitions(favourable),
         provenance=dp_provenance(slug, export, alpha=alpha, favourable=favourable),
         sensitivity=dp_sensitivity(slug, export, tables, alpha=alpha, favourable=favourable),
+        multiple_testing=multiple_testing,
     )
     return path, tables

@@ -170,8 +170,11 @@ AUDIT = {
         "Group-fairness gaps computed with the critics' labels (their yes/no disagreement with the shown "
         "model) in place of true labels: accuracy equality AE, calibration CA, equal opportunity EO, "
         "overall misclassification OMR and predictive equality PE.",
-        "Each value is the largest gap between groups (0 = equal treatment, higher = less fair).",
-        "f = max_k (max_m f_{m,k} - min_m f_{m,k}), with DR_{m,k} = P(s = 1 | yhat = k, m)",
+        "Each value is the largest gap between groups (0 = equal treatment, higher = less fair). The CI resamples "
+        "subjects; p tests 'no gap' by permuting the groups among the subjects, and a model's notions are one "
+        "family (Holm-adjusted p beside the raw one, or --multiple-testing).",
+        "f = max_k (max_m f_{m,k} - min_m f_{m,k}), with DR_{m,k} = P(s = 1 | yhat = k, m); p = (1 + #{f* >= f}) / "
+        "(1 + B)",
         f"{FEEDBACK}, Eq. 0-5",
     ),
     "disagreement_calibration": Explanation(
@@ -296,11 +299,12 @@ SITUATION_TESTING = {
     "counts": Explanation(
         "How many complainants (individuals of the protected group) each method flags as discriminated, for "
         "each number of neighbours k (the methods are described at the top).",
-        "Columns ending in _sig count only the flags whose one-sided confidence interval excludes tau; a "
-        "method that flags many more complainants than ST finds discrimination that the factual "
-        "neighbourhood hides.",
+        "_sig columns count the flags whose one-sided CI excludes tau (as the paper counts); _sig_adjusted those "
+        "still significant with one method's complainants at one k as a family (Holm; p-values in "
+        "individuals.csv). A method flagging many more than ST finds what the factual neighbourhood hides.",
         "Δp = p_c - p_t, with p_c and p_t the shares of negative decisions in the control and test groups; "
-        "flagged when Δp > tau, significant when Δp - z_(1-alpha) sqrt((p_c(1-p_c) + p_t(1-p_t)) / k) > tau",
+        "flagged when Δp > tau, significant when Δp - z_(1-alpha) sqrt((p_c(1-p_c) + p_t(1-p_t)) / k) > tau "
+        "(p = 1 - Phi((Δp - tau) / se) < alpha); Holm (1979)",
         f"{CST}, Eq. 3-10",
     ),
     "counts_figure": Explanation(

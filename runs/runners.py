@@ -152,7 +152,13 @@ def run_differential_parity(context: JobContext) -> tuple[dict, str]:
     slug = _study(job).slug
     favourable = job.params.get("favourable", "lower")  # jobs queued before the option: the default
     out = _report_dir(context)
-    _, tables = write_study_dp_report(slug, out, alpha=job.params.get("alpha", 0.05), favourable=favourable)
+    _, tables = write_study_dp_report(
+        slug,
+        out,
+        alpha=job.params.get("alpha", 0.05),
+        favourable=favourable,
+        multiple_testing=job.params.get("multiple_testing", "holm"),
+    )
     prefix = new_prefix("differential_parity")
     store_directory(out, prefix)
     return {

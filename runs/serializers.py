@@ -237,6 +237,11 @@ class AuditRequestSerializer(serializers.Serializer):
         help_text="L of the human metric's Lipschitz condition |s_i - s_j| <= L d(i, j): the scores' units per unit "
         "of human-metric distance (> 0)",
     )
+    multiple_testing = serializers.ChoiceField(
+        choices=["holm", "bh", "none"],
+        default=DEFAULTS.multiple_testing,
+        help_text="The adjustment of the disagreement notions' 'no gap' tests within each model's family.",
+    )
     surrogate = serializers.CharField(
         default=DEFAULTS.surrogate,
         max_length=20,

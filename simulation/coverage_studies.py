@@ -588,3 +588,5 @@ for eaif_bound in ("bernstein", "hoeffding"):
         bound=0.93,
         studies=(60, 400),
     )
+
+import simulation.estimand_studies  # noqa: E402, F401 - the choose, in-group and metric tables' procedures

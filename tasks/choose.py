@@ -161,16 +161,19 @@ class Choose(BlockTask):
                 "How strongly each rater group prefers each subject for the decision, from their pairwise choices: "
                 "the log-odds scale of the Bradley-Terry model, the first subject (in sorted order) at 0.",
                 "A subject with a higher strength is chosen more often over the others; a difference of 1 means odds "
-                "of e = 2.7 to 1 of choosing the stronger. Compare rater groups subject by subject. The CIs are "
-                "clustered by rater (a rater makes many choices, and raters differ among themselves), so a group "
-                "needs at least two raters.",
+                "of e = 2.7 to 1 of choosing the stronger. Compare rater groups subject by subject. A strength and its "
+                "CI are for s_i - s_reference, the difference from the reference subject (0, no CI). The strengths are "
+                "population-averaged: fitted to all of a group's choices at once, they are attenuated towards 0 "
+                "when raters differ among themselves (a single rater's preferences are sharper). The CIs are "
+                "clustered by rater (a rater makes many choices), so a group needs at least two raters.",
                 "P(i chosen over j) = exp(s_i) / (exp(s_i) + exp(s_j)); with 'Equally': Davidson's nu sqrt(p_i p_j); "
-                "CI s_i -/+ t(raters - 1) SE_CR1 (rater-clustered sandwich)",
+                "CI of s_i - s_ref: -/+ t(G - 1) SE, CR1 = G/(G-1) rater-clustered sandwich over G raters",
                 "Bradley & Terry (1952); Davidson (1970); Liang & Zeger (1986); WeBuildAI, Lee et al. (CSCW 2019)",
             ),
             estimate="strength",
             figure=("subject", "strength"),
             headline="strength",
+            procedures=("strengths, rater-clustered",),
         ),
         "utility_weights": ReportTable(
             "utility weights of the subjects' features by rater group",
@@ -193,14 +196,16 @@ class Choose(BlockTask):
                 "resample nothing but use rater-clustered standard errors (t with raters - 1 df), so a rater's "
                 "choices count as one unit; the weight is the raters' population-averaged one. 'Equally' answers "
                 "and features collinear with others (named in the notes) are left out.",
-                "P(s chosen over t) = expit(w . (x_s - x_t)); pooled logit MLE, CR1 SEs by rater",
+                "P(s chosen over t) = expit(w . (x_s - x_t)); pooled logit MLE; CR1 = G/(G-1) rater-clustered sandwich "
+                "over G raters, t on G - 1 df",
                 "WeBuildAI, Lee et al. (CSCW 2019); Bradley & Terry (1952); Liang & Zeger (1986)",
             ),
             estimate="weight",
             figure=("feature", "weight"),
+            procedures=("utility weights, population-averaged",),
         ),
         "borda": ReportTable(
-            "Borda ranking of the subjects from each rater's utility model",
+            "Borda ranking of the subjects from each rater's fitted utility model",
             {
                 "rater_group": "Rater group",
                 "rank": "Rank",
@@ -213,13 +218,17 @@ class Choose(BlockTask):
                 "Each rater's own utility model (ridge-penalised, prior N(0, 1) per weight) ranks every subject of "
                 "the block; a subject's Borda points are the number of subjects ranked below it, averaged over a "
                 "rater group's raters (WeBuildAI's aggregation of the stakeholders' models).",
-                "Rank 1 is the subject the group's raters would choose first for the decision. CIs resample "
-                "raters (BCa bootstrap); with fewer than about 100 raters per group they cover a little less "
-                "than 95% for some subjects.",
-                "Borda_s = mean over raters r of #{t: w_r . x_t < w_r . x_s} (ties 1/2)",
+                "Rank 1 is the subject the group's raters would choose first for the decision. What the CI covers: "
+                "the mean Borda points of the rankings the utility model fits to raters like these from as many "
+                "choices each as they made here (BCa bootstrap over raters). It is not the Borda count of the "
+                "raters' true preferences: fitted from a few choices and shrunk by the prior, a rater's ranking is "
+                "noisier, so these points are less spread out than the true-preference points, and the target moves "
+                "with the number of choices per rater and the penalty.",
+                "Borda_s = mean over raters r of #{t: w_r . x_t < w_r . x_s} (ties 1/2), w_r the rater's ridge fit",
                 "WeBuildAI, Lee et al. (CSCW 2019); Borda (1781); Efron (1987) for BCa",
             ),
             estimate="borda",
+            procedures=("Borda points of the fitted rankings",),
         ),
     }
 

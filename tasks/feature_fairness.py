@@ -188,11 +188,15 @@ class FeatureFairness(BlockTask):
                 "fair: a logit model of 'fair' on the eight property ratings.",
                 "A positive coefficient means that features rated higher on that property are more often judged "
                 "fair; the intercept is the log-odds of 'fair' for a feature rated 4 (neither) on every property. "
+                "The coefficients are population-averaged (one pooled logit over all raters): when raters differ in "
+                "how readily they judge a feature fair, they are attenuated towards 0 relative to one rater's. "
                 "Standard errors allow for each rater judging several features.",
-                "logit P(fair) = b0 + sum_j b_j (rating_j - 4); cluster-robust (by rater) Wald CIs",
+                "logit P(fair) = b0 + sum_j b_j (rating_j - 4); CR1 = G/(G-1) rater-clustered sandwich over G raters, "
+                "t on G - 1 df",
                 "Grgic-Hlaca, Redmiles, Gummadi & Weller (WWW 2018); statsmodels Logit, cov_type='cluster'",
             ),
             estimate="statistic",
+            procedures=("latent-property model, population-averaged",),
         ),
     }
 

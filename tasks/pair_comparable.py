@@ -100,13 +100,19 @@ class PairComparable(BlockTask):
                 "rater group: the metric learned from which pairs they said should be treated alike.",
                 "A larger weight means that a difference in that feature (its full range, or a change of value) "
                 "counts more against treating two people alike; a weight near 0 means the feature is ignored. "
-                "CIs resample raters.",
+                "The weights are M's diagonal (a difference in one feature alone); M's off-diagonal entries, what "
+                "differences in two features add together, are the m_with_<feature> columns of the CSV. CIs are "
+                "full-M Wald intervals with rater-clustered errors (coverage measured by simulation: "
+                "bench/coverage.py); the CSV also has basic bootstrap intervals resampling raters (ci_bootstrap).",
                 "P(treat alike) = 2 / (1 + exp(d_M(a, b)^2)), d_M(x, y)^2 = (x - y)' M (x - y), M positive "
                 "semi-definite; weight = d_M^2 of the feature's full range alone",
                 "EXPLORE, Mukherjee, Yurochkin, Banerjee & Sun (ICML 2020)",
             ),
             estimate="weight",
             figure=("feature", "weight"),
+            procedures=tuple(
+                f"learned metric weights, comparable, {name}" for name in ("builder's size", "interacting features")
+            ),
         ),
         "agreement": ReportTable(
             "agreement among raters (Fleiss' kappa)",

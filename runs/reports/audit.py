@@ -17,7 +17,6 @@ from fairness.model_audit import (
     audit_tables,
     group_metric_figures,
     human_tables,
-    notions_pivot,
 )
 from fairness.relative_reports import rater_group_bars
 from runs.provenance import Provenance
@@ -37,6 +36,7 @@ from runs.reports.base import (
     render_report,
     table_context,
     table_section,
+    with_adjusted,
     write_csv,
     write_json,
 )
@@ -121,6 +121,16 @@ IMPORTANCE_COLUMNS = {
 }
 
 
+NOTION_COLUMNS = {
+    "model": "Model",
+    "group_column": "Groups",
+    "notion": "Notion",
+    "value": "Gap",
+    "ci": CI_LABEL,
+    "pvalue": "p (no gap)",
+}
+
+
 def _exact_without_ci(eaif: pd.DataFrame) -> pd.DataFrame:
     """Exact EaIF rows have no sampling error: their zero-width CI is left blank."""
     exact = eaif["method"] == "exact"
@@ -177,15 +187,19 @@ def write_audit_report(
         sections += human_sections(result)
     if result.effort_aware:
         sections += effort_sections(result)
-    notions = notions_pivot(result)
-    if notions is not None:
+    if result.notions is not None and len(result.notions):
+        method = result.multiple_testing.get("method", "holm")
         sections.append(
             table_section(
                 "Disagreement-derived notions (critic labels from yes/no feedback)",
-                notions,
-                index=True,
+                result.notions,
                 explanation=AUDIT["notions"],
                 csv="disagreement_notions.csv",
+                columns=with_adjusted(NOTION_COLUMNS, result.notions, result.multiple_testing),
+                estimate="value",
+                notes=[
+                    f"One family of tests per model (its notions); p adjusted within it ({method}) beside the raw p."
+                ],
             )
         )
     figures = group_metric_figures(result)

@@ -25,6 +25,7 @@ import plotly.io as pio
 from django.template.loader import render_to_string
 from django.utils.text import slugify
 
+from analysis.families import ADJUSTED
 from analysis.sensitivity import Sensitivity
 from core import strict_json
 from core.report_texts import CI_LABEL
@@ -289,6 +290,21 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     return str(value)
+
+
+ADJUSTMENT_NAMES = {"holm": "Holm", "bh": "BH", "none": "unadjusted"}
+
+
+def with_adjusted(columns: dict[str, str], frame: pd.DataFrame, multiple_testing: dict) -> dict[str, str]:
+    """``columns`` (name -> label) with each shown p-value's adjusted column (``analysis.families``) right
+    after it, labelled with the method, where the table has one."""
+    method = ADJUSTMENT_NAMES.get(multiple_testing.get("method", ""), "adjusted")
+    out: dict[str, str] = {}
+    for name, label in columns.items():
+        out[name] = label
+        if name + ADJUSTED in frame.columns:
+            out[name + ADJUSTED] = f"{label}, {method}"
+    return out
 
 
 def write_json(data: Any, path: Path) -> Any:

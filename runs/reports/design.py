@@ -8,7 +8,6 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.bts import left_out_sentence
-from analysis.families import ADJUSTED
 from analysis.pipeline import PipelineResult
 from analysis.report import results_dict
 from analysis.sensitivity import Sensitivity, compare_estimates, sensitivity_of
@@ -26,6 +25,7 @@ from runs.reports.base import (
     figure_context,
     render_report,
     table_section,
+    with_adjusted,
     write_csv,
     write_json,
 )
@@ -208,21 +208,6 @@ def design_sensitivity(all_result, without) -> Sensitivity:
         if (column := DESIGN_TABLES[name].headline) is not None
     ]
     return sensitivity_of(pieces, all_result.n_participants - (without.n_participants if without else 0))
-
-
-ADJUSTMENT_NAMES = {"holm": "Holm", "bh": "BH", "none": "unadjusted"}
-
-
-def with_adjusted(columns: dict[str, str], frame: pd.DataFrame, multiple_testing: dict) -> dict[str, str]:
-    """``columns`` (name -> label) with each shown p-value's adjusted column (``analysis.families``) right
-    after it, labelled with the method, where the table has one."""
-    method = ADJUSTMENT_NAMES.get(multiple_testing.get("method", ""), "adjusted")
-    out: dict[str, str] = {}
-    for name, label in columns.items():
-        out[name] = label
-        if name + ADJUSTED in frame.columns:
-            out[name + ADJUSTED] = f"{label}, {method}"
-    return out
 
 
 def write_design_report(

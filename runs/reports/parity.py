@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.families import adjust_table
 from analysis.sensitivity import Sensitivity
 from fairness.relative_reports import DP_NOTE, dp_results
 from runs.provenance import Provenance
@@ -16,6 +17,7 @@ from runs.reports.base import (
     figure_sections,
     render_report,
     table_section,
+    with_adjusted,
     write_csv,
     write_json,
 )
@@ -58,25 +60,34 @@ def write_dp_report(
     definitions: dict[str, str] | None = None,
     provenance: Provenance | None = None,
     sensitivity: Sensitivity | None = None,
+    multiple_testing: str = "holm",
 ) -> Path:
     """Differential parity: report.html, results.json and one CSV per table. ``definitions`` (by table
     name, e.g. ``fairness.study_parity.TABLE_DEFINITIONS``) say at the top of each section what R0, R1
-    and A are in words."""
+    and A are in words. Each table's tests are one family, adjusted by ``multiple_testing`` (holm, bh or
+    none; ``analysis.families``): ``pvalue_adjusted`` beside ``pvalue``, a ``test_id`` per row, and
+    results.json's ``multiple_testing`` = {"method", "families": {family: [test ids]}}."""
     definitions = definitions or {}
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, frame in tables.items():
+    families: dict[str, list[str]] = {}
+    adjusted = {}
+    for name, frame in tables.items():  # one family per table: "does this outcome differ for any group?"
+        adjusted[name], found = adjust_table(frame, prefix=name, method=multiple_testing)
+        families |= found
+    multiple = {"method": multiple_testing, "families": families}
+    for name, frame in adjusted.items():
         write_csv(frame, out_dir / f"{name}.csv")
     sections = []
-    for name, frame in tables.items():
+    for name, frame in adjusted.items():
         family = (
             [
-                f"p is not adjusted for multiple testing; the family is this table's {len(frame)} tests (Bonferroni: "
-                f"compare p with alpha / {len(frame)})."
+                f"The family is this table's {len(frame)} tests; p is adjusted within it ({multiple_testing}; "
+                "analysis.families) beside the raw p, and a verdict is drawn from the raw p at alpha."
             ]
             if len(frame) > 1
             else []
         )
-        columns = DP_COLUMNS if set(DP_COLUMNS) <= set(frame.columns) else None
+        columns = with_adjusted(DP_COLUMNS, frame, multiple) if set(DP_COLUMNS) <= set(frame.columns) else None
         section = table_section(
             DP_HEADINGS.get(name, _heading(name)),
             frame,
@@ -91,7 +102,7 @@ def write_dp_report(
             section.paragraphs.insert(0, definitions[name])
         sections.append(section)
     sections += figure_sections(figures, [DIFFERENTIAL_PARITY["differences_figure"]] * len(figures))
-    results, intro = dp_results(tables), [DP_NOTE]
+    results, intro = {**dp_results(adjusted), "multiple_testing": multiple}, [DP_NOTE]
     add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
     write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)

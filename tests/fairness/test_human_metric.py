@@ -62,20 +62,26 @@ def true_weights() -> np.ndarray:
     return np.diag(TRUE_M)  # each feature's full range (or change of value) alone
 
 
+def triplet_metric(over: pd.DataFrame, judged: pd.DataFrame):
+    """A triplet metric over the subjects ``over`` from 30 raters' judgements of ``judged`` by TRUE_M."""
+    answers = judgements("triplet", judged, 30, 20, np.random.default_rng(1))
+    return fit_metric(answers, over, FEATURES, kind="triplet", n_resamples=0)
+
+
+def with_true_m(subjects: pd.DataFrame):
+    """:func:`triplet_metric` over ``subjects`` with its matrix set to TRUE_M (distances use the fitted one)."""
+    fit = triplet_metric(subjects, subjects)
+    fit.matrix.loc[:, :] = TRUE_M
+    return fit
+
+
 def test_distance_and_weights_by_hand():
     """With M = TRUE_M given, d(x, y) = sqrt(delta' M delta): x = (age 18, priors 0, female), y = (age 70,
     priors 10, male) over a pool spanning those values differ by (1, 1, 1): d^2 = 3 + 2 + 2*1 + 1.5 = 8.5."""
     subjects = pool()
     subjects.iloc[0] = [18, 0, "female"]
     subjects.iloc[1] = [70, 10, "male"]
-    fit = fit_metric(
-        judgements("triplet", subjects, 30, 20, np.random.default_rng(1)),
-        subjects,
-        FEATURES,
-        kind="triplet",
-        n_resamples=0,
-    )
-    fit.matrix.loc[:, :] = TRUE_M  # the distance uses the fitted matrix: set it to the known one
+    fit = with_true_m(subjects)
     assert fit.distance(subjects.iloc[0], subjects.iloc[1]) == pytest.approx(np.sqrt(8.5))
     assert fit.distance({"age": 44, "priors": 5, "sex": "male"}, {"age": 44, "priors": 5, "sex": "male"}) == 0
     assert list(fit.scaling.columns) == ["age", "priors", "sex=male"]
@@ -168,3 +174,26 @@ def test_bootstrap_refits_equal_the_lbfgs_refit(kind, irrelevant):
         L_b, _ = _fit(design.rows(drawn), weight[drawn].astype(float), kind, L)
         expected = L_b @ L_b.T
         assert refit(drawn, weight[drawn].astype(float)) == pytest.approx(expected, abs=2e-3 * np.abs(expected).max())
+
+
+def test_cross_terms_are_the_off_diagonal_of_m():
+    """With M = TRUE_M set by hand: weights are its diagonal and the cross terms its off-diagonal entries, so
+    that the full-range difference in age and priors together has d^2 = 3 + 2 + 2 * 1 = 7; a three-valued
+    feature's cross term averages u' M v over its value changes (Scaling.feature_directions: e_a - e_b)."""
+    subjects = pool()
+    fit = with_true_m(subjects)
+    cross = fit.cross_terms
+    assert cross.loc["age", "priors"] == pytest.approx(1.0) and cross.loc["age", "sex"] == pytest.approx(0.0)
+    assert np.isnan(cross.loc["age", "age"]) and (cross == cross.T).where(cross.notna(), True).all().all()
+    both = fit.distance({"age": 18, "priors": 0, "sex": "male"}, {"age": 69, "priors": 10, "sex": "male"}) ** 2
+    span = (69 - 18) / (subjects["age"].max() - subjects["age"].min())
+    assert both == pytest.approx(3 * span**2 + 2 + 2 * span * cross.loc["age", "priors"])
+    summary = fit.summary().set_index("feature")
+    assert summary.loc["priors", "m_with_age"] == pytest.approx(1.0) and np.isnan(
+        summary.loc["priors", "m_with_priors"]
+    )
+    three = pool().assign(sex=np.random.default_rng(2).choice(["a", "b", "c"], 200))
+    metric = triplet_metric(three, subjects)
+    m = metric.matrix.to_numpy()  # columns age, priors, sex=a, sex=b, sex=c
+    changes = [np.eye(5)[a] - np.eye(5)[b] for a, b in ((2, 3), (2, 4), (3, 4))]
+    assert metric.cross_terms.loc["age", "sex"] == pytest.approx(np.mean([np.eye(5)[0] @ m @ v for v in changes]))

@@ -125,3 +125,28 @@ def test_rates_intervals_cover():
         for cell, value in truth.items():
             covered[cell] += table.loc[cell, "ci_low"] <= value <= table.loc[cell, "ci_high"]
     assert min(covered.values()) / 200 >= 0.93, covered
+
+
+def test_rates_over_stimulus_blocks_by_hand():
+    """Raters nested in stimulus blocks (raters 1-2 answer s0, s1, s10; raters 3-4 s2, s3, s11): the
+    generalising interval is the t interval over the blocks' means of the raters' means; with every rater in
+    a block of its own, or one block, there is none."""
+    rows = [
+        (1, "A", "s0", 1.0), (1, "A", "s1", 3.0), (1, "A", "s10", 0.0),
+        (2, "A", "s0", 4.0), (2, "A", "s1", 4.0), (2, "A", "s10", 0.0),
+        (3, "B", "s2", 6.0), (3, "B", "s3", 8.0), (3, "B", "s11", 0.0),
+        (4, "B", "s2", 5.0), (4, "B", "s3", 5.0), (4, "B", "s11", 0.0),
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["participant_id", "rater_group", "subject", "rating"])
+    table = in_group_rates(frame, SUBJECTS, "rating").set_index(["subject_group", "rater_group"])
+    # race A subjects: raters' means 2, 4 (block 1: 3) and 7, 5 (block 2: 6); over blocks 4.5 -/+ t_1 * 1.5
+    row = table.loc[("A", ALL)]
+    assert row["n_blocks"] == 2 and row["mean"] == pytest.approx(4.5)
+    assert (row["ci_blocks_low"], row["ci_blocks_high"]) == pytest.approx(
+        (4.5 - 12.7062 * 1.5, 4.5 + 12.7062 * 1.5), abs=1e-3
+    )
+    sd = np.std([2, 4, 7, 5], ddof=1) / 2  # over raters: 4.5 -/+ t_3 sd / sqrt(4)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((4.5 - 3.18245 * sd, 4.5 + 3.18245 * sd), abs=1e-3)
+    assert np.isnan(table.loc[("A", "A"), "ci_blocks_low"])  # rater group A: one block
+    alone = frame[frame["participant_id"].isin([1, 3])]  # two blocks of one rater each: blocks are not a unit
+    assert in_group_rates(alone, SUBJECTS, "rating")["ci_blocks_low"].isna().all()

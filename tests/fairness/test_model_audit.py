@@ -49,9 +49,8 @@ def test_audit_compares_models_under_both_weight_sets():
     assert list(result.parity.index) == ["a", "b"] and list(result.parity.columns) == ["race", "sex"]
 
 
-def test_feedback_scores_every_model_through_critic_labels():
-    frame = table(200, seed=2)
-    subjects = read_subjects(frame)
+def yes_no_feedback(frame: pd.DataFrame) -> pd.DataFrame:
+    """10 participants' yes/no answers on every fourth subject, labels shown by model a, 30% disagreeing."""
     rng = np.random.default_rng(3)
     shown = (frame["score_a"] >= 0.5).astype(int)
     rows = [
@@ -62,9 +61,15 @@ def test_feedback_scores_every_model_through_critic_labels():
             "disagreement": int(rng.random() < 0.3),
         }
         for p in range(10)
-        for i in range(0, 200, 4)
+        for i in range(0, len(frame), 4)
     ]
-    feedback = pd.DataFrame(rows)
+    return pd.DataFrame(rows)
+
+
+def test_feedback_scores_every_model_through_critic_labels():
+    frame = table(200, seed=2)
+    subjects = read_subjects(frame)
+    feedback = yes_no_feedback(frame)
     result = audit(subjects, desirable=False, scale=1.0, feedback=feedback, shown_model="a", n_resamples=100)
     critic = np.where(feedback["disagreement"] == 1, 1 - feedback["model_label"], feedback["model_label"])
     info = frame.set_index("id")
@@ -125,3 +130,27 @@ def test_an_audit_with_no_resamples_is_refused_clearly():
     table = pd.DataFrame({"id": range(4), "sex": ["f", "m"] * 2, "label_m": [0, 1, 1, 1]})
     with pytest.raises(ValueError, match="n_resamples must be at least 1, got 0"):
         audit(read_subjects(table, groups=["sex"]), n_resamples=0)
+
+
+def test_notions_get_no_gap_tests_adjusted_within_each_model():
+    """Each notion's permutation p (groups permuted among subjects, as fairness.disagreement tests it) sits
+    beside its Holm-adjusted p within its model's family (Holm 1979 by hand), and the families name them."""
+    frame = table(200, seed=2)
+    subjects = read_subjects(frame)
+    feedback = yes_no_feedback(frame)
+    result = audit(subjects, desirable=False, scale=1.0, feedback=feedback, shown_model="a", n_resamples=99)
+    notions = result.notions
+    assert result.multiple_testing["method"] == "holm"
+    families = result.multiple_testing["families"]
+    assert set(families) == {"notions/pvalue/a", "notions/pvalue/b"}
+    for model in ("a", "b"):
+        rows = notions[notions["model"] == model].dropna(subset=["pvalue"])
+        assert sorted(families[f"notions/pvalue/{model}"]) == sorted(rows["test_id"])
+        p = np.sort(rows["pvalue"].to_numpy())
+        holm = np.minimum(1, np.maximum.accumulate(p * np.arange(len(p), 0, -1)))
+        np.testing.assert_allclose(np.sort(rows["pvalue_adjusted"].to_numpy()), holm)
+        assert ((rows["pvalue"] > 0) & (rows["pvalue"] <= 1)).all()
+    none = audit(subjects, feedback=feedback, shown_model="a", n_resamples=99, multiple_testing="none").notions.dropna(
+        subset=["pvalue"]
+    )
+    np.testing.assert_allclose(none["pvalue_adjusted"], none["pvalue"])

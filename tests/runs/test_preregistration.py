@@ -194,9 +194,8 @@ def test_the_dashboard_and_the_api_register_a_plan_once_as_a_job(study, research
 
     from rest_framework.test import APIClient
 
-    from tests.conftest import run_jobs
-
     from studies.collaborators import collaborator_add
+    from tests.conftest import run_jobs
 
     collaborator_add(slug=SLUG, by=researcher, name=other_researcher.username, role="viewer")
     client.force_login(other_researcher)  # a viewer sees the page and registers nothing

@@ -20,7 +20,7 @@ def test_study_differential_parity_command_and_api(demo_study, researcher, other
     call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp"))
     results = json.loads((tmp_path / "dp" / "results.json").read_text())
     # the tables, no cross-task bridge between conditions; and the estimates without flagged participants
-    assert set(results) == {"fair_scores_vs_ai", "disagreements", "sensitivity"}
+    assert set(results) == {"fair_scores_vs_ai", "disagreements", "sensitivity", "multiple_testing"}
     rows = results["fair_scores_vs_ai"]
     assert {r["condition"] for r in rows} == {"arrests", "income"} and {r["attribute"] for r in rows} == {"race", "sex"}
     for r in rows:  # the verdict names who, which group and the direction in the outcome's words
@@ -193,7 +193,7 @@ def test_situation_testing_dag_omits_cf_and_cst_with_the_complainant(loan_files,
     text = _st_dag_command(loan_files[0], tmp_path, ["Gender=0"])
     assert "CF and CST with the complainant (CSTwi) omitted" in text
     counts = pd.read_csv(tmp_path / "st" / "counts.csv")
-    assert list(counts.columns) == ["k", "ST", "CSTwo", "ST_sig", "CSTwo_sig"]
+    assert list(counts.columns) == ["k", "ST", "CSTwo", "ST_sig", "CSTwo_sig", "ST_sig_adjusted", "CSTwo_sig_adjusted"]
     results = json.loads((tmp_path / "st" / "results.json").read_text())
     assert "omitted" in results["settings"]["counterfactual decisions"]
 

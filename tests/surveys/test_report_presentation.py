@@ -3,6 +3,7 @@ explanation, the provenance block, paper-style numbers (``< .001``, CIs at the e
 stars with their legend, the multiple-testing family), Table 5 split per model with a CSV link, and
 figures with PNG/SVG downloads, without inline script."""
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -257,7 +258,16 @@ def test_analysis_audit_and_dp_reports_render_every_section(demo_study, tmp_path
     write_study_dp_report("effort-demo", tmp_path / "dp")
     dp = check_report(tmp_path / "dp" / "report.html", min_sections=2, figures=2)
     assert "Significance level alpha" in dp.provenance
-    assert "the family is this table" in (tmp_path / "dp" / "report.html").read_text()
+    html = (tmp_path / "dp" / "report.html").read_text()
+    assert "The family is this table" in html and "p (one-sided), Holm" in html  # adjusted beside raw
+    results = json.loads((tmp_path / "dp" / "results.json").read_text())
+    families = results["multiple_testing"]["families"]
+    assert results["multiple_testing"]["method"] == "holm" and set(families) <= {
+        f"{name}/pvalue" for name in ("fair_scores_vs_ai", "disagreements")
+    }
+    scores = pd.read_csv(tmp_path / "dp" / "fair_scores_vs_ai.csv")
+    expected = np.minimum(1, np.maximum.accumulate(np.sort(scores["pvalue"]) * np.arange(len(scores), 0, -1)))
+    np.testing.assert_allclose(np.sort(scores["pvalue_adjusted"]), expected)  # Holm (1979) step-down, by hand
 
 
 def _cst_sample(n: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -330,5 +340,5 @@ def test_dp_verdicts_of_rows_with_evidence_are_notes_under_the_table(tmp_path):
     )
     html = write_dp_report({"fair_scores_vs_ai": frame}, [], tmp_path, title="DP").read_text()
     assert '<p class="table-note">arrests, race = Black: Participants gave Black subjects higher scores.</p>' in html
-    assert "No evidence." not in html and "compare p with alpha / 2" in html
+    assert "No evidence." not in html and "2 tests; p is adjusted within it (holm" in html
     assert ">5.489</td>" in html and ">&lt; .001</td>" in html and ">0.171</td>" in html

@@ -3,8 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.families import METHODS
-from core.cli_args import at_least_one, checked, cut_points
+from core.cli_args import add_multiple_testing, at_least_one, checked, cut_points
 from core.progress import ProgressBar
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
 from runs.analysis_runs import analysis_run_create
@@ -42,13 +41,7 @@ class Command(BaseCommand):
             help="stimuli: alpha's CI resamples stimulus pairs too (generalises to other pairs); none: participants "
             "only (for the study's own pairs). Default: the study file's analysis.generalise, else none",
         )
-        parser.add_argument(
-            "--multiple-testing",
-            choices=list(METHODS),
-            default="holm",
-            help="the adjustment of the p-values within each family of tests (the tests that answer one question): "
-            "holm (family-wise error rate; default), bh (Benjamini-Hochberg, false discovery rate) or none",
-        )
+        add_multiple_testing(parser)
         parser.add_argument(
             "--min-group-size",
             type=at_least_one("--min-group-size"),

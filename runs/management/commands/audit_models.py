@@ -3,6 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from core.cli_args import add_multiple_testing
 from fairness.model_audit import SubjectsFileError
 from runs.audit_parameters import DEFAULTS, AuditParameters
 from runs.audit_runs import STAGES, AuditError, audit_run_create
@@ -83,6 +84,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--by", nargs="+", default=[], metavar="QUESTION", help="rater groups of those studies (questionnaire)"
         )
+        add_multiple_testing(parser)
 
     def handle(self, *args, study, subjects, condition, out, **options):
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / study / f"audit-{condition or 'default'}"

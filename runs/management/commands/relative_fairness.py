@@ -3,7 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from core.cli_args import checked, favourable_direction, significance_level
+from core.cli_args import add_multiple_testing, checked, favourable_direction, significance_level
 from runs.relative_fairness import write_study_dp_report
 from studies.services import StudyNotFound
 
@@ -21,14 +21,17 @@ class Command(BaseCommand):
             help='which risk scores and labels are good for the subject: "lower" (default; a low risk is '
             'favourable) or "higher"; it decides which group the verdicts call favoured',
         )
+        add_multiple_testing(parser)
         parser.add_argument("--out", help="report directory (default REPORTS_DIR/<slug>/differential-parity)")
 
-    def handle(self, *args, slug, alpha, favourable: str, out, **options):
+    def handle(self, *args, slug, alpha, favourable: str, out, multiple_testing: str = "holm", **options):
         alpha = checked(alpha, significance_level)
         favourable = checked(favourable, favourable_direction)
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / slug / "differential-parity"
         try:
-            path, _ = write_study_dp_report(slug, out_dir, alpha=alpha, favourable=favourable)
+            path, _ = write_study_dp_report(
+                slug, out_dir, alpha=alpha, favourable=favourable, multiple_testing=multiple_testing
+            )
         except (StudyNotFound, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(self.style.SUCCESS(f"report: {path}"))

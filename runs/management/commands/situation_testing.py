@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from core.cli_args import checked, significance_level
+from core.cli_args import add_multiple_testing, checked, significance_level
 from core.uploads import UploadError, read_csv_upload
 from fairness.counterfactual import DAGError, fit_linear_scm
 from fairness.situation_testing import SituationTestingError
@@ -57,6 +57,7 @@ class Command(BaseCommand):
             "recompute the decision, so CF and CST with the complainant (CSTwi) are omitted; give "
             "--counterfactuals with the model's counterfactual decisions to get them",
         )
+        add_multiple_testing(parser)
         parser.add_argument("--out", required=True, help="folder to write the results and the report into")
 
     def handle(self, *args, **o):
@@ -108,6 +109,7 @@ class Command(BaseCommand):
                 "counterfactuals",
                 "dag",
                 "do",
+                "multiple_testing",
             )
         }
         if o.get("counterfactual_outcomes") is False:
