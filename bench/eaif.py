@@ -97,8 +97,8 @@ def main():
         base = straightforward(e, s, r, 0.6577, min(args.numpy_rows, n - 1))
         print(
             f"n={n:>7}: EaIF={res.eaif:.6f} violations={res.violation_share:.4f} {res.n_pairs:.3e} pairs in "
-            f"{seconds:.2f} s = {rate:.3e} pairs/s; straightforward NumPy {base:.3e} pairs/s; ratio {rate / base:.1f}x; "
-            f"load {load()}"
+            f"{seconds:.2f} s = {rate:.3e} pairs/s; straightforward NumPy {base:.3e} pairs/s; "
+            f"ratio {rate / base:.1f}x; load {load()}"
         )
     n = 10_000_000
     e, s, r = population(n)
