@@ -73,6 +73,9 @@ def test_bad_tile_is_refused_before_any_cluster_starts():
 
 
 def test_importing_the_module_loads_no_dask():
-    code = "import sys, fairness.distributed; print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed'}))"
+    code = (
+        "import sys, fairness.distributed\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed'}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=os.getcwd())
     assert out.stdout.strip() == "[]"
