@@ -14,8 +14,8 @@ cluster unchanged. Dask is imported inside the functions only: importing this mo
 """
 
 import os
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
@@ -46,20 +46,25 @@ def _add(*parts: tuple[float, int, int]) -> tuple[float, int, int]:
     )
 
 
-def _client(stack: ExitStack, client: Any, scheduler: str | None, local_workers: int) -> Any:
-    """The client to use: the given one, one to ``scheduler`` (or DASK_SCHEDULER_ADDRESS), else one to a
-    LocalCluster of ``local_workers`` single-threaded worker processes; what this opens, ``stack`` closes."""
+@contextmanager
+def dask_client(client: Any = None, scheduler: str | None = None, local_workers: int = 2) -> Iterator[Any]:
+    """A Dask client: ``client`` itself (left open), else one to ``scheduler`` ("tcp://HOST:PORT", default the
+    environment variable DASK_SCHEDULER_ADDRESS; the cluster is left running), else one to a LocalCluster of
+    ``local_workers`` single-threaded worker processes of this machine, closed with the client."""
     if client is not None:
-        return client
+        yield client
+        return
     from distributed import Client, LocalCluster
 
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
-    if address:
-        return stack.enter_context(Client(address))
-    cluster = stack.enter_context(
-        LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    )
-    return stack.enter_context(Client(cluster))
+    with ExitStack() as stack:
+        if address:
+            yield stack.enter_context(Client(address))
+            return
+        cluster = stack.enter_context(
+            LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        )
+        yield stack.enter_context(Client(cluster))
 
 
 def eaif_dask(
@@ -106,8 +111,7 @@ def eaif_dask(
     from distributed import as_completed
 
     starts = range(0, e.size, tile)
-    with ExitStack() as stack:
-        dask = _client(stack, client, scheduler, local_workers)
+    with dask_client(client, scheduler, local_workers) as dask:
         blocks = [dask.submit(_block, e[a : a + tile], s[a : a + tile], r[a : a + tile]) for a in starts]
         tiles = [
             dask.submit(_tile, blocks[a], None if a == b else blocks[b], float(alpha))
