@@ -51,7 +51,7 @@ def main():
     print(f"single machine, numba: n={args.n} {single.n_pairs:.3e} pairs in {single_s:.1f} s; load {load()}")
 
     started = time.perf_counter()
-    with LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=":0") as cluster:
         with Client(cluster) as client:
             client.run(lambda: eaif_details([0.0, 1.0], [0.0, 0.0], [0.0, 1.0], alpha=0.5))  # compile on workers
             ready = time.perf_counter()

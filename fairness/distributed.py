@@ -62,7 +62,7 @@ def dask_client(client: Any = None, scheduler: str | None = None, local_workers:
             yield stack.enter_context(Client(address))
             return
         cluster = stack.enter_context(
-            LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True, dashboard_address=":0")
         )
         yield stack.enter_context(Client(cluster))
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fairness.dask_subjects import read_subjects_dask
 from fairness.human_audit import Surrogate
 from fairness.model_audit import audit, read_subjects
 from research.export import export_tables
@@ -43,6 +44,9 @@ def audit_run_create(
     job_id=None,
     groups: Sequence[str] | None = None,
     outcome_column: str | None = None,
+    engine: str = "pandas",
+    scheduler: str | None = None,
+    exact_on_dask: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> AuditRun:
     """Read the subjects file (or take ``subjects_frame``, the file already read under the upload
@@ -55,11 +59,18 @@ def audit_run_create(
     Lipschitz condition with L = ``lipschitz``, the reliance on features judged unfair with the ``surrogate``
     ("linear" or "forest") of each model's scores. ``groups`` are the subjects' sensitive columns (None: an effort
     file's guessed ones, else none), ``outcome_column`` their truth; the effort-aware parts need effort series in
-    the subjects and ``desirable`` and ``aggregate_scale`` in the condition. ``progress(stage, done, total)`` is
-    told of each stage. ``job_id``: the job running it (a cancelled job stores nothing:
+    the subjects and ``desirable`` and ``aggregate_scale`` in the condition. ``engine`` "dask" reads a Parquet
+    subjects file on Dask (``fairness.dask_subjects``; ``scheduler`` "tcp://HOST:PORT", else DASK_SCHEDULER_ADDRESS,
+    else a LocalCluster), ``exact_on_dask`` computes every EaIF exactly on Dask at any size.
+    ``progress(stage, done, total)`` is told of each stage. ``job_id``: the job running it (a cancelled job stores
+    nothing:
     :func:`runs.services.run_storing`)."""
     progress = progress or (lambda stage, done, total: None)
     study = latest_study(slug)
+    if engine == "dask" and subjects_frame is None:
+        subjects_frame = read_subjects_dask(
+            subjects_file, groups=groups, outcome_column=outcome_column, scheduler=scheduler
+        )
     subjects = read_subjects(
         subjects_file if subjects_frame is None else subjects_frame, groups=groups, outcome_column=outcome_column
     )
@@ -100,6 +111,8 @@ def audit_run_create(
         shown_model=shown_model,
         seed=seed,
         n_resamples=n_resamples,
+        exact_on_dask=exact_on_dask,
+        scheduler=scheduler,
     )
     participants, dropped = participant_counts(disagreements) if len(disagreements) else ({}, {})
     provenance = study_provenance(
@@ -114,6 +127,11 @@ def audit_run_create(
             "Sensitive columns": ", ".join(subjects.group_columns) or "none named (--groups)",
             "Truth": subjects.outcome_column or "none (--outcome-column)",
             "Bootstrap resamples": str(n_resamples),
+            **(
+                {"Engine": f"Dask ({scheduler or 'DASK_SCHEDULER_ADDRESS or a local cluster'})"}
+                if engine == "dask"
+                else {}
+            ),
             **({} if likert else {"Calibration used": "none: the condition has no Likert calibration (equal weights)"}),
             **(human.sources if human else {}),
             **({"Rater groups of the sources": " / ".join(by)} if human and by else {}),

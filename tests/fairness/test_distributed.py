@@ -49,7 +49,7 @@ def test_an_existing_cluster_by_address_survives_a_killed_worker():
 
     e, s, r = population(6_000, seed=1)
     exact = eaif_details(e, s, r, alpha=0.4)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         with Client(cluster) as watcher:
             pids = watcher.run(os.getpid)
             killed = []
