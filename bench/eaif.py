@@ -65,7 +65,9 @@ def layer_rates(layers, n=20_000):
     root = str(Path(__file__).resolve().parent.parent)
     for layer in layers:
         env = {**os.environ, "NUMBA_THREADING_LAYER": layer, "PYTHONPATH": root}
-        out = subprocess.run([sys.executable, "-c", LAYER_RUN.format(n=n)], capture_output=True, text=True, env=env)
+        out = subprocess.run(
+            [sys.executable, "-c", LAYER_RUN.format(n=n)], capture_output=True, text=True, env=env, cwd=root
+        )
         used, rate = out.stdout.split() if out.returncode == 0 else (f"failed: {out.stderr[-200:]!r}", "nan")
         print(f"n={n} exact kernel, threading layer {layer:<9} ({used}): {float(rate):.3e} pairs/s; load {load()}")
 
