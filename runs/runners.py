@@ -114,6 +114,7 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
         surrogate=job.params.get("surrogate", "linear"),  # and a linear surrogate
         groups=job.params.get("groups"),  # jobs queued before the option: an effort file's old default
         outcome_column=job.params.get("outcome_column") or None,
+        exact_on_dask=job.params.get("exact_eaif", False),  # the cluster: DASK_SCHEDULER_ADDRESS, else a local one
         progress=context.progress,
         researcher=job.created_by,
         job_id=job.pk,
