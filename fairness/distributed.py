@@ -83,10 +83,8 @@ def eaif_dask(
 
     Parameters
     ----------
-    effort, aggregate, risk : arrays of n subjects
-        Effort E, aggregate S and the model's risk score r of each subject.
-    alpha : float
-        The weight of effort against the aggregate, in [0, 1].
+    effort, aggregate, risk, alpha
+        As in :func:`fairness.individual.eaif_details`.
     client : distributed.Client, optional
         A client to use (left open).
     scheduler : str, optional

@@ -392,9 +392,10 @@ def audit(
     human : HumanAudit, optional
         The parts from what people said (``fairness.human_audit``), kept in the result for the report.
     exact_on_dask : bool
-        The EaIF of equal and given weights exact at any size, on Dask (``fairness.distributed.eaif_dask``): on
-        the cluster at ``scheduler`` ("tcp://HOST:PORT", default DASK_SCHEDULER_ADDRESS), else on a LocalCluster
-        of this machine.
+        The EaIF of equal and given weights exact at any size, on Dask (``fairness.distributed.eaif_dask``).
+    scheduler : str, optional
+        With ``exact_on_dask``: a running cluster's scheduler, "tcp://HOST:PORT" (default DASK_SCHEDULER_ADDRESS;
+        neither: a LocalCluster of this machine, started and stopped by the audit).
 
     Returns
     -------

@@ -8,23 +8,16 @@ import pytest
 
 from fairness.dask_subjects import audited_columns, read_subjects_dask
 from fairness.model_audit import SubjectsFileError, audit, read_subjects
+from tests.fairness.test_model_audit import table
 
 pytestmark = pytest.mark.serial  # starts worker processes of its own
 
 
 def subjects_table(n=400, seed=0):
-    rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({"id": [f"s{i}" for i in range(n)]})
-    for t in range(4):
-        frame[f"x_{2019 + t}"] = rng.poisson(2, n)
-    frame["race"] = rng.choice(["White", "Black", "Asian"], n)
-    frame["sex"] = rng.choice(["Male", "Female"], n)
-    frame["score_a"] = rng.uniform(0, 1, n).round(3)
-    frame["label_b"] = rng.integers(0, 2, n)
-    frame["truth"] = rng.integers(0, 2, n)
-    for k in range(5):  # features the audit does not read
-        frame[f"feature_{k}"] = rng.normal(size=n)
-    return frame
+    """The model audit tests' table with a label-only model, the truth and features the audit does not read."""
+    rng = np.random.default_rng(seed + 1)
+    features = {f"feature_{k}": rng.normal(size=n) for k in range(5)}
+    return table(n, seed).assign(label_b=rng.integers(0, 2, n), truth=rng.integers(0, 2, n), **features)
 
 
 @pytest.fixture(scope="module")
