@@ -14,13 +14,27 @@ cluster unchanged. Dask is imported inside the functions only: importing this mo
 """
 
 import os
+import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
 
 from fairness.individual import EaIFResult, _inputs, pair_sums
+
+
+def _fresh_offload_executor() -> None:
+    """In a child forked from a process that had used Dask (the job worker's children; a test process): replace
+    ``distributed.utils._offload_executor``, a one-thread pool made at import whose thread the child did not
+    inherit, so that the child's own client does not wait forever on work queued to it (distributed 2026.8)."""
+    utils = sys.modules.get("distributed.utils")
+    if utils is not None:
+        utils._offload_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="Dask-Offload")  # type: ignore[attr-defined]
+
+
+os.register_at_fork(after_in_child=_fresh_offload_executor)
 
 TILE = 20_000  # subjects per block: a tile holds up to 4e8 pairs, about a second of the kernel
 FAN_IN = 8
