@@ -12,6 +12,7 @@ import pytest
 
 from fairness.distributed import eaif_dask
 from fairness.individual import eaif_details, pair_sums
+from tests.fairness.test_jit import forked_run
 
 pytestmark = pytest.mark.serial  # starts worker processes of its own
 
@@ -81,32 +82,8 @@ def test_importing_the_module_loads_no_dask():
     assert out.stdout.strip() == "[]"
 
 
-FORKED = """
-import multiprocessing
-import numpy as np
-from fairness.distributed import eaif_dask
-
-def run():
-    return eaif_dask(*np.random.default_rng(0).uniform(0, 1, (3, 500)), alpha=0.5, tile=200).eaif
-
-def child(queue):
-    queue.put(run())
-
-if __name__ == "__main__":
-    before = run()
-    fork = multiprocessing.get_context("fork")
-    queue = fork.Queue()
-    process = fork.Process(target=child, args=(queue,))
-    process.start()
-    process.join(240)
-    if process.exitcode is None:
-        process.kill()
-    print(process.exitcode, process.exitcode == 0 and abs(queue.get(timeout=10) - before) < 1e-12)
-"""
-
-
 def test_a_job_forked_after_dask_ran_runs_it_again():
     """The job worker forks each job: a child of a process that had used Dask gets a working client (without
     the at-fork reset it waited forever on distributed's offload thread, which it did not inherit)."""
-    out = subprocess.run([sys.executable, "-c", FORKED], capture_output=True, text=True, timeout=400, cwd=os.getcwd())
-    assert out.stdout.split() == ["0", "True"], out.stderr[-2000:]
+    run = "eaif_dask(*np.random.default_rng(0).uniform(0, 1, (3, 500)), alpha=0.5, tile=200).eaif"
+    assert forked_run(run)[1:] == ["0", "True"]
