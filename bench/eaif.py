@@ -2,15 +2,21 @@
 straightforward vectorised NumPy implementation (full rows, no mirror pairing) in the same run,
 peak memory, and the sampled estimate for n = 10^7 subjects at +/- 1e-4 (95%, Hoeffding's distribution-free
 bound: m = ln(2 / 0.05) / (2 * 1e-8) = 1.84e8 pairs) with its memory beyond the subjects' arrays, beside 1e6
-pairs (constant memory: the same extra RSS).
+pairs (constant memory: the same extra RSS). First, the exact kernel's rate at n = 20,000 under each numba
+threading layer side by side (each in a process of its own, NUMBA_THREADING_LAYER): tbb (what fairness.jit picks:
+fork-safe), workqueue (the fork-safe fallback without TBB) and omp (GNU OpenMP: what numba picks without TBB
+when nothing is asked for; a job forked after it dies).
 
 Run: .venv/bin/python bench/eaif.py [--sizes 20000 100000] [--numpy-rows 2000] [--half-width 1e-4]
+     [--layers tbb workqueue omp]
 The straightforward NumPy version is timed on --numpy-rows rows and scaled by the pair count.
 """
 
 import argparse
 import math
+import os
 import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,6 +43,39 @@ def straightforward(e, s, r, alpha, rows):
     return pairs / (time.perf_counter() - started)
 
 
+LAYER_RUN = """
+import time
+import numpy as np
+from fairness.individual import eaif_details
+from fairness.jit import numba
+rng = np.random.default_rng(0)
+e, s, r = rng.uniform(0, 1, {n}), rng.uniform(0, 1, {n}), rng.beta(2, 5, {n})
+eaif_details(e[:100], s[:100], r[:100], alpha=0.5)
+best = 0.0
+for _ in range(3):
+    started = time.perf_counter()
+    res = eaif_details(e, s, r, alpha=0.6577)
+    best = max(best, res.n_pairs / (time.perf_counter() - started))
+print(numba.threading_layer(), best)
+"""
+
+
+def layer_rates(layers, n=20_000):
+    """The exact kernel's best-of-3 rate at n under each threading layer, each in a fresh process."""
+    root = str(Path(__file__).resolve().parent.parent)
+    for layer in layers:
+        env = {**os.environ, "NUMBA_THREADING_LAYER": layer, "PYTHONPATH": root}
+        out = subprocess.run(
+            [sys.executable, "-c", LAYER_RUN.format(n=n)], capture_output=True, text=True, env=env, cwd=root
+        )
+        used, rate = out.stdout.split() if out.returncode == 0 else (f"failed: {out.stderr[-200:]!r}", "nan")
+        print(f"n={n} exact kernel, threading layer {layer:<9} ({used}): {float(rate):.3e} pairs/s; load {load()}")
+
+
+def load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def population(n, seed=0):
     rng = np.random.default_rng(seed)
     return rng.uniform(0, 1, n), rng.uniform(0, 1, n), rng.beta(2, 5, n)
@@ -47,7 +86,9 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
     parser.add_argument("--numpy-rows", type=int, default=2000)
     parser.add_argument("--half-width", type=float, default=1e-4, help="the sampled estimate's 95% half-width")
+    parser.add_argument("--layers", nargs="*", default=["tbb", "workqueue", "omp"], help="numba threading layers")
     args = parser.parse_args()
+    layer_rates(args.layers)
     eaif_details(*population(100), alpha=0.5)  # compile once
     for n in args.sizes:
         e, s, r = population(n)
@@ -58,7 +99,8 @@ def main():
         base = straightforward(e, s, r, 0.6577, min(args.numpy_rows, n - 1))
         print(
             f"n={n:>7}: EaIF={res.eaif:.6f} violations={res.violation_share:.4f} {res.n_pairs:.3e} pairs in "
-            f"{seconds:.2f} s = {rate:.3e} pairs/s; straightforward NumPy {base:.3e} pairs/s; ratio {rate / base:.1f}x"
+            f"{seconds:.2f} s = {rate:.3e} pairs/s; straightforward NumPy {base:.3e} pairs/s; "
+            f"ratio {rate / base:.1f}x; load {load()}"
         )
     n = 10_000_000
     e, s, r = population(n)

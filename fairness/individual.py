@@ -90,16 +90,28 @@ def _numpy_sums(e, s, r, alpha, block=BLOCK):
     return total, violations
 
 
+def _numpy_cross_sums(e1, s1, r1, e2, s2, r2, alpha, block=BLOCK):
+    """(sum of max(0, D - d), number of violating pairs) over every pair (i in set 1, j in set 2), blockwise."""
+    total, violations = 0.0, 0
+    for start in range(0, e1.size, block):
+        rows = slice(start, start + block)
+        de, ds = e1[rows, None] - e2[None, :], s1[rows, None] - s2[None, :]
+        excess = np.abs(r1[rows, None] - r2[None, :]) - np.sqrt(alpha * de * de + (1 - alpha) * ds * ds)
+        violating = excess > TIE_TOLERANCE
+        total += float(excess[violating].sum())
+        violations += int(violating.sum())
+    return total, violations
+
+
 if numba is not None:
 
     @numba.njit(fastmath=True, cache=True, inline="always")
-    def _row_sums(e, s, r, alpha, beta, i, tol):  # pragma: no cover - compiled
+    def _row_sums(ei, si, ri, e, s, r, start, alpha, beta, tol):  # pragma: no cover - compiled
+        # subject (ei, si, ri) against subjects start.. of (e, s, r).
         # D - d > tol  <=>  D - tol > 0 and (D - tol)^2 > d^2: the square root only for violating pairs
-        n = e.size
-        ei, si, ri = e[i], s[i], r[i]
         total = 0.0
         violations = 0
-        for j in range(i + 1, n):
+        for j in range(start, e.size):
             de = ei - e[j]
             ds = si - s[j]
             d2 = alpha * de * de + beta * ds * ds
@@ -119,15 +131,54 @@ if numba is not None:
         total = 0.0
         violations = 0
         for k in numba.prange((n + 1) // 2):
-            t1, v1 = _row_sums(e, s, r, alpha, beta, k, tol)
+            t1, v1 = _row_sums(e[k], s[k], r[k], e, s, r, k + 1, alpha, beta, tol)
             total += t1
             violations += v1
             mirror = n - 1 - k
             if mirror != k:
-                t2, v2 = _row_sums(e, s, r, alpha, beta, mirror, tol)
+                t2, v2 = _row_sums(e[mirror], s[mirror], r[mirror], e, s, r, mirror + 1, alpha, beta, tol)
                 total += t2
                 violations += v2
         return total, violations
+
+    @numba.njit(parallel=True, fastmath=True, cache=True)
+    def _numba_cross_sums(e1, s1, r1, e2, s2, r2, alpha, tol):  # pragma: no cover - compiled
+        beta = 1.0 - alpha
+        total = 0.0
+        violations = 0
+        for i in numba.prange(e1.size):
+            t, v = _row_sums(e1[i], s1[i], r1[i], e2, s2, r2, 0, alpha, beta, tol)
+            total += t
+            violations += v
+        return total, violations
+
+
+def pair_sums(block_i, block_j=None, *, alpha: float, backend: str = "auto") -> tuple[float, int]:
+    """The exact kernel on one tile of the pair matrix: (sum of max(0, D - d), violating pairs) over the pairs
+    i < j of ``block_i`` when ``block_j`` is None, else over every pair (i in ``block_i``, j in ``block_j``).
+    A block is an array of shape (3, m): effort, aggregate and risk rows (``fairness.distributed``'s tiles)."""
+    e1, s1, r1 = (np.ascontiguousarray(row, dtype=np.float64) for row in block_i)
+    if block_j is None:
+        return _sums(e1, s1, r1, alpha, backend)
+    e2, s2, r2 = (np.ascontiguousarray(row, dtype=np.float64) for row in block_j)
+    if _use_numba(backend):
+        return _numba_cross_sums(e1, s1, r1, e2, s2, r2, float(alpha), TIE_TOLERANCE)
+    return _numpy_cross_sums(e1, s1, r1, e2, s2, r2, float(alpha))
+
+
+def _use_numba(backend: str) -> bool:
+    if backend not in ("auto", "numba", "numpy"):
+        raise ValueError("backend must be 'auto', 'numba' or 'numpy'")
+    if backend == "numba" and numba is None:
+        raise RuntimeError("numba is not installed; use backend='numpy'")
+    return backend == "numba" or (backend == "auto" and numba is not None)
+
+
+def _sums(e, s, r, alpha, backend) -> tuple[float, int]:
+    """(sum of max(0, D - d), violating pairs) over i < j by the chosen backend."""
+    if _use_numba(backend):
+        return _numba_sums(e, s, r, float(alpha), TIE_TOLERANCE)
+    return _numpy_sums(e, s, r, float(alpha))
 
 
 def eaif_details(effort, aggregate, risk, *, alpha: float, backend: str = "auto") -> EaIFResult:
@@ -157,15 +208,7 @@ def eaif_details(effort, aggregate, risk, *, alpha: float, backend: str = "auto"
     (0.8333, 0.3333, 3)
     """
     e, s, r = _inputs(effort, aggregate, risk, alpha)
-    use_numba = backend == "numba" or (backend == "auto" and numba is not None)
-    if backend not in ("auto", "numba", "numpy"):
-        raise ValueError("backend must be 'auto', 'numba' or 'numpy'")
-    if use_numba and numba is None:
-        raise RuntimeError("numba is not installed; use backend='numpy'")
-    if use_numba:
-        total, violations = _numba_sums(e, s, r, float(alpha), TIE_TOLERANCE)
-    else:
-        total, violations = _numpy_sums(e, s, r, float(alpha))
+    total, violations = _sums(e, s, r, alpha, backend)
     n_pairs = e.size * (e.size - 1) // 2
     return EaIFResult(1.0 - total / n_pairs, float(violations) / n_pairs, n_pairs, float(alpha))
 

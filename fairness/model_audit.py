@@ -32,8 +32,10 @@ states for each part why it is there or why not.
 import json
 import re
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,6 +44,7 @@ import plotly.graph_objects as go
 from analysis.families import adjust_table
 from fairness.calibration import DisagreementCalibration, boundary_note, calibrate_from_disagreement
 from fairness.disagreement import disagreement_notions
+from fairness.distributed import dask_client, eaif_dask
 from fairness.effort import aggregate as aggregate_of
 from fairness.effort import effort as effort_of
 from fairness.effort import inertia_from_groups
@@ -118,8 +121,8 @@ def read_subjects(
     Parameters
     ----------
     source : str, pathlib.Path or pandas.DataFrame
-        A CSV file or a table: ``id``, ``score_<model>`` and/or ``label_<model>``, optionally the effort
-        series ``x_<time>`` and any other columns.
+        A CSV file, a Parquet file (``.parquet``) or a table: ``id``, ``score_<model>`` and/or ``label_<model>``,
+        optionally the effort series ``x_<time>`` and any other columns.
     groups : sequence of str, optional
         The sensitive columns (named, never guessed, except in an effort study's file).
     outcome_column : str, optional
@@ -151,8 +154,8 @@ def read_subjects(
         frame = source.copy()
     else:
         try:
-            frame = pd.read_csv(source)
-        except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+            frame = pd.read_parquet(source) if str(source).endswith(".parquet") else pd.read_csv(source)
+        except (OSError, ValueError, UnicodeDecodeError) as exc:  # ParserError and ArrowInvalid are ValueErrors
             raise SubjectsFileError(f"cannot read {source}: {exc}") from exc
     check_column_names(frame.columns)
     if "id" not in frame.columns:
@@ -236,10 +239,11 @@ class AuditResult:
         return len(self.eaif) > 0
 
 
-def _eaif_row(model, weights, alpha, e, s, risk, exact: bool, seed: int) -> dict:
-    """EaIF of one model under one weight: exact, or sampled with a CI for large populations."""
-    if exact:
-        res = eaif_details(e, s, risk, alpha=alpha)
+def _eaif_row(model, weights, alpha, e, s, risk, exact: bool, seed: int, dask: Any = None) -> dict:
+    """EaIF of one model under one weight: exact (on the Dask client ``dask`` when given, at any size), or
+    sampled with a CI for large populations."""
+    if exact or dask is not None:
+        res = eaif_details(e, s, risk, alpha=alpha) if dask is None else eaif_dask(e, s, risk, alpha=alpha, client=dask)
         return {
             "model": model,
             "weights": weights,
@@ -248,7 +252,7 @@ def _eaif_row(model, weights, alpha, e, s, risk, exact: bool, seed: int) -> dict
             "ci_low": res.eaif,
             "ci_high": res.eaif,
             "violation_share": res.violation_share,
-            "method": "exact",
+            "method": "exact" if dask is None else "exact, on Dask",
         }
     est = eaif_sampled(e, s, risk, alpha=alpha, n_pairs=2_000_000, seed=seed)
     return {
@@ -361,6 +365,8 @@ def audit(
     n_resamples: int = 1000,
     human: HumanAudit | None = None,
     multiple_testing: str = "holm",
+    exact_on_dask: bool = False,
+    scheduler: str | None = None,
 ) -> AuditResult:
     """Compare the models of ``subjects``: their group metrics always; the effort-aware parts when the subjects
     carry effort series and ``desirable`` and ``scale`` say what they mean (``sections`` says why not).
@@ -392,6 +398,11 @@ def audit(
     multiple_testing : {"holm", "bh", "none"}
         The adjustment of the notions' "no gap" tests (groups permuted among the subjects) within each model's
         family ("does this model's feedback show a gap between groups?"; ``analysis.families``).
+    exact_on_dask : bool
+        The EaIF of equal and given weights exact at any size, on Dask (``fairness.distributed.eaif_dask``).
+    scheduler : str, optional
+        With ``exact_on_dask``: a running cluster's scheduler, "tcp://HOST:PORT" (default DASK_SCHEDULER_ADDRESS;
+        neither: a LocalCluster of this machine, started and stopped by the audit).
 
     Returns
     -------
@@ -433,10 +444,12 @@ def audit(
     if no_effort is None:
         e, s = effort_and_aggregate(subjects, desirable=bool(desirable), scale=float(scale or 1.0))
         exact = len(frame) <= exact_limit
-        for model in subjects.models:
-            risk = subjects.scores(model)
-            for name, alpha in weight_sets.items():
-                eaif_rows.append(_eaif_row(model, name, alpha, e, s, risk, exact, seed))
+        with ExitStack() as stack:
+            dask = stack.enter_context(dask_client(scheduler=scheduler)) if exact_on_dask else None
+            for model in subjects.models:
+                risk = subjects.scores(model)
+                for name, alpha in weight_sets.items():
+                    eaif_rows.append(_eaif_row(model, name, alpha, e, s, risk, exact, seed, dask))
             worst[model] = worst_pairs(
                 e, s, risk, alpha=weight_sets[list(weight_sets)[-1]], ids=frame["id"].to_numpy(), k=20
             )
@@ -491,6 +504,7 @@ def audit(
             "weights": weight_sets,
             "group_columns": subjects.group_columns,
             "outcome_column": subjects.outcome_column,
+            "exact_on_dask": exact_on_dask,
         },
         human,
         metrics,

@@ -18,7 +18,9 @@ class AuditParameters:
     with their rater groups ``by``, the human metric's Lipschitz constant ``lipschitz``, the ``surrogate`` of
     each model under ``features_from``, the sensitive columns ``groups`` (None: an effort file's guessed ones,
     else none), the truth ``outcome_column`` and the adjustment of the notions' tests within each model's family
-    ``multiple_testing`` (holm, bh or none)."""
+    ``multiple_testing`` (holm, bh or none); ``engine`` "dask" reads a Parquet subjects file on Dask with the
+    cluster ``scheduler`` (the command only: a request never names a host), ``exact_eaif`` every EaIF exact on
+    Dask."""
 
     condition: str | None = None
     calibration_id: int | None = None
@@ -34,6 +36,9 @@ class AuditParameters:
     groups: tuple[str, ...] | None = None
     outcome_column: str | None = None
     multiple_testing: str = "holm"
+    engine: str = "pandas"
+    scheduler: str | None = None
+    exact_eaif: bool = False
 
     @classmethod
     def from_request(cls, params: Mapping[str, Any]) -> "AuditParameters":

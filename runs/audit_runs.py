@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fairness.dask_subjects import read_subjects_dask
 from fairness.model_audit import audit, read_subjects
 from runs.analysis_plan import audit_deviations
 from runs.audit_condition import AuditError as AuditError  # the audit's refusals, raised by audited_condition
@@ -51,12 +52,21 @@ def audit_run_create(
     ``groups`` are the subjects' sensitive columns (None: an effort file's guessed ones, else none),
     ``outcome_column`` their truth; the effort-aware parts need effort series in the subjects and ``desirable``
     and ``aggregate_scale`` in the condition; ``multiple_testing`` adjusts the notions' tests within each model's
-    family. Each study's export is built once (``runs.study_exports``).
+    family; ``engine`` "dask" reads a Parquet subjects file on Dask (``fairness.dask_subjects``; ``scheduler``
+    "tcp://HOST:PORT", else DASK_SCHEDULER_ADDRESS, else a LocalCluster), ``exact_eaif`` computes every EaIF
+    exactly on Dask at any size. Each study's export is built once (``runs.study_exports``).
     ``progress(stage, done, total)`` is told of each of :data:`STAGES`. ``job_id``: the job running it (a
     cancelled job stores nothing: :func:`runs.services.run_storing`)."""
     progress = progress or (lambda stage, done, total: None)
     p = parameters
     study = latest_study(slug)
+    if p.engine == "dask" and subjects_frame is None:
+        subjects_frame = read_subjects_dask(
+            subjects_file,
+            groups=None if p.groups is None else list(p.groups),
+            outcome_column=p.outcome_column,
+            scheduler=p.scheduler,
+        )
     subjects = read_subjects(
         subjects_file if subjects_frame is None else subjects_frame,
         groups=None if p.groups is None else list(p.groups),
@@ -91,6 +101,8 @@ def audit_run_create(
         seed=p.seed,
         n_resamples=p.n_resamples,
         multiple_testing=p.multiple_testing,
+        exact_on_dask=p.exact_eaif,
+        scheduler=p.scheduler,
     )
     progress(AUDIT, 1, 1)
     participants, dropped = participant_counts(disagreements) if len(disagreements) else ({}, {})
@@ -106,6 +118,11 @@ def audit_run_create(
             "Sensitive columns": ", ".join(subjects.group_columns) or "none named (--groups)",
             "Truth": subjects.outcome_column or "none (--outcome-column)",
             "Bootstrap resamples": str(p.n_resamples),
+            **(
+                {"Engine": f"Dask ({p.scheduler or 'DASK_SCHEDULER_ADDRESS or a local cluster'})"}
+                if p.engine == "dask"
+                else {}
+            ),
             **({} if likert else {"Calibration used": "none: the condition has no Likert calibration (equal weights)"}),
             **(human.sources if human else {}),
             **({"Rater groups of the sources": " / ".join(p.by)} if human and p.by else {}),

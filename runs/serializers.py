@@ -248,6 +248,12 @@ class AuditRequestSerializer(serializers.Serializer):
         help_text="with features_from: the model fitted to each audited model's scores for its permutation "
         "importances, 'linear' (least squares) or 'forest' (random forest, out-of-bag R^2)",
     )
+    exact_eaif = serializers.BooleanField(
+        default=False,
+        help_text="every EaIF exact at any number of subjects, on Dask: the cluster at the server's "
+        "DASK_SCHEDULER_ADDRESS, else a local cluster of the job's machine (default: exact up to 50,000 subjects, "
+        "sampled with a distribution-free bound above)",
+    )
 
     def validate_by(self, by: list[str]) -> list[str]:
         """Question keys, the form's one text box split at spaces and commas."""

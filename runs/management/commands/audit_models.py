@@ -26,7 +26,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--subjects",
             required=True,
-            help="CSV: id, score_<model> and/or label_<model> per model, the --groups and --outcome-column columns, "
+            help="CSV or Parquet (.parquet): id, score_<model> and/or label_<model> per model, the --groups and "
+            "--outcome-column columns, "
             "optionally x_<time> effort series and feature columns",
         )
         parser.add_argument(
@@ -80,6 +81,25 @@ class Command(BaseCommand):
             help="with --features-from: the model fitted to each audited model's scores for its permutation "
             "importances: linear (least squares, in-sample R^2; the default) or forest (a random forest, which "
             "follows thresholds and interactions; out-of-bag R^2)",
+        )
+        parser.add_argument(
+            "--engine",
+            choices=["pandas", "dask"],
+            default="pandas",
+            help="pandas: read the subjects file on this machine (the default); dask: read a Parquet subjects file as "
+            "a Dask DataFrame (only the audited columns leave the file), on --scheduler's cluster or a local one",
+        )
+        parser.add_argument(
+            "--scheduler",
+            metavar="ADDR",
+            help="a running Dask cluster's scheduler, tcp://HOST:PORT (default DASK_SCHEDULER_ADDRESS, else a "
+            "LocalCluster of this machine started and stopped by the audit)",
+        )
+        parser.add_argument(
+            "--exact-eaif",
+            action="store_true",
+            help="compute every EaIF exactly on Dask at any number of subjects (default: exact up to 50,000 "
+            "subjects, sampled with a distribution-free bound above)",
         )
         parser.add_argument(
             "--by", nargs="+", default=[], metavar="QUESTION", help="rater groups of those studies (questionnaire)"

@@ -1,0 +1,52 @@
+"""``audit_models --subjects FILE.parquet --engine dask``: the Parquet file read as a Dask DataFrame on a local
+cluster the audit starts and stops gives the numbers of the default single-machine path on the same file."""
+
+import json
+
+import pandas as pd
+import pytest
+from rest_framework.test import APIClient
+
+from tests.runs.test_tabular_audit import compas_audit, run  # noqa: F401 - the study and subjects fixture
+from tests.surveys.test_audit_runs import demo_subjects  # noqa: F401 - the effort demo and its subjects
+
+pytestmark = pytest.mark.serial  # starts worker processes of its own
+
+
+@pytest.mark.django_db
+def test_the_dask_engine_gives_the_default_paths_numbers(compas_audit, tmp_path):  # noqa: F811
+    parquet = tmp_path / "subjects.parquet"
+    pd.read_csv(compas_audit).to_parquet(parquet)
+    options = {"groups": ["race", "sex"], "outcome_column": "two_year_recid"}
+    single = json.loads((run(parquet, tmp_path, "single", **options) / "results.json").read_text())
+    on_dask = json.loads((run(parquet, tmp_path, "dask", engine="dask", **options) / "results.json").read_text())
+    metrics = pd.DataFrame(single["group_metrics"])
+    assert {"selection_rate", "false_positive_rate", "false_negative_rate"} <= set(metrics["metric"])
+    assert on_dask["group_metrics"] == single["group_metrics"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_asks_for_the_exact_eaif_on_dask(demo_subjects, researcher):  # noqa: F811
+    """``exact_eaif`` (the API's and the form's option): the job computes EaIF on a local Dask cluster (no
+    DASK_SCHEDULER_ADDRESS), and the values are the single-machine exact ones."""
+    from tests.conftest import run_jobs
+
+    client = APIClient()
+    client.force_authenticate(researcher)
+    results = {}
+    for exact_eaif in (False, True):
+        with demo_subjects.open("rb") as fh:
+            response = client.post(
+                "/api/studies/effort-demo/audits/",
+                {"subjects": fh, "condition": "arrests", "exact_eaif": exact_eaif},
+                format="multipart",
+            )
+        assert response.status_code == 202, response.content
+        run_jobs()
+        job = client.get(response["Location"]).json()
+        assert job["status"] == "succeeded", job["error"]
+        results[exact_eaif] = pd.DataFrame(job["result"]["results"]["eaif"]).set_index(["model", "weights"])
+    single, on_dask = results[False], results[True]
+    assert set(single["method"]) == {"exact"}
+    assert set(on_dask.xs("equal", level="weights")["method"]) == {"exact, on Dask"}
+    pd.testing.assert_series_equal(on_dask["eaif"], single["eaif"], rtol=1e-12)
