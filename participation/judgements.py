@@ -253,7 +253,9 @@ def judgements_dataset(path: Path, task: str, columns: JudgementColumns, *, titl
         participants.append(ImportedParticipant(str(person), CONDITION, plan, answers))
     # the features (what the imported judgements' metric weighs) and groups, as the raters saw them
     display: dict[str, object] = (
-        {"table": [*columns.features, *columns.groups]} if columns.features else {"profile": "Subject {id}."}
+        {"table": [*columns.features, *columns.groups]}
+        if columns.features
+        else {"profile": "A subject of the imported dataset (no features were imported)."}
     )
     pool = {
         "key": POOL,
