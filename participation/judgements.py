@@ -157,7 +157,7 @@ def judgements_dataset(path: Path, task: str, columns: JudgementColumns, *, titl
         items = pd.Series(["~".join(row) for row in zip(*ends, strict=True)], index=frame.index)
         items = items.groupby(key).transform("first")
         ids = pd.concat(ends, ignore_index=True)
-        block[BLOCK_TASKS[task].item_shape] = [
+        block[BLOCK_TASKS[task].item_shape.name] = [
             dict(zip(names, item.split("~"), strict=True)) for item in pd.unique(items)
         ]
         frame_for_pool = pd.concat([frame] * len(ends), ignore_index=True)

@@ -13,6 +13,7 @@ from participation.services import AnswerInput
 from participation.signals import records_signals
 from studies.content import StudyContent, study_content
 from tasks import task_for
+from tasks.item_shapes import SUBJECTS
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def page_context(page: dict, index: PageIndex) -> dict:
         ctx["intro"] = index.block(page).get("intro", "")
         # Only pages showing subjects of a pool with a chart load Plotly (4.8 MB; 1.4 MB compressed).
         block = index.block(page)
-        shows_subjects = "pool" in block and getattr(task, "item_shape", "subjects") != "features"
+        shows_subjects = "pool" in block and getattr(task, "item_shape", SUBJECTS).shows_subjects
         ctx["uses_charts"] = shows_subjects and "chart" in index.pool_of(page)["display"]
     ctx.update(task.context(page, index))
     return {"template": task.template(page), **ctx}

@@ -23,10 +23,10 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 
 from core import strict_json
-from studies.format2 import condition_summaries
+from studies.format2 import BlockItems, condition_summaries
 from studies.models import Study
 from studies.services import StudyLoadResult, may_load_version, slug_taken, spec_digest, stored_file, study_load
-from studies.study_file import InvalidStudyFile, StudyFileProblem, pages_per_participant, read_study_text
+from studies.study_file import InvalidStudyFile, StudyFileProblem, read_study_text
 from tasks.attention import attention_count
 
 STASH_PREFIX = "study-uploads"
@@ -61,11 +61,8 @@ class StashNotStored(OSError):
 class ConditionSummary:
     key: str
     label: str
-    subjects: int
-    stimulus_sets: int
-    pairs: int
-    prompts: int
     pages: int  # pages one participant of this condition sees
+    blocks: tuple[BlockItems, ...]  # each task block's items shown, as its item shape names them
 
 
 @dataclass(frozen=True)
@@ -219,23 +216,12 @@ def load_stashed(*, user, digest: str) -> StudyLoadResult:
 def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
     """Counts per condition (counted from the file, no plan is built), and what loading would do
     compared with the latest version."""
-    pages = pages_per_participant(spec) if spec["format"] == 1 else {}
-    conditions = (
-        _format2_conditions(spec)
-        if spec["format"] == 2
-        else [
-            ConditionSummary(
-                key=c["key"],
-                label=c["label"],
-                subjects=len(c["subjects"]),
-                stimulus_sets=len(c["stimulus_sets"]),
-                pairs=sum(len(s["comparisons"]) for s in c["stimulus_sets"]),
-                prompts=len(c["disagreement_prompts"]),
-                pages=pages[c["key"]],
-            )
-            for c in spec["conditions"]
-        ]
-    )
+    format1 = spec["format"] == 1
+    shown = stored_file(spec)[0] if format1 else spec  # a format 1 file as the conversion it is stored as
+    seen = condition_summaries(shown)
+    conditions = [
+        ConditionSummary(c["key"], c["label"], seen[c["key"]].pages, seen[c["key"]].blocks) for c in shown["conditions"]
+    ]
     current = Study.objects.filter(slug=spec["slug"]).defer("spec").order_by("-version").first()
     refusal, changes = "", []
     if current is None:
@@ -243,7 +229,7 @@ def study_preview(*, user, digest: str, spec: dict) -> StudyPreview:
     elif not may_load_version(user, current):  # nothing of another researcher's study is compared or shown
         current, outcome, refusal = None, "taken", slug_taken(spec["slug"])
     else:
-        stored, format1 = stored_file(spec)  # what loading would store (a format 1 file: its conversion)
+        stored = shown if format1 else stored_file(spec)[0]  # what loading would store
         # a format 1 file against the format 1 file the current version was converted from, as uploaded
         previous = current.format1_spec
         changes = spec_changes(previous, spec) if format1 and previous else spec_changes(current.spec, stored)
@@ -271,24 +257,6 @@ def preview_record(preview: StudyPreview) -> dict:
     if preview.current is not None:
         record["current"] = {"title": preview.current.title, "version": preview.current.version}
     return record
-
-
-def _format2_conditions(spec: dict) -> list[ConditionSummary]:
-    """Format 2: per condition, the pages and items one participant sees (fair-score sets are the
-    stimulus sets, agree items the yes/no prompts)."""
-    seen = condition_summaries(spec)
-    return [
-        ConditionSummary(
-            key=c["key"],
-            label=c["label"],
-            subjects=seen[c["key"]]["subjects"],
-            stimulus_sets=seen[c["key"]]["sets"],
-            pairs=seen[c["key"]]["pairs"],
-            prompts=seen[c["key"]]["prompts"],
-            pages=seen[c["key"]]["pages"],
-        )
-        for c in spec["conditions"]
-    ]
 
 
 def _identity(item) -> str | None:

@@ -64,6 +64,7 @@ from studies.pools import subjects_from_frame
 from studies.study_file import MAX_LIST_ITEMS, SLUG_PATTERN, InvalidStudyFile
 from tasks import BLOCK_TASKS, block_task
 from tasks.base import BuilderInput, BuilderProblem
+from tasks.item_shapes import SUBJECTS
 
 # build_study --template name -> the task type whose block it builds (``BlockTask.builder_template``)
 BUILDERS = {task.builder_template: task for task in BLOCK_TASKS.values() if task.builder_template}
@@ -377,10 +378,10 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
     if options.stratify_by and options.per_participant is None:
         problems.append("--stratify-by needs --per-participant (the number of items each participant sees)")
     task = BUILDERS.get(options.template)
-    if task is not None and task.item_shape != "subjects" and options.stratify_by:
+    if task is not None and task.item_shape is not SUBJECTS and options.stratify_by:
         problems.append(
             f"--stratify-by is not available for the {options.template} template: its items are "
-            f"{task.item_shape}, not subjects"
+            f"{task.item_shape.plural}, not subjects"
         )
     with_mix = [name for name, t in BUILDERS.items() if t.builder_relations]
     if options.mix and (task is None or not task.builder_relations):
@@ -474,7 +475,7 @@ def _task_block(frame: pd.DataFrame, subjects: list[dict], options: BuildOptions
 def _check_assignment(block: dict, pool: dict, options: BuildOptions, m: int, items: int) -> None:
     """M items (``m``, the --per-participant given) per participant fit the pool, and with strata M / k items
     from each of the k values."""
-    noun = BUILDERS[options.template].item_shape
+    noun = BUILDERS[options.template].item_shape.plural
     if m < 1:
         raise StudyBuildError([f"--per-participant must be at least 1 (got {m})"])
     if m > items:

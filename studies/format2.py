@@ -13,6 +13,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext
@@ -22,6 +23,7 @@ from studies.format1 import KEPT
 from tasks import BLOCK_TASKS, block_task
 from tasks.attention import Attention
 from tasks.detection import CHECKS, apply_detection_defaults, detection_problems
+from tasks.item_shapes import SUBJECTS
 from tasks.schema import LABELS, PAGE_KEY, duplicates, once
 
 QUESTION_TYPES = ("single_choice", "multiple_choice", "number", "text", "likert")
@@ -629,7 +631,7 @@ def _feature_names(pool: dict) -> list[str]:
 
 def _assignment_problems(block: dict, pool: dict, base: str, add, memo: dict) -> None:
     # a block over the pool's subjects has the pool's items (once per pool); pairs and sets are its own
-    scope = pool["key"] if block_task(block).item_shape == "subjects" else id(block)
+    scope = pool["key"] if block_task(block).item_shape is SUBJECTS else id(block)
     items = once(memo, (scope, "items"), lambda: block_items(block, pool))
     shown = len(items)
     assignment = block.get("assignment", {})
@@ -741,26 +743,48 @@ def with_defaults(spec: dict) -> dict:
     return out
 
 
-def condition_summaries(spec: dict) -> dict[str, dict[str, int]]:
-    """What one participant of each condition sees of a validated file: ``pages`` (screening,
-    every page block, one page per task item shown (pair_distance one per measure; a ``one_page``
-    block one in all), and the items shown per task kind: ``subjects`` (agree / rate), ``pairs``,
-    ``prompts`` (agree), ``sets`` (``BlockTask.shown_as``). One pass over the blocks' condition lists
-    (never blocks x conditions)."""
+@dataclass(frozen=True)
+class BlockItems:
+    """The items of a task block one participant sees: the count its assignment shows and how its item
+    shape names them (``label``, "16 triplets")."""
+
+    block: str
+    task: str
+    shape: str
+    count: int
+    label: str
+
+
+@dataclass(frozen=True)
+class ConditionSeen:
+    """What one participant of a condition sees: ``pages`` (screening, every page block, one page per task
+    item shown, pair_distance one per measure, a ``one_page`` block one in all) and each task block's items."""
+
+    pages: int
+    blocks: tuple[BlockItems, ...]
+
+
+def condition_summaries(spec: dict) -> dict[str, ConditionSeen]:
+    """What one participant of each condition sees of a validated format 2 file (:class:`ConditionSeen`),
+    in one pass over the blocks' condition lists (never blocks x conditions)."""
     pools = {p["key"]: p for p in spec["pools"]}
-    empty = {"pages": int("screening" in spec), "subjects": 0, "pairs": 0, "prompts": 0, "sets": 0}
-    out = {c["key"]: dict(empty) for c in spec["conditions"]}
+    pages = {c["key"]: int("screening" in spec) for c in spec["conditions"]}
+    blocks: dict[str, list[BlockItems]] = {c["key"]: [] for c in spec["conditions"]}
     for block in spec["blocks"]:
-        seen = {"pages": 1}
+        seen, items = 1, None
         if block["type"] == "task":
             task, pool = block_task(block), pools[block["pool"]]
-            items = task.item_count(block, pool)
-            shown = block["assignment"].get("per_participant", items)
-            seen = {"pages": task.pages_shown(block, pool, shown)} | dict.fromkeys(task.shown_as, shown)
+            shape, count = task.item_shape, task.item_count(block, pool)
+            shown = block["assignment"].get("per_participant", count)
+            seen, items = (
+                task.pages_shown(block, pool, shown),
+                BlockItems(block["key"], task.name, shape.name, shown, shape.label(shown)),
+            )
         for key in set(block["conditions"]):
-            for name, n in seen.items():
-                out[key][name] = out[key].get(name, 0) + n
-    return out
+            pages[key] += seen
+            if items is not None:
+                blocks[key].append(items)
+    return {key: ConditionSeen(pages[key], tuple(blocks[key])) for key in pages}
 
 
 def questionnaire_columns(specs: list[dict]) -> dict[tuple[str, str], str]:

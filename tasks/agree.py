@@ -164,7 +164,6 @@ class Agree(BlockTask):
         "page_key": PAGE_KEY,
     }
     needs = ("model",)
-    shown_as = ("prompts", "subjects")
     export_table = "disagreements"
     parity_table = "disagreements"
     builder_template = "disagreement"

@@ -21,6 +21,7 @@ from django.utils.translation import gettext
 
 from core.columns import Column
 from core.report_texts import ReportTable, TableView
+from tasks.item_shapes import ITEM_SHAPES, SUBJECTS, ItemShape, UnknownItemShape
 from tasks.questions import page_key
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
@@ -160,11 +161,9 @@ class BlockTask(TaskType):
 
     ``options`` are the JSON schemas of the block fields only this type takes beside the common ones
     (key, conditions, pool, title, intro, assignment, order); ``needs`` those a block must give;
-    ``item_shape``: ``"subjects"`` (every subject of the pool), ``"pairs"`` (the block's ``pairs``,
-    id ``"a~b"``), ``"triplets"`` (the block's ``triplets``, id ``"anchor~b~c"``), ``"sets"`` (the
-    block's ``sets``, id the set key) or ``"features"`` (the block's ``features``: columns of the
-    pool, not subjects; id the column). ``shown_as`` names what the
-    study summary counts one item as; ``export_table`` the derived export table its answers also make
+    ``item_shape`` the shape of its items (``tasks.item_shapes``: subjects of the pool, pairs, triplets,
+    sets, features), which owns the items' block field, ids, the subjects they show and their summary label;
+    ``export_table`` the derived export table its answers also make
     (``research.tables``), if any; ``builder_template`` its ``build_study --template`` name and
     ``builder_description`` how the web builder lists it, or None with ``no_builder_template`` saying why.
     ``estimators`` are the dotted names of the functions in ``analysis/`` or ``fairness/`` its analysis
@@ -181,8 +180,7 @@ class BlockTask(TaskType):
 
     options: dict[str, dict] = {}
     needs: tuple[str, ...] = ()
-    item_shape: str = "subjects"
-    shown_as: tuple[str, ...] = ("subjects",)
+    item_shape: ItemShape = SUBJECTS
     export_table: str | None = None
     parity_table: str | None = None
     builder_template: str | None = None
@@ -223,37 +221,28 @@ class BlockTask(TaskType):
         type and pool); :class:`BuilderProblem` when the CSV cannot make one."""
         raise NotImplementedError
 
-    def item_id(self, item: dict) -> str:
-        """A pair's, triplet's, set's or feature's id: ``"a~b"`` for a pair, ``"anchor~b~c"`` for a
-        triplet, the set's key, the feature's column (a subject's id is its own)."""
-        if self.item_shape == "pairs":
-            return f"{item['a']}~{item['b']}"
-        if self.item_shape == "triplets":
-            return f"{item['anchor']}~{item['b']}~{item['c']}"
-        return item["column"] if self.item_shape == "features" else item["key"]
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A block task's ``item_shape`` must be a registered shape (``tasks.item_shapes.ITEM_SHAPES``)."""
+        super().__init_subclass__(**kwargs)
+        shape = cls.item_shape
+        if ITEM_SHAPES.get(getattr(shape, "name", "")) is not shape:
+            raise UnknownItemShape(
+                f"{cls.__name__}.item_shape {shape!r} is not a registered item shape; known shapes: "
+                f"{', '.join(ITEM_SHAPES)} (tasks.item_shapes)"
+            )
 
     def item_map(self, block: dict, pool: dict) -> dict[str, dict | str]:
         """Item id -> the item as the file gives it (a pair, a set; ``""`` for a subject), in file order."""
-        if self.item_shape == "subjects":
-            return dict.fromkeys((s["id"] for s in pool["subjects"]), "")
-        return {self.item_id(item): item for item in block[self.item_shape]}
+        return self.item_shape.item_map(block, pool)
 
     def item_subjects(self, item_id: str, item: dict | str) -> list[str]:
         """The subject ids an item shows; strata go by the first (a pair's a, a triplet's anchor, a
         set's reference); a feature shows none."""
-        if isinstance(item, str):
-            return [item_id]
-        if self.item_shape == "pairs":
-            return [item["a"], item["b"]]
-        if self.item_shape == "triplets":
-            return [item["anchor"], item["b"], item["c"]]
-        if self.item_shape == "features":
-            return []
-        return [item["reference"], *item["comparisons"]]
+        return self.item_shape.item_subjects(item_id, item)
 
     def item_count(self, block: dict, pool: dict) -> int:
         """How many items the block has (:meth:`item_map`, counted without listing them)."""
-        return len(pool.get("subjects", [])) if self.item_shape == "subjects" else len(block.get(self.item_shape, []))
+        return self.item_shape.count(block, pool)
 
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
         """Semantic checks beyond the schema (``add(path, rule)`` per problem); called only when the

@@ -22,9 +22,10 @@ from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
+from tasks.item_shapes import PAIRS
 from tasks.pair_distance import _names
 from tasks.questions import task_question
-from tasks.schema import BTS, MODEL, PAIRS, QUESTION, SHOWN, check_model, check_pairs
+from tasks.schema import BTS, MODEL, QUESTION, SHOWN, check_model, check_pairs
 
 DEFAULT_QUESTION = gettext_noop("Which of these two {subject_noun}s should {decision}?")
 EQUALLY = _("Equally / cannot decide")
@@ -115,7 +116,7 @@ class Choose(BlockTask):
         ),
     }
     options = {
-        **PAIRS,
+        **PAIRS.option,
         "decision": SHOWN,
         **QUESTION,
         "allow_equal": {"type": "boolean"},
@@ -125,8 +126,7 @@ class Choose(BlockTask):
         **BTS,
     }
     needs = ("pairs", "decision")
-    item_shape = "pairs"
-    shown_as = ("pairs",)
+    item_shape = PAIRS
     builder_template = "choice"
     builder_description = "Choice: which of these two people should receive the decision? (A/B, how sure, BTS)"
     builder_key = "choices"

@@ -16,8 +16,9 @@ from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask
 from tasks.fields import score_field
+from tasks.item_shapes import SETS
 from tasks.labels import page_labels
-from tasks.schema import KEY, MODEL, PAGE_KEY, SHOWN, check_model, duplicates, once
+from tasks.schema import MODEL, PAGE_KEY, SHOWN, check_model, duplicates, once
 
 
 class FairScoreForm(forms.Form):
@@ -140,28 +141,14 @@ class FairScore(BlockTask):
         "rationale": Column("string", "The rationale for that fair score (text)."),
     }
     options = {
-        "sets": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["key", "reference", "comparisons"],
-                "properties": {
-                    "key": KEY,
-                    "reference": KEY,
-                    "comparisons": {"type": "array", "minItems": 1, "items": KEY},
-                },
-            },
-        },
+        **SETS.option,
         **MODEL,
         "risk_label": SHOWN,
         "page_key": PAGE_KEY,
     }
     needs = ("sets", "model")
-    item_shape = "sets"
+    item_shape = SETS
     parity_table = "fair_scores_vs_ai"
-    shown_as = ("sets",)
     no_builder_template = (
         "fair_score blocks belong to the effort design: each set is a reference and its comparisons over "
         "subjects with a risk-score series, whose pairs a pair_distance block rates; a CSV of one row per subject "

@@ -19,8 +19,9 @@ from core.report_texts import CI_LABEL, RESAMPLING, YES_NO_MEANS, Explanation, R
 from simulation.feature_judgements import PROPERTIES
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, BuilderProblem
 from tasks.fields import prediction_field, scale_field
+from tasks.item_shapes import FEATURES
 from tasks.questions import task_question
-from tasks.schema import BTS, KEY, QUESTION, SHOWN, duplicates, once
+from tasks.schema import BTS, QUESTION, SHOWN, duplicates, once
 
 DEFAULT_QUESTION = gettext_noop("Is it fair to use {feature} to decide {decision}?")
 FAIR_LABELS = (
@@ -53,18 +54,6 @@ PROPERTY_STATEMENTS = {
     ),
     "causes_disparity": _("Using this information could lead to unequal outcomes for different social groups."),
     "caused_by_group": _("This information is caused by membership of a social group (such as race or gender)."),
-}
-FEATURES = {
-    "features": {
-        "type": "array",
-        "minItems": 1,
-        "items": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["column"],
-            "properties": {"column": KEY, "label": SHOWN, "description": SHOWN},
-        },
-    }
 }
 
 
@@ -124,10 +113,9 @@ class FeatureFairness(BlockTask):
             bounds=(0, 100),
         ),
     }
-    options = {**FEATURES, "decision": SHOWN, **QUESTION, "properties": {"type": "boolean"}, **BTS}
+    options = {**FEATURES.option, "decision": SHOWN, **QUESTION, "properties": {"type": "boolean"}, **BTS}
     needs = ("features", "decision")
-    item_shape = "features"
-    shown_as = ("features",)
+    item_shape = FEATURES
     builder_template = "feature_fairness"
     builder_description = (
         "Feature fairness: is it fair to use each feature to decide? (7-point scale, eight properties, BTS)"

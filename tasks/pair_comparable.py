@@ -10,8 +10,9 @@ from tasks.agree import ANSWER_YES_NO, BinaryTaskForm, binary_extras, bts_prompt
 from tasks.base import Adaptive, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import YES_NO
+from tasks.item_shapes import PAIRS
 from tasks.pair_distance import _distance, _names
-from tasks.schema import BTS, PAIRS, QUESTION, check_pairs
+from tasks.schema import BTS, QUESTION, check_pairs
 from tasks.triplet import METRIC_COLUMNS
 
 DEFAULT_COMPARABLE_QUESTION = gettext_noop("Should these two {subject_noun}s be treated alike?")
@@ -45,10 +46,9 @@ class PairComparable(BlockTask):
             "number", "BTS prediction: percent of others expected to answer 'yes'.", "0..100", bounds=(0, 100)
         ),
     }
-    options = {**PAIRS, "strength": {"type": "boolean"}, **BTS, **QUESTION}
+    options = {**PAIRS.option, "strength": {"type": "boolean"}, **BTS, **QUESTION}
     needs = ("pairs",)
-    item_shape = "pairs"
-    shown_as = ("pairs",)
+    item_shape = PAIRS
     builder_template = "comparable"
     builder_key = "pairs"
     builder_instructions = (

@@ -16,8 +16,9 @@ from core.report_texts import CI_LABEL, EFFORT, Explanation, ReportTable
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, FoundAnswers
 from tasks.fields import prediction_field, scale_field
+from tasks.item_shapes import PAIRS
 from tasks.labels import page_labels
-from tasks.schema import BTS, LIKERT_QUESTIONS, PAGE_KEY, PAIRS, SHOWN, check_pairs, once
+from tasks.schema import BTS, LIKERT_QUESTIONS, PAGE_KEY, SHOWN, check_pairs, once
 
 PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}  # the pairs table's
 SECONDS_COLUMNS = {"trajectory": "seconds_traj", "aggregate": "seconds_aggr", "overall": "seconds_overall"}
@@ -255,7 +256,7 @@ class PairDistance(BlockTask):
         "factor_text": Column("string", "The other factor, in the participant's words (text)."),
     }
     options = {
-        **PAIRS,
+        **PAIRS.option,
         "measures": {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": list(LIKERT_QUESTIONS)}},
         "likert": LIKERT,
         "rationale_factors": {"type": "boolean"},
@@ -263,8 +264,7 @@ class PairDistance(BlockTask):
         "page_key": PAGE_KEY,
     }
     needs = ("pairs",)
-    item_shape = "pairs"
-    shown_as = ("pairs",)
+    item_shape = PAIRS
     export_table = "pairs"
     no_builder_template = (
         "not yet: its trajectory and aggregate questions compare the subjects' risk-score series, which a CSV of "

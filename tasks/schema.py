@@ -38,18 +38,6 @@ PAGE_KEY = {
     "required": ["block"],
     "properties": {"block": {"enum": list(FORMAT1_PARTS)}, "key": KEY},
 }
-PAIRS = {
-    "pairs": {
-        "type": "array",
-        "minItems": 1,
-        "items": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["a", "b"],
-            "properties": {"a": KEY, "b": KEY, "relation": TEXT},
-        },
-    }
-}
 
 
 def duplicates(items: list[str]) -> set[str]:

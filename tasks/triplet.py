@@ -20,24 +20,13 @@ from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import TRIPLET_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
+from tasks.item_shapes import TRIPLETS
 from tasks.labels import page_labels
 from tasks.questions import task_question
-from tasks.schema import BTS, KEY, MODEL, QUESTION, TEXT, check_model, duplicates, once
+from tasks.schema import BTS, MODEL, QUESTION, check_model, duplicates, once
 
 DEFAULT_QUESTION = gettext_noop("Who is more similar to {anchor}: {b} or {c}?")
 SIMILAR_MEANS = _("Similar here means: a fair decision should treat the two alike.")
-TRIPLETS = {
-    "triplets": {
-        "type": "array",
-        "minItems": 1,
-        "items": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["anchor", "b", "c"],
-            "properties": {"anchor": KEY, "b": KEY, "c": KEY, "relation": TEXT},
-        },
-    }
-}
 METRIC_COLUMNS = {
     "rater_group": "Rater group",
     "feature": "Feature",
@@ -144,10 +133,9 @@ class Triplet(BlockTask):
             bounds=(0, 100),
         ),
     }
-    options = {**TRIPLETS, **QUESTION, "strength": {"type": "boolean"}, **MODEL, **BTS}
+    options = {**TRIPLETS.option, **QUESTION, "strength": {"type": "boolean"}, **MODEL, **BTS}
     needs = ("triplets",)
-    item_shape = "triplets"
-    shown_as = ("triplets",)
+    item_shape = TRIPLETS
     builder_template = "triplet"
     builder_description = "Triplets: who is more similar to Person A, Person B or Person C? (how sure)"
     builder_key = "triplets"

@@ -17,6 +17,7 @@ from runs.reports.design import DESIGN_TABLES, GENERIC_TABLES
 from studies.builder import TEMPLATES
 from tasks import BLOCK_TASKS, MEASURE_RULES, MEASURES, REGISTRY, TASK_TYPES, block_task
 from tasks.base import BlockTask, BtsPositive, TaskType
+from tasks.item_shapes import ITEM_SHAPES
 
 BLOCKS = list(BLOCK_TASKS.values())
 
@@ -48,8 +49,10 @@ def test_every_block_task_owns_its_whole_chain(task):
     assert isinstance(task, BlockTask)
     assert task.name in task.kinds, "a format 2 block's pages are of the kind its task names"
     assert set(task.needs) <= set(task.options), f"{task.name} needs an option it does not take"
-    assert task.item_shape in ("subjects", "pairs", "triplets", "sets", "features")
-    assert task.item_shape == "subjects" or task.item_shape in task.options
+    assert ITEM_SHAPES[task.item_shape.name] is task.item_shape, f"{task.name}: an unregistered item shape"
+    assert task.item_shape.option.items() <= task.options.items(), (
+        "a block takes its shape's item list as the shape says"
+    )
     for name in task.estimators:
         assert callable(import_string(name)), name
     # an analysis or the reason there is none: never both, never neither

@@ -262,7 +262,7 @@ def study_file_page() -> str:
         lines += [f"### `{task.name}`\n", f"{task_summary(task)}\n"]
         if block is not None:
             facts = [
-                f'block option `"task": "{task.name}"`; items: {block.item_shape}',
+                f'block option `"task": "{task.name}"`; items: {block.item_shape.name}',
                 "needs: " + (", ".join(f"`{n}`" for n in block.needs) or "nothing beyond the common fields"),
                 "options: " + (", ".join(f"`{n}`" for n in block.options) or "none"),
                 "estimators: " + (", ".join(f"`{e}`" for e in block.estimators) or "none"),

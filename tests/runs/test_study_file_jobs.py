@@ -172,6 +172,8 @@ def test_a_large_upload_is_checked_and_previewed_by_a_job(alice, researcher, oth
         html = alice.get(preview_url).content.decode()
     assert "Loading this file: <strong>updated in place" in html
     assert "&#x27;Changed &lt;title&gt;&#x27;" in html  # the change, escaped
+    block = next(b for b in spec["blocks"] if b["type"] == "task")
+    assert f"<code>{block['key']}</code> (agree): 10 subjects" in html  # the job's record lists each block's items
     assert bob.get(preview_url).status_code == 404
     digest = preview_url.rstrip("/").rsplit("/", 1)[1]
     assert alice.post(preview_url).status_code == 200  # a large file is never loaded inside the request

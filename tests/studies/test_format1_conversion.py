@@ -160,7 +160,7 @@ def test_the_demo_converts_to_a_valid_format2_file_with_every_subject_pair_set_a
             if block.get("task") == "pair_distance":
                 assert block["likert"] == demo["likert"] and block["bts"]["prompt"] == demo["bts"]["prompt"]
         # the same pages: all disagreement prompts on one page, as format 1 asks them
-        assert condition_summaries(converted)[key]["pages"] == pages_per_participant(demo)[key]
+        assert condition_summaries(converted)[key].pages == pages_per_participant(demo)[key]
         for seed in range(3):
             assert len(plan_for(converted, key, seed)) == len(build_plan(demo, key, seed))
 

@@ -100,7 +100,7 @@ def test_sampled_items_and_conditions_are_counted_per_participant(settings):
     ]
     settings.STUDY_MAX_PAGES_PER_PARTICIPANT = 501  # exactly the limit is allowed
     validated = validate_study(spec)
-    assert {c: seen["pages"] for c, seen in condition_summaries(validated).items()} == {"a": 501, "b": 501}
+    assert {c: seen.pages for c, seen in condition_summaries(validated).items()} == {"a": 501, "b": 501}
 
 
 def test_pair_distance_counts_one_page_per_measure(settings):
@@ -134,7 +134,7 @@ def test_the_counts_equal_the_plans_and_the_bundled_studies_fit(path):
     content = study_content(spec, spec_digest(spec))
     for ticket in range(2 * len(spec["conditions"])):
         key = condition_for(spec, ticket)
-        pages = condition_summaries(spec)[key]["pages"]
+        pages = condition_summaries(spec)[key].pages
         if read["format"] == 1:
             assert pages_per_participant(read)[key] == pages
         assert pages == len(plan_for(spec, key, 3, item_choice(spec, content, ticket))) <= 100

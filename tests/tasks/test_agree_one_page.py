@@ -89,8 +89,8 @@ def test_the_plan_shows_the_items_of_the_per_item_plan_on_one_page(per_participa
         (page,) = [p for p in plan if p["kind"] == "agree"]
         assert page == {"key": "agree", "kind": "agree", "block": "agree", "items": items, "position": 0}
         assert len(items) == (per_participant or 6)
-        assert condition_summaries(one)[condition]["pages"] == len(plan)
-    assert condition_summaries(per_item)[condition]["pages"] == len(plan) - 1 + (per_participant or 6)
+        assert condition_summaries(one)[condition].pages == len(plan)
+    assert condition_summaries(per_item)[condition].pages == len(plan) - 1 + (per_participant or 6)
 
 
 @pytest.mark.django_db
