@@ -67,7 +67,7 @@ def test_joint_bootstrap_pvalue_of_a_normal_cloud_is_the_chi_square_tail():
 def test_planning_wald_tests_agree_with_statsmodels(demo_spec):
     """The plan's clustered Wald p-values at a given null equal statsmodels' wald_test on the pipeline's
     clustered fit (Eq. 5: a2 - a1 = c, and a1 = c1, a2 = c2)."""
-    from analysis.planning import _clustered_ols, _wald_p
+    from simulation.planning import _clustered_ols, _wald_p
     from analysis.regression import distance_regression
     from analysis.repeated_measures import design
     from simulation.effort import simulate_pairs
