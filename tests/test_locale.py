@@ -175,3 +175,22 @@ def _plural_ids(path: Path) -> set[str]:
 def test_the_platform_languages_are_the_settings_languages():
     assert tuple(code for code, _ in settings.LANGUAGES) == PLATFORM_LANGUAGES
     assert all((ROOT / "locale" / code).is_dir() for code in PLATFORM_LANGUAGES if code != "en")
+
+
+def test_a_builder_template_writes_its_texts_in_the_active_language():
+    """The rating template built with German active: its instructions, question and scale in German (the
+    catalogue's entries are the texts the task module writes, line breaks included)."""
+    from django.utils import translation
+
+    from studies.synthetic_defendants import draw_defendants
+    from tests.studies.test_builder import build
+
+    with translation.override("de"):
+        spec = build(draw_defendants(10, seed=1), "rating")
+    instructions, block = spec["blocks"][0], next(b for b in spec["blocks"] if b["type"] == "task")
+    assert instructions["text"].startswith("Sie lesen nacheinander kurze Beschreibungen von Personen.\n\n")
+    assert block["question"] == "Wie riskant schätzen Sie diese Person ein?"
+    assert block["scale"]["labels"][0] == "Überhaupt nicht riskant" and len(block["scale"]["labels"]) == 7
+    with translation.override("de"):
+        choice = build(draw_defendants(10, seed=1), "choice", score_column="ai_score")
+    assert next(b for b in choice["blocks"] if b["type"] == "task")["decision"] == "als weniger riskant gelten"
