@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.pipeline import bootstrap_alpha
 from analysis.effort_weight import alpha_estimate
+from analysis.pipeline import bootstrap_alpha
 from analysis.regression import distance_regression
 from simulation.effort import GenerativeModel, simulate_pairs
 from simulation.planning import TABLE_COLUMNS, mc_se, plan_study
@@ -157,8 +157,8 @@ def test_leave_one_out_estimand_is_the_pooled_fit_of_the_other_studies(spec):
     """Checked against statsmodels' OLS on the other studies' pairs concatenated."""
     import statsmodels.formula.api as smf
 
-    from simulation.planning import _leave_one_out_estimands
     from analysis.repeated_measures import design
+    from simulation.planning import _leave_one_out_estimands
 
     studies = [simulate_pairs(spec, 10, seed=s).query("condition == 'income'") for s in (1, 2, 3)]
     moments = []
