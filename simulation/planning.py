@@ -6,7 +6,8 @@ participant and stimulus random effects, :func:`simulation.effort.simulate_pairs
 * alpha = a2 / (a1 + a2) from Eq. 5 and its 95% CI by the delta method, var(alpha) = g' V g with
   g = (-a2, a1) / (a1 + a2)^2, once with the participant-clustered (CR1) covariance V of (a1, a2)
   (a fast stand-in for the pipeline's participant bootstrap, which gives similar widths) and once
-  with the plain OLS covariance, which treats a participant's ratings as independent;
+  with the plain OLS covariance, which treats a participant's ratings as independent
+  (:func:`analysis.effort_weight.alpha_estimate`);
 * whether Steiger's Z (Spearman-adjusted) rejects r_traj,input = r_aggr,input at the Bonferroni
   level (it treats the rated pairs as independent, as the paper does);
 * whether the participant-clustered Wald test rejects a1 = a2 (trajectory weighted more: a2 > a1).
