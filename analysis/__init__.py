@@ -5,8 +5,9 @@ defines it, when it is first used (PEP 562), so that using one function does not
 libraries. It holds the Bayesian Truth Serum (``bts_scores``, ``robust_bts_scores``, ``honesty_scores``),
 correlation tests and multiple-testing adjustment, the effort weight alpha and the distance regressions
 (``alpha_estimate``, ``fit_ols``, ``distance_regression``, ``moderation_regression``), paired comparisons
-(``bradley_terry``, ``utility_model``), rater agreement (``rating_icc``, ``likert_icc``) and design
-planning (``plan_study``). Other modules stay importable by their full name.
+(``bradley_terry``, ``utility_model``) and rater agreement (``rating_icc``, ``likert_icc``). Other modules
+stay importable by their full name. Design planning, which simulates studies, is ``simulation.planning``
+(the simulation imports the analysis, never the reverse).
 """
 
 from analysis.lazy_exports import lazy_exports
@@ -15,7 +16,7 @@ _PUBLIC = {
     "bts": ("bts_scores", "robust_bts_scores", "honesty_scores"),
     "correlations": ("correlation", "compare_correlations", "bonferroni", "holm", "adjust_pvalues"),
     "paired_comparison": ("bradley_terry", "utility_model"),
-    "planning": ("plan_study", "alpha_estimate"),
+    "effort_weight": ("alpha_estimate",),
     "agreement": ("rating_icc", "likert_icc"),
     "regression": ("fit_ols", "distance_regression", "moderation_regression"),
 }

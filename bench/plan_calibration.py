@@ -35,7 +35,7 @@ import django  # noqa: E402
 django.setup()  # the study file's conversion and validation name its task types (translated strings)
 
 from analysis.correlations import bootstrap_correlation_difference, compare_correlations, correlation  # noqa: E402
-from analysis.planning import alpha_estimate  # noqa: E402
+from analysis.effort_weight import alpha_estimate  # noqa: E402
 from simulation.effort import GenerativeModel, simulate_pairs  # noqa: E402
 from studies.services import stored_file  # noqa: E402
 

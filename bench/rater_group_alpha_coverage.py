@@ -30,10 +30,10 @@ import django  # noqa: E402
 
 django.setup()  # the study file's validation names its task types (translated strings)
 
-from analysis.planning import _leave_one_out_estimands, mc_se  # noqa: E402
 from analysis.repeated_measures import design  # noqa: E402
 from fairness.rater_group_alpha import alpha_by_rater_group  # noqa: E402
 from simulation.effort import GenerativeModel, simulate_pairs  # noqa: E402
+from simulation.planning import _leave_one_out_estimands, mc_se  # noqa: E402
 from studies.services import stored_file  # noqa: E402
 
 

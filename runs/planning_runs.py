@@ -9,11 +9,11 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.group_size import small_group_warnings
-from analysis.planning import PlanResult, plan_study
 from research.export import table_records
 from runs.plan_parameters import DEFAULT_MODEL, check_weights
 from runs.reports.base import Section, render_report, table_context, write_csv, write_json
 from simulation.effort import GenerativeModel
+from simulation.planning import PlanResult, plan_study
 from studies.quotas import planned_group_sizes
 
 

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+from django.utils.translation import gettext
 
 from core import strict_json
 from studies.format2 import item_strata, placeholder_problems, placeholders
@@ -219,7 +220,11 @@ def build_study_from_frame(frame: pd.DataFrame, options: BuildOptions, *, name: 
         "seed": 0,
         "pools": [pool],
         "blocks": [
-            {"key": "instructions", "type": "instructions", "text": BUILDERS[options.template].builder_instructions},
+            {
+                "key": "instructions",
+                "type": "instructions",
+                "text": gettext(BUILDERS[options.template].builder_instructions),
+            },
             stakeholder_questionnaire(),
             {
                 "key": "attention_1",

@@ -168,7 +168,7 @@ class Agree(BlockTask):
     parity_table = "disagreements"
     builder_template = "disagreement"
     builder_key = "agree"
-    builder_instructions = (
+    builder_instructions = gettext_noop(
         "You will read short descriptions of people, one at a time, together with the prediction of an AI "
         "model about each of them.\n\n"
         "For each person, say whether you agree with the AI's prediction and how confident you are. Then "

@@ -28,6 +28,7 @@ from tasks.questions import task_question
 from tasks.schema import BTS, MODEL, QUESTION, SHOWN, check_model, check_pairs
 
 DEFAULT_QUESTION = gettext_noop("Which of these two {subject_noun}s should {decision}?")
+BUILDER_DECISION = gettext_noop("be considered lower risk")  # the decision the builder template's question names
 EQUALLY = _("Equally / cannot decide")
 CHOICE_SLOPE = 4.0  # simulation: logit P(choose a) = CHOICE_SLOPE * (favourable score gap) + leniency + noise
 
@@ -130,7 +131,7 @@ class Choose(BlockTask):
     builder_template = "choice"
     builder_description = "Choice: which of these two people should receive the decision? (A/B, how sure, BTS)"
     builder_key = "choices"
-    builder_instructions = (
+    builder_instructions = gettext_noop(
         "You will read descriptions of two people at a time.\n\n"
         "For each pair, choose which of the two should receive the decision, and say how sure you are. "
         "There are no right or wrong answers: we are interested in your own judgement."
@@ -138,7 +139,7 @@ class Choose(BlockTask):
     builder_seconds = 25
     builder_relations = PAIR_RELATIONS
     builder_mix = ("near", "far")
-    builder_decision = "be considered lower risk"
+    builder_decision = BUILDER_DECISION
     builder_allows_tie = True  # "Equally": Davidson's ties in the Bradley-Terry fit (analyse)
     adaptive = Adaptive("choice", "analysis.adaptive_design.choice_fit", "choice")
     default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {favoured}?")
@@ -239,7 +240,7 @@ class Choose(BlockTask):
         block = {"task": self.name, "pairs": drawn_items(self, source, "pairs"), "strength": True}
         if source.allow_tie:
             block["allow_equal"] = True
-        block["decision"] = source.decision or self.builder_decision
+        block["decision"] = source.decision or gettext(BUILDER_DECISION)
         if any("score" in s["models"].get(source.model, {}) for s in source.subjects):
             block.update(model=source.model, bts={})
         return block

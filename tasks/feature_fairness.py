@@ -24,6 +24,7 @@ from tasks.questions import task_question
 from tasks.schema import BTS, QUESTION, SHOWN, duplicates, once
 
 DEFAULT_QUESTION = gettext_noop("Is it fair to use {feature} to decide {decision}?")
+BUILDER_DECISION = gettext_noop("whether a person is high risk")  # the decision the builder template's question names
 FAIR_LABELS = (
     _("Very unfair"),
     _("Unfair"),
@@ -121,14 +122,14 @@ class FeatureFairness(BlockTask):
         "Feature fairness: is it fair to use each feature to decide? (7-point scale, eight properties, BTS)"
     )
     builder_key = "features"
-    builder_instructions = (
+    builder_instructions = gettext_noop(
         "You will be asked about the kinds of information a decision about people could use.\n\n"
         "For each kind of information, say how fair it would be to use it for the decision, and what you think "
         "of the information itself. There are no right or wrong answers: we are interested in your own "
         "judgement."
     )
     builder_seconds = 60
-    builder_decision = "whether a person is high risk"
+    builder_decision = BUILDER_DECISION
     default_bts_prompt = gettext_noop(
         "What percentage of other participants do you think judged it fair to use {feature}?"
     )
@@ -197,7 +198,7 @@ class FeatureFairness(BlockTask):
                 "model) to ask about"
             )
         items = [{"column": column} for column in source.features.columns]
-        decision = source.decision or self.builder_decision
+        decision = source.decision or gettext(BUILDER_DECISION)
         return {"task": self.name, "features": items, "decision": decision, "properties": True, "bts": {}}
 
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:

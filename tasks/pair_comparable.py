@@ -51,7 +51,7 @@ class PairComparable(BlockTask):
     item_shape = PAIRS
     builder_template = "comparable"
     builder_key = "pairs"
-    builder_instructions = (
+    builder_instructions = gettext_noop(
         "You will read descriptions of two people at a time.\n\n"
         "For each pair, say whether a decision maker should treat the two people alike, and how sure you are. "
         "There are no right or wrong answers: we are interested in your own judgement."

@@ -5,8 +5,8 @@ from decimal import Decimal
 
 import numpy as np
 from django import forms
+from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import gettext_noop
 
 from core.columns import Column
 from core.report_texts import (
@@ -112,15 +112,16 @@ class RateForm(forms.Form):
         ]
 
 
-RATING_QUESTION = "How risky do you think this person is?"  # the builder template's question and scale
+# the builder template's question and scale, written in the active language
+RATING_QUESTION = gettext_noop("How risky do you think this person is?")
 RATING_LABELS = (
-    "Not at all risky",
-    "Slightly risky",
-    "Somewhat risky",
-    "Moderately risky",
-    "Quite risky",
-    "Very risky",
-    "Extremely risky",
+    gettext_noop("Not at all risky"),
+    gettext_noop("Slightly risky"),
+    gettext_noop("Somewhat risky"),
+    gettext_noop("Moderately risky"),
+    gettext_noop("Quite risky"),
+    gettext_noop("Very risky"),
+    gettext_noop("Extremely risky"),
 )
 RATING_POSITIVE_FROM = 5  # "Quite risky" and above count as the positive answer for BTS
 PARITY_ALPHA = 0.05  # the level of parity_by_rater_group's verdicts
@@ -158,7 +159,7 @@ class Rate(BlockTask):
     needs = ("scale", "question")
     builder_template = "rating"
     builder_key = "ratings"
-    builder_instructions = (
+    builder_instructions = gettext_noop(
         "You will read short descriptions of people, one at a time.\n\n"
         "For each person, rate how risky you think they are, from 1 (not at all risky) to 7 (extremely "
         "risky). There are no right or wrong answers: we are interested in your own judgement."
@@ -319,8 +320,12 @@ class Rate(BlockTask):
         kept, not shown, so that raters can be compared with the AI."""
         block: dict = {
             "task": self.name,
-            "question": RATING_QUESTION,
-            "scale": {"type": "likert", "labels": list(RATING_LABELS), "positive_from": RATING_POSITIVE_FROM},
+            "question": gettext(RATING_QUESTION),
+            "scale": {
+                "type": "likert",
+                "labels": [gettext(label) for label in RATING_LABELS],
+                "positive_from": RATING_POSITIVE_FROM,
+            },
         }
         if source.subjects[0]["models"]:
             block.update(model=source.model, show_model=False)

@@ -139,7 +139,7 @@ class Triplet(BlockTask):
     builder_template = "triplet"
     builder_description = "Triplets: who is more similar to Person A, Person B or Person C? (how sure)"
     builder_key = "triplets"
-    builder_instructions = (
+    builder_instructions = gettext_noop(
         "You will read descriptions of three people at a time: Person A and two others.\n\n"
         "For each group, choose which of the other two is more similar to Person A, in the sense that a fair "
         "decision should treat them alike, and say how sure you are. There are no right or wrong answers: we "

@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 
 from accounts.services import api_token_create
-from analysis.planning import alpha_estimate
+from analysis.effort_weight import alpha_estimate
 from participation.simulate import simulate_participants
 from research.api.pagination import ApiPagination
 from research.export import export_tables, table_records

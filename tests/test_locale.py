@@ -1,7 +1,8 @@
 """The platform's German catalogue: the committed .mo is the compiled .po (CI machines may lack GNU
 gettext, so the .mo is committed and this test reads both with the standard library and a small .po
-reader), every entry is translated, and every text the participant templates mark for translation
-is in it."""
+reader), every entry is translated, and in it are every text the participant templates mark for
+translation, every text the task modules mark (``gettext`` and its kin in ``tasks/``) and every default
+text a task type shows (what its builder template writes and its ``apply_defaults`` fills in)."""
 
 import ast
 import gettext
@@ -81,15 +82,86 @@ def template_msgids() -> set[str]:
     return msgids
 
 
+def catalogue_msgids() -> set[str]:
+    """Every msgid of the German catalogue, singular and plural."""
+    po = read_po(CATALOGUE / "django.po")
+    return {key if isinstance(key, str) else key[0] for key in po} | _plural_ids(CATALOGUE / "django.po")
+
+
+def assert_in_catalogue(msgids: set[str]) -> None:
+    missing = sorted(msgids - catalogue_msgids())
+    assert not missing, f"not in locale/de/LC_MESSAGES/django.po (run manage.py makemessages -l de): {missing}"
+
+
 def test_every_text_of_the_participant_templates_is_in_the_catalogue():
     msgids = template_msgids()
     assert len(msgids) > 60  # the reader found the templates' texts
-    po = read_po(CATALOGUE / "django.po")
-    known = {key if isinstance(key, str) else key[0] for key in po} | {
-        plural for plural in _plural_ids(CATALOGUE / "django.po")
+    assert_in_catalogue(msgids)
+
+
+# The translation functions of django.utils.translation the task modules call (``_`` is gettext_lazy),
+# with the number of msgid arguments each takes first (ngettext: singular and plural).
+_MARKERS = {"gettext": 1, "gettext_lazy": 1, "gettext_noop": 1, "_": 1, "ngettext": 2, "ngettext_lazy": 2}
+
+
+def task_module_msgids() -> set[str]:
+    """The literal texts of every translation call in ``tasks/`` (a call on a name, such as
+    ``gettext(DEFAULT_QUESTION)``, translates a text marked where the name is defined)."""
+    msgids: set[str] = set()
+    for module in sorted((ROOT / "tasks").rglob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            for argument in node.args[: _MARKERS.get(name or "", 0)]:
+                if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                    msgids.add(argument.value)
+    return msgids
+
+
+def test_every_text_the_task_modules_mark_is_in_the_catalogue():
+    msgids = task_module_msgids()
+    assert {"How sure are you?", "Choose at most %(n)d options.", "I don't know"} <= msgids  # calls of each kind
+    assert_in_catalogue(msgids)
+
+
+def builder_default_texts() -> dict[str, set[str]]:
+    """Per builder template, the texts participants see on its instructions page and in its task block of a
+    file built from synthetic defendants, after the file is read (``apply_defaults``): all of them the
+    template's or the task type's defaults."""
+    from studies.builder import BUILDERS
+    from studies.format2 import SCHEMA
+    from studies.study_file import validate_study
+    from studies.synthetic_defendants import draw_defendants
+    from studies.translation import shown_paths
+    from tests.studies.test_builder import build
+
+    defendants = draw_defendants(40, seed=5)
+    texts: dict[str, set[str]] = {}
+    for template in BUILDERS:
+        spec = validate_study(build(defendants, template, score_column="ai_score", group_columns=["race", "sex"]))
+        found = texts.setdefault(template, set())
+        for path in shown_paths(spec, SCHEMA):
+            if path[0] == "blocks" and spec["blocks"][path[1]]["type"] in ("instructions", "task"):
+                value = spec
+                for part in path:
+                    value = value[part]
+                found.add(value)
+    return texts
+
+
+def test_every_default_text_a_task_type_shows_is_in_the_catalogue():
+    from tasks import BLOCK_TASKS
+
+    texts = builder_default_texts()
+    assert {"rating", "choice"} <= set(texts) and all(len(found) >= 2 for found in texts.values())
+    declared = {
+        text
+        for task in BLOCK_TASKS.values()
+        for text in (task.default_bts_prompt, task.builder_instructions, task.builder_decision)
+        if text
     }
-    missing = sorted(msgids - known)
-    assert not missing, f"not in locale/de/LC_MESSAGES/django.po (run manage.py makemessages -l de): {missing}"
+    assert_in_catalogue(declared | set().union(*texts.values()))
 
 
 def _plural_ids(path: Path) -> set[str]:
@@ -103,3 +175,22 @@ def _plural_ids(path: Path) -> set[str]:
 def test_the_platform_languages_are_the_settings_languages():
     assert tuple(code for code, _ in settings.LANGUAGES) == PLATFORM_LANGUAGES
     assert all((ROOT / "locale" / code).is_dir() for code in PLATFORM_LANGUAGES if code != "en")
+
+
+def test_a_builder_template_writes_its_texts_in_the_active_language():
+    """The rating template built with German active: its instructions, question and scale in German (the
+    catalogue's entries are the texts the task module writes, line breaks included)."""
+    from django.utils import translation
+
+    from studies.synthetic_defendants import draw_defendants
+    from tests.studies.test_builder import build
+
+    with translation.override("de"):
+        spec = build(draw_defendants(10, seed=1), "rating")
+    instructions, block = spec["blocks"][0], next(b for b in spec["blocks"] if b["type"] == "task")
+    assert instructions["text"].startswith("Sie lesen nacheinander kurze Beschreibungen von Personen.\n\n")
+    assert block["question"] == "Wie riskant schätzen Sie diese Person ein?"
+    assert block["scale"]["labels"][0] == "Überhaupt nicht riskant" and len(block["scale"]["labels"]) == 7
+    with translation.override("de"):
+        choice = build(draw_defendants(10, seed=1), "choice", score_column="ai_score")
+    assert next(b for b in choice["blocks"] if b["type"] == "task")["decision"] == "als weniger riskant gelten"

@@ -67,10 +67,10 @@ def test_joint_bootstrap_pvalue_of_a_normal_cloud_is_the_chi_square_tail():
 def test_planning_wald_tests_agree_with_statsmodels(demo_spec):
     """The plan's clustered Wald p-values at a given null equal statsmodels' wald_test on the pipeline's
     clustered fit (Eq. 5: a2 - a1 = c, and a1 = c1, a2 = c2)."""
-    from analysis.planning import _clustered_ols, _wald_p
     from analysis.regression import distance_regression
     from analysis.repeated_measures import design
     from simulation.effort import simulate_pairs
+    from simulation.planning import _clustered_ols, _wald_p
     from studies.services import stored_file
 
     frame = simulate_pairs(stored_file(demo_spec)[0], 30, seed=5).query("condition == 'income'")

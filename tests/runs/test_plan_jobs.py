@@ -133,7 +133,7 @@ def test_plan_job_measures_the_headline_tests_size_when_asked(demo_study, api):
     assert {row["model"] for row in sizes} == {"arrests", "income", "moderation"}
 
 
-GOLDEN_FORMAT1 = Path(__file__).parents[1] / "analysis" / "golden_plan_effort_demo_format1.json"
+GOLDEN_FORMAT1 = Path(__file__).parents[1] / "simulation" / "golden_plan_effort_demo_format1.json"
 NO_EFFORT = "plan_study simulates the effort design: pair_distance blocks rating trajectory, aggregate, overall"
 
 

@@ -6,10 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.effort_weight import alpha_estimate
 from analysis.pipeline import bootstrap_alpha
-from analysis.planning import TABLE_COLUMNS, alpha_estimate, mc_se, plan_study
 from analysis.regression import distance_regression
 from simulation.effort import GenerativeModel, simulate_pairs
+from simulation.planning import TABLE_COLUMNS, mc_se, plan_study
 
 NO_RANDOM_EFFECTS = GenerativeModel(participant_intercept_sd=0.0, participant_slope_sd=0.0, stimulus_sd=0.0)
 # Strong between-participant variation (no stimulus effects: participant clustering is then the whole story)
@@ -156,8 +157,8 @@ def test_leave_one_out_estimand_is_the_pooled_fit_of_the_other_studies(spec):
     """Checked against statsmodels' OLS on the other studies' pairs concatenated."""
     import statsmodels.formula.api as smf
 
-    from analysis.planning import _leave_one_out_estimands
     from analysis.repeated_measures import design
+    from simulation.planning import _leave_one_out_estimands
 
     studies = [simulate_pairs(spec, 10, seed=s).query("condition == 'income'") for s in (1, 2, 3)]
     moments = []
@@ -262,7 +263,7 @@ def test_more_stimuli_narrow_alpha_as_projected(stimulus_plans):
 
 def test_headline_sizes_table(spec):
     """One row per test, condition (and the moderation model) and stimulus SD; shares with their MC SE."""
-    from analysis.planning import SIZE_COLUMNS, headline_sizes
+    from simulation.planning import SIZE_COLUMNS, headline_sizes
 
     sizes = headline_sizes(spec, n=16, n_studies=3, seed=1, stimulus_sds=(0.0, 0.3), n_resamples=100)
     assert tuple(sizes.columns) == SIZE_COLUMNS and len(sizes) == 2 * (2 * 6 + 1)
@@ -281,7 +282,7 @@ def test_headline_tests_hold_their_size_with_fixed_stimuli(spec):
     about 5% of the time (pooled over the two conditions: 240 tests, Monte Carlo SE .014; CR1 with 50
     clusters may be a little liberal), RQ3's Wald test too (120 tests), and the generalising two-way
     bootstrap tests no more than that (pigeonhole: conservative)."""
-    from analysis.planning import GENERALISING_INFERENCE, PARTICIPANTS_INFERENCE, headline_sizes
+    from simulation.planning import GENERALISING_INFERENCE, PARTICIPANTS_INFERENCE, headline_sizes
 
     sizes = headline_sizes(spec, n=100, n_studies=120, seed=2026, stimulus_sds=(0.0,), n_resamples=400)
     pooled = sizes.groupby(["inference", "hypothesis"])["size"].mean()
