@@ -126,14 +126,15 @@ def test_a_full_group_screens_out_and_a_withdrawal_frees_its_place(db, researche
     ],
 )
 def test_screened_out_page_shows_the_quotas_message(client, db, researcher, message, shown):
-    """The quota's message (escaped) or the default one, with the screened-out code; the study's
-    screened_out_message stays the screening question's."""
+    """The quota's message (escaped) or the default one, with the screened-out code, to a participant who came
+    from Prolific (a code is Prolific's; others get a plain end page); the study's screened_out_message stays the
+    screening question's."""
     quota = {"question": "role", "max": 1} | ({"message": message} if message else {})
     spec = _with_quotas([quota])
     spec["prolific"] = {"completion_codes": {"screened_out": "FULL01"}, "screened_out_message": "Not eligible."}
     services.study_load(spec=spec, owner=researcher)
     _answer(_arrive("first"), ROLES[1])
-    client.get(f"/s/{SLUG}/?participant_label=second")
+    client.get(f"/s/{SLUG}/?PROLIFIC_PID=second&STUDY_ID=s1&SESSION_ID=x1")  # codes are Prolific's: from Prolific
     client.post(f"/s/{SLUG}/consent/", {"decision": "accept"})
     participant = Participant.objects.get(external_id="second")
     for page in participant.plan[: _about(participant) + 1]:
