@@ -13,6 +13,9 @@ Outcomes (the study file's ``prolific.completion_codes`` has one optional code p
 * ``screened_out``: their answer to the study file's ``screening`` question is not eligible; they
   are shown ``prolific.screened_out_message``. Screened out by a quota, they are shown the quota's
   ``message`` (``studies.quotas.quota_message``) instead.
+* ``declined``: they did not consent; they are shown ``consent.decline_message``.
+
+Timed-out participants get no code: Prolific times their submission out itself.
 
 A code's link is Prolific's ``https://app.prolific.com/submissions/complete?cc=CODE``. An outcome
 without a code shows its message and no code, so the submission cannot be sent as complete.
@@ -29,8 +32,7 @@ from urllib.parse import urlsplit
 from django.utils.translation import gettext, gettext_noop
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
-COMPLETED, FAILED_ATTENTION, SCREENED_OUT = "completed", "failed_attention", "screened_out"
-OUTCOMES = (COMPLETED, FAILED_ATTENTION, SCREENED_OUT)
+COMPLETED, FAILED_ATTENTION, SCREENED_OUT, DECLINED = "completed", "failed_attention", "screened_out", "declined"
 DEFAULT_RETURN_IF_FAILED = 2
 DEFAULT_FAILED_ATTENTION_MESSAGE = gettext_noop(
     "Unfortunately you did not pass the attention checks in this study. In line with Prolific's attention "
@@ -86,6 +88,8 @@ def completion_for(spec: dict, outcome: str, *, from_prolific: bool = True) -> C
         if not code:  # the single code of the study file's ``completion``, with its own link
             code, url = spec["completion"]["code"], spec["completion"].get("url", "")
         message = ""
+    elif outcome == DECLINED:
+        message = spec["consent"]["decline_message"]
     else:
         defaults = {
             (FAILED_ATTENTION, True): DEFAULT_FAILED_ATTENTION_MESSAGE,

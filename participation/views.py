@@ -25,7 +25,7 @@ from participation.address_range import address_range
 from participation.assignment import StudyFull
 from participation.enrolment import Enrolment, cached_enrolment
 from participation.models import Answer, Participant
-from participation.outcomes import completion_for, outcome_of, return_if_failed
+from participation.outcomes import DECLINED, completion_for, outcome_of, return_if_failed
 from participation.pages import condition_index, form_answers, page_form
 from participation.pilot import is_pilot_token, new_pilot_id
 from participation.rendering import consent_response, page_load, resume_html, study_page_response
@@ -586,11 +586,16 @@ def _outcome(request: HttpRequest, slug: str, spec: dict) -> tuple[str, str, boo
 
 @in_participant_language
 def declined(request: HttpRequest, slug: str) -> HttpResponse:
+    """The decline message; from Prolific, the ``declined`` code and its link back there, if the file has one."""
     required = _require(request, slug, Status.DECLINED)
     if isinstance(required, HttpResponse):
         return required
-    _, facts = required
-    return render(request, "surveys/declined.html", {"spec": _shown(facts)[0]})
+    participant, facts = required
+    assert participant is not None  # an ended session's status is one of FINISHED, never DECLINED
+    from_prolific = bool(participant.prolific_study_id or participant.prolific_session_id)
+    spec = _shown(facts)[0]
+    completion = completion_for(spec, DECLINED, from_prolific=from_prolific)
+    return render(request, "surveys/declined.html", {"spec": spec, "completion": completion})
 
 
 @require_http_methods(["GET", "POST"])

@@ -24,6 +24,19 @@ class ProlificStudy(models.Model):
         return f"{self.slug} on Prolific ({self.prolific_id}, {self.status})"
 
 
+class ProlificPendingDraft(models.Model):
+    """A Prolific draft being created: its unique ``internal_name`` is stored before ``POST /studies/``, so a
+    run that dies before storing the draft's id leaves this marker, and the rerun finds the draft by that name
+    (``GET /studies/``) instead of creating a second one. Deleted once the ``ProlificStudy`` is stored."""
+
+    slug = models.SlugField(max_length=60, unique=True)
+    internal_name = models.CharField(max_length=120, unique=True, help_text="The draft's name on Prolific.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.slug}: creating {self.internal_name!r} on Prolific"
+
+
 class ProlificSubmission(models.Model):
     """A Prolific submission of the study and its Prolific status; ``participant`` is the platform's
     participant whose link carried the submission id as ``SESSION_ID`` (none when they never arrived)."""

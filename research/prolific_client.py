@@ -91,9 +91,17 @@ class ProlificClient:
     def publish_study(self, study_id: str) -> dict:
         return self._call("POST", f"studies/{study_id}/transition/", json={"action": PUBLISH})
 
+    def studies(self) -> Iterator[dict]:
+        """Every study of the account, ``GET /studies/`` (id, name, internal_name, status)."""
+        return self._pages("studies/", {})
+
     def submissions(self, study_id: str) -> Iterator[dict]:
-        """Every submission of the study, ``GET /submissions/?study=``, following ``_links.next``."""
-        page = self._call("GET", "submissions/", params={"study": study_id})
+        """Every submission of the study, ``GET /submissions/?study=``."""
+        return self._pages("submissions/", {"study": study_id})
+
+    def _pages(self, path: str, params: dict) -> Iterator[dict]:
+        """The ``results`` of a list, page after page, following ``_links.next``."""
+        page = self._call("GET", path, params=params)
         while True:
             yield from page.get("results", [])
             following = ((page.get("_links") or {}).get("next") or {}).get("href")

@@ -3,6 +3,7 @@ events, reconciliation), and the dashboard's Prolific panel. No scientific libra
 dashboard import this module. Approvals (``research.prolific_review``) and bonuses (``research.prolific_bonuses``)
 need the exports and live beside it."""
 
+import secrets
 from collections import Counter
 from dataclasses import dataclass
 
@@ -13,20 +14,22 @@ from django.urls import reverse
 from django.utils import timezone
 
 from participation.models import Participant
-from participation.outcomes import COMPLETED, FAILED_ATTENTION, SCREENED_OUT, completion_for
-from research.models import ProlificBonus, ProlificEvent, ProlificStudy, ProlificSubmission
+from participation.outcomes import COMPLETED, DECLINED, FAILED_ATTENTION, SCREENED_OUT, completion_for
+from research.models import ProlificBonus, ProlificEvent, ProlificPendingDraft, ProlificStudy, ProlificSubmission
 from research.prolific_client import ProlificClient
 from studies.models import Study
 from studies.services import latest_study
 
 # The ids Prolific fills into the study URL (its "URL parameters" option)
 PROLIFIC_QUERY = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
-# Prolific's code type and action for each outcome with a code: completed submissions wait for
-# ``prolific_review``; failed attention and screened out are asked to return their submission
+# Prolific's code type (its documented ``code_type`` values) and action for each outcome with a code:
+# completed submissions wait for ``prolific_review``; the others are asked to return their submission.
+# Timed-out participants get no code: Prolific times their submission out itself.
 CODE_TYPES = {
     COMPLETED: ("COMPLETED", "MANUALLY_REVIEW"),
     FAILED_ATTENTION: ("FAILED_ATTENTION_CHECK", "REQUEST_RETURN"),
     SCREENED_OUT: ("OTHER", "REQUEST_RETURN"),
+    DECLINED: ("NO_CONSENT", "REQUEST_RETURN"),
 }
 # Prolific's submission statuses that hold a place (the others gave it back)
 PLACE_HOLDING = ("ACTIVE", "AWAITING REVIEW", "APPROVED", "RESERVED")
@@ -48,12 +51,14 @@ def completion_codes(spec: dict) -> list[dict]:
     return codes
 
 
-def study_draft(study: Study, *, places: int, reward_cents: int, minutes: int, filters: list | None = None) -> dict:
+def study_draft(
+    study: Study, *, internal_name: str, places: int, reward_cents: int, minutes: int, filters: list | None = None
+) -> dict:
     """The body of ``POST /studies/`` for ``study``: its title, description, start link and completion codes."""
     spec = study.spec
     body = {
         "name": spec["title"],
-        "internal_name": f"{study.slug} v{study.version}",
+        "internal_name": internal_name,
         "description": spec.get("description") or spec["title"],
         "external_study_url": start_link(study.slug),
         "prolific_id_option": "url_parameters",
@@ -90,25 +95,44 @@ def prolific_publish(
     draft: bool = False,
     client: ProlificClient,
 ) -> Published:
-    """Create the study's Prolific draft (once: its id is stored at once) and publish it unless ``draft``. A
-    study already published is left as it is; a stored draft is published without creating another."""
+    """Create the study's Prolific draft (once) and publish it unless ``draft``. A study already published is
+    left as it is; a stored draft is published without creating another.
+
+    Crash-safe: a pending marker with a unique ``internal_name`` is stored before ``POST /studies/``; a rerun
+    after a run that died before storing the draft's id finds that draft (``GET /studies/``) by its name and
+    stores it rather than creating a second one. On PostgreSQL the marker's row lock keeps two runs at once from both creating."""
     if places < 1 or reward_cents < 1 or minutes < 1:
         raise ValueError("places, reward (cents) and minutes must each be at least 1")
     study = latest_study(slug)
-    record = ProlificStudy.objects.filter(slug=slug).first()
-    created = False
-    if record is None:
-        answer = client.create_study(
-            study_draft(study, places=places, reward_cents=reward_cents, minutes=minutes, filters=filters)
-        )
-        record = ProlificStudy.objects.create(
-            slug=slug,
-            prolific_id=answer["id"],
-            status=answer.get("status", "UNPUBLISHED"),
-            places=places,
-            reward_cents=reward_cents,
-        )
-        created = True
+    created = fresh = False  # fresh: the marker is this run's, so no draft can have its name yet
+    if not ProlificStudy.objects.filter(slug=slug).exists():
+        name = f"{slug} v{study.version} {secrets.token_hex(4)}"
+        _, fresh = ProlificPendingDraft.objects.get_or_create(slug=slug, defaults={"internal_name": name})
+    with transaction.atomic():
+        pending = ProlificPendingDraft.objects.select_for_update().filter(slug=slug).first()
+        record = ProlificStudy.objects.filter(slug=slug).first()
+        if record is None:
+            assert pending is not None  # stored above; deleted only with the ProlificStudy's creation
+            body = study_draft(
+                study,
+                internal_name=pending.internal_name,
+                places=places,
+                reward_cents=reward_cents,
+                minutes=minutes,
+                filters=filters,
+            )
+            found = None if fresh else _draft_named(client, pending.internal_name)
+            answer = found or client.create_study(body)
+            record = ProlificStudy.objects.create(
+                slug=slug,
+                prolific_id=answer["id"],
+                status=answer.get("status", "UNPUBLISHED"),
+                places=places,
+                reward_cents=reward_cents,
+            )
+            created = True
+        if pending is not None:  # stored now, or a marker a run racing this one's creation left behind
+            pending.delete()
     if draft or record.status != "UNPUBLISHED":
         return Published(record.prolific_id, record.status, created, False)
     answer = client.publish_study(record.prolific_id)
@@ -116,6 +140,12 @@ def prolific_publish(
     record.save(update_fields=["status"])
     prolific_sync_schedule(slug)
     return Published(record.prolific_id, record.status, created, True)
+
+
+def _draft_named(client: ProlificClient, internal_name: str) -> dict | None:
+    """The account's Prolific study with this ``internal_name`` (a draft an earlier run created but did not
+    store), None if there is none. Every status is searched: the researcher may have published it by hand."""
+    return next((s for s in client.studies() if s.get("internal_name") == internal_name), None)
 
 
 def prolific_sync_schedule(slug: str) -> None:

@@ -427,6 +427,7 @@ def _semantic_problems(spec: dict) -> list[v1.StudyFileProblem]:
     problems.extend(_shuffle_problems(spec))
     problems.extend(_among_problems(spec, conditions, pools))
     problems.extend(v1.screening_problems(spec))
+    problems.extend(v1.completion_code_problems(spec))
     problems.extend(v1.quota_problems(spec))
     return problems
 

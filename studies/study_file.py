@@ -251,7 +251,9 @@ SCHEMA: dict[str, Any] = {
                 "completion_codes": {
                     "type": "object",
                     "additionalProperties": False,
-                    "properties": {outcome: _code for outcome in ("completed", "failed_attention", "screened_out")},
+                    "properties": {
+                        outcome: _code for outcome in ("completed", "failed_attention", "screened_out", "declined")
+                    },
                 },
                 "failed_attention_message": _shown,
                 "screened_out_message": _shown,
@@ -440,8 +442,19 @@ def _semantic_problems(spec: dict) -> list[StudyFileProblem]:
         if name in checks and checks[name] > max(len(items), name == "exclude_if_failed"):
             add(f"attention_checks.{name}", f"cannot exceed the number of checks ({len(items)})")
     problems.extend(screening_problems(spec))
+    problems.extend(completion_code_problems(spec))
     problems.extend(quota_problems(spec))
     return problems
+
+
+def completion_code_problems(spec: dict) -> list[StudyFileProblem]:
+    """Each outcome's code differs from the others' (Prolific refuses a study with a code twice, and a shared
+    code would not tell the outcomes apart); ``completed`` defaults to ``completion.code`` (both formats)."""
+    codes = {"completed": spec["completion"]["code"], **spec.get("prolific", {}).get("completion_codes", {})}
+    return [
+        StudyFileProblem("prolific.completion_codes", f"{code!r} is the code of more than one outcome")
+        for code in duplicates(list(codes.values()))
+    ]
 
 
 def quota_problems(spec: dict) -> list[StudyFileProblem]:

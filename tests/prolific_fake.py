@@ -5,9 +5,10 @@ answers as the documentation describes, refusals included:
 * every call needs ``Authorization: Token <token>`` (401 otherwise);
 * ``POST /studies/`` needs name, description, an ``external_study_url`` with ``{{%PROLIFIC_PID%}}``,
   ``{{%STUDY_ID%}}`` and ``{{%SESSION_ID%}}``, integer ``estimated_completion_time``, ``reward`` (cents) and
-  ``total_available_places``, and ``completion_codes`` with code, code_type and actions; the study is
-  UNPUBLISHED until ``POST /studies/{id}/transition/`` ``{"action": "PUBLISH"}`` (allowed once);
-* ``GET /submissions/?study=`` pages its results (``_links.next.href``);
+  ``total_available_places``, and ``completion_codes`` with code, one of Prolific's documented code types and
+  actions, each code once; the study is UNPUBLISHED until ``POST /studies/{id}/transition/``
+  ``{"action": "PUBLISH"}`` (allowed once);
+* ``GET /studies/`` and ``GET /submissions/?study=`` page their results (``_links.next.href``);
 * a submission transition is allowed from AWAITING REVIEW only; REJECT needs a message of at least 100
   characters and a known ``rejection_category`` (400 otherwise) and cannot be undone;
 * ``POST /submissions/bonus-payments/`` checks that every id took part in the study and quotes amount, fees
@@ -31,6 +32,11 @@ PLACEHOLDERS = ("{{%PROLIFIC_PID%}}", "{{%STUDY_ID%}}", "{{%SESSION_ID%}}")
 CATEGORIES = set(
     "TOO_QUICKLY TOO_SLOWLY FAILED_INSTRUCTIONS INCOMP_LONGITUDINAL FAILED_CHECK LOW_EFFORT MALINGERING NO_CODE "
     "BAD_CODE NO_DATA UNSUPP_DEVICE OTHER".split()
+)
+# Prolific's completion code types (``code_type`` in the API reference's "Create a draft study")
+CODE_TYPES = set(
+    "COMPLETED FAILED_ATTENTION_CHECK FOLLOW_UP_STUDY GIVE_BONUS INCOMPATIBLE_DEVICE NO_CONSENT OTHER "
+    "FIXED_SCREENOUT".split()
 )
 
 
@@ -120,6 +126,9 @@ class FakeProlific:
     def route(self, method: str, path: str, query: dict, body) -> tuple[int, object]:
         if method == "POST" and path == "studies/":
             return self.create_study(body or {})
+        if method == "GET" and path == "studies/":
+            short = [{f: s.get(f) for f in ("id", "name", "internal_name", "status")} for s in self.studies.values()]
+            return 200, self.page(short, "studies/?", query)
         if m := re.fullmatch(r"studies/(\w+)/", path):
             study = self.studies.get(m[1])
             return (200, study) if study else (404, {"error": "no such study"})
@@ -161,9 +170,14 @@ class FakeProlific:
         ]
         url = body.get("external_study_url", "")
         problems += [f"external_study_url lacks {p}" for p in PLACEHOLDERS if p not in url]
-        for code in body.get("completion_codes", []):
+        codes = body.get("completion_codes", [])
+        for code in codes:
             if not (code.get("code") and code.get("code_type") and code.get("actions")):
                 problems.append(f"completion code {code} needs code, code_type and actions")
+            elif code["code_type"] not in CODE_TYPES:
+                problems.append(f"completion code {code['code']}: unknown code_type {code['code_type']!r}")
+        if len({code.get("code") for code in codes}) < len(codes):
+            problems.append("each completion code must be unique within a study")
         if problems:
             return 400, {"error": {"detail": problems}}
         study = {**body, "id": _id(), "status": "UNPUBLISHED"}
@@ -175,12 +189,14 @@ class FakeProlific:
         if study_id not in self.studies:
             return 400, {"error": "study is required"}
         rows = [s for s in self.submissions.values() if s["study_id"] == study_id]
+        return 200, self.page(rows, f"submissions/?study={study_id}&", query)
+
+    def page(self, rows: list[dict], path: str, query: dict) -> dict:
+        """One page of a list (``?page=``, from 1) with the link to the next one, as Prolific pages lists."""
         page = int(query.get("page", ["1"])[0])
         chunk = rows[(page - 1) * self.page_size : page * self.page_size]
-        following = (
-            f"{self.url}submissions/?study={study_id}&page={page + 1}" if page * self.page_size < len(rows) else None
-        )
-        return 200, {"results": chunk, "_links": {"next": {"href": following}}, "meta": {"count": len(rows)}}
+        following = f"{self.url}{path}page={page + 1}" if page * self.page_size < len(rows) else None
+        return {"results": chunk, "_links": {"next": {"href": following}}, "meta": {"count": len(rows)}}
 
     def transition(self, submission: dict, body: dict) -> tuple[int, object]:
         action = body.get("action")

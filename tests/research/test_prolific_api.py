@@ -1,7 +1,8 @@
 """Prolific through its API, against a local fake Prolific server (``tests/prolific_fake.py``, a real HTTP
-server on 127.0.0.1:8700-8799 that answers and refuses as Prolific's documentation describes): publishing,
-webhook events with good, bad, stale and replayed signatures, reconciliation, approvals, a rejection refused
-without its message, and bonuses paid once across two runs and across a crash between storing and paying."""
+server on 127.0.0.1:8700-8799 that answers and refuses as Prolific's documentation describes): publishing (a
+code per outcome; one draft across a crash between creating it and storing its id), webhook events with good,
+bad, stale and replayed signatures, reconciliation, approvals, a rejection refused without its message, and
+bonuses paid once across two runs and across a crash between storing and paying."""
 
 import json
 import time
@@ -13,12 +14,12 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from participation.models import Participant
-from research.models import ProlificBonus, ProlificEvent, ProlificStudy, ProlificSubmission
+from research.models import ProlificBonus, ProlificEvent, ProlificPendingDraft, ProlificStudy, ProlificSubmission
 from research.prolific_client import ProlificClient, ProlificError
 from research.prolific_hooks import signature
 from research.prolific_tasks import prolific_sync_task
-from tests.prolific_fake import fake_prolific
-from tests.surveys.prolific_helpers import arrive
+from tests.prolific_fake import PLACEHOLDERS, fake_prolific
+from tests.surveys.prolific_helpers import CODES, arrive, load_variant
 
 TOKEN = "tok-secret-4b1d-do-not-show"
 SECRET = "hook-secret-9f2e"
@@ -34,6 +35,10 @@ def fake(settings):
         settings.PROLIFIC_WORKSPACE_ID = "ws-ours"
         settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
         yield server
+
+
+class Crash(BaseException):
+    """The process dies (a BaseException: no handler in the command catches it)."""
 
 
 def command(*args, **options) -> str:
@@ -99,6 +104,72 @@ def test_refusals_are_clear_and_never_show_the_token(fake, demo_study, settings,
     with pytest.raises(CommandError, match="a JSON list"):
         publish(filters=str(bad))
     assert not ProlificStudy.objects.exists() and not fake.studies
+
+
+@pytest.mark.django_db
+def test_every_outcome_with_a_code_goes_to_prolific_with_its_code_type(fake, demo_spec, researcher):
+    load_variant(demo_spec, researcher, prolific={"completion_codes": CODES})
+    publish()
+    [study] = fake.studies.values()
+    sent = {c["code"]: (c["code_type"], [a["action"] for a in c["actions"]]) for c in study["completion_codes"]}
+    assert sent == {
+        "COMP1": ("COMPLETED", ["MANUALLY_REVIEW"]),
+        "FAIL1": ("FAILED_ATTENTION_CHECK", ["REQUEST_RETURN"]),
+        "SCRN1": ("OTHER", ["REQUEST_RETURN"]),
+        "DECL1": ("NO_CONSENT", ["REQUEST_RETURN"]),
+    }
+
+
+@pytest.mark.django_db
+def test_the_fake_refuses_a_code_type_prolific_does_not_document(fake):
+    body = {
+        "name": "x",
+        "description": "x",
+        "external_study_url": "https://example.org/?" + "&".join(PLACEHOLDERS),
+        "estimated_completion_time": 5,
+        "reward": 100,
+        "total_available_places": 10,
+        "completion_codes": [{"code": "D1", "code_type": "DECLINED", "actions": [{"action": "REQUEST_RETURN"}]}],
+    }
+    with pytest.raises(ProlificError, match="unknown code_type 'DECLINED'"):
+        ProlificClient().create_study(body)
+    body["completion_codes"][0]["code_type"] = "NO_CONSENT"
+    assert ProlificClient().create_study(body)["status"] == "UNPUBLISHED"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("crash", [Crash, ProlificError], ids=["process dies", "answer lost"])
+def test_a_crash_between_creating_and_storing_the_draft_never_creates_a_second(fake, demo_study, monkeypatch, crash):
+    for n in range(4):  # other studies of the account: the lookup pages through them (three per page)
+        fake.studies[f"other{n}"] = {"id": f"other{n}", "internal_name": f"other {n}", "status": "ACTIVE"}
+    real_create = ProlificClient.create_study
+
+    def dying(self, body):
+        real_create(self, body)  # Prolific created the draft; its id never reaches the database
+        raise crash("the process died")
+
+    monkeypatch.setattr(ProlificClient, "create_study", dying)
+    with pytest.raises((Crash, CommandError)):
+        publish()
+    assert not ProlificStudy.objects.exists() and len(fake.studies) == 5
+    monkeypatch.setattr(ProlificClient, "create_study", real_create)
+    out = publish()
+    [draft] = [s for s in fake.studies.values() if not s["id"].startswith("other")]
+    record = ProlificStudy.objects.get()
+    assert len(fake.studies) == 5 and (record.prolific_id, record.status) == (draft["id"], "ACTIVE")
+    assert f"Prolific study {draft['id']}, published" in out
+    assert [c[:2] for c in fake.calls].count(("POST", "/api/v1/studies/")) == 1
+    assert not ProlificPendingDraft.objects.exists()
+    assert "nothing changed" in publish() and len(fake.studies) == 5
+
+
+@pytest.mark.django_db
+def test_a_crash_before_the_draft_was_created_creates_it_under_the_stored_name(fake, demo_study):
+    ProlificPendingDraft.objects.create(slug=SLUG, internal_name="effort-demo v1 0badc0de")
+    publish(draft=True)
+    [draft] = fake.studies.values()
+    assert draft["internal_name"] == "effort-demo v1 0badc0de" and draft["status"] == "UNPUBLISHED"
+    assert ProlificStudy.objects.get().prolific_id == draft["id"] and not ProlificPendingDraft.objects.exists()
 
 
 def _published(fake) -> ProlificStudy:
@@ -264,10 +335,6 @@ def test_bonuses_dry_run_then_paid_exactly_once(fake, demo_study):
     with pytest.raises(CommandError, match="is paid .* never paid again"):
         command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5)
     assert fake.payments == {bulk["id"]: 1} and ProlificBonus.objects.get().state == "paid"
-
-
-class Crash(BaseException):
-    """The process dies (a BaseException: no handler in the command catches it)."""
 
 
 @pytest.mark.django_db

@@ -12,7 +12,7 @@ from studies.services import study_load
 from tasks.questions import attention_question
 from tests.surveys.helpers import answers_for, valid_data
 
-CODES = {"completed": "COMP1", "failed_attention": "FAIL1", "screened_out": "SCRN1"}
+CODES = {"completed": "COMP1", "failed_attention": "FAIL1", "screened_out": "SCRN1", "declined": "DECL1"}
 
 
 def load_variant(spec: dict, owner, **changes) -> Study:

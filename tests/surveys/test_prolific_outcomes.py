@@ -1,7 +1,8 @@
 """Prolific outcomes: a completion code and link per outcome (completed, failed attention checks,
-screened out), Prolific's request to return the submission, the screening question."""
+screened out, declined consent), Prolific's request to return the submission, the screening question."""
 
 import html
+import json
 
 import pytest
 
@@ -15,6 +16,7 @@ from participation.outcomes import (
 )
 from studies.services import stored_file
 from studies.study_file import InvalidStudyFile, validate_study
+from tests.participation.format2_helpers import EXAMPLE
 from tests.surveys.prolific_helpers import CODES, arrive, finish, load_variant, post_page
 
 pytestmark = pytest.mark.django_db
@@ -96,7 +98,13 @@ def test_eligible_screening_answer_goes_on_to_the_instructions(client, demo_spec
     ("changes", "problem"),
     [
         ({"prolific": {"completion_codes": {"failed_attention": "a b"}}}, "completion_codes.failed_attention:"),
+        ({"prolific": {"completion_codes": {"declined": "no/consent"}}}, "completion_codes.declined:"),
         ({"prolific": {"completion_codes": {"returned": "X"}}}, "prolific.completion_codes: Additional properties"),
+        (
+            {"prolific": {"completion_codes": {"screened_out": "SAME1", "declined": "SAME1"}}},
+            "prolific.completion_codes: 'SAME1' is the code of more than one outcome",
+        ),
+        ({"prolific": {"completion_codes": {"declined": "C1A2B3D4"}}}, "'C1A2B3D4' is the code of more than one"),
         ({"attention_checks": {"items": [], "return_if_failed": 2}}, "attention_checks.return_if_failed: cannot"),
         ({"screening": {**SCREENING, "eligible": ["Maybe"]}}, "screening.eligible[0]: 'Maybe' is not one of the"),
         ({"screening": {**SCREENING, "eligible": ["Yes", "No"]}}, "screening.eligible: every option is eligible"),
@@ -108,6 +116,13 @@ def test_outcome_fields_are_checked_with_their_paths(demo_spec, changes, problem
     with pytest.raises(InvalidStudyFile) as error:
         validate_study({**demo_spec, **changes})
     assert problem in str(error.value)
+
+
+def test_a_format_2_file_gives_each_outcome_its_own_code_too():
+    spec = json.loads(EXAMPLE.read_text())
+    spec["prolific"] = {"completion_codes": {"completed": "SAME2", "failed_attention": "SAME2"}}
+    with pytest.raises(InvalidStudyFile, match="'SAME2' is the code of more than one outcome"):
+        validate_study(spec)
 
 
 def test_outcome_and_review_follow_the_threshold(demo_spec):
@@ -155,3 +170,31 @@ def test_the_study_files_own_completion_link_stays_for_everyone(client, demo_spe
     client.cookies.clear()
     text = _text(finish(client, arrive(client, "p-own")))  # from Prolific, but the link is the study's own
     assert 'href="https://survey.example.org/finished"' in text and "Return to Prolific" not in text
+
+
+def _decline(client, **link) -> str:
+    client.get("/s/effort-demo/", link)
+    response = client.post("/s/effort-demo/consent/", {"decision": "decline"}, follow=True)
+    assert response.redirect_chain[-1][0] == "/s/effort-demo/declined/"
+    return _text(response)
+
+
+def test_declining_from_prolific_gets_the_declined_code_and_the_link_back(client, demo_spec, researcher):
+    load_variant(demo_spec, researcher, prolific={"completion_codes": CODES})
+    text = _decline(client, PROLIFIC_PID="p-no", STUDY_ID="ST1", SESSION_ID="S-no")
+    assert "You chose not to take part" in text and 'id="completion-code">DECL1<' in text
+    assert f'href="{PROLIFIC}DECL1"' in text and "Go to Prolific" in text
+    assert "http-equiv" not in text and "COMP1" not in text  # the message is read, not skipped by a redirect
+    assert _text(client.get("/s/effort-demo/declined/")) == text
+
+
+def test_declining_without_prolific_or_without_its_code_shows_the_message_alone(client, demo_spec, researcher):
+    load_variant(demo_spec, researcher, prolific={"completion_codes": CODES})
+    plain = _decline(client, participant_label="lab-no")
+    assert "You chose not to take part" in plain and "Prolific" not in plain
+    assert "DECL1" not in plain and "completion-code" not in plain and "completion-link" not in plain
+    client.cookies.clear()
+    load_variant(demo_spec, researcher, prolific={"completion_codes": {"completed": "COMP1"}})
+    uncoded = _decline(client, PROLIFIC_PID="p-no2", STUDY_ID="ST1", SESSION_ID="S-no2")
+    assert "You chose not to take part" in uncoded and "completion-code" not in uncoded
+    assert "completion-link" not in uncoded
