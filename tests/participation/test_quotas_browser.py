@@ -24,7 +24,7 @@ def test_a_full_age_group_is_screened_out_with_the_quotas_message(browser, live_
     codes = []
     for name in ("first", "second"):
         page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
-        page.goto(f"{live_server.url}/s/{study.slug}/?participant_label={name}")
+        page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID={name}&STUDY_ID=s1&SESSION_ID={name}")
         with page.expect_navigation():
             page.get_by_role("button", name="I agree to take part").click()
         _next(page)
