@@ -166,7 +166,7 @@ _coverage(
     "weights as given: in the audit each rater's ridge-fitted ones), on these subjects",
     partial(utility_covers, raters=40),
     (60, 600),
-    "30 subjects, 40 raters, weights N((1, -0.5, 0), 0.5^2 I)",
+    f"30 subjects, 40 raters, weights N((1, -0.5, 0), 0.5^2 I) (true rho {_utility_subjects()[2]:.3f})",
 )
 _coverage(
     "feature importance, weighted",
@@ -184,7 +184,8 @@ _coverage(
     "on these judged subjects",
     partial(calibration_covers, participants=40),
     (60, 600),
-    "200 subjects, 30 judged by 40 participants, rates expit(a_i - 0.5 + z_j) with z_j the violation at alpha 0.6",
+    "200 subjects, 30 judged by 40 participants, rates expit(a_i - 0.5 + z_j), z_j the violation at alpha 0.6 "
+    f"(true alpha {_calibration_population()[-1]:.3f})",
 )
 for kind in ("comparable", "triplet"):
     _coverage(
@@ -193,6 +194,7 @@ for kind in ("comparable", "triplet"):
         "the share of these subjects' pairs whose scores differ by more than L times their distance under the "
         "metric the raters' answers come from",
         partial(lipschitz_covers, kind=kind),
-        (30, 300),
-        f"30 subjects, 40 raters x 12 {kind} judgements, M = diag(2, 0.5, 1), L = 1",
+        (20, 300),
+        f"30 subjects, 40 raters x 12 {kind} judgements, M = diag(2, 0.5, 1), L = 1 (true share "
+        f"{_lipschitz_truth()[1]:.3f})",
     )
