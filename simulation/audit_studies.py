@@ -26,9 +26,9 @@ from analysis.coverage import Procedure, register
 from fairness.calibration import alpha_from_rates, calibrate_from_disagreement, feedback_matrices
 from fairness.feature_fairness import feature_fairness_shares
 from fairness.human_audit import lipschitz_table, unfair_feature_reliance, utility_agreement
-from fairness.human_metric import fit_metric
+from fairness.human_metric import Kind, fit_metric
 from simulation.coverage_studies import population_p
-from simulation.estimand_studies import DIAGONAL_M, metric_judgements
+from simulation.estimand_studies import DIAGONAL_M, KINDS, metric_judgements
 
 WEIGHTS = np.array([1.0, -0.5, 0.0])  # the rater population's mean utility weights
 SPREAD = 0.5  # between raters' weights
@@ -145,7 +145,7 @@ def _lipschitz_truth() -> tuple[pd.DataFrame, float]:
     return scores, float(table["statistic"].iloc[0])
 
 
-def lipschitz_covers(rng: np.random.Generator, *, kind: str) -> bool:
+def lipschitz_covers(rng: np.random.Generator, *, kind: Kind) -> bool:
     scores, truth = _lipschitz_truth()
     judgements, subjects = metric_judgements(rng, kind=kind)
     metric = fit_metric(
@@ -187,7 +187,7 @@ _coverage(
     "200 subjects, 30 judged by 40 participants, rates expit(a_i - 0.5 + z_j), z_j the violation at alpha 0.6 "
     f"(true alpha {_calibration_population()[-1]:.3f})",
 )
-for kind in ("comparable", "triplet"):
+for kind in KINDS:
     _coverage(
         f"human-metric Lipschitz share, {kind}",
         "fairness.human_audit.lipschitz_table (ci: the metric's bootstrap refits)",
