@@ -589,4 +589,5 @@ for eaif_bound in ("bernstein", "hoeffding"):
         studies=(60, 400),
     )
 
+import simulation.audit_studies  # noqa: E402, F401 - the audit's human tables' procedures
 import simulation.estimand_studies  # noqa: E402, F401 - the choose, in-group and metric tables' procedures

@@ -71,10 +71,10 @@ AUDIT_PROCEDURES: dict[str, tuple[str, ...]] = {
     ),
     "disagreement_notions": tuple(f"{n} gap, {s}" for n in ("CA", "AE", "EO") for s in ("no gap", "a gap")),
     "eaif": ("sampled EaIF, bernstein bound",),  # exact rows have no interval
-    "disagreement_calibration": (),
-    "human_metric_lipschitz": (),
-    "utility_agreement": (),
-    "feature_importance": (),
+    "disagreement_calibration": ("disagreement calibration",),
+    "human_metric_lipschitz": tuple(f"human-metric Lipschitz share, {kind}" for kind in ("comparable", "triplet")),
+    "utility_agreement": ("utility agreement",),
+    "feature_importance": ("feature importance, weighted",),
 }
 WORST_COLUMNS = {"id_i": "Subject i", "id_j": "Subject j", "D": "D", "d": "d", "violation": "D - d"}
 LIPSCHITZ_COLUMNS = {
