@@ -108,7 +108,17 @@ def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, t
     # stored rows unconverted, before that runtime was deleted)
     call_command("relative_fairness", "effort-demo", out=str(tmp_path / "dp"), stdout=open(os.devnull, "w"))
     dp, dp_format1 = (json.loads(p.read_text()) for p in (tmp_path / "dp" / "results.json", FORMAT1_DP))
-    assert dp == dp_format1 and dp["fair_scores_vs_ai"]
+    # the same tables as format 1's, which predate the families: each row's test id and adjusted p are new
+    added = {"test_id", "pvalue_adjusted"}
+    rows = {key: dp[key] for key in dp_format1 if isinstance(dp[key], list)}
+    tables = {key: [{c: v for c, v in row.items() if c not in added} for row in table] for key, table in rows.items()}
+    assert {**dp_format1, **tables} == dp_format1 and dp["fair_scores_vs_ai"]
+    assert {key: dp[key] for key in dp_format1 if key not in rows} == {
+        k: v for k, v in dp_format1.items() if k not in rows
+    }
+    tested = [row for table in rows.values() for row in table if row.get("pvalue") is not None]
+    assert tested and all(row["pvalue_adjusted"] >= row["pvalue"] for row in tested)
+    assert dp["multiple_testing"]["method"] == "holm"
 
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
