@@ -265,14 +265,15 @@ def registered_deviations(study, options: Mapping[str, Any], *, why: str = "", n
     }
 
 
-def audit_deviations(study, *, why: str = ""):
-    """A model audit of a registered study, as its report states it: an analysis not in the plan (a plan names
-    only ``analyze_study``'s analyses), so exploratory; None when the study is not registered."""
+def exploratory_deviations(study, *, what: str, why: str = ""):
+    """A run of a registered study that is not an ``analyze_study`` analysis (``what``: a model audit, a
+    differential-parity run), as its report states it: not in the plan (a plan names only ``analyze_study``'s
+    analyses), so exploratory; None when the study is not registered."""
     stated = registered_deviations(study, {}, why=why)
     if stated is None:
         return None
     audit = Deviation(
-        what="a model audit, not an analysis of the registered plan",
+        what=f"{what}, not an analysis of the registered plan",
         when=timezone_now_text(),
         why=why.strip() or "not given",
         type="exploratory analysis",

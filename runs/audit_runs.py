@@ -8,7 +8,7 @@ import pandas as pd
 
 from fairness.dask_subjects import read_subjects_dask
 from fairness.model_audit import audit, read_subjects
-from runs.analysis_plan import audit_deviations
+from runs.analysis_plan import exploratory_deviations
 from runs.audit_condition import AuditError as AuditError  # the audit's refusals, raised by audited_condition
 from runs.audit_condition import audited_condition
 from runs.audit_parameters import AuditParameters
@@ -159,7 +159,7 @@ def audit_run_create(
     report = write_audit_report(
         result,
         out_dir,
-        deviations=audit_deviations(study),
+        deviations=exploratory_deviations(study, what="a model audit"),
         title=f"{study.title}: model audit ({condition})",
         provenance=provenance,
         sensitivity=sensitivity,

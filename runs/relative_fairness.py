@@ -6,6 +6,7 @@ from analysis.sensitivity import Sensitivity, compare_estimates, sensitivity_of
 from fairness.relative_reports import differences_figure
 from fairness.study_parity import disagreement_parity, fair_scores_vs_ai, subject_table, table_definitions
 from research.export import ExportTables, export_tables
+from runs.analysis_plan import exploratory_deviations
 from runs.analysis_runs import without_flagged
 from runs.provenance import Provenance, participant_counts, study_provenance
 from runs.reports.parity import write_dp_report
@@ -90,5 +91,6 @@ def write_study_dp_report(
         provenance=dp_provenance(slug, export, alpha=alpha, favourable=favourable),
         sensitivity=dp_sensitivity(slug, export, tables, alpha=alpha, favourable=favourable),
         multiple_testing=multiple_testing,
+        deviations=exploratory_deviations(latest_study(slug), what="a differential-parity run"),
     )
     return path, tables

@@ -157,7 +157,7 @@ def write_audit_report(
     """A model audit: report.html, results.json, eaif.csv, parity.csv, eagf_bins.csv and, with
     feedback, disagreement_notions.csv; with ``sensitivity`` also its section and sensitivity.csv. Returns the
     page and the results written (the run stores them without reading the file back). A preregistered study's
-    audit states first that it is not in the plan (``deviations``: ``runs.analysis_plan.audit_deviations``)."""
+    audit states first that it is not in the plan (``deviations``: ``runs.analysis_plan.exploratory_deviations``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, frame in audit_tables(result).items():
         write_csv(frame, out_dir / f"{name}.csv")

@@ -21,6 +21,7 @@ from runs.reports.base import (
     write_csv,
     write_json,
 )
+from runs.reports.deviations import add_deviations
 
 DP_HEADINGS = {
     "fair_scores_vs_ai": "Participants' fair scores vs the AI's scores",
@@ -61,12 +62,14 @@ def write_dp_report(
     provenance: Provenance | None = None,
     sensitivity: Sensitivity | None = None,
     multiple_testing: str = "holm",
+    deviations: dict | None = None,
 ) -> Path:
     """Differential parity: report.html, results.json and one CSV per table. ``definitions`` (by table
     name, e.g. ``fairness.study_parity.TABLE_DEFINITIONS``) say at the top of each section what R0, R1
     and A are in words. Each table's tests are one family, adjusted by ``multiple_testing`` (holm, bh or
     none; ``analysis.families``): ``pvalue_adjusted`` beside ``pvalue``, a ``test_id`` per row, and
-    results.json's ``multiple_testing`` = {"method", "families": {family: [test ids]}}."""
+    results.json's ``multiple_testing`` = {"method", "families": {family: [test ids]}}. A preregistered study's
+    report states first that it is exploratory (``deviations``, ``runs.analysis_plan.exploratory_deviations``)."""
     definitions = definitions or {}
     out_dir.mkdir(parents=True, exist_ok=True)
     families: dict[str, list[str]] = {}
@@ -104,5 +107,7 @@ def write_dp_report(
     sections += figure_sections(figures, [DIFFERENTIAL_PARITY["differences_figure"]] * len(figures))
     results, intro = {**dp_results(adjusted), "multiple_testing": multiple}, [DP_NOTE]
     add_sensitivity(sensitivity, out_dir, results=results, sections=sections, intro=intro)
+    if deviations is not None:
+        add_deviations(deviations, results=results, sections=sections, intro=intro)
     write_json(results, out_dir / "results.json")
     return render_report(out_dir, title, sections, intro=intro, provenance=provenance)

@@ -270,6 +270,13 @@ def test_an_audit_of_a_registered_study_says_it_is_exploratory(registered, study
     (deviation,) = results["deviations"]["deviations"]
     assert deviation["type"] == "exploratory analysis" and results["deviations"]["follows_plan"] is False
     assert "Deviations from the preregistered plan" in (tmp_path / "audit" / "report.html").read_text()
+    # a differential-parity run of the registered study is exploratory too
+    from runs.relative_fairness import write_study_dp_report
+
+    simulate_participants(SLUG, n=12, seed=1, decline_rate=0)
+    write_study_dp_report(SLUG, tmp_path / "dp")
+    dp = json.loads((tmp_path / "dp" / "results.json").read_text())["deviations"]
+    assert dp["deviations"][0]["what"].startswith("a differential-parity run, not an analysis")
     Preregistration.objects.all().delete()
     again = audit_run_create(slug=SLUG, subjects_file=path, out_dir=tmp_path / "again", parameters=parameters)
     assert again.results["deviations"] is None
