@@ -100,7 +100,8 @@ def prolific_publish(
 
     Crash-safe: a pending marker with a unique ``internal_name`` is stored before ``POST /studies/``; a rerun
     after a run that died before storing the draft's id finds that draft (``GET /studies/``) by its name and
-    stores it rather than creating a second one. On PostgreSQL the marker's row lock keeps two runs at once from both creating."""
+    stores it rather than creating a second one. On PostgreSQL the marker's row lock keeps two runs at once from
+    both creating."""
     if places < 1 or reward_cents < 1 or minutes < 1:
         raise ValueError("places, reward (cents) and minutes must each be at least 1")
     study = latest_study(slug)
