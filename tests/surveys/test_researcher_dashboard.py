@@ -334,7 +334,14 @@ def test_jobs_run_and_their_reports_are_listed(client, researcher, demo_study, t
     assert client.get(job.result["report_url"]).status_code == 200
     audit_job = Job.objects.get(kind="audit")
     assert audit_job.status == "succeeded", audit_job.error
-    assert audit_job.params == {"condition": "arrests", "lipschitz": 1.0, "surrogate": "linear", "exact_eaif": False}
+    assert audit_job.params == {
+        "condition": "arrests",
+        "lipschitz": 1.0,
+        "surrogate": "linear",
+        "exact_eaif": False,
+        "multiple_testing": "holm",
+        "shown_model": "study_ai",
+    }
     assert "Open the report" in client.get(audit_url).content.decode()
     runs = client.get("/researcher/studies/effort-demo/runs/").content.decode()
     assert job.result["report_url"] in runs and audit_job.result["report_url"] in runs
