@@ -141,6 +141,7 @@ def test_report_template_renders_every_part_without_inline_script(tmp_path):
     assert [s["src"] for s in parser.scripts if s.get("src")] == [
         "report-assets/vendor/plotly.min.js",
         "report-assets/surveys/figures.js",
+        "report-assets/surveys/report_nav.js",
     ]
     assert parser.tags.count("section") == 5 and 'href="#figure"' in html  # 4 + the provenance block
 
