@@ -41,12 +41,19 @@ def _run_polls(monkeypatch, polls: int) -> JobWorker:
     return worker
 
 
+def _capture(caplog) -> None:
+    """INFO from the worker's and the library's loggers, whatever level an earlier ``job_worker`` run in this
+    process left them at (``--verbosity 0`` sets CRITICAL); caplog restores the levels after the test."""
+    for name in ("django_tasks_db", worker_module.__name__):
+        caplog.set_level(logging.INFO, logger=name)
+
+
 def _lines(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name in ("django_tasks_db", worker_module.__name__)]
 
 
 def test_an_idle_worker_says_it_started_then_once_every_ten_minutes(monkeypatch, caplog):
-    caplog.set_level(logging.INFO)
+    _capture(caplog)
     polls = int(25 * 60)  # 25 minutes at one poll a second
     _run_polls(monkeypatch, polls)
     lines = _lines(caplog)
@@ -59,7 +66,7 @@ def test_an_idle_worker_says_it_started_then_once_every_ten_minutes(monkeypatch,
 
 
 def test_a_job_shows_and_the_worker_then_says_it_is_idle(monkeypatch, caplog, researcher, demo_study):
-    caplog.set_level(logging.INFO)
+    _capture(caplog)
     monkeypatch.setattr(worker_module.JobWorker, "_supervise", lambda self, result, job_id: result.set_successful(None))
     job_create(kind=Job.Kind.ANALYSIS, user=researcher, study=demo_study, params={"seed": 1})
     _run_polls(monkeypatch, 5)
