@@ -201,41 +201,20 @@ def study_generalise(spec: dict, generalise: str | None) -> str | None:
     return None if chosen == "none" else chosen
 
 
-def design_run_create(
-    study: Study,
-    *,
-    out_dir: Path,
-    by: Sequence[str],
-    seed: int,
-    n_resamples: int,
-    include_incomplete: bool,
-    include_pilot: bool,
-    progress: Callable[[str, int, int], None] | None = None,
-    generalise: str | None = None,
-    groups: GroupOptions,
-    multiple_testing: str = "holm",
-    job_id=None,
-    deviation_reason: str = "",
-) -> AnalysisRun:
-    """A format 2 study's analysis per task block and rater group (:func:`design_report_write`): report,
-    results.json and CSVs stored under ``analysis/<uuid>``, and the run; with the effort analysis of its
-    ``pair_distance`` blocks (:func:`design_effort`) also one new Likert Calibration per condition, as a
-    format 1 study's."""
-    calibrations = design_report_write(
+def design_run_create(study: Study, *, out_dir: Path, job_id=None, **options) -> AnalysisRun:
+    """A format 2 study's analysis per task block and rater group (:func:`design_report_write` with
+    ``options``): report, results.json and CSVs stored under ``analysis/<uuid>``, and the run; with the effort
+    analysis of its ``pair_distance`` blocks (:func:`design_effort`) also one new Likert Calibration per
+    condition, as a format 1 study's."""
+    calibrations = design_report_write(study, out_dir=out_dir, **options)
+    return store_run(
         study,
-        out_dir=out_dir,
-        by=by,
-        seed=seed,
-        n_resamples=n_resamples,
-        include_incomplete=include_incomplete,
-        include_pilot=include_pilot,
-        progress=progress,
-        generalise=generalise,
-        groups=groups,
-        multiple_testing=multiple_testing,
-        deviation_reason=deviation_reason,
+        out_dir,
+        seed=options["seed"],
+        n_resamples=options["n_resamples"],
+        calibrations=calibrations,
+        job_id=job_id,
     )
-    return store_run(study, out_dir, seed=seed, n_resamples=n_resamples, calibrations=calibrations, job_id=job_id)
 
 
 def design_report_write(

@@ -10,9 +10,8 @@ from django.views.decorators.http import require_http_methods
 
 from research.researcher_views import require_editor
 from runs.models import Job, Preregistration
+from runs.run_views import queue_from_form
 from runs.serializers import PreregistrationRequestSerializer
-from runs.services import JobQuotaExceeded, job_create
-from runs.storage import RunStorageError
 from studies.format2 import questionnaire_questions
 from studies.selectors import visible_versions
 
@@ -35,15 +34,10 @@ def preregistration(request: HttpRequest, slug: str) -> HttpResponse:
                 409,
             )
         elif serializer.is_valid():
-            try:
-                job = job_create(
-                    kind=Job.Kind.PREREGISTRATION, user=request.user, study=study, params={"plan": serializer.plan()}
-                )
-            except JobQuotaExceeded as exc:
-                errors, status = {"non_field_errors": [str(exc)]}, 429
-            except RunStorageError as exc:
-                errors, status = {"non_field_errors": [f"{exc}; nothing was kept. Try again later."]}, 507
-            else:
+            job, errors, status = queue_from_form(
+                kind=Job.Kind.PREREGISTRATION, user=request.user, study=study, params={"plan": serializer.plan()}
+            )
+            if job is not None:
                 return redirect("researcher:job", job_id=job.pk)
         else:
             errors, status = {field: [str(m) for m in found] for field, found in serializer.errors.items()}, 400

@@ -56,6 +56,17 @@ STARTABLE = {
 }
 
 
+def queue_from_form(**job_fields) -> tuple[Job | None, dict[str, list[str]], int]:
+    """Queue a job started from a dashboard form (``job_create``): (the job, no errors, 200), or (None, the
+    form's error, 429 beyond the researcher's job quota or 507 when an upload cannot be stored)."""
+    try:
+        return job_create(**job_fields), {}, 200
+    except JobQuotaExceeded as exc:
+        return None, {"non_field_errors": [str(exc)]}, 429
+    except RunStorageError as exc:
+        return None, {"non_field_errors": [f"{exc}; nothing was kept. Try again later."]}, 507
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpResponse:
@@ -75,13 +86,10 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         if serializer.is_valid():
             params = dict(serializer.validated_data)
             uploads = {field: params.pop(field) for field in upload_fields}
-            try:
-                job = job_create(kind=job_kind, user=request.user, study=study, params=params, uploads=uploads)
-            except JobQuotaExceeded as exc:
-                errors, status = {"non_field_errors": [str(exc)]}, 429
-            except RunStorageError as exc:
-                errors, status = {"non_field_errors": [f"{exc}; nothing was kept. Try again later."]}, 507
-            else:
+            job, errors, status = queue_from_form(
+                kind=job_kind, user=request.user, study=study, params=params, uploads=uploads
+            )
+            if job is not None:
                 return redirect("researcher:job", job_id=job.pk)
         else:
             errors, status = {field: [str(m) for m in found] for field, found in serializer.errors.items()}, 400

@@ -43,6 +43,17 @@ class BinsField(serializers.DictField):
         return super().to_internal_value(data)
 
 
+def checked_by(serializer: serializers.Serializer, by: list[str]) -> list[str]:
+    """``by`` checked against the serializer's study (``context["study"]``): questionnaire questions to split by."""
+    study = serializer.context.get("study")
+    if not by or study is None:
+        return by
+    try:
+        return list(check_by(study.spec, by))
+    except ValueError as exc:
+        raise serializers.ValidationError(str(exc)) from exc
+
+
 class AnalysisRequestSerializer(serializers.Serializer):
     seed = serializers.IntegerField(default=ANALYSIS_DEFAULTS["seed"], min_value=0, max_value=2**62)
     n_resamples = serializers.IntegerField(default=ANALYSIS_DEFAULTS["n_resamples"], min_value=100, max_value=20000)
@@ -121,13 +132,7 @@ class AnalysisRequestSerializer(serializers.Serializer):
 
     def validate_by(self, by: list[str]) -> list[str]:
         """Checked against the study (``context["study"]``) when the request is made, not in the job."""
-        study = self.context.get("study")
-        if not by or study is None:
-            return by
-        try:
-            return list(check_by(study.spec, by))
-        except ValueError as exc:
-            raise serializers.ValidationError(str(exc)) from exc
+        return checked_by(self, by)
 
 
 class PreregistrationRequestSerializer(serializers.Serializer):
@@ -159,13 +164,7 @@ class PreregistrationRequestSerializer(serializers.Serializer):
     min_group_size = serializers.IntegerField(default=ANALYSIS_DEFAULTS["min_group_size"], min_value=1)
 
     def validate_by(self, by: list[str]) -> list[str]:
-        study = self.context.get("study")
-        if not by or study is None:
-            return by
-        try:
-            return list(check_by(study.spec, by))
-        except ValueError as exc:
-            raise serializers.ValidationError(str(exc)) from exc
+        return checked_by(self, by)
 
     def plan(self) -> dict:
         """The plan file's content (``runs.analysis_plan.plan_from``)."""
