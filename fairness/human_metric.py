@@ -31,7 +31,7 @@ raters resampled with replacement (each rater's judgements kept together) stay i
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -549,7 +549,7 @@ def judgements_of(frame: pd.DataFrame, kind: Kind) -> pd.DataFrame:
     )
 
 
-def pool_frame(pool: dict) -> tuple[pd.DataFrame, list[str]]:
+def pool_frame(pool: Mapping[str, Any]) -> tuple[pd.DataFrame, list[str]]:
     """The pool's subjects (indexed by id) with their feature columns, and the features a metric can weigh:
     those every subject has, with at least two values."""
     frame = pd.DataFrame([subject.get("features", {}) for subject in pool["subjects"]])

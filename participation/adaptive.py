@@ -40,8 +40,10 @@ worker: ``runs.adaptive``).
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 from django.dispatch import Signal
@@ -52,6 +54,7 @@ from core.caching import BoundedCache
 from participation.models import AdaptiveDecision, AdaptiveFit, AdaptiveState, AdaptiveStripe
 from participation.sql import execute_together, insert_statement, update_statement
 from tasks import block_task
+from tasks.page_index import Page
 
 DEFAULT_REFIT_EVERY = 20  # answers between refits
 DEFAULT_CANDIDATES = 50  # items scored per decision, at most
@@ -67,7 +70,7 @@ class AdaptiveOptions:
     candidates: int
 
 
-def adaptive_options(block: dict) -> AdaptiveOptions | None:
+def adaptive_options(block: Mapping[str, Any]) -> AdaptiveOptions | None:
     """The block's ``assignment.adaptive`` options with their defaults; None when the block is not adaptive."""
     options = block.get("assignment", {}).get("adaptive")
     if options is None:
@@ -226,7 +229,7 @@ def slot_item(*, participant_id: int, study_id: int, slot: int, block: BlockItem
     return item
 
 
-def resolved_page(page: dict, index, *, participant_id: int, study_id: int, just_reached: bool = False) -> dict:
+def resolved_page(page: Page, index, *, participant_id: int, study_id: int, just_reached: bool = False) -> Page:
     """The page with its item: a slot page of an adaptive block gets the decided item (deciding it now
     if needed); any other page is returned as it is. ``index``: the page index of the participant's
     condition (``participation.pages.ContentIndex``); ``just_reached``: the page comes next after one this
@@ -240,7 +243,7 @@ def resolved_page(page: dict, index, *, participant_id: int, study_id: int, just
     return {**page, "item": item}
 
 
-def decided_page(page: dict, decisions: dict[tuple[str, int], str]) -> dict | None:
+def decided_page(page: Page, decisions: dict[tuple[str, int], str]) -> Page | None:
     """A slot page with the item of ``decisions`` ((block, slot) -> item, as stored), None when its
     item was never decided; any other page as it is."""
     if "slot" not in page:
@@ -258,7 +261,7 @@ def _count_sql() -> str:
     )
 
 
-def adaptive_answered(*, study_id: int, block: dict) -> None:
+def adaptive_answered(*, study_id: int, block: Mapping[str, Any]) -> None:
     """Count one saved answer of an adaptive block (one statement); when ``refit_every`` have arrived since
     the last refit started and none is queued, mark one queued and send :data:`refit_wanted` once the
     answer commits. The refit itself runs in the job worker: no participant's page waits for it."""

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from core.caching import BoundedCache, json_bytes
 from participation.models import Participant
+from tasks.page_index import Page
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,7 @@ class Enrolment:
     participant_id: int
     study_id: int
     condition_id: int
-    plan: list[dict]
+    plan: list[Page]
     places: dict[str, int] = field(repr=False)  # page key -> 0-based position in the plan
     arrived_at: datetime | None = None  # when the study's time limit started to run
 

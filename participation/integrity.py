@@ -30,6 +30,7 @@ from studies.content import study_content
 from studies.models import Study
 from studies.translation import localized
 from tasks import task_for
+from tasks.page_index import Page
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def check_integrity(slug: str, *, include_simulated: bool = True) -> IntegrityRe
     versions = {study.pk: study for study in Study.objects.filter(slug=slug)}
     known: dict[tuple, tuple[int, int]] = {}  # a page's bounds, once per version, condition and page
 
-    def bounds(p: Participant, page: dict) -> tuple[int, int]:
+    def bounds(p: Participant, page: Page) -> tuple[int, int]:
         key = (p.study_id, p.condition_id, page_content_key(page))
         if key not in known:
             study = versions[p.study_id]

@@ -7,45 +7,59 @@ every stored study file is format 2 (a format 1 file is converted at load, ``stu
 """
 
 from dataclasses import dataclass
+from typing import cast
 
 from core.caching import BoundedCache
 from participation.services import AnswerInput
 from participation.signals import records_signals
 from studies.content import StudyContent, study_content
-from tasks import task_for
-from tasks.item_shapes import SUBJECTS
+from tasks import block_task, task_for
+from tasks.item_shapes import PAIRS, SETS, SUBJECTS, TRIPLETS, ItemShape, PairItem, StimulusSet, TripletItem
+from tasks.page_index import Block, Card, Chart, ModelOutput, Page, Pool, Subject
 
 
 @dataclass(frozen=True)
 class ContentIndex:
-    """Lookups into a validated format 2 study file for the pages of one condition."""
+    """Lookups into a validated format 2 study file for the pages of one condition: the task types'
+    :class:`tasks.page_index.PageIndex`."""
 
     spec: dict
     condition: dict
     content: StudyContent
 
-    def block(self, page: dict) -> dict:
+    def block(self, page: Page) -> Block:
         return self.content.blocks[page["block"]]
 
-    def pool_of(self, page: dict) -> dict:
+    def pool_of(self, page: Page) -> Pool:
         return self.content.pools[self.block(page)["pool"]]
 
-    def noun(self, pool: dict) -> str:
+    def noun(self, pool: Pool) -> str:
         return pool["subject_noun"]
 
-    def subject(self, pool: str, subject_id: str) -> dict:
+    def subject(self, pool: str, subject_id: str) -> Subject:
         return self.content.subject(pool, subject_id)
 
-    def pair(self, page: dict) -> dict:
-        return self.content.pair(page["block"], page["item"])
+    def pair(self, page: Page) -> PairItem:
+        return cast(PairItem, self._item(page, PAIRS))
 
-    def set(self, page: dict) -> dict:
-        return self.content.set(page["block"], page["item"])
+    def triplet(self, page: Page) -> TripletItem:
+        return cast(TripletItem, self._item(page, TRIPLETS))
 
-    def model_output(self, pool: str, subject_id: str, model: str) -> dict:
+    def stimulus_set(self, page: Page) -> StimulusSet:
+        return cast(StimulusSet, self._item(page, SETS))
+
+    def _item(self, page: Page, shape: ItemShape) -> dict:
+        """The page's item as the file gives it, when the page's block lists items of ``shape``."""
+        block = self.block(page)
+        found = block_task(block).item_shape
+        if found is not shape:
+            raise TypeError(f"block {block['key']!r} lists {found.plural}, not {shape.plural}")
+        return self.content.item(page["block"], page["item"])
+
+    def model_output(self, pool: str, subject_id: str, model: str) -> ModelOutput:
         return self.content.model_output(pool, subject_id, model)
 
-    def card(self, pool: str, subject_id: str, title: str) -> dict:
+    def card(self, pool: str, subject_id: str, title: str) -> Card:
         """A profile card: ``title``, the pool's profile ``text``, ``table`` rows and ``chart`` (its line
         named ``title``, never the subject's id; ``chart_id`` unique on the page)."""
         profile = self.content.profile(pool, subject_id)
@@ -58,13 +72,13 @@ class ContentIndex:
             "chart_id": chart_id,
         }
 
-    def subjects_chart(self, pool: str, subject_ids: list[str], names: list[str]) -> dict | None:
+    def subjects_chart(self, pool: str, subject_ids: list[str], names: list[str]) -> Chart | None:
         """The subjects' series in one chart, traces named ``names`` (None when the pool has no chart)."""
         if "chart" not in self.content.pools[pool]["display"]:
             return None
         return _named(self.content.chart(pool, *subject_ids), tuple(names))
 
-    def pair_chart(self, pool: str, a: str, b: str, names: tuple[str, str]) -> dict | None:
+    def pair_chart(self, pool: str, a: str, b: str, names: tuple[str, str]) -> Chart | None:
         """Both subjects' series in one chart, traces named ``names`` (None when the pool has no chart)."""
         return self.subjects_chart(pool, [a, b], list(names))
 
@@ -78,11 +92,10 @@ def _named(chart: dict, names: tuple[str, ...]) -> dict:
     return {**chart, "traces": traces, "description": description}
 
 
-PageIndex = ContentIndex
 _INDEX_CACHE: BoundedCache = BoundedCache(size=4096)  # small objects; one per study version and condition
 
 
-def condition_index(spec: dict, spec_hash: str, condition_key: str) -> PageIndex:
+def condition_index(spec: dict, spec_hash: str, condition_key: str) -> ContentIndex:
     """Lookups for one condition of a stored (format 2) study file, cached by the file's digest (a stored
     spec never changes)."""
     cache_key = (spec_hash, condition_key)
@@ -93,15 +106,15 @@ def condition_index(spec: dict, spec_hash: str, condition_key: str) -> PageIndex
     return _INDEX_CACHE.put(cache_key, ContentIndex(spec, condition, study_content(spec, spec_hash)))
 
 
-def page_form(page: dict, index: PageIndex, data=None):
+def page_form(page: Page, index: ContentIndex, data=None):
     return task_for(page).form(page, index, data)
 
 
-def form_answers(page: dict, index: PageIndex, form) -> list[AnswerInput]:
+def form_answers(page: Page, index: ContentIndex, form) -> list[AnswerInput]:
     return task_for(page).answers(page, index, form)
 
 
-def page_context(page: dict, index: PageIndex) -> dict:
+def page_context(page: Page, index: ContentIndex) -> dict:
     """Template name and the data it needs, beyond the form."""
     task = task_for(page)
     ctx: dict = {

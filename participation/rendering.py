@@ -11,6 +11,8 @@ item. A form with errors (bound to the participant's own input) is always render
 
 import json
 import secrets
+from collections.abc import Mapping
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
@@ -21,9 +23,10 @@ from django.utils.translation import gettext
 
 from core.caching import BoundedCache
 from participation.page_load import PageLoad, measure_page_load
-from participation.pages import PageIndex, page_context, page_form
+from participation.pages import ContentIndex, page_context, page_form
 from participation.plan import ORDER_FIELDS
 from participation.signals import records_signals
+from tasks.page_index import Page
 
 _SLOT = "slot" + secrets.token_hex(8)  # unguessable, so no study text can collide with it
 _CSRF, _POSITION, _TOTAL, _PROGRESS, _RESUME, _KEY = (
@@ -47,7 +50,7 @@ def resume_html(code: str) -> str:
     )
 
 
-def _context(page: dict, index: PageIndex, form, position, total, progress, resume) -> tuple[str, dict]:
+def _context(page: Page, index: ContentIndex, form, position, total, progress, resume) -> tuple[str, dict]:
     ctx = page_context(page, index)
     template = ctx.pop("template")
     ctx.update(
@@ -56,17 +59,18 @@ def _context(page: dict, index: PageIndex, form, position, total, progress, resu
     return template, ctx
 
 
-def page_content_key(page: dict) -> str:
+def page_content_key(page: Mapping[str, Any]) -> str:
     """What a plan's page shows, without where it fell in the order: pages with equal keys render alike."""
     return json.dumps({name: value for name, value in page.items() if name not in PAGE_ORDER_FIELDS}, sort_keys=True)
 
 
-def _blank_key(page: dict, index: PageIndex, spec_hash: str) -> tuple[dict, tuple]:
-    blank = {name: value for name, value in page.items() if name != "slot"} | {"key": _KEY}
+def _blank_key(page: Page, index: ContentIndex, spec_hash: str) -> tuple[Page, tuple]:
+    blank: Page = {**page, "key": _KEY}
+    blank.pop("slot", None)
     return blank, (spec_hash, index.condition["key"], page_content_key(blank))
 
 
-def _blank_page(page: dict, index: PageIndex, spec_hash: str) -> str:
+def _blank_page(page: Page, index: ContentIndex, spec_hash: str) -> str:
     """The page with an unbound form and slots for the per-request parts (its key among them), from the
     cache, where pages differing only in their key and place (an adaptive block's ``slot``) share one entry."""
     blank, key = _blank_key(page, index, spec_hash)
@@ -77,7 +81,7 @@ def _blank_page(page: dict, index: PageIndex, spec_hash: str) -> str:
     return html
 
 
-def page_load(page: dict, index: PageIndex, spec_hash: str) -> PageLoad:
+def page_load(page: Page, index: ContentIndex, spec_hash: str) -> PageLoad:
     """The reading and answering load of the page as served (``participation.page_load``), measured once
     per process on its blank form."""
     key = _blank_key(page, index, spec_hash)[1]
@@ -98,8 +102,8 @@ def consent_response(request: HttpRequest, spec: dict, spec_hash: str, *, resume
 
 def study_page_response(
     request: HttpRequest,
-    page: dict,
-    index: PageIndex,
+    page: Page,
+    index: ContentIndex,
     spec_hash: str,
     *,
     position: int,

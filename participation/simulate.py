@@ -24,6 +24,7 @@ from studies.lifecycle import StudyNotOpen
 from studies.services import latest_study
 from tasks import task_for
 from tasks.agree import Agree
+from tasks.page_index import Page
 
 
 @dataclass(frozen=True)
@@ -175,11 +176,13 @@ def _converted_participant(model: GenerativeModel, index, rng) -> SimulatedParti
     return SimulatedParticipant(model, spec, {"subjects": subjects, "desirable": index.condition["desirable"]}, rng)
 
 
-def _effort_answers(person: SimulatedParticipant, page: dict, index) -> dict | None:
+def _effort_answers(person: SimulatedParticipant, page: Page, index) -> dict | None:
     """Format 1's simulated answers (``simulation.effort``) to the page of a converted block that was a
     format 1 pair, output, disagreement or attention page (``page_key``: the same draws in the same order);
     None for any other page."""
-    block = index.block(page) if "block" in page else {}
+    if "block" not in page:
+        return None
+    block = index.block(page)
     part, key = block.get("page_key", {}).get("block"), block.get("page_key", {}).get("key")
     if part == "pairs":
         pair = index.pair(page)
@@ -197,7 +200,7 @@ def _effort_answers(person: SimulatedParticipant, page: dict, index) -> dict | N
     return None
 
 
-def _submit(participant: Participant, enrolment, page: dict, shown, data: dict, person, at):
+def _submit(participant: Participant, enrolment, page: Page, shown, data: dict, person, at):
     """Validate ``data`` with the page's form and save it like a browser's POST, after the time the person
     (``person``: their ``simulation.interaction.Reader`` or None for format 1's participant, whether the
     page's layout is familiar, the generator) spends on the page ``shown`` (its condition index and version

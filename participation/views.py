@@ -60,6 +60,7 @@ from studies.study_facts import StudyFacts, study_facts
 from studies.translation import PLATFORM_LANGUAGES, choose_language, localized
 from tasks import task_for
 from tasks.attention import attention_count
+from tasks.page_index import Page
 
 if TYPE_CHECKING:
     from participation.models import ParticipantWithSpecHash
@@ -442,7 +443,7 @@ def _submit(request: HttpRequest, slug: str) -> HttpResponse | None:
 
 
 def _save_or_refuse(
-    request: HttpRequest, slug: str, enrolment: Enrolment, facts: StudyFacts, page: dict, *, late: bool
+    request: HttpRequest, slug: str, enrolment: Enrolment, facts: StudyFacts, page: Page, *, late: bool
 ) -> HttpResponse:
     place = enrolment.places[page["key"]]
     spec, spec_key = _shown(facts)

@@ -7,6 +7,9 @@ M = (TRIPLET_SLOPE / k) I, and a triplet answer "b is more similar to the anchor
 logit P = d(anchor, c)^2 - d(anchor, b)^2 (plus the rater's leniency and noise, ``simulation.raters``).
 """
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from fairness.human_metric import feature_scaling, pool_frame
@@ -14,7 +17,7 @@ from fairness.human_metric import feature_scaling, pool_frame
 TRIPLET_SLOPE = 8.0
 
 
-def pool_features(pool: dict) -> dict[str, np.ndarray]:
+def pool_features(pool: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Subject id -> its scaled feature vector (empty when the pool has no usable feature)."""
     frame, features = pool_frame(pool)
     if not features:

@@ -5,10 +5,13 @@ be stale) and bounded: at most :data:`CACHE_SIZE` study versions and :data:`CACH
 """
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from core.caching import BoundedCache, json_bytes
 from studies.format2 import item_strata, subject_value
 from tasks import block_task
+from tasks.item_shapes import PairItem
+from tasks.page_index import Block, ModelOutput, Pool, Subject
 
 CACHE_SIZE = 64
 CACHE_BYTES = 64 * 1024 * 1024
@@ -26,7 +29,7 @@ class Profile:
 class _Values(dict):
     """A subject's columns for ``str.format_map`` (numbers shown without trailing .0)."""
 
-    def __init__(self, subject: dict):
+    def __init__(self, subject: Subject):
         super().__init__({"id": subject["id"], **subject["features"], **subject["groups"]})
 
     def __getitem__(self, key):
@@ -37,29 +40,25 @@ class _Values(dict):
 @dataclass(frozen=True)
 class StudyContent:
     spec: dict
-    pools: dict[str, dict]
-    blocks: dict[str, dict]
-    _subjects: dict[str, dict[str, dict]] = field(repr=False)
+    pools: dict[str, Pool]
+    blocks: dict[str, Block]
+    _subjects: dict[str, dict[str, Subject]] = field(repr=False)
     _items: dict[str, dict[str, dict | str]] = field(repr=False)
     _strata: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False, compare=False)
     _shows: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, repr=False, compare=False)
 
-    def subject(self, pool: str, subject_id: str) -> dict:
+    def subject(self, pool: str, subject_id: str) -> Subject:
         return self._subjects[pool][subject_id]
 
     def items(self, block_key: str) -> list[str]:
         """The item ids of a task block, in file order."""
         return list(self._items[block_key])
 
-    def pair(self, block_key: str, item: str) -> dict:
+    def pair(self, block_key: str, item: str) -> PairItem:
         """A pair item: ``{a, b, relation?}``."""
-        return self._given(block_key, item)
+        return cast(PairItem, self.item(block_key, item))
 
-    def set(self, block_key: str, item: str) -> dict:
-        """A fair-score set: ``{key, reference, comparisons}``."""
-        return self._given(block_key, item)
-
-    def _given(self, block_key: str, item: str) -> dict:
+    def item(self, block_key: str, item: str) -> dict:
         """An item as the file gives it (a pair, a set, ...); a block over subjects has none (``item_map``)."""
         given = self._items[block_key][item]
         if isinstance(given, str):
@@ -79,7 +78,7 @@ class StudyContent:
             self._shows[block_key] = shows
         return shows
 
-    def model_output(self, pool: str, subject_id: str, model: str) -> dict:
+    def model_output(self, pool: str, subject_id: str, model: str) -> ModelOutput:
         """The model's ``{score?, label?}`` for a subject."""
         return self.subject(pool, subject_id)["models"].get(model, {})
 

@@ -12,7 +12,7 @@ import json
 import re
 import string
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -324,7 +324,7 @@ def page_problems(spec: dict) -> list[v1.StudyFileProblem]:
     return v1.page_limit_problems(conditions, parts, dict.fromkeys(conditions, "blocks"))
 
 
-def subject_value(subject: dict, column: str):
+def subject_value(subject: Mapping[str, Any], column: str):
     """A subject's value of a column: its id, a group or a feature (None when it has none)."""
     if column == "id":
         return subject["id"]
@@ -685,7 +685,7 @@ def _adaptive_problems(block: dict, assignment: dict, base: str, add) -> None:
         add(f"{base}.assignment.stratify_by", "not with adaptive (the fit chooses the items)")
 
 
-def item_strata(block: dict, pool: dict, column: str) -> dict[str, list[str]] | None:
+def item_strata(block: Mapping[str, Any], pool: Mapping[str, Any], column: str) -> dict[str, list[str]] | None:
     """Item ids by the value of ``column`` (for pairs: the value of subject a); None when a subject lacks it
     or the items are not subjects (feature columns)."""
     by_id = {s["id"]: s for s in pool["subjects"]}

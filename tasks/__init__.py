@@ -8,7 +8,9 @@ its task type (``task_for(page)``), ``BLOCK_TASKS`` a format 2 block's ``task`` 
 integrity check, the builder, the analysis report) asks these, never a task by name.
 """
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from tasks.agree import Agree
 from tasks.attention import Attention
@@ -73,7 +75,7 @@ class UnknownPageKind(LookupError):
     pass
 
 
-def task_for(page: dict) -> TaskType:
+def task_for(page: Mapping[str, Any]) -> TaskType:
     """The task type that renders and saves ``page`` (by its ``kind``)."""
     try:
         return REGISTRY[page["kind"]]
@@ -81,7 +83,7 @@ def task_for(page: dict) -> TaskType:
         raise UnknownPageKind(f"unknown page kind {page['kind']!r}; known: {', '.join(sorted(REGISTRY))}") from None
 
 
-def block_task(block: dict) -> BlockTask:
+def block_task(block: Mapping[str, Any]) -> BlockTask:
     """The task type of a format 2 task block (validated files name only registered ones)."""
     return BLOCK_TASKS[block["task"]]
 

@@ -4,7 +4,10 @@ card, optional confidence and optional BTS prediction of the share answering "Ye
 converted format 1 file's prompt keys, its ``disagreement`` page becoming a one-page block) that their
 answers' ``text`` and the disagreements table's ``prompt`` carry)."""
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 from django import forms
 from django.utils.text import capfirst
@@ -30,7 +33,13 @@ from core.report_texts import (
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundAnswers
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
+from tasks.page_index import Block, Card, Page, PageIndex
 from tasks.schema import BTS, KEY, MODEL, PAGE_KEY, QUESTION, SHOWN, check_model, duplicates, once
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 DEFAULT_AGREE_QUESTION = gettext_noop("The AI predicts that this {subject_noun} {prediction}. Do you agree?")
 DEFAULT_LABEL_NAMES = {"1": gettext_noop("is high risk"), "0": gettext_noop("is low risk")}
@@ -48,7 +57,7 @@ class BinaryTaskForm(forms.Form):
     def __init__(
         self,
         *args,
-        page: dict,
+        page: Page,
         question: str,
         choices,
         required_message: str,
@@ -56,7 +65,7 @@ class BinaryTaskForm(forms.Form):
         sure_label: str | None,
         sure_measure: str,
         prediction_prompt: str | None,
-        block: dict,
+        block: Block,
         text: str = "",
         **kwargs,
     ):
@@ -91,7 +100,7 @@ class OnePageForm(forms.Form):
     prefix ``item<n>``) merged, their fields under the prefixed names; ``groups`` are the items in page
     order, each its profile card and its bound fields by unprefixed name (``answer``, ``sure``, ...)."""
 
-    def __init__(self, *args, item_forms: list[BinaryTaskForm], cards: list[dict], **kwargs):
+    def __init__(self, *args, item_forms: list[BinaryTaskForm], cards: list[Card], **kwargs):
         super().__init__(*args, **kwargs)
         self.item_forms, self.cards = item_forms, cards
         for item_form in item_forms:
@@ -113,18 +122,18 @@ class OnePageForm(forms.Form):
         return out
 
 
-def item_card(page: dict, index) -> dict:
+def item_card(page: Page, index: PageIndex) -> Card:
     """The profile card of a format 2 page's item, titled "This <noun>" in the participant's language."""
     pool = index.pool_of(page)
     return index.card(pool["key"], page["item"], gettext("This %(noun)s") % {"noun": index.noun(pool)})
 
 
-def bts_prompt(block: dict, positive: str = "") -> str | None:
+def bts_prompt(block: Block, positive: str = "") -> str | None:
     """The block's BTS prompt (``{positive}`` replaced by the positive answer), None without BTS."""
     return block["bts"]["prompt"].replace("{positive}", positive) if "bts" in block else None
 
 
-def agree_question(page: dict, index) -> str:
+def agree_question(page: Page, index: PageIndex) -> str:
     block = index.block(page)
     label = index.model_output(block["pool"], page["item"], block["model"])["label"]
     noun = index.noun(index.pool_of(page))
@@ -346,7 +355,7 @@ class Agree(BlockTask):
         """Agreeing with the AI (1)."""
         return BtsPositive("agree", 1, 1) if "bts" in block else None
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         block = index.block(page)
         if "items" not in page:
             return self.item_form(block, page, index, data)
@@ -365,14 +374,16 @@ class Agree(BlockTask):
             ],
         )
 
-    def item_forms(self, block: dict, page: dict, index) -> list[BinaryTaskForm]:
+    def item_forms(self, block: Block, page: Page, index: PageIndex) -> list[BinaryTaskForm]:
         """The unbound forms of a one-page block's items, in page order (prefixes ``item0``, ``item1``, ...)."""
         return [
             self.item_form(block, {**page, "item": item}, index, prefix=f"item{i}")
             for i, item in enumerate(page["items"])
         ]
 
-    def item_form(self, block: dict, page: dict, index, data=None, prefix: str | None = None) -> BinaryTaskForm:
+    def item_form(
+        self, block: Block, page: Page, index: PageIndex, data=None, prefix: str | None = None
+    ) -> BinaryTaskForm:
         """The form of one item (``page["item"]``) of a format 2 block; its answers carry the item's key."""
         return BinaryTaskForm(
             data,
@@ -389,13 +400,13 @@ class Agree(BlockTask):
             prefix=prefix,
         )
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         """The item's profile card (a one-page block's cards are in its form's ``groups``)."""
         if "items" in page:
             return {"cards": []}
         return {"cards": [item_card(page, index)]}
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """Agree with logit P = agree_logit(the AI's score) + leniency + N(0, noise)
         (``simulation.raters``); confidence from how sure the rater is; the BTS prediction
         from the rater's own agreement probability and answer; a one-page block's items in page order."""

@@ -1,12 +1,22 @@
 """Attention checks: one question with a correct option (format 1 ``attention_checks.items``,
 format 2 ``attention`` blocks)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django import forms
 
 from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, TaskType
 from tasks.fields import option_field
+from tasks.page_index import Page, PageIndex
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 
 class AttentionPageForm(forms.Form):
@@ -28,7 +38,7 @@ class AttentionPageForm(forms.Form):
         ]
 
 
-def attention_check(page: dict, index) -> dict:
+def attention_check(page: Page, index: PageIndex) -> dict:
     """The check shown on an attention page: question, options, correct, and the key of its answer
     (``attention/<key>``): the block's, or the format 1 check a converted block was."""
     block = index.block(page)
@@ -48,14 +58,14 @@ class Attention(TaskType):
     format1_part = "attention"
     measures = {"attention": Column("0/1", "1 if the attention check was answered correctly (text: the choice).")}
 
-    def template(self, page: dict) -> str:
+    def template(self, page: Page) -> str:
         return "surveys/page_attention.html"
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         set_key = questions.answer_set(index.block(page))
         return AttentionPageForm(data, check=attention_check(page, index), set_key=set_key)
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """Correct with probability ``honesty``, else a random option."""
         check = attention_check(page, index)
         if rng.random() < rater.honesty:

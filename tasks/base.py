@@ -13,6 +13,7 @@ so adding a task type is its module, its template, its tests and one line in ``t
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from django.utils.translation import gettext
 from core.columns import Column
 from core.report_texts import ReportTable, TableView
 from tasks.item_shapes import ITEM_SHAPES, SUBJECTS, ItemShape, UnknownItemShape
+from tasks.page_index import Page, PageIndex
 from tasks.questions import page_key
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
@@ -127,21 +129,21 @@ class TaskType:
     # the part of a format 1 study this type's converted blocks were (their ``page_key.block``), if any
     format1_part: str | None = None
 
-    def template(self, page: dict) -> str:
+    def template(self, page: Page) -> str:
         return f"surveys/page_{page['kind']}.html"
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         raise NotImplementedError
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         """What the template needs beyond the form."""
         return {}
 
-    def answers(self, page: dict, index, form: forms.Form) -> list[AnswerInput]:
+    def answers(self, page: Page, index: PageIndex, form: forms.Form) -> list[AnswerInput]:
         """The answers of a valid bound form."""
         return form.answers()  # type: ignore[attr-defined]  # every task form has answers()
 
-    def answer_bounds(self, page: dict, index) -> tuple[int, int]:
+    def answer_bounds(self, page: Page, index: PageIndex) -> tuple[int, int]:
         """(fewest, most) answers a saved page stores, for the integrity check: one per required
         field of its form, up to one per field."""
         fields = self.form(page, index).fields.values()
@@ -151,7 +153,7 @@ class TaskType:
         """Whether this valid answer ends the study for the participant (screening)."""
         return False
 
-    def simulate(self, page: dict, index, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """The page's POST data as ``rater`` would send it."""
         raise NotImplementedError
 
@@ -231,7 +233,7 @@ class BlockTask(TaskType):
                 f"{', '.join(ITEM_SHAPES)} (tasks.item_shapes)"
             )
 
-    def item_map(self, block: dict, pool: dict) -> dict[str, dict | str]:
+    def item_map(self, block: Mapping[str, Any], pool: Mapping[str, Any]) -> dict[str, dict | str]:
         """Item id -> the item as the file gives it (a pair, a set; ``""`` for a subject), in file order."""
         return self.item_shape.item_map(block, pool)
 

@@ -13,6 +13,10 @@ Davidson's ties for "Equally"), for all participants and per rater group, and by
 subjects' features with a Borda ranking (``analysis.paired_comparison.utility_model``, WeBuildAI).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django import forms
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
@@ -22,10 +26,16 @@ from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
-from tasks.item_shapes import PAIRS
+from tasks.item_shapes import PAIRS, PairItem
+from tasks.page_index import Block, Page, PageIndex
 from tasks.pair_distance import _names
 from tasks.questions import task_question
 from tasks.schema import BTS, MODEL, QUESTION, SHOWN, check_model, check_pairs
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 DEFAULT_QUESTION = gettext_noop("Which of these two {subject_noun}s should {decision}?")
 BUILDER_DECISION = gettext_noop("be considered lower risk")  # the decision the builder template's question names
@@ -40,7 +50,7 @@ NO_BTS_ON_A_TIE = gettext_noop(
 )
 
 
-def favoured(block: dict, scores: tuple[float | None, float | None]) -> str | None:
+def favoured(block: Block, scores: tuple[float | None, float | None]) -> str | None:
     """``"a"`` or ``"b"``: the subject of the pair whose model score is more favourable; None on a tie."""
     a, b = scores
     if a is None or b is None or a == b:
@@ -50,7 +60,7 @@ def favoured(block: dict, scores: tuple[float | None, float | None]) -> str | No
 
 
 class ChoiceForm(forms.Form):
-    def __init__(self, *args, page: dict, pair: dict, question: str, names, block: dict, ai: str | None, **kwargs):
+    def __init__(self, *args, page: Page, pair: PairItem, question: str, names, block: Block, ai: str | None, **kwargs):
         super().__init__(*args, **kwargs)
         self.page, self.pair, self.ai = page, pair, ai
         choices = [("a", names[0]), ("b", names[1])] + ([("equal", EQUALLY)] if block["allow_equal"] else [])
@@ -77,7 +87,7 @@ class ChoiceForm(forms.Form):
             return AnswerInput(question, measure, set_key=block, subject_key=item, number=number, text=text)
 
         value = {"a": 1.0, "b": 0.0, "equal": 0.5}[chosen]
-        out = [answer("choice", value, self.pair.get(chosen, ""))]
+        out = [answer("choice", value, {"a": self.pair["a"], "b": self.pair["b"]}.get(chosen, ""))]
         if "sure" in self.fields:
             out.append(answer("strength", self.cleaned_data["sure"]))
         if "prediction" in self.fields:
@@ -87,12 +97,12 @@ class ChoiceForm(forms.Form):
         return out
 
 
-def _scores(index, page: dict) -> tuple[float | None, float | None]:
+def _scores(index: PageIndex, page: Page) -> tuple[float | None, float | None]:
     block, pair = index.block(page), index.pair(page)
     if not block.get("model"):
         return None, None
-    out = (index.model_output(block["pool"], pair[side], block["model"]).get("score") for side in "ab")
-    return tuple(out)  # type: ignore[return-value]
+    a, b = (index.model_output(block["pool"], side, block["model"]).get("score") for side in (pair["a"], pair["b"]))
+    return a, b
 
 
 class Choose(BlockTask):
@@ -263,7 +273,7 @@ class Choose(BlockTask):
         """Choosing the subject the AI favours (``ai_choice`` = 1)."""
         return BtsPositive("ai_choice", 1, 1) if "bts" in block else None
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         block = index.block(page)
         question = block["question"].format(subject_noun=index.noun(index.pool_of(page)), decision=block["decision"])
         ai = favoured(block, _scores(index, page))
@@ -271,13 +281,13 @@ class Choose(BlockTask):
             data, page=page, pair=index.pair(page), question=question, names=_names(index, page), block=block, ai=ai
         )
 
-    def answer_bounds(self, page: dict, index) -> tuple[int, int]:
+    def answer_bounds(self, page: Page, index: PageIndex) -> tuple[int, int]:
         """One answer per field, and with the BTS prediction also ``ai_choice`` (not after "Equally")."""
         form = self.form(page, index)
         low, high = super().answer_bounds(page, index)
         return low, high + ("prediction" in form.fields)
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         pair, pool = index.pair(page), index.pool_of(page)["key"]
         names, block = _names(index, page), index.block(page)
         return {
@@ -286,10 +296,10 @@ class Choose(BlockTask):
             "bts_note": gettext(NO_BTS_ON_A_TIE) % {"a": names[0], "b": names[1]}
             if "bts" in block and favoured(block, _scores(index, page)) is None
             else "",
-            "cards": [index.card(pool, pair[side], name) for side, name in zip("ab", names, strict=True)],
+            "cards": [index.card(pool, side, name) for side, name in zip((pair["a"], pair["b"]), names, strict=True)],
         }
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """A chosen with logit P = CHOICE_SLOPE * (the favourable gap of the AI's scores, 0 without a model) +
         leniency + N(0, noise); "Equally" (when allowed) if that P is within 0.1 of 1/2; strength and the BTS
         prediction (of choosing the AI's favourite) as for the yes/no tasks (``simulation.raters``)."""

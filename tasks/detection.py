@@ -21,8 +21,10 @@ their items of that check flagged):
   Oulasvirta, CHI 2018, 136 million keystrokes).
 """
 
+from __future__ import annotations
+
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.conf import settings
@@ -33,6 +35,12 @@ from django.utils.translation import gettext_lazy as _
 from core.columns import Column
 from tasks.base import AnswerInput, TaskType
 from tasks.fields import option_field
+from tasks.page_index import Block, Page, PageIndex
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 CHECKS = ("hidden", "shibboleth", "copy")
 DONT_KNOW = gettext_noop("I don't know")
@@ -137,7 +145,7 @@ def copy_error_share(typed: str, sentence: str) -> float:
 
 
 class DetectionPageForm(forms.Form):
-    def __init__(self, *args, block: dict, **kwargs):
+    def __init__(self, *args, block: Block, **kwargs):
         super().__init__(*args, **kwargs)
         self.block = block
         if block["check"] == "copy":
@@ -178,13 +186,13 @@ class Detection(TaskType):
         )
     }
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         return DetectionPageForm(data, block={"key": page["block"], **index.block(page)})
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         return {"detection": index.block(page)}
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """A person: the sentence typed as shown; on a question, "I don't know" (in any of the platform's
         languages) when offered, else an option other than ``flag_if`` (the obvious answer is not known to
         the simulation)."""

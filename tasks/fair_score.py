@@ -5,8 +5,10 @@ Risk scores are entered as percentages (0-100, as the pages show them) and store
 in [0, 1], the scale of the model's risk score and of the output-space distance D.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django import forms
@@ -18,7 +20,13 @@ from tasks.base import AnswerInput, BlockTask
 from tasks.fields import score_field
 from tasks.item_shapes import SETS
 from tasks.labels import page_labels
+from tasks.page_index import Page, PageIndex
 from tasks.schema import MODEL, PAGE_KEY, SHOWN, check_model, duplicates, once
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 
 class FairScoreForm(forms.Form):
@@ -110,14 +118,14 @@ class FairScoreForm(forms.Form):
         return out
 
 
-def _labels(page: dict, index, reference: str, subjects: list[str]) -> dict[str, str]:
+def _labels(page: Page, index: PageIndex, reference: str, subjects: list[str]) -> dict[str, str]:
     """Subject id -> what the page calls it: the reference "<Noun> A", the comparisons B, C, ... in page order."""
     return dict(zip([reference, *subjects], page_labels(index, page, 1 + len(subjects)), strict=True))
 
 
-def _set_view(page: dict, index) -> tuple[str, list[str], float]:
+def _set_view(page: Page, index: PageIndex) -> tuple[str, list[str], float]:
     """The reference, the comparison subjects in page order and the AI's score of the reference."""
-    sset = index.set(page)
+    sset = index.stimulus_set(page)
     block = index.block(page)
     score = index.model_output(block["pool"], sset["reference"], block["model"])["score"]
     return sset["reference"], list(page.get("subjects", sset["comparisons"])), score  # converted: pairs' order
@@ -173,13 +181,13 @@ class FairScore(BlockTask):
             if sset["reference"] in sset["comparisons"]:
                 add(f"{base}.sets[{si}].comparisons", "a comparison subject cannot be the reference subject")
 
-    def answer_bounds(self, page: dict, index) -> tuple[int, int]:
+    def answer_bounds(self, page: Page, index: PageIndex) -> tuple[int, int]:
         """Exactly one answer per field: K's acceptance and score (the AI's when accepted), and a
         fair score and a rationale per comparison subject."""
         n = len(self.form(page, index).fields)
         return n, n
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         reference, subjects, _ = _set_view(page, index)
         block, item = index.block(page), page["item"]
         return FairScoreForm(
@@ -191,10 +199,10 @@ class FairScore(BlockTask):
             key=lambda name, subject: questions.answer_question(block, item, name, subject),
         )
 
-    def answers(self, page: dict, index, form) -> list[AnswerInput]:
+    def answers(self, page: Page, index: PageIndex, form) -> list[AnswerInput]:
         return form.answers(ai_score=_set_view(page, index)[2])
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         reference, subjects, score = _set_view(page, index)
         block = index.block(page)
         pool, labels = block["pool"], _labels(page, index, reference, subjects)
@@ -208,7 +216,7 @@ class FairScore(BlockTask):
             "chart": index.subjects_chart(pool, [reference, *subjects], list(labels.values())),
         }
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """K's score: accepted with probability expit(leniency) (1/2 for a neutral rater), else the AI's
         shifted by N(0, 8) points; each comparison subject gets K's score plus N(0, 10 * noise) points."""
         from simulation.raters import accepts

@@ -10,6 +10,10 @@ property, its measure the property's name, 1..7. Analysed by ``fairness.feature_
 share judging it fair per rater group with the rater-group test, and the latent-property model.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django import forms
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
@@ -20,8 +24,14 @@ from simulation.feature_judgements import PROPERTIES
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, BuilderProblem
 from tasks.fields import prediction_field, scale_field
 from tasks.item_shapes import FEATURES
+from tasks.page_index import Block, Page, PageIndex
 from tasks.questions import task_question
 from tasks.schema import BTS, QUESTION, SHOWN, duplicates, once
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 DEFAULT_QUESTION = gettext_noop("Is it fair to use {feature} to decide {decision}?")
 BUILDER_DECISION = gettext_noop("whether a person is high risk")  # the decision the builder template's question names
@@ -58,14 +68,14 @@ PROPERTY_STATEMENTS = {
 }
 
 
-def feature_label(block: dict, column: str) -> str:
+def feature_label(block: Block, column: str) -> str:
     """How the page names a feature: its ``label``, else its column name."""
     item = next(f for f in block["features"] if f["column"] == column)
     return item.get("label", column)
 
 
 class FeatureFairnessForm(forms.Form):
-    def __init__(self, *args, page: dict, question: str, block: dict, label: str, **kwargs):
+    def __init__(self, *args, page: Page, question: str, block: Block, label: str, **kwargs):
         super().__init__(*args, **kwargs)
         self.page = page
         self.fields["fair_use"] = scale_field(question, FAIR_LABELS)
@@ -228,18 +238,18 @@ class FeatureFairness(BlockTask):
         """Judging the use fair (``fair_use`` 5-7)."""
         return BtsPositive("fair_use", FAIR_FROM) if "bts" in block else None
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         block = index.block(page)
         label = feature_label(block, page["item"])
         question = block["question"].format(feature=label, decision=block["decision"])
         return FeatureFairnessForm(data, page=page, question=question, block=block, label=label)
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         block = index.block(page)
         item = next(f for f in block["features"] if f["column"] == page["item"])
         return {"feature": feature_label(block, page["item"]), "description": item.get("description", "")}
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """The ordinal-logit rater of ``simulation.feature_judgements`` (the feature's properties by its
         column, the rater's leniency and noise); the BTS prediction as for the yes/no tasks."""
         from simulation.feature_judgements import draw_feature_judgement, property_means

@@ -1,6 +1,8 @@
 """Form fields shared by the task types, each with specific error messages."""
 
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
@@ -80,14 +82,14 @@ def binary_field(label: str, choices, required_message: str) -> forms.TypedChoic
     )
 
 
-def option_choices(given: dict) -> list[tuple[str, str]]:
+def option_choices(given: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(value, text) of the ``options`` of a question, attention check or screening: the value is the
     option as the study file's first language words it, the text as the participant's language does
     (``option_labels`` of a translated file, ``studies.translation.localized``)."""
     return list(zip(given["options"], given.get("option_labels", given["options"]), strict=True))
 
 
-def option_field(label: str, given: dict) -> forms.ChoiceField:
+def option_field(label: str, given: Mapping[str, Any]) -> forms.ChoiceField:
     """One of the ``options`` of ``given`` (stored as its first-language text)."""
     return forms.ChoiceField(
         label=label,

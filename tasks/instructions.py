@@ -1,8 +1,18 @@
 """Instructions: text and a Start button; nothing is stored."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django import forms
 
 from tasks.base import TaskType
+from tasks.page_index import Page, PageIndex
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 
 class InstructionsForm(forms.Form):
@@ -14,14 +24,14 @@ class Instructions(TaskType):
     name = "instructions"
     kinds = ("instructions",)
 
-    def template(self, page: dict) -> str:
+    def template(self, page: Page) -> str:
         return "surveys/page_instructions.html"
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         return InstructionsForm(data)
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         return {"instructions": index.block(page)["text"]}
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         return {}

@@ -7,11 +7,44 @@ upload preview ask the shape, never a shape by name. Adding a shape: one :class:
 its line in ``ITEM_SHAPES``.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from tasks.schema import KEY, SHOWN, TEXT
+
+
+class PairItem(TypedDict):
+    """An item of :data:`PAIRS`: subjects ``a`` and ``b`` of the pool, and how they were drawn."""
+
+    a: str
+    b: str
+    relation: NotRequired[str]
+
+
+class TripletItem(TypedDict):
+    """An item of :data:`TRIPLETS`: which of ``b`` and ``c`` is closer to ``anchor``."""
+
+    anchor: str
+    b: str
+    c: str
+    relation: NotRequired[str]
+
+
+class StimulusSet(TypedDict):
+    """An item of :data:`SETS`: a reference subject and the subjects compared with it."""
+
+    key: str
+    reference: str
+    comparisons: list[str]
+
+
+class FeatureItem(TypedDict):
+    """An item of :data:`FEATURES`: a feature column of the pool, as the page names and describes it."""
+
+    column: str
+    label: NotRequired[str]
+    description: NotRequired[str]
 
 
 class UnknownItemShape(LookupError):
@@ -44,7 +77,7 @@ class ItemShape:
         """The block option listing the items (``BlockTask.options``); none for the pool's subjects."""
         return {} if self.schema is None else {self.name: self.schema}
 
-    def item_map(self, block: dict, pool: dict) -> dict[str, dict | str]:
+    def item_map(self, block: Mapping[str, Any], pool: Mapping[str, Any]) -> dict[str, dict | str]:
         """Item id -> the item as the file gives it (``""`` for a subject: its id is the item), in file order."""
         if self.schema is None:
             return dict.fromkeys((s["id"] for s in pool["subjects"]), "")
@@ -54,7 +87,7 @@ class ItemShape:
         """The subject ids an item of :meth:`item_map` shows."""
         return [item_id] if isinstance(item, str) else self.shows(item)
 
-    def count(self, block: dict, pool: dict) -> int:
+    def count(self, block: Mapping[str, Any], pool: Mapping[str, Any]) -> int:
         """How many items the block has (:meth:`item_map`, counted without listing them)."""
         return len(pool.get("subjects", []) if self.schema is None else block.get(self.name, []))
 

@@ -6,6 +6,8 @@ from string import ascii_uppercase
 from django.utils.text import capfirst
 from django.utils.translation import gettext
 
+from tasks.page_index import Page, PageIndex
+
 
 def subject_labels(noun: str, count: int) -> list[str]:
     """``count`` labels for the subjects of a page, the pool's noun with its first letter raised
@@ -17,6 +19,6 @@ def subject_labels(noun: str, count: int) -> list[str]:
     ]
 
 
-def page_labels(index, page: dict, count: int) -> list[str]:
+def page_labels(index: PageIndex, page: Page, count: int) -> list[str]:
     """:func:`subject_labels` in the noun of the page's pool."""
     return subject_labels(index.noun(index.pool_of(page)), count)

@@ -1,6 +1,10 @@
 """Pair comparable: should subjects A and B be treated alike? Yes/no, optional 5-point strength
 ("How sure are you?") and optional BTS prediction of the share answering "Yes"."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django import forms
 from django.utils.translation import gettext, gettext_noop
 
@@ -11,9 +15,15 @@ from tasks.base import Adaptive, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import YES_NO
 from tasks.item_shapes import PAIRS
+from tasks.page_index import Page, PageIndex
 from tasks.pair_distance import _distance, _names
 from tasks.schema import BTS, QUESTION, check_pairs
 from tasks.triplet import METRIC_COLUMNS
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 DEFAULT_COMPARABLE_QUESTION = gettext_noop("Should these two {subject_noun}s be treated alike?")
 
@@ -152,7 +162,7 @@ class PairComparable(BlockTask):
         """Answering "Yes, treat them alike" (1)."""
         return BtsPositive("comparable", 1, 1) if "bts" in block else None
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         block = index.block(page)
         noun = index.noun(index.pool_of(page))
         return BinaryTaskForm(
@@ -168,15 +178,15 @@ class PairComparable(BlockTask):
             prediction_prompt=bts_prompt(block),
         )
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         pair, pool = index.pair(page), index.pool_of(page)["key"]
         names = _names(index, page)
         return {
             "names": names,
-            "cards": [index.card(pool, pair[side], name) for side, name in zip("ab", names, strict=True)],
+            "cards": [index.card(pool, side, name) for side, name in zip((pair["a"], pair["b"]), names, strict=True)],
         }
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """Yes with logit P = COMPARABLE_SLOPE * (1/2 - d) + leniency + N(0, noise), d the pair's
         difference (``pair_distance._distance``, mean of its two parts)."""
         from simulation.raters import draw_binary

@@ -3,8 +3,10 @@ trajectory, aggregate and overall, as a converted format 1 file's ``likert`` pag
 Truth Serum prediction where the study asks for one and, on the overall question, the optional
 rationale factors."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django import forms
@@ -18,14 +20,20 @@ from tasks.base import AnswerInput, BlockTask, BtsPositive, FoundAnswers
 from tasks.fields import prediction_field, scale_field
 from tasks.item_shapes import PAIRS
 from tasks.labels import page_labels
+from tasks.page_index import Block, Page, PageIndex
 from tasks.schema import BTS, LIKERT_QUESTIONS, PAGE_KEY, SHOWN, check_pairs, once
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}  # the pairs table's
 SECONDS_COLUMNS = {"trajectory": "seconds_traj", "aggregate": "seconds_aggr", "overall": "seconds_overall"}
 EFFORT_MEASURES = ("trajectory", "aggregate", "overall")  # the measures the effort analysis's Eq. 5 needs
 
 
-def rates_effort(block: dict) -> bool:
+def rates_effort(block: Block) -> bool:
     """A ``pair_distance`` task block rating the trajectory, aggregate and overall measures: the effort
     analysis (Eq. 5) and its Likert Calibration of alpha apply to the study."""
     return (
@@ -51,13 +59,13 @@ class PairKeys:
     set_key: str
     item: str
     subject: str
-    block: dict
+    block: Block
 
     def question(self, name: str) -> str:
         return questions.answer_question(self.block, self.item, name)
 
 
-def _stored_subject(block: dict, item: str) -> str:
+def _stored_subject(block: Block, item: str) -> str:
     """The ``subject_key`` of a pair's answers: the pair ``a~b``; a converted block's (``page_key``) is
     format 1's, the comparison ``b``."""
     return item.split("~")[1] if "page_key" in block else item
@@ -132,12 +140,12 @@ class PairDistanceForm(forms.Form):
         return out
 
 
-def _names(index, page: dict) -> tuple[str, str]:
+def _names(index: PageIndex, page: Page) -> tuple[str, str]:
     a, b = page_labels(index, page, 2)
     return a, b
 
 
-def pair_question_text(page: dict, index) -> str:
+def pair_question_text(page: Page, index: PageIndex) -> str:
     """The question of a pair page's measure, over the pool's charted feature if any."""
     a, b = _names(index, page)
     chart = index.pool_of(page)["display"].get("chart")
@@ -157,7 +165,7 @@ def pair_question_text(page: dict, index) -> str:
     return text % {"feature": feature_name, "a": a, "b": b}
 
 
-def _distance(index, page: dict) -> tuple[float, float]:
+def _distance(index: PageIndex, page: Page) -> tuple[float, float]:
     """True (trajectory, aggregate) differences in [0, 1] of the page's pair: from the series when the
     subjects have them (``simulation.raters.pair_truth``), else the share of differing
     feature and group values, for both."""
@@ -394,7 +402,7 @@ class PairDistance(BlockTask):
         likert = likert_defaults(block.get("likert", {}))
         return BtsPositive((block["bts"].get("measures") or ["overall"])[0], high=likert["similar_max"])
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         block = index.block(page)
         measure = page["measure"]
         return PairDistanceForm(
@@ -407,19 +415,19 @@ class PairDistance(BlockTask):
             keys=PairKeys(questions.answer_set(block), page["item"], _stored_subject(block, page["item"]), block),
         )
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         pair = index.pair(page)
         names = _names(index, page)
         pool = index.pool_of(page)
-        cards = [index.card(pool["key"], pair[side], name) for side, name in zip("ab", names, strict=True)]
-        ctx = {"names": names, "cards": cards, "chart": index.pair_chart(pool["key"], pair["a"], pair["b"], names)}
+        cards = [index.card(pool["key"], side, name) for side, name in zip((pair["a"], pair["b"]), names, strict=True)]
+        ctx: dict[str, Any] = {"names": names, "cards": cards, "chart": index.pair_chart(pool["key"], pair["a"], pair["b"], names)}
         if page["measure"] == "aggregate" and ctx["chart"]:
             subjects = (index.subject(pool["key"], pair["a"]), index.subject(pool["key"], pair["b"]))
             ctx["totals"] = [(name, sum(s["series"])) for name, s in zip(names, subjects, strict=True)]
             ctx["unit"] = pool["display"]["chart"].get("unit", "")
         return ctx
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """Ratings on the P-point scale: d_E = 1 + (P - 1) * clip(t + N(0, 0.12)) from the true trajectory
         difference t, likewise d_S from the aggregate difference g, and the overall rating
         clip(round(alpha d_E + (1 - alpha) d_S + scale_shift + N(0, noise)), 1, P) (the effort-aware

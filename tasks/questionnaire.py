@@ -5,7 +5,9 @@ number and Likert questions (Likert: the 1-based index), the text for choice and
 and for multiple choice the chosen options as a JSON list in ``text``. An optional question left
 blank stores nothing."""
 
-from typing import Any
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.utils.translation import gettext, ngettext
@@ -16,7 +18,13 @@ from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, TaskType
 from tasks.fields import option_choices, option_field, scale_field
+from tasks.page_index import Block, Page, PageIndex
 from tasks.rate import number_field
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 DEFAULT_TEXT_LENGTH = 500
 
@@ -63,7 +71,7 @@ def question_field(question: dict) -> forms.Field:
 
 
 class QuestionnaireForm(forms.Form):
-    def __init__(self, *args, block_key: str, block: dict, **kwargs):
+    def __init__(self, *args, block_key: str, block: Block, **kwargs):
         super().__init__(*args, **kwargs)
         self.block_key = block_key
         self.questions = {q["key"]: q for q in block["questions"]}
@@ -116,14 +124,14 @@ class Questionnaire(TaskType):
         ),
     }
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         return QuestionnaireForm(data, block_key=page["block"], block=index.block(page))
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         block = index.block(page)
         return {"title": block.get("title", gettext("About you")), "intro": block.get("intro", "")}
 
-    def simulate(self, page, index, rater, rng) -> dict:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict:
         """The rater's ``group`` answers where it has them (multiple choice: "a; b"); otherwise the
         first option, the middle of the range or scale, and a short text when required."""
         data: dict = {}

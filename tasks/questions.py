@@ -17,7 +17,8 @@ the answers table's block and subject through :func:`answers_block` and :func:`a
 pairs table's set through :func:`block_set`.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 SCREENING = "screening"
 
@@ -58,7 +59,7 @@ def questionnaire_question(block: str, question: str) -> str:
     return f"{block}/{question}"
 
 
-def page_key(block: dict, item: str = "", measure: str = "") -> str:
+def page_key(block: Mapping[str, Any], item: str = "", measure: str = "") -> str:
     """The key of a page of ``block``: ``<block>`` (a page block, an attention block, a one-page task
     block), ``<block>/<item>``, or ``<block>/<item>/<measure>`` (a pair distance's measure pages). A block
     with ``page_key`` (converted from format 1) keeps format 1's: ``pair/<set>/<b>/<measure>`` (``<b>`` the
@@ -76,12 +77,12 @@ def page_key(block: dict, item: str = "", measure: str = "") -> str:
     return "disagreement"
 
 
-def answers_block(block: dict) -> str:
+def answers_block(block: Mapping[str, Any]) -> str:
     """The answers table's ``block`` of the block's answers: its key, or the format 1 part it was."""
     return block.get("page_key", {}).get("block", block["key"])
 
 
-def answers_rows(block: dict, items: Iterable[str]) -> dict:
+def answers_rows(block: Mapping[str, Any], items: Iterable[str]) -> dict:
     """Where the answers table holds the answers of ``block`` (its ``items``): ``block``, its
     :func:`answers_block`; a converted block's name (``pairs``, ...) is shared by the blocks its format 1
     part became, so its rows are also those of its ``conditions`` about its items (:func:`answers_subject`;
@@ -96,12 +97,12 @@ def answers_rows(block: dict, items: Iterable[str]) -> dict:
     return {"block": answers_block(block), "conditions": tuple(block["conditions"]), "subjects": tuple(subjects)}
 
 
-def block_set(block: dict) -> str:
+def block_set(block: Mapping[str, Any]) -> str:
     """The pairs table's ``set`` of a pair-distance block: its key, or the format 1 set it was."""
     return block.get("page_key", {}).get("key", block["key"])
 
 
-def answer_question(block: dict, item: str, measure: str, subject: str = "") -> str:
+def answer_question(block: Mapping[str, Any], item: str, measure: str, subject: str = "") -> str:
     """The question key of a task answer (:func:`task_question`); a converted block's is format 1's:
     ``pair/<set>/<b>/<measure>``, ``output/<set>/k_accept`` / ``.../<subject>/score`` (a fair score),
     ``disagreement/<prompt>`` (the item's key, ``item_keys``)."""
@@ -115,7 +116,7 @@ def answer_question(block: dict, item: str, measure: str, subject: str = "") -> 
     return task_question(block["key"], item, measure, subject)
 
 
-def answer_set(block: dict, item: str = "") -> str:
+def answer_set(block: Mapping[str, Any], item: str = "") -> str:
     """An answer's ``set_key``: the block's key; a converted block's as format 1 stored it (the set of a
     pair or output page, blank on disagreement and attention pages)."""
     part = block.get("page_key", {}).get("block")
@@ -124,7 +125,7 @@ def answer_set(block: dict, item: str = "") -> str:
     return {"pairs": block["page_key"].get("key", ""), "output": item}.get(part, "")
 
 
-def answers_subject(block: dict, item: str, subject: str) -> str:
+def answers_subject(block: Mapping[str, Any], item: str, subject: str) -> str:
     """The answers table's ``subject`` of an answer: its own ``subject``, else the page's item; a
     converted block's as format 1 exported it (the pair ``a~b`` of a pair page, the check of an
     attention page)."""

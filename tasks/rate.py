@@ -1,7 +1,10 @@
 """Rate: a number or a Likert rating of one subject, optionally with the AI's score shown and, for
 Likert scales, a BTS prediction of the share rating at or above ``positive_from``."""
 
+from __future__ import annotations
+
 from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django import forms
@@ -29,7 +32,13 @@ from tasks import questions
 from tasks.agree import bts_prompt, error_rates_view, item_card
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.fields import prediction_field, scale_field
+from tasks.page_index import Page, PageIndex
 from tasks.schema import BTS, LABELS, MODEL, QUESTION, check_model
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 
 def _shown(value: float) -> str:
@@ -86,7 +95,7 @@ def number_field(
 
 
 class RateForm(forms.Form):
-    def __init__(self, *args, page: dict, question: str, scale: dict, prediction_prompt: str | None, **kwargs):
+    def __init__(self, *args, page: Page, question: str, scale: dict, prediction_prompt: str | None, **kwargs):
         super().__init__(*args, **kwargs)
         self.page = page
         if scale["type"] == "likert":
@@ -338,22 +347,22 @@ class Rate(BlockTask):
             return None
         return BtsPositive("rating", scale.get("positive_from", len(scale["labels"]) // 2 + 1))
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         block = index.block(page)
         scale = block["scale"]
         prompt = bts_prompt(block, scale["labels"][scale["positive_from"] - 1]) if scale["type"] == "likert" else None
         return RateForm(data, page=page, question=block["question"], scale=scale, prediction_prompt=prompt)
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         block, pool = index.block(page), index.pool_of(page)
-        ctx = {"cards": [item_card(page, index)]}
+        ctx: dict[str, Any] = {"cards": [item_card(page, index)]}
         if block.get("show_model") and block.get("model"):
             score = index.model_output(pool["key"], page["item"], block["model"]).get("score")
             if score is not None:
                 ctx["ai_score"] = round(score * 100, 1)
         return ctx
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """Likert: round(c + scale_shift + N(0, noise)) clipped to 1..k, c the middle of the scale moved
         towards the AI's score when the block has a model (c = 1 + (k - 1) * score); number scales the
         same over [min, max] with scale_shift and noise in steps. BTS: the rater's P(rating >=

@@ -1,11 +1,21 @@
 """The study file's screening question; an answer outside ``eligible`` screens the participant out."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django import forms
 
 from core.columns import Column
 from tasks import questions
 from tasks.base import AnswerInput, TaskType
 from tasks.fields import option_field
+from tasks.page_index import Page, PageIndex
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 
 class ScreeningPageForm(forms.Form):
@@ -28,11 +38,11 @@ class Screening(TaskType):
     name = "screening"
     measures = {"screening": Column("0/1", "1 if the screening answer is eligible (text: the choice).")}
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         return ScreeningPageForm(data, screening=index.spec["screening"])
 
     def screens_out(self, form: forms.Form) -> bool:
         return not form.eligible  # type: ignore[attr-defined]  # ScreeningPageForm
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         return {"choice": index.spec["screening"]["eligible"][0]}  # simulated participants are eligible

@@ -11,6 +11,10 @@ fair metric (``fairness.human_metric.fit_metric``, ``kind="triplet"``) over the 
 for all participants and per rater group.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django import forms
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
@@ -20,10 +24,16 @@ from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import TRIPLET_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
-from tasks.item_shapes import TRIPLETS
+from tasks.item_shapes import TRIPLETS, TripletItem
 from tasks.labels import page_labels
+from tasks.page_index import Block, Page, PageIndex
 from tasks.questions import task_question
 from tasks.schema import BTS, MODEL, QUESTION, check_model, duplicates, once
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 DEFAULT_QUESTION = gettext_noop("Who is more similar to {anchor}: {b} or {c}?")
 SIMILAR_MEANS = _("Similar here means: a fair decision should treat the two alike.")
@@ -38,7 +48,7 @@ METRIC_COLUMNS = {
 }
 
 
-def names(index, page: dict) -> tuple[str, str, str]:
+def names(index: PageIndex, page: Page) -> tuple[str, str, str]:
     """The anchor's and the two others' names on the page: "<Noun> A", "<Noun> B", "<Noun> C"."""
     anchor, b, c = page_labels(index, page, 3)
     return anchor, b, c
@@ -51,23 +61,25 @@ NO_BTS_ON_A_TIE = gettext_noop(
 )
 
 
-def ai_closer(index, page: dict) -> str | None:
+def ai_closer(index: PageIndex, page: Page) -> str | None:
     """``"b"`` or ``"c"``: the one whose model score is closer to the anchor's; None without a model or on a tie."""
-    block, triplet = index.block(page), index.pair(page)
+    block, triplet = index.block(page), index.triplet(page)
     if not block.get("model"):
         return None
-    score = {
-        end: index.model_output(block["pool"], triplet[end], block["model"]).get("score")
-        for end in ("anchor", "b", "c")
-    }
-    if None in (score["anchor"], score["b"], score["c"]):
+    anchor, b, c = (
+        index.model_output(block["pool"], subject, block["model"]).get("score")
+        for subject in (triplet["anchor"], triplet["b"], triplet["c"])
+    )
+    if anchor is None or b is None or c is None:
         return None
-    gap_b, gap_c = abs(score["b"] - score["anchor"]), abs(score["c"] - score["anchor"])
+    gap_b, gap_c = abs(b - anchor), abs(c - anchor)
     return None if gap_b == gap_c else ("b" if gap_b < gap_c else "c")
 
 
 class TripletForm(forms.Form):
-    def __init__(self, *args, page: dict, triplet: dict, question: str, shown: tuple, block: dict, ai, **kwargs):
+    def __init__(
+        self, *args, page: Page, triplet: TripletItem, question: str, shown: tuple, block: Block, ai, **kwargs
+    ):
         super().__init__(*args, **kwargs)
         self.page, self.triplet, self.ai = page, triplet, ai
         message = gettext("Choose %(b)s or %(c)s.") % {"b": shown[1], "c": shown[2]}
@@ -91,7 +103,8 @@ class TripletForm(forms.Form):
             question = task_question(block, item, measure)
             return AnswerInput(question, measure, set_key=block, subject_key=item, number=number, text=text)
 
-        out = [answer("closer", float(chosen == "b"), self.triplet[chosen])]
+        closer = self.triplet["b"] if chosen == "b" else self.triplet["c"]
+        out = [answer("closer", float(chosen == "b"), closer)]
         if "sure" in self.fields:
             out.append(answer("strength", self.cleaned_data["sure"]))
         if "prediction" in self.fields:
@@ -202,46 +215,48 @@ class Triplet(BlockTask):
         """Choosing the subject whose AI score is closer to the anchor's (``ai_closer`` = 1)."""
         return BtsPositive("ai_closer", 1, 1) if "bts" in block else None
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         block, shown = index.block(page), names(index, page)
         question = block["question"].format(anchor=shown[0], b=shown[1], c=shown[2])
         return TripletForm(
             data,
             page=page,
-            triplet=index.pair(page),
+            triplet=index.triplet(page),
             question=question,
             shown=shown,
             block=block,
             ai=ai_closer(index, page),
         )
 
-    def answer_bounds(self, page: dict, index) -> tuple[int, int]:
+    def answer_bounds(self, page: Page, index: PageIndex) -> tuple[int, int]:
         """One answer per field, and with the BTS prediction also ``ai_closer`` (always: no "Equally")."""
         low, high = super().answer_bounds(page, index)
         extra = int("prediction" in self.form(page, index).fields)
         return low + extra, high + extra
 
-    def context(self, page: dict, index) -> dict:
-        triplet, pool = index.pair(page), index.pool_of(page)["key"]
+    def context(self, page: Page, index: PageIndex) -> dict:
+        triplet, pool = index.triplet(page), index.pool_of(page)["key"]
         shown = names(index, page)
         return {
             "names": shown,
             "similar_means": SIMILAR_MEANS,
             "anchor": index.card(pool, triplet["anchor"], shown[0]),
-            "cards": [index.card(pool, triplet[end], name) for end, name in zip("bc", shown[1:], strict=True)],
+            "cards": [
+                index.card(pool, end, name) for end, name in zip((triplet["b"], triplet["c"]), shown[1:], strict=True)
+            ],
             "bts_note": gettext(NO_BTS_ON_A_TIE) % {"a": shown[0], "b": shown[1], "c": shown[2]}
             if "bts" in index.block(page) and ai_closer(index, page) is None
             else "",
         }
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """B chosen with logit P = ``simulation.metric.triplet_logit`` (the difference of the squared
         distances on the pool's scaled features) + leniency + N(0, noise); strength and the BTS prediction
         as for the yes/no tasks (``simulation.raters``)."""
         from simulation.metric import pool_features, triplet_logit
         from simulation.raters import bts_prediction, draw_binary, draw_sureness
 
-        triplet = index.pair(page)
+        triplet = index.triplet(page)
         features = pool_features(index.pool_of(page))
         answer, p = draw_binary(triplet_logit(features, triplet["anchor"], triplet["b"], triplet["c"]), rater, rng)
         form = self.form(page, index)
