@@ -43,7 +43,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, connection, transaction
 from django.dispatch import Signal
@@ -55,6 +55,9 @@ from participation.models import AdaptiveDecision, AdaptiveFit, AdaptiveState, A
 from participation.sql import execute_together, insert_statement, update_statement
 from tasks import block_task
 from tasks.page_index import Page
+
+if TYPE_CHECKING:  # participation.pages imports the services, which import this module
+    from participation.pages import ContentIndex
 
 DEFAULT_REFIT_EVERY = 20  # answers between refits
 DEFAULT_CANDIDATES = 50  # items scored per decision, at most
@@ -229,7 +232,9 @@ def slot_item(*, participant_id: int, study_id: int, slot: int, block: BlockItem
     return item
 
 
-def resolved_page(page: Page, index, *, participant_id: int, study_id: int, just_reached: bool = False) -> Page:
+def resolved_page(
+    page: Page, index: "ContentIndex", *, participant_id: int, study_id: int, just_reached: bool = False
+) -> Page:
     """The page with its item: a slot page of an adaptive block gets the decided item (deciding it now
     if needed); any other page is returned as it is. ``index``: the page index of the participant's
     condition (``participation.pages.ContentIndex``); ``just_reached``: the page comes next after one this

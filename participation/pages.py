@@ -7,7 +7,7 @@ every stored study file is format 2 (a format 1 file is converted at load, ``stu
 """
 
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from core.caching import BoundedCache
 from participation.services import AnswerInput
@@ -15,7 +15,7 @@ from participation.signals import records_signals
 from studies.content import StudyContent, study_content
 from tasks import block_task, task_for
 from tasks.item_shapes import PAIRS, SETS, SUBJECTS, TRIPLETS, ItemShape, PairItem, StimulusSet, TripletItem
-from tasks.page_index import Block, Card, Chart, ModelOutput, Page, Pool, Subject
+from tasks.page_index import Block, Card, Chart, ModelOutput, Page, PageIndex, Pool, Subject
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,13 @@ class ContentIndex:
     def pair_chart(self, pool: str, a: str, b: str, names: tuple[str, str]) -> Chart | None:
         """Both subjects' series in one chart, traces named ``names`` (None when the pool has no chart)."""
         return self.subjects_chart(pool, [a, b], list(names))
+
+
+if TYPE_CHECKING:
+
+    def _is_a_page_index(index: ContentIndex) -> PageIndex:
+        """mypy checks here that the runtime's index offers every lookup a task may make."""
+        return index
 
 
 def _named(chart: dict, names: tuple[str, ...]) -> dict:

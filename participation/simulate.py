@@ -12,7 +12,7 @@ from django.utils.datastructures import MultiValueDict
 from participation.adaptive import resolved_page
 from participation.enrolment import enrolment_of
 from participation.models import Participant
-from participation.pages import condition_index, form_answers, page_form
+from participation.pages import ContentIndex, condition_index, form_answers, page_form
 from participation.rendering import page_load
 from participation.services import SubmitOutcome, page_shown, page_submit, participant_arrive, participant_consent
 from participation.signals import PageSignals, records_signals
@@ -150,7 +150,7 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, effects: G
     return 1
 
 
-def _converted_participant(model: GenerativeModel, index, rng) -> SimulatedParticipant | None:
+def _converted_participant(model: GenerativeModel, index: ContentIndex, rng) -> SimulatedParticipant | None:
     """Format 1's simulated participant for a condition of a converted study: the scale, BTS measures and
     rationale factors of its first ``page_key`` pairs block, the subjects of that block's pool with the
     model ``ai``'s score and label (``studies.format1.format1_to_format2``'s inverse); None when the
@@ -176,7 +176,7 @@ def _converted_participant(model: GenerativeModel, index, rng) -> SimulatedParti
     return SimulatedParticipant(model, spec, {"subjects": subjects, "desirable": index.condition["desirable"]}, rng)
 
 
-def _effort_answers(person: SimulatedParticipant, page: Page, index) -> dict | None:
+def _effort_answers(person: SimulatedParticipant, page: Page, index: ContentIndex) -> dict | None:
     """Format 1's simulated answers (``simulation.effort``) to the page of a converted block that was a
     format 1 pair, output, disagreement or attention page (``page_key``: the same draws in the same order);
     None for any other page."""
@@ -188,7 +188,8 @@ def _effort_answers(person: SimulatedParticipant, page: Page, index) -> dict | N
         pair = index.pair(page)
         return person.likert_page(key, pair["a"], pair["b"], page["measure"])
     if part == "output":
-        return person.output_page(key, index.set(page)["reference"], page["subjects"])  # the set's pairs as shown
+        reference = index.stimulus_set(page)["reference"]
+        return person.output_page(key, reference, page["subjects"])  # the set's pairs as shown
     if part == "disagreement":  # one page, its items' forms prefixed (tasks.agree)
         task = task_for(page)
         assert isinstance(task, Agree)  # studies.format1 converts the disagreement pages to a one-page agree block

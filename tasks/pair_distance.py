@@ -420,7 +420,11 @@ class PairDistance(BlockTask):
         names = _names(index, page)
         pool = index.pool_of(page)
         cards = [index.card(pool["key"], side, name) for side, name in zip((pair["a"], pair["b"]), names, strict=True)]
-        ctx: dict[str, Any] = {"names": names, "cards": cards, "chart": index.pair_chart(pool["key"], pair["a"], pair["b"], names)}
+        ctx: dict[str, Any] = {
+            "names": names,
+            "cards": cards,
+            "chart": index.pair_chart(pool["key"], pair["a"], pair["b"], names),
+        }
         if page["measure"] == "aggregate" and ctx["chart"]:
             subjects = (index.subject(pool["key"], pair["a"]), index.subject(pool["key"], pair["b"]))
             ctx["totals"] = [(name, sum(s["series"])) for name, s in zip(names, subjects, strict=True)]

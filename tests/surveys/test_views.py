@@ -236,7 +236,7 @@ def test_accepting_the_ai_score_ignores_the_score_box(client, demo_study):
     assert client.post("/s/effort-demo/page/", data).status_code == 200
     stored = {a.measure: a.number for a in Answer.objects.filter(participant=participant, page=page["key"])}
     index = condition_index(demo_study.spec, demo_study.spec_hash, participant.condition.key)
-    reference = index.set(page)["reference"]
+    reference = index.stimulus_set(page)["reference"]
     ai_score = index.model_output(index.block(page)["pool"], reference, "ai")["score"]
     assert stored["k_accept"] == 1 and stored["k_score"] == pytest.approx(ai_score) != 0.62
 
