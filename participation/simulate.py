@@ -183,13 +183,14 @@ def _effort_answers(person: SimulatedParticipant, page: Page, index: ContentInde
     if "block" not in page:
         return None
     block = index.block(page)
-    part, key = block.get("page_key", {}).get("block"), block.get("page_key", {}).get("key")
+    converted = block.get("page_key", {})  # format 1's pairs and output pages: their set's key
+    part = converted.get("block")
     if part == "pairs":
         pair = index.pair(page)
-        return person.likert_page(key, pair["a"], pair["b"], page["measure"])
+        return person.likert_page(converted["key"], pair["a"], pair["b"], page["measure"])
     if part == "output":
         reference = index.stimulus_set(page)["reference"]
-        return person.output_page(key, reference, page["subjects"])  # the set's pairs as shown
+        return person.output_page(converted["key"], reference, page["subjects"])  # the set's pairs as shown
     if part == "disagreement":  # one page, its items' forms prefixed (tasks.agree)
         task = task_for(page)
         assert isinstance(task, Agree)  # studies.format1 converts the disagreement pages to a one-page agree block

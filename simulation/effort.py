@@ -28,7 +28,9 @@ score and the participant's effort-aware score (AI score shifted against the sub
 Inattentive participants (share ``inattentive``) answer attention checks at random.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -175,7 +177,7 @@ class SimulatedParticipant:
             data[f"agree_{key}"] = 0 if self.rng.random() < p else 1
         return data
 
-    def attention_page(self, check: dict) -> dict:
+    def attention_page(self, check: Mapping[str, Any]) -> dict:
         if self.attentive:
             return {"choice": check["correct"]}
         return {"choice": str(self.rng.choice(check["options"]))}

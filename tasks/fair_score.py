@@ -24,8 +24,6 @@ from tasks.page_index import Page, PageIndex
 from tasks.schema import MODEL, PAGE_KEY, SHOWN, check_model, duplicates, once
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
-    import numpy as np
-
     from simulation.raters import SimulatedRater
 
 

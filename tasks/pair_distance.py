@@ -24,8 +24,6 @@ from tasks.page_index import Block, Page, PageIndex
 from tasks.schema import BTS, LIKERT_QUESTIONS, PAGE_KEY, SHOWN, check_pairs, once
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
-    import numpy as np
-
     from simulation.raters import SimulatedRater
 
 PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}  # the pairs table's

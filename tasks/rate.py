@@ -36,8 +36,6 @@ from tasks.page_index import Page, PageIndex
 from tasks.schema import BTS, LABELS, MODEL, QUESTION, check_model
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
-    import numpy as np
-
     from simulation.raters import SimulatedRater
 
 
