@@ -36,6 +36,7 @@ import numpy as np
 
 from studies.content import StudyContent
 from tasks import block_task
+from tasks.page_index import Page
 from tasks.questions import page_key
 
 
@@ -222,7 +223,7 @@ def shuffled_blocks(
 
 def build_plan_v2(
     spec: dict, content: StudyContent, condition_key: str, seed: int, item_choice: dict[str, list[str]]
-) -> list[dict]:
+) -> list[Page]:
     """A format 2 participant's pages (the contract's page dicts), blocks in file order (the units of a
     ``shuffle`` in the participant's order, :func:`shuffled_blocks`).
 
@@ -235,14 +236,14 @@ def build_plan_v2(
     block (``assignment.adaptive``) gets ``per_participant`` slot pages (``slot``, no ``item``), whose
     items are chosen when the participant reaches them (``participation.adaptive``)."""
     rng = np.random.default_rng(seed)
-    pages: list[dict] = [{"key": "screening", "kind": "screening"}] if spec.get("screening") else []
+    pages: list[Page] = [{"key": "screening", "kind": "screening"}] if spec.get("screening") else []
     shown = [b for b in shuffled_blocks(spec, seed, rng, condition_key) if condition_key in b["conditions"]]
     among = [b for b in shown if "among" in b]
     hosts = {key for b in among for key in b["among"]["blocks"]}
     counted = 0
     pair_orders: dict[str, list[str]] = {}  # a converted set's comparison subjects in the order shown
 
-    def checks_after(n: int) -> list[dict]:
+    def checks_after(n: int) -> list[Page]:
         due = [b for b in among if b["among"]["after_items"] == n]
         for b in due:
             among.remove(b)
@@ -269,7 +270,7 @@ def build_plan_v2(
             pages.append(block_task(block).block_page(block, items))
             continue
         for position, item in enumerate(items):
-            page = {
+            page: Page = {
                 "key": page_key(block, item),
                 "kind": block["task"],
                 "block": key,

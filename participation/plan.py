@@ -3,6 +3,8 @@
 on the participant, so a later change of this code never changes what a participant already saw.
 """
 
+from tasks.page_index import Page
+
 # Page fields that record where a page fell in this participant's order; they do not change what
 # the page shows (its key, kind, set, subjects, prompts and check do).
 ORDER_FIELDS = ("set_position", "pair_position")
@@ -10,7 +12,7 @@ ORDER_FIELDS = ("set_position", "pair_position")
 
 def plan_for(
     spec: dict, condition_key: str, seed: int, item_choice: dict[str, list[str]] | None = None, content=None
-) -> list[dict]:
+) -> list[Page]:
     """The participant's pages of a stored (format 2) study file (``participation.assignment``, with the
     sampled blocks' ``item_choice``, every item of the others; ``content``: the file's
     ``studies.content.StudyContent`` when the caller has it)."""

@@ -39,6 +39,7 @@ from studies.services import latest_version
 from studies.study_facts import study_facts
 from studies.translation import choose_language, file_languages
 from tasks.base import AnswerInput
+from tasks.page_index import Page
 
 if TYPE_CHECKING:
     from participation.models import ParticipantWithSpecHash
@@ -313,7 +314,7 @@ def _pilot_place(participant: Participant, spec: dict) -> int:
     return place if limit is None else min(place, limit - 1)
 
 
-def _plan(spec: dict, spec_hash: str, place: int, seed: int) -> tuple[str, list[dict]]:
+def _plan(spec: dict, spec_hash: str, place: int, seed: int) -> tuple[str, list[Page]]:
     """The condition and pages of a place (ticket) for a participant with this seed."""
     condition_key = condition_for(spec, place)
     content = study_content(spec, spec_hash)

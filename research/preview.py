@@ -15,6 +15,7 @@ from studies.content import study_content
 from studies.models import Study
 from studies.selectors import studies_visible_to
 from tasks import block_task
+from tasks.page_index import Page
 from tasks.questions import page_key
 
 
@@ -22,7 +23,7 @@ from tasks.questions import page_key
 class PreviewPage:
     label: str
     condition: str
-    page: dict
+    page: Page
 
 
 def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
@@ -49,7 +50,7 @@ def preview_pages(spec: dict, spec_hash: str) -> list[PreviewPage]:
             pages.append(PreviewPage(f"{key} ({block['task']}, one page)", condition, task.block_page(block, items)))
             continue
         item = content.items(key)[0]
-        page = {"key": page_key(block, item), "kind": block["task"], "block": key, "item": item}
+        page: Page = {"key": page_key(block, item), "kind": block["task"], "block": key, "item": item}
         for shown in task.item_pages(block, page):
             measure = f", {shown['measure']}" if "measure" in shown else ""
             pages.append(PreviewPage(f"{key} ({block['task']}{measure}; item {item})", condition, shown))

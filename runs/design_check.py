@@ -55,6 +55,7 @@ from studies.content import study_content
 from studies.format2 import check_by
 from studies.services import spec_digest
 from tasks import block_task, task_for
+from tasks.page_index import Page
 
 IDENTIFIED_SHARE = 0.8  # an estimate fitting in fewer of the replications is "not estimable"
 SEARCH_FACTORS = (1.5, 2, 3, 4, 6, 8)  # the larger studies tried for advice, x the planned participants
@@ -150,10 +151,10 @@ class DesignCheck:
 class _Participant:
     """What ``research.answer_rows.participant_answer_rows`` reads of a participant."""
 
-    plan: list[dict]
+    plan: list[Page]
 
 
-def _slot_item(page: dict, content, seen: set[str], rng: np.random.Generator) -> dict:
+def _slot_item(page: Page, content, seen: set[str], rng: np.random.Generator) -> Page:
     """An adaptive slot page with an item drawn at random among those the participant has not seen."""
     left = [item for item in content.items(page["block"]) if item not in seen]
     item = left[int(rng.integers(len(left)))]

@@ -3,7 +3,8 @@ format 2 ``attention`` blocks)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 
@@ -58,7 +59,7 @@ class Attention(TaskType):
     format1_part = "attention"
     measures = {"attention": Column("0/1", "1 if the attention check was answered correctly (text: the choice).")}
 
-    def template(self, page: Page) -> str:
+    def template(self, page: Mapping[str, Any]) -> str:
         return "surveys/page_attention.html"
 
     def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:

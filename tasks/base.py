@@ -129,7 +129,7 @@ class TaskType:
     # the part of a format 1 study this type's converted blocks were (their ``page_key.block``), if any
     format1_part: str | None = None
 
-    def template(self, page: Page) -> str:
+    def template(self, page: Mapping[str, Any]) -> str:
         return f"surveys/page_{page['kind']}.html"
 
     def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
@@ -261,7 +261,7 @@ class BlockTask(TaskType):
         by default the whole table with its ``report_tables`` labels."""
         return TableView(frame)
 
-    def item_pages(self, block: dict, page: dict) -> list[dict]:
+    def item_pages(self, block: dict, page: Page) -> list[Page]:
         """The pages of one item of a participant's plan, from its first (key ``<block>/<item>``)."""
         return [page]
 
@@ -274,7 +274,7 @@ class BlockTask(TaskType):
         """Whether the block asks all its items on one page (:meth:`block_page`), not one item per page."""
         return False
 
-    def block_page(self, block: dict, items: list[str]) -> dict:
+    def block_page(self, block: dict, items: list[str]) -> Page:
         """The one page of a :meth:`one_page` block: key the block's, ``items`` in the participant's order."""
         return {"key": page_key(block), "kind": block["task"], "block": block["key"], "items": items, "position": 0}
 

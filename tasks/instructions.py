@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 
@@ -24,7 +25,7 @@ class Instructions(TaskType):
     name = "instructions"
     kinds = ("instructions",)
 
-    def template(self, page: Page) -> str:
+    def template(self, page: Mapping[str, Any]) -> str:
         return "surveys/page_instructions.html"
 
     def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:

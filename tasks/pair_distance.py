@@ -329,7 +329,7 @@ class PairDistance(BlockTask):
                 "measures", ["overall"] if "overall" in block["measures"] else block["measures"][:1]
             )
 
-    def item_pages(self, block: dict, page: dict) -> list[dict]:
+    def item_pages(self, block: dict, page: Page) -> list[Page]:
         """One page per measure of the pair, keyed ``<block>/<item>/<measure>``."""
         return [{**page, "key": questions.page_key(block, page["item"], m), "measure": m} for m in block["measures"]]
 
