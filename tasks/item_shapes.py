@@ -102,7 +102,9 @@ FEATURES = ItemShape(  # columns of the pool, not subjects: an item shows none
 )
 RANKINGS = ItemShape(  # 3-5 subjects a participant orders, shown in the listed order
     "rankings",
-    _listed(["subjects"], {"subjects": {"type": "array", "minItems": 3, "maxItems": 5, "items": KEY}, "relation": TEXT}),
+    _listed(
+        ["subjects"], {"subjects": {"type": "array", "minItems": 3, "maxItems": 5, "items": KEY}, "relation": TEXT}
+    ),
     lambda r: "~".join(r["subjects"]),
     lambda r: list(r["subjects"]),
     "ranking",

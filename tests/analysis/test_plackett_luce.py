@@ -24,7 +24,9 @@ def simulated(n: int, seed: int, sizes=(3, 4, 5), raters: int = 20) -> pd.DataFr
     for r in range(n):
         shown = rng.choice(len(ITEMS), rng.choice(sizes), replace=False)
         order = shown[np.argsort(-(TRUE[shown] + rng.gumbel(size=shown.size)))]
-        rows += [{"ranking": r, "item": ITEMS[i], "rank": p + 1, "rater": f"r{r % raters}"} for p, i in enumerate(order)]
+        rows += [
+            {"ranking": r, "item": ITEMS[i], "rank": p + 1, "rater": f"r{r % raters}"} for p, i in enumerate(order)
+        ]
     return pd.DataFrame(rows).sample(frac=1, random_state=seed)  # row order must not matter
 
 

@@ -1,0 +1,121 @@
+"""The rank task type ("rank these defendants by who should be released"), added as one module, its template
+and these tests: its study-file options, its page (one rank per subject; a rank given twice refused with
+what was chosen kept), its answers, its simulation (a Plackett-Luce rater) and its analysis into
+Plackett-Luce strengths per rater group with a report figure; its builder template and upload preview."""
+
+import json
+import re
+
+import pytest
+from scipy.stats import spearmanr
+
+from participation.models import Answer
+from studies.study_file import InvalidStudyFile, validate_study
+from tests.conftest import ROOT
+from tests.tasks import reach_task_page
+
+SUBJECTS = ["D031", "D076", "D112", "D148", "D196"]  # AI risk scores .18 to .57, about .1 apart
+
+
+def rank_spec(**block) -> dict:
+    """The bundled disagreement study with a rank block: every four of five defendants, and all five."""
+    spec = json.loads((ROOT / "studies/bundled/disagreement_synthetic.json").read_text())
+    spec["slug"] = "rank-release"
+    pool = spec["pools"][0]
+    pool["subjects"] = [s for s in pool["subjects"] if s["id"] in SUBJECTS]
+    rankings = [{"subjects": [s for s in SUBJECTS if s != left]} for left in SUBJECTS] + [{"subjects": SUBJECTS}]
+    task = {"key": "release", "type": "task", "task": "rank", "pool": "subjects", "rankings": rankings}
+    task |= {"decision": "be released before trial", "model": "ai", **block}
+    spec["blocks"] = [b for b in spec["blocks"] if b["type"] != "task"] + [task]
+    return spec
+
+
+def test_the_block_is_validated_by_its_own_rules():
+    block = validate_study(rank_spec())["blocks"][-1]
+    assert (
+        block["question"] == "Rank these {subject_noun}s by who should {decision}." and block["favourable"] == "lower"
+    )
+    problems = {
+        "no decision": (rank_spec(decision=None), "a rank task needs 'decision'"),
+        "two subjects": (rank_spec(rankings=[{"subjects": ["D031", "D076"]}]), "rankings[0].subjects"),
+        "six subjects": (rank_spec(rankings=[{"subjects": [*SUBJECTS, "D003"]}]), "rankings[0].subjects"),
+        "not in the pool": (rank_spec(rankings=[{"subjects": ["D031", "X1", "D076"]}]), "subjects[1]: subject 'X1'"),
+        "a subject twice": (rank_spec(rankings=[{"subjects": ["D031", "D031", "D076"]}]), "lists each subject once"),
+        "a ranking twice": (
+            rank_spec(rankings=[{"subjects": ["D031", "D076", "D112"]}, {"subjects": ["D112", "D031", "D076"]}]),
+            "the ranking of D031 / D076 / D112 is listed twice",
+        ),
+        "another task's option": (rank_spec(strength=True), "blocks[4].strength: not used by a rank task"),
+    }
+    for name, (bad, message) in problems.items():
+        bad["blocks"][-1] = {k: v for k, v in bad["blocks"][-1].items() if v is not None}
+        with pytest.raises(InvalidStudyFile, match=re.escape(message)):
+            validate_study(bad)
+        assert name
+
+
+@pytest.mark.django_db
+def test_a_participant_ranks_a_duplicate_rank_is_refused_and_the_answers_follow_the_contract(client, researcher):
+    from studies.services import study_load
+
+    spec = rank_spec()
+    study_load(spec=spec, owner=researcher)
+    participant, page = reach_task_page(client, spec, "rank")
+    shown = page["item"].split("~")
+    n = len(shown)
+    html = client.get("/s/rank-release/page/").content.decode()
+    assert "<h1>Rank these defendants by who should be released before trial.</h1>" in html
+    assert "Rank of Defendant A" in html and f"{n} (least deserving)" in html
+    typed = {f"rank_{i}": str(i + 1) for i in range(n)} | {"rank_2": "1"}
+    refused = client.post("/s/rank-release/page/", {"page_key": page["key"], **typed})
+    body = refused.content.decode()
+    assert refused.status_code == 422
+    assert "Each rank goes to one person: you gave rank 1 to Defendant A and Defendant C." in body
+    assert body.count('<option value="1" selected>') == 2 and '<option value="4" selected>' in body  # kept
+    assert not Answer.objects.filter(participant=participant, measure="rank").exists()
+    missing = client.post("/s/rank-release/page/", {"page_key": page["key"], "rank_0": "1"})
+    assert missing.status_code == 422 and f"Give Defendant B a rank from 1 to {n}." in missing.content.decode()
+    ranks = {f"rank_{i}": str(n - i) for i in range(n)}  # the last shown first
+    client.post("/s/rank-release/page/", {"page_key": page["key"], **ranks})
+    stored = Answer.objects.filter(participant=participant, set_key="release")
+    assert {(a.subject_key, a.number, a.text) for a in stored} == {
+        (subject, float(n - i), page["item"]) for i, subject in enumerate(shown)
+    }
+
+
+@pytest.mark.django_db
+def test_simulated_rankings_give_strengths_that_follow_the_ai_and_a_report_figure(researcher, tmp_path):
+    """Simulated Plackett-Luce raters rank the subject with the lower risk score higher (``Rank.simulate``): the
+    strengths of all participants fall with the AI's scores, each rater group has its own rows, and the report
+    shows the table with its figure."""
+    from participation.simulate import simulate_participants
+    from runs.design_analysis import study_analysis
+    from runs.reports.design import write_design_report
+    from studies.services import study_load
+
+    spec = study_load(spec=rank_spec(), owner=researcher).study.spec
+    simulate_participants("rank-release", n=40, seed=3, decline_rate=0)
+    result = study_analysis("rank-release", spec, by=["role"], n_resamples=50, n_permutations=50, min_group_size=5)
+    block = next(b for b in result.blocks if b.task == "rank")
+    strengths = block.tables["rank_strengths"]
+    overall = strengths[strengths["rater_group"] == "all participants"].set_index("subject")
+    assert len(overall) == len(SUBJECTS) and (overall["n_rankings"] == 40 * 6).all()
+    scores = {s["id"]: s["models"]["ai"]["score"] for s in spec["pools"][0]["subjects"]}
+    assert (
+        spearmanr(overall["strength"], [scores[s] for s in overall.index]).statistic <= -0.9 + 1e-9
+    )  # one neighbouring swap at most
+    assert (overall["ci_low"] <= overall["strength"]).all() and (overall["strength"] <= overall["ci_high"]).all()
+    assert strengths["rater_group"].nunique() > 2
+    html = write_design_report(result, tmp_path, title="Rankings").read_text()
+    assert "Plackett-Luce strengths of the subjects by rater group (rankings)" in html
+    assert html.count('class="chart report-chart"') == 1 and (tmp_path / "release_rank_strengths.csv").exists()
+
+
+def test_draw_rankings_is_reproducible_and_lists_each_set_once():
+    from tasks.rank import draw_rankings
+
+    ids = [f"s{i}" for i in range(10)]
+    drawn = draw_rankings(ids, size=4, seed=1)
+    assert drawn == draw_rankings(ids, size=4, seed=1) and 0 < len(drawn) <= 10
+    assert all(len(set(r["subjects"])) == 4 and set(r["subjects"]) <= set(ids) for r in drawn)
+    assert len({frozenset(r["subjects"]) for r in drawn}) == len(drawn)
