@@ -10,7 +10,7 @@ rater-clustered intervals.
 """
 
 from django import forms
-from django.utils.translation import gettext, gettext_noop, ngettext
+from django.utils.translation import gettext, gettext_noop
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
@@ -74,7 +74,7 @@ class RankForm(forms.Form):
                 given.setdefault(rank, []).append(i)
         for rank, shared in sorted(given.items()):
             if len(shared) > 1:
-                who = gettext(" and ").join(self.names[i] for i in shared)
+                who = ", ".join(self.names[i] for i in shared)
                 message = gettext("Each rank goes to one person: you gave rank %(rank)d to %(who)s.") % {
                     "rank": rank,
                     "who": who,
@@ -227,11 +227,7 @@ class Rank(BlockTask):
         noun = index.noun(index.pool_of(page))
         return {
             "question": block["question"].format(subject_noun=noun, decision=block["decision"]),
-            "how": ngettext(
-                "Give each a different rank: 1 for the most deserving, %(n)d for the least.",
-                "Give each a different rank: 1 for the most deserving, %(n)d for the least.",
-                len(subjects),
-            )
+            "how": gettext("Give each a different rank: 1 for the most deserving, %(n)d for the least.")
             % {"n": len(subjects)},
         }
 

@@ -70,7 +70,7 @@ def test_a_participant_ranks_a_duplicate_rank_is_refused_and_the_answers_follow_
     refused = client.post("/s/rank-release/page/", {"page_key": page["key"], **typed})
     body = refused.content.decode()
     assert refused.status_code == 422
-    assert "Each rank goes to one person: you gave rank 1 to Defendant A and Defendant C." in body
+    assert "Each rank goes to one person: you gave rank 1 to Defendant A, Defendant C." in body
     assert body.count('<option value="1" selected>') == 2 and '<option value="4" selected>' in body  # kept
     assert not Answer.objects.filter(participant=participant, measure="rank").exists()
     missing = client.post("/s/rank-release/page/", {"page_key": page["key"], "rank_0": "1"})
@@ -119,3 +119,35 @@ def test_draw_rankings_is_reproducible_and_lists_each_set_once():
     assert drawn == draw_rankings(ids, size=4, seed=1) and 0 < len(drawn) <= 10
     assert all(len(set(r["subjects"])) == 4 and set(r["subjects"]) <= set(ids) for r in drawn)
     assert len({frozenset(r["subjects"]) for r in drawn}) == len(drawn)
+
+
+@pytest.mark.django_db
+def test_the_builder_template_makes_a_ranking_study_that_previews_its_count_and_analyses_into_a_report(
+    client, researcher, tmp_path
+):
+    """build_study --template rank on a subjects CSV: the upload preview shows "N rankings", and simulated
+    participants' rankings analyse into strengths per rater group with the report's figure."""
+    from participation.simulate import simulate_participants
+    from runs.design_analysis import study_analysis
+    from runs.reports.design import write_design_report
+    from studies.services import study_load
+    from studies.synthetic_defendants import draw_defendants
+    from tests.research.test_upload_preview_items import preview_of
+    from tests.studies.test_builder import build
+
+    spec = build(draw_defendants(12, seed=5), "rank", group_columns=["race", "sex"], score_column="ai_score")
+    spec["slug"] = "rankings"
+    block = next(b for b in spec["blocks"] if b["type"] == "task")
+    assert block["task"] == "rank" and block["model"] == "ai" and block["decision"] == "be considered lower risk"
+    assert all(len(r["subjects"]) == 4 for r in block["rankings"])
+    client.force_login(researcher)
+    n = len(block["rankings"])
+    assert f"<code>{block['key']}</code> (rank): {n} rankings" in preview_of(client, spec)
+    stored = study_load(spec=spec, owner=researcher).study.spec
+    simulate_participants("rankings", n=30, seed=2, decline_rate=0)
+    result = study_analysis("rankings", stored, by=["role"], n_resamples=30, n_permutations=30, min_group_size=5)
+    strengths = next(b for b in result.blocks if b.task == "rank").tables["rank_strengths"]
+    overall = strengths[strengths["rater_group"] == "all participants"]
+    assert len(overall) == 12 and overall["strength"].notna().all() and (overall["n_rankings"] == 30 * n).all()
+    html = write_design_report(result, tmp_path, title="Rankings").read_text()
+    assert html.count('class="chart report-chart"') == 1
