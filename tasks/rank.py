@@ -15,7 +15,7 @@ from django.utils.translation import gettext, gettext_noop
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import AnswerInput, BlockTask, BuilderInput, BuilderProblem
-from tasks.choose import BUILDER_DECISION, CHOICE_SLOPE
+from tasks.choose import BUILDER_DECISION, CHOICE_SLOPE, strengths_by_rater_group
 from tasks.item_shapes import RANKINGS
 from tasks.labels import page_labels
 from tasks.questions import task_question
@@ -266,40 +266,17 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     participants' rankings and from each rater group's, with rater-clustered CIs (t on raters - 1 df); a group
     whose rankings leave a subject never ranked above or below the others, or come from one rater, gets the
     estimator's reason."""
-    import pandas as pd
-
     from analysis.bts import block_answers
     from analysis.paired_comparison import plackett_luce
-    from fairness.rater_groups import ALL
     from fairness.task_blocks import BlockAnalysis
 
     frame = block_answers(answers, block["key"], "rank")
     if frame.empty:
         return BlockAnalysis(block["key"], "rank", {}, ["No rankings yet."])
-    rankings = rankings_of(frame, groups)
-    rows, notes = [], []
-    parts = [(ALL, rankings)] + sorted(rankings.dropna(subset=["rater_group"]).groupby("rater_group"))
-    parts = parts[:1] + [(g, part) for g, part in parts[1:] if len(part) < len(rankings)]  # not ALL's twin
-    for group, part in parts:
-        try:
-            fit = plackett_luce(part, cluster="rater")
-        except ValueError as exc:
-            rows.append({"rater_group": group, "note": str(exc), "n_rankings": part["ranking"].nunique()})
-            notes.append(f"{group}: no strengths ({exc}).")
-            continue
-        interval = fit.confidence_interval()
-        rows += [
-            {
-                "rater_group": group,
-                "subject": subject,
-                "strength": fit.strength[subject],
-                "ci_low": interval.low[subject],
-                "ci_high": interval.high[subject],
-                "standard_error": fit.standard_error[subject],
-                "n_rankings": fit.n_comparisons,
-                "note": "reference (0)" if subject == fit.reference else "",
-            }
-            for subject in fit.strength.index
-        ]
-    columns = ["rater_group", "subject", "strength", "ci_low", "ci_high", "standard_error", "n_rankings", "note"]
-    return BlockAnalysis(block["key"], "rank", {"rank_strengths": pd.DataFrame(rows).reindex(columns=columns)}, notes)
+    table, notes = strengths_by_rater_group(
+        rankings_of(frame, groups),
+        lambda part: plackett_luce(part, cluster="rater"),
+        lambda part: part["ranking"].nunique(),
+        "n_rankings",
+    )
+    return BlockAnalysis(block["key"], "rank", {"rank_strengths": table}, notes)

@@ -3,30 +3,23 @@ and these tests: its study-file options, its page (one rank per subject; a rank 
 what was chosen kept), its answers, its simulation (a Plackett-Luce rater) and its analysis into
 Plackett-Luce strengths per rater group with a report figure; its builder template and upload preview."""
 
-import json
-import re
-
 import pytest
 from scipy.stats import spearmanr
 
 from participation.models import Answer
-from studies.study_file import InvalidStudyFile, validate_study
-from tests.conftest import ROOT
-from tests.tasks import reach_task_page
-
-SUBJECTS = ["D031", "D076", "D112", "D148", "D196"]  # AI risk scores .18 to .57, about .1 apart
+from studies.study_file import validate_study
+from tests.tasks import assert_refused, reach_task_page
+from tests.tasks.test_choose import SUBJECTS, choice_spec
 
 
 def rank_spec(**block) -> dict:
-    """The bundled disagreement study with a rank block: every four of five defendants, and all five."""
-    spec = json.loads((ROOT / "studies/bundled/disagreement_synthetic.json").read_text())
+    """The choose study's five defendants (``tests.tasks.test_choose.choice_spec``) in a rank block: every four
+    of them, and all five."""
+    spec = choice_spec()
     spec["slug"] = "rank-release"
-    pool = spec["pools"][0]
-    pool["subjects"] = [s for s in pool["subjects"] if s["id"] in SUBJECTS]
     rankings = [{"subjects": [s for s in SUBJECTS if s != left]} for left in SUBJECTS] + [{"subjects": SUBJECTS}]
     task = {"key": "release", "type": "task", "task": "rank", "pool": "subjects", "rankings": rankings}
-    task |= {"decision": "be released before trial", "model": "ai", **block}
-    spec["blocks"] = [b for b in spec["blocks"] if b["type"] != "task"] + [task]
+    spec["blocks"][-1] = task | {"decision": "be released before trial", "model": "ai", **block}
     return spec
 
 
@@ -47,11 +40,7 @@ def test_the_block_is_validated_by_its_own_rules():
         ),
         "another task's option": (rank_spec(strength=True), "blocks[4].strength: not used by a rank task"),
     }
-    for name, (bad, message) in problems.items():
-        bad["blocks"][-1] = {k: v for k, v in bad["blocks"][-1].items() if v is not None}
-        with pytest.raises(InvalidStudyFile, match=re.escape(message)):
-            validate_study(bad)
-        assert name
+    assert_refused(problems)
 
 
 @pytest.mark.django_db
