@@ -9,6 +9,8 @@ answers table has one row per (ranking, subject)). Analysed by Plackett-Luce str
 rater-clustered intervals.
 """
 
+from collections import defaultdict
+
 from django import forms
 from django.utils.translation import gettext, gettext_noop
 
@@ -68,10 +70,10 @@ class RankForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        given: dict[int, list[int]] = {}
+        given = defaultdict(list)  # rank -> the positions given it
         for i in range(len(self.subjects)):
             if (rank := data.get(f"rank_{i}")) is not None:
-                given.setdefault(rank, []).append(i)
+                given[rank].append(i)
         for rank, shared in sorted(given.items()):
             if len(shared) > 1:
                 who = ", ".join(self.names[i] for i in shared)
