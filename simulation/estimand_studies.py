@@ -7,6 +7,9 @@ registered in ``analysis.coverage.REGISTRY`` against the estimand its report sta
   Raters differ, so the pooled fits estimate population-averaged quantities (attenuated from the mean
   rater's) and Borda points are those of the raters' fitted rankings; each truth is that estimator's value
   on 20,000 simulated raters of the same design (its large-sample limit).
+* Rankings (``analysis.paired_comparison.plackett_luce``): the same subjects and raters; each ranking of four
+  random subjects a Plackett-Luce draw from the rater's utilities (Gumbel-max); the truth is the pooled fit
+  on 20,000 raters.
 * Feature judgements (``fairness.feature_fairness.latent_property_model``): raters with a leniency
   N(0, 1) judge features whose eight property ratings are uniform on 1..7; the truth is the pooled fit on
   20,000 raters (population-averaged).
@@ -25,7 +28,7 @@ import pandas as pd
 from scipy import special
 
 from analysis.coverage import Procedure, register
-from analysis.paired_comparison import ALL_RATERS, bradley_terry, utility_model
+from analysis.paired_comparison import ALL_RATERS, bradley_terry, plackett_luce, utility_model
 from fairness.feature_fairness import latent_property_model
 from fairness.human_metric import Kind, fit_metric
 from fairness.rater_groups import ALL
@@ -95,6 +98,45 @@ def strength_covers(rng: np.random.Generator) -> bool:
     subjects = choice_subjects(8)
     truth = _choice_truths(8, 20)[2]
     fit = bradley_terry(choices(rng, subjects, raters=40, per_rater=20), cluster="rater")
+    subject = rng.choice(truth.index[1:])
+    interval = fit.confidence_interval()
+    return bool(interval.low[subject] <= truth[subject] <= interval.high[subject])
+
+
+def rankings(rng: np.random.Generator, subjects: pd.DataFrame, *, raters: int, per_rater: int, size: int = 4):
+    """``per_rater`` rankings of ``size`` random subjects per rater (ranking, item, rank, rater), each a
+    Plackett-Luce draw (Gumbel-max) from the rater's own utilities w_r . x."""
+    x, ids = subjects.to_numpy(), subjects.index.to_numpy()
+    w = WEIGHTS + rng.normal(0, SPREAD, (raters, len(WEIGHTS)))
+    n = raters * per_rater
+    shown = np.argsort(rng.random((n, len(x))), axis=1)[:, :size]
+    rater = np.repeat(np.arange(raters), per_rater)
+    utility = np.einsum("nsk,nk->ns", x[shown], w[rater]) + rng.gumbel(size=shown.shape)
+    order = np.take_along_axis(shown, np.argsort(-utility, axis=1), axis=1)
+    return pd.DataFrame(
+        {
+            "ranking": np.repeat(np.arange(n), size),
+            "item": ids[order.ravel()],
+            "rank": np.tile(np.arange(1, size + 1), n),
+            "rater": np.repeat(rater, size),
+        }
+    )
+
+
+@cache
+def _ranking_truth(n_subjects: int, per_rater: int) -> pd.Series:
+    """Plackett-Luce strengths on TRUTH_RATERS raters (the pooled fit's limit)."""
+    subjects = choice_subjects(n_subjects)
+    return plackett_luce(
+        rankings(np.random.default_rng(1), subjects, raters=TRUTH_RATERS, per_rater=per_rater)
+    ).strength
+
+
+def ranking_strength_covers(rng: np.random.Generator) -> bool:
+    """The rater-clustered interval of a random non-reference subject's Plackett-Luce s_i - s_reference holds it."""
+    subjects = choice_subjects(8)
+    truth = _ranking_truth(8, 10)
+    fit = plackett_luce(rankings(rng, subjects, raters=40, per_rater=10), cluster="rater")
     subject = rng.choice(truth.index[1:])
     interval = fit.confidence_interval()
     return bool(interval.low[subject] <= truth[subject] <= interval.high[subject])
@@ -255,6 +297,15 @@ _coverage(
     60,
     500,
     "8 subjects, 40 raters x 20 choices from feature utilities, weights N((1, -0.5, 0), 0.5^2 I)",
+)
+_coverage(
+    "Plackett-Luce strengths, rater-clustered",
+    "analysis.paired_comparison.plackett_luce (cluster='rater')",
+    "s_i - s_reference, population-averaged (the pooled Plackett-Luce fit's limit over the rater population)",
+    ranking_strength_covers,
+    60,
+    500,
+    "8 subjects, 40 raters x 10 rankings of 4 from feature utilities, weights N((1, -0.5, 0), 0.5^2 I)",
 )
 _coverage(
     "latent-property model, population-averaged",

@@ -34,6 +34,8 @@ Templates (the task block):
   :func:`tasks.drawing.draw_pairs`.
 * ``triplet``: a ``triplet`` block ``triplets`` ("Who is more similar to Person A: Person B or Person C?",
   with "How sure are you?") over triplets drawn by :func:`tasks.drawing.draw_triplets`.
+* ``rank``: a ``rank`` block ``rankings`` ("Rank these persons by who should {decision}.") over rankings of 4
+  subjects drawn by :func:`tasks.rank.draw_rankings`.
 * ``feature_fairness``: a ``feature_fairness`` block ``features`` over the feature columns ("Is it fair to
   use {feature} to decide {decision}?", the eight latent properties, the BTS follow-up).
 

@@ -24,6 +24,7 @@ from tasks.pair_comparable import PairComparable
 from tasks.pair_distance import PairDistance
 from tasks.questionnaire import Questionnaire
 from tasks.questions import answers_rows
+from tasks.rank import Rank
 from tasks.rate import Rate
 from tasks.screening import Screening
 from tasks.triplet import Triplet
@@ -42,6 +43,7 @@ TASK_TYPES: tuple[TaskType, ...] = (
     Choose(),
     Triplet(),
     FeatureFairness(),
+    Rank(),
 )
 REGISTRY: dict[str, TaskType] = {kind: task for task in TASK_TYPES for kind in task.kinds}
 BLOCK_TASKS: dict[str, BlockTask] = {task.name: task for task in TASK_TYPES if isinstance(task, BlockTask)}

@@ -133,7 +133,19 @@ FEATURES = ItemShape(  # columns of the pool, not subjects: an item shows none
     "features",
     shows_subjects=False,
 )
-ITEM_SHAPES: dict[str, ItemShape] = {shape.name: shape for shape in (SUBJECTS, PAIRS, TRIPLETS, SETS, FEATURES)}
+RANKINGS = ItemShape(  # 3-5 subjects a participant orders, shown in the listed order
+    "rankings",
+    _listed(
+        ["subjects"], {"subjects": {"type": "array", "minItems": 3, "maxItems": 5, "items": KEY}, "relation": TEXT}
+    ),
+    lambda r: "~".join(r["subjects"]),
+    lambda r: list(r["subjects"]),
+    "ranking",
+    "rankings",
+)
+ITEM_SHAPES: dict[str, ItemShape] = {
+    shape.name: shape for shape in (SUBJECTS, PAIRS, TRIPLETS, SETS, FEATURES, RANKINGS)
+}
 
 
 def item_shape(name: str) -> ItemShape:

@@ -1,7 +1,12 @@
 """Tests of the task types, one module each."""
 
+import re
+
+import pytest
+
 from participation.loadclient import HTTPParticipant
 from participation.models import Participant
+from studies.study_file import InvalidStudyFile, validate_study
 
 
 def reach_task_page(client, spec: dict, kind: str, label: str = "p1") -> tuple[Participant, dict]:
@@ -21,3 +26,12 @@ def reach_task_page(client, spec: dict, kind: str, label: str = "p1") -> tuple[P
         client.post(f"/s/{slug}/page/", person.answer(page["key"], html))
         participant.refresh_from_db()
     raise AssertionError(f"no {kind} page in the plan of {label}")
+
+
+def assert_refused(problems: dict[str, tuple[dict, str]]) -> None:
+    """Each study file (its last block's options set to None dropped) is refused with its message."""
+    for name, (bad, message) in problems.items():
+        bad["blocks"][-1] = {k: v for k, v in bad["blocks"][-1].items() if v is not None}
+        with pytest.raises(InvalidStudyFile, match=re.escape(message)):
+            validate_study(bad)
+        assert name

@@ -22,6 +22,7 @@ EXAMPLES = {
         "16 stimulus sets",
     ),
     "features": ({"column": "priors", "label": "Prior offences"}, "priors", [], "1 feature", "16 features"),
+    "rankings": ({"subjects": ["S2", "S3", "S1"]}, "S2~S3~S1", ["S2", "S3", "S1"], "1 ranking", "16 rankings"),
 }
 
 
@@ -57,8 +58,8 @@ def test_a_shape_owns_its_schema_id_subjects_count_and_label(name):
 
 def test_an_unknown_shape_is_refused_with_the_known_ones_named():
     with pytest.raises(
-        UnknownItemShape, match=r"unknown item shape 'rankings'; known shapes: subjects, pairs, triplets"
+        UnknownItemShape, match=r"unknown item shape 'tournaments'; known shapes: subjects, pairs, triplets"
     ):
-        item_shape("rankings")
-    with pytest.raises(UnknownItemShape, match=r"Rank.item_shape 'rankings' is not a registered item shape"):
-        type("Rank", (BlockTask,), {"item_shape": "rankings"})
+        item_shape("tournaments")
+    with pytest.raises(UnknownItemShape, match=r"Tournament.item_shape 'tournaments' is not a registered item shape"):
+        type("Tournament", (BlockTask,), {"item_shape": "tournaments"})
