@@ -14,7 +14,18 @@ from participation.services import AnswerInput
 from participation.signals import records_signals
 from studies.content import StudyContent, study_content
 from tasks import block_task, task_for
-from tasks.item_shapes import PAIRS, SETS, SUBJECTS, TRIPLETS, ItemShape, PairItem, StimulusSet, TripletItem
+from tasks.item_shapes import (
+    PAIRS,
+    RANKINGS,
+    SETS,
+    SUBJECTS,
+    TRIPLETS,
+    ItemShape,
+    PairItem,
+    RankingItem,
+    StimulusSet,
+    TripletItem,
+)
 from tasks.page_index import Block, Card, Chart, ModelOutput, Page, PageIndex, Pool, Subject
 
 
@@ -47,6 +58,9 @@ class ContentIndex:
 
     def stimulus_set(self, page: Page) -> StimulusSet:
         return cast(StimulusSet, self._item(page, SETS))
+
+    def ranking(self, page: Page) -> RankingItem:
+        return cast(RankingItem, self._item(page, RANKINGS))
 
     def _item(self, page: Page, shape: ItemShape) -> dict:
         """The page's item as the file gives it, when the page's block lists items of ``shape``."""

@@ -39,6 +39,12 @@ class StimulusSet(TypedDict):
     comparisons: list[str]
 
 
+class RankingItem(TypedDict):
+    """An item of :data:`RANKINGS`: the 3-5 subjects a participant orders, in the order shown."""
+
+    subjects: list[str]
+
+
 class FeatureItem(TypedDict):
     """An item of :data:`FEATURES`: a feature column of the pool, as the page names and describes it."""
 

@@ -14,7 +14,7 @@ a new task type adds the block options it reads to :class:`Block`.
 
 from typing import Any, NotRequired, Protocol, Required, TypedDict
 
-from tasks.item_shapes import FeatureItem, PairItem, StimulusSet, TripletItem
+from tasks.item_shapes import FeatureItem, PairItem, RankingItem, StimulusSet, TripletItem
 
 Chart = dict[str, Any]  # a line chart's data (``studies.content.line_chart``): x, traces, ytitle, description
 
@@ -160,6 +160,10 @@ class PageIndex(Protocol):
 
     def stimulus_set(self, page: Page) -> StimulusSet:
         """The page's item of a block over stimulus sets (``tasks.item_shapes.SETS``)."""
+        ...
+
+    def ranking(self, page: Page) -> RankingItem:
+        """The page's item of a block over rankings (``tasks.item_shapes.RANKINGS``)."""
         ...
 
     def model_output(self, pool: str, subject_id: str, model: str) -> ModelOutput:

@@ -9,7 +9,10 @@ answers table has one row per (ranking, subject)). Analysed by Plackett-Luce str
 rater-clustered intervals.
 """
 
+from __future__ import annotations
+
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from django import forms
 from django.utils.translation import gettext, gettext_noop
@@ -20,8 +23,14 @@ from tasks.base import AnswerInput, BlockTask, BuilderInput, BuilderProblem
 from tasks.choose import BUILDER_DECISION, CHOICE_SLOPE, strengths_by_rater_group
 from tasks.item_shapes import RANKINGS
 from tasks.labels import page_labels
+from tasks.page_index import Block, Card, Page, PageIndex
 from tasks.questions import task_question
 from tasks.schema import MODEL, QUESTION, SHOWN, check_model, duplicates, once
+
+if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
+    import numpy as np
+
+    from simulation.raters import SimulatedRater
 
 DEFAULT_QUESTION = gettext_noop("Rank these {subject_noun}s by who should {decision}.")
 RANKING_SIZE = 4  # subjects per ranking the builder template draws
@@ -52,7 +61,7 @@ def rank_choices(n: int) -> list[tuple[str, str]]:
 class RankForm(forms.Form):
     """``rank_<i>`` for the i-th subject shown (0-based); ``rows()`` pairs each with its profile card."""
 
-    def __init__(self, *args, page: dict, subjects: list[str], names: list[str], cards: list[dict], **kwargs):
+    def __init__(self, *args, page: Page, subjects: list[str], names: list[str], cards: list[Card], **kwargs):
         super().__init__(*args, **kwargs)
         self.page, self.subjects, self.names, self.cards = page, subjects, names, cards
         n = len(subjects)
@@ -65,7 +74,7 @@ class RankForm(forms.Form):
                 error_messages={"required": message, "invalid_choice": message},
             )
 
-    def rows(self) -> list[tuple[dict, forms.BoundField]]:
+    def rows(self) -> list[tuple[Card, forms.BoundField]]:
         return [(card, self[f"rank_{i}"]) for i, card in enumerate(self.cards)]
 
     def clean(self):
@@ -130,9 +139,9 @@ def draw_rankings(ids: list[str], *, size: int, seed: int = 0) -> list[dict]:
     return rankings
 
 
-def _view(index, page: dict) -> tuple[list[str], list[str], dict]:
+def _view(index: PageIndex, page: Page) -> tuple[list[str], list[str], Block]:
     """The ranking's subjects in page order, what the page calls them and the block."""
-    subjects = list(index.pair(page)["subjects"])
+    subjects = list(index.ranking(page)["subjects"])
     return subjects, page_labels(index, page, len(subjects)), index.block(page)
 
 
@@ -219,12 +228,12 @@ class Rank(BlockTask):
         block.setdefault("question", gettext(DEFAULT_QUESTION))
         block.setdefault("favourable", "lower")
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         subjects, names, block = _view(index, page)
         cards = [index.card(block["pool"], s, name) for s, name in zip(subjects, names, strict=True)]
         return RankForm(data, page=page, subjects=subjects, names=names, cards=cards)
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         subjects, names, block = _view(index, page)
         noun = index.noun(index.pool_of(page))
         return {
@@ -233,7 +242,7 @@ class Rank(BlockTask):
             % {"n": len(subjects)},
         }
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """A Plackett-Luce rater: utilities u_j = CHOICE_SLOPE * (the favourable side of the AI's score, 0
         without a model) + N(0, noise) per subject, ranked by u_j + Gumbel(0, 1) noise (the Gumbel-max draw of
         a Plackett-Luce ranking with strengths u; Yellott 1977)."""
