@@ -5,7 +5,8 @@ block to estimator and serving the page kinds it renders (format 1 kinds and the
 ``templates/surveys/page_<kind>.html``, its tests and one line below. ``REGISTRY`` maps a page kind to
 its task type (``task_for(page)``), ``BLOCK_TASKS`` a format 2 block's ``task`` name to its type
 (``block_task(block)``). Everything else (validation, the runtime, the export and codebook, BTS, the
-integrity check, the builder, the analysis report) asks these, never a task by name.
+integrity check, the builder, the analysis report) asks these, never a task by name; the audit's sources ask
+``yielding(what)``: the types whose estimators yield it (``BlockTask.yields``, ``tasks.yields``).
 """
 
 from dataclasses import replace
