@@ -5,7 +5,8 @@ block to estimator and serving the page kinds it renders (format 1 kinds and the
 ``templates/surveys/page_<kind>.html``, its tests and one line below. ``REGISTRY`` maps a page kind to
 its task type (``task_for(page)``), ``BLOCK_TASKS`` a format 2 block's ``task`` name to its type
 (``block_task(block)``). Everything else (validation, the runtime, the export and codebook, BTS, the
-integrity check, the builder, the analysis report) asks these, never a task by name.
+integrity check, the builder, the analysis report) asks these, never a task by name; the audit's sources ask
+``yielding(what)``: the types whose estimators yield it (``BlockTask.yields``, ``tasks.yields``).
 """
 
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ from tasks.rank import Rank
 from tasks.rate import Rate
 from tasks.screening import Screening
 from tasks.triplet import Triplet
+from tasks.yields import Yield
 
 TASK_TYPES: tuple[TaskType, ...] = (
     Instructions(),
@@ -88,6 +90,12 @@ def task_for(page: Mapping[str, Any]) -> TaskType:
 def block_task(block: Mapping[str, Any]) -> BlockTask:
     """The task type of a format 2 task block (validated files name only registered ones)."""
     return BLOCK_TASKS[block["task"]]
+
+
+def yielding(what: Yield) -> tuple[str, ...]:
+    """The names of the block task types whose estimators yield ``what`` (``BlockTask.yields``), in registry
+    order."""
+    return tuple(name for name, task in BLOCK_TASKS.items() if what in task.yields)
 
 
 def answers_where(spec: dict) -> dict[str, dict]:

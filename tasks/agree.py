@@ -35,6 +35,7 @@ from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundA
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
 from tasks.page_index import Block, Card, Page, PageIndex
 from tasks.schema import BTS, KEY, MODEL, PAGE_KEY, QUESTION, SHOWN, check_model, duplicates, once
+from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
@@ -188,6 +189,7 @@ class Agree(BlockTask):
     builder_needs_model = True
     builder_description = "Disagreement: does the participant agree with the AI's prediction? (yes/no, confidence, BTS)"
     default_bts_prompt = gettext_noop("What percentage of other participants do you think agreed with the AI?")
+    yields = {Yield.DISAGREEMENT: "agree", Yield.ALPHA: "agree", Yield.PARITY: "agree"}
     estimators = (
         "fairness.disagreement.disagreement_notions",
         "fairness.rater_groups.rater_group_difference_tests",

@@ -25,6 +25,7 @@ from core.report_texts import ReportTable, TableView
 from tasks.item_shapes import ITEM_SHAPES, SUBJECTS, ItemShape, UnknownItemShape
 from tasks.page_index import Page, PageIndex
 from tasks.questions import page_key
+from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
@@ -178,6 +179,8 @@ class BlockTask(TaskType):
     (``fairness.study_parity``), if any.
     ``weighs_features``: its estimator weighs the pool's feature columns (a utility model, a learned
     metric), so the study file's validation refuses a feature that no page shows.
+    ``yields``: what its estimators produce that audits and calibrations use (``tasks.yields.Yield``), each with
+    the measure of its answers it is fitted to; every block type declares it, empty when it yields nothing.
     """
 
     options: dict[str, dict] = {}
@@ -189,6 +192,7 @@ class BlockTask(TaskType):
     builder_description: str = ""  # the web builder's label of the template
     no_builder_template: str = ""
     estimators: tuple[str, ...] = ()
+    yields: Mapping[Yield, str]
     weighs_features: bool = False
     analysis: str | None = None
     no_analysis: str = ""

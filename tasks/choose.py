@@ -31,6 +31,7 @@ from tasks.page_index import Block, Page, PageIndex
 from tasks.pair_distance import _names
 from tasks.questions import task_question
 from tasks.schema import BTS, MODEL, QUESTION, SHOWN, check_model, check_pairs
+from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
@@ -153,6 +154,7 @@ class Choose(BlockTask):
     builder_allows_tie = True  # "Equally": Davidson's ties in the Bradley-Terry fit (analyse)
     adaptive = Adaptive("choice", "analysis.adaptive_design.choice_fit", "choice")
     default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {favoured}?")
+    yields = {Yield.STRENGTHS: "choice", Yield.UTILITIES: "choice"}
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.paired_comparison.utility_model")
     weighs_features = True
     analysis = "tasks.choose.analyse"

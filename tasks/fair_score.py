@@ -22,6 +22,7 @@ from tasks.item_shapes import SETS
 from tasks.labels import page_labels
 from tasks.page_index import Page, PageIndex
 from tasks.schema import MODEL, PAGE_KEY, SHOWN, check_model, duplicates, once
+from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     from simulation.raters import SimulatedRater
@@ -154,6 +155,7 @@ class FairScore(BlockTask):
     }
     needs = ("sets", "model")
     item_shape = SETS
+    yields = {Yield.PARITY: "fair_score"}  # the differential-parity job's fair scores vs the AI
     parity_table = "fair_scores_vs_ai"
     no_builder_template = (
         "fair_score blocks belong to the effort design: each set is a reference and its comparisons over "

@@ -27,6 +27,7 @@ from tasks.item_shapes import FEATURES
 from tasks.page_index import Block, Page, PageIndex
 from tasks.questions import task_question
 from tasks.schema import BTS, QUESTION, SHOWN, duplicates, once
+from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
@@ -143,6 +144,7 @@ class FeatureFairness(BlockTask):
     default_bts_prompt = gettext_noop(
         "What percentage of other participants do you think judged it fair to use {feature}?"
     )
+    yields = {Yield.FEATURE_SHARES: "fair_use"}
     estimators = (
         "fairness.feature_fairness.feature_fairness_shares",
         "fairness.feature_fairness.latent_property_model",

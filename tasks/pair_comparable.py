@@ -19,6 +19,7 @@ from tasks.page_index import Page, PageIndex
 from tasks.pair_distance import _distance, _names
 from tasks.schema import BTS, QUESTION, check_pairs
 from tasks.triplet import METRIC_COLUMNS
+from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
@@ -72,6 +73,7 @@ class PairComparable(BlockTask):
     adaptive = Adaptive("comparable", "fairness.human_metric.comparable_design_fit", "comparable")
     builder_description = "Comparable pairs: should these two people be treated alike? (yes/no, how sure)"
     default_bts_prompt = gettext_noop("What percentage of other participants do you think answered 'Yes'?")
+    yields = {Yield.METRIC: "comparable"}
     estimators = ("fairness.rater_groups.rater_group_difference_tests", "fairness.human_metric.fit_metric")
     weighs_features = True
     analysis = "fairness.task_blocks.pair_comparable_block"

@@ -22,6 +22,7 @@ from tasks.item_shapes import PAIRS
 from tasks.labels import page_labels
 from tasks.page_index import Block, Page, PageIndex
 from tasks.schema import BTS, LIKERT_QUESTIONS, PAGE_KEY, SHOWN, check_pairs, once
+from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     from simulation.raters import SimulatedRater
@@ -279,6 +280,7 @@ class PairDistance(BlockTask):
         "subjects the builder has the comparable (pair_comparable), choice and triplet templates"
     )
     default_bts_prompt = DEFAULT_BTS_PROMPT
+    yields = {Yield.ALPHA: "overall"}  # Eq. 5: overall d on d_S and d_E
     estimators = ("fairness.rater_group_alpha.alpha_by_rater_group",)
     analysis = "fairness.task_blocks.pair_distance_block"
     report_tables = {

@@ -34,6 +34,7 @@ from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.fields import prediction_field, scale_field
 from tasks.page_index import Page, PageIndex
 from tasks.schema import BTS, LABELS, MODEL, QUESTION, check_model
+from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     from simulation.raters import SimulatedRater
@@ -176,6 +177,7 @@ class Rate(BlockTask):
     default_bts_prompt = gettext_noop(
         "What percentage of other participants do you think chose '{positive}' or higher?"
     )
+    yields = {Yield.PARITY: "rating"}
     estimators = (
         "fairness.rater_groups.rater_group_difference_tests",
         "analysis.agreement.rating_icc",

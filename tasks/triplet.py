@@ -29,6 +29,7 @@ from tasks.labels import page_labels
 from tasks.page_index import Block, Page, PageIndex
 from tasks.questions import task_question
 from tasks.schema import BTS, MODEL, QUESTION, check_model, duplicates, once
+from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
@@ -163,6 +164,7 @@ class Triplet(BlockTask):
     builder_mix = ("near-far", "random")
     adaptive = Adaptive("triplet", "fairness.human_metric.triplet_design_fit", "closer")
     default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {closer}?")
+    yields = {Yield.METRIC: "closer"}
     estimators = ("fairness.human_metric.fit_metric",)
     weighs_features = True
     analysis = "tasks.triplet.analyse"
