@@ -26,6 +26,7 @@ from tasks.labels import page_labels
 from tasks.page_index import Block, Card, Page, PageIndex
 from tasks.questions import task_question
 from tasks.schema import MODEL, QUESTION, SHOWN, check_model, duplicates, once
+from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
@@ -177,6 +178,7 @@ class Rank(BlockTask):
     builder_seconds = 45
     builder_decision = BUILDER_DECISION
     estimators = ("analysis.paired_comparison.plackett_luce",)
+    yields = {Yield.STRENGTHS: "rank"}
     analysis = "tasks.rank.analyse"
     report_tables = {
         "rank_strengths": ReportTable(
