@@ -24,6 +24,7 @@ from tasks.questionnaire import Questionnaire
 from tasks.questions import answers_rows
 from tasks.rate import Rate
 from tasks.screening import Screening
+from tasks.tradeoff import Tradeoff
 from tasks.triplet import Triplet
 
 TASK_TYPES: tuple[TaskType, ...] = (
@@ -40,6 +41,7 @@ TASK_TYPES: tuple[TaskType, ...] = (
     Choose(),
     Triplet(),
     FeatureFairness(),
+    Tradeoff(),
 )
 REGISTRY: dict[str, TaskType] = {kind: task for task in TASK_TYPES for kind in task.kinds}
 BLOCK_TASKS: dict[str, BlockTask] = {task.name: task for task in TASK_TYPES if isinstance(task, BlockTask)}

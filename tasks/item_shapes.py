@@ -100,7 +100,26 @@ FEATURES = ItemShape(  # columns of the pool, not subjects: an item shows none
     "features",
     shows_subjects=False,
 )
-ITEM_SHAPES: dict[str, ItemShape] = {shape.name: shape for shape in (SUBJECTS, PAIRS, TRIPLETS, SETS, FEATURES)}
+MODEL_COMPARISONS = ItemShape(  # two models' outcomes on (a sub-pool of) the pool: an item shows no one subject
+    "comparisons",
+    _listed(
+        ["key", "a", "b"],
+        {
+            "key": KEY,
+            "a": KEY,
+            "b": KEY,
+            "subjects": {"type": "array", "minItems": 2, "uniqueItems": True, "items": KEY},
+        },
+    ),
+    lambda c: c["key"],
+    lambda c: [],
+    "model comparison",
+    "model comparisons",
+    shows_subjects=False,
+)
+ITEM_SHAPES: dict[str, ItemShape] = {
+    shape.name: shape for shape in (SUBJECTS, PAIRS, TRIPLETS, SETS, FEATURES, MODEL_COMPARISONS)
+}
 
 
 def item_shape(name: str) -> ItemShape:

@@ -22,6 +22,13 @@ EXAMPLES = {
         "16 stimulus sets",
     ),
     "features": ({"column": "priors", "label": "Prior offences"}, "priors", [], "1 feature", "16 features"),
+    "comparisons": (
+        {"key": "c1", "a": "fair", "b": "accurate", "subjects": ["S1", "S2"]},
+        "c1",
+        [],
+        "1 model comparison",
+        "16 model comparisons",
+    ),
 }
 
 

@@ -1,0 +1,186 @@
+"""The tradeoff task type ("which model is fairer?"), added as one module, its template and these tests: its
+item shape and study-file checks (the comparisons must identify the trade-off weights), its page (rates by
+group as SVG bars with their numbers), its answers and simulation, and its analysis into model strengths and
+trade-off weights per rater group."""
+
+import json
+import random
+import re
+
+import pytest
+
+from participation.models import Answer
+from studies.study_file import InvalidStudyFile, validate_study
+from tasks.tradeoff import FEATURES, differences, identified_weights, model_outcomes
+from tests.conftest import ROOT
+from tests.tasks import reach_task_page
+
+MODELS = ("ai", "strict", "lenient", "parity")
+
+
+def tradeoff_pool(seed: int = 7) -> dict:
+    """The bundled disagreement study's 200 defendants with a drawn true outcome (P = their AI risk score) and
+    four models' labels: the AI's, a strict and a lenient threshold, and one with a threshold per race."""
+    spec = json.loads((ROOT / "studies/bundled/disagreement_synthetic.json").read_text())
+    pool = spec["pools"][0]
+    rng = random.Random(seed)
+    thresholds = {"strict": (0.35, 0.35), "lenient": (0.6, 0.6), "parity": (0.55, 0.4)}
+    for subject in pool["subjects"]:
+        score = subject["models"]["ai"]["score"]
+        subject["outcome"] = int(rng.random() < score)
+        black = subject["groups"]["race"] == "Black"
+        for name, (cut_black, cut_white) in thresholds.items():
+            subject["models"][name] = {"label": int(score + rng.gauss(0, 0.08) > (cut_black if black else cut_white))}
+    pool["outcome_column"] = "outcome"
+    return pool
+
+
+def comparisons(pool: dict, n: int = 12, size: int = 80, seed: int = 1) -> list[dict]:
+    """``n`` comparisons of pairs of the models, each on a random sub-pool of ``size`` subjects."""
+    rng = random.Random(seed)
+    ids = [s["id"] for s in pool["subjects"]]
+    out = []
+    for i in range(n):
+        a, b = rng.sample(MODELS, 2)
+        out.append({"key": f"c{i + 1}", "a": a, "b": b, "subjects": sorted(rng.sample(ids, size))})
+    return out
+
+
+def tradeoff_spec(**block) -> dict:
+    spec = json.loads((ROOT / "studies/bundled/disagreement_synthetic.json").read_text())
+    spec["slug"] = "tradeoff-models"
+    spec["pools"] = [tradeoff_pool()]
+    task = {"key": "fairer", "type": "task", "task": "tradeoff", "pool": "subjects", "group": "race"}
+    task |= {"comparisons": comparisons(spec["pools"][0]), "strength": True, **block}
+    spec["blocks"] = [b for b in spec["blocks"] if b["type"] != "task"] + [task]
+    return spec
+
+
+def test_model_outcomes_are_the_confusion_matrix_rates_by_group():
+    """Selection rate, FPR, FNR and accuracy by group and their gaps (Fairlearn's ``difference()``: max - min
+    over groups) equal those of scikit-learn's confusion matrix of each group's labels."""
+    from sklearn.metrics import accuracy_score, confusion_matrix
+
+    pool = tradeoff_pool()
+    ids = comparisons(pool)[0]["subjects"]
+    chosen = [s for s in pool["subjects"] if s["id"] in ids]
+    for model in MODELS:
+        outcomes = model_outcomes(pool, ids, model, "race")
+        expected = {}
+        for group in ("Black", "White"):
+            truth = [s["outcome"] for s in chosen if s["groups"]["race"] == group]
+            labels = [s["models"][model]["label"] for s in chosen if s["groups"]["race"] == group]
+            tn, fp, fn, tp = confusion_matrix(truth, labels, labels=[0, 1]).ravel()
+            expected[group] = ((fp + tp) / len(truth), fp / (fp + tn), fn / (fn + tp), accuracy_score(truth, labels))
+        rates = {
+            g.group: (g.selection_rate, g.false_positive_rate, g.false_negative_rate, g.accuracy)
+            for g in outcomes.groups
+        }
+        for group, values in expected.items():
+            assert rates[group] == pytest.approx(values), (model, group)
+        truth = [s["outcome"] for s in chosen]
+        assert outcomes.accuracy == pytest.approx(accuracy_score(truth, [s["models"][model]["label"] for s in chosen]))
+        gaps = [abs(expected["Black"][k] - expected["White"][k]) for k in (1, 2, 0)]
+        assert outcomes.features == pytest.approx(dict(zip(FEATURES, [outcomes.accuracy, *gaps], strict=True)))
+
+
+def test_identification_needs_comparisons_that_vary_the_gaps_independently():
+    """One pair of models on the whole pool identifies one direction; pairs on different sub-pools all four."""
+    import numpy as np
+
+    pool = tradeoff_pool()
+    block = {"group": "race"}
+    whole = [{"key": f"w{i}", "a": "ai", "b": "strict"} for i in range(6)]
+    rows = [list(differences(pool, block, c).values()) for c in whole]
+    assert identified_weights(rows) == 1 == np.linalg.matrix_rank(np.array(rows))
+    rows = [list(differences(pool, block, c).values()) for c in comparisons(pool)]
+    assert identified_weights(rows) == len(FEATURES) == np.linalg.matrix_rank(np.array(rows))
+    assert identified_weights([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]]) == 1 and identified_weights([]) == 0
+
+
+def test_the_block_is_validated_by_its_own_rules():
+    spec = tradeoff_spec()
+    del spec["blocks"][-1]["strength"]
+    spec = validate_study(spec)
+    block = spec["blocks"][-1]
+    assert block["question"] == "Which model is fairer?" and block["strength"] is False
+    pool = tradeoff_pool()
+    one_pair = [{"key": f"w{i}", "a": "ai", "b": "strict"} for i in range(6)]
+
+    def first(sex: str, outcome: int, n: int) -> list[str]:
+        return [s["id"] for s in pool["subjects"] if s["groups"]["sex"] == sex and s["outcome"] == outcome][:n]
+
+    no_positive = [*first("female", 0, 3), *first("male", 0, 1), *first("male", 1, 1)]  # no woman with outcome 1
+    problems = {
+        "no group": (tradeoff_spec(group=None), "a tradeoff task needs 'group'"),
+        "the same model twice": (
+            tradeoff_spec(comparisons=[{"key": "x", "a": "ai", "b": "ai"}]),
+            "comparisons[0]: a comparison needs two different models",
+        ),
+        "an unknown model": (
+            tradeoff_spec(comparisons=[{"key": "x", "a": "ai", "b": "nope"}]),
+            "has no label from model 'nope'",
+        ),
+        "an unknown subject": (
+            tradeoff_spec(comparisons=[{"key": "x", "a": "ai", "b": "strict", "subjects": ["D001", "X9"]}]),
+            "comparisons[0].subjects: subject 'X9' is not in pool 'subjects'",
+        ),
+        "a key twice": (
+            tradeoff_spec(comparisons=comparisons(pool)[:5] + [{**comparisons(pool)[5], "key": "c1"}]),
+            "the comparison key 'c1' is used twice",
+        ),
+        "a group without a positive outcome": (
+            tradeoff_spec(
+                group="sex",
+                comparisons=[{"key": "x", "a": "ai", "b": "strict", "subjects": no_positive}],
+            ),
+            "group 'female' has no subject with a positive (1) outcome: its error rates are undefined",
+        ),
+        "not identified": (tradeoff_spec(comparisons=one_pair), "identify only 1 of the 4 trade-off weights"),
+    }
+    for name, (bad, message) in problems.items():
+        bad["blocks"][-1] = {k: v for k, v in bad["blocks"][-1].items() if v is not None}
+        with pytest.raises(InvalidStudyFile, match=re.escape(message)):
+            validate_study(bad)
+        assert name
+    no_outcome = tradeoff_spec()
+    for subject in no_outcome["pools"][0]["subjects"]:
+        del subject["outcome"]
+    del no_outcome["pools"][0]["outcome_column"]
+    with pytest.raises(InvalidStudyFile, match="has no true outcomes"):
+        validate_study(no_outcome)
+
+
+@pytest.mark.django_db
+def test_a_participant_chooses_and_the_answers_follow_the_contract(client, researcher):
+    from studies.services import study_load
+
+    spec = tradeoff_spec()
+    study_load(spec=spec, owner=researcher)
+    participant, page = reach_task_page(client, spec, "tradeoff")
+    html = client.get("/s/tradeoff-models/page/").content.decode()
+    comparison = next(c for c in spec["blocks"][-1]["comparisons"] if c["key"] == page["item"])
+    pool = tradeoff_pool()
+    a = model_outcomes(pool, comparison["subjects"], comparison["a"], "race")
+    assert "<h1>Which model is fairer?</h1>" in html and "<svg" in html and not re.search(r"<script(?![^>]*src=)", html)
+    black = next(g for g in a.groups if g.group == "Black")
+    assert f"Black (n = {black.n})" in html and f"{100 * black.false_positive_rate:.0f}%" in html
+    assert comparison["a"] not in re.sub(r"<[^>]+>", "", html.split("<main")[-1]).split(), "model keys stay hidden"
+    refused = client.post("/s/tradeoff-models/page/", {"page_key": page["key"], "sure": "3"})
+    assert refused.status_code == 422 and "Choose Model A or Model B." in refused.content.decode()
+    assert not Answer.objects.filter(participant=participant, measure="fairer").exists()
+    client.post("/s/tradeoff-models/page/", {"page_key": page["key"], "choice": "b", "sure": "4"})
+    stored = {x.measure: (x.number, x.text) for x in Answer.objects.filter(participant=participant, set_key="fairer")}
+    assert stored == {"fairer": (0.0, comparison["b"]), "strength": (4.0, "")}
+
+
+@pytest.mark.django_db
+def test_how_sure_is_optional(client, researcher):
+    from studies.services import study_load
+
+    spec = tradeoff_spec()
+    study_load(spec=spec, owner=researcher)
+    participant, page = reach_task_page(client, spec, "tradeoff")
+    client.post("/s/tradeoff-models/page/", {"page_key": page["key"], "choice": "a"})
+    stored = {x.measure: x.number for x in Answer.objects.filter(participant=participant, set_key="fairer")}
+    assert stored == {"fairer": 1.0}
