@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 
 from django import forms
 from django.utils.translation import gettext, gettext_noop
-from django.utils.translation import gettext_lazy as _
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
@@ -306,7 +305,8 @@ class Tradeoff(BlockTask):
                 "the difference: positive for accuracy means more accurate models are found fairer; a negative weight "
                 "for a gap means larger gaps are found less fair. Compare the gaps' weights to see which disparity a "
                 "group minds most. CIs and p-values use rater-clustered standard errors (t with raters - 1 df).",
-                "P(A found fairer than B) = expit(w . (x_A - x_B)), x = (accuracy, FPR gap, FNR gap, selection-rate gap), "
+                "P(A found fairer than B) = expit(w . (x_A - x_B)), "
+                "x = (accuracy, FPR gap, FNR gap, selection-rate gap), "
                 "gap = max - min over groups; pooled logit MLE; CR1 = G/(G-1) rater-clustered sandwich over G raters",
                 "McFadden (1974); Srivastava et al. (KDD 2019); Harrison et al. (FAccT 2020); Liang & Zeger (1986)",
             ),
