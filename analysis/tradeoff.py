@@ -88,10 +88,13 @@ def tradeoff_weights(
     ValueError for missing columns or answers that are not 0/1. A group whose fit fails (one rater,
     perfect separation, differences that do not identify the weights) gets a note, not a row.
 
-    >>> frame = pd.DataFrame({"chose_a": [1, 0, 1, 1, 0, 1], "x": [0.2, 0.1, -0.1, 0.3, -0.2, 0.0],
-    ...                       "rater": [1, 1, 1, 2, 2, 2]})
-    >>> round(float(tradeoff_weights(frame, features=("x",)).table["weight"].iloc[0]), 3)
-    8.617
+    A chosen in 3 of 4 choices where it is better by 1 and in 1 of 4 where it is worse by 1: expit(w) = 3/4,
+    so w = log 3 = 1.0986:
+
+    >>> frame = pd.DataFrame({"chose_a": [1, 1, 1, 0, 0, 0, 0, 1], "x": [1, 1, 1, 1, -1, -1, -1, -1],
+    ...                       "rater": [1, 2, 1, 2, 1, 2, 1, 2]})
+    >>> round(float(tradeoff_weights(frame, features=("x",)).table["weight"].iloc[0]), 4)
+    1.0986
     """
     _check(choices, [chose, rater, *features, *([by] if by else [])])
     y = pd.to_numeric(choices[chose], errors="coerce")
