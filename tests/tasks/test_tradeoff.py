@@ -184,3 +184,32 @@ def test_how_sure_is_optional(client, researcher):
     client.post("/s/tradeoff-models/page/", {"page_key": page["key"], "choice": "a"})
     stored = {x.measure: x.number for x in Answer.objects.filter(participant=participant, set_key="fairer")}
     assert stored == {"fairer": 1.0}
+
+
+@pytest.mark.django_db
+def test_simulated_raters_give_weights_near_theirs_strengths_and_a_report_with_figures(researcher, tmp_path):
+    """Simulated raters choose by ``SIMULATED_WEIGHTS`` (``Tradeoff.simulate``): the analysis's trade-off
+    weights of all participants hold them within their intervals, and the report shows both tables with
+    their Plotly figures."""
+    from participation.simulate import simulate_participants
+    from runs.design_analysis import study_analysis
+    from runs.reports.design import write_design_report
+    from studies.services import study_load
+    from tasks.tradeoff import SIMULATED_WEIGHTS
+
+    spec = study_load(spec=tradeoff_spec(), owner=researcher).study.spec
+    simulate_participants("tradeoff-models", n=80, seed=3, decline_rate=0)
+    result = study_analysis("tradeoff-models", spec, by=["role"], n_resamples=100, n_permutations=100)
+    block = next(b for b in result.blocks if b.task == "tradeoff")
+    weights = block.tables["tradeoff_weights"]
+    overall = weights[weights["rater_group"] == "all participants"].set_index("feature")
+    truth = [SIMULATED_WEIGHTS[f] for f in FEATURES]
+    assert (overall["ci_low"] <= truth).all() and (overall["ci_high"] >= truth).all(), overall
+    assert (overall.loc[list(FEATURES[1:]), "ci_high"] < 0).all() and overall.loc["accuracy", "ci_low"] > 0
+    assert list(overall.index) == list(FEATURES) and (overall["n_choices"] == 80 * 12).all()
+    assert weights["rater_group"].nunique() > 1
+    strengths = block.tables["model_strengths"]
+    assert set(strengths.loc[strengths["rater_group"] == "all participants", "model"]) == set(MODELS)
+    html = write_design_report(result, tmp_path, title="Trade-off").read_text()
+    assert "Block fairer: trade-off weights: what makes a model fairer, by rater group" in html
+    assert (tmp_path / "fairer_tradeoff_weights.csv").exists() and (tmp_path / "fairer_model_strengths.csv").exists()
