@@ -22,6 +22,7 @@ choice on the differences x_A - x_B of (accuracy, FPR gap, FNR gap, selection-ra
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,7 @@ from django.utils.translation import gettext, gettext_noop
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
-from tasks.base import AnswerInput, BlockTask
+from tasks.base import AnswerInput, BlockTask, BuilderInput, BuilderProblem
 from tasks.choose import Choose
 from tasks.fields import CONFIDENCE_LABELS, scale_field
 from tasks.item_shapes import MODEL_COMPARISONS
@@ -65,6 +66,13 @@ FEATURE_RATES = {
 # simulate(): the logit of choosing A is SIMULATED_WEIGHTS . (x_A - x_B) (+ the rater's leniency and noise)
 SIMULATED_WEIGHTS = {"accuracy": 8.0, "fpr_gap": -10.0, "fnr_gap": -4.0, "selection_rate_gap": -6.0}
 RANK_TOLERANCE = 1e-9
+# The builder template: each pair of models on SUBPOOLS_PER_PAIR random halves of the pool (at most SUBPOOL_MAX
+# subjects; SUBPOOL_TRIES draws for one with both outcomes in every group), MIN_COMPARISONS to MAX_COMPARISONS.
+SUBPOOLS_PER_PAIR = 4
+MIN_COMPARISONS = 8
+MAX_COMPARISONS = 30
+SUBPOOL_MAX = 200
+SUBPOOL_TRIES = 20
 BAR_WIDTH = 220  # the SVG's bar at a rate of 1 (viewBox units), after the bar's label
 LABEL_WIDTH = 62  # "Model A" before each bar
 GROUP_HEIGHT = 50  # a group's name and its two bars
@@ -257,7 +265,19 @@ class Tradeoff(BlockTask):
     item_shape = MODEL_COMPARISONS
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.tradeoff.tradeoff_weights")
     analysis = "tasks.tradeoff.analyse"
-    no_builder_template = "not yet: write the comparisons in the study file"
+    builder_template = "tradeoff"
+    builder_description = (
+        "Trade-off: which of two models is fairer, from their outcomes by group? (needs an outcome, a group "
+        "and two or more models' labels)"
+    )
+    builder_key = "tradeoffs"
+    builder_instructions = gettext_noop(
+        "You will see how two AI models decided about the same group of people: how often each model selected "
+        "people, how often it was wrong in each direction, and how often it was right, for each group.\n\n"
+        "For each comparison, choose the model you find fairer, and say how sure you are if you wish. There are "
+        "no right or wrong answers: we are interested in your own judgement."
+    )
+    builder_seconds = 45
     report_tables = {
         "model_strengths": ReportTable(
             "Bradley-Terry strengths of the models (found fairer) by rater group",
@@ -315,6 +335,58 @@ class Tradeoff(BlockTask):
             procedures=("trade-off weights, rater-clustered",),
         ),
     }
+
+    def builder_block(self, source: BuilderInput) -> dict:
+        """Every pair of the CSV's models (those with labels) on :data:`SUBPOOLS_PER_PAIR` random sub-pools
+        (at least :data:`MIN_COMPARISONS` comparisons in all, each sub-pool half the pool, at most
+        :data:`SUBPOOL_MAX` subjects, with both outcomes in every group), grouped by the first group column;
+        :class:`BuilderProblem` without an outcome, a group or two models, or when the draws do not identify
+        the trade-off weights."""
+        subjects = source.subjects
+        models = sorted({m for s in subjects for m, out in s["models"].items() if "label" in out})
+        groups = list(subjects[0].get("groups", {}))
+        problems = [
+            "the tradeoff template needs the true outcome: give --outcome-column"
+            if "outcome" not in subjects[0]
+            else "",
+            "the tradeoff template needs a group to compare the models' rates by: give --group-columns"
+            if not groups
+            else "",
+            f"the tradeoff template needs two or more models' labels (found {len(models)}): give --model-label-columns"
+            " (and --label-column)"
+            if len(models) < 2
+            else "",
+        ]
+        if any(problems):
+            raise BuilderProblem("; ".join(p for p in problems if p))
+        pool = {"key": source.pool, "outcome_column": "outcome", "subjects": subjects}
+        block = {"task": self.name, "group": groups[0], "strength": True}
+        pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
+        per_pair = max(SUBPOOLS_PER_PAIR, -(-MIN_COMPARISONS // len(pairs)))
+        size = min(max(len(subjects) // 2, 2), SUBPOOL_MAX)
+        rng = random.Random(0)
+        ids = [s["id"] for s in subjects]
+        comparisons: list[dict] = []
+        for a, b in pairs * per_pair:
+            for _ in range(SUBPOOL_TRIES):
+                drawn = sorted(rng.sample(ids, size))
+                comparison = {"key": f"c{len(comparisons) + 1}", "a": a, "b": b, "subjects": drawn}
+                try:
+                    differences(pool, block, comparison)
+                except TradeoffProblem:
+                    continue
+                comparisons.append(comparison)
+                break
+            if len(comparisons) >= min(MAX_COMPARISONS, source.max_items):
+                break
+        rank = identified_weights([list(differences(pool, block, c).values()) for c in comparisons])
+        if rank < len(FEATURES):
+            raise BuilderProblem(
+                f"the tradeoff template drew {len(comparisons)} comparisons of sub-pools of {size} subjects whose "
+                f"differences identify {rank} of the {len(FEATURES)} trade-off weights: every group needs both "
+                "outcomes in a sub-pool, and the models must differ in their rates (more subjects or models help)"
+            )
+        return {**block, "comparisons": comparisons}
 
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
         """Each comparison names two different models with a label for each of its subjects, which are in the

@@ -213,3 +213,80 @@ def test_simulated_raters_give_weights_near_theirs_strengths_and_a_report_with_f
     html = write_design_report(result, tmp_path, title="Trade-off").read_text()
     assert "Block fairer: trade-off weights: what makes a model fairer, by rater group" in html
     assert (tmp_path / "fairer_tradeoff_weights.csv").exists() and (tmp_path / "fairer_model_strengths.csv").exists()
+
+
+def models_csv(n: int = 120):
+    """Synthetic defendants with a drawn true outcome and two more models' labels (strict, lenient)."""
+    import numpy as np
+
+    from studies.synthetic_defendants import draw_defendants
+
+    frame = draw_defendants(n, seed=5)
+    rng = np.random.default_rng(2)
+    frame["outcome"] = (rng.random(n) < frame["ai_score"]).astype(int)
+    frame["strict"] = (frame["ai_score"] + rng.normal(0, 0.08, n) > 0.4).astype(int)
+    frame["lenient"] = (frame["ai_score"] + rng.normal(0, 0.08, n) > 0.6).astype(int)
+    return frame
+
+
+def test_the_builder_template_draws_comparisons_that_identify_the_weights():
+    from tests.studies.test_builder import build, problems_of
+
+    frame = models_csv()
+    options = {
+        "group_columns": ["race", "sex"],
+        "outcome_column": "outcome",
+        "model_label_columns": ["strict", "lenient"],
+    }
+    spec = validate_study(build(frame, "tradeoff", **options))
+    block = next(b for b in spec["blocks"] if b["type"] == "task")
+    assert (block["task"], block["key"], block["group"], block["strength"]) == ("tradeoff", "tradeoffs", "race", True)
+    pairs = {(c["a"], c["b"]) for c in block["comparisons"]}
+    assert pairs == {("ai", "lenient"), ("ai", "strict"), ("lenient", "strict")} and len(block["comparisons"]) == 12
+    assert all(len(c["subjects"]) == 60 for c in block["comparisons"])
+    again = next(b for b in build(frame, "tradeoff", **options)["blocks"] if b["type"] == "task")
+    assert again["comparisons"] == block["comparisons"]  # reproducible
+    pool = spec["pools"][0]
+    rows = [list(differences(pool, block, c).values()) for c in block["comparisons"]]
+    assert identified_weights(rows) == len(FEATURES)
+    assert "strict" not in pool["display"]["table"] and "outcome" not in pool["display"]["table"]
+    two = validate_study(build(frame, "tradeoff", **{**options, "model_label_columns": ["strict"]}))
+    assert len(next(b for b in two["blocks"] if b["type"] == "task")["comparisons"]) == 8  # MIN_COMPARISONS
+    refusals = {
+        "no outcome": ({**options, "outcome_column": None}, "needs the true outcome: give --outcome-column"),
+        "one model": ({**options, "model_label_columns": []}, "needs two or more models' labels (found 1)"),
+        "no group": ({**options, "group_columns": []}, "needs a group to compare the models' rates by"),
+        "a model shown": (
+            {**options, "feature_columns": ["age", "strict"]},
+            "--feature-columns: 'strict' is named by --model-label-columns",
+        ),
+    }
+    for name, (bad, message) in refusals.items():
+        assert message in problems_of(frame, "tradeoff", **bad), name
+
+
+@pytest.mark.django_db
+def test_the_web_builder_builds_a_tradeoff_study_and_previews_its_model_comparisons(researcher, client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    frame = models_csv()
+    roles = {"id": "id", "race": "group", "outcome": "outcome", "ai_label": "label", "ai_score": "hidden"}
+    roles |= {"strict": "model_label", "lenient": "model_label"}
+    data = {
+        "subjects": SimpleUploadedFile("models.csv", frame.to_csv(index=False).encode(), content_type="text/csv"),
+        "template": "tradeoff",
+        **{f"role_{i}": roles.get(column, "feature") for i, column in enumerate(frame.columns)},
+        **dict.fromkeys(("profile", "per_participant", "stratify_by", "slug", "title", "completion_code"), ""),
+    }
+    client.force_login(researcher)
+    assert "Trade-off: which of two models is fairer" in client.get("/researcher/build/").content.decode()
+    response = client.post("/researcher/build/", data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    preview = client.get(response["Location"]).content.decode()
+    assert re.search(r"tradeoffs\s*</code>|tradeoffs</td>|>tradeoffs<", preview), "the built block is previewed"
+    from tests.research.test_upload_preview_items import preview_of
+    from tests.studies.test_builder import build
+
+    options = {"group_columns": ["race"], "outcome_column": "outcome", "model_label_columns": ["strict", "lenient"]}
+    html = preview_of(client, build(frame, "tradeoff", slug="tradeoff-upload", **options))
+    assert "<code>tradeoffs</code> (tradeoff): 12 model comparisons" in html
