@@ -13,6 +13,7 @@ from participation.models import Answer
 from studies.study_file import InvalidStudyFile, validate_study
 from tasks.tradeoff import FEATURES, differences, identified_weights, model_outcomes
 from tests.conftest import ROOT
+from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 from tests.tasks import reach_task_page
 
 MODELS = ("ai", "strict", "lenient", "parity")
@@ -290,3 +291,57 @@ def test_the_web_builder_builds_a_tradeoff_study_and_previews_its_model_comparis
     options = {"group_columns": ["race"], "outcome_column": "outcome", "model_label_columns": ["strict", "lenient"]}
     html = preview_of(client, build(frame, "tradeoff", slug="tradeoff-upload", **options))
     assert "<code>tradeoffs</code> (tradeoff): 12 model comparisons" in html
+
+
+@pytest.fixture
+def tradeoff_study(researcher):
+    from studies.services import study_load
+
+    spec = tradeoff_spec(assignment={"per_participant": 3})
+    return study_load(spec=spec, owner=researcher).study
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_participant_takes_the_tradeoff_study_in_chromium(browser, live_server, tradeoff_study, width):  # noqa: F811
+    """At 390 px and on a desktop, the comparison pages draw the rates as SVG bars with their numbers, fit the
+    screen without a horizontal scroll, and the choices are stored."""
+    import os
+    from pathlib import Path
+
+    from participation.models import Participant
+
+    shots = os.environ.get("SCREENSHOT_DIR")
+    correct = [b["correct"] for b in tradeoff_study.spec["blocks"] if b["type"] == "attention"]
+    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
+    page.goto(f"{live_server.url}/s/{tradeoff_study.slug}/?participant_label=taker-{width}")
+    with page.expect_navigation():
+        page.get_by_role("button", name="I agree to take part").click()
+    compared = 0
+    while "/done/" not in page.url:
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, page.url
+        if page.locator(".tradeoff svg").count():
+            assert page.locator(".tradeoff svg").count() == 4 and page.locator(".tradeoff svg rect").count() == 16
+            assert "Model A" in page.locator(".tradeoff").inner_text()
+            if shots and not compared:
+                page.screenshot(path=str(Path(shots) / f"tradeoff-{width}.png"), full_page=True)
+            page.get_by_role("radio", name="Model B").check()
+            if compared:  # how sure is optional: the first answer leaves it out
+                page.get_by_role("radio", name="Very", exact=True).check()
+            compared += 1
+        else:
+            for fieldset in page.locator("fieldset").all():
+                text = fieldset.inner_text()
+                answer = next((c for c in correct if c in text), None)
+                if answer:
+                    fieldset.get_by_label(answer, exact=True).check()
+                elif fieldset.locator("input[type=radio]").count():
+                    fieldset.locator("input[type=radio]").first.check()
+        with page.expect_navigation():
+            page.get_by_role("button", name=re.compile("Next|Start")).click()
+    participant = Participant.objects.get(external_id=f"taker-{width}")
+    assert participant.status == Participant.Status.COMPLETED and compared == 3
+    stored = Answer.objects.filter(participant=participant, set_key="fairer")
+    assert sorted(a.measure for a in stored) == ["fairer", "fairer", "fairer", "strength", "strength"]
+    assert {a.number for a in stored if a.measure == "fairer"} == {0.0}
