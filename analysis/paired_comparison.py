@@ -50,6 +50,7 @@ from threadpoolctl import threadpool_limits
 from analysis.clustered import clustered_logit
 
 Model = Literal["logit", "probit"]
+ALL_RATERS = "all participants"  # the pooled rows' rater_group (as fairness.rater_groups.ALL)
 MODELS = ("logit", "probit")
 MAX_ITERATIONS = 100
 NEWTON_TOLERANCE = 1e-16  # squared Newton decrement at which the fit stops (Newton then overshoots to ~1e-25)
@@ -556,9 +557,59 @@ def bradley_terry(
     )
 
 
+def rater_group_parts(frame: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
+    """All raters' rows (``ALL_RATERS``), then each group's of ``by`` (sorted) that is not all of them."""
+    parts = [(ALL_RATERS, frame)]
+    if by is not None:
+        grouped = sorted(frame.dropna(subset=[by]).groupby(by), key=lambda part: str(part[0]))
+        parts += [(str(group), part) for group, part in grouped if len(part) < len(frame)]
+    return parts
+
+
+@dataclass(frozen=True, eq=False)
+class GroupStrengths:
+    """:func:`bradley_terry_by_group`'s ``table`` (one row per rater group and item: ``rater_group``, ``item``
+    (the name given), ``strength``, ``ci_low``, ``ci_high``, ``standard_error``, ``n_comparisons``, ``note``;
+    a group that cannot be fitted: one row with its reason) and ``notes``."""
+
+    table: pd.DataFrame
+    notes: tuple[str, ...] = ()
+
+
+def bradley_terry_by_group(
+    comparisons: pd.DataFrame, *, by: str = "rater_group", cluster: str = "rater", item: str = "item"
+) -> GroupStrengths:
+    """Rater-clustered :func:`bradley_terry` strengths (a ``tie`` column for Davidson's ties) of all raters
+    (``ALL_RATERS``) and of each group of ``by`` that is not all of them (groups in sorted order); a group
+    it cannot fit gets a row and a note with the reason. ``item`` names the table's item column."""
+    rows, notes = [], []
+    for group, part in rater_group_parts(comparisons, by):
+        try:
+            fit = bradley_terry(part.drop(columns=[by]), cluster=cluster)
+        except ValueError as exc:
+            rows.append({"rater_group": group, "note": str(exc), "n_comparisons": len(part)})
+            notes.append(f"{group}: no strengths ({exc}).")
+            continue
+        interval = fit.confidence_interval()
+        for name in fit.strength.index:
+            rows.append(
+                {
+                    "rater_group": group,
+                    item: name,
+                    "strength": fit.strength[name],
+                    "ci_low": interval.low[name],
+                    "ci_high": interval.high[name],
+                    "standard_error": fit.standard_error[name],
+                    "n_comparisons": fit.n_comparisons,
+                    "note": "reference (0)" if name == fit.reference else "",
+                }
+            )
+    columns = ["rater_group", item, "strength", "ci_low", "ci_high", "standard_error", "n_comparisons", "note"]
+    return GroupStrengths(pd.DataFrame(rows).reindex(columns=columns), tuple(notes))
+
+
 # Utility models over the subjects' features (WeBuildAI) ------------------------------------------
 
-ALL_RATERS = "all participants"  # the pooled rows' rater_group (as fairness.rater_groups.ALL)
 # Raters of a group from which the Borda BCa intervals covered >= 93% of the time (tests/analysis/
 # test_utility_model.py, 400 studies at 100 raters; at 60 raters 91-95.5% by subject, mean 93.8%).
 BORDA_COVERAGE_RATERS = 100

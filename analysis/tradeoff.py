@@ -10,7 +10,7 @@ groups. With two alternatives it is a logit without intercept on the differenced
 fitted by maximum likelihood with the project's rater-clustered CR1 intervals (``analysis.clustered``: t on
 G - 1 df, G raters). A model's trade-off score is w . x (its utility; only differences between models mean
 anything), with the interval of a difference from the weights' covariance.
-Model strengths: Bradley-Terry over the models (``analysis.paired_comparison.bradley_terry``, rater-clustered).
+Model strengths: Bradley-Terry over the models (``analysis.paired_comparison.bradley_terry_by_group``).
 """
 
 from dataclasses import dataclass
@@ -20,7 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from analysis.clustered import clustered_logit
-from analysis.paired_comparison import ALL_RATERS, bradley_terry
+from analysis.paired_comparison import ALL_RATERS, rater_group_parts
 
 FEATURES = ("accuracy", "fpr_gap", "fnr_gap", "selection_rate_gap")
 WEIGHT_COLUMNS = [
@@ -35,7 +35,6 @@ WEIGHT_COLUMNS = [
     "n_raters",
     "n_choices",
 ]
-STRENGTH_COLUMNS = ["rater_group", "model", "strength", "ci_low", "ci_high", "standard_error", "n_comparisons", "note"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,23 +47,6 @@ class TradeoffWeights:
     covariance: dict[str, pd.DataFrame]
     confidence_level: float
     notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, eq=False)
-class ModelStrengths:
-    """``table``: Bradley-Terry strengths of the models per rater group (columns ``STRENGTH_COLUMNS``)."""
-
-    table: pd.DataFrame
-    notes: tuple[str, ...] = ()
-
-
-def _parts(choices: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
-    """All raters, then each group of ``by`` that is not all of them."""
-    parts = [(ALL_RATERS, choices)]
-    if by is not None:
-        grouped = sorted(choices.dropna(subset=[by]).groupby(by), key=lambda part: str(part[0]))
-        parts += [(str(group), part) for group, part in grouped if len(part) < len(choices)]
-    return parts
 
 
 def _check(choices: pd.DataFrame, columns: list[str]) -> None:
@@ -101,7 +83,7 @@ def tradeoff_weights(
     if not y.isin([0, 1]).all():
         raise ValueError(f"{chose!r} must be 0 or 1 in every row")
     rows, covariance, notes = [], {}, []
-    for group, part in _parts(choices, by):
+    for group, part in rater_group_parts(choices, by):
         codes = pd.factorize(part[rater])[0]
         design = part[list(features)].to_numpy(float)
         if np.linalg.matrix_rank(design) < len(features):
@@ -133,37 +115,6 @@ def tradeoff_weights(
     return TradeoffWeights(
         pd.DataFrame(rows).reindex(columns=WEIGHT_COLUMNS), covariance, confidence_level, tuple(notes)
     )
-
-
-def model_strengths(
-    choices: pd.DataFrame, *, winner: str = "winner", loser: str = "loser", rater: str = "rater", by: str | None = None
-) -> ModelStrengths:
-    """Bradley-Terry strengths of the models (``bradley_terry`` with ``cluster=rater``) for all raters and
-    each group of ``by``; a group it cannot fit gets its reason as a note and a row."""
-    _check(choices, [winner, loser, rater, *([by] if by else [])])
-    rows, notes = [], []
-    for group, part in _parts(choices, by):
-        try:
-            fit = bradley_terry(part[[winner, loser, rater]], winner=winner, loser=loser, cluster=rater)
-        except ValueError as exc:
-            rows.append({"rater_group": group, "note": str(exc), "n_comparisons": len(part)})
-            notes.append(f"{group}: no model strengths ({exc}).")
-            continue
-        interval = fit.confidence_interval()
-        for model in fit.strength.index:
-            rows.append(
-                {
-                    "rater_group": group,
-                    "model": model,
-                    "strength": fit.strength[model],
-                    "ci_low": interval.low[model],
-                    "ci_high": interval.high[model],
-                    "standard_error": fit.standard_error[model],
-                    "n_comparisons": fit.n_comparisons,
-                    "note": "reference (0)" if model == fit.reference else "",
-                }
-            )
-    return ModelStrengths(pd.DataFrame(rows).reindex(columns=STRENGTH_COLUMNS), tuple(notes))
 
 
 @dataclass(frozen=True)

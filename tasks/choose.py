@@ -314,43 +314,16 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     as Davidson ties) from all participants' choices and from each rater group's, with rater-clustered CIs
     (``cluster="rater"``: t on raters - 1 df); a group whose choices do not connect the subjects, leave one
     never chosen or always chosen, or come from one rater, gets the estimator's reason."""
-    import pandas as pd
-
     from analysis.bts import block_answers
-    from analysis.paired_comparison import bradley_terry, utility_model
-    from fairness.rater_groups import ALL
+    from analysis.paired_comparison import bradley_terry_by_group, utility_model
     from fairness.task_blocks import BlockAnalysis
 
     frame = block_answers(answers, block["key"], "choice")
     if frame.empty:
         return BlockAnalysis(block["key"], "choose", {}, ["No choices yet."])
     comparisons = choices_of(frame, groups)
-    rows, notes = [], []
-    parts = [(ALL, comparisons)] + sorted(comparisons.dropna(subset=["rater_group"]).groupby("rater_group"))
-    parts = parts[:1] + [(g, part) for g, part in parts[1:] if len(part) < len(comparisons)]  # not ALL's twin
-    for group, part in parts:
-        try:
-            fit = bradley_terry(part.drop(columns=["rater_group"]), cluster="rater")
-        except ValueError as exc:
-            rows.append({"rater_group": group, "note": str(exc), "n_comparisons": len(part)})
-            notes.append(f"{group}: no strengths ({exc}).")
-            continue
-        interval = fit.confidence_interval()
-        for subject in fit.strength.index:
-            rows.append(
-                {
-                    "rater_group": group,
-                    "subject": subject,
-                    "strength": fit.strength[subject],
-                    "ci_low": interval.low[subject],
-                    "ci_high": interval.high[subject],
-                    "standard_error": fit.standard_error[subject],
-                    "n_comparisons": fit.n_comparisons,
-                    "note": "reference (0)" if subject == fit.reference else "",
-                }
-            )
-    columns = ["rater_group", "subject", "strength", "ci_low", "ci_high", "standard_error", "n_comparisons", "note"]
-    tables = {"strengths": pd.DataFrame(rows).reindex(columns=columns)}
+    strengths = bradley_terry_by_group(comparisons, item="subject")
+    tables, notes = {"strengths": strengths.table}, list(strengths.notes)
     subjects, features, dropped = feature_matrix(spec, block)
     if dropped:
         notes.append(left_out_note(dropped))

@@ -239,16 +239,15 @@ class TradeoffForm(forms.Form):
             )
 
     def answers(self) -> list[AnswerInput]:
-        block, item, chosen = self.page["block"], self.page["item"], self.cleaned_data["choice"]
-
-        def answer(measure: str, number: float, text: str = "") -> AnswerInput:
-            question = task_question(block, item, measure)
-            return AnswerInput(question, measure, set_key=block, subject_key=item, number=number, text=text)
-
-        out = [answer("fairer", float(chosen == "a"), self.comparison[chosen])]
-        if self.cleaned_data.get("sure"):
-            out.append(answer("strength", self.cleaned_data["sure"]))
-        return out
+        """``fairer`` (1 = model a; its text the chosen model's key) and, when given, ``strength``."""
+        chosen, sure = self.cleaned_data["choice"], self.cleaned_data.get("sure") or None  # "" when not given
+        given = [("fairer", float(chosen == "a"), self.comparison[chosen]), ("strength", sure, "")]
+        block, item = self.page["block"], self.page["item"]
+        return [
+            AnswerInput(task_question(block, item, measure), measure, block, item, number, text)
+            for measure, number, text in given
+            if number is not None
+        ]
 
 
 class Tradeoff(BlockTask):
@@ -281,14 +280,9 @@ class Tradeoff(BlockTask):
     report_tables = {
         "model_strengths": ReportTable(
             "Bradley-Terry strengths of the models (found fairer) by rater group",
-            {
-                "rater_group": "Rater group",
-                "model": "Model",
-                "strength": "Strength",
-                "ci": CI_LABEL,
-                "standard_error": "SE",
-                "n_comparisons": "Choices",
-                "note": "Note",
+            {  # choose's strengths table, over models instead of subjects
+                ("model" if name == "subject" else name): ("Model" if name == "subject" else label)
+                for name, label in Choose.report_tables["strengths"].columns.items()
             },
             Explanation(
                 "How often each rater group finds each model the fairer one when it is compared with another: the "
@@ -480,18 +474,19 @@ def choices_of(spec: dict, block: dict, frame: pd.DataFrame, groups) -> pd.DataF
 
 
 def analyse(spec: dict, block: dict, answers, groups, opts):
-    """Bradley-Terry strengths of the models (``analysis.paired_comparison.bradley_terry``) and the trade-off
+    """Bradley-Terry strengths of the models (``analysis.paired_comparison.bradley_terry_by_group``) and the trade-off
     weights (``analysis.tradeoff.tradeoff_weights``) from all participants' choices and each rater group's,
     with rater-clustered CIs; a group the estimators cannot fit gets their reason."""
     from analysis.bts import block_answers
-    from analysis.tradeoff import model_strengths, tradeoff_weights
+    from analysis.paired_comparison import bradley_terry_by_group
+    from analysis.tradeoff import tradeoff_weights
     from fairness.task_blocks import BlockAnalysis
 
     frame = block_answers(answers, block["key"], "fairer")
     if frame.empty:
         return BlockAnalysis(block["key"], "tradeoff", {}, ["No choices yet."])
     choices = choices_of(spec, block, frame, groups)
-    strengths = model_strengths(choices, by="rater_group")
+    strengths = bradley_terry_by_group(choices[["winner", "loser", "rater", "rater_group"]], item="model")
     weights = tradeoff_weights(choices, by="rater_group")
     tables = {"model_strengths": strengths.table, "tradeoff_weights": weights.table}
     return BlockAnalysis(block["key"], "tradeoff", tables, [*strengths.notes, *weights.notes])

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, special, stats
 
-from analysis.tradeoff import FEATURES, model_scores, model_strengths, tradeoff_weights
+from analysis.tradeoff import FEATURES, model_scores, tradeoff_weights
 
 TRUTH = np.array([6.0, -8.0, -3.0, -5.0])
 
@@ -102,14 +102,14 @@ def test_models_are_scored_by_the_weights_with_intervals_of_their_differences():
         model_scores(fit, features, reference="x")
 
 
-def test_model_strengths_are_bradley_terry_over_the_models():
-    from analysis.paired_comparison import bradley_terry
+def test_model_strengths_are_bradley_terry_over_the_models_by_rater_group():
+    from analysis.paired_comparison import bradley_terry, bradley_terry_by_group
 
     rng = np.random.default_rng(5)
     models = np.array(["a", "b", "c"])
     rows = [(*rng.permutation(models)[:2], r % 4) for r in range(300)]
     frame = pd.DataFrame(rows, columns=["winner", "loser", "rater"]).assign(rater_group=lambda f: f["rater"] % 2)
-    table = model_strengths(frame, by="rater_group").table
+    table = bradley_terry_by_group(frame, item="model").table
     overall = table[table["rater_group"] == "all participants"].set_index("model")
     expected = bradley_terry(frame, cluster="rater")
     assert overall["strength"].to_numpy() == pytest.approx(expected.strength.to_numpy())
