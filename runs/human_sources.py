@@ -1,6 +1,7 @@
 """What people said in a study, for a model audit (``audit_models --metric-from / --utility-from /
---features-from SLUG[:BLOCK]``): the learned fair metric of a ``pair_comparable`` or ``triplet`` block, the
-per-rater utilities of a ``choose`` block, the feature-fairness shares of a ``feature_fairness`` block.
+--features-from SLUG[:BLOCK]``): the learned fair metric, the per-rater utilities or the feature-fairness shares
+of a block whose task type yields them (``BlockTask.yields``; ``runs.human_source_options.OPTIONS`` says which
+yield each option needs), fitted to the answers of the measure the type names for that yield.
 
 ``SLUG`` must be a study of the researcher (the one who starts the audit; from the command line, the owner of
 the audited study); ``BLOCK`` (a task block's key) chooses when the study has several blocks of the kind.
@@ -30,17 +31,20 @@ from fairness.human_metric import MAX_METRIC_RESAMPLES, HumanMetric, Kind, fit_m
 from fairness.model_audit import Subjects
 from fairness.rater_groups import group_of_raters
 from runs.audit_parameters import AuditParameters
-from runs.human_source_options import OPTIONS, parameter_problems
+from runs.human_source_options import OPTIONS, SourceOption, parameter_problems
 from runs.study_exports import StudyExports
 from studies.format2 import check_by
 from studies.models import Study
 from studies.selectors import can_view, owning_version
+from tasks import block_task
 from tasks.choose import choices_of, coded_like_pool, feature_matrix, pool_features
+from tasks.yields import Yield
 
 # the progress stages of human_audit_of, in order: the sources' answers, the metric's refits, the rest
 ANSWERS, METRIC, OTHERS = "source answers", "human metric bootstrap", "utility and feature judgements"
 STAGES = (ANSWERS, METRIC, OTHERS)
-MEASURES = {"pair_comparable": "comparable", "triplet": "closer", "choose": "choice", "feature_fairness": "fair_use"}
+# the fit_metric judgements of a metric block's answers, by the measure its type yields the metric from
+METRIC_KINDS: dict[str, Kind] = {"comparable": "comparable", "closer": "triplet"}
 
 
 class SourceError(ValueError):
@@ -68,18 +72,27 @@ class Source:
         decision = f", decision {self.block['decision']!r}" if self.block.get("decision") else ""
         return f"{self.study.slug}:{self.block['key']} ({self.block['task']}, {raters} raters{decision})"
 
+    @property
+    def needs(self) -> Yield:
+        """The yield its option reads (``runs.human_source_options.OPTIONS``)."""
+        return OPTIONS[self.option].needs
+
+    @property
+    def measure(self) -> str:
+        """The measure of the answers its block's type yields :attr:`needs` from (``BlockTask.yields``)."""
+        return block_task(self.block).yields[self.needs]
+
     def error(self, message: str) -> SourceError:
-        return SourceError(f"{OPTIONS[self.option][0]} {self.study.slug}:{self.block['key']}: {message}", self.option)
+        return SourceError(f"{OPTIONS[self.option].flag} {self.study.slug}:{self.block['key']}: {message}", self.option)
 
     def subject_columns(self) -> list[str]:
         """The audited subjects' columns the source reads: the pool features of a metric, the raw columns of
         a utility model's coded features, the judged features of feature-fairness answers."""
-        task = self.block["task"]
-        if task == "choose":
+        if self.needs == Yield.UTILITIES:
             raw = pool_features(self.study.spec, self.block).columns
             _, coded, _ = feature_matrix(self.study.spec, self.block)
             return list(dict.fromkeys(name if name in raw else name.partition("=")[0] for name in coded))
-        if task == "feature_fairness":
+        if self.needs == Yield.FEATURE_SHARES:
             return sorted(self.answers["subject"].astype(str).unique())
         return pool_frame(self.pool())[1]
 
@@ -91,7 +104,7 @@ class Source:
         """SourceError naming the :meth:`subject_columns` that ``columns`` (the audited subjects') lack."""
         missing = [c for c in self.subject_columns() if c not in columns]
         if missing:
-            what = {"choose": "utility model's", "feature_fairness": "judged"}.get(self.block["task"], "pool")
+            what = {Yield.UTILITIES: "utility model's", Yield.FEATURE_SHARES: "judged"}.get(self.needs, "pool")
             raise self.error(
                 f"the block's {what} features {', '.join(missing)} are not columns of the audited subjects (their "
                 f"columns: {', '.join(map(str, columns))})"
@@ -107,6 +120,18 @@ def _may_use(researcher, audited_slug: str, slug: str) -> bool:
     return source is not None and audited is not None and source.owner_id == audited.owner_id
 
 
+def _no_block(slug: str, key: str, task_blocks: list[dict], option: SourceOption) -> str:
+    """Why study ``slug`` has no block for ``option``: no task block ``key``, or none whose type yields what the
+    option needs (naming the study's task blocks and the types that would)."""
+    if key:
+        return f"no task block {key!r} in study {slug!r}"
+    listed = ", ".join(f"{b['key']} ({b['task']})" for b in task_blocks) or "none"
+    return (
+        f"study {slug!r} has no block that yields {option.needs.meaning}; its task blocks: {listed}; "
+        f"{option.flag} needs {option.reads}"
+    )
+
+
 def source_block(
     option: str,
     reference: str,
@@ -117,28 +142,29 @@ def source_block(
     quality_exclusion: str = "study",
     exports: StudyExports,
 ) -> Source:
-    """The block ``reference`` (``SLUG[:BLOCK]``) names for ``option`` (a key of :data:`OPTIONS`) and its
-    answers (``quality_exclusion``: which quality flags exclude a rater, ``research.export.export_tables``; the
-    job's snapshot ``exports``); SourceError for a study not the researcher's, no or several blocks of the kind,
-    no answers."""
-    flag, tasks, kind = OPTIONS[option]
+    """The block ``reference`` (``SLUG[:BLOCK]``) names for ``option`` (a key of :data:`OPTIONS`: a block whose
+    type yields what the option needs, ``tasks.block_task(block).yields``) and its answers of the measure the type
+    yields it from (``quality_exclusion``: which quality flags exclude a rater, ``research.export.export_tables``;
+    the job's snapshot ``exports``); SourceError for a study not the researcher's, no block that yields it or
+    several, no answers."""
+    wanted = OPTIONS[option]
+    flag, needs = wanted.flag, wanted.needs
     slug, _, key = reference.partition(":")
     if not slug or not _may_use(researcher, audited_slug, slug):
         raise SourceError(f"{flag} {reference!r}: no study {slug!r} among the researcher's studies", option)
     study = Study.objects.filter(slug=slug).order_by("-version").first()
     assert study is not None  # _may_use found its owning version
-    named = [b for b in study.spec.get("blocks", []) if b.get("type") == "task" and (not key or b["key"] == key)]
-    blocks = [b for b in named if b.get("task") in tasks]
-    needs = f"{' or '.join(tasks)} ({kind})"
+    task_blocks = [b for b in study.spec.get("blocks", []) if b.get("type") == "task"]
+    named = [b for b in task_blocks if not key or b["key"] == key]
+    blocks = [b for b in named if needs in block_task(b).yields]
     if key and named and not blocks:
         raise SourceError(
-            f"{flag} {reference!r}: block {key!r} of study {slug!r} is a {named[0]['task']} block; {flag} needs a "
-            f"{needs} block",
+            f"{flag} {reference!r}: block {key!r} of study {slug!r} is of type {named[0]['task']}, which does not "
+            f"yield {needs.meaning}; {flag} needs {wanted.reads}",
             option,
         )
     if not blocks:
-        where = f"no task block {key!r}" if key else f"no block of type {needs}"
-        raise SourceError(f"{flag} {reference!r}: {where} in study {slug!r}", option)
+        raise SourceError(f"{flag} {reference!r}: {_no_block(slug, key, task_blocks, wanted)}", option)
     if len(blocks) > 1:
         keys = ", ".join(b["key"] for b in blocks)
         raise SourceError(
@@ -148,7 +174,7 @@ def source_block(
     tables = exports.tables(slug, completed=True, quality_exclusion=quality_exclusion)
     answers = tables.answers
     answers = answers[(answers["measure"] != "questionnaire") & (answers["excluded"] != 1)] if len(answers) else answers
-    frame = block_answers(answers, block["key"], MEASURES[block["task"]]) if len(answers) else answers
+    frame = block_answers(answers, block["key"], block_task(block).yields[needs]) if len(answers) else answers
     if frame.empty:
         raise SourceError(f"{flag} {slug}:{block['key']}: no completed participant's answers yet", option)
     groups = pd.Series(np.nan, index=pd.Index(frame["participant_id"].unique()), dtype=object)
@@ -184,7 +210,7 @@ def check_sources(
     """The audit's source options checked before anything is queued or fitted (the API and the audit form call
     it when the request is made, ``audit_models`` and the job through :func:`human_audit_of`, the job's second
     line): each source of ``parameters`` (``SLUG[:BLOCK]``)
-    names a study of ``researcher`` (:func:`source_block`: a block of the option's task type, with answers),
+    names a study of ``researcher`` (:func:`source_block`: a block that yields what the option needs, with answers),
     ``by`` questions of each source study, the audited subjects' ``columns`` (None: not checked) have every
     feature the source reads (:meth:`Source.missing_columns`), ``lipschitz`` > 0, ``surrogate`` one of
     ``runs.human_source_options.SURROGATES`` (``quality_exclusion`` and ``exports``, the job's snapshot, else a
@@ -236,7 +262,12 @@ def source_metric(
     have its features); SourceError when an audited subject has a text value the pool does not have (the
     metric cannot measure it). ``progress`` is told of the refits (stage :data:`METRIC`)."""
     pool_subjects, features = pool_frame(source.pool())
-    kind: Kind = "comparable" if source.block["task"] == "pair_comparable" else "triplet"
+    kind = METRIC_KINDS.get(source.measure)
+    if kind is None:
+        raise source.error(
+            f"a metric is fitted to answers of {', '.join(METRIC_KINDS)} (fairness.human_metric.fit_metric), not "
+            f"{source.measure!r}"
+        )
     judgements = judgements_of(source.answers, kind).drop(columns="rater_group")
     resamples = min(n_resamples, MAX_METRIC_RESAMPLES)
     try:
@@ -352,5 +383,5 @@ def human_audit_of(
             raise source.error(str(exc)) from exc
     progress(OTHERS, 1, 1)
     return HumanAudit(
-        violations, worst, utility, reliance, {OPTIONS[o][0]: source.label for o, source in sources.items()}
+        violations, worst, utility, reliance, {OPTIONS[o].flag: source.label for o, source in sources.items()}
     )

@@ -137,16 +137,10 @@ def analysis_contents(spec: dict) -> list[tuple[str, str, str]]:
     return contents
 
 
-HUMAN_SOURCE_FIELDS = {
-    "metric_from": ("Human metric from", "Individual fairness under the fair metric learned from these judgements."),
-    "utility_from": ("Stakeholders' utility from", "Rank correlation of each model with the utility model of choices."),
-    "features_from": ("Feature fairness from", "Each model's reliance on the features people judged unfair to use."),
-}
-
-
 def human_source_choices(user, errors: dict, values) -> list[dict]:
-    """The audit form's ``metric_from``, ``utility_from`` and ``features_from`` selects: the blocks of the
-    kind in the latest version of each of the researcher's studies (``runs.human_sources.OPTIONS``)."""
+    """The audit form's source selects (``runs.human_source_options.OPTIONS``: ``metric_from``, ``utility_from``,
+    ``features_from``): the task blocks whose type yields what the option needs (``tasks.yields``), in the latest
+    version of each of the researcher's studies."""
     blocks = [
         (study.slug, block)
         for study in latest_versions(user)
@@ -156,17 +150,17 @@ def human_source_choices(user, errors: dict, values) -> list[dict]:
     return [
         {
             "name": name,
-            "label": label,
-            "hint": hint,
+            "label": option.label,
+            "hint": f"{option.does} The list holds your studies' blocks that yield {option.needs.meaning}.",
             "value": values.get(name, ""),
             "errors": errors.get(name, []),
             "choices": [
                 (f"{slug}:{block['key']}", f"{slug}: {block['key']} ({block['task']})")
                 for slug, block in blocks
-                if block.get("task") in OPTIONS[name][1]
+                if block["task"] in option.tasks
             ],
         }
-        for name, (label, hint) in HUMAN_SOURCE_FIELDS.items()
+        for name, option in OPTIONS.items()
     ]
 
 

@@ -216,15 +216,6 @@ class AuditRequestSerializer(serializers.Serializer):
     condition = serializers.CharField(required=False, allow_blank=True)
     calibration = serializers.IntegerField(required=False)
     shown_model = serializers.CharField(allow_blank=True, default=DEFAULTS.shown_model)
-    metric_from = serializers.CharField(
-        required=False, allow_blank=True, max_length=200, help_text="SLUG[:BLOCK]: a pair_comparable or triplet block"
-    )
-    utility_from = serializers.CharField(
-        required=False, allow_blank=True, max_length=200, help_text="SLUG[:BLOCK]: a choose block"
-    )
-    features_from = serializers.CharField(
-        required=False, allow_blank=True, max_length=200, help_text="SLUG[:BLOCK]: a feature_fairness block"
-    )
     by = serializers.ListField(
         child=serializers.CharField(max_length=100, allow_blank=True),
         required=False,
@@ -253,6 +244,15 @@ class AuditRequestSerializer(serializers.Serializer):
         "DASK_SCHEDULER_ADDRESS, else a local cluster of the job's machine (default: exact up to 50,000 subjects, "
         "sampled with a distribution-free bound above)",
     )
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        """The declared fields and one ``SLUG[:BLOCK]`` field per source option
+        (``runs.human_source_options.OPTIONS``, which say what each reads from the task registry)."""
+        sources = {
+            name: serializers.CharField(required=False, allow_blank=True, max_length=200, help_text=option.help)
+            for name, option in OPTIONS.items()
+        }
+        return {**super().get_fields(), **sources}
 
     def validate_by(self, by: list[str]) -> list[str]:
         """Question keys, the form's one text box split at spaces and commas."""

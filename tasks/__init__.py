@@ -26,6 +26,7 @@ from tasks.rate import Rate
 from tasks.screening import Screening
 from tasks.tradeoff import Tradeoff
 from tasks.triplet import Triplet
+from tasks.yields import Yield
 
 TASK_TYPES: tuple[TaskType, ...] = (
     Instructions(),
@@ -86,6 +87,12 @@ def task_for(page: dict) -> TaskType:
 def block_task(block: dict) -> BlockTask:
     """The task type of a format 2 task block (validated files name only registered ones)."""
     return BLOCK_TASKS[block["task"]]
+
+
+def yielding(what: Yield) -> tuple[str, ...]:
+    """The names of the block task types whose estimators yield ``what`` (``BlockTask.yields``), in registry
+    order."""
+    return tuple(name for name, task in BLOCK_TASKS.items() if what in task.yields)
 
 
 def answers_where(spec: dict) -> dict[str, dict]:

@@ -31,6 +31,7 @@ from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundAnswers
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
 from tasks.schema import BTS, KEY, MODEL, PAGE_KEY, QUESTION, SHOWN, check_model, duplicates, once
+from tasks.yields import Yield
 
 DEFAULT_AGREE_QUESTION = gettext_noop("The AI predicts that this {subject_noun} {prediction}. Do you agree?")
 DEFAULT_LABEL_NAMES = {"1": gettext_noop("is high risk"), "0": gettext_noop("is low risk")}
@@ -179,6 +180,7 @@ class Agree(BlockTask):
     builder_needs_model = True
     builder_description = "Disagreement: does the participant agree with the AI's prediction? (yes/no, confidence, BTS)"
     default_bts_prompt = gettext_noop("What percentage of other participants do you think agreed with the AI?")
+    yields = {Yield.DISAGREEMENT: "agree", Yield.ALPHA: "agree", Yield.PARITY: "agree"}
     estimators = (
         "fairness.disagreement.disagreement_notions",
         "fairness.rater_groups.rater_group_difference_tests",

@@ -13,6 +13,7 @@ so adding a task type is its module, its template, its tests and one line in ``t
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from core.columns import Column
 from core.report_texts import ReportTable, TableView
 from tasks.item_shapes import ITEM_SHAPES, SUBJECTS, ItemShape, UnknownItemShape
 from tasks.questions import page_key
+from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
     import numpy as np
@@ -176,6 +178,8 @@ class BlockTask(TaskType):
     (``fairness.study_parity``), if any.
     ``weighs_features``: its estimator weighs the pool's feature columns (a utility model, a learned
     metric), so the study file's validation refuses a feature that no page shows.
+    ``yields``: what its estimators produce that audits and calibrations use (``tasks.yields.Yield``), each with
+    the measure of its answers it is fitted to; every block type declares it, empty when it yields nothing.
     """
 
     options: dict[str, dict] = {}
@@ -187,6 +191,7 @@ class BlockTask(TaskType):
     builder_description: str = ""  # the web builder's label of the template
     no_builder_template: str = ""
     estimators: tuple[str, ...] = ()
+    yields: Mapping[Yield, str]
     weighs_features: bool = False
     analysis: str | None = None
     no_analysis: str = ""

@@ -26,6 +26,7 @@ from tasks.item_shapes import PAIRS
 from tasks.pair_distance import _names
 from tasks.questions import task_question
 from tasks.schema import BTS, MODEL, QUESTION, SHOWN, check_model, check_pairs
+from tasks.yields import Yield
 
 DEFAULT_QUESTION = gettext_noop("Which of these two {subject_noun}s should {decision}?")
 BUILDER_DECISION = gettext_noop("be considered lower risk")  # the decision the builder template's question names
@@ -143,6 +144,7 @@ class Choose(BlockTask):
     builder_allows_tie = True  # "Equally": Davidson's ties in the Bradley-Terry fit (analyse)
     adaptive = Adaptive("choice", "analysis.adaptive_design.choice_fit", "choice")
     default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {favoured}?")
+    yields = {Yield.STRENGTHS: "choice", Yield.UTILITIES: "choice"}
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.paired_comparison.utility_model")
     weighs_features = True
     analysis = "tasks.choose.analyse"

@@ -19,6 +19,7 @@ from tasks.fields import score_field
 from tasks.item_shapes import SETS
 from tasks.labels import page_labels
 from tasks.schema import MODEL, PAGE_KEY, SHOWN, check_model, duplicates, once
+from tasks.yields import Yield
 
 
 class FairScoreForm(forms.Form):
@@ -148,6 +149,7 @@ class FairScore(BlockTask):
     }
     needs = ("sets", "model")
     item_shape = SETS
+    yields = {Yield.PARITY: "fair_score"}  # the differential-parity job's fair scores vs the AI
     parity_table = "fair_scores_vs_ai"
     no_builder_template = (
         "fair_score blocks belong to the effort design: each set is a reference and its comparisons over "

@@ -22,6 +22,7 @@ from tasks.fields import prediction_field, scale_field
 from tasks.item_shapes import FEATURES
 from tasks.questions import task_question
 from tasks.schema import BTS, QUESTION, SHOWN, duplicates, once
+from tasks.yields import Yield
 
 DEFAULT_QUESTION = gettext_noop("Is it fair to use {feature} to decide {decision}?")
 BUILDER_DECISION = gettext_noop("whether a person is high risk")  # the decision the builder template's question names
@@ -133,6 +134,7 @@ class FeatureFairness(BlockTask):
     default_bts_prompt = gettext_noop(
         "What percentage of other participants do you think judged it fair to use {feature}?"
     )
+    yields = {Yield.FEATURE_SHARES: "fair_use"}
     estimators = (
         "fairness.feature_fairness.feature_fairness_shares",
         "fairness.feature_fairness.latent_property_model",

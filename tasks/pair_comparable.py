@@ -14,6 +14,7 @@ from tasks.item_shapes import PAIRS
 from tasks.pair_distance import _distance, _names
 from tasks.schema import BTS, QUESTION, check_pairs
 from tasks.triplet import METRIC_COLUMNS
+from tasks.yields import Yield
 
 DEFAULT_COMPARABLE_QUESTION = gettext_noop("Should these two {subject_noun}s be treated alike?")
 
@@ -62,6 +63,7 @@ class PairComparable(BlockTask):
     adaptive = Adaptive("comparable", "fairness.human_metric.comparable_design_fit", "comparable")
     builder_description = "Comparable pairs: should these two people be treated alike? (yes/no, how sure)"
     default_bts_prompt = gettext_noop("What percentage of other participants do you think answered 'Yes'?")
+    yields = {Yield.METRIC: "comparable"}
     estimators = ("fairness.rater_groups.rater_group_difference_tests", "fairness.human_metric.fit_metric")
     weighs_features = True
     analysis = "fairness.task_blocks.pair_comparable_block"

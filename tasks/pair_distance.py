@@ -19,6 +19,7 @@ from tasks.fields import prediction_field, scale_field
 from tasks.item_shapes import PAIRS
 from tasks.labels import page_labels
 from tasks.schema import BTS, LIKERT_QUESTIONS, PAGE_KEY, SHOWN, check_pairs, once
+from tasks.yields import Yield
 
 PAIR_COLUMNS = {"trajectory": "d_traj", "aggregate": "d_aggr", "overall": "d_overall"}  # the pairs table's
 SECONDS_COLUMNS = {"trajectory": "seconds_traj", "aggregate": "seconds_aggr", "overall": "seconds_overall"}
@@ -273,6 +274,7 @@ class PairDistance(BlockTask):
         "subjects the builder has the comparable (pair_comparable), choice and triplet templates"
     )
     default_bts_prompt = DEFAULT_BTS_PROMPT
+    yields = {Yield.ALPHA: "overall"}  # Eq. 5: overall d on d_S and d_E
     estimators = ("fairness.rater_group_alpha.alpha_by_rater_group",)
     analysis = "fairness.task_blocks.pair_distance_block"
     report_tables = {

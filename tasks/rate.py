@@ -30,6 +30,7 @@ from tasks.agree import bts_prompt, error_rates_view, item_card
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.fields import prediction_field, scale_field
 from tasks.schema import BTS, LABELS, MODEL, QUESTION, check_model
+from tasks.yields import Yield
 
 
 def _shown(value: float) -> str:
@@ -169,6 +170,7 @@ class Rate(BlockTask):
     default_bts_prompt = gettext_noop(
         "What percentage of other participants do you think chose '{positive}' or higher?"
     )
+    yields = {Yield.PARITY: "rating"}
     estimators = (
         "fairness.rater_groups.rater_group_difference_tests",
         "analysis.agreement.rating_icc",

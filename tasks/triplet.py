@@ -24,6 +24,7 @@ from tasks.item_shapes import TRIPLETS
 from tasks.labels import page_labels
 from tasks.questions import task_question
 from tasks.schema import BTS, MODEL, QUESTION, check_model, duplicates, once
+from tasks.yields import Yield
 
 DEFAULT_QUESTION = gettext_noop("Who is more similar to {anchor}: {b} or {c}?")
 SIMILAR_MEANS = _("Similar here means: a fair decision should treat the two alike.")
@@ -150,6 +151,7 @@ class Triplet(BlockTask):
     builder_mix = ("near-far", "random")
     adaptive = Adaptive("triplet", "fairness.human_metric.triplet_design_fit", "closer")
     default_bts_prompt = gettext_noop("What percentage of other participants do you think chose {closer}?")
+    yields = {Yield.METRIC: "closer"}
     estimators = ("fairness.human_metric.fit_metric",)
     weighs_features = True
     analysis = "tasks.triplet.analyse"

@@ -2,6 +2,7 @@
 items, page, measures, BTS positive answer, integrity bounds, builder template, estimators, analysis or
 a stated reason, report tables, simulation), and nothing about a task type is skipped silently."""
 
+import dataclasses
 import inspect
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from studies.builder import TEMPLATES
 from tasks import BLOCK_TASKS, MEASURE_RULES, MEASURES, REGISTRY, TASK_TYPES, block_task
 from tasks.base import BlockTask, BtsPositive, TaskType
 from tasks.item_shapes import ITEM_SHAPES
+from tasks.yields import Yield
 
 BLOCKS = list(BLOCK_TASKS.values())
 
@@ -79,6 +81,35 @@ def test_an_adaptive_task_type_names_its_design_fit_and_measure(task):
 
     assert task.adaptive.design in DESIGNS and callable(import_string(task.adaptive.fit))
     assert task.adaptive.measure in task.measures
+
+
+@pytest.mark.parametrize("task", BLOCKS, ids=lambda t: t.name)
+def test_every_block_type_declares_what_it_yields(task):
+    """``yields`` is set on the type itself, empty when its estimators give nothing an audit or a calibration uses;
+    each is a ``tasks.yields.Yield`` fitted to one of the type's measures."""
+    assert "yields" in vars(type(task)), f"{task.name} does not declare what its estimators yield"
+    for what, measure in task.yields.items():
+        assert isinstance(what, Yield) and what.meaning and measure in task.measures, (task.name, what, measure)
+
+
+def test_every_audit_source_option_reads_a_yield_some_type_declares():
+    """Each source option (``runs.human_source_options.OPTIONS``) needs a yield that a registered type declares, is a
+    field of the audit's parameters and of its API, and its command option is the field's name; the task types each
+    takes are those whose estimators give it."""
+    from runs.audit_parameters import AuditParameters
+    from runs.human_source_options import OPTIONS
+    from runs.serializers import AuditRequestSerializer
+
+    parameters = {field.name for field in dataclasses.fields(AuditParameters)}
+    api = AuditRequestSerializer().fields
+    for name, option in OPTIONS.items():
+        assert option.tasks == tuple(t.name for t in BLOCKS if option.needs in t.yields) != (), name
+        assert name in parameters and name in api and option.flag == f"--{name.replace('_', '-')}", name
+    assert {name: option.tasks for name, option in OPTIONS.items()} == {
+        "metric_from": ("pair_comparable", "triplet"),  # fairness.human_metric.fit_metric
+        "utility_from": ("choose",),  # analysis.paired_comparison.utility_model
+        "features_from": ("feature_fairness",),  # fairness.feature_fairness.feature_fairness_shares
+    }
 
 
 def test_shared_options_have_one_schema():

@@ -125,11 +125,17 @@ REFUSED = [
     ({"metric_from": "nobody-study"}, "metric_from", "--metric-from 'nobody-study': no study 'nobody-study' among the"),
     ({"metric_from": "bobs-alike"}, "metric_from", "no study 'bobs-alike' among the researcher's studies"),
     ({"utility_from": "people-choose:other"}, "utility_from", "no task block 'other' in study 'people-choose'"),
-    ({"features_from": "people-alike"}, "features_from", "no block of type feature_fairness"),
+    (
+        {"features_from": "people-alike"},
+        "features_from",
+        "study 'people-alike' has no block that yields feature-fairness shares; its task blocks: triplets (triplet); "
+        "--features-from needs a block that yields feature-fairness shares (feature_fairness)",
+    ),
     (
         {"metric_from": "people-choose:choices"},
         "metric_from",
-        "block 'choices' of study 'people-choose' is a choose block; --metric-from needs a pair_comparable or triplet",
+        "block 'choices' of study 'people-choose' is of type choose, which does not yield a learned fair metric; "
+        "--metric-from needs a block that yields a learned fair metric (pair_comparable, triplet)",
     ),
     (
         {"metric_from": "nobody-answered"},

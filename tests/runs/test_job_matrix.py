@@ -23,6 +23,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from participation.simulate import simulate_participants
+from runs.human_source_options import OPTIONS
 from runs.models import Job
 from studies.builder import TEMPLATES
 from studies.services import study_load
@@ -34,13 +35,8 @@ PARTICIPANTS = 6
 # the example rates one pair per condition: with 30 participants its analysis reaches the effect sizes, which the
 # two-stage test cannot fit (it was a KeyError 'cohen_d_ci_low' in the report)
 MORE_PARTICIPANTS = {"tests/format2_example.json": 30}
-# the audit option that reads a study of each judgement task (runs.human_sources)
-SOURCE_OPTIONS = {
-    "choose": "utility_from",
-    "pair_comparable": "metric_from",
-    "triplet": "metric_from",
-    "feature_fairness": "features_from",
-}
+# the audit option that reads a study of each task type that yields what one needs (runs.human_source_options)
+SOURCE_OPTIONS = {task: name for name, option in OPTIONS.items() for task in option.tasks}
 NO_EFFORT = "does not say whether more of its effort feature is good"
 NO_PARITY = "differential parity compares participants' answers with the AI's outputs"
 NO_PLAN = "plan_study simulates the effort design"

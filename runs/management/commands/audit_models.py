@@ -7,7 +7,7 @@ from core.cli_args import add_multiple_testing
 from fairness.model_audit import SubjectsFileError
 from runs.audit_parameters import DEFAULTS, AuditParameters
 from runs.audit_runs import STAGES, AuditError, audit_run_create
-from runs.human_source_options import SURROGATES
+from runs.human_source_options import OPTIONS, SURROGATES
 from runs.human_sources import SourceError, SourceErrors
 from runs.report_assets import report_address
 from runs.stage_progress import StageProgress
@@ -51,21 +51,8 @@ class Command(BaseCommand):
             ),
         ):
             parser.add_argument(flag, type=int, default=default, help=text)
-        parser.add_argument(
-            "--metric-from",
-            metavar="SLUG[:BLOCK]",
-            help="individual fairness under the fair metric learned from a study's pair_comparable or triplet block",
-        )
-        parser.add_argument(
-            "--utility-from",
-            metavar="SLUG[:BLOCK]",
-            help="rank correlation of each model with the stakeholders' utility model of a study's choose block",
-        )
-        parser.add_argument(
-            "--features-from",
-            metavar="SLUG[:BLOCK]",
-            help="each model's reliance on features judged unfair in a study's feature_fairness block",
-        )
+        for option in OPTIONS.values():  # the sources of what people said, by the yield each needs
+            parser.add_argument(option.flag, metavar="SLUG[:BLOCK]", help=option.help)
         parser.add_argument(
             "--lipschitz",
             type=float,
