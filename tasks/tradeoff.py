@@ -37,6 +37,7 @@ from tasks.fields import CONFIDENCE_LABELS, scale_field
 from tasks.item_shapes import MODEL_COMPARISONS
 from tasks.questions import task_question
 from tasks.schema import KEY, QUESTION, duplicates
+from tasks.yields import Yield
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -262,6 +263,7 @@ class Tradeoff(BlockTask):
     options = {**MODEL_COMPARISONS.option, "group": KEY, **QUESTION, "strength": {"type": "boolean"}}
     needs = ("comparisons", "group")
     item_shape = MODEL_COMPARISONS
+    yields = {Yield.TRADEOFF_WEIGHTS: "fairer"}
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.tradeoff.tradeoff_weights")
     analysis = "tasks.tradeoff.analyse"
     builder_template = "tradeoff"
