@@ -11,13 +11,16 @@ the whole pool when omitted). One pair on one pool gives one difference of gaps,
 cannot be told apart; comparisons of several models on different random sub-pools vary the gaps
 independently, so the block is refused unless its comparisons' differences span all four
 (:func:`identified_weights`); the builder template draws such comparisons (:meth:`Tradeoff.builder_block`).
+Two models a page: the conditional logit over two alternatives is the logit on their differences, the
+project's rater-clustered ``analysis.clustered.clustered_logit``; several models enter through their pairs.
 
 Answers: ``fairer`` = 1 when model a of the comparison (A on the page) is chosen, 0 for b (text: the chosen
 model's key); ``strength`` 1..5 when given. Analysed per rater group by Bradley-Terry strengths of the models
 (``analysis.paired_comparison.bradley_terry``) and by the trade-off weights: a conditional logit of the
 choice on the differences x_A - x_B of (accuracy, FPR gap, FNR gap, selection-rate gap)
 (``analysis.tradeoff.tradeoff_weights``), both with rater-clustered CR1 intervals. A gap is Fairlearn's
-``difference()``: the largest minus the smallest rate over the groups.
+``difference()``: the largest minus the smallest rate over the groups. The type yields the trade-off weights
+(``audit_models --tradeoff-from``: each audited model scored by them).
 """
 
 from __future__ import annotations
