@@ -48,6 +48,8 @@ ANSWERS, METRIC, OTHERS = "source answers", "human metric bootstrap", "utility a
 STAGES = (ANSWERS, METRIC, OTHERS)
 # the fit_metric judgements of a metric block's answers, by the measure its type yields the metric from
 METRIC_KINDS: dict[str, Kind] = {"comparable": "comparable", "closer": "triplet"}
+# what the audited subjects' missing columns are to a source, by the yield it reads (default: the pool's features)
+MISSING_WHAT = {Yield.UTILITIES: "utility model's", Yield.FEATURE_SHARES: "judged", Yield.TRADEOFF_WEIGHTS: "group"}
 
 
 class SourceError(ValueError):
@@ -109,8 +111,7 @@ class Source:
         """SourceError naming the :meth:`subject_columns` that ``columns`` (the audited subjects') lack."""
         missing = [c for c in self.subject_columns() if c not in columns]
         if missing:
-            what = {Yield.UTILITIES: "utility model's", Yield.FEATURE_SHARES: "judged", Yield.TRADEOFF_WEIGHTS: "group"}
-            what = what.get(self.needs, "pool")
+            what = MISSING_WHAT.get(self.needs, "pool")
             raise self.error(
                 f"the block's {what} features {', '.join(missing)} are not columns of the audited subjects (their "
                 f"columns: {', '.join(map(str, columns))})"
