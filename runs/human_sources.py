@@ -48,6 +48,7 @@ ANSWERS, METRIC, OTHERS = "source answers", "human metric bootstrap", "utility a
 STAGES = (ANSWERS, METRIC, OTHERS)
 # the fit_metric judgements of a metric block's answers, by the measure its type yields the metric from
 METRIC_KINDS: dict[str, Kind] = {"comparable": "comparable", "closer": "triplet"}
+NO_OUTCOME = "the trade-off features need the audited subjects' true outcomes: give --outcome-column"
 # what the audited subjects' missing columns are to a source, by the yield it reads (default: the pool's features)
 MISSING_WHAT = {Yield.UTILITIES: "utility model's", Yield.FEATURE_SHARES: "judged", Yield.TRADEOFF_WEIGHTS: "group"}
 
@@ -247,6 +248,8 @@ def check_sources(
             )
             if columns is not None:
                 source.missing_columns(columns)
+            if source.needs == Yield.TRADEOFF_WEIGHTS and not parameters.outcome_column:
+                raise source.error(NO_OUTCOME)
         except SourceError as exc:
             errors[exc.field].append(str(exc))
         else:
@@ -336,8 +339,8 @@ def source_tradeoff(source: Source, subjects: Subjects) -> pd.DataFrame:
     rater group): its features x (accuracy and the FPR, FNR and selection-rate gaps between the block's ``group``
     on the audited subjects, ``tasks.tradeoff.model_outcomes``), its score w . x and its difference from the first
     model with the interval. SourceError without the subjects' outcome or when the weights cannot be fitted."""
-    if subjects.outcome_column is None:
-        raise source.error("the trade-off features need the audited subjects' true outcomes: give --outcome-column")
+    if subjects.outcome_column is None:  # check_sources refuses the request
+        raise source.error(NO_OUTCOME)
     frame, group = subjects.frame, source.block["group"]
     truth = frame[subjects.outcome_column].to_numpy(int)
     features = {}
