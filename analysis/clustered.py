@@ -18,7 +18,8 @@ from scipy import stats
 
 @dataclass(frozen=True)
 class ClusteredFit:
-    """Coefficients with their CR1 standard errors, t statistics, p-values and intervals (G - 1 df)."""
+    """Coefficients with their CR1 standard errors, t statistics, p-values and intervals (G - 1 df), and
+    their CR1 ``covariance``."""
 
     params: np.ndarray
     standard_error: np.ndarray
@@ -27,6 +28,7 @@ class ClusteredFit:
     ci_low: np.ndarray
     ci_high: np.ndarray
     n_clusters: int
+    covariance: np.ndarray | None = None
 
 
 def t_inference(params: np.ndarray, covariance: np.ndarray, n_clusters: int, level: float) -> ClusteredFit:
@@ -35,7 +37,8 @@ def t_inference(params: np.ndarray, covariance: np.ndarray, n_clusters: int, lev
     df = n_clusters - 1
     t = params / se
     half = stats.t.ppf(0.5 + level / 2, df) * se
-    return ClusteredFit(params, se, t, 2 * stats.t.sf(np.abs(t), df), params - half, params + half, n_clusters)
+    pvalue = 2 * stats.t.sf(np.abs(t), df)
+    return ClusteredFit(params, se, t, pvalue, params - half, params + half, n_clusters, covariance)
 
 
 def clustered_logit(y: np.ndarray, design: np.ndarray, clusters: np.ndarray, *, level: float = 0.95) -> ClusteredFit:

@@ -37,7 +37,7 @@ other (Zermelo 1929; Ford 1957; Hunter 2004, Assumption 1). Otherwise :func:`bra
 raises a ValueError naming the items; it does not fall back on a penalised or bias-reduced fit.
 """
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -50,6 +50,7 @@ from threadpoolctl import threadpool_limits
 from analysis.clustered import clustered_logit
 
 Model = Literal["logit", "probit"]
+ALL_RATERS = "all participants"  # the pooled rows' rater_group (as fairness.rater_groups.ALL)
 MODELS = ("logit", "probit")
 MAX_ITERATIONS = 100
 NEWTON_TOLERANCE = 1e-16  # squared Newton decrement at which the fit stops (Newton then overshoots to ~1e-25)
@@ -792,9 +793,75 @@ def plackett_luce(
     )
 
 
+def rater_group_parts(frame: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
+    """All raters' rows (``ALL_RATERS``), then each group's of ``by`` (sorted) that is not all of them."""
+    parts = [(ALL_RATERS, frame)]
+    if by is not None:
+        grouped = sorted(frame.dropna(subset=[by]).groupby(by), key=lambda part: str(part[0]))
+        parts += [(str(group), part) for group, part in grouped if len(part) < len(frame)]
+    return parts
+
+
+@dataclass(frozen=True, eq=False)
+class GroupStrengths:
+    """:func:`bradley_terry_by_group`'s ``table`` (one row per rater group and item: ``rater_group``, ``item``
+    (the name given), ``strength``, ``ci_low``, ``ci_high``, ``standard_error``, ``n_comparisons``, ``note``;
+    a group that cannot be fitted: one row with its reason) and ``notes``."""
+
+    table: pd.DataFrame
+    notes: tuple[str, ...] = ()
+
+
+def strengths_by_group(
+    frame: pd.DataFrame,
+    fit: Callable[[pd.DataFrame], PairedComparisonResult],
+    *,
+    by: str = "rater_group",
+    item: str = "item",
+    count: str = "n_comparisons",
+    units: Callable[[pd.DataFrame], int] = len,
+) -> GroupStrengths:
+    """``fit`` (:func:`bradley_terry`, :func:`plackett_luce`, ...; a ValueError says why not) of all raters'
+    rows (``ALL_RATERS``) and of each group's of ``by`` that is not all of them (groups in sorted order), the
+    ``by`` column dropped: one row per group and item with its CI, SE and ``count`` (the fit's
+    ``n_comparisons``); a group it cannot fit gets a row with ``units(part)`` and a note with the reason.
+    ``item`` names the table's item column."""
+    rows, notes = [], []
+    for group, part in rater_group_parts(frame, by):
+        try:
+            result = fit(part.drop(columns=[by]))
+        except ValueError as exc:
+            rows.append({"rater_group": group, "note": str(exc), count: units(part)})
+            notes.append(f"{group}: no strengths ({exc}).")
+            continue
+        interval = result.confidence_interval()
+        for name in result.strength.index:
+            rows.append(
+                {
+                    "rater_group": group,
+                    item: name,
+                    "strength": result.strength[name],
+                    "ci_low": interval.low[name],
+                    "ci_high": interval.high[name],
+                    "standard_error": result.standard_error[name],
+                    count: result.n_comparisons,
+                    "note": "reference (0)" if name == result.reference else "",
+                }
+            )
+    columns = ["rater_group", item, "strength", "ci_low", "ci_high", "standard_error", count, "note"]
+    return GroupStrengths(pd.DataFrame(rows).reindex(columns=columns), tuple(notes))
+
+
+def bradley_terry_by_group(
+    comparisons: pd.DataFrame, *, by: str = "rater_group", cluster: str = "rater", item: str = "item"
+) -> GroupStrengths:
+    """Rater-clustered :func:`bradley_terry` strengths (a ``tie`` column for Davidson's ties) of all raters and
+    of each group of ``by`` (:func:`strengths_by_group`)."""
+    return strengths_by_group(comparisons, lambda part: bradley_terry(part, cluster=cluster), by=by, item=item)
+
+
 # Utility models over the subjects' features (WeBuildAI) ------------------------------------------
 
-ALL_RATERS = "all participants"  # the pooled rows' rater_group (as fairness.rater_groups.ALL)
 # Raters of a group from which the Borda BCa intervals covered >= 93% of the time (tests/analysis/
 # test_utility_model.py, 400 studies at 100 raters; at 60 raters 91-95.5% by subject, mean 93.8%).
 BORDA_COVERAGE_RATERS = 100

@@ -270,13 +270,14 @@ class HumanAudit:
     """The audit's parts that use what people said (each None when its source was not given): ``lipschitz``
     (model, statistic, ci_low, ci_high, n_pairs, L: :func:`fairness.individual.lipschitz_violations` under the
     learned metric) and its ``worst`` pairs per model, the ``utility`` agreement and the ``reliance`` on
-    features judged unfair; ``sources`` describes each source (option -> text)."""
+    features judged unfair, the models' ``tradeoff`` scores; ``sources`` describes each source (option -> text)."""
 
     lipschitz: pd.DataFrame | None = None
     worst: dict[str, pd.DataFrame] | None = None
     utility: UtilityAgreement | None = None
     reliance: FeatureReliance | None = None
     sources: dict[str, str] = field(default_factory=dict)
+    tradeoff: pd.DataFrame | None = None  # the models' trade-off scores (analysis.tradeoff.model_scores), by group
 
 
 def lipschitz_table(

@@ -611,7 +611,7 @@ def audit_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
 def human_tables(human: HumanAudit | None) -> dict[str, pd.DataFrame]:
     """The CSV tables of what people said, by file name: human_metric_lipschitz and human_metric_worst_pairs
     (--metric-from), utility_agreement (--utility-from), unfair_feature_reliance and feature_importance
-    (--features-from)."""
+    (--features-from), tradeoff_scores (--tradeoff-from)."""
     if human is None:
         return {}
     tables = {}
@@ -625,6 +625,8 @@ def human_tables(human: HumanAudit | None) -> dict[str, pd.DataFrame]:
     if human.reliance is not None:
         tables["unfair_feature_reliance"] = human.reliance.models
         tables["feature_importance"] = human.reliance.features
+    if human.tradeoff is not None:
+        tables["tradeoff_scores"] = human.tradeoff
     return tables
 
 

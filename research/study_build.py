@@ -28,6 +28,7 @@ def build_and_stash(*, user, frame: pd.DataFrame, params: dict) -> str:
         **{
             **fields,
             "group_columns": tuple(fields["group_columns"]),
+            "model_label_columns": tuple(fields.get("model_label_columns", ())),
             "feature_columns": None if features is None else tuple(features),
             "mix": tuple(fields.get("mix", ())),
         }

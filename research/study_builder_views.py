@@ -31,6 +31,7 @@ COLUMN_ROLES = {
     "label": "AI label (0/1, not shown)",
     "score": "AI score (0 to 1, not shown)",
     "outcome": "Outcome (0/1, not shown)",
+    "model_label": "Another model's label (0/1, not shown; trade-off)",
 }
 _SINGLE_ROLES = {"id": "id_column", "label": "label_column", "score": "score_column", "outcome": "outcome_column"}
 
@@ -124,6 +125,7 @@ def build_params(data: dict, name: str) -> dict:
         "template": data["template"],
         **single,
         "group_columns": [c for c, r in roles.items() if r == "group"],
+        "model_label_columns": [c for c, r in roles.items() if r == "model_label"],
         "feature_columns": [c for c, r in roles.items() if r == "feature"],
         "profile": data["profile"] or None,
         "per_participant": data["per_participant"],

@@ -14,7 +14,8 @@ class AuditParameters:
     """What an audit is asked for (every field has the command's option of the same name, ``-`` for ``_``):
     the audited ``condition`` and Likert ``calibration_id`` (None: the calibration's, else the first; the
     latest Likert one), the ``shown_model`` participants saw, the bootstrap's ``seed`` and ``n_resamples``,
-    the sources of what people said (``metric_from``, ``utility_from``, ``features_from``: ``SLUG[:BLOCK]``)
+    the sources of what people said (``metric_from``, ``utility_from``, ``features_from``, ``tradeoff_from``:
+    ``SLUG[:BLOCK]``)
     with their rater groups ``by``, the human metric's Lipschitz constant ``lipschitz``, the ``surrogate`` of
     each model under ``features_from``, the sensitive columns ``groups`` (None: an effort file's guessed ones,
     else none), the truth ``outcome_column`` and the adjustment of the notions' tests within each model's family
@@ -30,6 +31,7 @@ class AuditParameters:
     metric_from: str | None = None
     utility_from: str | None = None
     features_from: str | None = None
+    tradeoff_from: str | None = None
     by: tuple[str, ...] = ()
     lipschitz: float = 1.0
     surrogate: str = "linear"

@@ -58,6 +58,13 @@ OPTIONS: dict[str, SourceOption] = {
         "Feature fairness from",
         "Each model's reliance on the features people judged unfair to use.",
     ),
+    "tradeoff_from": SourceOption(
+        "--tradeoff-from",
+        Yield.TRADEOFF_WEIGHTS,
+        "Trade-off weights from",
+        "Each model scored by the weights people's choices between models gave its accuracy and its false positive, "
+        "false negative and selection-rate gaps between groups on the audited subjects (needs the outcome column).",
+    ),
 }
 LIPSCHITZ = "lipschitz"  # the Lipschitz constant L of the audit under the human metric (--lipschitz)
 SURROGATE = "surrogate"  # the model standing in for each audited model's scores under --features-from (--surrogate)

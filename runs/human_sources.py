@@ -18,6 +18,7 @@ import pandas as pd
 
 from analysis.bts import block_answers
 from analysis.paired_comparison import ALL_RATERS, utility_model
+from analysis.tradeoff import model_scores, tradeoff_weights
 from fairness.feature_fairness import feature_fairness_shares
 from fairness.human_audit import (
     HumanAudit,
@@ -38,6 +39,8 @@ from studies.models import Study
 from studies.selectors import can_view, owning_version
 from tasks import block_task
 from tasks.choose import choices_of, coded_like_pool, feature_matrix, pool_features
+from tasks.tradeoff import TradeoffProblem, model_outcomes
+from tasks.tradeoff import choices_of as tradeoff_choices
 from tasks.yields import Yield
 
 # the progress stages of human_audit_of, in order: the sources' answers, the metric's refits, the rest
@@ -45,6 +48,9 @@ ANSWERS, METRIC, OTHERS = "source answers", "human metric bootstrap", "utility a
 STAGES = (ANSWERS, METRIC, OTHERS)
 # the fit_metric judgements of a metric block's answers, by the measure its type yields the metric from
 METRIC_KINDS: dict[str, Kind] = {"comparable": "comparable", "closer": "triplet"}
+NO_OUTCOME = "the trade-off features need the audited subjects' true outcomes: give --outcome-column"
+# what the audited subjects' missing columns are to a source, by the yield it reads (default: the pool's features)
+MISSING_WHAT = {Yield.UTILITIES: "utility model's", Yield.FEATURE_SHARES: "judged", Yield.TRADEOFF_WEIGHTS: "group"}
 
 
 class SourceError(ValueError):
@@ -94,6 +100,8 @@ class Source:
             return list(dict.fromkeys(name if name in raw else name.partition("=")[0] for name in coded))
         if self.needs == Yield.FEATURE_SHARES:
             return sorted(self.answers["subject"].astype(str).unique())
+        if self.needs == Yield.TRADEOFF_WEIGHTS:
+            return [self.block["group"]]
         return pool_frame(self.pool())[1]
 
     def pool(self) -> dict:
@@ -104,7 +112,7 @@ class Source:
         """SourceError naming the :meth:`subject_columns` that ``columns`` (the audited subjects') lack."""
         missing = [c for c in self.subject_columns() if c not in columns]
         if missing:
-            what = {Yield.UTILITIES: "utility model's", Yield.FEATURE_SHARES: "judged"}.get(self.needs, "pool")
+            what = MISSING_WHAT.get(self.needs, "pool")
             raise self.error(
                 f"the block's {what} features {', '.join(missing)} are not columns of the audited subjects (their "
                 f"columns: {', '.join(map(str, columns))})"
@@ -240,6 +248,8 @@ def check_sources(
             )
             if columns is not None:
                 source.missing_columns(columns)
+            if source.needs == Yield.TRADEOFF_WEIGHTS and not parameters.outcome_column:
+                raise source.error(NO_OUTCOME)
         except SourceError as exc:
             errors[exc.field].append(str(exc))
         else:
@@ -324,6 +334,40 @@ def source_utility(
         raise source.error(str(exc)) from exc
 
 
+def source_tradeoff(source: Source, subjects: Subjects) -> pd.DataFrame:
+    """Each audited model scored by the block's trade-off weights (``analysis.tradeoff``: all raters and each
+    rater group): its features x (accuracy and the FPR, FNR and selection-rate gaps between the block's ``group``
+    on the audited subjects, ``tasks.tradeoff.model_outcomes``), its score w . x and its difference from the first
+    model with the interval. SourceError without the subjects' outcome or when the weights cannot be fitted."""
+    if subjects.outcome_column is None:  # check_sources refuses the request
+        raise source.error(NO_OUTCOME)
+    frame, group = subjects.frame, source.block["group"]
+    truth = frame[subjects.outcome_column].to_numpy(int)
+    features = {}
+    for model in subjects.models:
+        rows = zip(frame["id"], truth, frame[group].astype(str), subjects.labels(model), strict=True)
+        pool = {
+            "subjects": [
+                {"id": i, "outcome": int(y), "groups": {group: g}, "models": {model: {"label": int(label)}}}
+                for i, y, g, label in rows
+            ]
+        }
+        try:
+            features[model] = model_outcomes(pool, None, model, group).features
+        except TradeoffProblem as exc:
+            raise source.error(f"model {model!r} on the audited subjects: {exc}") from exc
+    table = pd.DataFrame(features).T
+    choices = tradeoff_choices(source.study.spec, source.block, source.answers, source.groups)
+    weights = tradeoff_weights(choices, by="rater_group")
+    if weights.table.empty:
+        raise source.error(f"no trade-off weights ({'; '.join(weights.notes)})")
+    parts = []
+    for group_name in dict.fromkeys(weights.table["rater_group"]):
+        scores = model_scores(weights, table, rater_group=group_name)
+        parts.append(scores.table.assign(rater_group=group_name, reference=scores.reference))
+    return pd.concat(parts, ignore_index=True)
+
+
 def source_shares(source: Source, *, n_resamples: int, seed: int) -> pd.DataFrame:
     """The share of answers judging each feature fair, all raters and per rater group, with its
     rater-bootstrap CI (``fairness.feature_fairness.feature_fairness_shares``)."""
@@ -365,7 +409,7 @@ def human_audit_of(
         progress(OTHERS, 0, 0)
         return None
     scores = pd.DataFrame({model: subjects.scores(model) for model in subjects.models}, index=frame.index)
-    violations = worst = utility = reliance = None
+    violations = worst = utility = reliance = tradeoff = None
     if "metric_from" in sources:
         metric = source_metric(sources["metric_from"], frame, n_resamples=n_resamples, seed=seed, progress=progress)
         violations, worst = lipschitz_table(scores, frame, metric, L=parameters.lipschitz)
@@ -381,7 +425,8 @@ def human_audit_of(
             reliance = unfair_feature_reliance(scores, frame, shares, seed=seed, surrogate=surrogate)
         except ValueError as exc:
             raise source.error(str(exc)) from exc
+    if "tradeoff_from" in sources:
+        tradeoff = source_tradeoff(sources["tradeoff_from"], subjects)
     progress(OTHERS, 1, 1)
-    return HumanAudit(
-        violations, worst, utility, reliance, {OPTIONS[o].flag: source.label for o, source in sources.items()}
-    )
+    labels = {OPTIONS[o].flag: source.label for o, source in sources.items()}
+    return HumanAudit(violations, worst, utility, reliance, labels, tradeoff)

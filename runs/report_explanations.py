@@ -239,6 +239,18 @@ AUDIT = {
         "rho = Spearman(s, u), u(x) = mean over raters of w_r . x (each rater's Bradley-Terry utility weights)",
         "Lee et al. (2019, CSCW), WeBuildAI; Spearman (1904)",
     ),
+    "tradeoff_scores": Explanation(
+        "Each audited model scored by the trade-off weights that people's choices of the fairer of two models gave "
+        "(--tradeoff-from): its accuracy and its gaps between groups in false positive rate, false negative rate and "
+        "selection rate on the audited subjects, weighed as the raters weighed them; all raters and per rater group.",
+        "A higher score: a model these raters would find fairer. Only differences between models mean anything (the "
+        "score is a log-odds utility), so each model's difference from the reference model (the first) has its CI: "
+        "a difference of 1 means odds of e = 2.7 to 1 that raters like these find it the fairer of the two. The CI "
+        "comes from the weights' rater-clustered covariance (t on raters - 1 df).",
+        "score = w . x, x = (accuracy, FPR gap, FNR gap, selection-rate gap), gap = max - min over groups; CI of "
+        "w . (x_m - x_ref): -/+ t(G - 1) sqrt(d' V d), V the CR1 covariance of w",
+        "McFadden (1974); Srivastava et al. (KDD 2019); Harrison et al. (FAccT 2020)",
+    ),
     "unfair_feature_reliance": Explanation(
         "How much each model relies on the features people judged unfair to use (--features-from).",
         "reliance is in score units: the mean change of a model's scores when the features are shuffled, each "

@@ -591,3 +591,4 @@ for eaif_bound in ("bernstein", "hoeffding"):
 
 import simulation.audit_studies  # noqa: E402, F401 - the audit's human tables' procedures
 import simulation.estimand_studies  # noqa: E402, F401 - the choose, in-group and metric tables' procedures
+import simulation.tradeoff_studies  # noqa: E402, F401 - the trade-off weights and model scores

@@ -123,6 +123,7 @@ class BuildOptions:
     score_column: str | None = None
     group_columns: tuple[str, ...] = ()
     outcome_column: str | None = None
+    model_label_columns: tuple[str, ...] = ()  # other models' 0/1 labels, each model named by its column
     feature_columns: tuple[str, ...] | None = None  # None: the default (module docstring)
     profile: str | None = None
     per_participant: int | None = None
@@ -144,6 +145,7 @@ def build_study(
     score_column: str | None = None,
     group_columns: list[str] | tuple[str, ...] = (),
     outcome_column: str | None = None,
+    model_label_columns: list[str] | tuple[str, ...] = (),
     feature_columns: list[str] | tuple[str, ...] | None = None,
     profile: str | None = None,
     per_participant: int | None = None,
@@ -171,6 +173,7 @@ def build_study(
         score_column=score_column,
         group_columns=tuple(group_columns or ()),
         outcome_column=outcome_column,
+        model_label_columns=tuple(model_label_columns or ()),
         feature_columns=None if feature_columns is None else tuple(feature_columns),
         profile=profile,
         per_participant=per_participant,
@@ -291,6 +294,7 @@ def profile_columns(profile: str) -> list[str]:
 def _not_features(options: BuildOptions) -> dict[str, str]:
     """The columns that are never features, with the option that names each."""
     roles = {c: "--group-columns" for c in options.group_columns}
+    roles |= {c: "--model-label-columns" for c in options.model_label_columns}
     for option, column in (
         ("--outcome-column", options.outcome_column),
         ("--score-column", options.score_column),
@@ -327,6 +331,7 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
         ("--score-column", options.score_column),
         *(("--group-columns", c) for c in options.group_columns),
         ("--outcome-column", options.outcome_column),
+        *(("--model-label-columns", c) for c in options.model_label_columns),
         *(("--feature-columns", c) for c in options.feature_columns or ()),
         ("--stratify-by", options.stratify_by),
     ]
@@ -344,7 +349,7 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
         problems.append("--feature-columns: a column is named twice")
     if options.profile is not None:
         shown = profile_columns(options.profile)
-        model_columns = {options.label_column, options.score_column} - {None}
+        model_columns = {options.label_column, options.score_column, *options.model_label_columns} - {None}
         features = set(options.feature_columns or ())
         for column in shown:
             if column == options.outcome_column:
@@ -368,7 +373,12 @@ def _check_columns(frame: pd.DataFrame, options: BuildOptions) -> list[str]:
                     f"--feature-columns: {column!r} is not in --profile, so participants would not see it: add "
                     f"{{{column}}} to the profile or leave it out of the features"
                 )
-    if options.stratify_by and options.stratify_by in (options.id_column, options.label_column, options.score_column):
+    if options.stratify_by and options.stratify_by in (
+        options.id_column,
+        options.label_column,
+        options.score_column,
+        *options.model_label_columns,
+    ):
         problems.append(
             f"--stratify-by: {options.stratify_by!r} is the id or the model's column; choose a group or feature column"
         )
@@ -439,7 +449,11 @@ def _subjects(frame: pd.DataFrame, options: BuildOptions, *, name: str) -> list[
             id_column=options.id_column,
             feature_columns=chosen_features(frame, options),
             group_columns=list(options.group_columns),
-            models={MODEL: model} if model else None,
+            models={
+                **({MODEL: model} if model else {}),
+                **{c: {"label_column": c} for c in options.model_label_columns},
+            }
+            or None,
             outcome_column=options.outcome_column,
         )
     except InvalidStudyFile as exc:

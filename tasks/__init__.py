@@ -28,6 +28,7 @@ from tasks.questions import answers_rows
 from tasks.rank import Rank
 from tasks.rate import Rate
 from tasks.screening import Screening
+from tasks.tradeoff import Tradeoff
 from tasks.triplet import Triplet
 from tasks.yields import Yield
 
@@ -46,6 +47,7 @@ TASK_TYPES: tuple[TaskType, ...] = (
     Triplet(),
     FeatureFairness(),
     Rank(),
+    Tradeoff(),
 )
 REGISTRY: dict[str, TaskType] = {kind: task for task in TASK_TYPES for kind in task.kinds}
 BLOCK_TASKS: dict[str, BlockTask] = {task.name: task for task in TASK_TYPES if isinstance(task, BlockTask)}

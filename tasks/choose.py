@@ -326,22 +326,16 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     as Davidson ties) from all participants' choices and from each rater group's, with rater-clustered CIs
     (``cluster="rater"``: t on raters - 1 df); a group whose choices do not connect the subjects, leave one
     never chosen or always chosen, or come from one rater, gets the estimator's reason."""
-
     from analysis.bts import block_answers
-    from analysis.paired_comparison import bradley_terry, utility_model
+    from analysis.paired_comparison import bradley_terry_by_group, utility_model
     from fairness.task_blocks import BlockAnalysis
 
     frame = block_answers(answers, block["key"], "choice")
     if frame.empty:
         return BlockAnalysis(block["key"], "choose", {}, ["No choices yet."])
     comparisons = choices_of(frame, groups)
-    strengths, notes = strengths_by_rater_group(
-        comparisons,
-        lambda part: bradley_terry(part.drop(columns=["rater_group"]), cluster="rater"),
-        len,
-        "n_comparisons",
-    )
-    tables = {"strengths": strengths}
+    strengths = bradley_terry_by_group(comparisons, item="subject")
+    tables, notes = {"strengths": strengths.table}, list(strengths.notes)
     subjects, features, dropped = feature_matrix(spec, block)
     if dropped:
         notes.append(left_out_note(dropped))
@@ -357,44 +351,6 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     tables["utility_weights"] = utilities.weights
     tables["borda"] = utilities.borda
     return BlockAnalysis(block["key"], "choose", tables, notes)
-
-
-def strengths_by_rater_group(frame, fit, units, count: str):
-    """The strengths table of a paired-comparison block (``choose``'s Bradley-Terry, ``rank``'s Plackett-Luce):
-    ``fit(part)`` (a ``PairedComparisonResult``; ValueError saying why not) of all participants' rows of
-    ``frame`` and of each rater group's (its ``rater_group`` column; a group of everyone is ALL's twin, left
-    out), one row per subject with its CI, SE and ``count`` (the fit's ``n_comparisons``; ``units(part)``
-    when the fit is refused, whose reason is the row's note). Returns (table, notes)."""
-    import pandas as pd
-
-    from fairness.rater_groups import ALL
-
-    rows, notes = [], []
-    parts = [(ALL, frame)] + sorted(frame.dropna(subset=["rater_group"]).groupby("rater_group"))
-    parts = parts[:1] + [(g, part) for g, part in parts[1:] if len(part) < len(frame)]  # not ALL's twin
-    for group, part in parts:
-        try:
-            result = fit(part)
-        except ValueError as exc:
-            rows.append({"rater_group": group, "note": str(exc), count: units(part)})
-            notes.append(f"{group}: no strengths ({exc}).")
-            continue
-        interval = result.confidence_interval()
-        rows += [
-            {
-                "rater_group": group,
-                "subject": subject,
-                "strength": result.strength[subject],
-                "ci_low": interval.low[subject],
-                "ci_high": interval.high[subject],
-                "standard_error": result.standard_error[subject],
-                count: result.n_comparisons,
-                "note": "reference (0)" if subject == result.reference else "",
-            }
-            for subject in result.strength.index
-        ]
-    columns = ["rater_group", "subject", "strength", "ci_low", "ci_high", "standard_error", count, "note"]
-    return pd.DataFrame(rows).reindex(columns=columns), notes
 
 
 def choices_of(frame, groups):

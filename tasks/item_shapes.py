@@ -149,8 +149,25 @@ RANKINGS = ItemShape(  # 3-5 subjects a participant orders, shown in the listed 
     "ranking",
     "rankings",
 )
+MODEL_COMPARISONS = ItemShape(  # two models' outcomes on (a sub-pool of) the pool: an item shows no one subject
+    "comparisons",
+    _listed(
+        ["key", "a", "b"],
+        {
+            "key": KEY,
+            "a": KEY,
+            "b": KEY,
+            "subjects": {"type": "array", "minItems": 2, "uniqueItems": True, "items": KEY},
+        },
+    ),
+    lambda c: c["key"],
+    lambda c: [],
+    "model comparison",
+    "model comparisons",
+    shows_subjects=False,
+)
 ITEM_SHAPES: dict[str, ItemShape] = {
-    shape.name: shape for shape in (SUBJECTS, PAIRS, TRIPLETS, SETS, FEATURES, RANKINGS)
+    shape.name: shape for shape in (SUBJECTS, PAIRS, TRIPLETS, SETS, FEATURES, RANKINGS, MODEL_COMPARISONS)
 }
 
 

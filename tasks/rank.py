@@ -20,7 +20,7 @@ from django.utils.translation import gettext, gettext_noop
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import AnswerInput, BlockTask, BuilderInput, BuilderProblem
-from tasks.choose import BUILDER_DECISION, CHOICE_SLOPE, strengths_by_rater_group
+from tasks.choose import BUILDER_DECISION, CHOICE_SLOPE
 from tasks.item_shapes import RANKINGS
 from tasks.labels import page_labels
 from tasks.page_index import Block, Card, Page, PageIndex
@@ -280,16 +280,17 @@ def analyse(spec: dict, block: dict, answers, groups, opts):
     whose rankings leave a subject never ranked above or below the others, or come from one rater, gets the
     estimator's reason."""
     from analysis.bts import block_answers
-    from analysis.paired_comparison import plackett_luce
+    from analysis.paired_comparison import plackett_luce, strengths_by_group
     from fairness.task_blocks import BlockAnalysis
 
     frame = block_answers(answers, block["key"], "rank")
     if frame.empty:
         return BlockAnalysis(block["key"], "rank", {}, ["No rankings yet."])
-    table, notes = strengths_by_rater_group(
+    strengths = strengths_by_group(
         rankings_of(frame, groups),
         lambda part: plackett_luce(part, cluster="rater"),
-        lambda part: part["ranking"].nunique(),
-        "n_rankings",
+        item="subject",
+        count="n_rankings",
+        units=lambda part: part["ranking"].nunique(),
     )
-    return BlockAnalysis(block["key"], "rank", {"rank_strengths": table}, notes)
+    return BlockAnalysis(block["key"], "rank", {"rank_strengths": strengths.table}, list(strengths.notes))

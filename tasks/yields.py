@@ -21,6 +21,7 @@ class Yield(StrEnum):
     DISAGREEMENT = "disagreement"
     ALPHA = "alpha"
     PARITY = "parity"
+    TRADEOFF_WEIGHTS = "tradeoff_weights"
 
     @property
     def meaning(self) -> str:
@@ -36,4 +37,5 @@ MEANINGS: dict[Yield, str] = {
     Yield.DISAGREEMENT: "disagreement notions",
     Yield.ALPHA: "the effort weight alpha",
     Yield.PARITY: "differential parity against the AI",
+    Yield.TRADEOFF_WEIGHTS: "trade-off weights of models' accuracy and error-rate gaps",
 }

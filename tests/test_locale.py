@@ -137,9 +137,14 @@ def builder_default_texts() -> dict[str, set[str]]:
     from tests.studies.test_builder import build
 
     defendants = draw_defendants(40, seed=5)
+    # a true outcome and a second model's labels (hidden), for the templates that compare models' outcomes
+    defendants["outcome"] = (defendants["priors"] > defendants["priors"].median()).astype(int)
+    defendants["strict"] = (defendants["ai_score"] > 0.4).astype(int)
+    hidden = {"outcome_column": "outcome", "model_label_columns": ["strict"]}
     texts: dict[str, set[str]] = {}
     for template in BUILDERS:
-        spec = validate_study(build(defendants, template, score_column="ai_score", group_columns=["race", "sex"]))
+        options = {"score_column": "ai_score", "group_columns": ["race", "sex"], **hidden}
+        spec = validate_study(build(defendants, template, **options))
         found = texts.setdefault(template, set())
         for path in shown_paths(spec, SCHEMA):
             if path[0] == "blocks" and spec["blocks"][path[1]]["type"] in ("instructions", "task"):

@@ -109,6 +109,7 @@ def test_every_audit_source_option_reads_a_yield_some_type_declares():
         "metric_from": ("pair_comparable", "triplet"),  # fairness.human_metric.fit_metric
         "utility_from": ("choose",),  # analysis.paired_comparison.utility_model
         "features_from": ("feature_fairness",),  # fairness.feature_fairness.feature_fairness_shares
+        "tradeoff_from": ("tradeoff",),  # analysis.tradeoff.tradeoff_weights
     }
 
 

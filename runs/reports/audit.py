@@ -74,6 +74,7 @@ AUDIT_PROCEDURES: dict[str, tuple[str, ...]] = {
     "disagreement_calibration": ("disagreement calibration",),
     "human_metric_lipschitz": tuple(f"human-metric Lipschitz share, {kind}" for kind in ("comparable", "triplet")),
     "utility_agreement": ("utility agreement",),
+    "tradeoff_scores": ("trade-off score differences",),
     "feature_importance": ("feature importance, weighted",),
 }
 WORST_COLUMNS = {"id_i": "Subject i", "id_j": "Subject j", "D": "D", "d": "d", "violation": "D - d"}
@@ -100,6 +101,14 @@ UTILITY_COLUMNS = {
     "ci": CI_LABEL,
     "n_raters": "Raters",
     "n_subjects": "Subjects",
+}
+TRADEOFF_COLUMNS = {
+    "model": "Model",
+    "rater_group": "Rater group",
+    "score": "Score w . x",
+    "difference": "Difference from the reference",
+    "ci": CI_LABEL,
+    "reference": "Reference model",
 }
 RELIANCE_COLUMNS = {
     "model": "Model",
@@ -274,6 +283,7 @@ HUMAN_FIGURES = {
         "Spearman rho with the stakeholders' utility, per model",
     ),
     "unfair_feature_reliance": ("model", "reliance", "Reliance on features judged unfair, per model"),
+    "tradeoff_scores": ("model", "difference", "Trade-off score minus the reference model's, per model"),
 }
 # a table of what people said (its CSV name) -> section title, columns shown, estimate column, its option
 HUMAN_SECTIONS = {
@@ -284,6 +294,12 @@ HUMAN_SECTIONS = {
         "--metric-from",
     ),
     "utility_agreement": ("Agreement with the stakeholders' utility", UTILITY_COLUMNS, "statistic", "--utility-from"),
+    "tradeoff_scores": (
+        "Models scored by the stakeholders' trade-off weights",
+        TRADEOFF_COLUMNS,
+        "difference",
+        "--tradeoff-from",
+    ),
     "unfair_feature_reliance": ("Reliance on features judged unfair", RELIANCE_COLUMNS, "reliance", "--features-from"),
     "feature_importance": (
         "Permutation importance and feature-fairness judgements",

@@ -47,14 +47,23 @@ def _shipped(path: str) -> Callable[[], dict]:
 
 
 def _built(template: str) -> Callable[[], dict]:
-    return lambda: build(
-        draw_defendants(24, seed=5),
-        template,
-        score_column="ai_score",
-        group_columns=["race", "sex"],
-        per_participant=None if template == "feature_fairness" else 6,
-        slug=f"built-{template.replace('_', '-')}",
-    )
+    def spec() -> dict:
+        defendants = draw_defendants(24, seed=5)
+        # a true outcome and a second model's labels (hidden), for the templates that compare models' outcomes
+        defendants["outcome"] = (defendants["priors"] > defendants["priors"].median()).astype(int)
+        defendants["strict"] = (defendants["ai_score"] > 0.4).astype(int)
+        return build(
+            defendants,
+            template,
+            score_column="ai_score",
+            group_columns=["race", "sex"],
+            outcome_column="outcome",
+            model_label_columns=["strict"],
+            per_participant=None if template == "feature_fairness" else 6,
+            slug=f"built-{template.replace('_', '-')}",
+        )
+
+    return spec
 
 
 def _adaptive(task: str) -> Callable[[], dict]:
@@ -142,6 +151,7 @@ def _pool_frame(spec: dict) -> pd.DataFrame:
                 **{f"x_{t}": v for t, v in enumerate(series)},
                 "score_ai": ai.get("score", 0.5),
                 "ai_label": ai.get("label", 0),
+                **({"outcome": s["outcome"]} if "outcome" in s else {}),
             }
         )
     frame = pd.DataFrame(rows)
@@ -164,6 +174,8 @@ def _request(api: APIClient, kind: str, study, researcher):
             return api.post(f"/api/studies/{slug}/audits/", {"subjects": _csv(frame)}, format="multipart")
         study_load(spec=json.loads(DEMO_FILE.read_text()), owner=researcher)  # the audited effort study
         body = {"subjects": _csv(frame), SOURCE_OPTIONS[task]: slug}
+        if "outcome" in frame:  # the true outcomes (what the trade-off features are computed against)
+            body["outcome_column"] = "outcome"
         return api.post("/api/studies/effort-demo/audits/", body, format="multipart")
     group = next(c for c in frame if c in spec["pools"][0]["subjects"][0].get("groups", {}) and frame[c].nunique() > 1)
     body = {

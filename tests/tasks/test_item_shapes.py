@@ -23,6 +23,13 @@ EXAMPLES = {
     ),
     "features": ({"column": "priors", "label": "Prior offences"}, "priors", [], "1 feature", "16 features"),
     "rankings": ({"subjects": ["S2", "S3", "S1"]}, "S2~S3~S1", ["S2", "S3", "S1"], "1 ranking", "16 rankings"),
+    "comparisons": (
+        {"key": "c1", "a": "fair", "b": "accurate", "subjects": ["S1", "S2"]},
+        "c1",
+        [],
+        "1 model comparison",
+        "16 model comparisons",
+    ),
 }
 
 

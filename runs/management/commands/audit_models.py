@@ -139,6 +139,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"  {row['model']:<22} reliance on features judged unfair ({row['rater_group']}): {row['reliance']:.4f}"
             )
+        for row in human.get("tradeoff_scores", []):
+            self.stdout.write(
+                f"  {row['model']:<22} trade-off score of {row['rater_group']}: {row['score']:.3f}; minus "
+                f"{row['reference']}'s: {row['difference']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
+            )
         self.stdout.write(self.style.SUCCESS(f"report: {out_dir / 'report.html'}"))
         self.stdout.write(f"on the dashboard: {report_address('researcher:audit-file', run.pk)}")
 

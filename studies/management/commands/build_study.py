@@ -33,6 +33,14 @@ class Command(BaseCommand):
             "--outcome-column", metavar="COL", help="the true outcome (0/1, not shown): error rates against it"
         )
         parser.add_argument(
+            "--model-label-columns",
+            nargs="+",
+            default=[],
+            metavar="COL",
+            help="other models' 0/1 labels (not shown), each model named by its column: the tradeoff template "
+            "compares them (with the AI's --label-column)",
+        )
+        parser.add_argument(
             "--feature-columns",
             nargs="+",
             metavar="COL",
@@ -92,6 +100,7 @@ class Command(BaseCommand):
                 score_column=options["score_column"],
                 group_columns=options["group_columns"],
                 outcome_column=options["outcome_column"],
+                model_label_columns=options["model_label_columns"],
                 feature_columns=options["feature_columns"],
                 profile=options["profile"],
                 per_participant=options["per_participant"],
