@@ -15,12 +15,14 @@ from participation.signals import records_signals
 from studies.content import StudyContent, study_content
 from tasks import block_task, task_for
 from tasks.item_shapes import (
+    MODEL_COMPARISONS,
     PAIRS,
     RANKINGS,
     SETS,
     SUBJECTS,
     TRIPLETS,
     ItemShape,
+    ModelComparisonItem,
     PairItem,
     RankingItem,
     StimulusSet,
@@ -61,6 +63,9 @@ class ContentIndex:
 
     def ranking(self, page: Page) -> RankingItem:
         return cast(RankingItem, self._item(page, RANKINGS))
+
+    def comparison(self, page: Page) -> ModelComparisonItem:
+        return cast(ModelComparisonItem, self._item(page, MODEL_COMPARISONS))
 
     def _item(self, page: Page, shape: ItemShape) -> dict:
         """The page's item as the file gives it, when the page's block lists items of ``shape``."""

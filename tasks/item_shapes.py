@@ -9,7 +9,7 @@ its line in ``ITEM_SHAPES``.
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, Required, TypedDict
 
 from tasks.schema import KEY, SHOWN, TEXT
 
@@ -42,6 +42,16 @@ class StimulusSet(TypedDict):
 class RankingItem(TypedDict):
     """An item of :data:`RANKINGS`: the 3-5 subjects a participant orders, in the order shown."""
 
+    subjects: list[str]
+
+
+class ModelComparisonItem(TypedDict, total=False):
+    """An item of :data:`MODEL_COMPARISONS`: models ``a`` and ``b`` compared on the block's pool, or on
+    ``subjects`` of it."""
+
+    key: Required[str]
+    a: Required[str]
+    b: Required[str]
     subjects: list[str]
 
 

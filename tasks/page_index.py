@@ -14,7 +14,7 @@ a new task type adds the block options it reads to :class:`Block`.
 
 from typing import Any, NotRequired, Protocol, Required, TypedDict
 
-from tasks.item_shapes import FeatureItem, PairItem, RankingItem, StimulusSet, TripletItem
+from tasks.item_shapes import FeatureItem, ModelComparisonItem, PairItem, RankingItem, StimulusSet, TripletItem
 
 Chart = dict[str, Any]  # a line chart's data (``studies.content.line_chart``): x, traces, ytitle, description
 
@@ -58,6 +58,8 @@ class Block(TypedDict, total=False):
     triplets: list[TripletItem]
     sets: list[StimulusSet]
     features: list[FeatureItem]
+    rankings: list[RankingItem]
+    comparisons: list[ModelComparisonItem]
     # options of one or more task types
     question: str
     decision: str
@@ -75,6 +77,7 @@ class Block(TypedDict, total=False):
     show_model: bool
     risk_label: str
     properties: bool
+    group: str  # tradeoff: the pool's column that splits the subjects into groups
     # instructions, questionnaire, attention and detection blocks
     text: str
     questions: list[dict[str, Any]]
@@ -164,6 +167,10 @@ class PageIndex(Protocol):
 
     def ranking(self, page: Page) -> RankingItem:
         """The page's item of a block over rankings (``tasks.item_shapes.RANKINGS``)."""
+        ...
+
+    def comparison(self, page: Page) -> ModelComparisonItem:
+        """The page's item of a block over model comparisons (``tasks.item_shapes.MODEL_COMPARISONS``)."""
         ...
 
     def model_output(self, pool: str, subject_id: str, model: str) -> ModelOutput:

@@ -26,8 +26,9 @@ choice on the differences x_A - x_B of (accuracy, FPR gap, FNR gap, selection-ra
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.utils.translation import gettext, gettext_noop
@@ -37,13 +38,17 @@ from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import AnswerInput, BlockTask, BuilderInput, BuilderProblem
 from tasks.choose import Choose
 from tasks.fields import CONFIDENCE_LABELS, scale_field
-from tasks.item_shapes import MODEL_COMPARISONS
+from tasks.item_shapes import MODEL_COMPARISONS, ModelComparisonItem
+from tasks.page_index import Page, PageIndex
 from tasks.questions import task_question
 from tasks.schema import KEY, QUESTION, duplicates
 from tasks.yields import Yield
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+
+    from simulation.raters import SimulatedRater
 
 DEFAULT_QUESTION = gettext_noop("Which model is fairer?")
 NAMES = (gettext_noop("Model A"), gettext_noop("Model B"))
@@ -121,7 +126,7 @@ def _value(subject: dict, column: str):
     return subject.get("groups", {}).get(column, subject.get("features", {}).get(column))
 
 
-def model_outcomes(pool: dict, subject_ids: list[str] | None, model: str, group: str) -> ModelOutcomes:
+def model_outcomes(pool: Mapping[str, Any], subject_ids: list[str] | None, model: str, group: str) -> ModelOutcomes:
     """``model``'s rates by the subjects' ``group`` on the pool (or the subjects ``subject_ids``): selection
     rate P(label = 1), FPR P(label = 1 | outcome = 0), FNR P(label = 0 | outcome = 1), accuracy
     P(label = outcome). :class:`TradeoffProblem` for a subject without the model's label or the group, or a
@@ -164,7 +169,7 @@ def model_outcomes(pool: dict, subject_ids: list[str] | None, model: str, group:
     return ModelOutcomes(model, tuple(rates), correct / sum(g.n for g in rates))
 
 
-def differences(pool: dict, block: dict, comparison: dict) -> dict[str, float]:
+def differences(pool: Mapping[str, Any], block: Mapping[str, Any], comparison: Mapping[str, Any]) -> dict[str, float]:
     """x_a - x_b of the trade-off features (:data:`FEATURES`) of a comparison's two models."""
     a, b = (model_outcomes(pool, comparison.get("subjects"), comparison[side], block["group"]) for side in "ab")
     return {f: a.features[f] - b.features[f] for f in FEATURES}
@@ -191,7 +196,7 @@ def _percent(value: float) -> str:
     return f"{100 * value:.0f}%"
 
 
-def chart(pool: dict, block: dict, comparison: dict) -> list[dict]:
+def chart(pool: Mapping[str, Any], block: Mapping[str, Any], comparison: Mapping[str, Any]) -> list[dict]:
     """What the page shows: per rate, per group (at ``y`` in the SVG), one bar per model (A, B) with its width
     in the SVG's units, its ``y`` and its value in text; the SVG's ``height``."""
     outcomes = [model_outcomes(pool, comparison.get("subjects"), comparison[side], block["group"]) for side in "ab"]
@@ -227,7 +232,7 @@ def chart(pool: dict, block: dict, comparison: dict) -> list[dict]:
 
 
 class TradeoffForm(forms.Form):
-    def __init__(self, *args, page: dict, comparison: dict, question: str, strength: bool, **kwargs):
+    def __init__(self, *args, page: Page, comparison: ModelComparisonItem, question: str, strength: bool, **kwargs):
         super().__init__(*args, **kwargs)
         self.page, self.comparison = page, comparison
         message = gettext("Choose Model A or Model B.")
@@ -245,7 +250,8 @@ class TradeoffForm(forms.Form):
     def answers(self) -> list[AnswerInput]:
         """``fairer`` (1 = model a; its text the chosen model's key) and, when given, ``strength``."""
         chosen, sure = self.cleaned_data["choice"], self.cleaned_data.get("sure") or None  # "" when not given
-        given = [("fairer", float(chosen == "a"), self.comparison[chosen]), ("strength", sure, "")]
+        model = self.comparison["a"] if chosen == "a" else self.comparison["b"]
+        given = [("fairer", float(chosen == "a"), model), ("strength", sure, "")]
         block, item = self.page["block"], self.page["item"]
         return [
             AnswerInput(task_question(block, item, measure), measure, block, item, number, text)
@@ -422,15 +428,15 @@ class Tradeoff(BlockTask):
         block.setdefault("question", gettext(DEFAULT_QUESTION))
         block.setdefault("strength", False)
 
-    def form(self, page: dict, index, data=None) -> forms.Form:
+    def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         block = index.block(page)
         return TradeoffForm(
-            data, page=page, comparison=index.pair(page), question=block["question"], strength=block["strength"]
+            data, page=page, comparison=index.comparison(page), question=block["question"], strength=block["strength"]
         )
 
-    def context(self, page: dict, index) -> dict:
+    def context(self, page: Page, index: PageIndex) -> dict:
         block = index.block(page)
-        comparison = index.pair(page)
+        comparison = index.comparison(page)
         pool = index.pool_of(page)
         return {
             "names": [gettext(name) for name in NAMES],
@@ -440,13 +446,13 @@ class Tradeoff(BlockTask):
             "chart_width": LABEL_WIDTH + BAR_WIDTH + 40,
         }
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str]:
+    def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """A chosen with logit P = SIMULATED_WEIGHTS . (x_A - x_B) + leniency + N(0, noise)
         (``simulation.raters.draw_binary``); how sure as for the yes/no tasks."""
         from simulation.raters import draw_binary, draw_sureness
 
         block = index.block(page)
-        gaps = differences(index.pool_of(page), block, index.pair(page))
+        gaps = differences(index.pool_of(page), block, index.comparison(page))
         answer, p = draw_binary(sum(SIMULATED_WEIGHTS[f] * gaps[f] for f in FEATURES), rater, rng)
         data = {"choice": "ab"[1 - answer]}
         if block["strength"]:
