@@ -286,8 +286,8 @@ def eaif_sampled(
     Returns
     -------
     EaIFEstimate
-        ``estimate``, ``ci``, ``n_pairs`` (the pairs used), ``seed``, ``violation_share`` (of the drawn pairs), ``bound``,
-        ``assumptions`` and ``violation_share_ci``.
+        ``estimate``, ``ci``, ``n_pairs`` (the pairs used), ``seed``, ``violation_share`` (of the drawn pairs),
+        ``bound``, ``assumptions`` and ``violation_share_ci``.
 
     Examples
     --------
