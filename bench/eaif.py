@@ -1,14 +1,16 @@
 """Benchmark: exact EaIF throughput (pairs/s) for n = 20,000 and n = 100,000 subjects, against a
 straightforward vectorised NumPy implementation (full rows, no mirror pairing) in the same run,
-peak memory, and the sampled estimate for n = 10^7 subjects at +/- 1e-4 (95%, Hoeffding's distribution-free
-bound: m = ln(2 / 0.05) / (2 * 1e-8) = 1.84e8 pairs) with its memory beyond the subjects' arrays, beside 1e6
-pairs (constant memory: the same extra RSS). First, the exact kernel's rate at n = 20,000 under each numba
+peak memory, and the sampled estimate for n = 10^7 subjects at +/- 1e-4 (95%, distribution-free): the
+empirical-Bernstein rule that stops at the half-width (``eaif_sampled(half_width=...)``), repeated, beside
+Hoeffding's fixed m = ln(2 / 0.05) / (2 * 1e-8) = 1.84e8 pairs once, each with wall and CPU time, the load and
+its memory beyond the subjects' arrays (constant memory: the same extra RSS as 1e6 pairs). First, the exact
+kernel's rate at n = 20,000 under each numba
 threading layer side by side (each in a process of its own, NUMBA_THREADING_LAYER): tbb (what fairness.jit picks:
 fork-safe), workqueue (the fork-safe fallback without TBB) and omp (GNU OpenMP: what numba picks without TBB
 when nothing is asked for; a job forked after it dies).
 
 Run: .venv/bin/python bench/eaif.py [--sizes 20000 100000] [--numpy-rows 2000] [--half-width 1e-4]
-     [--layers tbb workqueue omp]
+     [--layers tbb workqueue omp] [--repeats 5] [--no-hoeffding]
 The straightforward NumPy version is timed on --numpy-rows rows and scaled by the pair count.
 """
 
@@ -51,25 +53,36 @@ from fairness.jit import numba
 rng = np.random.default_rng(0)
 e, s, r = rng.uniform(0, 1, {n}), rng.uniform(0, 1, {n}), rng.beta(2, 5, {n})
 eaif_details(e[:100], s[:100], r[:100], alpha=0.5)
-best = 0.0
-for _ in range(3):
-    started = time.perf_counter()
+rates, cpu_rates = [], []
+for _ in range({repeats}):
+    started, cpu = time.perf_counter(), time.process_time()
     res = eaif_details(e, s, r, alpha=0.6577)
-    best = max(best, res.n_pairs / (time.perf_counter() - started))
-print(numba.threading_layer(), best)
+    rates.append(res.n_pairs / (time.perf_counter() - started))
+    cpu_rates.append(res.n_pairs / (time.process_time() - cpu))
+print(numba.threading_layer(), max(rates), np.median(rates), max(cpu_rates))
 """
 
 
-def layer_rates(layers, n=20_000):
-    """The exact kernel's best-of-3 rate at n under each threading layer, each in a fresh process."""
+def layer_rates(layers, repeats, n=20_000):
+    """The exact kernel's best and median wall rate at n under each threading layer, each in a fresh process,
+    and its best rate per CPU second (pairs / CPU time of all threads: what one quiet core pair would give,
+    times the two cores)."""
     root = str(Path(__file__).resolve().parent.parent)
     for layer in layers:
         env = {**os.environ, "NUMBA_THREADING_LAYER": layer, "PYTHONPATH": root}
         out = subprocess.run(
-            [sys.executable, "-c", LAYER_RUN.format(n=n)], capture_output=True, text=True, env=env, cwd=root
+            [sys.executable, "-c", LAYER_RUN.format(n=n, repeats=repeats)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=root,
         )
-        used, rate = out.stdout.split() if out.returncode == 0 else (f"failed: {out.stderr[-200:]!r}", "nan")
-        print(f"n={n} exact kernel, threading layer {layer:<9} ({used}): {float(rate):.3e} pairs/s; load {load()}")
+        failed = (f"failed: {out.stderr[-200:]!r}", "nan", "nan", "nan")
+        used, best, median, cpu = out.stdout.split() if out.returncode == 0 else failed
+        print(
+            f"n={n} exact kernel, threading layer {layer:<9} ({used}): best {float(best):.3e}, median "
+            f"{float(median):.3e} pairs/s wall of {repeats}; {float(cpu):.3e} pairs per CPU second; load {load()}"
+        )
 
 
 def load() -> str:
@@ -87,8 +100,10 @@ def main():
     parser.add_argument("--numpy-rows", type=int, default=2000)
     parser.add_argument("--half-width", type=float, default=1e-4, help="the sampled estimate's 95% half-width")
     parser.add_argument("--layers", nargs="*", default=["tbb", "workqueue", "omp"], help="numba threading layers")
+    parser.add_argument("--repeats", type=int, default=5, help="repeats of the exact layers and the sampled rule")
+    parser.add_argument("--no-hoeffding", action="store_true", help="skip Hoeffding's fixed 1.84e8 pairs")
     args = parser.parse_args()
-    layer_rates(args.layers)
+    layer_rates(args.layers, args.repeats)
     eaif_details(*population(100), alpha=0.5)  # compile once
     for n in args.sizes:
         e, s, r = population(n)
@@ -107,15 +122,24 @@ def main():
     eaif_sampled(e, s, r, alpha=0.6577, n_pairs=1000, seed=0)  # compile once
     with_arrays = rss_mib()
     m = math.ceil(math.log(2 / 0.05) / (2 * args.half_width**2))
-    for pairs in (1_000_000, m):
-        started = time.perf_counter()
-        est = eaif_sampled(e, s, r, alpha=0.6577, n_pairs=pairs, seed=1, bound="hoeffding")
-        seconds = time.perf_counter() - started
+    runs = [{"n_pairs": 1_000_000, "bound": "hoeffding"}]
+    runs += [{"half_width": args.half_width, "bound": "bernstein"}] * args.repeats
+    runs += [] if args.no_hoeffding else [{"n_pairs": m, "bound": "hoeffding"}]
+    walls = []
+    for seed, run in enumerate(runs, start=1):
+        started, cpu = time.perf_counter(), time.process_time()
+        est = eaif_sampled(e, s, r, alpha=0.6577, seed=seed, **run)
+        seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
+        if "half_width" in run:
+            walls.append(seconds)
         print(
-            f"sampled n=1e7, {pairs:.3e} pairs, Hoeffding: {est.estimate:.6f} CI [{est.ci[0]:.6f}, {est.ci[1]:.6f}] "
-            f"(+-{(est.ci[1] - est.ci[0]) / 2:.2e}) in {seconds:.2f} s = {pairs / seconds:.3e} pairs/s; "
-            f"peak RSS beyond the subjects' arrays {rss_mib() - with_arrays:.0f} MiB"
+            f"sampled n=1e7, {run['bound']}{' stopping at +-' if 'half_width' in run else ' fixed'} "
+            f"{est.n_pairs:.3e} pairs: {est.estimate:.6f} CI [{est.ci[0]:.6f}, {est.ci[1]:.6f}] "
+            f"(+-{(est.ci[1] - est.ci[0]) / 2:.2e}) in {seconds:.2f} s wall, {cpu_seconds:.2f} s CPU; "
+            f"peak RSS beyond the subjects' arrays {rss_mib() - with_arrays:.0f} MiB; load {load()}"
         )
+    if walls:
+        print(f"sampled n=1e7 to +-{args.half_width:g}: best {min(walls):.2f} s, median {np.median(walls):.2f} s wall")
     print(f"peak RSS: {rss_mib():.0f} MiB (includes the 1e7 arrays)")
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from fairness.jit import numba
-from fairness.pair_sampling import bounded_mean, eaif_pair_sums
+from fairness.pair_sampling import bounded_mean, eaif_pair_sums, sequential_sums
 
 BLOCK = 2048
 # D - d must exceed this for a pair to count as a violation (absolute; risks and distances are O(1),
@@ -252,13 +252,17 @@ def eaif_sampled(
     level: float = 0.95,
     bound: str = "bernstein",
     backend: str = "auto",
+    half_width: float | None = None,
+    max_pairs: int = 10**10,
 ) -> EaIFEstimate:
     """EaIF estimated from ``n_pairs`` unordered pairs drawn uniformly with replacement, in constant memory
     (``fairness.pair_sampling``), for populations too large for the exact sum. The estimand is the exact EaIF
     of these subjects (the sampling is the only randomness); each pair's term F lies in [0, 1], so ``bound``
     "hoeffding" (mean +/- sqrt(ln(2/delta) / (2 m))) and "bernstein" (empirical Bernstein, the default) hold
     for every m with no other assumption, "normal" approximately. The violation share gets its interval by the
-    same bound.
+    same bound. With ``half_width`` the draws go on until the interval is that narrow, checked at n_pairs 2^j
+    with delta / 2^(j + 1) each (``fairness.pair_sampling.sequential_sums``): the interval where it stops still
+    covers at least at ``level`` (a union bound, valid under this optional stopping).
 
     Parameters
     ----------
@@ -274,12 +278,16 @@ def eaif_sampled(
         "bernstein" (default), "hoeffding" or "normal".
     backend : str
         "numba", "numpy" or "auto"; both draw the same pairs.
+    half_width : float, optional
+        Stop as soon as the interval's half-width is at most this (then ``n_pairs`` is the first check).
+    max_pairs : int
+        With ``half_width``: draw no more than this (the interval is then wider than asked).
 
     Returns
     -------
     EaIFEstimate
-        ``estimate``, ``ci``, ``n_pairs``, ``seed``, ``violation_share`` (of the drawn pairs), ``bound``,
-        ``assumptions`` and ``violation_share_ci``.
+        ``estimate``, ``ci``, ``n_pairs`` (the pairs used), ``seed``, ``violation_share`` (of the drawn pairs),
+        ``bound``, ``assumptions`` and ``violation_share_ci``.
 
     Examples
     --------
@@ -295,7 +303,18 @@ def eaif_sampled(
     e, s, r = _inputs(effort, aggregate, risk, alpha)
     if n_pairs < 2:
         raise ValueError("a sampled EaIF needs at least two pairs")
-    total, squares, violations = eaif_pair_sums(e, s, r, alpha, n_pairs, seed, TIE_TOLERANCE, backend)
+    if half_width is None:
+        total, squares, violations = eaif_pair_sums(e, s, r, alpha, n_pairs, seed, TIE_TOLERANCE, backend)
+    else:
+        run = sequential_sums(
+            lambda start, count: eaif_pair_sums(e, s, r, alpha, count, seed, TIE_TOLERANCE, backend, start),
+            half_width=half_width,
+            first=n_pairs,
+            max_pairs=max_pairs,
+            level=level,
+            bound=bound,
+        )
+        total, squares, violations, n_pairs, level = run.total, run.squares, run.violations, run.m, run.level
     mean = bounded_mean(total, squares, n_pairs, level=level, bound=bound)
     share = bounded_mean(violations, violations, n_pairs, level=level, bound=bound)  # indicators: x^2 = x
     return EaIFEstimate(mean.estimate, mean.ci, n_pairs, seed, share.estimate, bound, mean.assumptions, share.ci)

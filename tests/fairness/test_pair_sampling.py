@@ -57,14 +57,20 @@ def test_both_backends_draw_and_sum_the_same_pairs():
     assert fast == pytest.approx(slow, rel=1e-12)
 
 
-def test_the_intervals_cover_the_exact_eaif_of_20000_subjects():
-    """Over 200 seeds with 50,000 pairs each: Hoeffding and Bernstein cover at least 95% (bounds: they hold
-    for every sample size), the normal interval close to 95% (its Monte Carlo SE here is 1.5%)."""
+@pytest.fixture(scope="module")
+def subjects_20000():
+    """Efforts, aggregates and risks of 20,000 subjects, and their exact EaIF at alpha = 0.6."""
     rng = np.random.default_rng(20_000)
     n = 20_000
     e, s = rng.gamma(2.0, 0.1, size=n), rng.gamma(2.0, 0.1, size=n)
     r = np.clip(0.6 * e + 0.4 * s + rng.normal(0, 0.1, size=n), 0, 1)
-    exact = eaif_details(e, s, r, alpha=0.6)
+    return e, s, r, eaif_details(e, s, r, alpha=0.6)
+
+
+def test_the_intervals_cover_the_exact_eaif_of_20000_subjects(subjects_20000):
+    """Over 200 seeds with 50,000 pairs each: Hoeffding and Bernstein cover at least 95% (bounds: they hold
+    for every sample size), the normal interval close to 95% (its Monte Carlo SE here is 1.5%)."""
+    e, s, r, exact = subjects_20000
     covered = {"hoeffding": 0, "bernstein": 0, "normal": 0}
     share_covered = 0
     for seed in range(200):
@@ -75,3 +81,54 @@ def test_the_intervals_cover_the_exact_eaif_of_20000_subjects():
                 share_covered += est.violation_share_ci[0] <= exact.violation_share <= est.violation_share_ci[1]
     assert covered["hoeffding"] >= 190 and covered["bernstein"] >= 190 and share_covered >= 190
     assert covered["normal"] >= 180
+
+
+def test_a_stream_continued_from_start_sums_the_same_pairs():
+    """The sequential rule draws on from where it stopped: pairs 0..a-1 then a..a+b-1 are pairs 0..a+b-1."""
+    rng = np.random.default_rng(4)
+    e, s, r = rng.normal(size=300), rng.normal(size=300), rng.uniform(size=300)
+    for backend in ("numpy", "numba") if numba is not None else ("numpy",):
+        whole = eaif_pair_sums(e, s, r, 0.4, 1_500_001, 5, 1e-12, backend)
+        head = eaif_pair_sums(e, s, r, 0.4, 700_000, 5, 1e-12, backend)
+        tail = eaif_pair_sums(e, s, r, 0.4, 800_001, 5, 1e-12, backend, 700_000)
+        assert np.add(head, tail) == pytest.approx(whole, rel=1e-12)
+
+
+def test_stopping_at_a_half_width_checks_a_doubling_grid_with_a_union_bound(subjects_20000):
+    """It stops at the first m_j = n_pairs 2^j whose interval at level 1 - 0.05 / 2^(j + 1) is at most the
+    target wide: that interval is the fixed-m Bernstein interval at m_j and that level, the one before was wider."""
+    e, s, r, _ = subjects_20000
+    est = eaif_sampled(e, s, r, alpha=0.6, n_pairs=20_000, seed=3, half_width=2e-3)
+    j = int(math.log2(est.n_pairs // 20_000))
+    assert est.n_pairs == 20_000 * 2**j and j >= 1
+    total, squares, _ = eaif_pair_sums(e, s, r, 0.6, est.n_pairs, 3, 1e-12)
+    fixed = bounded_mean(total, squares, est.n_pairs, level=1 - 0.05 / 2 ** (j + 1))
+    assert est.ci == pytest.approx(fixed.ci, rel=1e-9) and (est.ci[1] - est.ci[0]) / 2 <= 2e-3
+    total, squares, _ = eaif_pair_sums(e, s, r, 0.6, est.n_pairs // 2, 3, 1e-12)
+    before = bounded_mean(total, squares, est.n_pairs // 2, level=1 - 0.05 / 2**j)
+    assert (before.ci[1] - before.ci[0]) / 2 > 2e-3
+    # far fewer pairs than Hoeffding's fixed m for the same half-width: ln(2 / 0.05) / (2 h^2)
+    assert est.n_pairs < math.log(2 / 0.05) / (2 * 2e-3**2) / 4
+    capped = eaif_sampled(e, s, r, alpha=0.6, n_pairs=20_000, seed=3, half_width=1e-6, max_pairs=100_000)
+    assert capped.n_pairs == 80_000 and capped.ci[1] - capped.ci[0] > 2e-6
+
+
+def test_the_stopped_intervals_cover_the_exact_eaif_at_their_level(subjects_20000):
+    """Over 200 seeds the interval where the rule stops covers the exact EaIF at least at 95% (Bernstein and
+    Hoeffding: bounds under optional stopping by the union over the grid)."""
+    e, s, r, exact = subjects_20000
+    for bound in ("bernstein", "hoeffding"):
+        covered = sum(
+            est.ci[0] <= exact.eaif <= est.ci[1]
+            for est in (
+                eaif_sampled(e, s, r, alpha=0.6, n_pairs=5_000, seed=seed, bound=bound, half_width=3e-3)
+                for seed in range(200)
+            )
+        )
+        assert covered >= 190
+
+
+@pytest.mark.parametrize("half_width", [0.0, -1e-4, 0.5, float("nan")])
+def test_a_half_width_outside_0_to_half_is_refused(half_width):
+    with pytest.raises(ValueError, match="half_width must lie in"):
+        eaif_sampled([0, 1, 2], [0, 1, 0], [0, 1, 1], alpha=0.5, half_width=half_width)
