@@ -412,6 +412,7 @@ def test_clustered_intervals_need_two_raters_with_a_name_each():
         bradley_terry(frame, cluster="who")
 
 
+@pytest.mark.slow  # a coverage simulation of hundreds of studies
 def test_rater_clustered_intervals_cover_when_raters_differ_and_wald_ones_do_not():
     """300 studies of 60 raters x 20 choices over 10 subjects (the choice template's scale), raters' own
     strengths truth + N(0, 0.8^2): the 95% rater-clustered t intervals cover the pooled model's strengths

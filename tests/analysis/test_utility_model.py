@@ -118,6 +118,7 @@ def _population_weights(subjects, rng):
     return result.weights.set_index("feature")["weight"].to_numpy()
 
 
+@pytest.mark.slow  # a coverage simulation of hundreds of studies
 def test_pooled_clustered_intervals_cover():
     """200 studies of 60 raters x 20 choices with rater heterogeneity: the 95% rater-clustered t intervals
     of the pooled weights cover the population-averaged weights in >= 93% of studies, per weight."""
@@ -136,6 +137,7 @@ def test_pooled_clustered_intervals_cover():
     np.testing.assert_allclose(np.mean(estimates, axis=0), truth, atol=0.05)
 
 
+@pytest.mark.slow  # a coverage simulation of hundreds of studies
 def test_borda_intervals_cover():
     """Borda points are a per-rater quantity (the subject's place in the rater's fitted ranking), so their
     mean estimates its expectation over raters; that expectation computed from 20,000 simulated raters is

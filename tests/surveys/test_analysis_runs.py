@@ -34,9 +34,25 @@ def test_too_few_participants_is_a_clear_error(demo_study, tmp_path):
         analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=1, n_resamples=10)
 
 
-def test_dashboard_links_the_latest_report(client, demo_study, researcher, other_researcher, tmp_path):
+def test_dashboard_links_the_latest_report_and_the_headline_family_is_named(
+    client, demo_study, researcher, other_researcher, tmp_path
+):
+    """One analysis run (a whole pipeline, about 12 CPU seconds) read by both checks."""
     simulate_participants("effort-demo", n=12, seed=4)
-    analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=1, n_resamples=50)
+    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=1, n_resamples=100)
+    family = run.results["multiple_testing"]["effort"]  # beside the task blocks' families (analysis.families)
+    assert family["method"] == "holm" and family["family"] == "headline"
+    assert run.results["multiple_testing"]["method"] == "holm" and "families" in run.results["multiple_testing"]
+    rows = run.results["participant_level"]
+    in_family = [r for r in rows if r["in_family"]]
+    assert in_family and all(r["family"] == "headline" and r["pvalue_holm"] >= r["pvalue"] for r in in_family)
+    assert {r["method"] for r in rows} == {
+        "participant bootstrap (percentile CI, centred p)",
+        "cluster-robust Wald (CR1, by participant)",
+    }
+    table2 = run.results["table2"]
+    assert {r["inference"] for r in table2} == {"descriptive (pairs treated as independent)"}
+
     client.force_login(researcher)
     body = client.get("/researcher/studies/effort-demo/").content.decode()
     assert "/researcher/studies/effort-demo/report/report.html" in body and "alpha" in body
@@ -79,23 +95,6 @@ def test_completed_participants_by_default_and_the_report_counts_the_dropped(dem
     assert '"include_incomplete": true' in wider and "not completed (active)" not in wider
     analysed = {row["participant_id"] for row in _csv_rows(out / "bts_scores.csv")}
     assert ids <= analysed
-
-
-def test_headline_family_is_named_in_the_results(demo_study, tmp_path):
-    simulate_participants("effort-demo", n=12, seed=6)
-    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=1, n_resamples=100)
-    family = run.results["multiple_testing"]["effort"]  # beside the task blocks' families (analysis.families)
-    assert family["method"] == "holm" and family["family"] == "headline"
-    assert run.results["multiple_testing"]["method"] == "holm" and "families" in run.results["multiple_testing"]
-    rows = run.results["participant_level"]
-    in_family = [r for r in rows if r["in_family"]]
-    assert in_family and all(r["family"] == "headline" and r["pvalue_holm"] >= r["pvalue"] for r in in_family)
-    assert {r["method"] for r in rows} == {
-        "participant bootstrap (percentile CI, centred p)",
-        "cluster-robust Wald (CR1, by participant)",
-    }
-    table2 = run.results["table2"]
-    assert {r["inference"] for r in table2} == {"descriptive (pairs treated as independent)"}
 
 
 def _csv_rows(path):
