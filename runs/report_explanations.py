@@ -299,13 +299,17 @@ SITUATION_TESTING = {
     "counts": Explanation(
         "How many complainants (individuals of the protected group) each method flags as discriminated, for "
         "each number of neighbours k (the methods are described at the top).",
-        "_sig columns count the flags whose one-sided CI excludes tau (as the paper counts); _sig_adjusted those "
-        "still significant with one method's complainants at one k as a family (Holm; p-values in "
-        "individuals.csv). A method flagging many more than ST finds what the factual neighbourhood hides.",
+        "_sig columns count the flags whose one-sided Wald CI excludes tau (the paper's rule and its published "
+        "counts; at small k it rejects a true null far more often than alpha); _sig_exact the flags whose exact "
+        "test rejects 'no difference in positive-decision rates between the complainant's protected and "
+        "unprotected neighbourhoods' at alpha; _sig_adjusted those still significant with one method's "
+        "complainants at one k as a family (p-values in individuals.csv). A method flagging many more than ST "
+        "finds what the factual neighbourhood hides.",
         "Δp = p_c - p_t, with p_c and p_t the shares of negative decisions in the control and test groups; "
-        "flagged when Δp > tau, significant when Δp - z_(1-alpha) sqrt((p_c(1-p_c) + p_t(1-p_t)) / k) > tau "
-        "(p = 1 - Phi((Δp - tau) / se) < alpha); Holm (1979)",
-        f"{CST}, Eq. 3-10",
+        "flagged when Δp > tau; Wald: Δp - z_(1-alpha) sqrt((p_c(1-p_c) + p_t(1-p_t)) / k) > tau; exact: one-sided "
+        "Fisher test of the 2x2 table, p = P(X >= n_c), X hypergeometric (the groups' neighbours, their negative "
+        "decisions, k drawn); Holm (1979) or Benjamini-Hochberg (1995) over the family",
+        f"{CST}, Eq. 3-10; Fisher (1935)",
     ),
     "counts_figure": Explanation(
         "The flag counts of the table above against k, one line per method (significant counts dotted).",
@@ -317,9 +321,11 @@ SITUATION_TESTING = {
         "The complainants flagged at the smallest k, largest Δp first; open one to see the complainant and "
         "the rows of its control and test groups.",
         "p_c and p_t are the shares of negative decisions among the control and test neighbours; "
-        "'significant' means the one-sided interval of Δp excludes tau.",
+        "'significant by the Wald rule' means the paper's one-sided interval of Δp excludes tau; the exact p "
+        "tests no difference between the neighbourhoods (one-sided Fisher test), then adjusted over the "
+        "method's complainants at this k.",
         "Δp = p_c - p_t",
-        f"{CST}, Eq. 8-10",
+        f"{CST}, Eq. 8-10; Fisher (1935)",
     ),
     "multiple": Explanation(
         "Multiple discrimination: complainants flagged for gender and for race separately, each test at "
