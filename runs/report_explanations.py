@@ -300,7 +300,7 @@ SITUATION_TESTING = {
         "How many complainants (individuals of the protected group) each method flags as discriminated, for "
         "each number of neighbours k (the methods are described at the top).",
         "_sig columns count the flags whose one-sided Wald CI excludes tau (the paper's rule and its published "
-        "counts; at small k it rejects a true null far more often than alpha); _sig_exact the flags whose exact "
+        "counts; at small k it rejects a true null more often than alpha); _sig_exact the flags whose exact "
         "test rejects 'no difference in positive-decision rates between the complainant's protected and "
         "unprotected neighbourhoods' at alpha; _sig_adjusted those still significant with one method's "
         "complainants at one k as a family (p-values in individuals.csv). A method flagging many more than ST "
@@ -314,7 +314,8 @@ SITUATION_TESTING = {
     "counts_figure": Explanation(
         "The flag counts of the table above against k, one line per method (significant counts dotted).",
         "Lines that stay flat as k grows are robust to the choice of k; CST normally flags more than ST.",
-        "number of complainants with Δp > tau (dotted: and the one-sided CI excludes tau)",
+        "number of complainants with Δp > tau (dotted: and significant by the Wald rule, _sig, the exact test, "
+        "_sig_exact, or the exact test adjusted over the family, _sig_adjusted)",
         f"{CST}, Section 5 and Table 1",
     ),
     "flagged": Explanation(
