@@ -299,16 +299,13 @@ SITUATION_TESTING = {
     "counts": Explanation(
         "How many complainants (individuals of the protected group) each method flags as discriminated, for "
         "each number of neighbours k (the methods are described at the top).",
-        "_sig columns count the flags whose one-sided Wald CI excludes tau (the paper's rule and its published "
-        "counts; at small k it rejects a true null more often than alpha); _sig_exact the flags whose exact "
-        "test rejects 'no difference in positive-decision rates between the complainant's protected and "
-        "unprotected neighbourhoods' at alpha; _sig_adjusted those still significant with one method's "
-        "complainants at one k as a family (p-values in individuals.csv). A method flagging many more than ST "
-        "finds what the factual neighbourhood hides.",
-        "Δp = p_c - p_t, with p_c and p_t the shares of negative decisions in the control and test groups; "
-        "flagged when Δp > tau; Wald: Δp - z_(1-alpha) sqrt((p_c(1-p_c) + p_t(1-p_t)) / k) > tau; exact: one-sided "
-        "Fisher test of the 2x2 table, p = P(X >= n_c), X hypergeometric (the groups' neighbours, their negative "
-        "decisions, k drawn); Holm (1979) or Benjamini-Hochberg (1995) over the family",
+        "_sig: the paper's Wald rule (its published counts; at small k it rejects a true null more often than "
+        "alpha); _sig_exact: the exact test of 'no difference in positive-decision rates between the "
+        "complainant's protected and unprotected neighbourhoods'; _sig_adjusted: the exact test with one "
+        "method's complainants at one k as a family (p in individuals.csv).",
+        "Δp = p_c - p_t (shares of negative decisions, control minus test); flagged when Δp > tau; Wald: "
+        "Δp - z_(1-alpha) sqrt((p_c(1-p_c) + p_t(1-p_t)) / k) > tau; exact: one-sided Fisher test of the 2x2 "
+        "table; Holm or BH over the family",
         f"{CST}, Eq. 3-10; Fisher (1935)",
     ),
     "counts_figure": Explanation(
