@@ -25,6 +25,7 @@ Pearson 1957): every z statistic is divided by sqrt(1.06), Zou's Fisher interval
 the same factor, and the t statistics of Hotelling and Williams are divided by sqrt(1.06) as well.
 """
 
+import gc
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -318,7 +319,13 @@ def adjust_pvalues(pvalues: Sequence[float], *, method: str) -> np.ndarray:
     out = np.full(p.shape, np.nan)
     keep = ~np.isnan(p)
     if keep.any():
-        out[keep] = multipletests(p[keep], method=method)[1]
+        # statsmodels' Holm branch calls gc.collect() on every call (0.1-1 s in a process with a few hundred
+        # thousand objects); frozen objects are left out of that collection
+        gc.freeze()
+        try:
+            out[keep] = multipletests(p[keep], method=method)[1]
+        finally:
+            gc.unfreeze()
     return out
 
 

@@ -27,7 +27,9 @@ class Procedure:
 
     ``simulate(rng)`` simulates one study and returns whether the interval held the truth (coverage) or
     the test rejected a true null at 5% (size). ``bound``: the least acceptable coverage or the largest
-    acceptable size; ``reduced`` / ``full``: the number of studies in the test suite and the benchmark."""
+    acceptable size; ``reduced`` / ``full``: the number of studies in the test suite and the benchmark;
+    ``contrast``: (what it measures, its simulation) of a procedure the report prints beside this one that is not
+    held to the bound (e.g. the unadjusted tests of a family, a paper's rule), which the benchmark also runs."""
 
     key: str
     function: str
@@ -39,6 +41,7 @@ class Procedure:
     reduced: int
     full: int
     scenario: str = ""
+    contrast: tuple[str, Callable[[np.random.Generator], bool]] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,10 +77,8 @@ def register(procedure: Procedure) -> Procedure:
 def measure(key: str, *, studies: int | None = None, seed: int = 2026) -> Measured:
     """Run ``key``'s simulation over ``studies`` studies (default: its full size) and report the rate."""
     procedure = REGISTRY[key]
-    rng = np.random.default_rng(seed)
     count = studies or procedure.full
-    hits = sum(bool(procedure.simulate(rng)) for _ in range(count))
-    rate = hits / count
+    rate = _rate(procedure.simulate, count, seed)
     return Measured(
         key=key,
         function=procedure.function,
@@ -89,3 +90,16 @@ def measure(key: str, *, studies: int | None = None, seed: int = 2026) -> Measur
         mc_se=float(np.sqrt(rate * (1 - rate) / count)),
         studies=count,
     )
+
+
+def measure_contrast(key: str, *, studies: int | None = None, seed: int = 2026) -> float | None:
+    """The rate of ``key``'s contrast over ``studies`` studies (default: its full size), None without one."""
+    procedure = REGISTRY[key]
+    if procedure.contrast is None:
+        return None
+    return _rate(procedure.contrast[1], studies or procedure.full, seed)
+
+
+def _rate(simulate: Callable[[np.random.Generator], bool], count: int, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    return sum(bool(simulate(rng)) for _ in range(count)) / count

@@ -109,7 +109,9 @@ class FlaggedCase:
     p_c: float
     p_t: float
     delta: float
-    significant: bool
+    significant: bool  # the paper's Wald rule
+    pvalue: float  # the one-sided Fisher exact test
+    pvalue_adjusted: float  # adjusted over the method's and k's complainants
     row: pd.DataFrame
     control: pd.DataFrame
     test: pd.DataFrame
@@ -132,6 +134,8 @@ def flagged_cases(
                 p_t=float(getattr(row, f"{method}_p_t")),
                 delta=float(getattr(row, f"{method}_delta")),
                 significant=bool(getattr(row, f"{method}_sig")),
+                pvalue=float(getattr(row, f"{method}_pvalue")),
+                pvalue_adjusted=float(getattr(row, f"{method}_pvalue_adjusted")),
                 row=data.iloc[[c]],
                 control=data.iloc[groups["control"]],
                 test=data.iloc[groups["test"]],

@@ -14,12 +14,17 @@ For each complainant c (every individual with the protected value, whatever thei
   (per-group sizes k_c, k_t in the variance, which differ only when centres are included);
 * negative discrimination: delta_p > tau; significant when tau is outside the interval
   (delta_p - w > tau). Positive discrimination mirrors it: delta_p < tau and delta_p + w < tau.
-* family-wise control: the interval's dual p-value, p = 1 - Phi((delta_p - tau) / se) (negative; Phi((delta_p -
-  tau) / se) positive; 0 or 1 when se = 0), ``<method>_pvalue``; the complainants of one method and k are one
-  family ("is anyone discriminated against, by this method at this k?"), adjusted within it by
-  ``multiple_testing`` (``analysis.families``: Holm by default), ``<method>_pvalue_adjusted``, and
-  ``<method>_sig_adjusted`` = flagged and adjusted p < alpha (CF_sig_adjusted: CF and CSTwi_sig_adjusted).
-  The unadjusted ``_sig`` columns are the paper's (its published counts).
+* the exact test beside the paper's rule: the Wald rule's size does not hold at the usual k (an interval of
+  width 0 whenever both shares are 0 or 1, and too narrow near them), so each complainant also gets the
+  one-sided Fisher exact test of its 2x2 table (:func:`exact_pvalue`; H0: no difference in positive-decision
+  rates between the complainant's protected and unprotected neighbourhoods), ``<method>_pvalue``, and
+  ``<method>_sig_exact`` = flagged and p < alpha. The complainants of one method and k are one family
+  ("is anyone discriminated against, by this method at this k?"), adjusted within it by ``multiple_testing``
+  (``analysis.families``: Holm by default), ``<method>_pvalue_adjusted``, and ``<method>_sig_adjusted`` =
+  flagged and adjusted p < alpha (CF_sig_exact, CF_sig_adjusted: CF and CSTwi's). The exact test's null is
+  no difference whatever tau: with tau != 0 its columns count the complainants flagged (delta_p beyond tau)
+  whose neighbourhoods differ significantly. The ``_sig`` columns are the paper's Wald rule (its published
+  counts).
 * CST "with centres" (Remark 4.2) counts c in the control group and x_c^CF (with its counterfactual
   outcome) in the test group, k + 1 each; every other test-group member keeps its factual outcome
   (an intervention may also change non-protected rows, e.g. white women under do(Male, White)).
@@ -474,33 +479,30 @@ def situation_testing(
                     t_ids = np.hstack([complainants[:, None], tst[:, :kk]])
                 else:
                     c_ids, t_ids = ctr[:, : kk + 1], tst[:, : kk + 1]
-                c_neg = negative[c_ids]
                 # test-group members keep their factual decisions (do() may change non-protected rows
                 # too, e.g. white women under do(Male, White)); only the inserted centre x_c^CF, whose
                 # id is the complainant's, takes its counterfactual decision
                 t_neg = np.where(t_ids == complainants[:, None], negative_cf[t_ids], negative[t_ids])
-                p_c, p_t = c_neg.mean(axis=1), t_neg.mean(axis=1)
+                n_c, n_t = negative[c_ids].sum(axis=1), t_neg.sum(axis=1)
                 k_c = k_t = np.full(len(complainants), kk + 1)
             elif mode == "paper":  # the k nearest others (c excluded before they are taken)
                 c_ids, t_ids = ctr[:, :kk], tst[:, :kk]
-                p_c, p_t = negative[c_ids].mean(axis=1), negative[t_ids].mean(axis=1)
+                n_c, n_t = negative[c_ids].sum(axis=1), negative[t_ids].sum(axis=1)
                 k_c = k_t = np.full(len(complainants), kk)
             else:
                 first = ctr[:, : kk + 1]
                 keep = first != complainants[:, None]
                 # the authors' rule: drop the complainant from the k + 1 nearest; if ties kept it out,
                 # k + 1 neighbours remain
-                c_counts = keep.sum(axis=1)
-                p_c = (negative[first] & keep).sum(axis=1) / c_counts
                 t_ids = tst[:, :kk]
-                p_t = negative[t_ids].mean(axis=1)
-                k_c, k_t = c_counts, np.full(len(complainants), kk)
+                n_c, n_t = (negative[first] & keep).sum(axis=1), negative[t_ids].sum(axis=1)
+                k_c, k_t = keep.sum(axis=1), np.full(len(complainants), kk)
                 c_ids = np.where(keep, first, -1)
+            p_c, p_t = n_c / k_c, n_t / k_t
             delta = p_c - p_t
-            se = np.sqrt(p_c * (1 - p_c) / k_c + p_t * (1 - p_t) / k_t)
-            w = z * se
+            w = z * np.sqrt(p_c * (1 - p_c) / k_c + p_t * (1 - p_t) / k_t)
             flagged, significant = _decide(delta, w, tau, discrimination, mode)
-            pvalue = _pvalue(delta - tau, se, discrimination)
+            pvalue = exact_pvalue(n_c, k_c, n_t, k_t, discrimination)
             adjusted = adjust(pvalue, multiple_testing)
             record.update(
                 {
@@ -512,6 +514,7 @@ def situation_testing(
                     f"{method}_sig": significant,
                     f"{method}_pvalue": pvalue,
                     f"{method}_pvalue_adjusted": adjusted,
+                    f"{method}_sig_exact": flagged & (pvalue < alpha),
                     f"{method}_sig_adjusted": flagged & (adjusted < alpha),
                 }
             )
@@ -527,24 +530,42 @@ def situation_testing(
             )
             record["CF"] = cf_flag
             record["CF_sig"] = cf_flag & record["CSTwi_sig"]
+            record["CF_sig_exact"] = cf_flag & record["CSTwi_sig_exact"]
             record["CF_sig_adjusted"] = cf_flag & record["CSTwi_sig_adjusted"]
         rows.append(pd.DataFrame(record))
     individuals = pd.concat(rows, ignore_index=True)
     named = ("ST", "CSTwo", "CSTwi", "CF")
-    order = ["k"] + [f"{c}{suffix}" for suffix in ("", "_sig", "_sig_adjusted") for c in named]
+    order = ["k"] + [f"{c}{suffix}" for suffix in ("", "_sig", "_sig_exact", "_sig_adjusted") for c in named]
     order = [c for c in order if c in individuals.columns]
     counts = individuals.groupby("k")[order[1:]].sum().astype(int).reset_index()
     multiple = {"method": multiple_testing, "families": families}
     return SituationTestingResult(individuals, counts[order], neighbours, complainants, multiple)
 
 
-def _pvalue(excess: np.ndarray, se: np.ndarray, discrimination: str) -> np.ndarray:
-    """The one-sided Wald p-value of H0: delta_p <= tau (negative; >= tau positive), ``excess`` = delta_p - tau;
-    with se = 0 (both shares 0 or 1) 0 beyond tau and 1 otherwise."""
-    sign = 1.0 if discrimination == "negative" else -1.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        statistic = np.where(se > 0, sign * excess / se, np.where(sign * excess > 0, np.inf, -np.inf))
-    return stats.norm.sf(statistic)
+def exact_pvalue(
+    n_c: np.ndarray, k_c: np.ndarray, n_t: np.ndarray, k_t: np.ndarray, discrimination: str = "negative"
+) -> np.ndarray:
+    """One-sided Fisher exact test (Fisher 1935) of each complainant's 2x2 table: ``n_c`` negative decisions
+    among the ``k_c`` control (protected) neighbours against ``n_t`` among the ``k_t`` test (non-protected)
+    ones. H0: no difference in positive-decision rates between the two neighbourhoods (given the 2k
+    decisions, which neighbours are protected is as if drawn at random). Given the margins X, the control's
+    negatives, is hypergeometric (k_c + k_t neighbours, n_c + n_t negatives, k_c drawn);
+    p = P(X >= n_c) against more negatives in the control group (negative discrimination), P(X <= n_c)
+    against fewer (positive): ``scipy.stats.fisher_exact([[n_c, k_c - n_c], [n_t, k_t - n_t]],
+    alternative="greater" | "less")``, vectorised. Fisher's test rather than Boschloo's unconditional one
+    (``scipy.stats.boschloo_exact``, more powerful under two binomials with one rate): given the 2k decisions
+    it is exact under H0 whatever rate the neighbourhoods share, and closed-form, where Boschloo's maximises
+    over the common rate for each of the (k + 1)^2 tables of each k (0.1 s a table).
+
+    >>> exact_pvalue(np.array([2, 5]), np.array([5, 5]), np.array([0, 0]), np.array([5, 5])).round(4).tolist()
+    [0.2222, 0.004]
+    """
+    total, negatives = np.asarray(k_c) + k_t, np.asarray(n_c) + n_t
+    if discrimination == "negative":
+        pvalue = stats.hypergeom.sf(np.asarray(n_c) - 1, total, negatives, k_c)
+    else:
+        pvalue = stats.hypergeom.cdf(n_c, total, negatives, k_c)
+    return np.clip(pvalue, 0.0, 1.0)
 
 
 def _decide(delta, w, tau, discrimination, mode):

@@ -311,27 +311,31 @@ SITUATION_TESTING = {
     "counts": Explanation(
         "How many complainants (individuals of the protected group) each method flags as discriminated, for "
         "each number of neighbours k (the methods are described at the top).",
-        "_sig columns count the flags whose one-sided CI excludes tau (as the paper counts); _sig_adjusted those "
-        "still significant with one method's complainants at one k as a family (Holm; p-values in "
-        "individuals.csv). A method flagging many more than ST finds what the factual neighbourhood hides.",
-        "Δp = p_c - p_t, with p_c and p_t the shares of negative decisions in the control and test groups; "
-        "flagged when Δp > tau, significant when Δp - z_(1-alpha) sqrt((p_c(1-p_c) + p_t(1-p_t)) / k) > tau "
-        "(p = 1 - Phi((Δp - tau) / se) < alpha); Holm (1979)",
-        f"{CST}, Eq. 3-10",
+        "_sig: the paper's Wald rule (its published counts; at small k it rejects a true null more often than "
+        "alpha); _sig_exact: the exact test of 'no difference in positive-decision rates between the "
+        "complainant's protected and unprotected neighbourhoods'; _sig_adjusted: the exact test with one "
+        "method's complainants at one k as a family (p in individuals.csv).",
+        "Δp = p_c - p_t (shares of negative decisions, control minus test); flagged when Δp > tau; Wald: "
+        "Δp - z_(1-alpha) sqrt((p_c(1-p_c) + p_t(1-p_t)) / k) > tau; exact: one-sided Fisher test of the 2x2 "
+        "table; Holm or BH over the family",
+        f"{CST}, Eq. 3-10; Fisher (1935)",
     ),
     "counts_figure": Explanation(
         "The flag counts of the table above against k, one line per method (significant counts dotted).",
         "Lines that stay flat as k grows are robust to the choice of k; CST normally flags more than ST.",
-        "number of complainants with Δp > tau (dotted: and the one-sided CI excludes tau)",
+        "number of complainants with Δp > tau (dotted: and significant by the Wald rule, _sig, the exact test, "
+        "_sig_exact, or the exact test adjusted over the family, _sig_adjusted)",
         f"{CST}, Section 5 and Table 1",
     ),
     "flagged": Explanation(
         "The complainants flagged at the smallest k, largest Δp first; open one to see the complainant and "
         "the rows of its control and test groups.",
         "p_c and p_t are the shares of negative decisions among the control and test neighbours; "
-        "'significant' means the one-sided interval of Δp excludes tau.",
+        "'significant by the Wald rule' means the paper's one-sided interval of Δp excludes tau; the exact p "
+        "tests no difference between the neighbourhoods (one-sided Fisher test), then adjusted over the "
+        "method's complainants at this k.",
         "Δp = p_c - p_t",
-        f"{CST}, Eq. 8-10",
+        f"{CST}, Eq. 8-10; Fisher (1935)",
     ),
     "multiple": Explanation(
         "Multiple discrimination: complainants flagged for gender and for race separately, each test at "

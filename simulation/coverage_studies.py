@@ -13,6 +13,7 @@ registered in ``analysis.coverage.REGISTRY`` with its estimand (importing this m
   and the family of a block's rater-group tests (T and W of DR and the five notions).
 """
 
+from collections.abc import Callable
 from functools import cache, partial
 
 import numpy as np
@@ -71,6 +72,7 @@ def majority_accuracy(b: np.ndarray, y: np.ndarray, *, crowd: int, skill_spread:
     return float(((pmf * (2 * k > crowd)).sum(0) + (pmf * (2 * k == crowd)).sum(0) * (y == 0)).mean())
 
 
+@cache
 def _population_accuracy(crowd: int, skill_spread: float) -> float:
     rng = np.random.default_rng(0)
     b = rng.normal(*DIFFICULTY, 200_000)
@@ -389,9 +391,19 @@ def covers(key: str, function: str, estimand: str, simulate, scenario: str, *, b
     register(Procedure(key, function, estimand, "coverage", 0.95, bound, simulate, *studies, scenario))
 
 
-def sized(key: str, function: str, estimand: str, simulate, scenario: str, *, bound: float, studies: tuple[int, int]):
+def sized(
+    key: str,
+    function: str,
+    estimand: str,
+    simulate,
+    scenario: str,
+    *,
+    bound: float,
+    studies: tuple[int, int],
+    contrast: tuple[str, Callable[[np.random.Generator], bool]] | None = None,
+):
     """Register a test at 5%: ``bound`` its largest acceptable size, ``studies`` (reduced, full)."""
-    register(Procedure(key, function, estimand, "size", 0.05, bound, simulate, *studies, scenario))
+    register(Procedure(key, function, estimand, "size", 0.05, bound, simulate, *studies, scenario, contrast))
 
 
 MAJORITY = "fairness.error_rates.error_rates (majority rows)"
@@ -455,6 +467,7 @@ sized(
     "36 raters in 3 groups that do not differ, 12 tests",
     bound=0.13,
     studies=(60, 500),
+    contrast=("unadjusted, some test of the family is significant at 5%", partial(block_family_rejects, method="none")),
 )
 for points, answers in ((2, "yes/no answers"), (7, "7-point ratings")):
     covers(
@@ -592,3 +605,4 @@ for eaif_bound in ("bernstein", "hoeffding"):
 import simulation.audit_studies  # noqa: E402, F401 - the audit's human tables' procedures
 import simulation.estimand_studies  # noqa: E402, F401 - the choose, in-group and metric tables' procedures
 import simulation.tradeoff_studies  # noqa: E402, F401 - the trade-off weights and model scores
+import simulation.situation_testing_studies  # noqa: E402, F401 - situation testing's exact test

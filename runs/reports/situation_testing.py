@@ -15,10 +15,9 @@ from runs.report_explanations import (
     SITUATION_TESTING,
     ST_METHODS,
 )
-from runs.report_format import (
-    format_estimate,
-)
+from runs.report_format import format_estimate, format_pvalue
 from runs.reports.base import (
+    ADJUSTMENT_NAMES,
     Case,
     Section,
     _heading,
@@ -30,19 +29,32 @@ from runs.reports.base import (
     write_json,
 )
 
+# The CSVs of a situation-testing report that print p-values, and the keys of analysis.coverage.REGISTRY whose
+# simulations measure their size (counts.csv has none: it counts the tests' decisions)
+ST_PROCEDURES: dict[str, tuple[str, ...]] = {
+    "individuals": (
+        "situation testing exact test, k = 5",
+        "situation testing exact test, k = 15",
+        "situation testing exact family, Holm",
+    ),
+}
+
 
 def flagged_section(
     result: SituationTestingResult, *, k: int, method: str, data: pd.DataFrame, title: str, limit: int = 200
 ) -> Section:
-    """Flagged complainants of one k and method, each expandable to its control and test groups."""
+    """Flagged complainants of one k and method, each expandable to its control and test groups: Δp, the paper's
+    Wald rule and the exact test's p-value, raw and adjusted over the method's and k's complainants."""
+    adjusted = ADJUSTMENT_NAMES.get(result.multiple_testing.get("method", ""), "adjusted")
     cases = []
     for case in flagged_cases(result, k=k, method=method, data=data, limit=limit):
-        significant = " (significant)" if case.significant else ""
+        significant = ", significant by the Wald rule" if case.significant else ""
         cases.append(
             Case(
                 id=f"{slugify(title)[:30]}-c{case.complainant}",
                 summary=f"complainant {case.complainant}: p_c = {format_estimate(case.p_c)}, "
-                f"p_t = {format_estimate(case.p_t)}, Δp = {format_estimate(case.delta)}{significant}",
+                f"p_t = {format_estimate(case.p_t)}, Δp = {format_estimate(case.delta)}{significant}; "
+                f"exact p = {format_pvalue(case.pvalue)}, {adjusted} {format_pvalue(case.pvalue_adjusted)}",
                 tables=[
                     table_context(case.row, index=True, caption="Complainant"),
                     table_context(case.control, index=True, caption=f"Control group ({len(case.control)})"),

@@ -2,6 +2,7 @@
 coverage floor or size ceiling at the reduced size; every report table (design and audit reports) that prints
 an interval or a p-value names registered procedures or is listed as not yet measured here."""
 
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -58,16 +59,23 @@ def _csv_prints_inference(columns) -> bool:
     return any(c.startswith("ci_") or c == "pvalue" or c.endswith("_pvalue") for c in columns)
 
 
+def assert_report_intervals_are_registered(out: Path, procedures: dict, not_yet: Collection[str] = ()) -> None:
+    """Every CSV in ``out`` with an interval or a p-value is a table of ``procedures`` (CSV stem -> registry keys),
+    whose keys are registered or which is listed in ``not_yet``."""
+    with_inference = {p.stem for p in out.glob("*.csv") if _csv_prints_inference(pd.read_csv(p, nrows=0).columns)}
+    assert with_inference, "the report printed no interval or p-value: nothing was checked"
+    assert with_inference <= set(procedures), "name their procedures in the report's procedures"
+    for name in with_inference:
+        assert procedures[name] or name in not_yet, name
+        assert set(procedures[name]) <= set(REGISTRY), name
+
+
 def assert_audit_intervals_are_registered(out: Path) -> None:
     """Every CSV of the audit in ``out`` with an interval or a p-value is a table of AUDIT_PROCEDURES, whose keys
     are registered or which is listed in AUDIT_NOT_YET_REGISTERED."""
     from runs.reports.audit import AUDIT_PROCEDURES
 
-    with_inference = {p.stem for p in out.glob("*.csv") if _csv_prints_inference(pd.read_csv(p, nrows=0).columns)}
-    assert with_inference, "the audit printed no interval: nothing was checked"
-    assert with_inference <= set(AUDIT_PROCEDURES), "name their procedures in runs.reports.audit.AUDIT_PROCEDURES"
-    for name in with_inference:
-        assert AUDIT_PROCEDURES[name] or name in AUDIT_NOT_YET_REGISTERED, name
+    assert_report_intervals_are_registered(out, AUDIT_PROCEDURES, AUDIT_NOT_YET_REGISTERED)
 
 
 def test_audit_procedures_are_registered_or_listed():
@@ -102,3 +110,18 @@ def test_every_audit_table_with_intervals_names_registered_procedures(tmp_path):
     write_audit_report(result, tmp_path, title="audit")
     assert {"group_metrics", "eaif", "disagreement_notions"} <= {p.stem for p in tmp_path.glob("*.csv")}
     assert_audit_intervals_are_registered(tmp_path)
+
+
+def test_every_situation_testing_csv_with_pvalues_names_registered_procedures(tmp_path):
+    """A situation-testing report with counterfactuals (ST, CSTwo, CSTwi, CF): its p-value columns are the exact
+    tests whose size the registry measures."""
+    from fairness.situation_testing import situation_testing
+    from runs.reports.situation_testing import ST_PROCEDURES, write_st_report
+
+    rng = np.random.default_rng(5)
+    data = pd.DataFrame({"x": rng.normal(size=120), "g": np.repeat([0, 1], 60), "y": rng.integers(0, 2, 120)})
+    cf = data.assign(x=data["x"] + 0.3, g=0)
+    result = situation_testing(data, protected="g", target="y", negative_outcome=0, k=[5], counterfactuals=cf)
+    write_st_report(result, data, tmp_path, title="ST")
+    assert "CSTwi_pvalue" in pd.read_csv(tmp_path / "individuals.csv", nrows=0).columns
+    assert_report_intervals_are_registered(tmp_path, ST_PROCEDURES)

@@ -113,7 +113,11 @@ def test_command_reference_mode_writes_the_four_count_files(tmp_path):
     columns = ["k", "ST", "CSTwo", "CSTwi", "CF", "ST_sig", "CSTwo_sig", "CSTwi_sig", "CF_sig"]
     for name in ("gender", "race", "multiple", "intersectional"):
         counts = pd.read_csv(tmp_path / "law" / f"counts_{name}.csv")
-        adjusted = [] if name == "multiple" else [f"{m}_sig_adjusted" for m in ("ST", "CSTwo", "CSTwi", "CF")]
+        adjusted = (
+            []
+            if name == "multiple"
+            else [f"{m}{s}" for s in ("_sig_exact", "_sig_adjusted") for m in ("ST", "CSTwo", "CSTwi", "CF")]
+        )
         assert counts.columns.tolist() == columns + adjusted and counts["k"].tolist() == [15, 30], name
     html = (tmp_path / "law" / "report.html").read_text()
     assert "reference mode" in html and "Table 13" in html

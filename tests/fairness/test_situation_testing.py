@@ -101,7 +101,7 @@ def test_without_counterfactuals_only_st_and_groups_are_inspectable():
     rng = np.random.default_rng(1)
     data = pd.DataFrame({"a": rng.normal(size=200), "g": np.repeat([0, 1], 100), "y": rng.integers(0, 2, 200)})
     result = situation_testing(data, protected="g", target="y", negative_outcome=0, k=[5, 10])
-    assert list(result.counts.columns) == ["k", "ST", "ST_sig", "ST_sig_adjusted"]
+    assert list(result.counts.columns) == ["k", "ST", "ST_sig", "ST_sig_exact", "ST_sig_adjusted"]
     groups = result.groups_of(100, 5, "ST")
     assert len(groups["control"]) == 5 and len(groups["test"]) == 5
     assert (data.loc[groups["control"], "g"] == 1).all() and (data.loc[groups["test"], "g"] == 0).all()
@@ -352,6 +352,8 @@ def test_without_counterfactual_outcomes_cf_and_cst_with_the_complainant_are_omi
         "CSTwo",
         "ST_sig",
         "CSTwo_sig",
+        "ST_sig_exact",
+        "CSTwo_sig_exact",
         "ST_sig_adjusted",
         "CSTwo_sig_adjusted",
     ]

@@ -193,7 +193,8 @@ def test_situation_testing_dag_omits_cf_and_cst_with_the_complainant(loan_files,
     text = _st_dag_command(loan_files[0], tmp_path, ["Gender=0"])
     assert "CF and CST with the complainant (CSTwi) omitted" in text
     counts = pd.read_csv(tmp_path / "st" / "counts.csv")
-    assert list(counts.columns) == ["k", "ST", "CSTwo", "ST_sig", "CSTwo_sig", "ST_sig_adjusted", "CSTwo_sig_adjusted"]
+    suffixes = ("", "_sig", "_sig_exact", "_sig_adjusted")
+    assert list(counts.columns) == ["k", *(f"{m}{suffix}" for suffix in suffixes for m in ("ST", "CSTwo"))]
     results = json.loads((tmp_path / "st" / "results.json").read_text())
     assert "omitted" in results["settings"]["counterfactual decisions"]
 
