@@ -50,11 +50,14 @@ from scipy import stats
 from sklearn.neighbors import KDTree
 
 from analysis.families import adjust
+from fairness.grid_neighbours import grid_knn
+from fairness.jit import numba
 
 METHODS = ("ST", "CSTwo", "CSTwi")
 MAX_BLOCK_CELLS = 4_000_000
 TREE_MIN_PAIRS = 25_000_000  # all pairs below this many centre x member pairs (faster there)
 TREE_MAX_PARTITIONS = 1_000  # centre x space category combinations the trees loop over
+GRID_MAX_DIMS = 3  # continuous features up to which the grid search beats the k-d trees
 
 
 @dataclass(frozen=True)
@@ -200,9 +203,11 @@ def _knn(centers, center_cats, space, space_cats, ids, k):
 
     Categories become integer codes (equal codes, equal categories). Centres with equal features
     have equal lists (a list does not depend on the centre's id), so each distinct centre is searched
-    once. k-d trees (:func:`_knn_tree`) when the all-pairs work is large, there are continuous
-    features and few category combinations; otherwise all pairs in blocks (:func:`_knn_all_pairs`).
-    Both give the same lists: the trees only propose candidates and Eq. 4 decides."""
+    once. When the all-pairs work is large, there are continuous features and few category combinations:
+    uniform grids searched by one numba kernel (:func:`fairness.grid_neighbours.grid_knn`) for up to
+    GRID_MAX_DIMS continuous features, k-d trees (:func:`_knn_tree`) for more; otherwise all pairs in
+    blocks (:func:`_knn_all_pairs`). All give the same lists: grids and trees only bound the search,
+    and Eq. 4 with the tie rule decides."""
     n = len(centers)
     codes = [pd.factorize(np.concatenate([center_cats[:, j], space_cats[:, j]]))[0] for j in range(space_cats.shape[1])]
     center_codes = np.column_stack([c[:n] for c in codes]) if codes else np.empty((n, 0), dtype=np.intp)
@@ -212,6 +217,8 @@ def _knn(centers, center_cats, space, space_cats, ids, k):
     combinations = _combinations(center_codes[first], space_codes)
     if len(first) * len(ids) <= TREE_MIN_PAIRS or space.shape[1] == 0 or combinations[2].size > TREE_MAX_PARTITIONS:
         return _knn_all_pairs(*args)[inverse.ravel()]
+    if numba is not None and space.shape[1] <= GRID_MAX_DIMS:
+        return grid_knn(*args, *combinations)[inverse.ravel()]
     return _knn_tree(*args, combinations)[inverse.ravel()]
 
 

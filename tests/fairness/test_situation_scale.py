@@ -44,7 +44,9 @@ def expected(data, cf, protected, value, features, kmax, rows):
     for c in complainants:
         others = is_protected & (ids != c)
         lists["control"].append(brute_force(x[c], cats[c], x[others], cats[others], ids[others], kmax))
-        lists["test"].append(brute_force(x[c], cats[c], x[~is_protected], cats[~is_protected], ids[~is_protected], kmax))
+        lists["test"].append(
+            brute_force(x[c], cats[c], x[~is_protected], cats[~is_protected], ids[~is_protected], kmax)
+        )
         lists["test_cf"].append(
             brute_force(x_cf[c], cats_cf[c], x[~is_protected], cats[~is_protected], ids[~is_protected], kmax)
         )
