@@ -48,14 +48,14 @@ def grid_knn(centers, center_codes, space, space_codes, ids, k, of_center, of_sp
     span = np.ptp(space, axis=0)
     coarse = np.floor((centers - space.min(axis=0)) * (SORT_BINS / np.where(span > 0, span, 1.0)))
     near = np.lexsort((*coarse.T[::-1], of_center))
-    positions = np.empty((len(centers), k), dtype=np.int64)
-    positions[near] = _search(
+    return _search(
         np.ascontiguousarray(centers[near], dtype=np.float64),
         np.ascontiguousarray(center_codes[near], dtype=np.int64),
         np.ascontiguousarray(space[order], dtype=np.float64),
         np.ascontiguousarray(space_codes[order], dtype=np.int64),
         np.ascontiguousarray(ids[order], dtype=np.int64),
         np.ascontiguousarray(of_center[near], dtype=np.int64),
+        near.astype(np.int64),
         parts.astype(np.int64),
         differ.astype(np.float64),
         lo,
@@ -66,8 +66,7 @@ def grid_knn(centers, center_codes, space, space_codes, ids, k, of_center, of_sp
         int(k),
         float(max(space.shape[1] + space_codes.shape[1], 1)),
         margin,
-    )
-    return ids[order][positions]
+    ).astype(ids.dtype, copy=False)
 
 
 def _cells(space, of_space):
@@ -181,7 +180,7 @@ if numba is not None:
 
     @numba.njit(cache=True)
     def _first_k(buf_d, buf_p, count, ids, k, out):  # pragma: no cover - compiled
-        """The buffer's k first positions by (distance, larger id first) into ``out``."""
+        """The ids of the buffer's k first by (distance, larger id first) into ``out``."""
         order = np.argsort(buf_d[:count])
         start = 0
         while start < k:  # a run of equal distances: by id, largest first
@@ -193,7 +192,7 @@ if numba is not None:
                 order[start:stop] = run[np.argsort(-ids[buf_p[run]])]
             start = stop
         for i in range(k):
-            out[i] = buf_p[order[i]]
+            out[i] = ids[buf_p[order[i]]]
 
     @numba.njit(parallel=True, cache=True)
     def _search(
@@ -203,6 +202,7 @@ if numba is not None:
         codes,
         ids,
         of_center,
+        rows,
         parts,
         differ,
         lo,
@@ -214,6 +214,7 @@ if numba is not None:
         width,
         margin,
     ):  # pragma: no cover - compiled
+        """The k nearest ids of centre c into row ``rows[c]`` of the output."""
         n = centers.shape[0]
         out = np.empty((n, k), dtype=np.int64)
         for chunk in numba.prange((n + CHUNK - 1) // CHUNK):
@@ -230,5 +231,5 @@ if numba is not None:
                         centers[c], center_codes[c], space, codes, lo[g], step[g], shape[g], base[g], starts,
                         offset, width, margin, k, kth, buf_d, buf_p, count,
                     )  # fmt: skip
-                _first_k(buf_d, buf_p, count, ids, k, out[c])
+                _first_k(buf_d, buf_p, count, ids, k, out[rows[c]])
         return out

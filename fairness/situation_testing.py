@@ -213,13 +213,17 @@ def _knn(centers, center_cats, space, space_cats, ids, k):
     center_codes = np.column_stack([c[:n] for c in codes]) if codes else np.empty((n, 0), dtype=np.intp)
     space_codes = np.column_stack([c[n:] for c in codes]) if codes else np.empty((len(space), 0), dtype=np.intp)
     _, first, inverse = np.unique(np.hstack([centers, center_codes]), axis=0, return_index=True, return_inverse=True)
+    if len(first) == n:  # no centre repeated: searched in their order (no copy of the lists to reorder them)
+        first, inverse = np.arange(n), None
     args = (centers[first], center_codes[first], space, space_codes, ids, k)
     combinations = _combinations(center_codes[first], space_codes)
     if len(first) * len(ids) <= TREE_MIN_PAIRS or space.shape[1] == 0 or combinations[2].size > TREE_MAX_PARTITIONS:
-        return _knn_all_pairs(*args)[inverse.ravel()]
-    if numba is not None and space.shape[1] <= GRID_MAX_DIMS:
-        return grid_knn(*args, *combinations)[inverse.ravel()]
-    return _knn_tree(*args, combinations)[inverse.ravel()]
+        found = _knn_all_pairs(*args)
+    elif numba is not None and space.shape[1] <= GRID_MAX_DIMS:
+        found = grid_knn(*args, *combinations)
+    else:
+        found = _knn_tree(*args, combinations)
+    return found if inverse is None else found[inverse.ravel()]
 
 
 def _knn_all_pairs(centers, center_codes, space, space_codes, ids, k):
@@ -365,10 +369,10 @@ def _digest(*arrays) -> str:
 
 def _without_self(nearest_ids, complainants, k):
     """Each row's nearest list (k + 1 long, nearest first) without its complainant: the k nearest
-    others. When ties at distance 0 kept the complainant out of the list, its first k are those."""
-    keep = nearest_ids != complainants[:, None]
-    keep &= np.cumsum(keep, axis=1) <= k
-    return nearest_ids[keep].reshape(len(complainants), -1)
+    others. When ties at distance 0 kept the complainant out of the list, its first k are those.
+    Column j takes column j + 1 from the complainant's place on (it occurs at most once)."""
+    passed = np.logical_or.accumulate(nearest_ids[:, :k] == complainants[:, None], axis=1)
+    return np.take_along_axis(nearest_ids, np.arange(k) + passed, axis=1)
 
 
 def _with_centres(nearest_ids, centers, center_cats, x, cats, complainants, k):
