@@ -354,8 +354,12 @@ class NeighbourCache:
             self.hits += 1
             return found[:, :want]
         self.misses += 1
-        self._store[key] = out = _knn(centers, center_cats, space, space_cats, ids, k)
+        self._store[key] = out = self.search(centers, center_cats, space, space_cats, ids, k)
         return out
+
+    def search(self, centers, center_cats, space, space_cats, ids, k):
+        """The search a miss runs: :func:`_knn` on this machine (``fairness.situation_dask``: on a cluster)."""
+        return _knn(centers, center_cats, space, space_cats, ids, k)
 
 
 def _digest(*arrays) -> str:
@@ -467,35 +471,25 @@ def situation_testing(
         cf_centers, cf_cats = x_cf[complainants], cats_cf[complainants]
         test_cf = knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1)
         groups["CSTwo"] = (control, test_cf[:, :kmax])
-        if negative_cf is not None and mode == "paper":  # x_c^CF is put in front of the nearest list below
-            groups["CSTwi"] = (control, test_cf)
+        if negative_cf is not None and mode == "paper":  # c and its k nearest others; x_c^CF and the k nearest to it
+            own = complainants[:, None]
+            groups["CSTwi"] = (np.hstack([own, control]), np.hstack([own, test_cf[:, :kmax]]))
         elif negative_cf is not None:
             groups["CSTwi"] = (control, _with_centres(test_cf, cf_centers, cf_cats, x, cats, complainants, kmax + 1))
+    tallies = _tallies(groups, negative, negative_cf, complainants, mode)
     z = stats.norm.ppf(1 - alpha)
     if mode == "reference":
         z = round(z, 3)
-    rows, neighbours, families = [], {}, {}
+    rows, neighbours = [], {}
     for kk in ks:
         record = {"complainant": complainants, "k": kk}
         for method, (ctr, tst) in groups.items():
-            if method == "CSTwi":
-                assert negative_cf is not None  # CSTwi is formed only with the counterfactual outcomes
-                if mode == "paper":  # c and its k nearest others; x_c^CF and the k nearest to it
-                    c_ids = np.hstack([complainants[:, None], ctr[:, :kk]])
-                    t_ids = np.hstack([complainants[:, None], tst[:, :kk]])
-                else:
-                    c_ids, t_ids = ctr[:, : kk + 1], tst[:, : kk + 1]
-                c_neg = negative[c_ids]
-                # test-group members keep their factual decisions (do() may change non-protected rows
-                # too, e.g. white women under do(Male, White)); only the inserted centre x_c^CF, whose
-                # id is the complainant's, takes its counterfactual decision
-                t_neg = np.where(t_ids == complainants[:, None], negative_cf[t_ids], negative[t_ids])
-                p_c, p_t = c_neg.mean(axis=1), t_neg.mean(axis=1)
-                k_c = k_t = np.full(len(complainants), kk + 1)
-            elif mode == "paper":  # the k nearest others (c excluded before they are taken)
-                c_ids, t_ids = ctr[:, :kk], tst[:, :kk]
-                p_c, p_t = negative[c_ids].mean(axis=1), negative[t_ids].mean(axis=1)
-                k_c = k_t = np.full(len(complainants), kk)
+            if method in tallies:  # CSTwi: k + 1 each (c, x_c^CF); paper ST, CSTwo: the k nearest others
+                size = kk + 1 if method == "CSTwi" else kk
+                c_ids, t_ids = ctr[:, :size], tst[:, :size]
+                c_tally, t_tally = tallies[method]
+                p_c, p_t = c_tally[:, size - 1] / size, t_tally[:, size - 1] / size
+                k_c = k_t = np.full(len(complainants), size)
             else:
                 first = ctr[:, : kk + 1]
                 keep = first != complainants[:, None]
@@ -526,8 +520,9 @@ def situation_testing(
                     f"{method}_sig_adjusted": flagged & (adjusted < alpha),
                 }
             )
-            families[f"{method}/k={kk}"] = [f"{method}/k={kk}/{c}" for c in complainants]
-            if method == "CSTwi":  # the test group's members: x_c^CF (id c, exactly once) left out
+            if method == "CSTwi" and mode == "paper":  # the test group's members: x_c^CF (id c, first) left out
+                t_ids = t_ids[:, 1:]
+            elif method == "CSTwi":  # x_c^CF (id c, exactly once) where the tie rule put it
                 t_ids = t_ids[t_ids != complainants[:, None]].reshape(len(complainants), kk)
             neighbours[(method, kk)] = {"control": c_ids, "test": t_ids}
         if negative_cf is not None:
@@ -540,6 +535,9 @@ def situation_testing(
             record["CF_sig"] = cf_flag & record["CSTwi_sig"]
             record["CF_sig_adjusted"] = cf_flag & record["CSTwi_sig_adjusted"]
         rows.append(pd.DataFrame(record))
+    # made after the adjustments: statsmodels' Holm runs gc.collect(), whose time grows with the objects alive
+    labels = complainants.astype(str).astype(object)
+    families = {f"{m}/k={kk}": (f"{m}/k={kk}/" + labels).tolist() for kk in ks for m in groups}
     individuals = pd.concat(rows, ignore_index=True)
     named = ("ST", "CSTwo", "CSTwi", "CF")
     order = ["k"] + [f"{c}{suffix}" for suffix in ("", "_sig", "_sig_adjusted") for c in named]
@@ -547,6 +545,32 @@ def situation_testing(
     counts = individuals.groupby("k")[order[1:]].sum().astype(int).reset_index()
     multiple = {"method": multiple_testing, "families": families}
     return SituationTestingResult(individuals, counts[order], neighbours, complainants, multiple)
+
+
+def _tallies(groups, negative, negative_cf, complainants, mode):
+    """Per method whose groups are list prefixes (CSTwi; ST and CSTwo in paper mode): the running counts of
+    negative decisions along each complainant's control and test lists (column j: among the first j + 1), so
+    that every k reads one column. Test-group members keep their factual decisions (do() may change
+    non-protected rows too, e.g. white women under do(Male, White)); only the inserted centre x_c^CF, whose id
+    is the complainant's, takes its counterfactual decision."""
+    dtype = np.int16 if max(len(ids[0]) for pair in groups.values() for ids in pair) < 2**15 else np.int32
+    counted: dict[int, np.ndarray] = {}  # by list: ST and CSTwo share their control list
+
+    def running(ids, decisions):
+        if id(ids) not in counted:
+            counted[id(ids)] = np.cumsum(decisions, axis=1, dtype=dtype)
+        return counted[id(ids)]
+
+    tallies = {}
+    for method, (ctr, tst) in groups.items():
+        if method == "CSTwi":
+            tallies[method] = (
+                running(ctr, negative[ctr]),
+                running(tst, np.where(tst == complainants[:, None], negative_cf[tst], negative[tst])),
+            )
+        elif mode == "paper":
+            tallies[method] = (running(ctr, negative[ctr]), running(tst, negative[tst]))
+    return tallies
 
 
 def _pvalue(excess: np.ndarray, se: np.ndarray, discrimination: str) -> np.ndarray:

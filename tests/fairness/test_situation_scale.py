@@ -2,6 +2,8 @@
 100,000 synthetic rows equal an independent brute force (Eq. 4 against every member, ordered by distance and,
 at equal distance, by the larger row id), and the Dask path gives the single-machine numbers."""
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -147,3 +149,61 @@ def test_100000_synthetic_rows_equal_a_brute_force(discrete):
     result = run(data, cf, "group", 1, ["score", "grade", "region"])
     rows = np.sort(np.random.default_rng(1).choice(len(result.complainants), 150, replace=False))
     check(result, data, cf, "group", 1, ["score", "grade", "region"], rows)
+
+
+@pytest.mark.serial  # starts worker processes of its own
+def test_dask_partitions_the_complainants_and_gives_the_single_machine_numbers():
+    from distributed import Client, LocalCluster
+
+    from fairness.situation_dask import DaskNeighbours
+
+    data, cf = synthetic(30_000, discrete=False, seed=2)
+    alone = run(data, cf, "group", 1, ["score", "grade", "region"])
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        with Client(cluster) as client:
+            neighbours = DaskNeighbours(client, chunk=4_000)
+            spread = run(data, cf, "group", 1, ["score", "grade", "region"], cache=neighbours)
+            workers = client.run(lambda: 1)
+    assert len(workers) == 2
+    assert neighbours.tasks == 3 * -(-len(alone.complainants) // 4_000)  # three searches, chunked complainants
+    pd.testing.assert_frame_equal(spread.individuals, alone.individuals)
+    pd.testing.assert_frame_equal(spread.counts, alone.counts)
+    for key, groups in alone.neighbours.items():
+        for group in ("control", "test"):
+            assert np.array_equal(spread.neighbours[key][group], groups[group]), (key, group)
+
+
+def test_dask_chunk_must_hold_a_complainant():
+    from fairness.situation_dask import DaskNeighbours
+
+    with pytest.raises(ValueError, match="chunk must be at least 1"):
+        DaskNeighbours(client=None, chunk=0)
+
+
+@pytest.mark.serial  # the command starts a local cluster of its own
+def test_command_engine_dask_writes_the_local_results(tmp_path):
+    import json
+
+    from django.core.management import call_command
+
+    data, cf = synthetic(3_000, discrete=True, seed=4)
+    data.to_csv(tmp_path / "data.csv", index=False)
+    cf.to_csv(tmp_path / "cf.csv", index=False)
+    results = {}
+    for engine in ("local", "dask"):
+        call_command(
+            "situation_testing",
+            str(tmp_path / "data.csv"),
+            protected="group",
+            protected_value="1",
+            target="Y",
+            negative="0",
+            features=["score", "grade", "region"],
+            k=[15, 50],
+            counterfactuals=str(tmp_path / "cf.csv"),
+            engine=engine,
+            out=str(tmp_path / engine),
+            stdout=io.StringIO(),
+        )
+        results[engine] = json.loads((tmp_path / engine / "results.json").read_text())
+    assert results["dask"] == results["local"]
