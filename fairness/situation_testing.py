@@ -553,8 +553,8 @@ def _tallies(groups, negative, negative_cf, complainants, mode):
     that every k reads one column. Test-group members keep their factual decisions (do() may change
     non-protected rows too, e.g. white women under do(Male, White)); only the inserted centre x_c^CF, whose id
     is the complainant's, takes its counterfactual decision."""
-    dtype = np.int16 if max(len(ids[0]) for pair in groups.values() for ids in pair) < 2**15 else np.int32
-    counted: dict[int, np.ndarray] = {}  # by list: ST and CSTwo share their control list
+    dtype = np.int16 if max(ids.shape[1] for pair in groups.values() for ids in pair) < 2**15 else np.int32
+    counted = {}  # by list (id of the array): ST and CSTwo share their control list
 
     def running(ids, decisions):
         if id(ids) not in counted:
