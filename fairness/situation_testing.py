@@ -55,11 +55,14 @@ from scipy import stats
 from sklearn.neighbors import KDTree
 
 from analysis.families import adjust
+from fairness.grid_neighbours import grid_knn
+from fairness.jit import numba
 
 METHODS = ("ST", "CSTwo", "CSTwi")
 MAX_BLOCK_CELLS = 4_000_000
 TREE_MIN_PAIRS = 25_000_000  # all pairs below this many centre x member pairs (faster there)
 TREE_MAX_PARTITIONS = 1_000  # centre x space category combinations the trees loop over
+GRID_MAX_DIMS = 3  # continuous features up to which the grid search beats the k-d trees
 
 
 @dataclass(frozen=True)
@@ -205,19 +208,27 @@ def _knn(centers, center_cats, space, space_cats, ids, k):
 
     Categories become integer codes (equal codes, equal categories). Centres with equal features
     have equal lists (a list does not depend on the centre's id), so each distinct centre is searched
-    once. k-d trees (:func:`_knn_tree`) when the all-pairs work is large, there are continuous
-    features and few category combinations; otherwise all pairs in blocks (:func:`_knn_all_pairs`).
-    Both give the same lists: the trees only propose candidates and Eq. 4 decides."""
+    once. When the all-pairs work is large, there are continuous features and few category combinations:
+    uniform grids searched by one numba kernel (:func:`fairness.grid_neighbours.grid_knn`) for up to
+    GRID_MAX_DIMS continuous features, k-d trees (:func:`_knn_tree`) for more; otherwise all pairs in
+    blocks (:func:`_knn_all_pairs`). All give the same lists: grids and trees only bound the search,
+    and Eq. 4 with the tie rule decides."""
     n = len(centers)
     codes = [pd.factorize(np.concatenate([center_cats[:, j], space_cats[:, j]]))[0] for j in range(space_cats.shape[1])]
     center_codes = np.column_stack([c[:n] for c in codes]) if codes else np.empty((n, 0), dtype=np.intp)
     space_codes = np.column_stack([c[n:] for c in codes]) if codes else np.empty((len(space), 0), dtype=np.intp)
     _, first, inverse = np.unique(np.hstack([centers, center_codes]), axis=0, return_index=True, return_inverse=True)
+    if len(first) == n:  # no centre repeated: searched in their order (no copy of the lists to reorder them)
+        first, inverse = np.arange(n), None
     args = (centers[first], center_codes[first], space, space_codes, ids, k)
     combinations = _combinations(center_codes[first], space_codes)
     if len(first) * len(ids) <= TREE_MIN_PAIRS or space.shape[1] == 0 or combinations[2].size > TREE_MAX_PARTITIONS:
-        return _knn_all_pairs(*args)[inverse.ravel()]
-    return _knn_tree(*args, combinations)[inverse.ravel()]
+        found = _knn_all_pairs(*args)
+    elif numba is not None and space.shape[1] <= GRID_MAX_DIMS:
+        found = grid_knn(*args, *combinations)
+    else:
+        found = _knn_tree(*args, combinations)
+    return found if inverse is None else found[inverse.ravel()]
 
 
 def _knn_all_pairs(centers, center_codes, space, space_codes, ids, k):
@@ -348,8 +359,12 @@ class NeighbourCache:
             self.hits += 1
             return found[:, :want]
         self.misses += 1
-        self._store[key] = out = _knn(centers, center_cats, space, space_cats, ids, k)
+        self._store[key] = out = self.search(centers, center_cats, space, space_cats, ids, k)
         return out
+
+    def search(self, centers, center_cats, space, space_cats, ids, k):
+        """The search a miss runs: :func:`_knn` on this machine (``fairness.situation_dask``: on a cluster)."""
+        return _knn(centers, center_cats, space, space_cats, ids, k)
 
 
 def _digest(*arrays) -> str:
@@ -363,10 +378,10 @@ def _digest(*arrays) -> str:
 
 def _without_self(nearest_ids, complainants, k):
     """Each row's nearest list (k + 1 long, nearest first) without its complainant: the k nearest
-    others. When ties at distance 0 kept the complainant out of the list, its first k are those."""
-    keep = nearest_ids != complainants[:, None]
-    keep &= np.cumsum(keep, axis=1) <= k
-    return nearest_ids[keep].reshape(len(complainants), -1)
+    others. When ties at distance 0 kept the complainant out of the list, its first k are those.
+    Column j takes column j + 1 from the complainant's place on (it occurs at most once)."""
+    passed = np.logical_or.accumulate(nearest_ids[:, :k] == complainants[:, None], axis=1)
+    return np.take_along_axis(nearest_ids, np.arange(k) + passed, axis=1)
 
 
 def _with_centres(nearest_ids, centers, center_cats, x, cats, complainants, k):
@@ -461,34 +476,25 @@ def situation_testing(
         cf_centers, cf_cats = x_cf[complainants], cats_cf[complainants]
         test_cf = knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1)
         groups["CSTwo"] = (control, test_cf[:, :kmax])
-        if negative_cf is not None and mode == "paper":  # x_c^CF is put in front of the nearest list below
-            groups["CSTwi"] = (control, test_cf)
+        if negative_cf is not None and mode == "paper":  # c and its k nearest others; x_c^CF and the k nearest to it
+            own = complainants[:, None]
+            groups["CSTwi"] = (np.hstack([own, control]), np.hstack([own, test_cf[:, :kmax]]))
         elif negative_cf is not None:
             groups["CSTwi"] = (control, _with_centres(test_cf, cf_centers, cf_cats, x, cats, complainants, kmax + 1))
+    tallies = _tallies(groups, negative, negative_cf, complainants, mode)
     z = stats.norm.ppf(1 - alpha)
     if mode == "reference":
         z = round(z, 3)
-    rows, neighbours, families = [], {}, {}
+    rows, neighbours = [], {}
     for kk in ks:
         record = {"complainant": complainants, "k": kk}
         for method, (ctr, tst) in groups.items():
-            if method == "CSTwi":
-                assert negative_cf is not None  # CSTwi is formed only with the counterfactual outcomes
-                if mode == "paper":  # c and its k nearest others; x_c^CF and the k nearest to it
-                    c_ids = np.hstack([complainants[:, None], ctr[:, :kk]])
-                    t_ids = np.hstack([complainants[:, None], tst[:, :kk]])
-                else:
-                    c_ids, t_ids = ctr[:, : kk + 1], tst[:, : kk + 1]
-                # test-group members keep their factual decisions (do() may change non-protected rows
-                # too, e.g. white women under do(Male, White)); only the inserted centre x_c^CF, whose
-                # id is the complainant's, takes its counterfactual decision
-                t_neg = np.where(t_ids == complainants[:, None], negative_cf[t_ids], negative[t_ids])
-                n_c, n_t = negative[c_ids].sum(axis=1), t_neg.sum(axis=1)
-                k_c = k_t = np.full(len(complainants), kk + 1)
-            elif mode == "paper":  # the k nearest others (c excluded before they are taken)
-                c_ids, t_ids = ctr[:, :kk], tst[:, :kk]
-                n_c, n_t = negative[c_ids].sum(axis=1), negative[t_ids].sum(axis=1)
-                k_c = k_t = np.full(len(complainants), kk)
+            if method in tallies:  # CSTwi: k + 1 each (c, x_c^CF); paper ST, CSTwo: the k nearest others
+                size = kk + 1 if method == "CSTwi" else kk
+                c_ids, t_ids = ctr[:, :size], tst[:, :size]
+                c_tally, t_tally = tallies[method]
+                n_c, n_t = c_tally[:, size - 1], t_tally[:, size - 1]
+                k_c = k_t = np.full(len(complainants), size)
             else:
                 first = ctr[:, : kk + 1]
                 keep = first != complainants[:, None]
@@ -518,8 +524,9 @@ def situation_testing(
                     f"{method}_sig_adjusted": flagged & (adjusted < alpha),
                 }
             )
-            families[f"{method}/k={kk}"] = [f"{method}/k={kk}/{c}" for c in complainants]
-            if method == "CSTwi":  # the test group's members: x_c^CF (id c, exactly once) left out
+            if method == "CSTwi" and mode == "paper":  # the test group's members: x_c^CF (id c, first) left out
+                t_ids = t_ids[:, 1:]
+            elif method == "CSTwi":  # x_c^CF (id c, exactly once) where the tie rule put it
                 t_ids = t_ids[t_ids != complainants[:, None]].reshape(len(complainants), kk)
             neighbours[(method, kk)] = {"control": c_ids, "test": t_ids}
         if negative_cf is not None:
@@ -533,6 +540,9 @@ def situation_testing(
             record["CF_sig_exact"] = cf_flag & record["CSTwi_sig_exact"]
             record["CF_sig_adjusted"] = cf_flag & record["CSTwi_sig_adjusted"]
         rows.append(pd.DataFrame(record))
+    # made after the adjustments: statsmodels' Holm runs gc.collect(), whose time grows with the objects alive
+    labels = complainants.astype(str).astype(object)
+    families = {f"{m}/k={kk}": (f"{m}/k={kk}/" + labels).tolist() for kk in ks for m in groups}
     individuals = pd.concat(rows, ignore_index=True)
     named = ("ST", "CSTwo", "CSTwi", "CF")
     order = ["k"] + [f"{c}{suffix}" for suffix in ("", "_sig", "_sig_exact", "_sig_adjusted") for c in named]
@@ -566,6 +576,32 @@ def exact_pvalue(
     else:
         pvalue = stats.hypergeom.cdf(n_c, total, negatives, k_c)
     return np.clip(pvalue, 0.0, 1.0)
+
+
+def _tallies(groups, negative, negative_cf, complainants, mode):
+    """Per method whose groups are list prefixes (CSTwi; ST and CSTwo in paper mode): the running counts of
+    negative decisions along each complainant's control and test lists (column j: among the first j + 1), so
+    that every k reads one column. Test-group members keep their factual decisions (do() may change
+    non-protected rows too, e.g. white women under do(Male, White)); only the inserted centre x_c^CF, whose id
+    is the complainant's, takes its counterfactual decision."""
+    dtype = np.int16 if max(ids.shape[1] for pair in groups.values() for ids in pair) < 2**15 else np.int32
+    counted = {}  # by list (id of the array): ST and CSTwo share their control list
+
+    def running(ids, decisions):
+        if id(ids) not in counted:
+            counted[id(ids)] = np.cumsum(decisions, axis=1, dtype=dtype)
+        return counted[id(ids)]
+
+    tallies = {}
+    for method, (ctr, tst) in groups.items():
+        if method == "CSTwi":
+            tallies[method] = (
+                running(ctr, negative[ctr]),
+                running(tst, np.where(tst == complainants[:, None], negative_cf[tst], negative[tst])),
+            )
+        elif mode == "paper":
+            tallies[method] = (running(ctr, negative[ctr]), running(tst, negative[tst]))
+    return tallies
 
 
 def _decide(delta, w, tau, discrimination, mode):

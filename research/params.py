@@ -31,4 +31,5 @@ def run_situation_testing(data, counterfactuals, params: dict):
         discrimination="positive" if params["positive"] else "negative",
         counterfactual_outcomes=params.get("counterfactual_outcomes", True),
         multiple_testing=params.get("multiple_testing", "holm"),
+        cache=params.get("cache"),
     )

@@ -1,4 +1,4 @@
-"""The k-NN search of situation testing: the k-d tree search and the all-pairs search against a
+"""The k-NN search of situation testing: the grid, k-d tree and all-pairs searches against a
 direct per-pair loop over Eq. 4 (mean per-feature distance) with the tie rule (larger id first)."""
 
 import numpy as np
@@ -51,18 +51,20 @@ def searches(draw):
 @example(  # every member at distance 0: the order is the ids, largest first
     (np.zeros((2, 1)), np.empty((2, 0), object), np.zeros((5, 1)), np.empty((5, 0), object), np.arange(5), 3)
 )
-def test_tree_and_all_pairs_searches_equal_a_direct_loop(case):
+def test_grid_tree_and_all_pairs_searches_equal_a_direct_loop(case):
     centers, center_cats, space, space_cats, ids, k = case
     expected = reference_knn(*case)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(situation, "TREE_MIN_PAIRS", -1)  # the k-d trees whatever the size
+        patch.setattr(situation, "TREE_MIN_PAIRS", -1)  # the grids whatever the size
+        assert np.array_equal(situation._knn(*case), expected)
+        patch.setattr(situation, "GRID_MAX_DIMS", 0)  # the k-d trees
         assert np.array_equal(situation._knn(*case), expected)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(situation, "TREE_MIN_PAIRS", np.inf)  # all pairs
         assert np.array_equal(situation._knn(*case), expected)
 
 
-def test_situation_testing_is_the_same_with_trees_and_with_all_pairs(monkeypatch):
+def test_situation_testing_is_the_same_with_grids_trees_and_all_pairs(monkeypatch):
     """Whole runs (paper and reference mode, with a categorical feature, counterfactuals, ties)."""
     rng = np.random.default_rng(7)
     n = 600
@@ -77,16 +79,18 @@ def test_situation_testing_is_the_same_with_trees_and_with_all_pairs(monkeypatch
     data["y"] = (data["score"] + 5 * data["grade"] + rng.normal(0, 2, n) > 40).astype(int)
     cf = data.assign(score=data["score"] + 2 * data["g"], g=0, y=1 - data["y"] * (rng.random(n) < 0.9))
     runs = {}
-    for name, threshold in (("trees", -1), ("all pairs", np.inf)):
+    for name, threshold, grid_dims in (("grids", -1, 3), ("trees", -1, 0), ("all pairs", np.inf, 3)):
         monkeypatch.setattr(situation, "TREE_MIN_PAIRS", threshold)
+        monkeypatch.setattr(situation, "GRID_MAX_DIMS", grid_dims)
         runs[name] = [
             situation.situation_testing(
                 data, protected="g", target="y", negative_outcome=0, k=[5, 40], counterfactuals=cf, mode=mode
             )
             for mode in ("paper", "reference")
         ]
-    for trees, all_pairs in zip(runs["trees"], runs["all pairs"], strict=True):
-        pd.testing.assert_frame_equal(trees.individuals, all_pairs.individuals)
-        for key, groups in all_pairs.neighbours.items():
-            for group in ("control", "test"):
-                assert np.array_equal(trees.neighbours[key][group], groups[group]), (key, group)
+    for name in ("grids", "trees"):
+        for searched, all_pairs in zip(runs[name], runs["all pairs"], strict=True):
+            pd.testing.assert_frame_equal(searched.individuals, all_pairs.individuals)
+            for key, groups in all_pairs.neighbours.items():
+                for group in ("control", "test"):
+                    assert np.array_equal(searched.neighbours[key][group], groups[group]), (name, key, group)

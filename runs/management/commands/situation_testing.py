@@ -58,6 +58,19 @@ class Command(BaseCommand):
             "--counterfactuals with the model's counterfactual decisions to get them",
         )
         add_multiple_testing(parser)
+        parser.add_argument(
+            "--engine",
+            choices=["local", "dask"],
+            default="local",
+            help="local: the neighbour searches on this machine (the default); dask: on --scheduler's cluster or a "
+            "local one, the complainants partitioned into tasks and the search spaces broadcast (the same results)",
+        )
+        parser.add_argument(
+            "--scheduler",
+            metavar="ADDR",
+            help="with --engine dask: a running Dask cluster's scheduler, tcp://HOST:PORT (default "
+            "DASK_SCHEDULER_ADDRESS, else a LocalCluster of this machine started and stopped by the run)",
+        )
         parser.add_argument("--out", required=True, help="folder to write the results and the report into")
 
     def handle(self, *args, **o):
@@ -91,7 +104,7 @@ class Command(BaseCommand):
                 )
                 cf = cf.drop(columns=[o["target"]])
                 o["counterfactual_outcomes"] = False
-            result = run_situation_testing(data, cf, o)
+            result = self.run(data, cf, o)
         except (SituationTestingError, DAGError, json.JSONDecodeError, ValueError, RecursionError) as exc:
             raise CommandError(str(exc)) from exc
         settings = {
@@ -121,3 +134,13 @@ class Command(BaseCommand):
         )
         self.stdout.write(result.counts.to_string(index=False))
         self.stdout.write(self.style.SUCCESS(f"report: {path}"))
+
+    def run(self, data, cf, o):
+        """situation_testing() with the neighbour searches on this machine or on a Dask cluster."""
+        if o["engine"] != "dask":
+            return run_situation_testing(data, cf, o)
+        from fairness.distributed import dask_client
+        from fairness.situation_dask import DaskNeighbours
+
+        with dask_client(scheduler=o["scheduler"]) as client:
+            return run_situation_testing(data, cf, {**o, "cache": DaskNeighbours(client)})
