@@ -13,6 +13,7 @@ so adding a task type is its module, its template, its tests and one line in ``t
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -154,6 +155,17 @@ class TaskType:
     def simulate(self, page: dict, index, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """The page's POST data as ``rater`` would send it."""
         raise NotImplementedError
+
+    def fill(self, page: dict, index, rng: np.random.Generator) -> Mapping[str, str | list[str]]:
+        """The type's bot: a valid answer to ``page``, the POST data its form accepts (field -> value, a list
+        for a multi-valued field), which the load client (``participation.loadclient``), ``bench/launch.py``
+        and the tests send. By default :meth:`simulate` with a neutral rater, ``SimulatedRater()`` of
+        ``simulation.raters``: no leniency or scale shift, noise 0.5, effort weight 0.65, always attentive,
+        unbiased predictions, no questionnaire answers. A type whose answer needs no rater (instructions,
+        screening, attention, detection, questionnaire) has its own, importing no scientific library."""
+        from simulation.raters import SimulatedRater
+
+        return self.simulate(page, index, SimulatedRater(), rng)
 
 
 class BlockTask(TaskType):

@@ -24,4 +24,8 @@ class Instructions(TaskType):
         return {"instructions": index.block(page)["text"]}
 
     def simulate(self, page, index, rater, rng) -> dict[str, str]:
+        return self.fill(page, index, rng)
+
+    def fill(self, page, index, rng) -> dict[str, str]:
+        """Start: the page has no field."""
         return {}

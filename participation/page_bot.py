@@ -1,0 +1,59 @@
+"""The bot of the load client and the tests: a participant's current page answered by its task type's
+``fill`` (``tasks.base.TaskType.fill``), never read off the page's HTML.
+
+The page and what it shows come from the database as the page view reads them: the participant's plan
+(``participation.enrolment``), their position in it and their language, their study version's file in that
+language and their condition's page index (``participation.pages.condition_index``); a slot page of an
+adaptive block gets the item decided for it when it was shown (``participation.adaptive.resolved_page``).
+So the bot runs in a process with Django set up on the server's database: a test's, or ``bench/launch.py``'s
+(``participation.loadclient`` calls it from its event loop through ``asgiref``'s ``sync_to_async``).
+"""
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from participation.adaptive import resolved_page
+from participation.enrolment import cached_enrolment
+from participation.models import Participant
+from participation.pages import condition_index
+from studies.study_facts import study_facts
+from studies.translation import localized
+from tasks import task_for
+
+ANSWERING = (Participant.Status.ACTIVE, Participant.Status.TIMED_OUT)  # the statuses the page view serves pages to
+
+
+class NoPageToAnswer(LookupError):
+    """The participant has no page to answer (not consented, finished, or no such participant)."""
+
+
+def participant_id_of(slug: str, external_id: str) -> int:
+    """The id of the latest participant of study ``slug`` who arrived as ``external_id`` (PROLIFIC_PID or
+    participant_label)."""
+    found = (
+        Participant.objects.filter(study__slug=slug, external_id=external_id)
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if found is None:
+        raise NoPageToAnswer(f"no participant {external_id!r} in study {slug!r}")
+    return found
+
+
+def page_answers(participant_id: int, *, seed: int = 0) -> dict[str, str | list[str]]:
+    """The POST data of the participant's current page: its ``page_key`` and its task type's ``fill``, drawn
+    from a generator seeded by (``seed``, the page's position in the plan), so a page resent is answered
+    the same way."""
+    row = Participant.objects.filter(pk=participant_id).values_list("position", "language", "status").first()
+    enrolment = cached_enrolment(participant_id)
+    if row is None or enrolment is None or row[2] not in ANSWERING or row[0] >= len(enrolment.plan):
+        raise NoPageToAnswer(f"participant {participant_id} has no page to answer ({row and row[2]})")
+    position, language, _ = row
+    facts = study_facts(enrolment.study_id, enrolment.condition_id)
+    spec, spec_key = localized(facts.spec, facts.spec_hash, language)
+    index = condition_index(spec, spec_key, facts.condition_keys[enrolment.condition_id])
+    page = resolved_page(enrolment.plan[position], index, participant_id=participant_id, study_id=enrolment.study_id)
+    answers: Mapping[str, str | list[str]] = task_for(page).fill(page, index, np.random.default_rng([seed, position]))
+    return {"page_key": page["key"], **answers}
