@@ -9,8 +9,6 @@ So the bot runs in a process with Django set up on the server's database: a test
 (``participation.loadclient`` calls it from its event loop through ``asgiref``'s ``sync_to_async``).
 """
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from participation.adaptive import resolved_page
@@ -48,12 +46,13 @@ def page_answers(participant_id: int, *, seed: int = 0) -> dict[str, str | list[
     the same way."""
     row = Participant.objects.filter(pk=participant_id).values_list("position", "language", "status").first()
     enrolment = cached_enrolment(participant_id)
-    if row is None or enrolment is None or row[2] not in ANSWERING or row[0] >= len(enrolment.plan):
-        raise NoPageToAnswer(f"participant {participant_id} has no page to answer ({row and row[2]})")
-    position, language, _ = row
+    if row is None or enrolment is None:
+        raise NoPageToAnswer(f"participant {participant_id} does not exist or has not consented")
+    position, language, status = row
+    if status not in ANSWERING or position >= len(enrolment.plan):
+        raise NoPageToAnswer(f"participant {participant_id} has no page to answer (status {status})")
     facts = study_facts(enrolment.study_id, enrolment.condition_id)
     spec, spec_key = localized(facts.spec, facts.spec_hash, language)
     index = condition_index(spec, spec_key, facts.condition_keys[enrolment.condition_id])
     page = resolved_page(enrolment.plan[position], index, participant_id=participant_id, study_id=enrolment.study_id)
-    answers: Mapping[str, str | list[str]] = task_for(page).fill(page, index, np.random.default_rng([seed, position]))
-    return {"page_key": page["key"], **answers}
+    return {"page_key": page["key"], **task_for(page).fill(page, index, np.random.default_rng([seed, position]))}

@@ -234,7 +234,7 @@ def test_every_page_of_every_task_type_takes_its_bots_answer_and_stores_it(clien
     items not flagged) and the study's integrity check holds."""
     from participation.integrity import check_integrity
     from participation.models import Participant
-    from participation.page_bot import page_answers
+    from participation.page_bot import NoPageToAnswer, page_answers, participant_id_of
     from studies.services import study_load
 
     spec = json.loads(EVERY_TASK_TYPE.read_text())
@@ -265,3 +265,7 @@ def test_every_page_of_every_task_type_takes_its_bots_answer_and_stores_it(clien
         Answer.objects.filter(participant=participant, measure="detection").values_list("number", flat=True)
     ) == {0}
     assert check_integrity(slug).ok
+    with pytest.raises(NoPageToAnswer, match="has no page to answer \\(status completed\\)"):
+        page_answers(participant.pk)  # finished: the bot says so rather than answer a page again
+    with pytest.raises(NoPageToAnswer, match="no participant 'nobody' in study"):
+        participant_id_of(slug, "nobody")
