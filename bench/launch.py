@@ -211,6 +211,8 @@ def bot_database(env: dict) -> None:
 
     os.environ.update(env)
     django.setup()
+    import participation.page_bot  # noqa: F401  (the bots' modules, loaded before participants arrive:
+    import simulation.raters  # noqa: F401  the default fill's rater imports scipy, seconds under load)
 
 
 def manage(env, *args):

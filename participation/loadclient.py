@@ -3,19 +3,26 @@ used by bench/launch.py and the fault tests. asyncio streams speaking HTTP/1.1 w
 process can drive a thousand participants without a thread each.
 
 What it answers is not read off the page: its bot (``participation.page_bot.page_answers``) answers the
-participant's current page with the page's task type's ``fill``, from the participant's plan, position and
-condition in the database. So a client that takes pages runs with Django set up on the server's database (a
-test's, or ``bench/launch.py``'s) and reads it through ``asgiref``'s ``sync_to_async`` (one thread, whose
-database connection :meth:`HTTPParticipant.close` closes). Of the HTML it only checks that the page has a
-form; the CSRF token is the cookie's, the form's address the page's own.
+participant's current page with the page's task type's ``fill``, from the participant's plan, language and
+condition in the database, read once (``page_bot.PageBot``). Where they are in the plan is read there too,
+at the first page and after any answer other than the next page (a redirect: a replay, the end); a page saved
+and answered with the next one (200) moves them one page on without a read. So a client that takes pages runs
+with Django set up on the server's database (a test's, or ``bench/launch.py``'s) and reads it through
+``asgiref``'s ``sync_to_async`` (one thread, whose database connection :meth:`HTTPParticipant.close` closes).
+Of the HTML it only checks that the page has a form; the CSRF token is the cookie's, the form's address the
+page's own.
 """
 
 import asyncio
 import random
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from asgiref.sync import sync_to_async
+
+if TYPE_CHECKING:  # imported when the first page is answered, with Django set up
+    from participation.page_bot import PageBot
 
 
 class HTTPParticipant:
@@ -26,7 +33,8 @@ class HTTPParticipant:
         self.rng = random.Random(seed)
         self.cookies: dict[str, str] = {}
         self.path: str | None = None
-        self.participant_id: int | None = None  # read from the database at the first page
+        self.bot: PageBot | None = None  # made at the first page
+        self.position: int | None = None  # of the current page in the plan; None: read it from the database
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
 
@@ -42,7 +50,7 @@ class HTTPParticipant:
     async def close(self) -> None:
         """Close the connection to the server and, once the bot has answered, its connection to the database."""
         await self._hang_up()
-        if self.participant_id is not None:
+        if self.bot is not None:
             from django.db import connections
 
             await sync_to_async(connections.close_all)()
@@ -119,12 +127,15 @@ class HTTPParticipant:
         self.path = location
 
     async def answers(self) -> dict:
-        """The POST data of the current page: the bot's answers (``page_bot.page_answers``) and the CSRF token."""
-        from participation.page_bot import page_answers, participant_id_of  # Django is set up by now
+        """The POST data of the current page: the bot's answers (``page_bot.PageBot``) and the CSRF token."""
+        from participation.page_bot import PageBot, participant_id_of  # Django is set up by now
 
-        if self.participant_id is None:
-            self.participant_id = await sync_to_async(participant_id_of)(self.slug, self.external_id)
-        data = await sync_to_async(page_answers)(self.participant_id, seed=self.seed)
+        if self.bot is None:
+            participant_id = await sync_to_async(participant_id_of)(self.slug, self.external_id)
+            self.bot = await sync_to_async(PageBot)(participant_id, seed=self.seed)
+        if self.position is None:
+            self.position = await sync_to_async(self.bot.position)()
+        data = await sync_to_async(self.bot.answers)(self.position)
         return {**data, "csrfmiddlewaretoken": self.cookies.get("csrftoken", "")}
 
     async def take_pages(
@@ -158,6 +169,7 @@ class HTTPParticipant:
                 raise RuntimeError(f"{self.external_id}: answers refused at {key}")
             if status in (200, 302):
                 saved += 1
+            self.position = self.position + 1 if status == 200 and self.position is not None else None
             html = payload if status == 200 else None
             if status == 302:
                 self.path = location

@@ -40,19 +40,41 @@ def participant_id_of(slug: str, external_id: str) -> int:
     return found
 
 
+class PageBot:
+    """One participant's bot. What does not change while they take the study (their enrolment and language) is
+    read once; :meth:`position` reads where they are, :meth:`answers` answers the page at a position."""
+
+    def __init__(self, participant_id: int, *, seed: int = 0) -> None:
+        language = Participant.objects.filter(pk=participant_id).values_list("language", flat=True).first()
+        enrolment = cached_enrolment(participant_id)
+        if language is None or enrolment is None:
+            raise NoPageToAnswer(f"participant {participant_id} does not exist or has not consented")
+        self.participant_id, self.seed, self.language, self.enrolment = participant_id, seed, language, enrolment
+
+    def position(self) -> int:
+        """The place in the plan of the participant's current page, from the database."""
+        position, status = Participant.objects.values_list("position", "status").get(pk=self.participant_id)
+        if status not in ANSWERING or position >= len(self.enrolment.plan):
+            raise NoPageToAnswer(f"participant {self.participant_id} has no page to answer (status {status})")
+        return position
+
+    def answers(self, position: int) -> dict[str, str | list[str]]:
+        """The POST data of the page at ``position``: its ``page_key`` and its task type's ``fill``, drawn from a
+        generator seeded by (``seed``, ``position``), so a page resent is answered the same way."""
+        enrolment = self.enrolment
+        facts = study_facts(enrolment.study_id, enrolment.condition_id)
+        spec, spec_key = localized(facts.spec, facts.spec_hash, self.language)
+        index = condition_index(spec, spec_key, facts.condition_keys[enrolment.condition_id])
+        page = resolved_page(
+            enrolment.plan[position], index, participant_id=self.participant_id, study_id=enrolment.study_id
+        )
+        return {
+            "page_key": page["key"],
+            **task_for(page).fill(page, index, np.random.default_rng([self.seed, position])),
+        }
+
+
 def page_answers(participant_id: int, *, seed: int = 0) -> dict[str, str | list[str]]:
-    """The POST data of the participant's current page: its ``page_key`` and its task type's ``fill``, drawn
-    from a generator seeded by (``seed``, the page's position in the plan), so a page resent is answered
-    the same way."""
-    row = Participant.objects.filter(pk=participant_id).values_list("position", "language", "status").first()
-    enrolment = cached_enrolment(participant_id)
-    if row is None or enrolment is None:
-        raise NoPageToAnswer(f"participant {participant_id} does not exist or has not consented")
-    position, language, status = row
-    if status not in ANSWERING or position >= len(enrolment.plan):
-        raise NoPageToAnswer(f"participant {participant_id} has no page to answer (status {status})")
-    facts = study_facts(enrolment.study_id, enrolment.condition_id)
-    spec, spec_key = localized(facts.spec, facts.spec_hash, language)
-    index = condition_index(spec, spec_key, facts.condition_keys[enrolment.condition_id])
-    page = resolved_page(enrolment.plan[position], index, participant_id=participant_id, study_id=enrolment.study_id)
-    return {"page_key": page["key"], **task_for(page).fill(page, index, np.random.default_rng([seed, position]))}
+    """The POST data of the participant's current page (:class:`PageBot`)."""
+    bot = PageBot(participant_id, seed=seed)
+    return bot.answers(bot.position())
