@@ -123,7 +123,7 @@ class Questionnaire(TaskType):
         block = index.block(page)
         return {"title": block.get("title", gettext("About you")), "intro": block.get("intro", "")}
 
-    def simulate(self, page, index, rater, rng) -> dict[str, str | list[str]]:
+    def simulate(self, page, index, rater, rng) -> dict:
         """The rater's ``group`` answers where it has them (multiple choice: "a; b"), else :meth:`fill`'s."""
         data = self.fill(page, index, rng)
         for question in index.block(page)["questions"]:
