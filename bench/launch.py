@@ -54,16 +54,8 @@ PY = sys.executable
 SPEC = json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text())
 
 
-def attention_answers(spec: dict) -> dict[str, str]:
-    """The right answer of each attention check, by check key (format 1) or page key (format 2)."""
-    if spec["format"] == 1:
-        return {c["key"]: c["correct"] for c in spec.get("attention_checks", {}).get("items", [])}
-    return {b["key"]: b["correct"] for b in spec["blocks"] if b["type"] == "attention"}
-
-
 PORT = 8765
 SLUG = SPEC["slug"]
-CHECKS: dict[str, str] = {}  # set from the study file in main()
 
 
 async def participant(index: int, start_at: float, think: float, retries: int, stats: dict) -> None:
@@ -71,7 +63,7 @@ async def participant(index: int, start_at: float, think: float, retries: int, s
     (uniformly 0.5-1.5 x ``think`` seconds: real people take 10-30 s, so this is compressed)."""
     loop = asyncio.get_running_loop()
     await asyncio.sleep(max(0.0, start_at - loop.time()))
-    person = HTTPParticipant(PORT, f"bench-{index}", CHECKS, slug=SLUG, seed=index, retries=retries)
+    person = HTTPParticipant(PORT, f"bench-{index}", slug=SLUG, seed=index, retries=retries)
 
     def record(key, status, seconds):
         kind = "POST " + (key.split("/")[0] if "/" in key else key)
@@ -112,7 +104,7 @@ async def burst(arrivals: int, first: int) -> tuple[list[float], dict]:
 
     async def arrive(index: int) -> None:
         loop = asyncio.get_running_loop()
-        person = HTTPParticipant(PORT, f"burst-{index}", CHECKS, slug=SLUG, seed=index)
+        person = HTTPParticipant(PORT, f"burst-{index}", slug=SLUG, seed=index)
         try:
             t0 = loop.time()
             await person.start()
@@ -210,6 +202,17 @@ def server_env(database_url: str | None, sqlite_path: str) -> dict:
         env.pop("DATABASE_URL", None)
         env["SQLITE_PATH"] = sqlite_path
     return env
+
+
+def bot_database(env: dict) -> None:
+    """Django in this process on the servers' database (``env``'s): the load client's bots read there what
+    each participant's page is (``participation.page_bot``)."""
+    import django
+
+    os.environ.update(env)
+    django.setup()
+    import participation.page_bot  # noqa: F401  (the bots' modules, loaded before participants arrive:
+    import simulation.raters  # noqa: F401  the default fill's rater imports scipy, seconds under load)
 
 
 def manage(env, *args):
@@ -320,7 +323,7 @@ def main() -> None:
     args = parser.parse_args()
     globals()["PORT"] = args.port
     study = json.loads(args.study.read_text())
-    globals()["SLUG"], globals()["CHECKS"] = study["slug"], attention_answers(study)
+    globals()["SLUG"] = study["slug"]
     tmp = tempfile.mkdtemp(prefix="launch-")
     env = server_env(args.database_url, str(Path(tmp) / "bench.sqlite3"))
     env.update(GUNICORN_WORKERS=str(args.workers), GUNICORN_THREADS=str(args.threads))
@@ -328,6 +331,7 @@ def main() -> None:
     manage(env, "flush", "--noinput")
     manage(env, "collectstatic", "--noinput")
     manage(env, "load_study", str(args.study))
+    bot_database(env)
     proxy_dir = Path(tempfile.mkdtemp(prefix="launch-nginx-"))  # nginx's workers may enter it
     servers = serve(env, proxy_dir, direct=args.direct)
     try:

@@ -82,7 +82,7 @@ def api(method: str, path: str, body: bytes = b"", content_type: str = "applicat
 async def arrivals(count: int, prefix: str, spacing: float) -> list[float]:
     async def one(i: int) -> float:
         await asyncio.sleep(i * spacing)
-        person = HTTPParticipant(launch.PORT, f"{prefix}-{i}", launch.CHECKS, seed=i)
+        person = HTTPParticipant(launch.PORT, f"{prefix}-{i}", seed=i)
         started = time.perf_counter()
         try:
             await person.start()

@@ -87,7 +87,7 @@ def worker_state(pid: int, label: str) -> None:
     print(f"{label:<44}{rss:>7.0f} MB resident   scientific libraries loaded: {', '.join(loaded) or 'none'}")
 
 
-async def participants(port: int, pages: int, checks: dict, slug: str) -> int:
+async def participants(port: int, pages: int, slug: str) -> int:
     """Whole participants, ten at a time, until ``pages`` page submissions have been made."""
     posted = 0
     index = 0
@@ -100,7 +100,7 @@ async def participants(port: int, pages: int, checks: dict, slug: str) -> int:
                 nonlocal count
                 count += 1
 
-            person = HTTPParticipant(port, f"weight-{i}", checks, slug=slug, seed=i)
+            person = HTTPParticipant(port, f"weight-{i}", slug=slug, seed=i)
             try:
                 await person.start()
                 await person.take_pages(on_post=record, think=lambda: 0)
@@ -163,12 +163,13 @@ def main() -> None:
     create_user = "from django.contrib.auth import get_user_model; get_user_model().objects.create_user"
     launch.manage(env, "shell", "-c", f"{create_user}('weight', password='weight-pass-123')")
     launch.manage(env, "load_study", str(ROOT / "studies" / "bundled" / "effort_demo.json"), "--owner", "weight")
+    launch.bot_database(env)
     server = launch.gunicorn(env)
     try:
         launch.wait_healthy()
         pid = worker_pid(server.pid)
         worker_state(pid, "gunicorn worker after start-up")
-        posted = asyncio.run(participants(args.port, args.pages, launch.attention_answers(spec), spec["slug"]))
+        posted = asyncio.run(participants(args.port, args.pages, spec["slug"]))
         worker_state(pid, f"after {posted} participant page submissions")
         researcher = Researcher(args.port)
         researcher.login("weight", "weight-pass-123")

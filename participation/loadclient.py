@@ -1,34 +1,44 @@
 """A participant that takes a study over HTTP like a browser (cookies, CSRF token, every page);
-used by bench/launch.py and the fault tests. Standard library only: asyncio streams speaking
-HTTP/1.1 with keep-alive, so one process can drive a thousand participants without a thread each."""
+used by bench/launch.py and the fault tests. asyncio streams speaking HTTP/1.1 with keep-alive, so one
+process can drive a thousand participants without a thread each.
+
+What it answers is not read off the page: its bot (``participation.page_bot.page_answers``) answers the
+participant's current page with the page's task type's ``fill``, from the participant's plan, language and
+condition in the database, read once (``page_bot.PageBot``). Where they are in the plan is read there too,
+at the first page and after any answer other than the next page (a redirect: a replay, the end); a page saved
+and answered with the next one (200) moves them one page on without a read. So a client that takes pages runs
+with Django set up on the server's database (a test's, or ``bench/launch.py``'s) and reads it through
+``asgiref``'s ``sync_to_async`` (one thread, whose database connection :meth:`HTTPParticipant.close` closes).
+Of the HTML it only checks that the page has a form; the CSRF token is the cookie's, the form's address the
+page's own.
+"""
 
 import asyncio
 import random
-import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
+
+from asgiref.sync import sync_to_async
+
+if TYPE_CHECKING:  # imported when the first page is answered, with Django set up
+    from participation.page_bot import PageBot
 
 
 class HTTPParticipant:
-    def __init__(
-        self,
-        port: int,
-        external_id: str,
-        checks: dict[str, str],
-        slug: str = "effort-demo",
-        seed: int = 0,
-        retries: int = 20,
-    ):
-        self.port, self.external_id, self.checks, self.slug = port, external_id, checks, slug
+    def __init__(self, port: int, external_id: str, slug: str = "effort-demo", seed: int = 0, retries: int = 20):
+        self.port, self.external_id, self.slug, self.seed = port, external_id, slug, seed
         self.retries = retries
         self.disconnects = 0  # requests the server dropped (connection closed or reset, 502, 503)
         self.rng = random.Random(seed)
         self.cookies: dict[str, str] = {}
         self.path: str | None = None
+        self.bot: PageBot | None = None  # made at the first page
+        self.position: int | None = None  # of the current page in the plan; None: read it from the database
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
 
-    async def close(self) -> None:
+    async def _hang_up(self) -> None:
         if self._writer is not None:
             self._writer.close()
             try:
@@ -36,6 +46,14 @@ class HTTPParticipant:
             except OSError:
                 pass
         self._reader = self._writer = None
+
+    async def close(self) -> None:
+        """Close the connection to the server and, once the bot has answered, its connection to the database."""
+        await self._hang_up()
+        if self.bot is not None:
+            from django.db import connections
+
+            await sync_to_async(connections.close_all)()
 
     async def _exchange(self, method: str, path: str, data: bytes) -> tuple[int, dict[str, list[str]], bytes]:
         if self._reader is None or self._writer is None:  # both or neither (close() clears both)
@@ -65,7 +83,7 @@ class HTTPParticipant:
         else:
             body = await reader.readexactly(int(headers.get("content-length", ["0"])[0]))
         if headers.get("connection", [""])[0].lower() == "close":
-            await self.close()
+            await self._hang_up()
         return status, headers, body
 
     async def request(self, method: str, path: str, body: dict | None = None):
@@ -82,7 +100,7 @@ class HTTPParticipant:
                 break
             except (ConnectionError, OSError, asyncio.IncompleteReadError, ValueError, IndexError):
                 self.disconnects += 1
-                await self.close()
+                await self._hang_up()
                 if attempt == self.retries - 1:
                     raise
                 if attempt:
@@ -108,48 +126,17 @@ class HTTPParticipant:
             )
         self.path = location
 
-    def answer(self, key: str, html: str) -> dict:
-        data = {"page_key": key, "csrfmiddlewaretoken": self.cookies.get("csrftoken", "")}
-        if key.startswith("pair/"):
-            data["rating"] = str(self.rng.randint(1, 6))
-            if 'name="prediction"' in html:
-                data["prediction"] = str(self.rng.randint(0, 100))
-        elif key.startswith("output/"):
-            data["k_decision"] = "accept"
-            for subject in re.findall(r'name="score_([\w-]+)"', html):
-                data[f"score_{subject}"] = str(self.rng.randint(0, 100))
-                data[f"rationale_{subject}"] = "Similar totals but a different trend."
-        elif key.startswith("attention/"):
-            data["choice"] = self.checks[key.split("/", 1)[1]]
-        elif key in self.checks:  # a format 2 attention block (page key = block key)
-            data["choice"] = self.checks[key]
-        else:
-            data.update(self._fill(html))
-        return data
+    async def answers(self) -> dict:
+        """The POST data of the current page: the bot's answers (``page_bot.PageBot``) and the CSRF token."""
+        from participation.page_bot import PageBot, participant_id_of  # Django is set up by now
 
-    def _fill(self, html: str) -> dict:
-        """Answers for any other page (format 2 task and questionnaire pages, a converted study's
-        disagreement page), read off its form:
-        one value of every radio group, a number within every number field's min/max, a few words
-        in every text field; checkboxes (optional multiple choice) are left empty."""
-        data: dict[str, str] = {}
-        radios: dict[str, list[str]] = {}
-        for tag in re.findall(r"<input\b[^>]*>", html):
-            attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', tag))
-            name, kind = attrs.get("name"), attrs.get("type", "text")
-            if not name or name in ("page_key", "csrfmiddlewaretoken") or "disabled" in tag:
-                continue
-            if kind == "radio":
-                radios.setdefault(name, []).append(attrs.get("value", ""))
-            elif kind == "number":
-                low, high = float(attrs.get("min", 0)), float(attrs.get("max", 100))
-                data[name] = str(self.rng.randint(int(low), int(high)))
-            elif kind == "text":
-                data[name] = "A short answer."
-        for name in re.findall(r'<textarea\b[^>]*name="([^"]+)"', html):
-            data[name] = "Similar records, so a similar decision."
-        data.update({name: self.rng.choice(values) for name, values in radios.items()})
-        return data
+        if self.bot is None:
+            participant_id = await sync_to_async(participant_id_of)(self.slug, self.external_id)
+            self.bot = await sync_to_async(PageBot)(participant_id, seed=self.seed)
+        if self.position is None:
+            self.position = await sync_to_async(self.bot.position)()
+        data = await sync_to_async(self.bot.answers)(self.position)
+        return {**data, "csrfmiddlewaretoken": self.cookies.get("csrftoken", "")}
 
     async def take_pages(
         self,
@@ -170,18 +157,19 @@ class HTTPParticipant:
                 status, _, html = await self.request("GET", self.path)
                 if status != 200:
                     raise RuntimeError(f"{self.external_id}: status {status} at {self.path}")
-            match = re.search(r'name="page_key" value="([^"]+)"', html)
-            if not match:
+            if 'name="page_key"' not in html:  # a page without a form to send (the time is over)
                 raise RuntimeError(f"{self.external_id}: no form at {self.path}")
-            key = match.group(1)
+            data = await self.answers()
+            key = str(data["page_key"])
             started = loop.time()
-            status, location, payload = await self.request("POST", self.path, self.answer(key, html))
+            status, location, payload = await self.request("POST", self.path, data)
             if on_post:
                 on_post(key, status, loop.time() - started)
             if status == 422:  # the same answers would be refused again: stop rather than loop
                 raise RuntimeError(f"{self.external_id}: answers refused at {key}")
             if status in (200, 302):
                 saved += 1
+            self.position = self.position + 1 if status == 200 and self.position is not None else None
             html = payload if status == 200 else None
             if status == 302:
                 self.path = location

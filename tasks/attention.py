@@ -68,7 +68,10 @@ class Attention(TaskType):
 
     def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
         """Correct with probability ``honesty``, else a random option."""
-        check = attention_check(page, index)
         if rng.random() < rater.honesty:
-            return {"choice": check["correct"]}
-        return {"choice": str(rng.choice(check["options"]))}
+            return self.fill(page, index, rng)
+        return {"choice": str(rng.choice(attention_check(page, index)["options"]))}
+
+    def fill(self, page: Page, index: PageIndex, rng: np.random.Generator) -> dict[str, str]:
+        """The correct option."""
+        return {"choice": attention_check(page, index)["correct"]}

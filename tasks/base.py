@@ -158,6 +158,17 @@ class TaskType:
         """The page's POST data as ``rater`` would send it."""
         raise NotImplementedError
 
+    def fill(self, page: Page, index: PageIndex, rng: np.random.Generator) -> Mapping[str, str | list[str]]:
+        """The type's bot: a valid answer to ``page``, the POST data its form accepts (field -> value, a list
+        for a multi-valued field), which the load client (``participation.loadclient``), ``bench/launch.py``
+        and the tests send. By default :meth:`simulate` with a neutral rater, ``SimulatedRater()`` of
+        ``simulation.raters``: no leniency or scale shift, noise 0.5, effort weight 0.65, always attentive,
+        unbiased predictions, no questionnaire answers. A type whose answer needs no rater (instructions,
+        screening, attention, detection, questionnaire) has its own, importing no scientific library."""
+        from simulation.raters import SimulatedRater
+
+        return self.simulate(page, index, SimulatedRater(), rng)
+
 
 class BlockTask(TaskType):
     """A task type of format 2 ``task`` blocks (``"task": name`` in a study file) over items of a pool.

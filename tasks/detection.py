@@ -193,9 +193,12 @@ class Detection(TaskType):
         return {"detection": index.block(page)}
 
     def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
-        """A person: the sentence typed as shown; on a question, "I don't know" (in any of the platform's
-        languages) when offered, else an option other than ``flag_if`` (the obvious answer is not known to
-        the simulation)."""
+        return self.fill(page, index, rng)
+
+    def fill(self, page: Page, index: PageIndex, rng: np.random.Generator) -> dict[str, str]:
+        """A person, never flagged: the sentence typed as shown; on a question, "I don't know" (in any of the
+        platform's languages) when offered, else an option other than ``flag_if`` (the obvious answer is not
+        known to the bot)."""
         block = index.block(page)
         if block["check"] == "copy":
             return {"answer": block["sentence"]}

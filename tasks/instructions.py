@@ -35,4 +35,8 @@ class Instructions(TaskType):
         return {"instructions": index.block(page)["text"]}
 
     def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
+        return self.fill(page, index, rng)
+
+    def fill(self, page: Page, index: PageIndex, rng: np.random.Generator) -> dict[str, str]:
+        """Start: the page has no field."""
         return {}

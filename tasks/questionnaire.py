@@ -132,17 +132,22 @@ class Questionnaire(TaskType):
         return {"title": block.get("title", gettext("About you")), "intro": block.get("intro", "")}
 
     def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict:
-        """The rater's ``group`` answers where it has them (multiple choice: "a; b"); otherwise the
-        first option, the middle of the range or scale, and a short text when required."""
-        data: dict = {}
+        """The rater's ``group`` answers where it has them (multiple choice: "a; b"), else :meth:`fill`'s."""
+        data = self.fill(page, index, rng)
+        for question in index.block(page)["questions"]:
+            given = rater.group.get(question["key"])
+            if given is not None and (given or question["type"] != "multiple_choice"):
+                data[question["key"]] = given.split("; ") if question["type"] == "multiple_choice" else given
+        return data
+
+    def fill(self, page: Page, index: PageIndex, rng: np.random.Generator) -> dict[str, str | list[str]]:
+        """Every question but an optional text: the first option (multiple choice: the fewest it takes), the
+        middle of the range or scale, and a short text."""
+        data: dict[str, str | list[str]] = {}
         for question in index.block(page)["questions"]:
             key, kind = question["key"], question["type"]
-            given = rater.group.get(key)
             if kind == "multiple_choice":
-                chosen = given.split("; ") if given else question["options"][: question.get("min_choices", 1)]
-                data[key] = chosen
-            elif given is not None:
-                data[key] = given
+                data[key] = question["options"][: question.get("min_choices", 1)]
             elif kind == "single_choice":
                 data[key] = question["options"][0]
             elif kind == "number":

@@ -45,4 +45,8 @@ class Screening(TaskType):
         return not form.eligible  # type: ignore[attr-defined]  # ScreeningPageForm
 
     def simulate(self, page: Page, index: PageIndex, rater: SimulatedRater, rng: np.random.Generator) -> dict[str, str]:
-        return {"choice": index.spec["screening"]["eligible"][0]}  # simulated participants are eligible
+        return self.fill(page, index, rng)  # simulated participants are eligible
+
+    def fill(self, page: Page, index: PageIndex, rng: np.random.Generator) -> dict[str, str]:
+        """The first eligible answer: the screen is passed."""
+        return {"choice": index.spec["screening"]["eligible"][0]}

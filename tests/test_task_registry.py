@@ -4,6 +4,7 @@ a stated reason, report tables, simulation), and nothing about a task type is sk
 
 import dataclasses
 import inspect
+import json
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from runs.reports.design import DESIGN_TABLES, GENERIC_TABLES
 from studies.builder import TEMPLATES
 from tasks import BLOCK_TASKS, MEASURE_RULES, MEASURES, REGISTRY, TASK_TYPES, block_task
 from tasks.base import BlockTask, BtsPositive, TaskType
+from tasks.detection import CHECKS as DETECTION_CHECKS
 from tasks.item_shapes import ITEM_SHAPES
 from tasks.yields import Yield
 
@@ -238,3 +240,64 @@ def test_the_builder_names_no_template_or_task_type():
 def test_a_task_type_with_an_export_table_makes_its_rows():
     for task in BLOCKS:
         assert (task.export_table is not None) == _overrides(task, "export_rows", BlockTask), task.name
+
+
+EVERY_TASK_TYPE = Path(__file__).resolve().parents[1] / "bench" / "every_task_type.json"
+
+
+def test_the_study_of_every_task_type_holds_every_registered_page_kind():
+    """``bench/every_task_type.json`` (``bench/launch.py --study``, the test below) has a page of every kind the
+    registry serves: a new task type adds a block of its own there."""
+    spec = json.loads(EVERY_TASK_TYPE.read_text())
+    kinds = {block.get("task", block["type"]) for block in spec["blocks"]} | (
+        {"screening"} if "screening" in spec else set()
+    )
+    assert not set(REGISTRY) - kinds, (
+        f"add a block of each of {sorted(set(REGISTRY) - kinds)} to {EVERY_TASK_TYPE.name}"
+    )
+    detections = {block["check"] for block in spec["blocks"] if block["type"] == "detection"}
+    assert detections == set(DETECTION_CHECKS)
+
+
+@pytest.mark.django_db
+def test_every_page_of_every_task_type_takes_its_bots_answer_and_stores_it(client, researcher):
+    """A participant of the study of every task type answers each page with its type's ``fill`` through the
+    participant view: every page is saved with its answers (attention right, screening eligible, detection
+    items not flagged) and the study's integrity check holds."""
+    from participation.integrity import check_integrity
+    from participation.models import Participant
+    from participation.page_bot import NoPageToAnswer, page_answers, participant_id_of
+    from studies.services import study_load
+
+    spec = json.loads(EVERY_TASK_TYPE.read_text())
+    slug = study_load(spec=spec, owner=researcher).study.slug
+    client.get(f"/s/{slug}/?participant_label=bot")
+    client.post(f"/s/{slug}/consent/", {"decision": "accept"})
+    participant = Participant.objects.get(external_id="bot")
+    stored: dict[str, int] = {}
+    while participant.status == Participant.Status.ACTIVE:
+        page = participant.plan[participant.position]
+        client.get(f"/s/{slug}/page/")
+        response = client.post(f"/s/{slug}/page/", page_answers(participant.pk, seed=participant.position))
+        assert response.status_code in (200, 302), (page["key"], response.status_code)
+        participant.refresh_from_db()
+        rows = Answer.objects.filter(participant=participant, page=page["key"]).count()
+        assert rows or page["kind"] == "instructions", f"{page['key']}: nothing stored"
+        stored[page["kind"]] = stored.get(page["kind"], 0) + rows
+    assert participant.status == Participant.Status.COMPLETED and participant.position == len(participant.plan)
+    assert set(stored) == set(REGISTRY) and stored["instructions"] == 0
+    assert sum(stored.values()) == Answer.objects.filter(participant=participant).count()
+    numbers = dict(
+        Answer.objects.filter(participant=participant, measure__in=["attention", "screening"]).values_list(
+            "measure", "number"
+        )
+    )
+    assert numbers == {"attention": 1, "screening": 1}
+    assert set(
+        Answer.objects.filter(participant=participant, measure="detection").values_list("number", flat=True)
+    ) == {0}
+    assert check_integrity(slug).ok
+    with pytest.raises(NoPageToAnswer, match="has no page to answer \\(status completed\\)"):
+        page_answers(participant.pk)  # finished: the bot says so rather than answer a page again
+    with pytest.raises(NoPageToAnswer, match="no participant 'nobody' in study"):
+        participant_id_of(slug, "nobody")

@@ -17,7 +17,7 @@ HEAVY = ("scipy", "pandas", "statsmodels", "sklearn", "numba", "plotly", "pingou
 
 PROBE = textwrap.dedent(
     f"""
-    import json, re, sys
+    import json, sys
     HEAVY = {HEAVY!r}
 
     def loaded(stage):
@@ -32,10 +32,17 @@ PROBE = textwrap.dedent(
     import config.wsgi  # noqa: F401  (what a gunicorn worker imports, warm-up included)
     loaded("start-up")
 
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
     from django.contrib.auth import get_user_model
     from django.test import Client
-    from participation.loadclient import HTTPParticipant
+    from participation.models import Participant
+    from participation.page_bot import page_answers
     from studies.services import study_load
+
+    # The bot (participation.page_bot: the task types' fill, which may simulate with the scientific stack)
+    # answers in a process of its own on the same database: this one serves the pages, as a web worker.
+    bot = ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=django.setup)
 
     user = get_user_model().objects.create_user("light", password="light-pass-123")
     specs = [json.load(open(f"studies/bundled/{{name}}.json")) for name in ("effort_demo", "disagreement_synthetic")]
@@ -45,23 +52,22 @@ PROBE = textwrap.dedent(
     loaded("loading the studies")
 
     pages = 0
-    for slug, spec in zip(slugs, specs):
-        checks = {{c["key"]: c["correct"] for c in spec.get("attention_checks", {{}}).get("items", [])}}
-        checks.update({{b["key"]: b["correct"] for b in spec.get("blocks", []) if b["type"] == "attention"}})
+    for slug in slugs:
         for n in range(2):
             client = Client()
-            person = HTTPParticipant(0, f"light-{{slug}}-{{n}}", checks, slug=slug, seed=n)
             assert client.get(f"/s/{{slug}}/?PROLIFIC_PID=light{{n}}&STUDY_ID=s&SESSION_ID=x{{n}}").status_code == 200
             response = client.post(f"/s/{{slug}}/consent/", {{"decision": "accept"}})
             path = response["Location"]
+            participant = Participant.objects.get(study__slug=slug, external_id=f"light{{n}}").pk
             while "/page/" in path:
-                html = client.get(path).content.decode()
-                key = re.search(r'name="page_key" value="([^"]+)"', html).group(1)
-                response = client.post(path, person.answer(key, html))
-                assert response.status_code in (200, 302), (key, response.status_code)
+                client.get(path)
+                data = bot.submit(page_answers, participant, seed=n).result()
+                response = client.post(path, data)
+                assert response.status_code in (200, 302), (data["page_key"], response.status_code)
                 pages += 1
                 if response.status_code == 302:
                     path = response["Location"]
+    bot.shutdown()
     loaded(f"{{pages}} participant pages")
 
     researcher = Client()

@@ -88,24 +88,21 @@ def large_choice_spec() -> dict:
 
 
 def take_study(client, spec: dict, label: str) -> list[int]:
-    """A participant ``label`` takes the whole study in the browser (attention checks right); returns the
-    status of every page answer and page view (a 500 is a participant lost)."""
-    from participation.loadclient import HTTPParticipant
+    """A participant ``label`` takes the whole study in the browser (the task types' bots, ``TaskType.fill``);
+    returns the status of every page answer and page view (a 500 is a participant lost)."""
     from participation.models import Participant
+    from participation.page_bot import page_answers
 
     slug = spec["slug"]
     statuses = [client.get(f"/s/{slug}/?participant_label={label}").status_code]
     statuses.append(client.post(f"/s/{slug}/consent/", {"decision": "accept"}).status_code)
-    checks = {b["key"]: b["correct"] for b in spec["blocks"] if b["type"] == "attention"}
-    person = HTTPParticipant(0, label, checks)
     participant = Participant.objects.get(external_id=label)
     while participant.status == Participant.Status.ACTIVE:
         shown = client.get(f"/s/{slug}/page/")
         statuses.append(shown.status_code)
         if shown.status_code != 200:
             break
-        key = participant.plan[participant.position]["key"]
-        statuses.append(client.post(f"/s/{slug}/page/", person.answer(key, shown.content.decode())).status_code)
+        statuses.append(client.post(f"/s/{slug}/page/", page_answers(participant.pk)).status_code)
         participant.refresh_from_db()
     return statuses
 

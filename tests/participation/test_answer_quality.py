@@ -6,15 +6,14 @@ flagged; the signals stored for a human-like page match what was typed."""
 
 import pytest
 
-from participation.loadclient import HTTPParticipant
 from participation.models import PageVisit, Participant
+from participation.page_bot import page_answers
 from research.export import export_tables
 from tests.participation.test_format2_browser import _disagreement_spec
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 
 COMMENT = "I think the decision should depend on the facts of the case."
 PASTED = "As an AI language model, I believe fairness requires careful consideration. " * 4
-CHECKS = {"check": "Blue"}
 
 
 @pytest.fixture
@@ -38,11 +37,10 @@ def test_bots_answering_at_machine_speed_are_flagged(client, mini_study, setting
         client.cookies.clear()
         client.get(f"/s/{mini_study.slug}/?participant_label=bot-{number}")
         client.post(f"/s/{mini_study.slug}/consent/", {"decision": "accept"})
-        bot = HTTPParticipant(0, f"bot-{number}", CHECKS)
         participant = Participant.objects.get(external_id=f"bot-{number}")
         while participant.status == Participant.Status.ACTIVE:
-            html = client.get(f"/s/{mini_study.slug}/page/").content.decode()
-            client.post(f"/s/{mini_study.slug}/page/", bot.answer(participant.plan[participant.position]["key"], html))
+            client.get(f"/s/{mini_study.slug}/page/")
+            client.post(f"/s/{mini_study.slug}/page/", page_answers(participant.pk))
             participant.refresh_from_db()
         assert participant.status == Participant.Status.COMPLETED
     flags = _flagged(mini_study.slug)
@@ -128,12 +126,11 @@ def _walk_paced(client, slug: str, label: str, seconds: float, signals: str, clo
 
     client.get(f"/s/{slug}/?participant_label={label}")
     client.post(f"/s/{slug}/consent/", {"decision": "accept"})
-    bot = HTTPParticipant(0, label, CHECKS)
     participant = Participant.objects.get(external_id=label)
     while participant.status == Participant.Status.ACTIVE:
-        html = client.get(f"/s/{slug}/page/").content.decode()
+        client.get(f"/s/{slug}/page/")
         clock[0] += timedelta(seconds=seconds)
-        data = bot.answer(participant.plan[participant.position]["key"], html)
+        data = page_answers(participant.pk)
         client.post(f"/s/{slug}/page/", {**data, "signals": signals})
         participant.refresh_from_db()
     return participant

@@ -12,8 +12,8 @@ import re
 import pytest
 from django.utils import timezone
 
-from participation.loadclient import HTTPParticipant
 from participation.models import Participant
+from participation.page_bot import page_answers
 from studies.format2 import BLOCK_TYPES, SCHEMA
 from studies.translation import _get, shown_paths
 from tasks import BLOCK_TASKS
@@ -104,7 +104,6 @@ class German:
 
     def __init__(self, client, study):
         self.client, self.slug, self.pages = client, study.slug, {}
-        self.checks = {b["key"]: b["correct"] for b in study.spec["blocks"] if b["type"] == "attention"}
 
     def get(self, name: str, url: str, **data) -> str:
         return self.keep(name, self.client.get(url, data, follow=True))
@@ -138,15 +137,16 @@ class German:
         ``errors``; the attention check with ``attention`` when given; ``role`` in the questionnaire)
         until they finish; them and the page kinds they met."""
         participant = Participant.objects.get(external_id=label)
-        person = HTTPParticipant(0, label, {key: attention or correct for key, correct in self.checks.items()})
         kinds: set[str] = set()
         while participant.status == Participant.Status.ACTIVE:
             page = participant.plan[participant.position]
-            shown = self.get(f"{label}: {page['key']}", f"/s/{self.slug}/page/")
+            self.get(f"{label}: {page['key']}", f"/s/{self.slug}/page/")
             if errors and page["kind"] not in kinds and page["kind"] != "instructions":
                 self.post(f"{label}: {page['key']} with errors", f"/s/{self.slug}/page/", {"page_key": page["key"]})
             kinds.add(page["kind"])
-            data = person.answer(page["key"], shown) | ({"role": role} if page["key"] == "about" else {})
+            data = page_answers(participant.pk) | ({"role": role} if page["key"] == "about" else {})
+            if attention and page["kind"] == "attention":
+                data["choice"] = attention
             self.post(f"{label}: after {page['key']}", f"/s/{self.slug}/page/", data)
             participant.refresh_from_db()
         return participant, kinds

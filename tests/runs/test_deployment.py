@@ -34,7 +34,7 @@ class BalancedParticipant(HTTPParticipant):
         self.ports, self.sent = ports, 0
 
     async def _exchange(self, method: str, path: str, data: bytes):
-        await self.close()
+        await self._hang_up()
         self.port = self.ports[self.sent % len(self.ports)]
         self.sent += 1
         return await super()._exchange(method, path, data)
@@ -79,9 +79,8 @@ def test_two_servers_one_database_and_a_worker_stay_consistent(demo_study, resea
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        checks = {c["key"]: c["correct"] for c in demo_study.format1_spec["attention_checks"]["items"]}
-        staying = BalancedParticipant(ports, "lb-stay", checks, seed=1)
-        leaving = BalancedParticipant(ports, "lb-leave", checks, seed=2)
+        staying = BalancedParticipant(ports, "lb-stay", seed=1)
+        leaving = BalancedParticipant(ports, "lb-leave", seed=2)
 
         async def first_half() -> None:
             for person in (staying, leaving):
@@ -104,7 +103,7 @@ def test_two_servers_one_database_and_a_worker_stay_consistent(demo_study, resea
             await leaving.request(
                 "POST", "/s/effort-demo/withdraw/", {"confirm": "withdraw", "csrfmiddlewaretoken": token}
             )
-            newcomer = BalancedParticipant(ports, "lb-new", checks, seed=3)
+            newcomer = BalancedParticipant(ports, "lb-new", seed=3)
             await newcomer.start()
             await newcomer.take_pages(3)
             for person in (staying, leaving, newcomer):

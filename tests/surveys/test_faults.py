@@ -89,8 +89,7 @@ def workers_of(server: subprocess.Popen) -> list[int]:
 def test_worker_kill_and_server_restart_lose_nothing(demo_study):
     connection.close()  # the server processes open their own connections
     port = free_port()
-    checks = {c["key"]: c["correct"] for c in demo_study.format1_spec["attention_checks"]["items"]}
-    people = [HTTPParticipant(port, f"fault-{i}", checks, seed=i) for i in range(4)]
+    people = [HTTPParticipant(port, f"fault-{i}", seed=i) for i in range(4)]
 
     async def run() -> subprocess.Popen:
         server = start_server(port)

@@ -68,17 +68,13 @@ def served(tmp_path: Path, nginx_dir: Path):
             server.wait(timeout=30)
 
 
-def _checks(demo_study) -> dict[str, str]:
-    return {c["key"]: c["correct"] for c in demo_study.format1_spec["attention_checks"]["items"]}
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_burst_through_nginx_all_finish_and_none_is_dropped(demo_study, served):
     """30 participants arrive at once and take the whole study with a client that does not resend a
     dropped request (as aiohttp or requests do not): every one completes, nothing is lost."""
     port, log = served
-    people = [HTTPParticipant(port, f"proxy-{i}", _checks(demo_study), seed=i, retries=1) for i in range(30)]
+    people = [HTTPParticipant(port, f"proxy-{i}", seed=i, retries=1) for i in range(30)]
 
     async def take(person: HTTPParticipant) -> None:
         try:
@@ -105,7 +101,7 @@ def test_a_page_sent_after_gunicorn_keepalive_reaches_the_app(demo_study, served
     same connection: nginx keeps client connections 75 s, so the page is saved, not dropped (straight
     to gunicorn, that connection was closed after 2 s and the page failed)."""
     port, _ = served
-    person = HTTPParticipant(port, "thinker", _checks(demo_study), retries=1)
+    person = HTTPParticipant(port, "thinker", retries=1)
 
     async def run() -> tuple[int, int]:
         try:

@@ -12,8 +12,8 @@ import pytest
 from analysis.bts import honesty_scores
 from participation.assignment import build_plan_v2
 from participation.integrity import check_integrity
-from participation.loadclient import HTTPParticipant
 from participation.models import Answer, Participant
+from participation.page_bot import page_answers
 from participation.simulate import simulate_participants
 from research.export import export_tables
 from studies.content import study_content
@@ -121,10 +121,10 @@ def test_the_page_has_one_fieldset_per_item_and_stores_each_items_answers_with_i
     assert [agree[item].number for item in page["items"]] == [0, 1, 0, 1, 0, 1]
     for item, answer in agree.items():
         assert answer.question == task_question("agree", item, "agree") and answer.text == KEYS.get(item, "")
-    # the load client (bench/launch.py) answers the page off its form
+    # the type's bot (bench/launch.py's load client) answers every item of the page
     other, _ = reach_task_page(client, spec, "agree", label="p2")
-    html = client.get(f"/s/{spec['slug']}/page/").content.decode()
-    client.post(f"/s/{spec['slug']}/page/", HTTPParticipant(0, "p2", {}).answer("agree", html))
+    client.get(f"/s/{spec['slug']}/page/")
+    client.post(f"/s/{spec['slug']}/page/", page_answers(other.pk))
     assert Answer.objects.filter(participant=other, page="agree").count() == 18
 
 
