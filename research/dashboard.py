@@ -3,6 +3,7 @@
 while participants are being served; no pandas, so a web worker serving it loads no scientific library)."""
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -12,8 +13,8 @@ from django.utils import timezone
 from core import strict_json
 from participation.models import Answer, Participant
 from participation.quotas import tally
-from research.quality import CLIENT, SERVER, SOURCES, detection_checks, excluded_by_quality
-from research.quality_evidence import database_qualities
+from research.quality import CLIENT, SERVER, SOURCES, detection_checks, excluded_by_flags
+from research.quality_evidence import database_flags
 from studies.models import Study
 from studies.quotas import quotas
 from studies.study_file import QUALITY_RULES
@@ -21,6 +22,7 @@ from tasks.detection import CHECKS
 
 NO_CONDITION = "(none)"
 ARRIVALS_MIN_SPAN = timedelta(hours=1)  # the arrivals chart's shortest time axis
+ARRIVALS_MAX_POINTS = 2000  # per condition: beyond it the step line keeps every k-th arrival and the last
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,9 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
         for start, end in done.values_list("consented_at", "completed_at")
         if start is not None and end is not None  # the filter above: never None here
     ]
-    qualities = database_qualities(Study.objects.filter(slug=slug), chosen.filter(status=Participant.Status.COMPLETED))
-    quality_excluded = {pk for pk, (quality, spec) in qualities.items() if excluded_by_quality(quality, spec)}
+    flagged = database_flags(Study.objects.filter(slug=slug), chosen.filter(status=Participant.Status.COMPLETED))
+    quality_excluded = {pk for pk, (flags, spec) in flagged.items() if excluded_by_flags(flags, spec)}
+    per_rule = Counter(rule for flags, _ in flagged.values() for rule in flags)
     return DashboardSummary(
         total=sum(counts.values()),
         by_condition_status=table,
@@ -89,7 +92,7 @@ def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
         exclusion_rate=len(_excluded(slug, chosen) | quality_excluded) / completed if completed else None,
         median_minutes=statistics.median(minutes) if minutes else None,
         arrivals_figure_json=arrivals_figure(chosen),
-        quality_flags={rule: sum(rule in q.flags for q, _ in qualities.values()) for rule in _rules(slug)},
+        quality_flags={rule: per_rule[rule] for rule in _rules(slug)},
     )
 
 
@@ -141,6 +144,19 @@ def _rules(slug: str) -> list[str]:
     return [rule for rule in QUALITY_RULES if rule not in CHECKS or rule in checks]
 
 
+def _thin(trace: dict) -> None:
+    """Keep at most about :data:`ARRIVALS_MAX_POINTS` points of a cumulative step line: every k-th arrival
+    and the last, each with its exact count (at 20,000 arrivals the full line is a megabyte of page for
+    detail no screen shows)."""
+    n = len(trace["y"])
+    if n <= ARRIVALS_MAX_POINTS:
+        return
+    step = -(-n // ARRIVALS_MAX_POINTS)
+    keep = [*range(0, n - 1, step), n - 1]
+    trace["x"] = [trace["x"][i] for i in keep]
+    trace["y"] = [trace["y"][i] for i in keep]
+
+
 def arrivals_figure(chosen, now: datetime | None = None) -> str:
     """Plotly figure JSON: cumulative arrivals over time, one step line per condition; "" when no one
     has arrived (the dashboard says so instead of drawing empty axes). The count axis starts at 0 with
@@ -161,6 +177,8 @@ def arrivals_figure(chosen, now: datetime | None = None) -> str:
     first = datetime.fromisoformat(min(trace["x"][0] for trace in traces.values()))
     end = max(now or timezone.now(), first + ARRIVALS_MIN_SPAN)
     most = max(len(trace["y"]) for trace in traces.values())
+    for trace in traces.values():
+        _thin(trace)
     if most < 10:  # a few arrivals: each one a visible point, not a step at the axis's edge
         for trace in traces.values():
             trace["mode"] = "lines+markers"

@@ -48,6 +48,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from rapidfuzz import fuzz, process, utils
 
@@ -142,7 +143,7 @@ class RuleResult:
 class Quality:
     rules: tuple[RuleResult, ...]
 
-    @property
+    @cached_property  # computed once: the dashboard keeps completed participants' qualities between views
     def flags(self) -> tuple[str, ...]:
         return tuple(r.rule for r in self.rules if r.flagged)
 
@@ -246,8 +247,7 @@ def assess(evidence: Evidence, spec: dict) -> Quality:
         "inconsistent": _result(
             "inconsistent", inconsistent, limits["max_inconsistent"], (inconsistent or 0) >= limits["max_inconsistent"]
         ),
-        "duplicate_text": _result("duplicate_text", evidence.duplicates, 1, (evidence.duplicates or 0) >= 1),
-        "burst": _result("burst", evidence.burst, limits["burst_size"], (evidence.burst or 0) >= limits["burst_size"]),
+        **comparison_results(evidence.duplicates, evidence.burst, limits),
         "pasted": _result("pasted", pasted, limits["min_pasted_chars"], (pasted or 0) >= limits["min_pasted_chars"]),
         "away": _result("away", away, limits["away_share"], (away or 0) > limits["away_share"]),
         "untyped": _result("untyped", untyped, 1, (untyped or 0) >= 1),
@@ -257,6 +257,29 @@ def assess(evidence: Evidence, spec: dict) -> Quality:
         d = evidence.detections.get(check, Detected())
         found[check] = _result(check, d.flagged if d.answered else None, 1, bool(d.flagged))
     return Quality(tuple(found[rule] for rule in QUALITY_RULES if rule in found))
+
+
+def comparison_results(duplicates: int | None, burst: int | None, limits: dict) -> dict[str, RuleResult]:
+    """The two rules that compare a participant with the study's others (``duplicate_text``, ``burst``),
+    from the counts :func:`duplicate_counts` and :func:`burst_sizes` give and the study's ``options``."""
+    return {
+        "duplicate_text": _result("duplicate_text", duplicates, 1, (duplicates or 0) >= 1),
+        "burst": _result("burst", burst, limits["burst_size"], (burst or 0) >= limits["burst_size"]),
+    }
+
+
+def comparison_flags(duplicates: int | None, burst: int | None, limits: dict) -> set[str]:
+    """The comparison rules (:func:`comparison_results`) that flag a participant with these counts, under
+    the study's ``options``."""
+    return {rule for rule, result in comparison_results(duplicates, burst, limits).items() if result.flagged}
+
+
+def with_comparisons(quality: Quality, duplicates: int | None, burst: int | None, spec: dict) -> Quality:
+    """``quality`` with its comparison rules (:func:`comparison_results`) assessed on these counts, the
+    other rules as they were: a participant's own rules need their pages and answers, which never change
+    once they completed; the comparisons change with every arrival."""
+    fresh = comparison_results(duplicates, burst, options(spec))
+    return Quality(tuple(fresh.get(result.rule, result) for result in quality.rules))
 
 
 def _most_answers(evidence: Evidence) -> int:
@@ -273,19 +296,45 @@ def duplicate_counts(texts: Mapping[int, Iterable[str]], *, min_chars: int, simi
     """Participant -> how many other participants wrote a free text the same as or nearly the same as one of
     theirs (rapidfuzz ``fuzz.ratio`` on case-folded texts without punctuation >= ``similarity``); only
     participants with a text of ``min_chars`` or more characters appear."""
-    owners, cleaned = [], []
-    for pid, found in texts.items():
-        for text in found:
-            norm = utils.default_process(text)
-            if len(norm) >= min_chars:
-                owners.append(pid)
-                cleaned.append(norm)
-    matches: dict[int, set[int]] = {pid: set() for pid in owners}
-    for i, text in enumerate(cleaned):
-        for _, _, j in process.extract(text, cleaned, scorer=fuzz.ratio, score_cutoff=100 * similarity, limit=None):
-            if owners[j] != owners[i]:
-                matches[owners[i]].add(owners[j])
-    return {pid: len(others) for pid, others in matches.items()}
+    found = DuplicateTexts(min_chars=min_chars, similarity=similarity)
+    found.add(texts)
+    return found.matches()
+
+
+class DuplicateTexts:
+    """:func:`duplicate_counts` kept up to date as texts arrive: each added text is compared once with every
+    text before it (the similarity is symmetric), so adding m texts to n costs about m x n comparisons, not
+    a new (n + m)^2 / 2. Not thread-safe: the caller holds it under a lock."""
+
+    def __init__(self, *, min_chars: int, similarity: float) -> None:
+        self.min_chars, self.cutoff = min_chars, 100 * similarity
+        self._owners: list[int] = []
+        self._cleaned: list[str] = []
+        self._matches: dict[int, set[int]] = {}
+
+    def add(self, texts: Mapping[int, Iterable[str]]) -> None:
+        for pid, found in texts.items():
+            for text in found:
+                norm = utils.default_process(text)
+                if len(norm) < self.min_chars:
+                    continue
+                mine = self._matches.setdefault(pid, set())
+                for _, _, j in process.extract(
+                    norm, self._cleaned, scorer=fuzz.ratio, score_cutoff=self.cutoff, limit=None
+                ):
+                    other = self._owners[j]
+                    if other != pid:
+                        mine.add(other)
+                        self._matches[other].add(pid)
+                self._owners.append(pid)
+                self._cleaned.append(norm)
+
+    def matches(self, among: set[int] | None = None) -> dict[int, int]:
+        """Participant -> how many other participants' texts match theirs (:func:`duplicate_counts`),
+        counting only participants ``among`` (default: all) on both sides."""
+        if among is None:
+            return {pid: len(others) for pid, others in self._matches.items()}
+        return {pid: len(others & among) for pid, others in self._matches.items() if pid in among}
 
 
 def burst_sizes(arrivals: Iterable[tuple[int, datetime, str]], minutes: float) -> dict[int, int]:
@@ -318,9 +367,15 @@ def excluded_by_quality(quality: Quality, spec: dict, mode: str = "study") -> bo
     """Whether the participant is excluded for answer quality under ``mode`` (:data:`EXCLUSION_MODES`):
     by default when the study's ``quality.exclude_if`` names one of the participant's flags, and only if a
     server-measured rule flags them (a client-reported flag alone never excludes)."""
+    return excluded_by_flags(quality.flags, spec, mode)
+
+
+def excluded_by_flags(flags: Iterable[str], spec: dict, mode: str = "study") -> bool:
+    """:func:`excluded_by_quality` of a participant with these flags."""
     if mode not in EXCLUSION_MODES:
         raise ValueError(f"quality exclusion must be one of {list(EXCLUSION_MODES)}, got {mode!r}")
-    if mode == "none" or not any(SOURCES[rule] == SERVER for rule in quality.flags):
+    flags = set(flags)
+    if mode == "none" or not any(SOURCES[rule] == SERVER for rule in flags):
         return False
-    named = set(quality.flags) if mode == "flagged" else set(spec.get("quality", {}).get("exclude_if", ()))
-    return bool(named & set(quality.flags))
+    named = flags if mode == "flagged" else set(spec.get("quality", {}).get("exclude_if", ()))
+    return bool(named & flags)

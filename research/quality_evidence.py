@@ -2,25 +2,34 @@
 participant's submitted pages (server clock, the load the server showed, the script's counts), numeric
 answers and detection items, and, over the study's participants (every version, pilots left out), the
 free texts compared for duplicates and the arrivals compared by address range (:class:`Comparisons`, made
-once per export). Shared by the export, the streamed export and the dashboard."""
+once per export). Shared by the export, the streamed export and the dashboard.
+
+Kept per process and study (:class:`_Memo`), so that a dashboard at 20,000 participants does not read every
+answer on every view: a completed participant's own rules (their pages and answers never change once they
+completed) are assessed once per version of the study file, and the comparisons are updated from the texts
+and arrivals that are new since the last look (:class:`research.quality.DuplicateTexts`)."""
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from threading import Lock
 
 from django.db.models import Q, QuerySet
 
+from core.caching import BoundedCache
 from participation.models import Answer, PageVisit, Participant
 from research.quality import (
+    DuplicateTexts,
     Evidence,
     ItemAnswer,
     Quality,
     VisitSignals,
     assess,
     burst_sizes,
+    comparison_flags,
     detected,
-    duplicate_counts,
     options,
+    with_comparisons,
 )
 from research.tables import TASK_MEASURES
 from studies.models import Study
@@ -84,17 +93,53 @@ def _answers(chosen: QuerySet[Participant]) -> tuple[dict, dict]:
     return numbers, detections
 
 
-def _texts(studies: list[Study], everyone: QuerySet[Participant]) -> dict[int, list[str]]:
-    """Participant -> their free-text answers, over the study's participants."""
+def _text_answers(studies: list[Study]) -> QuerySet[Answer]:
+    """The free-text questionnaire answers of the study's participants (every version, pilots too)."""
     wanted = Q(pk__in=[])
     for study in studies:
         for block, question in free_text_questions(study.spec):
             wanted |= Q(participant__study=study, set_key=block, subject_key=question)
-    out: dict[int, list[str]] = defaultdict(list)
-    rows = Answer.objects.filter(wanted, participant__in=everyone, measure="questionnaire").exclude(text="")
-    for pid, text in rows.values_list("participant_id", "text").iterator(chunk_size=5000):
-        out[pid].append(text)
-    return out
+    return Answer.objects.filter(wanted, measure="questionnaire").exclude(text="")
+
+
+@dataclass
+class _Memo:
+    """One study's quality evidence kept between looks (see the module's docstring); ``lock`` held while
+    it is read or updated."""
+
+    own: dict[tuple[int, str], Quality] = field(default_factory=dict)  # (completed participant, file hash)
+    texts: DuplicateTexts | None = None
+    text_ids: set[int] = field(default_factory=set)
+    text_limits: tuple = ()
+    lock: Lock = field(default_factory=Lock)
+
+
+_MEMOS: BoundedCache[_Memo] = BoundedCache(16)
+
+
+def _memo(studies: list[Study]) -> _Memo:
+    key = studies[0].slug
+    return _MEMOS.get(key) or _MEMOS.put(key, _Memo())
+
+
+def _duplicates(memo: _Memo, studies: list[Study], limits: dict) -> DuplicateTexts:
+    """The memo's near-duplicate index brought up to date: the texts answered since the last look added;
+    built again when a text it holds is gone (its participant deleted) or the thresholds changed."""
+    wanted = (limits["min_text_chars"], limits["near_duplicate"])
+    answers = _text_answers(studies)
+    ids = set(answers.values_list("pk", flat=True))
+    if memo.texts is None or memo.text_limits != wanted or not memo.text_ids <= ids:
+        memo.texts = DuplicateTexts(min_chars=wanted[0], similarity=wanted[1])
+        memo.text_ids, memo.text_limits = set(), wanted
+    new = ids - memo.text_ids
+    if new:
+        texts: dict[int, list[str]] = defaultdict(list)
+        rows = answers.filter(pk__in=sorted(new)).order_by("pk").values_list("participant_id", "text")
+        for pid, text in rows.iterator(chunk_size=5000):
+            texts[pid].append(text)
+        memo.texts.add(texts)
+        memo.text_ids |= new
+    return memo.texts
 
 
 @dataclass(frozen=True)
@@ -108,39 +153,80 @@ class Comparisons:
 
 def study_comparisons(studies: list[Study], also: QuerySet[Participant] | None = None) -> Comparisons:
     """The :class:`Comparisons` over every non-pilot participant of ``studies`` (one study's versions) and
-    ``also``, with the newest version's thresholds: two queries, made once per export."""
+    ``also``, with the newest version's thresholds: the arrivals and the texts new since the last look."""
     limits = options(max(studies, key=lambda s: s.version).spec)
-    everyone = Participant.objects.filter(Q(study__in=studies, pilot=False) | Q(pk__in=also if also else []))
-    texts = _texts(studies, everyone)
-    arrivals = everyone.values_list("pk", "arrived_at", "address_range")
-    return Comparisons(
-        duplicate_counts(texts, min_chars=limits["min_text_chars"], similarity=limits["near_duplicate"]),
-        burst_sizes(arrivals, limits["burst_minutes"]),
-    )
+    chosen = Q(pk__in=also if also is not None else [])
+    everyone = Participant.objects.filter(Q(study__in=studies, pilot=False) | chosen)
+    arrivals = list(everyone.values_list("pk", "arrived_at", "address_range"))
+    compared = {pk for pk, _, _ in arrivals}
+    memo = _memo(studies)
+    with memo.lock:
+        matches = _duplicates(memo, studies, limits).matches(compared)
+    return Comparisons(matches, burst_sizes(arrivals, limits["burst_minutes"]))
+
+
+def _own_qualities(memo: _Memo, studies: list[Study], chosen: QuerySet[Participant]) -> dict[int, tuple[Quality, dict]]:
+    """Each participant of ``chosen`` assessed on their own pages and answers (comparisons unknown), with
+    their study file: from the memo for completed participants assessed before under the same file, read
+    (in batches of 5,000 participants) and assessed otherwise."""
+    specs = {s.pk: s.spec for s in studies}
+    hashes = {s.pk: s.spec_hash for s in studies}
+    rows = list(chosen.values_list("pk", "study_id", "status"))
+    done = Participant.Status.COMPLETED
+    out: dict[int, tuple[Quality, dict]] = {}
+    with memo.lock:
+        for pk, sid, status in rows:
+            if status == done and (pk, hashes[sid]) in memo.own:
+                out[pk] = (memo.own[pk, hashes[sid]], specs[sid])
+    missing = [row for row in rows if row[0] not in out]
+    if len(missing) == len(rows):
+        batches = [(chosen, missing)]
+    else:
+        parts = [missing[i : i + 5000] for i in range(0, len(missing), 5000)]
+        batches = [(Participant.objects.filter(pk__in=[pk for pk, _, _ in part]), part) for part in parts]
+    for source, part in batches:
+        visits = _visits(source)
+        numbers, detections = _answers(source)
+        for pk, sid, status in part:
+            evidence = Evidence(
+                visits=tuple(visits.get(pk, ())),
+                answers=tuple(numbers.get(pk, ())),
+                detections=detected(detections.get(pk, ()), specs[sid]),
+            )
+            quality = assess(evidence, specs[sid])
+            out[pk] = (quality, specs[sid])
+            if status == done:
+                with memo.lock:
+                    memo.own[pk, hashes[sid]] = quality
+    return out
 
 
 def database_qualities(
     studies: Iterable[Study], chosen: QuerySet[Participant], comparisons: Comparisons | None = None
 ) -> dict[int, tuple[Quality, dict]]:
     """Each participant of ``chosen`` (participants of ``studies``, one study's versions) with their answer
-    quality and study file, from three queries and the study's :class:`Comparisons` (made here with
-    ``chosen`` among the compared when not given)."""
+    quality and study file: their own rules (:func:`_own_qualities`) and the study's :class:`Comparisons`
+    (made here with ``chosen`` among the compared when not given)."""
     studies = list(studies)
     if not studies:
         return {}
-    specs = {s.pk: s.spec for s in studies}
     found = comparisons or study_comparisons(studies, chosen)
-    visits = _visits(chosen)
-    numbers, detections = _answers(chosen)
+    return {
+        pk: (with_comparisons(quality, found.duplicates.get(pk), found.bursts.get(pk), spec), spec)
+        for pk, (quality, spec) in _own_qualities(_memo(studies), studies, chosen).items()
+    }
+
+
+def database_flags(studies: Iterable[Study], chosen: QuerySet[Participant]) -> dict[int, tuple[set[str], dict]]:
+    """Each participant of ``chosen`` with the quality rules that flag them and their study file: the flags
+    of :func:`database_qualities` without building each participant's rule results anew (the dashboard)."""
+    studies = list(studies)
+    if not studies:
+        return {}
+    found = study_comparisons(studies, chosen)
+    limits = {id(s.spec): options(s.spec) for s in studies}  # by the file _own_qualities returns
     out = {}
-    for pk, study_id in chosen.values_list("pk", "study_id"):
-        spec = specs[study_id]
-        evidence = Evidence(
-            visits=tuple(visits.get(pk, ())),
-            answers=tuple(numbers.get(pk, ())),
-            detections=detected(detections.get(pk, ()), spec),
-            duplicates=found.duplicates.get(pk),
-            burst=found.bursts.get(pk),
-        )
-        out[pk] = (assess(evidence, spec), spec)
+    for pk, (quality, spec) in _own_qualities(_memo(studies), studies, chosen).items():
+        compared = comparison_flags(found.duplicates.get(pk), found.bursts.get(pk), limits[id(spec)])
+        out[pk] = (set(quality.flags) | compared, spec)
     return out

@@ -604,5 +604,5 @@ for eaif_bound in ("bernstein", "hoeffding"):
 
 import simulation.audit_studies  # noqa: E402, F401 - the audit's human tables' procedures
 import simulation.estimand_studies  # noqa: E402, F401 - the choose, in-group and metric tables' procedures
-import simulation.tradeoff_studies  # noqa: E402, F401 - the trade-off weights and model scores
 import simulation.situation_testing_studies  # noqa: E402, F401 - situation testing's exact test
+import simulation.tradeoff_studies  # noqa: E402, F401 - the trade-off weights and model scores

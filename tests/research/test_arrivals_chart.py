@@ -52,3 +52,15 @@ def test_many_arrivals_leave_the_ticks_to_plotly(demo_study):
     figure = json.loads(arrivals_figure(Participant.objects.filter(study__slug="effort-demo"), now=now))
     assert "dtick" not in figure["layout"]["yaxis"] and figure["layout"]["yaxis"]["rangemode"] == "tozero"
     assert {trace["mode"] for trace in figure["data"]} == {"lines"}
+
+
+def test_a_long_step_line_is_thinned_with_exact_counts(monkeypatch):
+    from research import dashboard
+
+    monkeypatch.setattr(dashboard, "ARRIVALS_MAX_POINTS", 10)
+    trace = {"x": [f"t{i}" for i in range(45)], "y": list(range(1, 46))}
+    dashboard._thin(trace)
+    assert trace["y"] == [1, 6, 11, 16, 21, 26, 31, 36, 41, 45] and trace["x"][-1] == "t44"
+    short = {"x": ["a", "b"], "y": [1, 2]}
+    dashboard._thin(short)
+    assert short == {"x": ["a", "b"], "y": [1, 2]}

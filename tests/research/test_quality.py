@@ -1,6 +1,7 @@
 """Answer-quality rules (research.quality) by hand-worked cases, the signals' parsing
 (participation.signals) and their storage with the page's answers."""
 
+import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -172,3 +173,28 @@ def test_page_load_counts_the_words_and_questions_of_main():
 def test_signals_are_parsed_or_unknown(raw, expected):
     parsed = parse_signals(raw)
     assert (parsed.values() if parsed else None) == expected
+
+
+def test_duplicate_texts_added_in_steps_equal_those_found_at_once():
+    """The dashboard's index adds texts as they arrive (``DuplicateTexts``): any split gives the counts of
+    one pass over all of them, also when restricted to a subset of the participants."""
+    from research.quality import DuplicateTexts
+
+    WORDS = ["court", "risk", "judge", "bail", "score", "history", "age", "prior", "model", "unfair", "data", "group"]
+
+    base = "I think the model should not use the neighbourhood of the defendant at all"
+    rng = random.Random(4)
+    texts = {pid: [base if rng.random() < 0.3 else " ".join(rng.choice(WORDS) for _ in range(12))] for pid in range(40)}
+    texts[3].append(base.upper())
+    texts[5] = ["short"]
+    at_once = duplicate_counts(texts, min_chars=30, similarity=0.9)
+    assert any(count >= 2 for count in at_once.values()) and any(count == 0 for count in at_once.values())
+    steps = DuplicateTexts(min_chars=30, similarity=0.9)
+    items = list(texts.items())
+    for start in (0, 1, 17, 30):
+        steps.add(dict(items[start : {0: 1, 1: 17, 17: 30, 30: 40}[start]]))
+    assert steps.matches() == at_once
+    among = set(range(0, 40, 2))
+    assert steps.matches(among) == duplicate_counts(
+        {p: t for p, t in texts.items() if p in among}, min_chars=30, similarity=0.9
+    )

@@ -349,3 +349,32 @@ def test_jobs_run_and_their_reports_are_listed(client, researcher, demo_study, t
     for cal in job.result["calibrations"]:
         assert f'<td class="num">{cal["alpha"]:.4f}</td>' in runs
     assert runs.count('class="status succeeded"') == 2
+
+
+def test_the_dashboard_reads_no_more_as_participants_complete(mixed_study, researcher, client):
+    """The dashboard's queries do not grow with participants, and its figures after more participants
+    complete (completed participants' own rules kept per process, comparisons brought up to date) equal
+    those of a process that has seen nothing before (``clear_process_caches``)."""
+    from dataclasses import replace
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from core.caching import clear_process_caches
+
+    client.force_login(researcher)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get("/researcher/studies/effort-demo/").status_code == 200
+        return len(captured)
+
+    few = queries()
+    simulate_participants("effort-demo", n=12, seed=6)
+    more = queries()
+    assert more <= few
+    kept = replace(summarise("effort-demo"), arrivals_figure_json="")  # the chart's time axis ends now
+    clear_process_caches()
+    fresh = replace(summarise("effort-demo"), arrivals_figure_json="")
+    assert kept == fresh and kept.total == 33 + 12
+    assert sum(kept.quality_flags.values()) >= 1 and kept.exclusion_rate > 0  # the comparison is not vacuous
