@@ -9,6 +9,7 @@ import math
 from io import StringIO
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from django.core.management import call_command
 from django.test import Client
@@ -37,12 +38,30 @@ def test_every_task_types_block_gets_a_verdict(tmp_path):
     block has a verdict row (an estimate's share identified, or its task type's reason for no analysis), and
     together they cover every registered task type."""
     path = compas_csv(tmp_path, n=24)
+    (tmp_path / "models").mkdir()
+    models = compas_csv(tmp_path / "models", n=160)  # the tradeoff template: an outcome and three models' labels
+    table = pd.read_csv(models)
+    table["strict"] = (table["ai_score"] > 0.3).astype(int)
+    table["lenient"] = (table["ai_score"] > 0.7).astype(int)
+    table.to_csv(models, index=False)
     specs = [stored_file(json.loads(p.read_text()))[0] for p in BUNDLED]
     for template in TEMPLATES:
         options = {"label_column": "ai_label"} if template == "disagreement" else {"score_column": "ai_score"}
+        if template == "tradeoff":
+            options = {
+                "label_column": "ai_label",
+                "outcome_column": "two_year_recid",
+                "model_label_columns": ["strict"],
+            }
         per = 3 if template == "feature_fairness" else 6  # its items are the 4 feature columns
         spec = build_study(
-            template, path, "id", group_columns=["race"], feature_columns=FEATURES, per_participant=per, **options
+            template,
+            models if template == "tradeoff" else path,
+            "id",
+            group_columns=["race"],
+            feature_columns=FEATURES,
+            per_participant=per,
+            **options,
         )
         specs.append(stored_file(spec)[0])
     covered = set()
