@@ -158,6 +158,7 @@ def main() -> None:
 
     from django.contrib.auth import get_user_model
     from django.db import connection
+    from django.db.models import F
     from django.test import Client
 
     from participation.models import Participant
@@ -176,6 +177,14 @@ def main() -> None:
         return get
 
     print(f"dashboard (all participants):  {timed(view(), args.repeat)}")
+    moved = Participant.objects.filter(study__slug="effort-demo", status="active").first() or Participant.objects.first()
+
+    def changed():  # as when a participant saves a page between two views: the figures are computed again
+        Participant.objects.filter(pk=moved.pk).update(position=F("position") + 1)
+        view()()
+
+    print(f"dashboard (after a change):     {timed(changed, args.repeat)}")
+    Participant.objects.filter(pk=moved.pk).update(position=moved.position)
     print(f"dashboard (?participants=real): {timed(view('?participants=real'), args.repeat)}")
     print(f"full export (export_tables):    {timed(lambda: export_tables('effort-demo'), max(3, args.repeat // 10))}")
     cached_export("effort-demo")
