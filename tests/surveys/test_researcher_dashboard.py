@@ -378,3 +378,19 @@ def test_the_dashboard_reads_no_more_as_participants_complete(mixed_study, resea
     fresh = replace(summarise("effort-demo"), arrivals_figure_json="")
     assert kept == fresh and kept.total == 33 + 12
     assert sum(kept.quality_flags.values()) >= 1 and kept.exclusion_rate > 0  # the comparison is not vacuous
+
+
+def test_the_figures_are_kept_until_the_study_changes(mixed_study):
+    """``summarise`` keeps a study's figures while ``study_state`` is the same; a saved page, an arrival or a
+    withdrawal changes it, and the next view computes the figures again."""
+    from research.dashboard import study_state
+
+    before = summarise("effort-demo")
+    assert summarise("effort-demo") is before
+    state = study_state("effort-demo")
+    answer_pages(Participant.objects.get(external_id="real-active"), 1)
+    assert study_state("effort-demo") != state
+    after = summarise("effort-demo")
+    assert after is not before and after.total == before.total
+    consented("effort-demo", "real-new")
+    assert summarise("effort-demo").total == before.total + 1
