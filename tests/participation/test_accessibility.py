@@ -22,6 +22,8 @@ from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 from tests.tasks.test_agree_one_page import one_page_spec
 from tests.tasks.test_choose import choice_spec
 from tests.tasks.test_feature_fairness import feature_spec
+from tests.tasks.test_rank import rank_spec
+from tests.tasks.test_tradeoff import tradeoff_spec
 from tests.tasks.test_triplet import triplet_spec
 
 # Every format 2 page kind: each task type of a task block and each page block type (instructions, ...).
@@ -108,7 +110,16 @@ def _studies(researcher) -> list:
         {"key": f"detect_{check}", "type": "detection", "check": check} for check in CHECKS
     ]
     effort = json.loads((ROOT / "studies" / "bundled" / "effort_demo.json").read_text())
-    specs = (example, choice_spec(), triplet_spec(), feature_spec(), one_page_spec(), effort)
+    specs = (
+        example,
+        choice_spec(),
+        triplet_spec(),
+        feature_spec(),
+        one_page_spec(),
+        rank_spec(),
+        tradeoff_spec(),
+        effort,
+    )
     return [study_load(spec=validate_study(spec), owner=researcher).study for spec in specs]
 
 

@@ -22,6 +22,8 @@ from tests.participation.format2_helpers import EXAMPLE
 from tests.tasks.test_agree_one_page import one_page_spec
 from tests.tasks.test_choose import choice_spec
 from tests.tasks.test_feature_fairness import feature_spec
+from tests.tasks.test_rank import rank_spec
+from tests.tasks.test_tradeoff import tradeoff_spec
 from tests.tasks.test_triplet import triplet_spec
 from tests.test_locale import CATALOGUE, read_po
 
@@ -42,12 +44,13 @@ def every_page_spec() -> dict:
         block.pop("conditions", None)
         if block.get("assignment", {}).get("per_participant"):
             block["assignment"] = {"per_participant": 1}
-    for build, key in ((choice_spec, "loan"), (triplet_spec, "triple"), (feature_spec, "uses"), (one_page_spec, "one")):
+    others = ((choice_spec, "loan"), (triplet_spec, "triple"), (feature_spec, "uses"), (rank_spec, "order"))
+    for build, key in (*others, (tradeoff_spec, "fairer"), (one_page_spec, "one")):
         other = build()
         (task,) = [b for b in other["blocks"] if b["type"] == "task"]
         pool = other["pools"][0] | {"key": f"pool_{key}"}
         task |= {"key": key, "pool": pool["key"]}
-        if task["task"] in ("choose", "triplet"):
+        if task["task"] in ("choose", "triplet", "rank", "tradeoff"):
             task["assignment"] = {"per_participant": 1}
         spec["pools"].append(pool)
         spec["blocks"].append(task)
