@@ -165,19 +165,19 @@ def study_comparisons(studies: list[Study], also: QuerySet[Participant] | None =
     return Comparisons(matches, burst_sizes(arrivals, limits["burst_minutes"]))
 
 
-def _own_qualities(memo: _Memo, studies: list[Study], chosen: QuerySet[Participant]) -> dict[int, tuple[Quality, dict]]:
+def _own_qualities(memo: _Memo, studies: list[Study], chosen: QuerySet[Participant]) -> dict[int, tuple[Quality, int]]:
     """Each participant of ``chosen`` assessed on their own pages and answers (comparisons unknown), with
-    their study file: from the memo for completed participants assessed before under the same file, read
+    their study version's id: from the memo for completed participants assessed before under the same file, read
     (in batches of 5,000 participants) and assessed otherwise."""
     specs = {s.pk: s.spec for s in studies}
     hashes = {s.pk: s.spec_hash for s in studies}
     rows = list(chosen.values_list("pk", "study_id", "status"))
     done = Participant.Status.COMPLETED
-    out: dict[int, tuple[Quality, dict]] = {}
+    out: dict[int, tuple[Quality, int]] = {}
     with memo.lock:
         for pk, sid, status in rows:
             if status == done and (pk, hashes[sid]) in memo.own:
-                out[pk] = (memo.own[pk, hashes[sid]], specs[sid])
+                out[pk] = (memo.own[pk, hashes[sid]], sid)
     missing = [row for row in rows if row[0] not in out]
     if len(missing) == len(rows):
         batches = [(chosen, missing)]
@@ -194,7 +194,7 @@ def _own_qualities(memo: _Memo, studies: list[Study], chosen: QuerySet[Participa
                 detections=detected(detections.get(pk, ()), specs[sid]),
             )
             quality = assess(evidence, specs[sid])
-            out[pk] = (quality, specs[sid])
+            out[pk] = (quality, sid)
             if status == done:
                 with memo.lock:
                     memo.own[pk, hashes[sid]] = quality
@@ -211,9 +211,10 @@ def database_qualities(
     if not studies:
         return {}
     found = comparisons or study_comparisons(studies, chosen)
+    specs = {s.pk: s.spec for s in studies}
     return {
-        pk: (with_comparisons(quality, found.duplicates.get(pk), found.bursts.get(pk), spec), spec)
-        for pk, (quality, spec) in _own_qualities(_memo(studies), studies, chosen).items()
+        pk: (with_comparisons(quality, found.duplicates.get(pk), found.bursts.get(pk), specs[sid]), specs[sid])
+        for pk, (quality, sid) in _own_qualities(_memo(studies), studies, chosen).items()
     }
 
 
@@ -224,9 +225,10 @@ def database_flags(studies: Iterable[Study], chosen: QuerySet[Participant]) -> d
     if not studies:
         return {}
     found = study_comparisons(studies, chosen)
-    limits = {id(s.spec): options(s.spec) for s in studies}  # by the file _own_qualities returns
+    specs = {s.pk: s.spec for s in studies}
+    limits = {s.pk: options(s.spec) for s in studies}
     out = {}
-    for pk, (quality, spec) in _own_qualities(_memo(studies), studies, chosen).items():
-        compared = comparison_flags(found.duplicates.get(pk), found.bursts.get(pk), limits[id(spec)])
-        out[pk] = (set(quality.flags) | compared, spec)
+    for pk, (quality, sid) in _own_qualities(_memo(studies), studies, chosen).items():
+        compared = comparison_flags(found.duplicates.get(pk), found.bursts.get(pk), limits[sid])
+        out[pk] = (set(quality.flags) | compared, specs[sid])
     return out
