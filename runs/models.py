@@ -90,6 +90,16 @@ class Job(models.Model):
         """Whether the job runs once more when its worker dies (its kind is in RETRY_SAFE_KINDS)."""
         return self.kind in self.RETRY_SAFE_KINDS
 
+    @property
+    def reported_status(self) -> str:
+        """The status people and API clients see: a job whose run is stored (``runs.services.run_storing``
+        marks it succeeded inside the run's transaction, so that a late cancel finds it ended) but whose result
+        is not yet recorded (``runs.services.job_succeed``, a moment later) is still running: a client that
+        saw "succeeded" would otherwise find no result to follow."""
+        if self.status == self.Status.SUCCEEDED and self.result is None:
+            return self.Status.RUNNING
+        return self.status
+
 
 class AnalysisRun(models.Model):
     """One run of the study pipeline (``analyze_study``): where its report is and what it found."""

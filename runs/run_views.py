@@ -199,7 +199,7 @@ def job_detail(request: HttpRequest, job_id) -> HttpResponse:
         if result.get("message"):
             messages.success(request, result["message"])
         return redirect(result["next_url"])
-    finished = job.status in Job.FINISHED
+    finished = job.reported_status in Job.FINISHED
     return render(
         request,
         "researcher/job.html",

@@ -408,7 +408,7 @@ class JobSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     url = serializers.SerializerMethodField()
     kind = serializers.CharField()
-    status = serializers.ChoiceField(choices=Job.Status.values)
+    status = serializers.ChoiceField(choices=Job.Status.values, source="reported_status")
     study = serializers.CharField(source="study.slug", default=None)
     progress = serializers.FloatField(help_text="0 to 1")
     progress_message = serializers.CharField()

@@ -186,3 +186,26 @@ def test_a_cancel_during_the_runs_transaction_waits_for_it_and_finds_the_job_end
         thread.join(timeout=30)
     assert outcome["cancelled"] is False and outcome["waited"] > 0.2
     assert status(job) == Job.Status.SUCCEEDED and list_files(outcome["prefix"]) == ["report.html"]
+
+
+def test_a_job_whose_run_is_stored_reads_as_running_until_its_result_is_recorded(analysis_job, researcher, monkeypatch):
+    """Between the run's commit (the job's row says succeeded) and the result's recording, a client polling
+    the API or the job page sees the job still running, never "succeeded" with no result to follow."""
+    record = execution.job_succeed
+    seen = {}
+
+    def look_then_record(**kwargs):
+        seen["api"] = api_as(researcher).get(f"/api/jobs/{analysis_job.pk}/").json()
+        browser = Client()
+        browser.force_login(researcher)
+        seen["page"] = browser.get(f"/researcher/jobs/{analysis_job.pk}/").content.decode()
+        seen["stored"] = status(analysis_job)
+        return record(**kwargs)
+
+    monkeypatch.setattr(execution, "job_succeed", look_then_record)
+    assert execute_job(str(analysis_job.pk)) == Job.Status.SUCCEEDED
+    assert seen["stored"] == Job.Status.SUCCEEDED  # the row, as the run's transaction left it
+    assert seen["api"]["status"] == "running" and seen["api"]["result"] is None
+    assert 'data-finished="0"' in seen["page"] and 'id="job-status" role="status">running<' in seen["page"]
+    done = api_as(researcher).get(f"/api/jobs/{analysis_job.pk}/").json()
+    assert done["status"] == "succeeded" and done["result"]["report_url"]
