@@ -25,9 +25,11 @@ choice on the differences x_A - x_B of (accuracy, FPR gap, FNR gap, selection-ra
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django import forms
@@ -35,7 +37,7 @@ from django.utils.translation import gettext, gettext_noop
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
-from tasks.base import AnswerInput, BlockTask, BuilderInput, BuilderProblem
+from tasks.base import AnswerInput, BlockTask, BuilderInput, BuilderProblem, FoundAnswers
 from tasks.choose import Choose
 from tasks.fields import CONFIDENCE_LABELS, scale_field
 from tasks.item_shapes import MODEL_COMPARISONS, ModelComparisonItem
@@ -272,6 +274,7 @@ class Tradeoff(BlockTask):
     options = {**MODEL_COMPARISONS.option, "group": KEY, **QUESTION, "strength": {"type": "boolean"}}
     needs = ("comparisons", "group")
     item_shape = MODEL_COMPARISONS
+    export_table = "model_comparisons"
     yields = {Yield.TRADEOFF_WEIGHTS: "fairer"}
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.tradeoff.tradeoff_weights")
     analysis = "tasks.tradeoff.analyse"
@@ -392,6 +395,39 @@ class Tradeoff(BlockTask):
                 "outcomes in a sub-pool, and the models must differ in their rates (more subjects or models help)"
             )
         return {**block, "comparisons": comparisons}
+
+    def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
+        """The model_comparisons table: one row per answered comparison with its models, the choice, how sure
+        and the differences x_a - x_b of :data:`FEATURES` (as :func:`differences`, once per comparison and
+        version of the file)."""
+        rows = []
+        for page in pages:
+            key, item = page["key"], page["item"]
+            fairer = found.number(key, "fairer", item)
+            if math.isnan(fairer):
+                continue
+            block = content.blocks[page["block"]]
+            comparison = content.item(block["key"], item)
+            pool = content.pools[block["pool"]]
+            gaps = content.derived(
+                ("tradeoff differences", block["key"], item), partial(differences, pool, block, comparison)
+            )
+            sure = found.number(key, "strength", item)
+            rows.append(
+                {
+                    "block": block["key"],
+                    "comparison": item,
+                    "n_subjects": len(comparison.get("subjects") or pool["subjects"]),
+                    "model_a": comparison["a"],
+                    "model_b": comparison["b"],
+                    "chosen": found.text(key, "fairer", item),
+                    "fairer": int(fairer),
+                    "strength": None if math.isnan(sure) else int(sure),
+                    **gaps,
+                    "seconds": seconds(key),
+                }
+            )
+        return rows
 
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
         """Each comparison names two different models with a label for each of its subjects, which are in the
