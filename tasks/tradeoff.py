@@ -33,7 +33,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django import forms
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
@@ -43,7 +43,7 @@ from tasks.fields import CONFIDENCE_LABELS, scale_field
 from tasks.item_shapes import MODEL_COMPARISONS, ModelComparisonItem
 from tasks.page_index import Page, PageIndex
 from tasks.questions import task_question
-from tasks.schema import KEY, QUESTION, duplicates
+from tasks.schema import KEY, QUESTION, SHOWN, duplicates
 from tasks.yields import Yield
 
 if TYPE_CHECKING:
@@ -67,6 +67,20 @@ RATE_HELP = {
     "false_positive_rate": gettext_noop("share of true negatives labelled positive"),
     "false_negative_rate": gettext_noop("share of true positives labelled negative"),
     "accuracy": gettext_noop("share labelled correctly"),
+}
+# The same in the block's words when it names the labels and the outcomes (``label_names``, ``outcome_names``:
+# e.g. labelled "high risk", people who "did not reoffend").
+NAMED_RATE_HELP = {
+    "selection_rate": gettext_noop("share labelled %(label_1)s"),
+    "false_positive_rate": gettext_noop("share of the people who %(outcome_0)s who were labelled %(label_1)s"),
+    "false_negative_rate": gettext_noop("share of the people who %(outcome_1)s who were labelled %(label_0)s"),
+    "accuracy": gettext_noop("share labelled correctly"),
+}
+NAMES_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["0", "1"],
+    "properties": {"0": SHOWN, "1": SHOWN},
 }
 FEATURES = ("accuracy", "fpr_gap", "fnr_gap", "selection_rate_gap")
 FEATURE_RATES = {
@@ -198,21 +212,32 @@ def _percent(value: float) -> str:
     return f"{100 * value:.0f}%"
 
 
+def rate_help(block: Mapping[str, Any]) -> dict[str, str]:
+    """What each rate is, in the block's words when it names its labels and outcomes, else in general terms."""
+    if "label_names" not in block:
+        return {rate: gettext(text) for rate, text in RATE_HELP.items()}
+    words = {f"label_{k}": v for k, v in block["label_names"].items()}
+    words |= {f"outcome_{k}": v for k, v in block["outcome_names"].items()}
+    return {rate: gettext(text) % words for rate, text in NAMED_RATE_HELP.items()}
+
+
 def chart(pool: Mapping[str, Any], block: Mapping[str, Any], comparison: Mapping[str, Any]) -> list[dict]:
-    """What the page shows: per rate, per group (at ``y`` in the SVG), one bar per model (A, B) with its width
-    in the SVG's units, its ``y`` and its value in text; the SVG's ``height``."""
+    """What the page shows: per rate, per group (at ``y`` in the SVG, its name and size in ``label``), one bar
+    per model (A, B) with its width in the SVG's units, its ``y`` and its value in text; the SVG's ``height``."""
     outcomes = [model_outcomes(pool, comparison.get("subjects"), comparison[side], block["group"]) for side in "ab"]
     names = [gettext(name) for name in NAMES]
+    helps = rate_help(block)
     pairs = list(zip(outcomes[0].groups, outcomes[1].groups, strict=True))
     return [
         {
             "label": gettext(label),
-            "help": gettext(RATE_HELP[rate]),
+            "help": helps[rate],
             "height": GROUP_HEIGHT * len(pairs),
             "groups": [
                 {
                     "group": rates_a.group,
-                    "n": rates_a.n,
+                    "label": ngettext("%(group)s: %(n)d person", "%(group)s: %(n)d people", rates_a.n)
+                    % {"group": rates_a.group, "n": rates_a.n},
                     "y": GROUP_HEIGHT * g + 12,
                     "bars": [
                         {
@@ -271,7 +296,14 @@ class Tradeoff(BlockTask):
         ),
         "strength": Choose.measures["strength"],
     }
-    options = {**MODEL_COMPARISONS.option, "group": KEY, **QUESTION, "strength": {"type": "boolean"}}
+    options = {
+        **MODEL_COMPARISONS.option,
+        "group": KEY,
+        **QUESTION,
+        "strength": {"type": "boolean"},
+        "label_names": NAMES_SCHEMA,
+        "outcome_names": NAMES_SCHEMA,
+    }
     needs = ("comparisons", "group")
     item_shape = MODEL_COMPARISONS
     export_table = "model_comparisons"
@@ -432,6 +464,11 @@ class Tradeoff(BlockTask):
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
         """Each comparison names two different models with a label for each of its subjects, which are in the
         pool; each group has both outcomes; keys are unique; the comparisons identify the trade-off weights."""
+        if ("label_names" in block) != ("outcome_names" in block):
+            given, missing = (
+                ("label_names", "outcome_names") if "label_names" in block else ("outcome_names", "label_names")
+            )
+            add(f"{base}.{missing}", f"{given} needs {missing} too: the rates are explained with both")
         if "outcome_column" not in pool:
             add(f"{base}.pool", f"pool {pool['key']!r} has no true outcomes (outcome_column): a trade-off needs them")
             return
