@@ -4,7 +4,9 @@ Harrison et al. FAccT 2020, "An empirical study on the perceived fairness of rea
 learning models"). A page shows models A and B side by side per subject group: selection rate, false
 positive rate, false negative rate and accuracy, as bars (server-rendered SVG, no script) with the numbers
 in text, computed from the pool's true outcomes (``outcome_column``) and each model's labels. The
-participant chooses the model they find fairer and, with ``strength``, may say how sure (optional).
+participant chooses the model they find fairer and, with ``strength``, may say how sure (optional). With
+``label_names`` and ``outcome_names`` (both or neither) each rate is explained in the study's words ("share of
+the people who did not reoffend who were labelled high risk"), else in general terms.
 
 Design: an item (shape ``comparisons``, "model comparisons") is a pair of models on a sub-pool (``subjects``;
 the whole pool when omitted). One pair on one pool gives one difference of gaps, from which the weights
@@ -20,7 +22,8 @@ model's key); ``strength`` 1..5 when given. Analysed per rater group by Bradley-
 choice on the differences x_A - x_B of (accuracy, FPR gap, FNR gap, selection-rate gap)
 (``analysis.tradeoff.tradeoff_weights``), both with rater-clustered CR1 intervals. A gap is Fairlearn's
 ``difference()``: the largest minus the smallest rate over the groups. The type yields the trade-off weights
-(``audit_models --tradeoff-from``: each audited model scored by them).
+(``audit_models --tradeoff-from``: each audited model scored by them). Its answers also make the export's
+``model_comparisons`` table (:meth:`Tradeoff.export_rows`).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from tasks.fields import CONFIDENCE_LABELS, scale_field
 from tasks.item_shapes import MODEL_COMPARISONS, ModelComparisonItem
 from tasks.page_index import Page, PageIndex
 from tasks.questions import task_question
-from tasks.schema import KEY, QUESTION, SHOWN, duplicates
+from tasks.schema import BINARY_NAMES, KEY, QUESTION, duplicates
 from tasks.yields import Yield
 
 if TYPE_CHECKING:
@@ -75,12 +78,6 @@ NAMED_RATE_HELP = {
     "false_positive_rate": gettext_noop("share of the people who %(outcome_0)s who were labelled %(label_1)s"),
     "false_negative_rate": gettext_noop("share of the people who %(outcome_1)s who were labelled %(label_0)s"),
     "accuracy": gettext_noop("share labelled correctly"),
-}
-NAMES_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["0", "1"],
-    "properties": {"0": SHOWN, "1": SHOWN},
 }
 FEATURES = ("accuracy", "fpr_gap", "fnr_gap", "selection_rate_gap")
 FEATURE_RATES = {
@@ -301,8 +298,8 @@ class Tradeoff(BlockTask):
         "group": KEY,
         **QUESTION,
         "strength": {"type": "boolean"},
-        "label_names": NAMES_SCHEMA,
-        "outcome_names": NAMES_SCHEMA,
+        "label_names": BINARY_NAMES,
+        "outcome_names": BINARY_NAMES,
     }
     needs = ("comparisons", "group")
     item_shape = MODEL_COMPARISONS
@@ -463,7 +460,8 @@ class Tradeoff(BlockTask):
 
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
         """Each comparison names two different models with a label for each of its subjects, which are in the
-        pool; each group has both outcomes; keys are unique; the comparisons identify the trade-off weights."""
+        pool; each group has both outcomes; keys are unique; the comparisons identify the trade-off weights;
+        label_names and outcome_names come together."""
         if ("label_names" in block) != ("outcome_names" in block):
             given, missing = (
                 ("label_names", "outcome_names") if "label_names" in block else ("outcome_names", "label_names")
