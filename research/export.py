@@ -1,10 +1,11 @@
 """Tidy export tables of a study. For every design: ``answers`` (one row per answer),
 ``participants``, ``pages`` (one row per page visit) and, when the study asks questions,
 ``questionnaire`` (one row per participant, one column per question). For the designs that have
-them: ``pairs`` (one row per participant x pair of a pair-distance task) and ``disagreements``
-(one row per yes/no "do you agree with the AI?" answer). Every column is documented in ``COLUMNS``
-(and the answers' measures per task type in ``TASK_MEASURES``); ``research.codebook`` writes them
-out per study.
+them: ``pairs`` (one row per participant x pair of a pair-distance task), ``disagreements``
+(one row per yes/no "do you agree with the AI?" answer) and ``model_comparisons`` (one row per
+"which model is fairer?" answer, with the differences the trade-off weights are fitted on). Every
+column is documented in ``COLUMNS`` (and the answers' measures per task type in ``TASK_MEASURES``);
+``research.codebook`` writes them out per study.
 
 Participants are identified by their pseudonym (a random UUID), never by the Prolific id.
 """
@@ -53,6 +54,9 @@ class ExportTables:
     quality: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COLUMNS["quality"])))
     questionnaire: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COLUMNS["questionnaire"])))
     assignments: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(COLUMNS["assignments"])))
+    model_comparisons: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(COLUMNS["model_comparisons"]))
+    )
     present: tuple[str, ...] = TABLES
 
     def items(self) -> list[tuple[str, pd.DataFrame]]:
@@ -186,6 +190,9 @@ def export_tables(
         questionnaire=export_answers.questionnaire_table(source, fixed=list(COLUMNS["questionnaire"])[:-1]),
         quality=pd.DataFrame(quality_rows, columns=list(COLUMNS["quality"])).astype({"flagged": "Int64"}),
         assignments=_assignments(slug, exported, studies),
+        model_comparisons=pd.DataFrame(
+            export_answers.task_table_rows(source, "model_comparisons"), columns=list(COLUMNS["model_comparisons"])
+        ).astype({"n_subjects": "Int64", "strength": "Int64"}),
         present=tables_of([s.spec for s in studies.values()]),
     )
 

@@ -1,6 +1,6 @@
 """The export's rows that every design has (``answers``: one row per answer, built by
 ``research.answer_rows``; ``questionnaire``: one row per participant) and the format 2 rows of the
-``pairs`` and ``disagreements`` tables, which the task type whose ``export_table`` each is makes
+``pairs``, ``disagreements`` and ``model_comparisons`` tables, which the task type whose ``export_table`` each is makes
 (``BlockTask.export_rows``)."""
 
 import json
@@ -106,7 +106,7 @@ def _condition_columns(p: Participant, table: str) -> dict:
 
 
 def task_table_rows(source: Source, table: str) -> list[dict]:
-    """Format 2 rows of a derived table (``pairs``, ``disagreements``): each task type whose
+    """Format 2 rows of a derived table (``pairs``, ``disagreements``, ``model_comparisons``): each task type whose
     ``export_table`` it is makes them from a participant's pages of its kind (``BlockTask.export_rows``),
     after the participant's columns (``row_base`` and :func:`_condition_columns`)."""
     tasks = [task for task in BLOCK_TASKS.values() if task.export_table == table]

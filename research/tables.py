@@ -122,6 +122,41 @@ COLUMNS: dict[str, dict[str, Column]] = {
         "demo_*": Column("string", "The subject's demographics, one column each (e.g. demo_race, demo_sex)."),
         "excluded": Column("0/1", "1 if the participant is excluded by the attention checks."),
     },
+    "model_comparisons": {
+        "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
+        "study": Column("string", "Study slug."),
+        "study_version": Column("integer", "Version of the study file the participant saw."),
+        "condition": Column("string", "Condition key."),
+        "block": Column("string", "Key of the tradeoff block."),
+        "comparison": Column("string", "Key of the model comparison (the item) shown."),
+        "n_subjects": Column("integer", "Subjects whose outcomes the page showed (the comparison's sub-pool)."),
+        "model_a": Column("string", "The model shown as Model A (the comparison's a)."),
+        "model_b": Column("string", "The model shown as Model B (the comparison's b)."),
+        "chosen": Column("string", "The model the participant found fairer."),
+        "fairer": Column("0/1", "1 if the participant found model_a fairer, 0 if model_b."),
+        "strength": Column(
+            "integer", "How sure the participant was (1 = not at all ... 5 = completely); blank if not given.", "1..5"
+        ),
+        "accuracy": Column(
+            "number", "Accuracy of model_a minus that of model_b on the comparison's subjects.", "-1..1"
+        ),
+        "fpr_gap": Column(
+            "number",
+            "FPR gap of model_a minus that of model_b: a gap is the largest minus the smallest false positive rate "
+            "over the block's groups.",
+            "-1..1",
+        ),
+        "fnr_gap": Column(
+            "number",
+            "FNR gap (false negative rates' largest minus smallest over the groups) of model_a minus model_b.",
+            "-1..1",
+        ),
+        "selection_rate_gap": Column(
+            "number", "Selection-rate gap (largest minus smallest over the groups) of model_a minus model_b.", "-1..1"
+        ),
+        "seconds": Column("number", "Seconds on the comparison's page.", ">= 0"),
+        "excluded": Column("0/1", "1 if the participant is excluded by the attention checks."),
+    },
     "pages": {
         "participant_id": Column("uuid", "Pseudonymous participant id (UUID)."),
         "study": Column("string", "Study slug."),

@@ -4,8 +4,9 @@ Built once per stored version and process (keyed by the file's SHA-256, so a cac
 be stale) and bounded: at most :data:`CACHE_SIZE` study versions and :data:`CACHE_BYTES` per worker.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TypeVar, cast
 
 from core.caching import BoundedCache, json_bytes
 from studies.format2 import item_strata, subject_value
@@ -13,6 +14,7 @@ from tasks import block_task
 from tasks.item_shapes import PairItem
 from tasks.page_index import Block, ModelOutput, Pool, Subject
 
+T = TypeVar("T")
 CACHE_SIZE = 64
 CACHE_BYTES = 64 * 1024 * 1024
 
@@ -46,6 +48,7 @@ class StudyContent:
     _items: dict[str, dict[str, dict | str]] = field(repr=False)
     _strata: dict[str, dict[str, list[str]]] = field(default_factory=dict, repr=False, compare=False)
     _shows: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, repr=False, compare=False)
+    _derived: dict[tuple[str, ...], object] = field(default_factory=dict, repr=False, compare=False)
 
     def subject(self, pool: str, subject_id: str) -> Subject:
         return self._subjects[pool][subject_id]
@@ -77,6 +80,13 @@ class StudyContent:
             shows = {item: tuple(self.subjects_of(block_key, item)) for item in self._items[block_key]}
             self._shows[block_key] = shows
         return shows
+
+    def derived(self, key: tuple[str, ...], compute: Callable[[], T]) -> T:
+        """A value a task type computes from the file (``key`` names it), computed once per version and process:
+        the file cannot change under it."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return cast(T, self._derived[key])
 
     def model_output(self, pool: str, subject_id: str, model: str) -> ModelOutput:
         """The model's ``{score?, label?}`` for a subject."""

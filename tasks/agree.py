@@ -34,7 +34,7 @@ from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundAnswers
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
 from tasks.page_index import Block, Card, Page, PageIndex
-from tasks.schema import BTS, KEY, MODEL, PAGE_KEY, QUESTION, SHOWN, check_model, duplicates, once
+from tasks.schema import BINARY_NAMES, BTS, KEY, MODEL, PAGE_KEY, QUESTION, check_model, duplicates, once
 from tasks.yields import Yield
 
 if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (simulation/)
@@ -160,12 +160,7 @@ class Agree(BlockTask):
     }
     options = {
         **MODEL,
-        "label_names": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["0", "1"],
-            "properties": {"0": SHOWN, "1": SHOWN},
-        },
+        "label_names": BINARY_NAMES,
         "confidence": {"type": "boolean"},
         "one_page": {"type": "boolean"},
         "item_keys": {"type": "object", "propertyNames": KEY, "additionalProperties": KEY},

@@ -15,6 +15,13 @@ SHOWN_MARK = "shown to participants"
 SHOWN = {**TEXT, "$comment": SHOWN_MARK}
 KEY = {"type": "string", "pattern": KEY_PATTERN}
 LABELS = {"type": "array", "minItems": 2, "maxItems": 11, "items": SHOWN}
+# What the values 0 and 1 of a binary label or outcome mean to a participant: {"0": ..., "1": ...}.
+BINARY_NAMES = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["0", "1"],
+    "properties": {"0": SHOWN, "1": SHOWN},
+}
 
 # Options shared by several task types: one schema each, whichever type takes it.
 MODEL = {"model": KEY}

@@ -4,7 +4,9 @@ Harrison et al. FAccT 2020, "An empirical study on the perceived fairness of rea
 learning models"). A page shows models A and B side by side per subject group: selection rate, false
 positive rate, false negative rate and accuracy, as bars (server-rendered SVG, no script) with the numbers
 in text, computed from the pool's true outcomes (``outcome_column``) and each model's labels. The
-participant chooses the model they find fairer and, with ``strength``, may say how sure (optional).
+participant chooses the model they find fairer and, with ``strength``, may say how sure (optional). With
+``label_names`` and ``outcome_names`` (both or neither) each rate is explained in the study's words ("share of
+the people who did not reoffend who were labelled high risk"), else in general terms.
 
 Design: an item (shape ``comparisons``, "model comparisons") is a pair of models on a sub-pool (``subjects``;
 the whole pool when omitted). One pair on one pool gives one difference of gaps, from which the weights
@@ -20,28 +22,31 @@ model's key); ``strength`` 1..5 when given. Analysed per rater group by Bradley-
 choice on the differences x_A - x_B of (accuracy, FPR gap, FNR gap, selection-rate gap)
 (``analysis.tradeoff.tradeoff_weights``), both with rater-clustered CR1 intervals. A gap is Fairlearn's
 ``difference()``: the largest minus the smallest rate over the groups. The type yields the trade-off weights
-(``audit_models --tradeoff-from``: each audited model scored by them).
+(``audit_models --tradeoff-from``: each audited model scored by them). Its answers also make the export's
+``model_comparisons`` table (:meth:`Tradeoff.export_rows`).
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django import forms
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
-from tasks.base import AnswerInput, BlockTask, BuilderInput, BuilderProblem
+from tasks.base import AnswerInput, BlockTask, BuilderInput, BuilderProblem, FoundAnswers
 from tasks.choose import Choose
 from tasks.fields import CONFIDENCE_LABELS, scale_field
 from tasks.item_shapes import MODEL_COMPARISONS, ModelComparisonItem
 from tasks.page_index import Page, PageIndex
 from tasks.questions import task_question
-from tasks.schema import KEY, QUESTION, duplicates
+from tasks.schema import BINARY_NAMES, KEY, QUESTION, duplicates
 from tasks.yields import Yield
 
 if TYPE_CHECKING:
@@ -64,6 +69,14 @@ RATE_HELP = {
     "selection_rate": gettext_noop("share labelled positive"),
     "false_positive_rate": gettext_noop("share of true negatives labelled positive"),
     "false_negative_rate": gettext_noop("share of true positives labelled negative"),
+    "accuracy": gettext_noop("share labelled correctly"),
+}
+# The same in the block's words when it names the labels and the outcomes (``label_names``, ``outcome_names``:
+# e.g. labelled "high risk", people who "did not reoffend").
+NAMED_RATE_HELP = {
+    "selection_rate": gettext_noop("share labelled %(label_1)s"),
+    "false_positive_rate": gettext_noop("share of the people who %(outcome_0)s who were labelled %(label_1)s"),
+    "false_negative_rate": gettext_noop("share of the people who %(outcome_1)s who were labelled %(label_0)s"),
     "accuracy": gettext_noop("share labelled correctly"),
 }
 FEATURES = ("accuracy", "fpr_gap", "fnr_gap", "selection_rate_gap")
@@ -196,21 +209,32 @@ def _percent(value: float) -> str:
     return f"{100 * value:.0f}%"
 
 
+def rate_help(block: Mapping[str, Any]) -> dict[str, str]:
+    """What each rate is, in the block's words when it names its labels and outcomes, else in general terms."""
+    if "label_names" not in block:
+        return {rate: gettext(text) for rate, text in RATE_HELP.items()}
+    words = {f"label_{k}": v for k, v in block["label_names"].items()}
+    words |= {f"outcome_{k}": v for k, v in block["outcome_names"].items()}
+    return {rate: gettext(text) % words for rate, text in NAMED_RATE_HELP.items()}
+
+
 def chart(pool: Mapping[str, Any], block: Mapping[str, Any], comparison: Mapping[str, Any]) -> list[dict]:
-    """What the page shows: per rate, per group (at ``y`` in the SVG), one bar per model (A, B) with its width
-    in the SVG's units, its ``y`` and its value in text; the SVG's ``height``."""
+    """What the page shows: per rate, per group (at ``y`` in the SVG, its name and size in ``label``), one bar
+    per model (A, B) with its width in the SVG's units, its ``y`` and its value in text; the SVG's ``height``."""
     outcomes = [model_outcomes(pool, comparison.get("subjects"), comparison[side], block["group"]) for side in "ab"]
     names = [gettext(name) for name in NAMES]
+    helps = rate_help(block)
     pairs = list(zip(outcomes[0].groups, outcomes[1].groups, strict=True))
     return [
         {
             "label": gettext(label),
-            "help": gettext(RATE_HELP[rate]),
+            "help": helps[rate],
             "height": GROUP_HEIGHT * len(pairs),
             "groups": [
                 {
                     "group": rates_a.group,
-                    "n": rates_a.n,
+                    "label": ngettext("%(group)s: %(n)d person", "%(group)s: %(n)d people", rates_a.n)
+                    % {"group": rates_a.group, "n": rates_a.n},
                     "y": GROUP_HEIGHT * g + 12,
                     "bars": [
                         {
@@ -269,9 +293,17 @@ class Tradeoff(BlockTask):
         ),
         "strength": Choose.measures["strength"],
     }
-    options = {**MODEL_COMPARISONS.option, "group": KEY, **QUESTION, "strength": {"type": "boolean"}}
+    options = {
+        **MODEL_COMPARISONS.option,
+        "group": KEY,
+        **QUESTION,
+        "strength": {"type": "boolean"},
+        "label_names": BINARY_NAMES,
+        "outcome_names": BINARY_NAMES,
+    }
     needs = ("comparisons", "group")
     item_shape = MODEL_COMPARISONS
+    export_table = "model_comparisons"
     yields = {Yield.TRADEOFF_WEIGHTS: "fairer"}
     estimators = ("analysis.paired_comparison.bradley_terry", "analysis.tradeoff.tradeoff_weights")
     analysis = "tasks.tradeoff.analyse"
@@ -393,9 +425,48 @@ class Tradeoff(BlockTask):
             )
         return {**block, "comparisons": comparisons}
 
+    def export_rows(self, pages: list[dict], found: FoundAnswers, content, seconds) -> list[dict]:
+        """The model_comparisons table: one row per answered comparison with its models, the choice, how sure
+        and the differences x_a - x_b of :data:`FEATURES` (as :func:`differences`, once per comparison and
+        version of the file)."""
+        rows = []
+        for page in pages:
+            key, item = page["key"], page["item"]
+            fairer = found.number(key, "fairer", item)
+            if math.isnan(fairer):
+                continue
+            block = content.blocks[page["block"]]
+            comparison = content.item(block["key"], item)
+            pool = content.pools[block["pool"]]
+            gaps = content.derived(
+                ("tradeoff differences", block["key"], item), partial(differences, pool, block, comparison)
+            )
+            sure = found.number(key, "strength", item)
+            rows.append(
+                {
+                    "block": block["key"],
+                    "comparison": item,
+                    "n_subjects": len(comparison.get("subjects") or pool["subjects"]),
+                    "model_a": comparison["a"],
+                    "model_b": comparison["b"],
+                    "chosen": found.text(key, "fairer", item),
+                    "fairer": int(fairer),
+                    "strength": None if math.isnan(sure) else int(sure),
+                    **gaps,
+                    "seconds": seconds(key),
+                }
+            )
+        return rows
+
     def check_block(self, block: dict, pool: dict, base: str, add, memo: dict) -> None:
         """Each comparison names two different models with a label for each of its subjects, which are in the
-        pool; each group has both outcomes; keys are unique; the comparisons identify the trade-off weights."""
+        pool; each group has both outcomes; keys are unique; the comparisons identify the trade-off weights;
+        label_names and outcome_names come together."""
+        if ("label_names" in block) != ("outcome_names" in block):
+            given, missing = (
+                ("label_names", "outcome_names") if "label_names" in block else ("outcome_names", "label_names")
+            )
+            add(f"{base}.{missing}", f"{given} needs {missing} too: the rates are explained with both")
         if "outcome_column" not in pool:
             add(f"{base}.pool", f"pool {pool['key']!r} has no true outcomes (outcome_column): a trade-off needs them")
             return

@@ -30,7 +30,9 @@
       layout.margin = Object.assign({t: 30}, layout.margin);
     }
     if (el.clientWidth && el.clientWidth < 600) {
-      layout.legend = Object.assign({}, layout.legend, {orientation: "h", x: 0, y: -0.25, yanchor: "top"});
+      // at the container's foot, below the axis title and tilted tick labels (y: -0.25 of the plot overlapped them)
+      layout.legend = Object.assign({}, layout.legend,
+        {orientation: "h", x: 0, xref: "container", y: 0, yref: "container", yanchor: "bottom"});
       layout.margin = Object.assign({l: 50, r: 10, t: 10, b: 40}, layout.margin);
     }
     if (!Plotly) return;

@@ -17,6 +17,9 @@ from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 from tests.tasks import reach_task_page
 
 MODELS = ("ai", "strict", "lenient", "parity")
+LABEL_NAMES = {"0": "low risk", "1": "high risk"}
+OUTCOME_NAMES = {"0": "did not reoffend", "1": "reoffended"}
+OUTCOME_DE = {"0": "nicht rückfällig wurden", "1": "rückfällig wurden"}
 
 
 def tradeoff_pool(seed: int = 7) -> dict:
@@ -138,6 +141,10 @@ def test_the_block_is_validated_by_its_own_rules():
             "group 'female' has no subject with a positive (1) outcome: its error rates are undefined",
         ),
         "not identified": (tradeoff_spec(comparisons=one_pair), "identify only 1 of the 4 trade-off weights"),
+        "labels named, outcomes not": (
+            tradeoff_spec(label_names=LABEL_NAMES),
+            "outcome_names: label_names needs outcome_names too",
+        ),
     }
     for name, (bad, message) in problems.items():
         bad["blocks"][-1] = {k: v for k, v in bad["blocks"][-1].items() if v is not None}
@@ -165,7 +172,8 @@ def test_a_participant_chooses_and_the_answers_follow_the_contract(client, resea
     a = model_outcomes(pool, comparison["subjects"], comparison["a"], "race")
     assert "<h1>Which model is fairer?</h1>" in html and "<svg" in html and not re.search(r"<script(?![^>]*src=)", html)
     black = next(g for g in a.groups if g.group == "Black")
-    assert f"Black (n = {black.n})" in html and f"{100 * black.false_positive_rate:.0f}%" in html
+    assert f"Black: {black.n} people" in html and f"{100 * black.false_positive_rate:.0f}%" in html
+    assert "(share of true negatives labelled positive)" in html
     assert comparison["a"] not in re.sub(r"<[^>]+>", "", html.split("<main")[-1]).split(), "model keys stay hidden"
     refused = client.post("/s/tradeoff-models/page/", {"page_key": page["key"], "sure": "3"})
     assert refused.status_code == 422 and "Choose Model A or Model B." in refused.content.decode()
@@ -173,6 +181,32 @@ def test_a_participant_chooses_and_the_answers_follow_the_contract(client, resea
     client.post("/s/tradeoff-models/page/", {"page_key": page["key"], "choice": "b", "sure": "4"})
     stored = {x.measure: (x.number, x.text) for x in Answer.objects.filter(participant=participant, set_key="fairer")}
     assert stored == {"fairer": (0.0, comparison["b"]), "strength": (4.0, "")}
+
+
+@pytest.mark.django_db
+def test_the_rates_are_explained_in_the_blocks_words(client, researcher):
+    """With ``label_names`` and ``outcome_names`` the page says what a label and an outcome mean (a participant
+    cannot tell what "positive" is); in German, the platform's words around the study's own."""
+    from studies.services import study_load
+
+    spec = tradeoff_spec(label_names=LABEL_NAMES, outcome_names=OUTCOME_NAMES)
+    study_load(spec=spec, owner=researcher)
+    reach_task_page(client, spec, "tradeoff")
+    html = client.get("/s/tradeoff-models/page/").content.decode()
+    assert "(share labelled high risk)" in html
+    assert "(share of the people who did not reoffend who were labelled high risk)" in html
+    assert "(share of the people who reoffended who were labelled low risk)" in html
+    assert "labelled positive" not in html and "true negatives" not in html
+
+    from django.utils import translation
+
+    from tasks.tradeoff import rate_help
+
+    with translation.override("de"):
+        german = rate_help({"label_names": {"0": "geringes Risiko", "1": "hohes Risiko"}, "outcome_names": OUTCOME_DE})
+    assert german["false_positive_rate"] == (
+        "Anteil der Personen, die nicht rückfällig wurden, die als hohes Risiko eingestuft wurden"
+    )
 
 
 @pytest.mark.django_db
