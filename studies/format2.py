@@ -70,6 +70,7 @@ _pool = {
     "properties": {
         "key": _key,
         "subject_noun": _shown,
+        "subject_noun_plural": _shown,
         "outcome_column": _text,
         "subjects": {"type": "array", "minItems": 1, "items": _subject},
         "csv": {
@@ -715,7 +716,8 @@ def with_defaults(spec: dict) -> dict:
     out.setdefault("bonus", {}).setdefault("currency", "GBP")
     pools = {p["key"]: p for p in out["pools"]}
     for pool in out["pools"]:
-        pool.setdefault("subject_noun", gettext("person"))
+        if "subject_noun" not in pool:  # the default noun and its plural, in the catalogue's language
+            pool["subject_noun"], pool["subject_noun_plural"] = gettext("person"), gettext("people")
         for subject in pool["subjects"]:
             for name in ("features", "groups", "models"):
                 subject.setdefault(name, {})

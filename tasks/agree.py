@@ -33,6 +33,7 @@ from core.report_texts import (
 from tasks import questions
 from tasks.base import AnswerInput, BlockTask, BtsPositive, BuilderInput, FoundAnswers
 from tasks.fields import CONFIDENCE_LABELS, binary_field, prediction_field, scale_field
+from tasks.nouns import question_text
 from tasks.page_index import Block, Card, Page, PageIndex
 from tasks.schema import BINARY_NAMES, BTS, KEY, MODEL, PAGE_KEY, QUESTION, check_model, duplicates, once
 from tasks.yields import Yield
@@ -137,8 +138,7 @@ def bts_prompt(block: Block, positive: str = "") -> str | None:
 def agree_question(page: Page, index: PageIndex) -> str:
     block = index.block(page)
     label = index.model_output(block["pool"], page["item"], block["model"])["label"]
-    noun = index.noun(index.pool_of(page))
-    return block["question"].format(subject_noun=noun, prediction=block["label_names"][str(label)])
+    return question_text(block["question"], index.pool_of(page), prediction=block["label_names"][str(label)])
 
 
 def error_rates_view(frame) -> TableView:

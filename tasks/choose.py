@@ -27,6 +27,7 @@ from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInp
 from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
 from tasks.item_shapes import PAIRS, PairItem
+from tasks.nouns import question_text
 from tasks.page_index import Block, Page, PageIndex
 from tasks.pair_distance import _names
 from tasks.questions import task_question
@@ -38,7 +39,7 @@ if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (sim
 
     from simulation.raters import SimulatedRater
 
-DEFAULT_QUESTION = gettext_noop("Which of these two {subject_noun}s should {decision}?")
+DEFAULT_QUESTION = gettext_noop("Which of these two {subject_nouns} should {decision}?")
 BUILDER_DECISION = gettext_noop("be considered lower risk")  # the decision the builder template's question names
 EQUALLY = _("Equally / cannot decide")
 CHOICE_SLOPE = 4.0  # simulation: logit P(choose a) = CHOICE_SLOPE * (favourable score gap) + leniency + noise
@@ -277,7 +278,7 @@ class Choose(BlockTask):
 
     def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         block = index.block(page)
-        question = block["question"].format(subject_noun=index.noun(index.pool_of(page)), decision=block["decision"])
+        question = question_text(block["question"], index.pool_of(page), decision=block["decision"])
         ai = favoured(block, _scores(index, page))
         return ChoiceForm(
             data, page=page, pair=index.pair(page), question=question, names=_names(index, page), block=block, ai=ai

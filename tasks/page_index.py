@@ -112,6 +112,7 @@ class Pool(TypedDict, total=False):
 
     key: Required[str]
     subject_noun: str
+    subject_noun_plural: str
     outcome_column: str
     subjects: list[Subject]
     display: dict[str, Any]

@@ -15,6 +15,7 @@ from tasks.base import Adaptive, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
 from tasks.fields import YES_NO
 from tasks.item_shapes import PAIRS
+from tasks.nouns import question_text
 from tasks.page_index import Page, PageIndex
 from tasks.pair_distance import _distance, _names
 from tasks.schema import BTS, QUESTION, check_pairs
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (sim
 
     from simulation.raters import SimulatedRater
 
-DEFAULT_COMPARABLE_QUESTION = gettext_noop("Should these two {subject_noun}s be treated alike?")
+DEFAULT_COMPARABLE_QUESTION = gettext_noop("Should these two {subject_nouns} be treated alike?")
 
 # logit P(yes) = COMPARABLE_SLOPE * (1/2 - d) + leniency + noise, d the share of differing values
 COMPARABLE_SLOPE = 4.0
@@ -166,12 +167,11 @@ class PairComparable(BlockTask):
 
     def form(self, page: Page, index: PageIndex, data=None) -> forms.Form:
         block = index.block(page)
-        noun = index.noun(index.pool_of(page))
         return BinaryTaskForm(
             data,
             page=page,
             block=block,
-            question=block["question"].format(subject_noun=noun),
+            question=question_text(block["question"], index.pool_of(page)),
             choices=YES_NO,
             required_message=gettext(ANSWER_YES_NO),
             answer_measure="comparable",

@@ -23,6 +23,7 @@ from tasks.base import AnswerInput, BlockTask, BuilderInput, BuilderProblem
 from tasks.choose import BUILDER_DECISION, CHOICE_SLOPE
 from tasks.item_shapes import RANKINGS
 from tasks.labels import page_labels
+from tasks.nouns import question_text
 from tasks.page_index import Block, Card, Page, PageIndex
 from tasks.questions import task_question
 from tasks.schema import MODEL, QUESTION, SHOWN, check_model, duplicates, once
@@ -33,7 +34,7 @@ if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (sim
 
     from simulation.raters import SimulatedRater
 
-DEFAULT_QUESTION = gettext_noop("Rank these {subject_noun}s by who should {decision}.")
+DEFAULT_QUESTION = gettext_noop("Rank these {subject_nouns} by who should {decision}.")
 RANKING_SIZE = 4  # subjects per ranking the builder template draws
 STRENGTH_COLUMNS = {
     "rater_group": "Rater group",
@@ -237,9 +238,8 @@ class Rank(BlockTask):
 
     def context(self, page: Page, index: PageIndex) -> dict:
         subjects, names, block = _view(index, page)
-        noun = index.noun(index.pool_of(page))
         return {
-            "question": block["question"].format(subject_noun=noun, decision=block["decision"]),
+            "question": question_text(block["question"], index.pool_of(page), decision=block["decision"]),
             "how": gettext("Give each a different rank: 1 for the most deserving, %(n)d for the least.")
             % {"n": len(subjects)},
         }

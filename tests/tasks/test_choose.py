@@ -32,7 +32,7 @@ def choice_spec(**block) -> dict:
 def test_the_block_is_validated_by_its_own_rules():
     spec = validate_study(choice_spec())
     block = spec["blocks"][-1]
-    assert block["question"] == "Which of these two {subject_noun}s should {decision}?"
+    assert block["question"] == "Which of these two {subject_nouns} should {decision}?"
     assert block["allow_equal"] is False and block["favourable"] == "lower"
     problems = {
         "no decision": (choice_spec(decision=None), "a choose task needs 'decision'"),

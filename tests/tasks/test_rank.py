@@ -26,7 +26,7 @@ def rank_spec(**block) -> dict:
 def test_the_block_is_validated_by_its_own_rules():
     block = validate_study(rank_spec())["blocks"][-1]
     assert (
-        block["question"] == "Rank these {subject_noun}s by who should {decision}." and block["favourable"] == "lower"
+        block["question"] == "Rank these {subject_nouns} by who should {decision}." and block["favourable"] == "lower"
     )
     problems = {
         "no decision": (rank_spec(decision=None), "a rank task needs 'decision'"),
