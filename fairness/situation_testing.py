@@ -57,6 +57,7 @@ from sklearn.neighbors import KDTree
 
 from analysis.families import adjust_tied
 from fairness.grid_neighbours import grid_knn
+from fairness.neighbour_counts import prefix_counts
 from fairness.jit import numba
 
 METHODS = ("ST", "CSTwo", "CSTwi")
@@ -645,9 +646,9 @@ def _tallies(groups, negative, negative_cf, complainants, mode, ks):
     counts are those lists' counts plus c's factual and x_c^CF's counterfactual decision."""
     counted = {}  # by list (id of the array): ST and CSTwo share their control list
 
-    def among(ids, sizes, decided=None):
+    def among(ids, sizes, decisions=negative):
         if id(ids) not in counted:
-            counted[id(ids)] = _prefix_counts(negative[ids] if decided is None else decided, sizes)
+            counted[id(ids)] = prefix_counts(ids, decisions, sizes)
         return counted[id(ids)]
 
     tallies = {}
@@ -659,19 +660,14 @@ def _tallies(groups, negative, negative_cf, complainants, mode, ks):
                 negative_cf[complainants, None] + among(test, ks),
             )
         elif method == "CSTwi":
+            # x_c^CF's place holds id c: the counterfactual decision there, the factual one elsewhere
             sizes = [k + 1 for k in ks]
-            decided = np.where(tst == complainants[:, None], negative_cf[tst], negative[tst])
-            tallies[method] = (among(ctr, sizes), among(tst, sizes, decided))
+            at_centre = np.where(tst == complainants[:, None], negative_cf[tst], negative[tst])
+            positions = np.arange(at_centre.size).reshape(at_centre.shape)
+            tallies[method] = (among(ctr, sizes), among(positions, sizes, at_centre.ravel()))
         elif mode == "paper":
             tallies[method] = (among(ctr, ks), among(tst, ks))
     return tallies
-
-
-def _prefix_counts(decided: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
-    """Per row of ``decided`` (booleans), the number of True among its first s values, one column per s of
-    ``sizes`` (increasing): sums over the stretches between sizes (``np.add.reduceat``), accumulated."""
-    starts = [0, *sizes[:-1]]
-    return np.add.reduceat(decided[:, : sizes[-1]], starts, axis=1, dtype=np.int32).cumsum(axis=1)
 
 
 def _decide(delta, w, tau, discrimination, mode):
