@@ -57,8 +57,8 @@ from sklearn.neighbors import KDTree
 
 from analysis.families import adjust_tied
 from fairness.grid_neighbours import grid_knn
-from fairness.neighbour_counts import prefix_counts
 from fairness.jit import numba
+from fairness.neighbour_counts import prefix_counts
 
 METHODS = ("ST", "CSTwo", "CSTwi")
 MAX_BLOCK_CELLS = 4_000_000
