@@ -16,12 +16,12 @@ from fairness.jit import numba
 def prefix_counts(ids: np.ndarray, decisions: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     """(rows, len(sizes)) int32: per row of ``ids`` (row ids, nearest first), how many of its first s members
     have a True ``decisions[id]``, one column per s of ``sizes`` (increasing, at most the lists' length)."""
-    sizes = np.asarray(sizes, dtype=np.int64)
+    ends = np.asarray(sizes, dtype=np.int64)
     if numba is None:  # pragma: no cover - numba is pinned
-        starts = np.concatenate([[0], sizes[:-1]])
-        return np.add.reduceat(decisions[ids[:, : sizes[-1]]], starts, axis=1, dtype=np.int32).cumsum(axis=1)
-    out = np.empty((ids.shape[0], len(sizes)), dtype=np.int32)
-    _count(ids, decisions.view(np.uint8) if decisions.dtype == bool else decisions, sizes, out)
+        starts = np.concatenate([[0], ends[:-1]])
+        return np.add.reduceat(decisions[ids[:, : ends[-1]]], starts, axis=1, dtype=np.int32).cumsum(axis=1)
+    out = np.empty((ids.shape[0], len(ends)), dtype=np.int32)
+    _count(ids, decisions.view(np.uint8) if decisions.dtype == bool else decisions, ends, out)
     return out
 
 
