@@ -34,6 +34,31 @@ def adjust(pvalues: Sequence[float] | np.ndarray, method: str) -> np.ndarray:
     return adjust_pvalues(np.asarray(pvalues, dtype=float).tolist(), method=statsmodels_method)
 
 
+def adjust_tied(pvalues: np.ndarray, method: str) -> np.ndarray:
+    """:func:`adjust`'s values (the same floating-point numbers) computed once per distinct p-value: for a
+    family of many tests with few distinct p-values (situation testing: one p-value per 2x2 table, some
+    hundreds of tables for 450,000 complainants), where sorting every test dominates. With the m values sorted,
+    statsmodels' Holm step-down takes the running maximum of p_(i) (m - i + 1) and Benjamini-Hochberg's step-up
+    the running minimum from the top of p_(i) m / i (i = 1..m), both capped at 1; within a run of equal
+    p-values the first (Holm) or last (BH) place decides, so the run's places are not needed one by one."""
+    if method not in METHODS:
+        raise ValueError(f"multiple testing must be one of {', '.join(METHODS)}, not {method!r}")
+    p = np.asarray(pvalues, dtype=float)
+    out = p.copy()
+    keep = ~np.isnan(p)
+    if method == "none" or not keep.any():
+        return out
+    values, inverse, counts = np.unique(p[keep], return_inverse=True, return_counts=True)
+    m = int(keep.sum())
+    ends = np.cumsum(counts)  # each run's last place (1-based)
+    if method == "holm":
+        adjusted = np.maximum.accumulate(values * (m - (ends - counts)))
+    else:
+        adjusted = np.minimum.accumulate((values / (ends / float(m)))[::-1])[::-1]
+    out[keep] = np.minimum(adjusted, 1.0)[inverse]
+    return out
+
+
 def pvalue_columns(frame: pd.DataFrame) -> list[str]:
     """The p-value columns of a table: ``pvalue`` and ``*_pvalue``."""
     return [c for c in frame.columns if c == "pvalue" or str(c).endswith("_pvalue")]

@@ -12,15 +12,18 @@ Run: .venv/bin/python bench/situation_testing.py [--data PATH/clean_LawSchool.cs
    with the number of k-NN searches (the alpha / 2 runs reuse the alpha runs' searches).
 3., 4. Synthetic data (:func:`synthetic`), n = 100,000 (``--n``), with discrete features (ties, as in
    the law-school data) and with continuous ones: rows, k, wall and CPU time per stage (each k-NN
-   search named by the methods that use it) and in total, the load average and the ratio to the
-   60 s goal. Also n / 4 for the scaling exponent (not with ``--synthetic-only``). The CPU time
-   counts every thread of this process: under load from other processes the wall time grows, the
-   CPU time does not.
+   search named by the methods that use it; the single-threaded rest by function; the test ids of
+   results.json, built only when a report is written) and in total, the load average, the ratio to the
+   60 s goal, the idle-machine projection (the parallel stages' CPU time over the cores plus the serial
+   stages' CPU time), the neighbour lists' memory and the process's peak memory (ru_maxrss). Also n / 4
+   for the scaling exponent (not with ``--synthetic-only``). The CPU time counts every thread of this
+   process: under load from other processes the wall time grows, the CPU time does not.
 """
 
 import argparse
 import contextlib
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -78,21 +81,31 @@ def show(seconds) -> str:
 
 
 @contextlib.contextmanager
+def timed(module, name, timings):
+    """Add the times (:func:`clock`) of each call of ``module.name`` to the list ``timings``."""
+    original = getattr(module, name)
+
+    def wrapper(*args, **kwargs):
+        started = clock()
+        out = original(*args, **kwargs)
+        timings.append(clock() - started)
+        return out
+
+    setattr(module, name, wrapper)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
+
+
+@contextlib.contextmanager
 def kernel(search=None, timings=None):
     """Swap the k-NN search for ``search`` and/or add each search's times (:func:`clock`) to ``timings``."""
     original = st._knn
-    chosen = search or original
-
-    def timed(*args):
-        started = clock()
-        out = chosen(*args)
-        if timings is not None:
-            timings.append(clock() - started)
-        return out
-
-    st._knn = timed
+    st._knn = search or original
     try:
-        yield
+        with timed(st, "_knn", timings) if timings is not None else contextlib.nullcontext():
+            yield
     finally:
         st._knn = original
 
@@ -149,25 +162,58 @@ def law_school_experiment(path):
 
 
 SEARCHES = ("control search (ST, CST)", "test search (ST)", "counterfactual test search (CST, CF)")
+# the single-threaded rest, by the functions of fairness.situation_testing that do it (the neighbour counts
+# per k run in parallel)
+REST = {
+    "_without_self": "control lists without the complainant",
+    "_tallies": "negative decisions per k (parallel)",
+    "exact_pvalue": "exact tests (one tail per distinct table)",
+    "adjust_tied": "Holm / BH within each family",
+}
+PARALLEL = (*SEARCHES, REST["_tallies"])
 GOAL = 60.0  # seconds of wall time for ST + CST + CF, k = 15..250
 
 
 def synthetic_run(n, discrete=True):
-    """Wall and CPU time per stage: data and counterfactuals, the three k-NN searches, the rest of the run."""
+    """Wall and CPU time per stage: data and counterfactuals, the three k-NN searches, the rest of the run by
+    function, and the test ids of results.json (built only when a report is written)."""
     stages = {}
     started = clock()
     data, cf = synthetic(n, discrete=discrete)
     stages["data and SCM counterfactuals"] = clock() - started
     searches = []
-    with kernel(timings=searches):
+    rest = {name: [] for name in REST}
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(kernel(timings=searches))
+        for name, found in rest.items():
+            stack.enter_context(timed(st, name, found))
         begun = clock()
         result = run(data, cf, "group", 1, SYNTHETIC_FEATURES)
         situation = clock() - begun
     stages.update(zip(SEARCHES, searches, strict=True))
-    stages["shares, tests, counts, lists"] = situation - sum(searches)
+    for name, found in rest.items():
+        stages[REST[name]] = sum(found, np.zeros(2))
+    stages["the rest (shares, intervals, table, counts)"] = (
+        situation - sum(searches) - sum((sum(found, np.zeros(2)) for found in rest.values()), np.zeros(2))
+    )
     stages["situation testing (ST+CST+CF)"] = situation
+    begun = clock()
+    ids = sum(len(tests) for tests in result.multiple_testing["families"].values())
+    stages[f"{ids:,} test ids for results.json"] = clock() - begun
     stages["total with the data"] = clock() - started
     return data, result, stages
+
+
+def list_megabytes(result) -> tuple[float, str]:
+    """The neighbour lists' memory (each array counted once: the k's lists are views of one array per search)
+    and their id type."""
+    bases, dtype = {}, ""
+    for groups in result.neighbours.values():
+        for ids in groups.values():
+            base = ids if ids.base is None else ids.base
+            bases[id(base)] = base.nbytes
+            dtype = str(ids.dtype)
+    return sum(bases.values()) / 1e6, dtype
 
 
 def main():
@@ -195,11 +241,17 @@ def main():
             f"{int(data['group'].sum())} complainants, ST+CST+CF:"
         )
         for name, value in stages.items():
-            print(f"   {name:<38} {show(value)}")
+            print(f"   {name:<44} {show(value)}{'  parallel' if name in PARALLEL else ''}")
         wall = stages["situation testing (ST+CST+CF)"]
+        parallel = sum(stages[name][1] for name in PARALLEL)
+        idle = parallel / (os.cpu_count() or 1) + (wall[1] - parallel)
+        megabytes, dtype = list_megabytes(result)
         print(
             f"   ratio to the {GOAL:.0f} s goal: {wall[0] / GOAL:.2f} wall, {wall[1] / GOAL:.2f} CPU "
-            f"({'met' if wall[0] < GOAL else 'NOT met'} in wall time); load average now {os.getloadavg()[0]:.1f}"
+            f"({'met' if wall[0] < GOAL else 'NOT met'} in wall time); load average now {os.getloadavg()[0]:.1f}\n"
+            f"   idle-machine projection: parallel CPU / {os.cpu_count()} cores + the serial CPU = {idle:.1f} s\n"
+            f"   neighbour lists: {megabytes:,.0f} MB ({dtype} ids); peak memory of this process (ru_maxrss) "
+            f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB"
         )
         if quarter is not None:
             exponent = np.log(wall[1] / quarter[1]) / np.log(4)

@@ -48,12 +48,13 @@ def grid_knn(centers, center_codes, space, space_codes, ids, k, of_center, of_sp
     span = np.ptp(space, axis=0)
     coarse = np.floor((centers - space.min(axis=0)) * (SORT_BINS / np.where(span > 0, span, 1.0)))
     near = np.lexsort((*coarse.T[::-1], of_center))
-    return _search(
+    out = np.empty((len(centers), k), dtype=ids.dtype)  # int32 ids (n < 2^31): half the lists' memory
+    _search(
         np.ascontiguousarray(centers[near], dtype=np.float64),
         np.ascontiguousarray(center_codes[near], dtype=np.int64),
         np.ascontiguousarray(space[order], dtype=np.float64),
         np.ascontiguousarray(space_codes[order], dtype=np.int64),
-        np.ascontiguousarray(ids[order], dtype=np.int64),
+        np.ascontiguousarray(ids[order]),
         np.ascontiguousarray(of_center[near], dtype=np.int64),
         near.astype(np.int64),
         parts.astype(np.int64),
@@ -66,7 +67,9 @@ def grid_knn(centers, center_codes, space, space_codes, ids, k, of_center, of_sp
         int(k),
         float(max(space.shape[1] + space_codes.shape[1], 1)),
         margin,
-    ).astype(ids.dtype, copy=False)
+        out,
+    )
+    return out
 
 
 def _cells(space, of_space):
@@ -213,10 +216,10 @@ if numba is not None:
         k,
         width,
         margin,
+        out,
     ):  # pragma: no cover - compiled
-        """The k nearest ids of centre c into row ``rows[c]`` of the output."""
+        """The k nearest ids of centre c into row ``rows[c]`` of ``out``."""
         n = centers.shape[0]
-        out = np.empty((n, k), dtype=np.int64)
         for chunk in numba.prange((n + CHUNK - 1) // CHUNK):
             buf_d = np.empty(space.shape[0])
             buf_p = np.empty(space.shape[0], dtype=np.int64)
@@ -232,4 +235,3 @@ if numba is not None:
                         offset, width, margin, k, kth, buf_d, buf_p, count,
                     )  # fmt: skip
                 _first_k(buf_d, buf_p, count, ids, k, out[rows[c]])
-        return out

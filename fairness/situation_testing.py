@@ -48,15 +48,17 @@ complainant before the k nearest are taken.
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from sklearn.neighbors import KDTree
 
-from analysis.families import adjust
+from analysis.families import adjust_tied
 from fairness.grid_neighbours import grid_knn
 from fairness.jit import numba
+from fairness.neighbour_counts import prefix_counts
 
 METHODS = ("ST", "CSTwo", "CSTwi")
 MAX_BLOCK_CELLS = 4_000_000
@@ -73,8 +75,17 @@ class SituationTestingResult:
     # the place of a complainant the authors' rule dropped from its control group (reference mode)
     neighbours: dict = field(repr=False)
     complainants: np.ndarray = field(repr=False)
-    # results.json's multiple_testing: {"method": ..., "families": {"<method>/k=<k>": [test ids]}}
-    multiple_testing: dict = field(default_factory=dict)
+    adjustment: str = "holm"  # the multiple-testing adjustment within each family (holm, bh, none)
+    methods: tuple[str, ...] = ()  # the methods tested: one family per method and k
+
+    @cached_property
+    def multiple_testing(self) -> dict:
+        """results.json's ``multiple_testing``: {"method": ..., "families": {"<method>/k=<k>": [test ids
+        "<method>/k=<k>/<complainant>"]}}, built when first asked for (6.75 million ids at a million rows)."""
+        labels = self.complainants.astype(str).astype(object)
+        ks = self.counts["k"].tolist()
+        families = {f"{m}/k={k}": (f"{m}/k={k}/" + labels).tolist() for k in ks for m in self.methods}
+        return {"method": self.adjustment, "families": families}
 
     def groups_of(self, complainant, k: int, method: str = "CSTwo") -> dict:
         """Row ids of the complainant's control and test neighbours for one k and method."""
@@ -217,7 +228,7 @@ def _knn(centers, center_cats, space, space_cats, ids, k):
     codes = [pd.factorize(np.concatenate([center_cats[:, j], space_cats[:, j]]))[0] for j in range(space_cats.shape[1])]
     center_codes = np.column_stack([c[:n] for c in codes]) if codes else np.empty((n, 0), dtype=np.intp)
     space_codes = np.column_stack([c[n:] for c in codes]) if codes else np.empty((len(space), 0), dtype=np.intp)
-    _, first, inverse = np.unique(np.hstack([centers, center_codes]), axis=0, return_index=True, return_inverse=True)
+    first, inverse = _distinct(*(pd.factorize(column)[0] for column in np.hstack([centers, center_codes]).T))
     if len(first) == n:  # no centre repeated: searched in their order (no copy of the lists to reorder them)
         first, inverse = np.arange(n), None
     args = (centers[first], center_codes[first], space, space_codes, ids, k)
@@ -379,9 +390,18 @@ def _digest(*arrays) -> str:
 def _without_self(nearest_ids, complainants, k):
     """Each row's nearest list (k + 1 long, nearest first) without its complainant: the k nearest
     others. When ties at distance 0 kept the complainant out of the list, its first k are those.
-    Column j takes column j + 1 from the complainant's place on (it occurs at most once)."""
-    passed = np.logical_or.accumulate(nearest_ids[:, :k] == complainants[:, None], axis=1)
-    return np.take_along_axis(nearest_ids, np.arange(k) + passed, axis=1)
+    Column j takes column j + 1 from the complainant's place on (it occurs at most once). Rows whose
+    complainant comes first (every row without ties at distance 0) are the list's last k columns: when all
+    rows are so, a view of them (no copy)."""
+    rest = nearest_ids[:, 1 : k + 1]
+    other = np.flatnonzero(nearest_ids[:, 0] != complainants)
+    if other.size == 0:
+        return rest
+    rest = rest.copy()
+    lists = nearest_ids[other]
+    passed = np.logical_or.accumulate(lists[:, :k] == complainants[other, None], axis=1)
+    rest[other] = np.take_along_axis(lists, np.arange(k) + passed, axis=1)
+    return rest
 
 
 def _with_centres(nearest_ids, centers, center_cats, x, cats, complainants, k):
@@ -462,7 +482,7 @@ def situation_testing(
     negative_cf: np.ndarray | None = None
     if counterfactuals is not None and counterfactual_outcomes:
         negative_cf = (counterfactuals[target] == negative_outcome).to_numpy()
-    ids = np.arange(len(data))
+    ids = np.arange(len(data), dtype=np.int32 if len(data) < 2**31 else np.int64)  # int32: half the lists' memory
     ctr_ids, tst_ids = ids[is_protected], ids[~is_protected]
     complainants = ctr_ids
     kmax = ks[-1]
@@ -477,23 +497,22 @@ def situation_testing(
         test_cf = knn(cf_centers, cf_cats, x[tst_ids], cats[tst_ids], tst_ids, kmax + 1)
         groups["CSTwo"] = (control, test_cf[:, :kmax])
         if negative_cf is not None and mode == "paper":  # c and its k nearest others; x_c^CF and the k nearest to it
-            own = complainants[:, None]
-            groups["CSTwi"] = (np.hstack([own, control]), np.hstack([own, test_cf[:, :kmax]]))
+            # (the test list holds the k nearest only: x_c^CF, id c, is put first where it is counted and shown)
+            groups["CSTwi"] = (np.hstack([complainants[:, None], control]), test_cf[:, :kmax])
         elif negative_cf is not None:
             groups["CSTwi"] = (control, _with_centres(test_cf, cf_centers, cf_cats, x, cats, complainants, kmax + 1))
-    tallies = _tallies(groups, negative, negative_cf, complainants, mode)
+    tallies = _tallies(groups, negative, negative_cf, complainants, mode, ks)
     z = stats.norm.ppf(1 - alpha)
     if mode == "reference":
         z = round(z, 3)
-    rows, neighbours = [], {}
-    for kk in ks:
-        record = {"complainant": complainants, "k": kk}
+    table = _Table(len(complainants), ks)
+    neighbours = {}
+    for i, kk in enumerate(ks):
         for method, (ctr, tst) in groups.items():
             if method in tallies:  # CSTwi: k + 1 each (c, x_c^CF); paper ST, CSTwo: the k nearest others
                 size = kk + 1 if method == "CSTwi" else kk
                 c_ids, t_ids = ctr[:, :size], tst[:, :size]
-                c_tally, t_tally = tallies[method]
-                n_c, n_t = c_tally[:, size - 1], t_tally[:, size - 1]
+                n_c, n_t = tallies[method][0][:, i], tallies[method][1][:, i]
                 k_c = k_t = np.full(len(complainants), size)
             else:
                 first = ctr[:, : kk + 1]
@@ -509,23 +528,19 @@ def situation_testing(
             w = z * np.sqrt(p_c * (1 - p_c) / k_c + p_t * (1 - p_t) / k_t)
             flagged, significant = _decide(delta, w, tau, discrimination, mode)
             pvalue = exact_pvalue(n_c, k_c, n_t, k_t, discrimination)
-            adjusted = adjust(pvalue, multiple_testing)
-            record.update(
-                {
-                    f"{method}_p_c": p_c,
-                    f"{method}_p_t": p_t,
-                    f"{method}_delta": delta,
-                    f"{method}_w": w,
-                    f"{method}": flagged,
-                    f"{method}_sig": significant,
-                    f"{method}_pvalue": pvalue,
-                    f"{method}_pvalue_adjusted": adjusted,
-                    f"{method}_sig_exact": flagged & (pvalue < alpha),
-                    f"{method}_sig_adjusted": flagged & (adjusted < alpha),
-                }
-            )
-            if method == "CSTwi" and mode == "paper":  # the test group's members: x_c^CF (id c, first) left out
-                t_ids = t_ids[:, 1:]
+            adjusted = adjust_tied(pvalue, multiple_testing)
+            table.put(i, f"{method}_p_c", p_c)
+            table.put(i, f"{method}_p_t", p_t)
+            table.put(i, f"{method}_delta", delta)
+            table.put(i, f"{method}_w", w)
+            table.put(i, method, flagged)
+            table.put(i, f"{method}_sig", significant)
+            table.put(i, f"{method}_pvalue", pvalue)
+            table.put(i, f"{method}_pvalue_adjusted", adjusted)
+            table.put(i, f"{method}_sig_exact", flagged & (pvalue < alpha))
+            table.put(i, f"{method}_sig_adjusted", flagged & (adjusted < alpha))
+            if method == "CSTwi" and mode == "paper":  # the test group's members: the k nearest to x_c^CF
+                t_ids = tst[:, :kk]
             elif method == "CSTwi":  # x_c^CF (id c, exactly once) where the tie rule put it
                 t_ids = t_ids[t_ids != complainants[:, None]].reshape(len(complainants), kk)
             neighbours[(method, kk)] = {"control": c_ids, "test": t_ids}
@@ -535,21 +550,43 @@ def situation_testing(
                 if discrimination == "negative"
                 else (~negative[complainants] & negative_cf[complainants])
             )
-            record["CF"] = cf_flag
-            record["CF_sig"] = cf_flag & record["CSTwi_sig"]
-            record["CF_sig_exact"] = cf_flag & record["CSTwi_sig_exact"]
-            record["CF_sig_adjusted"] = cf_flag & record["CSTwi_sig_adjusted"]
-        rows.append(pd.DataFrame(record))
-    # made after the adjustments: statsmodels' Holm runs gc.collect(), whose time grows with the objects alive
-    labels = complainants.astype(str).astype(object)
-    families = {f"{m}/k={kk}": (f"{m}/k={kk}/" + labels).tolist() for kk in ks for m in groups}
-    individuals = pd.concat(rows, ignore_index=True)
+            table.put(i, "CF", cf_flag)
+            for suffix in ("_sig", "_sig_exact", "_sig_adjusted"):
+                table.put(i, f"CF{suffix}", cf_flag & table.part(i, f"CSTwi{suffix}"))
+    individuals = table.frame(complainants)
     named = ("ST", "CSTwo", "CSTwi", "CF")
     order = ["k"] + [f"{c}{suffix}" for suffix in ("", "_sig", "_sig_exact", "_sig_adjusted") for c in named]
     order = [c for c in order if c in individuals.columns]
     counts = individuals.groupby("k")[order[1:]].sum().astype(int).reset_index()
-    multiple = {"method": multiple_testing, "families": families}
-    return SituationTestingResult(individuals, counts[order], neighbours, complainants, multiple)
+    return SituationTestingResult(
+        individuals, counts[order], neighbours, complainants.astype(np.int64), multiple_testing, tuple(groups)
+    )
+
+
+class _Table:
+    """The individuals table built column by column: one NumPy array per column, k after k (no per-k frames to
+    concatenate). Columns keep the order of their first :meth:`put`."""
+
+    def __init__(self, rows: int, ks: list[int]) -> None:
+        self.rows, self.ks = rows, ks
+        self.columns: dict[str, np.ndarray] = {}
+
+    def put(self, i: int, name: str, values: np.ndarray) -> None:
+        """The column's values for the ``i``-th k (one per complainant)."""
+        if name not in self.columns:
+            self.columns[name] = np.empty(self.rows * len(self.ks), dtype=values.dtype)
+        self.columns[name][i * self.rows : (i + 1) * self.rows] = values
+
+    def part(self, i: int, name: str) -> np.ndarray:
+        return self.columns[name][i * self.rows : (i + 1) * self.rows]
+
+    def frame(self, complainants: np.ndarray) -> pd.DataFrame:
+        """complainant, k (int64), then the columns."""
+        first = {
+            "complainant": np.tile(complainants.astype(np.int64), len(self.ks)),
+            "k": np.repeat(np.asarray(self.ks, dtype=np.int64), self.rows),
+        }
+        return pd.DataFrame({**first, **self.columns}, copy=False)
 
 
 def exact_pvalue(
@@ -567,40 +604,69 @@ def exact_pvalue(
     it is exact under H0 whatever rate the neighbourhoods share, and closed-form, where Boschloo's maximises
     over the common rate for each of the (k + 1)^2 tables of each k (0.1 s a table).
 
+    The tail is computed once per distinct table (a few hundred among 450,000 complainants).
+
     >>> exact_pvalue(np.array([2, 5]), np.array([5, 5]), np.array([0, 0]), np.array([5, 5])).round(4).tolist()
     [0.2222, 0.004]
     """
-    total, negatives = np.asarray(k_c) + k_t, np.asarray(n_c) + n_t
+    tables = np.broadcast_arrays(*map(np.asarray, (n_c, k_c, n_t, k_t)))
+    shape = tables[0].shape
+    first, inverse = _distinct(*(a.ravel() for a in tables))  # one tail per distinct table, not per complainant
+    n_c, k_c, n_t, k_t = (a.ravel()[first] for a in tables)
+    total, negatives = k_c + k_t, n_c + n_t
     if discrimination == "negative":
-        pvalue = stats.hypergeom.sf(np.asarray(n_c) - 1, total, negatives, k_c)
+        pvalue = stats.hypergeom.sf(n_c - 1, total, negatives, k_c)
     else:
         pvalue = stats.hypergeom.cdf(n_c, total, negatives, k_c)
-    return np.clip(pvalue, 0.0, 1.0)
+    return np.clip(pvalue, 0.0, 1.0)[inverse].reshape(shape)
 
 
-def _tallies(groups, negative, negative_cf, complainants, mode):
-    """Per method whose groups are list prefixes (CSTwi; ST and CSTwo in paper mode): the running counts of
-    negative decisions along each complainant's control and test lists (column j: among the first j + 1), so
-    that every k reads one column. Test-group members keep their factual decisions (do() may change
-    non-protected rows too, e.g. white women under do(Male, White)); only the inserted centre x_c^CF, whose id
-    is the complainant's, takes its counterfactual decision."""
-    dtype = np.int16 if max(ids.shape[1] for pair in groups.values() for ids in pair) < 2**15 else np.int32
+def _distinct(*counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the equally long ``counts`` (integers >= 0): the position of one occurrence of each distinct row,
+    and each row's number among the distinct rows. One integer code per row (the columns in mixed radix,
+    renumbered before it could overflow), numbered by hashing (``pandas.factorize``), not by sorting."""
+    code = np.zeros(len(counts[0]), dtype=np.int64)
+    for column in counts:
+        span = int(column.max(initial=0)) + 1
+        if int(code.max(initial=0)) >= 2**62 // span:
+            code = pd.factorize(code)[0].astype(np.int64)
+        code = code * span + column
+    inverse, distinct = pd.factorize(code)
+    where = np.empty(len(distinct), dtype=np.intp)
+    where[inverse] = np.arange(len(code))  # any occurrence: equal rows, equal tails
+    return where, inverse
+
+
+def _tallies(groups, negative, negative_cf, complainants, mode, ks):
+    """Per method whose groups are list prefixes (CSTwi; ST and CSTwo in paper mode): the negative decisions
+    among the first k (CSTwi: k + 1) of each complainant's control and test lists, one column per k of ``ks``.
+    Test-group members keep their factual decisions (do() may change non-protected rows too, e.g. white women
+    under do(Male, White)); only the centre x_c^CF, whose id is the complainant's, takes its counterfactual
+    decision. Paper mode's CSTwi lists are c, then the control list, and x_c^CF, then CSTwo's test list: their
+    counts are those lists' counts plus c's factual and x_c^CF's counterfactual decision."""
     counted = {}  # by list (id of the array): ST and CSTwo share their control list
 
-    def running(ids, decisions):
+    def among(ids, sizes, decisions=negative):
         if id(ids) not in counted:
-            counted[id(ids)] = np.cumsum(decisions, axis=1, dtype=dtype)
+            counted[id(ids)] = prefix_counts(ids, decisions, sizes)
         return counted[id(ids)]
 
     tallies = {}
     for method, (ctr, tst) in groups.items():
-        if method == "CSTwi":
+        if method == "CSTwi" and mode == "paper":
+            control, test = groups["CSTwo"]
             tallies[method] = (
-                running(ctr, negative[ctr]),
-                running(tst, np.where(tst == complainants[:, None], negative_cf[tst], negative[tst])),
+                negative[complainants, None] + among(control, ks),
+                negative_cf[complainants, None] + among(test, ks),
             )
+        elif method == "CSTwi":
+            # x_c^CF's place holds id c: the counterfactual decision there, the factual one elsewhere
+            sizes = [k + 1 for k in ks]
+            at_centre = np.where(tst == complainants[:, None], negative_cf[tst], negative[tst])
+            positions = np.arange(at_centre.size).reshape(at_centre.shape)
+            tallies[method] = (among(ctr, sizes), among(positions, sizes, at_centre.ravel()))
         elif mode == "paper":
-            tallies[method] = (running(ctr, negative[ctr]), running(tst, negative[tst]))
+            tallies[method] = (among(ctr, ks), among(tst, ks))
     return tallies
 
 

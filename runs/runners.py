@@ -11,7 +11,6 @@ from django.urls import reverse
 
 from core.uploads import read_csv_upload
 from research.export import table_records
-from research.params import run_situation_testing
 from research.study_upload import (
     OUTCOMES,
     load_stashed,
@@ -32,6 +31,7 @@ from runs.plan_parameters import plan_total
 from runs.planning_runs import plan_results, run_plan, write_plan_report
 from runs.preregistration import preregister
 from runs.relative_fairness import write_study_dp_report
+from runs.situation_runs import situation_testing_run
 from runs.stage_progress import StageProgress
 from runs.storage import copy_to_local, new_prefix, store_directory
 from studies.models import Study
@@ -128,7 +128,7 @@ def run_situation_testing_job(context: JobContext) -> tuple[dict, str]:
     if "counterfactuals" in local:
         cf = read_csv_upload(local["counterfactuals"], name="counterfactuals", sep=p["sep"])
     context.progress("situation testing", 1, 3)
-    result = run_situation_testing(data, cf, p)
+    result = situation_testing_run(data, cf, p)
     k_small = min(p["k"])
     method = "CSTwo" if cf is not None else "ST"
     flagged = result.individuals[(result.individuals["k"] == k_small) & result.individuals[method]].head(100)

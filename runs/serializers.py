@@ -19,6 +19,7 @@ from runs.audit_parameters import DEFAULTS, AuditParameters
 from runs.human_source_options import LIPSCHITZ, OPTIONS, SURROGATE, parameter_problems
 from runs.models import Job
 from runs.plan_parameters import PLAN_PARAMETERS, check_weights
+from runs.situation_runs import ENGINES
 from simulation.effort_design import effort_conditions
 from studies.format2 import check_by
 from tasks import BLOCK_TASKS, parity_tables
@@ -338,6 +339,13 @@ class SituationTestingRequestSerializer(serializers.Serializer):
     tau = serializers.FloatField(default=0.0, min_value=-1, max_value=1)
     mode = serializers.ChoiceField(choices=["paper", "reference"], default="paper")
     positive = serializers.BooleanField(default=False)
+    engine = serializers.ChoiceField(
+        choices=ENGINES,
+        default="local",
+        help_text='where the neighbour searches run: "local" (the job\'s machine, the default) or "dask": the '
+        "complainants partitioned into tasks on the Dask cluster at the server's DASK_SCHEDULER_ADDRESS, else on "
+        "a local cluster of the job's machine (the same results; a request never names a cluster)",
+    )
 
     def validate_sep(self, value: str) -> str:
         """Refused at once (a regular expression such as ``(x`` is no separator), not in the job."""

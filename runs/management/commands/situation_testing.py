@@ -7,9 +7,10 @@ from core.cli_args import add_multiple_testing, checked, significance_level
 from core.uploads import UploadError, read_csv_upload
 from fairness.counterfactual import DAGError, fit_linear_scm
 from fairness.situation_testing import SituationTestingError
-from research.params import run_situation_testing, typed_value
+from research.params import typed_value
 from runs.provenance import Provenance, settings_text
 from runs.reports.situation_testing import write_st_report
+from runs.situation_runs import ENGINES, situation_testing_run
 
 OMITTED = (
     "none (--dag/--do: the SCM gives counterfactual features, not the model's decision on them): "
@@ -60,7 +61,7 @@ class Command(BaseCommand):
         add_multiple_testing(parser)
         parser.add_argument(
             "--engine",
-            choices=["local", "dask"],
+            choices=ENGINES,
             default="local",
             help="local: the neighbour searches on this machine (the default); dask: on --scheduler's cluster or a "
             "local one, the complainants partitioned into tasks and the search spaces broadcast (the same results)",
@@ -104,7 +105,7 @@ class Command(BaseCommand):
                 )
                 cf = cf.drop(columns=[o["target"]])
                 o["counterfactual_outcomes"] = False
-            result = self.run(data, cf, o)
+            result = situation_testing_run(data, cf, o)
         except (SituationTestingError, DAGError, json.JSONDecodeError, ValueError, RecursionError) as exc:
             raise CommandError(str(exc)) from exc
         settings = {
@@ -134,13 +135,3 @@ class Command(BaseCommand):
         )
         self.stdout.write(result.counts.to_string(index=False))
         self.stdout.write(self.style.SUCCESS(f"report: {path}"))
-
-    def run(self, data, cf, o):
-        """situation_testing() with the neighbour searches on this machine or on a Dask cluster."""
-        if o["engine"] != "dask":
-            return run_situation_testing(data, cf, o)
-        from fairness.distributed import dask_client
-        from fairness.situation_dask import DaskNeighbours
-
-        with dask_client(scheduler=o["scheduler"]) as client:
-            return run_situation_testing(data, cf, {**o, "cache": DaskNeighbours(client)})
