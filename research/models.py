@@ -112,7 +112,7 @@ class ParticipantQuality(models.Model):
     basis = models.CharField(
         max_length=80, help_text="The study version's file digest and the rules' revision the verdicts hold for."
     )
-    rules = StrictJSONField(help_text="[rule, value, threshold, flagged] per rule, in the rules' order (null: unknown).")
+    rules = StrictJSONField(help_text="[rule, value, threshold, flagged] per rule, in their order (null: unknown).")
     flags = StrictJSONField(default=list, db_default=[], help_text="The rules that flag the participant.")
     attention_failed = models.PositiveIntegerField(default=0, db_default=0, help_text="Attention checks failed.")
 

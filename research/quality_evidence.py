@@ -32,7 +32,7 @@ from research.quality import (
     options,
     with_comparisons,
 )
-from research.quality_verdicts import OwnVerdict, flagged_verdicts, stored_verdicts, store_verdicts, unassessed
+from research.quality_verdicts import OwnVerdict, flagged_verdicts, store_verdicts, stored_verdicts, unassessed
 from research.tables import TASK_MEASURES
 from studies.models import Study
 

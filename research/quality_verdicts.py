@@ -45,8 +45,11 @@ def _current(studies: Iterable[Study]) -> Q:
 def unassessed(studies: Iterable[Study], completed: QuerySet[Participant]) -> list[tuple[int, int, str]]:
     """(id, study version id, status) of the participants of ``completed`` (completed participants of
     ``studies``) without a current verdict: one anti-join, whatever their number."""
-    current = ParticipantQuality.objects.filter(_current(studies), participant=OuterRef("pk"))
-    return list(completed.filter(~Exists(current)).values_list("pk", "study_id", "status"))
+    missing = Q(pk__in=[])
+    for study in studies:
+        current = ParticipantQuality.objects.filter(participant=OuterRef("pk"), basis=basis(study))
+        missing |= Q(study=study) & ~Exists(current)
+    return list(completed.filter(missing).values_list("pk", "study_id", "status"))
 
 
 def stored_verdicts(studies: Iterable[Study], chosen: QuerySet[Participant]) -> dict[int, OwnVerdict]:
@@ -58,9 +61,7 @@ def stored_verdicts(studies: Iterable[Study], chosen: QuerySet[Participant]) -> 
     }
 
 
-def flagged_verdicts(
-    studies: Iterable[Study], chosen: QuerySet[Participant]
-) -> dict[int, tuple[int, list[str], int]]:
+def flagged_verdicts(studies: Iterable[Study], chosen: QuerySet[Participant]) -> dict[int, tuple[int, list[str], int]]:
     """Participant -> (study version id, own flags, failed attention checks), for those of ``chosen`` whose
     current verdict has a flag or a failed attention check (the others have neither: the dashboard reads no
     more)."""
