@@ -62,6 +62,7 @@ def clone_participants(slug: str, n: int, batch: int = 500) -> None:
     from django.db.models import Max
 
     from participation.models import Answer, PageVisit, Participant
+    from studies.models import Study
 
     templates = list(Participant.objects.filter(study__slug=slug, simulated=True).order_by("id"))
     if not templates:
@@ -109,6 +110,10 @@ def clone_participants(slug: str, n: int, batch: int = 500) -> None:
                         [value for pair in pairs for value in pair],
                     )
         made += len(chunk)
+    for study in Study.objects.filter(slug=slug):  # the copies' tickets issued: the next consent takes a new one
+        top = Participant.objects.filter(study=study).aggregate(top=Max("ticket"))["top"]
+        if top is not None and study.tickets_issued <= top:
+            Study.objects.filter(pk=study.pk).update(tickets_issued=top + 1)
     print(f"copied {made} participants (of {len(templates)} simulated ones) in {slug}")
 
 
