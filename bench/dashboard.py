@@ -1,12 +1,13 @@
 """The researcher's dashboard at 2,000 (or 20,000) participants: time of the whole view (login session,
 queries, template, arrivals chart) through Django's test client, p50 / p95 over repeats, with the
-process's CPU time beside the wall time and the machine's load average (on a shared machine the wall
-time includes waiting for a core; the CPU time is this process's own, not the database server's).
+process's CPU time and its PostgreSQL server process's (read from /proc) beside the wall time, and the
+machine's load average (on a shared machine the wall time includes waiting for a core).
 
 Three cases: (a) repeated views of an unchanged study (the figures kept per process); (b) the view after a
 change: a participant saved a page, one arrived, one completed (each a line); (c) the first view in a
 fresh process: the process caches emptied and the database connection closed before each view (a
-restarted server), and, with --fresh-processes N, the first view of N new Python processes.
+restarted server), and, with --fresh-processes N, the first view of N new Python processes (after the
+server's warm-up, config/warm_up.py, as gunicorn's master does it before forking).
 
 Run: .venv/bin/python bench/dashboard.py [--participants 2000] [--repeat 30] [--simulate 2000]
      [--database-url postgres://USER:PASS@127.0.0.1:5432/DB] [--fresh] [--fresh-processes 3]
@@ -143,26 +144,50 @@ def populate(n: int, *, wipe: bool, simulate: int) -> None:
     print(f"  ({time.perf_counter() - started:.0f} s)")
 
 
+def database_cpu_ms() -> float | None:
+    """CPU time so far of this connection's PostgreSQL server process (``/proc``: the server runs on this
+    machine), in ms, with the clock tick's 10 ms resolution; None on SQLite or when it cannot be read."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 def timed(fn, repeat: int, before=None) -> str:
-    """p50 / p95 wall and p50 CPU time of ``fn`` over ``repeat`` calls (``before`` runs untimed before each),
-    after a warm-up call, with the 1-minute load average at the end."""
+    """p50 / p95 wall time of ``fn`` over ``repeat`` calls (``before`` runs untimed before each), after a
+    warm-up call, with the p50 CPU time of this process and of its database server process, and the
+    1-minute load average at the end."""
     fn()  # warm-up: imports, caches, connection
-    walls, cpus = [], []
+    walls, cpus, database = [], [], []
     for _ in range(repeat):
         if before is not None:
             before()
+        server = database_cpu_ms()
         started, cpu = time.perf_counter(), time.process_time()
         fn()
         walls.append((time.perf_counter() - started) * 1000)
         cpus.append((time.process_time() - cpu) * 1000)
+        after = database_cpu_ms()
+        if server is not None and after is not None:
+            database.append(after - server)
+    db = f"  database CPU p50 {statistics.median(database):5.0f} ms" if len(database) == repeat else ""
     return (
         f"p50 {statistics.median(walls):7.1f} ms  p95 {np.percentile(walls, 95):7.1f} ms  "
-        f"CPU p50 {statistics.median(cpus):6.1f} ms  load {os.getloadavg()[0]:.1f}"
+        f"CPU p50 {statistics.median(cpus):6.1f} ms{db}  load {os.getloadavg()[0]:.1f}"
     )
 
 
 def first_view_in_new_process(args: argparse.Namespace) -> str:
-    """Wall and CPU time of the first dashboard view of a new Python process (Django set up, untimed)."""
+    """Wall and CPU time of the first dashboard view of a new Python process (Django set up and the server's
+    warm-up done, untimed)."""
     command = [sys.executable, __file__, "--first-view", "--sqlite", args.sqlite]
     if args.database_url:
         command += ["--database-url", args.database_url]
@@ -192,6 +217,9 @@ def main() -> None:
         from django.contrib.auth import get_user_model
         from django.test import Client
 
+        from config.warm_up import warm_up
+
+        warm_up()  # as gunicorn's master does before it forks the workers
         client = Client()
         client.force_login(get_user_model().objects.get(username="bench"))
         started, cpu = time.perf_counter(), time.process_time()
@@ -243,9 +271,10 @@ def main() -> None:
     Participant.objects.filter(pk=moved.pk).update(position=moved.position)
     Participant.objects.filter(study__slug="effort-demo", pk__gt=last).delete()
 
-    def restarted():  # a restarted server: nothing kept in the process, a new database connection
+    def restarted():  # a restarted server: nothing kept in the process, a new database connection (opened untimed)
         clear_process_caches()
         connection.close()
+        connection.ensure_connection()
 
     print(f"(c) first view, caches emptied:      {timed(view(), args.repeat, before=restarted)}")
     for _ in range(args.fresh_processes):

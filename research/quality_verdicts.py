@@ -91,3 +91,10 @@ def store_verdicts(verdicts: Mapping[int, OwnVerdict], studies: Mapping[int, Stu
         unique_fields=["participant"],
         update_fields=["basis", "rules", "flags", "attention_failed"],
     )
+
+
+def forget_withdrawn_verdict(sender, instance: Participant, **kwargs) -> None:
+    """A withdrawn participant's answers are deleted (``participant_withdraw``), and so is what was derived
+    from them: their stored verdict."""
+    if instance.status == Participant.Status.WITHDRAWN:
+        ParticipantQuality.objects.filter(participant=instance).delete()

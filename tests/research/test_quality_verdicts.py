@@ -107,3 +107,14 @@ def test_the_first_view_of_a_restarted_process_assesses_no_one(answered, researc
     clear_process_caches()
     assert client.get("/researcher/studies/effort-demo/").status_code == 200
     assert calls == [1]
+
+
+def test_a_withdrawal_deletes_the_stored_verdict(answered):
+    from participation.services import participant_withdraw
+
+    _fresh(answered)
+    done = Participant.objects.get(external_id="real-done")
+    assert ParticipantQuality.objects.filter(participant=done).exists()
+    participant_withdraw(participant_id=done.pk)
+    assert not ParticipantQuality.objects.filter(participant=done).exists()
+    assert ParticipantQuality.objects.exists()  # the others' stay
