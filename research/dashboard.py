@@ -194,9 +194,8 @@ def arrivals_figure(chosen, now: datetime | None = None) -> str:
     kept = ranked.annotate(skip=Mod(F("place") - 1, step)).filter(Q(skip=0) | Q(place=F("size")))
     traces: dict[str, dict] = {}
     most = 0
-    for arrived, condition, place, size in kept.order_by("arrived_at", "pk").values_list(
-        "arrived_at", "condition__key", "place", "size"
-    ):
+    rows = kept.order_by().values_list("arrived_at", "pk", "condition__key", "place", "size")
+    for arrived, _, condition, place, size in sorted(rows):  # the kept rows sorted here: the database sorts fewer
         name = condition or "(no condition yet)"
         trace = traces.setdefault(
             name, {"type": "scatter", "mode": "lines", "line": {"shape": "hv"}, "name": name, "x": [], "y": []}

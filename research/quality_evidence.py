@@ -32,7 +32,7 @@ from research.quality import (
     options,
     with_comparisons,
 )
-from research.quality_verdicts import OwnVerdict, flagged_verdicts, store_verdicts, stored_verdicts, unassessed
+from research.quality_verdicts import OwnVerdict, flagged_or_unassessed, store_verdicts, stored_verdicts
 from research.tables import TASK_MEASURES
 from studies.models import Study
 
@@ -245,16 +245,18 @@ class Flagged:
 
 def completed_flags(studies: Iterable[Study], completed: QuerySet[Participant]) -> dict[int, Flagged]:
     """The participants of ``completed`` (completed participants of ``studies``, one study's versions) that a
-    quality rule flags or who failed an attention check, and no others (the dashboard): the verdicts of
-    those not assessed yet stored first, then a handful of queries whatever the number of participants."""
+    quality rule flags or who failed an attention check, and no others (the dashboard): a handful of queries
+    whatever the number of participants, and the evidence read only of those without a stored verdict (then
+    stored)."""
     studies = list(studies)
     if not studies:
         return {}
     versions = {s.pk: s for s in studies}
-    missing = unassessed(studies, completed)
-    if missing:
-        _assess(versions, missing, None)
-    own = flagged_verdicts(studies, completed)
+    own, missing = flagged_or_unassessed(studies, completed)
+    version_of = {pk: sid for pk, sid, _ in missing}
+    for pk, verdict in (_assess(versions, missing, None) if missing else {}).items():
+        if verdict.quality.flags or verdict.attention_failed:
+            own[pk] = (version_of[pk], list(verdict.quality.flags), verdict.attention_failed)
     found = study_comparisons(studies, completed, flagged_only=True)
     limits = {s.pk: options(s.spec) for s in studies}
     compared = {pk for pk, n in found.duplicates.items() if n} | set(found.bursts)
@@ -262,8 +264,8 @@ def completed_flags(studies: Iterable[Study], completed: QuerySet[Participant]) 
     study_of.update({pk: sid for pk, (sid, _, _) in own.items()})
     out = {}
     for pk, sid in study_of.items():
-        flags, failed = own.get(pk, (sid, [], 0))[1:]
-        flags = frozenset(flags) | comparison_flags(found.duplicates.get(pk), found.bursts.get(pk), limits[sid])
+        _, mine, failed = own.get(pk, (sid, [], 0))
+        flags = frozenset(mine) | comparison_flags(found.duplicates.get(pk), found.bursts.get(pk), limits[sid])
         if flags or failed:
             out[pk] = Flagged(flags, failed, versions[sid].spec)
     return out

@@ -11,7 +11,7 @@ is assessed again."""
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 
 from participation.models import Participant
 from research.models import ParticipantQuality
@@ -42,16 +42,6 @@ def _current(studies: Iterable[Study]) -> Q:
     return found
 
 
-def unassessed(studies: Iterable[Study], completed: QuerySet[Participant]) -> list[tuple[int, int, str]]:
-    """(id, study version id, status) of the participants of ``completed`` (completed participants of
-    ``studies``) without a current verdict: one anti-join, whatever their number."""
-    missing = Q(pk__in=[])
-    for study in studies:
-        current = ParticipantQuality.objects.filter(participant=OuterRef("pk"), basis=basis(study))
-        missing |= Q(study=study) & ~Exists(current)
-    return list(completed.filter(missing).values_list("pk", "study_id", "status"))
-
-
 def stored_verdicts(studies: Iterable[Study], chosen: QuerySet[Participant]) -> dict[int, OwnVerdict]:
     """The current verdicts of the participants of ``chosen`` that have one."""
     rows = ParticipantQuality.objects.filter(_current(studies), participant__in=chosen)
@@ -61,15 +51,29 @@ def stored_verdicts(studies: Iterable[Study], chosen: QuerySet[Participant]) -> 
     }
 
 
-def flagged_verdicts(studies: Iterable[Study], chosen: QuerySet[Participant]) -> dict[int, tuple[int, list[str], int]]:
-    """Participant -> (study version id, own flags, failed attention checks), for those of ``chosen`` whose
-    current verdict has a flag or a failed attention check (the others have neither: the dashboard reads no
-    more)."""
-    rows = ParticipantQuality.objects.filter(_current(studies), participant__in=chosen).exclude(
-        flags=[], attention_failed=0
+def flagged_or_unassessed(
+    studies: Iterable[Study], completed: QuerySet[Participant]
+) -> tuple[dict[int, tuple[int, list[str], int]], list[tuple[int, int, str]]]:
+    """Of ``completed`` (completed participants of ``studies``), in one query whatever their number: participant
+    -> (study version id, own flags, failed attention checks) for those whose current verdict has a flag or a
+    failed attention check (the others have neither: no more is read), and (id, study version id, status) of
+    those without a current verdict."""
+    current = {s.pk: basis(s) for s in studies}
+    held = Q(pk__in=[])
+    for study in studies:
+        held |= Q(study=study, stored_quality__basis=basis(study))
+    wanted = ~held | ~Q(stored_quality__flags=[]) | Q(stored_quality__attention_failed__gt=0)
+    rows = completed.filter(wanted).values_list(
+        "pk", "study_id", "status", "stored_quality__basis", "stored_quality__flags", "stored_quality__attention_failed"
     )
-    found = rows.values_list("participant_id", "participant__study_id", "flags", "attention_failed")
-    return {pk: (sid, flags, failed) for pk, sid, flags, failed in found}
+    flagged: dict[int, tuple[int, list[str], int]] = {}
+    missing: list[tuple[int, int, str]] = []
+    for pk, sid, status, held_basis, flags, failed in rows:
+        if held_basis != current[sid]:
+            missing.append((pk, sid, status))
+        else:
+            flagged[pk] = (sid, flags, failed)
+    return flagged, missing
 
 
 def store_verdicts(verdicts: Mapping[int, OwnVerdict], studies: Mapping[int, Study]) -> None:
