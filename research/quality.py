@@ -143,7 +143,7 @@ class RuleResult:
 class Quality:
     rules: tuple[RuleResult, ...]
 
-    @cached_property  # computed once: the dashboard keeps completed participants' qualities between views
+    @cached_property
     def flags(self) -> tuple[str, ...]:
         return tuple(r.rule for r in self.rules if r.flagged)
 
@@ -328,6 +328,11 @@ class DuplicateTexts:
                         self._matches[other].add(pid)
                 self._owners.append(pid)
                 self._cleaned.append(norm)
+
+    @property
+    def has_matches(self) -> bool:
+        """Whether any two participants' texts match."""
+        return any(self._matches.values())
 
     def matches(self, among: set[int] | None = None) -> dict[int, int]:
         """Participant -> how many other participants' texts match theirs (:func:`duplicate_counts`),

@@ -4,17 +4,18 @@ answers and detection items, and, over the study's participants (every version, 
 free texts compared for duplicates and the arrivals compared by address range (:class:`Comparisons`, made
 once per export). Shared by the export, the streamed export and the dashboard.
 
-Kept per process and study (:class:`_Memo`), so that a dashboard at 20,000 participants does not read every
-answer on every view: a completed participant's own rules (their pages and answers never change once they
-completed) are assessed once per version of the study file, and the comparisons are updated from the texts
-and arrivals that are new since the last look (:class:`research.quality.DuplicateTexts`)."""
+A dashboard at 20,000 participants reads no participant's answers on its views: a completed participant's
+own rules (their pages and answers never change once they completed) are assessed once per version of the
+study file and stored (``research.quality_verdicts``), for every process; the near-duplicate index of the
+free texts is kept per process and study (:class:`_Memo`) and brought up to date with the texts new since
+the last look (:class:`research.quality.DuplicateTexts`)."""
 
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from threading import Lock
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from core.caching import BoundedCache
 from participation.models import Answer, PageVisit, Participant
@@ -31,6 +32,7 @@ from research.quality import (
     options,
     with_comparisons,
 )
+from research.quality_verdicts import OwnVerdict, flagged_or_unassessed, store_verdicts, stored_verdicts
 from research.tables import TASK_MEASURES
 from studies.models import Study
 
@@ -104,10 +106,9 @@ def _text_answers(studies: list[Study]) -> QuerySet[Answer]:
 
 @dataclass
 class _Memo:
-    """One study's quality evidence kept between looks (see the module's docstring); ``lock`` held while
+    """One study's near-duplicate index kept between looks (see the module's docstring); ``lock`` held while
     it is read or updated."""
 
-    own: dict[tuple[int, str], Quality] = field(default_factory=dict)  # (completed participant, file hash)
     texts: DuplicateTexts | None = None
     text_ids: set[int] = field(default_factory=set)
     text_limits: tuple = ()
@@ -151,54 +152,68 @@ class Comparisons:
     bursts: dict[int, int]
 
 
-def study_comparisons(studies: list[Study], also: QuerySet[Participant] | None = None) -> Comparisons:
+def study_comparisons(
+    studies: list[Study], also: QuerySet[Participant] | None = None, *, flagged_only: bool = False
+) -> Comparisons:
     """The :class:`Comparisons` over every non-pilot participant of ``studies`` (one study's versions) and
-    ``also``, with the newest version's thresholds: the arrivals and the texts new since the last look."""
+    ``also``, with the newest version's thresholds: the arrivals and the texts new since the last look.
+    ``flagged_only``: the arrivals read are only those from address ranges with at least the versions'
+    smallest ``burst_size`` participants (a database aggregate), so ``bursts`` holds the participants the
+    ``burst`` rule may flag, with their exact counts, and no one else."""
     limits = options(max(studies, key=lambda s: s.version).spec)
     chosen = Q(pk__in=also if also is not None else [])
     everyone = Participant.objects.filter(Q(study__in=studies, pilot=False) | chosen)
-    arrivals = list(everyone.values_list("pk", "arrived_at", "address_range"))
-    compared = {pk for pk, _, _ in arrivals}
+    ranged = everyone
+    if flagged_only:
+        least = min(options(s.spec)["burst_size"] for s in studies)
+        crowded = everyone.exclude(address_range="").values("address_range").annotate(n=Count("pk"))
+        ranged = everyone.filter(address_range__in=crowded.filter(n__gte=least).values("address_range"))
+    arrivals = ranged.exclude(address_range="").values_list("pk", "arrived_at", "address_range")
     memo = _memo(studies)
     with memo.lock:
-        matches = _duplicates(memo, studies, limits).matches(compared)
+        texts = _duplicates(memo, studies, limits)
+        # whom a match may count (not a pilot left out), read only when some texts match
+        matches = texts.matches(set(everyone.values_list("pk", flat=True)) if texts.has_matches else None)
     return Comparisons(matches, burst_sizes(arrivals, limits["burst_minutes"]))
 
 
-def _own_qualities(memo: _Memo, studies: list[Study], chosen: QuerySet[Participant]) -> dict[int, tuple[Quality, int]]:
-    """Each participant of ``chosen`` assessed on their own pages and answers (comparisons unknown), with
-    their study version's id: from the memo for completed participants assessed before under the same file, read
-    (in batches of 5,000 participants) and assessed otherwise."""
-    specs = {s.pk: s.spec for s in studies}
-    hashes = {s.pk: s.spec_hash for s in studies}
-    rows = list(chosen.values_list("pk", "study_id", "status"))
-    done = Participant.Status.COMPLETED
-    out: dict[int, tuple[Quality, int]] = {}
-    with memo.lock:
-        for pk, sid, status in rows:
-            if status == done and (pk, hashes[sid]) in memo.own:
-                out[pk] = (memo.own[pk, hashes[sid]], sid)
-    missing = [row for row in rows if row[0] not in out]
-    if len(missing) == len(rows):
-        batches = [(chosen, missing)]
-    else:
-        parts = [missing[i : i + 5000] for i in range(0, len(missing), 5000)]
-        batches = [(Participant.objects.filter(pk__in=[pk for pk, _, _ in part]), part) for part in parts]
-    for source, part in batches:
-        visits = _visits(source)
-        numbers, detections = _answers(source)
-        for pk, sid, status in part:
-            evidence = Evidence(
-                visits=tuple(visits.get(pk, ())),
-                answers=tuple(numbers.get(pk, ())),
-                detections=detected(detections.get(pk, ()), specs[sid]),
-            )
-            quality = assess(evidence, specs[sid])
-            out[pk] = (quality, sid)
-            if status == done:
-                with memo.lock:
-                    memo.own[pk, hashes[sid]] = quality
+def _assess(versions: dict[int, Study], rows: list[tuple[int, int, str]], source: QuerySet[Participant] | None) -> dict:
+    """Each participant of ``rows`` (id, study version id, status) assessed on their own pages and answers
+    (comparisons unknown), read in batches of 5,000 participants (or at once from ``source`` when it holds
+    exactly them); the completed ones' verdicts stored (``research.quality_verdicts``)."""
+    batches = (
+        [(source, rows)]
+        if source is not None
+        else [
+            (Participant.objects.filter(pk__in=[pk for pk, _, _ in part]), part)
+            for part in (rows[i : i + 5000] for i in range(0, len(rows), 5000))
+        ]
+    )
+    out: dict[int, OwnVerdict] = {}
+    for participants, part in batches:
+        visits = _visits(participants)
+        numbers, detections = _answers(participants)
+        for pk, sid, _ in part:
+            spec = versions[sid].spec
+            answers = tuple(numbers.get(pk, ()))
+            evidence = Evidence(tuple(visits.get(pk, ())), answers, detected(detections.get(pk, ()), spec))
+            failed = sum(a.measure == "attention" and a.number == 0 for a in answers)
+            out[pk] = OwnVerdict(assess(evidence, spec), failed)
+    completed = {pk: sid for pk, sid, status in rows if status == Participant.Status.COMPLETED}
+    if completed:
+        store_verdicts({pk: out[pk] for pk in completed}, {pk: versions[sid] for pk, sid in completed.items()})
     return out
+
+
+def _own_qualities(studies: list[Study], chosen: QuerySet[Participant]) -> dict[int, tuple[Quality, int]]:
+    """Each participant of ``chosen`` assessed on their own pages and answers (comparisons unknown), with
+    their study version's id: the stored verdict of a completed participant, assessed otherwise."""
+    versions = {s.pk: s for s in studies}
+    rows = list(chosen.values_list("pk", "study_id", "status"))
+    stored = stored_verdicts(studies, chosen.filter(status=Participant.Status.COMPLETED))
+    missing = [row for row in rows if row[0] not in stored]
+    assessed = _assess(versions, missing, chosen if len(missing) == len(rows) else None) if missing else {}
+    return {pk: ((stored.get(pk) or assessed[pk]).quality, sid) for pk, sid, _ in rows}
 
 
 def database_qualities(
@@ -214,21 +229,43 @@ def database_qualities(
     specs = {s.pk: s.spec for s in studies}
     return {
         pk: (with_comparisons(quality, found.duplicates.get(pk), found.bursts.get(pk), specs[sid]), specs[sid])
-        for pk, (quality, sid) in _own_qualities(_memo(studies), studies, chosen).items()
+        for pk, (quality, sid) in _own_qualities(studies, chosen).items()
     }
 
 
-def database_flags(studies: Iterable[Study], chosen: QuerySet[Participant]) -> dict[int, tuple[set[str], dict]]:
-    """Each participant of ``chosen`` with the quality rules that flag them and their study file: the flags
-    of :func:`database_qualities` without building each participant's rule results anew (the dashboard)."""
+@dataclass(frozen=True)
+class Flagged:
+    """A completed participant some quality rule flags or who failed an attention check: their flags (own
+    and comparisons), failed attention checks and study file."""
+
+    flags: frozenset[str]
+    attention_failed: int
+    spec: dict
+
+
+def completed_flags(studies: Iterable[Study], completed: QuerySet[Participant]) -> dict[int, Flagged]:
+    """The participants of ``completed`` (completed participants of ``studies``, one study's versions) that a
+    quality rule flags or who failed an attention check, and no others (the dashboard): a handful of queries
+    whatever the number of participants, and the evidence read only of those without a stored verdict (then
+    stored)."""
     studies = list(studies)
     if not studies:
         return {}
-    found = study_comparisons(studies, chosen)
-    specs = {s.pk: s.spec for s in studies}
+    versions = {s.pk: s for s in studies}
+    own, missing = flagged_or_unassessed(studies, completed)
+    version_of = {pk: sid for pk, sid, _ in missing}
+    for pk, verdict in (_assess(versions, missing, None) if missing else {}).items():
+        if verdict.quality.flags or verdict.attention_failed:
+            own[pk] = (version_of[pk], list(verdict.quality.flags), verdict.attention_failed)
+    found = study_comparisons(studies, completed, flagged_only=True)
     limits = {s.pk: options(s.spec) for s in studies}
+    compared = {pk for pk, n in found.duplicates.items() if n} | set(found.bursts)
+    study_of = dict(completed.filter(pk__in=sorted(compared - set(own))).values_list("pk", "study_id"))
+    study_of.update({pk: sid for pk, (sid, _, _) in own.items()})
     out = {}
-    for pk, (quality, sid) in _own_qualities(_memo(studies), studies, chosen).items():
-        compared = comparison_flags(found.duplicates.get(pk), found.bursts.get(pk), limits[sid])
-        out[pk] = (set(quality.flags) | compared, specs[sid])
+    for pk, sid in study_of.items():
+        _, mine, failed = own.get(pk, (sid, [], 0))
+        flags = frozenset(mine) | comparison_flags(found.duplicates.get(pk), found.bursts.get(pk), limits[sid])
+        if flags or failed:
+            out[pk] = Flagged(flags, failed, versions[sid].spec)
     return out

@@ -54,13 +54,20 @@ def test_many_arrivals_leave_the_ticks_to_plotly(demo_study):
     assert {trace["mode"] for trace in figure["data"]} == {"lines"}
 
 
-def test_a_long_step_line_is_thinned_with_exact_counts(monkeypatch):
+def test_a_long_step_line_is_thinned_with_exact_counts(demo_study, monkeypatch):
+    """Beyond ARRIVALS_MAX_POINTS arrivals of a condition, the database keeps every k-th arrival and the last,
+    k = ceil(arrivals / ARRIVALS_MAX_POINTS), each with its exact count."""
     from research import dashboard
 
     monkeypatch.setattr(dashboard, "ARRIVALS_MAX_POINTS", 10)
-    trace = {"x": [f"t{i}" for i in range(45)], "y": list(range(1, 46))}
-    dashboard._thin(trace)
-    assert trace["y"] == [1, 6, 11, 16, 21, 26, 31, 36, 41, 45] and trace["x"][-1] == "t44"
-    short = {"x": ["a", "b"], "y": [1, 2]}
-    dashboard._thin(short)
-    assert short == {"x": ["a", "b"], "y": [1, 2]}
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for n in range(45):
+        participant_arrive(study_slug="effort-demo", external_id=f"p{n}", at=start + timedelta(minutes=n))
+    figure = json.loads(arrivals_figure(Participant.objects.filter(study__slug="effort-demo")))
+    (trace,) = figure["data"]
+    assert trace["y"] == [1, 6, 11, 16, 21, 26, 31, 36, 41, 45]
+    assert trace["x"][1] == (start + timedelta(minutes=5)).isoformat()
+    assert trace["x"][-1] == (start + timedelta(minutes=44)).isoformat()
+    monkeypatch.setattr(dashboard, "ARRIVALS_MAX_POINTS", 45)
+    figure = json.loads(arrivals_figure(Participant.objects.filter(study__slug="effort-demo")))
+    assert figure["data"][0]["y"] == list(range(1, 46))

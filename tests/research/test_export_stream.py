@@ -41,12 +41,16 @@ def test_streamed_answers_equal_the_built_table_effort_demo(demo_study):
 def test_stream_reads_one_batch_at_a_time(demo_study, django_assert_max_num_queries):
     """Queries grow with the batches, not the rows: the list of ids and the study-wide quality comparisons
     (free texts, arrivals), then per batch the participants, their answers (one server-side cursor) and
-    their answer quality's evidence (pages, numeric answers, the batch's ids)."""
+    their answer quality: the batch's ids and stored verdicts, and, the first time, the evidence of those
+    without one (pages, numeric answers) and their verdicts stored."""
     simulate_participants("effort-demo", n=6, seed=1)
     lines = answers_csv_lines("effort-demo", sample_filter("study"), batch=2)
-    with django_assert_max_num_queries(2 + 1 + 2 + 3 * 5):  # studies, header, ids; comparisons; 3 batches x 5
+    with django_assert_max_num_queries(2 + 1 + 2 + 3 * 7):  # studies, header, ids; comparisons; 3 batches x 7
         chunks = list(lines)
     assert len(chunks) == 1 + 3
+    lines = answers_csv_lines("effort-demo", sample_filter("study"), batch=2)
+    with django_assert_max_num_queries(2 + 1 + 2 + 3 * 4):  # the verdicts stored: 3 batches x 4
+        assert list(lines) == chunks
 
 
 def test_dashboard_and_api_stream_the_answers_csv(demo_study, researcher):
