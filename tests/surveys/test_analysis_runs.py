@@ -169,5 +169,6 @@ def test_generalise_from_the_study_file_and_the_command(analysed, tmp_path):
     assert "(for these 12 stimulus pairs (participants resampled" in out.getvalue()
     latest = Calibration.objects.filter(condition__key="arrests").order_by("-version").first()
     assert latest.estimand.startswith("for these 12 stimulus pairs")
-    record = json.loads((tmp_path / "b" / "results.json").read_text())["calibrations"][0]
+    records = json.loads((tmp_path / "b" / "results.json").read_text())["calibrations"]
+    record = next(r for r in records if r["condition"] == "arrests")
     assert latest.generalise == "" and [latest.ci_low, latest.ci_high] == pytest.approx(record["ci_participants"])
