@@ -53,7 +53,7 @@ from analysis.correlations import (
     correlation,
 )
 from analysis.mixed_model import STIMULUS_COLUMNS, MixedModelResult, crossed_mixed_model, stimulus_key
-from analysis.regression import distance_regression, moderation_regression
+from analysis.regression import RegressionResult, distance_regression, moderation_regression
 from analysis.repeated_measures import (
     ESTIMAND_POPULATION,
     ESTIMAND_STIMULI,
@@ -285,10 +285,7 @@ def run_pipeline(
     (participants x stimuli) bootstrap's (both CIs are reported either way when stimuli are identified) and
     the headline family's RQ1-RQ2 tests the two-way bootstrap's (``generalising_tests``); the
     participant-level rows stay, outside the family, as second opinions for the study's own stimuli."""
-    check_generalise(generalise)
-    sample = select_participants(pairs, participants, include_incomplete=include_incomplete)
-    if sample.included < MIN_PARTICIPANTS:
-        raise ValueError(f"too few participants to analyse: {sample.sentence()}")
+    sample, data, conditions = _analysable(pairs, participants, include_incomplete, generalise)
     excluded_ids = set(pairs.loc[pairs["excluded"] == 1, "participant_id"])
     total_ids = set(pairs["participant_id"])
     exclusions = {
@@ -298,19 +295,6 @@ def run_pipeline(
     }
     if participants is not None:
         exclusions["completed"] = int((participants["status"] == "completed").sum())
-    data = sample.pairs.dropna(subset=["d_traj", "d_aggr", "d_overall", "output_distance"])
-    if all(c in data for c in STIMULUS_COLUMNS):
-        data = data.assign(stimulus=stimulus_key(data))
-    elif generalise == "stimuli":
-        raise ValueError(f"generalising over stimuli needs the pairs table's columns {list(STIMULUS_COLUMNS)}")
-    conditions = list(dict.fromkeys(data["condition"]))
-    per_condition = data.groupby("condition", sort=False)["participant_id"].nunique()
-    few = [f"{n} in {cond!r}" for cond, n in per_condition.items() if n < MIN_PARTICIPANTS]
-    if few:  # a condition's cluster-robust SEs and participant bootstraps need several participants
-        raise ValueError(
-            f"too few participants with rated pairs in a condition to analyse it ({', '.join(few)}; at least "
-            f"{MIN_PARTICIPANTS} in every condition)"
-        )
     if moderator_level is None:
         undesirable = list(data.loc[data["desirable"] == 0, "condition"]) if "desirable" in data else []
         moderator_level = str(undesirable[0]) if undesirable else conditions[0]
@@ -413,39 +397,15 @@ def run_pipeline(
                 "other": frame["factor_other"].mean(),
             }
         )
-        ols = fits[(cond, "input", "ols")]
-        a1, a2 = float(ols.params["d_aggr"]), float(ols.params["d_traj"])
-        ci, _ = bootstrap_alpha(
-            frame,
-            n_resamples=n_resamples,
-            seed=seed + 100 + ci_index,
-            progress=_reporter(progress, f"bootstrap alpha {cond}", n_resamples),
-        )
-        ci_stimuli = NAN_CI
-        if n_stimuli:
-            ci_stimuli, _ = bootstrap_alpha(
-                frame,
-                n_resamples=n_resamples,
-                seed=seed + 400 + ci_index,
-                generalise="stimuli",
-                progress=_reporter(progress, f"two-way bootstrap alpha {cond}", n_resamples),
-            )
-        chosen = ESTIMAND_POPULATION if generalise == "stimuli" else ESTIMAND_STIMULI
         calibrations.append(
-            Calibration(
-                cond,
-                alpha_from(a1, a2),
-                ci_stimuli if generalise == "stimuli" else ci,
-                a1,
-                a2,
-                frame["participant_id"].nunique(),
-                n_resamples,
-                seed,
-                ci_participants=ci,
-                ci_stimuli=ci_stimuli,
-                n_stimuli=n_stimuli,
+            _calibration(
+                frame,
+                fits[(cond, "input", "ols")],
+                ci_index,
+                seed=seed,
+                n_resamples=n_resamples,
                 generalise=generalise,
-                estimand=chosen.format(n=n_stimuli) if n_stimuli else estimand["estimand"],
+                progress=progress,
             )
         )
     if len(conditions) > 1:
@@ -492,6 +452,114 @@ def run_pipeline(
         rm_correlations=pd.DataFrame(rm),
         icc=likert_icc(data) if "stimulus" in data else pd.DataFrame(),
         generalise=generalise,
+    )
+
+
+@dataclass(frozen=True)
+class CalibrationsResult:
+    """:func:`pipeline_calibrations`' result: the ``calibrations`` and ``sample`` :func:`run_pipeline` would give."""
+
+    calibrations: list[Calibration]
+    sample: SampleSelection
+
+
+def pipeline_calibrations(
+    pairs: pd.DataFrame,
+    participants: pd.DataFrame | None = None,
+    *,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    include_incomplete: bool = False,
+    generalise: str | None = None,
+) -> CalibrationsResult:
+    """Only the calibrations (alpha per condition with its CIs) and the sample of :func:`run_pipeline` with the
+    same arguments, the same values (same seeds), without its tables, tests and mixed models: what a
+    sensitivity analysis of alpha needs, at a fraction of the cost. Raises run_pipeline's errors."""
+    sample, data, conditions = _analysable(pairs, participants, include_incomplete, generalise)
+    calibrations = [
+        _calibration(
+            frame := data[data["condition"] == cond],
+            distance_regression(frame, OUTCOMES["input"]),
+            ci_index,
+            seed=seed,
+            n_resamples=n_resamples,
+            generalise=generalise,
+        )
+        for ci_index, cond in enumerate(conditions)
+    ]
+    return CalibrationsResult(calibrations, sample)
+
+
+def _analysable(
+    pairs: pd.DataFrame, participants: pd.DataFrame | None, include_incomplete: bool, generalise: str | None
+) -> tuple[SampleSelection, pd.DataFrame, list]:
+    """The analysed participants, their complete rated pairs (with a ``stimulus`` id when the pairs identify
+    stimuli) and the conditions in order of appearance; a ValueError when too few participants remain overall
+    or in a condition, or ``generalise="stimuli"`` without stimulus columns."""
+    check_generalise(generalise)
+    sample = select_participants(pairs, participants, include_incomplete=include_incomplete)
+    if sample.included < MIN_PARTICIPANTS:
+        raise ValueError(f"too few participants to analyse: {sample.sentence()}")
+    data = sample.pairs.dropna(subset=["d_traj", "d_aggr", "d_overall", "output_distance"])
+    if all(c in data for c in STIMULUS_COLUMNS):
+        data = data.assign(stimulus=stimulus_key(data))
+    elif generalise == "stimuli":
+        raise ValueError(f"generalising over stimuli needs the pairs table's columns {list(STIMULUS_COLUMNS)}")
+    per_condition = data.groupby("condition", sort=False)["participant_id"].nunique()
+    few = [f"{n} in {cond!r}" for cond, n in per_condition.items() if n < MIN_PARTICIPANTS]
+    if few:  # a condition's cluster-robust SEs and participant bootstraps need several participants
+        raise ValueError(
+            f"too few participants with rated pairs in a condition to analyse it ({', '.join(few)}; at least "
+            f"{MIN_PARTICIPANTS} in every condition)"
+        )
+    return sample, data, list(dict.fromkeys(data["condition"]))
+
+
+def _calibration(
+    frame: pd.DataFrame,
+    ols: RegressionResult,
+    ci_index: int,
+    *,
+    seed: int,
+    n_resamples: int,
+    generalise: str | None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Calibration:
+    """The condition's calibration: alpha from Eq. 5's plain fit ``ols`` with its participant-bootstrap CI and,
+    when ``frame`` identifies stimuli, its two-way bootstrap CI (seeds ``seed`` + 100 / 400 + ``ci_index``)."""
+    cond = frame["condition"].iloc[0]
+    n_stimuli = int(frame["stimulus"].nunique()) if "stimulus" in frame else 0
+    a1, a2 = float(ols.params["d_aggr"]), float(ols.params["d_traj"])
+    ci, _ = bootstrap_alpha(
+        frame,
+        n_resamples=n_resamples,
+        seed=seed + 100 + ci_index,
+        progress=_reporter(progress, f"bootstrap alpha {cond}", n_resamples),
+    )
+    ci_stimuli = NAN_CI
+    if n_stimuli:
+        ci_stimuli, _ = bootstrap_alpha(
+            frame,
+            n_resamples=n_resamples,
+            seed=seed + 400 + ci_index,
+            generalise="stimuli",
+            progress=_reporter(progress, f"two-way bootstrap alpha {cond}", n_resamples),
+        )
+    chosen = ESTIMAND_POPULATION if generalise == "stimuli" else ESTIMAND_STIMULI
+    return Calibration(
+        cond,
+        alpha_from(a1, a2),
+        ci_stimuli if generalise == "stimuli" else ci,
+        a1,
+        a2,
+        frame["participant_id"].nunique(),
+        n_resamples,
+        seed,
+        ci_participants=ci,
+        ci_stimuli=ci_stimuli,
+        n_stimuli=n_stimuli,
+        generalise=generalise,
+        estimand=chosen.format(n=n_stimuli) if n_stimuli else "for the study's stimuli",
     )
 
 

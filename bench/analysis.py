@@ -1,5 +1,6 @@
 """Benchmark: the whole study pipeline on 1,000 participants x 12 pairs with 10,000 bootstrap
-resamples, and the ratio to a plain per-resample pandas loop doing the same bootstrap.
+resamples, and the ratio to a plain per-resample pandas loop doing the same bootstrap; then the
+calibrations alone (``pipeline_calibrations``, what an analysis's sensitivity rows fit), checked identical.
 
 Run: .venv/bin/python bench/analysis.py [--participants 1000] [--resamples 10000] [--loop-resamples 200]
 [--mixed-models]
@@ -27,7 +28,7 @@ import django  # noqa: E402
 
 django.setup()  # the study file's conversion and validation name its task types (translated strings)
 
-from analysis.pipeline import run_pipeline  # noqa: E402
+from analysis.pipeline import pipeline_calibrations, run_pipeline  # noqa: E402
 from simulation.effort import simulate_pairs  # noqa: E402
 from studies.services import stored_file  # noqa: E402
 
@@ -60,13 +61,23 @@ def main() -> None:
     spec, _ = stored_file(json.loads((ROOT / "studies/bundled/effort_demo.json").read_text()))  # its conversion
     pairs = simulate_pairs(spec, args.participants, seed=1)
     print(f"pairs table: {len(pairs)} rows, {pairs['participant_id'].nunique()} participants")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     result = run_pipeline(pairs, seed=1, n_resamples=args.resamples, mixed_models=args.mixed_models)
     pipeline_s = time.perf_counter() - started
     mixed = "with" if args.mixed_models else "without"
-    print(f"pipeline with {args.resamples} resamples, {mixed} mixed models: {pipeline_s:.2f} s")
+    print(
+        f"pipeline with {args.resamples} resamples, {mixed} mixed models: {pipeline_s:.2f} s "
+        f"({time.process_time() - cpu:.2f} s CPU)"
+    )
     for cal in result.calibrations:
         print(f"  alpha[{cal.condition}] = {cal.alpha:.4f}  CI [{cal.ci[0]:.4f}, {cal.ci[1]:.4f}]")
+    started, cpu = time.perf_counter(), time.process_time()
+    alone = pipeline_calibrations(pairs, seed=1, n_resamples=args.resamples)
+    print(
+        f"the calibrations alone (pipeline_calibrations: an analysis's sensitivity rows): "
+        f"{time.perf_counter() - started:.2f} s ({time.process_time() - cpu:.2f} s CPU), "
+        f"identical to the pipeline's: {alone.calibrations == result.calibrations}"
+    )
     loop_s = 0.0
     for _, frame in pairs.groupby("condition"):
         loop_s += pandas_loop_bootstrap(frame, args.loop_resamples, seed=1)

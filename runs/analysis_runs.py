@@ -5,13 +5,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+import pandas as pd
+
 from analysis.bts import MIN_RESPONDENTS, participant_bts
 from analysis.pipeline import Calibration as EffortCalibration
-from analysis.pipeline import PipelineResult, run_pipeline
+from analysis.pipeline import CalibrationsResult, PipelineResult, pipeline_calibrations, run_pipeline
 from analysis.sensitivity import sensitivity_of
 from fairness.rater_groups import ALL
 from fairness.task_blocks import DesignAnalysis
-from research.export import ExportTables, export_tables
+from research.export import export_tables
 from runs.analysis_plan import check_reason, registered_deviations
 from runs.calibrations import calibration_create
 from runs.design_analysis import GroupOptions, study_analysis
@@ -137,21 +139,26 @@ def effort_analysis(
     generalise: str | None,
     quality_exclusion: str = "study",
     progress: Callable[[str, int, int], None] | None = None,
-) -> tuple[ExportTables, PipelineResult]:
+) -> PipelineResult:
     """The effort pipeline (``analysis.pipeline.run_pipeline``: Tables 2-5, the headline tests and each
     condition's calibration alpha) on the study's pairs table, the rows with an overall rating (the
     ``pair_distance`` blocks' ratings, as format 1 wrote them for a converted study)."""
-    tables = export_tables(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
-    result = run_pipeline(
-        tables.pairs.dropna(subset=["d_overall"]),
-        tables.participants,
+    pairs, participants = effort_pairs(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
+    return run_pipeline(
+        pairs,
+        participants,
         seed=seed,
         n_resamples=n_resamples,
         include_incomplete=include_incomplete,
         progress=progress,
         generalise=generalise,
     )
-    return tables, result
+
+
+def effort_pairs(slug: str, *, include_pilot: bool, quality_exclusion: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The study's pairs rows with an overall rating and its participants table, as the effort pipeline takes them."""
+    tables = export_tables(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
+    return tables.pairs.dropna(subset=["d_overall"]), tables.participants
 
 
 GENERALISE_SETTING = {
@@ -341,20 +348,22 @@ def design_effort(
     if not any(map(rates_effort, blocks)):
         return EffortOfDesign(None, NO_EFFORT_BLOCK)
 
-    def analyse(quality_exclusion: str = "study", progress: Callable[[str, int, int], None] | None = None):
-        return effort_analysis(
+    def alphas(quality_exclusion: str) -> PipelineResult | CalibrationsResult:  # the sensitivity needs alpha only
+        pairs = effort_pairs(study.slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
+        return pipeline_calibrations(
+            *pairs, seed=seed, n_resamples=n_resamples, include_incomplete=include_incomplete, generalise=generalise
+        )
+
+    try:
+        result = effort_analysis(
             study.slug,
             seed=seed,
             n_resamples=n_resamples,
             include_incomplete=include_incomplete,
             include_pilot=include_pilot,
             generalise=generalise,
-            quality_exclusion=quality_exclusion,
             progress=progress,
-        )[1]
-
-    try:
-        result = analyse("study", progress)
+        )
     except ValueError as exc:
         return EffortOfDesign(None, f"No effort analysis of the pair_distance blocks and no Calibration stored: {exc}.")
     if not result.calibrations:
@@ -363,4 +372,5 @@ def design_effort(
     floor = study.spec.get("bonus", {}).get("honesty", {}).get("min_respondents", MIN_RESPONDENTS)
     assert result.sample is not None  # run_pipeline always sets it
     bts = participant_bts(result.sample.pairs, similar_max=block["likert"]["similar_max"], min_respondents=floor)
-    return EffortOfDesign(result, "", alpha_sensitivity(*without_flagged(analyse, result, study.spec)), bts)
+    main: PipelineResult | CalibrationsResult = result
+    return EffortOfDesign(result, "", alpha_sensitivity(*without_flagged(alphas, main, study.spec)), bts)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.pipeline import PipelineResult
+from analysis.pipeline import CalibrationsResult, PipelineResult
 from analysis.repeated_measures import BOOTSTRAP, CLUSTER_WALD, TWO_WAY
 from analysis.report import HEADINGS, NOTES, report_figures, report_tables
 from analysis.sensitivity import Sensitivity, compare_estimates, sensitivity_of
@@ -272,7 +272,7 @@ def effort_sections(result: PipelineResult, bts: pd.DataFrame, out_dir: Path) ->
     )
 
 
-def _alphas(result: PipelineResult) -> pd.DataFrame:
+def _alphas(result: PipelineResult | CalibrationsResult) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {"condition": c.condition, "alpha": c.alpha, "ci_low": c.ci[0], "ci_high": c.ci[1]}
@@ -282,7 +282,9 @@ def _alphas(result: PipelineResult) -> pd.DataFrame:
     )
 
 
-def alpha_sensitivity(all_result: PipelineResult, without: PipelineResult | None) -> Sensitivity:
+def alpha_sensitivity(
+    all_result: PipelineResult | CalibrationsResult, without: PipelineResult | CalibrationsResult | None
+) -> Sensitivity:
     """Each condition's alpha (the effort study's headline estimate) with all participants and without the
     flagged ones (``without``; None when too few are left)."""
     others = _alphas(without) if without is not None else _alphas(all_result).iloc[0:0]

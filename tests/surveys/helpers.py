@@ -1,11 +1,21 @@
-"""Shortcuts that take a participant through pages via the services, with valid answers."""
+"""Shortcuts that take a participant through pages via the services, with valid answers; a simulated demo study
+a module's tests share."""
 
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
 from django.utils.datastructures import MultiValueDict
 
 from participation.enrolment import enrolment_of
 from participation.models import Participant
 from participation.pages import condition_index, form_answers, page_form
 from participation.services import page_submit, participant_arrive, participant_consent
+from studies.models import Study
 from tasks.attention import attention_check
 
 # A valid answer per form field (by its name without the item prefix; ``score_<subject>`` by its start)
@@ -77,3 +87,47 @@ def participant_session(client):
 
     cookie = client.cookies.get(settings.PARTICIPANT_SESSION_COOKIE_NAME)
     return ParticipantSessionStore(session_key=cookie.value if cookie and cookie.value else None)
+
+
+@dataclass(frozen=True)
+class SharedStudy:
+    """The demo study a module's tests share (:func:`shared_demo_study`): its owner, its run files' folder and
+    the ``STORAGES`` setting that reads them (a test sets it to fetch stored reports)."""
+
+    study: Study
+    owner: Any
+    folder: Path
+    storages: dict
+
+
+@contextmanager
+def shared_demo_study(
+    django_db_blocker, folder: Path, *, n: int, seed: int, edit: Callable[[dict], None] | None = None
+) -> Iterator[SharedStudy]:
+    """The demo study (its stored spec changed by ``edit``) with ``n`` simulated participants, made outside any
+    test's transaction for a module-scoped fixture: its tests share it and what a test writes in its own
+    transaction is rolled back (a test reads the study afresh from the database before changing it). Run files
+    go to ``folder``; the study, its participants, runs and owner are deleted afterwards."""
+    from django.contrib.auth import get_user_model
+    from django.test import override_settings
+
+    from core.caching import clear_process_caches
+    from participation.simulate import simulate_participants
+    from studies.services import study_load
+    from tests.conftest import DEMO_FILE
+
+    storages = {**settings.STORAGES, "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(folder)}}}
+    with django_db_blocker.unblock(), override_settings(STORAGES=storages, REPORTS_DIR=folder / "reports"):
+        owner = get_user_model().objects.create_user("shared-owner", password="shared-pass-123")
+        study = study_load(spec=json.loads(DEMO_FILE.read_text()), owner=owner).study
+        if edit is not None:
+            edit(study.spec)
+            study.save(update_fields=["spec"])
+        try:
+            simulate_participants(study.slug, n=n, seed=seed)
+            yield SharedStudy(study, owner, folder, storages)
+        finally:
+            Participant.objects.filter(study__slug=study.slug).delete()
+            Study.objects.filter(slug=study.slug).delete()
+            owner.delete()
+            clear_process_caches()

@@ -1,45 +1,84 @@
+from dataclasses import dataclass
 from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
-from participation.simulate import simulate_participants
+from participation.models import Participant
 from runs.analysis_runs import analysis_run_create
-from runs.models import Calibration
+from runs.models import AnalysisRun, Calibration
+from studies.models import Study
+from tests.surveys.helpers import SharedStudy, shared_demo_study
 
 pytestmark = pytest.mark.django_db
 
 
-def test_analysis_run_writes_report_and_versions_calibrations(demo_study, tmp_path):
-    simulate_participants("effort-demo", n=20, seed=3)
-    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=2, n_resamples=200)
-    assert {p.name for p in (tmp_path / "a").iterdir()} >= {
+@dataclass(frozen=True)
+class Analysed:
+    shared: SharedStudy
+    run: AnalysisRun  # completed participants only (the default), report in shared.folder / "a"
+    unfinished: set[str]  # the pseudonyms of the two participants left active
+    # shared.folder / "b": the command's report with --include-incomplete, the second Calibration version
+
+
+@pytest.fixture(scope="module")
+def analysed(django_db_setup, django_db_blocker, tmp_path_factory):
+    """16 simulated participants, two left unfinished, analysed twice (by default; by the command with
+    --include-incomplete): each analysis runs the whole pipeline (about 10 CPU seconds), so the tests below read
+    these two runs rather than making their own."""
+
+    def few_respondents(spec: dict) -> None:
+        spec["bonus"]["honesty"]["min_respondents"] = 2  # 16 participants: a handful per BTS question
+
+    folder = tmp_path_factory.mktemp("analysed")
+    with shared_demo_study(django_db_blocker, folder, n=16, seed=5, edit=few_respondents) as shared:
+        unfinished = list(Participant.objects.filter(status="completed").order_by("pk")[:2])
+        Participant.objects.filter(pk__in=[p.pk for p in unfinished]).update(status="active")
+        run = analysis_run_create(slug="effort-demo", out_dir=folder / "a", seed=1, n_resamples=100)
+        call_command(
+            "analyze_study",
+            "effort-demo",
+            out=str(folder / "b"),
+            resamples=100,
+            include_incomplete=True,
+            stdout=StringIO(),
+        )
+        yield Analysed(shared, run, {str(p.pseudonym) for p in unfinished})
+
+
+def test_analysis_run_writes_report_and_versions_calibrations(analysed):
+    run, out = analysed.run, analysed.shared.folder / "a"
+    assert {p.name for p in out.iterdir()} >= {
         "report.html",
         "results.json",
         "table2.csv",
         "table5.csv",
     }
-    html = (tmp_path / "a" / "report.html").read_text()
+    html = (out / "report.html").read_text()
     assert "cdn" not in html.lower() and "report-assets/vendor/plotly.min.js" in html
-    assert (tmp_path / "a" / "report-assets" / "vendor" / "plotly.min.js").exists()  # opens from disk
+    assert (out / "report-assets" / "vendor" / "plotly.min.js").exists()  # opens from disk
     assert sorted(run.calibrations.values_list("condition__key", flat=True)) == ["arrests", "income"]
-    analysis_run_create(slug="effort-demo", out_dir=tmp_path / "b", seed=3, n_resamples=200)
+    # the second analysis (the command's) stored the next version
     assert sorted(Calibration.objects.filter(condition__key="arrests").values_list("version", flat=True)) == [1, 2]
+    assert run.calibrations.get(condition__key="arrests").version == 1
     assert run.results["calibrations"][0]["alpha"] == pytest.approx(
         run.calibrations.get(condition__key=run.results["calibrations"][0]["condition"]).alpha
     )
 
 
-def test_too_few_participants_is_a_clear_error(demo_study, tmp_path):
+def test_too_few_participants_is_a_clear_error(demo_spec, researcher, tmp_path):
+    from studies.services import study_load
+
+    study_load(spec=demo_spec | {"slug": "no-one-yet"}, owner=researcher)
     with pytest.raises(ValueError, match="too few participants"):
-        analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=1, n_resamples=10)
+        analysis_run_create(slug="no-one-yet", out_dir=tmp_path, seed=1, n_resamples=10)
 
 
 def test_dashboard_links_the_latest_report_and_the_headline_family_is_named(
-    client, demo_study, researcher, other_researcher, tmp_path
+    client, analysed, other_researcher, settings
 ):
-    """One analysis run (a whole pipeline, about 12 CPU seconds) read by both checks."""
-    simulate_participants("effort-demo", n=12, seed=4)
-    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=1, n_resamples=100)
+    settings.STORAGES = analysed.shared.storages  # where the shared runs' files are stored
+    run = analysed.run
     family = run.results["multiple_testing"]["effort"]  # beside the task blocks' families (analysis.families)
     assert family["method"] == "holm" and family["family"] == "headline"
     assert run.results["multiple_testing"]["method"] == "holm" and "families" in run.results["multiple_testing"]
@@ -53,7 +92,7 @@ def test_dashboard_links_the_latest_report_and_the_headline_family_is_named(
     table2 = run.results["table2"]
     assert {r["inference"] for r in table2} == {"descriptive (pairs treated as independent)"}
 
-    client.force_login(researcher)
+    client.force_login(analysed.shared.owner)
     body = client.get("/researcher/studies/effort-demo/").content.decode()
     assert "/researcher/studies/effort-demo/report/report.html" in body and "alpha" in body
     # Issue 23 item 8: alpha is printed with its estimand on the dashboard and the runs page
@@ -68,33 +107,21 @@ def test_dashboard_links_the_latest_report_and_the_headline_family_is_named(
     assert client.get("/researcher/studies/effort-demo/report/report.html").status_code == 404
 
 
-def test_completed_participants_by_default_and_the_report_counts_the_dropped(demo_study, tmp_path):
-    from django.core.management import call_command
-
-    from participation.models import Participant
-
-    demo_study.spec["bonus"]["honesty"]["min_respondents"] = 2  # 16 participants: a handful per BTS question
-    demo_study.save(update_fields=["spec"])
-    simulate_participants("effort-demo", n=16, seed=5)
-    unfinished = list(Participant.objects.filter(status="completed").order_by("pk")[:2])
-    Participant.objects.filter(pk__in=[p.pk for p in unfinished]).update(status="active")
-    ids = {str(p.pseudonym) for p in unfinished}
-    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=1, n_resamples=100)
-    sample = run.results["sample"]
+def test_completed_participants_by_default_and_the_report_counts_the_dropped(analysed):
+    sample = analysed.run.results["sample"]
     assert sample["dropped"]["not completed (active)"] == 2 and sample["include_incomplete"] is False
-    html = (tmp_path / "a" / "report.html").read_text()
+    html = (analysed.shared.folder / "a" / "report.html").read_text()
     assert "not completed (active) 2" in html
     assert html.index("Headline: participant-level tests") < html.index("Table 2: Spearman correlations (descriptive")
     assert "Family for multiple testing" in html and "Mixed models with crossed random effects" in html
-    analysed = {row["participant_id"] for row in _csv_rows(tmp_path / "a" / "bts_scores.csv")}
-    assert not analysed & ids
+    analysed_ids = {row["participant_id"] for row in _csv_rows(analysed.shared.folder / "a" / "bts_scores.csv")}
+    assert analysed_ids and not analysed_ids & analysed.unfinished
 
-    out = tmp_path / "b"
-    call_command("analyze_study", "effort-demo", out=str(out), resamples=100, include_incomplete=True)
+    out = analysed.shared.folder / "b"  # the command's run with --include-incomplete
     wider = (out / "results.json").read_text()
     assert '"include_incomplete": true' in wider and "not completed (active)" not in wider
-    analysed = {row["participant_id"] for row in _csv_rows(out / "bts_scores.csv")}
-    assert ids <= analysed
+    analysed_ids = {row["participant_id"] for row in _csv_rows(out / "bts_scores.csv")}
+    assert analysed.unfinished <= analysed_ids
 
 
 def _csv_rows(path):
@@ -104,17 +131,16 @@ def _csv_rows(path):
         return list(csv.DictReader(handle))
 
 
-def test_generalise_from_the_study_file_and_the_command(demo_study, tmp_path):
+def test_generalise_from_the_study_file_and_the_command(analysed, tmp_path):
     """analysis.generalise = "stimuli" in the study file makes the calibration's CI the two-way bootstrap's
-    (stored with generalise "stimuli"); --generalise none overrides it; the report states each estimand."""
+    (stored with generalise "stimuli"); --generalise none overrides it; the report states each estimand.
+    (100 resamples: the claims are which interval and estimand are stored and printed, not their width.)"""
     import json
 
-    from django.core.management import call_command
-
-    simulate_participants("effort-demo", n=16, seed=7)
-    demo_study.spec["analysis"] = {"generalise": "stimuli"}
-    demo_study.save(update_fields=["spec"])
-    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=1, n_resamples=200)
+    study = Study.objects.get(pk=analysed.shared.study.pk)  # its own copy: the change is rolled back after the test
+    study.spec["analysis"] = {"generalise": "stimuli"}
+    study.save(update_fields=["spec"])
+    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=1, n_resamples=100)
     for record in run.results["calibrations"]:
         cal = run.calibrations.get(condition__key=record["condition"])
         assert cal.estimand == cal.estimand_text == record["estimand"]  # stored, printed with alpha everywhere
@@ -139,9 +165,10 @@ def test_generalise_from_the_study_file_and_the_command(demo_study, tmp_path):
     assert results["multiple_testing"]["effort"]["definition"].startswith("headline tests generalising over stimuli")
 
     out = StringIO()
-    call_command("analyze_study", "effort-demo", out=str(tmp_path / "b"), resamples=200, generalise="none", stdout=out)
+    call_command("analyze_study", "effort-demo", out=str(tmp_path / "b"), resamples=100, generalise="none", stdout=out)
     assert "(for these 12 stimulus pairs (participants resampled" in out.getvalue()
     latest = Calibration.objects.filter(condition__key="arrests").order_by("-version").first()
     assert latest.estimand.startswith("for these 12 stimulus pairs")
-    record = json.loads((tmp_path / "b" / "results.json").read_text())["calibrations"][0]
+    records = json.loads((tmp_path / "b" / "results.json").read_text())["calibrations"]
+    record = next(r for r in records if r["condition"] == "arrests")
     assert latest.generalise == "" and [latest.ci_low, latest.ci_high] == pytest.approx(record["ci_participants"])

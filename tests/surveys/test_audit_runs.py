@@ -2,22 +2,27 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from rest_framework.test import APIClient
 
-from participation.simulate import simulate_participants
 from runs.models import AuditRun, Calibration
-from studies.models import Condition
+from tests.surveys.helpers import shared_demo_study
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def analysed_study(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The demo study with 16 simulated participants, analysed once (its Likert calibration v1, which the audits
+    use), and the subjects file for condition arrests: the audits below share them (about 15 CPU seconds)."""
+    folder = tmp_path_factory.mktemp("audited")
+    with shared_demo_study(django_db_blocker, folder, n=16, seed=4) as shared:
+        call_command("generate_demo_audit", condition="arrests", out=str(folder / "subjects.csv"), stdout=StringIO())
+        call_command("analyze_study", "effort-demo", out=str(folder / "analysis"), resamples=100, stdout=StringIO())
+        yield shared
+
+
 @pytest.fixture
-def demo_subjects(demo_study, tmp_path, settings):
-    settings.REPORTS_DIR = tmp_path / "reports"
-    simulate_participants("effort-demo", n=16, seed=4)
-    path = tmp_path / "subjects.csv"
-    call_command("generate_demo_audit", condition="arrests", out=str(path))
-    return path
+def demo_subjects(analysed_study):
+    return analysed_study.folder / "subjects.csv"
 
 
 def test_boundary_alpha_is_explained_in_the_command_output_and_the_report(demo_subjects, tmp_path, monkeypatch):
@@ -35,7 +40,6 @@ def test_boundary_alpha_is_explained_in_the_command_output_and_the_report(demo_s
         "calibrate_from_disagreement",
         lambda *a, **k: dataclasses.replace(real(*a, **k), alpha=0.0, ci=(0.0, 0.87)),
     )
-    call_command("analyze_study", "effort-demo", out=str(tmp_path / "analysis"), resamples=100)
     out = StringIO()
     call_command(
         "audit_models",
@@ -60,8 +64,7 @@ def test_boundary_alpha_is_explained_in_the_command_output_and_the_report(demo_s
     assert "(alpha = 1: the distance uses effort alone" in boundary_note(1.0, (0.9, 1.0))
 
 
-def test_audit_command_writes_report_and_disagreement_calibration(demo_subjects, tmp_path, client, researcher):
-    call_command("analyze_study", "effort-demo", out=str(tmp_path / "analysis"), resamples=100)
+def test_audit_command_writes_report_and_disagreement_calibration(demo_subjects, analysed_study, tmp_path, client):
     call_command(
         "audit_models",
         study="effort-demo",
@@ -81,7 +84,7 @@ def test_audit_command_writes_report_and_disagreement_calibration(demo_subjects,
     assert Calibration.objects.filter(kind="disagreement", condition__key="arrests").count() == 1
     html = (tmp_path / "audit" / "report.html").read_text()
     assert "Effort-aware individual fairness" in html and "cdn" not in html.lower()
-    client.force_login(researcher)
+    client.force_login(analysed_study.owner)
     dashboard = client.get("/researcher/studies/effort-demo/").content.decode()
     assert "/researcher/studies/effort-demo/audit/report.html" in dashboard
     assert "(condition arrests," in dashboard and "<td>disagreement</td><td>arrests</td>" in dashboard
@@ -102,29 +105,6 @@ def test_audit_command_errors_are_specific(demo_subjects, tmp_path):
         )
 
 
-@pytest.mark.django_db(transaction=True)
-def test_audit_api(demo_subjects, researcher, other_researcher):
-    from tests.conftest import run_jobs
-
-    client = APIClient()
-    client.force_authenticate(other_researcher)
-    with demo_subjects.open("rb") as fh:
-        assert client.post("/api/studies/effort-demo/audits/", {"subjects": fh}, format="multipart").status_code == 404
-    client.force_authenticate(researcher)
-    with demo_subjects.open("rb") as fh:
-        response = client.post(
-            "/api/studies/effort-demo/audits/", {"subjects": fh, "condition": "arrests"}, format="multipart"
-        )
-    assert response.status_code == 202, response.content
-    run_jobs()
-    job = client.get(response["Location"]).json()
-    assert job["status"] == "succeeded", job["error"]
-    assert job["result"]["report_url"].endswith("/report.html")
-    listed = client.get("/api/studies/effort-demo/audits/").json()
-    assert listed["count"] == 1 and listed["results"][0]["condition"] == "arrests"
-    assert AuditRun.objects.get().condition == Condition.objects.get(study__slug="effort-demo", key="arrests")
-
-
 def test_a_format2_study_is_audited_with_its_conditions_effort_feature(db, demo_spec, tmp_path, settings):
     """The demo converted to format 2 keeps its conditions' ``desirable`` and ``aggregate_scale``, which the
     audit scores effort with (the same EaIF as the format 1 demo's, without a calibration: equal weights);
@@ -139,8 +119,9 @@ def test_a_format2_study_is_audited_with_its_conditions_effort_feature(db, demo_
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="income", out=str(subjects), stdout=StringIO())
     results = {}
-    for fmt in (1, 2):
-        spec = demo_spec if fmt == 1 else format1_to_format2(validate_study(demo_spec)) | {"slug": "effort-demo-2"}
+    for fmt in (1, 2):  # slugs apart from the module's analysed study: these have no calibration
+        spec = demo_spec | {"slug": "effort-demo-1"}
+        spec = spec if fmt == 1 else format1_to_format2(validate_study(demo_spec)) | {"slug": "effort-demo-2"}
         study_load(spec=spec)
         run = audit_run_create(
             slug=spec["slug"],
