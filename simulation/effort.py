@@ -30,16 +30,18 @@ Inattentive participants (share ``inattentive``) answer attention checks at rand
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.special import ndtr
 
 from fairness.effort import trend_slope
 from simulation.effort_design import EFFORT_MEASURES, EffortCondition, effort_conditions
 from simulation.effort_model import GenerativeModel
 from simulation.raters import PairTruth, pair_truth
+
+Number = TypeVar("Number", int, float)
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,12 @@ def draw_random_effects(model: GenerativeModel, stimuli: dict, rng: np.random.Ge
     return RandomEffects(float(u0), float(u1), float(u2), stimuli)
 
 
+def _clip(value: Number, low: Number, high: Number) -> Number:
+    """``value`` clipped to [low, high]: np.clip's result on one number, without its array overhead (it was
+    most of a simulated participant's time)."""
+    return min(max(value, low), high)
+
+
 class SimulatedParticipant:
     """Draws one participant's answers; all randomness from the given Generator."""
 
@@ -79,10 +87,13 @@ class SimulatedParticipant:
         condition: dict,
         rng: np.random.Generator,
         effects: RandomEffects | None = None,
+        truths: dict[tuple[str, str], PairTruth] | None = None,
     ):
+        """``truths``: a memo of the condition's true pair distances (:func:`pair_truth`, deterministic), which
+        participants of one condition may share; by default the participant's own."""
         self.m, self.spec, self.cond, self.rng = model, spec, condition, rng
         self.effects = effects or RandomEffects()
-        self.truths: dict[tuple[str, str], PairTruth] = {}
+        self.truths = {} if truths is None else truths
         self.points = spec["likert"]["points"]
         self.similar_max = spec["likert"]["similar_max"]
         self.subjects = {s["id"]: s for s in condition["subjects"]}
@@ -90,7 +101,7 @@ class SimulatedParticipant:
         self.ratings: dict[tuple[str, str], tuple[int, int]] = {}
 
     def _likert(self, truth: float) -> int:
-        value = np.clip(truth + self.rng.normal(0, self.m.rating_noise), 0, 1)
+        value = _clip(truth + self.rng.normal(0, self.m.rating_noise), 0.0, 1.0)
         return int(round(1 + (self.points - 1) * value))
 
     def _overall_mean(self, set_key: str, x: str, d_s: int, d_e: int) -> float:
@@ -118,7 +129,7 @@ class SimulatedParticipant:
             data["rating"] = d_s
         else:
             mean = self._overall_mean(set_key, x, d_s, d_e)
-            rating = int(np.clip(round(mean + self.rng.normal(0, self.m.overall_noise)), 1, self.points))
+            rating = _clip(round(mean + self.rng.normal(0, self.m.overall_noise)), 1, self.points)
             data["rating"] = rating
             if self.spec["rationale_factors"]:
                 factors = [
@@ -135,10 +146,10 @@ class SimulatedParticipant:
                     data["factor_text"] = "How recent the changes were."
         if measure in self.spec["bts"]["questions"]:
             mean = self._overall_mean(set_key, x, d_s, d_e)
-            share = 100 * norm.cdf((self.similar_max + 0.5 - mean) / self.m.overall_noise)
+            share = 100 * float(ndtr((self.similar_max + 0.5 - mean) / self.m.overall_noise))
             own_similar = data["rating"] <= self.similar_max
             guess = share + (self.m.projection if own_similar else -self.m.projection)
-            data["prediction"] = int(np.clip(round(guess + self.rng.normal(0, self.m.prediction_noise)), 0, 100))
+            data["prediction"] = _clip(round(guess + self.rng.normal(0, self.m.prediction_noise)), 0, 100)
         return data
 
     def output_page(self, set_key: str, k: str, comparisons: list[str]) -> dict:
@@ -147,14 +158,14 @@ class SimulatedParticipant:
         if self.rng.random() < self.m.accept_k:
             data["k_decision"], k_score = "accept", ai_k
         else:
-            k_score = float(np.clip(ai_k + self.rng.normal(0, 0.08), 0, 1))
+            k_score = _clip(ai_k + self.rng.normal(0, 0.08), 0.0, 1.0)
             data["k_decision"], data["k_score"] = "correct", f"{100 * k_score:.1f}"
             k_score = round(100 * k_score, 1) / 100
         for x in comparisons:
             d_e, d_s = self.ratings.get((set_key, x), (1, 1))
             gap = max(0.0, self.m.b0 + self.m.b1 * d_s + self.m.b2 * d_e + self.rng.normal(0, self.m.output_noise))
             direction = np.sign(self.subjects[x]["risk_score"] - ai_k) or self.rng.choice([-1.0, 1.0])
-            score = float(np.clip(k_score + direction * gap, 0, 1))
+            score = _clip(float(k_score + direction * gap), 0.0, 1.0)
             data[f"score_{x}"] = f"{100 * score:.1f}"
             data[f"rationale_{x}"] = "Their records differ mostly in the trend over the years."
         return data
@@ -213,13 +224,14 @@ def simulate_pairs(
     if stimulus_copies < 1:
         raise ValueError(f"stimulus_copies must be at least 1, got {stimulus_copies}")
     stimuli = [draw_stimulus_effects(model, conditions, effects_rng) for _ in range(stimulus_copies)]
+    truths: dict[str, dict] = {cond.key: {} for cond in conditions}  # each condition's pair truths, computed once
     rows = []
     for i in range(n):
         cond = conditions[i % len(conditions)]
         version = (i // len(conditions)) % stimulus_copies
         effects = draw_random_effects(model, stimuli[version][cond.key], effects_rng)
         person = SimulatedParticipant(
-            model, cond.scale, {"subjects": cond.subjects, "desirable": cond.desirable}, rng, effects
+            model, cond.scale, {"subjects": cond.subjects, "desirable": cond.desirable}, rng, effects, truths[cond.key]
         )
         plan_rng = np.random.default_rng(int(rng.integers(2**62)))
         for sset in [cond.sets[j] for j in plan_rng.permutation(len(cond.sets))]:

@@ -1,6 +1,6 @@
 """The audit of a Parquet subjects file on Dask (fairness.dask_subjects, audit(exact_on_dask=...)) gives the
-single-machine audit's numbers; only the audited columns leave the file. The test starts and stops its own
-two-worker local cluster."""
+single-machine audit's numbers; only the audited columns leave the file. The test uses the package's
+two-worker local cluster (tests/fairness/conftest.py)."""
 
 import numpy as np
 import pandas as pd
@@ -20,24 +20,16 @@ def subjects_table(n=400, seed=0):
     return table(n, seed).assign(label_b=rng.integers(0, 2, n), truth=rng.integers(0, 2, n), **features)
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as local:
-        yield local
-
-
-def test_dask_engine_gives_the_single_machine_numbers(tmp_path, cluster):
+def test_dask_engine_gives_the_single_machine_numbers(tmp_path, dask_cluster):
     path = tmp_path / "subjects.parquet"
     subjects_table().to_parquet(path, row_group_size=100)  # several row groups
     options = {"groups": ["sex"], "outcome_column": "truth"}
     settings = {"desirable": False, "scale": 10.0, "alphas": {"human": 0.6577}, "n_resamples": 50, "seed": 3}
     single = audit(read_subjects(path, **options), **settings)
-    frame = read_subjects_dask(path, scheduler=cluster.scheduler_address, **options)
+    frame = read_subjects_dask(path, scheduler=dask_cluster.scheduler_address, **options)
     assert not any(c.startswith("feature_") for c in frame.columns)
     on_dask = audit(
-        read_subjects(frame, **options), exact_on_dask=True, scheduler=cluster.scheduler_address, **settings
+        read_subjects(frame, **options), exact_on_dask=True, scheduler=dask_cluster.scheduler_address, **settings
     )
     pd.testing.assert_frame_equal(single.group_metrics, on_dask.group_metrics)
     assert set(single.group_metrics["metric"]) >= {"selection_rate", "false_positive_rate", "false_negative_rate"}

@@ -1,6 +1,6 @@
 """Exact EaIF on Dask (fairness.distributed): the tiles cover every pair once and give the single-machine exact
 value; a worker killed mid-run loses nothing; Dask is loaded only when asked for. Each test starts and stops its
-own local cluster."""
+own local cluster (the killed worker's must not be a shared one)."""
 
 import os
 import signal

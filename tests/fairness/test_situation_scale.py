@@ -151,21 +151,20 @@ def test_100000_synthetic_rows_equal_a_brute_force(discrete):
     check(result, data, cf, "group", 1, ["score", "grade", "region"], rows)
 
 
-@pytest.mark.serial  # starts worker processes of its own
-def test_dask_partitions_the_complainants_and_gives_the_single_machine_numbers():
-    from distributed import Client, LocalCluster
+@pytest.mark.serial  # runs on the package's worker processes (tests/fairness/conftest.py)
+def test_dask_partitions_the_complainants_and_gives_the_single_machine_numbers(dask_cluster):
+    from distributed import Client
 
     from fairness.situation_dask import DaskNeighbours
 
-    data, cf = synthetic(30_000, discrete=False, seed=2)
+    data, cf = synthetic(12_000, discrete=False, seed=2)  # about 5,400 complainants: 4 chunks of 1,500
     alone = run(data, cf, "group", 1, ["score", "grade", "region"])
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
-        with Client(cluster) as client:
-            neighbours = DaskNeighbours(client, chunk=4_000)
-            spread = run(data, cf, "group", 1, ["score", "grade", "region"], cache=neighbours)
-            workers = client.run(lambda: 1)
+    with Client(dask_cluster) as client:
+        neighbours = DaskNeighbours(client, chunk=1_500)
+        spread = run(data, cf, "group", 1, ["score", "grade", "region"], cache=neighbours)
+        workers = client.run(lambda: 1)
     assert len(workers) == 2
-    assert neighbours.tasks == 3 * -(-len(alone.complainants) // 4_000)  # three searches, chunked complainants
+    assert neighbours.tasks == 3 * -(-len(alone.complainants) // 1_500) >= 3 * 4  # three searches, chunked complainants
     pd.testing.assert_frame_equal(spread.individuals, alone.individuals)
     pd.testing.assert_frame_equal(spread.counts, alone.counts)
     for key, groups in alone.neighbours.items():
@@ -180,8 +179,8 @@ def test_dask_chunk_must_hold_a_complainant():
         DaskNeighbours(client=None, chunk=0)
 
 
-@pytest.mark.serial  # the command starts a local cluster of its own
-def test_command_engine_dask_writes_the_local_results(tmp_path):
+@pytest.mark.serial  # the command's searches run on the package's worker processes (tests/fairness/conftest.py)
+def test_command_engine_dask_writes_the_local_results(tmp_path, dask_cluster):
     import json
 
     from django.core.management import call_command
@@ -202,6 +201,7 @@ def test_command_engine_dask_writes_the_local_results(tmp_path):
             k=[15, 50],
             counterfactuals=str(tmp_path / "cf.csv"),
             engine=engine,
+            scheduler=dask_cluster.scheduler_address if engine == "dask" else None,
             out=str(tmp_path / engine),
             stdout=io.StringIO(),
         )

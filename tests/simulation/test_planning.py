@@ -30,6 +30,19 @@ def test_simulated_pairs_table_matches_export_shape(spec):
     assert pairs[["d_traj", "d_aggr", "d_overall"]].stack().between(1, 6).all()
 
 
+def test_each_pairs_true_distances_are_computed_once_per_table(spec, monkeypatch):
+    """The true distances of a pair depend only on its subjects: the participants of a condition share them
+    (10 participants x 12 pairs, 24 distinct pairs), and the table is the one drawn without the memo (the
+    tests below hold it to tables stored before)."""
+    import simulation.effort
+
+    calls = []
+    original = simulation.effort.pair_truth
+    monkeypatch.setattr(simulation.effort, "pair_truth", lambda *args: calls.append(args) or original(*args))
+    pairs = simulate_pairs(spec, 10, seed=1)
+    assert len(pairs) == 120 and len(calls) == len(pairs[["condition", "set", "comparison"]].drop_duplicates()) == 24
+
+
 def test_without_random_effects_the_old_model_is_recovered_exactly(spec):
     """Reference sums computed with the generative model before random effects existed (commit
     b274d18, ``simulate_pairs(spec, 10, seed=7)``): the random effects use their own stream."""
