@@ -7,7 +7,8 @@ then the table (total; by file; the slowest phases, setup showing the expensive 
 
 A record is one phase (setup, call, teardown) of one test: user + system CPU of the test process and of
 the child processes it waited for (servers and workers it started and stopped), its wall time, its
-xdist worker and group and its markers among browser, slow, faults, serial and postgres.
+xdist worker and group, its markers among browser, slow, faults, serial and postgres, and the load's stretch
+(1-minute load average / cores, at least 1: bench/suite_makespan.py uses it to tell waiting from load).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def _record(item: pytest.Item, phase: str) -> Iterator[None]:
         "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
         "group": next((mark.args[0] for mark in item.iter_markers("xdist_group")), None),
         "marks": sorted({mark.name for mark in item.iter_markers()} & MARKERS),
+        "stretch": round(max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1)), 2),
     }
     with open(os.environ.get("SUITE_CPU_OUT", "suite_cpu.jsonl"), "a") as out:
         out.write(json.dumps(record) + "\n")
@@ -76,6 +78,8 @@ class Phase:
     wall: float
     worker: str
     marks: tuple[str, ...]
+    group: str | None = None  # its xdist_group (tests sharing a module-scoped set-up run on one worker)
+    stretch: float | None = None  # load average / cores at its end: how much the load stretched CPU work
 
 
 def read(paths: list[Path]) -> list[Phase]:
@@ -84,7 +88,11 @@ def read(paths: list[Path]) -> list[Phase]:
     for path in paths:
         for line in path.read_text().splitlines():
             r = json.loads(line)
-            phases.append(Phase(r["id"], r["phase"], r["cpu"] + r["child"], r["wall"], r["worker"], tuple(r["marks"])))
+            cpu = r["cpu"] + r["child"]
+            marks = tuple(r["marks"])
+            phases.append(
+                Phase(r["id"], r["phase"], cpu, r["wall"], r["worker"], marks, r.get("group"), r.get("stretch"))
+            )
     return phases
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext_lazy
+from django.utils.translation import ngettext
 
 SCORE_ERRORS = {
     "required": _("Enter a risk score between 0 and 100."),
@@ -61,10 +61,10 @@ def scale_field(label: str, labels, *, required: bool = True) -> forms.TypedChoi
         required=required,
         widget=forms.RadioSelect,
         error_messages={
-            "required": ngettext_lazy("Choose one of the %(n)d options.", "Choose one of the %(n)d options.", "n")
+            "required": ngettext("Choose one of the %(n)d options.", "Choose one of the %(n)d options.", points)
             % {"n": points},
-            "invalid_choice": ngettext_lazy(
-                "Choose one of the %(n)d options on the scale.", "Choose one of the %(n)d options on the scale.", "n"
+            "invalid_choice": ngettext(
+                "Choose one of the %(n)d options on the scale.", "Choose one of the %(n)d options on the scale.", points
             )
             % {"n": points},
         },

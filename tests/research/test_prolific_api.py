@@ -14,27 +14,15 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from participation.models import Participant
-from research.models import ProlificBonus, ProlificEvent, ProlificPendingDraft, ProlificStudy, ProlificSubmission
+from research.models import ProlificEvent, ProlificPendingDraft, ProlificStudy, ProlificSubmission
 from research.prolific_client import ProlificClient, ProlificError
 from research.prolific_hooks import signature
 from research.prolific_tasks import prolific_sync_task
-from tests.prolific_fake import PLACEHOLDERS, fake_prolific
+from tests.prolific_fake import PLACEHOLDERS
+from tests.research.conftest import SECRET, TOKEN
 from tests.surveys.prolific_helpers import CODES, arrive, load_variant
 
-TOKEN = "tok-secret-4b1d-do-not-show"
-SECRET = "hook-secret-9f2e"
 SLUG = "effort-demo"
-
-
-@pytest.fixture
-def fake(settings):
-    with fake_prolific(TOKEN) as server:
-        settings.PROLIFIC_API_TOKEN = TOKEN
-        settings.PROLIFIC_API_URL = server.url
-        settings.PROLIFIC_WEBHOOK_SECRET = SECRET
-        settings.PROLIFIC_WORKSPACE_ID = "ws-ours"
-        settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
-        yield server
 
 
 class Crash(BaseException):
@@ -246,7 +234,7 @@ def test_events_without_a_secret_or_of_another_workspace_change_nothing(fake, de
     assert record.status == "ACTIVE"
 
 
-def _simulated_on_prolific(fake, record, n: int = 30) -> list[Participant]:
+def _simulated_on_prolific(fake, record, n: int) -> list[Participant]:
     call_command("simulate_participants", SLUG, n=n, seed=1, stdout=StringIO())
     people = list(Participant.objects.filter(study__slug=SLUG).order_by("pk"))
     for p in people:
@@ -283,28 +271,6 @@ def test_publishing_starts_the_workers_periodic_reconciliation(fake, demo_study,
 
 
 @pytest.mark.django_db
-def test_review_approves_completed_unexcluded_and_never_rejects(fake, demo_study):
-    from research.export import export_tables
-
-    record = _published(fake)
-    people = _simulated_on_prolific(fake, record)
-    table = export_tables(SLUG).participants.set_index("participant_id")
-    eligible = {
-        p.external_id for p in people if p.status == "completed" and not table.loc[str(p.pseudonym), "excluded"]
-    }
-    dry = command("prolific_review", SLUG, dry_run=True)
-    assert f"would approve {len(eligible)}" in dry
-    assert {s["status"] for s in fake.submissions.values()} == {"AWAITING REVIEW"}
-    out = command("prolific_review", SLUG)
-    approved = {s["participant_id"] for s in fake.submissions.values() if s["status"] == "APPROVED"}
-    assert approved == eligible and f"approved {len(eligible)}" in out
-    assert not any(s["status"] == "REJECTED" for s in fake.submissions.values())
-    left = {s["participant_id"] for s in fake.submissions.values() if s["status"] == "AWAITING REVIEW"}
-    assert left == {p.external_id for p in people} - eligible
-    assert all(f"({pid})" in out for pid in left)  # listed for the researcher, with the evidence
-
-
-@pytest.mark.django_db
 def test_a_rejection_needs_prolifics_message_and_category(fake, demo_study):
     record = _published(fake)
     submission_id = fake.add_submission(record.prolific_id, "pid-reject", status="AWAITING REVIEW")
@@ -320,72 +286,10 @@ def test_a_rejection_needs_prolifics_message_and_category(fake, demo_study):
     assert "REJECTED" in out and ProlificSubmission.objects.get(submission_id=submission_id).status == "REJECTED"
 
 
-@pytest.mark.django_db
-def test_bonuses_dry_run_then_paid_exactly_once(fake, demo_study):
-    record = _published(fake)
-    _simulated_on_prolific(fake, record)
-    dry = command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5, dry_run=True)
-    [bulk] = fake.bulks.values()
-    lines = [line for line in dry.splitlines() if line.endswith(",0.50")]
-    assert lines and len(lines) * 50 == bulk["amount"]
-    assert f"total with fees {bulk['total_amount'] / 100:.2f}" in dry and not fake.payments
-    assert ProlificBonus.objects.get().state == "prepared"
-    command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5)
-    assert fake.payments == {bulk["id"]: 1} and len(fake.bulks) == 1  # the dry run's bulk, set up once
-    with pytest.raises(CommandError, match="is paid .* never paid again"):
-        command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5)
-    assert fake.payments == {bulk["id"]: 1} and ProlificBonus.objects.get().state == "paid"
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("crash_after_paying", [False, True])
-def test_a_crash_between_storing_and_paying_never_pays_twice(fake, demo_study, monkeypatch, crash_after_paying):
-    record = _published(fake)
-    _simulated_on_prolific(fake, record)
-    real_pay = ProlificClient.pay_bonus
-
-    def dying(self, bulk_id):
-        assert ProlificBonus.objects.get(bulk_id=bulk_id).state == "paying"  # stored before the call
-        if crash_after_paying:
-            real_pay(self, bulk_id)
-        raise Crash
-
-    monkeypatch.setattr(ProlificClient, "pay_bonus", dying)
-    with pytest.raises(Crash):
-        command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5)
-    monkeypatch.setattr(ProlificClient, "pay_bonus", real_pay)
-    with pytest.raises(CommandError, match="paying.*check the payment on Prolific"):
-        command("prolific_pay_bonuses", SLUG, kind="honesty", amount=0.5)
-    assert sum(fake.payments.values()) == int(crash_after_paying)
-    assert ProlificBonus.objects.get().state == "paying"
-
-
 def logged_in(user) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-@pytest.mark.django_db
-def test_dashboard_panel_publishes_reviews_and_shows_the_dry_run_total_before_paying(fake, demo_study, researcher):
-    client = logged_in(researcher)
-    url = f"/researcher/studies/{SLUG}/prolific/"
-    refused = client.post(url, {"action": "publish", "places": "30"}, follow=True)
-    assert "reward: publish needs reward" in refused.content.decode() and not fake.studies
-    client.post(url, {"action": "publish", "places": "30", "reward": "150", "minutes": "12"})
-    record = ProlificStudy.objects.get()
-    assert record.status == "ACTIVE" and "created Prolific study" in record.note
-    _simulated_on_prolific(fake, record)
-    client.post(url, {"action": "review"})
-    client.post(url, {"action": "bonus_dry_run", "kind": "honesty", "amount": "0.50"})
-    page = client.get(f"/researcher/studies/{SLUG}/").content.decode()
-    bonus = ProlificBonus.objects.get()
-    assert f"Prolific's total with fees <strong>{bonus.total}</strong>" in page and "Pay " in page
-    assert "APPROVED" in page and TOKEN not in page and not fake.payments
-    client.post(url, {"action": "bonus_pay", "kind": "honesty"})
-    assert fake.payments == {bonus.bulk_id: 1}
-    client.post(url, {"action": "bonus_pay", "kind": "honesty"})  # a second click
-    assert fake.payments == {bonus.bulk_id: 1} and "never paid again" in ProlificStudy.objects.get().note
 
 
 @pytest.mark.django_db

@@ -69,17 +69,34 @@ def test_a_participant_chooses_and_the_answers_follow_the_contract(client, resea
     assert stored["ai_choice"] == (float(scores[b] < scores[a]), "")  # the AI favours the lower risk score
 
 
-@pytest.mark.django_db
-def test_simulated_choices_give_strengths_that_follow_the_ai_and_a_bts_honesty_score(researcher):
-    """Simulated raters choose the subject with the lower risk score more often (``Choose.simulate``): the
-    Bradley-Terry strengths of all participants must rank the subjects against their scores."""
+@pytest.fixture(scope="module")
+def simulated_choices(django_db_setup, django_db_blocker):
+    """The choose study taken by 60 simulated raters (seed 3) and its analysis by role (200 resamples and
+    permutations), built once for the tests that read it (they must not change it); removed afterwards."""
+    from django.contrib.auth import get_user_model
+
+    from participation.models import Participant
     from participation.simulate import simulate_participants
     from runs.design_analysis import study_analysis
+    from studies.models import Study
     from studies.services import study_load
 
-    spec = study_load(spec=choice_spec(), owner=researcher).study.spec
-    simulate_participants("choose-loan", n=60, seed=3, decline_rate=0)
-    result = study_analysis("choose-loan", spec, by=["role"], n_resamples=200, n_permutations=200)
+    slug = "choose-shared"  # not choose-loan: the module's other tests load that one while this one lives
+    with django_db_blocker.unblock():
+        owner = get_user_model().objects.create_user("choose-owner", password="owner-pass-123")
+        spec = study_load(spec=choice_spec() | {"slug": slug}, owner=owner).study.spec
+        simulate_participants(slug, n=60, seed=3, decline_rate=0)
+        yield spec, study_analysis(slug, spec, by=["role"], n_resamples=200, n_permutations=200)
+        Participant.objects.filter(study__slug=slug).delete()
+        Study.objects.filter(slug=slug).delete()
+        owner.delete()
+
+
+@pytest.mark.django_db
+def test_simulated_choices_give_strengths_that_follow_the_ai_and_a_bts_honesty_score(simulated_choices):
+    """Simulated raters choose the subject with the lower risk score more often (``Choose.simulate``): the
+    Bradley-Terry strengths of all participants must rank the subjects against their scores."""
+    spec, result = simulated_choices
     block = next(b for b in result.blocks if b.task == "choose")
     strengths = block.tables["strengths"]
     overall = strengths[strengths["rater_group"] == "all participants"].set_index("subject")
@@ -92,17 +109,13 @@ def test_simulated_choices_give_strengths_that_follow_the_ai_and_a_bts_honesty_s
 
 
 @pytest.mark.django_db
-def test_simulated_choices_give_utility_weights_a_borda_ranking_and_a_report_figure(researcher, tmp_path):
+def test_simulated_choices_give_utility_weights_a_borda_ranking_and_a_report_figure(simulated_choices, tmp_path):
     """The utility model (``analysis.paired_comparison.utility_model``) over the pool's features: its Borda
     ranking of all participants follows the AI's scores that the simulated raters choose by, and the report
     shows the weights' table with its Plotly figure."""
-    from participation.simulate import simulate_participants
-    from runs.design_analysis import study_analysis
     from runs.reports.design import write_design_report
 
-    spec = study_load_choice(researcher)
-    simulate_participants("choose-loan", n=60, seed=4, decline_rate=0)
-    result = study_analysis("choose-loan", spec, by=["role"], n_resamples=200, n_permutations=200)
+    spec, result = simulated_choices
     block = next(b for b in result.blocks if b.task == "choose")
     weights, borda = block.tables["utility_weights"], block.tables["borda"]
     assert weights["rater_group"].iloc[0] == "all participants" and weights["rater_group"].nunique() > 1
