@@ -17,7 +17,7 @@ GROUPS = ["race", "sex"]
 
 
 def _researcher_and_demo():
-    """What a test has before the sources: alice (``researcher``) and her effort demo (``demo_study``)."""
+    """What a test has before the snapshot's rows: alice (``researcher``) and her effort demo (``demo_study``)."""
     user = get_user_model().objects.create_user("alice", password="alice-pass-123")
     study_load(spec=json.loads(DEMO_FILE.read_text()), owner=user)
     return user
@@ -54,7 +54,20 @@ def sources(_sources_snapshot, demo_study, researcher, tmp_path, settings):
     """The three source studies, answered (as simulated once per process), and the subjects file of the audit."""
     settings.REPORTS_DIR = tmp_path / "reports"
     snapshot, subjects = _sources_snapshot
-    db_snapshot.restore(snapshot, researcher)
+    db_snapshot.restore(snapshot)
     path = tmp_path / "subjects.csv"
     subjects.to_csv(path, index=False)
     return path
+
+
+@pytest.fixture(scope="package")
+def _answered_demo_snapshot(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        return db_snapshot.take(_researcher_and_demo, lambda _: simulate_participants("effort-demo", n=12, seed=9))
+
+
+@pytest.fixture
+def answered_demo(_answered_demo_snapshot, demo_study, researcher):
+    """The effort demo (``demo_study``) taken by 12 simulated participants (seed 9), simulated once per process."""
+    db_snapshot.restore(_answered_demo_snapshot[0])
+    return demo_study

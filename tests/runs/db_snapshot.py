@@ -3,85 +3,91 @@ transaction that is rolled back, and inserted again, as they were, into each tes
 then costs an insert of the rows, not the simulation, and may change them freely (its own transaction or
 flush removes them), transactional tests and live servers included.
 
-Rows are inserted raw (as ``loaddata`` does: no ``auto_now``, no signals), inside one transaction, so the
-database's deferred foreign-key checks see every row. The set-up's user is replaced by the test's own
-(same username, another primary key on PostgreSQL, whose sequences never roll back)."""
+``take(setup, build)``: ``setup()`` makes what each test makes by itself (the researcher, her demo study);
+the snapshot is the rows ``build`` adds after it. A test restores it after making the same set-up: the
+rows' references to set-up rows are mapped to the test's own, in creation order (on PostgreSQL, whose
+sequences never roll back, they have other keys). Rows are inserted raw (as ``loaddata`` does: no
+``auto_now``, no signals) in one transaction, so the deferred foreign-key checks see every row."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from django.apps import apps
-from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import connection, models, transaction
+
+Model = type[models.Model]
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Rows (attribute name -> value) per model, and the primary key of the user they were made for."""
+    """The build's rows (attribute name -> value) per model, and the set-up's keys per model, in order."""
 
-    rows: dict[type[models.Model], list[dict[str, Any]]]
-    user_pk: Any
+    rows: dict[Model, list[dict[str, Any]]]
+    setup_keys: dict[Model, list[Any]]
 
 
 class _RolledBack(Exception):
     pass
 
 
-def _tables() -> list[type[models.Model]]:
+def _tables() -> list[Model]:
     return [m for m in apps.get_models(include_auto_created=True) if m._meta.managed and not m._meta.proxy]
 
 
-def _pks() -> dict[type[models.Model], set]:
-    return {model: set(model._base_manager.values_list("pk", flat=True)) for model in _tables()}
+def _keys() -> dict[Model, list[Any]]:
+    return {model: sorted(model._base_manager.values_list("pk", flat=True)) for model in _tables()}
 
 
 def take(setup: Callable[[], Any], build: Callable[[Any], Any]) -> tuple[Snapshot, Any]:
-    """The rows ``build(user)`` adds and its value; ``setup()`` makes the user and what each test makes by
-    itself (a row the build references must be the user's, or older than the set-up). Every row is undone."""
+    """The rows ``build(setup())`` adds and its value; every row (the set-up's too) is undone."""
     result: list[tuple[Snapshot, Any]] = []
     try:
         with transaction.atomic():
-            base = _pks()
-            user = setup()
-            before = _pks()
-            value = build(user)
+            made = setup()
+            before = _keys()
+            value = build(made)
             rows = {}
             for model in _tables():
+                known = set(before[model])
                 fields = [f.attname for f in model._meta.concrete_fields]
-                pk = model._meta.pk.attname
-                new = [row for row in model._base_manager.values(*fields) if row[pk] not in before[model]]
-                for field in model._meta.concrete_fields:
-                    target = field.related_model
-                    if field.is_relation and target is not type(user) and isinstance(target, type):
-                        made = before.get(target, set()) - base.get(target, set())
-                        if any(row[field.attname] in made for row in new):
-                            raise ValueError(f"{model.__name__}.{field.name} refers to a row the set-up made")
+                new = [row for row in model._base_manager.values(*fields) if row[model._meta.pk.attname] not in known]
                 if new:
                     rows[model] = new
-            result.append((Snapshot(rows, user.pk), value))
+            result.append((Snapshot(rows, before), value))
             raise _RolledBack
     except _RolledBack:
         pass
     return result[0]
 
 
-def restore(snapshot: Snapshot, user: Any) -> None:
-    """Insert the snapshot's rows, their references to the set-up's user made to ``user``."""
-    user_model = get_user_model()
+def _mapping(snapshot: Snapshot, model: Model) -> dict[Any, Any]:
+    """The snapshot's keys of ``model`` before the build -> the test's keys now (ValueError: another set-up)."""
+    now = sorted(model._base_manager.values_list("pk", flat=True))
+    then = snapshot.setup_keys.get(model, [])
+    if len(now) != len(then):
+        raise ValueError(f"{model.__name__}: the test has {len(now)} rows, the snapshot's set-up {len(then)}")
+    return dict(zip(then, now, strict=True))
+
+
+def restore(snapshot: Snapshot) -> None:
+    """Insert the snapshot's rows into the test's database, which holds the same set-up as the snapshot's."""
+    references = {
+        model: {f.attname: f.related_model for f in model._meta.concrete_fields if f.is_relation}
+        for model in snapshot.rows
+    }
+    targets = {target for fields in references.values() for target in fields.values()}
+    mappings = {target: _mapping(snapshot, target) for target in targets}  # before any row is inserted
     with transaction.atomic():
         for model, rows in snapshot.rows.items():
             if model._meta.parents:
                 raise ValueError(f"{model.__name__}: multi-table inheritance is not supported")
-            fields = model._meta.concrete_fields
-            to_user = [
-                f.attname for f in fields if f.is_relation and f.related_model in (user_model, settings.AUTH_USER_MODEL)
+            refs = references[model]
+            objects = [
+                model(**{**row, **{name: mappings[t].get(row[name], row[name]) for name, t in refs.items()}})
+                for row in rows
             ]
-            objects = []
-            for row in rows:
-                values = {**row, **{name: user.pk for name in to_user if row[name] == snapshot.user_pk}}
-                objects.append(model(**values))
+            fields = model._meta.concrete_fields
             batch = max(connection.ops.bulk_batch_size(fields, objects), 1)
             for start in range(0, len(objects), batch):
                 model._base_manager._insert(objects[start : start + batch], fields=fields, raw=True)
