@@ -16,9 +16,14 @@ from tests.studies.test_builder import build
 GROUPS = ["race", "sex"]
 
 
+def alice():
+    """The ``researcher`` fixture's user, for a snapshot's set-up."""
+    return get_user_model().objects.create_user("alice", password="alice-pass-123")
+
+
 def _researcher_and_demo():
     """What a test has before the snapshot's rows: alice (``researcher``) and her effort demo (``demo_study``)."""
-    user = get_user_model().objects.create_user("alice", password="alice-pass-123")
+    user = alice()
     study_load(spec=json.loads(DEMO_FILE.read_text()), owner=user)
     return user
 
