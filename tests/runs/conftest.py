@@ -21,7 +21,7 @@ def alice():
     return get_user_model().objects.create_user("alice", password="alice-pass-123")
 
 
-def _researcher_and_demo():
+def researcher_and_demo():
     """What a test has before the snapshot's rows: alice (``researcher``) and her effort demo (``demo_study``)."""
     user = alice()
     study_load(spec=json.loads(DEMO_FILE.read_text()), owner=user)
@@ -51,7 +51,7 @@ def _simulated_sources(researcher):
 @pytest.fixture(scope="package")
 def _sources_snapshot(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
-        return db_snapshot.take(_researcher_and_demo, _simulated_sources)
+        return db_snapshot.take(researcher_and_demo, _simulated_sources)
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def sources(_sources_snapshot, demo_study, researcher, tmp_path, settings):
 @pytest.fixture(scope="package")
 def _answered_demo_snapshot(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
-        return db_snapshot.take(_researcher_and_demo, lambda _: simulate_participants("effort-demo", n=12, seed=9))
+        return db_snapshot.take(researcher_and_demo, lambda _: simulate_participants("effort-demo", n=12, seed=9))
 
 
 @pytest.fixture
