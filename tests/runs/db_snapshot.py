@@ -21,7 +21,7 @@ Model = type[models.Model]
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The build's rows (attribute name -> value) per model, and the set-up's keys per model, in order."""
+    """The build's rows (attribute name -> value) per model, and the keys of the rows the set-up made, in order."""
 
     rows: dict[Model, list[dict[str, Any]]]
     setup_keys: dict[Model, list[Any]]
@@ -44,6 +44,7 @@ def take(setup: Callable[[], Any], build: Callable[[Any], Any]) -> tuple[Snapsho
     result: list[tuple[Snapshot, Any]] = []
     try:
         with transaction.atomic():
+            base = _keys()
             made = setup()
             before = _keys()
             value = build(made)
@@ -54,7 +55,8 @@ def take(setup: Callable[[], Any], build: Callable[[Any], Any]) -> tuple[Snapsho
                 new = [row for row in model._base_manager.values(*fields) if row[model._meta.pk.attname] not in known]
                 if new:
                     rows[model] = new
-            result.append((Snapshot(rows, before), value))
+            setup_keys = {m: sorted(set(keys) - set(base[m])) for m, keys in before.items() if len(keys) > len(base[m])}
+            result.append((Snapshot(rows, setup_keys), value))
             raise _RolledBack
     except _RolledBack:
         pass
@@ -62,12 +64,15 @@ def take(setup: Callable[[], Any], build: Callable[[Any], Any]) -> tuple[Snapsho
 
 
 def _mapping(snapshot: Snapshot, model: Model) -> dict[Any, Any]:
-    """The snapshot's keys of ``model`` before the build -> the test's keys now (ValueError: another set-up)."""
-    now = sorted(model._base_manager.values_list("pk", flat=True))
+    """The keys of the ``model`` rows the snapshot's set-up made -> the test's newest rows' (its own set-up's);
+    references to older rows (made by the migrations) are kept."""
     then = snapshot.setup_keys.get(model, [])
-    if len(now) != len(then):
-        raise ValueError(f"{model.__name__}: the test has {len(now)} rows, the snapshot's set-up {len(then)}")
-    return dict(zip(then, now, strict=True))
+    if not then:
+        return {}
+    now = sorted(model._base_manager.values_list("pk", flat=True))
+    if len(now) < len(then):
+        raise ValueError(f"{model.__name__}: the test has {len(now)} rows, the snapshot's set-up made {len(then)}")
+    return dict(zip(then, now[-len(then) :], strict=True))
 
 
 def restore(snapshot: Snapshot) -> None:
