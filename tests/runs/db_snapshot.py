@@ -55,12 +55,33 @@ def take(setup: Callable[[], Any], build: Callable[[Any], Any]) -> tuple[Snapsho
                 new = [row for row in model._base_manager.values(*fields) if row[model._meta.pk.attname] not in known]
                 if new:
                     rows[model] = new
+            _shift(rows)
             setup_keys = {m: sorted(set(keys) - set(base[m])) for m, keys in before.items() if len(keys) > len(base[m])}
             result.append((Snapshot(rows, setup_keys), value))
             raise _RolledBack
     except _RolledBack:
         pass
     return result[0]
+
+
+SHIFT = 10**9  # the build's own rows get keys this much higher: never those of a test's rows (SQLite reuses keys)
+
+
+def _shift(rows: dict[Model, list[dict[str, Any]]]) -> None:
+    """Move the keys of the build's rows (automatic integer keys) and the references to them by SHIFT."""
+    shifted = {
+        m: {row[m._meta.pk.attname] for row in found}
+        for m, found in rows.items()
+        if isinstance(m._meta.pk, models.AutoField) and not isinstance(m._meta.pk, models.SmallAutoField)
+    }
+    for model, found in rows.items():
+        refs = [f for f in model._meta.concrete_fields if f.is_relation and f.related_model in shifted]
+        for row in found:
+            for f in refs:
+                if row[f.attname] in shifted[f.related_model]:
+                    row[f.attname] += SHIFT
+            if model in shifted:
+                row[model._meta.pk.attname] += SHIFT
 
 
 def _mapping(snapshot: Snapshot, model: Model) -> dict[Any, Any]:
