@@ -13,12 +13,15 @@ for all participants and per rater group.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.utils.translation import gettext, gettext_noop
 from django.utils.translation import gettext_lazy as _
 
+from core.caching import BoundedCache
 from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
@@ -26,7 +29,7 @@ from tasks.drawing import TRIPLET_RELATIONS, drawn_items
 from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
 from tasks.item_shapes import TRIPLETS, TripletItem
 from tasks.labels import page_labels
-from tasks.page_index import Block, Page, PageIndex
+from tasks.page_index import Block, Page, PageIndex, Pool
 from tasks.questions import task_question
 from tasks.schema import BTS, MODEL, QUESTION, check_model, duplicates, once
 from tasks.yields import Yield
@@ -35,6 +38,18 @@ if TYPE_CHECKING:  # the simulation models are loaded only by the simulator (sim
     import numpy as np
 
     from simulation.raters import SimulatedRater
+
+_POOL_FEATURES: BoundedCache[dict[str, Any]] = BoundedCache(size=32)  # a simulated rater's scaled features
+
+
+def _pool_features(pool: Pool) -> dict[str, Any]:
+    """``simulation.metric.pool_features`` of the pool, kept by the pool's content (a simulated participant
+    answers every triplet page of the pool from the same features; building them is a data frame's work)."""
+    from simulation.metric import pool_features
+
+    key = hashlib.sha256(json.dumps(pool, sort_keys=True, default=str).encode()).hexdigest()
+    return _POOL_FEATURES.get(key) or _POOL_FEATURES.put(key, pool_features(pool))
+
 
 DEFAULT_QUESTION = gettext_noop("Who is more similar to {anchor}: {b} or {c}?")
 SIMILAR_MEANS = _("Similar here means: a fair decision should treat the two alike.")
@@ -255,11 +270,11 @@ class Triplet(BlockTask):
         """B chosen with logit P = ``simulation.metric.triplet_logit`` (the difference of the squared
         distances on the pool's scaled features) + leniency + N(0, noise); strength and the BTS prediction
         as for the yes/no tasks (``simulation.raters``)."""
-        from simulation.metric import pool_features, triplet_logit
+        from simulation.metric import triplet_logit
         from simulation.raters import bts_prediction, draw_binary, draw_sureness
 
         triplet = index.triplet(page)
-        features = pool_features(index.pool_of(page))
+        features = _pool_features(index.pool_of(page))
         answer, p = draw_binary(triplet_logit(features, triplet["anchor"], triplet["b"], triplet["c"]), rater, rng)
         form = self.form(page, index)
         data = {"closer": "bc"[1 - answer]}

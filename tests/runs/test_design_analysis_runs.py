@@ -126,7 +126,8 @@ def test_api_job_analyses_a_format_2_study_by_rater_group(researcher, other_rese
 def test_analyze_study_by_combined_questions_and_its_errors(researcher, demo_study, tmp_path, capsys):
     load_design_study(researcher)
     out = tmp_path / "design"
-    call_command("analyze_study", "design", out=str(out), resamples=100, by=["role", "age_band"])
+    # 20 resamples: the checks are on the rater groups, the files and the errors, not on intervals
+    call_command("analyze_study", "design", out=str(out), resamples=20, by=["role", "age_band"])
     results = json.loads((out / "results.json").read_text())
     assert results["by"] == ["role", "age_band"]
     assert {g["rater_group"] for g in results["rater_groups"]} == {
@@ -146,7 +147,7 @@ def test_analyze_study_by_combined_questions_and_its_errors(researcher, demo_stu
         CommandError, match="'gender' is not a questionnaire question of the study; its questions: role, age_band"
     ):
         call_command("analyze_study", "design", out=str(tmp_path / "x"), by=["gender"])
-    call_command("analyze_study", "design", out=str(tmp_path / "y"), resamples=100)  # no --by: one rater group
+    call_command("analyze_study", "design", out=str(tmp_path / "y"), resamples=20)  # no --by: one rater group
     results = json.loads((tmp_path / "y" / "results.json").read_text())
     assert results["by"] == [] and [g["rater_group"] for g in results["rater_groups"]] == ["all"]
     with pytest.raises(CommandError, match="the study has no questionnaire"):
@@ -158,11 +159,14 @@ def test_analyze_study_group_options(researcher, tmp_path):
     """--min-group-size, --pool-small and --bins reach the analysis (issue 23), and bad values are named."""
     load_design_study(researcher)
     out = tmp_path / "few"
-    call_command("analyze_study", "design", "--min-group-size", "1000", out=str(out), resamples=100, by=["role"])
+    # 20 resamples: the checks are on the groups' statuses, not on intervals
+    call_command("analyze_study", "design", "--min-group-size", "1000", out=str(out), resamples=20, by=["role"])
     results = json.loads((out / "results.json").read_text())
     assert {g["status"] for g in results["rater_groups"]} == {"too few to compare"}
     assert results["group_options"]["min_group_size"] == 1000 and "too few to compare" in results["sample"]["sentence"]
-    call_command("analyze_study", "design", "--min-group-size", "1000", "--pool-small", out=str(out), by=["role"])
+    call_command(
+        "analyze_study", "design", "--min-group-size", "1000", "--pool-small", out=str(out), resamples=20, by=["role"]
+    )
     results = json.loads((out / "results.json").read_text())
     assert {g["status"] for g in results["rater_groups"]} == {"pooled into other", "too few to compare"}
     with pytest.raises(CommandError, match="'height': not a subject-group column of any pool .*: race"):

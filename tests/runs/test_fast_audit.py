@@ -17,7 +17,6 @@ from runs import study_exports
 from runs.audit_parameters import DEFAULTS, AuditParameters
 from runs.audit_runs import STAGES, audit_run_create
 from runs.stage_progress import StageProgress
-from tests.runs.test_human_audit_runs import sources  # noqa: F401 - the three source studies
 from tests.runs.test_sensitivity import _machine_speed
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 from tests.surveys.test_report_browser import open_as_alice
@@ -89,7 +88,7 @@ def test_the_parameters_defaults_are_the_commands_the_apis_and_the_forms(db, dem
 
 
 @pytest.mark.django_db
-def test_one_export_per_study_gives_the_numbers_of_exporting_on_every_read(sources, tmp_path, monkeypatch):  # noqa: F811
+def test_one_export_per_study_gives_the_numbers_of_exporting_on_every_read(sources, tmp_path, monkeypatch):
     """Participants of a source flagged by a server-measured rule (the sensitivity's modes then differ): the
     audit with the job's snapshot and with an export on every read (the old path) store the same results; the
     snapshot builds each study's export once per sample and exclusion mode, fewer than the old path."""
@@ -134,7 +133,7 @@ def test_one_export_per_study_gives_the_numbers_of_exporting_on_every_read(sourc
 
 
 @pytest.mark.django_db(transaction=True)  # the job worker commits
-def test_progress_names_every_stage_in_the_command_and_the_job_log(sources, researcher, demo_study):  # noqa: F811
+def test_progress_names_every_stage_in_the_command_and_the_job_log(sources, researcher, demo_study):
     from django.core.files import File
 
     from runs.models import Job

@@ -13,7 +13,6 @@ from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
-from participation.simulate import simulate_participants
 from runs import execution, services
 from runs.execution import execute_job
 from runs.models import AnalysisRun, Calibration, Job
@@ -105,10 +104,12 @@ def test_the_admin_action_cancels_the_selected_jobs(job, demo_study, researcher)
 
 
 @pytest.fixture
-def analysis_job(demo_study, researcher) -> Job:
-    simulate_participants("effort-demo", n=12, seed=4)
-    job = job_create(kind=Job.Kind.ANALYSIS, user=researcher, study=demo_study, params={"seed": 1, "n_resamples": 50})
-    return job
+def analysis_job(answered_demo, researcher) -> Job:
+    """An analysis job of the demo answered by 12 simulated participants (enough for its Likert Calibrations: a
+    cancelled run must store none), with 10 resamples (the tests are on storing, not on intervals)."""
+    return job_create(
+        kind=Job.Kind.ANALYSIS, user=researcher, study=answered_demo, params={"seed": 1, "n_resamples": 10}
+    )
 
 
 def test_an_analysis_cancelled_at_the_last_moment_stores_nothing(analysis_job, researcher, monkeypatch):

@@ -42,8 +42,7 @@ def stored_names() -> set[str]:
     return found
 
 
-def test_analysis_job_runs_on_the_worker_and_its_report_is_served(demo_study, api, researcher, client):
-    simulate_participants("effort-demo", n=12, seed=9)
+def test_analysis_job_runs_on_the_worker_and_its_report_is_served(answered_demo, api, researcher, client):
     response = api.post("/api/studies/effort-demo/analyses/", {"seed": 2, "n_resamples": 100}, format="json")
     assert response.status_code == 202, response.content
     body = response.json()
@@ -64,8 +63,7 @@ def test_analysis_job_runs_on_the_worker_and_its_report_is_served(demo_study, ap
     assert [j["id"] for j in listed["results"]] == [body["id"]]
 
 
-def test_analysis_job_passes_generalise_and_refuses_an_unknown_value(demo_study, api):
-    simulate_participants("effort-demo", n=12, seed=9)
+def test_analysis_job_passes_generalise_and_refuses_an_unknown_value(answered_demo, api):
     bad = api.post("/api/studies/effort-demo/analyses/", {"generalise": "everything"}, format="json")
     assert bad.status_code == 400 and list(bad.json()["fields"]) == ["generalise"]
     body = {"seed": 2, "n_resamples": 100, "generalise": "stimuli"}
@@ -107,8 +105,7 @@ def test_a_failed_job_says_why_and_leaves_no_files(demo_study, api, tmp_path):
     assert stored_names() == set() and AuditRun.objects.count() == 0
 
 
-def test_a_full_disk_fails_the_job_cleanly(demo_study, api):
-    simulate_participants("effort-demo", n=12, seed=9)
+def test_a_full_disk_fails_the_job_cleanly(answered_demo, api):
     api.post("/api/studies/effort-demo/analyses/", {"seed": 2, "n_resamples": 100}, format="json")
     real_save = default_storage.save
     calls = []
@@ -138,9 +135,8 @@ def test_an_upload_that_cannot_be_stored_is_a_json_error(demo_study, api, tmp_pa
     assert stored_names() == set() and Job.objects.count() == 0
 
 
-def test_a_job_over_its_time_limit_fails_clearly(demo_study, api, settings):
+def test_a_job_over_its_time_limit_fails_clearly(answered_demo, api, settings):
     settings.JOB_MAX_SECONDS = 0.05
-    simulate_participants("effort-demo", n=12, seed=9)
     api.post("/api/studies/effort-demo/analyses/", {"seed": 2, "n_resamples": 20000}, format="json")
     run_jobs()
     job = Job.objects.get()
@@ -148,10 +144,9 @@ def test_a_job_over_its_time_limit_fails_clearly(demo_study, api, settings):
     assert stored_names() == set() and AnalysisRun.objects.count() == 0
 
 
-def test_two_runs_at_once_get_their_own_folders_and_versions(demo_study, tmp_path):
+def test_two_runs_at_once_get_their_own_folders_and_versions(answered_demo, tmp_path):
     """Red-team finding 9: concurrent analysis runs of one study (one failed on
     calibration_version_unique; two in the same second shared a folder)."""
-    simulate_participants("effort-demo", n=12, seed=9)
     connection.close()
     errors: list[BaseException] = []
     barrier = threading.Barrier(2)
@@ -178,8 +173,7 @@ def test_two_runs_at_once_get_their_own_folders_and_versions(demo_study, tmp_pat
         assert versions == [1, 2]
 
 
-def test_command_runs_are_stored_too(demo_study, tmp_path, client, researcher):
-    simulate_participants("effort-demo", n=12, seed=9)
+def test_command_runs_are_stored_too(answered_demo, tmp_path, client, researcher):
     call_command("analyze_study", "effort-demo", out=str(tmp_path / "a"), resamples=100)
     run = AnalysisRun.objects.get()
     assert (tmp_path / "a" / "report.html").exists() and "report.html" in list_files(run.files_prefix)

@@ -6,12 +6,14 @@ computed from its options, and one that deviates needs a reason before it runs."
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from participation.simulate import simulate_participants
+from runs import preregistration
 from runs.analysis_runs import analysis_run_create
 from runs.management.commands.analyze_study import Command as AnalyzeStudy
 from runs.models import AnalysisRun, Job, Preregistration
@@ -42,8 +44,36 @@ def study(researcher, tmp_path, settings):
     return study_load(spec=spec, owner=researcher).study
 
 
+@pytest.fixture(scope="module")
+def _computed(tmp_path_factory) -> tuple[dict, Path]:
+    """The design checks and simulated runs this module's registrations computed, by their inputs."""
+    return {}, tmp_path_factory.mktemp("simulated-runs")
+
+
 @pytest.fixture
-def registered(study, tmp_path):
+def registered(study, tmp_path, monkeypatch, _computed):
+    """The study registered with PLAN by ``manage.py preregister``. Its design check and simulated run are
+    functions of the study file, the plan and its seed: the first registration of the module computes them,
+    the later ones reuse them (the checks' object, the run's files), everything else done anew."""
+    computed, folder = _computed
+    check, simulate = preregistration.check_design, preregistration.simulated_run
+
+    def check_once(spec, **options):
+        key = ("check", spec_digest(spec), json.dumps(options, sort_keys=True))
+        if key not in computed:
+            computed[key] = check(spec, **options)
+        return computed[key]
+
+    def simulate_once(study, plan, out_dir):
+        key = ("run", spec_digest(study.spec), json.dumps(plan.as_dict(), sort_keys=True))
+        if key not in computed:
+            simulate(study, plan, out_dir)
+            computed[key] = shutil.copytree(out_dir, folder / str(len(computed)))
+        else:
+            shutil.copytree(computed[key], out_dir)
+
+    monkeypatch.setattr(preregistration, "check_design", check_once)
+    monkeypatch.setattr(preregistration, "simulated_run", simulate_once)
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(PLAN))
     call_command("preregister", SLUG, plan=str(plan), out=str(tmp_path / "bundle"), user="alice")

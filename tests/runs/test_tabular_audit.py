@@ -14,18 +14,17 @@ from django.core.management import CommandError, call_command
 from participation.simulate import simulate_participants
 from studies.builder import build_study
 from studies.services import study_load
+from tests.runs import db_snapshot
+from tests.runs.conftest import alice
 from tests.studies.test_builder_features import FEATURES, compas_csv
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 
 SLUG = "compas-choose"
 
 
-@pytest.fixture
-def compas_audit(researcher, tmp_path, settings):
-    """The choice study (loaded, 30 simulated participants) and the subjects file of the audit: the same 60
-    defendants with their shown features, race, sex, the truth and two models."""
-    settings.REPORTS_DIR = tmp_path / "reports"
-    path = compas_csv(tmp_path)
+def _answered_study(owner, folder):
+    """The choice study of the COMPAS file's defendants, answered by 30 simulated participants; the file."""
+    path = compas_csv(folder)
     spec = build_study(
         "choice",
         path,
@@ -37,8 +36,26 @@ def compas_audit(researcher, tmp_path, settings):
         per_participant=20,
         slug=SLUG,
     )
-    study_load(spec=spec, owner=researcher)
+    study_load(spec=spec, owner=owner)
     simulate_participants(SLUG, n=30, seed=3, decline_rate=0)
+    return path
+
+
+@pytest.fixture(scope="module")
+def _answered(django_db_setup, django_db_blocker, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("compas")
+    with django_db_blocker.unblock():
+        return db_snapshot.take(alice, lambda owner: _answered_study(owner, folder))
+
+
+@pytest.fixture
+def compas_audit(_answered, researcher, tmp_path, settings):
+    """The choice study (loaded, 30 simulated participants: simulated once per process, ``tests.runs.db_snapshot``)
+    and the subjects file of the audit: the same 60 defendants with their shown features, race, sex, the truth and
+    two models."""
+    settings.REPORTS_DIR = tmp_path / "reports"
+    snapshot, path = _answered
+    db_snapshot.restore(snapshot)
     table = pd.read_csv(path)
     subjects = table[["id", "race", "sex", *FEATURES, "two_year_recid"]].assign(
         score_compas=table["ai_score"], label_priors=(table["priors_count"] > 3).astype(int)

@@ -14,15 +14,28 @@ from analysis.tradeoff import FEATURES
 from participation.simulate import simulate_participants
 from studies.services import study_load
 from tests.analysis.test_coverage_registry import assert_audit_intervals_are_registered
+from tests.runs import db_snapshot
+from tests.runs.conftest import researcher_and_demo
 from tests.tasks.test_tradeoff import models_csv, tradeoff_spec
 
 
-@pytest.fixture
-def tradeoff_source(demo_study, researcher, tmp_path, settings):
-    """The tradeoff study answered by 40 simulated raters, and an audit's subjects file of three models."""
-    settings.REPORTS_DIR = tmp_path / "reports"
-    study_load(spec=tradeoff_spec(), owner=researcher)
+def _answered(owner) -> None:
+    study_load(spec=tradeoff_spec(), owner=owner)
     simulate_participants("tradeoff-models", n=40, seed=3, decline_rate=0)
+
+
+@pytest.fixture(scope="module")
+def _answered_snapshot(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        return db_snapshot.take(researcher_and_demo, _answered)
+
+
+@pytest.fixture
+def tradeoff_source(_answered_snapshot, demo_study, researcher, tmp_path, settings):
+    """The tradeoff study answered by 40 simulated raters (simulated once per process, ``tests.runs.db_snapshot``),
+    and an audit's subjects file of three models."""
+    settings.REPORTS_DIR = tmp_path / "reports"
+    db_snapshot.restore(_answered_snapshot[0])
     frame = models_csv(200)
     subjects = frame[["id", "race", "outcome"]].assign(
         label_ai=frame["ai_label"], label_strict=frame["strict"], label_lenient=frame["lenient"]
