@@ -26,6 +26,7 @@ import pandas as pd
 
 from fairness.jit import numba
 from fairness.pair_sampling import bounded_mean, eaif_pair_sums, sequential_sums
+from fairness.sampling_options import LEVEL
 
 BLOCK = 2048
 # D - d must exceed this for a pair to count as a violation (absolute; risks and distances are O(1),
@@ -44,7 +45,8 @@ class EaIFResult:
 @dataclass(frozen=True)
 class EaIFEstimate:
     """A sampled EaIF: ``ci`` by ``bound`` (``fairness.pair_sampling``; its ``assumptions`` in words) for the
-    exact EaIF of these subjects, and the violation share's own interval by the same bound."""
+    exact EaIF of these subjects, at ``level``, from ``n_pairs`` pairs; ``half_width`` is the bound's (``ci`` is
+    estimate +/- half_width clipped to [0, 1]); the violation share's own interval is by the same bound."""
 
     estimate: float
     ci: tuple[float, float]
@@ -54,6 +56,8 @@ class EaIFEstimate:
     bound: str = "normal"
     assumptions: str = ""
     violation_share_ci: tuple[float, float] = (0.0, 1.0)
+    half_width: float = 0.5
+    level: float = LEVEL
 
     def confidence_interval(self) -> tuple[float, float]:
         return self.ci
@@ -249,7 +253,7 @@ def eaif_sampled(
     alpha: float,
     n_pairs: int = 1_000_000,
     seed: int = 0,
-    level: float = 0.95,
+    level: float = LEVEL,
     bound: str = "bernstein",
     backend: str = "auto",
     half_width: float | None = None,
@@ -287,7 +291,9 @@ def eaif_sampled(
     -------
     EaIFEstimate
         ``estimate``, ``ci``, ``n_pairs`` (the pairs used), ``seed``, ``violation_share`` (of the drawn pairs),
-        ``bound``, ``assumptions`` and ``violation_share_ci``.
+        ``bound``, ``assumptions``, ``violation_share_ci``, ``half_width`` (the bound's, before clipping to
+        [0, 1]) and ``level`` (with ``half_width``, the interval is stated at the stopping check's 1 - delta_j and
+        covers at least at ``level``).
 
     Examples
     --------
@@ -303,6 +309,7 @@ def eaif_sampled(
     e, s, r = _inputs(effort, aggregate, risk, alpha)
     if n_pairs < 2:
         raise ValueError("a sampled EaIF needs at least two pairs")
+    stated = level  # with half_width: the stopping check's 1 - delta_j (the union bound's share of delta)
     if half_width is None:
         total, squares, violations = eaif_pair_sums(e, s, r, alpha, n_pairs, seed, TIE_TOLERANCE, backend)
     else:
@@ -314,10 +321,21 @@ def eaif_sampled(
             level=level,
             bound=bound,
         )
-        total, squares, violations, n_pairs, level = run.total, run.squares, run.violations, run.m, run.level
-    mean = bounded_mean(total, squares, n_pairs, level=level, bound=bound)
-    share = bounded_mean(violations, violations, n_pairs, level=level, bound=bound)  # indicators: x^2 = x
-    return EaIFEstimate(mean.estimate, mean.ci, n_pairs, seed, share.estimate, bound, mean.assumptions, share.ci)
+        total, squares, violations, n_pairs, stated = run.total, run.squares, run.violations, run.m, run.level
+    mean = bounded_mean(total, squares, n_pairs, level=stated, bound=bound)
+    share = bounded_mean(violations, violations, n_pairs, level=stated, bound=bound)  # indicators: x^2 = x
+    return EaIFEstimate(
+        mean.estimate,
+        mean.ci,
+        n_pairs,
+        seed,
+        share.estimate,
+        bound,
+        mean.assumptions,
+        share.ci,
+        mean.half_width,
+        level,
+    )
 
 
 def subject_violations(effort, aggregate, risk, *, alpha: float, subjects=None) -> np.ndarray:

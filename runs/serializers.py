@@ -12,10 +12,11 @@ from rest_framework.utils import html
 from core.cli_args import bins_text
 from core.uploads import UploadError, check_separator, csv_upload_header
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
+from fairness.sampling_options import BOUNDS, MAX_PAIRS
 from runs.analysis_defaults import ANALYSIS_DEFAULTS
 from runs.analysis_plan import DeviationNeedsReason, check_reason
 from runs.audit_condition import AuditError, audited_condition
-from runs.audit_parameters import DEFAULTS, AuditParameters
+from runs.audit_parameters import DEFAULTS, AuditParameters, sampling_problems
 from runs.human_source_options import LIPSCHITZ, OPTIONS, SURROGATE, parameter_problems
 from runs.models import Job
 from runs.plan_parameters import PLAN_PARAMETERS, check_weights
@@ -244,6 +245,24 @@ class AuditRequestSerializer(serializers.Serializer):
         "DASK_SCHEDULER_ADDRESS, else a local cluster of the job's machine (default: exact up to 50,000 subjects, "
         "sampled with a distribution-free bound above)",
     )
+    bound = serializers.CharField(
+        default=DEFAULTS.bound,
+        max_length=20,
+        help_text=f"the interval of a sampled EaIF and violation share, at 95%: {', '.join(BOUNDS)} (empirical "
+        "Bernstein and Hoeffding hold for every number of pairs with no assumption but terms in [0, 1]; normal is "
+        "the central limit theorem's approximation)",
+    )
+    n_pairs = serializers.IntegerField(
+        default=DEFAULTS.n_pairs,
+        help_text=f"uniform pairs drawn when EaIF is sampled (at least 1,000, at most {MAX_PAIRS:,}); with half_width, "
+        "the first check",
+    )
+    half_width = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="when EaIF is sampled: draw until the interval's half-width is at most this (from 5e-05 to below "
+        "0.5; it wins over n_pairs, which is then the first check)",
+    )
 
     def get_fields(self) -> dict[str, serializers.Field]:
         """The declared fields and one ``SLUG[:BLOCK]`` field per source option
@@ -277,6 +296,9 @@ class AuditRequestSerializer(serializers.Serializer):
             )
         except AuditError as exc:
             raise serializers.ValidationError(str(exc)) from exc
+        problems = sampling_problems(bound=data["bound"], n_pairs=data["n_pairs"], half_width=data.get("half_width"))
+        if problems:
+            raise serializers.ValidationError(problems)
         named = [*data.get("groups", []), *([data["outcome_column"]] if data.get("outcome_column") else [])]
         if named:
             where = f"not a column of the subjects file ({', '.join(header)})"
