@@ -120,6 +120,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "registration": Preregistration.objects.filter(study__slug=slug).first(),
         "audit_defaults": AUDIT_DEFAULTS,
         "pair_bounds": BOUNDS,
+        "audit_engines": {"pandas": "pandas (this machine)", "dask": "Dask (a Parquet file)"},
         "min_pairs": MIN_PAIRS,
         "max_pairs": MAX_PAIRS,
         "min_half_width": MIN_HALF_WIDTH,
