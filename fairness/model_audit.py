@@ -51,7 +51,7 @@ from fairness.effort import inertia_from_groups
 from fairness.group import GroupParity, effort_aware_parity, parity_figure
 from fairness.group_metrics import group_metrics
 from fairness.human_audit import HumanAudit
-from fairness.individual import eaif_details, eaif_sampled, worst_pairs
+from fairness.individual import eaif_details, eaif_sampled, worst_pairs, worst_pairs_sampled
 from fairness.pair_sampling import ASSUMPTIONS
 from fairness.sampling_options import BOUNDS, LEVEL, MAX_PAIRS, SAMPLED_PAIRS
 
@@ -311,6 +311,29 @@ def _eaif_row(
     }
 
 
+def _worst(e, s, risk, weight_sets: dict, ids, exact: bool, seed: int, sampling: PairSampling):
+    """The 20 worst pairs under the last weights: exact over all pairs up to the exact limit, else among the
+    sampled EaIF's first ``sampling.n_pairs`` pairs; and how they were searched (results.json's
+    ``settings.worst_pairs``)."""
+    alpha = weight_sets[list(weight_sets)[-1]]
+    if exact:
+        return worst_pairs(e, s, risk, alpha=alpha, ids=ids, k=20), {"search": "exact over all pairs"}
+    found = worst_pairs_sampled(e, s, risk, alpha=alpha, ids=ids, k=20, n_pairs=sampling.n_pairs, seed=seed)
+    return found.pairs, {
+        "search": "sampled",
+        "n_pairs": found.n_pairs,
+        "seed": found.seed,
+        "miss_probability": found.miss_probability,
+        "top_share": found.top_share,
+        "statement": (
+            f"the worst of {found.n_pairs:,} uniform pairs (the sampled EaIF's first); each listed pair is real "
+            f"with its exact D - d, but worse pairs may be missed: a given pair (the worst, say) is never drawn "
+            f"with probability {found.miss_probability:.3g}, and with probability 95% the worst drawn pair is "
+            f"among the worst {found.top_share:.2g} of all pairs"
+        ),
+    }
+
+
 def critic_labels(feedback: pd.DataFrame) -> pd.DataFrame:
     """Recover each answer's critic label from the shown model label and the disagreement."""
     return feedback.assign(
@@ -489,6 +512,7 @@ def audit(
     worst: dict[str, pd.DataFrame] = {}
     eagf: dict[tuple[str, str], GroupParity] = {}
     e = s = None
+    worst_search: dict[str, Any] = {}
     if no_effort is None:
         e, s = effort_and_aggregate(subjects, desirable=bool(desirable), scale=float(scale or 1.0))
         exact = len(frame) <= exact_limit
@@ -498,8 +522,8 @@ def audit(
                 risk = subjects.scores(model)
                 for name, alpha in weight_sets.items():
                     eaif_rows.append(_eaif_row(model, name, alpha, e, s, risk, exact, seed, sampling, dask))
-                worst[model] = worst_pairs(
-                    e, s, risk, alpha=weight_sets[list(weight_sets)[-1]], ids=frame["id"].to_numpy(), k=20
+                worst[model], worst_search = _worst(
+                    e, s, risk, weight_sets, frame["id"].to_numpy(), exact, seed, sampling
                 )
         eagf = {
             (model, col): effort_aware_parity(
@@ -563,6 +587,7 @@ def audit(
             "exact_on_dask": exact_on_dask,
             "exact_limit": exact_limit,
             "pair_sampling": sampling.statement(),
+            "worst_pairs": worst_search,
         },
         human,
         metrics,

@@ -260,10 +260,12 @@ def effort_sections(result: AuditResult) -> list[Section]:
                 ],
             )
         )
+    search = result.settings.get("worst_pairs", {})
     sections.append(
         Section(
             title="Worst pairs",
             explanation=AUDIT["worst"],
+            paragraphs=[f"Searched: {search.get('statement') or search.get('search', 'exact over all pairs')}."],
             tables=[
                 table_context(pairs.head(10), caption=f"Worst pairs: {model}", columns=WORST_COLUMNS)
                 for model, pairs in result.worst.items()
@@ -304,7 +306,6 @@ def sampling_paragraphs(result: AuditResult) -> list[str]:
         f"{asked['estimand']}. Draws: {pairs}. Interval: {asked['level']:.0%}, by the {asked['bound']} bound "
         f"({asked['assumptions']}).",
         "; ".join(rows) + ".",
-        "The worst pairs below are searched exactly over all pairs, not sampled.",
     ]
 
 
