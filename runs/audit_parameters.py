@@ -80,16 +80,21 @@ def sampling_problems(*, bound: object, n_pairs: object, half_width: object) -> 
             f"--n-pairs must be a whole number of sampled pairs from {MIN_PAIRS:,} to the cap of {MAX_PAIRS:,}, "
             f"not {n_pairs!r}"
         )
-    if half_width is not None and not (
-        isinstance(half_width, int | float)
-        and not isinstance(half_width, bool)
-        and math.isfinite(half_width)
-        and MIN_HALF_WIDTH <= half_width < 0.5
+    if half_width is None:
+        pass
+    elif (
+        isinstance(half_width, bool)
+        or not isinstance(half_width, int | float)
+        or not (math.isfinite(half_width) and 0 < half_width < 0.5)
     ):
         problems["half_width"] = (
-            f"--half-width must be a number from {MIN_HALF_WIDTH:g} to below 0.5, not {half_width!r}: a narrower "
-            f"interval could need more than the cap of {MAX_PAIRS:,} sampled pairs (Hoeffding's interval needs "
-            f"ln(2/0.05) / (2 h^2) pairs, {math.log(40) / (2 * MIN_HALF_WIDTH**2):.1e} at h = {MIN_HALF_WIDTH:g})"
+            f"--half-width must be a number from {MIN_HALF_WIDTH:g} to below 0.5, not {half_width!r}"
+        )
+    elif half_width < MIN_HALF_WIDTH:
+        problems["half_width"] = (
+            f"--half-width {half_width:g} is narrower than {MIN_HALF_WIDTH:g}: it could need more than the cap of "
+            f"{MAX_PAIRS:,} sampled pairs (Hoeffding's interval needs ln(2/0.05) / (2 h^2) pairs, "
+            f"{math.log(40) / (2 * MIN_HALF_WIDTH**2):.1e} at h = {MIN_HALF_WIDTH:g})"
         )
     return {name: [problem] for name, problem in problems.items()}
 

@@ -123,6 +123,7 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "audit_engines": {"pandas": "pandas (this machine)", "dask": "Dask (a Parquet file)"},
         "min_pairs": MIN_PAIRS,
         "max_pairs": MAX_PAIRS,
+        "max_pairs_text": f"{MAX_PAIRS:,}",
         "min_half_width": MIN_HALF_WIDTH,
         "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT)
         .select_related("condition")
