@@ -43,8 +43,7 @@ def test_the_worst_drawn_pair_is_in_the_stated_top_share_at_least_95_percent_of_
     assert top_share == pytest.approx(1 - 0.05 ** (1 / n_pairs))
     threshold = everything[math.floor(top_share * 200 * 199 / 2) - 1]
     hits = [
-        worst_pairs_sampled(e, s, r, alpha=0.6, k=1, n_pairs=n_pairs, seed=seed).pairs["violation"].iloc[0]
-        >= threshold
+        worst_pairs_sampled(e, s, r, alpha=0.6, k=1, n_pairs=n_pairs, seed=seed).pairs["violation"].iloc[0] >= threshold
         for seed in range(300)
     ]
     assert np.mean(hits) >= 0.92

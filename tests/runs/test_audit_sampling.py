@@ -125,17 +125,9 @@ def test_a_hoeffding_audit_states_its_interval_by_the_formula(demo_subjects, sam
 
 def test_an_audit_to_a_target_half_width_reports_the_pairs_it_used(demo_subjects, sampled, tmp_path):  # noqa: F811
     out = StringIO()
-    call_command(
-        "audit_models",
-        study="effort-demo",
-        subjects=str(demo_subjects),
-        condition="arrests",
-        out=str(tmp_path / "w"),
-        half_width=0.002,
-        n_pairs=1000,
-        stdout=out,
+    rows = pd.DataFrame(
+        audit_command(demo_subjects, tmp_path / "w", half_width=0.002, n_pairs=1000, stdout=out)["eaif"]
     )
-    rows = pd.DataFrame(json.loads((tmp_path / "w" / "results.json").read_text())["eaif"])
     assert (rows["half_width"] <= 0.002).all() and (rows["half_width"] > 0).all()
     assert set(rows["n_pairs"]) <= {1000 * 2**j for j in range(1, 30)}  # a check of the doubling grid
     assert (rows["ci_high"] - rows["ci_low"] <= 2 * 0.002 + 1e-15).all()
