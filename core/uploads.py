@@ -142,6 +142,36 @@ def csv_upload_header(source, *, name: str, sep: str = ",") -> list[str]:
     return _check_header(text, name=name, sep=check_separator(sep, name), max_columns=settings.UPLOAD_MAX_COLUMNS)
 
 
+PARQUET_MAGIC = b"PAR1"  # a Parquet file's first and last four bytes
+
+
+def is_parquet(source, *, name: str) -> bool:
+    """Whether an upload is a Parquet file (it starts with ``PAR1``), under the byte limit; UploadError when it
+    starts like one but does not end like one (a truncated file). Without pyarrow: a request can ask."""
+    raw = _read_bytes(source, name=name, max_bytes=settings.UPLOAD_MAX_BYTES)
+    if raw[:4] != PARQUET_MAGIC:
+        return False
+    if len(raw) < 12 or raw[-4:] != PARQUET_MAGIC:
+        raise UploadError(f"{name}: the file starts like Parquet but does not end like it (truncated?)")
+    return True
+
+
+def check_parquet_upload(path, *, name: str) -> None:
+    """A Parquet upload within the row and column limits, read from its footer (pyarrow: job side only)."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise UploadError(f"{name}: not a readable Parquet file: {exc}") from exc
+    if meta.num_rows > settings.UPLOAD_MAX_ROWS:
+        raise UploadError(f"{name}: {meta.num_rows:,} rows, more than the limit of {settings.UPLOAD_MAX_ROWS:,}")
+    if meta.num_columns > settings.UPLOAD_MAX_COLUMNS:
+        raise UploadError(
+            f"{name}: {meta.num_columns:,} columns, more than the limit of {settings.UPLOAD_MAX_COLUMNS:,}"
+        )
+
+
 class _ParseTimeout(BaseException):
     """A BaseException, so that no ``except Exception`` inside pandas turns it into another error."""
 

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from fairness.jit import numba
-from fairness.pair_sampling import bounded_mean, eaif_pair_sums, sequential_sums
+from fairness.pair_sampling import CHUNK, bounded_mean, draw_pairs, eaif_pair_sums, pair_key, sequential_sums
+from fairness.sampling_options import LEVEL
 
 BLOCK = 2048
 # D - d must exceed this for a pair to count as a violation (absolute; risks and distances are O(1),
@@ -44,7 +45,8 @@ class EaIFResult:
 @dataclass(frozen=True)
 class EaIFEstimate:
     """A sampled EaIF: ``ci`` by ``bound`` (``fairness.pair_sampling``; its ``assumptions`` in words) for the
-    exact EaIF of these subjects, and the violation share's own interval by the same bound."""
+    exact EaIF of these subjects, at ``level``, from ``n_pairs`` pairs; ``half_width`` is the bound's (``ci`` is
+    estimate +/- half_width clipped to [0, 1]); the violation share's own interval is by the same bound."""
 
     estimate: float
     ci: tuple[float, float]
@@ -54,6 +56,8 @@ class EaIFEstimate:
     bound: str = "normal"
     assumptions: str = ""
     violation_share_ci: tuple[float, float] = (0.0, 1.0)
+    half_width: float = 0.5
+    level: float = LEVEL
 
     def confidence_interval(self) -> tuple[float, float]:
         return self.ci
@@ -249,7 +253,7 @@ def eaif_sampled(
     alpha: float,
     n_pairs: int = 1_000_000,
     seed: int = 0,
-    level: float = 0.95,
+    level: float = LEVEL,
     bound: str = "bernstein",
     backend: str = "auto",
     half_width: float | None = None,
@@ -287,7 +291,9 @@ def eaif_sampled(
     -------
     EaIFEstimate
         ``estimate``, ``ci``, ``n_pairs`` (the pairs used), ``seed``, ``violation_share`` (of the drawn pairs),
-        ``bound``, ``assumptions`` and ``violation_share_ci``.
+        ``bound``, ``assumptions``, ``violation_share_ci``, ``half_width`` (the bound's, before clipping to
+        [0, 1]) and ``level`` (with ``half_width``, the interval is stated at the stopping check's 1 - delta_j and
+        covers at least at ``level``).
 
     Examples
     --------
@@ -303,6 +309,7 @@ def eaif_sampled(
     e, s, r = _inputs(effort, aggregate, risk, alpha)
     if n_pairs < 2:
         raise ValueError("a sampled EaIF needs at least two pairs")
+    stated = level  # with half_width: the stopping check's 1 - delta_j (the union bound's share of delta)
     if half_width is None:
         total, squares, violations = eaif_pair_sums(e, s, r, alpha, n_pairs, seed, TIE_TOLERANCE, backend)
     else:
@@ -314,10 +321,21 @@ def eaif_sampled(
             level=level,
             bound=bound,
         )
-        total, squares, violations, n_pairs, level = run.total, run.squares, run.violations, run.m, run.level
-    mean = bounded_mean(total, squares, n_pairs, level=level, bound=bound)
-    share = bounded_mean(violations, violations, n_pairs, level=level, bound=bound)  # indicators: x^2 = x
-    return EaIFEstimate(mean.estimate, mean.ci, n_pairs, seed, share.estimate, bound, mean.assumptions, share.ci)
+        total, squares, violations, n_pairs, stated = run.total, run.squares, run.violations, run.m, run.level
+    mean = bounded_mean(total, squares, n_pairs, level=stated, bound=bound)
+    share = bounded_mean(violations, violations, n_pairs, level=stated, bound=bound)  # indicators: x^2 = x
+    return EaIFEstimate(
+        mean.estimate,
+        mean.ci,
+        n_pairs,
+        seed,
+        share.estimate,
+        bound,
+        mean.assumptions,
+        share.ci,
+        mean.half_width,
+        level,
+    )
 
 
 def subject_violations(effort, aggregate, risk, *, alpha: float, subjects=None) -> np.ndarray:
@@ -338,10 +356,7 @@ def worst_pairs(effort, aggregate, risk, *, alpha: float, ids=None, k: int = 20)
     """The k pairs with the largest violation D - d > 0 (exact, blockwise), as a DataFrame with
     both ids, D, d and the violation, for an auditor to act on."""
     e, s, r = _inputs(effort, aggregate, risk, alpha)
-    ids = np.arange(e.size) if ids is None else np.asarray(ids)
-    best_v = np.empty(0)
-    best_i = np.empty(0, dtype=int)
-    best_j = np.empty(0, dtype=int)
+    best = _Best(k)
     n = e.size
     for start in range(0, n - 1, BLOCK):
         stop = min(start + BLOCK, n - 1)
@@ -351,18 +366,92 @@ def worst_pairs(effort, aggregate, risk, *, alpha: float, ids=None, k: int = 20)
         excess = np.abs(r[start:stop, None] - r[None, cols]) - np.sqrt(alpha * de * de + (1 - alpha) * ds * ds)
         excess[cols[None, :] <= np.arange(start, stop)[:, None]] = -np.inf
         flat = excess.ravel()
-        take = min(k, flat.size)
-        top = np.argpartition(flat, -take)[-take:]
-        best_v = np.concatenate([best_v, flat[top]])
-        best_i = np.concatenate([best_i, start + top // cols.size])
-        best_j = np.concatenate([best_j, cols[top % cols.size]])
-        keep = np.argsort(best_v)[::-1][:k]
-        best_v, best_i, best_j = best_v[keep], best_i[keep], best_j[keep]
-    mask = best_v > TIE_TOLERANCE
-    bi, bj = best_i[mask], best_j[mask]
-    d = np.sqrt(alpha * (e[bi] - e[bj]) ** 2 + (1 - alpha) * (s[bi] - s[bj]) ** 2)
-    return pd.DataFrame(
-        {"id_i": ids[bi], "id_j": ids[bj], "D": np.abs(r[bi] - r[bj]), "d": d, "violation": best_v[mask]}
+        enter = np.flatnonzero(flat > best.floor)
+        best.add(flat[enter], start + enter // cols.size, cols[enter % cols.size])
+    return best.frame(e, s, r, alpha, np.arange(n) if ids is None else np.asarray(ids))
+
+
+class _Best:
+    """The k distinct pairs (i < j) with the largest violation seen so far."""
+
+    def __init__(self, k: int) -> None:
+        self.k, self.v = k, np.empty(0)
+        self.i, self.j = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+
+    @property
+    def floor(self) -> float:
+        """What a violation must exceed to enter: the k-th kept one, else the tie tolerance."""
+        return float(self.v[-1]) if self.k and self.v.size == self.k else TIE_TOLERANCE
+
+    def add(self, v: np.ndarray, i: np.ndarray, j: np.ndarray) -> None:
+        """Keep the k largest violations of the kept pairs and the pairs (i, j) with violations ``v``."""
+        take = v > self.floor
+        if not take.any():
+            return
+        v, i, j = (
+            np.concatenate([self.v, v[take]]),
+            np.concatenate([self.i, i[take]]),
+            np.concatenate([self.j, j[take]]),
+        )
+        _, first = np.unique(i * (int(j.max()) + 1) + j, return_index=True)  # a pair drawn twice counts once
+        keep = first[np.argsort(-v[first], kind="stable")[: self.k]]
+        self.v, self.i, self.j = v[keep], i[keep], j[keep]
+
+    def frame(self, e, s, r, alpha: float, ids: np.ndarray) -> pd.DataFrame:
+        """The kept pairs, worst first: both ids, D, d and the violation D - d."""
+        bi, bj = self.i, self.j
+        d = np.sqrt(alpha * (e[bi] - e[bj]) ** 2 + (1 - alpha) * (s[bi] - s[bj]) ** 2)
+        return pd.DataFrame({"id_i": ids[bi], "id_j": ids[bj], "D": np.abs(r[bi] - r[bj]), "d": d, "violation": self.v})
+
+
+@dataclass(frozen=True)
+class SampledWorstPairs:
+    """The worst of ``n_pairs`` uniform pairs (``pairs``: as :func:`worst_pairs` gives them, each a real pair with
+    its exact D - d). Worse pairs may be missed: ``miss_probability`` = (1 - 1/N)^m is the chance that a given pair
+    (the worst of all, say) is never drawn among the m pairs, N = n(n - 1)/2; and with probability 95% the worst
+    drawn pair is among the worst ``top_share`` = 1 - 0.05^(1/m) of all pairs ((1 - q)^m: no draw in the top q)."""
+
+    pairs: pd.DataFrame
+    n_pairs: int
+    seed: int
+    miss_probability: float
+    top_share: float
+
+
+def worst_pairs_sampled(
+    effort, aggregate, risk, *, alpha: float, ids=None, k: int = 20, n_pairs: int = 2_000_000, seed: int = 0
+) -> SampledWorstPairs:
+    """The k worst pairs among ``n_pairs`` uniform pairs (the stream of ``seed`` that :func:`eaif_sampled` draws,
+    ``fairness.pair_sampling``), for populations too large for :func:`worst_pairs`' exact search; O(n) memory
+    plus one chunk, with the probability of missing a pair (:class:`SampledWorstPairs`).
+
+    Examples
+    --------
+    Two subjects have one pair, drawn every time; a third pair of 3 subjects is missed by 100 draws with
+    probability (2/3)^100:
+
+    >>> found = worst_pairs_sampled([0, 0.5], [0, 0], [0, 1], alpha=1.0, n_pairs=100)
+    >>> found.pairs["violation"].tolist(), found.miss_probability
+    ([0.5], 0.0)
+    >>> f"{worst_pairs_sampled([0, 1, 2], [0, 0, 0], [0, 0, 0], alpha=1.0, n_pairs=100).miss_probability:.3g}"
+    '2.46e-18'
+    """
+    e, s, r = _inputs(effort, aggregate, risk, alpha)
+    if n_pairs < 1:
+        raise ValueError(f"n_pairs must be at least 1, got {n_pairs}")
+    best, key = _Best(k), pair_key(seed)
+    for first in range(0, n_pairs, CHUNK):
+        i, j = draw_pairs(e.size, first, min(CHUNK, n_pairs - first), key)
+        i, j = np.minimum(i, j), np.maximum(i, j)
+        de, ds = e[i] - e[j], s[i] - s[j]
+        best.add(np.abs(r[i] - r[j]) - np.sqrt(alpha * de * de + (1 - alpha) * ds * ds), i, j)
+    all_pairs = e.size * (e.size - 1) / 2
+    return SampledWorstPairs(
+        best.frame(e, s, r, alpha, np.arange(e.size) if ids is None else np.asarray(ids)),
+        n_pairs,
+        seed,
+        0.0 if all_pairs == 1 else float(np.exp(n_pairs * np.log1p(-1 / all_pairs))),
+        float(-np.expm1(np.log(0.05) / n_pairs)),
     )
 
 

@@ -51,7 +51,9 @@ from fairness.effort import inertia_from_groups
 from fairness.group import GroupParity, effort_aware_parity, parity_figure
 from fairness.group_metrics import group_metrics
 from fairness.human_audit import HumanAudit
-from fairness.individual import eaif_details, eaif_sampled, worst_pairs
+from fairness.individual import eaif_details, eaif_sampled, worst_pairs, worst_pairs_sampled
+from fairness.pair_sampling import ASSUMPTIONS
+from fairness.sampling_options import BOUNDS, LEVEL, MAX_PAIRS, SAMPLED_PAIRS
 
 
 class SubjectsFileError(ValueError):
@@ -239,31 +241,96 @@ class AuditResult:
         return len(self.eaif) > 0
 
 
-def _eaif_row(model, weights, alpha, e, s, risk, exact: bool, seed: int, dask: Any = None) -> dict:
+ESTIMAND = "the exact value over all n(n - 1)/2 pairs of these subjects; the sampling of pairs is the only randomness"
+
+
+@dataclass(frozen=True)
+class PairSampling:
+    """How the audit samples pairs above its exact limit (``fairness.individual.eaif_sampled``): ``n_pairs``
+    uniform pairs, or with ``half_width`` draws until the interval is at most that wide (``n_pairs`` then the first
+    check, at most ``max_pairs``), each interval by ``bound`` at ``level``."""
+
+    bound: str = BOUNDS[0]
+    n_pairs: int = SAMPLED_PAIRS
+    half_width: float | None = None
+    level: float = LEVEL
+    max_pairs: int = MAX_PAIRS
+
+    def statement(self) -> dict:
+        """results.json's ``pair_sampling``: the estimand, the bound and its assumptions, the pairs asked for."""
+        return {
+            "estimand": ESTIMAND,
+            "bound": self.bound,
+            "assumptions": ASSUMPTIONS[self.bound],
+            "level": self.level,
+            "n_pairs": self.n_pairs,
+            "half_width": self.half_width,
+            "max_pairs": self.max_pairs,
+        }
+
+
+def _eaif_row(
+    model, weights, alpha, e, s, risk, exact: bool, seed: int, sampling: PairSampling, dask: Any = None
+) -> dict:
     """EaIF of one model under one weight: exact (on the Dask client ``dask`` when given, at any size), or
-    sampled with a CI for large populations."""
+    sampled as ``sampling`` says, with its interval and the violation share's, the pairs used and the bound."""
+    row = {"model": model, "weights": weights, "alpha": alpha}
     if exact or dask is not None:
         res = eaif_details(e, s, risk, alpha=alpha) if dask is None else eaif_dask(e, s, risk, alpha=alpha, client=dask)
-        return {
-            "model": model,
-            "weights": weights,
-            "alpha": alpha,
+        return row | {
             "eaif": res.eaif,
             "ci_low": res.eaif,
             "ci_high": res.eaif,
             "violation_share": res.violation_share,
             "method": "exact" if dask is None else "exact, on Dask",
+            "n_pairs": res.n_pairs,
         }
-    est = eaif_sampled(e, s, risk, alpha=alpha, n_pairs=2_000_000, seed=seed)
-    return {
-        "model": model,
-        "weights": weights,
-        "alpha": alpha,
+    est = eaif_sampled(
+        e,
+        s,
+        risk,
+        alpha=alpha,
+        n_pairs=sampling.n_pairs,
+        seed=seed,
+        level=sampling.level,
+        bound=sampling.bound,
+        half_width=sampling.half_width,
+        max_pairs=sampling.max_pairs,
+    )
+    return row | {
         "eaif": est.estimate,
         "ci_low": est.ci[0],
         "ci_high": est.ci[1],
         "violation_share": est.violation_share,
-        "method": f"sampled: 2,000,000 uniform pairs; CI by the {est.bound} bound ({est.assumptions})",
+        "method": f"sampled: {est.n_pairs:,} uniform pairs; CI by the {est.bound} bound ({est.assumptions})",
+        "n_pairs": est.n_pairs,
+        "bound": est.bound,
+        "half_width": est.half_width,
+        "violation_share_ci_low": est.violation_share_ci[0],
+        "violation_share_ci_high": est.violation_share_ci[1],
+    }
+
+
+def _worst(e, s, risk, weight_sets: dict, ids, exact: bool, seed: int, sampling: PairSampling):
+    """The 20 worst pairs under the last weights: exact over all pairs up to the exact limit, else among the
+    sampled EaIF's first ``sampling.n_pairs`` pairs; and how they were searched (results.json's
+    ``settings.worst_pairs``)."""
+    alpha = weight_sets[list(weight_sets)[-1]]
+    if exact:
+        return worst_pairs(e, s, risk, alpha=alpha, ids=ids, k=20), {"search": "exact over all pairs"}
+    found = worst_pairs_sampled(e, s, risk, alpha=alpha, ids=ids, k=20, n_pairs=sampling.n_pairs, seed=seed)
+    return found.pairs, {
+        "search": "sampled",
+        "n_pairs": found.n_pairs,
+        "seed": found.seed,
+        "miss_probability": found.miss_probability,
+        "top_share": found.top_share,
+        "statement": (
+            f"the worst of {found.n_pairs:,} uniform pairs (the sampled EaIF's first); each listed pair is real "
+            f"with its exact D - d, but worse pairs may be missed: a given pair (the worst, say) is never drawn "
+            f"with probability {found.miss_probability:.3g}, and with probability 95% the worst drawn pair is "
+            f"among the worst {found.top_share:.2g} of all pairs"
+        ),
     }
 
 
@@ -367,6 +434,7 @@ def audit(
     multiple_testing: str = "holm",
     exact_on_dask: bool = False,
     scheduler: str | None = None,
+    sampling: PairSampling = PairSampling(),
 ) -> AuditResult:
     """Compare the models of ``subjects``: their group metrics always; the effort-aware parts when the subjects
     carry effort series and ``desirable`` and ``scale`` say what they mean (``sections`` says why not).
@@ -403,6 +471,9 @@ def audit(
     scheduler : str, optional
         With ``exact_on_dask``: a running cluster's scheduler, "tcp://HOST:PORT" (default DASK_SCHEDULER_ADDRESS;
         neither: a LocalCluster of this machine, started and stopped by the audit).
+    sampling : PairSampling
+        Above ``exact_limit`` (without ``exact_on_dask``): the pairs sampled for EaIF and the bound of their
+        intervals (default: 2,000,000 pairs, the empirical Bernstein bound at 95%).
 
     Returns
     -------
@@ -441,6 +512,7 @@ def audit(
     worst: dict[str, pd.DataFrame] = {}
     eagf: dict[tuple[str, str], GroupParity] = {}
     e = s = None
+    worst_search: dict[str, Any] = {}
     if no_effort is None:
         e, s = effort_and_aggregate(subjects, desirable=bool(desirable), scale=float(scale or 1.0))
         exact = len(frame) <= exact_limit
@@ -449,10 +521,10 @@ def audit(
             for model in subjects.models:
                 risk = subjects.scores(model)
                 for name, alpha in weight_sets.items():
-                    eaif_rows.append(_eaif_row(model, name, alpha, e, s, risk, exact, seed, dask))
-            worst[model] = worst_pairs(
-                e, s, risk, alpha=weight_sets[list(weight_sets)[-1]], ids=frame["id"].to_numpy(), k=20
-            )
+                    eaif_rows.append(_eaif_row(model, name, alpha, e, s, risk, exact, seed, sampling, dask))
+                worst[model], worst_search = _worst(
+                    e, s, risk, weight_sets, frame["id"].to_numpy(), exact, seed, sampling
+                )
         eagf = {
             (model, col): effort_aware_parity(
                 e, subjects.scores(model), frame[col].astype(str), width=width, min_size=min_size
@@ -484,7 +556,15 @@ def audit(
             for model in subjects.models:
                 eaif_rows.append(
                     _eaif_row(
-                        model, "human (disagreement)", calibration.alpha, e, s, subjects.scores(model), exact, seed
+                        model,
+                        "human (disagreement)",
+                        calibration.alpha,
+                        e,
+                        s,
+                        subjects.scores(model),
+                        exact,
+                        seed,
+                        sampling,
                     )
                 )
     return AuditResult(
@@ -505,6 +585,9 @@ def audit(
             "group_columns": subjects.group_columns,
             "outcome_column": subjects.outcome_column,
             "exact_on_dask": exact_on_dask,
+            "exact_limit": exact_limit,
+            "pair_sampling": sampling.statement(),
+            "worst_pairs": worst_search,
         },
         human,
         metrics,

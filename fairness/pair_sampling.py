@@ -34,8 +34,8 @@ import numpy as np
 from scipy import stats
 
 from fairness.jit import numba
+from fairness.sampling_options import BOUNDS
 
-BOUNDS = ("bernstein", "hoeffding", "normal")
 CHUNK = 1 << 20
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 ASSUMPTIONS = {
@@ -49,12 +49,14 @@ ASSUMPTIONS = {
 
 @dataclass(frozen=True)
 class BoundedMean:
-    """The estimate of a mean of terms in [0, 1] with its interval, the bound's kind and its assumptions."""
+    """The estimate of a mean of terms in [0, 1] with its interval (clipped to [0, 1]), the bound's kind and its
+    assumptions, and ``half_width``: the bound's half-width before clipping."""
 
     estimate: float
     ci: tuple[float, float]
     bound: str
     assumptions: str
+    half_width: float
 
     def confidence_interval(self) -> tuple[float, float]:
         return self.ci
@@ -82,7 +84,7 @@ def bounded_mean(
     else:
         half = stats.norm.ppf(0.5 + level / 2) * np.sqrt(variance / m)
     low, high = max(0.0, float(mean - half)), min(1.0, float(mean + half))
-    return BoundedMean(float(mean), (low, high), bound, ASSUMPTIONS[bound])
+    return BoundedMean(float(mean), (low, high), bound, ASSUMPTIONS[bound], float(half))
 
 
 @dataclass(frozen=True)
@@ -120,8 +122,9 @@ def sequential_sums(
         add = sums(drawn, target - drawn)
         total, squares, violations = total + add[0], squares + add[1], violations + add[2]
         drawn, step_level = target, 1 - delta / 2 ** (j + 1)
-        low, high = bounded_mean(total, squares, drawn, level=step_level, bound=bound).ci
-        if (high - low) / 2 <= half_width or 2 * drawn > max_pairs:
+        if bounded_mean(total, squares, drawn, level=step_level, bound=bound).half_width <= half_width or (
+            2 * drawn > max_pairs
+        ):
             return SequentialSums(total, squares, violations, drawn, step_level)
         target, j = 2 * drawn, j + 1
 

@@ -2,10 +2,12 @@
 (``runs.serializers.AuditRequestSerializer``), the job's stored ``params`` and the service's argument
 (``runs.audit_runs.audit_run_create``) all read their defaults here. Light: no scientific import (the web form)."""
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from fairness.sampling_options import BOUNDS, MAX_PAIRS, MIN_HALF_WIDTH, MIN_PAIRS, SAMPLED_PAIRS
 from runs.human_source_options import OPTIONS
 
 
@@ -21,7 +23,9 @@ class AuditParameters:
     else none), the truth ``outcome_column`` and the adjustment of the notions' tests within each model's family
     ``multiple_testing`` (holm, bh or none); ``engine`` "dask" reads a Parquet subjects file on Dask with the
     cluster ``scheduler`` (the command only: a request never names a host), ``exact_eaif`` every EaIF exact on
-    Dask."""
+    Dask; above the exact limit EaIF is sampled from ``n_pairs`` uniform pairs with intervals by ``bound``
+    (bernstein, hoeffding or normal), or, with ``half_width``, until the interval is at most that wide
+    (``half_width`` wins: ``n_pairs`` is then the first check; see :func:`sampling_problems` for the limits)."""
 
     condition: str | None = None
     calibration_id: int | None = None
@@ -41,6 +45,9 @@ class AuditParameters:
     engine: str = "pandas"
     scheduler: str | None = None
     exact_eaif: bool = False
+    bound: str = BOUNDS[0]
+    n_pairs: int = SAMPLED_PAIRS
+    half_width: float | None = None
 
     @classmethod
     def from_request(cls, params: Mapping[str, Any]) -> "AuditParameters":
@@ -59,6 +66,37 @@ class AuditParameters:
     def sources(self) -> dict[str, str]:
         """The given sources of what people said: option (``metric_from`` ...) -> ``SLUG[:BLOCK]``."""
         return {option: reference for option in OPTIONS if (reference := getattr(self, option))}
+
+
+def sampling_problems(*, bound: object, n_pairs: object, half_width: object) -> dict[str, list[str]]:
+    """Each sampling option's problem (empty: none): ``bound`` one of :data:`BOUNDS`, ``n_pairs`` a whole number
+    from 1,000 to the cap of 1,000,000,000 pairs, ``half_width`` None or a number in [5e-05, 0.5) (a narrower
+    target could need more pairs than the cap: Hoeffding's ln(2/0.05) / (2 h^2) is 7.4e8 at 5e-05)."""
+    problems = {}
+    if bound not in BOUNDS:
+        problems["bound"] = f"--bound must be one of {', '.join(BOUNDS)}, not {bound!r}"
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or not MIN_PAIRS <= n_pairs <= MAX_PAIRS:
+        problems["n_pairs"] = (
+            f"--n-pairs must be a whole number of sampled pairs from {MIN_PAIRS:,} to the cap of {MAX_PAIRS:,}, "
+            f"not {n_pairs!r}"
+        )
+    if half_width is None:
+        pass
+    elif (
+        isinstance(half_width, bool)
+        or not isinstance(half_width, int | float)
+        or not (math.isfinite(half_width) and 0 < half_width < 0.5)
+    ):
+        problems["half_width"] = (
+            f"--half-width must be a number from {MIN_HALF_WIDTH:g} to below 0.5, not {half_width!r}"
+        )
+    elif half_width < MIN_HALF_WIDTH:
+        problems["half_width"] = (
+            f"--half-width {half_width:g} is narrower than {MIN_HALF_WIDTH:g}: it could need more than the cap of "
+            f"{MAX_PAIRS:,} sampled pairs (Hoeffding's interval needs ln(2/0.05) / (2 h^2) pairs, "
+            f"{math.log(40) / (2 * MIN_HALF_WIDTH**2):.1e} at h = {MIN_HALF_WIDTH:g})"
+        )
+    return {name: [problem] for name, problem in problems.items()}
 
 
 DEFAULTS = AuditParameters()

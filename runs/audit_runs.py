@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from fairness.dask_subjects import read_subjects_dask
-from fairness.model_audit import audit, read_subjects
+from fairness.model_audit import PairSampling, audit, read_subjects
 from runs.analysis_plan import exploratory_deviations
 from runs.audit_condition import AuditError as AuditError  # the audit's refusals, raised by audited_condition
 from runs.audit_condition import audited_condition
@@ -54,7 +54,8 @@ def audit_run_create(
     and ``aggregate_scale`` in the condition; ``multiple_testing`` adjusts the notions' tests within each model's
     family; ``engine`` "dask" reads a Parquet subjects file on Dask (``fairness.dask_subjects``; ``scheduler``
     "tcp://HOST:PORT", else DASK_SCHEDULER_ADDRESS, else a LocalCluster), ``exact_eaif`` computes every EaIF
-    exactly on Dask at any size. Each study's export is built once (``runs.study_exports``).
+    exactly on Dask at any size; ``bound``, ``n_pairs`` and ``half_width`` say how EaIF is sampled above the
+    exact limit (``fairness.model_audit.PairSampling``). Each study's export is built once (``runs.study_exports``).
     ``progress(stage, done, total)`` is told of each of :data:`STAGES`. ``job_id``: the job running it (a
     cancelled job stores nothing: :func:`runs.services.run_storing`)."""
     progress = progress or (lambda stage, done, total: None)
@@ -103,6 +104,7 @@ def audit_run_create(
         multiple_testing=p.multiple_testing,
         exact_on_dask=p.exact_eaif,
         scheduler=p.scheduler,
+        sampling=PairSampling(bound=p.bound, n_pairs=p.n_pairs, half_width=p.half_width),
     )
     progress(AUDIT, 1, 1)
     participants, dropped = participant_counts(disagreements) if len(disagreements) else ({}, {})

@@ -18,6 +18,7 @@ from django.utils.datastructures import MultiValueDict
 from django.views.decorators.http import require_http_methods
 
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
+from fairness.sampling_options import BOUNDS, MAX_PAIRS, MIN_HALF_WIDTH, MIN_PAIRS
 from participation.models import ConflictingArrival
 from research.dashboard import quota_fill, summarise
 from research.participant_samples import SAMPLES, sample_filter
@@ -118,6 +119,12 @@ def run_start(request: HttpRequest, slug: str, kind: str = "analysis") -> HttpRe
         "surrogates": SURROGATES,
         "registration": Preregistration.objects.filter(study__slug=slug).first(),
         "audit_defaults": AUDIT_DEFAULTS,
+        "pair_bounds": BOUNDS,
+        "audit_engines": {"pandas": "pandas (this machine)", "dask": "Dask (a Parquet file)"},
+        "min_pairs": MIN_PAIRS,
+        "max_pairs": MAX_PAIRS,
+        "max_pairs_text": f"{MAX_PAIRS:,}",
+        "min_half_width": MIN_HALF_WIDTH,
         "calibrations": Calibration.objects.filter(study__in=versions, kind=Calibration.Kind.LIKERT)
         .select_related("condition")
         .order_by("condition__key", "-version"),

@@ -9,7 +9,7 @@ from typing import cast
 from django.core.files import File
 from django.urls import reverse
 
-from core.uploads import read_csv_upload
+from core.uploads import check_parquet_upload, is_parquet, read_csv_upload
 from research.export import table_records
 from research.study_upload import (
     OUTCOMES,
@@ -99,8 +99,14 @@ def run_analysis(context: JobContext) -> tuple[dict, str]:
 def run_audit(context: JobContext) -> tuple[dict, str]:
     job = context.job
     out = _report_dir(context)
-    subjects = copy_to_local(job.inputs["subjects"], out / "subjects.csv")
-    frame = read_csv_upload(subjects, name="subjects")  # size, header and row limits: read once
+    subjects = copy_to_local(job.inputs["subjects"], out / "subjects.upload")
+    frame = None  # a Parquet file is read by the audit (its engine: pandas or Dask), under the same limits
+    if is_parquet(subjects, name="subjects"):
+        subjects = subjects.rename(out / "subjects.parquet")
+        check_parquet_upload(subjects, name="subjects")
+    else:
+        subjects = subjects.rename(out / "subjects.csv")
+        frame = read_csv_upload(subjects, name="subjects")  # size, header and row limits: read once
     context.progress.plan(AUDIT_STAGES)
     run = audit_run_create(
         slug=_study(job).slug,

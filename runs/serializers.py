@@ -10,12 +10,13 @@ from rest_framework.fields import empty
 from rest_framework.utils import html
 
 from core.cli_args import bins_text
-from core.uploads import UploadError, check_separator, csv_upload_header
+from core.uploads import UploadError, check_separator, csv_upload_header, is_parquet
 from fairness.group_options import MIN_GROUP_SIZE, MIN_SUBJECT_GROUP
+from fairness.sampling_options import BOUNDS, MAX_PAIRS
 from runs.analysis_defaults import ANALYSIS_DEFAULTS
 from runs.analysis_plan import DeviationNeedsReason, check_reason
 from runs.audit_condition import AuditError, audited_condition
-from runs.audit_parameters import DEFAULTS, AuditParameters
+from runs.audit_parameters import DEFAULTS, AuditParameters, sampling_problems
 from runs.human_source_options import LIPSCHITZ, OPTIONS, SURROGATE, parameter_problems
 from runs.models import Job
 from runs.plan_parameters import PLAN_PARAMETERS, check_weights
@@ -203,8 +204,15 @@ class AnalysisRunSerializer(serializers.Serializer):
 
 class AuditRequestSerializer(serializers.Serializer):
     subjects = serializers.FileField(
-        help_text="Subjects CSV: id, score_<model> and/or label_<model> per model, the sensitive and truth columns, "
-        "optionally x_<time> effort series and feature columns"
+        help_text="Subjects CSV or Parquet file: id, score_<model> and/or label_<model> per model, the sensitive and "
+        "truth columns, optionally x_<time> effort series and feature columns (a Parquet file's columns are checked "
+        "by the job)"
+    )
+    engine = serializers.ChoiceField(
+        choices=["pandas", "dask"],
+        default=DEFAULTS.engine,
+        help_text="pandas: the job reads the subjects file itself; dask: the job reads a Parquet subjects file as a "
+        "Dask DataFrame on the cluster at the server's DASK_SCHEDULER_ADDRESS, else on a local cluster",
     )
     groups = serializers.ListField(
         child=serializers.CharField(max_length=64),
@@ -245,6 +253,24 @@ class AuditRequestSerializer(serializers.Serializer):
         "DASK_SCHEDULER_ADDRESS, else a local cluster of the job's machine (default: exact up to 50,000 subjects, "
         "sampled with a distribution-free bound above)",
     )
+    bound = serializers.CharField(
+        default=DEFAULTS.bound,
+        max_length=20,
+        help_text=f"the interval of a sampled EaIF and violation share, at 95%: {', '.join(BOUNDS)} (empirical "
+        "Bernstein and Hoeffding hold for every number of pairs with no assumption but terms in [0, 1]; normal is "
+        "the central limit theorem's approximation)",
+    )
+    n_pairs = serializers.IntegerField(
+        default=DEFAULTS.n_pairs,
+        help_text=f"uniform pairs drawn when EaIF is sampled (at least 1,000, at most {MAX_PAIRS:,}); with half_width, "
+        "the first check",
+    )
+    half_width = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="when EaIF is sampled: draw until the interval's half-width is at most this (from 5e-05 to below "
+        "0.5; it wins over n_pairs, which is then the first check)",
+    )
 
     def get_fields(self) -> dict[str, serializers.Field]:
         """The declared fields and one ``SLUG[:BLOCK]`` field per source option
@@ -265,21 +291,29 @@ class AuditRequestSerializer(serializers.Serializer):
         and the subjects' columns (``runs.human_sources.check_sources``), when the request is made, not in the job
         (which checks them again)."""
         try:
-            header = csv_upload_header(data["subjects"], name="subjects")
+            parquet = is_parquet(data["subjects"], name="subjects")
+            header = [] if parquet else csv_upload_header(data["subjects"], name="subjects")
         except UploadError as exc:
             raise serializers.ValidationError({"subjects": [str(exc)]}) from exc
         data["subjects"].seek(0)
+        if data["engine"] == "dask" and not parquet:
+            raise serializers.ValidationError(
+                {"engine": ["engine 'dask' reads a Parquet subjects file; this upload is a CSV: use engine 'pandas'"]}
+            )
         try:
             audited_condition(
                 self.context["study"],
                 condition=data.get("condition") or None,
                 calibration_id=data.get("calibration"),
-                effort_series=any(column.startswith("x_") for column in header),
+                effort_series=any(column.startswith("x_") for column in header),  # Parquet: checked by the job
             )
         except AuditError as exc:
             raise serializers.ValidationError(str(exc)) from exc
+        problems = sampling_problems(bound=data["bound"], n_pairs=data["n_pairs"], half_width=data.get("half_width"))
+        if problems:
+            raise serializers.ValidationError(problems)
         named = [*data.get("groups", []), *([data["outcome_column"]] if data.get("outcome_column") else [])]
-        if named:
+        if named and not parquet:
             where = f"not a column of the subjects file ({', '.join(header)})"
             errors = {
                 field: [f"{column!r} is {where}" for column in columns if column not in header]
@@ -290,7 +324,7 @@ class AuditRequestSerializer(serializers.Serializer):
             }
             if any(errors.values()):
                 raise serializers.ValidationError({field: found for field, found in errors.items() if found})
-        if not data.get("by") and not any(data.get(option) for option in OPTIONS):
+        if parquet or not data.get("by") and not any(data.get(option) for option in OPTIONS):
             problems = parameter_problems(lipschitz=data[LIPSCHITZ], surrogate=data[SURROGATE])
             if problems:  # no source: nothing to read, and no scientific import in the web worker
                 raise serializers.ValidationError(problems)

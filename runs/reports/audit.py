@@ -49,6 +49,7 @@ EAIF_COLUMNS = {
     "eaif": "EaIF",
     "ci": CI_LABEL,
     "violation_share": "Violating pairs (share)",
+    "n_pairs": "Pairs",
     "method": "Method",
 }
 GROUP_METRIC_COLUMNS = {
@@ -70,7 +71,7 @@ AUDIT_PROCEDURES: dict[str, tuple[str, ...]] = {
         *(f"group metric {q}, {s}" for q in ("difference", "ratio") for s in ("no gap", "a gap")),
     ),
     "disagreement_notions": tuple(f"{n} gap, {s}" for n in ("CA", "AE", "EO") for s in ("no gap", "a gap")),
-    "eaif": ("sampled EaIF, bernstein bound",),  # exact rows have no interval
+    "eaif": ("sampled EaIF, bernstein bound", "sampled EaIF, hoeffding bound"),  # exact rows have no interval
     "disagreement_calibration": ("disagreement calibration",),
     "human_metric_lipschitz": tuple(f"human-metric Lipschitz share, {kind}" for kind in ("comparable", "triplet")),
     "utility_agreement": ("utility agreement",),
@@ -226,15 +227,17 @@ def write_audit_report(
 
 def effort_sections(result: AuditResult) -> list[Section]:
     """The effort-aware sections: EaIF, effort-unaware parity, the disagreement calibration, the worst pairs."""
+    eaif = table_section(
+        "Effort-aware individual fairness (Tables 1 and 7)",
+        _exact_without_ci(result.eaif),
+        explanation=AUDIT["eaif"],
+        csv="eaif.csv",
+        columns=EAIF_COLUMNS,
+        estimate="eaif",
+    )
+    eaif.paragraphs = sampling_paragraphs(result)
     sections = [
-        table_section(
-            "Effort-aware individual fairness (Tables 1 and 7)",
-            _exact_without_ci(result.eaif),
-            explanation=AUDIT["eaif"],
-            csv="eaif.csv",
-            columns=EAIF_COLUMNS,
-            estimate="eaif",
-        ),
+        eaif,
         table_section(
             "Traditional (effort-unaware) demographic parity (Tables 6 and 8)",
             result.parity.rename_axis("model"),
@@ -257,10 +260,12 @@ def effort_sections(result: AuditResult) -> list[Section]:
                 ],
             )
         )
+    search = result.settings.get("worst_pairs", {})
     sections.append(
         Section(
             title="Worst pairs",
             explanation=AUDIT["worst"],
+            paragraphs=[f"Searched: {search.get('statement') or search.get('search', 'exact over all pairs')}."],
             tables=[
                 table_context(pairs.head(10), caption=f"Worst pairs: {model}", columns=WORST_COLUMNS)
                 for model, pairs in result.worst.items()
@@ -268,6 +273,40 @@ def effort_sections(result: AuditResult) -> list[Section]:
         )
     )
     return sections
+
+
+def sampling_paragraphs(result: AuditResult) -> list[str]:
+    """What a sampled EaIF estimates and how sure it is (results.json's ``settings.pair_sampling`` and the rows'
+    ``n_pairs``, ``half_width`` and violation-share interval); nothing when every EaIF is exact."""
+    sampled = result.eaif[result.eaif["method"].str.startswith("sampled")] if result.effort_aware else None
+    if sampled is None or not len(sampled):
+        return []
+    asked = result.settings["pair_sampling"]
+    pairs = f"{asked['n_pairs']:,} uniform pairs of subjects per row (with replacement)"
+    if asked["half_width"] is not None:
+        pairs = (
+            f"uniform pairs of subjects (with replacement) until the interval's half-width was at most "
+            f"{asked['half_width']:g}, checked at {asked['n_pairs']:,} x 2^j pairs with a union bound (delta / 2^(j+1) "
+            f"at check j), so that the interval where the draws stopped holds at {asked['level']:.0%} whatever the "
+            f"data, up to {asked['max_pairs']:,} pairs"
+        )
+    rows = [
+        f"{row.model}, {row.weights} weights: EaIF {row.eaif:.6f} [{row.ci_low:.6f}, {row.ci_high:.6f}] "
+        f"(+/- {row.half_width:.2g}); violating pairs {row.violation_share:.6f} [{row.violation_share_ci_low:.6f}, "
+        f"{row.violation_share_ci_high:.6f}]; {int(row.n_pairs):,} pairs"
+        + (
+            f", more than the {asked['half_width']:g} asked for: the cap of pairs was reached"
+            if asked["half_width"] is not None and row.half_width > asked["half_width"]
+            else ""
+        )
+        for row in sampled.itertuples()
+    ]
+    return [
+        f"Above {result.settings['exact_limit']:,} subjects EaIF and its violation share are sampled. Estimand: "
+        f"{asked['estimand']}. Draws: {pairs}. Interval: {asked['level']:.0%}, by the {asked['bound']} bound "
+        f"({asked['assumptions']}).",
+        "; ".join(rows) + ".",
+    ]
 
 
 # a table of what people said -> its figure: (x, y) columns and title ({L}: the audit's L), bars per rater group

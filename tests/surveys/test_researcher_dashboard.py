@@ -341,6 +341,9 @@ def test_jobs_run_and_their_reports_are_listed(client, researcher, demo_study, t
         "exact_eaif": False,
         "multiple_testing": "holm",
         "shown_model": "study_ai",
+        "engine": "pandas",
+        "bound": "bernstein",
+        "n_pairs": 2_000_000,
     }
     assert "Open the report" in client.get(audit_url).content.decode()
     runs = client.get("/researcher/studies/effort-demo/runs/").content.decode()

@@ -5,7 +5,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.cli_args import add_multiple_testing
 from fairness.model_audit import SubjectsFileError
-from runs.audit_parameters import DEFAULTS, AuditParameters
+from fairness.sampling_options import BOUNDS, MAX_PAIRS
+from runs.audit_parameters import DEFAULTS, AuditParameters, sampling_problems
 from runs.audit_runs import STAGES, AuditError, audit_run_create
 from runs.human_source_options import OPTIONS, SURROGATES
 from runs.human_sources import SourceError, SourceErrors
@@ -89,12 +90,41 @@ class Command(BaseCommand):
             "subjects, sampled with a distribution-free bound above)",
         )
         parser.add_argument(
+            "--bound",
+            choices=BOUNDS,
+            default=DEFAULTS.bound,
+            help="the interval of a sampled EaIF and violation share, at 95%%: bernstein (empirical Bernstein, the "
+            "default) or hoeffding (both hold for every number of pairs with no assumption but terms in [0, 1]), or "
+            "normal (the central limit theorem's approximation)",
+        )
+        parser.add_argument(
+            "--n-pairs",
+            type=int,
+            default=DEFAULTS.n_pairs,
+            metavar="M",
+            help=f"uniform pairs drawn when EaIF is sampled (above 50,000 subjects without --exact-eaif; default "
+            f"{DEFAULTS.n_pairs:,}; at least 1,000, at most {MAX_PAIRS:,}); with --half-width, the first check",
+        )
+        parser.add_argument(
+            "--half-width",
+            type=float,
+            metavar="H",
+            help="when EaIF is sampled: draw until the interval's half-width is at most H (checked at --n-pairs "
+            f"times 2^j with a union bound, so the interval still holds at 95%%; at most {MAX_PAIRS:,} pairs; "
+            "H from 5e-05 to below 0.5)",
+        )
+        parser.add_argument(
             "--by", nargs="+", default=[], metavar="QUESTION", help="rater groups of those studies (questionnaire)"
         )
         add_multiple_testing(parser)
 
     def handle(self, *args, study, subjects, condition, out, **options):
         out_dir = Path(out) if out else Path(settings.REPORTS_DIR) / study / f"audit-{condition or 'default'}"
+        problems = sampling_problems(
+            bound=options["bound"], n_pairs=options["n_pairs"], half_width=options["half_width"]
+        )
+        if problems:
+            raise CommandError("; ".join(problem for found in problems.values() for problem in found))
         parameters = AuditParameters.from_request(
             {**options, "condition": condition, "n_resamples": options["resamples"]}
         )
@@ -117,7 +147,12 @@ class Command(BaseCommand):
                     f"  {row['model']:<22} {row['metric']} {row['quantity']}{where}: {value} [{low}, {high}]"
                 )
         for row in run.results["eaif"]:
-            self.stdout.write(f"  {row['model']:<22} {row['weights']:<22} EaIF {row['eaif']:.4f}")
+            sampled = (
+                f" [{row['ci_low']:.4f}, {row['ci_high']:.4f}] ({row['n_pairs']:,} pairs, {row['bound']} bound)"
+                if row.get("bound")
+                else ""
+            )
+            self.stdout.write(f"  {row['model']:<22} {row['weights']:<22} EaIF {row['eaif']:.4f}{sampled}")
         cal = run.results.get("disagreement_calibration")
         if cal:
             self.stdout.write(
