@@ -73,7 +73,7 @@ def test_command_passes_favourable_through(answered, tmp_path):
 
 
 @pytest.mark.parametrize("how", ["option", "keyword"])
-def test_command_refuses_a_bad_favourable_value(answered, tmp_path, how):
+def test_command_refuses_a_bad_favourable_value(demo_study, tmp_path, how):  # checked before any answer is read
     out = tmp_path / "dp"
     message = r'--favourable must be "higher" or "lower" \(which risk scores and labels are good for the subject\), got'
     args = ["--favourable", "up"] if how == "option" else []
@@ -83,7 +83,7 @@ def test_command_refuses_a_bad_favourable_value(answered, tmp_path, how):
     assert not out.exists()
 
 
-def test_api_refuses_a_bad_favourable_value(answered, researcher):
+def test_api_refuses_a_bad_favourable_value(demo_study, researcher):  # checked before any answer is read
     client = APIClient()
     client.force_authenticate(researcher)
     response = client.post("/api/studies/effort-demo/differential-parity/", {"favourable": "up"}, format="json")
