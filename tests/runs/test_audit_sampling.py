@@ -19,8 +19,8 @@ import runs.audit_runs
 from fairness.individual import eaif_sampled
 from fairness.model_audit import audit as real_audit
 from fairness.model_audit import effort_and_aggregate, read_subjects
+from participation.simulate import simulate_participants
 from runs.models import AuditRun, Job
-from tests.surveys.test_audit_runs import demo_subjects  # noqa: F401 - the effort demo and its subjects
 
 pytestmark = pytest.mark.django_db
 
@@ -43,12 +43,22 @@ def audit_command(subjects, out, **options):
 
 
 @pytest.fixture
+def demo_subjects(demo_study, tmp_path, settings):
+    """The effort demo (owned by ``researcher``) with 16 simulated participants and its subjects file."""
+    settings.REPORTS_DIR = tmp_path / "reports"
+    simulate_participants("effort-demo", n=16, seed=4)
+    path = tmp_path / "subjects.csv"
+    call_command("generate_demo_audit", condition="arrests", out=str(path), stdout=StringIO())
+    return path
+
+
+@pytest.fixture
 def sampled(monkeypatch):
     """The audit samples EaIF above 10 subjects (the demo's subjects are below the real limit of 50,000)."""
     monkeypatch.setattr(runs.audit_runs, "audit", partial(real_audit, exact_limit=10))
 
 
-def test_each_bad_sampling_value_is_refused_by_its_own_message(demo_subjects, researcher, client, tmp_path):  # noqa: F811
+def test_each_bad_sampling_value_is_refused_by_its_own_message(demo_subjects, researcher, client, tmp_path):
     api = APIClient()
     api.force_authenticate(researcher)
     client.force_login(researcher)
@@ -76,7 +86,7 @@ def test_each_bad_sampling_value_is_refused_by_its_own_message(demo_subjects, re
     assert Job.objects.count() == 0 and AuditRun.objects.count() == 0
 
 
-def test_the_api_and_the_form_store_the_sampling_options_in_the_job(demo_subjects, researcher, client):  # noqa: F811
+def test_the_api_and_the_form_store_the_sampling_options_in_the_job(demo_subjects, researcher, client):
     api = APIClient()
     api.force_authenticate(researcher)
     asked = {"bound": "hoeffding", "n_pairs": 5000, "half_width": 0.01}
@@ -103,7 +113,7 @@ def test_the_api_and_the_form_store_the_sampling_options_in_the_job(demo_subject
     assert (params["bound"], params["n_pairs"], params.get("half_width")) == ("normal", 3000, None)
 
 
-def test_a_hoeffding_audit_states_its_interval_by_the_formula(demo_subjects, sampled, tmp_path):  # noqa: F811
+def test_a_hoeffding_audit_states_its_interval_by_the_formula(demo_subjects, sampled, tmp_path):
     results = audit_command(demo_subjects, tmp_path / "h", bound="hoeffding", n_pairs=5000)
     rows = pd.DataFrame(results["eaif"])
     assert len(rows) and set(rows["bound"]) == {"hoeffding"} and set(rows["n_pairs"]) == {5000}
@@ -123,7 +133,7 @@ def test_a_hoeffding_audit_states_its_interval_by_the_formula(demo_subjects, sam
     assert f"(+/- {half:.2g}); violating pairs" in html
 
 
-def test_an_audit_to_a_target_half_width_reports_the_pairs_it_used(demo_subjects, sampled, tmp_path):  # noqa: F811
+def test_an_audit_to_a_target_half_width_reports_the_pairs_it_used(demo_subjects, sampled, tmp_path):
     out = StringIO()
     rows = pd.DataFrame(
         audit_command(demo_subjects, tmp_path / "w", half_width=0.002, n_pairs=1000, stdout=out)["eaif"]
@@ -137,7 +147,7 @@ def test_an_audit_to_a_target_half_width_reports_the_pairs_it_used(demo_subjects
     assert "until the interval&#x27;s half-width was at most 0.002, checked at 1,000 x 2^j pairs" in html
 
 
-def test_the_defaults_give_todays_numbers(demo_subjects, sampled, tmp_path):  # noqa: F811
+def test_the_defaults_give_todays_numbers(demo_subjects, sampled, tmp_path):
     """No option: 2,000,000 pairs, the empirical Bernstein bound and the audit's seed, as the audit drew them
     before the options existed (``eaif_sampled(..., n_pairs=2_000_000, seed=seed)``)."""
     rows = pd.DataFrame(audit_command(demo_subjects, tmp_path / "d")["eaif"]).set_index(["model", "weights"])
@@ -154,7 +164,7 @@ def test_the_defaults_give_todays_numbers(demo_subjects, sampled, tmp_path):  # 
 
 @pytest.mark.serial  # starts worker processes of its own
 @pytest.mark.django_db(transaction=True)
-def test_a_parquet_file_through_the_api_on_dask_gives_the_csv_numbers(demo_subjects, researcher):  # noqa: F811
+def test_a_parquet_file_through_the_api_on_dask_gives_the_csv_numbers(demo_subjects, researcher):
     """The API's ``engine`` "dask" with a Parquet upload: the job reads it on a local Dask cluster (no
     DASK_SCHEDULER_ADDRESS) and stores the CSV upload's numbers; a CSV with engine "dask" is refused."""
     from tests.conftest import run_jobs
