@@ -12,16 +12,18 @@ REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``make test`` (pytest-xdist, ``--dist loadgroup``) the tests that share a module-scoped set-up
-    of this suite (simulated studies, loaded reference data, a throw-away server) run on one worker, which
-    builds it once; every other test goes to whichever worker is free."""
+    """Under ``make test`` (pytest-xdist, ``--dist loadgroup``) the tests that share a module- or class-scoped
+    set-up of this suite (simulated studies, loaded reference data, a throw-away server) run on one worker, which
+    builds it once; every other test goes to whichever worker is free. A package- or session-scoped set-up is
+    built once per worker instead (``tests/runs/db_snapshot.py``): grouping every test of a package that uses
+    one would put the whole package on one worker."""
     for item in items:
         fixtures = getattr(item, "_fixtureinfo", None)
         shared = {
             fixture.baseid
             for definitions in (fixtures.name2fixturedefs.values() if fixtures else ())
             for fixture in definitions
-            if fixture.scope != "function" and fixture.baseid  # baseid "": a plugin's (pytest-django's)
+            if fixture.scope in ("module", "class") and fixture.baseid  # baseid "": a plugin's (pytest-django's)
         }
         if shared:
             item.add_marker(pytest.mark.xdist_group(min(shared)))
