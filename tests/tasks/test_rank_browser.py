@@ -37,7 +37,7 @@ def test_a_participant_ranks_four_people_on_a_phone_and_a_desktop(browser, live_
         page, participant, shown = rank_page(browser, live_server.url, f"rank-{width}", viewport)
         assert (
             page.get_by_role("heading", level=1).inner_text()
-            == "Rank these persons by who should be considered lower risk."
+            == "Rank these people by who should be considered lower risk."
         )
         assert page.evaluate("document.documentElement.scrollWidth") <= viewport[0]
         page.screenshot(path=str(tmp_path / f"rank-{width}.png"), full_page=True)
