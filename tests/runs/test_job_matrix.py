@@ -15,6 +15,7 @@ Each study is loaded and answered once per process (``tests.runs.db_snapshot``) 
 jobs' tests; the learned metric's rater bootstrap is capped at ``RESAMPLES`` refits here (the jobs' code paths
 are the same at any count; the weights' intervals are tested in ``tests/fairness/test_human_metric.py``)."""
 
+import copy
 import importlib.util
 import io
 import json
@@ -196,26 +197,34 @@ def _request(api: APIClient, kind: str, study, researcher):
     return api.post("/api/situation-testing/", body, format="multipart")
 
 
+Answered = tuple[db_snapshot.Snapshot, tuple[str, dict]]
+
+
 @pytest.fixture(scope="package")
-def _answered_studies() -> dict[str, tuple[db_snapshot.Snapshot, str]]:
-    """Each study's snapshot (its rows once answered) and slug, taken by its first test in each process."""
+def _answered_studies() -> dict[str, Answered]:
+    """Each study's snapshot (its rows once answered), slug and loaded spec, taken by its first test in each
+    process."""
     return {}
 
 
-def _answered_study(name: str, snapshots: dict[str, tuple[db_snapshot.Snapshot, str]]):
+def _answered_study(name: str, snapshots: dict[str, Answered]):
     """The researcher and the study ``name`` loaded by her and taken by simulated participants (seed 1)."""
     if name not in snapshots:
 
-        def answer(researcher) -> str:
-            slug = study_load(spec=STUDIES[name](), owner=researcher).study.slug
-            simulate_participants(slug, n=MORE_PARTICIPANTS.get(name, PARTICIPANTS), seed=1, decline_rate=0)
-            return slug
+        def answer(researcher) -> tuple[str, dict]:
+            study = study_load(spec=STUDIES[name](), owner=researcher).study
+            simulate_participants(study.slug, n=MORE_PARTICIPANTS.get(name, PARTICIPANTS), seed=1, decline_rate=0)
+            return study.slug, study.spec
 
         snapshots[name] = db_snapshot.take(alice, answer)
-    snapshot, slug = snapshots[name]
+    snapshot, (slug, spec) = snapshots[name]
     researcher = alice()
     db_snapshot.restore(snapshot)
-    return researcher, latest_study(slug)
+    study = latest_study(slug)
+    # the spec as loaded: PostgreSQL's jsonb does not keep the order of its keys, which picks the situation test's
+    # group column (the first of a subject's groups with two values)
+    study.spec = copy.deepcopy(spec)
+    return researcher, study
 
 
 @pytest.mark.postgres
