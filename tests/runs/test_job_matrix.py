@@ -9,8 +9,13 @@ synthetic defendants) and the adaptive launch studies of ``bench/adaptive.py --w
 jobs: an analysis, a model audit (of the study itself; a study of judgements an audit reads, choose,
 pair_comparable, triplet or feature_fairness, as the source of an audit of the effort demo), differential
 parity, a study plan, and situation testing of the AI's labels of the study's subjects (where the pool has
-subject groups and a model with labels)."""
+subject groups and a model with labels).
 
+Each study is loaded and answered once per process (``tests.runs.db_snapshot``) and restored into each of its
+jobs' tests; the learned metric's rater bootstrap is capped at ``RESAMPLES`` refits here (the jobs' code paths
+are the same at any count; the weights' intervals are tested in ``tests/fairness/test_human_metric.py``)."""
+
+import copy
 import importlib.util
 import io
 import json
@@ -26,12 +31,15 @@ from participation.simulate import simulate_participants
 from runs.human_source_options import OPTIONS
 from runs.models import Job
 from studies.builder import TEMPLATES
-from studies.services import study_load
+from studies.services import latest_study, study_load
 from studies.synthetic_defendants import draw_defendants
 from tests.conftest import DEMO_FILE, ROOT, required, run_jobs
+from tests.runs import db_snapshot
+from tests.runs.conftest import alice
 from tests.studies.test_builder import build
 
 PARTICIPANTS = 6
+RESAMPLES = 10  # the learned metric's rater-bootstrap refits (MAX_METRIC_RESAMPLES, 200 in a report)
 # the example rates one pair per condition: with 30 participants its analysis reaches the effect sizes, which the
 # two-stage test cannot fit (it was a KeyError 'cohen_d_ci_low' in the report)
 MORE_PARTICIPANTS = {"tests/format2_example.json": 30}
@@ -189,14 +197,45 @@ def _request(api: APIClient, kind: str, study, researcher):
     return api.post("/api/situation-testing/", body, format="multipart")
 
 
+Answered = tuple[db_snapshot.Snapshot, tuple[str, dict]]
+
+
+@pytest.fixture(scope="package")
+def _answered_studies() -> dict[str, Answered]:
+    """Each study's snapshot (its rows once answered), slug and loaded spec, taken by its first test in each
+    process."""
+    return {}
+
+
+def _answered_study(name: str, snapshots: dict[str, Answered]):
+    """The researcher and the study ``name`` loaded by her and taken by simulated participants (seed 1)."""
+    if name not in snapshots:
+
+        def answer(researcher) -> tuple[str, dict]:
+            study = study_load(spec=STUDIES[name](), owner=researcher).study
+            simulate_participants(study.slug, n=MORE_PARTICIPANTS.get(name, PARTICIPANTS), seed=1, decline_rate=0)
+            return study.slug, study.spec
+
+        snapshots[name] = db_snapshot.take(alice, answer)
+    snapshot, (slug, spec) = snapshots[name]
+    researcher = alice()
+    db_snapshot.restore(snapshot)
+    study = latest_study(slug)
+    # the spec as loaded: PostgreSQL's jsonb does not keep the order of its keys, which picks the situation test's
+    # group column (the first of a subject's groups with two values)
+    study.spec = copy.deepcopy(spec)
+    return researcher, study
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", list(STUDIES))
-def test_a_job_succeeds_or_is_refused_when_requested(name, kind, researcher):
+def test_a_job_succeeds_or_is_refused_when_requested(name, kind, _answered_studies, monkeypatch):
     _require_postgres()
-    study = study_load(spec=STUDIES[name](), owner=researcher).study
-    simulate_participants(study.slug, n=MORE_PARTICIPANTS.get(name, PARTICIPANTS), seed=1, decline_rate=0)
+    researcher, study = _answered_study(name, _answered_studies)
+    for module in ("fairness.human_metric", "runs.human_sources"):  # the worker forks this process: it sees them
+        monkeypatch.setattr(f"{module}.MAX_METRIC_RESAMPLES", RESAMPLES)
     api = APIClient()
     api.force_authenticate(researcher)
     if kind == "situation_testing" and not situation_testing_applies(study.spec):
