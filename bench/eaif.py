@@ -98,7 +98,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
     parser.add_argument("--numpy-rows", type=int, default=2000)
-    parser.add_argument("--half-width", type=float, default=1e-4, help="the sampled estimate's 95% half-width")
+    parser.add_argument("--half-width", type=float, default=1e-4, help="the sampled estimate's 95%% half-width")
     parser.add_argument("--layers", nargs="*", default=["tbb", "workqueue", "omp"], help="numba threading layers")
     parser.add_argument("--repeats", type=int, default=5, help="repeats of the exact layers and the sampled rule")
     parser.add_argument("--no-hoeffding", action="store_true", help="skip Hoeffding's fixed 1.84e8 pairs")

@@ -33,8 +33,7 @@ sys.path[:] = [
     str(Path(__file__).resolve().parent.parent),
     *(p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent),
 ]
-import launch  # noqa: E402  (bench/launch.py: server settings, manage, health wait)
-
+from bench import launch  # noqa: E402  (bench/launch.py: server settings, manage, health wait)
 from participation.loadclient import HTTPParticipant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -50,8 +50,7 @@ def _simulated_sources(researcher):
 
 @pytest.fixture(scope="package")
 def _sources_snapshot(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        return db_snapshot.take(researcher_and_demo, _simulated_sources)
+    return db_snapshot.take(researcher_and_demo, _simulated_sources, blocker=django_db_blocker)
 
 
 @pytest.fixture
@@ -67,8 +66,9 @@ def sources(_sources_snapshot, demo_study, researcher, tmp_path, settings):
 
 @pytest.fixture(scope="package")
 def _answered_demo_snapshot(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        return db_snapshot.take(researcher_and_demo, lambda _: simulate_participants("effort-demo", n=12, seed=9))
+    return db_snapshot.take(
+        researcher_and_demo, lambda _: simulate_participants("effort-demo", n=12, seed=9), blocker=django_db_blocker
+    )
 
 
 @pytest.fixture

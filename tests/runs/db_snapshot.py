@@ -10,6 +10,7 @@ sequences never roll back, they have other keys). Rows are inserted raw (as ``lo
 ``auto_now``, no signals) in one transaction, so the deferred foreign-key checks see every row."""
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +40,14 @@ def _keys() -> dict[Model, list[Any]]:
     return {model: sorted(model._base_manager.values_list("pk", flat=True)) for model in _tables()}
 
 
-def take(setup: Callable[[], Any], build: Callable[[Any], Any]) -> tuple[Snapshot, Any]:
-    """The rows ``build(setup())`` adds and its value; every row (the set-up's too) is undone."""
+def take(setup: Callable[[], Any], build: Callable[[Any], Any], *, blocker: Any = None) -> tuple[Snapshot, Any]:
+    """The rows ``build(setup())`` adds and its value; every row (the set-up's too) is undone. ``blocker`` (a
+    fixture's ``django_db_blocker``) is unblocked around the work; without it the caller unblocks."""
+    with blocker.unblock() if blocker is not None else nullcontext():
+        return _take(setup, build)
+
+
+def _take(setup: Callable[[], Any], build: Callable[[Any], Any]) -> tuple[Snapshot, Any]:
     result: list[tuple[Snapshot, Any]] = []
     try:
         with transaction.atomic():
