@@ -76,3 +76,11 @@ def answered_demo(_answered_demo_snapshot, demo_study, researcher):
     """The effort demo (``demo_study``) taken by 12 simulated participants (seed 9), simulated once per process."""
     db_snapshot.restore(_answered_demo_snapshot[0])
     return demo_study
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``make test`` (``--dist loadgroup``) the tests of the three source studies (``sources``) run on one
+    worker, which simulates them once: a package-scoped set-up is otherwise built on every worker that runs one."""
+    for item in items:
+        if item.nodeid.startswith("tests/runs/") and "sources" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("tests/runs/conftest.py::sources"))

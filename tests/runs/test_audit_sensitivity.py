@@ -46,7 +46,7 @@ def test_the_audit_gives_the_feedback_estimates_and_the_likert_alpha_without_the
     flagged = _flagged("effort-demo", _machine_speed("effort-demo", 6))
     path = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(path))
-    analysis = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=2, n_resamples=100)
+    analysis = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=2, n_resamples=20)
     table, results = _audit("effort-demo", path, tmp_path / "audit", condition="arrests")
     assert list(pd.read_csv(tmp_path / "audit" / "sensitivity.csv").columns) == COLUMNS
     # the Likert alpha: its analysis run's row (the study excludes by no flag: "all" is the calibration's alpha)

@@ -154,8 +154,19 @@ def test_a_registration_is_never_replaced(registered, tmp_path):
     assert Preregistration.objects.count() == 1
 
 
-def test_the_plan_defaults_are_the_analysis_commands(study, tmp_path):
-    call_command("preregister", SLUG, out=str(tmp_path / "bundle"), by=["role"])
+def test_the_plan_defaults_are_the_analysis_commands(study, tmp_path, monkeypatch):
+    """The plan's file is written before the design checks and the simulated run (the tests above check those):
+    the registration is stopped at the first check."""
+
+    class Written(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        raise Written
+
+    monkeypatch.setattr(preregistration, "check_design", stop)
+    with pytest.raises(Written):
+        call_command("preregister", SLUG, out=str(tmp_path / "bundle"), by=["role"])
     plan = json.loads((tmp_path / "bundle" / "analysis_plan.json").read_text())
     defaults = vars(AnalyzeStudy().create_parser("manage.py", "analyze_study").parse_args([SLUG]))
     for name, option in {
@@ -243,7 +254,7 @@ def test_the_dashboard_and_the_api_register_a_plan_once_as_a_job(study, research
     hypothesis = "H1: <b>criminal-justice</b> workers disagree less"
     response = client.post(
         f"/researcher/studies/{SLUG}/preregistration/",
-        {"by": ["role"], "hypotheses": hypothesis, "sample_size": "30", "n_resamples": "100", "seed": "2"},
+        {"by": ["role"], "hypotheses": hypothesis, "sample_size": "24", "n_resamples": "100", "seed": "2"},
     )
     assert response.status_code == 302 and "/researcher/jobs/" in response["Location"]
     assert Job.objects.get().kind == "preregistration"
@@ -252,7 +263,7 @@ def test_the_dashboard_and_the_api_register_a_plan_once_as_a_job(study, research
     assert job.status == "succeeded", job.error
     registration = Preregistration.objects.get()
     assert registration.plan["analyses"] == [{"name": "primary", "by": ["role"]}]
-    assert registration.plan["sample_size"] == 30 and registration.registered_by == researcher
+    assert registration.plan["sample_size"] == 24 and registration.registered_by == researcher
     page = client.get(f"/researcher/studies/{SLUG}/preregistration/").content.decode()
     assert registration.manifest_sha256 in page and "&lt;b&gt;criminal-justice&lt;/b&gt;" in page
     bundle = client.get(f"/researcher/studies/{SLUG}/preregistration/bundle.zip")

@@ -27,7 +27,8 @@ def audited(demo_study, tmp_path, settings) -> tuple[Path, str]:
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
     out = StringIO()
-    call_command("audit_models", study="effort-demo", subjects=str(subjects), out=str(tmp_path / "audit"), stdout=out)
+    audit = tmp_path / "audit"  # 20 resamples: the report's files and figures, not its intervals, are checked
+    call_command("audit_models", study="effort-demo", subjects=str(subjects), out=str(audit), resamples=20, stdout=out)
     return tmp_path / "audit", out.getvalue()
 
 

@@ -29,7 +29,7 @@ def _machine_speed(slug: str, n: int) -> list[Participant]:
 def test_effort_report_gives_alpha_with_and_without_the_flagged(demo_study, tmp_path):
     simulate_participants("effort-demo", n=24, seed=5)
     _machine_speed("effort-demo", 6)
-    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=2, n_resamples=100)
+    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=2, n_resamples=20)  # alpha: a point estimate
     table = pd.read_csv(tmp_path / "sensitivity.csv")
     assert list(table.columns) == ["estimate", "all", "without_flagged", "conclusion_changes", "reason"]
     effort = table[table["estimate"].str.startswith("alpha: condition=")]  # the blocks' estimates follow
@@ -42,7 +42,7 @@ def test_effort_report_gives_alpha_with_and_without_the_flagged(demo_study, tmp_
     tables = export_tables("effort-demo")
     kept = set(tables.participants.loc[tables.participants["quality_flags"] == "", "participant_id"])
     pairs = tables.pairs[tables.pairs["participant_id"].isin(kept)].dropna(subset=["d_overall"])
-    by_hand = run_pipeline(pairs, tables.participants, seed=2, n_resamples=100, generalise=None)
+    by_hand = run_pipeline(pairs, tables.participants, seed=2, n_resamples=20, generalise=None)
     for calibration in by_hand.calibrations:
         row = table[table["estimate"] == f"alpha: condition={calibration.condition}"].iloc[0]
         assert row.without_flagged == pytest.approx(calibration.alpha)

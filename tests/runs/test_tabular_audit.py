@@ -44,8 +44,7 @@ def _answered_study(owner, folder):
 @pytest.fixture(scope="module")
 def _answered(django_db_setup, django_db_blocker, tmp_path_factory):
     folder = tmp_path_factory.mktemp("compas")
-    with django_db_blocker.unblock():
-        return db_snapshot.take(alice, lambda owner: _answered_study(owner, folder))
+    return db_snapshot.take(alice, lambda owner: _answered_study(owner, folder), blocker=django_db_blocker)
 
 
 @pytest.fixture

@@ -26,8 +26,7 @@ def _answered(owner) -> None:
 
 @pytest.fixture(scope="module")
 def _answered_snapshot(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        return db_snapshot.take(researcher_and_demo, _answered)
+    return db_snapshot.take(researcher_and_demo, _answered, blocker=django_db_blocker)
 
 
 @pytest.fixture
