@@ -55,4 +55,5 @@ class StudyExports:
         """Whether every quality exclusion mode gives the same export of ``slug``'s sample (:meth:`tables`'s
         arguments): no participant in it has a server-measured flag, so an analysis of the sample under another
         mode is the one under the study's own exclusions."""
-        return not server_flagged(self.tables(slug, completed=completed, include_pilot=include_pilot))
+        pilots = {"include_pilot": True} if include_pilot else {}
+        return not server_flagged(self.tables(slug, completed=completed, **pilots))
