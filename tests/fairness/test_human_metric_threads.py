@@ -10,7 +10,9 @@ from fairness.human_metric import fit_metric
 
 def _judgements() -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(3)
-    people = pd.DataFrame({"age": rng.integers(18, 70, 12), "priors": rng.integers(0, 8, 12)}, index=list("abcdefghijkl"))
+    people = pd.DataFrame(
+        {"age": rng.integers(18, 70, 12), "priors": rng.integers(0, 8, 12)}, index=list("abcdefghijkl")
+    )
     a, b = rng.choice(people.index, 120), rng.choice(people.index, 120)
     close = (abs(people.loc[a, "age"].to_numpy() - people.loc[b, "age"].to_numpy()) < 12).astype(int)
     answer = np.where(rng.random(120) < 0.85, close, 1 - close)
