@@ -9,6 +9,8 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
+from participation.models import Participant
+from research.export import export_tables
 from runs import audit_runs, study_exports
 from runs.analysis_runs import design_report_write, without_flagged
 from runs.audit_parameters import AuditParameters
@@ -20,6 +22,16 @@ OPTIONS = {"metric_from": "people-alike", "utility_from": "people-choose:choices
 
 def _every_mode_analysed_again(monkeypatch) -> None:
     monkeypatch.setattr(StudyExports, "same_in_every_mode", lambda self, slug, **sample: False)
+
+
+def _no_one_flagged(*slugs: str) -> None:
+    """The participants a server-measured rule flags deleted (simulated people carry quality signals)."""
+    for slug in slugs:
+        quality = export_tables(slug, include_pilot=True).quality
+        flagged = quality.loc[
+            (quality["flagged"].fillna(0).astype(int) == 1) & (quality["source"] == "server"), "participant_id"
+        ]
+        Participant.objects.filter(study__slug=slug, pseudonym__in=set(flagged)).delete()
 
 
 def test_one_export_for_every_mode_unless_a_server_rule_flags_someone(monkeypatch):
@@ -66,6 +78,7 @@ def test_the_analysis_exports_once_and_writes_the_files_of_analysing_every_mode_
         built.append(options["quality_exclusion"])
         return export(slug, **options)
 
+    _no_one_flagged("effort-demo")
     monkeypatch.setattr(study_exports, "export_tables", counted)
     options = {"by": (), "seed": 1, "n_resamples": 30, "include_incomplete": False, "include_pilot": False}
     once = design_report_write(answered_demo, out_dir=tmp_path / "once", groups={}, **options)
@@ -87,6 +100,7 @@ def test_the_audit_stores_the_results_of_analysing_every_mode_again(sources, tmp
         calls.append(kwargs.get("quality_exclusion", "study"))
         return human(*args, **kwargs)
 
+    _no_one_flagged("effort-demo", *(reference.partition(":")[0] for reference in OPTIONS.values()))
     monkeypatch.setattr(audit_runs, "human_audit_of", counted)
     parameters = AuditParameters(n_resamples=20, seed=4, lipschitz=0.3, **OPTIONS)
     once = audit_run_create(slug="effort-demo", subjects_file=sources, out_dir=tmp_path / "once", parameters=parameters)
