@@ -51,18 +51,13 @@ def populate(participants: int, *, wipe: bool) -> None:
 
 
 def main() -> None:
+    from bench.dashboard import parsed_and_set_up
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--participants", type=int, default=16)
     parser.add_argument("--resamples", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--database-url")
-    parser.add_argument("--sqlite", default=str(Path(tempfile.gettempdir()) / "bench-analysis-run.sqlite3"))
-    parser.add_argument("--fresh", action="store_true", help="empty the database first")
-    parser.add_argument("--profile", help="write cProfile statistics (CPU time) of the last run to this file")
-    args = parser.parse_args()
-    from bench.dashboard import setup
-
-    setup(args.database_url, args.sqlite)  # then the apps' modules
+    args = parsed_and_set_up(parser, "bench-analysis-run.sqlite3")  # then the apps' modules
     from django.db import connection
 
     import research.export
