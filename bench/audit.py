@@ -56,19 +56,14 @@ def populate(csv: Path, participants: int, *, wipe: bool) -> None:
 
 
 def main() -> None:
+    from bench.dashboard import parsed_and_set_up
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--subjects", type=int, default=100)
     parser.add_argument("--participants", type=int, default=150)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--database-url")
-    parser.add_argument("--sqlite", default=str(Path(tempfile.gettempdir()) / "bench-audit.sqlite3"))
-    parser.add_argument("--fresh", action="store_true", help="empty the database first")
-    parser.add_argument("--profile", help="write cProfile statistics of the audit to this file")
-    args = parser.parse_args()
-    from bench.dashboard import setup
-
-    setup(args.database_url, args.sqlite)  # then the apps' modules
+    args = parsed_and_set_up(parser, "bench-audit.sqlite3")  # then the apps' modules
     from django.db import connection
 
     from runs.audit_parameters import AuditParameters
@@ -100,7 +95,7 @@ def main() -> None:
         f"{connection.vendor}: audit of {args.subjects} subjects x 3 models, {args.participants} participants per "
         f"source study, {args.resamples} resamples (seed {args.seed})"
     )
-    profiler = cProfile.Profile() if args.profile else None
+    profiler = cProfile.Profile(time.process_time) if args.profile else None
     wall, cpu = time.perf_counter(), time.process_time()
     if profiler:
         profiler.enable()

@@ -37,6 +37,23 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent)]
 
 
+def database_arguments(parser: argparse.ArgumentParser, sqlite_name: str) -> None:
+    """A benchmark's --database-url, --sqlite (default: ``sqlite_name`` in the temporary folder) and --fresh."""
+    parser.add_argument("--database-url")
+    parser.add_argument("--sqlite", default=str(Path(tempfile.gettempdir()) / sqlite_name))
+    parser.add_argument("--fresh", action="store_true", help="empty the database first")
+
+
+def parsed_and_set_up(parser: argparse.ArgumentParser, sqlite_name: str) -> argparse.Namespace:
+    """The arguments with :func:`database_arguments` and --profile FILE (cProfile statistics of the timed work),
+    Django set up on the database they name."""
+    database_arguments(parser, sqlite_name)
+    parser.add_argument("--profile", help="write cProfile statistics (CPU time) of the timed work to this file")
+    args = parser.parse_args()
+    setup(args.database_url, args.sqlite)
+    return args
+
+
 def setup(database_url: str | None, sqlite: str) -> None:
     if database_url:
         os.environ["DATABASE_URL"] = database_url
@@ -204,9 +221,7 @@ def main() -> None:
         default=2000,
         help="participants simulated through the services; beyond them, copies of them (clone_participants)",
     )
-    parser.add_argument("--database-url")
-    parser.add_argument("--fresh", action="store_true", help="empty the database first")
-    parser.add_argument("--sqlite", default=str(Path(tempfile.gettempdir()) / "bench-dashboard.sqlite3"))
+    database_arguments(parser, "bench-dashboard.sqlite3")
     parser.add_argument(
         "--fresh-processes", type=int, default=3, help="first views timed in as many new Python processes"
     )

@@ -274,15 +274,16 @@ def _loss(flat: np.ndarray, design: _Design, weights: np.ndarray, kind: str) -> 
 
 
 def _fit(design: _Design, weights: np.ndarray, kind: str, start: np.ndarray) -> tuple[np.ndarray, float]:
-    with threadpool_limits(1):  # L-BFGS-B's small matrices: threads only contend (2 cores, many workers)
-        result = optimize.minimize(
-            _loss,
-            start.ravel(),
-            args=(design, weights, kind),
-            jac=True,
-            method="L-BFGS-B",
-            options={"maxiter": 2000, "ftol": FTOL, "gtol": 1e-6},
-        )
+    """L-BFGS-B over L; the caller limits BLAS to one thread (:func:`fit_metric`: entering ``threadpool_limits``
+    scans the process's libraries, which cost more than a bootstrap refit's fit)."""
+    result = optimize.minimize(
+        _loss,
+        start.ravel(),
+        args=(design, weights, kind),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 2000, "ftol": FTOL, "gtol": 1e-6},
+    )
     L = result.x.reshape(start.shape)
     return L, -float(result.fun) + PENALTY * float(np.sum(L * L))
 
@@ -492,7 +493,8 @@ def fit_metric(
     design = _design(judgements, subjects, scaling, kind)
     k = design.p.shape[1]
     ones = np.ones(len(design.y))
-    L, log_likelihood = _fit(design, ones, kind, np.eye(k))
+    with threadpool_limits(1):  # L-BFGS-B's small matrices: threads only contend (2 cores, many workers)
+        L, log_likelihood = _fit(design, ones, kind, np.eye(k))
     matrix = L @ L.T
     weights = _weights(matrix, scaling)
     n_raters = int(design.rater.max()) + 1

@@ -13,7 +13,6 @@ from analysis.pipeline import CalibrationsResult, PipelineResult, pipeline_calib
 from analysis.sensitivity import sensitivity_of
 from fairness.rater_groups import ALL
 from fairness.task_blocks import DesignAnalysis
-from research.export import export_tables
 from runs.analysis_plan import check_reason, registered_deviations
 from runs.calibrations import calibration_create
 from runs.design_analysis import GroupOptions, study_analysis
@@ -22,6 +21,7 @@ from runs.provenance import study_provenance
 from runs.reports.design import EffortOfDesign, design_sensitivity, write_design_report
 from runs.reports.effort import alpha_sensitivity
 from runs.services import run_storing
+from runs.study_exports import StudyExports
 from studies.models import Study
 from studies.services import latest_study
 from studies.study_file import GENERALISE
@@ -139,11 +139,15 @@ def effort_analysis(
     generalise: str | None,
     quality_exclusion: str = "study",
     progress: Callable[[str, int, int], None] | None = None,
+    exports: StudyExports | None = None,
 ) -> PipelineResult:
     """The effort pipeline (``analysis.pipeline.run_pipeline``: Tables 2-5, the headline tests and each
     condition's calibration alpha) on the study's pairs table, the rows with an overall rating (the
-    ``pair_distance`` blocks' ratings, as format 1 wrote them for a converted study)."""
-    pairs, participants = effort_pairs(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
+    ``pair_distance`` blocks' ratings, as format 1 wrote them for a converted study); ``exports``: the job's
+    snapshot of exports, else a new one."""
+    pairs, participants = effort_pairs(
+        slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion, exports=exports
+    )
     return run_pipeline(
         pairs,
         participants,
@@ -155,9 +159,12 @@ def effort_analysis(
     )
 
 
-def effort_pairs(slug: str, *, include_pilot: bool, quality_exclusion: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The study's pairs rows with an overall rating and its participants table, as the effort pipeline takes them."""
-    tables = export_tables(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
+def effort_pairs(
+    slug: str, *, include_pilot: bool, quality_exclusion: str, exports: StudyExports | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The study's pairs rows with an overall rating and its participants table, as the effort pipeline takes them
+    (from ``exports``, the job's snapshot of exports, else a new one)."""
+    tables = (exports or StudyExports()).tables(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
     return tables.pairs.dropna(subset=["d_overall"]), tables.participants
 
 
@@ -167,10 +174,14 @@ GENERALISE_SETTING = {
 }
 
 
-def without_flagged(analyse: Callable[[str], R], main: R, spec: dict) -> tuple[R, R | None]:
+def without_flagged(analyse: Callable[[str], R], main: R, spec: dict, *, same: bool = False) -> tuple[R, R | None]:
     """The analyses with all participants and without those flagged for answer quality (``analyse(mode)``
     with ``research.quality.EXCLUSION_MODES`` "none" and "flagged"): the first is ``main`` when the study
-    excludes by no flag; the second None when too few participants are left to analyse."""
+    excludes by no flag; the second None when too few participants are left to analyse. Both are ``main``,
+    nothing analysed again, when every mode's export is main's (``same``: no participant has a server-measured
+    flag, ``runs.study_exports.StudyExports.same_in_every_mode``)."""
+    if same:
+        return main, main
     everyone = analyse("none") if spec.get("quality", {}).get("exclude_if") else main
     try:
         return everyone, analyse("flagged")
@@ -242,6 +253,8 @@ def design_report_write(
     """The analysis of :func:`design_run_create` written into ``out_dir`` (nothing stored), with the
     deviations from the study's registered plan when it has one (``runs.analysis_plan``); returns the effort
     calibrations to store."""
+    exports = StudyExports()  # one export per quality exclusion mode, shared by the blocks' and the effort analysis
+    same = exports.same_in_every_mode(study.slug, include_pilot=include_pilot)
 
     def analyse(quality_exclusion: str, progress: Callable[[str, int, int], None] | None = None) -> DesignAnalysis:
         return study_analysis(
@@ -251,6 +264,7 @@ def design_report_write(
             include_pilot=include_pilot,
             include_incomplete=include_incomplete,
             quality_exclusion=quality_exclusion,
+            exports=exports,
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_resamples,
@@ -264,7 +278,7 @@ def design_report_write(
         result = analyse("study", progress)
     except ValueError as exc:
         raise ValueError(f"study {study.slug!r}: {exc}") from exc
-    sensitivity = design_sensitivity(*without_flagged(analyse, result, study.spec))
+    sensitivity = design_sensitivity(*without_flagged(analyse, result, study.spec, same=same))
     provenance = study_provenance(
         study,
         participants={
@@ -306,6 +320,7 @@ def design_report_write(
         include_pilot=include_pilot,
         generalise=generalise,
         progress=progress,
+        exports=exports,
     )
     if effort.sensitivity is not None:  # the effort alphas' rows beside the blocks', as in a format 1 report
         sensitivity = sensitivity_of(
@@ -335,21 +350,26 @@ def design_effort(
     include_pilot: bool,
     generalise: str | None,
     progress: Callable[[str, int, int], None] | None = None,
+    exports: StudyExports | None = None,
 ) -> EffortOfDesign:
     """The effort analysis of a study's ``pair_distance`` blocks (:func:`effort_analysis`: a converted format 1
     study's alphas, CIs and tables are the format 1 analysis's, tested against its recorded results), its
     alphas without the flagged participants and the participants' BTS scores over the pairs (the first effort
     block's ``likert.similar_max``, the study's ``bonus.honesty.min_respondents``), or the reason there is
     none (no block rating trajectory, aggregate and overall; too few participants); ``progress`` as
-    ``run_pipeline``'s."""
+    ``run_pipeline``'s; ``exports``: the job's snapshot of exports, else a new one."""
     blocks = study.spec["blocks"]
     if not any(block["type"] == "task" and block["task"] == "pair_distance" for block in blocks):
         return EffortOfDesign(None, NO_PAIR_DISTANCE, applies=False)
     if not any(map(rates_effort, blocks)):
         return EffortOfDesign(None, NO_EFFORT_BLOCK)
 
+    exports = exports or StudyExports()
+
     def alphas(quality_exclusion: str) -> PipelineResult | CalibrationsResult:  # the sensitivity needs alpha only
-        pairs = effort_pairs(study.slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
+        pairs = effort_pairs(
+            study.slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion, exports=exports
+        )
         return pipeline_calibrations(
             *pairs, seed=seed, n_resamples=n_resamples, include_incomplete=include_incomplete, generalise=generalise
         )
@@ -363,6 +383,7 @@ def design_effort(
             include_pilot=include_pilot,
             generalise=generalise,
             progress=progress,
+            exports=exports,
         )
     except ValueError as exc:
         return EffortOfDesign(None, f"No effort analysis of the pair_distance blocks and no Calibration stored: {exc}.")
@@ -373,4 +394,13 @@ def design_effort(
     assert result.sample is not None  # run_pipeline always sets it
     bts = participant_bts(result.sample.pairs, similar_max=block["likert"]["similar_max"], min_respondents=floor)
     main: PipelineResult | CalibrationsResult = result
-    return EffortOfDesign(result, "", alpha_sensitivity(*without_flagged(alphas, main, study.spec)), bts)
+    return EffortOfDesign(
+        result,
+        "",
+        alpha_sensitivity(
+            *without_flagged(
+                alphas, main, study.spec, same=exports.same_in_every_mode(study.slug, include_pilot=include_pilot)
+            )
+        ),
+        bts,
+    )

@@ -125,7 +125,7 @@ def audit_sensitivity(
     pieces = [_likert_rows(likert)] if likert is not None else []
     if result.notions is not None:  # the audit had feedback
         main = _feedback_frames(result.notions, result.disagreement_calibration)
-        everyone, without = without_flagged(from_feedback, main, spec)
+        everyone, without = without_flagged(from_feedback, main, spec, same=exports.same_in_every_mode(slug))
         pieces += [
             compare_estimates(
                 frame,
@@ -144,7 +144,10 @@ def audit_sensitivity(
 
         rules = [latest_study(source).spec.get("quality", {}).get("exclude_if", []) for source in source_slugs]
         everyone_human, without_human = without_flagged(
-            from_sources, result.human, {"quality": {"exclude_if": [flag for names in rules for flag in names]}}
+            from_sources,
+            result.human,
+            {"quality": {"exclude_if": [flag for names in rules for flag in names]}},
+            same=all(exports.same_in_every_mode(source, completed=True) for source in source_slugs),
         )
         pieces += list(_human_pieces(everyone_human, without_human))
     n_flagged = _flagged(exports.tables(slug)) + sum(  # the quality table is the same under every mode

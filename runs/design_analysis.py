@@ -4,7 +4,7 @@ or with the reason it has none, per rater group of the questionnaire questions `
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from django.utils.module_loading import import_string
 
@@ -13,6 +13,9 @@ from fairness.task_blocks import DesignAnalysis
 from fairness.task_blocks import analyze_design as analyze_blocks
 from studies.format2 import BY_LANGUAGE, check_by, questionnaire_questions
 from tasks import answers_where, block_task, bts_positives
+
+if TYPE_CHECKING:  # the export (pandas) is imported by the job that runs the analysis, not by web workers
+    from runs.study_exports import StudyExports
 
 
 class GroupOptions(TypedDict, total=False):
@@ -61,19 +64,21 @@ def study_analysis(
     include_pilot: bool = False,
     include_incomplete: bool = False,
     quality_exclusion: str = "study",
+    exports: "StudyExports | None" = None,
     **options,
 ) -> DesignAnalysis:
     """:func:`analyze_design` on the ``answers`` and ``questionnaire`` tables of the study's export
     (``research.export``; ``by`` may name ``language``, the participants table's column): completed
     participants (with ``include_incomplete`` also active and timed-out ones), pilots only with
     ``include_pilot``, those excluded for answer quality as ``quality_exclusion`` says
-    (``research.quality.EXCLUSION_MODES``) (``options``: seed, n_resamples, n_permutations, progress). The
+    (``research.quality.EXCLUSION_MODES``) (``exports``: the job's snapshot of exports, else a new one;
+    ``options``: seed, n_resamples, n_permutations, progress). The
     result's ``sample`` counts the participants dropped by reason (``analysis.sample.select_participants``,
     as the effort pipeline counts them); none left to analyse is a "too few participants" error."""
-    from research.export import export_tables
+    from runs.study_exports import StudyExports
 
     by = check_by(spec, by)
-    tables = export_tables(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
+    tables = (exports or StudyExports()).tables(slug, include_pilot=include_pilot, quality_exclusion=quality_exclusion)
     people = tables.participants
     if include_incomplete:  # the statuses analysed: declined, screened-out and withdrawn participants never are
         people = people[people["status"].isin(ANALYSED_STATUSES)]
