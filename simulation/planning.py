@@ -137,7 +137,7 @@ def plan_study(
     file ``spec`` (``simulation.effort_design``: its pair_distance blocks rating trajectory, aggregate and
     overall; ValueError without one); the table described in the module docstring. ``alpha_level`` is
     the tests' level; Steiger's test is Bonferroni-adjusted over ``n_tests`` (the pipeline's Table 3
-    family); ``n_resamples`` is the two-way bootstrap's size;
+    family); ``n_resamples`` is the two-way bootstrap's size (0: no two-way interval, its columns NaN);
     ``stimulus_copies`` multiplies the stimulus pairs (each participant still rates 12). With
     ``size_studies`` > 0, ``sizes`` is :func:`headline_sizes` with that many studies per stimulus SD
     (``progress`` then counts on past ``n_studies``).
@@ -159,7 +159,7 @@ def plan_study(
     n_tests : int
         The Bonferroni family size of Steiger's test.
     n_resamples : int
-        The two-way bootstrap's resamples per study.
+        The two-way bootstrap's resamples per study (0: none; the two-way columns are NaN).
     stimulus_copies : int
         How many times the stimulus pairs are multiplied.
     size_studies : int
@@ -205,7 +205,11 @@ def plan_study(
             est = alpha_estimate(frame)
             lo, hi = est.confidence_interval()
             lo_plain, hi_plain = est.confidence_interval(plain=True)
-            (lo_two, hi_two), _ = bootstrap_alpha(frame, n_resamples=n_resamples, seed=study_seed, generalise="stimuli")
+            (lo_two, hi_two), _ = (
+                bootstrap_alpha(frame, n_resamples=n_resamples, seed=study_seed, generalise="stimuli")
+                if n_resamples
+                else ((np.nan, np.nan), None)
+            )
             r_traj = correlation(frame["d_traj"], frame["d_overall"]).statistic
             r_aggr = correlation(frame["d_aggr"], frame["d_overall"]).statistic
             r_kh = correlation(frame["d_aggr"], frame["d_traj"]).statistic
@@ -235,7 +239,7 @@ def plan_study(
     frame["target"], estimands = _leave_one_out_estimands(moments)
     for kind in ("", "_plain", "_two_way"):
         frame[f"covers{kind}"] = [
-            float(lo <= t <= hi) if np.isfinite(t) else np.nan
+            float(lo <= t <= hi) if np.isfinite(t) and np.isfinite(lo) else np.nan  # NaN: no interval
             for (lo, hi), t in zip(frame[f"interval{kind}"], frame["target"], strict=True)
         ]
     table = (

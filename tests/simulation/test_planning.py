@@ -96,14 +96,14 @@ def test_monte_carlo_standard_error():
 @pytest.fixture(scope="module")
 def plans(request):
     """The same 80 simulated studies of 40 participants (common random numbers) without and with
-    strong between-participant variation."""
+    strong between-participant variation (no two-way bootstrap: the tests below read the other columns)."""
 
     from studies.services import stored_file
     from tests.conftest import DEMO_FILE
 
     spec, _ = stored_file(json.loads(DEMO_FILE.read_text()))
     return {
-        name: plan_study(spec, n=40, n_studies=80, seed=11, model=model)
+        name: plan_study(spec, n=40, n_studies=80, seed=11, model=model, n_resamples=0)
         for name, model in (("flat", NO_RANDOM_EFFECTS), ("varied", PARTICIPANTS_VARY))
     }
 
@@ -199,8 +199,9 @@ def stimulus_plans():
     from tests.conftest import DEMO_FILE
 
     spec, _ = stored_file(json.loads(DEMO_FILE.read_text()))
+    # the two-way bootstrap only where a test reads its columns (random stimuli)
     return spec, {
-        name: plan_study(spec, n=150, n_studies=100, seed=2026, model=model, n_resamples=400)
+        name: plan_study(spec, n=150, n_studies=100, seed=2026, model=model, n_resamples=400 * (name == "random"))
         for name, model in STIMULUS_PLANS.items()
     }
 
@@ -361,3 +362,13 @@ def test_a_study_without_effort_blocks_cannot_be_planned():
     for call in (effort_conditions, lambda s: simulate_pairs(s, 4, seed=1), lambda s: plan_study(s, n=4, n_studies=1)):
         with pytest.raises(ValueError, match=message + r".*this study has none \(its task blocks: agree \(agree\)\)"):
             call(disagreement)
+
+
+def test_without_resamples_the_two_way_columns_are_blank_and_the_rest_unchanged(spec):
+    """n_resamples=0 skips the two-way bootstrap (for plans that read only the other columns): its columns are
+    NaN, never a coverage of 0, and every other column is the one the bootstrap run gives."""
+    two_way = ["ci_width_two_way_mean", "ci_width_two_way_p90", "coverage_two_way", "coverage_two_way_mcse"]
+    with_boot = plan_study(spec, n=16, n_studies=3, seed=3, n_resamples=50).table
+    without = plan_study(spec, n=16, n_studies=3, seed=3, n_resamples=0).table
+    assert without[two_way].isna().all().all() and with_boot[two_way].notna().all().all()
+    pd.testing.assert_frame_equal(without.drop(columns=two_way), with_boot.drop(columns=two_way))
