@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playwright.sync_api import Browser, sync_playwright  # noqa: E402
 
-from tests.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.surveys.test_e2e_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 PAGE = "<html lang='en'><body><main><h1>A page</h1><p>Some text.</p></main></body></html>"
 

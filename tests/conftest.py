@@ -1,4 +1,3 @@
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -93,41 +92,3 @@ def run_jobs() -> None:
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
-
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def playwright_loop_released() -> None:
-    """Between its calls Playwright's sync API leaves its event loop marked as running in this thread (its
-    dispatcher greenlet is suspended inside it); unmark it, so that the next tests see a plain synchronous
-    thread (Django's async-safety check, ``asyncio.run``). Its next call marks it again."""
-    asyncio._set_running_loop(None)
-
-
-@pytest.fixture(scope="session")
-def _chromium():
-    """One Playwright driver and headless Chromium per test process (each pytest-xdist worker): starting and
-    stopping them cost about a CPU-second, more than most browser tests' pages. Tests take it through the
-    ``browser`` fixture (tests/surveys/test_e2e_browser.py), which closes the contexts each test opens."""
-    if not CHROMIUM.exists():
-        if required("REQUIRE_BROWSER"):
-            pytest.fail("CI requires Chromium at /usr/bin/chromium")
-        pytest.skip("Chromium is not installed")
-    playwright_sync = pytest.importorskip("playwright.sync_api")
-    playwright = playwright_sync.sync_playwright().start()
-    try:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        playwright_loop_released()
-        yield browser
-    finally:
-        playwright.stop()  # closes the browser
-        playwright_loop_released()
