@@ -144,7 +144,7 @@ def test_in_group_figure_of_a_format_2_analysis(browser, live_server, researcher
 
     settings.REPORTS_DIR = tmp_path / "reports"
     load_design_study(researcher)
-    call_command("analyze_study", "design", out=str(tmp_path / "design"), resamples=20, by=["role"])
+    call_command("analyze_study", "design", out=str(tmp_path / "design"), resamples=100, by=["role"])
     heading = "Block judge (agree): rater group x subject group: each rater group's mean per subject group"
     assert heading in (tmp_path / "design" / "report.html").read_text().replace("&#x27;", "'")
     shots = os.environ.get("REPORT_SCREENSHOTS")
