@@ -36,7 +36,7 @@ def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tm
         slug="effort-demo",
         subjects_file=subjects,
         out_dir=tmp_path / "audit",
-        parameters=AuditParameters(n_resamples=20),  # the page is checked, not the intervals
+        parameters=AuditParameters(n_resamples=50),
     )
     figures = (tmp_path / "audit" / "report.html").read_text().count("data-figure=")
     assert figures >= 3
@@ -174,7 +174,7 @@ def test_the_analysis_report_of_a_converted_study(browser, live_server, demo_stu
 
     settings.REPORTS_DIR = tmp_path / "reports"
     simulate_participants("effort-demo", n=12, seed=5)
-    analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=1, n_resamples=20)
+    analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=1, n_resamples=50)
     figures = (tmp_path / "analysis" / "report.html").read_text().count("data-figure=")
     assert figures >= 3
     for page, width, shots in each_width(browser, live_server, "/researcher/studies/effort-demo/report/report.html"):
