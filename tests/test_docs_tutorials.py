@@ -1,16 +1,20 @@
-"""The four tutorials' commands, run as written (docs/tutorials/*.md, every ``sh`` block, in order) in a
-fresh folder on the test database, so that the tutorials cannot rot. ``make demo`` serves forever: its
-recipe is checked (``make -n``) and what it runs before serving, ``demo_setup``, is run with 30 simulated
-participants instead of 150; ``make test`` is checked, not run (it is this suite)."""
+"""The tutorials' commands, run as written (docs/tutorials/*.md, every ``sh`` block, in order) in a fresh
+folder on the test database, so that the tutorials cannot rot. ``make demo`` serves forever: its recipe is
+checked (``make -n``) and what it runs before serving, ``demo_setup``, is run with 30 simulated participants
+instead of 150; ``make test`` is checked, not run (it is this suite). The demo and the first study's opening
+commands (build, load, simulate) run once for the three tutorials that start from them."""
 
 import re
 import shlex
 import subprocess
+from collections.abc import Iterator
+from contextlib import chdir
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.test import override_settings
 
 from tests.conftest import ROOT
 
@@ -49,18 +53,49 @@ def run(command: str) -> None:
         raise AssertionError(f"a tutorial command the test cannot run: {command}")
 
 
+def reports_settings(folder: Path) -> dict:
+    """The settings that put reports and stored files in ``folder / "reports"``."""
+    from django.conf import settings
+
+    location = {**settings.STORAGES["default"], "OPTIONS": {"location": str(folder / "reports")}}
+    return {"REPORTS_DIR": folder / "reports", "STORAGES": {**settings.STORAGES, "default": location}}
+
+
 @pytest.fixture
-def folder(tmp_path: Path, settings, monkeypatch) -> Path:
+def folder(tmp_path: Path, monkeypatch) -> Iterator[Path]:
     """A fresh working folder with the repository's ``studies/`` (the tutorials' CSV and demo file)."""
     (tmp_path / "studies").symlink_to(ROOT / "studies")
-    settings.REPORTS_DIR = tmp_path / "reports"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(tmp_path / "reports")}},
-    }
     monkeypatch.chdir(tmp_path)
     get_user_model().objects.create_user("researcher", password="researcher-pass-123")
-    return tmp_path
+    with override_settings(**reports_settings(tmp_path)):
+        yield tmp_path
+
+
+FIRST_STEPS = 3  # the first study's build, load and simulate commands, which the Prolific tutorial repeats
+
+
+@pytest.fixture(scope="class")
+def after_the_demo(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Path]:
+    """A working folder where the demo tutorial's commands and the first study's first steps have run, made
+    outside any test's transaction (each test's own changes are rolled back) and removed after the class."""
+    from core.caching import clear_process_caches
+    from participation.models import Participant
+    from studies.models import Study
+
+    shared = tmp_path_factory.mktemp("tutorials")
+    (shared / "studies").symlink_to(ROOT / "studies")
+    slugs = ("effort-demo", "my-first-study")
+    with django_db_blocker.unblock(), override_settings(**reports_settings(shared)), chdir(shared):
+        user = get_user_model().objects.create_user("researcher", password="researcher-pass-123")
+        try:
+            for command in [*tutorial_commands("demo"), *tutorial_commands("first-study")[:FIRST_STEPS]]:
+                run(command)
+            yield shared
+        finally:
+            Participant.objects.filter(study__slug__in=slugs).delete()
+            Study.objects.filter(slug__in=slugs).delete()
+            user.delete()
+            clear_process_caches()
 
 
 def test_tutorials_have_commands_and_only_runnable_ones():
@@ -70,47 +105,48 @@ def test_tutorials_have_commands_and_only_runnable_ones():
         assert all(c.startswith(MANAGE) or c in ("make demo", "make test") for c in commands), name
 
 
-def test_demo_tutorial(folder):
-    assert tutorial_commands("demo") == ["make demo", "make test"]
-    for command in tutorial_commands("demo"):
-        run(command)
-    from runs.models import AnalysisRun, AuditRun
+class TestAfterTheDemo:
+    """The tutorials that start from the demo (the Prolific tutorial's premise: its bonus step uses the demo
+    study) and from the first study's opening steps."""
 
-    assert AnalysisRun.objects.filter(study__slug="effort-demo").exists()
-    assert AuditRun.objects.filter(study__slug="effort-demo").exists()
+    def test_demo_tutorial(self, after_the_demo):
+        from runs.models import AnalysisRun, AuditRun
 
+        assert tutorial_commands("demo") == ["make demo", "make test"]
+        assert AnalysisRun.objects.filter(study__slug="effort-demo").exists()
+        assert AuditRun.objects.filter(study__slug="effort-demo").exists()
 
-def test_first_study_tutorial(folder):
-    for command in tutorial_commands("first-study"):
-        run(command)
-    assert (folder / "my_study.json").exists()
-    assert (folder / "reports" / "my-first-study" / "report.html").exists()
-    assert (folder / "exports" / "codebook.md").exists()
-    assert (folder / "exports" / "disagreements.csv").exists()
-
-
-def test_prolific_tutorial(folder, settings):
-    """After the demo (the tutorial's premise: its bonus step uses the demo study). Prolific's API is the local
-    fake server; once the study is published, the demo's simulated participants take part there too."""
-    from participation.models import Participant
-    from tests.prolific_fake import fake_prolific
-
-    call_command("load_study", str(ROOT / "studies" / "bundled" / "effort_demo.json"), owner="researcher")
-    call_command("simulate_participants", "effort-demo", n=30, seed=1)
-    with fake_prolific("tutorial-token") as prolific:
-        settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = "tutorial-token", prolific.url
-        for command in tutorial_commands("prolific"):
+    def test_first_study_tutorial(self, after_the_demo):
+        for command in tutorial_commands("first-study")[FIRST_STEPS:]:
             run(command)
-            if "prolific_publish" in command:
-                [study_id] = prolific.studies
-                for pid in Participant.objects.filter(study__slug="effort-demo").values_list("external_id", flat=True):
-                    prolific.add_submission(study_id, pid, status="AWAITING REVIEW")
-    assert (folder / "submissions.csv").read_text().startswith("PROLIFIC_PID,SESSION_ID,action,reason")
-    bonuses = (folder / "bonuses.csv").read_text().splitlines()
-    assert bonuses and all(line.endswith(",0.50") for line in bonuses)
-    statuses = [s["status"] for s in prolific.submissions.values()]
-    assert "APPROVED" in statuses and "REJECTED" not in statuses
-    assert list(prolific.payments.values()) == [1]
+        assert (after_the_demo / "my_study.json").exists()
+        assert (after_the_demo / "reports" / "my-first-study" / "report.html").exists()
+        assert (after_the_demo / "exports" / "codebook.md").exists()
+        assert (after_the_demo / "exports" / "disagreements.csv").exists()
+
+    def test_prolific_tutorial(self, after_the_demo, settings):
+        """Prolific's API is the local fake server; once the study is published, the demo's simulated
+        participants take part there too."""
+        from participation.models import Participant
+        from tests.prolific_fake import fake_prolific
+
+        commands = tutorial_commands("prolific")
+        assert commands[:FIRST_STEPS] == tutorial_commands("first-study")[:FIRST_STEPS]
+        with fake_prolific("tutorial-token") as prolific:
+            settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = "tutorial-token", prolific.url
+            for command in commands[FIRST_STEPS:]:
+                run(command)
+                if "prolific_publish" in command:
+                    [study_id] = prolific.studies
+                    people = Participant.objects.filter(study__slug="effort-demo")
+                    for pid in people.values_list("external_id", flat=True):
+                        prolific.add_submission(study_id, pid, status="AWAITING REVIEW")
+        assert (after_the_demo / "submissions.csv").read_text().startswith("PROLIFIC_PID,SESSION_ID,action,reason")
+        bonuses = (after_the_demo / "bonuses.csv").read_text().splitlines()
+        assert bonuses and all(line.endswith(",0.50") for line in bonuses)
+        statuses = [s["status"] for s in prolific.submissions.values()]
+        assert "APPROVED" in statuses and "REJECTED" not in statuses
+        assert list(prolific.payments.values()) == [1]
 
 
 def test_audit_tutorial(folder):

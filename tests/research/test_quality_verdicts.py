@@ -16,18 +16,24 @@ from research.quality_evidence import database_qualities
 from research.quality_verdicts import QUALITY_REVISION, basis
 from studies.models import Study
 from studies.services import spec_digest
-from tests.surveys.helpers import answer_pages, consented
+from tests.surveys.helpers import answer_pages, consented, shared_demo_study
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def shared_answered(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The demo study with 30 simulated participants (one declines, one fails the attention checks) and a real
+    one who answered every page at once (flagged ``fast``), made once: each test's changes are rolled back."""
+    with shared_demo_study(django_db_blocker, tmp_path_factory.mktemp("verdicts"), n=30, seed=2) as shared:
+        answer_pages(consented("effort-demo", "real-done"))
+        yield shared
+
+
 @pytest.fixture
-def answered(demo_study):
-    """30 simulated participants (one declines, one fails the attention checks) and a real one who answered
-    every page at once (flagged ``fast``)."""
-    simulate_participants("effort-demo", n=30, seed=2)
-    answer_pages(consented("effort-demo", "real-done"))
-    return demo_study
+def answered(shared_answered) -> Study:
+    """The shared study, read afresh."""
+    return Study.objects.get(pk=shared_answered.study.pk)
 
 
 def _fresh(study: Study) -> dict:
@@ -87,10 +93,10 @@ def test_a_threshold_change_assesses_the_verdicts_again(answered, monkeypatch):
     assert all("fast" in quality.flags for quality, _ in stored.values())
 
 
-def test_the_first_view_of_a_restarted_process_assesses_no_one(answered, researcher, client, monkeypatch):
+def test_the_first_view_of_a_restarted_process_assesses_no_one(answered, shared_answered, client, monkeypatch):
     """After a restart (process caches emptied) the dashboard reads the stored verdicts: no participant is
     assessed and no answer or page visit is read; a participant who completes since is assessed alone."""
-    client.force_login(researcher)
+    client.force_login(shared_answered.owner)
     assert client.get("/researcher/studies/effort-demo/").status_code == 200
     calls = []
     real = research.quality_evidence.assess

@@ -102,9 +102,16 @@ class SharedStudy:
 
 @contextmanager
 def shared_demo_study(
-    django_db_blocker, folder: Path, *, n: int, seed: int, edit: Callable[[dict], None] | None = None
+    django_db_blocker,
+    folder: Path,
+    *,
+    n: int,
+    seed: int,
+    edit: Callable[[dict], None] | None = None,
+    **simulation: Any,
 ) -> Iterator[SharedStudy]:
-    """The demo study (its stored spec changed by ``edit``) with ``n`` simulated participants, made outside any
+    """The demo study (its stored spec changed by ``edit``) with ``n`` simulated participants (``simulation``: more
+    options of ``simulate_participants``, such as its generative ``model``), made outside any
     test's transaction for a module-scoped fixture: its tests share it and what a test writes in its own
     transaction is rolled back (a test reads the study afresh from the database before changing it). Run files
     go to ``folder``; the study, its participants, runs and owner are deleted afterwards."""
@@ -124,7 +131,7 @@ def shared_demo_study(
             edit(study.spec)
             study.save(update_fields=["spec"])
         try:
-            simulate_participants(study.slug, n=n, seed=seed)
+            simulate_participants(study.slug, n=n, seed=seed, **simulation)
             yield SharedStudy(study, owner, folder, storages)
         finally:
             Participant.objects.filter(study__slug=study.slug).delete()

@@ -9,12 +9,20 @@ from django.core.management.base import CommandError
 from participation.models import Answer, Participant
 from participation.simulate import simulate_participants
 from research.bonuses import bonus_table
+from tests.surveys.helpers import shared_demo_study
 
 pytestmark = pytest.mark.django_db
 
 
-def test_bonus_lists_use_raw_ids_and_top_tenth(demo_study, tmp_path):
-    simulate_participants("effort-demo", n=30, seed=2)
+@pytest.fixture(scope="module")
+def answered_demo(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The demo study with 30 simulated participants, made once: the tests below read it, and what a test
+    changes (answers deleted or rewritten, a participant added) is rolled back with its transaction."""
+    with shared_demo_study(django_db_blocker, tmp_path_factory.mktemp("bonuses"), n=30, seed=2) as shared:
+        yield shared.study
+
+
+def test_bonus_lists_use_raw_ids_and_top_tenth(answered_demo, tmp_path):
     honesty = bonus_table("effort-demo", "honesty")
     raw_ids = set(Participant.objects.values_list("external_id", flat=True))
     assert set(honesty["participant_id"]) <= raw_ids
@@ -28,10 +36,9 @@ def test_bonus_lists_use_raw_ids_and_top_tenth(demo_study, tmp_path):
     assert all(line.endswith(",5.00") for line in lines)
 
 
-def test_only_completed_non_excluded_participants_are_eligible(demo_study):
+def test_only_completed_non_excluded_participants_are_eligible(answered_demo):
     from tests.surveys.helpers import answer_pages, consented
 
-    simulate_participants("effort-demo", n=20, seed=3)
     stopper = answer_pages(consented("effort-demo", "stopped-at-15"), 15)
     assert stopper.status != Participant.Status.COMPLETED
     completed = set(
@@ -57,17 +64,15 @@ def test_only_completed_non_excluded_participants_are_eligible(demo_study):
 
 
 @pytest.mark.parametrize("value", ["0", "-0.2", "1.5", "ten"])
-def test_export_bonuses_top_fraction_must_be_in_zero_one(demo_study, value):
+def test_export_bonuses_top_fraction_must_be_in_zero_one(answered_demo, value):
     with pytest.raises(CommandError, match=r"--top-fraction must be"):
         call_command("export_bonuses", "effort-demo", "--top-fraction", value)
 
 
-def test_export_bonuses_reports_ties_at_the_cut_off(demo_study, monkeypatch):
+def test_export_bonuses_reports_ties_at_the_cut_off(answered_demo, monkeypatch):
     import pandas as pd
 
     import research.bonuses
-
-    simulate_participants("effort-demo", n=20, seed=4)
 
     def all_tied(answers, positives, **kwargs):
         ids = answers["participant_id"].unique()
@@ -83,7 +88,7 @@ def test_export_bonuses_reports_ties_at_the_cut_off(demo_study, monkeypatch):
     assert "ties at the cut-off" in err.getvalue()
 
 
-def test_a_converted_study_honesty_scores_are_format1_bts_of_the_pairs(demo_study):
+def test_a_converted_study_honesty_scores_are_format1_bts_of_the_pairs(answered_demo):
     """The effort demo, stored as its conversion, takes the format 2 path (``honesty_scores`` over
     ``bts_positives``: each converted pair block's rows of ``pairs`` in its condition about its pairs), and
     its scores are format 1's ``participant_bts`` over the pairs table, per participant (to 1e-12), with the
@@ -94,7 +99,6 @@ def test_a_converted_study_honesty_scores_are_format1_bts_of_the_pairs(demo_stud
     from studies.services import latest_study
     from tasks import bts_positives
 
-    simulate_participants("effort-demo", n=30, seed=2)
     completed = Participant.objects.filter(status=Participant.Status.COMPLETED).order_by("pk")
     dropped = [p for condition in ("arrests", "income") for p in completed.filter(condition__key=condition)[:6]]
     gone, _ = Answer.objects.filter(participant__in=dropped, question="pair/set1/A1/overall/prediction").delete()
@@ -192,7 +196,8 @@ def test_rationale_bonus_ranks_the_fair_score_rationales_of_both_formats(db, dem
     from studies.format1 import format1_to_format2
     from studies.study_file import validate_study
 
-    spec = demo_spec if fmt == 1 else format1_to_format2(validate_study(demo_spec)) | {"slug": "effort-demo-2"}
+    spec = demo_spec if fmt == 1 else format1_to_format2(validate_study(demo_spec))
+    spec = {**spec, "slug": f"effort-demo-{fmt}"}  # beside the shared demo study
     rank = _rationale_study(spec)
     table = bonus_table(spec["slug"], "rationale", amount=2.0, top_fraction=0.5)
     assert [rank[p] for p in table["participant_id"]] == ["6", "5", "4"]
@@ -200,15 +205,15 @@ def test_rationale_bonus_ranks_the_fair_score_rationales_of_both_formats(db, dem
     assert table.attrs == {"eligible": 6, "target": 3, "tie_warning": ""}
 
 
-def test_format1_rationale_scores_are_those_of_the_pairs_table(demo_study):
+def test_format1_rationale_scores_are_those_of_the_pairs_table(answered_demo):
     """For format 1 the answers' rationales give the scores the pairs table's rationales gave."""
     from analysis.bts import rationale_detail
     from research.export import export_tables
 
-    simulate_participants("effort-demo", n=6, seed=6)
-    for answer in Answer.objects.filter(measure="rationale"):  # rationales of 0-6 words, some repeated
+    rationales = list(Answer.objects.filter(measure="rationale"))
+    for answer in rationales:  # rationales of 0-6 words, some repeated
         answer.text = " ".join(f"w{answer.pk % (j + 2)}" for j in range(answer.pk % 7))
-        answer.save(update_fields=["text"])
+    Answer.objects.bulk_update(rationales, ["text"])
     tables = export_tables("effort-demo")
     from_pairs = rationale_detail(tables.pairs.dropna(subset=["d_overall", "fair_score"]))
     answers = tables.answers[tables.answers["measure"] == "rationale"]

@@ -7,13 +7,18 @@ import pytest
 from participation.simulate import simulate_participants
 from research.export import COLUMNS, export_tables, neutralise_formulas, write_exports
 from simulation.effort import GenerativeModel
+from tests.surveys.helpers import shared_demo_study
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def simulated(demo_study):
-    return simulate_participants("effort-demo", n=24, seed=5, model=GenerativeModel(inattentive=0.3))
+@pytest.fixture(scope="module")
+def simulated(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The demo study with 24 simulated participants, 30% of them inattentive, made once: the tests below only
+    read it."""
+    model = GenerativeModel(inattentive=0.3)
+    with shared_demo_study(django_db_blocker, tmp_path_factory.mktemp("export"), n=24, seed=5, model=model) as shared:
+        yield shared
 
 
 def test_tables_have_documented_columns_and_one_row_per_unit(simulated):
@@ -47,9 +52,12 @@ def test_exclusion_follows_the_attention_rule(simulated):
     assert done["excluded"].sum() >= 1  # 30% inattentive participants guess at random
 
 
-def test_simulated_ratings_recover_the_generating_weights(demo_study):
-    simulate_participants("effort-demo", n=60, seed=11)
-    pairs = export_tables("effort-demo").pairs
+def test_simulated_ratings_recover_the_generating_weights(demo_spec):
+    from studies.services import study_load
+
+    study_load(spec={**demo_spec, "slug": "recovery"})  # beside the shared demo study
+    simulate_participants("recovery", n=60, seed=11)
+    pairs = export_tables("recovery").pairs
     x = np.column_stack([np.ones(len(pairs)), pairs["d_aggr"], pairs["d_traj"]])
     coef, *_ = np.linalg.lstsq(x, pairs["d_overall"], rcond=None)
     assert coef[1] == pytest.approx(GenerativeModel.a1, abs=0.08)

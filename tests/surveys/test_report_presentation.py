@@ -208,7 +208,7 @@ def test_table5_is_split_into_one_table_per_model_and_outcome():
 # Every report, every section --------------------------------------------------------------------------
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_analysis_audit_and_dp_reports_render_every_section(demo_study, tmp_path, settings):
     settings.REPORTS_DIR = tmp_path / "reports"
     simulate_participants("effort-demo", n=12, seed=5)

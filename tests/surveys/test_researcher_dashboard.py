@@ -14,6 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 
+from core.caching import clear_process_caches
 from participation.models import Participant
 from participation.simulate import simulate_participants
 from research.dashboard import summarise
@@ -23,22 +24,9 @@ from research.study_upload import spec_changes
 from runs.models import Job
 from studies.models import Study
 from tests.conftest import DEMO_FILE, run_jobs
-from tests.surveys.helpers import answer_pages, consented
+from tests.surveys.helpers import answer_pages, consented, shared_demo_study
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def mixed_study(demo_study):
-    """30 simulated participants (one declines, one fails the attention checks) and three real ones:
-    completed, in progress, arrived without consenting."""
-    simulate_participants("effort-demo", n=30, seed=2)
-    answer_pages(consented("effort-demo", "real-done"))
-    answer_pages(consented("effort-demo", "real-active"), 3)
-    from participation.services import participant_arrive
-
-    participant_arrive(study_slug="effort-demo", external_id="real-arrived")
-    return demo_study
 
 
 def expected_from_export(sample: str) -> dict:
@@ -60,62 +48,147 @@ def expected_from_export(sample: str) -> dict:
     }
 
 
-@pytest.mark.parametrize("sample", ["all", "real", "simulated"])
-def test_dashboard_figures_equal_those_of_the_export(mixed_study, sample):
-    expected = expected_from_export(sample)
-    summary = summarise("effort-demo", participants=sample_filter(sample))
-    assert summary.total == expected["total"]
-    table = summary.by_condition_status
-    counts = pd.DataFrame([row for _, row in table.rows], index=[c for c, _ in table.rows], columns=table.columns)
-    pd.testing.assert_frame_equal(counts, expected["counts"].sort_index(axis=1), check_names=False)
-    assert summary.completion_rate == pytest.approx(expected["completion_rate"])
-    assert summary.exclusion_rate == pytest.approx(expected["exclusion_rate"])
-    assert summary.median_minutes == pytest.approx(expected["median_minutes"])
-    figure = json.loads(summary.arrivals_figure_json)
-    assert sum(len(trace["y"]) for trace in figure["data"]) == expected["total"]
-    assert all(trace["y"] == list(range(1, len(trace["y"]) + 1)) for trace in figure["data"])
+@pytest.fixture(scope="class")
+def shared_mixed(django_db_setup, django_db_blocker, tmp_path_factory):
+    """30 simulated participants (one declines, one fails the attention checks) and three real ones: completed,
+    in progress, arrived without consenting; made once for the class below (each test's changes are rolled
+    back) and removed after it."""
+    from participation.services import participant_arrive
+
+    with shared_demo_study(django_db_blocker, tmp_path_factory.mktemp("dashboard"), n=30, seed=2) as shared:
+        answer_pages(consented("effort-demo", "real-done"))
+        answer_pages(consented("effort-demo", "real-active"), 3)
+        participant_arrive(study_slug="effort-demo", external_id="real-arrived")
+        yield shared
 
 
-def test_the_sample_has_what_the_figures_need(mixed_study):
-    """The comparison above would be vacuous without exclusions, declines and both kinds of participant."""
-    table = export_tables("effort-demo").participants
-    assert table["excluded"].sum() >= 1 and (table["status"] == "declined").sum() >= 1
-    assert set(table["simulated"]) == {0, 1} and (table["status"] == "arrived").sum() == 1
+class TestOneAnsweredStudy:
+    """The dashboard's figures, filters and caches on one shared study of simulated and real participants."""
 
+    @pytest.fixture
+    def researcher(self, shared_mixed):
+        """The shared study's owner."""
+        return shared_mixed.owner
 
-def test_the_dashboard_does_not_build_the_export(mixed_study, researcher, client, monkeypatch):
-    import research.export
+    @pytest.fixture
+    def mixed_study(self, shared_mixed) -> Study:
+        """The shared study, read afresh, seen by a process that has kept nothing (as a fresh study was)."""
+        clear_process_caches()
+        return Study.objects.get(pk=shared_mixed.study.pk)
 
-    def refuse(*args, **kwargs):
-        raise AssertionError("the dashboard built the export")
+    @pytest.mark.parametrize("sample", ["all", "real", "simulated"])
+    def test_dashboard_figures_equal_those_of_the_export(self, mixed_study, sample):
+        expected = expected_from_export(sample)
+        summary = summarise("effort-demo", participants=sample_filter(sample))
+        assert summary.total == expected["total"]
+        table = summary.by_condition_status
+        counts = pd.DataFrame([row for _, row in table.rows], index=[c for c, _ in table.rows], columns=table.columns)
+        pd.testing.assert_frame_equal(counts, expected["counts"].sort_index(axis=1), check_names=False)
+        assert summary.completion_rate == pytest.approx(expected["completion_rate"])
+        assert summary.exclusion_rate == pytest.approx(expected["exclusion_rate"])
+        assert summary.median_minutes == pytest.approx(expected["median_minutes"])
+        figure = json.loads(summary.arrivals_figure_json)
+        assert sum(len(trace["y"]) for trace in figure["data"]) == expected["total"]
+        assert all(trace["y"] == list(range(1, len(trace["y"]) + 1)) for trace in figure["data"])
 
-    monkeypatch.setattr(research.export, "cached_export", refuse)
-    monkeypatch.setattr(research.export, "export_tables", refuse)
-    client.force_login(researcher)
-    assert client.get("/researcher/studies/effort-demo/").status_code == 200
+    def test_the_sample_has_what_the_figures_need(self, mixed_study):
+        """The comparison above would be vacuous without exclusions, declines and both kinds of participant."""
+        table = export_tables("effort-demo").participants
+        assert table["excluded"].sum() >= 1 and (table["status"] == "declined").sum() >= 1
+        assert set(table["simulated"]) == {0, 1} and (table["status"] == "arrived").sum() == 1
 
+    def test_the_dashboard_does_not_build_the_export(self, mixed_study, researcher, client, monkeypatch):
+        import research.export
 
-def test_participant_filter_on_the_dashboard_and_its_exports(mixed_study, researcher, client):
-    client.force_login(researcher)
-    real = client.get("/researcher/studies/effort-demo/?participants=real").content.decode()
-    assert "<b>3</b>participants" in real
-    assert "export/pairs.csv?participants=real" in real
-    csv = client.get("/researcher/studies/effort-demo/export/participants.csv?participants=simulated")
-    frame = pd.read_csv(io.StringIO(csv.content.decode()))
-    assert len(frame) == 30 and set(frame["simulated"]) == {1}
-    assert 'filename="effort-demo-simulated-participants.csv"' in csv["Content-Disposition"]
-    pairs = pd.read_csv(
-        io.StringIO(client.get("/researcher/studies/effort-demo/export/pairs.csv?participants=real").content.decode())
-    )
-    assert pairs["participant_id"].nunique() == 2  # the completed and the active real participant
-    assert client.get("/researcher/studies/effort-demo/?participants=pilots").status_code == 404
-    assert client.get("/researcher/studies/effort-demo/export/pairs.csv?participants=x").status_code == 404
+        def refuse(*args, **kwargs):
+            raise AssertionError("the dashboard built the export")
 
+        monkeypatch.setattr(research.export, "cached_export", refuse)
+        monkeypatch.setattr(research.export, "export_tables", refuse)
+        client.force_login(researcher)
+        assert client.get("/researcher/studies/effort-demo/").status_code == 200
 
-def test_samples_partition_the_participants(mixed_study):
-    counts = {s: Participant.objects.filter(sample_filter(s)).count() for s in SAMPLES}
-    assert counts["all"] == counts["real"] + sum(counts[s] for s in SAMPLES if s not in ("all", "real", "study"))
-    assert counts["study"] == counts["all"] - counts["pilot"]
+    def test_participant_filter_on_the_dashboard_and_its_exports(self, mixed_study, researcher, client):
+        client.force_login(researcher)
+        real = client.get("/researcher/studies/effort-demo/?participants=real").content.decode()
+        assert "<b>3</b>participants" in real
+        assert "export/pairs.csv?participants=real" in real
+        csv = client.get("/researcher/studies/effort-demo/export/participants.csv?participants=simulated")
+        frame = pd.read_csv(io.StringIO(csv.content.decode()))
+        assert len(frame) == 30 and set(frame["simulated"]) == {1}
+        assert 'filename="effort-demo-simulated-participants.csv"' in csv["Content-Disposition"]
+        pairs = pd.read_csv(
+            io.StringIO(
+                client.get("/researcher/studies/effort-demo/export/pairs.csv?participants=real").content.decode()
+            )
+        )
+        assert pairs["participant_id"].nunique() == 2  # the completed and the active real participant
+        assert client.get("/researcher/studies/effort-demo/?participants=pilots").status_code == 404
+        assert client.get("/researcher/studies/effort-demo/export/pairs.csv?participants=x").status_code == 404
+
+    def test_samples_partition_the_participants(self, mixed_study):
+        counts = {s: Participant.objects.filter(sample_filter(s)).count() for s in SAMPLES}
+        assert counts["all"] == counts["real"] + sum(counts[s] for s in SAMPLES if s not in ("all", "real", "study"))
+        assert counts["study"] == counts["all"] - counts["pilot"]
+
+    def test_preview_lists_changes_and_loads_a_new_version(self, client, researcher, mixed_study, spec):
+        client.force_login(researcher)
+        spec["title"] = "Second wave"
+        spec["conditions"][1]["subjects"][0]["risk_score"] = 0.123
+        preview_url = upload(client, spec)["Location"]
+        body = client.get(preview_url).content.decode()
+        subject = spec["conditions"][1]["subjects"][0]["id"]
+        assert f"<code>conditions[income].subjects[{subject}].risk_score</code></td><td>changed</td>" in body
+        assert "<code>title</code></td><td>changed</td>" in body
+        assert "saved as a new version" in body and "Load as new version" in body
+        client.post(preview_url)
+        assert list(Study.objects.filter(slug="effort-demo").values_list("version", "title")) == [
+            (2, "Second wave"),
+            (1, mixed_study.title),
+        ]
+
+    def test_the_dashboard_reads_no_more_as_participants_complete(self, mixed_study, researcher, client):
+        """The dashboard's queries do not grow with participants, and its figures after more participants
+        complete (completed participants' own rules kept per process, comparisons brought up to date) equal
+        those of a process that has seen nothing before (``clear_process_caches``)."""
+        from dataclasses import replace
+
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        from core.caching import clear_process_caches
+
+        client.force_login(researcher)
+
+        def queries() -> int:
+            with CaptureQueriesContext(connection) as captured:
+                assert client.get("/researcher/studies/effort-demo/").status_code == 200
+            return len(captured)
+
+        few = queries()
+        simulate_participants("effort-demo", n=12, seed=6)
+        more = queries()
+        assert more <= few
+        kept = replace(summarise("effort-demo"), arrivals_figure_json="")  # the chart's time axis ends now
+        clear_process_caches()
+        fresh = replace(summarise("effort-demo"), arrivals_figure_json="")
+        assert kept == fresh and kept.total == 33 + 12
+        assert sum(kept.quality_flags.values()) >= 1 and kept.exclusion_rate > 0  # the comparison is not vacuous
+
+    def test_the_figures_are_kept_until_the_study_changes(self, mixed_study):
+        """``summarise`` keeps a study's figures while ``study_state`` is the same; a saved page, an arrival or a
+        withdrawal changes it, and the next view computes the figures again."""
+        from research.dashboard import study_state
+
+        before = summarise("effort-demo")
+        assert summarise("effort-demo") is before
+        state = study_state("effort-demo")
+        answer_pages(Participant.objects.get(external_id="real-active"), 1)
+        assert study_state("effort-demo") != state
+        after = summarise("effort-demo")
+        assert after is not before and after.total == before.total
+        consented("effort-demo", "real-new")
+        assert summarise("effort-demo").total == before.total + 1
 
 
 # --- uploading a study file -------------------------------------------------------------------
@@ -178,23 +251,6 @@ def test_preview_then_load_a_new_study_owned_by_the_uploader(client, other_resea
     assert (study.version, study.owner) == (1, other_researcher)
     assert "bobs-study v1: created as a new study, owned by you." in client.get(loaded["Location"]).content.decode()
     assert client.post(response["Location"]).status_code == 404  # the stash is gone once loaded
-
-
-def test_preview_lists_changes_and_loads_a_new_version(client, researcher, mixed_study, spec):
-    client.force_login(researcher)
-    spec["title"] = "Second wave"
-    spec["conditions"][1]["subjects"][0]["risk_score"] = 0.123
-    preview_url = upload(client, spec)["Location"]
-    body = client.get(preview_url).content.decode()
-    subject = spec["conditions"][1]["subjects"][0]["id"]
-    assert f"<code>conditions[income].subjects[{subject}].risk_score</code></td><td>changed</td>" in body
-    assert "<code>title</code></td><td>changed</td>" in body
-    assert "saved as a new version" in body and "Load as new version" in body
-    client.post(preview_url)
-    assert list(Study.objects.filter(slug="effort-demo").values_list("version", "title")) == [
-        (2, "Second wave"),
-        (1, mixed_study.title),
-    ]
 
 
 def test_the_same_file_again_changes_nothing(client, researcher, demo_study, spec):
@@ -352,48 +408,3 @@ def test_jobs_run_and_their_reports_are_listed(client, researcher, demo_study, t
     for cal in job.result["calibrations"]:
         assert f'<td class="num">{cal["alpha"]:.4f}</td>' in runs
     assert runs.count('class="status succeeded"') == 2
-
-
-def test_the_dashboard_reads_no_more_as_participants_complete(mixed_study, researcher, client):
-    """The dashboard's queries do not grow with participants, and its figures after more participants
-    complete (completed participants' own rules kept per process, comparisons brought up to date) equal
-    those of a process that has seen nothing before (``clear_process_caches``)."""
-    from dataclasses import replace
-
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    from core.caching import clear_process_caches
-
-    client.force_login(researcher)
-
-    def queries() -> int:
-        with CaptureQueriesContext(connection) as captured:
-            assert client.get("/researcher/studies/effort-demo/").status_code == 200
-        return len(captured)
-
-    few = queries()
-    simulate_participants("effort-demo", n=12, seed=6)
-    more = queries()
-    assert more <= few
-    kept = replace(summarise("effort-demo"), arrivals_figure_json="")  # the chart's time axis ends now
-    clear_process_caches()
-    fresh = replace(summarise("effort-demo"), arrivals_figure_json="")
-    assert kept == fresh and kept.total == 33 + 12
-    assert sum(kept.quality_flags.values()) >= 1 and kept.exclusion_rate > 0  # the comparison is not vacuous
-
-
-def test_the_figures_are_kept_until_the_study_changes(mixed_study):
-    """``summarise`` keeps a study's figures while ``study_state`` is the same; a saved page, an arrival or a
-    withdrawal changes it, and the next view computes the figures again."""
-    from research.dashboard import study_state
-
-    before = summarise("effort-demo")
-    assert summarise("effort-demo") is before
-    state = study_state("effort-demo")
-    answer_pages(Participant.objects.get(external_id="real-active"), 1)
-    assert study_state("effort-demo") != state
-    after = summarise("effort-demo")
-    assert after is not before and after.total == before.total
-    consented("effort-demo", "real-new")
-    assert summarise("effort-demo").total == before.total + 1
