@@ -12,6 +12,7 @@ from django.test import Client
 from runs.models import Job
 from tests.conftest import run_jobs
 from tests.fairness.test_situation_scale import synthetic
+from tests.runs.test_situation_engine import PARAMS
 
 pytestmark = pytest.mark.django_db
 URL = "/researcher/situation-testing/"
@@ -66,20 +67,8 @@ def test_the_form_queues_the_apis_job_with_the_options_typed_in(browser, researc
     job = Job.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/researcher/jobs/{job.pk}/"
     assert (job.kind, job.created_by, job.study) == (Job.Kind.SITUATION_TESTING, researcher, None)
-    assert job.params == {
-        "sep": ",",
-        "protected": "group",
-        "protected_value": "1",
-        "target": "Y",
-        "negative": "0",
-        "features": ["score", "grade", "region"],
-        "k": [15, 40],
-        "alpha": 0.1,
-        "tau": 0.05,
-        "mode": "paper",
-        "positive": True,
-        "engine": "dask",
-    }
+    expected = {**PARAMS, "k": [15, 40], "sep": ",", "alpha": 0.1, "tau": 0.05, "mode": "paper", "positive": True}
+    assert job.params == {**expected, "engine": "dask"}
     assert sorted(job.inputs) == ["counterfactuals", "data"]
 
 
