@@ -5,7 +5,7 @@ from django.urls import path, re_path
 
 from research import preview, study_builder_views, study_upload_views
 from research import researcher_views as views
-from runs import preregistration_views, run_views, study_file_views
+from runs import preregistration_views, run_views, situation_views, study_file_views
 from runs.report_assets import ASSETS_DIR, report_asset
 
 app_name = "researcher"
@@ -32,6 +32,7 @@ urlpatterns = [
     path("studies/<slug:slug>/audit/<str:filename>", run_views.latest_audit_file, name="audit"),
     path("runs/analysis/<int:run_id>/<str:filename>", run_views.analysis_file, name="analysis-file"),
     path("runs/audit/<int:run_id>/<str:filename>", run_views.audit_file, name="audit-file"),
+    path("situation-testing/", situation_views.situation_testing_start, name="situation-testing"),
     path("jobs/<uuid:job_id>/", run_views.job_detail, name="job"),
     path("jobs/<uuid:job_id>/cancel/", run_views.job_cancel_view, name="job-cancel"),
     path("jobs/<uuid:job_id>/<str:filename>", run_views.job_file, name="job-file"),

@@ -98,6 +98,44 @@ def _cells(space, of_space):
 if numba is not None:
 
     @numba.njit(cache=True)
+    def _after(d1, i1, d2, i2):  # pragma: no cover - compiled
+        """Whether (distance d1, id i1) comes after (d2, i2) in the order (distance, larger id first)."""
+        return d1 > d2 or (d1 == d2 and i1 < i2)
+
+    @numba.njit(cache=True)
+    def _sift_down(heap_d, heap_i, size):  # pragma: no cover - compiled
+        """Restore the heap (the last in order on top) after its top was replaced; ``size`` entries."""
+        d, i = heap_d[0], heap_i[0]
+        pos = 0
+        child = 1
+        while child < size:
+            if child + 1 < size and _after(heap_d[child + 1], heap_i[child + 1], heap_d[child], heap_i[child]):
+                child += 1
+            if not _after(heap_d[child], heap_i[child], d, i):
+                break
+            heap_d[pos], heap_i[pos] = heap_d[child], heap_i[child]
+            pos, child = child, 2 * child + 1
+        heap_d[pos], heap_i[pos] = d, i
+
+    @numba.njit(cache=True)
+    def _offer(heap_d, heap_i, size, k, d, i):  # pragma: no cover - compiled
+        """Keep (d, i) if it is among the k first so far; returns the heap's new size (at most k)."""
+        if size < k:
+            pos = size
+            while pos > 0:
+                parent = (pos - 1) // 2
+                if not _after(d, i, heap_d[parent], heap_i[parent]):
+                    break
+                heap_d[pos], heap_i[pos] = heap_d[parent], heap_i[parent]
+                pos = parent
+            heap_d[pos], heap_i[pos] = d, i
+            return size + 1
+        if _after(heap_d[0], heap_i[0], d, i):
+            heap_d[0], heap_i[0] = d, i
+            _sift_down(heap_d, heap_i, k)
+        return size
+
+    @numba.njit(cache=True)
     def _scan_cell(q, qc, space, codes, start, stop, width, kth, buf_d, buf_p, count):  # pragma: no cover
         """Append the cell's members at Eq. 4 distance <= kth to the buffer; returns its new length."""
         for p in range(start, stop):
@@ -117,13 +155,35 @@ if numba is not None:
     @numba.njit(cache=True)
     def _shrink(buf_d, buf_p, count, k):  # pragma: no cover - compiled
         """The k-th smallest distance in the buffer (inf below k entries) and the buffer's length once the
-        entries beyond it are dropped (ties at it are kept: the id decides among them)."""
+        entries beyond it are dropped (ties at it are kept: the id decides among them). Hoare's selection
+        (quickselect) moves the k smallest to the front, in place (``np.partition`` gives the same value but
+        costs seconds of compilation per process without a cache)."""
         if count < k:
             return np.inf, count
-        kth = np.partition(buf_d[:count], k - 1)[k - 1]
-        kept = 0
-        for i in range(count):
-            if buf_d[i] <= kth:
+        lo, hi, want = 0, count - 1, k - 1
+        while lo < hi:
+            pivot = buf_d[(lo + hi) // 2]
+            i, j = lo, hi
+            while i <= j:
+                while buf_d[i] < pivot:
+                    i += 1
+                while buf_d[j] > pivot:
+                    j -= 1
+                if i <= j:
+                    buf_d[i], buf_d[j] = buf_d[j], buf_d[i]
+                    buf_p[i], buf_p[j] = buf_p[j], buf_p[i]
+                    i += 1
+                    j -= 1
+            if want <= j:
+                hi = j
+            elif want >= i:
+                lo = i
+            else:
+                break
+        kth = buf_d[want]
+        kept = k
+        for i in range(k, count):  # the rest are >= kth: keep the ties
+            if buf_d[i] == kth:
                 buf_d[kept] = buf_d[i]
                 buf_p[kept] = buf_p[i]
                 kept += 1
@@ -182,20 +242,18 @@ if numba is not None:
         return kth, count
 
     @numba.njit(cache=True)
-    def _first_k(buf_d, buf_p, count, ids, k, out):  # pragma: no cover - compiled
-        """The ids of the buffer's k first by (distance, larger id first) into ``out``."""
-        order = np.argsort(buf_d[:count])
-        start = 0
-        while start < k:  # a run of equal distances: by id, largest first
-            stop = start + 1
-            while stop < count and buf_d[order[stop]] == buf_d[order[start]]:
-                stop += 1
-            if stop - start > 1:
-                run = order[start:stop].copy()
-                order[start:stop] = run[np.argsort(-ids[buf_p[run]])]
-            start = stop
-        for i in range(k):
-            out[i] = ids[buf_p[order[i]]]
+    def _first_k(buf_d, buf_p, count, ids, k, heap_d, heap_i, out):  # pragma: no cover - compiled
+        """The ids of the buffer's k first by (distance, larger id first) into ``out``: through a heap of k
+        (the last kept on top), then heapsort."""
+        size = np.int64(0)  # not the literal 0: one compiled signature
+        for e in range(count):
+            size = _offer(heap_d, heap_i, size, k, buf_d[e], ids[buf_p[e]])
+        for end in range(size - 1, 0, -1):  # the last in order moves to the end, and so on
+            heap_d[0], heap_d[end] = heap_d[end], heap_d[0]
+            heap_i[0], heap_i[end] = heap_i[end], heap_i[0]
+            _sift_down(heap_d, heap_i, end)
+        for i in range(k):  # element by element: a slice assignment costs seconds of compilation
+            out[i] = heap_i[i]
 
     @numba.njit(parallel=True, cache=True)
     def _search(
@@ -223,8 +281,10 @@ if numba is not None:
         for chunk in numba.prange((n + CHUNK - 1) // CHUNK):
             buf_d = np.empty(space.shape[0])
             buf_p = np.empty(space.shape[0], dtype=np.int64)
+            heap_d = np.empty(k)
+            heap_i = np.empty(k, dtype=ids.dtype)
             for c in range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK)):
-                kth, count = np.inf, 0
+                kth, count = np.inf, np.int64(0)
                 combination = of_center[c]
                 for g in parts[combination]:
                     offset = differ[combination, g]
@@ -234,4 +294,4 @@ if numba is not None:
                         centers[c], center_codes[c], space, codes, lo[g], step[g], shape[g], base[g], starts,
                         offset, width, margin, k, kth, buf_d, buf_p, count,
                     )  # fmt: skip
-                _first_k(buf_d, buf_p, count, ids, k, out[rows[c]])
+                _first_k(buf_d, buf_p, count, ids, k, heap_d, heap_i, out[rows[c]])

@@ -257,10 +257,10 @@ def _combinations(center_codes, space_codes):
     number of categories in which each centre combination differs from each space combination."""
     if space_codes.shape[1] == 0:
         return np.zeros(len(center_codes), dtype=np.intp), np.zeros(len(space_codes), dtype=np.intp), np.zeros((1, 1))
-    center_levels, of_center = np.unique(center_codes, axis=0, return_inverse=True)
-    space_levels, of_space = np.unique(space_codes, axis=0, return_inverse=True)
-    differ = (center_levels[:, None, :] != space_levels[None, :, :]).sum(axis=2).astype(float)
-    return of_center.ravel(), of_space.ravel(), differ
+    center_first, of_center = _distinct(*center_codes.T)  # hashed, not sorted (np.unique's rows: 0.3 s a million)
+    space_first, of_space = _distinct(*space_codes.T)
+    differ = (center_codes[center_first][:, None, :] != space_codes[space_first][None, :, :]).sum(axis=2)
+    return of_center, of_space, differ.astype(float)
 
 
 def _knn_tree(centers, center_codes, space, space_codes, ids, k, combinations):

@@ -30,8 +30,10 @@ from runs.models import Job
 from runs.plan_parameters import plan_total
 from runs.planning_runs import plan_results, run_plan, write_plan_report
 from runs.preregistration import preregister
+from runs.provenance import Provenance, settings_text
 from runs.relative_fairness import write_study_dp_report
-from runs.situation_runs import situation_testing_run
+from runs.reports.situation_testing import write_st_report
+from runs.situation_runs import read_situation_upload, situation_testing_run
 from runs.stage_progress import StageProgress
 from runs.storage import copy_to_local, new_prefix, store_directory
 from studies.models import Study
@@ -128,17 +130,26 @@ def run_audit(context: JobContext) -> tuple[dict, str]:
 
 def run_situation_testing_job(context: JobContext) -> tuple[dict, str]:
     job, p = context.job, context.job.params
-    local = {name: copy_to_local(stored, context.workdir / f"{name}.csv") for name, stored in job.inputs.items()}
-    data = read_csv_upload(local["data"], name="data", sep=p["sep"])
+    local = {name: copy_to_local(stored, context.workdir / f"{name}.upload") for name, stored in job.inputs.items()}
+    data = read_situation_upload(local["data"], name="data", sep=p["sep"])
     cf = None
     if "counterfactuals" in local:
-        cf = read_csv_upload(local["counterfactuals"], name="counterfactuals", sep=p["sep"])
+        cf = read_situation_upload(local["counterfactuals"], name="counterfactuals", sep=p["sep"])
     context.progress("situation testing", 1, 3)
     result = situation_testing_run(data, cf, p)
+    context.progress("report", 2, 3)
+    out = _report_dir(context)
+    shown = ("protected", "protected_value", "target", "negative", "features", "k", "alpha", "tau", "mode", "engine")
+    settings = {name: p[name] for name in shown if p.get(name) not in (None, [])}
+    provenance = Provenance(settings={"Individuals": str(len(data)), **settings_text(settings)})
+    write_st_report(result, data, out, title="Situation testing", settings=settings, provenance=provenance)
+    prefix = new_prefix("situation_testing")
+    store_directory(out, prefix)
     k_small = min(p["k"])
     method = "CSTwo" if cf is not None else "ST"
     flagged = result.individuals[(result.individuals["k"] == k_small) & result.individuals[method]].head(100)
     return {
+        "report_url": reverse("researcher:job-file", args=[job.pk, "report.html"]),
         "counts": table_records(result.counts),
         "flagged": [
             {
@@ -150,7 +161,7 @@ def run_situation_testing_job(context: JobContext) -> tuple[dict, str]:
         ],
         "flagged_k": k_small,
         "flagged_method": method,
-    }, ""
+    }, prefix
 
 
 def run_differential_parity(context: JobContext) -> tuple[dict, str]:

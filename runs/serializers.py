@@ -389,6 +389,37 @@ class SituationTestingRequestSerializer(serializers.Serializer):
             raise serializers.ValidationError(str(exc)) from exc
         return value
 
+    def validate(self, data: dict) -> dict:
+        """The named columns against a CSV upload's header (a Parquet file's are checked by the job), and the
+        protected attribute and the decision kept out of the features, when the request is made."""
+        features = data.get("features") or []
+        among = [c for c in (data["protected"], data["target"]) if c in features]
+        if among:
+            raise serializers.ValidationError(
+                {
+                    "features": [
+                        f"{', '.join(among)} cannot be a feature: the distance leaves out the protected "
+                        "attribute and the decision"
+                    ]
+                }  # fmt: skip
+            )
+        for name in ("data", "counterfactuals"):
+            upload = data.get(name)
+            if upload is None:
+                continue
+            try:
+                columns = [] if is_parquet(upload, name=name) else csv_upload_header(upload, name=name, sep=data["sep"])
+            except UploadError as exc:
+                raise serializers.ValidationError({name: [str(exc)]}) from exc
+            upload.seek(0)
+            wanted = [data["protected"], data["target"], *features] if name == "data" else features
+            missing = [c for c in dict.fromkeys(wanted) if columns and c not in columns]
+            if missing:
+                raise serializers.ValidationError(
+                    {name: [f"{name}: no column {', '.join(map(repr, missing))}; its columns: {', '.join(columns)}"]}
+                )
+        return data
+
 
 class DifferentialParityRequestSerializer(serializers.Serializer):
     alpha = serializers.FloatField(default=0.05, min_value=1e-6, max_value=0.5)
