@@ -37,6 +37,7 @@ from tasks import block_task
 
 DISAGREE = "disagreements"  # the table whose rows carry the subjects' groups as demo_* columns
 LOAD_COLUMNS = ("words_shown", "inputs_shown")  # the served page's load (participation.page_load)
+_VISIT_NOT_YET = pd.NaT.isoformat()  # "NaT": the pages table's time of a page shown but not (yet) submitted
 
 if TYPE_CHECKING:
     from research.codebook import TableLabels
@@ -74,11 +75,13 @@ def _answers(participant_ids: list[int]) -> pd.DataFrame:
 def _visits(participant_ids: list[int]) -> pd.DataFrame:
     counted = [*SIGNAL_COLUMNS, *LOAD_COLUMNS]
     columns = ["participant_id", "page", "first_shown_at", "submitted_at", "refusals", *counted]
-    rows = PageVisit.objects.filter(participant_id__in=participant_ids).values_list(*columns)
-    frame = pd.DataFrame(list(rows), columns=["pid", *columns[1:]]).astype({c: "Int64" for c in counted})
+    rows = list(PageVisit.objects.filter(participant_id__in=participant_ids).values_list(*columns))
+    frame = pd.DataFrame(rows, columns=["pid", *columns[1:]]).astype({c: "Int64" for c in counted})
     frame["seconds"] = (
         pd.to_datetime(frame["submitted_at"]) - pd.to_datetime(frame["first_shown_at"])
     ).dt.total_seconds()
+    for i, column in ((2, "first_shown_at"), (3, "submitted_at")):  # the pages table's text, from the rows
+        frame[f"{column}_text"] = [_VISIT_NOT_YET if row[i] is None else row[i].isoformat() for row in rows]
     return frame
 
 
@@ -175,9 +178,12 @@ def export_tables(
         )
 
     pseudonyms = {p.pk: str(p.pseudonym) for p in exported}
-    pages = visits.assign(participant_id=visits["pid"].map(pseudonyms), study=slug)
-    for column in ("first_shown_at", "submitted_at"):
-        pages[column] = pages[column].map(_iso)
+    pages = visits.assign(
+        participant_id=visits["pid"].map(pseudonyms),
+        study=slug,
+        first_shown_at=visits["first_shown_at_text"],
+        submitted_at=visits["submitted_at_text"],
+    )
     source = export_answers.Source(slug, studies, exported, answers, visits, excluded)
     pair_rows = export_answers.task_table_rows(source, "pairs")
     disagreement_rows = export_answers.task_table_rows(source, DISAGREE)

@@ -4,7 +4,7 @@
 (``BlockTask.export_rows``)."""
 
 import json
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -37,9 +37,11 @@ class Source:
     @cached_property
     def answers_of(self) -> dict[int, list]:
         """Each participant's answers as named tuples, in the order they were stored."""
+        row = namedtuple("AnswerRow", self.answers.columns)  # type: ignore[misc]
         grouped: dict[int, list] = defaultdict(list)
-        for row in self.answers.itertuples(index=False):
-            grouped[row.pid].append(row)
+        # columns as Python lists first: iterating a row at a time over pandas' (Arrow) text columns is slow
+        for answer in map(row._make, zip(*(self.answers[c].tolist() for c in self.answers.columns), strict=True)):
+            grouped[answer.pid].append(answer)
         return grouped
 
     def base(self, p: Participant) -> dict:
@@ -111,7 +113,8 @@ def task_table_rows(source: Source, table: str) -> list[dict]:
     after the participant's columns (``row_base`` and :func:`_condition_columns`)."""
     tasks = [task for task in BLOCK_TASKS.values() if task.export_table == table]
     visits = source.visits
-    seconds = dict(zip(zip(visits["pid"], visits["page"], strict=True), visits["seconds"], strict=True))
+    keys = zip(visits["pid"].tolist(), visits["page"].tolist(), strict=True)
+    seconds = dict(zip(keys, visits["seconds"].tolist(), strict=True))
     grouped = source.answers_of
     rows = []
     for p in source.answering():
