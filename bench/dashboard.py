@@ -211,6 +211,8 @@ def main() -> None:
         "--fresh-processes", type=int, default=3, help="first views timed in as many new Python processes"
     )
     parser.add_argument("--first-view", action="store_true", help=argparse.SUPPRESS)  # one process's first view
+    parser.add_argument("--exports", type=int, help="full exports timed (default: --repeat / 10, at least 3)")
+    parser.add_argument("--export-only", action="store_true", help="time the exports only, not the dashboard")
     args = parser.parse_args()
     setup(args.database_url, args.sqlite)
     if args.first_view:
@@ -231,13 +233,9 @@ def main() -> None:
 
     from django.contrib.auth import get_user_model
     from django.db import connection
-    from django.db.models import F
     from django.test import Client
 
-    from core.caching import clear_process_caches
     from participation.models import Participant
-    from participation.services import participant_arrive
-    from participation.simulate import simulate_participants
     from research.export import cached_export, export_tables
 
     client = Client()
@@ -251,6 +249,28 @@ def main() -> None:
             assert response.status_code == 200, response.status_code
 
         return get
+
+    if not args.export_only:
+        dashboard_cases(args, view)
+    exports = args.exports or max(3, args.repeat // 10)
+    print(f"full export (export_tables):         {timed(lambda: export_tables('effort-demo'), exports)}")
+    if args.export_only:
+        return
+    cached_export("effort-demo")
+    print(f"cached export (a page's lookup):     {timed(lambda: cached_export('effort-demo'), args.repeat)}")
+    size = sum(frame.memory_usage(deep=True).sum() for _, frame in cached_export("effort-demo").items())
+    print(f"one cached export in memory:         {size / 1e6:.1f} MB")
+
+
+def dashboard_cases(args: argparse.Namespace, view) -> None:
+    """The dashboard's cases (a), (b) and (c) (the module's docstring)."""
+    from django.db import connection
+    from django.db.models import F
+
+    from core.caching import clear_process_caches
+    from participation.models import Participant
+    from participation.services import participant_arrive
+    from participation.simulate import simulate_participants
 
     print(f"(a) dashboard, repeated:             {timed(view(), args.repeat)}")
     moved = Participant.objects.filter(study__slug="effort-demo").order_by("pk").first()
@@ -280,12 +300,6 @@ def main() -> None:
     for _ in range(args.fresh_processes):
         print(f"(c) first view of a new process:     {first_view_in_new_process(args)}")
     print(f"dashboard (?participants=real):      {timed(view('?participants=real'), args.repeat)}")
-    exports = max(3, args.repeat // 10)
-    print(f"full export (export_tables):         {timed(lambda: export_tables('effort-demo'), exports)}")
-    cached_export("effort-demo")
-    print(f"cached export (a page's lookup):     {timed(lambda: cached_export('effort-demo'), args.repeat)}")
-    size = sum(frame.memory_usage(deep=True).sum() for _, frame in cached_export("effort-demo").items())
-    print(f"one cached export in memory:         {size / 1e6:.1f} MB")
 
 
 if __name__ == "__main__":

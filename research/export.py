@@ -125,14 +125,15 @@ def export_tables(
     answers = _answers(pids)
     visits = _visits(pids)
     attention = answers[answers["measure"] == "attention"].groupby("pid")["number"].agg(["sum", "count"])
+    passed_of, checks_of = attention["sum"].to_dict(), attention["count"].to_dict()
 
     qualities = database_qualities(studies.values(), chosen)
     quota_groups = _quota_groups(exported, studies, answers)
     participant_rows, excluded, quality_rows = [], {}, []
     for p in exported:
         study = studies[p.study_id]
-        passed = int(attention["sum"].get(p.pk, 0))
-        failed = int(attention["count"].get(p.pk, 0)) - passed
+        passed = int(passed_of.get(p.pk, 0))
+        failed = int(checks_of.get(p.pk, 0)) - passed
         quality = qualities[p.pk][0]
         excluded[p.pk] = int(
             is_excluded(study.spec, failed) or excluded_by_quality(quality, study.spec, quality_exclusion)
