@@ -14,8 +14,9 @@ Run: .venv/bin/python bench/dashboard.py [--participants 2000] [--repeat 30] [--
 Without --database-url it uses the SQLite file --sqlite (default: bench-dashboard.sqlite3 in the
 temporary folder). The data are kept between runs: participants are simulated (simulate_participants,
 the same services a browser uses; about 5 minutes for 2,000) only while the demo study has fewer
-than --participants; --fresh empties the database first (use a database of its own); the participants the
-change cases add are deleted at the end. Also prints the time of
+than --participants; --fresh empties the database first (use a database of its own); the copies' missing
+answer-quality verdicts are stored (as ``backfill_quality_verdicts`` does); the participants the change cases
+add are deleted at the end. --export-only times the exports alone (--exports of them). Also prints the time of
 the full export (``export_tables``), which the dashboard built on every view before its figures came
 from database aggregates, and of the cached export that API pages and downloads read
 (``cached_export``: the fingerprint's aggregate queries) with its size in memory. Goal: p50 < 300 ms.
@@ -124,6 +125,8 @@ def populate(n: int, *, wipe: bool, simulate: int) -> None:
 
     from participation.models import Participant
     from participation.simulate import simulate_participants
+    from research.quality_writes import backfill_verdicts
+    from studies.models import Study
     from studies.services import study_load
     from studies.study_file import read_study_file
 
@@ -142,6 +145,9 @@ def populate(n: int, *, wipe: bool, simulate: int) -> None:
     started = time.perf_counter()
     clone_participants("effort-demo", n)
     print(f"  ({time.perf_counter() - started:.0f} s)")
+    started = time.perf_counter()  # the copies' quality verdicts, as backfill_quality_verdicts stores them
+    filled = backfill_verdicts(Study.objects.filter(slug="effort-demo"))
+    print(f"stored {filled} missing quality verdicts in {time.perf_counter() - started:.0f} s")
 
 
 def database_cpu_ms() -> float | None:
