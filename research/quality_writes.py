@@ -15,6 +15,8 @@ stored verdict being rewritten."""
 
 from collections.abc import Callable, Iterable
 
+from django.db import transaction
+
 from participation.models import Participant
 from research.quality_evidence import assess_own
 from research.quality_verdicts import held_current
@@ -26,10 +28,12 @@ BATCH = 5000  # participants assessed per step of the backfill (their answers an
 
 def store_completed_verdict(sender, *, participant_id: int, study_id: int, condition_id: int | None, **kwargs) -> None:
     """Assess the participant who just completed on their own pages and answers and store the verdict: three
-    queries (their page visits, their numeric answers, the upsert), the study file from the process's cache."""
+    queries (their page visits, their numeric answers, the upsert) in one transaction, the study file from the
+    process's cache."""
     facts = study_facts(study_id, condition_id)
     row = (participant_id, study_id, Participant.Status.COMPLETED)
-    assess_own({study_id: facts}, [row], Participant.objects.filter(pk=participant_id))
+    with transaction.atomic():  # one transaction: its reads' cursors are not held past it, one commit
+        assess_own({study_id: facts}, [row], Participant.objects.filter(pk=participant_id))
 
 
 def missing_verdicts(studies: Iterable[Study]) -> list[tuple[int, int, str]]:
