@@ -6,7 +6,8 @@ once per export). Shared by the export, the streamed export and the dashboard.
 
 A dashboard at 20,000 participants reads no participant's answers on its views: a completed participant's
 own rules (their pages and answers never change once they completed) are assessed once per version of the
-study file and stored (``research.quality_verdicts``), for every process; the near-duplicate index of the
+study file, when they complete (``research.quality_writes``), and stored (``research.quality_verdicts``), for
+every process; the near-duplicate index of the
 free texts is kept per process and study (:class:`_Memo`) and brought up to date with the texts new since
 the last look (:class:`research.quality.DuplicateTexts`)."""
 

@@ -2,9 +2,10 @@
 
 A completed participant's pages and answers never change, so their own rules (``research.quality.assess``
 with the comparisons unknown) and their failed attention checks are final for their study version's file
-(whose ``quality`` options are the thresholds) and this revision of the rules: they are assessed once, by
-whichever look at the study first meets them (``research.quality_evidence``: the dashboard, the export),
-and read back by every later one, in any process. A verdict whose ``basis`` is not the participant's
+(whose ``quality`` options are the thresholds) and this revision of the rules: they are assessed once, when
+the participant completes or by ``manage.py backfill_quality_verdicts`` (``research.quality_writes``), else by
+the first look at the study that meets them (``research.quality_evidence``), and read back by every later
+one, in any process. A verdict whose ``basis`` is not the participant's
 version's current one (its file was replaced, or :data:`QUALITY_REVISION` was raised) counts as missing and
 is assessed again."""
 
