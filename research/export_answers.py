@@ -40,8 +40,9 @@ class Source:
         row = namedtuple("AnswerRow", self.answers.columns)  # type: ignore[misc]
         grouped: dict[int, list] = defaultdict(list)
         # columns as Python lists first: iterating a row at a time over pandas' (Arrow) text columns is slow
-        for answer in map(row._make, zip(*(self.answers[c].tolist() for c in self.answers.columns), strict=True)):
-            grouped[answer.pid].append(answer)
+        columns = [self.answers[c].tolist() for c in self.answers.columns]
+        for pid, answer in zip(self.answers["pid"].tolist(), map(row._make, zip(*columns, strict=True)), strict=True):
+            grouped[pid].append(answer)
         return grouped
 
     @cached_property
