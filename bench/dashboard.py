@@ -14,8 +14,9 @@ Run: .venv/bin/python bench/dashboard.py [--participants 2000] [--repeat 30] [--
 Without --database-url it uses the SQLite file --sqlite (default: bench-dashboard.sqlite3 in the
 temporary folder). The data are kept between runs: participants are simulated (simulate_participants,
 the same services a browser uses; about 5 minutes for 2,000) only while the demo study has fewer
-than --participants; --fresh empties the database first (use a database of its own); the participants the
-change cases add are deleted at the end. Also prints the time of
+than --participants; --fresh empties the database first (use a database of its own); the copies' missing
+answer-quality verdicts are stored (as ``backfill_quality_verdicts`` does); the participants the change cases
+add are deleted at the end. --export-only times the exports alone (--exports of them). Also prints the time of
 the full export (``export_tables``), which the dashboard built on every view before its figures came
 from database aggregates, and of the cached export that API pages and downloads read
 (``cached_export``: the fingerprint's aggregate queries) with its size in memory. Goal: p50 < 300 ms.
@@ -141,6 +142,8 @@ def populate(n: int, *, wipe: bool, simulate: int) -> None:
 
     from participation.models import Participant
     from participation.simulate import simulate_participants
+    from research.quality_writes import backfill_verdicts
+    from studies.models import Study
     from studies.services import study_load
     from studies.study_file import read_study_file
 
@@ -159,6 +162,9 @@ def populate(n: int, *, wipe: bool, simulate: int) -> None:
     started = time.perf_counter()
     clone_participants("effort-demo", n)
     print(f"  ({time.perf_counter() - started:.0f} s)")
+    started = time.perf_counter()  # the copies' quality verdicts, as backfill_quality_verdicts stores them
+    filled = backfill_verdicts(Study.objects.filter(slug="effort-demo"))
+    print(f"stored {filled} missing quality verdicts in {time.perf_counter() - started:.0f} s")
 
 
 def database_cpu_ms() -> float | None:
@@ -226,6 +232,8 @@ def main() -> None:
         "--fresh-processes", type=int, default=3, help="first views timed in as many new Python processes"
     )
     parser.add_argument("--first-view", action="store_true", help=argparse.SUPPRESS)  # one process's first view
+    parser.add_argument("--exports", type=int, help="full exports timed (default: --repeat / 10, at least 3)")
+    parser.add_argument("--export-only", action="store_true", help="time the exports only, not the dashboard")
     args = parser.parse_args()
     setup(args.database_url, args.sqlite)
     if args.first_view:
@@ -246,13 +254,9 @@ def main() -> None:
 
     from django.contrib.auth import get_user_model
     from django.db import connection
-    from django.db.models import F
     from django.test import Client
 
-    from core.caching import clear_process_caches
     from participation.models import Participant
-    from participation.services import participant_arrive
-    from participation.simulate import simulate_participants
     from research.export import cached_export, export_tables
 
     client = Client()
@@ -266,6 +270,28 @@ def main() -> None:
             assert response.status_code == 200, response.status_code
 
         return get
+
+    if not args.export_only:
+        dashboard_cases(args, view)
+    exports = args.exports or max(3, args.repeat // 10)
+    print(f"full export (export_tables):         {timed(lambda: export_tables('effort-demo'), exports)}")
+    if args.export_only:
+        return
+    cached_export("effort-demo")
+    print(f"cached export (a page's lookup):     {timed(lambda: cached_export('effort-demo'), args.repeat)}")
+    size = sum(frame.memory_usage(deep=True).sum() for _, frame in cached_export("effort-demo").items())
+    print(f"one cached export in memory:         {size / 1e6:.1f} MB")
+
+
+def dashboard_cases(args: argparse.Namespace, view) -> None:
+    """The dashboard's cases (a), (b) and (c) (the module's docstring)."""
+    from django.db import connection
+    from django.db.models import F
+
+    from core.caching import clear_process_caches
+    from participation.models import Participant
+    from participation.services import participant_arrive
+    from participation.simulate import simulate_participants
 
     print(f"(a) dashboard, repeated:             {timed(view(), args.repeat)}")
     moved = Participant.objects.filter(study__slug="effort-demo").order_by("pk").first()
@@ -295,12 +321,6 @@ def main() -> None:
     for _ in range(args.fresh_processes):
         print(f"(c) first view of a new process:     {first_view_in_new_process(args)}")
     print(f"dashboard (?participants=real):      {timed(view('?participants=real'), args.repeat)}")
-    exports = max(3, args.repeat // 10)
-    print(f"full export (export_tables):         {timed(lambda: export_tables('effort-demo'), exports)}")
-    cached_export("effort-demo")
-    print(f"cached export (a page's lookup):     {timed(lambda: cached_export('effort-demo'), args.repeat)}")
-    size = sum(frame.memory_usage(deep=True).sum() for _, frame in cached_export("effort-demo").items())
-    print(f"one cached export in memory:         {size / 1e6:.1f} MB")
 
 
 if __name__ == "__main__":

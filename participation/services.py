@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
+from django.dispatch import Signal
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
@@ -465,6 +466,11 @@ _VISIT_COLUMNS = (
 )
 _UNKNOWN_LOAD = (None, None)
 
+# Sent (after the completing page's transaction commits) with participant_id, study_id and condition_id when a
+# participant completes the study; the ``research`` app stores their answer-quality verdict then
+# (``research.quality_writes``).
+participant_completed = Signal()
+
 
 def page_submit(
     *,
@@ -497,7 +503,7 @@ def page_submit(
     ``signals``: what the page's script saw (``participation.signals``), stored on the page's visit, as is
     ``load``: the words and questions the server showed on it (``participation.page_load``).
     A saved page of an adaptive block counts towards the block's next refit (``participation.adaptive``),
-    after the page's transaction.
+    after the page's transaction, and the completing page sends :data:`participant_completed`.
     """
     now = at or timezone.now()
     pk, plan = enrolment.participant_id, enrolment.plan
@@ -544,6 +550,12 @@ def page_submit(
         if changes.get("status") == status.COMPLETED:
             facts = study_facts(enrolment.study_id, enrolment.condition_id)
             target_check(slug=facts.slug, spec=facts.spec)
+            transaction.on_commit(
+                lambda: participant_completed.send(
+                    Participant, participant_id=pk, study_id=enrolment.study_id, condition_id=enrolment.condition_id
+                ),
+                robust=True,  # a receiver's failure is logged: the participant's completed page is shown
+            )
     if "slot" in plan[place]:  # an adaptive block's page: counts towards its next refit
         facts = study_facts(enrolment.study_id, enrolment.condition_id)
         block = study_content(facts.spec, facts.spec_hash).blocks[plan[place]["block"]]

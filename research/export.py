@@ -37,6 +37,7 @@ from tasks import block_task
 
 DISAGREE = "disagreements"  # the table whose rows carry the subjects' groups as demo_* columns
 LOAD_COLUMNS = ("words_shown", "inputs_shown")  # the served page's load (participation.page_load)
+_VISIT_NOT_YET = pd.NaT.isoformat()  # "NaT": the pages table's time of a page shown but not (yet) submitted
 
 if TYPE_CHECKING:
     from research.codebook import TableLabels
@@ -74,11 +75,13 @@ def _answers(participant_ids: list[int]) -> pd.DataFrame:
 def _visits(participant_ids: list[int]) -> pd.DataFrame:
     counted = [*SIGNAL_COLUMNS, *LOAD_COLUMNS]
     columns = ["participant_id", "page", "first_shown_at", "submitted_at", "refusals", *counted]
-    rows = PageVisit.objects.filter(participant_id__in=participant_ids).values_list(*columns)
-    frame = pd.DataFrame(list(rows), columns=["pid", *columns[1:]]).astype({c: "Int64" for c in counted})
+    rows = list(PageVisit.objects.filter(participant_id__in=participant_ids).values_list(*columns))
+    frame = pd.DataFrame(rows, columns=["pid", *columns[1:]]).astype({c: "Int64" for c in counted})
     frame["seconds"] = (
         pd.to_datetime(frame["submitted_at"]) - pd.to_datetime(frame["first_shown_at"])
     ).dt.total_seconds()
+    for i, column in ((2, "first_shown_at"), (3, "submitted_at")):  # the pages table's text, from the rows
+        frame[f"{column}_text"] = [_VISIT_NOT_YET if row[i] is None else row[i].isoformat() for row in rows]
     return frame
 
 
@@ -122,14 +125,15 @@ def export_tables(
     answers = _answers(pids)
     visits = _visits(pids)
     attention = answers[answers["measure"] == "attention"].groupby("pid")["number"].agg(["sum", "count"])
+    passed_of, checks_of = attention["sum"].to_dict(), attention["count"].to_dict()
 
     qualities = database_qualities(studies.values(), chosen)
     quota_groups = _quota_groups(exported, studies, answers)
     participant_rows, excluded, quality_rows = [], {}, []
     for p in exported:
         study = studies[p.study_id]
-        passed = int(attention["sum"].get(p.pk, 0))
-        failed = int(attention["count"].get(p.pk, 0)) - passed
+        passed = int(passed_of.get(p.pk, 0))
+        failed = int(checks_of.get(p.pk, 0)) - passed
         quality = qualities[p.pk][0]
         excluded[p.pk] = int(
             is_excluded(study.spec, failed) or excluded_by_quality(quality, study.spec, quality_exclusion)
@@ -175,9 +179,12 @@ def export_tables(
         )
 
     pseudonyms = {p.pk: str(p.pseudonym) for p in exported}
-    pages = visits.assign(participant_id=visits["pid"].map(pseudonyms), study=slug)
-    for column in ("first_shown_at", "submitted_at"):
-        pages[column] = pages[column].map(_iso)
+    pages = visits.assign(
+        participant_id=visits["pid"].map(pseudonyms),
+        study=slug,
+        first_shown_at=visits["first_shown_at_text"],
+        submitted_at=visits["submitted_at_text"],
+    )
     source = export_answers.Source(slug, studies, exported, answers, visits, excluded)
     pair_rows = export_answers.task_table_rows(source, "pairs")
     disagreement_rows = export_answers.task_table_rows(source, DISAGREE)

@@ -4,7 +4,7 @@
 (``BlockTask.export_rows``)."""
 
 import json
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -37,10 +37,20 @@ class Source:
     @cached_property
     def answers_of(self) -> dict[int, list]:
         """Each participant's answers as named tuples, in the order they were stored."""
+        row = namedtuple("AnswerRow", self.answers.columns)  # type: ignore[misc]
         grouped: dict[int, list] = defaultdict(list)
-        for row in self.answers.itertuples(index=False):
-            grouped[row.pid].append(row)
+        # columns as Python lists first: iterating a row at a time over pandas' (Arrow) text columns is slow
+        columns = [self.answers[c].tolist() for c in self.answers.columns]
+        for pid, answer in zip(self.answers["pid"].tolist(), map(row._make, zip(*columns, strict=True)), strict=True):
+            grouped[pid].append(answer)
         return grouped
+
+    @cached_property
+    def seconds(self) -> dict[tuple[int, str], float]:
+        """(participant, page) -> the seconds from the page's first display to its submission."""
+        visits = self.visits
+        keys = zip(visits["pid"].tolist(), visits["page"].tolist(), strict=True)
+        return dict(zip(keys, visits["seconds"].tolist(), strict=True))
 
     def base(self, p: Participant) -> dict:
         """The columns every per-participant row starts with."""
@@ -109,12 +119,16 @@ def task_table_rows(source: Source, table: str) -> list[dict]:
     """Format 2 rows of a derived table (``pairs``, ``disagreements``, ``model_comparisons``): each task type whose
     ``export_table`` it is makes them from a participant's pages of its kind (``BlockTask.export_rows``),
     after the participant's columns (``row_base`` and :func:`_condition_columns`)."""
-    tasks = [task for task in BLOCK_TASKS.values() if task.export_table == table]
-    visits = source.visits
-    seconds = dict(zip(zip(visits["pid"], visits["page"], strict=True), visits["seconds"], strict=True))
-    grouped = source.answers_of
+    tasks = {task.name: task for task in BLOCK_TASKS.values() if task.export_table == table}
+    seconds, grouped = source.seconds, source.answers_of
     rows = []
     for p in source.answering():
+        pages_of: dict[str, list[dict]] = {}
+        for page in p.plan:
+            if page["kind"] in tasks:
+                pages_of.setdefault(page["kind"], []).append(page)
+        if not pages_of:  # no page of the table's task types: no row (the answers are not read)
+            continue
         study = source.studies[p.study_id]
         content = study_content(study.spec, study.spec_hash)
         found, excluded = FoundAnswers(grouped.get(p.pk, [])), source.excluded[p.pk]
@@ -123,7 +137,8 @@ def task_table_rows(source: Source, table: str) -> list[dict]:
         def spent(page_key: str, pk: int = p.pk) -> float:
             return seconds.get((pk, page_key), np.nan)
 
-        for task in tasks:
-            pages = [page for page in p.plan if page["kind"] == task.name]
-            rows += [{**base, **row, "excluded": excluded} for row in task.export_rows(pages, found, content, spent)]
+        for name, task in tasks.items():
+            if name in pages_of:
+                found_rows = task.export_rows(pages_of[name], found, content, spent)
+                rows += [{**base, **row, "excluded": excluded} for row in found_rows]
     return rows

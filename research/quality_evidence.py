@@ -6,12 +6,13 @@ once per export). Shared by the export, the streamed export and the dashboard.
 
 A dashboard at 20,000 participants reads no participant's answers on its views: a completed participant's
 own rules (their pages and answers never change once they completed) are assessed once per version of the
-study file and stored (``research.quality_verdicts``), for every process; the near-duplicate index of the
+study file, when they complete (``research.quality_writes``), and stored (``research.quality_verdicts``), for
+every process; the near-duplicate index of the
 free texts is kept per process and study (:class:`_Memo`) and brought up to date with the texts new since
 the last look (:class:`research.quality.DuplicateTexts`)."""
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from threading import Lock
 
@@ -32,7 +33,7 @@ from research.quality import (
     options,
     with_comparisons,
 )
-from research.quality_verdicts import OwnVerdict, flagged_or_unassessed, store_verdicts, stored_verdicts
+from research.quality_verdicts import OwnVerdict, Version, flagged_or_unassessed, store_verdicts, stored_verdicts
 from research.tables import TASK_MEASURES
 from studies.models import Study
 
@@ -177,7 +178,9 @@ def study_comparisons(
     return Comparisons(matches, burst_sizes(arrivals, limits["burst_minutes"]))
 
 
-def _assess(versions: dict[int, Study], rows: list[tuple[int, int, str]], source: QuerySet[Participant] | None) -> dict:
+def assess_own(
+    versions: Mapping[int, Version], rows: list[tuple[int, int, str]], source: QuerySet[Participant] | None
+) -> dict[int, OwnVerdict]:
     """Each participant of ``rows`` (id, study version id, status) assessed on their own pages and answers
     (comparisons unknown), read in batches of 5,000 participants (or at once from ``source`` when it holds
     exactly them); the completed ones' verdicts stored (``research.quality_verdicts``)."""
@@ -212,7 +215,7 @@ def _own_qualities(studies: list[Study], chosen: QuerySet[Participant]) -> dict[
     rows = list(chosen.values_list("pk", "study_id", "status"))
     stored = stored_verdicts(studies, chosen.filter(status=Participant.Status.COMPLETED))
     missing = [row for row in rows if row[0] not in stored]
-    assessed = _assess(versions, missing, chosen if len(missing) == len(rows) else None) if missing else {}
+    assessed = assess_own(versions, missing, chosen if len(missing) == len(rows) else None) if missing else {}
     return {pk: ((stored.get(pk) or assessed[pk]).quality, sid) for pk, sid, _ in rows}
 
 
@@ -254,7 +257,7 @@ def completed_flags(studies: Iterable[Study], completed: QuerySet[Participant]) 
     versions = {s.pk: s for s in studies}
     own, missing = flagged_or_unassessed(studies, completed)
     version_of = {pk: sid for pk, sid, _ in missing}
-    for pk, verdict in (_assess(versions, missing, None) if missing else {}).items():
+    for pk, verdict in (assess_own(versions, missing, None) if missing else {}).items():
         if verdict.quality.flags or verdict.attention_failed:
             own[pk] = (version_of[pk], list(verdict.quality.flags), verdict.attention_failed)
     found = study_comparisons(studies, completed, flagged_only=True)

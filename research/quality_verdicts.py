@@ -2,14 +2,16 @@
 
 A completed participant's pages and answers never change, so their own rules (``research.quality.assess``
 with the comparisons unknown) and their failed attention checks are final for their study version's file
-(whose ``quality`` options are the thresholds) and this revision of the rules: they are assessed once, by
-whichever look at the study first meets them (``research.quality_evidence``: the dashboard, the export),
-and read back by every later one, in any process. A verdict whose ``basis`` is not the participant's
+(whose ``quality`` options are the thresholds) and this revision of the rules: they are assessed once, when
+the participant completes or by ``manage.py backfill_quality_verdicts`` (``research.quality_writes``), else by
+the first look at the study that meets them (``research.quality_evidence``), and read back by every later
+one, in any process. A verdict whose ``basis`` is not the participant's
 version's current one (its file was replaced, or :data:`QUALITY_REVISION` was raised) counts as missing and
 is assessed again."""
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from django.db.models import Q, QuerySet
 
@@ -29,7 +31,17 @@ class OwnVerdict:
     attention_failed: int
 
 
-def basis(study: Study) -> str:
+class Version(Protocol):
+    """What a verdict needs of a study version (a :class:`Study`, or its cached ``StudyFacts``)."""
+
+    @property
+    def spec(self) -> dict: ...
+
+    @property
+    def spec_hash(self) -> str: ...
+
+
+def basis(study: Version) -> str:
     """What a verdict of ``study``'s participants holds for: its file's digest and :data:`QUALITY_REVISION`."""
     return f"{study.spec_hash}:{QUALITY_REVISION}"
 
@@ -51,6 +63,14 @@ def stored_verdicts(studies: Iterable[Study], chosen: QuerySet[Participant]) -> 
     }
 
 
+def held_current(studies: Iterable[Study]) -> Q:
+    """Participants (of ``studies``) whose stored verdict is under their version's current basis."""
+    held = Q(pk__in=[])
+    for study in studies:
+        held |= Q(study=study, stored_quality__basis=basis(study))
+    return held
+
+
 def flagged_or_unassessed(
     studies: Iterable[Study], completed: QuerySet[Participant]
 ) -> tuple[dict[int, tuple[int, list[str], int]], list[tuple[int, int, str]]]:
@@ -59,10 +79,7 @@ def flagged_or_unassessed(
     failed attention check (the others have neither: no more is read), and (id, study version id, status) of
     those without a current verdict."""
     current = {s.pk: basis(s) for s in studies}
-    held = Q(pk__in=[])
-    for study in studies:
-        held |= Q(study=study, stored_quality__basis=basis(study))
-    wanted = ~held | ~Q(stored_quality__flags=[]) | Q(stored_quality__attention_failed__gt=0)
+    wanted = ~held_current(studies) | ~Q(stored_quality__flags=[]) | Q(stored_quality__attention_failed__gt=0)
     rows = completed.filter(wanted).values_list(
         "pk", "study_id", "status", "stored_quality__basis", "stored_quality__flags", "stored_quality__attention_failed"
     )
@@ -76,7 +93,7 @@ def flagged_or_unassessed(
     return flagged, missing
 
 
-def store_verdicts(verdicts: Mapping[int, OwnVerdict], studies: Mapping[int, Study]) -> None:
+def store_verdicts(verdicts: Mapping[int, OwnVerdict], studies: Mapping[int, Version]) -> None:
     """Store (or replace) each participant's verdict, under the basis of their version (``studies``: the
     participant -> their study version)."""
     ParticipantQuality.objects.bulk_create(

@@ -6,6 +6,7 @@ rationale factors."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -187,9 +188,14 @@ def _series_facts(subject: dict) -> tuple[float, float]:
     without a series."""
     if not subject.get("series"):
         return np.nan, np.nan
+    return _facts_of_series(tuple(subject["series"]))
+
+
+@lru_cache(maxsize=4096)  # a pool's few subjects, met once per pair row of every participant in an export
+def _facts_of_series(values: tuple[float, ...]) -> tuple[float, float]:
     from fairness.effort import average_acceleration  # pandas: job workers only
 
-    series = np.asarray(subject["series"], dtype=float)
+    series = np.asarray(values, dtype=float)
     return float(series.sum()), float(average_acceleration(series[None, :])[0])
 
 
