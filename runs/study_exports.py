@@ -55,6 +55,4 @@ class StudyExports:
         """Whether every quality exclusion mode gives the same export of ``slug``'s sample (:meth:`tables`'s
         arguments): no participant in it has a server-measured flag, so an analysis of the sample under another
         mode is the one under the study's own exclusions."""
-        if include_pilot:
-            return not server_flagged(self.tables(slug, completed=completed, include_pilot=True))
-        return not server_flagged(self.tables(slug, completed=completed))  # the call a test's stand-in takes
+        return not server_flagged(self.tables(slug, completed=completed, include_pilot=include_pilot))

@@ -120,9 +120,14 @@ def test_one_export_per_study_gives_the_numbers_of_exporting_on_every_read(sourc
 
     built.clear()
 
-    def every_read(self, slug, *, completed=False, quality_exclusion="study"):
+    def every_read(self, slug, *, completed=False, quality_exclusion="study", include_pilot=False):
         participants = study_exports.Q(status="completed", pilot=False) if completed else None
-        return counted(slug, participants=participants, quality_exclusion=quality_exclusion)
+        return counted(
+            slug,
+            include_pilot=include_pilot and not completed,
+            participants=participants,
+            quality_exclusion=quality_exclusion,
+        )
 
     monkeypatch.setattr(study_exports.StudyExports, "tables", every_read)
     again = audit_run_create(
