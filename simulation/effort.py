@@ -123,7 +123,10 @@ class SimulatedParticipant:
         noise_e, noise_s = self.rng.standard_normal(2).tolist()
         if (set_key, x) not in self.ratings:
             truth = self.truths[(k, x)]
-            self.ratings[(set_key, x)] = (self._likert(truth.trajectory, noise_e), self._likert(truth.aggregate, noise_s))
+            self.ratings[(set_key, x)] = (
+                self._likert(truth.trajectory, noise_e),
+                self._likert(truth.aggregate, noise_s),
+            )
         d_e, d_s = self.ratings[(set_key, x)]
         data: dict = {}
         if measure == "trajectory":
