@@ -100,8 +100,9 @@ class SimulatedParticipant:
         self.attentive = rng.random() >= model.inattentive
         self.ratings: dict[tuple[str, str], tuple[int, int]] = {}
 
-    def _likert(self, truth: float) -> int:
-        value = _clip(truth + self.rng.normal(0, self.m.rating_noise), 0.0, 1.0)
+    def _likert(self, truth: float, noise: float) -> int:
+        """``truth`` rated with ``noise`` (a standard normal draw, scaled by rating_noise)."""
+        value = _clip(truth + self.m.rating_noise * noise, 0.0, 1.0)
         return int(round(1 + (self.points - 1) * value))
 
     def _overall_mean(self, set_key: str, x: str, d_s: int, d_e: int) -> float:
@@ -118,10 +119,15 @@ class SimulatedParticipant:
     def likert_page(self, set_key: str, k: str, x: str, measure: str) -> dict:
         if (k, x) not in self.truths:
             self.truths[(k, x)] = pair_truth(self.subjects[k]["series"], self.subjects[x]["series"], self.m.trend_scale)
-        truth = self.truths[(k, x)]
-        d_e, d_s = self.ratings.setdefault(
-            (set_key, x), (self._likert(truth.trajectory), self._likert(truth.aggregate))
-        )
+        # every page of a pair draws its two rating noises (the stream depends on it); the pair's first keeps them
+        noise_e, noise_s = self.rng.standard_normal(2).tolist()
+        if (set_key, x) not in self.ratings:
+            truth = self.truths[(k, x)]
+            self.ratings[(set_key, x)] = (
+                self._likert(truth.trajectory, noise_e),
+                self._likert(truth.aggregate, noise_s),
+            )
+        d_e, d_s = self.ratings[(set_key, x)]
         data: dict = {}
         if measure == "trajectory":
             data["rating"] = d_e
@@ -132,14 +138,15 @@ class SimulatedParticipant:
             rating = _clip(round(mean + self.rng.normal(0, self.m.overall_noise)), 1, self.points)
             data["rating"] = rating
             if self.spec["rationale_factors"]:
+                draws = self.rng.random(3).tolist()
                 factors = [
                     name
-                    for name, p in (
-                        ("trajectory", self.m.factor_trajectory),
-                        ("aggregate", self.m.factor_aggregate),
-                        ("other", self.m.factor_other),
+                    for name, p, u in (
+                        ("trajectory", self.m.factor_trajectory, draws[0]),
+                        ("aggregate", self.m.factor_aggregate, draws[1]),
+                        ("other", self.m.factor_other, draws[2]),
                     )
-                    if self.rng.random() < p
+                    if u < p
                 ]
                 data["factors"] = factors
                 if "other" in factors:

@@ -4,10 +4,17 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_FILE = ROOT / "studies" / "bundled" / "effort_demo.json"
 REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
+
+# One BLAS thread per test process (and the servers and workers it starts): xdist runs a process per core, and
+# OpenBLAS's own threads then only contend, spinning for CPU (an error_rates bootstrap: 2.3 times the CPU).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+threadpool_limits(1)  # the libraries already loaded (numpy is, by pytest's plugins)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups

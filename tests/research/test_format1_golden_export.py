@@ -156,6 +156,7 @@ def _assert_golden(outputs: dict[str, bytes]) -> None:
         assert content == (GOLDEN / name).read_bytes(), f"{name} differs from the golden file"
 
 
+@pytest.mark.slow  # every export of the study written and compared (3 to 4 CPU s)
 @pytest.mark.postgres
 @pytest.mark.django_db
 def test_stored_effort_demo_exports_are_byte_identical(client, researcher, monkeypatch, tmp_path):
@@ -227,6 +228,7 @@ def finish_mid_study(client, before: list[tuple]) -> None:
     call_command("check_integrity", "effort-demo", stdout=open(os.devnull, "w"))  # exits 1 on a problem
 
 
+@pytest.mark.slow  # every export of the study written and compared (3 to 4 CPU s)
 @pytest.mark.postgres
 @pytest.mark.django_db
 @pytest.mark.parametrize("convert", [False, True], ids=["format1", "converted"])

@@ -21,6 +21,7 @@ from tests.research.test_format1_golden_export import (
 )
 
 BEFORE = [("studies", "0003_study_format1_spec")]
+pytestmark = pytest.mark.slow  # each migrates the database back and forth (5 to 6 CPU s)
 
 
 def _migrate_stored(researcher, *names: str) -> None:

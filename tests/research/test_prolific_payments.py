@@ -36,6 +36,10 @@ class Crowd:
     people: list[Participant]
 
 
+# every test reads the crowd (30 participants simulated once, about 5 CPU s): all are slow
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def crowd(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():

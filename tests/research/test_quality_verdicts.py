@@ -18,7 +18,7 @@ from studies.models import Study
 from studies.services import spec_digest
 from tests.surveys.helpers import answer_pages, consented, shared_demo_study
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]  # every test reads the shared study (about 5 CPU s)
 
 
 @pytest.fixture(scope="module")
