@@ -147,7 +147,11 @@ def rater_group_means(
     adjustment; NaN with fewer than two rater groups)."""
     by_rater = frame.groupby("participant_id")  # three reductions: a fifth of named aggregation's time
     per_rater = pd.DataFrame(
-        {"rater_group": by_rater["rater_group"].first(), "total": by_rater[value].sum(), "count": by_rater[value].size()}
+        {
+            "rater_group": by_rater["rater_group"].first(),
+            "total": by_rater[value].sum(),
+            "count": by_rater[value].size(),
+        }
     )
     rng = np.random.default_rng(seed)
     rows = []

@@ -1,6 +1,7 @@
 """Situation testing at scale: the neighbour lists and per-complainant results on the LSAC law-school data and on
-100,000 synthetic rows equal an independent brute force (for a random sample of the complainants) (Eq. 4 against every member, ordered by distance and,
-at equal distance, by the larger row id), and the Dask path gives the single-machine numbers."""
+100,000 synthetic rows equal an independent brute force for a random sample of the complainants (Eq. 4 against
+every member, ordered by distance and, at equal distance, by the larger row id), and the Dask path gives the
+single-machine numbers."""
 
 import io
 
