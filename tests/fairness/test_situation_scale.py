@@ -127,6 +127,7 @@ def synthetic(n, *, discrete, seed=0):
     return data.assign(Y=decide(data)), cf.assign(Y=decide(cf))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not LAW_SCHOOL.exists(), reason="reference data not present")
 @pytest.mark.parametrize(
     ("protected", "value", "do", "features"),
@@ -147,6 +148,7 @@ def test_law_school_lists_and_results_equal_a_brute_force(protected, value, do, 
     check(result, data, cf, protected, value, features, rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("discrete", [True, False], ids=["ties", "continuous"])
 def test_100000_synthetic_rows_equal_a_brute_force(discrete):
     data, cf = synthetic(100_000, discrete=discrete)
