@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from fairness.individual import subject_violations
+from fairness.individual import subject_violation_curves
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def feedback_matrices(
         raise ValueError("need yes/no feedback on at least 3 subjects of the audit population")
     grid = np.round(np.arange(0, 1 + 1e-9, grid_step), 10)
     rows = np.array([subject_index[s] for s in subjects])
-    violations = np.vstack([subject_violations(effort, aggregate, risk, alpha=a, subjects=rows) for a in grid])
+    violations = subject_violation_curves(effort, aggregate, risk, alphas=grid, subjects=rows)
     s_idx = pd.Index(subjects).get_indexer(feedback["subject"])
     p_idx, participants = pd.factorize(feedback["participant"])
     disagree = np.zeros((len(participants), len(subjects)))

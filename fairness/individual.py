@@ -341,14 +341,25 @@ def eaif_sampled(
 def subject_violations(effort, aggregate, risk, *, alpha: float, subjects=None) -> np.ndarray:
     """Per subject: the mean over its pairs with every other subject of max(0, D - d).
     ``subjects`` (indices) restricts the rows computed; O(len(subjects) x n) time, O(n) memory."""
-    e, s, r = _inputs(effort, aggregate, risk, alpha)
+    return subject_violation_curves(effort, aggregate, risk, alphas=[alpha], subjects=subjects)[0]
+
+
+def subject_violation_curves(effort, aggregate, risk, *, alphas, subjects=None) -> np.ndarray:
+    """:func:`subject_violations` at every alpha of ``alphas`` (alphas x subjects), each block's pairwise
+    differences computed once for all of them."""
+    alphas = np.asarray(alphas, dtype=np.float64).reshape(-1)
+    e, s, r = _inputs(effort, aggregate, risk, 0.0)
+    if not ((alphas >= 0) & (alphas <= 1)).all():
+        raise ValueError("alpha must lie in [0, 1]")
     rows = np.arange(e.size) if subjects is None else np.asarray(subjects)
-    out = np.empty(rows.size)
+    out = np.empty((alphas.size, rows.size))
     for start in range(0, rows.size, 256):
         idx = rows[start : start + 256]
         de, ds = e[idx, None] - e[None, :], s[idx, None] - s[None, :]
-        excess = np.maximum(np.abs(r[idx, None] - r[None, :]) - np.sqrt(alpha * de * de + (1 - alpha) * ds * ds), 0.0)
-        out[start : start + 256] = excess.sum(axis=1) / (e.size - 1)  # the self-pair contributes 0
+        dr = np.abs(r[idx, None] - r[None, :])
+        for a, alpha in enumerate(alphas):
+            excess = np.maximum(dr - np.sqrt(alpha * de * de + (1 - alpha) * ds * ds), 0.0)
+            out[a, start : start + 256] = excess.sum(axis=1) / (e.size - 1)  # the self-pair contributes 0
     return out
 
 

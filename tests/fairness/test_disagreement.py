@@ -83,6 +83,7 @@ small_records = st.lists(
 ).filter(lambda rows: len({g for g, _, _ in rows}) >= 2)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(small_records)
 def test_binary_notions_on_small_and_degenerate_groups(rows):
@@ -97,6 +98,7 @@ def test_binary_notions_on_small_and_degenerate_groups(rows):
     assert result.EO.value == pytest.approx(result.PE.value) == pytest.approx(result.OMR.value)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(st.tuples(st.sampled_from("AB"), st.integers(0, 2), st.integers(0, 2)), min_size=2, max_size=12).filter(

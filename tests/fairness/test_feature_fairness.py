@@ -77,7 +77,10 @@ def test_property_model_intervals_cover():
 @pytest.mark.slow
 def test_share_intervals_cover():
     """50 raters in two groups, each judging the 6 features; rater leniency N(0, 1) makes answers of a rater
-    correlated. 200 replications x 6 features: the 95% rater-resampling CIs of the share cover >= 93%."""
+    correlated. 75 replications x 6 features: the 95% rater-resampling CIs of the share cover >= 92%. Binomial
+    SE of 450 intervals at 95%: 0.010, so the floor is 2.9 SEs below nominal (fewer with a replication's
+    features correlated); intervals 30% too narrow cover about 83% (SE 0.018), 5 SEs under it (checked on
+    these seeds: 93.1% for the real intervals, 81.8% for intervals scaled by 0.7)."""
     rng = np.random.default_rng(3)
     means = {f: property_means(f) for f in FEATURES}
     truth_rng = np.random.default_rng(4)  # the true shares by a large simulation of the same model
@@ -87,7 +90,7 @@ def test_share_intervals_cover():
         big += [(f, draw_feature_judgement(means[f], truth_rng, leniency=leniency)[0] >= 5) for f in FEATURES]
     truth = pd.DataFrame(big, columns=["feature", "fair"]).groupby("feature")["fair"].mean()
     covered = []
-    for _ in range(150):
+    for _ in range(75):
         rows = []
         for rater in range(50):
             leniency = rng.normal()
@@ -97,4 +100,4 @@ def test_share_intervals_cover():
         shares, _ = feature_fairness_shares(pd.DataFrame(rows), n_resamples=1000, n_permutations=10, seed=1)
         overall = shares[shares["rater_group"] == "all participants"].set_index("feature")
         covered += list((overall["ci_low"] <= truth[overall.index]) & (truth[overall.index] <= overall["ci_high"]))
-    assert np.mean(covered) >= 0.93, np.mean(covered)
+    assert np.mean(covered) >= 0.92, np.mean(covered)

@@ -61,6 +61,7 @@ def test_labels_other_than_0_1_are_refused(bad):
         group_metrics(bad.pop("y_pred"), **bad)
 
 
+@pytest.mark.slow
 def test_interval_coverage_by_simulation():
     """Groups of 300 and 200 (sizes fixed, as the estimand states); y ~ Bernoulli(0.4); P(yhat = 1 | y) = 0.6 /
     0.2 in group a and 0.8 / 0.4 in group b. True values: selection 0.36 and 0.56, TPR 0.6 and 0.8, FPR 0.2 and

@@ -131,16 +131,19 @@ def test_refuses_bad_input_with_specific_messages():
 @pytest.mark.parametrize("kind", ["comparable", "triplet"])
 def test_rater_bootstrap_intervals_cover(kind):
     """The builder's sizes: a pool of 200 subjects, its near / far items, 20 per participant, 50 participants.
-    100 replications x 3 weights, 100 rater resamples each: the 95% CIs cover >= 93% of the time."""
+    50 replications x 3 weights, 100 rater resamples each: the 95% CIs cover >= 91% of the time. Binomial SE
+    of 150 intervals at 95%: 0.018, so the floor is 2.2 SEs below nominal; intervals 30% too narrow cover about
+    83% (SE 0.031), 2.6 SEs under the floor (checked: 81% comparable, 85% triplet on these seeds, against 97%
+    for the real intervals)."""
     subjects = pool()
     rng = np.random.default_rng(6)
     covered = []
-    for replication in range(100):
+    for replication in range(50):
         frame = judgements(kind, subjects, 50, 20, rng)
         fit = fit_metric(frame, subjects, FEATURES, kind=kind, n_resamples=100, seed=replication)
         low, high = fit.confidence_interval()
         covered += list((low.to_numpy() <= true_weights()) & (true_weights() <= high.to_numpy()))
-    assert np.mean(covered) >= 0.93, np.mean(covered)
+    assert np.mean(covered) >= 0.91, np.mean(covered)
 
 
 def test_basic_interval_by_hand():

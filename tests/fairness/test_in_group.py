@@ -67,6 +67,7 @@ def test_gaps_by_hand():
     assert tests[0]["pvalue"] == pytest.approx(1 / 3, abs=0.06)
 
 
+@pytest.mark.slow
 def test_level_of_the_rater_level_test():
     """200 null data sets (rater and subject-group main effects, no interaction; 40 raters x 20 subjects):
     the permutation test rejects at 5% in 2-8% of them."""
@@ -75,6 +76,7 @@ def test_level_of_the_rater_level_test():
     assert 0.02 <= np.mean(np.array(pvalues) <= 0.05) <= 0.08
 
 
+@pytest.mark.slow
 def test_finds_in_group_bias_and_its_intervals_cover():
     """In-group bias 0.5: group A's gap (race A - race B) is -0.5 - 0.5 = -1.0, group B's +0.5 - 0.5 = 0;
     over 200 studies the 95% CIs of each group's gap cover the truth in >= 93% and the test finds it."""
@@ -114,6 +116,7 @@ def test_rates_by_hand():
     assert set(table["measure"]) == {"rating"} and set(table["subject_attribute"]) == {"race"}
 
 
+@pytest.mark.slow
 def test_rates_intervals_cover():
     """In-group bias 0.5 (simulate): the true cell means are 0.3 - 0.5 = -0.2 (A raters, race A), 0.3 + 0.5 = 0.8
     (A, B), 0 (B, A), 0.5 - 0.5 = 0 (B, B); over 200 studies each 95% CI covers its cell in >= 93%."""

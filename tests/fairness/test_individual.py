@@ -3,7 +3,14 @@ import itertools
 import numpy as np
 import pytest
 
-from fairness.individual import eaif, eaif_details, eaif_sampled, subject_violations, worst_pairs
+from fairness.individual import (
+    eaif,
+    eaif_details,
+    eaif_sampled,
+    subject_violation_curves,
+    subject_violations,
+    worst_pairs,
+)
 
 
 def brute_force(e, s, r, alpha):
@@ -61,6 +68,24 @@ def test_subject_violations_average_to_one_minus_eaif(population):
     """Each pair is counted twice over subjects: mean of per-subject violations = 1 - EaIF."""
     e, s, r = population
     assert subject_violations(e, s, r, alpha=0.3).mean() == pytest.approx(1 - eaif(e, s, r, alpha=0.3))
+
+
+def test_violation_curves_are_each_alphas_violations(population):
+    """Rows of two blocks (256 + 44 subjects) at three alphas: each subject's mean over the other 300 of
+    max(0, |r_i - r_j| - sqrt(alpha (e_i - e_j)^2 + (1 - alpha)(s_i - s_j)^2)), and subject_violations exactly."""
+    e, s, r = population
+    rows, alphas = np.arange(300)[::-1], [0.0, 0.64, 1.0]
+    curves = subject_violation_curves(e, s, r, alphas=alphas, subjects=rows)
+    for a, alpha in enumerate(alphas):
+        direct = []
+        for i in rows[:5]:
+            others = np.arange(301) != i
+            d = np.sqrt(alpha * (e[i] - e[others]) ** 2 + (1 - alpha) * (s[i] - s[others]) ** 2)
+            direct.append(np.mean(np.maximum(0.0, np.abs(r[i] - r[others]) - d)))
+        assert curves[a, :5] == pytest.approx(direct, rel=1e-12, abs=1e-15)
+        assert np.array_equal(curves[a], subject_violations(e, s, r, alpha=alpha, subjects=rows))
+    with pytest.raises(ValueError, match=r"alpha must lie in \[0, 1\]"):
+        subject_violation_curves(e, s, r, alphas=[0.5, 1.2])
 
 
 def test_sampled_estimate_covers_exact(population):

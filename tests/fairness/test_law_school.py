@@ -57,6 +57,7 @@ def _counts(results, name):
     return results.multiple if name == "multiple" else getattr(results, name).counts
 
 
+@pytest.mark.slow  # the full-data reference run (18 CPU-s) shared by the module
 @pytest.mark.parametrize("name", list(TABLES))
 def test_reference_mode_reproduces_the_published_tables(reference_run, name):
     """Every cell of Tables 10-13: four methods, all and significant, five k values."""
@@ -67,6 +68,7 @@ def test_reference_mode_reproduces_the_published_tables(reference_run, name):
         assert counts[f"{method}_sig"].tolist() == significant, (name, f"{method}_sig")
 
 
+@pytest.mark.slow  # the full-data reference run (18 CPU-s) shared by the module
 def test_the_reports_published_tables_are_the_papers(reference_run):
     """The constants the report compares against (law_school.PUBLISHED_TABLES) are the test's
     transcription of the paper, so a reference run differs from them nowhere."""
@@ -102,6 +104,7 @@ def test_reference_run_does_not_repeat_the_searches_of_the_bonferroni_runs(monke
     assert results.mode == "reference" and list(results.multiple["k"]) == [15, 30]
 
 
+@pytest.mark.slow
 def test_command_reference_mode_writes_the_four_count_files(tmp_path):
     if not CST.exists():
         pytest.skip("reference data not present")
@@ -140,6 +143,7 @@ def test_reference_mode_refuses_files_that_do_not_line_up(tmp_path):
         law_school.run(data, mode="authors")
 
 
+@pytest.mark.slow  # the full-data reference run (18 CPU-s) shared by the module
 def test_report_compares_with_the_published_tables(reference_run, tmp_path):
     from runs.reports.situation_testing import write_law_school_report
 

@@ -46,6 +46,7 @@ def searches(draw):
     return centers, center_cats, space, space_cats, ids, k
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(searches())
 @example(  # every member at distance 0: the order is the ids, largest first
@@ -64,6 +65,7 @@ def test_grid_tree_and_all_pairs_searches_equal_a_direct_loop(case):
         assert np.array_equal(situation._knn(*case), expected)
 
 
+@pytest.mark.slow
 def test_situation_testing_is_the_same_with_grids_trees_and_all_pairs(monkeypatch):
     """Whole runs (paper and reference mode, with a categorical feature, counterfactuals, ties)."""
     rng = np.random.default_rng(7)

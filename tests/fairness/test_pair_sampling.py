@@ -67,6 +67,7 @@ def subjects_20000():
     return e, s, r, eaif_details(e, s, r, alpha=0.6)
 
 
+@pytest.mark.slow  # the exact EaIF of 20,000 subjects shared by the module
 def test_the_intervals_cover_the_exact_eaif_of_20000_subjects(subjects_20000):
     """Over 200 seeds with 50,000 pairs each: Hoeffding and Bernstein cover at least 95% (bounds: they hold
     for every sample size), the normal interval close to 95% (its Monte Carlo SE here is 1.5%)."""
@@ -94,6 +95,7 @@ def test_a_stream_continued_from_start_sums_the_same_pairs():
         assert np.add(head, tail) == pytest.approx(whole, rel=1e-12)
 
 
+@pytest.mark.slow  # the exact EaIF of 20,000 subjects shared by the module
 def test_stopping_at_a_half_width_checks_a_doubling_grid_with_a_union_bound(subjects_20000):
     """It stops at the first m_j = n_pairs 2^j whose interval at level 1 - 0.05 / 2^(j + 1) is at most the
     target wide: that interval is the fixed-m Bernstein interval at m_j and that level, the one before was wider."""
@@ -113,6 +115,7 @@ def test_stopping_at_a_half_width_checks_a_doubling_grid_with_a_union_bound(subj
     assert capped.n_pairs == 80_000 and capped.ci[1] - capped.ci[0] > 2e-6
 
 
+@pytest.mark.slow  # the exact EaIF of 20,000 subjects shared by the module
 def test_the_stopped_intervals_cover_the_exact_eaif_at_their_level(subjects_20000):
     """Over 200 seeds the interval where the rule stops covers the exact EaIF at least at 95% (Bernstein and
     Hoeffding: bounds under optional stopping by the union over the grid)."""

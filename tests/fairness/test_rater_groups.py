@@ -90,6 +90,7 @@ def _naive_pvalue(answers):
     return 2 * norm.sf(abs(a.mean() - b.mean()) / se)
 
 
+@pytest.mark.slow
 def test_permutation_test_holds_its_size_when_answers_cluster_by_rater():
     """Under H0 with rater response styles the naive answer-level test over-rejects; permuting
     raters keeps the size at 5% (binomial 3-sigma tolerance over 200 replications)."""

@@ -216,6 +216,7 @@ def brute_force_cst_with_centres(data, cf, protected, target, negative, features
     return out
 
 
+@pytest.mark.slow
 def test_intersectional_cst_with_centres_keeps_the_test_groups_factual_labels(law_intersectional):
     """do(Male, White) also changes white women and non-white men (non-protected here), and some of
     them change decision; their counterfactual decisions must not enter the test groups. A seeded
