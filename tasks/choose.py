@@ -61,6 +61,12 @@ def favoured(block: Block, scores: tuple[float | None, float | None]) -> str | N
     return "a" if lower_first else "b"
 
 
+def asks(block: Block, ai: str | None) -> tuple[bool, bool]:
+    """Whether a choice page asks how sure the participant is (the block's ``strength``) and the BTS prediction
+    (a block with ``bts`` whose pair the AI's scores order: ``ai`` is the favoured side)."""
+    return bool(block["strength"]), "bts" in block and ai is not None
+
+
 class ChoiceForm(forms.Form):
     def __init__(self, *args, page: Page, pair: PairItem, question: str, names, block: Block, ai: str | None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -75,9 +81,10 @@ class ChoiceForm(forms.Form):
             widget=forms.RadioSelect,
             error_messages={"required": message, "invalid_choice": message},
         )
-        if block["strength"]:
+        sure, prediction = asks(block, ai)
+        if sure:
             self.fields["sure"] = scale_field(gettext("How sure are you?"), CONFIDENCE_LABELS)
-        if "bts" in block and ai is not None:
+        if prediction:
             name = names[0] if ai == "a" else names[1]
             self.fields["prediction"] = prediction_field(block["bts"]["prompt"].replace("{favoured}", name))
 
@@ -312,13 +319,14 @@ class Choose(BlockTask):
         a, b = scores
         gap = 0.0 if a is None or b is None else (b - a) * (1 if block["favourable"] == "lower" else -1)
         answer, p = draw_binary(CHOICE_SLOPE * gap, rater, rng)
-        form = self.form(page, index)
+        ai = favoured(block, scores)
+        sure, prediction = asks(block, ai)  # the page form's fields, without building it (the server's does)
         data = {"choice": "equal" if block["allow_equal"] and abs(p - 0.5) < 0.1 else "ab"[1 - answer]}
-        if "sure" in form.fields:
+        if sure:
             data["sure"] = draw_sureness(p, rng)
-        if "prediction" in form.fields:
-            p_ai = p if favoured(block, scores) == "a" else 1 - p
-            data["prediction"] = bts_prediction(p_ai, rater, rng, own=data["choice"] == favoured(block, scores))
+        if prediction:
+            p_ai = p if ai == "a" else 1 - p
+            data["prediction"] = bts_prediction(p_ai, rater, rng, own=data["choice"] == ai)
         return data
 
 
