@@ -25,7 +25,7 @@ from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
-from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
+from tasks.fields import CONFIDENCE_LABELS, follow_ups, prediction_field, scale_field
 from tasks.item_shapes import PAIRS, PairItem
 from tasks.nouns import question_text
 from tasks.page_index import Block, Page, PageIndex
@@ -61,12 +61,6 @@ def favoured(block: Block, scores: tuple[float | None, float | None]) -> str | N
     return "a" if lower_first else "b"
 
 
-def asks(block: Block, ai: str | None) -> tuple[bool, bool]:
-    """Whether a choice page asks how sure the participant is (the block's ``strength``) and the BTS prediction
-    (a block with ``bts`` whose pair the AI's scores order: ``ai`` is the favoured side)."""
-    return bool(block["strength"]), "bts" in block and ai is not None
-
-
 class ChoiceForm(forms.Form):
     def __init__(self, *args, page: Page, pair: PairItem, question: str, names, block: Block, ai: str | None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -81,7 +75,7 @@ class ChoiceForm(forms.Form):
             widget=forms.RadioSelect,
             error_messages={"required": message, "invalid_choice": message},
         )
-        sure, prediction = asks(block, ai)
+        sure, prediction = follow_ups(block, ai)
         if sure:
             self.fields["sure"] = scale_field(gettext("How sure are you?"), CONFIDENCE_LABELS)
         if prediction:
@@ -320,7 +314,7 @@ class Choose(BlockTask):
         gap = 0.0 if a is None or b is None else (b - a) * (1 if block["favourable"] == "lower" else -1)
         answer, p = draw_binary(CHOICE_SLOPE * gap, rater, rng)
         ai = favoured(block, scores)
-        sure, prediction = asks(block, ai)  # the page form's fields, without building it (the server's does)
+        sure, prediction = follow_ups(block, ai)  # the page form's fields, without building it (the server's does)
         data = {"choice": "equal" if block["allow_equal"] and abs(p - 0.5) < 0.1 else "ab"[1 - answer]}
         if sure:
             data["sure"] = draw_sureness(p, rng)

@@ -185,23 +185,3 @@ def test_feature_matrix_codes_two_valued_features_and_leaves_out_the_rest():
     assert frame["degree=misdemeanor"].tolist() == pytest.approx([-(2**-0.5), 2**0.5, -(2**-0.5)])
     assert frame["priors"].mean() == pytest.approx(0) and frame["priors"].std(ddof=0) == pytest.approx(1)
 
-
-def test_a_simulated_choice_builds_no_form_of_its_own(monkeypatch):
-    """``Choose.simulate`` answers the page's fields (``asks``: how sure, the BTS prediction) without building
-    the page's form: a simulated participant (the design check's) builds one form per page, the one that
-    validates the answers, and answers every field it asks."""
-    import numpy as np
-
-    from runs.design_check import StudySimulation
-    from studies.services import stored_file
-    from tasks.choose import Choose
-
-    built, simulated = [], []
-    form, simulate = Choose.form, Choose.simulate
-    monkeypatch.setattr(Choose, "form", lambda self, *args, **kw: built.append(1) or form(self, *args, **kw))
-    monkeypatch.setattr(Choose, "simulate", lambda self, *args: simulated.append(1) or simulate(self, *args))
-    run = StudySimulation(stored_file(choice_spec())[0], np.random.default_rng(1))
-    run.grow(4)
-    assert simulated and len(built) == len(simulated)
-    measures = {row["measure"] for row in run.rows if row["block"] == "loan"}
-    assert {"choice", "strength", "prediction", "ai_choice"} <= measures
