@@ -184,4 +184,3 @@ def test_feature_matrix_codes_two_valued_features_and_leaves_out_the_rest():
     )
     assert frame["degree=misdemeanor"].tolist() == pytest.approx([-(2**-0.5), 2**0.5, -(2**-0.5)])
     assert frame["priors"].mean() == pytest.approx(0) and frame["priors"].std(ddof=0) == pytest.approx(1)
-
