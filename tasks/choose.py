@@ -25,7 +25,7 @@ from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import PAIR_RELATIONS, drawn_items
-from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
+from tasks.fields import CONFIDENCE_LABELS, follow_ups, prediction_field, scale_field
 from tasks.item_shapes import PAIRS, PairItem
 from tasks.nouns import question_text
 from tasks.page_index import Block, Page, PageIndex
@@ -75,9 +75,10 @@ class ChoiceForm(forms.Form):
             widget=forms.RadioSelect,
             error_messages={"required": message, "invalid_choice": message},
         )
-        if block["strength"]:
+        sure, prediction = follow_ups(block, ai)
+        if sure:
             self.fields["sure"] = scale_field(gettext("How sure are you?"), CONFIDENCE_LABELS)
-        if "bts" in block and ai is not None:
+        if prediction:
             name = names[0] if ai == "a" else names[1]
             self.fields["prediction"] = prediction_field(block["bts"]["prompt"].replace("{favoured}", name))
 
@@ -312,13 +313,14 @@ class Choose(BlockTask):
         a, b = scores
         gap = 0.0 if a is None or b is None else (b - a) * (1 if block["favourable"] == "lower" else -1)
         answer, p = draw_binary(CHOICE_SLOPE * gap, rater, rng)
-        form = self.form(page, index)
+        ai = favoured(block, scores)
+        sure, prediction = follow_ups(block, ai)  # the page form's fields, without building it (the server's does)
         data = {"choice": "equal" if block["allow_equal"] and abs(p - 0.5) < 0.1 else "ab"[1 - answer]}
-        if "sure" in form.fields:
+        if sure:
             data["sure"] = draw_sureness(p, rng)
-        if "prediction" in form.fields:
-            p_ai = p if favoured(block, scores) == "a" else 1 - p
-            data["prediction"] = bts_prediction(p_ai, rater, rng, own=data["choice"] == favoured(block, scores))
+        if prediction:
+            p_ai = p if ai == "a" else 1 - p
+            data["prediction"] = bts_prediction(p_ai, rater, rng, own=data["choice"] == ai)
         return data
 
 

@@ -21,6 +21,12 @@ CONFIDENCE_LABELS = (_("Not at all"), _("Slightly"), _("Moderately"), _("Very"),
 YES_NO = ((1, _("Yes")), (0, _("No")))
 
 
+def follow_ups(block: Mapping[str, Any], ai: str | None) -> tuple[bool, bool]:
+    """Whether a page choosing between subjects asks how sure the participant is (the block's ``strength``) and
+    the BTS prediction (a block with ``bts`` whose subjects the AI's scores order: ``ai``, the favoured one)."""
+    return bool(block["strength"]), "bts" in block and ai is not None
+
+
 def score_field(label: str, required: bool = True) -> forms.DecimalField:
     """A risk score in percent (0-100, two decimals)."""
     return forms.DecimalField(

@@ -71,6 +71,11 @@ def _stored_subject(block: Block, item: str) -> str:
     return item.split("~")[1] if "page_key" in block else item
 
 
+def _asks_prediction(block: Block, measure: str) -> bool:
+    """Whether the page of ``measure`` asks the BTS prediction (one of the block's ``bts.measures``)."""
+    return measure in block.get("bts", {}).get("measures", [])
+
+
 class PairDistanceForm(forms.Form):
     def __init__(
         self,
@@ -416,7 +421,7 @@ class PairDistance(BlockTask):
             measure=measure,
             question=pair_question_text(page, index),
             labels=block["likert"]["labels"],
-            prediction_prompt=block["bts"]["prompt"] if measure in block.get("bts", {}).get("measures", []) else None,
+            prediction_prompt=block["bts"]["prompt"] if _asks_prediction(block, measure) else None,
             factors=measure == "overall" and block["rationale_factors"],
             keys=PairKeys(questions.answer_set(block), page["item"], _stored_subject(block, page["item"]), block),
         )
@@ -454,8 +459,7 @@ class PairDistance(BlockTask):
         rating = {"trajectory": d_e, "aggregate": d_s}.get(page["measure"], mean + rng.normal(0, rater.noise))
         rating = int(np.clip(round(rating), 1, points))
         data = {"rating": str(rating)}
-        form = self.form(page, index)
-        if "prediction" in form.fields:
+        if _asks_prediction(index.block(page), page["measure"]):  # the page form's field, without building it
             similar_max = likert.get("similar_max", points // 2)
             p_similar = share_below(similar_max + 0.5, mean, rater.noise)
             data["prediction"] = bts_prediction(p_similar, rater, rng, own=rating <= similar_max)

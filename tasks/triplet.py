@@ -26,7 +26,7 @@ from core.columns import Column
 from core.report_texts import CI_LABEL, Explanation, ReportTable
 from tasks.base import Adaptive, AnswerInput, BlockTask, BtsPositive, BuilderInput
 from tasks.drawing import TRIPLET_RELATIONS, drawn_items
-from tasks.fields import CONFIDENCE_LABELS, prediction_field, scale_field
+from tasks.fields import CONFIDENCE_LABELS, follow_ups, prediction_field, scale_field
 from tasks.item_shapes import TRIPLETS, TripletItem
 from tasks.labels import page_labels
 from tasks.page_index import Block, Page, PageIndex, Pool
@@ -105,9 +105,10 @@ class TripletForm(forms.Form):
             widget=forms.RadioSelect,
             error_messages={"required": message, "invalid_choice": message},
         )
-        if block["strength"]:
+        sure, prediction = follow_ups(block, ai)
+        if sure:
             self.fields["sure"] = scale_field(gettext("How sure are you?"), CONFIDENCE_LABELS)
-        if "bts" in block and ai is not None:
+        if prediction:
             self.fields["prediction"] = prediction_field(
                 block["bts"]["prompt"].replace("{closer}", shown["bc".index(ai) + 1])
             )
@@ -276,12 +277,12 @@ class Triplet(BlockTask):
         triplet = index.triplet(page)
         features = _pool_features(index.pool_of(page))
         answer, p = draw_binary(triplet_logit(features, triplet["anchor"], triplet["b"], triplet["c"]), rater, rng)
-        form = self.form(page, index)
+        ai = ai_closer(index, page)
+        sure, prediction = follow_ups(index.block(page), ai)  # the page form's fields, without building it
         data = {"closer": "bc"[1 - answer]}
-        if "sure" in form.fields:
+        if sure:
             data["sure"] = draw_sureness(p, rng)
-        if "prediction" in form.fields:
-            ai = ai_closer(index, page)
+        if prediction:
             data["prediction"] = bts_prediction(p if ai == "b" else 1 - p, rater, rng, own=data["closer"] == ai)
         return data
 

@@ -27,6 +27,7 @@ def _migrate(targets):
     return executor.loader.project_state([t for t in targets if t[1] is not None]).apps  # (app, None): none of it
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_database_of_both_formats_migrates_to_the_owning_apps():
     leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()

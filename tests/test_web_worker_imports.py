@@ -11,6 +11,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from tests.conftest import ROOT
 
 HEAVY = ("scipy", "pandas", "statsmodels", "sklearn", "numba", "plotly", "pingouin", "matplotlib")
@@ -108,6 +110,7 @@ def web_worker_env(tmp_path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_serving_pages_dashboard_and_api_reads_imports_no_scientific_library(tmp_path):
     env = web_worker_env(tmp_path)
     run = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True)

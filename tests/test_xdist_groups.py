@@ -4,6 +4,7 @@ groups them by rewriting test ids, which pytest 9.2 no longer allows (pytest-xdi
 each worker builds every shared set-up itself). This runs the suite's own grouping hook in two workers."""
 
 import inspect
+import os
 import subprocess
 import sys
 import textwrap
@@ -46,10 +47,11 @@ def test_tests_sharing_a_module_set_up_run_on_one_worker(tmp_path):
             "-p",
             "no:cacheprovider",
             "-p",
-            "no:django",
+            "xdist",
             str(tmp_path),
         ],
         cwd=tmp_path,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},  # xdist alone: the others cost each process
         capture_output=True,
         text=True,
         timeout=120,

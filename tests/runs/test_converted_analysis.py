@@ -61,6 +61,7 @@ def _analyse(out_dir, *by: str) -> AnalysisRun:
     return AnalysisRun.objects.order_by("-created_at").first()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_converted_study_stores_format_1_calibrations_and_tables(researcher, tmp_path, settings):
     settings.REPORTS_DIR = tmp_path / "reports"

@@ -21,6 +21,7 @@ from tasks.fair_score import FairScore
 RESAMPLES = 50
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_converted_study_analyses_every_block_from_the_export(demo_study, tmp_path, settings):
     """The converted demo with 16 simulated participants, analysed once; the checks below."""

@@ -64,6 +64,7 @@ def api(port: int, method: str, path: str, body: dict | None = None) -> tuple[in
         return error.code, dict(error.headers), {"raw": error.read()}
 
 
+@pytest.mark.slow
 def test_two_servers_one_database_and_a_worker_stay_consistent(demo_study, researcher):
     connection.close()
     ports = [free_port(), free_port()]

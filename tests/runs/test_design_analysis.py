@@ -132,6 +132,7 @@ def _row(frame, group):
     return frame[frame["rater_group"] == group].iloc[0]
 
 
+@pytest.mark.slow  # with the other tests of `differing` (2 CPU-s, built by the first)
 def test_finds_known_rater_group_differences(differing):
     agree = tables(differing, "judge")
     dr = agree["disagreement_rate"]
@@ -154,6 +155,7 @@ def test_finds_no_difference_when_there_is_none(equal):
     assert tables(equal, "alike")["tests"]["pvalue"].iloc[0] > 0.05
 
 
+@pytest.mark.slow  # with the other tests of `differing` (2 CPU-s, built by the first)
 def test_overall_values_equal_the_direct_computation(differing):
     answers, _ = simulate(True)
     agree = answers[answers["measure"] == "agree"]
@@ -178,6 +180,7 @@ def test_overall_values_equal_the_direct_computation(differing):
     assert overall["mean"].iloc[0] == pytest.approx(rating["value"].mean())
 
 
+@pytest.mark.slow
 def test_all_participants_rows_include_raters_without_a_group():
     """Three raters left the ``role`` question blank: the ALL rows are still every rater's answers (DR and
     the notions equal the direct computation on all 60 raters), the group rows and tests leave them out."""
@@ -210,6 +213,7 @@ def test_all_participants_rows_include_raters_without_a_group():
     assert set(tables(result, "judge")["tests"]["pvalue"].dropna()) and len(result.honesty) == N_RATERS
 
 
+@pytest.mark.slow  # with the other tests of `differing` (2 CPU-s, built by the first)
 def test_combined_rater_groups(differing):
     result = run(True, by=("role", "age_band"))
     assert result.rater_group == "role / age_band"
@@ -287,6 +291,7 @@ def test_bad_by_is_refused_with_the_questions_named():
     assert check_by(design_spec(), []) == ()  # no question: one rater group (fairness.task_blocks.ONE_GROUP)
 
 
+@pytest.mark.slow
 def test_permutation_test_keeps_its_level_under_no_difference():
     """100 datasets without a difference (raters with their own random propensity, 20 yes/no answers
     each): the test rejects at .05 about 5% of the time (binomial 95% range up to 10 of 100)."""
@@ -436,6 +441,7 @@ def test_rating_parity_finds_nothing_when_nothing_is_planted():
     assert any("names no model" in note for note in next(b for b in result.blocks if b.block == "score").notes)
 
 
+@pytest.mark.slow  # with the other tests of `differing` (2 CPU-s, built by the first)
 def test_groups_too_small_to_compare_are_warned_about(differing):
     """Each rater group holds fewer than the 64 per group of a medium difference (Cohen's table)."""
     counts = dict(zip(differing.rater_groups["rater_group"], differing.rater_groups["n_participants"], strict=True))
@@ -498,10 +504,12 @@ def test_rate_error_rates_worked_by_hand(favourable, participants, fpr, fnr, sto
     assert rates.loc["ai", ["accuracy", "fpr", "fnr"]].tolist() == pytest.approx([1 / 2, 1 / 2, 1 / 2])
 
 
+@pytest.mark.slow  # with the other tests of `differing` (2 CPU-s, built by the first)
 def test_rate_blocks_without_an_outcome_have_no_error_rates(differing):
     assert "rate_error_rates" not in tables(differing, "score")
 
 
+@pytest.mark.slow
 def test_report_shows_small_groups_weighted_tests_bins_and_the_parity_rule(tmp_path):
     """Issue 23: a one-rater group is "too few to compare" (sample sentence, rater-group table), the tests
     table has W, the pairs their Holm p, the numeric subject column its bins, the notions the two largest

@@ -83,6 +83,7 @@ def client_for(user) -> Client:
     return browser
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_api_job_analyses_a_format_2_study_by_rater_group(researcher, other_researcher):
     from tests.conftest import run_jobs
@@ -122,6 +123,7 @@ def test_api_job_analyses_a_format_2_study_by_rater_group(researcher, other_rese
     assert client_for(other_researcher).get(job["result"]["report_url"]).status_code == 404
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_analyze_study_by_combined_questions_and_its_errors(researcher, demo_study, tmp_path, capsys):
     load_design_study(researcher)
@@ -154,6 +156,7 @@ def test_analyze_study_by_combined_questions_and_its_errors(researcher, demo_stu
         call_command("analyze_study", "effort-demo", out=str(tmp_path / "z"), by=["role"])
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_analyze_study_group_options(researcher, tmp_path):
     """--min-group-size, --pool-small and --bins reach the analysis (issue 23), and bad values are named."""
@@ -200,6 +203,7 @@ def test_dashboard_start_form_offers_the_questionnaire_questions(client, researc
     assert client.get("/researcher/studies/design/start/").status_code == 404
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_dashboard_start_form_takes_the_subject_group_bins(client, researcher):
     """Issue 23 item 6: the numeric subject-group bins on the web form, in the command's syntax, reach the job;

@@ -33,6 +33,7 @@ def compas_choice(tmp_path: Path, subjects: int) -> dict:
     return stored_file(spec)[0]
 
 
+@pytest.mark.slow
 def test_every_task_types_block_gets_a_verdict(tmp_path):
     """Each builder template's study and each bundled study, simulated with a few participants: every task
     block has a verdict row (an estimate's share identified, or its task type's reason for no analysis), and
@@ -83,6 +84,7 @@ def test_every_task_types_block_gets_a_verdict(tmp_path):
     assert covered == set(BLOCK_TASKS)
 
 
+@pytest.mark.slow
 def test_the_compas_defaults_warn_that_per_group_strengths_fail(tmp_path):
     """The issue's reference case: with 150 participants in the 4 stakeholder roles, each group's choices leave
     some subject never chosen or always chosen (Bradley-Terry: "the maximum likelihood strengths are
@@ -99,6 +101,7 @@ def test_the_compas_defaults_warn_that_per_group_strengths_fail(tmp_path):
     assert warning.startswith(f"with 150 participants in 4 groups (role), {NOT_ESTIMABLE} (")
 
 
+@pytest.mark.slow
 def test_build_study_warns_with_the_sizes_that_work(tmp_path):
     """``build_study`` runs the check on the file it wrote (``--participants``, split by the stakeholder role).
     30 COMPAS defendants and 60 participants: per-group strengths fail, and the warning gives the participants
@@ -122,6 +125,7 @@ def test_build_study_warns_with_the_sizes_that_work(tmp_path):
     assert "design check" not in out.getvalue()
 
 
+@pytest.mark.slow
 def test_a_design_that_works_gets_no_warning(tmp_path):
     """20 COMPAS defendants (their pairs, 20 per participant) and 150 participants: every group's strengths are
     identified in every run, so nothing is warned; the intervals are finite and all participants' are
@@ -134,7 +138,12 @@ def test_a_design_that_works_gets_no_warning(tmp_path):
     assert 0 < strengths["all participants"].ci_width < one_group
 
 
-@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.stem)
+# the effort demo's plan simulates its effort design too: 2 CPU-s (slow)
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=pytest.mark.slow) if p.stem == "effort_demo" else p for p in BUNDLED],
+    ids=lambda p: p.stem,
+)
 def test_plan_study_runs_on_every_bundled_study(path):
     """Text and JSON; the effort demo also gets its effort plan. Planned participants: recruitment.target,
     else --n."""
@@ -164,6 +173,7 @@ def test_more_participants_than_the_caps_allow_is_refused():
         check_design(spec, participants=allowed + 1, replications=1)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_web_builder_checks_the_design_in_a_job(researcher, tmp_path):
     """ "Check the design" on the builder's preview queues a design-check job (not run in the request); the

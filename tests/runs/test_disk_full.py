@@ -12,7 +12,7 @@ import pytest
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from runs.models import AnalysisRun, Job
+from runs.models import AnalysisRun, Calibration, Job
 from runs.services import job_create
 from tests.conftest import DEMO_FILE, run_jobs
 from tests.studies.test_builder_views import form
@@ -42,6 +42,7 @@ def _tree() -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_job_failing_on_a_full_disk_leaves_no_file_and_no_folder(answered_demo, researcher):
     # 10 resamples: the report's files are stored whatever its intervals (the API asks for at least 100)
@@ -51,7 +52,7 @@ def test_a_job_failing_on_a_full_disk_leaves_no_file_and_no_folder(answered_demo
     job = Job.objects.get()
     assert job.status == "failed" and "No space left on device" in job.error
     assert [p for p in _tree() if not p.startswith("study-uploads")] in ([], ["analysis"])
-    assert AnalysisRun.objects.count() == 0
+    assert AnalysisRun.objects.count() == 0 and Calibration.objects.count() == 0
 
 
 @pytest.mark.django_db

@@ -112,6 +112,7 @@ def analysis_job(answered_demo, researcher) -> Job:
     )
 
 
+@pytest.mark.slow
 def test_an_analysis_cancelled_at_the_last_moment_stores_nothing(analysis_job, researcher, monkeypatch):
     """The cancel lands after the report is computed and its files copied, just before the run's rows are
     stored: the run's transaction finds the job cancelled (it locks the job's row), stores no run and no
@@ -130,23 +131,6 @@ def test_an_analysis_cancelled_at_the_last_moment_stores_nothing(analysis_job, r
     assert "cancelled before its analysis run was stored: nothing was stored" in analysis_job.log
     assert not AnalysisRun.objects.exists() and not Calibration.objects.exists()
     assert list_files("analysis") == [] and not list_files(job_folder(analysis_job.pk))
-
-
-def test_a_cancel_after_the_run_is_stored_finds_the_job_ended(analysis_job, researcher, monkeypatch):
-    """The run's transaction marks the job succeeded before it commits: a cancel that comes after (here
-    between the run's commit and the result's recording) is refused, and the run and the job agree."""
-    record = execution.job_succeed
-    refused = []
-
-    def cancel_then_record(**kwargs):
-        refused.append(not job_cancel(job_id=analysis_job.pk, user=researcher))
-        return record(**kwargs)
-
-    monkeypatch.setattr(execution, "job_succeed", cancel_then_record)
-    assert execute_job(str(analysis_job.pk)) == Job.Status.SUCCEEDED and refused == [True]
-    assert status(analysis_job) == Job.Status.SUCCEEDED
-    run = AnalysisRun.objects.get()
-    assert analysis_job.result["analysis_run"] == run.pk and analysis_job.files_prefix == run.files_prefix
 
 
 @pytest.mark.postgres
@@ -189,24 +173,32 @@ def test_a_cancel_during_the_runs_transaction_waits_for_it_and_finds_the_job_end
     assert status(job) == Job.Status.SUCCEEDED and list_files(outcome["prefix"]) == ["report.html"]
 
 
-def test_a_job_whose_run_is_stored_reads_as_running_until_its_result_is_recorded(analysis_job, researcher, monkeypatch):
-    """Between the run's commit (the job's row says succeeded) and the result's recording, a client polling
-    the API or the job page sees the job still running, never "succeeded" with no result to follow."""
+@pytest.mark.slow
+def test_between_the_runs_commit_and_its_result_the_job_reads_as_running_and_a_cancel_finds_it_ended(
+    analysis_job, researcher, monkeypatch
+):
+    """The run's transaction marks the job succeeded before it commits. Between the run's commit and the result's
+    recording (one analysis checks both): a client polling the API or the job page sees the job still running,
+    never "succeeded" with no result to follow; a cancel is refused, and the run and the job agree."""
     record = execution.job_succeed
     seen = {}
 
-    def look_then_record(**kwargs):
+    def look_cancel_then_record(**kwargs):
         seen["api"] = api_as(researcher).get(f"/api/jobs/{analysis_job.pk}/").json()
         browser = Client()
         browser.force_login(researcher)
         seen["page"] = browser.get(f"/researcher/jobs/{analysis_job.pk}/").content.decode()
         seen["stored"] = status(analysis_job)
+        seen["refused"] = not job_cancel(job_id=analysis_job.pk, user=researcher)
         return record(**kwargs)
 
-    monkeypatch.setattr(execution, "job_succeed", look_then_record)
-    assert execute_job(str(analysis_job.pk)) == Job.Status.SUCCEEDED
+    monkeypatch.setattr(execution, "job_succeed", look_cancel_then_record)
+    assert execute_job(str(analysis_job.pk)) == Job.Status.SUCCEEDED and seen["refused"]
     assert seen["stored"] == Job.Status.SUCCEEDED  # the row, as the run's transaction left it
     assert seen["api"]["status"] == "running" and seen["api"]["result"] is None
     assert 'data-finished="0"' in seen["page"] and 'id="job-status" role="status">running<' in seen["page"]
+    assert status(analysis_job) == Job.Status.SUCCEEDED
+    run = AnalysisRun.objects.get()
+    assert analysis_job.result["analysis_run"] == run.pk and analysis_job.files_prefix == run.files_prefix
     done = api_as(researcher).get(f"/api/jobs/{analysis_job.pk}/").json()
     assert done["status"] == "succeeded" and done["result"]["report_url"]

@@ -227,10 +227,36 @@ def _answered_study(name: str, snapshots: dict[str, Answered]):
     return researcher, study
 
 
+# the jobs that take 2 CPU-s or more (bench/suite_cpu.py on the whole suite): slow, out of ``make test-fast``
+SLOW = {
+    ("bundled/effort_demo.json", "analysis"),
+    ("bundled/effort_demo.json", "audit"),
+    ("bundled/rating_synthetic.json", "analysis"),
+    ("bundled/disagreement_synthetic.json", "analysis"),
+    ("tests/format2_example.json", "analysis"),
+    ("tests/format2_example.json", "audit"),
+    ("tests/format2_example.json", "differential_parity"),
+    ("template/choice", "audit"),
+    ("template/comparable", "audit"),
+    ("template/feature_fairness", "audit"),
+    ("template/tradeoff", "audit"),
+    ("template/triplet", "audit"),
+    ("adaptive/choose", "audit"),
+    ("adaptive/pair_comparable", "analysis"),
+    ("adaptive/pair_comparable", "audit"),
+    ("adaptive/triplet", "analysis"),
+    ("adaptive/triplet", "audit"),
+}
+CASES = [
+    pytest.param(name, kind, marks=[pytest.mark.slow] if (name, kind) in SLOW else [])
+    for name in STUDIES
+    for kind in KINDS
+]
+
+
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("name", list(STUDIES))
+@pytest.mark.parametrize(("name", "kind"), CASES)
 def test_a_job_succeeds_or_is_refused_when_requested(name, kind, _answered_studies, monkeypatch):
     _require_postgres()
     researcher, study = _answered_study(name, _answered_studies)

@@ -67,6 +67,7 @@ def test_without_flagged_analyses_nothing_again_when_every_mode_is_the_same():
     assert without_flagged(analyse, "main", {"quality": {"exclude_if": ["fast"]}}, same=True) == ("main", "main")
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_analysis_exports_once_and_writes_the_files_of_analysing_every_mode_again(
     answered_demo, tmp_path, monkeypatch
@@ -91,6 +92,7 @@ def test_the_analysis_exports_once_and_writes_the_files_of_analysing_every_mode_
     assert (different, missing) == ([], []) and {"results.json", "sensitivity.csv", "calibrations.csv"} <= set(same)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_audit_stores_the_results_of_analysing_every_mode_again(sources, tmp_path, monkeypatch):
     human = audit_runs.human_audit_of

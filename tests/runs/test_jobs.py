@@ -42,6 +42,7 @@ def stored_names() -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_analysis_job_runs_on_the_worker_with_generalise_and_its_report_is_served(
     answered_demo, api, researcher, client
 ):
@@ -101,25 +102,6 @@ def test_a_failed_job_says_why_and_leaves_no_files(demo_study, api, tmp_path):
     assert stored_names() == set() and AuditRun.objects.count() == 0
 
 
-def test_a_full_disk_fails_the_job_cleanly(answered_demo, api):
-    api.post("/api/studies/effort-demo/analyses/", {"seed": 2, "n_resamples": 100}, format="json")
-    real_save = default_storage.save
-    calls = []
-
-    def full_after_two(name, content, **kwargs):
-        calls.append(name)
-        if len(calls) > 2:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_save(name, content, **kwargs)
-
-    with mock.patch.object(default_storage, "save", side_effect=full_after_two):
-        run_jobs()
-    job = Job.objects.get()
-    assert job.status == "failed" and "No space left on device" in job.error
-    assert stored_names() == set()  # the two files saved before the disk filled were removed
-    assert AnalysisRun.objects.count() == 0 and Calibration.objects.count() == 0
-
-
 def test_an_upload_that_cannot_be_stored_is_a_json_error(demo_study, api, tmp_path):
     path = tmp_path / "s.csv"
     path.write_text("id,x_1,x_2,x_3\n1,2,3,4\n")
@@ -140,6 +122,7 @@ def test_a_job_over_its_time_limit_fails_clearly(answered_demo, api, settings):
     assert stored_names() == set() and AnalysisRun.objects.count() == 0
 
 
+@pytest.mark.slow
 def test_two_runs_at_once_get_their_own_folders_and_versions(answered_demo, tmp_path):
     """Red-team finding 9: concurrent analysis runs of one study (one failed on
     calibration_version_unique; two in the same second shared a folder)."""
@@ -169,6 +152,7 @@ def test_two_runs_at_once_get_their_own_folders_and_versions(answered_demo, tmp_
         assert versions == [1, 2]
 
 
+@pytest.mark.slow
 def test_command_runs_are_stored_too(answered_demo, tmp_path, client, researcher):
     call_command("analyze_study", "effort-demo", out=str(tmp_path / "a"), resamples=10)
     run = AnalysisRun.objects.get()

@@ -195,6 +195,7 @@ def test_a_study_without_effort_blocks_is_refused_by_the_api_and_planned_by_its_
         run_plan_job(JobContext(job, tmp_path, progress=lambda *a: None, log=lambda *a: None))
 
 
+@pytest.mark.slow
 def test_the_command_plans_a_format1_file_as_its_conversion():
     """``plan_study --study-file`` (default: the bundled format 1 demo) stores the file as its conversion
     first (``stored_file``) and prints the plan its format 1 file gave (the golden table's figures)."""

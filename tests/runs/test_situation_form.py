@@ -100,6 +100,7 @@ def test_a_file_that_is_no_table_is_refused(browser):
     assert not Job.objects.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_job_runs_on_csv_and_parquet_alike_and_only_its_starter_sees_it(browser, other_researcher):
     data, cf = synthetic(400, discrete=True, seed=3)

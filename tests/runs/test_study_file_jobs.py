@@ -152,6 +152,7 @@ def upload(client: Client, spec: dict):
     return client.post("/researcher/upload/", {"file": SimpleUploadedFile("study.json", raw)})
 
 
+@pytest.mark.slow
 def test_a_large_upload_is_checked_and_previewed_by_a_job(alice, researcher, other_researcher, monkeypatch):
     spec = large_study(researcher)
     study_load(spec=spec, owner=researcher)

@@ -52,6 +52,7 @@ def _lines(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name in ("django_tasks_db", worker_module.__name__)]
 
 
+@pytest.mark.slow
 def test_an_idle_worker_says_it_started_then_once_every_ten_minutes(monkeypatch, caplog):
     _capture(caplog)
     polls = int(25 * 60)  # 25 minutes at one poll a second
