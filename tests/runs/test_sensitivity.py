@@ -15,6 +15,7 @@ from participation.simulate import simulate_participants
 from research.export import export_tables
 from runs.analysis_runs import analysis_run_create
 from tests.conftest import ROOT
+from tests.runs.conftest import ANSWERED_24
 
 pytestmark = pytest.mark.django_db
 
@@ -26,8 +27,8 @@ def _machine_speed(slug: str, n: int) -> list[Participant]:
     return chosen
 
 
-def test_effort_report_gives_alpha_with_and_without_the_flagged(demo_study, tmp_path):
-    simulate_participants("effort-demo", n=24, seed=5)
+@pytest.mark.xdist_group(ANSWERED_24)
+def test_effort_report_gives_alpha_with_and_without_the_flagged(answered_24, tmp_path):
     _machine_speed("effort-demo", 6)
     run = analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=2, n_resamples=20)  # alpha: a point estimate
     table = pd.read_csv(tmp_path / "sensitivity.csv")
@@ -94,12 +95,12 @@ def test_design_report_flags_a_conclusion_the_flagged_participants_carry(researc
     assert f"The other {kept} headline estimates keep their conclusion" in html
 
 
-def test_differential_parity_report_gives_each_test_with_and_without_the_flagged(demo_study, tmp_path):
+@pytest.mark.xdist_group(ANSWERED_24)
+def test_differential_parity_report_gives_each_test_with_and_without_the_flagged(answered_24, tmp_path):
     from dataclasses import replace
 
     from runs.relative_fairness import study_differential_parity, write_study_dp_report
 
-    simulate_participants("effort-demo", n=24, seed=6)
     _machine_speed("effort-demo", 8)
     _, tables = write_study_dp_report("effort-demo", tmp_path)
     table = pd.read_csv(tmp_path / "sensitivity.csv")
