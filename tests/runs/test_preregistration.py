@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 SLUG = "disagreement-synthetic"
 PLAN = {
     "analyses": [{"name": "by role", "by": ["role"]}],
-    "n_resamples": 40,
+    "n_resamples": 10,  # the plan's, its design check's and the analyses': what is stated, not the intervals
     "seed": 3,
     "sample_size": 24,
     "hypotheses": "H1: people who work in criminal justice disagree less with the AI's labels.",
@@ -184,7 +184,7 @@ def test_the_plan_defaults_are_the_analysis_commands(study, tmp_path, monkeypatc
 
 
 def run(tmp_path, name: str, **options) -> AnalysisRun:
-    options = {"seed": 3, "n_resamples": 40, "by": ["role"], **options}
+    options = {"seed": 3, "n_resamples": PLAN["n_resamples"], "by": ["role"], **options}
     return analysis_run_create(slug=SLUG, out_dir=tmp_path / name, **options)
 
 
@@ -306,7 +306,7 @@ def test_an_audit_of_a_registered_study_says_it_is_exploratory(registered, study
     )
     path = tmp_path / "subjects.csv"
     subjects.to_csv(path, index=False)
-    parameters = AuditParameters(groups=("race",), n_resamples=50)
+    parameters = AuditParameters(groups=("race",), n_resamples=5)  # its deviations are checked
     results = audit_run_create(slug=SLUG, subjects_file=path, out_dir=tmp_path / "audit", parameters=parameters).results
     (deviation,) = results["deviations"]["deviations"]
     assert deviation["type"] == "exploratory analysis" and results["deviations"]["follows_plan"] is False
