@@ -1,6 +1,7 @@
 """The three source studies of the human audits, simulated once per process (``tests.runs.db_snapshot``)."""
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
@@ -90,16 +91,15 @@ ANSWERED_24 = "tests/runs/conftest.py::answered_24"
 
 
 @pytest.fixture(scope="package")
-def _answered_24_snapshot(django_db_setup, django_db_blocker):
-    return db_snapshot.take(
-        researcher_and_demo, lambda _: simulate_participants("effort-demo", n=24, seed=5), blocker=django_db_blocker
-    )
+def _answered_24_snapshot(django_db_setup, django_db_blocker) -> db_snapshot.Snapshot:
+    simulate = partial(simulate_participants, "effort-demo", n=24, seed=5)
+    return db_snapshot.take(researcher_and_demo, lambda _: simulate(), blocker=django_db_blocker)[0]
 
 
 @pytest.fixture
-def answered_24(_answered_24_snapshot, demo_study, researcher):
+def answered_24(_answered_24_snapshot, demo_study):
     """The effort demo (``demo_study``) taken by 24 simulated participants (seed 5), simulated once per process:
     enough to flag some for answer quality and analyse the rest. Its tests share a worker under ``make test``:
     mark them ``xdist_group(ANSWERED_24)``."""
-    db_snapshot.restore(_answered_24_snapshot[0])
+    db_snapshot.restore(_answered_24_snapshot)
     return demo_study

@@ -41,6 +41,7 @@ def _audit(slug: str, subjects, out, **options) -> tuple[pd.DataFrame, dict]:
     return pd.read_csv(out / "sensitivity.csv").set_index("estimate"), json.loads((out / "results.json").read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group(ANSWERED_24)
 def test_the_audit_gives_the_feedback_estimates_and_the_likert_alpha_without_the_flagged(answered_24, tmp_path):
     flagged = _flagged("effort-demo", _machine_speed("effort-demo", 6))
@@ -80,6 +81,7 @@ def test_the_audit_gives_the_feedback_estimates_and_the_likert_alpha_without_the
     assert recomputed["all"].tolist() == pytest.approx(recomputed["without_flagged"].tolist(), nan_ok=True)
 
 
+@pytest.mark.slow
 def test_the_audit_gives_what_people_said_without_the_flagged(sources, tmp_path):
     flagged = [
         p.pk

@@ -87,6 +87,7 @@ def test_the_parameters_defaults_are_the_commands_the_apis_and_the_forms(db, dem
     assert AuditParameters.from_request({"shown_model": "", "by": [], "calibration": None}) == DEFAULTS
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_one_export_per_study_gives_the_numbers_of_exporting_on_every_read(sources, tmp_path, monkeypatch):
     """Participants of a source flagged by a server-measured rule (the sensitivity's modes then differ): the
@@ -137,6 +138,7 @@ def test_one_export_per_study_gives_the_numbers_of_exporting_on_every_read(sourc
     assert again.results == run.results
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)  # the job worker commits
 def test_progress_names_every_stage_in_the_command_and_the_job_log(sources, researcher, demo_study, monkeypatch):
     """Stages are named whatever the counts: the command's 3 resamples, and the job's 6 refits of the human

@@ -24,6 +24,7 @@ def audit(path, tmp_path, **options) -> str:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_an_audit_uses_the_metric_the_utilities_and_the_feature_judgements_people_gave(sources, tmp_path):
     out = audit(
@@ -76,6 +77,7 @@ def test_the_form_and_the_command_offer_the_surrogates_the_audit_fits():
     assert tuple(SURROGATES) == FITTED
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_forest_surrogate_is_named_in_the_tables_and_the_report(sources, tmp_path):
     """``--surrogate forest``: the reliance table names it and the report says its R^2 is out of bag; a model of
@@ -127,6 +129,7 @@ REFUSED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_sources_the_audit_cannot_use_are_refused_before_anything_is_queued(
     sources, tmp_path, researcher, other_researcher, client
@@ -170,6 +173,7 @@ def test_sources_the_audit_cannot_use_are_refused_before_anything_is_queued(
         assert Job.objects.count() == 0 and AuditRun.objects.count() == 0, options
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)  # the job worker commits
 def test_the_api_and_the_web_form_take_the_same_options(sources, demo_study, researcher, other_researcher, client):
     from django.core.files import File

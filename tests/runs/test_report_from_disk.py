@@ -31,6 +31,7 @@ def audited(answered_demo, tmp_path, settings) -> tuple[Path, str]:
     return tmp_path / "audit", out.getvalue()
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_file_and_the_dashboard_address(audited, researcher):
     folder, printed = audited
     run = AuditRun.objects.get()

@@ -27,6 +27,7 @@ def _machine_speed(slug: str, n: int) -> list[Participant]:
     return chosen
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group(ANSWERED_24)
 def test_effort_report_gives_alpha_with_and_without_the_flagged(answered_24, tmp_path):
     _machine_speed("effort-demo", 6)
@@ -65,6 +66,7 @@ def _disagreement_study(researcher, **quality) -> dict:
     return study_load(spec=spec, owner=researcher).study.spec
 
 
+@pytest.mark.slow
 def test_design_report_flags_a_conclusion_the_flagged_participants_carry(researcher, tmp_path):
     """Flagged participants who disagree with every AI prediction raise the disagreement rate: without them
     the rate falls outside the all-participants CI, which the table reports as a changed conclusion; with
@@ -95,6 +97,7 @@ def test_design_report_flags_a_conclusion_the_flagged_participants_carry(researc
     assert f"The other {kept} headline estimates keep their conclusion" in html
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group(ANSWERED_24)
 def test_differential_parity_report_gives_each_test_with_and_without_the_flagged(answered_24, tmp_path):
     from dataclasses import replace

@@ -46,6 +46,7 @@ def analysed(django_db_setup, django_db_blocker, tmp_path_factory):
         yield Analysed(shared, run, {str(p.pseudonym) for p in unfinished})
 
 
+@pytest.mark.slow
 def test_analysis_run_writes_report_and_versions_calibrations(analysed):
     run, out = analysed.run, analysed.shared.folder / "a"
     assert {p.name for p in out.iterdir()} >= {
@@ -74,6 +75,7 @@ def test_too_few_participants_is_a_clear_error(demo_spec, researcher, tmp_path):
         analysis_run_create(slug="no-one-yet", out_dir=tmp_path, seed=1, n_resamples=10)
 
 
+@pytest.mark.slow
 def test_dashboard_links_the_latest_report_and_the_headline_family_is_named(
     client, analysed, other_researcher, settings
 ):
@@ -107,6 +109,7 @@ def test_dashboard_links_the_latest_report_and_the_headline_family_is_named(
     assert client.get("/researcher/studies/effort-demo/report/report.html").status_code == 404
 
 
+@pytest.mark.slow
 def test_completed_participants_by_default_and_the_report_counts_the_dropped(analysed):
     sample = analysed.run.results["sample"]
     assert sample["dropped"]["not completed (active)"] == 2 and sample["include_incomplete"] is False
@@ -131,6 +134,7 @@ def _csv_rows(path):
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow
 def test_generalise_from_the_study_file_and_the_command(analysed, tmp_path):
     """analysis.generalise = "stimuli" in the study file makes the calibration's CI the two-way bootstrap's
     (stored with generalise "stimuli"); --generalise none overrides it; the report states each estimand.

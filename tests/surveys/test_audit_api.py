@@ -18,6 +18,7 @@ def demo_subjects(answered_demo, tmp_path, settings):  # noqa: F811
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_audit_api(demo_subjects, researcher, other_researcher):
     from tests.conftest import run_jobs

@@ -58,6 +58,7 @@ def answered(_answered_snapshot, demo_study):
     return demo_study
 
 
+@pytest.mark.slow
 def test_command_passes_favourable_through(answered, tmp_path):
     results = {}
     for favourable in ("lower", "higher"):
@@ -104,6 +105,7 @@ def test_api_refuses_a_bad_favourable_value(demo_study, researcher):  # checked 
     assert not Job.objects.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_api_run_passes_favourable_to_the_job(answered, researcher):
     client = APIClient()

@@ -208,6 +208,7 @@ def test_table5_is_split_into_one_table_per_model_and_outcome():
 # Every report, every section --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_analysis_audit_and_dp_reports_render_every_section(answered_demo, tmp_path, settings):  # noqa: F811
     settings.REPORTS_DIR = tmp_path / "reports"
