@@ -15,6 +15,7 @@ from django.core.management import call_command
 
 from fairness import law_school
 from fairness.situation_testing import situation_testing
+from participation.simulate import simulate_participants
 from runs.analysis_runs import analysis_run_create
 from runs.audit_parameters import AuditParameters
 from runs.audit_runs import audit_run_create
@@ -25,7 +26,6 @@ from runs.report_format import decimals_for, format_ci, format_estimate, format_
 from runs.reports.base import table_context
 from runs.reports.effort import regression_tables
 from runs.reports.situation_testing import write_law_school_report, write_st_report
-from tests.runs.conftest import _answered_demo_snapshot, answered_demo  # noqa: F401 - 12 answered, simulated once
 from tests.surveys.test_report_security import assert_no_inline_script
 
 CST_DATA = Path(__file__).resolve().parents[3] / "shared" / "reference-data" / "counterfactual_situation_testing"
@@ -210,8 +210,9 @@ def test_table5_is_split_into_one_table_per_model_and_outcome():
 
 @pytest.mark.slow
 @pytest.mark.django_db
-def test_analysis_audit_and_dp_reports_render_every_section(answered_demo, tmp_path, settings):  # noqa: F811
+def test_analysis_audit_and_dp_reports_render_every_section(demo_study, tmp_path, settings):
     settings.REPORTS_DIR = tmp_path / "reports"
+    simulate_participants("effort-demo", n=12, seed=5)
     analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=3, n_resamples=40)
     # the effort analysis's three figures and one per converted agree block (its disagreement rate by rater group)
     analysis = check_report(tmp_path / "analysis" / "report.html", min_sections=14, figures=5)
@@ -251,7 +252,7 @@ def test_analysis_audit_and_dp_reports_render_every_section(answered_demo, tmp_p
     audit = check_report(tmp_path / "audit" / "report.html", min_sections=5, figures=8)
     assert "Calibration used" in audit.provenance
     html = (tmp_path / "audit" / "report.html").read_text()
-    cal = answered_demo.calibrations.get(kind="likert", condition__key="arrests")
+    cal = demo_study.calibrations.get(kind="likert", condition__key="arrests")
     assert f"likert calibration v{cal.version}: N = {cal.n_participants} participants, alpha = {cal.alpha:.3f}" in html
     assert f"95% CI [{cal.ci_low:.3f}, {cal.ci_high:.3f}]" in html
 
