@@ -156,6 +156,32 @@ if numba is not None:
             violations += v
         return total, violations
 
+    @numba.njit(parallel=True, cache=True)
+    def _numba_row_worst(e, s, r, alpha, k, tol):  # pragma: no cover - compiled
+        # per subject i: its k largest violations D - d > tol over j > i (ties: the smaller j first), -inf padded;
+        # no fastmath: the NumPy loop's operations in its order, so the same numbers
+        n = e.size
+        values = np.full((n, k), -np.inf)
+        partners = np.zeros((n, k), dtype=np.int64)
+        for i in numba.prange(n - 1):
+            kept = 0
+            for j in range(i + 1, n):
+                de = e[i] - e[j]
+                ds = s[i] - s[j]
+                v = abs(r[i] - r[j]) - np.sqrt(alpha * de * de + (1 - alpha) * ds * ds)
+                if v <= tol or (kept == k and v <= values[i, k - 1]):
+                    continue
+                at = kept if kept < k else k - 1
+                while at > 0 and values[i, at - 1] < v:
+                    if at < k:
+                        values[i, at] = values[i, at - 1]
+                        partners[i, at] = partners[i, at - 1]
+                    at -= 1
+                values[i, at] = v
+                partners[i, at] = j
+                kept = min(kept + 1, k)
+        return values, partners
+
 
 def pair_sums(block_i, block_j=None, *, alpha: float, backend: str = "auto") -> tuple[float, int]:
     """The exact kernel on one tile of the pair matrix: (sum of max(0, D - d), violating pairs) over the pairs
@@ -363,12 +389,19 @@ def subject_violation_curves(effort, aggregate, risk, *, alphas, subjects=None) 
     return out
 
 
-def worst_pairs(effort, aggregate, risk, *, alpha: float, ids=None, k: int = 20):
-    """The k pairs with the largest violation D - d > 0 (exact, blockwise), as a DataFrame with
-    both ids, D, d and the violation, for an auditor to act on."""
+def worst_pairs(effort, aggregate, risk, *, alpha: float, ids=None, k: int = 20, backend: str = "auto"):
+    """The k pairs with the largest violation D - d > 0 (exact; ties: the pair (i, j) first in row order), as a
+    DataFrame with both ids, D, d and the violation, for an auditor to act on. ``backend`` as
+    :func:`eaif_details`': numba keeps each subject's k worst pairs in one pass (O(n k) memory), NumPy runs
+    blockwise; both give the same pairs and numbers."""
     e, s, r = _inputs(effort, aggregate, risk, alpha)
     best = _Best(k)
     n = e.size
+    if _use_numba(backend) and k > 0:
+        values, partners = _numba_row_worst(e, s, r, float(alpha), k, TIE_TOLERANCE)
+        rows, ranks = np.nonzero(values > TIE_TOLERANCE)
+        best.add(values[rows, ranks], rows.astype(np.int64), partners[rows, ranks])
+        return best.frame(e, s, r, alpha, np.arange(n) if ids is None else np.asarray(ids))
     for start in range(0, n - 1, BLOCK):
         stop = min(start + BLOCK, n - 1)
         cols = np.arange(start + 1, n)

@@ -64,6 +64,22 @@ def test_violation_share_and_worst_pairs(population):
     assert {worst["id_i"].iloc[0], worst["id_j"].iloc[0]} == {best[1], best[2]}
 
 
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 0.64, 1.0])
+def test_worst_pairs_are_the_same_pairs_and_numbers_on_both_backends(population, alpha):
+    """Ties included (values on a grid: many pairs share a violation; the first pairs in row order are kept)."""
+    from fairness.individual import numba
+
+    if numba is None:
+        pytest.skip("numba is not installed")
+    e, s, r = population
+    tied = [np.round(v[:120], 1) for v in population]
+    flat = (np.zeros(30), np.zeros(30), np.tile([0.0, 0.5, 1.0], 10))  # 100 pairs 1 apart: which 5 are kept
+    for inputs, k in (((e, s, r), 20), (tied, 25), (flat, 5), ((e[:4], s[:4], r[:4]), 10)):
+        fast = worst_pairs(*inputs, alpha=alpha, k=k, backend="numba")
+        assert fast.equals(worst_pairs(*inputs, alpha=alpha, k=k, backend="numpy")), (alpha, k)
+    assert worst_pairs(e, s, r, alpha=alpha, k=0, backend="numba").empty
+
+
 def test_subject_violations_average_to_one_minus_eaif(population):
     """Each pair is counted twice over subjects: mean of per-subject violations = 1 - EaIF."""
     e, s, r = population

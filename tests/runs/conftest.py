@@ -1,6 +1,7 @@
 """The three source studies of the human audits, simulated once per process (``tests.runs.db_snapshot``)."""
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
@@ -84,3 +85,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid.startswith("tests/runs/") and "sources" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("tests/runs/conftest.py::sources"))
+
+
+ANSWERED_24 = "tests/runs/conftest.py::answered_24"
+
+
+@pytest.fixture(scope="package")
+def _answered_24_snapshot(django_db_setup, django_db_blocker) -> db_snapshot.Snapshot:
+    simulate = partial(simulate_participants, "effort-demo", n=24, seed=5)
+    return db_snapshot.take(researcher_and_demo, lambda _: simulate(), blocker=django_db_blocker)[0]
+
+
+@pytest.fixture
+def answered_24(_answered_24_snapshot, demo_study):
+    """The effort demo (``demo_study``) taken by 24 simulated participants (seed 5), simulated once per process:
+    enough to flag some for answer quality and analyse the rest. Its tests share a worker under ``make test``:
+    mark them ``xdist_group(ANSWERED_24)``."""
+    db_snapshot.restore(_answered_24_snapshot)
+    return demo_study

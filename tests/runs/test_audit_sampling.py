@@ -36,20 +36,40 @@ REFUSED = [
 
 
 def audit_command(subjects, out, **options):
+    """The audit by the command, with 20 bootstrap resamples: the tests read the sampled EaIF, whose pairs and
+    interval the resamples do not touch."""
     call_command(
-        "audit_models", study="effort-demo", subjects=str(subjects), condition="arrests", out=str(out), **options
+        "audit_models",
+        study="effort-demo",
+        subjects=str(subjects),
+        condition="arrests",
+        out=str(out),
+        resamples=20,
+        **options,
     )
     return json.loads((out / "results.json").read_text())
 
 
 @pytest.fixture
-def demo_subjects(demo_study, tmp_path, settings):
-    """The effort demo (owned by ``researcher``) with 16 simulated participants and its subjects file."""
+def subjects_file(demo_study, tmp_path, settings):
+    """The effort demo's (owned by ``researcher``) subjects file, condition arrests."""
     settings.REPORTS_DIR = tmp_path / "reports"
-    simulate_participants("effort-demo", n=16, seed=4)
     path = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(path), stdout=StringIO())
     return path
+
+
+@pytest.fixture
+def demo_subjects(subjects_file):
+    """The subjects file, the effort demo taken by 16 simulated participants."""
+    simulate_participants("effort-demo", n=16, seed=4)
+    return subjects_file
+
+
+@pytest.fixture
+def answered_subjects(answered_demo, subjects_file):
+    """The subjects file, the effort demo taken by 12 simulated participants (a snapshot: no simulation)."""
+    return subjects_file
 
 
 @pytest.fixture
@@ -58,14 +78,14 @@ def sampled(monkeypatch):
     monkeypatch.setattr(runs.audit_runs, "audit", partial(real_audit, exact_limit=10))
 
 
-def test_each_bad_sampling_value_is_refused_by_its_own_message(demo_subjects, researcher, client, tmp_path):
+def test_each_bad_sampling_value_is_refused_by_its_own_message(subjects_file, researcher, client, tmp_path):
     api = APIClient()
     api.force_authenticate(researcher)
     client.force_login(researcher)
     for options, field, message in REFUSED:
         with pytest.raises(CommandError, match=message.replace("(", r"\(")):
-            audit_command(demo_subjects, tmp_path / "o", **options)
-        with demo_subjects.open("rb") as fh:
+            audit_command(subjects_file, tmp_path / "o", **options)
+        with subjects_file.open("rb") as fh:
             response = api.post(
                 "/api/studies/effort-demo/audits/",
                 {"subjects": fh, "condition": "arrests", **options},
@@ -73,7 +93,7 @@ def test_each_bad_sampling_value_is_refused_by_its_own_message(demo_subjects, re
             )
         assert response.status_code == 400, (options, response.content)
         assert any(message in error for error in response.json()["fields"][field]), (options, response.json())
-        with demo_subjects.open("rb") as fh:
+        with subjects_file.open("rb") as fh:
             page = client.post(
                 "/researcher/studies/effort-demo/start/audit/", {"subjects": fh, "condition": "arrests", **options}
             )
@@ -82,15 +102,15 @@ def test_each_bad_sampling_value_is_refused_by_its_own_message(demo_subjects, re
         own = html[html.index(f'id="audit-{field.replace("_", "-")}"') :]
         assert escape(message) in own[: own.index("</div>")], (options, field)  # under its own field
     with pytest.raises(CommandError, match="argument --bound: invalid choice: 'exact'"):  # the command line's
-        call_command("audit_models", "--study", "effort-demo", "--subjects", str(demo_subjects), "--bound", "exact")
+        call_command("audit_models", "--study", "effort-demo", "--subjects", str(subjects_file), "--bound", "exact")
     assert Job.objects.count() == 0 and AuditRun.objects.count() == 0
 
 
-def test_the_api_and_the_form_store_the_sampling_options_in_the_job(demo_subjects, researcher, client):
+def test_the_api_and_the_form_store_the_sampling_options_in_the_job(subjects_file, researcher, client):
     api = APIClient()
     api.force_authenticate(researcher)
     asked = {"bound": "hoeffding", "n_pairs": 5000, "half_width": 0.01}
-    with demo_subjects.open("rb") as fh:
+    with subjects_file.open("rb") as fh:
         response = api.post(
             "/api/studies/effort-demo/audits/", {"subjects": fh, "condition": "arrests", **asked}, format="multipart"
         )
@@ -103,7 +123,7 @@ def test_the_api_and_the_form_store_the_sampling_options_in_the_job(demo_subject
     assert '<option value="hoeffding">hoeffding</option><option value="normal">normal</option>' in page
     assert 'id="audit-n-pairs" name="n_pairs" min="1000" max="1000000000" step="1" value="2000000"' in page
     assert 'id="audit-half-width" name="half_width" step="any" min="5e-05" max="0.5" value=""' in page
-    with demo_subjects.open("rb") as fh:
+    with subjects_file.open("rb") as fh:
         posted = client.post(
             "/researcher/studies/effort-demo/start/audit/",
             {"subjects": fh, "condition": "arrests", "bound": "normal", "n_pairs": "3000", "half_width": ""},
@@ -113,8 +133,9 @@ def test_the_api_and_the_form_store_the_sampling_options_in_the_job(demo_subject
     assert (params["bound"], params["n_pairs"], params.get("half_width")) == ("normal", 3000, None)
 
 
-def test_a_hoeffding_audit_states_its_interval_by_the_formula(demo_subjects, sampled, tmp_path):
-    results = audit_command(demo_subjects, tmp_path / "h", bound="hoeffding", n_pairs=5000)
+@pytest.mark.slow
+def test_a_hoeffding_audit_states_its_interval_by_the_formula(answered_subjects, sampled, tmp_path):
+    results = audit_command(answered_subjects, tmp_path / "h", bound="hoeffding", n_pairs=5000)
     rows = pd.DataFrame(results["eaif"])
     assert len(rows) and set(rows["bound"]) == {"hoeffding"} and set(rows["n_pairs"]) == {5000}
     half = math.sqrt(math.log(2 / 0.05) / (2 * 5000))  # Hoeffding (1963): 0.0192 at m = 5,000, delta = 0.05
@@ -133,10 +154,11 @@ def test_a_hoeffding_audit_states_its_interval_by_the_formula(demo_subjects, sam
     assert f"(+/- {half:.2g}); violating pairs" in html
 
 
-def test_an_audit_to_a_target_half_width_reports_the_pairs_it_used(demo_subjects, sampled, tmp_path):
+@pytest.mark.slow
+def test_an_audit_to_a_target_half_width_reports_the_pairs_it_used(answered_subjects, sampled, tmp_path):
     out = StringIO()
     rows = pd.DataFrame(
-        audit_command(demo_subjects, tmp_path / "w", half_width=0.002, n_pairs=1000, stdout=out)["eaif"]
+        audit_command(answered_subjects, tmp_path / "w", half_width=0.002, n_pairs=1000, stdout=out)["eaif"]
     )
     assert (rows["half_width"] <= 0.002).all() and (rows["half_width"] > 0).all()
     assert set(rows["n_pairs"]) <= {1000 * 2**j for j in range(1, 30)}  # a check of the doubling grid
@@ -147,11 +169,12 @@ def test_an_audit_to_a_target_half_width_reports_the_pairs_it_used(demo_subjects
     assert "until the interval&#x27;s half-width was at most 0.002, checked at 1,000 x 2^j pairs" in html
 
 
-def test_the_defaults_give_todays_numbers(demo_subjects, sampled, tmp_path):
-    """No option: 2,000,000 pairs, the empirical Bernstein bound and the audit's seed, as the audit drew them
+@pytest.mark.slow
+def test_the_defaults_give_todays_numbers(answered_subjects, sampled, tmp_path):
+    """No sampling option: 2,000,000 pairs, the empirical Bernstein bound and the audit's seed, as the audit drew them
     before the options existed (``eaif_sampled(..., n_pairs=2_000_000, seed=seed)``)."""
-    rows = pd.DataFrame(audit_command(demo_subjects, tmp_path / "d")["eaif"]).set_index(["model", "weights"])
-    subjects = read_subjects(demo_subjects)
+    rows = pd.DataFrame(audit_command(answered_subjects, tmp_path / "d")["eaif"]).set_index(["model", "weights"])
+    subjects = read_subjects(answered_subjects)
     e, s = effort_and_aggregate(subjects, desirable=False, scale=1.0)  # the arrests condition's
     for (model, weights), row in rows.iterrows():
         if weights != "equal":

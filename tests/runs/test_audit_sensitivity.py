@@ -12,11 +12,11 @@ from django.core.management import call_command
 
 from analysis.sensitivity import COLUMNS
 from participation.models import Participant
-from participation.simulate import simulate_participants
 from research.export import export_tables
 from runs.analysis_runs import analysis_run_create
 from runs.audit_parameters import AuditParameters
 from runs.audit_runs import audit_run_create
+from tests.runs.conftest import ANSWERED_24
 from tests.runs.test_sensitivity import _machine_speed
 
 pytestmark = pytest.mark.django_db
@@ -33,16 +33,17 @@ def _flagged(slug: str, machine_speed: list[Participant]) -> list[Participant]:
 
 
 def _audit(slug: str, subjects, out, **options) -> tuple[pd.DataFrame, dict]:
-    """The audit with 20 resamples: the checks compare point estimates (the bootstrap draws only the intervals,
+    """The audit with 2 resamples: the checks compare point estimates (the bootstrap draws only the intervals,
     and each human-metric resample is a refit, the audit's main cost)."""
     audit_run_create(
-        slug=slug, subjects_file=subjects, out_dir=out, parameters=AuditParameters(n_resamples=20, **options)
+        slug=slug, subjects_file=subjects, out_dir=out, parameters=AuditParameters(n_resamples=2, **options)
     )
     return pd.read_csv(out / "sensitivity.csv").set_index("estimate"), json.loads((out / "results.json").read_text())
 
 
-def test_the_audit_gives_the_feedback_estimates_and_the_likert_alpha_without_the_flagged(demo_study, tmp_path):
-    simulate_participants("effort-demo", n=24, seed=4)
+@pytest.mark.slow
+@pytest.mark.xdist_group(ANSWERED_24)
+def test_the_audit_gives_the_feedback_estimates_and_the_likert_alpha_without_the_flagged(answered_24, tmp_path):
     flagged = _flagged("effort-demo", _machine_speed("effort-demo", 6))
     path = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(path))
@@ -80,6 +81,7 @@ def test_the_audit_gives_the_feedback_estimates_and_the_likert_alpha_without_the
     assert recomputed["all"].tolist() == pytest.approx(recomputed["without_flagged"].tolist(), nan_ok=True)
 
 
+@pytest.mark.slow
 def test_the_audit_gives_what_people_said_without_the_flagged(sources, tmp_path):
     flagged = [
         p.pk

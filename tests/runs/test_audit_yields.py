@@ -62,6 +62,7 @@ def _metric_choices(researcher) -> list[str]:
     return next(f for f in human_source_choices(researcher, {}, {}) if f["name"] == "metric_from")["choices"]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_new_type_that_yields_a_metric_is_read_by_metric_from_with_no_other_change(
     pairs_study, researcher, monkeypatch

@@ -87,6 +87,7 @@ def test_the_parameters_defaults_are_the_commands_the_apis_and_the_forms(db, dem
     assert AuditParameters.from_request({"shown_model": "", "by": [], "calibration": None}) == DEFAULTS
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_one_export_per_study_gives_the_numbers_of_exporting_on_every_read(sources, tmp_path, monkeypatch):
     """Participants of a source flagged by a server-measured rule (the sensitivity's modes then differ): the
@@ -107,7 +108,7 @@ def test_one_export_per_study_gives_the_numbers_of_exporting_on_every_read(sourc
         return read_text(path, *args, **kwargs)
 
     monkeypatch.setattr(Path, "read_text", not_results)
-    parameters = AuditParameters(n_resamples=12, seed=4, lipschitz=0.3, **OPTIONS)  # equal numbers: any count
+    parameters = AuditParameters(n_resamples=2, seed=4, lipschitz=0.3, **OPTIONS)  # equal numbers: any count
     run = audit_run_create(slug="effort-demo", subjects_file=sources, out_dir=tmp_path / "once", parameters=parameters)
     monkeypatch.setattr(Path, "read_text", read_text)
     once = list(built)
@@ -137,10 +138,11 @@ def test_one_export_per_study_gives_the_numbers_of_exporting_on_every_read(sourc
     assert again.results == run.results
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)  # the job worker commits
 def test_progress_names_every_stage_in_the_command_and_the_job_log(sources, researcher, demo_study, monkeypatch):
-    """Stages are named whatever the counts: the command's 12 resamples, and the job's 40 refits of the human
-    metric capped at MAX_METRIC_RESAMPLES (here 8, so that the cap is seen without its 200 refits)."""
+    """Stages are named whatever the counts: the command's 3 resamples, and the job's 6 refits of the human
+    metric capped at MAX_METRIC_RESAMPLES (here 2, so that the cap is seen without its 200 refits)."""
     from django.core.files import File
 
     from runs import human_sources
@@ -154,7 +156,7 @@ def test_progress_names_every_stage_in_the_command_and_the_job_log(sources, rese
         study="effort-demo",
         subjects=str(sources),
         out=str(Path(sources).parent / "audit"),
-        resamples=12,
+        resamples=3,
         stdout=out,
         **OPTIONS,
     )
@@ -162,23 +164,23 @@ def test_progress_names_every_stage_in_the_command_and_the_job_log(sources, rese
     shown = [line.split("] ", 1)[1] for line in lines]
     stages = [next((stage for stage in STAGES if message.startswith(f"{stage} ")), None) for message in shown]
     assert None not in stages and list(dict.fromkeys(stages)) == list(STAGES)  # each stage, in the order planned
-    assert "human metric bootstrap 12/12" in shown  # the metric's refits, counted
+    assert "human metric bootstrap 3/3" in shown  # the metric's refits, counted
     assert lines[-1] == "  [100%] report 1/1"
     with sources.open("rb") as fh:
         job = job_create(
             kind=Job.Kind.AUDIT,
             user=researcher,
             study=demo_study,
-            params={**OPTIONS, "lipschitz": 1.0, "surrogate": "linear", "n_resamples": 40},
+            params={**OPTIONS, "lipschitz": 1.0, "surrogate": "linear", "n_resamples": 6},
             uploads={"subjects": File(fh, name="subjects.csv")},
         )
-    monkeypatch.setattr(human_sources, "MAX_METRIC_RESAMPLES", 8)  # the job's process is forked from this one
+    monkeypatch.setattr(human_sources, "MAX_METRIC_RESAMPLES", 2)  # the job's process is forked from this one
     run_jobs()
     job.refresh_from_db()
     assert job.status == "succeeded", job.error
     logged = [line.split(" ", 1)[1] for line in job.log.splitlines()]
     assert [line.split(":")[0] for line in logged if " in " in line and line.endswith(" s")] == list(STAGES)
-    assert "human metric bootstrap: 8 in " in job.log  # MAX_METRIC_RESAMPLES of the job's 40
+    assert "human metric bootstrap: 2 in " in job.log  # MAX_METRIC_RESAMPLES of the job's 6
 
 
 @pytest.mark.browser

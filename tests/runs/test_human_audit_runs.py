@@ -24,6 +24,7 @@ def audit(path, tmp_path, **options) -> str:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_an_audit_uses_the_metric_the_utilities_and_the_feature_judgements_people_gave(sources, tmp_path):
     out = audit(
@@ -34,7 +35,7 @@ def test_an_audit_uses_the_metric_the_utilities_and_the_feature_judgements_peopl
         features_from="people-fair",
         by=["role"],
         lipschitz=2.0,
-        resamples=50,  # the intervals are checked for order and for holding the statistic, not for coverage
+        resamples=10,  # the intervals are checked for order and for holding the statistic, not for coverage
     )
     results = json.loads((out / "results.json").read_text())["human"]
     assert set(results["sources"]) == {"--metric-from", "--utility-from", "--features-from"}
@@ -76,12 +77,13 @@ def test_the_form_and_the_command_offer_the_surrogates_the_audit_fits():
     assert tuple(SURROGATES) == FITTED
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_forest_surrogate_is_named_in_the_tables_and_the_report(sources, tmp_path):
     """``--surrogate forest``: the reliance table names it and the report says its R^2 is out of bag; a model of
     priors alone relies on priors under the forest too (the other features get a tenth of its importance at most:
     the forest's splits in small nodes may still use them)."""
-    out = audit(sources, tmp_path, features_from="people-fair", surrogate="forest", resamples=20)  # no interval read
+    out = audit(sources, tmp_path, features_from="people-fair", surrogate="forest", resamples=2)  # no interval read
     reliance = pd.read_csv(out / "unfair_feature_reliance.csv")
     assert reliance["surrogate"].eq("forest").all() and reliance["surrogate_r2"].le(1).all()
     assert reliance.set_index("model").loc["by_priors", "surrogate_r2"] > 0.5  # 40 subjects, 5 a leaf
@@ -127,6 +129,7 @@ REFUSED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_sources_the_audit_cannot_use_are_refused_before_anything_is_queued(
     sources, tmp_path, researcher, other_researcher, client
@@ -170,6 +173,7 @@ def test_sources_the_audit_cannot_use_are_refused_before_anything_is_queued(
         assert Job.objects.count() == 0 and AuditRun.objects.count() == 0, options
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)  # the job worker commits
 def test_the_api_and_the_web_form_take_the_same_options(sources, demo_study, researcher, other_researcher, client):
     from django.core.files import File
@@ -229,7 +233,7 @@ def test_the_human_sections_render_in_chromium_at_desktop_and_phone_width(source
     from pathlib import Path
 
     sources_of = {"metric_from": "people-alike", "utility_from": "people-choose", "features_from": "people-fair"}
-    audit(sources, tmp_path, resamples=20, **sources_of)  # the sections drawn, whatever the intervals' resamples
+    audit(sources, tmp_path, resamples=2, **sources_of)  # the sections drawn, whatever the intervals' resamples
     shots = os.environ.get("REPORT_SCREENSHOTS")
     for width, height in ((1280, 900), (390, 844)):
         context = browser.new_context(viewport={"width": width, "height": height})

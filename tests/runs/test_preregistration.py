@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 SLUG = "disagreement-synthetic"
 PLAN = {
     "analyses": [{"name": "by role", "by": ["role"]}],
-    "n_resamples": 40,
+    "n_resamples": 10,  # the plan's, its design check's and the analyses': what is stated, not the intervals
     "seed": 3,
     "sample_size": 24,
     "hypotheses": "H1: people who work in criminal justice disagree less with the AI's labels.",
@@ -80,6 +80,7 @@ def registered(study, tmp_path, monkeypatch, _computed):
     return tmp_path / "bundle"
 
 
+@pytest.mark.slow
 def test_the_bundle_freezes_study_plan_code_and_requirements_with_a_simulated_run(study, registered):
     manifest = json.loads((registered / "manifest.json").read_text())
     assert set(manifest["files"]) >= {"study.json", "analysis_plan.json", "plan.json", "requirements.txt"}
@@ -117,6 +118,7 @@ def test_the_bundle_freezes_study_plan_code_and_requirements_with_a_simulated_ru
     assert registration.manifest_sha256 == sha256(registered / "manifest.json")
 
 
+@pytest.mark.slow
 def test_verify_finds_changed_missing_and_extra_files(registered):
     call_command("preregister", verify=str(registered))
     (registered / "extra.txt").write_text("added later")
@@ -148,6 +150,7 @@ def test_a_bad_plan_is_refused_by_its_field_and_nothing_is_registered(study, tmp
     assert not Preregistration.objects.exists()
 
 
+@pytest.mark.slow
 def test_a_registration_is_never_replaced(registered, tmp_path):
     with pytest.raises(CommandError, match="a registration is never replaced"):
         call_command("preregister", SLUG, out=str(tmp_path / "again"))
@@ -184,10 +187,11 @@ def test_the_plan_defaults_are_the_analysis_commands(study, tmp_path, monkeypatc
 
 
 def run(tmp_path, name: str, **options) -> AnalysisRun:
-    options = {"seed": 3, "n_resamples": 40, "by": ["role"], **options}
+    options = {"seed": 3, "n_resamples": PLAN["n_resamples"], "by": ["role"], **options}
     return analysis_run_create(slug=SLUG, out_dir=tmp_path / name, **options)
 
 
+@pytest.mark.slow
 def test_an_analysis_that_follows_the_plan_says_so(registered, tmp_path):
     simulate_participants(SLUG, n=24, seed=1, decline_rate=0)
     results = run(tmp_path, "planned").results
@@ -198,6 +202,7 @@ def test_an_analysis_that_follows_the_plan_says_so(registered, tmp_path):
     assert "This analysis follows the plan the study was preregistered on" in html
 
 
+@pytest.mark.slow
 def test_deviations_are_computed_and_need_a_reason_before_the_analysis_runs(registered, tmp_path):
     simulate_participants(SLUG, n=20, seed=1, decline_rate=0)
     with pytest.raises(ValueError, match="deviates from the plan .*seed 5; planned 3.*say why"):
@@ -217,6 +222,7 @@ def test_deviations_are_computed_and_need_a_reason_before_the_analysis_runs(regi
     assert "Deviations from the preregistered plan" in (tmp_path / "pooled" / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_a_new_study_version_is_a_deviation_and_an_unregistered_study_has_none(registered, study, tmp_path):
     simulate_participants(SLUG, n=24, seed=1, decline_rate=0)
     spec = {**study.spec, "title": "Changed after the registration"}
@@ -228,6 +234,7 @@ def test_a_new_study_version_is_a_deviation_and_an_unregistered_study_has_none(r
     assert run(tmp_path, "unregistered").results["deviations"] is None
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_dashboard_and_the_api_register_a_plan_once_as_a_job(study, researcher, other_researcher, client, tmp_path):
     import io
@@ -292,6 +299,7 @@ def test_the_dashboard_and_the_api_register_a_plan_once_as_a_job(study, research
     assert Job.objects.count() == 1
 
 
+@pytest.mark.slow
 def test_an_audit_of_a_registered_study_says_it_is_exploratory(registered, study, tmp_path):
     import pandas as pd
 
@@ -306,7 +314,7 @@ def test_an_audit_of_a_registered_study_says_it_is_exploratory(registered, study
     )
     path = tmp_path / "subjects.csv"
     subjects.to_csv(path, index=False)
-    parameters = AuditParameters(groups=("race",), n_resamples=50)
+    parameters = AuditParameters(groups=("race",), n_resamples=5)  # its deviations are checked
     results = audit_run_create(slug=SLUG, subjects_file=path, out_dir=tmp_path / "audit", parameters=parameters).results
     (deviation,) = results["deviations"]["deviations"]
     assert deviation["type"] == "exploratory analysis" and results["deviations"]["follows_plan"] is False

@@ -12,26 +12,26 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from participation.simulate import simulate_participants
 from runs.models import AuditRun
 from runs.report_assets import REPORT_ASSETS
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 
 
 @pytest.fixture
-def audited(demo_study, tmp_path, settings) -> tuple[Path, str]:
-    """The demo study audited by the command: the report's folder and what the command printed."""
+def audited(answered_demo, tmp_path, settings) -> tuple[Path, str]:
+    """The demo study (answered, ``answered_demo``) audited by the command: the report's folder and what the
+    command printed."""
     settings.REPORTS_DIR = tmp_path / "reports"
     settings.SITE_URL = "https://fairness.example.org"
-    simulate_participants("effort-demo", n=8, seed=3)
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
     out = StringIO()
-    audit = tmp_path / "audit"  # 20 resamples: the report's files and figures, not its intervals, are checked
-    call_command("audit_models", study="effort-demo", subjects=str(subjects), out=str(audit), resamples=20, stdout=out)
+    audit = tmp_path / "audit"  # 2 resamples: the report's files and figures, not its intervals, are checked
+    call_command("audit_models", study="effort-demo", subjects=str(subjects), out=str(audit), resamples=2, stdout=out)
     return tmp_path / "audit", out.getvalue()
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_file_and_the_dashboard_address(audited, researcher):
     folder, printed = audited
     run = AuditRun.objects.get()

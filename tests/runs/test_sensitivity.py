@@ -15,6 +15,7 @@ from participation.simulate import simulate_participants
 from research.export import export_tables
 from runs.analysis_runs import analysis_run_create
 from tests.conftest import ROOT
+from tests.runs.conftest import ANSWERED_24
 
 pytestmark = pytest.mark.django_db
 
@@ -26,8 +27,9 @@ def _machine_speed(slug: str, n: int) -> list[Participant]:
     return chosen
 
 
-def test_effort_report_gives_alpha_with_and_without_the_flagged(demo_study, tmp_path):
-    simulate_participants("effort-demo", n=24, seed=5)
+@pytest.mark.slow
+@pytest.mark.xdist_group(ANSWERED_24)
+def test_effort_report_gives_alpha_with_and_without_the_flagged(answered_24, tmp_path):
     _machine_speed("effort-demo", 6)
     run = analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=2, n_resamples=20)  # alpha: a point estimate
     table = pd.read_csv(tmp_path / "sensitivity.csv")
@@ -64,6 +66,7 @@ def _disagreement_study(researcher, **quality) -> dict:
     return study_load(spec=spec, owner=researcher).study.spec
 
 
+@pytest.mark.slow
 def test_design_report_flags_a_conclusion_the_flagged_participants_carry(researcher, tmp_path):
     """Flagged participants who disagree with every AI prediction raise the disagreement rate: without them
     the rate falls outside the all-participants CI, which the table reports as a changed conclusion; with
@@ -94,12 +97,13 @@ def test_design_report_flags_a_conclusion_the_flagged_participants_carry(researc
     assert f"The other {kept} headline estimates keep their conclusion" in html
 
 
-def test_differential_parity_report_gives_each_test_with_and_without_the_flagged(demo_study, tmp_path):
+@pytest.mark.slow
+@pytest.mark.xdist_group(ANSWERED_24)
+def test_differential_parity_report_gives_each_test_with_and_without_the_flagged(answered_24, tmp_path):
     from dataclasses import replace
 
     from runs.relative_fairness import study_differential_parity, write_study_dp_report
 
-    simulate_participants("effort-demo", n=24, seed=6)
     _machine_speed("effort-demo", 8)
     _, tables = write_study_dp_report("effort-demo", tmp_path)
     table = pd.read_csv(tmp_path / "sensitivity.csv")

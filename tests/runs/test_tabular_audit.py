@@ -23,7 +23,7 @@ SLUG = "compas-choose"
 
 
 def _answered_study(owner, folder):
-    """The choice study of the COMPAS file's defendants, answered by 30 simulated participants; the file."""
+    """The choice study of the COMPAS file's defendants, answered by 12 simulated participants; the file."""
     path = compas_csv(folder)
     spec = build_study(
         "choice",
@@ -37,7 +37,7 @@ def _answered_study(owner, folder):
         slug=SLUG,
     )
     study_load(spec=spec, owner=owner)
-    simulate_participants(SLUG, n=30, seed=3, decline_rate=0)
+    simulate_participants(SLUG, n=12, seed=3, decline_rate=0)
     return path
 
 
@@ -49,7 +49,7 @@ def _answered(django_db_setup, django_db_blocker, tmp_path_factory):
 
 @pytest.fixture
 def compas_audit(_answered, researcher, tmp_path, settings):
-    """The choice study (loaded, 30 simulated participants: simulated once per process, ``tests.runs.db_snapshot``)
+    """The choice study (loaded, 12 simulated participants: simulated once per process, ``tests.runs.db_snapshot``)
     and the subjects file of the audit: the same 60 defendants with their shown features, race, sex, the truth and
     two models."""
     settings.REPORTS_DIR = tmp_path / "reports"
@@ -72,7 +72,8 @@ def run(subjects, tmp_path, name="audit", **options):
 
 @pytest.mark.django_db
 def test_a_tabular_audit_of_two_models_with_what_people_said(compas_audit, tmp_path):
-    out = run(compas_audit, tmp_path, groups=["race"], outcome_column="two_year_recid", utility_from=f"{SLUG}:choices")
+    options = {"groups": ["race"], "outcome_column": "two_year_recid", "utility_from": f"{SLUG}:choices"}
+    out = run(compas_audit, tmp_path, resamples=50, **options)  # intervals read for holding the value only
     results = json.loads((out / "results.json").read_text())
     metrics = pd.DataFrame(results["group_metrics"])
     assert set(metrics["model"]) == {"compas", "priors"} and set(metrics["group_column"]) == {"race"}
@@ -104,7 +105,7 @@ def test_a_tabular_audit_of_two_models_with_what_people_said(compas_audit, tmp_p
 @pytest.mark.django_db
 def test_without_groups_nothing_is_guessed(compas_audit, tmp_path):
     """The file's race, sex and feature columns have few values each: none becomes a group unless named."""
-    out = run(compas_audit, tmp_path)
+    out = run(compas_audit, tmp_path, resamples=2)  # no interval read
     results = json.loads((out / "results.json").read_text())
     metrics = pd.DataFrame(results["group_metrics"])
     assert set(metrics["group_column"]) == {""} and set(metrics["quantity"]) == {"overall"}
@@ -157,7 +158,7 @@ def test_the_form_lists_the_files_columns_and_the_report_renders(compas_audit, t
     from runs.models import AuditRun
     from tests.surveys.test_report_browser import open_as_alice
 
-    run(compas_audit, tmp_path, groups=["race", "sex"], outcome_column="two_year_recid")
+    run(compas_audit, tmp_path, groups=["race", "sex"], outcome_column="two_year_recid", resamples=5)  # drawn
     report = reverse("researcher:audit-file", args=[AuditRun.objects.latest("pk").pk, "report.html"])
     shots = os.environ.get("REPORT_SCREENSHOTS")
     for width, height in ((1280, 900), (390, 844)):

@@ -54,6 +54,7 @@ def features_of(subjects: pd.DataFrame, model: str) -> np.ndarray:
     return np.array([(subjects["outcome"] == subjects[f"label_{model}"]).mean(), *gaps])
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_audit_scores_each_model_by_the_raters_tradeoff_weights(tradeoff_source, tmp_path, capsys):
     from analysis.tradeoff import tradeoff_weights
@@ -100,6 +101,7 @@ def test_the_audit_scores_each_model_by_the_raters_tradeoff_weights(tradeoff_sou
     assert_audit_intervals_are_registered(out)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_tradeoff_source_needs_the_outcome_and_the_blocks_group(tradeoff_source, tmp_path):
     path, subjects = tradeoff_source

@@ -34,18 +34,19 @@ def analysed(django_db_setup, django_db_blocker, tmp_path_factory):
     with shared_demo_study(django_db_blocker, folder, n=16, seed=5, edit=few_respondents) as shared:
         unfinished = list(Participant.objects.filter(status="completed").order_by("pk")[:2])
         Participant.objects.filter(pk__in=[p.pk for p in unfinished]).update(status="active")
-        run = analysis_run_create(slug="effort-demo", out_dir=folder / "a", seed=1, n_resamples=100)
+        run = analysis_run_create(slug="effort-demo", out_dir=folder / "a", seed=1, n_resamples=20)
         call_command(
             "analyze_study",
             "effort-demo",
             out=str(folder / "b"),
-            resamples=100,
+            resamples=20,
             include_incomplete=True,
             stdout=StringIO(),
         )
         yield Analysed(shared, run, {str(p.pseudonym) for p in unfinished})
 
 
+@pytest.mark.slow
 def test_analysis_run_writes_report_and_versions_calibrations(analysed):
     run, out = analysed.run, analysed.shared.folder / "a"
     assert {p.name for p in out.iterdir()} >= {
@@ -74,6 +75,7 @@ def test_too_few_participants_is_a_clear_error(demo_spec, researcher, tmp_path):
         analysis_run_create(slug="no-one-yet", out_dir=tmp_path, seed=1, n_resamples=10)
 
 
+@pytest.mark.slow
 def test_dashboard_links_the_latest_report_and_the_headline_family_is_named(
     client, analysed, other_researcher, settings
 ):
@@ -107,6 +109,7 @@ def test_dashboard_links_the_latest_report_and_the_headline_family_is_named(
     assert client.get("/researcher/studies/effort-demo/report/report.html").status_code == 404
 
 
+@pytest.mark.slow
 def test_completed_participants_by_default_and_the_report_counts_the_dropped(analysed):
     sample = analysed.run.results["sample"]
     assert sample["dropped"]["not completed (active)"] == 2 and sample["include_incomplete"] is False
@@ -131,16 +134,17 @@ def _csv_rows(path):
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow
 def test_generalise_from_the_study_file_and_the_command(analysed, tmp_path):
     """analysis.generalise = "stimuli" in the study file makes the calibration's CI the two-way bootstrap's
     (stored with generalise "stimuli"); --generalise none overrides it; the report states each estimand.
-    (100 resamples: the claims are which interval and estimand are stored and printed, not their width.)"""
+    (20 resamples: the claims are which interval and estimand are stored and printed, not their width.)"""
     import json
 
     study = Study.objects.get(pk=analysed.shared.study.pk)  # its own copy: the change is rolled back after the test
     study.spec["analysis"] = {"generalise": "stimuli"}
     study.save(update_fields=["spec"])
-    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=1, n_resamples=100)
+    run = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "a", seed=1, n_resamples=20)
     for record in run.results["calibrations"]:
         cal = run.calibrations.get(condition__key=record["condition"])
         assert cal.estimand == cal.estimand_text == record["estimand"]  # stored, printed with alpha everywhere
@@ -165,7 +169,7 @@ def test_generalise_from_the_study_file_and_the_command(analysed, tmp_path):
     assert results["multiple_testing"]["effort"]["definition"].startswith("headline tests generalising over stimuli")
 
     out = StringIO()
-    call_command("analyze_study", "effort-demo", out=str(tmp_path / "b"), resamples=100, generalise="none", stdout=out)
+    call_command("analyze_study", "effort-demo", out=str(tmp_path / "b"), resamples=20, generalise="none", stdout=out)
     assert "(for these 12 stimulus pairs (participants resampled" in out.getvalue()
     latest = Calibration.objects.filter(condition__key="arrests").order_by("-version").first()
     assert latest.estimand.startswith("for these 12 stimulus pairs")

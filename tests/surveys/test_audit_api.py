@@ -5,20 +5,20 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from participation.simulate import simulate_participants
 from runs.models import AuditRun
 from studies.models import Condition
+from tests.runs.conftest import _answered_demo_snapshot, answered_demo  # noqa: F401 - 12 answered, simulated once
 
 
 @pytest.fixture
-def demo_subjects(demo_study, tmp_path, settings):
+def demo_subjects(answered_demo, tmp_path, settings):  # noqa: F811
     settings.REPORTS_DIR = tmp_path / "reports"
-    simulate_participants("effort-demo", n=16, seed=4)
     path = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(path))
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_audit_api(demo_subjects, researcher, other_researcher):
     from tests.conftest import run_jobs

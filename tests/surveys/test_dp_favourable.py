@@ -11,6 +11,8 @@ from fairness.study_parity import table_definitions
 from participation.simulate import simulate_participants
 from runs.models import Job
 from tests.conftest import run_jobs
+from tests.runs import db_snapshot
+from tests.runs.conftest import researcher_and_demo
 
 pytestmark = pytest.mark.django_db
 
@@ -42,12 +44,21 @@ def assert_follows(rows, favourable):
     return decided
 
 
+@pytest.fixture(scope="module")
+def _answered_snapshot(django_db_setup, django_db_blocker):
+    return db_snapshot.take(
+        researcher_and_demo, lambda _: simulate_participants("effort-demo", n=20, seed=3), blocker=django_db_blocker
+    )
+
+
 @pytest.fixture
-def answered(demo_study):
-    simulate_participants("effort-demo", n=20, seed=3)
+def answered(_answered_snapshot, demo_study):
+    """The demo study taken by 20 simulated participants (seed 3), simulated once per module."""
+    db_snapshot.restore(_answered_snapshot[0])
     return demo_study
 
 
+@pytest.mark.slow
 def test_command_passes_favourable_through(answered, tmp_path):
     results = {}
     for favourable in ("lower", "higher"):
@@ -94,6 +105,7 @@ def test_api_refuses_a_bad_favourable_value(demo_study, researcher):  # checked 
     assert not Job.objects.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_api_run_passes_favourable_to_the_job(answered, researcher):
     client = APIClient()

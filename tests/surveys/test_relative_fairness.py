@@ -14,6 +14,7 @@ pytestmark = pytest.mark.django_db
 CST = REFERENCE_DATA / "counterfactual_situation_testing"
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_study_differential_parity_command_and_api(demo_study, researcher, other_researcher, tmp_path):
     simulate_participants("effort-demo", n=20, seed=3)
@@ -79,6 +80,7 @@ def _st_loan_command(data, tmp_path, **options) -> str:
     return out.getvalue()
 
 
+@pytest.mark.slow
 def test_situation_testing_command_report_and_errors(loan_files, tmp_path):
     data, cf = loan_files
     text = _st_loan_command(data, tmp_path, counterfactuals=str(cf), mode="reference")
@@ -114,6 +116,7 @@ def test_situation_testing_command_report_and_errors(loan_files, tmp_path):
         )
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_situation_testing_api(loan_files, researcher):
     data, cf = loan_files
@@ -164,6 +167,7 @@ def test_situation_testing_api(loan_files, researcher):
     assert failed["status"] == "failed" and "no row has Gender = 9" in failed["error"]
 
 
+@pytest.mark.slow
 def test_law_school_command_small(tmp_path):
     path = CST / "clean_LawSchool.csv"
     if not path.exists():
@@ -187,6 +191,7 @@ def _st_dag_command(data, tmp_path, do, **extra):
     return _st_loan_command(data, tmp_path, dag=str(dag), do=do, **extra)
 
 
+@pytest.mark.slow
 def test_situation_testing_dag_omits_cf_and_cst_with_the_complainant(loan_files, tmp_path):
     """An SCM gives counterfactual features, not the model's decision on them: CF and CSTwi would
     only copy the factual decision, so they are omitted and the output says so."""
