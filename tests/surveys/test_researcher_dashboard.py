@@ -50,12 +50,12 @@ def expected_from_export(sample: str) -> dict:
 
 @pytest.fixture(scope="class")
 def shared_mixed(django_db_setup, django_db_blocker, tmp_path_factory):
-    """30 simulated participants (one declines, one fails the attention checks) and three real ones: completed,
-    in progress, arrived without consenting; made once for the class below (each test's changes are rolled
-    back) and removed after it."""
+    """10 simulated participants (seed 10: one declines, one fails the attention checks) and three real ones:
+    completed, in progress, arrived without consenting; made once for the class below (each test's changes are
+    rolled back) and removed after it."""
     from participation.services import participant_arrive
 
-    with shared_demo_study(django_db_blocker, tmp_path_factory.mktemp("dashboard"), n=30, seed=2) as shared:
+    with shared_demo_study(django_db_blocker, tmp_path_factory.mktemp("dashboard"), n=10, seed=10) as shared:
         answer_pages(consented("effort-demo", "real-done"))
         answer_pages(consented("effort-demo", "real-active"), 3)
         participant_arrive(study_slug="effort-demo", external_id="real-arrived")
@@ -115,7 +115,7 @@ class TestOneAnsweredStudy:
         assert "export/pairs.csv?participants=real" in real
         csv = client.get("/researcher/studies/effort-demo/export/participants.csv?participants=simulated")
         frame = pd.read_csv(io.StringIO(csv.content.decode()))
-        assert len(frame) == 30 and set(frame["simulated"]) == {1}
+        assert len(frame) == 10 and set(frame["simulated"]) == {1}
         assert 'filename="effort-demo-simulated-participants.csv"' in csv["Content-Disposition"]
         pairs = pd.read_csv(
             io.StringIO(
