@@ -177,7 +177,7 @@ class TestOneAnsweredStudy:
         kept = replace(summarise("effort-demo"), arrivals_figure_json="")  # the chart's time axis ends now
         clear_process_caches()
         fresh = replace(summarise("effort-demo"), arrivals_figure_json="")
-        assert kept == fresh and kept.total == 33 + 12
+        assert kept == fresh and kept.total == 13 + 12
         assert sum(kept.quality_flags.values()) >= 1 and kept.exclusion_rate > 0  # the comparison is not vacuous
 
     def test_the_figures_are_kept_until_the_study_changes(self, mixed_study):
