@@ -36,6 +36,7 @@ def paths(node, prefix=()):
 ALL_PATHS = [p for p in paths(DEMO) if p]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(ALL_PATHS), JSON_VALUES, st.booleans())
 def test_mutated_study_files_validate_or_fail_with_paths(path, value, delete):

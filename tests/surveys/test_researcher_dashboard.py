@@ -62,6 +62,7 @@ def shared_mixed(django_db_setup, django_db_blocker, tmp_path_factory):
         yield shared
 
 
+@pytest.mark.slow
 class TestOneAnsweredStudy:
     """The dashboard's figures, filters and caches on one shared study of simulated and real participants."""
 
@@ -371,6 +372,7 @@ def test_other_researchers_cannot_start_or_see_runs(client, other_researcher, re
     assert Job.objects.count() == 1
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_jobs_run_and_their_reports_are_listed(client, researcher, demo_study, tmp_path):
     simulate_participants("effort-demo", n=8, seed=3)
