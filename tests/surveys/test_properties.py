@@ -4,6 +4,7 @@ path-named problems; any form input is either accepted within range or refused, 
 import copy
 import json
 
+import pytest
 from django.utils.datastructures import MultiValueDict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
