@@ -20,7 +20,7 @@ from research.api.pagination import ApiPagination
 from research.export import export_tables, table_records
 from tests.conftest import ROOT, run_jobs
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def notebook_code(section: int) -> str:

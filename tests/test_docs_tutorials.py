@@ -105,6 +105,7 @@ def test_tutorials_have_commands_and_only_runnable_ones():
         assert all(c.startswith(MANAGE) or c in ("make demo", "make test") for c in commands), name
 
 
+@pytest.mark.slow
 class TestAfterTheDemo:
     """The tutorials that start from the demo (the Prolific tutorial's premise: its bonus step uses the demo
     study) and from the first study's opening steps."""
@@ -149,6 +150,7 @@ class TestAfterTheDemo:
         assert list(prolific.payments.values()) == [1]
 
 
+@pytest.mark.slow
 def test_audit_tutorial(folder):
     for command in tutorial_commands("audit"):
         run(command)
@@ -156,6 +158,7 @@ def test_audit_tutorial(folder):
     assert any((folder / "reports" / "relative").iterdir())
 
 
+@pytest.mark.slow
 def test_own_model_tutorial(folder):
     """ProPublica's COMPAS file (the reference data, where the tutorial downloads it) to two studies, their
     design check, draft, pilot, live and closed, the analysis and a tabular audit of two models with the

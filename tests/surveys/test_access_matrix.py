@@ -57,7 +57,10 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("role", list(EXPECTED))
+@pytest.mark.parametrize(
+    "role",
+    [pytest.param(r, marks=pytest.mark.slow) if r == "owner" else r for r in EXPECTED],  # owner: 2+ CPU-s
+)
 def test_access_matrix(clients, role):
     client = clients[role]
     pages, api, admin, own_page = EXPECTED[role]

@@ -62,6 +62,7 @@ def test_schema_lists_every_endpoint(demo_study, researcher):
         assert templated in paths
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_api_starts_an_analysis_and_lists_runs(demo_study, researcher, other_researcher):
     from participation.simulate import simulate_participants

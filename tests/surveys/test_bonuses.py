@@ -1,4 +1,5 @@
 import uuid
+from collections.abc import Iterator
 from io import StringIO
 
 import numpy as np
@@ -22,6 +23,7 @@ def answered_demo(django_db_setup, django_db_blocker, tmp_path_factory):
         yield shared.study
 
 
+@pytest.mark.slow
 def test_bonus_lists_use_raw_ids_and_top_tenth(answered_demo, tmp_path):
     honesty = bonus_table("effort-demo", "honesty")
     raw_ids = set(Participant.objects.values_list("external_id", flat=True))
@@ -36,6 +38,7 @@ def test_bonus_lists_use_raw_ids_and_top_tenth(answered_demo, tmp_path):
     assert all(line.endswith(",5.00") for line in lines)
 
 
+@pytest.mark.slow
 def test_only_completed_non_excluded_participants_are_eligible(answered_demo):
     from tests.surveys.helpers import answer_pages, consented
 
@@ -63,12 +66,14 @@ def test_only_completed_non_excluded_participants_are_eligible(answered_demo):
         assert everyone.attrs["eligible"] == everyone.attrs["target"] <= len(eligible)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["0", "-0.2", "1.5", "ten"])
 def test_export_bonuses_top_fraction_must_be_in_zero_one(answered_demo, value):
     with pytest.raises(CommandError, match=r"--top-fraction must be"):
         call_command("export_bonuses", "effort-demo", "--top-fraction", value)
 
 
+@pytest.mark.slow
 def test_export_bonuses_reports_ties_at_the_cut_off(answered_demo, monkeypatch):
     import pandas as pd
 
@@ -88,6 +93,7 @@ def test_export_bonuses_reports_ties_at_the_cut_off(answered_demo, monkeypatch):
     assert "ties at the cut-off" in err.getvalue()
 
 
+@pytest.mark.slow
 def test_a_converted_study_honesty_scores_are_format1_bts_of_the_pairs(answered_demo):
     """The effort demo, stored as its conversion, takes the format 2 path (``honesty_scores`` over
     ``bts_positives``: each converted pair block's rows of ``pairs`` in its condition about its pairs), and
@@ -133,29 +139,48 @@ def test_a_converted_study_honesty_scores_are_format1_bts_of_the_pairs(answered_
     assert np.abs(paid["score"] - format1.loc[paid.index, "total"]).max() < 1e-12
 
 
-def _disagreement_study(bonus: dict) -> str:
-    """The bundled disagreement study (agree + BTS, 20 sampled of 200 defendants per participant) with
-    ``bonus`` as its honesty bonus and 40 simulated participants (about 4 answers per defendant)."""
+@pytest.fixture(scope="module")
+def disagreement_study(django_db_setup, django_db_blocker) -> Iterator[str]:
+    """The bundled disagreement study (agree + BTS, 20 sampled of 200 defendants per participant) with an
+    honesty bonus of 1.5 for the top tenth and 40 simulated participants (about 4 answers per defendant), made
+    once for the tests below (what a test changes is rolled back with its transaction) and removed after them;
+    its slug."""
     import json
     from pathlib import Path
 
+    from core.caching import clear_process_caches
+    from studies.models import Study
     from studies.services import study_load
 
     spec = json.loads((Path(__file__).resolve().parents[2] / "studies/bundled/disagreement_synthetic.json").read_text())
-    spec["bonus"] = {"honesty": bonus}
-    study_load(spec=spec)
-    simulate_participants(spec["slug"], n=40, seed=4)
-    return spec["slug"]
+    spec["bonus"] = {"honesty": {"amount": 1.5, "top_fraction": 0.1}}
+    with django_db_blocker.unblock():
+        study_load(spec=spec)
+        try:
+            simulate_participants(spec["slug"], n=40, seed=4)
+            yield spec["slug"]
+        finally:
+            Participant.objects.filter(study__slug=spec["slug"]).delete()
+            Study.objects.filter(slug=spec["slug"]).delete()
+            clear_process_caches()
 
 
-def test_format2_honesty_bonus_ranks_the_bts_scores_of_every_question(db):
-    """The list is the top tenth of the per-participant mean BTS computed from the exported answers."""
+@pytest.mark.slow
+def test_format2_honesty_bonus_ranks_the_bts_scores_of_every_question(disagreement_study):
+    """The list is the top tenth of the per-participant mean BTS computed from the exported answers, with the
+    study's own floor of respondents (3)."""
     from analysis.bts import honesty_scores
+    from core.caching import clear_process_caches
     from research.export import export_tables
+    from studies.models import Study
     from studies.services import latest_study
     from tasks import bts_positives
 
-    slug = _disagreement_study({"amount": 1.5, "top_fraction": 0.1, "min_respondents": 3})
+    slug = disagreement_study
+    study = Study.objects.get(slug=slug)
+    study.spec["bonus"]["honesty"]["min_respondents"] = 3
+    study.save(update_fields=["spec"])
+    clear_process_caches()
     honesty = bonus_table(slug, "honesty")
     tables = export_tables(slug)
     people = tables.participants
@@ -205,6 +230,7 @@ def test_rationale_bonus_ranks_the_fair_score_rationales_of_both_formats(db, dem
     assert table.attrs == {"eligible": 6, "target": 3, "tie_warning": ""}
 
 
+@pytest.mark.slow
 def test_format1_rationale_scores_are_those_of_the_pairs_table(answered_demo):
     """For format 1 the answers' rationales give the scores the pairs table's rationales gave."""
     from analysis.bts import rationale_detail
@@ -222,13 +248,14 @@ def test_format1_rationale_scores_are_those_of_the_pairs_table(answered_demo):
     assert from_pairs["rationale_words"].nunique() > 1
 
 
-def test_export_bonuses_names_the_questions_with_too_few_respondents(db):
+@pytest.mark.slow
+def test_export_bonuses_names_the_questions_with_too_few_respondents(disagreement_study):
     """Questions answered by fewer than --min-respondents eligible participants count in no honesty score;
     the command names each (with its number of respondents) on stderr, and with the default floor of 10
     (no question reaches it at about 4 answers each) it refuses with the reason."""
     from research.export import export_tables
 
-    slug = _disagreement_study({"amount": 1.5, "top_fraction": 0.1})
+    slug = disagreement_study
     with pytest.raises(CommandError, match="answered by at least 10 eligible participants"):
         call_command("export_bonuses", slug, kind="honesty")
     answers = export_tables(slug).answers

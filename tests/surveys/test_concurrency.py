@@ -103,6 +103,7 @@ def test_page_view_waiting_on_a_withdrawal_leaves_no_visit(demo_study):
     assert participant.status == "withdrawn"
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_withdrawals_racing_page_views_leave_nothing(demo_study):
     """30 withdrawals, each racing a page view (GET) and a page submission of the same participant."""

@@ -34,6 +34,7 @@ def test_participant_withdraws_from_the_page_and_answers_are_deleted(client, dem
     assert client.get("/s/effort-demo/withdrawn/").status_code == 200
 
 
+@pytest.mark.slow
 def test_withdraw_command_and_analyses_of_the_rest_still_run(demo_study, tmp_path):
     simulate_participants("effort-demo", n=12, seed=2)
     victim = Participant.objects.filter(status="completed").first()

@@ -45,6 +45,7 @@ def test_relation_rules():
     assert total_relation([1, 2, 3, 4], [4, 5, 6, 7]) == "different"
 
 
+@pytest.mark.slow
 def test_same_seed_same_study_other_seed_other_subjects():
     assert build_demo_study(3) == build_demo_study(3)
     assert build_demo_study(3)["conditions"][0]["subjects"] != build_demo_study(4)["conditions"][0]["subjects"]

@@ -21,6 +21,7 @@ def simulated(django_db_setup, django_db_blocker, tmp_path_factory):
         yield shared
 
 
+@pytest.mark.slow
 def test_tables_have_documented_columns_and_one_row_per_unit(simulated):
     tables = export_tables("effort-demo")
     completed = tables.participants[tables.participants["status"] == "completed"]
@@ -32,6 +33,7 @@ def test_tables_have_documented_columns_and_one_row_per_unit(simulated):
     assert set(tables.disagreements.columns) >= {"demo_race", "demo_sex", "model_label", "disagreement"}
 
 
+@pytest.mark.slow
 def test_derived_columns_follow_their_definitions(simulated):
     tables = export_tables("effort-demo")
     pairs = tables.pairs
@@ -45,6 +47,7 @@ def test_derived_columns_follow_their_definitions(simulated):
     assert (tables.pages["seconds"] > 0).all()
 
 
+@pytest.mark.slow
 def test_exclusion_follows_the_attention_rule(simulated):
     participants = export_tables("effort-demo").participants
     done = participants[participants["status"] == "completed"]
@@ -52,6 +55,7 @@ def test_exclusion_follows_the_attention_rule(simulated):
     assert done["excluded"].sum() >= 1  # 30% inattentive participants guess at random
 
 
+@pytest.mark.slow
 def test_simulated_ratings_recover_the_generating_weights(demo_spec):
     from studies.services import study_load
 
@@ -64,6 +68,7 @@ def test_simulated_ratings_recover_the_generating_weights(demo_spec):
     assert coef[2] == pytest.approx(GenerativeModel.a2, abs=0.08)
 
 
+@pytest.mark.slow
 def test_write_exports_in_both_formats(simulated, tmp_path):
     tables = export_tables("effort-demo")
     paths = write_exports(tables, tmp_path / "csv", "csv") + write_exports(tables, tmp_path / "json", "json")

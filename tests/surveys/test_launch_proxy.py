@@ -68,6 +68,7 @@ def served(tmp_path: Path, nginx_dir: Path):
             server.wait(timeout=30)
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_burst_through_nginx_all_finish_and_none_is_dropped(demo_study, served):
@@ -94,6 +95,7 @@ def test_a_burst_through_nginx_all_finish_and_none_is_dropped(demo_study, served
     assert "[error]" not in log.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_page_sent_after_gunicorn_keepalive_reaches_the_app(demo_study, served):

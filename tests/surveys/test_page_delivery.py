@@ -35,6 +35,7 @@ def fresh_render(page: dict, index, position: int, total: int, resume: str = "")
     return render_to_string(template, ctx)
 
 
+@pytest.mark.slow
 def test_every_cached_page_equals_a_fresh_render(client, demo_study):
     """Two participants (different orders) see, on every page, exactly what the template renders."""
     for pid in ("order-a", "order-b"):

@@ -85,6 +85,7 @@ def test_pilots_are_left_out_of_exports_unless_asked_for(client, demo_study, res
     assert client.get("/api/studies/effort-demo/participants/", {"include_pilot": "true"}).json()["count"] == 2
 
 
+@pytest.mark.slow
 def test_pilots_are_left_out_of_analyses_unless_asked_for(client, demo_study, researcher, monkeypatch, tmp_path):
     import runs.analysis_runs
 

@@ -4,6 +4,7 @@ path-named problems; any form input is either accepted within range or refused, 
 import copy
 import json
 
+import pytest
 from django.utils.datastructures import MultiValueDict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,6 +37,7 @@ def paths(node, prefix=()):
 ALL_PATHS = [p for p in paths(DEMO) if p]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(ALL_PATHS), JSON_VALUES, st.booleans())
 def test_mutated_study_files_validate_or_fail_with_paths(path, value, delete):

@@ -176,6 +176,7 @@ def assert_csp(response) -> str:
     return policy
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_csp_on_participant_researcher_report_admin_and_api_responses(
     client, demo_study, researcher, tmp_path, settings

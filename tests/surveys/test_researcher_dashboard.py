@@ -50,18 +50,19 @@ def expected_from_export(sample: str) -> dict:
 
 @pytest.fixture(scope="class")
 def shared_mixed(django_db_setup, django_db_blocker, tmp_path_factory):
-    """30 simulated participants (one declines, one fails the attention checks) and three real ones: completed,
-    in progress, arrived without consenting; made once for the class below (each test's changes are rolled
-    back) and removed after it."""
+    """10 simulated participants (seed 10: one declines, one fails the attention checks) and three real ones:
+    completed, in progress, arrived without consenting; made once for the class below (each test's changes are
+    rolled back) and removed after it."""
     from participation.services import participant_arrive
 
-    with shared_demo_study(django_db_blocker, tmp_path_factory.mktemp("dashboard"), n=30, seed=2) as shared:
+    with shared_demo_study(django_db_blocker, tmp_path_factory.mktemp("dashboard"), n=10, seed=10) as shared:
         answer_pages(consented("effort-demo", "real-done"))
         answer_pages(consented("effort-demo", "real-active"), 3)
         participant_arrive(study_slug="effort-demo", external_id="real-arrived")
         yield shared
 
 
+@pytest.mark.slow
 class TestOneAnsweredStudy:
     """The dashboard's figures, filters and caches on one shared study of simulated and real participants."""
 
@@ -115,7 +116,7 @@ class TestOneAnsweredStudy:
         assert "export/pairs.csv?participants=real" in real
         csv = client.get("/researcher/studies/effort-demo/export/participants.csv?participants=simulated")
         frame = pd.read_csv(io.StringIO(csv.content.decode()))
-        assert len(frame) == 30 and set(frame["simulated"]) == {1}
+        assert len(frame) == 10 and set(frame["simulated"]) == {1}
         assert 'filename="effort-demo-simulated-participants.csv"' in csv["Content-Disposition"]
         pairs = pd.read_csv(
             io.StringIO(
@@ -177,7 +178,7 @@ class TestOneAnsweredStudy:
         kept = replace(summarise("effort-demo"), arrivals_figure_json="")  # the chart's time axis ends now
         clear_process_caches()
         fresh = replace(summarise("effort-demo"), arrivals_figure_json="")
-        assert kept == fresh and kept.total == 33 + 12
+        assert kept == fresh and kept.total == 13 + 12
         assert sum(kept.quality_flags.values()) >= 1 and kept.exclusion_rate > 0  # the comparison is not vacuous
 
     def test_the_figures_are_kept_until_the_study_changes(self, mixed_study):
@@ -371,6 +372,7 @@ def test_other_researchers_cannot_start_or_see_runs(client, other_researcher, re
     assert Job.objects.count() == 1
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_jobs_run_and_their_reports_are_listed(client, researcher, demo_study, tmp_path):
     simulate_participants("effort-demo", n=8, seed=3)

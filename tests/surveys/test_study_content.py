@@ -145,6 +145,7 @@ def _migrate(executor: MigrationExecutor, target: tuple[str, str]):
     return executor.loader.project_state([target]).apps
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_condition_keys_migrate_to_foreign_keys_and_back():
     executor = MigrationExecutor(connection)
