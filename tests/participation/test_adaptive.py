@@ -183,6 +183,7 @@ def test_before_a_fit_the_pairs_are_balanced_and_slots_carry_no_item(adaptive_st
         assert len(set(items)) == 4
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_study_runs_adaptively_with_refits_and_every_decision_is_reproduced(
     adaptive_study, django_capture_on_commit_callbacks
@@ -438,6 +439,7 @@ def test_the_design_fit_is_finite_from_the_first_answers_and_tends_to_the_plain_
     assert np.allclose(fit_for_design(comparisons)[1], expected, atol=0.02)
 
 
+@pytest.mark.slow
 def test_by_simulation_adaptive_assignment_reaches_a_narrower_ci_than_balanced():
     """Simulated raters (``simulation.adaptive``): after the same number of judgements, the adaptive
     design's mean 95% CI width of the strengths is narrower than the balanced design's, seed after seed
@@ -512,6 +514,7 @@ def test_the_comparable_information_is_the_expected_curvature_of_the_log_likelih
     assert comparable_information(800.0) == 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["comparable", "triplet"])
 def test_the_metric_design_fit_recovers_the_weights_and_its_intervals_cover(kind):
     """``metric_for_design`` on simulated judgements under a diagonal metric: the weights within their
@@ -545,6 +548,7 @@ def test_the_metric_design_fit_recovers_the_weights_and_its_intervals_cover(kind
     assert np.allclose(np.mean(estimates, axis=0), truth, rtol=0.15)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @pytest.mark.parametrize("task", ["pair_comparable", "triplet"])
 def test_a_metric_study_runs_adaptively_and_every_decision_is_reproduced(
@@ -621,6 +625,7 @@ print("heavy:", ",".join(heavy))
 """
 
 
+@pytest.mark.slow
 def test_a_metric_decision_in_the_web_worker_imports_no_scientific_library(tmp_path):
     """A participant page of an adaptive metric block (pair_comparable, then triplet) with a stored fit, in
     one fresh interpreter started as a web worker: the decision is scored with plain Python
@@ -647,6 +652,7 @@ def test_a_metric_decision_in_the_web_worker_imports_no_scientific_library(tmp_p
     assert run.stdout.split()[-1] == "heavy:", run.stdout
 
 
+@pytest.mark.slow
 def test_by_simulation_adaptive_metric_elicitation_reaches_a_narrower_ci_than_balanced():
     """Simulated raters under a diagonal metric (``simulation.adaptive``): after the same number of
     judgements, the adaptive design's mean 95% CI width of the weights is narrower than the balanced

@@ -162,6 +162,7 @@ def every_page_study(db, researcher):
     return study_load(spec=every_page_spec(), owner=researcher).study
 
 
+@pytest.mark.slow
 def test_a_german_participant_meets_no_english_platform_text(client, every_page_study):
     slug = every_page_study.slug
     german = German(client, every_page_study)

@@ -76,6 +76,7 @@ def test_a_participant_chooses_and_the_answers_follow_the_contract(client, resea
     assert stored["ai_closer"] == (float(not ai_b), "")
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher, tmp_path):
     """Simulated raters judge by the pool's scaled features with equal weights (``simulation.metric``): the
@@ -103,6 +104,7 @@ def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher, tm
     assert html.count('class="chart report-chart"') == 1 and "learned fair metric: feature weights" in html
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_pair_comparable_blocks_also_learn_a_metric(researcher):
     """The same estimator from "treat alike" answers (``kind="comparable"``, EXPLORE's link): the
