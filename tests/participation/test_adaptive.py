@@ -592,8 +592,11 @@ import json
 import sys
 import django
 django.setup()
+from django.apps import apps
+from django.conf import settings
 from django.core.management import call_command
-call_command("migrate", verbosity=0)
+settings.MIGRATION_MODULES = {app.label: None for app in apps.get_app_configs()}  # tables from the models
+call_command("migrate", run_syncdb=True, verbosity=0)
 import config.wsgi  # noqa: F401
 from django.contrib.auth import get_user_model
 from django.test import Client
