@@ -514,7 +514,6 @@ def test_the_comparable_information_is_the_expected_curvature_of_the_log_likelih
     assert comparable_information(800.0) == 0.0
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["comparable", "triplet"])
 def test_the_metric_design_fit_recovers_the_weights_and_its_intervals_cover(kind):
     """``metric_for_design`` on simulated judgements under a diagonal metric: the weights within their
