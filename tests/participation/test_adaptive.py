@@ -183,6 +183,7 @@ def test_before_a_fit_the_pairs_are_balanced_and_slots_carry_no_item(adaptive_st
         assert len(set(items)) == 4
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_study_runs_adaptively_with_refits_and_every_decision_is_reproduced(
     adaptive_study, django_capture_on_commit_callbacks
@@ -438,6 +439,7 @@ def test_the_design_fit_is_finite_from_the_first_answers_and_tends_to_the_plain_
     assert np.allclose(fit_for_design(comparisons)[1], expected, atol=0.02)
 
 
+@pytest.mark.slow
 def test_by_simulation_adaptive_assignment_reaches_a_narrower_ci_than_balanced():
     """Simulated raters (``simulation.adaptive``): after the same number of judgements, the adaptive
     design's mean 95% CI width of the strengths is narrower than the balanced design's, seed after seed
@@ -545,6 +547,7 @@ def test_the_metric_design_fit_recovers_the_weights_and_its_intervals_cover(kind
     assert np.allclose(np.mean(estimates, axis=0), truth, rtol=0.15)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @pytest.mark.parametrize("task", ["pair_comparable", "triplet"])
 def test_a_metric_study_runs_adaptively_and_every_decision_is_reproduced(
@@ -588,8 +591,11 @@ import json
 import sys
 import django
 django.setup()
+from django.apps import apps
+from django.conf import settings
 from django.core.management import call_command
-call_command("migrate", verbosity=0)
+settings.MIGRATION_MODULES = {app.label: None for app in apps.get_app_configs()}  # tables from the models
+call_command("migrate", run_syncdb=True, verbosity=0)
 import config.wsgi  # noqa: F401
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -597,51 +603,58 @@ from participation.models import AdaptiveFit, AdaptiveState, Participant
 from studies.services import study_load
 
 user = get_user_model().objects.create_user("light", password="light-pass-123")
-study = study_load(spec=json.load(open(sys.argv[1])), owner=user).study
-ids = [s["id"] for s in study.spec["pools"][0]["subjects"]]
-fit = AdaptiveFit.objects.create(
-    study=study, block="alike", version=1, n_answers=1, parameters=["u", "v"], estimate=[1.0, 2.0],
-    covariance=[[1.0, 0.2], [0.2, 0.5]], vectors={s: [i / 8, (i % 3) / 2] for i, s in enumerate(ids)},
-)
-AdaptiveState.objects.create(study=study, block="alike", fit=fit)
-client = Client()
-slug = study.slug
-client.get(f"/s/{slug}/?participant_label=light")
-client.post(f"/s/{slug}/consent/", {"decision": "accept"})
-participant = Participant.objects.get(external_id="light")
-first = next(i for i, page in enumerate(participant.plan) if page.get("block") == "alike")
-Participant.objects.filter(pk=participant.pk).update(position=first)
-html = client.get(f"/s/{slug}/page/").content.decode()
-assert 'value="alike/#0"' in html, html[-2000:]
-assert participant.adaptive_decisions.get().fit_id == fit.pk
-heavy = [m for m in sys.argv[2].split(",") if m in sys.modules]
+for number, path in enumerate(sys.argv[1:-1]):
+    study = study_load(spec=json.load(open(path)), owner=user).study
+    ids = [s["id"] for s in study.spec["pools"][0]["subjects"]]
+    fit = AdaptiveFit.objects.create(
+        study=study, block="alike", version=1, n_answers=1, parameters=["u", "v"], estimate=[1.0, 2.0],
+        covariance=[[1.0, 0.2], [0.2, 0.5]], vectors={s: [i / 8, (i % 3) / 2] for i, s in enumerate(ids)},
+    )
+    AdaptiveState.objects.create(study=study, block="alike", fit=fit)
+    client = Client()
+    slug = study.slug
+    client.get(f"/s/{slug}/?participant_label=light-{number}")
+    client.post(f"/s/{slug}/consent/", {"decision": "accept"})
+    participant = Participant.objects.get(external_id=f"light-{number}")
+    first = next(i for i, page in enumerate(participant.plan) if page.get("block") == "alike")
+    Participant.objects.filter(pk=participant.pk).update(position=first)
+    html = client.get(f"/s/{slug}/page/").content.decode()
+    assert 'value="alike/#0"' in html, html[-2000:]
+    assert participant.adaptive_decisions.get().fit_id == fit.pk
+    print("decided:", study.spec["blocks"][-1]["task"])
+heavy = [m for m in sys.argv[-1].split(",") if m in sys.modules]
 print("heavy:", ",".join(heavy))
 """
 
 
-@pytest.mark.parametrize("task", ["pair_comparable", "triplet"])
-def test_a_metric_decision_in_the_web_worker_imports_no_scientific_library(tmp_path, task):
-    """A participant page of an adaptive metric block with a stored fit, in a fresh interpreter started
-    as a web worker: the decision is scored with plain Python (``tests/test_web_worker_imports.py``)."""
+@pytest.mark.slow
+def test_a_metric_decision_in_the_web_worker_imports_no_scientific_library(tmp_path):
+    """A participant page of an adaptive metric block (pair_comparable, then triplet) with a stored fit, in
+    one fresh interpreter started as a web worker: the decision is scored with plain Python
+    (``tests/test_web_worker_imports.py``)."""
     import subprocess
     import sys
 
     from tests.test_web_worker_imports import HEAVY, web_worker_env
 
     env = web_worker_env(tmp_path)
-    spec = tmp_path / "study.json"
-    spec.write_text(json.dumps(metric_spec(task)))
+    specs = []
+    for task in ("pair_comparable", "triplet"):
+        specs.append(tmp_path / f"{task}.json")
+        specs[-1].write_text(json.dumps(metric_spec(task)))
     run = subprocess.run(
-        [sys.executable, "-c", LIGHT_PROBE, str(spec), ",".join(HEAVY)],
+        [sys.executable, "-c", LIGHT_PROBE, *map(str, specs), ",".join(HEAVY)],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
     )
     assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split("\n")[:2] == ["decided: pair_comparable", "decided: triplet"], run.stdout
     assert run.stdout.split()[-1] == "heavy:", run.stdout
 
 
+@pytest.mark.slow
 def test_by_simulation_adaptive_metric_elicitation_reaches_a_narrower_ci_than_balanced():
     """Simulated raters under a diagonal metric (``simulation.adaptive``): after the same number of
     judgements, the adaptive design's mean 95% CI width of the weights is narrower than the balanced

@@ -107,6 +107,7 @@ def take_study(client, spec: dict, label: str) -> list[int]:
     return statuses
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_refit_that_has_not_seen_every_subject_loses_no_later_participant(
     client, researcher, django_capture_on_commit_callbacks

@@ -29,6 +29,7 @@ def _flagged(slug: str) -> dict[str, set[str]]:
     return {row.participant_id: set(filter(None, row.quality_flags.split(";"))) for row in people.itertuples()}
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_bots_answering_at_machine_speed_are_flagged(client, mini_study, settings):
     bots = 40

@@ -29,6 +29,7 @@ def _executor() -> MigrationExecutor:
     return executor
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_stored_answer_the_rules_refuse_stops_the_migration_and_changes_nothing():
     leaves = _executor().loader.graph.leaf_nodes()

@@ -194,6 +194,7 @@ def _admitted(roles: list[str], statuses: list[str]) -> dict[str, int]:
     return admitted
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_hundred_simultaneous_arrivals_never_overfill_a_group(researcher):
@@ -206,6 +207,7 @@ def test_hundred_simultaneous_arrivals_never_overfill_a_group(researcher):
     assert statuses.count("screened_out") == (34 - 20) + (33 - 15)
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_hundred_simultaneous_arrivals_reach_every_minimum(researcher):

@@ -97,6 +97,7 @@ def test_planted_scale_shift_is_found_in_ratings():
     assert result.pvalue < 0.05 and result.confidence_interval().high < 0  # judges rate lower
 
 
+@pytest.mark.slow
 def test_without_a_planted_difference_the_analyses_reject_at_about_five_percent():
     rng, reps = np.random.default_rng(3), 100
     agree = rate = 0

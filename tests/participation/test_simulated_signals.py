@@ -13,6 +13,7 @@ from studies.study_file import validate_study
 from tests.conftest import ROOT
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_simulated_people_carry_signals_and_load_and_are_rarely_flagged(researcher):
     spec = json.loads((ROOT / "studies" / "bundled" / "disagreement_synthetic.json").read_text())

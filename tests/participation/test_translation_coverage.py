@@ -162,6 +162,7 @@ def every_page_study(db, researcher):
     return study_load(spec=every_page_spec(), owner=researcher).study
 
 
+@pytest.mark.slow
 def test_a_german_participant_meets_no_english_platform_text(client, every_page_study):
     slug = every_page_study.slug
     german = German(client, every_page_study)
@@ -202,9 +203,10 @@ def test_a_german_participant_meets_no_english_platform_text(client, every_page_
     german.post("resume: resume with error", f"/s/{slug}/", {**prolific, "SESSION_ID": "second", "code": "WRONG"})
 
     patterns = english_patterns()
+    texts = {name: page_text(page) for name, page in german.pages.items()}
     found = {
-        name: sorted(english for english, pattern in patterns.items() if pattern.search(page_text(page)))
-        for name, page in german.pages.items()
+        name: sorted(english for english, pattern in patterns.items() if pattern.search(text))
+        for name, text in texts.items()
     }
     assert not {name: texts for name, texts in found.items() if texts}, "English platform texts on German pages"
     for name, page in german.pages.items():  # the study's own texts are the German ones

@@ -16,7 +16,7 @@ from runs.design_analysis import study_analysis
 from tests.conftest import REFERENCE_DATA
 
 BISWAS = REFERENCE_DATA / "biswas_turkprime"
-pytestmark = pytest.mark.skipif(not BISWAS.exists(), reason="reference data not present")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not BISWAS.exists(), reason="reference data not present")]
 
 
 @pytest.fixture(scope="module")

@@ -111,7 +111,7 @@ def test_allow_tie_gives_the_choice_template_an_equally_answer(defendants, tmp_p
     call_command(
         "build_study", "--template", "choice", "--subjects", str(csv), "--id-column", "id", "--group-columns", *GROUPS,
         "--allow-tie",
-        "--out", str(out),
+        "--out", str(out), "--no-design-check",
     )  # fmt: skip
     import json
 

@@ -48,6 +48,7 @@ def imported(django_db_setup, django_db_blocker):
         result.study.delete()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_import_stores_every_worker_and_answer(imported):
     result, frame = imported
@@ -76,6 +77,7 @@ def test_import_stores_every_worker_and_answer(imported):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @pytest.mark.parametrize(("condition", "race_shown", "anchor"), [("no_race", False, 0.357), ("race", True, 0.352)])
 @pytest.mark.parametrize("rater_group", RATER_GROUPS)
@@ -100,6 +102,7 @@ def test_notions_by_worker_group_equal_the_release(imported, condition, race_sho
             assert result.value(group, statistic) == pytest.approx(direct.value(group, statistic), nan_ok=True)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_analysis_run_reproduces_the_release(imported):
     """The format 2 analysis run (``runs.design_analysis.study_analysis``, as the dashboard and
@@ -133,6 +136,7 @@ def test_the_analysis_run_reproduces_the_release(imported):
     assert len(set(notions["subject_groups"])) == 2  # all compared groups, and the two largest alone
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_all_participants_by_gender_are_all_400_workers(imported):
     """Race shown, by gender: one worker's undocumented gender code is not imported, yet the "all
@@ -150,6 +154,7 @@ def test_all_participants_by_gender_are_all_400_workers(imported):
     assert "1 without an answer to gender" in design_results(analysis)["sample"]["sentence"]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_second_import_changes_nothing(imported):
     result, _ = imported

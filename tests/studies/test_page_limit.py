@@ -153,6 +153,7 @@ def test_the_upload_refuses_a_huge_plan_before_any_preview(client, researcher):
     assert "would see 1,000,001 pages, more than the limit of 500" in page.content.decode()
 
 
+@pytest.mark.slow
 def test_validation_cost_does_not_grow_with_blocks_times_pool_size(monkeypatch):
     """2,000 conditions, each with its own one-item block over one pool of 5,000 subjects: every
     participant sees one page, and the checks of the pool run once, not once per block."""

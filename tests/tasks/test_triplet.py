@@ -76,6 +76,7 @@ def test_a_participant_chooses_and_the_answers_follow_the_contract(client, resea
     assert stored["ai_closer"] == (float(not ai_b), "")
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher, tmp_path):
     """Simulated raters judge by the pool's scaled features with equal weights (``simulation.metric``): the
@@ -87,7 +88,7 @@ def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher, tm
 
     spec = study_load(spec=triplet_spec(), owner=researcher).study.spec
     simulate_participants("triplet-sim", n=40, seed=3, decline_rate=0)
-    result = study_analysis("triplet-sim", spec, by=["role"], n_resamples=50, n_permutations=50)
+    result = study_analysis("triplet-sim", spec, by=["role"], n_resamples=20, n_permutations=20)
     block = next(b for b in result.blocks if b.task == "triplet")
     metric = block.tables["triplet_metric"]
     overall = metric[metric["rater_group"] == "all participants"].set_index("feature")
@@ -103,6 +104,7 @@ def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher, tm
     assert html.count('class="chart report-chart"') == 1 and "learned fair metric: feature weights" in html
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_pair_comparable_blocks_also_learn_a_metric(researcher):
     """The same estimator from "treat alike" answers (``kind="comparable"``, EXPLORE's link): the
@@ -119,16 +121,16 @@ def test_pair_comparable_blocks_also_learn_a_metric(researcher):
     spec["blocks"][-1] = {"key": "alike", "type": "task", "task": "pair_comparable", "pool": "subjects", "pairs": pairs}
     spec = study_load(spec=spec, owner=researcher).study.spec
     simulate_participants("comparable-metric", n=30, seed=5, decline_rate=0)
-    result = study_analysis("comparable-metric", spec, by=["role"], n_resamples=30, n_permutations=30)
+    result = study_analysis("comparable-metric", spec, by=["role"], n_resamples=15, n_permutations=15)
     block = next(b for b in result.blocks if b.task == "pair_comparable")
     metric = block.tables["comparable_metric"]
     overall = metric[metric["rater_group"] == "all participants"]
     assert len(overall) == 6 and (overall["n_judgements"] == 30 * len(pairs)).all()
-    assert (overall["weight"] >= 0).all() and "30 rater resamples" in block.notes[0]
+    assert (overall["weight"] >= 0).all() and "15 rater resamples" in block.notes[0]
     assert set(metric["rater_group"]) == {"all participants"}
     assert (result.rater_groups["status"] == "too few to compare").all()
     smaller = study_analysis(
-        "comparable-metric", spec, by=["role"], n_resamples=30, n_permutations=30, min_group_size=5
+        "comparable-metric", spec, by=["role"], n_resamples=15, n_permutations=15, min_group_size=5
     ).blocks
     metric = next(b for b in smaller if b.task == "pair_comparable").tables["comparable_metric"]
     compared = {g for g in metric["rater_group"] if g != "all participants"}
