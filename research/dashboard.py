@@ -19,7 +19,7 @@ from participation.quotas import tally
 from research.answer_rows import is_excluded
 from research.participant_samples import FLAGS
 from research.quality import CLIENT, SERVER, SOURCES, detection_checks, excluded_by_flags
-from research.quality_evidence import completed_flags, free_text_questions
+from research.quality_evidence import completed_flags, completed_own_flags, free_text_questions
 from studies.models import Study
 from studies.quotas import quotas
 from studies.study_file import QUALITY_RULES
@@ -186,10 +186,9 @@ def summary(slug: str, *, participants: Q | None = None, keep: bool = False) -> 
         n, last, arrived = lines.get(g.condition, (0, 0, g.arrived))
         lines[g.condition] = (n + g.n, max(last, g.last), max(arrived, g.arrived))
     sample = (slug, str(participants))
-    flagged = _kept(
-        keep and (*sample, "quality", state),
-        lambda: completed_flags(Study.objects.filter(slug=slug), chosen.filter(status=Participant.Status.COMPLETED)),
-    )
+    versions, finished = Study.objects.filter(slug=slug), chosen.filter(status=Participant.Status.COMPLETED)
+    own = _kept(keep and (*sample, "own", state.versions, done), lambda: completed_own_flags(versions, finished))
+    flagged = _kept(keep and (*sample, "quality", state), lambda: completed_flags(versions, finished, own))
     excluded = [
         pk for pk, f in flagged.items() if is_excluded(f.spec, f.attention_failed) or excluded_by_flags(f.flags, f.spec)
     ]

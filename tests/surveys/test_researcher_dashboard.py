@@ -192,7 +192,7 @@ class TestOneAnsweredStudy:
         from research.dashboard import summary
 
         computed: list[str] = []
-        for name in ("arrivals_figure", "median_minutes", "completed_flags"):
+        for name in ("arrivals_figure", "median_minutes", "completed_own_flags", "completed_flags"):
             real = getattr(research.dashboard, name)
             monkeypatch.setattr(
                 research.dashboard, name, lambda *a, _n=name, _f=real, **k: computed.append(_n) or _f(*a, **k)
@@ -211,7 +211,8 @@ class TestOneAnsweredStudy:
             assert replace(kept, arrivals_figure_json="") == replace(fresh, arrivals_figure_json="")
             return again
 
-        assert kept_after(lambda: None) == {"arrivals_figure", "median_minutes", "completed_flags"}
+        everything = {"arrivals_figure", "median_minutes", "completed_own_flags", "completed_flags"}
+        assert kept_after(lambda: None) == everything
         first = summarise("effort-demo", participants=chosen)
         assert kept_after(lambda: None) == set()
         active = Participant.objects.get(external_id="real-active")
@@ -223,9 +224,9 @@ class TestOneAnsweredStudy:
             with django_capture_on_commit_callbacks(execute=True):
                 answer_pages(active)
 
-        assert kept_after(complete) == {"median_minutes", "completed_flags"}
+        assert kept_after(complete) == everything - {"arrivals_figure"}
         done = Participant.objects.get(external_id="real-done")
-        assert kept_after(lambda: participant_withdraw(participant_id=done.pk)) == {"median_minutes", "completed_flags"}
+        assert kept_after(lambda: participant_withdraw(participant_id=done.pk)) == everything - {"arrivals_figure"}
         assert summarise("effort-demo", participants=chosen).total == first.total + 1
 
 
