@@ -238,7 +238,7 @@ def main() -> None:
         "--fresh-processes", type=int, default=3, help="first views timed in as many new Python processes"
     )
     parser.add_argument("--first-view", action="store_true", help=argparse.SUPPRESS)  # one process's first view
-    parser.add_argument("--exports", type=int, help="full exports timed (default: --repeat / 10, at least 3)")
+    parser.add_argument("--exports", type=int, help="full exports timed (default: --repeat / 10, at least 3; 0: none)")
     parser.add_argument("--export-only", action="store_true", help="time the exports only, not the dashboard")
     args = parser.parse_args()
     setup(args.database_url, args.sqlite)
@@ -279,7 +279,9 @@ def main() -> None:
 
     if not args.export_only:
         dashboard_cases(args, view)
-    exports = args.exports or max(3, args.repeat // 10)
+    exports = max(3, args.repeat // 10) if args.exports is None else args.exports
+    if not exports:
+        return
     print(f"full export (export_tables):         {timed(lambda: export_tables('effort-demo'), exports)}")
     if args.export_only:
         return
