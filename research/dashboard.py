@@ -127,11 +127,11 @@ def study_state(slug: str) -> StudyState:
 def _sample(groups: tuple[Group, ...], chosen: QuerySet[Participant], participants: Q | None) -> tuple[Group, ...]:
     """The groups of the participants ``participants`` selects: the study's groups with those flags when it is
     a sample's filter (``research.participant_samples.sample_filter``: flags equal to values), else queried."""
-    wanted = dict(participants.children) if participants else {}
-    if participants and (participants.negated or participants.connector != Q.AND):
-        wanted = {"": None}  # not a plain conjunction: read from the database
-    if not set(wanted) <= set(FLAGS) or not all(isinstance(v, bool) for v in wanted.values()):
+    terms = participants.children if participants else []
+    plain = not participants or (not participants.negated and participants.connector == Q.AND)
+    if not plain or not all(isinstance(t, tuple) and t[0] in FLAGS and isinstance(t[1], bool) for t in terms):
         return _groups(chosen)
+    wanted = dict(terms)
     return tuple(g for g in groups if all(g.flags[FLAGS.index(f)] == v for f, v in wanted.items()))
 
 
