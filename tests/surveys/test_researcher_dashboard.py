@@ -229,6 +229,22 @@ class TestOneAnsweredStudy:
         assert kept_after(lambda: participant_withdraw(participant_id=done.pk)) == everything - {"arrivals_figure"}
         assert summarise("effort-demo", participants=chosen).total == first.total + 1
 
+    def test_a_saved_page_changes_the_state_only_when_free_texts_are_compared(self, mixed_study, monkeypatch):
+        """How far participants got is part of ``study_state`` only when a version asks free-text questions (the
+        near-duplicate rule compares their answers); the demo asks none, so its saved pages change no figure."""
+        import research.dashboard
+        from research.dashboard import study_state
+
+        active = Participant.objects.get(external_id="real-active")
+        before = study_state("effort-demo")
+        answer_pages(active, 1)
+        assert study_state("effort-demo") == before and before.position is None
+        monkeypatch.setattr(research.dashboard, "free_text_questions", lambda spec: {("about", "comment")})
+        clear_process_caches()
+        with_texts = study_state("effort-demo")
+        answer_pages(active, 1)
+        assert study_state("effort-demo").position == with_texts.position + 1
+
 
 # --- uploading a study file -------------------------------------------------------------------
 
