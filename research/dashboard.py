@@ -131,7 +131,7 @@ def _sample(groups: tuple[Group, ...], chosen: QuerySet[Participant], participan
     plain = not participants or (not participants.negated and participants.connector == Q.AND)
     if not plain or not all(isinstance(t, tuple) and t[0] in FLAGS and isinstance(t[1], bool) for t in terms):
         return _groups(chosen)
-    wanted = dict(terms)
+    wanted = {t[0]: t[1] for t in terms if isinstance(t, tuple)}
     return tuple(g for g in groups if all(g.flags[FLAGS.index(f)] == v for f, v in wanted.items()))
 
 
