@@ -91,6 +91,15 @@ class Participant(models.Model):
         indexes = [
             models.Index(fields=["study", "condition", "status"]),
             models.Index(fields=["study", "status", "arrived_at"], name="participant_gone_lookup"),
+            # every column the dashboard's aggregates read (research.dashboard), none that a saved page changes:
+            # they scan this index alone, and page saves stay heap-only updates
+            models.Index(
+                fields=[
+                    *("study", "condition", "arrived_at", "id", "status", "pilot", "simulated"),
+                    *("consented_at", "completed_at", "withdrawn_at", "address_range"),
+                ],
+                name="participant_dashboard",
+            ),
         ]
 
     def __str__(self) -> str:

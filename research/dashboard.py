@@ -17,8 +17,9 @@ from core.caching import BoundedCache
 from participation.models import Participant
 from participation.quotas import tally
 from research.answer_rows import is_excluded
+from research.participant_samples import FLAGS
 from research.quality import CLIENT, SERVER, SOURCES, detection_checks, excluded_by_flags
-from research.quality_evidence import completed_flags
+from research.quality_evidence import completed_flags, completed_own_flags, free_text_questions
 from studies.models import Study
 from studies.quotas import quotas
 from studies.study_file import QUALITY_RULES
@@ -54,42 +55,105 @@ class DashboardSummary:
         return [(rule, named[SOURCES[rule]], n) for rule, n in self.quality_flags.items()]
 
 
-_SUMMARIES: BoundedCache[DashboardSummary] = BoundedCache(32)
+@dataclass(frozen=True)
+class Group:
+    """The participants of a study in one condition and status with the same sample flags
+    (``research.participant_samples.FLAGS``): how many, the newest id, the latest arrival, consent, completion
+    and withdrawal, and how many have both a consent and a completion time."""
+
+    condition: str | None
+    status: str
+    flags: tuple[bool, ...]
+    n: int
+    last: int
+    arrived: datetime | None
+    consented: datetime | None
+    completed: datetime | None
+    withdrawn: datetime | None
+    timed: int
 
 
-def study_state(slug: str) -> tuple:
-    """What the dashboard's figures depend on, in two aggregate queries: the versions' files and, over every
-    participant of the study, how many, the newest id, how far they got in all (every saved page moves a
-    participant on; answers are only added with a page or deleted with their participant), how many in
-    each status, pilots and simulated ones, and the latest consent, completion and withdrawal."""
-    versions = tuple(Study.objects.filter(slug=slug).order_by("pk").values_list("pk", "spec_hash"))
-    status = {f"n_{value}": Count("pk", filter=Q(status=value)) for value in Participant.Status.values}
-    people = Participant.objects.filter(study__slug=slug).aggregate(
-        n=Count("pk"),
-        last=Max("pk"),
-        position=Sum("position"),
-        pilots=Count("pk", filter=Q(pilot=True)),
-        simulated=Count("pk", filter=Q(simulated=True)),
-        consented=Max("consented_at"),
-        completed=Max("completed_at"),
-        withdrawn=Max("withdrawn_at"),
-        **status,
+@dataclass(frozen=True)
+class StudyState:
+    """What the dashboard's figures depend on: the versions' (id, file digest), the participants' groups and,
+    when a version asks free-text questions (whose answers the near-duplicate rule compares), how far the
+    participants got in all (every saved page moves a participant on); None otherwise, as no figure then
+    changes with a saved page."""
+
+    versions: tuple[tuple[int, str], ...]
+    groups: tuple[Group, ...]
+    position: int | None
+
+
+_FIGURES: BoundedCache[tuple] = BoundedCache(96)  # each figure kept under the part of the state it depends on
+
+
+def _groups(chosen: QuerySet[Participant]) -> tuple[Group, ...]:
+    """:class:`Group` rows of ``chosen`` in one aggregate query (the ``participant_dashboard`` index holds
+    every column it reads)."""
+    has_times = Q(consented_at__isnull=False, completed_at__isnull=False)
+    rows = (
+        chosen.order_by()
+        .values_list("condition__key", "status", *FLAGS)
+        .annotate(
+            n=Count("pk"),
+            last=Max("pk"),
+            arrived=Max("arrived_at"),
+            consented=Max("consented_at"),
+            completed=Max("completed_at"),
+            withdrawn=Max("withdrawn_at"),
+            timed=Count("pk", filter=has_times),
+        )
     )
-    return versions, tuple(people.items())
+    width = len(FLAGS)
+    return tuple(
+        sorted(
+            (Group(row[0], row[1], tuple(row[2 : 2 + width]), *row[2 + width :]) for row in rows),
+            key=lambda g: (g.condition or "", g.status, g.flags),
+        )
+    )
+
+
+def study_state(slug: str) -> StudyState:
+    """The :class:`StudyState` of the study ``slug``: two or three aggregate queries."""
+    versions = tuple(Study.objects.filter(slug=slug).order_by("pk").values_list("pk", "spec_hash"))
+    people = Participant.objects.filter(study_id__in=[pk for pk, _ in versions])
+    specs = Study.objects.filter(slug=slug).values_list("spec", flat=True)
+    texts = _kept((slug, "texts", versions), lambda: any(free_text_questions(spec) for spec in specs))
+    position = (people.aggregate(total=Sum("position"))["total"] or 0) if texts else None
+    return StudyState(versions, _groups(people), position)
+
+
+def _sample(groups: tuple[Group, ...], chosen: QuerySet[Participant], participants: Q | None) -> tuple[Group, ...]:
+    """The groups of the participants ``participants`` selects: the study's groups with those flags when it is
+    a sample's filter (``research.participant_samples.sample_filter``: flags equal to values), else queried."""
+    terms = participants.children if participants else []
+    plain = not participants or (not participants.negated and participants.connector == Q.AND)
+    if not plain or not all(isinstance(t, tuple) and t[0] in FLAGS and isinstance(t[1], bool) for t in terms):
+        return _groups(chosen)
+    wanted = {t[0]: t[1] for t in terms if isinstance(t, tuple)}
+    return tuple(g for g in groups if all(g.flags[FLAGS.index(f)] == v for f, v in wanted.items()))
+
+
+def _kept(key: tuple | bool, compute):
+    """``compute()``, kept per process under ``key`` (False: computed every time)."""
+    if not key:
+        return compute()
+    found = _FIGURES.get(key)
+    return (found if found is not None else _FIGURES.put(key, (compute(),)))[0]
 
 
 def summarise(slug: str, *, participants: Q | None = None) -> DashboardSummary:
-    """:func:`summary` kept per process while :func:`study_state` and the minute stay the same (the arrivals
-    chart's time axis ends now): a researcher's repeated views of a study of 20,000 participants read two
-    aggregates; the first view after any change computes the figures again."""
-    key = (slug, str(participants), study_state(slug), int(time.time() // 60))
-    found = _SUMMARIES.get(key)
-    return found if found is not None else _SUMMARIES.put(key, summary(slug, participants=participants))
+    """:func:`summary` with each figure kept per process while the part of :func:`study_state` it depends on
+    stays the same: a researcher's repeated views of a study of 20,000 participants read the state's aggregates;
+    after a saved page nothing is computed again (in a study without free-text questions), after an arrival
+    the arrivals chart and the quality flags, after a completion also the median time."""
+    return summary(slug, participants=participants, keep=True)
 
 
-def summary(slug: str, *, participants: Q | None = None) -> DashboardSummary:
+def summary(slug: str, *, participants: Q | None = None, keep: bool = False) -> DashboardSummary:
     """Counts per condition and status, completion and exclusion rates, median time, arrivals chart,
-    over every version of the study (``participants`` narrows to a sample).
+    over every version of the study (``participants`` narrows to a sample); ``keep``: as :func:`summarise`.
 
     completion rate = completed / consented (active or completed); exclusion rate = excluded /
     completed, excluded meaning failed attention checks >= the version's ``exclude_if_failed`` or a
@@ -98,14 +162,13 @@ def summary(slug: str, *, participants: Q | None = None) -> DashboardSummary:
     the completed participants' stored quality verdicts (``research.quality_evidence.completed_flags``): no
     query reads a row per participant.
     """
-    chosen = Participant.objects.filter(study__slug=slug).filter(participants or Q())
+    state = study_state(slug)
+    chosen = Participant.objects.filter(study_id__in=[pk for pk, _ in state.versions]).filter(participants or Q())
+    groups = _sample(state.groups, chosen, participants)
     counts: dict[tuple[str, str], int] = {}
-    timed = 0  # completed participants with a consent and a completion time (the median's)
-    has_times = Q(consented_at__isnull=False, completed_at__isnull=False)
-    for row in chosen.values("condition__key", "status").annotate(n=Count("id"), timed=Count("id", filter=has_times)):
-        key = (row["condition__key"] or NO_CONDITION, row["status"])
-        counts[key] = counts.get(key, 0) + row["n"]
-        timed += row["timed"] if row["status"] == Participant.Status.COMPLETED else 0
+    for g in groups:
+        key = (g.condition or NO_CONDITION, g.status)
+        counts[key] = counts.get(key, 0) + g.n
     statuses = sorted({status for _, status in counts})
     table = StatusTable(
         columns=statuses,
@@ -117,19 +180,33 @@ def summary(slug: str, *, participants: Q | None = None) -> DashboardSummary:
     by_status = {status: sum(n for (_, s), n in counts.items() if s == status) for status in statuses}
     completed = by_status.get("completed", 0)
     consented = completed + by_status.get("active", 0)
-    flagged = completed_flags(Study.objects.filter(slug=slug), chosen.filter(status=Participant.Status.COMPLETED))
+    done = tuple(g for g in groups if g.status == Participant.Status.COMPLETED)
+    lines: dict[str | None, tuple] = {}  # per condition: arrivals, newest id, latest arrival
+    for g in groups:
+        n, last, arrived = lines.get(g.condition, (0, 0, g.arrived))
+        lines[g.condition] = (n + g.n, max(last, g.last), max(arrived, g.arrived))
+    sample = (slug, str(participants))
+    versions, finished = Study.objects.filter(slug=slug), chosen.filter(status=Participant.Status.COMPLETED)
+    own = _kept(keep and (*sample, "own", state.versions, done), lambda: completed_own_flags(versions, finished))
+    flagged = _kept(keep and (*sample, "quality", state), lambda: completed_flags(versions, finished, own))
     excluded = [
         pk for pk, f in flagged.items() if is_excluded(f.spec, f.attention_failed) or excluded_by_flags(f.flags, f.spec)
     ]
     per_rule = Counter(rule for f in flagged.values() for rule in f.flags)
+    rules = _kept(keep and (slug, "rules", state.versions), lambda: _rules(slug))
     return DashboardSummary(
         total=sum(counts.values()),
         by_condition_status=table,
         completion_rate=completed / consented if consented else None,
         exclusion_rate=len(excluded) / completed if completed else None,
-        median_minutes=median_minutes(chosen, timed),
-        arrivals_figure_json=arrivals_figure(chosen),
-        quality_flags={rule: per_rule[rule] for rule in _rules(slug)},
+        median_minutes=_kept(
+            keep and (*sample, "median", done), lambda: median_minutes(chosen, sum(g.timed for g in done))
+        ),
+        arrivals_figure_json=_kept(
+            keep and (*sample, "arrivals", tuple(sorted(lines.items(), key=str)), int(time.time() // 60)),
+            lambda: arrivals_figure(chosen),
+        ),
+        quality_flags={rule: per_rule[rule] for rule in rules},
     )
 
 

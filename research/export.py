@@ -37,7 +37,6 @@ from tasks import block_task
 
 DISAGREE = "disagreements"  # the table whose rows carry the subjects' groups as demo_* columns
 LOAD_COLUMNS = ("words_shown", "inputs_shown")  # the served page's load (participation.page_load)
-_VISIT_NOT_YET = pd.NaT.isoformat()  # "NaT": the pages table's time of a page shown but not (yet) submitted
 
 if TYPE_CHECKING:
     from research.codebook import TableLabels
@@ -81,7 +80,7 @@ def _visits(participant_ids: list[int]) -> pd.DataFrame:
         pd.to_datetime(frame["submitted_at"]) - pd.to_datetime(frame["first_shown_at"])
     ).dt.total_seconds()
     for i, column in ((2, "first_shown_at"), (3, "submitted_at")):  # the pages table's text, from the rows
-        frame[f"{column}_text"] = [_VISIT_NOT_YET if row[i] is None else row[i].isoformat() for row in rows]
+        frame[f"{column}_text"] = [_iso(row[i]) for row in rows]  # "": shown but not (yet) submitted
     return frame
 
 

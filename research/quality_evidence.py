@@ -246,20 +246,36 @@ class Flagged:
     spec: dict
 
 
-def completed_flags(studies: Iterable[Study], completed: QuerySet[Participant]) -> dict[int, Flagged]:
-    """The participants of ``completed`` (completed participants of ``studies``, one study's versions) that a
-    quality rule flags or who failed an attention check, and no others (the dashboard): a handful of queries
-    whatever the number of participants, and the evidence read only of those without a stored verdict (then
-    stored)."""
+OwnFlags = dict[int, tuple[int, list[str], int]]  # participant -> (study version id, own flags, failed checks)
+
+
+def completed_own_flags(studies: Iterable[Study], completed: QuerySet[Participant]) -> OwnFlags:
+    """The participants of ``completed`` (completed participants of ``studies``, one study's versions) whose own
+    rules flag them or who failed an attention check: one query over the stored verdicts, and the evidence read
+    only of those without a current verdict (then stored). They change only as participants complete or
+    withdraw, or a version's file changes."""
     studies = list(studies)
-    if not studies:
-        return {}
     versions = {s.pk: s for s in studies}
     own, missing = flagged_or_unassessed(studies, completed)
     version_of = {pk: sid for pk, sid, _ in missing}
     for pk, verdict in (assess_own(versions, missing, None) if missing else {}).items():
         if verdict.quality.flags or verdict.attention_failed:
             own[pk] = (version_of[pk], list(verdict.quality.flags), verdict.attention_failed)
+    return own
+
+
+def completed_flags(
+    studies: Iterable[Study], completed: QuerySet[Participant], own: OwnFlags | None = None
+) -> dict[int, Flagged]:
+    """The participants of ``completed`` (completed participants of ``studies``, one study's versions) that a
+    quality rule flags or who failed an attention check, and no others (the dashboard): their own flags
+    (``own``, else :func:`completed_own_flags`) and the comparisons with the study's other participants, in a
+    handful of queries whatever the number of participants."""
+    studies = list(studies)
+    if not studies:
+        return {}
+    versions = {s.pk: s for s in studies}
+    own = completed_own_flags(studies, completed) if own is None else own
     found = study_comparisons(studies, completed, flagged_only=True)
     limits = {s.pk: options(s.spec) for s in studies}
     compared = {pk for pk, n in found.duplicates.items() if n} | set(found.bursts)

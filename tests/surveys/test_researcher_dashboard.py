@@ -5,6 +5,7 @@ starting runs with the API's options, the job page and the runs page."""
 
 import io
 import json
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -154,8 +155,6 @@ class TestOneAnsweredStudy:
         """The dashboard's queries do not grow with participants, and its figures after more participants
         complete (completed participants' own rules kept per process, comparisons brought up to date) equal
         those of a process that has seen nothing before (``clear_process_caches``)."""
-        from dataclasses import replace
-
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
@@ -181,20 +180,71 @@ class TestOneAnsweredStudy:
         assert kept == fresh and kept.total == 13 + 12
         assert sum(kept.quality_flags.values()) >= 1 and kept.exclusion_rate > 0  # the comparison is not vacuous
 
-    def test_the_figures_are_kept_until_the_study_changes(self, mixed_study):
-        """``summarise`` keeps a study's figures while ``study_state`` is the same; a saved page, an arrival or a
-        withdrawal changes it, and the next view computes the figures again."""
+    @pytest.mark.parametrize("sample", ["study", "all", "real"])
+    def test_each_figure_is_kept_until_what_it_depends_on_changes(
+        self, mixed_study, monkeypatch, django_capture_on_commit_callbacks, sample
+    ):
+        """``summarise`` keeps each figure while the part of ``study_state`` it depends on is the same, and its
+        figures equal a from-scratch computation (``summary``) after each change: a saved page computes nothing
+        again (the demo asks no free-text question), an arrival the chart and the quality flags, a completion
+        and a withdrawal also the median."""
+        import research.dashboard
+        from participation.services import participant_arrive, participant_withdraw
+        from research.dashboard import summary
+
+        computed: list[str] = []
+        for name in ("arrivals_figure", "median_minutes", "completed_own_flags", "completed_flags"):
+            real = getattr(research.dashboard, name)
+            monkeypatch.setattr(
+                research.dashboard, name, lambda *a, _n=name, _f=real, **k: computed.append(_n) or _f(*a, **k)
+            )
+        chosen = sample_filter(sample)
+
+        def kept_after(change) -> set[str]:
+            """What the view after ``change`` computed; its figures checked against a from-scratch summary."""
+            change()
+            computed.clear()
+            kept = summarise("effort-demo", participants=chosen)
+            again = set(computed)
+            fresh = summary("effort-demo", participants=chosen)
+            chart, fresh_chart = (json.loads(s.arrivals_figure_json) for s in (kept, fresh))
+            assert chart["data"] == fresh_chart["data"]
+            assert replace(kept, arrivals_figure_json="") == replace(fresh, arrivals_figure_json="")
+            return again
+
+        everything = {"arrivals_figure", "median_minutes", "completed_own_flags", "completed_flags"}
+        assert kept_after(lambda: None) == everything
+        first = summarise("effort-demo", participants=chosen)
+        assert kept_after(lambda: None) == set()
+        active = Participant.objects.get(external_id="real-active")
+        assert kept_after(lambda: answer_pages(active, 1)) == set()
+        arrival = lambda: participant_arrive(study_slug="effort-demo", external_id="real-new")  # noqa: E731
+        assert kept_after(arrival) == {"arrivals_figure", "completed_flags"}
+
+        def complete():  # the completing page's callbacks run, as after its commit in production
+            with django_capture_on_commit_callbacks(execute=True):
+                answer_pages(active)
+
+        assert kept_after(complete) == everything - {"arrivals_figure"}
+        done = Participant.objects.get(external_id="real-done")
+        assert kept_after(lambda: participant_withdraw(participant_id=done.pk)) == everything - {"arrivals_figure"}
+        assert summarise("effort-demo", participants=chosen).total == first.total + 1
+
+    def test_a_saved_page_changes_the_state_only_when_free_texts_are_compared(self, mixed_study, monkeypatch):
+        """How far participants got is part of ``study_state`` only when a version asks free-text questions (the
+        near-duplicate rule compares their answers); the demo asks none, so its saved pages change no figure."""
+        import research.dashboard
         from research.dashboard import study_state
 
-        before = summarise("effort-demo")
-        assert summarise("effort-demo") is before
-        state = study_state("effort-demo")
-        answer_pages(Participant.objects.get(external_id="real-active"), 1)
-        assert study_state("effort-demo") != state
-        after = summarise("effort-demo")
-        assert after is not before and after.total == before.total
-        consented("effort-demo", "real-new")
-        assert summarise("effort-demo").total == before.total + 1
+        active = Participant.objects.get(external_id="real-active")
+        before = study_state("effort-demo")
+        answer_pages(active, 1)
+        assert study_state("effort-demo") == before and before.position is None
+        monkeypatch.setattr(research.dashboard, "free_text_questions", lambda spec: {("about", "comment")})
+        clear_process_caches()
+        with_texts = study_state("effort-demo")
+        answer_pages(active, 1)
+        assert study_state("effort-demo").position == with_texts.position + 1
 
 
 # --- uploading a study file -------------------------------------------------------------------
