@@ -11,7 +11,6 @@ from fairness.model_audit import SubjectsFileError, audit, read_subjects
 from tests.fairness.test_model_audit import table
 
 
-
 def subjects_table(n=400, seed=0):
     """The model audit tests' table with a label-only model, the truth and features the audit does not read."""
     rng = np.random.default_rng(seed + 1)

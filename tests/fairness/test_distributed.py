@@ -15,7 +15,6 @@ from fairness.individual import eaif_details, pair_sums
 from tests.fairness.test_jit import forked_run
 
 
-
 def population(n, seed=0):
     rng = np.random.default_rng(seed)
     return rng.uniform(0, 1, n), rng.uniform(0, 1, n), rng.beta(2, 5, n)
