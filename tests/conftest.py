@@ -47,6 +47,28 @@ def _fresh_process_caches():
     cache.clear()  # per-address counters (participation/throttle.py) start afresh in every test
 
 
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """One two-worker local Dask cluster (worker processes) for every test that needs a running cluster: starting
+    one costs about 13 CPU-seconds (each worker process imports the science stack), and its processes' CPU is
+    counted when it closes. Tests that use it are marked ``serial`` (its processes must not share the machine with
+    the parallel part), and they leave it as they found it: a test that kills a worker starts a cluster of its own
+    (the nanny's replacement took over 120 s under load), and ``fairness.distributed``'s own LocalCluster (no
+    scheduler address) is tested there too."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def dask_scheduler(dask_cluster, monkeypatch):
+    """Jobs and commands run on the shared cluster: DASK_SCHEDULER_ADDRESS names its scheduler (as a server's
+    environment would); yields the cluster."""
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", dask_cluster.scheduler_address)
+    return dask_cluster
+
+
 @pytest.fixture
 def demo_spec() -> dict:
     return json.loads(DEMO_FILE.read_text())

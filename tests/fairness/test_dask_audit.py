@@ -1,6 +1,6 @@
 """The audit of a Parquet subjects file on Dask (fairness.dask_subjects, audit(exact_on_dask=...)) gives the
-single-machine audit's numbers; only the audited columns leave the file. The test uses the package's
-two-worker local cluster (tests/fairness/conftest.py)."""
+single-machine audit's numbers; only the audited columns leave the file. The test uses the suite's
+two-worker local cluster (tests/conftest.py)."""
 
 import numpy as np
 import pandas as pd
@@ -10,8 +10,6 @@ from fairness.dask_subjects import audited_columns, read_subjects_dask
 from fairness.model_audit import SubjectsFileError, audit, read_subjects
 from tests.fairness.test_model_audit import table
 
-pytestmark = pytest.mark.serial  # starts worker processes of its own
-
 
 def subjects_table(n=400, seed=0):
     """The model audit tests' table with a label-only model, the truth and features the audit does not read."""
@@ -20,6 +18,7 @@ def subjects_table(n=400, seed=0):
     return table(n, seed).assign(label_b=rng.integers(0, 2, n), truth=rng.integers(0, 2, n), **features)
 
 
+@pytest.mark.serial  # runs on the suite's Dask worker processes (tests/conftest.py)
 def test_dask_engine_gives_the_single_machine_numbers(tmp_path, dask_cluster):
     path = tmp_path / "subjects.parquet"
     subjects_table().to_parquet(path, row_group_size=100)  # several row groups

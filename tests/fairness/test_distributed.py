@@ -14,14 +14,13 @@ from fairness.distributed import eaif_dask
 from fairness.individual import eaif_details, pair_sums
 from tests.fairness.test_jit import forked_run
 
-pytestmark = pytest.mark.serial  # starts worker processes of its own
-
 
 def population(n, seed=0):
     rng = np.random.default_rng(seed)
     return rng.uniform(0, 1, n), rng.uniform(0, 1, n), rng.beta(2, 5, n)
 
 
+@pytest.mark.slow  # compiles the kernel: 6 CPU-seconds
 def test_cross_tile_kernel_is_the_numpy_sum():
     e, s, r = population(300, seed=3)
     a, b = np.stack([e[:120], s[:120], r[:120]]), np.stack([e[120:], s[120:], r[120:]])
@@ -34,6 +33,7 @@ def test_cross_tile_kernel_is_the_numpy_sum():
     assert 1 - total / whole.n_pairs == pytest.approx(whole.eaif, rel=1e-12)
 
 
+@pytest.mark.serial  # starts worker processes of its own
 def test_local_cluster_gives_the_exact_value_at_20000():
     e, s, r = population(20_000)
     seen = []
@@ -45,6 +45,7 @@ def test_local_cluster_gives_the_exact_value_at_20000():
     assert seen == [(k, 10) for k in range(1, 11)]  # 4 blocks: 4 diagonal + 6 off-diagonal tiles
 
 
+@pytest.mark.serial  # starts worker processes of its own
 def test_an_existing_cluster_by_address_survives_a_killed_worker():
     from distributed import Client, LocalCluster
 
@@ -73,6 +74,7 @@ def test_bad_tile_is_refused_before_any_cluster_starts():
         eaif_dask([0, 1], [0, 0], [0, 1], alpha=0.5, tile=1)
 
 
+@pytest.mark.slow  # a fresh interpreter imports the science stack: 3 CPU-seconds
 def test_importing_the_module_loads_no_dask():
     code = (
         "import sys, fairness.distributed\n"
@@ -82,6 +84,7 @@ def test_importing_the_module_loads_no_dask():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.serial  # starts worker processes of its own (twice: in a process and in its forked child)
 def test_a_job_forked_after_dask_ran_runs_it_again():
     """The job worker forks each job: a child of a process that had used Dask gets a working client (without
     the at-fork reset it waited forever on distributed's offload thread, which it did not inherit)."""

@@ -107,8 +107,8 @@ from tests.conftest import DEMO_FILE
 user, _ = get_user_model().objects.get_or_create(username="alice")
 study = Study.objects.filter(slug="effort-demo").first()
 study = study or study_load(spec=json.loads(DEMO_FILE.read_text()), owner=user).study
-for studies in STUDIES:
-    params = {name: p.default for name, p in PLAN_PARAMETERS.items()} | {"studies": studies, "n": 40}
+for studies in STUDIES:  # small studies, the fewest resamples: the claims are about the worker, not the plan
+    params = {name: p.default for name, p in PLAN_PARAMETERS.items()} | {"studies": studies, "n": 12, "resamples": 100}
     print(job_create(kind="plan", user=user, study=study, params=params).pk)
 """
 
@@ -264,7 +264,7 @@ def test_the_worker_outlives_a_postgres_restart_while_idle(postgres, tmp_path):
     try:
         runs_a_short_job(postgres, worker)
         postgres.stop()
-        time.sleep(2)  # the worker polls a missing server for a while
+        time.sleep(1)  # the worker polls a missing server for a while (every 0.2 s)
         postgres.start()
         runs_a_short_job(postgres, worker)
     finally:
@@ -277,7 +277,7 @@ def test_the_worker_outlives_a_postgres_restart_mid_job(postgres, tmp_path):
         job_id, next_job = queue_plans(postgres, 5000, 1)
         wait_for(lambda: job_row(postgres, job_id).get("progress", 0) > 0, "the long job to make progress")
         postgres.stop()
-        time.sleep(2)
+        time.sleep(1)
         postgres.start()
         wait_for(
             lambda: (

@@ -1,5 +1,6 @@
-"""``audit_models --subjects FILE.parquet --engine dask``: the Parquet file read as a Dask DataFrame on a local
-cluster the audit starts and stops gives the numbers of the default single-machine path on the same file."""
+"""``audit_models --subjects FILE.parquet --engine dask``: the Parquet file read as a Dask DataFrame on a cluster
+(the suite's shared one, named by DASK_SCHEDULER_ADDRESS; ``fairness.distributed``'s tests start a local one) gives
+the numbers of the default single-machine path on the same file."""
 
 import json
 
@@ -10,11 +11,11 @@ from rest_framework.test import APIClient
 from tests.runs.test_audit_sampling import demo_subjects  # noqa: F401 - the effort demo (researcher's) and its subjects
 from tests.runs.test_tabular_audit import _answered, compas_audit, run  # noqa: F401 - the study and subjects fixture
 
-pytestmark = pytest.mark.serial  # starts worker processes of its own
+pytestmark = pytest.mark.serial  # runs on the suite's Dask worker processes (tests/conftest.py)
 
 
 @pytest.mark.django_db
-def test_the_dask_engine_gives_the_default_paths_numbers(compas_audit, tmp_path):  # noqa: F811
+def test_the_dask_engine_gives_the_default_paths_numbers(compas_audit, tmp_path, dask_scheduler):  # noqa: F811
     parquet = tmp_path / "subjects.parquet"
     pd.read_csv(compas_audit).to_parquet(parquet)
     options = {"groups": ["race", "sex"], "outcome_column": "two_year_recid"}
@@ -26,9 +27,9 @@ def test_the_dask_engine_gives_the_default_paths_numbers(compas_audit, tmp_path)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_api_asks_for_the_exact_eaif_on_dask(demo_subjects, researcher):  # noqa: F811
-    """``exact_eaif`` (the API's and the form's option): the job computes EaIF on a local Dask cluster (no
-    DASK_SCHEDULER_ADDRESS), and the values are the single-machine exact ones."""
+def test_the_api_asks_for_the_exact_eaif_on_dask(demo_subjects, researcher, dask_scheduler):  # noqa: F811
+    """``exact_eaif`` (the API's and the form's option): the job computes EaIF on the server's Dask cluster
+    (DASK_SCHEDULER_ADDRESS), and the values are the single-machine exact ones."""
     from tests.conftest import run_jobs
 
     client = APIClient()

@@ -61,21 +61,21 @@ def test_an_unknown_engine_of_a_stored_job_is_refused_by_name():
 
 @pytest.mark.serial  # starts worker processes of its own
 @pytest.mark.django_db(transaction=True)
-def test_the_dask_job_runs_on_the_servers_cluster_and_gives_the_local_result(api, monkeypatch):
-    from distributed import LocalCluster
-
+def test_the_dask_job_runs_on_the_servers_cluster_and_gives_the_local_result(api, dask_scheduler):
+    """The server's cluster: the suite's shared one (DASK_SCHEDULER_ADDRESS, tests/conftest.py)."""
     data, cf = synthetic(4_000, discrete=False, seed=6)
+    prefixes = dask_scheduler.scheduler.task_prefixes
+    chunks_before = prefixes["chunk"].state_counts["memory"] if "chunk" in prefixes else 0
     results = {}
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
-        monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.scheduler_address)
-        for engine in ("local", "dask"):
-            response = post(api, data, cf, engine=engine)
-            assert response.status_code == 202, response.content
-            run_jobs()
-            job = api.get(response["Location"]).json()
-            assert job["status"] == "succeeded", job["error"]
-            results[engine] = {name: v for name, v in job["result"].items() if name != "report_url"}  # per job
-        # DaskNeighbours' tasks (fairness.situation_dask._chunk: one per chunk of complainants) ran there
-        assert "chunk" in cluster.scheduler.task_prefixes and len(cluster.scheduler_info["workers"]) == 2
+    for engine in ("local", "dask"):
+        response = post(api, data, cf, engine=engine)
+        assert response.status_code == 202, response.content
+        run_jobs()
+        job = api.get(response["Location"]).json()
+        assert job["status"] == "succeeded", job["error"]
+        results[engine] = {name: v for name, v in job["result"].items() if name != "report_url"}  # per job
+    # DaskNeighbours' tasks (fairness.situation_dask._chunk: one per chunk of complainants) ran there
+    assert prefixes["chunk"].state_counts["memory"] > chunks_before
+    assert len(dask_scheduler.scheduler_info["workers"]) == 2
     assert results["dask"] == results["local"]
     assert results["local"]["counts"] and results["local"]["flagged"]

@@ -76,3 +76,13 @@ def test_a_job_shows_and_the_worker_then_says_it_is_idle(monkeypatch, caplog, re
         "job worker w1 idle: no job waiting (1 run since it started)"
     )
     assert not [line for line in lines if line.startswith(("Starting worker", "No more tasks to run"))]
+
+
+def test_the_worker_imports_the_runners_before_it_forks_a_job(monkeypatch):
+    """``preload_runners``: the worker imports ``runs.execution`` (the runners' scientific libraries) when it
+    starts, so that each job's forked process inherits it instead of importing it again."""
+    import sys
+
+    monkeypatch.delitem(sys.modules, "runs.execution")  # restored after the test
+    _run_polls(monkeypatch, 1)
+    assert "runs.execution" in sys.modules

@@ -89,7 +89,8 @@ def workers_of(server: subprocess.Popen) -> list[int]:
 def test_worker_kill_and_server_restart_lose_nothing(demo_study):
     connection.close()  # the server processes open their own connections
     port = free_port()
-    people = [HTTPParticipant(port, f"fault-{i}", seed=i) for i in range(4)]
+    # they answer one after another (none has a request in flight at the kill): two show it as well as more
+    people = [HTTPParticipant(port, f"fault-{i}", seed=i) for i in range(2)]
 
     async def run() -> subprocess.Popen:
         server = start_server(port)
@@ -112,6 +113,6 @@ def test_worker_kill_and_server_restart_lose_nothing(demo_study):
             server.wait(timeout=30)
 
     asyncio.run(run())
-    assert Participant.objects.filter(external_id__startswith="fault-", status="completed").count() == 4
+    assert Participant.objects.filter(external_id__startswith="fault-", status="completed").count() == 2
     report = check_integrity("effort-demo")
     assert report.ok
