@@ -9,11 +9,16 @@ Run: .venv/bin/python bench/browser_launch.py [--repeat 5]
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 from pathlib import Path
 
+import django
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.test_settings")  # the flags' module imports models
+django.setup()
 
 from playwright.sync_api import Browser, sync_playwright  # noqa: E402
 
