@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from rest_framework.test import APIClient
 
-from tests.runs.test_audit_sampling import demo_subjects  # noqa: F401 - the effort demo (researcher's) and its subjects
+from tests.runs.test_audit_sampling import demo_subjects, subjects_file  # noqa: F401 - the effort demo (researcher's) and its subjects
 from tests.runs.test_tabular_audit import _answered, compas_audit, run  # noqa: F401 - the study and subjects fixture
 
 pytestmark = pytest.mark.serial  # runs on the suite's Dask worker processes (tests/conftest.py)
