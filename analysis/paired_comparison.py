@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, sparse, special, stats
 from scipy.sparse import csgraph
-from threadpoolctl import threadpool_limits
 
+from analysis.blas import one_blas_thread
 from analysis.clustered import clustered_logit
 
 Model = Literal["logit", "probit"]
@@ -544,9 +544,8 @@ def bradley_terry(
     _check_estimable(pairs, items)
     if with_ties and not (pairs.wins_a + pairs.wins_b).any():
         raise ValueError("every comparison is a tie: the tie parameter is infinite and no item is preferred")
-    # One BLAS thread: the matrices are at most (items x items), and OpenBLAS's threaded Cholesky of a
-    # 1,000 x 1,000 matrix took 1.3 s instead of 13 ms on a busy 2-core machine (bench/paired_comparison.py).
-    with threadpool_limits(limits=1, user_api="blas"):
+    # One BLAS thread: the matrices are at most (items x items) (analysis.blas).
+    with one_blas_thread():
         s, log_nu, loglik, covariance, iterations = _fit(model, pairs, k, int(ref), with_ties)
         keep = np.arange(k) != ref
         if clusters is not None:
@@ -755,7 +754,7 @@ def plackett_luce(
         clusters[rankings] = rows  # each ranking's cluster
     stages = _stages(codes, rankings, position, k)
     keep = np.arange(k) != ref
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
 
         def strengths(x: np.ndarray) -> np.ndarray:
             s = np.zeros(k)
@@ -902,11 +901,19 @@ class UtilityModelResult:
         return ConfidenceInterval(frame["ci_low"].rename("low"), frame["ci_high"].rename("high"))
 
 
+class _UtilityDesign(NamedTuple):
+    """The decided comparisons' raters and subjects (first = the pair's subject sorted first)."""
+
+    rater: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+
+
 def _utility_design(
     comparisons: pd.DataFrame, subjects: pd.DataFrame, features: list[str], rater: str, winner: str, loser: str
-) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, int]:
-    """Decided comparisons (rater, first, second) with d = x_first - x_second (first = the pair's item
-    sorted first) and y = 1 when first won; and the number of ties dropped."""
+) -> tuple[_UtilityDesign, np.ndarray, np.ndarray, int]:
+    """Decided comparisons (rater, first, second) with d = x_first - x_second and y = 1 when first won; and
+    the number of ties dropped."""
     if not isinstance(subjects, pd.DataFrame):
         raise TypeError(f"subjects must be a pandas DataFrame indexed by subject id, got {type(subjects).__name__}")
     if not features:
@@ -933,13 +940,12 @@ def _utility_design(
     if unknown:
         raise ValueError(f"compared subjects missing from subjects' index: {_format_items(unknown)}")
     won, lost = decided[winner].to_numpy(), decided[loser].to_numpy()
-    won_first = np.array([str(w) <= str(ell) for w, ell in zip(won, lost, strict=True)])
+    won_first = won.astype(str) <= lost.astype(str)  # code point order, as str's
     first, second = np.where(won_first, won, lost), np.where(won_first, lost, won)
     x = values.to_numpy(float)
     position = pd.Index(subjects.index)
     d = x[position.get_indexer(first)] - x[position.get_indexer(second)]
-    frame = pd.DataFrame({"rater": decided[rater].to_numpy(), "first": first, "second": second})
-    return frame, d, won_first.astype(float), int(ties.sum())
+    return _UtilityDesign(decided[rater].to_numpy(), first, second), d, won_first.astype(float), int(ties.sum())
 
 
 def _per_rater_fits(
@@ -1083,7 +1089,7 @@ def utility_model(
     if n_resamples < 0:
         raise ValueError(f"n_resamples must be >= 0, got {n_resamples}")
     frame, d, y, n_ties = _utility_design(comparisons, subjects, features, rater, winner, loser)
-    codes, raters = pd.factorize(frame["rater"], sort=True)
+    codes, raters = pd.factorize(frame.rater, sort=True)
     if isinstance(by, str):
         if by not in comparisons.columns:
             raise ValueError(f"by={by!r} is not a column of comparisons")
@@ -1092,7 +1098,7 @@ def utility_model(
         groups = pd.Series(np.nan, index=raters, dtype=object)
     else:
         groups = pd.Series(by).reindex(raters)
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         per_rater, converged = _per_rater_fits(codes, d, y, len(raters), penalty)
     if not converged.all():
         raise ValueError(
@@ -1103,7 +1109,7 @@ def utility_model(
     table = pd.DataFrame(per_rater, index=pd.Index(raters, name="rater"), columns=features)
     table.insert(0, "n_comparisons", counts)
     table.insert(0, "rater_group", groups.to_numpy())
-    compared = pd.unique(np.concatenate([frame["first"].to_numpy(), frame["second"].to_numpy()]))
+    compared = pd.unique(np.concatenate([frame.first, frame.second]))
     compared = sorted(compared, key=str)
     x = subjects.loc[compared, features].to_numpy(float)
     points = _borda_points(per_rater, x)

@@ -152,7 +152,7 @@ def test_borda_intervals_cover():
     for _ in range(400):
         seed = int(rng.integers(2**31))
         result = utility_model(simulate(subjects, rng, raters=100), subjects, FEATURES, n_resamples=1000, seed=seed)
-        borda = result.borda.query("rater_group == @ALL_RATERS").set_index("subject").loc[truth.index]
+        borda = result.borda[result.borda["rater_group"] == ALL_RATERS].set_index("subject").loc[truth.index]
         inside.append((borda["ci_low"] <= truth) & (truth <= borda["ci_high"]))
     coverage = np.mean(inside, axis=0)
     assert coverage.min() >= 0.93, coverage
