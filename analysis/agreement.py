@@ -11,7 +11,6 @@ stimulus of the condition are used (``n_raters`` says how many).
 """
 
 import pandas as pd
-import pingouin as pg
 
 ICC_TYPES = {
     "ICC(1,1)": "one-way random effects, single rater (Shrout & Fleiss ICC(1,1))",
@@ -60,6 +59,8 @@ def rating_icc(frame: pd.DataFrame, *, target: str, rater: str, rating: str) -> 
     if wide.shape[0] < 3 or wide.shape[1] < 2:
         return pd.DataFrame()
     long = wide.stack().rename("rating").reset_index()
+    import pingouin as pg  # here, not at the top: pingouin loads matplotlib and xarray (0.5 CPU-s a process)
+
     table = pg.intraclass_corr(data=long, targets=target, raters=rater, ratings="rating")
     return pd.DataFrame(
         [

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import pingouin as pg
 from scipy import stats
 
 from analysis.correlations import BootstrapResult, adjust_pvalues, bootstrap_correlation_difference, resample_counts
@@ -216,6 +215,8 @@ def repeated_measures_correlation(data: pd.DataFrame, x: str, y: str, subject: s
     frame = frame[frame.groupby(subject)[x].transform("size") >= 2]
     if frame[subject].nunique() < 3:
         raise ValueError("a repeated-measures correlation needs at least 3 participants with 2 or more pairs each")
+    import pingouin as pg  # here, not at the top: pingouin loads matplotlib and xarray (0.5 CPU-s a process)
+
     res = pg.rm_corr(data=frame, x=x, y=y, subject=subject).iloc[0]
     lo, hi = res["CI95"]
     return {
@@ -268,6 +269,8 @@ def participant_slope_effect(
     res = stats.ttest_1samp(diff, 0.0)
     lo, hi = res.confidence_interval(confidence_level=level)
     d = float(diff.mean() / diff.std(ddof=1))
+    import pingouin as pg
+
     d_lo, d_hi = pg.compute_esci(d, nx=n, ny=1, eftype="cohen", confidence=level, decimals=12)
     return {
         "n_participants": n,
