@@ -557,9 +557,9 @@ def situation_testing(
     named = ("ST", "CSTwo", "CSTwi", "CF")
     order = ["k"] + [f"{c}{suffix}" for suffix in ("", "_sig", "_sig_exact", "_sig_adjusted") for c in named]
     order = [c for c in order if c in individuals.columns]
-    counts = individuals.groupby("k")[order[1:]].sum().astype(int).reset_index()
+    counts = table.sums(order[1:])
     return SituationTestingResult(
-        individuals, counts[order], neighbours, complainants.astype(np.int64), multiple_testing, tuple(groups)
+        individuals, counts, neighbours, complainants.astype(np.int64), multiple_testing, tuple(groups)
     )
 
 
@@ -579,6 +579,12 @@ class _Table:
 
     def part(self, i: int, name: str) -> np.ndarray:
         return self.columns[name][i * self.rows : (i + 1) * self.rows]
+
+    def sums(self, names: list[str]) -> pd.DataFrame:
+        """k (int64) and each named column's sum over the complainants, per k (int64)."""
+        k = np.asarray(self.ks, dtype=np.int64)
+        sums = {name: self.columns[name].reshape(len(self.ks), self.rows).sum(axis=1, dtype=np.int64) for name in names}
+        return pd.DataFrame({"k": k, **sums})
 
     def frame(self, complainants: np.ndarray) -> pd.DataFrame:
         """complainant, k (int64), then the columns."""
