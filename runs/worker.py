@@ -17,7 +17,8 @@
   job is queued again once).
 * The job runners' scientific libraries (pandas, scipy, statsmodels, ...) are imported once, when the worker
   starts (:func:`preload_runners`): each job's forked process inherits them instead of importing them again
-  (about 3 CPU-seconds, and as long a wait, per job); so are the numba kernels, compiled (:func:`warm_kernels`).
+  (about 3 CPU-seconds, and as long a wait, per job); so are the numba kernels, compiled (:func:`warm_kernels`),
+  and plotly's validators.
 * Quiet while idle: the library's two lines per poll (its loop starts and ends at each look at an
   empty queue) are dropped (``IdlePolls``); the worker says when it starts, when it goes idle after
   jobs, and, while idle, once every IDLE_HEARTBEAT_SECONDS that it is still there.
@@ -204,12 +205,15 @@ class JobWorker(Worker):
 
 
 def preload_runners() -> None:
-    """Import the job runners (``runs.execution``) and compile the jobs' numba kernels (:func:`warm_kernels`) in
-    the worker, before any job is forked. Only here: a web process that imports ``runs.tasks`` to queue a job must
-    not load them."""
+    """Import the job runners (``runs.execution``), compile the jobs' numba kernels (:func:`warm_kernels`) and
+    load plotly's validators (every report's figures) in the worker, before any job is forked. Only here: a web
+    process that imports ``runs.tasks`` to queue a job must not load them."""
+    import plotly.graph_objects as go
+
     import runs.execution  # noqa: F401
 
     warm_kernels()
+    go.Figure(go.Bar(x=[0], y=[0]))  # plotly reads its validators' JSON at its first figure: here, not in each job
 
 
 def warm_kernels() -> None:

@@ -1,9 +1,11 @@
-"""The job worker compiles the numba kernels its jobs call before it forks them (``runs.worker.warm_kernels``): the
-audit's EaIF and worst pairs and situation testing's neighbour counts, called as the jobs call them, then find
-every argument type compiled (a job's forked process compiled or loaded them again, each time)."""
+"""What the job worker prepares before it forks its jobs (``runs.worker.preload_runners``): the numba kernels its
+jobs call (``warm_kernels``: the audit's EaIF and worst pairs and situation testing's neighbour counts, called as
+the jobs call them, then find every argument type compiled; a job's forked process compiled or loaded them
+again, each time) and plotly's validators (read by each job's first figure before)."""
 
 import numpy as np
 import pandas as pd
+from plotly.validator_cache import ValidatorCache
 
 from fairness.individual import _numba_row_worst, _numba_sums, eaif_details, worst_pairs
 from fairness.neighbour_counts import _count
@@ -27,3 +29,9 @@ def test_the_jobs_kernel_calls_find_their_argument_types_compiled_by_the_worker(
     eaif_details(effort, aggregate, scores, alpha=0.5)
     worst_pairs(effort, aggregate, scores, alpha=0.5, k=5)
     assert {kernel: list(kernel.signatures) for kernel in KERNELS} == compiled
+
+
+def test_plotlys_validators_are_read_before_any_job_is_forked(monkeypatch):
+    monkeypatch.setattr(ValidatorCache, "_json_cache", None)
+    preload_runners()
+    assert ValidatorCache._json_cache
