@@ -214,7 +214,6 @@ def test_dashboard_start_form_offers_the_questionnaire_questions(design_study, c
     assert client.get("/researcher/studies/design/start/").status_code == 404
 
 
-@pytest.mark.slow
 @pytest.mark.django_db
 def test_dashboard_start_form_takes_the_subject_group_bins(design_study, client, researcher):
     """Issue 23 item 6: the numeric subject-group bins on the web form, in the command's syntax, reach the job;
