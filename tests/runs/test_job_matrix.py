@@ -228,7 +228,8 @@ def _answered_study(name: str, snapshots: dict[str, Answered]):
 
 
 # the jobs that take 2 CPU-s or more (bench/suite_cpu.py on the whole suite): slow, out of ``make test-fast``; the
-# audits of judgement studies take less since the worker compiles the numba kernels before forking its jobs
+# audits of judgement studies and the example's differential parity take less since the worker compiles the
+# numba kernels and loads plotly's validators before forking its jobs (runs.worker.preload_runners)
 SLOW = {
     ("bundled/effort_demo.json", "analysis"),
     ("bundled/effort_demo.json", "audit"),
