@@ -17,7 +17,8 @@
   job is queued again once).
 * The job runners' scientific libraries (pandas, scipy, statsmodels, ...) are imported once, when the worker
   starts (:func:`preload_runners`): each job's forked process inherits them instead of importing them again
-  (about 3 CPU-seconds, and as long a wait, per job).
+  (about 3 CPU-seconds, and as long a wait, per job); so are the numba kernels, compiled (:func:`warm_kernels`),
+  and plotly's validators.
 * Quiet while idle: the library's two lines per poll (its loop starts and ends at each look at an
   empty queue) are dropped (``IdlePolls``); the worker says when it starts, when it goes idle after
   jobs, and, while idle, once every IDLE_HEARTBEAT_SECONDS that it is still there.
@@ -204,9 +205,36 @@ class JobWorker(Worker):
 
 
 def preload_runners() -> None:
-    """Import the job runners (``runs.execution``) in the worker, before any job is forked. Only here: a web
+    """Import the job runners (``runs.execution``), compile the jobs' numba kernels (:func:`warm_kernels`) and
+    load plotly's validators (every report's figures) in the worker, before any job is forked. Only here: a web
     process that imports ``runs.tasks`` to queue a job must not load them."""
+    import plotly.graph_objects as go
+
     import runs.execution  # noqa: F401
+
+    warm_kernels()
+    go.Figure(go.Bar(x=[0], y=[0]))  # plotly reads its validators' JSON at its first figure: here, not in each job
+
+
+def warm_kernels() -> None:
+    """Compile (or load from numba's cache) the numba kernels the jobs call, for the argument types they pass, once
+    in the worker: each job's forked process inherits them instead of compiling or loading them again (a fifth of
+    the CPU of tests/runs/test_job_matrix.py's audits and situation tests). The audit's exact EaIF and worst
+    pairs over a model's read-only scores (``fairness.individual``); situation testing's negative decisions among
+    int32 neighbour lists, whole and cut to the largest k (``fairness.neighbour_counts``)."""
+    import numpy as np
+
+    from fairness.individual import eaif_details, worst_pairs
+    from fairness.neighbour_counts import prefix_counts
+
+    effort, aggregate, risk = np.array([0.0, 0.5, 1.0]), np.zeros(3), np.array([0.0, 1.0, 1.0])
+    risk.flags.writeable = False
+    eaif_details(effort, aggregate, risk, alpha=1.0)
+    worst_pairs(effort, aggregate, risk, alpha=1.0, k=2)
+    lists, negative = np.zeros((2, 3), dtype=np.int32), np.zeros(1, dtype=bool)
+    negative.flags.writeable = False
+    for ids in (lists, lists[:, :2]):
+        prefix_counts(ids, negative, [1, 2])
 
 
 def _die_with_parent(parent: int) -> None:

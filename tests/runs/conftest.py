@@ -79,6 +79,18 @@ def answered_demo(_answered_demo_snapshot, demo_study, researcher):
     return demo_study
 
 
+@pytest.fixture
+def no_mixed_models(monkeypatch):
+    """Analysis runs (and jobs forked from this process) without the effort pipeline's crossed mixed models
+    (``run_pipeline(mixed_models=False)``: about two thirds of an effort analysis's CPU), for tests of a run's
+    life cycle, files, versions or calibrations, not of its mixed-model table (``tests/analysis/test_pipeline.py``,
+    ``test_job_matrix.py``)."""
+    from analysis.pipeline import run_pipeline
+    from runs import analysis_runs
+
+    monkeypatch.setattr(analysis_runs, "run_pipeline", partial(run_pipeline, mixed_models=False))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under ``make test`` (``--dist loadgroup``) the tests of the three source studies (``sources``) run on one
     worker, which simulates them once: a package-scoped set-up is otherwise built on every worker that runs one."""

@@ -43,7 +43,9 @@ def _audit(slug: str, subjects, out, **options) -> tuple[pd.DataFrame, dict]:
 
 @pytest.mark.slow
 @pytest.mark.xdist_group(ANSWERED_24)
-def test_the_audit_gives_the_feedback_estimates_and_the_likert_alpha_without_the_flagged(answered_24, tmp_path):
+def test_the_audit_gives_the_feedback_estimates_and_the_likert_alpha_without_the_flagged(
+    answered_24, tmp_path, no_mixed_models
+):
     flagged = _flagged("effort-demo", _machine_speed("effort-demo", 6))
     path = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(path))

@@ -13,6 +13,8 @@ from runs.models import AnalysisRun
 from studies.models import Condition, Study
 from studies.services import spec_digest
 from studies.study_file import validate_study
+from tests.runs import db_snapshot
+from tests.runs.conftest import alice
 from tests.runs.test_design_analysis import design_spec, simulate
 
 MARKUP = "<i>judge</i>"  # a questionnaire option with markup: every page must show it as text
@@ -77,6 +79,19 @@ def load_design_study(owner) -> Study:
     return study
 
 
+@pytest.fixture(scope="module")
+def _design_snapshot(django_db_setup, django_db_blocker) -> db_snapshot.Snapshot:
+    return db_snapshot.take(alice, load_design_study, blocker=django_db_blocker)[0]
+
+
+@pytest.fixture
+def design_study(_design_snapshot, researcher) -> Study:
+    """:func:`load_design_study` for the researcher, loaded once per module (``tests.runs.db_snapshot``). Ask for it
+    before any other user: the snapshot's owner is the newest user when it is restored."""
+    db_snapshot.restore(_design_snapshot)
+    return Study.objects.get(slug="design")
+
+
 def client_for(user) -> Client:
     browser = Client()
     browser.force_login(user)
@@ -85,10 +100,9 @@ def client_for(user) -> Client:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_api_job_analyses_a_format_2_study_by_rater_group(researcher, other_researcher):
+def test_api_job_analyses_a_format_2_study_by_rater_group(design_study, researcher, other_researcher):
     from tests.conftest import run_jobs
 
-    load_design_study(researcher)
     client = APIClient()
     client.force_authenticate(other_researcher)
     assert client.post("/api/studies/design/analyses/", {"by": ["role"]}, format="json").status_code == 404
@@ -125,8 +139,7 @@ def test_api_job_analyses_a_format_2_study_by_rater_group(researcher, other_rese
 
 @pytest.mark.slow
 @pytest.mark.django_db
-def test_analyze_study_by_combined_questions_and_its_errors(researcher, demo_study, tmp_path, capsys):
-    load_design_study(researcher)
+def test_analyze_study_by_combined_questions_and_its_errors(design_study, researcher, demo_study, tmp_path, capsys):
     out = tmp_path / "design"
     # 20 resamples: the checks are on the rater groups, the files and the errors, not on intervals
     call_command("analyze_study", "design", out=str(out), resamples=20, by=["role", "age_band"])
@@ -158,9 +171,8 @@ def test_analyze_study_by_combined_questions_and_its_errors(researcher, demo_stu
 
 @pytest.mark.slow
 @pytest.mark.django_db
-def test_analyze_study_group_options(researcher, tmp_path):
+def test_analyze_study_group_options(design_study, tmp_path):
     """--min-group-size, --pool-small and --bins reach the analysis (issue 23), and bad values are named."""
-    load_design_study(researcher)
     out = tmp_path / "few"
     # 20 resamples: the checks are on the groups' statuses, not on intervals
     call_command("analyze_study", "design", "--min-group-size", "1000", out=str(out), resamples=20, by=["role"])
@@ -185,8 +197,7 @@ def test_analyze_study_group_options(researcher, tmp_path):
 
 
 @pytest.mark.django_db
-def test_dashboard_start_form_offers_the_questionnaire_questions(client, researcher, other_researcher):
-    load_design_study(researcher)
+def test_dashboard_start_form_offers_the_questionnaire_questions(design_study, client, researcher, other_researcher):
     client.force_login(researcher)
     page = client.get("/researcher/studies/design/start/").content.decode()
     assert 'name="by"' in page and 'value="role"' in page and 'value="age_band"' in page
@@ -203,14 +214,12 @@ def test_dashboard_start_form_offers_the_questionnaire_questions(client, researc
     assert client.get("/researcher/studies/design/start/").status_code == 404
 
 
-@pytest.mark.slow
 @pytest.mark.django_db
-def test_dashboard_start_form_takes_the_subject_group_bins(client, researcher):
+def test_dashboard_start_form_takes_the_subject_group_bins(design_study, client, researcher):
     """Issue 23 item 6: the numeric subject-group bins on the web form, in the command's syntax, reach the job;
     a bad text is refused naming the rule, nothing queued."""
     from runs.models import Job
 
-    load_design_study(researcher)
     client.force_login(researcher)
     assert 'name="bins"' in client.get("/researcher/studies/design/start/").content.decode()
     form = {"seed": 1, "n_resamples": 100, "by": ["role"], "min_group_size": 5, "min_subject_group": 10}
@@ -226,11 +235,10 @@ def test_dashboard_start_form_takes_the_subject_group_bins(client, researcher):
 
 
 @pytest.mark.django_db
-def test_an_unknown_by_question_is_refused_when_the_run_is_requested(client, researcher, demo_study):
+def test_an_unknown_by_question_is_refused_when_the_run_is_requested(design_study, client, researcher, demo_study):
     """400 with the field's error at POST (API and dashboard), no job queued; not a failed job later."""
     from runs.models import Job
 
-    load_design_study(researcher)
     api = APIClient()
     api.force_authenticate(researcher)
     response = api.post("/api/studies/design/analyses/", {"by": ["gender"]}, format="json")

@@ -44,7 +44,7 @@ def _tree() -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_job_failing_on_a_full_disk_leaves_no_file_and_no_folder(answered_demo, researcher):
+def test_a_job_failing_on_a_full_disk_leaves_no_file_and_no_folder(answered_demo, researcher, no_mixed_models):
     # 10 resamples: the report's files are stored whatever its intervals (the API asks for at least 100)
     job_create(kind=Job.Kind.ANALYSIS, user=researcher, study=answered_demo, params={"seed": 2, "n_resamples": 10})
     with _full_disk_after(2):

@@ -104,9 +104,10 @@ def test_the_admin_action_cancels_the_selected_jobs(job, demo_study, researcher)
 
 
 @pytest.fixture
-def analysis_job(answered_demo, researcher) -> Job:
+def analysis_job(answered_demo, researcher, no_mixed_models) -> Job:
     """An analysis job of the demo answered by 12 simulated participants (enough for its Likert Calibrations: a
-    cancelled run must store none), with 10 resamples (the tests are on storing, not on intervals)."""
+    cancelled run must store none), with 10 resamples and no mixed models (the tests are on storing, not on
+    intervals or tables)."""
     return job_create(
         kind=Job.Kind.ANALYSIS, user=researcher, study=answered_demo, params={"seed": 1, "n_resamples": 10}
     )

@@ -227,7 +227,9 @@ def _answered_study(name: str, snapshots: dict[str, Answered]):
     return researcher, study
 
 
-# the jobs that take 2 CPU-s or more (bench/suite_cpu.py on the whole suite): slow, out of ``make test-fast``
+# the jobs that take 2 CPU-s or more (bench/suite_cpu.py on the whole suite): slow, out of ``make test-fast``; the
+# audits of judgement studies and the example's differential parity take less since the worker compiles the
+# numba kernels and loads plotly's validators before forking its jobs (runs.worker.preload_runners)
 SLOW = {
     ("bundled/effort_demo.json", "analysis"),
     ("bundled/effort_demo.json", "audit"),
@@ -235,17 +237,10 @@ SLOW = {
     ("bundled/disagreement_synthetic.json", "analysis"),
     ("tests/format2_example.json", "analysis"),
     ("tests/format2_example.json", "audit"),
-    ("tests/format2_example.json", "differential_parity"),
-    ("template/choice", "audit"),
     ("template/comparable", "audit"),
-    ("template/feature_fairness", "audit"),
-    ("template/tradeoff", "audit"),
     ("template/triplet", "audit"),
-    ("adaptive/choose", "audit"),
     ("adaptive/pair_comparable", "analysis"),
-    ("adaptive/pair_comparable", "audit"),
     ("adaptive/triplet", "analysis"),
-    ("adaptive/triplet", "audit"),
 }
 CASES = [
     pytest.param(name, kind, marks=[pytest.mark.slow] if (name, kind) in SLOW else [])

@@ -70,7 +70,7 @@ def test_without_flagged_analyses_nothing_again_when_every_mode_is_the_same():
 @pytest.mark.slow
 @pytest.mark.django_db
 def test_the_analysis_exports_once_and_writes_the_files_of_analysing_every_mode_again(
-    answered_demo, tmp_path, monkeypatch
+    answered_demo, tmp_path, monkeypatch, no_mixed_models
 ):
     built = []
     export = study_exports.export_tables

@@ -44,7 +44,7 @@ def stored_names() -> set[str]:
 
 @pytest.mark.slow
 def test_analysis_job_runs_on_the_worker_with_generalise_and_its_report_is_served(
-    answered_demo, api, researcher, client
+    answered_demo, api, researcher, client, no_mixed_models
 ):
     """One analysis job (each costs a full analysis) checks the queueing, the worker's run, the report's serving
     and the generalise option; an unknown generalise value is refused."""
@@ -123,7 +123,7 @@ def test_a_job_over_its_time_limit_fails_clearly(answered_demo, api, settings):
 
 
 @pytest.mark.slow
-def test_two_runs_at_once_get_their_own_folders_and_versions(answered_demo, tmp_path):
+def test_two_runs_at_once_get_their_own_folders_and_versions(answered_demo, tmp_path, no_mixed_models):
     """Red-team finding 9: concurrent analysis runs of one study (one failed on
     calibration_version_unique; two in the same second shared a folder)."""
     connection.close()
@@ -153,7 +153,7 @@ def test_two_runs_at_once_get_their_own_folders_and_versions(answered_demo, tmp_
 
 
 @pytest.mark.slow
-def test_command_runs_are_stored_too(answered_demo, tmp_path, client, researcher):
+def test_command_runs_are_stored_too(answered_demo, tmp_path, client, researcher, no_mixed_models):
     call_command("analyze_study", "effort-demo", out=str(tmp_path / "a"), resamples=10)
     run = AnalysisRun.objects.get()
     assert (tmp_path / "a" / "report.html").exists() and "report.html" in list_files(run.files_prefix)

@@ -29,7 +29,7 @@ def _machine_speed(slug: str, n: int) -> list[Participant]:
 
 @pytest.mark.slow
 @pytest.mark.xdist_group(ANSWERED_24)
-def test_effort_report_gives_alpha_with_and_without_the_flagged(answered_24, tmp_path):
+def test_effort_report_gives_alpha_with_and_without_the_flagged(answered_24, tmp_path, no_mixed_models):
     _machine_speed("effort-demo", 6)
     run = analysis_run_create(slug="effort-demo", out_dir=tmp_path, seed=2, n_resamples=20)  # alpha: a point estimate
     table = pd.read_csv(tmp_path / "sensitivity.csv")
@@ -44,7 +44,7 @@ def test_effort_report_gives_alpha_with_and_without_the_flagged(answered_24, tmp
     tables = export_tables("effort-demo")
     kept = set(tables.participants.loc[tables.participants["quality_flags"] == "", "participant_id"])
     pairs = tables.pairs[tables.pairs["participant_id"].isin(kept)].dropna(subset=["d_overall"])
-    by_hand = run_pipeline(pairs, tables.participants, seed=2, n_resamples=20, generalise=None)
+    by_hand = run_pipeline(pairs, tables.participants, seed=2, n_resamples=20, mixed_models=False)
     for calibration in by_hand.calibrations:
         row = table[table["estimate"] == f"alpha: condition={calibration.condition}"].iloc[0]
         assert row.without_flagged == pytest.approx(calibration.alpha)
