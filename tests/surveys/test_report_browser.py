@@ -29,14 +29,14 @@ def open_as_alice(page, live_server, path: str) -> None:
 
 def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tmp_path, settings):  # noqa: F811
     settings.REPORTS_DIR = tmp_path / "reports"
-    simulate_participants("effort-demo", n=12, seed=5)
+    simulate_participants("effort-demo", n=8, seed=5)
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
     audit_run_create(
         slug="effort-demo",
         subjects_file=subjects,
         out_dir=tmp_path / "audit",
-        parameters=AuditParameters(n_resamples=50),
+        parameters=AuditParameters(n_resamples=20),
     )
     figures = (tmp_path / "audit" / "report.html").read_text().count("data-figure=")
     assert figures >= 3
@@ -174,7 +174,7 @@ def test_the_analysis_report_of_a_converted_study(browser, live_server, demo_stu
 
     settings.REPORTS_DIR = tmp_path / "reports"
     simulate_participants("effort-demo", n=12, seed=5)
-    analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=1, n_resamples=50)
+    analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=1, n_resamples=20)
     figures = (tmp_path / "analysis" / "report.html").read_text().count("data-figure=")
     assert figures >= 3
     for page, width, shots in each_width(browser, live_server, "/researcher/studies/effort-demo/report/report.html"):
