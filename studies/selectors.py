@@ -3,7 +3,7 @@
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
-from studies.models import Study
+from studies.models import Collaborator, Study
 
 
 def owning_versions() -> QuerySet[Study]:
@@ -21,7 +21,7 @@ def owning_version(slug: str) -> Study | None:
 def studies_visible_to(user) -> QuerySet[Study]:
     """Every version of the studies the user owns or that are shared with them, as the first version
     says (all for superusers)."""
-    if not user.is_authenticated or not user.is_active:
+    if not _active(user):
         return Study.objects.none()
     if user.is_superuser:
         return Study.objects.all()
@@ -42,24 +42,36 @@ def can_view(user, slug: str) -> bool:
 
 
 def visible_versions(user, slug: str) -> list[Study]:
-    """The versions of ``slug`` the user may see, newest first; Http404 when there are none (another
-    researcher's study looks like a missing one)."""
-    versions = list(studies_visible_to(user).filter(slug=slug).order_by("-version"))
+    """The versions of ``slug`` the user may see, newest first (as :func:`studies_visible_to` says, in two plain
+    queries: the versions, then whether the first one is shared with the user); Http404 when there are none
+    (another researcher's study looks like a missing one)."""
+    versions = list(Study.objects.filter(slug=slug).order_by("-version")) if _active(user) else []
+    if versions and not (user.is_superuser or _grants(versions[-1].pk, versions[-1].owner_id, user)):
+        versions = []
     if not versions:
         raise Http404("No such study among yours.")
     return versions
 
 
+def _active(user) -> bool:
+    return bool(user.is_authenticated and user.is_active)
+
+
+def _grants(first_pk: int, owner_id: int | None, user, *, role: str | None = None) -> bool:
+    """Whether a study's first version (its pk and owner) lets ``user`` in: as its owner, or as a
+    collaborator (of ``role`` when given)."""
+    if owner_id == user.pk:
+        return True
+    shared = Collaborator.objects.filter(study_id=first_pk, user=user)
+    return (shared if role is None else shared.filter(role=role)).exists()
+
+
 def may_edit(user, slug: str) -> bool:
     """Whether ``user`` may change the study's state and start its runs: its owner, a superuser, or a
     collaborator with the editor role (a viewer only sees it)."""
-    if not user.is_authenticated or not user.is_active:
+    if not _active(user):
         return False
     if user.is_superuser:
         return True
-    return (
-        owning_versions()
-        .filter(slug=slug)
-        .filter(Q(owner=user) | Q(collaborator__user=user, collaborator__role="editor"))
-        .exists()
-    )
+    first = Study.objects.filter(slug=slug).order_by("version").values_list("pk", "owner_id").first()
+    return first is not None and _grants(*first, user, role=Collaborator.Role.EDITOR)

@@ -64,11 +64,9 @@ def test_schema_lists_every_endpoint(demo_study, researcher):
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_api_starts_an_analysis_and_lists_runs(demo_study, researcher, other_researcher):
-    from participation.simulate import simulate_participants
+def test_api_starts_an_analysis_and_lists_runs(demo_answered_by_12, researcher, other_researcher):
     from tests.conftest import run_jobs
 
-    simulate_participants("effort-demo", n=12, seed=9)
     client = APIClient()
     client.force_authenticate(other_researcher)
     assert client.post("/api/studies/effort-demo/analyses/", {"seed": 2}, format="json").status_code == 404

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from participation.simulate import simulate_participants
 from runs.audit_parameters import AuditParameters
 from runs.audit_runs import audit_run_create
 from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
@@ -27,16 +26,15 @@ def open_as_alice(page, live_server, path: str) -> None:
         page.get_by_role("button", name="Log in").click()
 
 
-def test_audit_report_renders_under_the_csp(browser, live_server, demo_study, tmp_path, settings):  # noqa: F811
+def test_audit_report_renders_under_the_csp(browser, live_server, demo_answered_by_12, tmp_path, settings):  # noqa: F811
     settings.REPORTS_DIR = tmp_path / "reports"
-    simulate_participants("effort-demo", n=12, seed=5)
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
     audit_run_create(
         slug="effort-demo",
         subjects_file=subjects,
         out_dir=tmp_path / "audit",
-        parameters=AuditParameters(n_resamples=50),
+        parameters=AuditParameters(n_resamples=20),
     )
     figures = (tmp_path / "audit" / "report.html").read_text().count("data-figure=")
     assert figures >= 3
@@ -99,11 +97,10 @@ def check_section_menu(page) -> None:
     assert heading_top >= nav.evaluate("n => n.getBoundingClientRect().bottom") - 1  # not under the bar
 
 
-def test_report_figures_download_as_png_and_svg(browser, live_server, demo_study, tmp_path, settings):  # noqa: F811
+def test_report_figures_download_as_png_and_svg(browser, live_server, demo_answered_by_12, tmp_path, settings):  # noqa: F811
     """A figure is drawn, and its PNG and SVG buttons (wired by figures.js, no inline handler) each
     start a download of an image file named after the report and the figure."""
     settings.REPORTS_DIR = tmp_path / "reports"
-    simulate_participants("effort-demo", n=8, seed=3)
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
     audit_run_create(
@@ -167,14 +164,13 @@ def test_in_group_figure_of_a_format_2_analysis(browser, live_server, researcher
         context.close()
 
 
-def test_the_analysis_report_of_a_converted_study(browser, live_server, demo_study, tmp_path, settings):  # noqa: F811
+def test_the_analysis_report_of_a_converted_study(browser, live_server, demo_answered_by_12, tmp_path, settings):  # noqa: F811
     """The demo (a format 1 file, stored as its conversion) analysed without --by: its report, linked from the
     dashboard, draws the effort analysis's three figures first, fits a phone's width and breaks no CSP rule."""
     from runs.analysis_runs import analysis_run_create
 
     settings.REPORTS_DIR = tmp_path / "reports"
-    simulate_participants("effort-demo", n=12, seed=5)
-    analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=1, n_resamples=50)
+    analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=1, n_resamples=20)
     figures = (tmp_path / "analysis" / "report.html").read_text().count("data-figure=")
     assert figures >= 3
     for page, width, shots in each_width(browser, live_server, "/researcher/studies/effort-demo/report/report.html"):

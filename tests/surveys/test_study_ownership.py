@@ -163,3 +163,40 @@ def test_every_version_answers_to_the_first_versions_owner_set(study_with_partic
     third = _edited(demo_spec)
     third["title"] = "Third"
     assert study_load(spec=third, owner=researcher).study.owner == researcher  # the owner loads the next one
+
+
+def test_visible_versions_and_may_edit_follow_the_first_versions_owner_set(study_with_participant, demo_spec):
+    """``visible_versions`` lists what ``studies_visible_to`` lets each kind of user see of a slug (newest first;
+    404 for the rest) and ``may_edit`` admits the owner, editors and superusers: the first version decides, a
+    later version's owner and collaborators count for nothing, an inactive account sees nothing."""
+    from django.contrib.auth.models import AnonymousUser
+    from django.http import Http404
+
+    from studies.models import Collaborator
+    from studies.selectors import may_edit, studies_visible_to, visible_versions
+
+    users = get_user_model().objects
+    owner = study_with_participant.owner
+    editor, viewer, later_owner, later_editor, outsider, inactive = (
+        users.create_user(n, password=f"{n}-pass-123") for n in ("ed", "vi", "lo", "le", "out", "gone")
+    )
+    root = users.create_superuser("root", password="root-pass-123")
+    Collaborator.objects.create(study=study_with_participant, user=editor, role="editor")
+    Collaborator.objects.create(study=study_with_participant, user=viewer, role="viewer")
+    Collaborator.objects.create(study=study_with_participant, user=inactive, role="editor")
+    users.filter(pk=inactive.pk).update(is_active=False)
+    inactive.refresh_from_db()
+    v2 = study_load(spec=_edited(demo_spec), owner=owner).study
+    Study.objects.filter(pk=v2.pk).update(owner=later_owner)
+    Collaborator.objects.create(study=v2, user=later_editor, role="editor")
+    expected = {owner: True, editor: True, viewer: False, root: True}
+    for user in (owner, editor, viewer, root, later_owner, later_editor, outsider, inactive, AnonymousUser()):
+        reference = list(studies_visible_to(user).filter(slug="effort-demo").order_by("-version"))
+        if reference:
+            assert visible_versions(user, "effort-demo") == reference and [s.version for s in reference] == [2, 1]
+        else:
+            with pytest.raises(Http404):
+                visible_versions(user, "effort-demo")
+        assert bool(reference) == (user in expected)
+        assert may_edit(user, "effort-demo") is expected.get(user, False), user
+        assert may_edit(user, "no-such-study") is (user is root)
