@@ -37,34 +37,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(
-    request,
-    django_test_environment,
-    django_db_blocker,
-    django_db_use_migrations,
-    django_db_keepdb,
-    django_db_createdb,
-    django_db_modify_db_settings,
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix, django_db_use_migrations, django_db_keepdb
 ):
-    """pytest-django's set-up, each test database a copy of one migrated template (``tests/db_template.py``:
-    about 10 CPU seconds of migrations saved per process) unless migrations are off or the database is kept."""
+    """pytest-django's per-worker database names, and each test database a copy of one migrated template
+    (``tests/db_template.py``: about 10 CPU seconds of migrations saved per process) unless migrations are off
+    or the database is kept (``--nomigrations``, ``--reuse-db``)."""
     from django.db import connections
-    from pytest_django.fixtures import django_db_setup as plugin_setup
 
     from tests.db_template import copy_from_template
 
     if django_db_use_migrations and not django_db_keepdb:
         for connection in connections.all():
             copy_from_template(connection)
-    yield from plugin_setup.__wrapped__(
-        request,
-        django_test_environment,
-        django_db_blocker,
-        django_db_use_migrations,
-        django_db_keepdb,
-        django_db_createdb,
-        django_db_modify_db_settings,
-    )
 
 
 @pytest.fixture(autouse=True)
