@@ -20,7 +20,7 @@ from research.api.pagination import ApiPagination
 from research.export import export_tables, table_records
 from tests.conftest import ROOT, run_jobs
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 def notebook_code(section: int) -> str:
@@ -29,6 +29,7 @@ def notebook_code(section: int) -> str:
     return re.findall(r"```python\n(.*?)```", page, re.S)[section]
 
 
+@pytest.mark.django_db  # the snippet's process reads the exported files, not the database
 def test_docs_csv_snippet_runs_without_django(demo_study, tmp_path):
     """The exported pairs give the alphas the platform computes from its own tables, and the audit's
     selection rates are the subjects file's label means by group."""
@@ -58,6 +59,7 @@ def test_docs_csv_snippet_runs_without_django(demo_study, tmp_path):
         assert got["difference"] == pytest.approx(max(by_group.values()) - min(by_group.values()))
 
 
+@pytest.mark.django_db(transaction=True)  # the live server's threads and the job worker read the data
 def test_docs_notebook_snippet_runs(live_server, demo_study, researcher, monkeypatch):
     simulate_participants("effort-demo", n=12, seed=9)
     _, key = api_token_create(user=researcher, name="notebook")

@@ -1,8 +1,10 @@
 """The tutorials' commands, run as written (docs/tutorials/*.md, every ``sh`` block, in order) in a fresh
 folder on the test database, so that the tutorials cannot rot. ``make demo`` serves forever: its recipe is
-checked (``make -n``) and what it runs before serving, ``demo_setup``, is run with 30 simulated participants
-instead of 150; ``make test`` is checked, not run (it is this suite). The demo and the first study's opening
-commands (build, load, simulate) run once for the three tutorials that start from them."""
+checked (``make -n``) and what it runs before serving, ``demo_setup``, is run; ``make test`` is checked, not
+run (it is this suite). The audit tutorial (which loads and simulates the demo study itself, on a fresh database),
+the demo and the first study's opening commands (build, load, simulate) run once for the four tutorials that
+start from them: ``demo_setup`` then finds the demo study simulated, analysed and audited, as it does when run
+again, and adds nothing (its fresh path runs the same commands as the audit tutorial)."""
 
 import re
 import shlex
@@ -48,7 +50,7 @@ def run(command: str) -> None:
         assert recipe.returncode == 0, recipe.stderr
         if command == "make demo":
             assert "manage.py demo_setup" in recipe.stdout and "runserver 127.0.0.1:8000" in recipe.stdout
-            call_command("demo_setup", participants=30)
+            call_command("demo_setup")
     else:
         raise AssertionError(f"a tutorial command the test cannot run: {command}")
 
@@ -76,8 +78,9 @@ FIRST_STEPS = 3  # the first study's build, load and simulate commands, which th
 
 @pytest.fixture(scope="class")
 def after_the_demo(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Path]:
-    """A working folder where the demo tutorial's commands and the first study's first steps have run, made
-    outside any test's transaction (each test's own changes are rolled back) and removed after the class."""
+    """A working folder where the audit tutorial's and the demo tutorial's commands and the first study's first
+    steps have run, made outside any test's transaction (each test's own changes are rolled back) and removed
+    after the class."""
     from core.caching import clear_process_caches
     from participation.models import Participant
     from studies.models import Study
@@ -88,7 +91,11 @@ def after_the_demo(django_db_setup, django_db_blocker, tmp_path_factory) -> Iter
     with django_db_blocker.unblock(), override_settings(**reports_settings(shared)), chdir(shared):
         user = get_user_model().objects.create_user("researcher", password="researcher-pass-123")
         try:
-            for command in [*tutorial_commands("demo"), *tutorial_commands("first-study")[:FIRST_STEPS]]:
+            for command in [
+                *tutorial_commands("audit"),
+                *tutorial_commands("demo"),
+                *tutorial_commands("first-study")[:FIRST_STEPS],
+            ]:
                 run(command)
             yield shared
         finally:
@@ -107,15 +114,22 @@ def test_tutorials_have_commands_and_only_runnable_ones():
 
 @pytest.mark.slow
 class TestAfterTheDemo:
-    """The tutorials that start from the demo (the Prolific tutorial's premise: its bonus step uses the demo
-    study) and from the first study's opening steps."""
+    """The tutorials that start from the demo study (the audit tutorial; the Prolific tutorial's premise: its
+    bonus step uses the demo study) and from the first study's opening steps."""
+
+    def test_audit_tutorial(self, after_the_demo):
+        assert (after_the_demo / "reports" / "audit" / "report.html").exists()
+        assert any((after_the_demo / "reports" / "relative").iterdir())
 
     def test_demo_tutorial(self, after_the_demo):
+        """``demo_setup`` after the audit tutorial keeps its analysis and audit (one of each) and its participants."""
+        from participation.models import Participant
         from runs.models import AnalysisRun, AuditRun
 
         assert tutorial_commands("demo") == ["make demo", "make test"]
-        assert AnalysisRun.objects.filter(study__slug="effort-demo").exists()
-        assert AuditRun.objects.filter(study__slug="effort-demo").exists()
+        assert AnalysisRun.objects.filter(study__slug="effort-demo").count() == 1
+        assert AuditRun.objects.filter(study__slug="effort-demo").count() == 1
+        assert Participant.objects.filter(study__slug="effort-demo", simulated=True).count() == 60
 
     def test_first_study_tutorial(self, after_the_demo):
         for command in tutorial_commands("first-study")[FIRST_STEPS:]:
@@ -148,14 +162,6 @@ class TestAfterTheDemo:
         statuses = [s["status"] for s in prolific.submissions.values()]
         assert "APPROVED" in statuses and "REJECTED" not in statuses
         assert list(prolific.payments.values()) == [1]
-
-
-@pytest.mark.slow
-def test_audit_tutorial(folder):
-    for command in tutorial_commands("audit"):
-        run(command)
-    assert (folder / "reports" / "audit" / "report.html").exists()
-    assert any((folder / "reports" / "relative").iterdir())
 
 
 @pytest.mark.slow
