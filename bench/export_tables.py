@@ -1,6 +1,7 @@
 """The full export (``research.export.export_tables``) of the first --participants participants of a study
-(by id): CPU seconds of this process per export (median of --repeat, after one unmeasured build), the answers
-table's share built alone, and the table sizes. Run on a copy of a bench database (bench/dashboard.py's
+(by id): CPU seconds of this process per export (median of --repeat, after one unmeasured build) and the table
+sizes; then the answers and the pairs table built alone from the same loaded answers and page visits (median of 5).
+Run on a copy of a bench database (bench/dashboard.py's
 20,000-participant effort demo), before and after a change, at the same load.
 
 Run: .venv/bin/python bench/export_tables.py --database-url postgres://USER:PASS@127.0.0.1:5432/DB
