@@ -51,6 +51,37 @@ def main() -> None:
         f"export_tables, {args.participants:,} participants: CPU median {statistics.median(cpu):.2f} s "
         f"(min {min(cpu):.2f}) of {args.repeat}; load {load}; rows: {sizes}"
     )
+    tables_alone(args.slug, list(pks[: args.participants]))
+
+
+def tables_alone(slug: str, pks: list[int]) -> None:
+    """CPU of the answers table and of the pairs table built alone (median of 5, after one unmeasured build)."""
+    import pandas as pd
+
+    from participation.models import Participant
+    from research import export, export_answers
+    from research.tables import COLUMNS
+    from studies.models import Study
+
+    studies = {s.pk: s for s in Study.objects.filter(slug=slug)}
+    people = list(Participant.objects.filter(pk__in=pks).select_related("condition").order_by("arrived_at", "pk"))
+    source = export_answers.Source(
+        slug, studies, people, export._answers(pks), export._visits(pks), dict.fromkeys(pks, 0)
+    )
+    builds = {
+        "answers table": lambda: export_answers.answers_table(source, list(COLUMNS["answers"])),
+        "pairs table": lambda: pd.DataFrame(
+            export_answers.task_table_rows(source, "pairs"), columns=list(COLUMNS["pairs"])
+        ),
+    }
+    for label, build in builds.items():
+        build()
+        cpu = []
+        for _ in range(5):
+            started = time.process_time()
+            build()
+            cpu.append(time.process_time() - started)
+        print(f"{label} alone: CPU median {statistics.median(cpu):.3f} s (min {min(cpu):.3f}) of 5")
 
 
 if __name__ == "__main__":
