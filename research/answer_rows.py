@@ -56,7 +56,9 @@ def row_base(slug: str, version: int, p: Participant) -> dict[str, Any]:
     }
 
 
-def locate(references: dict, kind: str, block_key: str | None, item: str, question: str, subject: str):
+def locate(
+    references: dict, kind: str, block_key: str | None, item: str, question: str, subject: str
+) -> tuple[str, str, str]:
     """(block, task, subject) of an answer (its ``question`` and ``subject``) on a page of ``kind`` of the block
     ``block_key`` (None: the screening page) about ``item`` (``references``: ``references_of(spec)``)."""
     if block_key is None:  # the screening page
