@@ -75,7 +75,7 @@ def answers_table(source: Source, columns: list[str]) -> pd.DataFrame:
         return pd.DataFrame([], columns=columns)
     page_codes, page_keys = pd.factorize(answers["page"])
     known = {key: code for code, key in enumerate(page_keys)}
-    shapes: dict[tuple, int] = {}  # (version, kind, block, item) -> its code
+    shapes: dict[tuple[int, str, str | None, str], int] = {}  # (version, kind, block, item) -> its code
     plan_rows = [
         (k, known[page["key"]], position, shapes.setdefault(_shape(p, page), len(shapes)))
         for k, p in enumerate(answering)
@@ -96,19 +96,17 @@ def answers_table(source: Source, columns: list[str]) -> pd.DataFrame:
     _, first = np.unique(combo_codes, return_index=True)
     shape_of = list(shapes)
     references = {pk: references_of(s.spec) for pk, s in source.studies.items()}
-    located = np.array(
-        [
-            locate(references[shape_of[sh][0]], *shape_of[sh][1:], questions[q], subjects[s])
-            for sh, q, s in combos.to_numpy()[first].tolist()
-        ],
-        dtype=object,
-    )[combo_codes]
+    found = []
+    for sh, q, s in combos.to_numpy()[first].tolist():
+        version, kind, block_key, item = shape_of[sh]
+        found.append(locate(references[version], kind, block_key, item, questions[q], subjects[s]))
+    located = pd.DataFrame(found, columns=["block", "task", "subject"]).iloc[combo_codes]
     people = [source.base(p) | {"excluded": source.excluded[p.pk]} for p in answering]
     numbers = answers["number"].to_numpy(dtype=float)
     built = {
-        "block": located[:, 0].tolist(),
-        "task": located[:, 1].tolist(),
-        "subject": located[:, 2].tolist(),
+        "block": located["block"].tolist(),
+        "task": located["task"].tolist(),
+        "subject": located["subject"].tolist(),
         "measure": answers["measure"].tolist(),
         "value": [None] * numbers.size if np.isnan(numbers).all() else numbers,
         "text": answers["text"].tolist(),
@@ -120,7 +118,7 @@ def answers_table(source: Source, columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(built, columns=columns)
 
 
-def _shape(p: Participant, page: dict) -> tuple:
+def _shape(p: Participant, page: dict) -> tuple[int, str, str | None, str]:
     """What locating an answer on ``page`` needs of it: (version, kind, block, item)."""
     return p.study_id, page["kind"], page.get("block"), page.get("item", "")
 
