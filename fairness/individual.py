@@ -32,6 +32,8 @@ BLOCK = 2048
 # D - d must exceed this for a pair to count as a violation (absolute; risks and distances are O(1),
 # rounding errors O(1e-16)).
 TIE_TOLERANCE = 1e-12
+# the sampled worst-pair search's parallel runs per chunk (each keeps its own k worst pairs)
+RUNS = 16
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ def _numpy_cross_sums(e1, s1, r1, e2, s2, r2, alpha, block=BLOCK):
 
 
 if numba is not None:
+    from fairness.pair_sampling import draw_pair
 
     @numba.njit(fastmath=True, cache=True, inline="always")
     def _row_sums(ei, si, ri, e, s, r, start, alpha, beta, tol):  # pragma: no cover - compiled
@@ -181,6 +184,42 @@ if numba is not None:
                 partners[i, at] = j
                 kept = min(kept + 1, k)
         return values, partners
+
+    @numba.njit(cache=True, inline="always")
+    def _before(v, i, j, w, a, b):  # pragma: no cover - compiled
+        # _Best's order: the larger violation first, then the pair (i, j) first in row order
+        return v > w or (v == w and (i < a or (i == a and j < b)))
+
+    @numba.njit(parallel=True, cache=True)
+    def _numba_sampled_worst(e, s, r, alpha, first, count, key, k, floor, runs):  # pragma: no cover - compiled
+        # pairs first .. first + count - 1 of the stream of key, cut into `runs` runs: per run its k first distinct
+        # pairs (i < j) in _Best's order with D - d > floor, -inf padded; no fastmath: the NumPy loop's
+        # operations in its order, so the same numbers
+        n = e.size
+        values = np.full((runs, k), -np.inf)
+        rows = np.zeros((runs, k), dtype=np.int64)
+        cols = np.zeros((runs, k), dtype=np.int64)
+        size = (count + runs - 1) // runs
+        for p in numba.prange(runs):
+            kept = 0
+            for t in range(first + p * size, min(first + (p + 1) * size, first + count)):
+                a, b = draw_pair(t, key, n)
+                i, j = min(a, b), max(a, b)
+                de = e[i] - e[j]
+                ds = s[i] - s[j]
+                v = abs(r[i] - r[j]) - np.sqrt(alpha * de * de + (1 - alpha) * ds * ds)
+                if v <= floor or (kept == k and not _before(v, i, j, values[p, k - 1], rows[p, k - 1], cols[p, k - 1])):
+                    continue
+                at = kept
+                while at > 0 and _before(v, i, j, values[p, at - 1], rows[p, at - 1], cols[p, at - 1]):
+                    at -= 1
+                if at > 0 and rows[p, at - 1] == i and cols[p, at - 1] == j:
+                    continue  # drawn before in this run
+                for q in range(min(kept, k - 1), at, -1):
+                    values[p, q], rows[p, q], cols[p, q] = values[p, q - 1], rows[p, q - 1], cols[p, q - 1]
+                values[p, at], rows[p, at], cols[p, at] = v, i, j
+                kept = min(kept + 1, k)
+        return values, rows, cols
 
 
 def pair_sums(block_i, block_j=None, *, alpha: float, backend: str = "auto") -> tuple[float, int]:
@@ -463,11 +502,23 @@ class SampledWorstPairs:
 
 
 def worst_pairs_sampled(
-    effort, aggregate, risk, *, alpha: float, ids=None, k: int = 20, n_pairs: int = 2_000_000, seed: int = 0
+    effort,
+    aggregate,
+    risk,
+    *,
+    alpha: float,
+    ids=None,
+    k: int = 20,
+    n_pairs: int = 2_000_000,
+    seed: int = 0,
+    backend: str = "auto",
 ) -> SampledWorstPairs:
     """The k worst pairs among ``n_pairs`` uniform pairs (the stream of ``seed`` that :func:`eaif_sampled` draws,
     ``fairness.pair_sampling``), for populations too large for :func:`worst_pairs`' exact search; O(n) memory
-    plus one chunk, with the probability of missing a pair (:class:`SampledWorstPairs`).
+    plus one chunk, with the probability of missing a pair (:class:`SampledWorstPairs`). The pairs are searched
+    chunk by chunk (``CHUNK`` pairs), each chunk against the k worst kept so far; ``backend`` as
+    :func:`eaif_details`: numba draws each chunk in parallel runs that keep their k worst pairs (O(k) memory per
+    run), NumPy draws a chunk's pairs as arrays; both give the same pairs and numbers, ties included.
 
     Examples
     --------
@@ -484,8 +535,15 @@ def worst_pairs_sampled(
     if n_pairs < 1:
         raise ValueError(f"n_pairs must be at least 1, got {n_pairs}")
     best, key = _Best(k), pair_key(seed)
+    compiled = _use_numba(backend) and k > 0
     for first in range(0, n_pairs, CHUNK):
-        i, j = draw_pairs(e.size, first, min(CHUNK, n_pairs - first), key)
+        count = min(CHUNK, n_pairs - first)
+        if compiled:
+            args = (float(alpha), np.int64(first), np.int64(count), key, np.int64(k), best.floor, np.int64(RUNS))
+            values, rows, cols = _numba_sampled_worst(e, s, r, *args)
+            best.add(values.ravel(), rows.ravel(), cols.ravel())
+            continue
+        i, j = draw_pairs(e.size, first, count, key)
         i, j = np.minimum(i, j), np.maximum(i, j)
         de, ds = e[i] - e[j], s[i] - s[j]
         best.add(np.abs(r[i] - r[j]) - np.sqrt(alpha * de * de + (1 - alpha) * ds * ds), i, j)

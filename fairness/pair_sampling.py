@@ -162,6 +162,15 @@ if numba is not None:
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         return z ^ (z >> np.uint64(31))
 
+    @numba.njit(cache=True, inline="always")
+    def draw_pair(t, key, n):  # pragma: no cover - compiled
+        """Pair t of the stream of ``key`` over n subjects (module doc; :func:`draw_pairs`' draws), compiled."""
+        golden = np.uint64(0x9E3779B97F4A7C15)
+        u1 = np.float64(_mix_one(np.uint64(2 * t) * golden + key) >> np.uint64(11)) * 2.0**-53
+        u2 = np.float64(_mix_one(np.uint64(2 * t + 1) * golden + key) >> np.uint64(11)) * 2.0**-53
+        i = np.int64(u1 * n)
+        return i, (i + 1 + np.int64(u2 * (n - 1))) % n
+
     @numba.njit(cache=True, parallel=True)
     def _eaif_pair_sums(e, s, r, alpha, start, m, key, chunk, tolerance):  # pragma: no cover - compiled
         """Per chunk: the sum of F, of F^2 and the count of violations over its pairs (module doc's draws),
@@ -169,8 +178,6 @@ if numba is not None:
         n = e.size
         chunks = (m + chunk - 1) // chunk
         out = np.zeros((chunks, 3))
-        golden = np.uint64(0x9E3779B97F4A7C15)
-        scale = 2.0**-53
         for c in numba.prange(chunks):
             first = start + c * chunk
             last = min(first + chunk, start + m)
@@ -178,12 +185,7 @@ if numba is not None:
             squares = 0.0
             violations = 0.0
             for t in range(first, last):
-                c1 = np.uint64(2 * t) * golden + key
-                c2 = np.uint64(2 * t + 1) * golden + key
-                u1 = np.float64(_mix_one(c1) >> np.uint64(11)) * scale
-                u2 = np.float64(_mix_one(c2) >> np.uint64(11)) * scale
-                i = np.int64(u1 * n)
-                j = (i + 1 + np.int64(u2 * (n - 1))) % n
+                i, j = draw_pair(t, key, n)
                 de = e[i] - e[j]
                 ds = s[i] - s[j]
                 excess = abs(r[i] - r[j]) - np.sqrt(alpha * de * de + (1 - alpha) * ds * ds)

@@ -56,15 +56,17 @@ def row_base(slug: str, version: int, p: Participant) -> dict[str, Any]:
     }
 
 
-def _locate(spec: dict, references: dict, p: Participant, page: dict, answer) -> tuple[str, str, str]:
-    """(block, task, subject) of one answer on ``page`` (``references``: ``references_of(spec)``)."""
-    kind = page["kind"]
-    if "block" not in page:  # the screening page
-        return kind, kind, answer.subject
-    block = references[("block", page["block"])]
+def locate(
+    references: dict, kind: str, block_key: str | None, item: str, question: str, subject: str
+) -> tuple[str, str, str]:
+    """(block, task, subject) of an answer (its ``question`` and ``subject``) on a page of ``kind`` of the block
+    ``block_key`` (None: the screening page) about ``item`` (``references``: ``references_of(spec)``)."""
+    if block_key is None:  # the screening page
+        return kind, kind, subject
+    block = references[("block", block_key)]
     if kind == "questionnaire":
-        return block["key"], kind, answer.question.split("/", 1)[1]
-    return answers_block(block), kind, answers_subject(block, page.get("item", ""), answer.subject)
+        return block["key"], kind, question.split("/", 1)[1]
+    return answers_block(block), kind, answers_subject(block, item, subject)
 
 
 def participant_answer_rows(
@@ -75,7 +77,9 @@ def participant_answer_rows(
     places = {page["key"]: (i, page) for i, page in enumerate(p.plan)}
     for answer in answers:
         position, page = places[answer.page]
-        block, task, subject = _locate(spec, references, p, page, answer)
+        block, task, subject = locate(
+            references, page["kind"], page.get("block"), page.get("item", ""), answer.question, answer.subject
+        )
         yield {
             **base,
             "block": block,

@@ -192,7 +192,7 @@ def export_tables(
         participants=pd.DataFrame(participant_rows, columns=list(COLUMNS["participants"])),
         disagreements=_disagreements_frame(disagreement_rows, [s.spec for s in studies.values()]),
         pages=pages[list(COLUMNS["pages"])],
-        answers=pd.DataFrame(export_answers.answer_rows(source), columns=list(COLUMNS["answers"])),
+        answers=export_answers.answers_table(source, list(COLUMNS["answers"])),
         questionnaire=export_answers.questionnaire_table(source, fixed=list(COLUMNS["questionnaire"])[:-1]),
         quality=pd.DataFrame(quality_rows, columns=list(COLUMNS["quality"])).astype({"flagged": "Int64"}),
         assignments=_assignments(slug, exported, studies),

@@ -7,13 +7,12 @@ import json
 from collections import defaultdict, namedtuple
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from participation.models import Participant
-from research.answer_rows import participant_answer_rows, references_of, row_base
+from research.answer_rows import locate, references_of, row_base
 from studies.content import study_content
 from studies.format2 import questionnaire_columns
 from studies.models import Study
@@ -61,16 +60,67 @@ class Source:
         return [p for p in self.participants if p.condition is not None and p.status != Participant.Status.WITHDRAWN]
 
 
-def answer_rows(source: Source) -> list[dict]:
-    """One row per stored answer, with its block, task and subject from the participant's plan."""
-    grouped = source.answers_of
+def answers_table(source: Source, columns: list[str]) -> pd.DataFrame:
+    """One row per stored answer (``research.answer_rows.participant_answer_rows``' rows, participant by
+    participant in the order they were stored), built by columns: the answers joined to their participant and
+    to their page of the participant's plan (its position; the last page of a key) on integer codes, the block,
+    task and subject located once per distinct (version, page, question, subject)
+    (``research.answer_rows.locate``), and the participant's columns repeated over their answers."""
+    answering = source.answering()
+    rank = source.answers["pid"].map({p.pk: k for k, p in enumerate(answering)})
+    kept = rank.notna().to_numpy()
+    order = np.argsort(rank[kept].to_numpy(), kind="stable")
+    answers, who = source.answers[kept].iloc[order], rank[kept].to_numpy()[order].astype(np.int64)
+    if answers.empty:
+        return pd.DataFrame([], columns=columns)
+    page_codes, page_keys = pd.factorize(answers["page"])
+    known = {key: code for code, key in enumerate(page_keys)}
+    shapes: dict[tuple[int, str, str | None, str], int] = {}  # (version, kind, block, item) -> its code
+    plan_rows = [
+        (k, known[page["key"]], position, shapes.setdefault(_shape(p, page), len(shapes)))
+        for k, p in enumerate(answering)
+        for position, page in enumerate(p.plan)
+        if page["key"] in known
+    ]
+    plans = pd.DataFrame(plan_rows, columns=["who", "page", "page_position", "shape"])
+    plans = plans.drop_duplicates(["who", "page"], keep="last")
+    codes = pd.DataFrame({"who": who, "page": page_codes})
+    joined = codes.merge(plans, on=["who", "page"], how="left", sort=False)
+    if joined["shape"].isna().any():
+        missing = page_keys[joined.loc[joined["shape"].isna(), "page"].iloc[0]]
+        raise ValueError(f"an answer's page {missing!r} is not in its participant's plan")
+    question_codes, questions = pd.factorize(answers["question"])
+    subject_codes, subjects = pd.factorize(answers["subject"])
+    combos = pd.DataFrame({"shape": joined["shape"].to_numpy(np.int64), "q": question_codes, "s": subject_codes})
+    combo_codes = combos.groupby(["shape", "q", "s"], sort=False).ngroup().to_numpy()
+    _, first = np.unique(combo_codes, return_index=True)
+    shape_of = list(shapes)
     references = {pk: references_of(s.spec) for pk, s in source.studies.items()}
-    rows: list[dict[str, Any]] = []
-    for p in source.answering():
-        spec = source.studies[p.study_id].spec
-        answers = grouped.get(p.pk, [])
-        rows += participant_answer_rows(source.base(p), spec, references[p.study_id], p, answers, source.excluded[p.pk])
-    return rows
+    found = []
+    for sh, q, s in combos.to_numpy()[first].tolist():
+        version, kind, block_key, item = shape_of[sh]
+        found.append(locate(references[version], kind, block_key, item, questions[q], subjects[s]))
+    located = pd.DataFrame(found, columns=["block", "task", "subject"]).iloc[combo_codes]
+    people = [source.base(p) | {"excluded": source.excluded[p.pk]} for p in answering]
+    numbers = answers["number"].to_numpy(dtype=float)
+    built = {
+        "block": located["block"].tolist(),
+        "task": located["task"].tolist(),
+        "subject": located["subject"].tolist(),
+        "measure": answers["measure"].tolist(),
+        "value": [None] * numbers.size if np.isnan(numbers).all() else numbers,
+        "text": answers["text"].tolist(),
+        "page_position": joined["page_position"].to_numpy(np.int64),
+    }
+    for name in columns:
+        if name not in built:
+            built[name] = np.array([person[name] for person in people], dtype=object)[who].tolist()
+    return pd.DataFrame(built, columns=columns)
+
+
+def _shape(p: Participant, page: dict) -> tuple[int, str, str | None, str]:
+    """What locating an answer on ``page`` needs of it: (version, kind, block, item)."""
+    return p.study_id, page["kind"], page.get("block"), page.get("item", "")
 
 
 def questionnaire_table(source: Source, *, fixed: list[str]) -> pd.DataFrame:

@@ -6,7 +6,7 @@ rationale factors."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -204,6 +204,46 @@ def _facts_of_series(values: tuple[float, ...]) -> tuple[float, float]:
     return float(series.sum()), float(average_acceleration(series[None, :])[0])
 
 
+@dataclass(frozen=True)
+class _PairFacts:
+    """What a pairs-table row takes from the file, the same for every participant (computed once per version
+    and process, ``StudyContent.derived``): the pair's page keys per measure, its fair-score page and the
+    reference's AI score there (blank without one), and both subjects' series totals and trends."""
+
+    set: str
+    a: str
+    b: str
+    relation: str
+    similar_max: float
+    keys: dict[str, str]
+    fair_page: str
+    k_ai_score: float
+    series: dict[str, float]
+
+
+def _pair_facts(content, block_key: str, item: str) -> _PairFacts:
+    block, pair = content.blocks[block_key], content.pair(block_key, item)
+    a, b = pair["a"], pair["b"]
+    fair = _fair_score_source(content, block["pool"], a, b)
+    fair_page = questions.page_key(content.blocks[fair[0]], fair[1]["key"]) if fair else ""
+    k_ai = content.model_output(block["pool"], a, content.blocks[fair[0]]["model"]) if fair else {}
+    (ref_total, ref_trend), (comp_total, comp_trend) = (
+        _series_facts(content.subject(block["pool"], a)),
+        _series_facts(content.subject(block["pool"], b)),
+    )
+    return _PairFacts(
+        questions.block_set(block),
+        a,
+        b,
+        pair.get("relation", ""),
+        block["likert"]["similar_max"],
+        {m: questions.page_key(block, item, m) for m in PAIR_COLUMNS},
+        fair_page,
+        k_ai.get("score", np.nan),
+        {"ref_total": ref_total, "comp_total": comp_total, "ref_trend": ref_trend, "comp_trend": comp_trend},
+    )
+
+
 def _fair_score_source(content, pool: str, a: str, b: str) -> tuple[str, dict] | None:
     """The first fair-score block (a block over sets) of ``pool`` with a set whose reference is ``a`` and
     whose comparisons include ``b``: (block key, set)."""
@@ -365,42 +405,35 @@ class PairDistance(BlockTask):
         block_order = list(dict.fromkeys(block for block, _ in items))
         rows = []
         for (block_key, item), page in items.items():
-            block, pair = content.blocks[block_key], content.pair(block_key, item)
-            a, b, similar_max = pair["a"], pair["b"], block["likert"]["similar_max"]
-            keys = {m: questions.page_key(block, item, m) for m in PAIR_COLUMNS}
+            fixed = content.derived(
+                ("pair distance export", block_key, item), partial(_pair_facts, content, block_key, item)
+            )
+            keys, fair_page = fixed.keys, fixed.fair_page
             overall = number(keys["overall"], "overall")
             factors = text(keys["overall"], "factors").split(",")
-            fair = _fair_score_source(content, block["pool"], a, b)
-            fair_page = questions.page_key(content.blocks[fair[0]], fair[1]["key"]) if fair else ""
-            k_ai = content.model_output(block["pool"], a, content.blocks[fair[0]]["model"]) if fair else {}
-            k_score, fair_score = number(fair_page, "k_score"), number(fair_page, "fair_score", b)
-            reference, comparison = content.subject(block["pool"], a), content.subject(block["pool"], b)
-            (ref_total, ref_trend), (comp_total, comp_trend) = _series_facts(reference), _series_facts(comparison)
+            k_score, fair_score = number(fair_page, "k_score"), number(fair_page, "fair_score", fixed.b)
             rows.append(
                 {
-                    "set": questions.block_set(block),
+                    "set": fixed.set,
                     "set_position": block_order.index(block_key),
-                    "reference": a,
-                    "comparison": b,
-                    "relation": pair.get("relation", ""),
+                    "reference": fixed.a,
+                    "comparison": fixed.b,
+                    "relation": fixed.relation,
                     "pair_position": page.get("position", np.nan),
                     **{column: number(keys[m], m) for m, column in PAIR_COLUMNS.items()},
-                    "overall_similar": np.nan if np.isnan(overall) else float(overall <= similar_max),
+                    "overall_similar": np.nan if np.isnan(overall) else float(overall <= fixed.similar_max),
                     "prediction_similar": number(keys["overall"], "prediction"),
                     "factor_trajectory": int("trajectory" in factors),
                     "factor_aggregate": int("aggregate" in factors),
                     "factor_other": int("other" in factors),
                     "factor_text": text(keys["overall"], "factor_text"),
-                    "k_ai_score": k_ai.get("score", np.nan),
+                    "k_ai_score": fixed.k_ai_score,
                     "k_accepted": number(fair_page, "k_accept"),
                     "k_score": k_score,
                     "fair_score": fair_score,
                     "output_distance": abs(k_score - fair_score),
-                    "rationale": text(fair_page, "rationale", b),
-                    "ref_total": ref_total,
-                    "comp_total": comp_total,
-                    "ref_trend": ref_trend,
-                    "comp_trend": comp_trend,
+                    "rationale": text(fair_page, "rationale", fixed.b),
+                    **fixed.series,
                     **{column: seconds(keys[m]) for m, column in SECONDS_COLUMNS.items()},
                 }
             )

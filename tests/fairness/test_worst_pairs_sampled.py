@@ -33,6 +33,21 @@ def test_many_draws_find_the_exact_list_and_each_pair_is_real():
         assert row.violation == pytest.approx(abs(r[i] - r[j]) - d, abs=1e-15)
 
 
+@pytest.mark.parametrize("k", [1, 40])
+def test_numba_and_numpy_find_the_same_pairs_ties_included(k):
+    """The compiled search (chunks cut into parallel runs) lists exactly the NumPy search's pairs and numbers,
+    over three chunks (2.5e6 pairs), on a population whose violations tie often (values on a coarse grid)."""
+    pytest.importorskip("numba")
+    e, s, r = (np.round(v * 4) / 4 for v in population(300, seed=2))
+    found = {
+        backend: worst_pairs_sampled(e, s, r, alpha=0.5, k=k, n_pairs=2_500_000, seed=5, backend=backend)
+        for backend in ("numba", "numpy")
+    }
+    pd.testing.assert_frame_equal(found["numba"].pairs, found["numpy"].pairs, check_exact=True)
+    assert found["numba"].miss_probability == found["numpy"].miss_probability
+    assert len(found["numba"].pairs) == k and found["numba"].pairs["violation"].duplicated().any() == (k > 1)
+
+
 def test_the_worst_drawn_pair_is_in_the_stated_top_share_at_least_95_percent_of_the_time():
     """(1 - q)^m <= 0.05: over 300 seeds the worst drawn pair ranks among the worst q N pairs in at least 95% of
     runs up to the binomial noise (sd 1.3%)."""

@@ -298,3 +298,13 @@ def test_codebook_covers_every_exported_column_of_the_effort_demo(demo_study):
 def test_codebook_of_an_unknown_study_is_a_clear_error(db):
     with pytest.raises(CommandError, match="no study with slug 'nope'"):
         call_command("export_codebook", "nope")
+
+
+def test_an_answer_on_a_page_outside_the_plan_is_a_clear_error(format2):
+    """The answers table joins each answer to its page of the participant's plan: one that is not there names
+    its page instead of giving a row without block or position."""
+    Answer.objects.create(
+        participant=format2[0], page="gone/page", question="gone/q", measure="rating", number=1.0, text=""
+    )
+    with pytest.raises(ValueError, match="'gone/page' is not in its participant's plan"):
+        export_tables(SLUG)
