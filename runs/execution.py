@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from core.db_connections import close_connections
 from core.time_limit import time_limit
 from research.study_upload import StashNotStored
 from runs.models import Job
@@ -35,6 +36,17 @@ EXPECTED_ERRORS = (ValueError, LookupError, RunStorageError, StashNotStored, Stu
 
 class JobTimeout(Exception):
     pass
+
+
+def _timeout_behind(exc: BaseException) -> BaseException:
+    """The JobTimeout that ``exc`` comes from, else ``exc``: a timeout inside a transaction can make its
+    clean-up fail too (a rollback on the interrupted connection), raising a database error in its place."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, JobTimeout):
+            return cause
+        cause = cause.__context__
+    return exc
 
 
 def execute_job(job_id: str) -> str:
@@ -68,13 +80,16 @@ def execute_job(job_id: str) -> str:
         job_discard_files(job_id=job.pk)
         job_log(job_id=job.pk, line=str(exc))
         return Job.Status.CANCELLED
-    except (*EXPECTED_ERRORS, JobTimeout) as exc:
-        job_discard_files(job_id=job.pk)  # a failed job keeps no files
-        job_log(job_id=job.pk, line=f"failed: {exc}")
-        problems = getattr(exc, "problems", None)  # a bad study file or CSV: each problem as path: rule
-        job_fail(job_id=job.pk, error=str(exc), problems=[str(p) for p in problems] if problems else None)
-        return Job.Status.FAILED
-    except Exception as exc:
+    except Exception as raised:
+        exc = _timeout_behind(raised)
+        if isinstance(exc, JobTimeout):  # it may have cut a query short: its connection is then unusable
+            close_connections()
+        if isinstance(exc, (*EXPECTED_ERRORS, JobTimeout)):
+            job_discard_files(job_id=job.pk)  # a failed job keeps no files
+            job_log(job_id=job.pk, line=f"failed: {exc}")
+            problems = getattr(exc, "problems", None)  # a bad study file or CSV: each problem as path: rule
+            job_fail(job_id=job.pk, error=str(exc), problems=[str(p) for p in problems] if problems else None)
+            return Job.Status.FAILED
         logger.exception("job %s failed", job.pk)
         job_discard_files(job_id=job.pk)  # a failed job keeps no files
         job_log(job_id=job.pk, line=f"failed: internal error ({type(exc).__name__})")
