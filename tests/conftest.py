@@ -49,15 +49,17 @@ def _fresh_process_caches():
 
 @pytest.fixture(scope="session")
 def dask_cluster():
-    """One two-worker local Dask cluster (worker processes) for every test that needs a running cluster: starting
-    one costs about 13 CPU-seconds (each worker process imports the science stack), and its processes' CPU is
-    counted when it closes. Tests that use it are marked ``serial`` (its processes must not share the machine with
-    the parallel part), and they leave it as they found it: a test that kills a worker starts a cluster of its own
-    (the nanny's replacement took over 120 s under load), and ``fairness.distributed``'s own LocalCluster (no
-    scheduler address) is tested there too."""
+    """One two-worker local Dask cluster for every test of a process that needs a running cluster. Its workers are
+    threads of the test process on TCP (a job's forked process reaches the scheduler by its address): no worker
+    process imports the science stack (13 CPU-seconds for two), their CPU is counted in the tests that use them,
+    and the tests need not run alone. Tests leave it as they found it: a test that kills a worker starts a cluster
+    of its own (marked ``serial``), and ``fairness.distributed``'s own LocalCluster (no scheduler address, worker
+    processes) is tested there too."""
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://", dashboard_address=":0"
+    ) as cluster:
         yield cluster
 
 

@@ -37,7 +37,9 @@ def test_cross_tile_kernel_is_the_numpy_sum():
 def test_local_cluster_gives_the_exact_value_at_20000():
     e, s, r = population(20_000)
     seen = []
-    result = eaif_dask(e, s, r, alpha=0.6577, tile=6_000, progress=lambda done, total: seen.append((done, total)))
+    result = eaif_dask(
+        e, s, r, alpha=0.6577, tile=6_000, local_workers=1, progress=lambda done, total: seen.append((done, total))
+    )
     exact = eaif_details(e, s, r, alpha=0.6577)
     assert result.n_pairs == exact.n_pairs == 20_000 * 19_999 // 2
     assert result.eaif == pytest.approx(exact.eaif, rel=1e-9)
@@ -88,5 +90,5 @@ def test_importing_the_module_loads_no_dask():
 def test_a_job_forked_after_dask_ran_runs_it_again():
     """The job worker forks each job: a child of a process that had used Dask gets a working client (without
     the at-fork reset it waited forever on distributed's offload thread, which it did not inherit)."""
-    run = "eaif_dask(*np.random.default_rng(0).uniform(0, 1, (3, 500)), alpha=0.5, tile=200).eaif"
+    run = "eaif_dask(*np.random.default_rng(0).uniform(0, 1, (3, 500)), alpha=0.5, tile=200, local_workers=1).eaif"
     assert forked_run(run)[1:] == ["0", "True"]

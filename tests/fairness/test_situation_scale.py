@@ -185,7 +185,7 @@ def test_dask_chunk_must_hold_a_complainant():
         DaskNeighbours(client=None, chunk=0)
 
 
-@pytest.mark.serial  # the command's searches run on the suite's Dask worker processes (tests/conftest.py)
+@pytest.mark.slow  # the command's searches run on the suite's shared Dask cluster (tests/conftest.py)
 def test_command_engine_dask_writes_the_local_results(tmp_path, dask_cluster):
     import json
 

@@ -185,7 +185,7 @@ def test_the_defaults_give_todays_numbers(answered_subjects, sampled, tmp_path):
         assert row["method"] == (f"sampled: 2,000,000 uniform pairs; CI by the bernstein bound ({before.assumptions})")
 
 
-@pytest.mark.serial  # runs on the suite's Dask worker processes (tests/conftest.py)
+@pytest.mark.slow  # two audit jobs, one on the suite's shared Dask cluster (tests/conftest.py)
 @pytest.mark.django_db(transaction=True)
 def test_a_parquet_file_through_the_api_on_dask_gives_the_csv_numbers(demo_subjects, researcher, dask_scheduler):
     """The API's ``engine`` "dask" with a Parquet upload: the job reads it on the server's Dask cluster

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from tests.runs.test_audit_sampling import demo_subjects, subjects_file  # noqa: F401 - the effort demo (researcher's) and its subjects
 from tests.runs.test_tabular_audit import _answered, compas_audit, run  # noqa: F401 - the study and subjects fixture
 
-pytestmark = pytest.mark.serial  # runs on the suite's Dask worker processes (tests/conftest.py)
+pytestmark = pytest.mark.slow  # audits on the suite's shared Dask cluster (tests/conftest.py): 5 CPU-seconds and more
 
 
 @pytest.mark.django_db
