@@ -288,9 +288,7 @@ def test_the_worker_outlives_a_postgres_restart_mid_job(postgres, restarted_work
     time.sleep(1)
     postgres.start()
     wait_for(
-        lambda: (
-            (row := job_row(postgres, job_id)).get("status") in ("failed", "succeeded") or row.get("attempts") == 2
-        ),
+        lambda: (row := job_row(postgres, job_id)).get("status") in ("failed", "succeeded") or row.get("attempts") == 2,
         "the interrupted job to end or to run again",
     )
     row = job_row(postgres, job_id)
