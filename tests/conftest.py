@@ -36,6 +36,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(min(shared)))
 
 
+def run_id() -> str:
+    """This test run's own id: pytest-xdist's, shared by its workers, or the process id of a run without it."""
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID", str(os.getpid()))[:12]
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix) -> None:
+    """An SQLite test database file of this run's own (``.test-db.sqlite3[_gwN]_<run id>``): two runs in one clone
+    (``make test-fast`` beside one file's run) sharing one file deleted each other's at their set-up or end, and a
+    job process (or server) then opened an empty file by its name ("no such table")."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        database["TEST"]["NAME"] = f"{database['TEST']['NAME']}_{run_id()}"
+
+
 @pytest.fixture(autouse=True)
 def _fresh_process_caches():
     """Each test's database is rolled back afterwards, so ids are reused with other content."""
