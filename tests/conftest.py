@@ -9,6 +9,7 @@ from threadpoolctl import threadpool_limits
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_FILE = ROOT / "studies" / "bundled" / "effort_demo.json"
 REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
+DASK_CLUSTER = "tests/conftest.py::dask_cluster"
 
 # One BLAS thread per test process (and the servers and workers it starts): xdist runs a process per core, and
 # OpenBLAS's own threads then only contend, spinning for CPU (an error_rates bootstrap: 2.3 times the CPU).
@@ -32,7 +33,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             for fixture in definitions
             if fixture.scope in ("module", "class") and fixture.baseid  # baseid "": a plugin's (pytest-django's)
         }
-        if shared:
+        if "dask_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(DASK_CLUSTER))  # one worker starts the cluster (13 CPU-s)
+        elif shared:
             item.add_marker(pytest.mark.xdist_group(min(shared)))
 
 
@@ -66,17 +69,15 @@ def _fresh_process_caches():
 
 @pytest.fixture(scope="session")
 def dask_cluster():
-    """One two-worker local Dask cluster for every test of a process that needs a running cluster. Its workers are
-    threads of the test process on TCP (a job's forked process reaches the scheduler by its address): no worker
-    process imports the science stack (13 CPU-seconds for two), their CPU is counted in the tests that use them,
-    and the tests need not run alone. Tests leave it as they found it: a test that kills a worker starts a cluster
-    of its own (marked ``serial``), and ``fairness.distributed``'s own LocalCluster (no scheduler address, worker
-    processes) is tested there too."""
+    """One two-worker local Dask cluster (worker processes) for every test of a process that needs a running cluster:
+    starting one costs about 13 CPU-seconds (each worker process imports the science stack), and its processes' CPU
+    is counted when it closes (worker threads in the test process instead took 2 to 30 times the CPU of each test).
+    Its tests run in the parallel part, on one worker (``DASK_CLUSTER``, grouped below), which starts it once. They
+    leave it as they found it: a test that kills a worker starts a cluster of its own (marked ``serial``), and
+    ``fairness.distributed``'s own LocalCluster (no scheduler address) is tested there too."""
     from distributed import LocalCluster
 
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://", dashboard_address=":0"
-    ) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         yield cluster
 
 
