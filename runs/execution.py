@@ -81,19 +81,19 @@ def execute_job(job_id: str) -> str:
         job_log(job_id=job.pk, line=str(exc))
         return Job.Status.CANCELLED
     except Exception as raised:
-        exc = _timeout_behind(raised)
-        if isinstance(exc, JobTimeout):  # it may have cut a query short: its connection is then unusable
+        error = _timeout_behind(raised)
+        if isinstance(error, JobTimeout):  # it may have cut a query short: its connection is then unusable
             close_connections()
-        if isinstance(exc, (*EXPECTED_ERRORS, JobTimeout)):
+        if isinstance(error, (*EXPECTED_ERRORS, JobTimeout)):
             job_discard_files(job_id=job.pk)  # a failed job keeps no files
-            job_log(job_id=job.pk, line=f"failed: {exc}")
-            problems = getattr(exc, "problems", None)  # a bad study file or CSV: each problem as path: rule
-            job_fail(job_id=job.pk, error=str(exc), problems=[str(p) for p in problems] if problems else None)
+            job_log(job_id=job.pk, line=f"failed: {error}")
+            problems = getattr(error, "problems", None)  # a bad study file or CSV: each problem as path: rule
+            job_fail(job_id=job.pk, error=str(error), problems=[str(p) for p in problems] if problems else None)
             return Job.Status.FAILED
         logger.exception("job %s failed", job.pk)
         job_discard_files(job_id=job.pk)  # a failed job keeps no files
-        job_log(job_id=job.pk, line=f"failed: internal error ({type(exc).__name__})")
-        job_fail(job_id=job.pk, error=f"internal error ({type(exc).__name__}: {exc}); the server log has details")
+        job_log(job_id=job.pk, line=f"failed: internal error ({type(error).__name__})")
+        job_fail(job_id=job.pk, error=f"internal error ({type(error).__name__}: {error}); the server log has details")
         return Job.Status.FAILED
     if not job_succeed(job_id=job.pk, result=result, files_prefix=files_prefix):
         # a job that stores no run, cancelled in the moment before it recorded its result: its worker
