@@ -259,10 +259,43 @@ def test_a_second_sigterm_stops_the_job_and_queues_it_again_at_once(postgres, tm
         stop(worker)
 
 
+def test_a_worker_sigkilled_while_copying_a_report_leaves_no_run_folder_and_its_job_runs_again(postgres, tmp_path):
+    """Issue 22, item 3: the run folder is recorded on the job before the copy. A study plan (retry-safe) stalls
+    while its report is copied into the run storage (tests/runs/blocking_storage.py: plan.csv stored, report.html
+    not yet); its worker is SIGKILLed. The restarted worker finds the job by its lease, deletes the half-copied
+    folder and runs the job once more (attempt 2) to success: one run folder, the second attempt's."""
+    stalled, runs = tmp_path / "stalled", tmp_path / "runs"
+    slow_storage = {
+        "STORAGE_BACKEND": "tests.runs.blocking_storage.BlockingStorage",
+        "STORAGE_OPTIONS": json.dumps({"location": str(runs), "signal_file": str(stalled)}),
+    }
+    worker = start_worker(postgres, tmp_path, slow_storage)
+    try:
+        (job_id,) = queue_plans(postgres, 1)
+        wait_for(stalled.exists, "the copy of the report to stall")
+        half_copied = stalled.read_text().rsplit("/", 1)[0]
+        assert job_row(postgres, job_id)["output_prefix"] == half_copied  # recorded before the first file
+        assert sorted(p.name for p in (runs / half_copied).iterdir()) == ["plan.csv"]
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+        worker = start_worker(postgres, tmp_path, slow_storage)
+        wait_for(status_is(postgres, job_id, "succeeded", "failed"), "the dead worker's job to end")
+        row = job_row(postgres, job_id)
+        assert row["status"] == "succeeded" and row["attempts"] == 2, row
+        assert "its worker died (no sign of life for 3 s); queued again (attempt 2)" in row["log"]
+        assert not (runs / half_copied).exists(), "the half-copied run folder was left behind"
+        assert [f"plan/{p.name}" for p in (runs / "plan").iterdir()] == [row["files_prefix"]]
+        assert "report.html" in {p.name for p in (runs / row["files_prefix"]).iterdir()}
+        assert not list(tmp_path.glob(f"job-{job_id}-*")), "a temporary folder was left behind"
+    finally:
+        stop(worker)
+
+
 @pytest.fixture(scope="module")
 def restarted_worker(postgres, tmp_path_factory) -> Iterator[tuple[subprocess.Popen, Path]]:
     """One worker (and its temporary folder) for both PostgreSQL restart tests: it outlives the two restarts, and
-    the science stack is imported once fewer."""
+    the science stack is imported once fewer. They are the module's last tests: no other test's worker runs beside
+    it (the fixture stops it when the module ends)."""
     tmp = tmp_path_factory.mktemp("restarts")
     worker = start_worker(postgres, tmp)
     try:
@@ -300,35 +333,3 @@ def test_the_worker_outlives_a_postgres_restart_mid_job(postgres, restarted_work
     wait_for(lambda: not list(tmp.glob(f"job-{job_id}-*")), "the job's temporary folders to be removed")
     assert worker.poll() is None, "the worker died with the database"
     runs_a_short_job(postgres, worker, next_job)
-
-
-def test_a_worker_sigkilled_while_copying_a_report_leaves_no_run_folder_and_its_job_runs_again(postgres, tmp_path):
-    """Issue 22, item 3: the run folder is recorded on the job before the copy. A study plan (retry-safe) stalls
-    while its report is copied into the run storage (tests/runs/blocking_storage.py: plan.csv stored, report.html
-    not yet); its worker is SIGKILLed. The restarted worker finds the job by its lease, deletes the half-copied
-    folder and runs the job once more (attempt 2) to success: one run folder, the second attempt's."""
-    stalled, runs = tmp_path / "stalled", tmp_path / "runs"
-    slow_storage = {
-        "STORAGE_BACKEND": "tests.runs.blocking_storage.BlockingStorage",
-        "STORAGE_OPTIONS": json.dumps({"location": str(runs), "signal_file": str(stalled)}),
-    }
-    worker = start_worker(postgres, tmp_path, slow_storage)
-    try:
-        (job_id,) = queue_plans(postgres, 1)
-        wait_for(stalled.exists, "the copy of the report to stall")
-        half_copied = stalled.read_text().rsplit("/", 1)[0]
-        assert job_row(postgres, job_id)["output_prefix"] == half_copied  # recorded before the first file
-        assert sorted(p.name for p in (runs / half_copied).iterdir()) == ["plan.csv"]
-        worker.send_signal(signal.SIGKILL)
-        worker.wait()
-        worker = start_worker(postgres, tmp_path, slow_storage)
-        wait_for(status_is(postgres, job_id, "succeeded", "failed"), "the dead worker's job to end")
-        row = job_row(postgres, job_id)
-        assert row["status"] == "succeeded" and row["attempts"] == 2, row
-        assert "its worker died (no sign of life for 3 s); queued again (attempt 2)" in row["log"]
-        assert not (runs / half_copied).exists(), "the half-copied run folder was left behind"
-        assert [f"plan/{p.name}" for p in (runs / "plan").iterdir()] == [row["files_prefix"]]
-        assert "report.html" in {p.name for p in (runs / row["files_prefix"]).iterdir()}
-        assert not list(tmp_path.glob(f"job-{job_id}-*")), "a temporary folder was left behind"
-    finally:
-        stop(worker)
