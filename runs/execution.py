@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from core.db_connections import close_connections
 from core.time_limit import time_limit
 from research.study_upload import StashNotStored
 from runs.models import Job
@@ -35,6 +36,17 @@ EXPECTED_ERRORS = (ValueError, LookupError, RunStorageError, StashNotStored, Stu
 
 class JobTimeout(Exception):
     pass
+
+
+def _timeout_behind(exc: BaseException) -> BaseException:
+    """The JobTimeout that ``exc`` comes from, else ``exc``: a timeout inside a transaction can make its
+    clean-up fail too (a rollback on the interrupted connection), raising a database error in its place."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, JobTimeout):
+            return cause
+        cause = cause.__context__
+    return exc
 
 
 def execute_job(job_id: str) -> str:
@@ -68,17 +80,20 @@ def execute_job(job_id: str) -> str:
         job_discard_files(job_id=job.pk)
         job_log(job_id=job.pk, line=str(exc))
         return Job.Status.CANCELLED
-    except (*EXPECTED_ERRORS, JobTimeout) as exc:
-        job_discard_files(job_id=job.pk)  # a failed job keeps no files
-        job_log(job_id=job.pk, line=f"failed: {exc}")
-        problems = getattr(exc, "problems", None)  # a bad study file or CSV: each problem as path: rule
-        job_fail(job_id=job.pk, error=str(exc), problems=[str(p) for p in problems] if problems else None)
-        return Job.Status.FAILED
-    except Exception as exc:
+    except Exception as raised:
+        error = _timeout_behind(raised)
+        if isinstance(error, JobTimeout):  # it may have cut a query short: its connection is then unusable
+            close_connections()
+        if isinstance(error, (*EXPECTED_ERRORS, JobTimeout)):
+            job_discard_files(job_id=job.pk)  # a failed job keeps no files
+            job_log(job_id=job.pk, line=f"failed: {error}")
+            problems = getattr(error, "problems", None)  # a bad study file or CSV: each problem as path: rule
+            job_fail(job_id=job.pk, error=str(error), problems=[str(p) for p in problems] if problems else None)
+            return Job.Status.FAILED
         logger.exception("job %s failed", job.pk)
         job_discard_files(job_id=job.pk)  # a failed job keeps no files
-        job_log(job_id=job.pk, line=f"failed: internal error ({type(exc).__name__})")
-        job_fail(job_id=job.pk, error=f"internal error ({type(exc).__name__}: {exc}); the server log has details")
+        job_log(job_id=job.pk, line=f"failed: internal error ({type(error).__name__})")
+        job_fail(job_id=job.pk, error=f"internal error ({type(error).__name__}: {error}); the server log has details")
         return Job.Status.FAILED
     if not job_succeed(job_id=job.pk, result=result, files_prefix=files_prefix):
         # a job that stores no run, cancelled in the moment before it recorded its result: its worker

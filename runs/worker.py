@@ -33,10 +33,11 @@ import sys
 import time
 
 from django.conf import settings
-from django.db import DatabaseError, connections
+from django.db import DatabaseError
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
+from core.db_connections import close_connections
 from runs.models import Job
 from runs.services import job_abandon, job_heartbeat, jobs_reap_stale
 from runs.tasks import run_job
@@ -51,16 +52,6 @@ PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 class JobKilled(Exception):
     """The worker killed the job's process, or the process died: recorded on the task result."""
-
-
-def _close_connections() -> None:
-    """Drop every database connection (a broken one after a restart, or before a fork so that
-    parent and child never share a socket); the next query opens a new one."""
-    for conn in connections.all(initialized_only=True):
-        try:
-            conn.close()
-        except DatabaseError:
-            conn.connection = None
 
 
 class IdlePolls(logging.Filter):
@@ -118,7 +109,7 @@ class JobWorker(Worker):
                 failures += 1
                 wait = min(MAX_BACKOFF_SECONDS, 2.0 ** (failures - 1))
                 logger.warning("database unavailable (%s); trying again in %g s", exc, wait)
-                _close_connections()
+                close_connections()
                 time.sleep(wait)
                 continue
             finally:
@@ -146,7 +137,7 @@ class JobWorker(Worker):
         """Run the job in a child process and watch it; afterwards fail it if it recorded no outcome (or
         queue it again once if it is retry-safe and its process died) and delete its files unless it
         succeeded (``job_abandon``)."""
-        _close_connections()
+        close_connections()
         child = multiprocessing.get_context("fork").Process(target=self._child, args=(db_task_result, os.getpid()))
         child.start()
         reason, died = "", False  # died: its process or its worker, not the job's limit or a cancel
@@ -191,7 +182,7 @@ class JobWorker(Worker):
                     return "cancelled"
             except DatabaseError as exc:  # the job goes on; the lease covers a long outage
                 logger.warning("heartbeat of job %s failed (%s)", job_id, exc)
-                _close_connections()
+                close_connections()
 
     def _child(self, db_task_result: DBTaskResult, parent: int) -> None:
         """In the child: default signal handlers (the parent decides when the job stops), death with

@@ -9,6 +9,7 @@ from threadpoolctl import threadpool_limits
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_FILE = ROOT / "studies" / "bundled" / "effort_demo.json"
 REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
+DASK_CLUSTER = "tests/conftest.py::dask_cluster"
 
 # One BLAS thread per test process (and the servers and workers it starts): xdist runs a process per core, and
 # OpenBLAS's own threads then only contend, spinning for CPU (an error_rates bootstrap: 2.3 times the CPU).
@@ -32,24 +33,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             for fixture in definitions
             if fixture.scope in ("module", "class") and fixture.baseid  # baseid "": a plugin's (pytest-django's)
         }
-        if shared:
+        if "dask_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(DASK_CLUSTER))  # one worker starts the cluster (13 CPU-s)
+        elif shared:
             item.add_marker(pytest.mark.xdist_group(min(shared)))
+
+
+def run_id() -> str:
+    """This test run's own id: pytest-xdist's, shared by its workers, or the process id of a run without it."""
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID", str(os.getpid()))[:12]
 
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(
     django_db_modify_db_settings_parallel_suffix, django_db_use_migrations, django_db_keepdb
-):
-    """pytest-django's per-worker database names, and each test database a copy of one migrated template
-    (``tests/db_template.py``: about 10 CPU seconds of migrations saved per process) unless migrations are off
-    or the database is kept (``--nomigrations``, ``--reuse-db``)."""
+) -> None:
+    """pytest-django's per-worker database names; an SQLite test database file of this run's own
+    (``.test-db.sqlite3[_gwN]_<run id>``: two runs in one clone sharing one file deleted each other's at their
+    set-up or end, and a job process or server then opened an empty file by its name, "no such table"); and each
+    test database a copy of one migrated template (``tests/db_template.py``: about 10 CPU seconds of migrations
+    saved per process) unless migrations are off or the database is kept (``--nomigrations``, ``--reuse-db``)."""
+    from django.conf import settings
     from django.db import connections
 
     from tests.db_template import copy_from_template
 
+    database = settings.DATABASES["default"]
+    run_suffix = ""
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        run_suffix = f"_{run_id()}"
+        database["TEST"]["NAME"] = f"{database['TEST']['NAME']}{run_suffix}"
     if django_db_use_migrations and not django_db_keepdb:
         for connection in connections.all():
-            copy_from_template(connection)
+            copy_from_template(connection, run_suffix=run_suffix)
 
 
 @pytest.fixture(autouse=True)
@@ -65,12 +81,12 @@ def _fresh_process_caches():
 
 @pytest.fixture(scope="session")
 def dask_cluster():
-    """One two-worker local Dask cluster (worker processes) for every test that needs a running cluster: starting
-    one costs about 13 CPU-seconds (each worker process imports the science stack), and its processes' CPU is
-    counted when it closes. Tests that use it are marked ``serial`` (its processes must not share the machine with
-    the parallel part), and they leave it as they found it: a test that kills a worker starts a cluster of its own
-    (the nanny's replacement took over 120 s under load), and ``fairness.distributed``'s own LocalCluster (no
-    scheduler address) is tested there too."""
+    """One two-worker local Dask cluster (worker processes) for every test of a process that needs a running cluster:
+    starting one costs about 13 CPU-seconds (each worker process imports the science stack), and its processes' CPU
+    is counted when it closes (worker threads in the test process instead took 2 to 30 times the CPU of each test).
+    Its tests run in the parallel part, on one worker (``DASK_CLUSTER``, grouped below), which starts it once. They
+    leave it as they found it: a test that kills a worker starts a cluster of its own (marked ``serial``), and
+    ``fairness.distributed``'s own LocalCluster (no scheduler address) is tested there too."""
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:

@@ -93,14 +93,23 @@ class _Templates:
             self._execute(f"CREATE DATABASE {quote(target)} TEMPLATE {quote(template)}")
 
 
-def create_test_db_from_template(connection: BaseDatabaseWrapper, *, verbosity: int, serialize: bool) -> str:
+def shared_name(target: str, run_suffix: str = "") -> str:
+    """The test database's name without this run's ``run_suffix`` and pytest-xdist's ``_gwN``: one template
+    serves every worker and every run."""
+    return re.sub(r"_gw\d+$", "", target.removesuffix(run_suffix) if run_suffix else target)
+
+
+def create_test_db_from_template(
+    connection: BaseDatabaseWrapper, *, verbosity: int, serialize: bool, run_suffix: str = ""
+) -> str:
     """``connection.creation.create_test_db`` by a copy of the migrated template (built first if missing);
-    returns the test database's name, to which the connection (and settings) now point."""
+    returns the test database's name, to which the connection (and settings) now point. ``run_suffix`` ends
+    the test database's name of this run only (an SQLite file's run id): the template's name leaves it out."""
     from django.conf import settings
 
     creation = connection.creation
     target = creation._get_test_db_name()
-    templates = _Templates(connection, re.sub(r"_gw\d+$", "", target))  # one template for every xdist worker
+    templates = _Templates(connection, shared_name(target, run_suffix))
     template = templates.name(migrations_key())
     with _lock(templates.lock_path()):
         if template not in templates.names():
@@ -126,10 +135,10 @@ def create_test_db_from_template(connection: BaseDatabaseWrapper, *, verbosity: 
     return target
 
 
-def copy_from_template(connection: BaseDatabaseWrapper) -> None:
+def copy_from_template(connection: BaseDatabaseWrapper, *, run_suffix: str = "") -> None:
     """Make ``connection.creation.create_test_db`` (which Django's ``setup_databases`` calls) copy the template."""
 
     def create_test_db(verbosity: int = 1, autoclobber: bool = False, serialize: bool = True, keepdb: bool = False):
-        return create_test_db_from_template(connection, verbosity=verbosity, serialize=serialize)
+        return create_test_db_from_template(connection, verbosity=verbosity, serialize=serialize, run_suffix=run_suffix)
 
     connection.creation.create_test_db = create_test_db  # type: ignore[method-assign]

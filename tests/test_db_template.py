@@ -1,7 +1,6 @@
 """The test database is a copy of a migrated template (tests/db_template.py): the copy is what migrating
 builds, and the template's key follows the migration files."""
 
-import re
 from types import SimpleNamespace
 
 import pytest
@@ -9,6 +8,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from tests import db_template
+from tests.conftest import run_id
 
 
 @pytest.mark.django_db
@@ -42,7 +42,10 @@ def test_the_key_changes_with_a_migration_file_its_contents_and_a_new_one(tmp_pa
 def test_a_copy_of_the_template_is_a_database_with_the_same_tables():
     from django.db import connections
 
-    templates = db_template._Templates(connection, re.sub(r"_gw\d+$", "", connection.settings_dict["NAME"]))
+    run_suffix = f"_{run_id()}" if connection.vendor == "sqlite" else ""
+    templates = db_template._Templates(
+        connection, db_template.shared_name(connection.settings_dict["NAME"], run_suffix)
+    )
     [template] = [name for name in templates.names() if name.endswith(db_template.migrations_key())]
     target = f"{template}-copy" if templates.sqlite else f"{template}_copy"
     templates.copy(template, target)

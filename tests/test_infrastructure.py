@@ -3,10 +3,12 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from django.db import connection
 
-from tests.conftest import ROOT, required
+from tests.conftest import ROOT, required, run_id
 
 
 def test_database_is_postgresql_when_ci_requires_it(db):
@@ -14,6 +16,13 @@ def test_database_is_postgresql_when_ci_requires_it(db):
         assert connection.vendor == "postgresql", "CI requires PostgreSQL but tests ran on " + connection.vendor
     else:
         assert connection.vendor in ("sqlite", "postgresql")
+
+
+def test_an_sqlite_test_database_is_this_runs_own(db):
+    if connection.vendor != "sqlite":
+        pytest.skip("a PostgreSQL test database is named by the server")
+    assert Path(connection.settings_dict["NAME"]).name.endswith(f"_{run_id()}")
+    assert connection.settings_dict["NAME"].startswith(str(ROOT / ".test-db.sqlite3"))
 
 
 def test_check_deploy_is_clean_with_production_settings(tmp_path):

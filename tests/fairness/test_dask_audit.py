@@ -18,7 +18,7 @@ def subjects_table(n=400, seed=0):
     return table(n, seed).assign(label_b=rng.integers(0, 2, n), truth=rng.integers(0, 2, n), **features)
 
 
-@pytest.mark.serial  # runs on the suite's Dask worker processes (tests/conftest.py)
+@pytest.mark.slow  # on the suite's shared Dask cluster (13 CPU-seconds to start: tests/conftest.py)
 def test_dask_engine_gives_the_single_machine_numbers(tmp_path, dask_cluster):
     path = tmp_path / "subjects.parquet"
     subjects_table().to_parquet(path, row_group_size=100)  # several row groups

@@ -33,11 +33,13 @@ def test_cross_tile_kernel_is_the_numpy_sum():
     assert 1 - total / whole.n_pairs == pytest.approx(whole.eaif, rel=1e-12)
 
 
-@pytest.mark.serial  # starts worker processes of its own
+@pytest.mark.slow  # starts a Dask cluster of its own (one worker process)
 def test_local_cluster_gives_the_exact_value_at_20000():
     e, s, r = population(20_000)
     seen = []
-    result = eaif_dask(e, s, r, alpha=0.6577, tile=6_000, progress=lambda done, total: seen.append((done, total)))
+    result = eaif_dask(
+        e, s, r, alpha=0.6577, tile=6_000, local_workers=1, progress=lambda done, total: seen.append((done, total))
+    )
     exact = eaif_details(e, s, r, alpha=0.6577)
     assert result.n_pairs == exact.n_pairs == 20_000 * 19_999 // 2
     assert result.eaif == pytest.approx(exact.eaif, rel=1e-9)
@@ -45,7 +47,7 @@ def test_local_cluster_gives_the_exact_value_at_20000():
     assert seen == [(k, 10) for k in range(1, 11)]  # 4 blocks: 4 diagonal + 6 off-diagonal tiles
 
 
-@pytest.mark.serial  # starts worker processes of its own
+@pytest.mark.serial  # kills a worker process of a cluster of its own, whose replacement the nanny starts
 def test_an_existing_cluster_by_address_survives_a_killed_worker():
     from distributed import Client, LocalCluster
 
@@ -84,9 +86,9 @@ def test_importing_the_module_loads_no_dask():
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.serial  # starts worker processes of its own (twice: in a process and in its forked child)
+@pytest.mark.slow  # starts a Dask cluster of its own twice: in a process and in its forked child
 def test_a_job_forked_after_dask_ran_runs_it_again():
     """The job worker forks each job: a child of a process that had used Dask gets a working client (without
     the at-fork reset it waited forever on distributed's offload thread, which it did not inherit)."""
-    run = "eaif_dask(*np.random.default_rng(0).uniform(0, 1, (3, 500)), alpha=0.5, tile=200).eaif"
+    run = "eaif_dask(*np.random.default_rng(0).uniform(0, 1, (3, 500)), alpha=0.5, tile=200, local_workers=1).eaif"
     assert forked_run(run)[1:] == ["0", "True"]

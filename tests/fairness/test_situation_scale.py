@@ -157,7 +157,7 @@ def test_100000_synthetic_rows_equal_a_brute_force(discrete):
     check(result, data, cf, "group", 1, ["score", "grade", "region"], rows)
 
 
-@pytest.mark.serial  # runs on the suite's Dask worker processes (tests/conftest.py)
+@pytest.mark.slow  # on the suite's shared Dask cluster (13 CPU-seconds to start: tests/conftest.py)
 def test_dask_partitions_the_complainants_and_gives_the_single_machine_numbers(dask_cluster):
     from distributed import Client
 
@@ -185,7 +185,7 @@ def test_dask_chunk_must_hold_a_complainant():
         DaskNeighbours(client=None, chunk=0)
 
 
-@pytest.mark.serial  # the command's searches run on the suite's Dask worker processes (tests/conftest.py)
+@pytest.mark.slow  # the command's searches run on the suite's shared Dask cluster (tests/conftest.py)
 def test_command_engine_dask_writes_the_local_results(tmp_path, dask_cluster):
     import json
 

@@ -19,7 +19,6 @@ import runs.audit_runs
 from fairness.individual import eaif_sampled
 from fairness.model_audit import audit as real_audit
 from fairness.model_audit import effort_and_aggregate, read_subjects
-from participation.simulate import simulate_participants
 from runs.models import AuditRun, Job
 
 pytestmark = pytest.mark.django_db
@@ -57,13 +56,6 @@ def subjects_file(demo_study, tmp_path, settings):
     path = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(path), stdout=StringIO())
     return path
-
-
-@pytest.fixture
-def demo_subjects(subjects_file):
-    """The subjects file, the effort demo taken by 16 simulated participants."""
-    simulate_participants("effort-demo", n=16, seed=4)
-    return subjects_file
 
 
 @pytest.fixture
@@ -185,19 +177,19 @@ def test_the_defaults_give_todays_numbers(answered_subjects, sampled, tmp_path):
         assert row["method"] == (f"sampled: 2,000,000 uniform pairs; CI by the bernstein bound ({before.assumptions})")
 
 
-@pytest.mark.serial  # runs on the suite's Dask worker processes (tests/conftest.py)
+@pytest.mark.slow  # two audit jobs, one on the suite's shared Dask cluster (tests/conftest.py)
 @pytest.mark.django_db(transaction=True)
-def test_a_parquet_file_through_the_api_on_dask_gives_the_csv_numbers(demo_subjects, researcher, dask_scheduler):
+def test_a_parquet_file_through_the_api_on_dask_gives_the_csv_numbers(answered_subjects, researcher, dask_scheduler):
     """The API's ``engine`` "dask" with a Parquet upload: the job reads it on the server's Dask cluster
     (DASK_SCHEDULER_ADDRESS) and stores the CSV upload's numbers; a CSV with engine "dask" is refused."""
     from tests.conftest import run_jobs
 
-    parquet = demo_subjects.with_suffix(".parquet")
-    pd.read_csv(demo_subjects).to_parquet(parquet)
+    parquet = answered_subjects.with_suffix(".parquet")
+    pd.read_csv(answered_subjects).to_parquet(parquet)
     api = APIClient()
     api.force_authenticate(researcher)
     results = {}
-    for path, engine in ((demo_subjects, "pandas"), (parquet, "dask")):
+    for path, engine in ((answered_subjects, "pandas"), (parquet, "dask")):
         with path.open("rb") as fh:
             response = api.post(
                 "/api/studies/effort-demo/audits/",
@@ -212,7 +204,7 @@ def test_a_parquet_file_through_the_api_on_dask_gives_the_csv_numbers(demo_subje
     for part in ("group_metrics", "eaif"):
         assert results["dask"][part] == results["pandas"][part], part
     assert {row["group_column"] for row in results["dask"]["group_metrics"]} == {"race"}
-    with demo_subjects.open("rb") as fh:
+    with answered_subjects.open("rb") as fh:
         refused = api.post(
             "/api/studies/effort-demo/audits/", {"subjects": fh, "engine": "dask"}, format="multipart"
         ).json()

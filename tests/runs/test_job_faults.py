@@ -259,45 +259,6 @@ def test_a_second_sigterm_stops_the_job_and_queues_it_again_at_once(postgres, tm
         stop(worker)
 
 
-def test_the_worker_outlives_a_postgres_restart_while_idle(postgres, tmp_path):
-    worker = start_worker(postgres, tmp_path)
-    try:
-        runs_a_short_job(postgres, worker)
-        postgres.stop()
-        time.sleep(1)  # the worker polls a missing server for a while (every 0.2 s)
-        postgres.start()
-        runs_a_short_job(postgres, worker)
-    finally:
-        stop(worker)
-
-
-def test_the_worker_outlives_a_postgres_restart_mid_job(postgres, tmp_path):
-    worker = start_worker(postgres, tmp_path)
-    try:
-        job_id, next_job = queue_plans(postgres, 5000, 1)
-        wait_for(lambda: job_row(postgres, job_id).get("progress", 0) > 0, "the long job to make progress")
-        postgres.stop()
-        time.sleep(1)
-        postgres.start()
-        wait_for(
-            lambda: (
-                (row := job_row(postgres, job_id)).get("status") in ("failed", "succeeded") or row.get("attempts") == 2
-            ),
-            "the interrupted job to end or to run again",
-        )
-        row = job_row(postgres, job_id)
-        if row["status"] == "failed":
-            assert row["error"], row  # a reason, not an endless "running"
-        else:  # retry-safe: its process died with the database, so it runs once more (stopped here)
-            assert row["attempts"] == 2 and "queued again (attempt 2)" in row["log"], row
-            cancel_job(postgres, job_id)
-        wait_for(lambda: not list(tmp_path.glob(f"job-{job_id}-*")), "the job's temporary folders to be removed")
-        assert worker.poll() is None, "the worker died with the database"
-        runs_a_short_job(postgres, worker, next_job)
-    finally:
-        stop(worker)
-
-
 def test_a_worker_sigkilled_while_copying_a_report_leaves_no_run_folder_and_its_job_runs_again(postgres, tmp_path):
     """Issue 22, item 3: the run folder is recorded on the job before the copy. A study plan (retry-safe) stalls
     while its report is copied into the run storage (tests/runs/blocking_storage.py: plan.csv stored, report.html
@@ -328,3 +289,47 @@ def test_a_worker_sigkilled_while_copying_a_report_leaves_no_run_folder_and_its_
         assert not list(tmp_path.glob(f"job-{job_id}-*")), "a temporary folder was left behind"
     finally:
         stop(worker)
+
+
+@pytest.fixture(scope="module")
+def restarted_worker(postgres, tmp_path_factory) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """One worker (and its temporary folder) for both PostgreSQL restart tests: it outlives the two restarts, and
+    the science stack is imported once fewer. They are the module's last tests: no other test's worker runs beside
+    it (the fixture stops it when the module ends)."""
+    tmp = tmp_path_factory.mktemp("restarts")
+    worker = start_worker(postgres, tmp)
+    try:
+        yield worker, tmp
+    finally:
+        stop(worker)
+
+
+def test_the_worker_outlives_a_postgres_restart_while_idle(postgres, restarted_worker):
+    worker, _ = restarted_worker
+    runs_a_short_job(postgres, worker)
+    postgres.stop()
+    time.sleep(1)  # the worker polls a missing server for a while (every 0.2 s)
+    postgres.start()
+    runs_a_short_job(postgres, worker)
+
+
+def test_the_worker_outlives_a_postgres_restart_mid_job(postgres, restarted_worker):
+    worker, tmp = restarted_worker
+    job_id, next_job = queue_plans(postgres, 5000, 1)
+    wait_for(lambda: job_row(postgres, job_id).get("progress", 0) > 0, "the long job to make progress")
+    postgres.stop()
+    time.sleep(1)
+    postgres.start()
+    wait_for(
+        lambda: (row := job_row(postgres, job_id)).get("status") in ("failed", "succeeded") or row.get("attempts") == 2,
+        "the interrupted job to end or to run again",
+    )
+    row = job_row(postgres, job_id)
+    if row["status"] == "failed":
+        assert row["error"], row  # a reason, not an endless "running"
+    else:  # retry-safe: its process died with the database, so it runs once more (stopped here)
+        assert row["attempts"] == 2 and "queued again (attempt 2)" in row["log"], row
+        cancel_job(postgres, job_id)
+    wait_for(lambda: not list(tmp.glob(f"job-{job_id}-*")), "the job's temporary folders to be removed")
+    assert worker.poll() is None, "the worker died with the database"
+    runs_a_short_job(postgres, worker, next_job)

@@ -4,19 +4,23 @@ runs of one study do not collide."""
 
 import errno
 import threading
+import time
 from unittest import mock
 
 import pytest
 from django.core.files.storage import default_storage
 from django.core.management import call_command
-from django.db import connection
+from django.db import ProgrammingError, connection
 from rest_framework.test import APIClient
 
 from participation.simulate import simulate_participants
 from runs.analysis_runs import analysis_run_create
+from runs.execution import execute_job
 from runs.models import AnalysisRun, AuditRun, Calibration, Job
+from runs.runners import RUNNERS
+from runs.services import job_create
 from runs.storage import list_files
-from tests.conftest import run_jobs
+from tests.conftest import required, run_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -120,6 +124,43 @@ def test_a_job_over_its_time_limit_fails_clearly(answered_demo, api, settings):
     job = Job.objects.get()
     assert job.status == "failed" and "longer than its limit" in job.error
     assert stored_names() == set() and AnalysisRun.objects.count() == 0
+
+
+def times_out_between_a_query_and_its_result(context):
+    """What a time limit expiring inside psycopg leaves behind when its SIGALRM lands after a query was sent and
+    before its result was read (rare, it depends on timing; certain here): a connection with a command in
+    progress, on which every later query fails."""
+    if connection.vendor != "postgresql":
+        if required("REQUIRE_POSTGRES"):
+            pytest.fail("CI requires PostgreSQL")
+        pytest.skip("leaves a PostgreSQL query in progress: set DATABASE_URL")
+    connection.ensure_connection()
+    connection.connection.pgconn.send_query(b"SELECT pg_sleep(5)")
+    time.sleep(5)  # the limit expires here
+    return {"never": "reached"}, ""
+
+
+def times_out_and_its_clean_up_fails(context):
+    """A time limit expiring inside a transaction whose clean-up then fails on the interrupted connection: a
+    database error is raised in the timeout's place (seen under load: Django's atomic block restoring autocommit)."""
+    try:
+        time.sleep(5)  # the limit expires here
+    finally:
+        raise ProgrammingError("can't change 'autocommit' now: connection in transaction status ACTIVE")
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("runner", [times_out_between_a_query_and_its_result, times_out_and_its_clean_up_fails])
+def test_a_time_limit_inside_a_query_still_fails_the_job_clearly(researcher, settings, monkeypatch, runner):
+    """The failure is recorded on a fresh connection, with the time limit as its reason (not an internal
+    error, nor a job process that dies writing it)."""
+    settings.JOB_MAX_SECONDS = 0.2
+    monkeypatch.setitem(RUNNERS, Job.Kind.SITUATION_TESTING, runner)
+    job = job_create(kind=Job.Kind.SITUATION_TESTING, user=researcher, params={})
+    assert execute_job(str(job.pk)) == Job.Status.FAILED
+    job.refresh_from_db()
+    assert job.error == "the job ran longer than its limit of 0.2 s (JOB_MAX_SECONDS)", job.log
+    assert job.log.splitlines()[-1].endswith("failed: the job ran longer than its limit of 0.2 s (JOB_MAX_SECONDS)")
 
 
 @pytest.mark.slow

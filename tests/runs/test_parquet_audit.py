@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 from rest_framework.test import APIClient
 
-from tests.runs.test_audit_sampling import demo_subjects, subjects_file  # noqa: F401 - the effort demo (researcher's) and its subjects
+from tests.runs.test_audit_sampling import answered_subjects, subjects_file  # noqa: F401 - the answered effort demo and its subjects
 from tests.runs.test_tabular_audit import _answered, compas_audit, run  # noqa: F401 - the study and subjects fixture
 
-pytestmark = pytest.mark.serial  # runs on the suite's Dask worker processes (tests/conftest.py)
+pytestmark = pytest.mark.slow  # audits on the suite's shared Dask cluster (tests/conftest.py): 5 CPU-seconds and more
 
 
 @pytest.mark.django_db
@@ -27,7 +27,7 @@ def test_the_dask_engine_gives_the_default_paths_numbers(compas_audit, tmp_path,
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_api_asks_for_the_exact_eaif_on_dask(demo_subjects, researcher, dask_scheduler):  # noqa: F811
+def test_the_api_asks_for_the_exact_eaif_on_dask(answered_subjects, researcher, dask_scheduler):  # noqa: F811
     """``exact_eaif`` (the API's and the form's option): the job computes EaIF on the server's Dask cluster
     (DASK_SCHEDULER_ADDRESS), and the values are the single-machine exact ones."""
     from tests.conftest import run_jobs
@@ -36,7 +36,7 @@ def test_the_api_asks_for_the_exact_eaif_on_dask(demo_subjects, researcher, dask
     client.force_authenticate(researcher)
     results = {}
     for exact_eaif in (False, True):
-        with demo_subjects.open("rb") as fh:
+        with answered_subjects.open("rb") as fh:
             response = client.post(
                 "/api/studies/effort-demo/audits/",
                 {"subjects": fh, "condition": "arrests", "exact_eaif": exact_eaif},

@@ -59,11 +59,11 @@ def test_an_unknown_engine_of_a_stored_job_is_refused_by_name():
         situation_testing_run(data, cf, params)
 
 
-@pytest.mark.serial  # starts worker processes of its own
+@pytest.mark.slow  # two situation-testing jobs, one on the suite's shared Dask cluster (tests/conftest.py)
 @pytest.mark.django_db(transaction=True)
 def test_the_dask_job_runs_on_the_servers_cluster_and_gives_the_local_result(api, dask_scheduler):
     """The server's cluster: the suite's shared one (DASK_SCHEDULER_ADDRESS, tests/conftest.py)."""
-    data, cf = synthetic(4_000, discrete=False, seed=6)
+    data, cf = synthetic(1_500, discrete=False, seed=6)  # one chunk of complainants either way
     prefixes = dask_scheduler.scheduler.task_prefixes
     chunks_before = prefixes["chunk"].state_counts["memory"] if "chunk" in prefixes else 0
     results = {}
