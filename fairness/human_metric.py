@@ -46,7 +46,7 @@ COLUMNS = {"comparable": ("rater", "a", "b", "answer"), "triplet": ("rater", "an
 PENALTY = 1e-3  # trace penalty (total, not per judgement): negligible beside hundreds of judgements
 MAX_METRIC_RESAMPLES = 200  # a report's rater resamples (each a refit; its 2,000 would take minutes)
 FTOL = 1e-10  # L-BFGS-B's relative reduction of the objective at which the fit stops
-REFIT_BLOCK = 1_000_000  # resamples x judgements refitted together (a few such float arrays in memory)
+REFIT_BLOCK = 50_000  # resamples x judgements refitted together: many small resamples, a large one alone
 MIN_DISTANCE = 1e-12  # floor of d^2 in log tanh(d^2 / 2) (a "not alike" answer for identical subjects)
 
 
@@ -329,8 +329,9 @@ class _Refit:
     -Z' (w slope) + PENALTY e and its Hessian Z' diag(w c) Z with c = -ll''. A resample's weights average 1,
     so H0 (unit weights, at the full fit) is close to a resample's Hessian and each iteration shrinks the
     error by their difference: a few gradient evaluations instead of L-BFGS's 30-40 over L. The iterations
-    run for a block of resamples at once (their weights a resamples x judgements matrix, 0 for raters not
-    drawn: a couple of matrix products per iteration); a resample stops at its own tolerance. When the fit
+    run for a block of resamples at once (their weights a resamples x judgements matrix over the judgements
+    of raters drawn in any of them: a couple of matrix products per iteration; ``fit_metric`` refits a large
+    study's resamples one at a time); a resample stops at its own tolerance. When the fit
     is inside the PSD cone the fixed point is the resample's maximum likelihood M (the cone's constraint is
     not active). A resample whose fixed point is outside the cone is refitted by :func:`_fit` (L-BFGS over
     L) from that point's projection onto the cone (its negative eigenvalues set to 0), one whose iterations
@@ -367,9 +368,11 @@ class _Refit:
             penalty = PENALTY * np.eye(k)[self.upper]
             entries = np.tile(self.matrix[self.upper], (len(weights), 1))
             active = np.arange(len(weights))
+            used = (weights > 0).any(axis=0)  # the judgements of raters drawn in some resample of the block
+            z, y, drawn_weights = self.z[used], self.design.y[used], weights[:, used]
             for _ in range(self.MAX_STEPS):
-                slope = _slope(self.kind, entries[active] @ self.z.T, self.design.y)
-                gradient = penalty - (weights[active] * slope) @ self.z
+                slope = _slope(self.kind, entries[active] @ z.T, y)
+                gradient = penalty - (drawn_weights[active] * slope) @ z
                 step = linalg.cho_solve(self.factor, gradient.T).T
                 entries[active] -= step
                 done = np.einsum("ij,ij->i", gradient, step) < self.TOLERANCE
