@@ -127,6 +127,7 @@ def test_refuses_bad_input_with_specific_messages():
         fit_metric(frame, subjects.assign(age=30), FEATURES, kind="triplet")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["comparable", "triplet"])
 def test_rater_clustered_intervals_cover(kind):
     """The builder's sizes: a pool of 200 subjects, its near / far items, 20 per participant, 50 participants.
