@@ -46,6 +46,7 @@ COLUMNS = {"comparable": ("rater", "a", "b", "answer"), "triplet": ("rater", "an
 PENALTY = 1e-3  # trace penalty (total, not per judgement): negligible beside hundreds of judgements
 MAX_METRIC_RESAMPLES = 200  # a report's rater resamples (each a refit; its 2,000 would take minutes)
 FTOL = 1e-10  # L-BFGS-B's relative reduction of the objective at which the fit stops
+REFIT_BLOCK = 50_000  # resamples x judgements refitted together: many small resamples, a large one alone
 MIN_DISTANCE = 1e-12  # floor of d^2 in log tanh(d^2 / 2) (a "not alike" answer for identical subjects)
 
 
@@ -296,15 +297,21 @@ def _link(kind: str, t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarr
     t = np.maximum(t, MIN_DISTANCE)
     p = special.expit(t)
     with np.errstate(over="ignore"):  # sinh(t) = inf far away: 1 / inf = 0 is the limit
-        return np.where(y == 1, -p, 1 / np.sinh(t)), np.where(y == 1, p * (1 - p), 1 / (np.tanh(t) * np.sinh(t)))
+        return _slope(kind, t, y), np.where(y == 1, p * (1 - p), 1 / (np.tanh(t) * np.sinh(t)))
 
 
-def _gram(design: _Design, v: np.ndarray) -> np.ndarray:
-    """sum_i v_i (p_i p_i' - q_i q_i'): the gradient of sum_i v_i t_i in M (t_i = p_i' M p_i - q_i' M q_i)."""
-    out = (design.p.T * v) @ design.p
-    if design.q is not None:
-        out -= (design.q.T * v) @ design.q
-    return out
+def _slope(kind: str, t: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """:func:`_link`'s d ll / d t alone, each judgement's (column's) branch only on its answers: -expit(t)
+    for "alike", 1 / sinh(t) for "not alike" (comparable; t floored at MIN_DISTANCE), y - expit(t) (triplet)."""
+    if kind == "triplet":
+        return y - special.expit(t)
+    t = np.maximum(t, MIN_DISTANCE)
+    alike = y == 1
+    slope = np.empty_like(t)
+    slope[..., alike] = -special.expit(t[..., alike])
+    with np.errstate(over="ignore"):  # sinh(t) = inf far away: 1 / inf = 0 is the limit
+        slope[..., ~alike] = 1 / np.sinh(t[..., ~alike])
+    return slope
 
 
 def _predictor(design: _Design, matrix: np.ndarray) -> np.ndarray:
@@ -318,14 +325,17 @@ class _Refit:
     """Bootstrap refits by Newton iterations in M with the full data's Hessian: M <- M - H0^{-1} grad f_w(M).
 
     f_w(M) = -sum_i w_i ll_i(t_i) + PENALTY tr(M) is convex in M's k(k+1)/2 free entries m, t_i = z_i' m
-    (z_i the entries of p_i p_i' - q_i q_i', off-diagonal ones doubled), so its Hessian is
-    Z' diag(w c) Z with c = -ll''. A resample's weights average 1, so H0 (unit weights, at the full fit)
-    is close to a resample's Hessian and each iteration shrinks the error by their difference: a few
-    gradient evaluations instead of L-BFGS's 30-40 over L. When the fit is inside the PSD cone the fixed
-    point is the resample's maximum likelihood M (the cone's constraint is not active). A resample whose
-    fixed point is outside the cone is refitted by :func:`_fit` (L-BFGS over L) from that point's projection
-    onto the cone (its negative eigenvalues set to 0), one whose iterations do not converge (or every
-    resample when the full fit is on the cone's boundary) from the full fit's L.
+    (z_i the entries of p_i p_i' - q_i q_i', off-diagonal ones doubled), so its gradient is
+    -Z' (w slope) + PENALTY e and its Hessian Z' diag(w c) Z with c = -ll''. A resample's weights average 1,
+    so H0 (unit weights, at the full fit) is close to a resample's Hessian and each iteration shrinks the
+    error by their difference: a few gradient evaluations instead of L-BFGS's 30-40 over L. The iterations
+    run for a block of resamples at once (their weights a resamples x judgements matrix over the judgements
+    of raters drawn in any of them: a couple of matrix products per iteration; ``fit_metric`` refits a large
+    study's resamples one at a time); a resample stops at its own tolerance. When the fit
+    is inside the PSD cone the fixed point is the resample's maximum likelihood M (the cone's constraint is
+    not active). A resample whose fixed point is outside the cone is refitted by :func:`_fit` (L-BFGS over
+    L) from that point's projection onto the cone (its negative eigenvalues set to 0), one whose iterations
+    do not converge (or every resample when the full fit is on the cone's boundary) from the full fit's L.
     """
 
     TOLERANCE = 1e-14  # squared Newton decrement (H0's metric) at which the iterations stop
@@ -334,48 +344,56 @@ class _Refit:
     def __init__(self, design: _Design, kind: str, L: np.ndarray) -> None:
         self.design, self.kind, self.L = design, kind, L
         self.matrix = L @ L.T
-        k = L.shape[0]
-        self.upper = np.triu_indices(k)
-        self.doubled = np.where(self.upper[0] == self.upper[1], 1.0, 2.0)
+        self.upper = np.triu_indices(L.shape[0])
         self.factor = None
         eigenvalues = np.linalg.eigvalsh(self.matrix)
         if eigenvalues.min() <= 1e-6 * eigenvalues.max():  # on the cone's boundary: the constraint may bind
             return
-        _, curvature = _link(kind, _predictor(design, self.matrix), design.y)
-        hessian = np.zeros((len(self.doubled),) * 2)
-        for start in range(0, len(design.y), 4096):  # Z' diag(c) Z in chunks of rows (Z: rows x k(k+1)/2)
-            rows = slice(start, start + 4096)
-            z = _entries(design.p[rows], self.upper)
-            if design.q is not None:
-                z -= _entries(design.q[rows], self.upper)
-            hessian += z.T @ (curvature[rows, None] * z)
+        self.z = _entries(design.p, self.upper)  # judgements x k(k+1)/2
+        if design.q is not None:
+            self.z -= _entries(design.q, self.upper)
+        _, curvature = _link(kind, self.z @ self.matrix[self.upper], design.y)
         try:
-            self.factor = linalg.cho_factor(hessian)
+            self.factor = linalg.cho_factor(self.z.T @ (curvature[:, None] * self.z))
         except linalg.LinAlgError:
             self.factor = None
 
-    def __call__(self, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """The refit M for the judgements ``rows`` weighted by ``weights``."""
-        design = self.design.rows(rows)
-        start = self.L
+    def __call__(self, weights: np.ndarray) -> list[np.ndarray]:
+        """The refit M of each row of ``weights`` (resamples x judgements: a judgement's weight is the number
+        of times its rater was drawn)."""
+        starts = [self.L] * len(weights)
+        refits: list[np.ndarray | None] = [None] * len(weights)
         if self.factor is not None:
-            matrix = self.matrix.copy()
-            penalty = PENALTY * np.eye(len(matrix))[self.upper]
+            k = len(self.matrix)
+            penalty = PENALTY * np.eye(k)[self.upper]
+            entries = np.tile(self.matrix[self.upper], (len(weights), 1))
+            active = np.arange(len(weights))
+            used = (weights > 0).any(axis=0)  # the judgements of raters drawn in some resample of the block
+            z, y, drawn_weights = self.z[used], self.design.y[used], weights[:, used]
             for _ in range(self.MAX_STEPS):
-                slope, _ = _link(self.kind, _predictor(design, matrix), design.y)
-                gradient = (-_gram(design, weights * slope)[self.upper]) * self.doubled + penalty
-                step = linalg.cho_solve(self.factor, gradient)
-                change = np.zeros_like(matrix)
-                change[self.upper] = step
-                matrix -= change + np.triu(change, 1).T
-                if gradient @ step < self.TOLERANCE:
+                slope = _slope(self.kind, entries[active] @ z.T, y)
+                gradient = penalty - (drawn_weights[active] * slope) @ z
+                step = linalg.cho_solve(self.factor, gradient.T).T
+                entries[active] -= step
+                done = np.einsum("ij,ij->i", gradient, step) < self.TOLERANCE
+                for b in active[done]:
+                    matrix = np.zeros((k, k))
+                    matrix[self.upper] = entries[b]
+                    matrix += np.triu(matrix, 1).T
                     eigenvalues, vectors = np.linalg.eigh(matrix)
                     if eigenvalues.min() >= 0:
-                        return matrix
-                    start = vectors * np.sqrt(np.maximum(eigenvalues, 0.0))  # the projection's factor
+                        refits[b] = matrix
+                    else:
+                        starts[b] = vectors * np.sqrt(np.maximum(eigenvalues, 0.0))  # the projection's factor
+                active = active[~done]
+                if not active.size:
                     break
-        L, _ = _fit(design, weights, self.kind, start)
-        return L @ L.T
+        for b, refit in enumerate(refits):
+            if refit is None:
+                drawn = weights[b] > 0
+                L, _ = _fit(self.design.rows(drawn), weights[b, drawn], self.kind, starts[b])
+                refits[b] = L @ L.T
+        return refits  # type: ignore[return-value]
 
 
 def _entries(p: np.ndarray, upper: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -501,17 +519,20 @@ def fit_metric(
     rng = np.random.default_rng(seed)
     boot, draws = [], []
     if n_raters > 1 and n_resamples > 0:
+        block = max(1, REFIT_BLOCK // len(design.y))  # resamples refitted together
         with threadpool_limits(1):
             refit = _Refit(design, kind, L)
-            for done in range(n_resamples):
+            for done in range(0, n_resamples, block):
                 if progress:
                     progress(done)
-                weight = np.bincount(rng.integers(0, n_raters, n_raters), minlength=n_raters)[design.rater]
-                drawn = weight > 0  # a third of the raters are not drawn: their judgements weigh 0, leave them out
-                draws.append(refit(drawn, weight[drawn].astype(float)))
-                boot.append(_weights(draws[-1], scaling))
+                counts = [
+                    np.bincount(rng.integers(0, n_raters, n_raters), minlength=n_raters)
+                    for _ in range(min(block, n_resamples - done))
+                ]
+                draws += refit(np.array(counts, dtype=float)[:, design.rater])
             if progress:
                 progress(n_resamples)
+        boot = [_weights(draw, scaling) for draw in draws]
     if boot:
         boot_low, boot_high = basic_interval(np.array(boot), weights, confidence_level)
     else:

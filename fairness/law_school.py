@@ -167,7 +167,8 @@ def read_reference_counterfactuals(
             f"{path} has {len(cf)} rows, the data {len(data)}: the reference counterfactuals need the full data"
         )
     for column, sources in check.items():
-        factual = data[list(sources)].astype(str).agg("-".join, axis=1)
+        first, *rest = (data[c].astype(str) for c in sources)
+        factual = first.str.cat(rest, sep="-") if rest else first  # vectorised: a row-wise join took seconds
         bad = np.flatnonzero(cf[column].astype(str).to_numpy() != factual.to_numpy())
         if len(bad):
             raise ValueError(

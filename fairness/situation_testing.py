@@ -184,8 +184,10 @@ def _zscore(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
 def _distances(centers, center_codes, space, space_codes):
     """Mean per-feature distance (Eq. 4) of every centre (rows) to every space member (columns)."""
     total = np.zeros((centers.shape[0], space.shape[0]))
+    term = np.empty_like(total)  # one buffer for every feature's |difference| (no temporary per feature)
     for j in range(space.shape[1]):
-        total += np.abs(centers[:, j, None] - space[None, :, j])
+        np.subtract(centers[:, j, None], space[None, :, j], out=term)
+        total += np.abs(term, out=term)
     for j in range(space_codes.shape[1]):
         total += center_codes[:, j, None] != space_codes[None, :, j]
     return total / max(space.shape[1] + space_codes.shape[1], 1)
@@ -197,7 +199,8 @@ def _nearest(dist: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
     Columns are put in descending-id order once. Per row, every column closer than the k-th
     distance is kept, and of the columns at exactly the k-th distance the first ones (largest ids)
     fill the remaining places; the k kept columns are then stably sorted by distance. All steps are
-    vectorised passes (partition, comparisons, a cumulative count), with no full sort of the row.
+    vectorised passes (partition, comparisons, each tie's rank in the rows with more ties than places),
+    with no full sort of the row.
     """
     k = min(k, dist.shape[1])
     by_id = np.argsort(-ids, kind="stable")
@@ -207,8 +210,16 @@ def _nearest(dist: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
     kth = np.partition(d, k - 1, axis=1)[:, k - 1 : k]
     closer = d < kth
     at_kth = d == kth
-    need = k - closer.sum(axis=1, keepdims=True)
-    keep = closer | (at_kth & (np.cumsum(at_kth, axis=1) <= need))
+    need = k - closer.sum(axis=1)
+    keep = closer | at_kth
+    excess = np.flatnonzero(at_kth.sum(axis=1) > need)  # rows with more ties at the k-th than places left
+    if excess.size:  # of their ties (row-major: each row's in column order) the first ``need`` stay
+        row, column = np.nonzero(at_kth[excess])
+        counts = np.bincount(row, minlength=excess.size)
+        rank = np.arange(row.size) - (np.cumsum(counts) - counts)[row]
+        first = rank < need[excess][row]
+        keep[excess] = closer[excess]
+        keep[excess[row[first]], column[first]] = True
     pos = np.nonzero(keep)[1].reshape(d.shape[0], k)
     order = np.take_along_axis(pos, np.argsort(np.take_along_axis(d, pos, axis=1), axis=1, kind="stable"), axis=1)
     return ids[by_id][order]

@@ -104,7 +104,6 @@ def test_reference_run_does_not_repeat_the_searches_of_the_bonferroni_runs(monke
     assert results.mode == "reference" and list(results.multiple["k"]) == [15, 30]
 
 
-@pytest.mark.slow
 def test_command_reference_mode_writes_the_four_count_files(tmp_path):
     if not CST.exists():
         pytest.skip("reference data not present")

@@ -39,20 +39,20 @@ def expected(data, cf, protected, value, features, kmax, rows):
     span = np.ptp(data[continuous].to_numpy(float), axis=0)
     span = np.where(span > 0, span, 1.0)
     x, x_cf = data[continuous].to_numpy(float) / span, cf[continuous].to_numpy(float) / span
-    cats, cats_cf = data[categorical].astype(str).to_numpy(), cf[categorical].astype(str).to_numpy()
+    # each category as an integer code (equal codes, equal values) for both tables
+    coded = [pd.factorize(pd.concat([data[c], cf[c]]).astype(str))[0] for c in categorical]
+    cats = np.column_stack(coded)[: len(data)] if coded else np.empty((len(data), 0), int)
+    cats_cf = np.column_stack(coded)[len(data) :] if coded else np.empty((len(data), 0), int)
     ids = np.arange(len(data))
     is_protected = (data[protected] == value).to_numpy()
     complainants = ids[is_protected][rows]
     lists = {"control": [], "test": [], "test_cf": []}
-    for c in complainants:
-        others = is_protected & (ids != c)
-        lists["control"].append(brute_force(x[c], cats[c], x[others], cats[others], ids[others], kmax))
-        lists["test"].append(
-            brute_force(x[c], cats[c], x[~is_protected], cats[~is_protected], ids[~is_protected], kmax)
-        )
-        lists["test_cf"].append(
-            brute_force(x_cf[c], cats_cf[c], x[~is_protected], cats[~is_protected], ids[~is_protected], kmax)
-        )
+    protected_space, other_space = ((x[m], cats[m], ids[m]) for m in (is_protected, ~is_protected))  # gathered once
+    for c in complainants:  # the protected's k + 1 nearest without c: c's k nearest protected others
+        near = brute_force(x[c], cats[c], *protected_space, kmax + 1)
+        lists["control"].append(near[near != c][:kmax])
+        lists["test"].append(brute_force(x[c], cats[c], *other_space, kmax))
+        lists["test_cf"].append(brute_force(x_cf[c], cats_cf[c], *other_space, kmax))
     return complainants, {name: np.array(found) for name, found in lists.items()}
 
 

@@ -410,3 +410,16 @@ def test_reference_rule_on_a_hand_computed_case():
     assert flagged.tolist() == [True] and significant.tolist() == [False]
     flagged, significant = _decide(np.array([0.0]), np.array([w]), 0.05, "positive", "reference")
     assert flagged.tolist() == [True] and significant.tolist() == [False]
+
+
+def test_nearest_keeps_the_larger_ids_among_ties_at_the_kth_distance():
+    """_nearest against a full sort by (distance, -id), on distances with many ties (rows with more, as many
+    and fewer ties at the k-th distance than places left)."""
+    from fairness.situation_testing import _nearest
+
+    rng = np.random.default_rng(5)
+    dist = rng.integers(0, 4, (60, 40)).astype(float)
+    ids = rng.permutation(100)[:40]
+    for k in (1, 5, 17, 39, 40):
+        expected = np.array([ids[np.lexsort((-ids, row))][:k] for row in dist])
+        np.testing.assert_array_equal(_nearest(dist, ids, k), expected)
