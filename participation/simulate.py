@@ -140,6 +140,9 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, effects: G
     # so a converted study exports what the format 1 runtime stored.
     timing = np.random.default_rng([participant.seed, 1]) if person is None else rng
     reader, block = (draw_reader(timing) if person is None else None), None
+    # The first page's display; each saved page records the next one's as the web view does (``show_next``):
+    # the next page is shown when the previous one is sent, at the same time, one statement fewer per page.
+    page_shown(participant=participant, page_key=participant.plan[0]["key"], at=at)
     for planned in participant.plan:
         page = resolved_page(planned, index, participant_id=participant.pk, study_id=participant.study_id)
         data = _effort_answers(person, page, index) if person is not None else None
@@ -206,12 +209,11 @@ def _submit(participant: Participant, enrolment, page: Page, shown, data: dict, 
     """Validate ``data`` with the page's form and save it like a browser's POST, after the time the person
     (``person``: their ``simulation.interaction.Reader`` or None for format 1's participant, whether the
     page's layout is familiar, the generator) spends on the page ``shown`` (its condition index and version
-    digest); returns the time after."""
+    digest), recording the next page as shown then; returns the time after."""
     (index, spec_hash), (reader, familiar, rng) = shown, person
     form = page_form(page, index, data=as_post(data))
     if not form.is_valid():
         raise RuntimeError(f"simulated answer refused on {page['key']}: {form.errors.as_text()}")
-    page_shown(participant=participant, page_key=page["key"], at=at)
     signals, load = None, None
     if reader is None:  # format 1's page times
         at = at + timedelta(seconds=float(rng.lognormal(np.log(25), 0.5)))
@@ -229,6 +231,7 @@ def _submit(participant: Participant, enrolment, page: Page, shown, data: dict, 
         page_key=page["key"],
         answers=form_answers(page, index, form),
         at=at,
+        show_next=True,
         signals=signals,
         load=load,
     ).outcome

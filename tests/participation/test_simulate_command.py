@@ -102,3 +102,28 @@ def test_simulated_agree_study_shows_the_planted_rater_group_difference():
     assert answers.groupby("participant").size().eq(20).all() and answers["participant"].nunique() == 60
     test = rater_group_difference_test(answers, rater_group="role", n_permutations=999)
     assert test.pvalue < 0.05 and test.by_group["judge"] < test.by_group["lay"]
+
+
+@pytest.mark.django_db
+def test_a_simulated_page_is_shown_when_the_previous_one_is_sent_in_one_statement():
+    """Each saved page records the next one as shown (``page_submit(show_next=True)``, as the web view does):
+    one page-visit INSERT per page and the first page's display (a ``page_shown`` INSERT for every page was one more),
+    and every page's visit is as before: shown when the previous page was sent, then submitted."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from participation.models import PageVisit
+
+    study_load(spec=validate_study(_agree_study()))
+    with CaptureQueriesContext(connection) as queries:
+        report = simulate_participants("agree-sim", n=1, seed=5, decline_rate=0)
+    assert report.completed == 1
+    person = Participant.objects.get()
+    visits = list(PageVisit.objects.filter(participant=person).order_by("first_shown_at", "id"))
+    assert [v.page for v in visits] == [p["key"] for p in person.plan]
+    assert visits[0].first_shown_at == person.consented_at
+    assert all(v.submitted_at > v.first_shown_at for v in visits)
+    assert [v.first_shown_at for v in visits[1:]] == [v.submitted_at for v in visits[:-1]]
+    table = PageVisit._meta.db_table
+    inserts = [q["sql"] for q in queries.captured_queries if q["sql"].startswith(f'INSERT INTO "{table}"')]
+    assert len(inserts) == 1 + len(person.plan)  # the first page shown, then each page sent (before: 2 per page)

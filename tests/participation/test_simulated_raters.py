@@ -50,29 +50,30 @@ def _rate(rater, score, rng, scale=LIKERT) -> float:
     return float(Rate().simulate({"item": 0}, _RateIndex([score], scale), rater, rng)["rating"])
 
 
-def _pool(rng, n=100):
+def _pool(rng, n=100) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A pool of ``n`` subjects as arrays: AI score, subject group, AI label (score above 1/2)."""
     scores = rng.uniform(0, 1, n)
-    return pd.DataFrame(
-        {"subject": np.arange(n), "group": rng.choice(["a", "b"], n), "score": scores, "label": (scores > 0.5) * 1}
-    )
+    return scores, rng.choice(["a", "b"], n), (scores > 0.5) * 1
 
 
 def _agree_answers(rng, effects, n_raters=60, per_rater=30):
-    pool, rows = _pool(rng), []
+    """Each rater answers ``per_rater`` subjects of the pool drawn without replacement (numpy, not pandas'
+    ``sample`` per rater: the size test below draws 6,000 raters)."""
+    (scores, groups, labels), rows = _pool(rng), []
     for i in range(n_raters):
         rater = draw_rater(SPEC, effects, rng)
-        for item in pool.sample(per_rater, random_state=int(rng.integers(2**31))).itertuples():
-            agree, _ = draw_binary(agree_logit(item.score), rater, rng)
-            rows.append((i, rater.group["role"], item.group, item.label, 1 - agree))
+        for item in rng.choice(len(scores), per_rater, replace=False):
+            agree, _ = draw_binary(agree_logit(scores[item]), rater, rng)
+            rows.append((i, rater.group["role"], groups[item], labels[item], 1 - agree))
     return pd.DataFrame(rows, columns=["participant", "role", "group", "model_label", "disagreement"])
 
 
 def _ratings(rng, effects, n_raters=40, per_rater=20):
-    pool, rows = _pool(rng), []
+    (scores, _, _), rows = _pool(rng), []
     for _ in range(n_raters):
         rater = draw_rater(SPEC, effects, rng)
-        items = pool.sample(per_rater, random_state=int(rng.integers(2**31)))
-        rows.append((rater.group["role"], np.mean([_rate(rater, s, rng) for s in items.score])))
+        items = scores[rng.choice(len(scores), per_rater, replace=False)]
+        rows.append((rater.group["role"], np.mean([_rate(rater, s, rng) for s in items])))
     return pd.DataFrame(rows, columns=["role", "mean_rating"])
 
 
