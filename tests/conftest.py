@@ -79,18 +79,29 @@ def _fresh_process_caches():
     cache.clear()  # per-address counters (participation/throttle.py) start afresh in every test
 
 
-@pytest.fixture(scope="session")
+_DASK_CLUSTERS: list = []  # the running shared cluster, if any
+
+
+@pytest.fixture
 def dask_cluster():
     """One two-worker local Dask cluster (worker processes) for every test of a process that needs a running cluster:
     starting one costs about 13 CPU-seconds (each worker process imports the science stack), and its processes' CPU
     is counted when it closes (worker threads in the test process instead took 2 to 30 times the CPU of each test).
-    Its tests run in the parallel part, on one worker (``DASK_CLUSTER``, grouped below), which starts it once. They
-    leave it as they found it: a test that kills a worker starts a cluster of its own (marked ``serial``), and
-    ``fairness.distributed``'s own LocalCluster (no scheduler address) is tested there too."""
-    from distributed import LocalCluster
+    Its tests run in the parallel part, on one worker (``DASK_CLUSTER``, grouped above), which starts it once and
+    closes it after the last of them (``pytest_runtest_teardown``: an idle cluster's heartbeats cost CPU for the
+    rest of the run). They leave it as they found it: a test that kills a worker starts a cluster of its own
+    (marked ``serial``), and ``fairness.distributed``'s own LocalCluster (no scheduler address) is tested there too."""
+    if not _DASK_CLUSTERS:
+        from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
-        yield cluster
+        _DASK_CLUSTERS.append(LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"))
+    return _DASK_CLUSTERS[0]
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Close the shared Dask cluster once the next test does not need it (it starts again if a later one does)."""
+    if _DASK_CLUSTERS and "dask_cluster" not in getattr(nextitem, "fixturenames", ()):
+        _DASK_CLUSTERS.pop().close()
 
 
 @pytest.fixture
