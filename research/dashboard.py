@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Count, DurationField, ExpressionWrapper, F, Max, Q, QuerySet, Sum, Window
+from django.db.models import Count, DurationField, ExpressionWrapper, F, IntegerField, Max, Q, QuerySet, Sum, Window
 from django.db.models.functions import Mod, RowNumber
 from django.utils import timezone
 
@@ -39,6 +39,17 @@ class StatusTable:
 
 
 @dataclass(frozen=True)
+class StudyCounts:
+    """Participants over every version, whatever the sample (the dashboard's pilot and status sections): pilots,
+    and, pilots left out, those who completed and those who may still finish (arrived, active, timed out), as
+    ``participation.recruitment`` counts them."""
+
+    pilots: int
+    completed: int
+    in_progress: int
+
+
+@dataclass(frozen=True)
 class DashboardSummary:
     total: int
     by_condition_status: StatusTable
@@ -47,6 +58,7 @@ class DashboardSummary:
     median_minutes: float | None
     arrivals_figure_json: str  # "" when no one has arrived
     quality_flags: dict[str, int]  # completed participants each quality rule flags (research.quality)
+    counts: StudyCounts
 
     @property
     def quality_rows(self) -> list[tuple[str, str, int]]:
@@ -111,6 +123,18 @@ def _groups(chosen: QuerySet[Participant]) -> tuple[Group, ...]:
             (Group(row[0], row[1], tuple(row[2 : 2 + width]), *row[2 + width :]) for row in rows),
             key=lambda g: (g.condition or "", g.status, g.flags),
         )
+    )
+
+
+def study_counts(groups: tuple[Group, ...]) -> StudyCounts:
+    """The :class:`StudyCounts` of a study's groups (:attr:`StudyState.groups`): no query."""
+    going_on = {Participant.Status.ARRIVED, Participant.Status.ACTIVE, Participant.Status.TIMED_OUT}
+    pilot = FLAGS.index("pilot")
+    real = [g for g in groups if not g.flags[pilot]]
+    return StudyCounts(
+        pilots=sum(g.n for g in groups if g.flags[pilot]),
+        completed=sum(g.n for g in real if g.status == Participant.Status.COMPLETED),
+        in_progress=sum(g.n for g in real if g.status in going_on),
     )
 
 
@@ -207,6 +231,7 @@ def summary(slug: str, *, participants: Q | None = None, keep: bool = False) -> 
             lambda: arrivals_figure(chosen),
         ),
         quality_flags={rule: per_rule[rule] for rule in rules},
+        counts=study_counts(state.groups),
     )
 
 
@@ -270,7 +295,8 @@ def arrivals_figure(chosen, now: datetime | None = None) -> str:
         size=Window(Count("pk"), partition_by=line),
     )
     step = (F("size") + (ARRIVALS_MAX_POINTS - 1)) / ARRIVALS_MAX_POINTS
-    kept = ranked.annotate(skip=Mod(F("place") - 1, step)).filter(Q(skip=0) | Q(place=F("size")))
+    skip = Mod(F("place") - 1, step, output_field=IntegerField())  # an integer: no cast to numeric per row
+    kept = ranked.annotate(skip=skip).filter(Q(skip=0) | Q(place=F("size")))
     traces: dict[str, dict] = {}
     most = 0
     rows = kept.order_by().values_list("arrived_at", "pk", "condition__key", "place", "size")

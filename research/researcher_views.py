@@ -12,10 +12,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 
-from participation.models import Participant
 from participation.pilot import pilot_token
-from participation.recruitment import completed_count, in_progress_count, recruitment_target
+from participation.recruitment import recruitment_target
 from participation.services import pilot_participants_delete
+from research.dashboard import StudyCounts
 from research.downloads import DOWNLOAD_TYPES, table_download
 from research.participant_samples import DEFAULT_SAMPLE, SAMPLES
 from research.tables import study_tables
@@ -55,11 +55,12 @@ def may_manage(user, study) -> bool:
     return is_owner(user, study.slug)
 
 
-def pilot_context(request: HttpRequest, versions) -> dict:
+def pilot_context(request: HttpRequest, versions, counts: StudyCounts) -> dict:
+    """The dashboard's pilot section (``counts``: the study's, ``research.dashboard.study_counts``)."""
     slug = versions[0].slug
     return {
         "pilot_url": request.build_absolute_uri(reverse("surveys:start", args=[slug])) + f"?pilot={pilot_token(slug)}",
-        "pilot_count": Participant.objects.filter(study__in=versions, pilot=True).count(),
+        "pilot_count": counts.pilots,
         "may_delete_pilot": is_owner(request.user, slug),
     }
 
@@ -110,9 +111,10 @@ def collaborators_change(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(reverse("researcher:dashboard", args=[slug]) + "#collaborators")
 
 
-def lifecycle_context(versions) -> dict:
+def lifecycle_context(versions, counts: StudyCounts) -> dict:
     """The dashboard's status section: the state, what it means, the buttons to the other states, the
-    recruitment target's progress, who may still finish, and the latest changes."""
+    recruitment target's progress, who may still finish (``counts``: the study's,
+    ``research.dashboard.study_counts``), and the latest changes."""
     study = versions[0]
     return {
         "lifecycle": {
@@ -120,8 +122,8 @@ def lifecycle_context(versions) -> dict:
             "meaning": MEANINGS[study.status],
             "choices": [(state, label) for state, label in BUTTONS.items() if state != study.status],
             "target": recruitment_target(study.spec),
-            "completed": completed_count(study.slug),
-            "in_progress": in_progress_count(study.slug),
+            "completed": counts.completed,
+            "in_progress": counts.in_progress,
             "history": status_history(study.slug),
         }
     }

@@ -334,8 +334,8 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "prolific_url": start_url + PROLIFIC_QUERY,
             "prolific": prolific_panel(slug),
             "rejection_categories": REJECTION_CATEGORIES,
-            **pilot_context(request, versions),
-            **lifecycle_context(versions),
+            **pilot_context(request, versions, summary.counts),
+            **lifecycle_context(versions, summary.counts),
             **collaborators_context(request, slug),
         },
     )

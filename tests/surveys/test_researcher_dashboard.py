@@ -128,6 +128,27 @@ class TestOneAnsweredStudy:
         assert client.get("/researcher/studies/effort-demo/?participants=pilots").status_code == 404
         assert client.get("/researcher/studies/effort-demo/export/pairs.csv?participants=x").status_code == 404
 
+    @pytest.mark.parametrize("sample", ["all", "real"])
+    def test_the_study_counts_equal_those_of_their_queries(self, mixed_study, researcher, client, sample):
+        """The pilot and status sections' counts come from the dashboard's groups (no query of their own), for the
+        whole study whatever the sample, and equal ``participation.recruitment``'s and a pilot count's queries."""
+        from participation.recruitment import completed_count, in_progress_count
+        from participation.services import participant_arrive
+
+        for n in range(2):
+            participant_arrive(study_slug="effort-demo", external_id=f"pilot-{n}", pilot=True)
+        Participant.objects.filter(external_id="real-active").update(status=Participant.Status.TIMED_OUT)
+        counts = summarise("effort-demo", participants=sample_filter(sample)).counts
+        pilots = Participant.objects.filter(study__slug="effort-demo", pilot=True).count()
+        assert (counts.pilots, counts.completed, counts.in_progress) == (
+            pilots,
+            completed_count("effort-demo"),
+            in_progress_count("effort-demo"),
+        )
+        assert counts.pilots == 2 and counts.in_progress == 2  # the arrived and the timed-out real participant
+        client.force_login(researcher)
+        assert "<p>2 pilot participants so far.</p>" in client.get("/researcher/studies/effort-demo/").content.decode()
+
     def test_samples_partition_the_participants(self, mixed_study):
         counts = {s: Participant.objects.filter(sample_filter(s)).count() for s in SAMPLES}
         assert counts["all"] == counts["real"] + sum(counts[s] for s in SAMPLES if s not in ("all", "real", "study"))
