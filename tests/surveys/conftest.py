@@ -3,7 +3,11 @@
 
 import pytest
 
-from tests.runs.conftest import _answered_demo_snapshot, answered_demo  # noqa: F401 - the snapshot and its restore
+from tests.runs.conftest import (  # noqa: F401 - the snapshot and its restore; analyses without mixed models
+    _answered_demo_snapshot,
+    answered_demo,
+    no_mixed_models,
+)
 
 ANSWERED_BY_12 = "tests/surveys/conftest.py::demo_answered_by_12"
 

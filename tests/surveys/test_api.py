@@ -64,7 +64,8 @@ def test_schema_lists_every_endpoint(demo_study, researcher):
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_api_starts_an_analysis_and_lists_runs(demo_answered_by_12, researcher, other_researcher):
+def test_api_starts_an_analysis_and_lists_runs(demo_answered_by_12, researcher, other_researcher, no_mixed_models):
+    """The API's analysis life cycle (access, validation, the job, its listing): the runs skip their mixed models."""
     from tests.conftest import run_jobs
 
     client = APIClient()

@@ -445,7 +445,8 @@ def test_other_researchers_cannot_start_or_see_runs(client, other_researcher, re
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_jobs_run_and_their_reports_are_listed(client, researcher, demo_study, tmp_path):
+def test_jobs_run_and_their_reports_are_listed(client, researcher, demo_study, tmp_path, no_mixed_models):
+    """Jobs started in the browser, their pages and the runs page (the analysis without its mixed models)."""
     simulate_participants("effort-demo", n=8, seed=3)
     client.force_login(researcher)
     analysis_url = client.post("/researcher/studies/effort-demo/start/analysis/", {"seed": "1", "n_resamples": "100"})[
