@@ -80,9 +80,8 @@ def flagged_or_unassessed(
     those without a current verdict."""
     current = {s.pk: basis(s) for s in studies}
     wanted = ~held_current(studies) | ~Q(stored_quality__flags=[]) | Q(stored_quality__attention_failed__gt=0)
-    rows = completed.filter(wanted).order_by().values_list(
-        "pk", "study_id", "status", "stored_quality__basis", "stored_quality__flags", "stored_quality__attention_failed"
-    )
+    verdict = ("stored_quality__basis", "stored_quality__flags", "stored_quality__attention_failed")
+    rows = completed.filter(wanted).order_by().values_list("pk", "study_id", "status", *verdict)  # unsorted
     flagged: dict[int, tuple[int, list[str], int]] = {}
     missing: list[tuple[int, int, str]] = []
     for pk, sid, status, held_basis, flags, failed in rows:
