@@ -34,7 +34,9 @@ def test_participant_withdraws_from_the_page_and_answers_are_deleted(client, dem
 
 
 @pytest.mark.slow
-def test_withdraw_command_and_analyses_of_the_rest_still_run(demo_answered_by_12, tmp_path):
+def test_withdraw_command_and_analyses_of_the_rest_still_run(demo_answered_by_12, tmp_path, no_mixed_models):
+    """A withdrawn participant's answers leave the exports, and the analysis of the others runs (without its
+    mixed models, which ``tests/analysis/test_pipeline.py`` checks)."""
     victim = Participant.objects.filter(status="completed").first()
     call_command("withdraw_participant", "effort-demo", str(victim.pseudonym))
     tables = export_tables("effort-demo")
