@@ -83,7 +83,12 @@ def test_saving_at_once_stores_every_row_the_page_path_stores(monkeypatch, djang
         slug, django_capture_on_commit_callbacks, at_once=False, monkeypatch=monkeypatch
     )
     at_once, statements = _simulated(slug, django_capture_on_commit_callbacks, at_once=True, monkeypatch=monkeypatch)
-    stored = {Answer._meta.db_table, PageVisit._meta.db_table, Participant._meta.db_table}
+    stored = {
+        Answer._meta.db_table,
+        PageVisit._meta.db_table,
+        Participant._meta.db_table,
+        "research_participantquality",
+    }
     assert all(by_page[table] for table in stored)
     assert by_page.keys() == at_once.keys()
     for table in by_page:
