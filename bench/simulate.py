@@ -8,10 +8,9 @@ Run: .venv/bin/python bench/simulate.py [--participants 40] [--study FILE.json]
 ``bench/every_task_type.json`` (31 pages, a page of every task type).
 
 The same study, the same number of participants each way, one way after the other in this process (different
-seeds, so each participant is new). Prints, per way: participants per second (wall), statements per participant,
-round trips to the database per participant (statements; PostgreSQL takes the two INSERTs of
-saving at once in one), this process's CPU seconds and, on PostgreSQL, the database backend's (``/proc/<pg_backend_pid()>/stat``, the
-server on this machine).
+seeds, so each participant is new). Prints, per way: participants per second (wall), round trips to the database
+per participant (statements; PostgreSQL takes the two INSERTs of saving at once in one), this process's CPU
+seconds and, on PostgreSQL, the database backend's (``/proc/<pg_backend_pid()>/stat``: a server on this machine).
 """
 
 import argparse

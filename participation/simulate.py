@@ -3,6 +3,7 @@
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from django import forms
@@ -31,9 +32,13 @@ from simulation.raters import GroupEffects, SimulatedRater, check_group_effects,
 from studies.format1 import AI_MODEL
 from studies.lifecycle import StudyNotOpen
 from studies.services import latest_study
+from studies.study_facts import study_facts
 from tasks import task_for
 from tasks.agree import Agree
 from tasks.page_index import Page
+
+if TYPE_CHECKING:
+    from participation.models import ParticipantWithSpecHash
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,8 @@ def simulate_participants(
                 progress(i + 1)
             continue
         accept = rng.random() >= decline_rate
-        participant = participant_consent(participant_id=participant.pk, accept=accept, at=at)
+        arrived = cast("ParticipantWithSpecHash", participant)  # a new participant carries its spec_hash
+        participant = participant_consent(participant_id=participant.pk, accept=accept, at=at, participant=arrived)
         if not accept:
             if progress:
                 progress(i + 1)
@@ -139,8 +145,9 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, effects: G
     """A participant: a rater (``draw_rater``), or, in a study converted from format 1 (blocks
     with ``page_key``), format 1's simulated participant, who answers the converted blocks' pages drawing
     from ``rng`` exactly as on the format 1 pages they were (:func:`_effort_answers`)."""
-    assert participant.condition is not None  # participant_consent (accepted) has given them one
-    index = condition_index(spec, spec_hash, participant.condition.key)
+    assert participant.condition_id is not None  # participant_consent (accepted) has given them one
+    condition = study_facts(participant.study_id, participant.condition_id).condition_keys[participant.condition_id]
+    index = condition_index(spec, spec_hash, condition)
     person = _converted_participant(model, index, rng)
     rater = draw_rater(spec, effects, rng) if person is None else SimulatedRater()
     enrolment = enrolment_of(participant)
