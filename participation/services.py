@@ -613,7 +613,7 @@ def participant_submit_all(*, enrolment: Enrolment, shown_at: datetime, pages: S
     page (nothing is stored then)."""
     plan = enrolment.plan
     facts = study_facts(enrolment.study_id, enrolment.condition_id)
-    if [page.page_key for page in pages] != [page["key"] for page in plan]:
+    if not pages or [page.page_key for page in pages] != [page["key"] for page in plan]:
         raise ValueError("the pages sent together must be the participant's plan, in order")
     if not submits_at_once(facts.spec, plan):
         raise ValueError(f"{facts.slug}: adaptive pages and quotas are saved page by page (page_submit)")

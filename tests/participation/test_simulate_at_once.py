@@ -113,6 +113,8 @@ def test_pages_that_are_not_the_plan_or_a_participant_not_on_their_first_page_st
     pages = [SentPage(page["key"], [], NOW) for page in enrolment.plan]
     with pytest.raises(ValueError, match="must be the participant's plan, in order"):
         participant_submit_all(enrolment=enrolment, shown_at=NOW, pages=pages[::-1])
+    with pytest.raises(ValueError, match="must be the participant's plan, in order"):
+        participant_submit_all(enrolment=enrolment, shown_at=NOW, pages=pages[:-1])
     Participant.objects.filter(pk=participant.pk).update(position=1)
     with pytest.raises(RuntimeError, match="not active on their first page: nothing was saved"):
         participant_submit_all(enrolment=enrolment, shown_at=NOW, pages=pages)
