@@ -4,6 +4,7 @@ per participant instead of four or five per page."""
 
 import json
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from django.utils import timezone
 from participation import simulate
 from participation.enrolment import enrolment_of
 from participation.models import Answer, PageVisit, Participant
-from participation.services import SentPage, participant_consent, participant_submit_all
+from participation.services import SentPage, participant_consent, participant_submit_all, submits_at_once
 from participation.simulate import simulate_participants
 from studies.models import Study
 from studies.services import study_load
@@ -120,3 +121,17 @@ def test_pages_that_are_not_the_plan_or_a_participant_not_on_their_first_page_st
         participant_submit_all(enrolment=enrolment, shown_at=NOW, pages=pages)
     assert not Answer.objects.exists() and not PageVisit.objects.exists()
     assert Participant.objects.get(pk=participant.pk).status == Participant.Status.ACTIVE
+
+
+@pytest.mark.django_db
+def test_a_plan_with_an_adaptive_page_or_a_study_with_quotas_is_saved_page_by_page():
+    slug = study_load(spec=json.loads(EVERY_TASK_TYPE.read_text())).study.slug
+    enrolment = enrolment_of(_consented(slug))
+    assert enrolment is not None and submits_at_once({}, enrolment.plan)
+    assert not submits_at_once({"quotas": [{"question": "role"}]}, enrolment.plan)
+    adaptive = replace(enrolment, plan=[{**enrolment.plan[0], "slot": 0}, *enrolment.plan[1:]])
+    assert not submits_at_once({}, adaptive.plan)
+    pages = [SentPage(page["key"], [], NOW) for page in adaptive.plan]
+    with pytest.raises(ValueError, match="adaptive pages and quotas are saved page by page"):
+        participant_submit_all(enrolment=adaptive, shown_at=NOW, pages=pages)
+    assert not PageVisit.objects.exists() and Participant.objects.get().position == 0
