@@ -78,7 +78,6 @@ def test_group_effects_are_refused_for_a_format_1_study():
     assert not Participant.objects.exists()
 
 
-@pytest.mark.slow
 @pytest.mark.django_db
 def test_simulated_agree_study_shows_the_planted_rater_group_difference():
     """Through consent, the task registry and page_submit: judges agree with the AI more (+1.5 logit)."""
