@@ -42,6 +42,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -263,8 +264,11 @@ class Contamination:
         return [kind for kind in BOTS if self.n[kind] and self.flagged[kind] == 0]
 
 
-def _clients(humans: int, per_style: int, rng: np.random.Generator, start) -> list[tuple[Client, object]]:
-    """Every client with its arrival time, in arrival order (the farm within ten minutes from one range)."""
+def _clients(
+    humans: int, per_style: int | Mapping[str, int], rng: np.random.Generator, start
+) -> list[tuple[Client, object]]:
+    """Every client with its arrival time, in arrival order (the farm within ten minutes from one range);
+    ``per_style``: the clients of each bot style, or a count per style."""
     from simulation.interaction import draw_reader
 
     def address() -> str:
@@ -273,7 +277,8 @@ def _clients(humans: int, per_style: int, rng: np.random.Generator, start) -> li
     farm_start = start + timedelta(hours=float(rng.uniform(0, 5.5)))
     out = []
     for kind in KINDS:
-        for _ in range(humans if kind == "human" else per_style):
+        count = humans if kind == "human" else per_style if isinstance(per_style, int) else per_style[kind]
+        for _ in range(count):
             own = kind in ("human", "mimic")
             text = _own_text(rng) if own else _stock_text(rng)
             if kind == "farm":
@@ -285,7 +290,7 @@ def _clients(humans: int, per_style: int, rng: np.random.Generator, start) -> li
     return out
 
 
-def contamination(humans: int, per_style: int, seed: int, owner) -> Contamination:
+def contamination(humans: int, per_style: int | Mapping[str, int], seed: int, owner) -> Contamination:
     """Load the study for ``owner``, run the clients in arrival order and measure (a configured database:
     the command's or a test's)."""
     from django.test import Client as WebClient

@@ -31,7 +31,7 @@ from participation.recruitment import target_check
 from participation.signals import COLUMNS as SIGNAL_COLUMNS
 from participation.signals import UNKNOWN as UNKNOWN_SIGNALS
 from participation.signals import PageSignals
-from participation.sql import insert_row_if, insert_rows, update_rows
+from participation.sql import Statement, execute_together, insert_row_if, insert_rows, insert_statement, update_rows
 from participation.time_limits import time_limit
 from studies.content import study_content
 from studies.lifecycle import StudyNotOpen, admits
@@ -393,7 +393,7 @@ def page_shown(*, participant: Participant, page_key: str, at: datetime | None =
         insert_row_if(
             PageVisit,
             _VISIT_COLUMNS,
-            (participant.pk, page_key, at or timezone.now(), None, 0, *UNKNOWN_SIGNALS, *_UNKNOWN_LOAD),
+            _visit_row(participant.pk, page_key, at or timezone.now()),
             guard=Participant,
             where={"id": participant.pk, "status": (Participant.Status.ACTIVE, Participant.Status.TIMED_OUT)},
             conflict=("participant", "page"),
@@ -472,6 +472,39 @@ _UNKNOWN_LOAD = (None, None)
 participant_completed = Signal()
 
 
+def _answer_rows(pk: int, page_key: str, answers: Sequence[AnswerInput], now: datetime) -> list[tuple]:
+    return [(pk, page_key, a.question, a.measure, a.set_key, a.subject_key, a.number, a.text, now) for a in answers]
+
+
+def _visit_row(
+    pk: int,
+    page_key: str,
+    shown: datetime,
+    submitted: datetime | None = None,
+    signals: PageSignals | None = None,
+    load: PageLoad | None = None,
+) -> tuple:
+    """A page's visit (``_VISIT_COLUMNS``): shown, and sent with its signals and load when ``submitted``."""
+    measured = (load.words, load.inputs) if load else _UNKNOWN_LOAD
+    return (pk, page_key, shown, submitted, 0, *(signals.values() if signals else UNKNOWN_SIGNALS), *measured)
+
+
+def _completed(enrolment: Enrolment) -> None:
+    """In the transaction that completed the participant: close the study at its recruitment target, and send
+    :data:`participant_completed` once the transaction commits."""
+    facts = study_facts(enrolment.study_id, enrolment.condition_id)
+    target_check(slug=facts.slug, spec=facts.spec)
+    transaction.on_commit(
+        lambda: participant_completed.send(
+            Participant,
+            participant_id=enrolment.participant_id,
+            study_id=enrolment.study_id,
+            condition_id=enrolment.condition_id,
+        ),
+        robust=True,  # a receiver's failure is logged: the participant's completed page is shown
+    )
+
+
 def page_submit(
     *,
     enrolment: Enrolment,
@@ -529,15 +562,10 @@ def page_submit(
             Participant, changes, {"id": pk, "status": open_statuses, "position": place}
         ):  # not advanced
             return _why_not_saved(Participant.objects.get(pk=pk), page_key)
-        insert_rows(
-            Answer,
-            _ANSWER_COLUMNS,
-            [(pk, page_key, a.question, a.measure, a.set_key, a.subject_key, a.number, a.text, now) for a in answers],
-        )
-        shown = (load.words, load.inputs) if load else _UNKNOWN_LOAD
-        visits = [(pk, page_key, now, now, 0, *(signals.values() if signals else UNKNOWN_SIGNALS), *shown)]
+        insert_rows(Answer, _ANSWER_COLUMNS, _answer_rows(pk, page_key, answers, now))
+        visits = [_visit_row(pk, page_key, now, now, signals, load)]
         if show_next and place + 1 < len(plan) and not screened_out:
-            visits.append((pk, plan[place + 1]["key"], now, None, 0, *UNKNOWN_SIGNALS, *_UNKNOWN_LOAD))
+            visits.append(_visit_row(pk, plan[place + 1]["key"], now))
         # One statement: the submitted page's visit gets its submission time and signals (its first
         # display time stays), the next page's visit is created.
         insert_rows(
@@ -548,19 +576,68 @@ def page_submit(
             update=("submitted_at", *SIGNAL_COLUMNS, "words_shown", "inputs_shown"),
         )
         if changes.get("status") == status.COMPLETED:
-            facts = study_facts(enrolment.study_id, enrolment.condition_id)
-            target_check(slug=facts.slug, spec=facts.spec)
-            transaction.on_commit(
-                lambda: participant_completed.send(
-                    Participant, participant_id=pk, study_id=enrolment.study_id, condition_id=enrolment.condition_id
-                ),
-                robust=True,  # a receiver's failure is logged: the participant's completed page is shown
-            )
+            _completed(enrolment)
     if "slot" in plan[place]:  # an adaptive block's page: counts towards its next refit
         facts = study_facts(enrolment.study_id, enrolment.condition_id)
         block = study_content(facts.spec, facts.spec_hash).blocks[plan[place]["block"]]
         adaptive_answered(study_id=enrolment.study_id, block=block)
     return SubmitResult(SubmitOutcome.SAVED, changes.get("status", status.ACTIVE), place + 1)
+
+
+@dataclass(frozen=True)
+class SentPage:
+    """One page as a participant sent it (what :func:`page_submit` takes): its answers, when, and what was
+    measured on it."""
+
+    page_key: str
+    answers: list[AnswerInput]
+    at: datetime
+    signals: PageSignals | None = None
+    load: PageLoad | None = None
+
+
+def submits_at_once(spec: dict, plan: Sequence[Page]) -> bool:
+    """Whether a participant's pages can be saved together (:func:`participant_submit_all`): no page of the plan
+    is an adaptive block's (its item is decided from the answers saved before it) and the study has no quotas
+    (each answer is checked against the others' as it is saved)."""
+    return not spec.get("quotas") and not any("slot" in page for page in plan)
+
+
+def participant_submit_all(*, enrolment: Enrolment, shown_at: datetime, pages: Sequence[SentPage]) -> None:
+    """Save a participant's whole plan at once, for a writer that knows every answer beforehand (the simulator):
+    the rows that :func:`page_shown` of the first page at ``shown_at`` and then :func:`page_submit` with
+    ``show_next`` of each page in turn store (each page's visit shown when the previous page was sent), the
+    participant completed, in one transaction of three statements (two round trips on PostgreSQL) instead of
+    four per page. ``pages``: the plan's pages in order. Raises ValueError for pages that are not the plan's or a
+    plan that :func:`submits_at_once` refuses, RuntimeError when the participant is not active on their first
+    page (nothing is stored then)."""
+    plan = enrolment.plan
+    facts = study_facts(enrolment.study_id, enrolment.condition_id)
+    if not pages or [page.page_key for page in pages] != [page["key"] for page in plan]:
+        raise ValueError("the pages sent together must be the participant's plan, in order")
+    if not submits_at_once(facts.spec, plan):
+        raise ValueError(f"{facts.slug}: adaptive pages and quotas are saved page by page (page_submit)")
+    pk, status = enrolment.participant_id, Participant.Status
+    answers = [row for page in pages for row in _answer_rows(pk, page.page_key, page.answers, page.at)]
+    shown = [shown_at, *(page.at for page in pages[:-1])]  # each next page is shown when the previous is sent
+    visits = [_visit_row(pk, p.page_key, first, p.at, p.signals, p.load) for p, first in zip(pages, shown, strict=True)]
+    with transaction.atomic():
+        changes = {"position": len(plan), "status": status.COMPLETED, "completed_at": pages[-1].at}
+        if not update_rows(Participant, changes, {"id": pk, "status": status.ACTIVE, "position": 0}):
+            raise RuntimeError(f"participant {pk} is not active on their first page: nothing was saved")
+        execute_together(
+            [
+                *_statements(Answer, _ANSWER_COLUMNS, answers),
+                *_statements(PageVisit, _VISIT_COLUMNS, visits),
+            ]
+        )
+        _completed(enrolment)
+
+
+def _statements(model: type[Answer | PageVisit], names: Sequence[str], rows: list[tuple]) -> list[Statement]:
+    """INSERTs of ``rows``, as many rows in each as the database takes parameters."""
+    size = max(1, connection.ops.bulk_batch_size(names, rows))
+    return [insert_statement(model, names, rows[i : i + size]) for i in range(0, len(rows), size)]
 
 
 def participant_time_out(*, participant_id: int) -> bool:

@@ -3,6 +3,7 @@
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from django import forms
@@ -10,11 +11,20 @@ from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 
 from participation.adaptive import resolved_page
-from participation.enrolment import enrolment_of
+from participation.enrolment import Enrolment, enrolment_of
 from participation.models import Participant
 from participation.pages import ContentIndex, condition_index, form_answers, page_form
 from participation.rendering import page_load
-from participation.services import SubmitOutcome, page_shown, page_submit, participant_arrive, participant_consent
+from participation.services import (
+    SentPage,
+    SubmitOutcome,
+    page_shown,
+    page_submit,
+    participant_arrive,
+    participant_consent,
+    participant_submit_all,
+    submits_at_once,
+)
 from participation.signals import PageSignals, records_signals
 from simulation.effort import GenerativeModel, SimulatedParticipant
 from simulation.interaction import draw_reader, page_interaction
@@ -22,9 +32,13 @@ from simulation.raters import GroupEffects, SimulatedRater, check_group_effects,
 from studies.format1 import AI_MODEL
 from studies.lifecycle import StudyNotOpen
 from studies.services import latest_study
+from studies.study_facts import study_facts
 from tasks import task_for
 from tasks.agree import Agree
 from tasks.page_index import Page
+
+if TYPE_CHECKING:
+    from participation.models import ParticipantWithSpecHash
 
 
 @dataclass(frozen=True)
@@ -110,7 +124,8 @@ def simulate_participants(
                 progress(i + 1)
             continue
         accept = rng.random() >= decline_rate
-        participant = participant_consent(participant_id=participant.pk, accept=accept, at=at)
+        arrived = cast("ParticipantWithSpecHash", participant)  # a new participant carries its spec_hash
+        participant = participant_consent(participant_id=participant.pk, accept=accept, at=at, participant=arrived)
         if not accept:
             if progress:
                 progress(i + 1)
@@ -130,26 +145,38 @@ def _take_study(participant: Participant, spec: dict, spec_hash: str, effects: G
     """A participant: a rater (``draw_rater``), or, in a study converted from format 1 (blocks
     with ``page_key``), format 1's simulated participant, who answers the converted blocks' pages drawing
     from ``rng`` exactly as on the format 1 pages they were (:func:`_effort_answers`)."""
-    assert participant.condition is not None  # participant_consent (accepted) has given them one
-    index = condition_index(spec, spec_hash, participant.condition.key)
+    assert participant.condition_id is not None  # participant_consent (accepted) has given them one
+    condition = study_facts(participant.study_id, participant.condition_id).condition_keys[participant.condition_id]
+    index = condition_index(spec, spec_hash, condition)
     person = _converted_participant(model, index, rng)
     rater = draw_rater(spec, effects, rng) if person is None else SimulatedRater()
     enrolment = enrolment_of(participant)
+    assert enrolment is not None  # consented: a plan and a condition
     # A rater's page times and signals: the interaction model, on a generator of their own (their answers'
     # draws stay as they were); format 1's participant keeps format 1's page times and sends no signals,
     # so a converted study exports what the format 1 runtime stored.
     timing = np.random.default_rng([participant.seed, 1]) if person is None else rng
     reader, block = (draw_reader(timing) if person is None else None), None
     # The first page's display; each saved page records the next one's as the web view does (``show_next``):
-    # the next page is shown when the previous one is sent, at the same time, one statement fewer per page.
-    page_shown(participant=participant, page_key=participant.plan[0]["key"], at=at)
+    # the next page is shown when the previous one is sent, at the same time. A plan whose pages need no answer
+    # saved before them (``submits_at_once``) is saved at once when the participant has sent its last page.
+    shown_at, sent, at_once = at, [], submits_at_once(spec, participant.plan)
+    if not at_once:
+        page_shown(participant=participant, page_key=participant.plan[0]["key"], at=at)
     for planned in participant.plan:
         page = resolved_page(planned, index, participant_id=participant.pk, study_id=participant.study_id)
         data = _effort_answers(person, page, index) if person is not None else None
         if data is None:
             data = task_for(page).simulate(page, index, rater, rng)
         familiar, block = page.get("block") is not None and page.get("block") == block, page.get("block")
-        at = _submit(participant, enrolment, page, (index, spec_hash), data, (reader, familiar, timing), at)
+        page_sent = _sent(page, (index, spec_hash), data, (reader, familiar, timing), at)
+        at = page_sent.at
+        if at_once:
+            sent.append(page_sent)
+        else:
+            _submit(enrolment, page_sent)
+    if at_once:
+        participant_submit_all(enrolment=enrolment, shown_at=shown_at, pages=sent)
     return 1
 
 
@@ -205,11 +232,11 @@ def _effort_answers(person: SimulatedParticipant, page: Page, index: ContentInde
     return None
 
 
-def _submit(participant: Participant, enrolment, page: Page, shown, data: dict, person, at):
-    """Validate ``data`` with the page's form and save it like a browser's POST, after the time the person
+def _sent(page: Page, shown, data: dict, person, at) -> SentPage:
+    """Validate ``data`` with the page's form as the web view does a browser's POST, after the time the person
     (``person``: their ``simulation.interaction.Reader`` or None for format 1's participant, whether the
     page's layout is familiar, the generator) spends on the page ``shown`` (its condition index and version
-    digest), recording the next page as shown then; returns the time after."""
+    digest): the page as sent, at the time after."""
     (index, spec_hash), (reader, familiar, rng) = shown, person
     form = page_form(page, index, data=as_post(data))
     if not form.is_valid():
@@ -226,15 +253,19 @@ def _submit(participant: Participant, enrolment, page: Page, shown, data: dict, 
         at = at + timedelta(seconds=spent.seconds)
         if records_signals(index.spec):
             signals = PageSignals(*spent.signals)
+    return SentPage(page["key"], form_answers(page, index, form), at, signals, load)
+
+
+def _submit(enrolment: Enrolment, page: SentPage) -> None:
+    """Save a sent page like the web view, recording the next page as shown then."""
     outcome = page_submit(
         enrolment=enrolment,
-        page_key=page["key"],
-        answers=form_answers(page, index, form),
-        at=at,
+        page_key=page.page_key,
+        answers=page.answers,
+        at=page.at,
         show_next=True,
-        signals=signals,
-        load=load,
+        signals=page.signals,
+        load=page.load,
     ).outcome
     if outcome is not SubmitOutcome.SAVED:
-        raise RuntimeError(f"simulated page {page['key']} was not saved: {outcome}")
-    return at
+        raise RuntimeError(f"simulated page {page.page_key} was not saved: {outcome}")

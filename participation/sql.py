@@ -28,8 +28,16 @@ def _quoted(model: type[Model], names: Sequence[str]) -> tuple[str, list[str]]:
     return qn(model._meta.db_table), [qn(_field(model, name).column) for name in names]
 
 
+@cache
+def _fields(model: type[Model], names: tuple[str, ...]) -> tuple[Field, ...]:
+    return tuple(_field(model, name) for name in names)
+
+
 def _prepared(model: type[Model], names: Sequence[str], values: Sequence) -> list:
-    return [_field(model, name).get_db_prep_save(value, connection) for name, value in zip(names, values, strict=True)]
+    return [
+        field.get_db_prep_save(value, connection)
+        for field, value in zip(_fields(model, tuple(names)), values, strict=True)
+    ]
 
 
 @cache

@@ -13,7 +13,6 @@ from studies.services import study_load
 BUNDLED = Path(__file__).resolve().parents[2] / "studies" / "bundled" / "disagreement_synthetic.json"
 
 
-@pytest.mark.slow
 @pytest.mark.django_db
 def test_integrity_check_finds_a_lost_answer_in_a_format2_study():
     spec = json.loads(BUNDLED.read_text())

@@ -228,7 +228,6 @@ def finish_mid_study(client, before: list[tuple]) -> None:
     call_command("check_integrity", "effort-demo", stdout=open(os.devnull, "w"))  # exits 1 on a problem
 
 
-@pytest.mark.slow  # every export of the study written and compared (3 to 4 CPU s)
 @pytest.mark.postgres
 @pytest.mark.django_db
 @pytest.mark.parametrize("convert", [False, True], ids=["format1", "converted"])

@@ -92,7 +92,6 @@ def simulated_choices(django_db_setup, django_db_blocker):
         owner.delete()
 
 
-@pytest.mark.slow
 @pytest.mark.django_db
 def test_simulated_choices_give_strengths_that_follow_the_ai_and_a_bts_honesty_score(simulated_choices):
     """Simulated raters choose the subject with the lower risk score more often (``Choose.simulate``): the
@@ -109,7 +108,6 @@ def test_simulated_choices_give_strengths_that_follow_the_ai_and_a_bts_honesty_s
     assert len(result.honesty) == 60 and result.honesty["n_questions"].min() >= 5  # ai_choice + prediction
 
 
-@pytest.mark.slow
 @pytest.mark.django_db
 def test_simulated_choices_give_utility_weights_a_borda_ranking_and_a_report_figure(simulated_choices, tmp_path):
     """The utility model (``analysis.paired_comparison.utility_model``) over the pool's features: its Borda

@@ -83,7 +83,6 @@ def test_a_participant_judges_a_feature_and_the_answers_follow_the_contract(clie
     assert {m: stored[m] for m in properties} == dict.fromkeys(properties, (3.0, "priors"))
 
 
-@pytest.mark.slow
 @pytest.mark.django_db
 def test_simulated_judgements_give_shares_tests_and_the_property_model(researcher, tmp_path):
     """Simulated raters (``simulation.feature_judgements``) judge every feature; the first questionnaire

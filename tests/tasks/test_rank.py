@@ -110,7 +110,6 @@ def test_draw_rankings_is_reproducible_and_lists_each_set_once():
     assert len({frozenset(r["subjects"]) for r in drawn}) == len(drawn)
 
 
-@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_builder_template_makes_a_ranking_study_that_previews_its_count_and_analyses_into_a_report(
     client, researcher, tmp_path

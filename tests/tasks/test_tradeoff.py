@@ -221,7 +221,6 @@ def test_how_sure_is_optional(client, researcher):
     assert stored == {"fairer": 1.0}
 
 
-@pytest.mark.slow
 @pytest.mark.django_db
 def test_simulated_raters_give_weights_near_theirs_strengths_and_a_report_with_figures(researcher, tmp_path):
     """Simulated raters choose by ``SIMULATED_WEIGHTS`` (``Tradeoff.simulate``): the analysis's trade-off

@@ -104,7 +104,6 @@ def test_simulated_triplets_give_a_metric_and_a_bts_honesty_score(researcher, tm
     assert html.count('class="chart report-chart"') == 1 and "learned fair metric: feature weights" in html
 
 
-@pytest.mark.slow
 @pytest.mark.django_db
 def test_pair_comparable_blocks_also_learn_a_metric(researcher):
     """The same estimator from "treat alike" answers (``kind="comparable"``, EXPLORE's link): the
