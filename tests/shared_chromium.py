@@ -73,7 +73,8 @@ def browser(shared_chromium: _Session, monkeypatch) -> Iterator[Any]:
         for context in shared_chromium.chromium.contexts:
             context.close()
     finally:
-        asyncio._set_running_loop(None)
-        # Database work done while Playwright ran used connections of its context: close them here, or the test
-        # database cannot be dropped at the end of the run.
+        # While the loop is marked running, Django keeps the thread's connections apart (asgiref's Local in
+        # "async" mode): the ones the test used are closed while it still is, or the test database could not be
+        # dropped at the end of the run.
         connections.close_all()
+        asyncio._set_running_loop(None)
