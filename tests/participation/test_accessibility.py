@@ -186,8 +186,10 @@ def _variant(spec: dict, shown: dict) -> tuple:
     return shown["kind"], shown.get("measure"), "items" in shown, block.get("check")
 
 
-def _arrive(browser, live_server, study, label: str, session: str = "first"):  # noqa: F811
-    page = browser.new_context(bypass_csp=True).new_page()
+def _arrive(page, live_server, study, label: str, session: str = "first"):
+    """``page`` as a new visitor's (no cookie: another participant, or the same one in another browser) at the
+    study's link."""
+    page.context.clear_cookies()
     page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID={label}&STUDY_ID=s&SESSION_ID={session}")
     return page
 
@@ -195,7 +197,8 @@ def _arrive(browser, live_server, study, label: str, session: str = "first"):  #
 def _participant_pages(browser, live_server, study, axe_path: Path, problems: dict) -> None:  # noqa: F811
     """Consent (and its error), the screening page, the first study page, withdrawal, decline, time-out,
     completion, resume, study full and a study that does not exist, as participants reach them."""
-    page = _arrive(browser, live_server, study, "a11y-one")
+    visitor = browser.new_context(bypass_csp=True).new_page()
+    page = _arrive(visitor, live_server, study, "a11y-one")
     _audit(page, axe_path, "consent", problems)
     with page.expect_navigation():
         page.locator("form").first.evaluate("form => form.submit()")  # no decision: the consent's error
@@ -209,12 +212,12 @@ def _participant_pages(browser, live_server, study, axe_path: Path, problems: di
         page.get_by_role("button", name="Withdraw").first.click()
     _audit(page, axe_path, "withdrawn", problems)
 
-    page = _arrive(browser, live_server, study, "a11y-two")
+    page = _arrive(visitor, live_server, study, "a11y-two")
     with page.expect_navigation():
         page.get_by_role("button", name="I do not agree").click()
     _audit(page, axe_path, "declined", problems)
 
-    page = _arrive(browser, live_server, study, "a11y-three")
+    page = _arrive(visitor, live_server, study, "a11y-three")
     with page.expect_navigation():
         page.get_by_role("button", name="I agree to take part").click()
     Participant.objects.filter(external_id="a11y-three").update(arrived_at=timezone.now() - timezone.timedelta(days=1))
@@ -222,17 +225,17 @@ def _participant_pages(browser, live_server, study, axe_path: Path, problems: di
     assert "The time for this study is over" in page.content()
     _audit(page, axe_path, "timed out", problems)
 
-    page = _arrive(browser, live_server, study, "a11y-five")
+    page = _arrive(visitor, live_server, study, "a11y-five")
     with page.expect_navigation():
         page.get_by_role("button", name="I agree to take part").click()
     Participant.objects.filter(external_id="a11y-five").update(status=Participant.Status.COMPLETED)
     page.reload()
     _audit(page, axe_path, "done", problems)
 
-    page = _arrive(browser, live_server, study, "a11y-four")
+    page = _arrive(visitor, live_server, study, "a11y-four")
     with page.expect_navigation():
         page.get_by_role("button", name="I agree to take part").click()
-    page = _arrive(browser, live_server, study, "a11y-four", "second")  # the same Prolific id in another browser
+    page = _arrive(visitor, live_server, study, "a11y-four", "second")  # the same Prolific id in another browser
     assert "Continue the study in this browser" in page.content()
     _audit(page, axe_path, "resume", problems)
     page.get_by_label("Resume code").fill("WRONG")
@@ -241,7 +244,7 @@ def _participant_pages(browser, live_server, study, axe_path: Path, problems: di
     assert page.get_by_role("alert").count()
     _audit(page, axe_path, "resume with error", problems)
 
-    page = browser.new_context(bypass_csp=True).new_page()
+    page.context.clear_cookies()
     page.goto(f"{live_server.url}/s/no-such-study/page/")
     _audit(page, axe_path, "study not found", problems)
     full = f"{live_server.url}/s/{study.slug}/full-check/"  # the page a full study answers, served as is

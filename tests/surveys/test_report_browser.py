@@ -53,23 +53,28 @@ def test_audit_report_renders_under_the_csp(browser, live_server, demo_answered_
 
 
 def each_width(browser, live_server, path: str) -> Iterator[tuple[Any, int, Path | None]]:  # noqa: F811
-    """The report at ``path`` opened as alice at desktop and phone width: (page, width, the screenshot folder
-    ``REPORT_SCREENSHOTS`` or None); after each, no console message names a CSP violation or an error."""
+    """The report at ``path`` opened as alice at desktop and then (loaded again at that width) phone width:
+    (page, width, the screenshot folder ``REPORT_SCREENSHOTS`` or None); after each, no console message names a
+    CSP violation or an error."""
     shots = Path(os.environ["REPORT_SCREENSHOTS"]) if os.environ.get("REPORT_SCREENSHOTS") else None
     if shots:
         shots.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    messages: list[str] = []
+    page.on("console", lambda m: messages.append(m.text))
+    page.on("pageerror", lambda e: messages.append(str(e)))
+    open_as_alice(page, live_server, path)
     for width, height in ((1280, 900), (390, 844)):
-        context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
-        page = context.new_page()
-        messages: list[str] = []
-        page.on("console", lambda m, messages=messages: messages.append(m.text))
-        page.on("pageerror", lambda e, messages=messages: messages.append(str(e)))
-        open_as_alice(page, live_server, path)
+        if width != 1280:
+            page.set_viewport_size({"width": width, "height": height})
+            page.goto(f"{live_server.url}{path}")
         yield page, width, shots
         violations = [m for m in messages if "Content Security Policy" in m or "Refused to" in m]
         assert violations == [], violations
         assert not [m for m in messages if "Error" in m], messages
-        context.close()
+        messages.clear()
+    context.close()
 
 
 def check_drawn(page, width: int, figures: int) -> None:
