@@ -1,7 +1,7 @@
 """CPU seconds of a browser test's fixed cost: Playwright's driver and headless Chromium started, one page, stopped
 (what a browser per test pays), against a new context and page in a running browser (what a browser per test
 process pays). CPU of this process and the children it waited for (the driver and Chromium, counted when they
-exit), with the suite's Chromium flags (tests/conftest.py).
+exit), with the suite's Chromium flags (tests/shared_chromium.py).
 
 Run: .venv/bin/python bench/browser_launch.py [--repeat 5]
 """
@@ -22,7 +22,7 @@ django.setup()
 
 from playwright.sync_api import Browser, sync_playwright  # noqa: E402
 
-from tests.surveys.test_e2e_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.shared_chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 PAGE = "<html lang='en'><body><main><h1>A page</h1><p>Some text.</p></main></body></html>"
 

@@ -6,6 +6,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from threadpoolctl import threadpool_limits
 
+from tests.shared_chromium import browser, shared_chromium  # noqa: F401 - the browser tests' fixtures, global
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_FILE = ROOT / "studies" / "bundled" / "effort_demo.json"
 REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"

@@ -3,8 +3,9 @@ violation at 390 and 1280 px in Chromium: consent (and its error), instructions,
 registered task type (through the researcher preview, which renders the participant template), attention,
 screening, the time-out, completion, decline, withdrawal, resume, study-full and error pages. A page variant
 (kind, measure, one page or not, detection check) is audited once per study: the effort demo's 18 pair pages
-are three variants. axe-core comes from the npm registry (``package.json``; ``make test`` installs it into
-``node_modules``)."""
+are three variants. A page kind is audited at both widths the first time, its further variants (the same
+template and style sheet, other fields) at 390 px. axe-core comes from the npm registry (``package.json``;
+``make test`` installs it into ``node_modules``)."""
 
 import json
 from pathlib import Path
@@ -20,7 +21,6 @@ from tasks import BLOCK_TASKS
 from tasks.detection import CHECKS
 from tests.conftest import ROOT, required
 from tests.participation.format2_helpers import example_spec
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 from tests.tasks.test_agree_one_page import one_page_spec
 from tests.tasks.test_choose import choice_spec
 from tests.tasks.test_feature_fairness import feature_spec
@@ -53,11 +53,11 @@ SERIOUS = """rules => axe.run(document, {runOnly: {type: "tag", values: rules}, 
   .map(v => ({id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map(node => node.target.join(" "))})))"""
 
 
-def serious_violations(page, axe_path: Path) -> list[str]:
-    """axe-core's serious and critical violations on the page at each width, one line per rule and width
+def serious_violations(page, axe_path: Path, widths: tuple[int, ...] = WIDTHS) -> list[str]:
+    """axe-core's serious and critical violations on the page at each of ``widths``, one line per rule and width
     (rule id, impact, the first offending elements)."""
     found = []
-    for width in WIDTHS:
+    for width in widths:
         page.set_viewport_size({"width": width, "height": 900})
         if not page.evaluate("typeof axe !== 'undefined'"):
             page.add_script_tag(path=str(axe_path))
@@ -66,10 +66,19 @@ def serious_violations(page, axe_path: Path) -> list[str]:
     return found
 
 
-def _audit(page, axe_path: Path, name: str, problems: dict) -> None:
+def _audit(page, axe_path: Path, name: str, problems: dict, widths: tuple[int, ...] = WIDTHS) -> None:
     page.wait_for_load_state("load")
-    if found := serious_violations(page, axe_path):
+    if found := serious_violations(page, axe_path, widths):
         problems[name] = found
+
+
+def _widths(kind: tuple, audited: set) -> tuple[int, ...]:
+    """Both widths the first time a page kind (with or without its errors) is audited; afterwards (another
+    variant of the kind: the same template and style sheet, other fields) the phone's width only."""
+    if kind in audited:
+        return WIDTHS[:1]
+    audited.add(kind)
+    return WIDTHS
 
 
 UNLINKED = """() => [...document.querySelectorAll("main [aria-invalid=true], main fieldset.has-error")].filter(el => {
@@ -137,6 +146,7 @@ def test_every_participant_page_kind_has_no_serious_axe_violation(browser, live_
     problems: dict[str, list[str]] = {}
     audited_tasks = set()
     errors_seen: set[tuple[str, bool]] = set()  # (page kind, one page of a block's items)
+    at_both_widths: set[tuple] = set()  # the page kinds audited at both widths (``_widths``)
     for study in studies:
         variants = set()
         for number, shown in enumerate(preview_pages(study.spec, study.spec_hash), start=1):
@@ -144,7 +154,8 @@ def test_every_participant_page_kind_has_no_serious_axe_violation(browser, live_
                 continue
             variants.add(variant)
             page.goto(f"{live_server.url}/researcher/studies/{study.slug}/v{study.version}/preview/{number}/")
-            _audit(page, axe, f"{study.slug}: {shown.label}", problems)
+            widths = _widths((shown.page["kind"], "items" in shown.page), at_both_widths)
+            _audit(page, axe, f"{study.slug}: {shown.label}", problems, widths)
             audited_tasks.add(shown.page["kind"])
         # The questionnaire and the first task page of each kind (and one-page kind) submitted empty: their
         # error messages, linked to their fields.
@@ -175,8 +186,10 @@ def _variant(spec: dict, shown: dict) -> tuple:
     return shown["kind"], shown.get("measure"), "items" in shown, block.get("check")
 
 
-def _arrive(browser, live_server, study, label: str, session: str = "first"):  # noqa: F811
-    page = browser.new_context(bypass_csp=True).new_page()
+def _arrive(page, live_server, study, label: str, session: str = "first"):
+    """``page`` as a new visitor's (no cookie: another participant, or the same one in another browser) at the
+    study's link."""
+    page.context.clear_cookies()
     page.goto(f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID={label}&STUDY_ID=s&SESSION_ID={session}")
     return page
 
@@ -184,7 +197,8 @@ def _arrive(browser, live_server, study, label: str, session: str = "first"):  #
 def _participant_pages(browser, live_server, study, axe_path: Path, problems: dict) -> None:  # noqa: F811
     """Consent (and its error), the screening page, the first study page, withdrawal, decline, time-out,
     completion, resume, study full and a study that does not exist, as participants reach them."""
-    page = _arrive(browser, live_server, study, "a11y-one")
+    visitor = browser.new_context(bypass_csp=True).new_page()
+    page = _arrive(visitor, live_server, study, "a11y-one")
     _audit(page, axe_path, "consent", problems)
     with page.expect_navigation():
         page.locator("form").first.evaluate("form => form.submit()")  # no decision: the consent's error
@@ -198,12 +212,12 @@ def _participant_pages(browser, live_server, study, axe_path: Path, problems: di
         page.get_by_role("button", name="Withdraw").first.click()
     _audit(page, axe_path, "withdrawn", problems)
 
-    page = _arrive(browser, live_server, study, "a11y-two")
+    page = _arrive(visitor, live_server, study, "a11y-two")
     with page.expect_navigation():
         page.get_by_role("button", name="I do not agree").click()
     _audit(page, axe_path, "declined", problems)
 
-    page = _arrive(browser, live_server, study, "a11y-three")
+    page = _arrive(visitor, live_server, study, "a11y-three")
     with page.expect_navigation():
         page.get_by_role("button", name="I agree to take part").click()
     Participant.objects.filter(external_id="a11y-three").update(arrived_at=timezone.now() - timezone.timedelta(days=1))
@@ -211,17 +225,17 @@ def _participant_pages(browser, live_server, study, axe_path: Path, problems: di
     assert "The time for this study is over" in page.content()
     _audit(page, axe_path, "timed out", problems)
 
-    page = _arrive(browser, live_server, study, "a11y-five")
+    page = _arrive(visitor, live_server, study, "a11y-five")
     with page.expect_navigation():
         page.get_by_role("button", name="I agree to take part").click()
     Participant.objects.filter(external_id="a11y-five").update(status=Participant.Status.COMPLETED)
     page.reload()
     _audit(page, axe_path, "done", problems)
 
-    page = _arrive(browser, live_server, study, "a11y-four")
+    page = _arrive(visitor, live_server, study, "a11y-four")
     with page.expect_navigation():
         page.get_by_role("button", name="I agree to take part").click()
-    page = _arrive(browser, live_server, study, "a11y-four", "second")  # the same Prolific id in another browser
+    page = _arrive(visitor, live_server, study, "a11y-four", "second")  # the same Prolific id in another browser
     assert "Continue the study in this browser" in page.content()
     _audit(page, axe_path, "resume", problems)
     page.get_by_label("Resume code").fill("WRONG")
@@ -230,7 +244,7 @@ def _participant_pages(browser, live_server, study, axe_path: Path, problems: di
     assert page.get_by_role("alert").count()
     _audit(page, axe_path, "resume with error", problems)
 
-    page = browser.new_context(bypass_csp=True).new_page()
+    page.context.clear_cookies()
     page.goto(f"{live_server.url}/s/no-such-study/page/")
     _audit(page, axe_path, "study not found", problems)
     full = f"{live_server.url}/s/{study.slug}/full-check/"  # the page a full study answers, served as is

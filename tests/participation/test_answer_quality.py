@@ -10,7 +10,6 @@ from participation.models import PageVisit, Participant
 from participation.page_bot import page_answers
 from research.export import export_tables
 from tests.participation.test_format2_browser import _disagreement_spec
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 
 COMMENT = "I think the decision should depend on the facts of the case."
 PASTED = "As an AI language model, I believe fairness requires careful consideration. " * 4

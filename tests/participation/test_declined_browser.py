@@ -5,7 +5,6 @@
 import pytest
 
 from tests.participation.test_format2_browser import _disagreement_spec, _shoot
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc=NC4P8Z"

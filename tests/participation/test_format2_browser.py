@@ -14,7 +14,6 @@ import pytest
 
 from participation.models import Answer, Participant
 from tests.participation.format2_helpers import EXAMPLE
-from tests.participation.shared_browser import browser, module_chromium  # noqa: F401 (the fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("SCREENSHOT_DIR")

@@ -1,7 +1,7 @@
 """A keyboard-only participant (Tab, arrow keys, Space, typing and Enter; never a click) completes the effort
 demo (its first stimulus set per condition: every page kind of the demo, a third of its pages) and the bundled
-disagreement template in Chromium at phone width, answering attention checks correctly and reaching the
-completion code."""
+disagreement template (4 of the 20 defendants its participants judge, two per race: every page kind, a third of
+its pages) in Chromium at phone width, answering attention checks correctly and reaching the completion code."""
 
 import json
 
@@ -10,7 +10,6 @@ import pytest
 from participation.models import Answer, Participant
 from tasks.questions import page_key
 from tests.conftest import ROOT
-from tests.participation.shared_browser import browser, module_chromium  # noqa: F401 (the fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -100,6 +99,9 @@ def test_a_keyboard_only_participant_completes_the_study(browser, live_server, r
     spec = json.loads((ROOT / "studies" / "bundled" / f"{bundled}.json").read_text())
     for condition in spec.get("conditions", []):  # the pair, chart and score pages of one set are those of three
         condition["stimulus_sets"] = condition["stimulus_sets"][:1]
+    for block in spec.get("blocks", []):  # the agree pages (one per defendant) are one page kind
+        if "per_participant" in block.get("assignment", {}):
+            block["assignment"]["per_participant"] = 4
     study = study_load(spec=validate_study(spec), owner=researcher).study
     participant = _take_study_by_keyboard(browser, live_server, study.spec, f"keys-{bundled}")
     assert participant.status == Participant.Status.COMPLETED

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from participation.models import Answer, Participant
-from tests.participation.shared_browser import browser, module_chromium  # noqa: F401 (the fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("SCREENSHOT_DIR")

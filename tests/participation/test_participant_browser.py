@@ -6,7 +6,6 @@ import re
 import pytest
 
 from tests.participation.test_format2_browser import researcher_page
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 
 
 @pytest.mark.browser

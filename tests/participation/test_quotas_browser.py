@@ -6,7 +6,6 @@ import pytest
 
 from participation.models import Participant
 from tests.participation.test_format2_browser import _disagreement_spec, _next, _shoot
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 MESSAGE = "Thank you! We already have <enough> people aged 30-44.\nPlease return your submission on Prolific."

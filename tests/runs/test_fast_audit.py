@@ -18,7 +18,6 @@ from runs.audit_parameters import DEFAULTS, AuditParameters
 from runs.audit_runs import STAGES, audit_run_create
 from runs.stage_progress import StageProgress
 from tests.runs.test_sensitivity import _machine_speed
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 from tests.surveys.test_report_browser import open_as_alice
 
 OPTIONS = {"metric_from": "people-alike", "utility_from": "people-choose:choices", "features_from": "people-fair"}

@@ -14,7 +14,6 @@ from studies.synthetic_defendants import draw_defendants
 from tests.analysis.test_coverage_registry import assert_audit_intervals_are_registered
 from tests.runs.conftest import GROUPS
 from tests.studies.test_builder import build
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 from tests.surveys.test_report_browser import open_as_alice
 
 

@@ -14,7 +14,6 @@ from django.test import Client
 
 from runs.models import AuditRun
 from runs.report_assets import REPORT_ASSETS
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ from studies.services import study_load
 from tests.runs import db_snapshot
 from tests.runs.conftest import alice
 from tests.studies.test_builder_features import FEATURES, compas_csv
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 
 SLUG = "compas-choose"
 

@@ -10,7 +10,6 @@ import pytest
 
 from studies.synthetic_defendants import PROFILE
 from tests.conftest import ROOT
-from tests.participation.shared_browser import browser, module_chromium  # noqa: F401 (the fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CSV = ROOT / "studies" / "bundled" / "synthetic_defendants.csv"

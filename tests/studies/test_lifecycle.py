@@ -22,7 +22,6 @@ from studies.models import Study, StudyStatusChange
 from studies.services import study_load
 from studies.study_file import InvalidStudyFile, validate_study
 from tests.participation.format2_helpers import example_spec
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 from tests.surveys.test_researcher_dashboard import upload
 
 SLUG = "format2-example"

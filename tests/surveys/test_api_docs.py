@@ -10,8 +10,6 @@ import pytest
 from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
-
 pytestmark = pytest.mark.django_db
 
 

@@ -14,7 +14,6 @@ from participation.simulate import simulate_participants
 from runs.models import Job
 from studies.models import Study
 from tests.conftest import DEMO_FILE, run_jobs
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -2,44 +2,14 @@
 reloads in the middle, has an out-of-range risk score refused, finishes; then the export is
 checked row by row against what was typed."""
 
-from pathlib import Path
-
 import pytest
-from django.db import connections
 
 from participation.models import Participant
 from research.export import export_tables
-from tests.conftest import required
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 LABELS = ["Very similar", "Similar", "Somewhat similar", "Somewhat different", "Different", "Very different"]
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def browser(monkeypatch):
-    if not CHROMIUM.exists():
-        if required("REQUIRE_BROWSER"):
-            pytest.fail("CI requires Chromium at /usr/bin/chromium")
-        pytest.skip("Chromium is not installed")
-    playwright_sync = pytest.importorskip("playwright.sync_api")
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # ORM checks run beside Playwright's loop
-    with playwright_sync.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-        # Database work done while Playwright ran used connections of its context: close them here,
-        # or the test database cannot be dropped at the end of the run.
-        connections.close_all()
 
 
 def page_key(page) -> str:

@@ -12,7 +12,6 @@ from django.core.management import call_command
 
 from runs.audit_parameters import AuditParameters
 from runs.audit_runs import audit_run_create
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 - the Chromium fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -27,6 +26,8 @@ def open_as_alice(page, live_server, path: str) -> None:
 
 
 def test_audit_report_renders_under_the_csp(browser, live_server, demo_answered_by_12, tmp_path, settings):  # noqa: F811
+    """The audit report at desktop and phone width: every figure drawn, the sections' menu, no CSP violation or
+    script error; at desktop width its figures download as PNG and SVG (``check_downloads``)."""
     settings.REPORTS_DIR = tmp_path / "reports"
     subjects = tmp_path / "subjects.csv"
     call_command("generate_demo_audit", condition="arrests", out=str(subjects))
@@ -41,6 +42,8 @@ def test_audit_report_renders_under_the_csp(browser, live_server, demo_answered_
     for page, width, shots in each_width(browser, live_server, "/researcher/studies/effort-demo/audit/report.html"):
         assert page.url.endswith("/audit/report.html")
         check_drawn(page, width, figures)
+        if width > 1000:
+            check_downloads(page, tmp_path)
         if shots:
             page.screenshot(path=str(shots / f"audit-report-{width}.png"), full_page=width > 1000)
             page.evaluate("window.scrollTo(0, 0)")
@@ -50,23 +53,28 @@ def test_audit_report_renders_under_the_csp(browser, live_server, demo_answered_
 
 
 def each_width(browser, live_server, path: str) -> Iterator[tuple[Any, int, Path | None]]:  # noqa: F811
-    """The report at ``path`` opened as alice at desktop and phone width: (page, width, the screenshot folder
-    ``REPORT_SCREENSHOTS`` or None); after each, no console message names a CSP violation or an error."""
+    """The report at ``path`` opened as alice at desktop and then (loaded again at that width) phone width:
+    (page, width, the screenshot folder ``REPORT_SCREENSHOTS`` or None); after each, no console message names a
+    CSP violation or an error."""
     shots = Path(os.environ["REPORT_SCREENSHOTS"]) if os.environ.get("REPORT_SCREENSHOTS") else None
     if shots:
         shots.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    messages: list[str] = []
+    page.on("console", lambda m: messages.append(m.text))
+    page.on("pageerror", lambda e: messages.append(str(e)))
+    open_as_alice(page, live_server, path)
     for width, height in ((1280, 900), (390, 844)):
-        context = browser.new_context(viewport={"width": width, "height": height})
-        page = context.new_page()
-        messages: list[str] = []
-        page.on("console", lambda m, messages=messages: messages.append(m.text))
-        page.on("pageerror", lambda e, messages=messages: messages.append(str(e)))
-        open_as_alice(page, live_server, path)
+        if width != 1280:
+            page.set_viewport_size({"width": width, "height": height})
+            page.goto(f"{live_server.url}{path}")
         yield page, width, shots
         violations = [m for m in messages if "Content Security Policy" in m or "Refused to" in m]
         assert violations == [], violations
         assert not [m for m in messages if "Error" in m], messages
-        context.close()
+        messages.clear()
+    context.close()
 
 
 def check_drawn(page, width: int, figures: int) -> None:
@@ -97,23 +105,9 @@ def check_section_menu(page) -> None:
     assert heading_top >= nav.evaluate("n => n.getBoundingClientRect().bottom") - 1  # not under the bar
 
 
-def test_report_figures_download_as_png_and_svg(browser, live_server, demo_answered_by_12, tmp_path, settings):  # noqa: F811
-    """A figure is drawn, and its PNG and SVG buttons (wired by figures.js, no inline handler) each
-    start a download of an image file named after the report and the figure."""
-    settings.REPORTS_DIR = tmp_path / "reports"
-    subjects = tmp_path / "subjects.csv"
-    call_command("generate_demo_audit", condition="arrests", out=str(subjects))
-    audit_run_create(
-        slug="effort-demo",
-        subjects_file=subjects,
-        out_dir=tmp_path / "audit",
-        parameters=AuditParameters(n_resamples=20),
-    )
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    open_as_alice(page, live_server, "/researcher/studies/effort-demo/audit/report.html")
+def check_downloads(page, folder: Path) -> None:
+    """A figure is drawn, and its PNG and SVG buttons (wired by figures.js, no inline handler) each start a download
+    of an image file named after the report and the figure; the modebar carries the added SVG button."""
     figure = page.locator(".chart-figure").first
     figure.locator(".main-svg").first.wait_for(timeout=20000)
     assert page.locator(".provenance").get_by_text("Calibration used").is_visible()
@@ -123,15 +117,13 @@ def test_report_figures_download_as_png_and_svg(browser, live_server, demo_answe
         download = info.value
         assert download.suggested_filename.endswith(f"-figure.{fmt}"), download.suggested_filename
         assert download.suggested_filename.startswith("how-similar-are-these-people")
-        target = tmp_path / download.suggested_filename
+        target = folder / download.suggested_filename
         download.save_as(target)
         assert target.read_bytes()[:64].lstrip().startswith(head) or head in target.read_bytes()[:200]
     # the modebar carries the added SVG button beside Plotly's PNG camera
     figure.hover()
     titles = figure.locator(".modebar-btn").evaluate_all("buttons => buttons.map(b => b.dataset.title)")
     assert "Download plot as SVG" in titles and any(t.startswith("Download plot as a") for t in titles), titles
-    assert errors == []
-    context.close()
 
 
 def test_in_group_figure_of_a_format_2_analysis(browser, live_server, researcher, tmp_path, settings):  # noqa: F811
@@ -141,7 +133,7 @@ def test_in_group_figure_of_a_format_2_analysis(browser, live_server, researcher
 
     settings.REPORTS_DIR = tmp_path / "reports"
     load_design_study(researcher)
-    call_command("analyze_study", "design", out=str(tmp_path / "design"), resamples=100, by=["role"])
+    call_command("analyze_study", "design", out=str(tmp_path / "design"), resamples=20, by=["role"])  # figure: means
     heading = "Block judge (agree): rater group x subject group: each rater group's mean per subject group"
     assert heading in (tmp_path / "design" / "report.html").read_text().replace("&#x27;", "'")
     shots = os.environ.get("REPORT_SCREENSHOTS")

@@ -15,7 +15,6 @@ from studies.models import Study
 from studies.study_file import InvalidStudyFile, validate_study
 from tasks.detection import CHECKS, DEFAULTS, copy_error_share, levenshtein
 from tests.participation.test_format2_browser import _disagreement_spec
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 from tests.tasks import reach_task_page
 
 SENTENCE = DEFAULTS["copy"]["sentence"]

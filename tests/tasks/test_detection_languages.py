@@ -15,7 +15,6 @@ from participation.models import Answer, Participant
 from studies.study_file import validate_study
 from tasks.detection import CHECKS, DEFAULTS, copy_error_share
 from tests.studies.test_format2 import problems
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 
 TRANSLATED = Path(__file__).resolve().parent.parent / "studies" / "translated_study.json"
 SHOTS = os.environ.get("SCREENSHOT_DIR")

@@ -8,7 +8,7 @@ from participation.models import Answer, Participant
 from studies.services import study_load
 from studies.synthetic_defendants import draw_defendants
 from tests.studies.test_builder import build
-from tests.surveys.test_e2e_browser import browser, submit  # noqa: F401 (the fixture)
+from tests.surveys.test_e2e_browser import submit
 
 WIDTHS = {"phone": (390, 844), "desktop": (1280, 900)}
 

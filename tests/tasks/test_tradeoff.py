@@ -13,7 +13,6 @@ from participation.models import Answer
 from studies.study_file import InvalidStudyFile, validate_study
 from tasks.tradeoff import FEATURES, differences, identified_weights, model_outcomes
 from tests.conftest import ROOT
-from tests.surveys.test_e2e_browser import browser  # noqa: F401 (the fixture)
 from tests.tasks import reach_task_page
 
 MODELS = ("ai", "strict", "lenient", "parity")
