@@ -268,20 +268,17 @@ def _flush() -> None:
     call_command("flush", verbosity=0, interactive=False)
 
 
-# the jobs that take 2 CPU-s or more (bench/suite_cpu.py on the whole suite): slow, out of ``make test-fast``; the
-# audits of judgement studies and the example's differential parity take less since the worker compiles the
-# numba kernels and loads plotly's validators before forking its jobs (runs.worker.preload_runners)
+# the cells that take 2 CPU-s or more (bench/suite_cpu.py): slow, out of ``make test-fast``. A study's first cell
+# (its audit) carries the study's set-up (loading and simulating) too; the audits of judgement studies and the
+# example's differential parity take less since the worker compiles the numba kernels and loads plotly's validators
+# before forking its jobs (runs.worker.preload_runners)
 SLOW = {
     ("bundled/effort_demo.json", "analysis"),
     ("bundled/effort_demo.json", "audit"),
-    ("bundled/rating_synthetic.json", "analysis"),
-    ("bundled/disagreement_synthetic.json", "analysis"),
-    ("tests/format2_example.json", "analysis"),
+    ("bundled/disagreement_synthetic.json", "audit"),
     ("tests/format2_example.json", "audit"),
-    ("template/comparable", "audit"),
-    ("template/triplet", "audit"),
-    ("adaptive/pair_comparable", "analysis"),
-    ("adaptive/triplet", "analysis"),
+    *((f"template/{name}", "audit") for name in ("choice", "comparable", "feature_fairness", "tradeoff", "triplet")),
+    *((f"adaptive/{task}", "audit") for task in ("choose", "pair_comparable", "triplet")),
 }
 CASES = [
     pytest.param(name, kind, marks=[pytest.mark.slow] if (name, kind) in SLOW else [])
