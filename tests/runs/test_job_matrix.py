@@ -11,20 +11,25 @@ pair_comparable, triplet or feature_fairness, as the source of an audit of the e
 parity, a study plan, and situation testing of the AI's labels of the study's subjects (where the pool has
 subject groups and a model with labels).
 
-Each study is loaded and answered once per process (``tests.runs.db_snapshot``) and restored into each of its
-jobs' tests; the learned metric's rater bootstrap is capped at ``RESAMPLES`` refits here (the jobs' code paths
-are the same at any count; the weights' intervals are tested in ``tests/fairness/test_human_metric.py``)."""
+Each study is loaded and answered once, committed, for its five cells, which run one after the other on one
+worker (``_answered``): a study's set-up and one flush instead of five restores and five flushes; the learned
+metric's rater bootstrap is capped at ``RESAMPLES`` refits here (the jobs' code paths are the same at any count;
+the weights' intervals are tested in ``tests/fairness/test_human_metric.py``)."""
 
 import copy
 import importlib.util
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
-from django.db import connection
+from django.core.management import call_command
+from django.db import DEFAULT_DB_ALIAS, connection, transaction
+from django.test.utils import setup_databases, teardown_databases
 from rest_framework.test import APIClient
 
 from participation.simulate import simulate_participants
@@ -34,7 +39,6 @@ from studies.builder import TEMPLATES
 from studies.services import latest_study, study_load
 from studies.synthetic_defendants import draw_defendants
 from tests.conftest import DEMO_FILE, ROOT, required, run_jobs
-from tests.runs import db_snapshot
 from tests.runs.conftest import alice
 from tests.studies.test_builder import build
 
@@ -97,7 +101,8 @@ STUDIES: dict[str, Callable[[], dict]] = {
     **{f"template/{template}": _built(template) for template in TEMPLATES},
     **{f"adaptive/{task}": _adaptive(task) for task in ("choose", "pair_comparable", "triplet")},
 }
-KINDS = ("analysis", "audit", "differential_parity", "plan", "situation_testing")
+# in the order their cells run on one study's rows: the analysis last (an audit reads the latest calibration)
+KINDS = ("audit", "differential_parity", "plan", "situation_testing", "analysis")
 
 EFFORT = {"bundled/effort_demo.json"}  # studies with an effort design (conditions that say what is desirable)
 PARITY = {  # studies with fair_score or agree blocks
@@ -197,50 +202,83 @@ def _request(api: APIClient, kind: str, study, researcher):
     return api.post("/api/situation-testing/", body, format="multipart")
 
 
-Answered = tuple[db_snapshot.Snapshot, tuple[str, dict]]
+@dataclass
+class Answered:
+    """A study loaded by the researcher and taken by simulated participants, its rows committed."""
+
+    name: str
+    researcher: Any
+    study: Any
 
 
-@pytest.fixture(scope="package")
-def _answered_studies() -> dict[str, Answered]:
-    """Each study's snapshot (its rows once answered), slug and loaded spec, taken by its first test in each
-    process."""
-    return {}
+@dataclass
+class Cells:
+    """The study of the running cells, made by the first of its cells (a study's cells run one after the other, on
+    one worker): one set-up and one flush per study, where a transactional test each would restore it and flush
+    the database; the cells' jobs' rows stay while the study's next cells run (the analysis runs last: an audit
+    reads a study's latest calibration). The database is flushed when the module ends."""
 
+    blocker: Any
+    current: Answered | None = None
+    set_up: Any = None  # the test database set up here (django.test.utils.setup_databases), if this did
 
-def _answered_study(name: str, snapshots: dict[str, Answered]):
-    """The researcher and the study ``name`` loaded by her and taken by simulated participants (seed 1)."""
-    if name not in snapshots:
-
-        def answer(researcher) -> tuple[str, dict]:
+    def study(self, name: str) -> Answered:
+        """The researcher and the study ``name`` loaded by her and taken by simulated participants (seed 1)."""
+        if self.current is not None and self.current.name == name:
+            return self.current
+        if self.current is None:
+            self._test_database()
+        else:
+            _flush()
+        with transaction.atomic():  # one commit, not one per simulated page
+            researcher = alice()
             study = study_load(spec=STUDIES[name](), owner=researcher).study
             simulate_participants(study.slug, n=MORE_PARTICIPANTS.get(name, PARTICIPANTS), seed=1, decline_rate=0)
-            return study.slug, study.spec
+        # the spec as loaded: PostgreSQL's jsonb does not keep the order of its keys, which picks the situation
+        # test's group column (the first of a subject's groups with two values)
+        spec = copy.deepcopy(study.spec)
+        study = latest_study(study.slug)
+        study.spec = spec
+        self.current = Answered(name, researcher, study)
+        return self.current
 
-        snapshots[name] = db_snapshot.take(alice, answer)
-    snapshot, (slug, spec) = snapshots[name]
-    researcher = alice()
-    db_snapshot.restore(snapshot)
-    study = latest_study(slug)
-    # the spec as loaded: PostgreSQL's jsonb does not keep the order of its keys, which picks the situation test's
-    # group column (the first of a subject's groups with two values)
-    study.spec = copy.deepcopy(spec)
-    return researcher, study
+    def _test_database(self) -> None:
+        """pytest-django sets up the test database for a session holding a test marked ``django_db``; these cells
+        are not (their rows are committed across cells): a session of them alone sets it up here."""
+        if connection.settings_dict["NAME"] != connection.creation._get_test_db_name():
+            self.set_up = setup_databases(verbosity=0, interactive=False, aliases={DEFAULT_DB_ALIAS})
+
+    def close(self) -> None:
+        with self.blocker.unblock():
+            if self.current is not None:
+                _flush()
+            if self.set_up is not None:
+                teardown_databases(self.set_up, verbosity=0)
 
 
-# the jobs that take 2 CPU-s or more (bench/suite_cpu.py on the whole suite): slow, out of ``make test-fast``; the
-# audits of judgement studies and the example's differential parity take less since the worker compiles the
-# numba kernels and loads plotly's validators before forking its jobs (runs.worker.preload_runners)
+@pytest.fixture(scope="module")
+def _cells(django_db_setup, django_db_blocker) -> Iterator[Cells]:
+    cells = Cells(django_db_blocker)
+    yield cells
+    cells.close()
+
+
+def _flush() -> None:
+    """Empty the test database, as a transactional test's teardown does."""
+    call_command("flush", verbosity=0, interactive=False)
+
+
+# the cells that take 2 CPU-s or more (bench/suite_cpu.py): slow, out of ``make test-fast``. A study's first cell
+# (its audit) carries the study's set-up (loading and simulating) too; the audits of judgement studies and the
+# example's differential parity take less since the worker compiles the numba kernels and loads plotly's validators
+# before forking its jobs (runs.worker.preload_runners)
 SLOW = {
     ("bundled/effort_demo.json", "analysis"),
     ("bundled/effort_demo.json", "audit"),
-    ("bundled/rating_synthetic.json", "analysis"),
-    ("bundled/disagreement_synthetic.json", "analysis"),
-    ("tests/format2_example.json", "analysis"),
+    ("bundled/disagreement_synthetic.json", "audit"),
     ("tests/format2_example.json", "audit"),
-    ("template/comparable", "audit"),
-    ("template/triplet", "audit"),
-    ("adaptive/pair_comparable", "analysis"),
-    ("adaptive/triplet", "analysis"),
+    *((f"template/{name}", "audit") for name in ("choice", "comparable", "feature_fairness", "tradeoff", "triplet")),
+    *((f"adaptive/{task}", "audit") for task in ("choose", "pair_comparable", "triplet")),
 }
 CASES = [
     pytest.param(name, kind, marks=[pytest.mark.slow] if (name, kind) in SLOW else [])
@@ -250,30 +288,33 @@ CASES = [
 
 
 @pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(("name", "kind"), CASES)
-def test_a_job_succeeds_or_is_refused_when_requested(name, kind, _answered_studies, monkeypatch):
+def test_a_job_succeeds_or_is_refused_when_requested(name, kind, _cells, django_db_blocker, monkeypatch):
     _require_postgres()
-    researcher, study = _answered_study(name, _answered_studies)
-    for module in ("fairness.human_metric", "runs.human_sources"):  # the worker forks this process: it sees them
-        monkeypatch.setattr(f"{module}.MAX_METRIC_RESAMPLES", RESAMPLES)
-    api = APIClient()
-    api.force_authenticate(researcher)
-    if kind == "situation_testing" and not situation_testing_applies(study.spec):
-        assert name == "tests/translated_study.json"  # its pool's subjects have no groups
-        return
-    response = _request(api, kind, study, researcher)
-    reason = refusal(name, kind, {b["task"] for b in study.spec["blocks"] if b["type"] == "task"})
-    if reason:
-        assert response.status_code == 400, response.content
-        assert reason in response.content.decode()
-        assert not Job.objects.exclude(kind=Job.Kind.ADAPTIVE_REFIT).exists()  # nothing queued
-        return
-    assert response.status_code == 202, response.content
-    run_jobs()
-    job = Job.objects.get(pk=response.json()["id"])
-    if job.status == Job.Status.QUEUED:  # its process died (the machine's memory) and it was queued again once
+    with django_db_blocker.unblock():
+        answered = _cells.study(name)
+        researcher, study = answered.researcher, answered.study
+        for module in ("fairness.human_metric", "runs.human_sources"):  # the worker forks this process: it sees them
+            monkeypatch.setattr(f"{module}.MAX_METRIC_RESAMPLES", RESAMPLES)
+        api = APIClient()
+        api.force_authenticate(researcher)
+        if kind == "situation_testing" and not situation_testing_applies(study.spec):
+            assert name == "tests/translated_study.json"  # its pool's subjects have no groups
+            return
+        jobs_before = set(Job.objects.values_list("pk", flat=True))
+        response = _request(api, kind, study, researcher)
+        reason = refusal(name, kind, {b["task"] for b in study.spec["blocks"] if b["type"] == "task"})
+        if reason:
+            assert response.status_code == 400, response.content
+            assert reason in response.content.decode()
+            new = Job.objects.exclude(pk__in=jobs_before).exclude(kind=Job.Kind.ADAPTIVE_REFIT)
+            assert not new.exists()  # nothing queued
+            return
+        assert response.status_code == 202, response.content
         run_jobs()
-        job.refresh_from_db()
-    assert job.status == Job.Status.SUCCEEDED, f"{job.status}: {job.error}\n{job.log}"
-    assert job.result
+        job = Job.objects.get(pk=response.json()["id"])
+        if job.status == Job.Status.QUEUED:  # its process died (the machine's memory) and it was queued again once
+            run_jobs()
+            job.refresh_from_db()
+        assert job.status == Job.Status.SUCCEEDED, f"{job.status}: {job.error}\n{job.log}"
+        assert job.result
