@@ -54,11 +54,18 @@ def _row_spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _argbest(correlations: np.ndarray, grid: np.ndarray) -> np.ndarray:
     """Median grid point among those with the highest correlation, per row; NaN for a row where no
-    grid point has a defined correlation (not the grid's median, 0.5)."""
+    grid point has a defined correlation (not the grid's median, 0.5). The median of a row's c best points
+    in grid order, all rows at once: the mean of its ((c + 1) // 2)-th and (c // 2 + 1)-th (``np.median``'s
+    value: the middle one, or the mean of the two middle ones)."""
     corr = np.where(np.isnan(correlations), -np.inf, correlations)
     best = corr.max(axis=-1, keepdims=True)
-    hits = np.isclose(corr, best) & np.isfinite(corr)
-    return np.array([np.median(grid[row]) if row.any() else np.nan for row in hits])
+    order = np.argsort(grid, kind="stable")
+    hits = (np.isclose(corr, best) & np.isfinite(corr))[..., order]
+    rank, count = np.cumsum(hits, axis=-1), hits.sum(axis=-1)
+    low = np.argmax(rank >= ((count + 1) // 2)[..., None], axis=-1)  # a row's rank reaches k at its k-th point
+    high = np.argmax(rank >= (count // 2 + 1)[..., None], axis=-1)
+    values = grid[order]
+    return np.where(count > 0, (values[low] + values[high]) / 2, np.nan)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fairness import calibration
 from fairness.calibration import calibrate_from_disagreement
 from fairness.individual import subject_violations
 
@@ -54,3 +55,21 @@ def test_no_defined_correlation_is_an_error_not_alpha_one_half():
     flat_risk = np.full(n, 0.5)  # no output gaps: violations are 0 for every alpha
     with pytest.raises(ValueError, match="violations are equal"):
         calibrate_from_disagreement(effort, aggregate, flat_risk, varied, subject_index={i: i for i in judged})
+
+
+def test_the_best_alpha_is_the_median_of_the_best_grid_points_row_by_row():
+    """The estimate per row (all rows at once) equals ``np.median`` of that row's grid points with the
+    highest correlation, exactly: ties of 1 to 6 points (odd and even counts), NaN correlations, rows with
+    no defined correlation (NaN), and a grid in any order."""
+    rng = np.random.default_rng(0)
+    grid = np.round(np.arange(0, 1 + 1e-9, 0.01), 10)
+    correlations = rng.choice([0.1, 0.4, 0.7, np.nan], size=(400, grid.size), p=[0.5, 0.3, 0.19, 0.01])
+    for row, ties in zip(correlations, rng.integers(1, 7, len(correlations)), strict=True):
+        row[rng.choice(grid.size, ties, replace=False)] = 0.9
+    correlations[:3] = np.nan
+    for points in (grid, rng.permutation(grid)):
+        hits = np.isclose(
+            correlations, np.nanmax(np.where(np.isnan(correlations), -np.inf, correlations), axis=1)[:, None]
+        )
+        expected = [np.median(points[row]) if row.any() else np.nan for row in hits]
+        assert np.array_equal(calibration._argbest(correlations, points), expected, equal_nan=True)
