@@ -73,3 +73,22 @@ def test_the_best_alpha_is_the_median_of_the_best_grid_points_row_by_row():
         )
         expected = [np.median(points[row]) if row.any() else np.nan for row in hits]
         assert np.array_equal(calibration._argbest(correlations, points), expected, equal_nan=True)
+
+
+def test_curves_computed_once_give_the_same_calibration():
+    """Curves of more subjects than were judged (as a rater-group analysis computes them once for all its
+    calibrations) give the calibration that computes its own, exactly."""
+    rng = np.random.default_rng(3)
+    effort, aggregate, risk = rng.uniform(0, 1, (3, 120))
+    feedback = pd.DataFrame(
+        {"participant": np.repeat(np.arange(20), 15), "subject": np.tile(np.arange(15), 20)}
+    ).assign(disagreement=lambda f: (rng.random(len(f)) < 0.2 + 0.04 * f["subject"]).astype(int))
+    index = {i: i for i in range(30)}
+    curves = calibration.violation_curves(effort, aggregate, risk, list(range(30)), subject_index=index)
+    alone = calibrate_from_disagreement(effort, aggregate, risk, feedback, subject_index=index, n_resamples=50)
+    shared = calibrate_from_disagreement(
+        effort, aggregate, risk, feedback, subject_index=index, n_resamples=50, curves=curves
+    )
+    assert (shared.alpha, shared.ci) == (alone.alpha, alone.ci)
+    assert np.array_equal(shared.correlations, alone.correlations, equal_nan=True)
+    assert np.array_equal(shared.distribution, alone.distribution, equal_nan=True)
