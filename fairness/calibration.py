@@ -94,14 +94,7 @@ def violation_curves(
 
 
 def feedback_matrices(
-    effort,
-    aggregate,
-    risk,
-    feedback: pd.DataFrame,
-    *,
-    subject_index: dict,
-    grid_step: float = 0.01,
-    curves: pd.DataFrame | None = None,
+    effort, aggregate, risk, feedback: pd.DataFrame, *, subject_index: dict, grid_step: float = 0.01, curves=None
 ) -> FeedbackMatrices:
     """The counts and the violation curves :func:`calibrate_from_disagreement` works on (feedback on
     subjects outside ``subject_index`` is left out); ``curves``: :func:`violation_curves` of these subjects
