@@ -148,14 +148,12 @@ def test_law_school_lists_and_results_equal_a_brute_force(protected, value, do, 
     check(result, data, cf, protected, value, features, rows)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("discrete", "n"),
     # rounded rows at 100,000 (the scale; many exact ties, so few distinct centres to search); continuous rows
     # at 20,000, still on the grid search (9,000 complainants x 11,000 members, above TREE_MIN_PAIRS), whose
     # lists equal a direct loop for any size (test_nearest_neighbours) as the LSAC data's are above
-    [(True, 100_000), (False, 20_000)],
-    ids=["ties", "continuous"],
+    [pytest.param(True, 100_000, marks=pytest.mark.slow, id="ties"), pytest.param(False, 20_000, id="continuous")],
 )
 def test_synthetic_rows_equal_a_brute_force(discrete, n):
     data, cf = synthetic(n, discrete=discrete)
