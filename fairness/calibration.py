@@ -54,11 +54,18 @@ def _row_spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _argbest(correlations: np.ndarray, grid: np.ndarray) -> np.ndarray:
     """Median grid point among those with the highest correlation, per row; NaN for a row where no
-    grid point has a defined correlation (not the grid's median, 0.5)."""
+    grid point has a defined correlation (not the grid's median, 0.5). The median of a row's c best points
+    in grid order, all rows at once: the mean of its ((c + 1) // 2)-th and (c // 2 + 1)-th (``np.median``'s
+    value: the middle one, or the mean of the two middle ones)."""
     corr = np.where(np.isnan(correlations), -np.inf, correlations)
     best = corr.max(axis=-1, keepdims=True)
-    hits = np.isclose(corr, best) & np.isfinite(corr)
-    return np.array([np.median(grid[row]) if row.any() else np.nan for row in hits])
+    order = np.argsort(grid, kind="stable")
+    hits = (np.isclose(corr, best) & np.isfinite(corr))[..., order]
+    rank, count = np.cumsum(hits, axis=-1), hits.sum(axis=-1)
+    low = np.argmax(rank >= ((count + 1) // 2)[..., None], axis=-1)  # a row's rank reaches k at its k-th point
+    high = np.argmax(rank >= (count // 2 + 1)[..., None], axis=-1)
+    values = grid[order]
+    return np.where(count > 0, (values[low] + values[high]) / 2, np.nan)
 
 
 @dataclass(frozen=True)
@@ -74,18 +81,31 @@ class FeedbackMatrices:
     answered: np.ndarray
 
 
+def violation_curves(
+    effort, aggregate, risk, subjects, *, subject_index: dict, grid_step: float = 0.01
+) -> pd.DataFrame:
+    """Each of ``subjects``' EaIF violation at every alpha of the grid over [0, 1] (index: the grid; a column per
+    subject): computed once, they serve every calibration on these subjects or some of them (a rater group's,
+    a permutation's: ``curves=``)."""
+    grid = np.round(np.arange(0, 1 + 1e-9, grid_step), 10)
+    rows = np.array([subject_index[s] for s in subjects])
+    curves = subject_violation_curves(effort, aggregate, risk, alphas=grid, subjects=rows)
+    return pd.DataFrame(curves, index=grid, columns=list(subjects))
+
+
 def feedback_matrices(
-    effort, aggregate, risk, feedback: pd.DataFrame, *, subject_index: dict, grid_step: float = 0.01
+    effort, aggregate, risk, feedback: pd.DataFrame, *, subject_index: dict, grid_step: float = 0.01, curves=None
 ) -> FeedbackMatrices:
     """The counts and the violation curves :func:`calibrate_from_disagreement` works on (feedback on
-    subjects outside ``subject_index`` is left out)."""
+    subjects outside ``subject_index`` is left out); ``curves``: :func:`violation_curves` of these subjects
+    (or more) at this ``grid_step``, when already computed."""
     feedback = feedback[feedback["subject"].isin(subject_index)]
     subjects = sorted(feedback["subject"].unique(), key=str)
     if len(subjects) < 3:
         raise ValueError("need yes/no feedback on at least 3 subjects of the audit population")
-    grid = np.round(np.arange(0, 1 + 1e-9, grid_step), 10)
-    rows = np.array([subject_index[s] for s in subjects])
-    violations = subject_violation_curves(effort, aggregate, risk, alphas=grid, subjects=rows)
+    if curves is None:
+        curves = violation_curves(effort, aggregate, risk, subjects, subject_index=subject_index, grid_step=grid_step)
+    grid, violations = curves.index.to_numpy(float), curves[subjects].to_numpy(float)
     s_idx = pd.Index(subjects).get_indexer(feedback["subject"])
     p_idx, participants = pd.factorize(feedback["participant"])
     disagree = np.zeros((len(participants), len(subjects)))
@@ -112,6 +132,7 @@ def calibrate_from_disagreement(
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    curves: pd.DataFrame | None = None,
 ) -> DisagreementCalibration:
     """The effort weight alpha whose EaIF violations best predict the judged subjects' disagreement
     rates (Spearman), with a participant-bootstrap CI (module docstring).
@@ -133,6 +154,8 @@ def calibrate_from_disagreement(
         The bootstrap's seed.
     level : float
         The CI's confidence level.
+    curves : pandas.DataFrame, optional
+        :func:`violation_curves` of the judged subjects (or more) at ``grid_step``, when already computed.
 
     Returns
     -------
@@ -158,7 +181,9 @@ def calibrate_from_disagreement(
     >>> result.alpha, result.n_subjects, result.n_participants
     (0.915, 4, 3)
     """
-    data = feedback_matrices(effort, aggregate, risk, feedback, subject_index=subject_index, grid_step=grid_step)
+    data = feedback_matrices(
+        effort, aggregate, risk, feedback, subject_index=subject_index, grid_step=grid_step, curves=curves
+    )
     grid, violations, disagree, answered = data.grid, data.violations, data.disagree, data.answered
     n_p, n_s = answered.shape
     rates = disagree.sum(axis=0) / answered.sum(axis=0)

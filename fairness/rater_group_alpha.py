@@ -39,7 +39,7 @@ import pandas as pd
 
 from analysis.pipeline import NAN_CI, bootstrap_alpha, check_generalise
 from analysis.repeated_measures import ESTIMAND_POPULATION, ESTIMAND_STIMULI, design
-from fairness.calibration import alpha_from_rates, calibrate_from_disagreement, feedback_matrices
+from fairness.calibration import alpha_from_rates, calibrate_from_disagreement, feedback_matrices, violation_curves
 from fairness.rater_groups import ALL, RaterGroupTest, compare_groups, group_of_raters, membership
 
 LIKERT_COLUMNS = ("participant_id", "d_aggr", "d_traj", "d_overall")
@@ -296,6 +296,8 @@ def disagreement_alpha_by_rater_group(
     feedback = feedback[feedback["subject"].isin(subject_index)] if "subject" in feedback else feedback
     feedback, groups, without = _grouped(feedback, "participant", group_columns, FEEDBACK_COLUMNS)
     arrays = (effort, aggregate, risk)
+    judged = sorted(feedback["subject"].unique(), key=str)
+    curves = violation_curves(*arrays, judged, subject_index=subject_index, grid_step=grid_step)  # once for all
 
     def estimate(part: pd.DataFrame, boot_seed: int) -> GroupAlpha:
         n_p = part["participant"].nunique()
@@ -311,6 +313,7 @@ def disagreement_alpha_by_rater_group(
                 n_resamples=n_resamples,
                 seed=boot_seed,
                 level=level,
+                curves=curves,
             )
         except ValueError as exc:
             return GroupAlpha(float("nan"), NAN_CI, n_p, len(part), f"not estimated: {exc}")
@@ -322,7 +325,11 @@ def disagreement_alpha_by_rater_group(
 
     def values_of(kept: pd.Index, assignments: np.ndarray, n_groups: int) -> np.ndarray:
         data = feedback_matrices(
-            *arrays, feedback[feedback["participant"].isin(kept)], subject_index=subject_index, grid_step=grid_step
+            *arrays,
+            feedback[feedback["participant"].isin(kept)],
+            subject_index=subject_index,
+            grid_step=grid_step,
+            curves=curves,
         )
         order = data.participants.get_indexer(kept)
         weights = membership(assignments, n_groups)[..., np.argsort(order)]  # columns in data's participant order

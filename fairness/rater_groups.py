@@ -31,6 +31,7 @@ A rater group with fewer than ``MIN_GROUP_SIZE`` raters (default 10) is "too few
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -390,6 +391,7 @@ def notions_by_rater_group(
     return RaterGroupNotions(overall, by_group, n_raters, n_answers, dr_ci)
 
 
+@lru_cache(maxsize=1024)  # two scipy calls per interval; the same (level, n) for every group of a size
 def expanded_tail(level: float, n: int) -> float:
     """The lower tail of Hesterberg's (2015) expanded percentile interval from n clusters:
     Phi(sqrt(n / (n - 1)) t_{n-1, (1 - level) / 2}) in place of (1 - level) / 2."""

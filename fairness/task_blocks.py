@@ -209,10 +209,8 @@ def in_group_gaps(
     tables = []
     for attribute, usable, values in _in_group_attributes(frame, subjects):
         for group in values[:1] if len(values) == 2 else values:
-            inside = usable[attribute] == group
-            per_rater = usable.assign(inside=inside).pivot_table(
-                index="participant_id", columns="inside", values=value, aggfunc="mean"
-            )
+            inside = (usable[attribute] == group).rename("inside")
+            per_rater = usable.groupby(["participant_id", inside])[value].mean().unstack()  # a fifth of pivot_table's
             if not {True, False} <= set(per_rater.columns):
                 continue
             gaps = (per_rater[True] - per_rater[False]).dropna().rename("gap").reset_index()

@@ -20,15 +20,16 @@ from fairness.task_blocks import rater_group_means, subject_groups, two_largest
 
 def _answers(sizes: dict[str, int], rng: np.random.Generator, n_answers: int = 20, shift=None) -> pd.DataFrame:
     """0/1 answers of raters with their own propensity ~ Beta(2, 2) (+ ``shift[group]`` on the logit)."""
-    rows = []
+    raters, values = [], []
     for group, size in sizes.items():
         for r in range(size):
             p = rng.beta(2, 2)
             if shift and group in shift:
                 p = 1 / (1 + np.exp(-(np.log(p / (1 - p)) + shift[group])))
-            for value in (rng.random(n_answers) < p).astype(float):
-                rows.append({"participant_id": f"{group}{r}", "rater_group": group, "value": value})
-    return pd.DataFrame(rows)
+            values.append((rng.random(n_answers) < p).astype(float))
+            raters.append((f"{group}{r}", group))
+    participant, group = (np.repeat(column, n_answers) for column in zip(*raters, strict=True))
+    return pd.DataFrame({"participant_id": participant, "rater_group": group, "value": np.concatenate(values)})
 
 
 def test_weighted_statistic_of_a_rate_is_pearsons_chi_square_over_n():
@@ -142,16 +143,17 @@ def _ratings(rng, n_raters=(15, 15), n_subjects=40, heterogeneity=0.0, planted=0
     second group) x A + N(0, 0.1^2); rater A-effects ~ N(0, heterogeneity^2)."""
     a = np.arange(n_subjects) % 2
     ai = rng.random(n_subjects)
-    rows = []
+    raters, values = [], []
     for g, size in enumerate(n_raters):
         for r in range(size):
             effect = rng.normal(0, heterogeneity) + planted * g if heterogeneity else planted * g
-            values = ai + rng.normal(0, 0.1) + effect * a + rng.normal(0, 0.1, n_subjects)
-            rows += [
-                {"rater": f"g{g}r{r}", "role": f"g{g}", "subject": s, "sensitive": a[s], "value": v, "ai": ai[s]}
-                for s, v in enumerate(values)
-            ]
-    return pd.DataFrame(rows)
+            values.append(ai + rng.normal(0, 0.1) + effect * a + rng.normal(0, 0.1, n_subjects))
+            raters.append((f"g{g}r{r}", f"g{g}"))
+    rater, role = (np.repeat(column, n_subjects) for column in zip(*raters, strict=True))
+    subjects = np.tile(np.arange(n_subjects), len(raters))
+    return pd.DataFrame(
+        {"rater": rater, "role": role, "subject": subjects, "sensitive": a[subjects], "value": np.concatenate(values)}
+    ).assign(ai=ai[subjects])
 
 
 def test_jackknife_t_is_the_one_sample_t_test_of_the_raters_gaps():

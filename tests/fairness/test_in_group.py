@@ -67,6 +67,24 @@ def test_gaps_by_hand():
     assert tests[0]["pvalue"] == pytest.approx(1 / 3, abs=0.06)
 
 
+def test_gaps_are_each_raters_mean_inside_minus_outside():
+    """Against pandas' pivot table of every rater's means (the subject's race A or not), on simulated ratings
+    with missing values: a rater whose race A ratings are all missing, or who rated one side only, has no gap."""
+    frame = simulate(np.random.default_rng(5), raters=12)
+    frame.loc[frame.sample(frac=0.2, random_state=1).index, "rating"] = np.nan
+    frame.loc[(frame["participant_id"] == 3) & frame["subject"].isin(SUBJECTS["subject"][:10]), "rating"] = np.nan
+    frame = frame[~((frame["participant_id"] == 4) & frame["subject"].isin(SUBJECTS["subject"][10:]))]
+    race = frame["subject"].map(SUBJECTS.set_index("subject")["group:race"])
+    means = frame.assign(inside=race == "A").pivot_table(index="participant_id", columns="inside", values="rating")
+    gaps = (means[True] - means[False]).dropna()
+    groups = frame.groupby("participant_id")["rater_group"].first()[gaps.index]
+    table = gaps_and_tests(frame)[0].set_index("rater_group")
+    assert 3 not in gaps.index and 4 not in gaps.index and table.loc[ALL, "n_raters"] == 10
+    assert table.loc[ALL, "gap"] == pytest.approx(gaps.mean(), rel=1e-12)
+    for group in ("A", "B"):
+        assert table.loc[group, "gap"] == pytest.approx(gaps[groups == group].mean(), rel=1e-12)
+
+
 @pytest.mark.slow
 def test_level_of_the_rater_level_test():
     """200 null data sets (rater and subject-group main effects, no interaction; 40 raters x 20 subjects):

@@ -164,17 +164,25 @@ def population():
 
 
 def _feedback(rng, population, alphas, n_per=60, subjects_of=None):
-    rows = []
+    parts = []
     for group, alpha in alphas.items():
         judged = JUDGED if subjects_of is None else subjects_of[group]
         v = subject_violations(*population, alpha=alpha, subjects=judged)
-        p = dict(zip(judged, 0.05 + 0.9 * (v - v.min()) / (v.max() - v.min()), strict=True))
-        rows += [
-            {"participant": f"{group}{k}", "role": group, "subject": int(i), "disagreement": int(rng.random() < p[i])}
-            for k in range(n_per)
-            for i in judged
-        ]
-    return pd.DataFrame(rows)
+        p = 0.05 + 0.9 * (v - v.min()) / (v.max() - v.min())
+        said = rng.random((n_per, len(judged))) < p  # participant by participant, subject by subject
+        participants = np.repeat([f"{group}{k}" for k in range(n_per)], len(judged))
+        subjects = np.tile(np.asarray(judged, dtype=int), n_per)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "participant": participants,
+                    "role": group,
+                    "subject": subjects,
+                    "disagreement": said.ravel().astype(int),
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
 
 
 def test_disagreement_recovers_each_groups_alpha_and_rejects_equality(population):
