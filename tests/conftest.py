@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import TransactionTestCase
 from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +67,23 @@ def django_db_modify_db_settings(
     if django_db_use_migrations and not django_db_keepdb:
         for connection in connections.all():
             copy_from_template(connection, run_suffix=run_suffix)
+
+
+def _fixture_teardown(self: TransactionTestCase) -> None:
+    """A transactional test's database emptied by ``tests/db_template.py``'s ``flush_after_test`` (only the tables
+    it wrote); Django's own flush where the test flushes a subset of the apps or restores serialized data."""
+    from django.db import connections
+
+    from tests.db_template import flush_after_test
+
+    if self.available_apps is not None or self.serialized_rollback:
+        return _django_fixture_teardown(self)
+    for alias in self._databases_names(include_mirrors=False):
+        flush_after_test(connections[alias])
+
+
+_django_fixture_teardown = TransactionTestCase._fixture_teardown
+TransactionTestCase._fixture_teardown = _fixture_teardown  # type: ignore[method-assign]
 
 
 @pytest.fixture(autouse=True)
