@@ -1,5 +1,8 @@
+import fnmatch
+import itertools
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -38,6 +41,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(DASK_CLUSTER))  # one worker starts the cluster (13 CPU-s)
         elif shared:
             item.add_marker(pytest.mark.xdist_group(min(shared)))
+
+
+_MARKED_SERIAL = re.compile(r"pytest\.mark\.serial\b")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``make test``'s serial part (``-m serial``) imports only the test modules where a test can be marked serial
+    (the marker, ``pytest.mark.`` and its name, in the module or in a conftest.py of its folders): importing every
+    module of the suite, for its few serial tests, cost that process about 12 CPU-s. ``tests/test_xdist_groups.py``
+    checks that the marker is applied in no other way."""
+    if config.option.markexpr != "serial" or not fnmatch.fnmatch(collection_path.name, "test_*.py"):
+        return None
+    folders = [folder for folder in collection_path.parents if folder == ROOT or ROOT in folder.parents]
+    sources = [collection_path, *(folder / "conftest.py" for folder in folders)]
+    return not any(path.is_file() and _MARKED_SERIAL.search(path.read_text()) for path in sources) or None
 
 
 def run_id() -> str:
@@ -157,15 +175,18 @@ def required(variable: str) -> bool:
     return os.environ.get(variable, "") == "1"
 
 
+_STORAGE_FOLDERS = itertools.count()
+
+
 @pytest.fixture(autouse=True)
 def _run_storage(settings, tmp_path_factory):
-    """Run files (reports, job uploads) go to a fresh folder per test, never the project's reports/."""
+    """Run files (reports, job uploads) go to a fresh folder per test, never the project's reports/: a new name
+    under this process's temporary folder, made by the storage when a test first saves a file (most never do;
+    ``mktemp`` made one per test, listing the earlier ones each time)."""
+    folder = tmp_path_factory.getbasetemp() / "storage" / str(next(_STORAGE_FOLDERS))
     settings.STORAGES = {
         **settings.STORAGES,
-        "default": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(tmp_path_factory.mktemp("storage"))},
-        },
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(folder)}},
     }
 
 
