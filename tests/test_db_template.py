@@ -1,6 +1,8 @@
 """The test database is a copy of a migrated template (tests/db_template.py): the copy is what migrating
-builds, and the template's key follows the migration files."""
+builds, and the template's key follows the migration files; the flush after a transactional test leaves what
+Django's flush leaves."""
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -87,7 +89,7 @@ def _write_a_study_and_its_answers() -> None:
     from tests.conftest import DEMO_FILE
 
     owner = get_user_model().objects.create_user("flushed", password="flushed-pass-123")
-    study_load(spec=__import__("json").loads(DEMO_FILE.read_text()), owner=owner)
+    study_load(spec=json.loads(DEMO_FILE.read_text()), owner=owner)
     simulate_participants("effort-demo", n=2, seed=1)
 
 
