@@ -45,12 +45,12 @@ def clustered_logit(y: np.ndarray, design: np.ndarray, clusters: np.ndarray, *, 
     """Logit MLE of ``y`` (0/1) on ``design`` (include a constant column to have an intercept) with the
     module's CR1 convention over ``clusters`` (integer codes). ValueError with fewer than two clusters;
     statsmodels' errors (perfect separation, a singular design) pass through."""
-    import statsmodels.api as sm
+    from statsmodels.discrete.discrete_model import Logit
 
     n_clusters = len(np.unique(clusters))
     if n_clusters < 2:
         raise ValueError(f"{n_clusters} rater; rater-clustered SEs need 2")
-    fit = sm.Logit(y, design).fit(
+    fit = Logit(y, design).fit(
         disp=0, maxiter=200, cov_type="cluster", cov_kwds={"groups": clusters, "use_correction": False}
     )
     covariance = np.asarray(fit.cov_params()) * n_clusters / (n_clusters - 1)

@@ -5,8 +5,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy.stats import norm
+from statsmodels.regression.linear_model import OLS
+from statsmodels.tools.tools import add_constant
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,8 @@ def alpha_estimate(pairs: pd.DataFrame, *, cluster: str = "participant_id") -> A
     >>> round(est.statistic, 4), round(est.a1, 4), round(est.a2, 4)
     (0.75, 0.2, 0.6)
     """
-    x = sm.add_constant(pairs[["d_aggr", "d_traj"]].to_numpy(float), has_constant="add")
-    fit = sm.OLS(pairs["d_overall"].to_numpy(float), x).fit()
+    x = add_constant(pairs[["d_aggr", "d_traj"]].to_numpy(float), has_constant="add")
+    fit = OLS(pairs["d_overall"].to_numpy(float), x).fit()
     clustered = fit.get_robustcov_results("cluster", groups=pd.factorize(pairs[cluster])[0])
     _, a1, a2 = fit.params
     g = np.array([0.0, -a2, a1]) / (a1 + a2) ** 2

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
+from statsmodels.regression.mixed_linear_model import MixedLM
 
 STIMULUS_COLUMNS = ("condition", "set", "reference", "comparison")
 
@@ -98,7 +98,7 @@ def crossed_mixed_model(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            model = sm.MixedLM.from_formula(
+            model = MixedLM.from_formula(
                 f"_y ~ {rhs}", groups="_group", re_formula="0", vc_formula=vc, data=frame, use_sparse=True
             )
             fit = model.fit(reml=True, method=["powell", "lbfgs"])

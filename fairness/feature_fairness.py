@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
+from statsmodels.tools.tools import add_constant
 
 from analysis.clustered import clustered_logit
 from fairness.task_blocks import rater_group_means
@@ -128,7 +128,7 @@ def latent_property_model(
     constant = [p for p in properties if frame[p].nunique() < 2]
     if constant:
         raise ValueError(f"properties rated the same by everyone: {', '.join(constant)}")
-    design = sm.add_constant(frame[list(properties)].astype(float) - MIDPOINT, has_constant="add")
+    design = add_constant(frame[list(properties)].astype(float) - MIDPOINT, has_constant="add")
     _, clusters = np.unique(frame["participant_id"].astype(str), return_inverse=True)
     fit = clustered_logit(fair.to_numpy(), design.to_numpy(), clusters, level=confidence_level)
     table = pd.DataFrame(

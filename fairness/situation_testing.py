@@ -53,7 +53,6 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 from scipy import stats
-from sklearn.neighbors import KDTree
 
 from analysis.families import adjust_tied
 from fairness.grid_neighbours import grid_knn
@@ -288,6 +287,8 @@ def _knn_tree(centers, center_codes, space, space_codes, ids, k, combinations):
     be among the k nearest; otherwise (ties at the k-th distance) a radius query at R in every part
     within R returns them. :func:`_nearest_candidates` recomputes their Eq. 4 distances as
     :func:`_distances` does and orders them by (distance, larger id)."""
+    from sklearn.neighbors import KDTree  # here: scikit-learn costs every process importing this module 0.3 CPU-s
+
     k = min(k, len(ids))
     of_center, of_space, differ = combinations
     parts = [np.flatnonzero(of_space == g) for g in range(differ.shape[1])]

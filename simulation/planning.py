@@ -49,8 +49,8 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy.stats import chi2, norm
+from statsmodels.regression.linear_model import OLS, RegressionResultsWrapper
 
 from analysis.correlations import (
     bootstrap_correlation_difference,
@@ -384,9 +384,9 @@ def _study_statistics(pairs: pd.DataFrame, n_resamples: int, seed: int, points: 
     return out
 
 
-def _clustered_ols(x: np.ndarray, y: np.ndarray, groups) -> sm.regression.linear_model.RegressionResultsWrapper:
+def _clustered_ols(x: np.ndarray, y: np.ndarray, groups) -> RegressionResultsWrapper:
     """OLS with the participant-clustered (CR1) covariance, as the pipeline's headline Wald tests."""
-    return sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": pd.factorize(groups)[0]})
+    return OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": pd.factorize(groups)[0]})
 
 
 def _value_counts(a: pd.Series, b: pd.Series, points: np.ndarray) -> np.ndarray:

@@ -11,8 +11,6 @@ the study's yes/no prompts. ``score_study_ai`` is the demo AI the participants s
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
-from sklearn.linear_model import LogisticRegression
 
 from fairness.effort import trend_slope
 from studies.demo_study import YEARS, draw_population, risk_scores
@@ -38,6 +36,9 @@ def _outcome(condition: str, subjects: list[dict], rng: np.random.Generator) -> 
 
 
 def demo_subjects_table(spec: dict, condition: str, *, seed: int = 7, n: int = 4000) -> pd.DataFrame:
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier  # here: only this trains models
+    from sklearn.linear_model import LogisticRegression
+
     rng = np.random.default_rng(seed)
     population = draw_population(condition, n, rng)
     cond = next(c for c in spec["conditions"] if c["key"] == condition)

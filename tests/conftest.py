@@ -1,9 +1,13 @@
+import fnmatch
+import itertools
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import TransactionTestCase
 from threadpoolctl import threadpool_limits
 
 from tests.shared_chromium import browser, shared_chromium  # noqa: F401 - the browser tests' fixtures, global
@@ -41,6 +45,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(min(shared)))
 
 
+_MARKED_SERIAL = re.compile(r"pytest\.mark\.serial\b")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``make test``'s serial part (``-m serial``) imports only the test modules where a test can be marked serial
+    (the marker, ``pytest.mark.`` and its name, in the module or in a conftest.py of its folders): importing every
+    module of the suite, for its few serial tests, cost that process about 12 CPU-s. ``tests/test_xdist_groups.py``
+    checks that the marker is applied in no other way."""
+    if config.option.markexpr != "serial" or not fnmatch.fnmatch(collection_path.name, "test_*.py"):
+        return None
+    folders = [folder for folder in collection_path.parents if folder == ROOT or ROOT in folder.parents]
+    sources = [collection_path, *(folder / "conftest.py" for folder in folders)]
+    return not any(path.is_file() and _MARKED_SERIAL.search(path.read_text()) for path in sources) or None
+
+
 def run_id() -> str:
     """This test run's own id: pytest-xdist's, shared by its workers, or the process id of a run without it."""
     return os.environ.get("PYTEST_XDIST_TESTRUNUID", str(os.getpid()))[:12]
@@ -68,6 +87,23 @@ def django_db_modify_db_settings(
     if django_db_use_migrations and not django_db_keepdb:
         for connection in connections.all():
             copy_from_template(connection, run_suffix=run_suffix)
+
+
+def _fixture_teardown(self: TransactionTestCase) -> None:
+    """A transactional test's database emptied by ``tests/db_template.py``'s ``flush_after_test`` (only the tables
+    it wrote); Django's own flush where the test flushes a subset of the apps or restores serialized data."""
+    from django.db import connections
+
+    from tests.db_template import flush_after_test
+
+    if self.available_apps is not None or self.serialized_rollback:
+        return _django_fixture_teardown(self)
+    for alias in self._databases_names(include_mirrors=False):
+        flush_after_test(connections[alias])
+
+
+_django_fixture_teardown = TransactionTestCase._fixture_teardown
+TransactionTestCase._fixture_teardown = _fixture_teardown  # type: ignore[method-assign]
 
 
 @pytest.fixture(autouse=True)
@@ -141,15 +177,18 @@ def required(variable: str) -> bool:
     return os.environ.get(variable, "") == "1"
 
 
+_STORAGE_FOLDERS = itertools.count()
+
+
 @pytest.fixture(autouse=True)
 def _run_storage(settings, tmp_path_factory):
-    """Run files (reports, job uploads) go to a fresh folder per test, never the project's reports/."""
+    """Run files (reports, job uploads) go to a fresh folder per test, never the project's reports/: a new name
+    under this process's temporary folder, made by the storage when a test first saves a file (most never do;
+    ``mktemp`` made one per test, listing the earlier ones each time)."""
+    folder = tmp_path_factory.getbasetemp() / "storage" / str(next(_STORAGE_FOLDERS))
     settings.STORAGES = {
         **settings.STORAGES,
-        "default": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(tmp_path_factory.mktemp("storage"))},
-        },
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(folder)}},
     }
 
 

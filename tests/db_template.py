@@ -7,6 +7,9 @@ files' contents, under a file lock; every process then copies it (PostgreSQL ``C
 a file copy on SQLite). A changed, added or removed migration changes the key, so a stale template is never
 used; templates of other keys are dropped when a new one is built. The migration tests still migrate backwards
 and forwards on the copy.
+
+After a transactional test, ``flush_after_test`` empties only the tables the test wrote (``tests/conftest.py``
+puts it in place of Django's flush).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.apps import apps
@@ -126,6 +130,7 @@ def create_test_db_from_template(
                 connection.close()
             templates.rename(building, template)
         templates.copy(template, target)
+    _FLUSHED.pop(connection.alias, None)
     settings.DATABASES[connection.alias]["NAME"] = target
     connection.settings_dict["NAME"] = target
     connection.close()
@@ -142,3 +147,80 @@ def copy_from_template(connection: BaseDatabaseWrapper, *, run_suffix: str = "")
         return create_test_db_from_template(connection, verbosity=verbosity, serialize=serialize, run_suffix=run_suffix)
 
     connection.creation.create_test_db = create_test_db  # type: ignore[method-assign]
+
+
+# What ``post_migrate`` writes (content types, permissions; ``participation.apps`` installs the answer rules' trigger):
+# Django's flush after a transactional test empties these tables and writes them again, with the trigger.
+POST_MIGRATE_TABLES = ("django_content_type", "auth_permission")
+_TRIGGERS = {
+    "postgresql": "SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname",
+    "sqlite": "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name",
+}
+
+
+@dataclass
+class _Flushed:
+    """A connection's state right after Django's flush: its tables and what post_migrate wrote."""
+
+    tables: list[str]
+    fingerprint: str
+
+
+_FLUSHED: dict[str, _Flushed] = {}  # by database alias (the process's test databases)
+
+
+def _post_migrate_fingerprint(connection: BaseDatabaseWrapper) -> str:
+    """A digest of what ``post_migrate`` writes: every content type, every permission, every trigger."""
+    digest = hashlib.sha256()
+    with connection.cursor() as cursor:
+        for sql in (
+            "SELECT id, app_label, model FROM django_content_type ORDER BY id",
+            "SELECT id, content_type_id, codename, name FROM auth_permission ORDER BY id",
+            _TRIGGERS[connection.vendor],
+        ):
+            cursor.execute(sql)
+            digest.update(repr(cursor.fetchall()).encode())
+    return digest.hexdigest()
+
+
+def _tables_with_rows(connection: BaseDatabaseWrapper, tables: list[str]) -> list[str]:
+    """The ``tables`` holding at least one row, in one query."""
+    quote = connection.ops.quote_name
+    sql = " UNION ALL ".join(f"SELECT %s WHERE EXISTS (SELECT 1 FROM {quote(table)})" for table in tables)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, tables)
+        return [row[0] for row in cursor.fetchall()]
+
+
+def flush_after_test(connection: BaseDatabaseWrapper) -> None:
+    """Empty the test database after a transactional test, as Django's ``flush`` does, at a fraction of its cost.
+
+    Django's flush (``TransactionTestCase``) truncates every table, then ``post_migrate`` writes the content
+    types, the permissions and the answer rules' trigger again: 0.1 CPU-s in the test process and 0.2 in
+    PostgreSQL's per test (0.005 and 0.02 here; docs: Benchmarks). Here only the tables a test wrote are
+    emptied (``DELETE``: the foreign keys are deferred, so any order holds), and what ``post_migrate`` wrote is
+    kept while it is as the last flush left it (its digest unchanged); otherwise (a test migrated, or added a
+    content type, or changed the trigger) Django's own flush runs, and its result becomes the new reference."""
+    from django.core.management import call_command
+    from django.db import DatabaseError
+
+    flushed = _FLUSHED.get(connection.alias)
+    try:
+        if flushed is not None and _post_migrate_fingerprint(connection) == flushed.fingerprint:
+            written = [t for t in _tables_with_rows(connection, flushed.tables) if t not in POST_MIGRATE_TABLES]
+            quote = connection.ops.quote_name
+            connection.ops.execute_sql_flush([f"DELETE FROM {quote(table)}" for table in written])
+            return
+    except DatabaseError:  # a table gone (a test migrated back and failed): Django's flush says what is wrong
+        pass
+    call_command(
+        "flush",
+        verbosity=0,
+        interactive=False,
+        database=connection.alias,
+        reset_sequences=False,
+        allow_cascade=False,
+        inhibit_post_migrate=False,
+    )
+    tables = sorted(connection.introspection.django_table_names(only_existing=True, include_views=False))
+    _FLUSHED[connection.alias] = _Flushed(tables, _post_migrate_fingerprint(connection))

@@ -5,8 +5,8 @@ the latent-property model and the utility model's pooled weights; Bradley-Terry'
 import numpy as np
 import pandas as pd
 import pytest
-import statsmodels.api as sm
 from scipy import optimize, special, stats
+from statsmodels.tools.tools import add_constant
 
 from analysis.clustered import clustered_logit
 from analysis.paired_comparison import ALL_RATERS, utility_model
@@ -37,7 +37,7 @@ def test_clustered_logit_is_the_g_over_g_minus_1_sandwich_with_t():
     rng = np.random.default_rng(1)
     n, g = 600, 30
     clusters = rng.integers(0, g, n)
-    x = sm.add_constant(rng.normal(size=(n, 2)))
+    x = add_constant(rng.normal(size=(n, 2)))
     y = (rng.random(n) < special.expit(x @ [0.2, 0.5, -0.3] + rng.normal(0, 1, g)[clusters])).astype(float)
     fit = clustered_logit(y, x, clusters)
     b, se, low, high = independent_cr1(y, x, clusters)
@@ -53,7 +53,7 @@ def test_latent_property_model_uses_the_convention():
     frame = property_judgements(np.random.default_rng(2), raters=40)
     model = latent_property_model(frame, PROPERTIES)
     y = (frame["value"] >= 5).to_numpy(float)
-    x = sm.add_constant(frame[PROPERTIES].to_numpy(float) - 4)
+    x = add_constant(frame[PROPERTIES].to_numpy(float) - 4)
     b, se, low, high = independent_cr1(y, x, frame["participant_id"].to_numpy())
     table = model.coefficients
     np.testing.assert_allclose(table["statistic"], b, rtol=1e-5)

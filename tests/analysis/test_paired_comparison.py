@@ -1,8 +1,9 @@
 import numpy as np
 import pandas as pd
 import pytest
-import statsmodels.api as sm
 from scipy import special, stats
+from statsmodels.genmod import families
+from statsmodels.genmod.generalized_linear_model import GLM
 
 from analysis.paired_comparison import bradley_terry
 
@@ -141,8 +142,8 @@ def test_citations_match_statsmodels_binomial_glm(link):
     "probit")) is the binomial GLM below, fitted here by statsmodels (IRLS, an independent implementation)."""
     frame = citations()
     x, y = design(frame, JOURNALS)
-    family = sm.families.Binomial(link=sm.families.links.Logit() if link == "logit" else sm.families.links.Probit())
-    glm = sm.GLM(y, x, family=family).fit(tol=1e-12)
+    family = families.Binomial(link=families.links.Logit() if link == "logit" else families.links.Probit())
+    glm = GLM(y, x, family=family).fit(tol=1e-12)
     result = bradley_terry(frame, winner="cited", loser="citing", count="n", model=link)
     assert result.strength.iloc[1:].to_numpy() == pytest.approx(glm.params, abs=1e-8)
     assert result.standard_error.iloc[1:].to_numpy() == pytest.approx(glm.bse, rel=1e-6)

@@ -1,7 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-import statsmodels.api as sm
+from statsmodels.datasets import longley as longley_data
 
 from analysis.regression import distance_regression, fit_ols, moderation_regression
 
@@ -19,7 +19,7 @@ CERTIFIED = {
 
 @pytest.fixture
 def longley():
-    return sm.datasets.longley.load_pandas().data
+    return longley_data.load_pandas().data
 
 
 def test_longley_certified_coefficients_and_wald(longley):

@@ -3,10 +3,9 @@ and independent computations."""
 
 import numpy as np
 import pandas as pd
-import pingouin as pg
 import pytest
-import statsmodels.api as sm
 import statsmodels.formula.api as smf
+from statsmodels.stats.anova import anova_lm
 
 from analysis.agreement import likert_icc
 from analysis.correlations import adjust_pvalues
@@ -58,6 +57,8 @@ def test_icc_uses_only_participants_who_rated_every_stimulus():
 def test_rm_corr_reproduces_bakdash_and_marusich():
     """Bakdash & Marusich (2017), Bland & Altman's (1995) pH / PaCO2 data: r_rm = -0.507,
     df = 38, p = 0.0008, 95% CI [-0.71, -0.23]."""
+    import pingouin as pg  # here: pingouin loads matplotlib and xarray (each test process collects this module)
+
     res = repeated_measures_correlation(pg.read_dataset("rm_corr"), "pH", "PacO2", "Subject")
     assert res["r"] == pytest.approx(-0.507, abs=5e-4)
     assert res["dof"] == 38 and res["pvalue"] == pytest.approx(0.0008, abs=5e-5)
@@ -70,7 +71,7 @@ def test_rm_corr_equals_the_ancova_by_hand():
     frame = pd.DataFrame({"participant_id": np.repeat(range(8), 5), "x": rng.normal(size=40)})
     frame["y"] = 0.5 * frame["x"] + np.repeat(rng.normal(0, 2, 8), 5) + rng.normal(size=40)
     fit = smf.ols("y ~ C(participant_id) + x", frame).fit()
-    ss = sm.stats.anova_lm(fit, typ=2)
+    ss = anova_lm(fit, typ=2)
     expected = np.sign(fit.params["x"]) * np.sqrt(
         ss.loc["x", "sum_sq"] / (ss.loc["x", "sum_sq"] + ss.loc["Residual", "sum_sq"])
     )

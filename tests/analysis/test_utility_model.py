@@ -4,8 +4,8 @@ weights with rater-clustered SEs, Borda aggregation with rater-bootstrap CIs."""
 import numpy as np
 import pandas as pd
 import pytest
-import statsmodels.api as sm
 from scipy import optimize, special, stats
+from statsmodels.discrete.discrete_model import Logit
 
 from analysis.paired_comparison import ALL_RATERS, BORDA_COVERAGE_RATERS, bradley_terry, utility_model
 
@@ -53,7 +53,7 @@ def test_one_rater_without_penalty_is_statsmodels_logit():
         d = subjects.loc[part["winner"]].to_numpy() - subjects.loc[part["loser"]].to_numpy()
         flip = np.arange(len(d)) % 2 == 1
         d[flip] *= -1
-        fit = sm.Logit((~flip).astype(float), d).fit(disp=0)
+        fit = Logit((~flip).astype(float), d).fit(disp=0)
         np.testing.assert_allclose(result.per_rater.loc[rater, FEATURES].to_numpy(float), fit.params, atol=1e-7)
 
 
