@@ -125,7 +125,6 @@ def test_the_api_and_the_form_store_the_sampling_options_in_the_job(subjects_fil
     assert (params["bound"], params["n_pairs"], params.get("half_width")) == ("normal", 3000, None)
 
 
-@pytest.mark.slow
 def test_a_hoeffding_audit_states_its_interval_by_the_formula(answered_subjects, sampled, tmp_path):
     results = audit_command(answered_subjects, tmp_path / "h", bound="hoeffding", n_pairs=5000)
     rows = pd.DataFrame(results["eaif"])
@@ -146,7 +145,6 @@ def test_a_hoeffding_audit_states_its_interval_by_the_formula(answered_subjects,
     assert f"(+/- {half:.2g}); violating pairs" in html
 
 
-@pytest.mark.slow
 def test_an_audit_to_a_target_half_width_reports_the_pairs_it_used(answered_subjects, sampled, tmp_path):
     out = StringIO()
     rows = pd.DataFrame(
@@ -161,7 +159,6 @@ def test_an_audit_to_a_target_half_width_reports_the_pairs_it_used(answered_subj
     assert "until the interval&#x27;s half-width was at most 0.002, checked at 1,000 x 2^j pairs" in html
 
 
-@pytest.mark.slow
 def test_the_defaults_give_todays_numbers(answered_subjects, sampled, tmp_path):
     """No sampling option: 2,000,000 pairs, the empirical Bernstein bound and the audit's seed, as the audit drew them
     before the options existed (``eaif_sampled(..., n_pairs=2_000_000, seed=seed)``)."""

@@ -113,7 +113,6 @@ def test_audit_command_errors_are_specific(demo_subjects, tmp_path):
         )
 
 
-@pytest.mark.slow
 def test_a_format2_study_is_audited_with_its_conditions_effort_feature(db, demo_spec, tmp_path, settings):
     """The demo converted to format 2 keeps its conditions' ``desirable`` and ``aggregate_scale``, which the
     audit scores effort with (the same EaIF as the format 1 demo's, without a calibration: equal weights);
