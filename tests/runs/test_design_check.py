@@ -125,7 +125,6 @@ def test_build_study_warns_with_the_sizes_that_work(tmp_path):
     assert "design check" not in out.getvalue()
 
 
-@pytest.mark.slow
 def test_a_design_that_works_gets_no_warning(tmp_path):
     """10 COMPAS defendants (all their 16 pairs to every participant) and 75 participants: every group's strengths
     are identified in every run, so nothing is warned; the intervals are finite and all participants' are
