@@ -8,7 +8,6 @@ import json
 
 import pandas as pd
 import pytest
-from django.core.management import call_command
 
 from analysis.sensitivity import COLUMNS
 from participation.models import Participant
@@ -16,6 +15,7 @@ from research.export import export_tables
 from runs.analysis_runs import analysis_run_create
 from runs.audit_parameters import AuditParameters
 from runs.audit_runs import audit_run_create
+from tests.runs.audit_inputs import demo_subjects_csv
 from tests.runs.conftest import ANSWERED_24
 from tests.runs.test_sensitivity import _machine_speed
 
@@ -33,11 +33,11 @@ def _flagged(slug: str, machine_speed: list[Participant]) -> list[Participant]:
 
 
 def _audit(slug: str, subjects, out, **options) -> tuple[pd.DataFrame, dict]:
-    """The audit with 2 resamples: the checks compare point estimates (the bootstrap draws only the intervals,
-    and each human-metric resample is a refit, the audit's main cost)."""
-    audit_run_create(
-        slug=slug, subjects_file=subjects, out_dir=out, parameters=AuditParameters(n_resamples=2, **options)
-    )
+    """The audit with 2 resamples and the subjects' groups by race only: the checks compare point estimates (the
+    bootstrap draws only the intervals, and each human-metric resample is a refit, the audit's main cost) of the
+    study-derived rows, which other group columns would only repeat."""
+    parameters = AuditParameters(n_resamples=2, groups=("race",), **options)
+    audit_run_create(slug=slug, subjects_file=subjects, out_dir=out, parameters=parameters)
     return pd.read_csv(out / "sensitivity.csv").set_index("estimate"), json.loads((out / "results.json").read_text())
 
 
@@ -47,8 +47,7 @@ def test_the_audit_gives_the_feedback_estimates_and_the_likert_alpha_without_the
     answered_24, tmp_path, no_mixed_models
 ):
     flagged = _flagged("effort-demo", _machine_speed("effort-demo", 6))
-    path = tmp_path / "subjects.csv"
-    call_command("generate_demo_audit", condition="arrests", out=str(path))
+    path = demo_subjects_csv(tmp_path / "subjects.csv")
     analysis = analysis_run_create(slug="effort-demo", out_dir=tmp_path / "analysis", seed=2, n_resamples=20)
     table, results = _audit("effort-demo", path, tmp_path / "audit", condition="arrests")
     assert list(pd.read_csv(tmp_path / "audit" / "sensitivity.csv").columns) == COLUMNS

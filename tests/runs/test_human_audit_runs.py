@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from studies.services import study_load
 from studies.synthetic_defendants import draw_defendants
 from tests.analysis.test_coverage_registry import assert_audit_intervals_are_registered
+from tests.runs.audit_inputs import queued_audits_resampled
 from tests.runs.conftest import GROUPS
 from tests.studies.test_builder import build
 from tests.surveys.test_report_browser import open_as_alice
@@ -192,6 +193,7 @@ def test_the_api_and_the_web_form_take_the_same_options(sources, demo_study, res
         )
     assert response.status_code == 202, response.content
     assert Job.objects.get().params["surrogate"] == "forest"  # the job's audit_run_create gets it
+    queued_audits_resampled(2)  # the options reach the job's audit whatever its bootstrap
     run_jobs()
     job = api.get(response["Location"]).json()
     assert job["status"] == "succeeded", job["error"]

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from rest_framework.test import APIClient
 
+from tests.runs.audit_inputs import queued_audits_resampled
 from tests.runs.test_audit_sampling import answered_subjects, subjects_file  # noqa: F401 - the answered effort demo and its subjects
 from tests.runs.test_tabular_audit import _answered, compas_audit, run  # noqa: F401 - the study and subjects fixture
 
@@ -39,10 +40,11 @@ def test_the_api_asks_for_the_exact_eaif_on_dask(answered_subjects, researcher, 
         with answered_subjects.open("rb") as fh:
             response = client.post(
                 "/api/studies/effort-demo/audits/",
-                {"subjects": fh, "condition": "arrests", "exact_eaif": exact_eaif},
+                {"subjects": fh, "condition": "arrests", "exact_eaif": exact_eaif, "groups": ["race"]},
                 format="multipart",
             )
         assert response.status_code == 202, response.content
+        queued_audits_resampled(2)  # EaIF's values are compared: neither the bootstrap nor the groups touch them
         run_jobs()
         job = client.get(response["Location"]).json()
         assert job["status"] == "succeeded", job["error"]

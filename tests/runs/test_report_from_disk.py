@@ -14,6 +14,7 @@ from django.test import Client
 
 from runs.models import AuditRun
 from runs.report_assets import REPORT_ASSETS
+from tests.runs.audit_inputs import demo_subjects_csv
 
 
 @pytest.fixture
@@ -22,8 +23,7 @@ def audited(answered_demo, tmp_path, settings) -> tuple[Path, str]:
     command printed."""
     settings.REPORTS_DIR = tmp_path / "reports"
     settings.SITE_URL = "https://fairness.example.org"
-    subjects = tmp_path / "subjects.csv"
-    call_command("generate_demo_audit", condition="arrests", out=str(subjects))
+    subjects = demo_subjects_csv(tmp_path / "subjects.csv")
     out = StringIO()
     audit = tmp_path / "audit"  # 2 resamples: the report's files and figures, not its intervals, are checked
     call_command("audit_models", study="effort-demo", subjects=str(subjects), out=str(audit), resamples=2, stdout=out)
