@@ -902,18 +902,20 @@ class UtilityModelResult:
 
 
 class _UtilityDesign(NamedTuple):
-    """The decided comparisons' raters and subjects (first = the pair's subject sorted first)."""
+    """The decided comparisons' raters, d = x_first - x_second (first: the pair's subject whose id sorts first as
+    a str, by code point), y = 1 when first won, the compared subjects (ids sorted as str's) and the ties dropped."""
 
     rater: np.ndarray
-    first: np.ndarray
-    second: np.ndarray
+    d: np.ndarray
+    y: np.ndarray
+    compared: list
+    n_ties: int
 
 
 def _utility_design(
     comparisons: pd.DataFrame, subjects: pd.DataFrame, features: list[str], rater: str, winner: str, loser: str
-) -> tuple[_UtilityDesign, np.ndarray, np.ndarray, int]:
-    """Decided comparisons (rater, first, second) with d = x_first - x_second and y = 1 when first won; and
-    the number of ties dropped."""
+) -> _UtilityDesign:
+    """The decided comparisons as :class:`_UtilityDesign` (the subjects' ids coded once: no per-row strings)."""
     if not isinstance(subjects, pd.DataFrame):
         raise TypeError(f"subjects must be a pandas DataFrame indexed by subject id, got {type(subjects).__name__}")
     if not features:
@@ -927,25 +929,32 @@ def _utility_design(
         raise ValueError(f"features {bad} must be numbers for every subject (code categories as 0/1 columns)")
     if subjects.index.has_duplicates:
         raise ValueError("subjects' index (subject ids) has duplicates")
-    _read(comparisons, winner, loser, None)  # the checks of bradley_terry: columns, missing ids, self-comparisons
+    # the checks of bradley_terry (columns, missing ids, self-comparisons) and the compared ids' codes
+    items, won, lost, _, ties = _read(comparisons, winner, loser, None)
     if rater not in comparisons.columns:
         raise ValueError(f"rater={rater!r} is not a column of comparisons")
     if comparisons[rater].isna().any():
         raise ValueError(f"the {rater!r} column must name a rater in every row")
-    ties = comparisons["tie"].astype(bool) if "tie" in comparisons.columns else pd.Series(False, comparisons.index)
-    decided = comparisons.loc[~ties.to_numpy()]
-    if decided.empty:
+    decided = np.ones(len(comparisons), dtype=bool) if ties is None else ~ties
+    if not decided.any():
         raise ValueError("no decided comparison (every row is a tie)")
-    unknown = sorted(set(decided[winner]).union(decided[loser]) - set(subjects.index), key=str)
+    won, lost = won[decided], lost[decided]
+    used = np.unique(np.concatenate([won, lost]))
+    position = subjects.index.get_indexer(items)
+    unknown = sorted(items[used[position[used] < 0]], key=str)
     if unknown:
         raise ValueError(f"compared subjects missing from subjects' index: {_format_items(unknown)}")
-    won, lost = decided[winner].to_numpy(), decided[loser].to_numpy()
-    won_first = won.astype(str) <= lost.astype(str)  # code point order, as str's
+    names = np.array([str(item) for item in items])
+    won_first = names[won] <= names[lost]
     first, second = np.where(won_first, won, lost), np.where(won_first, lost, won)
     x = values.to_numpy(float)
-    position = pd.Index(subjects.index)
-    d = x[position.get_indexer(first)] - x[position.get_indexer(second)]
-    return _UtilityDesign(decided[rater].to_numpy(), first, second), d, won_first.astype(float), int(ties.sum())
+    return _UtilityDesign(
+        rater=comparisons[rater].to_numpy()[decided],
+        d=x[position[first]] - x[position[second]],
+        y=won_first.astype(float),
+        compared=sorted(items[used], key=str),
+        n_ties=int((~decided).sum()),
+    )
 
 
 def _per_rater_fits(
@@ -1088,8 +1097,9 @@ def utility_model(
     _z(confidence_level)
     if n_resamples < 0:
         raise ValueError(f"n_resamples must be >= 0, got {n_resamples}")
-    frame, d, y, n_ties = _utility_design(comparisons, subjects, features, rater, winner, loser)
-    codes, raters = pd.factorize(frame.rater, sort=True)
+    design = _utility_design(comparisons, subjects, features, rater, winner, loser)
+    d, y, compared = design.d, design.y, design.compared
+    codes, raters = pd.factorize(design.rater, sort=True)
     if isinstance(by, str):
         if by not in comparisons.columns:
             raise ValueError(f"by={by!r} is not a column of comparisons")
@@ -1109,8 +1119,6 @@ def utility_model(
     table = pd.DataFrame(per_rater, index=pd.Index(raters, name="rater"), columns=features)
     table.insert(0, "n_comparisons", counts)
     table.insert(0, "rater_group", groups.to_numpy())
-    compared = pd.unique(np.concatenate([frame.first, frame.second]))
-    compared = sorted(compared, key=str)
     x = subjects.loc[compared, features].to_numpy(float)
     points = _borda_points(per_rater, x)
     rng = np.random.default_rng(seed)
@@ -1185,6 +1193,6 @@ def utility_model(
         n_resamples=n_resamples,
         seed=seed,
         confidence_level=confidence_level,
-        n_ties_dropped=n_ties,
+        n_ties_dropped=design.n_ties,
         notes=tuple(notes),
     )

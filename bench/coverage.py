@@ -8,7 +8,7 @@ Run: .venv/bin/python bench/coverage.py [--studies N (default: each procedure's 
      [--only SUBSTRING [--only SUBSTRING ...]]
 
 Each procedure's simulation has its own generator (seeded by --seed), so runs split by --only print the same
-rows as one run of them all.
+rows as one run of them all; procedures reading one shared study (``analysis.coverage.Study``) simulate it once.
 """
 
 import argparse
@@ -23,7 +23,7 @@ sys.path[:] = [
 ]
 
 import simulation.coverage_studies  # noqa: E402, F401 - registers the procedures
-from analysis.coverage import REGISTRY, measure, measure_contrast  # noqa: E402
+from analysis.coverage import REGISTRY, measure_contrast, measure_many  # noqa: E402
 
 
 def main() -> None:
@@ -38,8 +38,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     started = time.perf_counter()
     keys = sorted(k for k in REGISTRY if not args.only or any(part in k for part in args.only))
+    measured = measure_many({key: args.studies or REGISTRY[key].full for key in keys}, seed=args.seed)
     for key in keys:
-        result = measure(key, studies=args.studies, seed=args.seed)
+        result = measured[key]
         bound = ("coverage >= " if result.kind == "coverage" else "size <= ") + f"{REGISTRY[key].bound:.2f}"
         ok = "yes" if result.acceptable else "NO"
         print(

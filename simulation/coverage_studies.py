@@ -22,15 +22,15 @@ from scipy.special import expit
 from scipy.stats import binom
 
 from analysis.agreement import ICC_TYPES, rating_icc
-from analysis.coverage import Procedure, register
+from analysis.coverage import Procedure, Reading, Study, register
 from analysis.families import adjust
-from fairness.disagreement import disagreement_notions
+from fairness.disagreement import DisagreementNotions, disagreement_notions
 from fairness.error_rates import error_rates
 from fairness.group_metrics import group_metrics
 from fairness.group_options import MIN_GROUP_SIZE
 from fairness.individual import eaif, eaif_sampled
-from fairness.rater_group_alpha import alpha_by_rater_group
-from fairness.rater_group_parity import parity_by_rater_group
+from fairness.rater_group_alpha import GroupAlpha, alpha_by_rater_group
+from fairness.rater_group_parity import RaterGroupParity, parity_by_rater_group
 from fairness.rater_groups import rater_group_difference_tests
 from fairness.task_blocks import rater_group_means
 
@@ -79,22 +79,27 @@ def _population_accuracy(crowd: int, skill_spread: float) -> float:
     return majority_accuracy(b, rng.integers(0, 2, len(b)), crowd=crowd, skill_spread=skill_spread)
 
 
-def majority_covers(
-    rng: np.random.Generator, *, blocks: int, per_block: int, crowd: int, skill_spread: float, population: bool
-) -> bool:
+def majority_study(
+    rng: np.random.Generator, *, blocks: int, per_block: int, crowd: int, skill_spread: float
+) -> tuple[float, float, float]:
+    """The majority's accuracy interval of one crowd study and its truth on these subjects."""
     answers, subjects, b = crowd_study(rng, blocks=blocks, per_block=per_block, raters=crowd, skill_spread=skill_spread)
     table = error_rates(answers, subjects, n_resamples=200, seed=int(rng.integers(1 << 31)), rater_group=None)
     row = table[(table["source"] == "majority") & (table["subject_attribute"] == "")].iloc[0]
-    truth = (
-        _population_accuracy(crowd, skill_spread)
-        if population
-        else majority_accuracy(b, subjects["outcome"].to_numpy(), crowd=crowd, skill_spread=skill_spread)
-    )
-    return bool(row["accuracy_low"] <= truth <= row["accuracy_high"])
+    these = majority_accuracy(b, subjects["outcome"].to_numpy(), crowd=crowd, skill_spread=skill_spread)
+    return row["accuracy_low"], row["accuracy_high"], these
+
+
+def majority_covers(study: tuple[float, float, float], *, crowd: int, skill_spread: float, population: bool) -> bool:
+    """Does the interval hold the majority's accuracy on subjects like these (``population``) or on these?"""
+    low, high, these = study
+    truth = _population_accuracy(crowd, skill_spread) if population else these
+    return bool(low <= truth <= high)
 
 
 SAME = (np.array([[0.6, 0.4]] * 3), np.array([[0.2, 0.3]] * 3))  # three identical groups: every gap 0
 DIFFERENT = (np.array([[0.6, 0.4], [0.5, 0.5], [0.6, 0.4]]), np.array([[0.2, 0.3], [0.3, 0.3], [0.25, 0.4]]))
+SCENARIOS = {"no gap": SAME, "a gap": DIFFERENT}
 
 
 def true_cells(sp: np.ndarray, dr: np.ndarray) -> dict[str, np.ndarray]:
@@ -123,9 +128,13 @@ def disagreement_records(
     return np.array(groups), np.concatenate(labels), np.concatenate(s)
 
 
-def gap_covers(rng: np.random.Generator, *, notion: str, scenario: tuple[np.ndarray, np.ndarray]) -> bool:
+def notions_study(rng: np.random.Generator, *, scenario: tuple[np.ndarray, np.ndarray]) -> DisagreementNotions:
+    """The disagreement notions (with bootstrap intervals) of 200 records per group of ``scenario``."""
     g, k, s = disagreement_records(rng, *scenario, 200)
-    notions = disagreement_notions(g, k, s, labels=(0, 1), n_resamples=300, seed=int(rng.integers(1 << 31)))
+    return disagreement_notions(g, k, s, labels=(0, 1), n_resamples=300, seed=int(rng.integers(1 << 31)))
+
+
+def gap_covers(notions: DisagreementNotions, *, notion: str, scenario: tuple[np.ndarray, np.ndarray]) -> bool:
     ci = notions.notions[notion].ci
     assert ci is not None  # n_resamples > 0 and two labels: every notion has one
     low, high = ci
@@ -168,12 +177,10 @@ def block_family_rejects(rng: np.random.Generator, *, method: str) -> bool:
     return bool(np.nanmin(adjust(p, method)) < 0.05)
 
 
-def differences_cover(rng: np.random.Generator, *, notion: str, scenario: tuple[np.ndarray, np.ndarray]) -> bool:
+def differences_cover(notions: DisagreementNotions, *, notion: str, scenario: tuple[np.ndarray, np.ndarray]) -> bool:
     """Whether every signed difference f_{m,k} - f_{m',k} of ``notion`` lies in its simultaneous interval
     (the notion_differences rows of one study)."""
-    g, k, s = disagreement_records(rng, *scenario, 200)
-    rows = disagreement_notions(g, k, s, labels=(0, 1), n_resamples=300, seed=int(rng.integers(1 << 31))).differences
-    rows = rows[rows["notion"] == notion]
+    rows = notions.differences[notions.differences["notion"] == notion]
     f = true_cells(*scenario)[notion]
     column = rows["label"].fillna(0).astype(int).to_numpy() if f.shape[1] > 1 else np.zeros(len(rows), int)
     m, other = (rows[c].str.removeprefix("g").astype(int).to_numpy() for c in ("group", "other_group"))
@@ -245,19 +252,19 @@ def true_icc(kind: str) -> float:
     return subject_var / (subject_var + error / (ICC_RATERS if kind.endswith("k)") else 1))
 
 
-def icc_row(rng: np.random.Generator, kind: str, subject_sd: float) -> pd.Series:
+def icc_table(rng: np.random.Generator, *, subject_sd: float) -> pd.DataFrame:
+    """Every ICC type's row (indexed by type) of one :func:`icc_study` of 20 subjects."""
     ratings = icc_study(rng, subjects=20, raters=ICC_RATERS, subject_sd=subject_sd)
-    table = rating_icc(ratings, target="subject", rater="participant_id", rating="value")
-    return table[table["type"] == kind].iloc[0]
+    return rating_icc(ratings, target="subject", rater="participant_id", rating="value").set_index("type")
 
 
-def icc_covers(rng: np.random.Generator, *, kind: str) -> bool:
-    row = icc_row(rng, kind, np.sqrt(ICC_VARIANCES[0]))
+def icc_covers(table: pd.DataFrame, *, kind: str) -> bool:
+    row = table.loc[kind]
     return bool(row["ci_low"] <= true_icc(kind) <= row["ci_high"])
 
 
-def icc_test_rejects(rng: np.random.Generator, *, kind: str) -> bool:
-    return bool(icc_row(rng, kind, 0.0)["pvalue"] < 0.05)
+def icc_test_rejects(table: pd.DataFrame, *, kind: str) -> bool:
+    return bool(table.loc[kind, "pvalue"] < 0.05)
 
 
 PARITY_BIAS = {"a": 0.0, "b": 0.3}  # each rater group's mean extra rating of A = 1 subjects (0: as the AI)
@@ -285,7 +292,9 @@ def parity_study(rng: np.random.Generator, bias: dict[str, float], *, per_group:
     )
 
 
-def parity_result(rng: np.random.Generator, bias: dict[str, float], *, n_resamples: int, n_permutations: int):
+def parity_result(
+    rng: np.random.Generator, bias: dict[str, float], *, n_resamples: int, n_permutations: int
+) -> RaterGroupParity:
     return parity_by_rater_group(
         parity_study(rng, bias, per_group=20, subjects=40),
         "role",
@@ -296,9 +305,13 @@ def parity_result(rng: np.random.Generator, bias: dict[str, float], *, n_resampl
     )
 
 
-def parity_gap_covers(rng: np.random.Generator, *, between: bool) -> bool:
+def parity_gaps(rng: np.random.Generator) -> RaterGroupParity:
+    """One study's gap intervals (the tests are not measured here: 9 permutations)."""
+    return parity_result(rng, PARITY_BIAS, n_resamples=400, n_permutations=9)
+
+
+def parity_gap_covers(result: RaterGroupParity, *, between: bool) -> bool:
     """The gap CI of rater groups a against b (truth bias[a] - bias[b]) or of b against the AI (bias[b])."""
-    result = parity_result(rng, PARITY_BIAS, n_resamples=400, n_permutations=9)  # tests not measured here
     comparison = result.between_groups[("a", "b")] if between else result.by_group["b"]
     low, high = comparison.gap_confidence_interval
     truth = PARITY_BIAS["a"] - PARITY_BIAS["b"] if between else PARITY_BIAS["b"]
@@ -350,13 +363,19 @@ def alpha_study(rng: np.random.Generator, *, participants: int, pairs: int, stim
     return frame, float(beta[2] / (beta[1] + beta[2])), a2 / (a1 + a2)
 
 
-def alpha_covers(rng: np.random.Generator, *, generalise: bool) -> bool:
-    """ci_participants against alpha for these pairs, or ci_stimuli against alpha for pairs like these."""
+def alpha_intervals(rng: np.random.Generator) -> tuple[GroupAlpha, float, float]:
+    """One study's overall alpha (both intervals) and its truths for these pairs and for pairs like these."""
     frame, these, like_these = alpha_study(rng, participants=40, pairs=12, stimulus_sd=0.3)
     result = alpha_by_rater_group(
         frame, "rater_group", n_resamples=400, n_permutations=0, seed=int(rng.integers(1 << 31)), generalise="stimuli"
     )
-    low, high = result.overall.ci_stimuli if generalise else result.overall.ci_participants
+    return result.overall, these, like_these
+
+
+def alpha_covers(study: tuple[GroupAlpha, float, float], *, generalise: bool) -> bool:
+    """ci_participants against alpha for these pairs, or ci_stimuli against alpha for pairs like these."""
+    overall, these, like_these = study
+    low, high = overall.ci_stimuli if generalise else overall.ci_participants
     return bool(low <= (like_these if generalise else these) <= high)
 
 
@@ -374,16 +393,28 @@ def true_group_metric(classifier: tuple[tuple[float, float], ...], metric: str, 
     return float(values.max() - values.min() if quantity == "difference" else values.min() / values.max())
 
 
-def group_metric_covers(rng: np.random.Generator, *, metric: str, quantity: str, scenario: str) -> bool:
+def group_metric_intervals(rng: np.random.Generator, *, scenario: str) -> pd.DataFrame:
+    """One study's group-metric intervals (indexed by metric and quantity) of ``scenario``'s classifier."""
     classifier = CLASSIFIERS[scenario]
     groups = np.repeat(["a", "b", "c"], GROUP_SIZES)
     high, low = (np.repeat([c[i] for c in classifier], GROUP_SIZES) for i in (0, 1))
     y = (rng.random(len(groups)) < 0.4).astype(int)
     yhat = (rng.random(len(groups)) < np.where(y == 1, high, low)).astype(int)
     rows = group_metrics(yhat, y_true=y, sensitive_features=groups, n_resamples=300, seed=int(rng.integers(1 << 31)))
-    row = rows.intervals.set_index(["metric", "quantity"]).loc[(metric, quantity)]
-    truth = true_group_metric(classifier, metric, quantity)
+    return rows.intervals.set_index(["metric", "quantity"])
+
+
+def group_metric_covers(intervals: pd.DataFrame, *, metric: str, quantity: str, scenario: str) -> bool:
+    row = intervals.loc[(metric, quantity)]
+    truth = true_group_metric(CLASSIFIERS[scenario], metric, quantity)
     return bool(row["ci_low"] - 1e-12 <= truth <= row["ci_high"] + 1e-12)
+
+
+def group_metric_reading(*, metric: str, quantity: str, scenario: str) -> Reading:
+    return Reading(
+        GROUP_METRIC_STUDIES[scenario],
+        partial(group_metric_covers, metric=metric, quantity=quantity, scenario=scenario),
+    )
 
 
 def covers(key: str, function: str, estimand: str, simulate, scenario: str, *, bound: float, studies: tuple[int, int]):
@@ -408,6 +439,7 @@ def sized(
 
 MAJORITY = "fairness.error_rates.error_rates (majority rows)"
 for blocks, per_block in ((20, 25), (1, 200)):
+    crowds = Study(partial(majority_study, blocks=blocks, per_block=per_block, crowd=20, skill_spread=0.3))
     for population in (False, True):
         covers(
             f"majority accuracy, {blocks} block{'s' * (blocks > 1)}, "
@@ -415,16 +447,15 @@ for blocks, per_block in ((20, 25), (1, 200)):
             MAJORITY,
             "the expected accuracy of the majority of a crowd of this size drawn from the rater population, on "
             + ("a population of subjects like these" if population else "these subjects"),
-            partial(
-                majority_covers, blocks=blocks, per_block=per_block, crowd=20, skill_spread=0.3, population=population
-            ),
+            Reading(crowds, partial(majority_covers, crowd=20, skill_spread=0.3, population=population)),
             f"{blocks} x {per_block} subjects, 20 raters per block, rater skill sd 0.3",
             bound=0.84,
             studies=(50, 400),
         )
 NOTIONS_FUNCTION = "fairness.disagreement.disagreement_notions"
+NOTIONS_STUDIES = {name: Study(partial(notions_study, scenario=scenario)) for name, scenario in SCENARIOS.items()}
 for notion in ("CA", "AE", "EO"):
-    for name, scenario in (("no gap", SAME), ("a gap", DIFFERENT)):
+    for name, scenario in SCENARIOS.items():
         for label, simulate, estimand, what, full in (
             (
                 "gap",
@@ -445,7 +476,7 @@ for notion in ("CA", "AE", "EO"):
                 f"{notion} {label}, {name}",
                 f"{NOTIONS_FUNCTION} ({'ci' if label == 'gap' else 'differences'})",
                 f"{notion}: {estimand}",
-                partial(simulate, notion=notion, scenario=scenario),
+                Reading(NOTIONS_STUDIES[name], partial(simulate, notion=notion, scenario=scenario)),
                 f"3 groups x 200 records, {name} ({what})",
                 bound=0.86,
                 studies=(60, full),
@@ -490,12 +521,13 @@ sized(
     studies=(80, 1000),
 )
 ICC_SCENARIO = f"20 subjects x {ICC_RATERS} raters, variances: subjects 1, raters 0.5, residual 1"
+ICC_STUDY, ICC_NULL_STUDY = (Study(partial(icc_table, subject_sd=sd)) for sd in (np.sqrt(ICC_VARIANCES[0]), 0.0))
 for kind in ICC_TYPES:
     covers(
         kind,
         "analysis.agreement.rating_icc (ci)",
         f"{kind} of the two-way random-effects model the ratings come from",
-        partial(icc_covers, kind=kind),
+        Reading(ICC_STUDY, partial(icc_covers, kind=kind)),
         f"{ICC_SCENARIO} (true {kind} = {true_icc(kind):.3f})",
         bound=0.88,
         studies=(60, 300),
@@ -505,19 +537,20 @@ for kind, model in (("ICC(1,1)", "one-way"), ("ICC(A,1)", "two-way")):
         f"ICC F test, {model}",
         f"analysis.agreement.rating_icc (pvalue of {kind} and its k version)",
         "H0: the subjects do not differ (ICC = 0); size at 5%",
-        partial(icc_test_rejects, kind=kind),
+        Reading(ICC_NULL_STUDY, partial(icc_test_rejects, kind=kind)),
         f"{ICC_SCENARIO}, but no subject variance",
         bound=0.12,
         studies=(60, 300),
     )
 PARITY = "fairness.rater_group_parity.parity_by_rater_group"
+PARITY_GAPS = Study(parity_gaps)
 for between, name in ((True, "rater group against rater group"), (False, "rater group against the AI")):
     covers(
         f"parity gap, {name}",
         f"{PARITY} (gap ci)",
         "the gap m1 - m0 of decision makers whose decisions are the mean ratings of the rater groups' "
         "populations, on these subjects",
-        partial(parity_gap_covers, between=between),
+        Reading(PARITY_GAPS, partial(parity_gap_covers, between=between)),
         "20 raters per group x 40 subjects, true gaps 0 and 0.3",
         bound=0.86,
         studies=(60, 600),
@@ -533,6 +566,7 @@ for between, name in ((True, "rater group against rater group"), (False, "rater 
         bound=0.12,
         studies=(60, 600),
     )
+ALPHA_INTERVALS = Study(alpha_intervals)
 for generalise, estimand in ((False, "for these pairs"), (True, "for pairs like these")):
     covers(
         f"alpha, {estimand}",
@@ -540,18 +574,19 @@ for generalise, estimand in ((False, "for these pairs"), (True, "for pairs like 
         + ("ci_stimuli: two-way bootstrap" if generalise else "ci_participants: participants resampled")
         + ")",
         f"alpha = a2 / (a1 + a2) of the rater population's ratings, {estimand}",
-        partial(alpha_covers, generalise=generalise),
+        Reading(ALPHA_INTERVALS, partial(alpha_covers, generalise=generalise)),
         "40 participants x 12 pairs, participant slopes sd 0.15, pair effects sd 0.3",
         bound=0.86,
         studies=(60, 400),
     )
 GROUP_METRIC = "fairness.group_metrics.group_metrics (audit_models' group metrics)"
 GROUPS_SCENARIO = "3 groups of 200, 150 and 100 subjects, P(y = 1) = 0.4"
+GROUP_METRIC_STUDIES = {name: Study(partial(group_metric_intervals, scenario=name)) for name in CLASSIFIERS}
 covers(
     "group metric, overall accuracy",
     GROUP_METRIC,
     "the classifier's accuracy in the population the subjects come from, the groups weighted as in the file",
-    partial(group_metric_covers, metric="accuracy", quantity="overall", scenario="a gap"),
+    group_metric_reading(metric="accuracy", quantity="overall", scenario="a gap"),
     GROUPS_SCENARIO,
     bound=0.88,
     studies=(60, 600),
@@ -567,7 +602,7 @@ for quantity, estimand in GAP_ESTIMANDS.items():
             f"group metric {quantity}, {alike}",
             GROUP_METRIC,
             estimand,
-            partial(group_metric_covers, metric="selection_rate", quantity=quantity, scenario=alike),
+            group_metric_reading(metric="selection_rate", quantity=quantity, scenario=alike),
             f"{GROUPS_SCENARIO}, {alike} (true {quantity} {truth:.3f})",
             bound=0.88,
             studies=(60, 600),

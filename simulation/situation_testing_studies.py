@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from analysis.coverage import Procedure, register
+from analysis.coverage import Procedure, Reading, Study, register
 from fairness.situation_testing import situation_testing
 
 INDIVIDUALS, PROTECTED_SHARE = 400, 0.4
@@ -38,16 +38,23 @@ def null_decisions(rng: np.random.Generator, n: int = INDIVIDUALS) -> pd.DataFra
     )
 
 
-def rejects(rng: np.random.Generator, *, k: int, column: str) -> bool:
-    """Whether a null study's ST rejects: ``column`` ``ST_sig_exact`` or ``ST_sig`` (the paper's rule) of one
-    complainant drawn at random, or ``ST_sig_adjusted`` of any complainant (Holm over the family)."""
+def null_study(rng: np.random.Generator, *, k: int) -> tuple[pd.DataFrame, int]:
+    """A null study's ST rows (one per complainant) and the position of one complainant drawn at random."""
     rows = situation_testing(null_decisions(rng), protected="g", target="y", negative_outcome=0, k=k).individuals
+    return rows, int(rng.integers(len(rows)))
+
+
+def rejects(study: tuple[pd.DataFrame, int], *, column: str) -> bool:
+    """Whether a null study's ST rejects: ``column`` ``ST_sig_exact`` or ``ST_sig`` (the paper's rule) of the
+    complainant drawn at random, or ``ST_sig_adjusted`` of any complainant (Holm over the family)."""
+    rows, drawn = study
     if column == "ST_sig_adjusted":
         return bool(rows[column].any())
-    return bool(rows[column].iloc[int(rng.integers(len(rows)))])
+    return bool(rows[column].iloc[drawn])
 
 
 FUNCTION = "fairness.situation_testing.situation_testing"
+STUDIES = {k: Study(partial(null_study, k=k)) for k in (5, 15)}  # k = 15: the exact test's and the family's
 SCENARIO = f"{INDIVIDUALS} individuals, 2 features, protected share {PROTECTED_SHARE} independent of them, ST"
 for k in (5, 15):
     register(
@@ -59,11 +66,14 @@ for k in (5, 15):
             "size",
             0.05,
             CEILING,
-            partial(rejects, k=k, column="ST_sig_exact"),
+            Reading(STUDIES[k], partial(rejects, column="ST_sig_exact")),
             REDUCED,
             FULL,
             f"{SCENARIO}, k = {k}, a complainant at random",
-            contrast=("the paper's Wald rule (Eq. 10) rejects the same null", partial(rejects, k=k, column="ST_sig")),
+            contrast=(
+                "the paper's Wald rule (Eq. 10) rejects the same null",
+                Reading(STUDIES[k], partial(rejects, column="ST_sig")),
+            ),
         )
     )
 register(
@@ -75,7 +85,7 @@ register(
         "size",
         0.05,
         CEILING,
-        partial(rejects, k=15, column="ST_sig_adjusted"),
+        Reading(STUDIES[15], partial(rejects, column="ST_sig_adjusted")),
         REDUCED,
         FULL,
         f"{SCENARIO}, k = 15, about {int(INDIVIDUALS * PROTECTED_SHARE)} complainants",

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from analysis.coverage import Procedure, register
-from analysis.tradeoff import FEATURES, model_scores, tradeoff_weights
+from analysis.coverage import Procedure, Reading, Study, register
+from analysis.tradeoff import FEATURES, TradeoffWeights, model_scores, tradeoff_weights
 
 WEIGHTS = np.array([6.0, -8.0, -3.0, -5.0])
 SPREAD = 2.0
@@ -45,20 +45,26 @@ def population_weights() -> pd.Series:
     return fit.table.set_index("feature")["weight"]
 
 
-def weight_covers(rng: np.random.Generator) -> bool:
+def tradeoff_study(rng: np.random.Generator) -> tuple[TradeoffWeights, str]:
+    """One study's fitted weights and a feature drawn at random."""
+    return tradeoff_weights(tradeoff_choices(rng)), str(rng.choice(list(FEATURES)))
+
+
+def weight_covers(study: tuple[TradeoffWeights, str]) -> bool:
     """The rater-clustered t interval of a random feature's weight holds its population average."""
-    table = tradeoff_weights(tradeoff_choices(rng)).table.set_index("feature")
-    feature = rng.choice(list(FEATURES))
+    fit, feature = study
+    table = fit.table.set_index("feature")
     return bool(table.loc[feature, "ci_low"] <= population_weights()[feature] <= table.loc[feature, "ci_high"])
 
 
-def score_covers(rng: np.random.Generator) -> bool:
+def score_covers(study: tuple[TradeoffWeights, str]) -> bool:
     """The interval of the fair model's score difference from the accurate one holds its population value."""
-    scores = model_scores(tradeoff_weights(tradeoff_choices(rng)), AUDITED).table.set_index("model")
+    scores = model_scores(study[0], AUDITED).table.set_index("model")
     truth = float((AUDITED.loc["fair"] - AUDITED.loc["accurate"]) @ population_weights())
     return bool(scores.loc["fair", "ci_low"] <= truth <= scores.loc["fair", "ci_high"])
 
 
+STUDY = Study(tradeoff_study)
 SCENARIO = f"{RATERS} raters x {PER_RATER} choices, weights N((6, -8, -3, -5), 2^2 I), differences sd (0.05, 0.1 x 3)"
 register(
     Procedure(
@@ -68,7 +74,7 @@ register(
         "coverage",
         0.95,
         0.85,
-        weight_covers,
+        Reading(STUDY, weight_covers),
         100,
         1000,
         SCENARIO,
@@ -83,7 +89,7 @@ register(
         "coverage",
         0.95,
         0.85,
-        score_covers,
+        Reading(STUDY, score_covers),
         100,
         1000,
         SCENARIO,
