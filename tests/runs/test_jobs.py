@@ -33,8 +33,10 @@ def api(researcher) -> APIClient:
 
 
 def stored_names() -> set[str]:
-    """Every file in the run storage (relative names)."""
+    """Every file in the run storage (relative names; none while its folder is not made yet)."""
     found: set[str] = set()
+    if not default_storage.exists(""):
+        return found
 
     def walk(prefix: str) -> None:
         dirs, files = default_storage.listdir(prefix)
